@@ -1,0 +1,39 @@
+/* config: settings from flags > environment (PIXRELAY_*) > config file > defaults.
+ *
+ * One table in config.c names every setting; `--help` and docs/configuration.md
+ * are written from the same names.
+ */
+#ifndef PIXRELAY_CONFIG_H
+#define PIXRELAY_CONFIG_H
+
+#include <stdio.h>
+
+struct config {
+	char *listen;          /* host:port the HTTP server binds */
+	char *base_url;        /* public base URL ending in /v1 (derived from listen when unset) */
+	char *redis;           /* redis://host:port[/db], unix:///path or /path; empty = embedded */
+	char *data_dir;        /* embedded Redis files live here */
+	char *redis_server;    /* redis-server binary for the embedded Redis */
+	char *prefix;          /* prefix of every Redis key */
+	char *trusted_proxies; /* comma-separated addresses/CIDRs whose X-Forwarded-* is believed */
+	char *log_level;
+	long max_body;         /* bytes of a JSON request body */
+	long http_timeout;     /* seconds a client may stay idle mid-request */
+	long redis_timeout_ms; /* a Redis command without reply by then fails */
+	long shutdown_grace;   /* seconds to finish requests in flight on SIGTERM */
+	long max_connections;  /* open client connections at most */
+	long bootstrap;        /* 1: on first run with embedded Redis, create a sandbox key */
+};
+
+/* Fill `cfg` from argv (flags it recognises are consumed; others are left for
+ * the caller in *rest / *nrest, borrowed from argv), then the environment, then
+ * the file named by --config or PIXRELAY_CONFIG, then defaults.
+ * Returns 0, or -1 after printing the problem to stderr. The caller frees
+ * with config_deinit. */
+int config_load(struct config *cfg, int argc, char **argv, char ***rest, int *nrest);
+void config_deinit(struct config *cfg);
+
+/* Print every setting with its flag, variable and default. */
+void config_usage(FILE *out);
+
+#endif

@@ -1,0 +1,42 @@
+/* ids: identifiers and secrets from OpenSSL's CSPRNG.
+ *
+ * Every function aborts if the random generator fails: an id or key made from
+ * predictable bytes would be worse than stopping.
+ */
+#ifndef PIXRELAY_IDS_H
+#define PIXRELAY_IDS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define IDS_ULID_LEN 26
+#define IDS_UUID_LEN 36
+
+/* Fill `n` bytes with cryptographically strong random data. */
+void ids_random(void *buf, size_t n);
+
+/* Write a ULID (26 Crockford base32 chars + NUL) for `ms` milliseconds since the
+ * epoch; `out` needs IDS_ULID_LEN + 1 bytes. */
+void ids_ulid_at(char out[IDS_ULID_LEN + 1], uint64_t ms);
+/* A ULID for the current time. */
+void ids_ulid(char out[IDS_ULID_LEN + 1]);
+/* Nonzero when `s` is exactly a canonical (upper-case) ULID. */
+int ids_is_ulid(const char *s);
+
+/* Write a random (version 4) UUID in lower-case 8-4-4-4-12 form + NUL. */
+void ids_uuid4(char out[IDS_UUID_LEN + 1]);
+
+/* Write `nchars` random base62 characters + NUL (each char carries ~5.95 bits,
+ * drawn without modulo bias). */
+void ids_base62(char *out, size_t nchars);
+
+/* Lower-case hex of `n` bytes into `out` (2n + 1 bytes). */
+void ids_hex(char *out, const unsigned char *in, size_t n);
+
+/* SHA-256 of `len` bytes as 64 lower-case hex characters + NUL. */
+void ids_sha256_hex(char out[65], const void *data, size_t len);
+
+/* Milliseconds since the Unix epoch (wall clock). */
+uint64_t ids_now_ms(void);
+
+#endif

@@ -1,0 +1,48 @@
+/* json: parsing request bodies with yajl's tree API, and shaping replies.
+ *
+ * Parsing treats the body as hostile: it refuses NUL bytes, nesting deeper
+ * than JSON_MAX_DEPTH (yajl frees trees recursively), invalid UTF-8 and
+ * duplicate object keys, before any handler sees a value.
+ */
+#ifndef PIXRELAY_JSON_H
+#define PIXRELAY_JSON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <yajl/yajl_gen.h>
+#include <yajl/yajl_tree.h>
+
+#define JSON_MAX_DEPTH 32
+
+/* Parse `len` bytes into a tree whose root must be an object.
+ * Returns 0 and sets *out (caller frees with yajl_tree_free), or -1 with a
+ * message for the client in `err`. */
+int json_parse_object(const char *body, size_t len, yajl_val *out, char *err, size_t errlen);
+
+/* Find `key` in object `obj`; NULL when absent. Borrowed. */
+yajl_val json_get(yajl_val obj, const char *key);
+
+/* Nonzero when `v` is a JSON number holding an integer (no fraction, no
+ * exponent, within int64); writes it to *out. */
+int json_as_int64(yajl_val v, int64_t *out);
+
+/* A yajl generator that writes compact JSON; aborts on allocation failure. */
+yajl_gen json_gen_new(void);
+void json_str(yajl_gen g, const char *s);
+void json_strn(yajl_gen g, const char *s, size_t n);
+/* NULL `s` writes null. */
+void json_str_or_null(yajl_gen g, const char *s);
+void json_int(yajl_gen g, long long v);
+void json_null(yajl_gen g);
+void json_bool(yajl_gen g, int v);
+void json_open(yajl_gen g);  /* { */
+void json_close(yajl_gen g); /* } */
+void json_open_array(yajl_gen g);
+void json_close_array(yajl_gen g);
+/* Insert already-valid JSON text as one value. */
+void json_raw(yajl_gen g, const char *text, size_t len);
+
+/* The generator's buffer, borrowed until the next call on `g`. */
+const char *json_buf(yajl_gen g, size_t *len);
+
+#endif

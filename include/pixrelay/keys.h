@@ -1,0 +1,51 @@
+/* keys: managing API keys (create, list, revoke) and the platform account.
+ *
+ * These are operator actions, run from the command line or at start-up
+ * before the event loop; they use a blocking Redis connection. The hot path,
+ * checking a key on each request, is auth_lookup.
+ */
+#ifndef PIXRELAY_KEYS_H
+#define PIXRELAY_KEYS_H
+
+#include "pixrelay/auth.h"
+
+#include <hiredis/hiredis.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Expected outcomes (positive) besides 0 = done. */
+enum keys_result {
+	KEYS_NOT_FOUND = 1,
+	KEYS_ALREADY_REVOKED = 2,
+};
+
+/* Create the platform account of `env` unless it exists. Writes its id
+ * (IDS_ULID_LEN + 1 bytes) and *created (1 when made now). Returns 0 or -1
+ * with err. */
+int keys_platform_init(redisContext *c, const char *prefix, enum auth_env env, char *account_id,
+		       int *created, char *err, size_t errlen);
+
+/* Nonzero when account `id` exists in `env`; -1 on Redis failure. */
+int keys_account_exists(redisContext *c, const char *prefix, enum auth_env env, const char *id);
+
+/* Create a key. `account` is the owning account (NULL: the platform account
+ * of env, which must exist). Writes the key's text (shown once) into secret
+ * and its record into *out. Returns 0, KEYS_NOT_FOUND when the account does
+ * not exist, or -1 with err. */
+int keys_create(redisContext *c, const char *prefix, enum auth_env env, enum auth_kind kind,
+		const char *account, const char *description, char secret[AUTH_KEY_MAX],
+		struct auth_key *out, char *err, size_t errlen);
+
+/* Print the keys (never their text) as a table, or as a JSON array when
+ * json is nonzero. Returns 0 or -1 with err. */
+int keys_list(redisContext *c, const char *prefix, FILE *out, int json, char *err, size_t errlen);
+
+/* Revoke key `key_id`: 0 when revoked now, KEYS_ALREADY_REVOKED,
+ * KEYS_NOT_FOUND, or -1 with err. */
+int keys_revoke(redisContext *c, const char *prefix, const char *key_id, char *err, size_t errlen);
+
+/* Redis key of an account record: <prefix>{<env>}:acct:<id> */
+void keys_redis_account(char *out, size_t size, const char *prefix, enum auth_env env,
+			const char *id);
+
+#endif

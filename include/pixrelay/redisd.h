@@ -1,0 +1,42 @@
+/* redisd: the embedded Redis, a private redis-server child process.
+ *
+ * It listens only on a unix socket inside the data directory (no TCP port),
+ * with appendonly yes and appendfsync always, so an answer given after a
+ * write means the write is on disk. One process at a time owns a data
+ * directory (an flock on <data-dir>/pixrelay.lock); the child gets SIGTERM if
+ * its parent dies, so it never outlives pixrelay.
+ */
+#ifndef PIXRELAY_REDISD_H
+#define PIXRELAY_REDISD_H
+
+#include <event2/event.h>
+#include <stddef.h>
+
+struct redisd;
+
+/* The socket path of the embedded Redis of `data_dir` into out. */
+void redisd_socket_path(const char *data_dir, char *out, size_t size);
+
+/* Try to own `data_dir` (created if missing, mode 0700). Returns 0 when this
+ * process now owns it, 1 when another process does (its Redis may be used
+ * through the socket), -1 on error with err set. */
+int redisd_lock(const char *data_dir, int *lock_fd, char *err, size_t errlen);
+
+/* Start redis-server for `data_dir` (which the caller has locked; lock_fd is
+ * taken) and wait until it answers, at most `wait_ms`. Blocking: call before
+ * the loop runs. Returns the new object, or NULL with err set. */
+struct redisd *redisd_start(const char *binary, const char *data_dir, int lock_fd, long wait_ms,
+			    char *err, size_t errlen);
+
+/* Watch the child from `base`: if it dies, it is started again (with backoff)
+ * while the rest of pixrelay reconnects by itself. */
+void redisd_supervise(struct redisd *d, struct event_base *base);
+
+/* Stop redis-server (SIGTERM, then SIGKILL after 10 s), release the lock and
+ * free `d`. Blocking. */
+void redisd_stop(struct redisd *d);
+
+/* pid of the running child, or -1. */
+int redisd_pid(const struct redisd *d);
+
+#endif

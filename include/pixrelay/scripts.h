@@ -1,0 +1,22 @@
+/* scripts: the Lua scripts of src/lua/, compiled in, with their SHA1 digests.
+ *
+ * Each atomic multi-key change in Redis is one script named after the change.
+ */
+#ifndef PIXRELAY_SCRIPTS_H
+#define PIXRELAY_SCRIPTS_H
+
+enum script_id {
+	SCRIPT_KEY_CREATE,
+	SCRIPT_KEY_AUTH,
+	SCRIPT_KEY_REVOKE,
+	SCRIPT_PLATFORM_INIT,
+	SCRIPT_COUNT
+};
+
+/* Name (file name without .lua), body and lower-case hex SHA1 of a script;
+ * all borrowed, static. */
+const char *scripts_name(enum script_id id);
+const char *scripts_body(enum script_id id);
+const char *scripts_sha(enum script_id id);
+
+#endif

@@ -1,0 +1,17 @@
+/* timefmt: the spec's `YYYY-MM-DD HH:MM:SS` timestamps.
+ *
+ * The spec leaves the time zone open; pixrelay writes UTC (docs/decisions.md).
+ */
+#ifndef PIXRELAY_TIMEFMT_H
+#define PIXRELAY_TIMEFMT_H
+
+#include <stdint.h>
+
+#define TIMEFMT_LEN 19
+
+/* Format `ms` (milliseconds since the epoch) as `YYYY-MM-DD HH:MM:SS` UTC. */
+void timefmt_format(char out[TIMEFMT_LEN + 1], uint64_t ms);
+/* Format as RFC 3339 with milliseconds, `2026-11-22T00:15:51.123Z`. */
+void timefmt_rfc3339(char out[25], uint64_t ms);
+
+#endif

@@ -1,0 +1,366 @@
+#include "pixrelay/cli.h"
+
+#include "pixrelay/auth.h"
+#include "pixrelay/config.h"
+#include "pixrelay/ids.h"
+#include "pixrelay/json.h"
+#include "pixrelay/keys.h"
+#include "pixrelay/log.h"
+#include "pixrelay/mem.h"
+#include "pixrelay/redis.h"
+#include "pixrelay/redisd.h"
+#include "pixrelay/server.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage_main[] =
+	"usage: pixrelay [SETTINGS] COMMAND [ARGS]\n"
+	"\n"
+	"Commands:\n"
+	"  serve                 run the HTTP API (and its embedded Redis unless --redis is given)\n"
+	"  init                  create the platform account of an environment (idempotent)\n"
+	"  keys create|list|revoke\n"
+	"                        manage API keys\n"
+	"  version               print the version\n"
+	"\n"
+	"Every command takes --help. Settings may come before or after the command.\n";
+
+/* The Redis that a command-line tool uses: the one given with --redis, else
+ * the embedded one of data-dir (used through its socket when `serve` runs,
+ * else started for the duration of the command). */
+struct cli_redis {
+	redisContext *c;
+	struct redisd *own;
+};
+
+static int cli_redis_open(const struct config *cfg, struct cli_redis *cr)
+{
+	struct rds_addr addr;
+	char err[512];
+	int lock_fd = -1, rc;
+
+	memset(cr, 0, sizeof(*cr));
+	memset(&addr, 0, sizeof(addr));
+	if (*cfg->redis) {
+		if (rds_parse_addr(cfg->redis, &addr) < 0) {
+			fprintf(stderr, "pixrelay: cannot parse --redis '%s'\n", cfg->redis);
+			return -1;
+		}
+	} else {
+		rc = redisd_lock(cfg->data_dir, &lock_fd, err, sizeof(err));
+		if (rc < 0) {
+			fprintf(stderr, "pixrelay: %s\n", err);
+			return -1;
+		}
+		if (rc == 0) {
+			cr->own = redisd_start(cfg->redis_server, cfg->data_dir, lock_fd, 10000, err,
+					       sizeof(err));
+			if (!cr->own) {
+				fprintf(stderr, "pixrelay: embedded redis: %s\n", err);
+				return -1;
+			}
+		}
+		redisd_socket_path(cfg->data_dir, addr.path, sizeof(addr.path));
+	}
+	cr->c = rds_sync_connect(&addr, cfg->redis_timeout_ms, err, sizeof(err));
+	if (!cr->c) {
+		fprintf(stderr, "pixrelay: %s\n", err);
+		redisd_stop(cr->own);
+		cr->own = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+static void cli_redis_close(struct cli_redis *cr)
+{
+	if (cr->c)
+		redisFree(cr->c);
+	redisd_stop(cr->own);
+}
+
+static int want_help(int argc, char **argv)
+{
+	for (int i = 0; i < argc; i++)
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+			return 1;
+	return 0;
+}
+
+static int cmd_serve(const struct config *cfg, int argc, char **argv)
+{
+	if (want_help(argc, argv)) {
+		printf("usage: pixrelay serve [SETTINGS]\n\n"
+		       "Serve the v1 API on --listen. Without --redis, a private redis-server is\n"
+		       "started in --data-dir (unix socket only, every write fsynced).\n\n");
+		config_usage(stdout);
+		return 0;
+	}
+	if (argc > 1) {
+		fprintf(stderr, "pixrelay serve: unexpected argument '%s' (see --help)\n", argv[1]);
+		return 2;
+	}
+	return server_run(cfg);
+}
+
+static int cmd_init(const struct config *cfg, int argc, char **argv)
+{
+	static const struct option lo[] = {{"env", required_argument, NULL, 'e'},
+					   {"json", no_argument, NULL, 'j'},
+					   {"help", no_argument, NULL, 'h'},
+					   {NULL, 0, NULL, 0}};
+	const char *envs = "all";
+	int json = 0, opt, rc = 1;
+	struct cli_redis cr;
+	yajl_gen g = NULL;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (opt) {
+		case 'e':
+			envs = optarg;
+			break;
+		case 'j':
+			json = 1;
+			break;
+		case 'h':
+			printf("usage: pixrelay init [--env sandbox|production|all] [--json]\n\n"
+			       "Create the platform account of each environment unless it exists,\n"
+			       "and print its id. Running it again changes nothing.\n");
+			return 0;
+		default:
+			return 2;
+		}
+	}
+	if (strcmp(envs, "all") != 0) {
+		enum auth_env e;
+		if (auth_env_parse(envs, &e) < 0) {
+			fprintf(stderr, "pixrelay init: --env must be sandbox, production or all\n");
+			return 2;
+		}
+	}
+	if (cli_redis_open(cfg, &cr) < 0)
+		return 1;
+	if (json) {
+		g = json_gen_new();
+		json_open(g);
+	}
+	for (int i = 0; i < 2; i++) {
+		enum auth_env env = i ? AUTH_PRODUCTION : AUTH_SANDBOX;
+		char id[32], err[256];
+		int created = 0;
+		if (strcmp(envs, "all") != 0 && strcmp(envs, auth_env_name(env)) != 0 &&
+		    !(env == AUTH_SANDBOX && strcmp(envs, "test") == 0) &&
+		    !(env == AUTH_PRODUCTION && strcmp(envs, "live") == 0))
+			continue;
+		if (keys_platform_init(cr.c, cfg->prefix, env, id, &created, err, sizeof(err)) < 0) {
+			fprintf(stderr, "pixrelay init: %s\n", err);
+			goto done;
+		}
+		if (g) {
+			json_str(g, auth_env_name(env));
+			json_open(g);
+			json_str(g, "account");
+			json_str(g, id);
+			json_str(g, "created");
+			json_bool(g, created);
+			json_close(g);
+		} else {
+			printf("%s platform account: %s (%s)\n", auth_env_name(env), id,
+			       created ? "created" : "already there");
+		}
+	}
+	if (g) {
+		size_t len;
+		const char *s;
+		json_close(g);
+		s = json_buf(g, &len);
+		printf("%.*s\n", (int)len, s);
+	}
+	rc = 0;
+done:
+	if (g)
+		yajl_gen_free(g);
+	cli_redis_close(&cr);
+	return rc;
+}
+
+static const char usage_keys[] =
+	"usage: pixrelay keys create --env sandbox|production [--master | --account ID]\n"
+	"                            [--description TEXT] [--json]\n"
+	"       pixrelay keys list [--json]\n"
+	"       pixrelay keys revoke KEY_ID [--json]\n\n"
+	"create  makes a key and prints it once; only its SHA-256 is stored. Without\n"
+	"        --account the key belongs to the environment's platform account\n"
+	"        (run 'pixrelay init' first); --master makes a master key, which may act\n"
+	"        for any account of its environment with the header X-Account-ID.\n"
+	"list    shows every key without its secret.\n"
+	"revoke  stops a key at once, for every process sharing the Redis.\n";
+
+static int cmd_keys(const struct config *cfg, int argc, char **argv)
+{
+	static const struct option lo[] = {{"env", required_argument, NULL, 'e'},
+					   {"master", no_argument, NULL, 'm'},
+					   {"account", required_argument, NULL, 'a'},
+					   {"description", required_argument, NULL, 'd'},
+					   {"json", no_argument, NULL, 'j'},
+					   {"help", no_argument, NULL, 'h'},
+					   {NULL, 0, NULL, 0}};
+	const char *verb, *envs = NULL, *account = NULL, *description = "";
+	int master = 0, json = 0, opt, rc = 1;
+	struct cli_redis cr;
+	char err[256];
+
+	if (argc < 2 || want_help(argc, argv)) {
+		fputs(usage_keys, argc < 2 ? stderr : stdout);
+		return argc < 2 ? 2 : 0;
+	}
+	verb = argv[1];
+	optind = 1;
+	while ((opt = getopt_long(argc - 1, argv + 1, "h", lo, NULL)) != -1) {
+		switch (opt) {
+		case 'e':
+			envs = optarg;
+			break;
+		case 'm':
+			master = 1;
+			break;
+		case 'a':
+			account = optarg;
+			break;
+		case 'd':
+			description = optarg;
+			break;
+		case 'j':
+			json = 1;
+			break;
+		default:
+			fputs(usage_keys, stderr);
+			return 2;
+		}
+	}
+	if (strcmp(verb, "create") == 0) {
+		enum auth_env env;
+		char secret[AUTH_KEY_MAX];
+		struct auth_key key;
+		if (!envs || auth_env_parse(envs, &env) < 0) {
+			fprintf(stderr, "pixrelay keys create: --env sandbox|production is required\n");
+			return 2;
+		}
+		if (master && account) {
+			fprintf(stderr, "pixrelay keys create: --master and --account exclude each "
+					"other (master keys belong to the platform account)\n");
+			return 2;
+		}
+		if (strlen(description) > 200) {
+			fprintf(stderr, "pixrelay keys create: --description is limited to 200 "
+					"characters\n");
+			return 2;
+		}
+		if (optind + 1 < argc) {
+			fprintf(stderr, "pixrelay keys create: unexpected argument '%s'\n",
+				argv[optind + 1]);
+			return 2;
+		}
+		if (cli_redis_open(cfg, &cr) < 0)
+			return 1;
+		rc = keys_create(cr.c, cfg->prefix, env, master ? AUTH_MASTER_KEY : AUTH_ACCOUNT_KEY,
+				 account, description, secret, &key, err, sizeof(err));
+		if (rc != 0) {
+			fprintf(stderr, "pixrelay keys create: %s\n", err);
+			rc = 1;
+		} else if (json) {
+			printf("{\"id\":\"%s\",\"key\":\"%s\",\"env\":\"%s\",\"kind\":\"%s\","
+			       "\"account\":\"%s\"}\n",
+			       key.id, secret, auth_env_name(env), auth_kind_name(key.kind),
+			       key.account);
+		} else {
+			printf("created %s key %s for account %s (%s)\n\n    %s\n\n"
+			       "This is the only time the key is shown.\n",
+			       auth_kind_name(key.kind), key.id, key.account, auth_env_name(env),
+			       secret);
+		}
+		mem_wipe(secret, sizeof(secret));
+		cli_redis_close(&cr);
+		return rc;
+	}
+	if (strcmp(verb, "list") == 0) {
+		if (cli_redis_open(cfg, &cr) < 0)
+			return 1;
+		rc = keys_list(cr.c, cfg->prefix, stdout, json, err, sizeof(err)) == 0 ? 0 : 1;
+		if (rc)
+			fprintf(stderr, "pixrelay keys list: %s\n", err);
+		cli_redis_close(&cr);
+		return rc;
+	}
+	if (strcmp(verb, "revoke") == 0) {
+		const char *id = optind + 1 < argc ? argv[optind + 1] : NULL;
+		if (!id) {
+			fprintf(stderr, "pixrelay keys revoke: KEY_ID is required\n");
+			return 2;
+		}
+		if (cli_redis_open(cfg, &cr) < 0)
+			return 1;
+		rc = keys_revoke(cr.c, cfg->prefix, id, err, sizeof(err));
+		if (rc == 0 || rc == KEYS_ALREADY_REVOKED) {
+			if (json)
+				printf("{\"id\":\"%s\",\"revoked\":true,\"already\":%s}\n", id,
+				       rc ? "true" : "false");
+			else
+				printf("%s %s\n", id, rc ? "was already revoked" : "revoked");
+			rc = 0;
+		} else {
+			fprintf(stderr, "pixrelay keys revoke: %s\n", err);
+			rc = 1;
+		}
+		cli_redis_close(&cr);
+		return rc;
+	}
+	fprintf(stderr, "pixrelay keys: unknown action '%s'\n\n%s", verb, usage_keys);
+	return 2;
+}
+
+int cli_main(int argc, char **argv)
+{
+	struct config cfg;
+	char **rest = NULL;
+	int nrest = 0, rc = 2;
+	enum log_level level;
+	const char *cmd;
+
+	if (config_load(&cfg, argc - 1, argv + 1, &rest, &nrest) < 0)
+		return 2;
+	if (log_parse_level(cfg.log_level, &level) < 0) {
+		fprintf(stderr, "pixrelay: log-level must be debug, info, warn or error\n");
+		goto done;
+	}
+	log_set_level(level);
+	cmd = nrest > 0 ? rest[0] : NULL;
+	if (!cmd || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 ||
+	    strcmp(cmd, "help") == 0) {
+		fputs(usage_main, cmd ? stdout : stderr);
+		if (cmd) {
+			putchar('\n');
+			config_usage(stdout);
+		}
+		rc = cmd ? 0 : 2;
+	} else if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
+		printf("pixrelay %s\n", PIXRELAY_VERSION);
+		rc = 0;
+	} else if (strcmp(cmd, "serve") == 0) {
+		rc = cmd_serve(&cfg, nrest, rest);
+	} else if (strcmp(cmd, "init") == 0) {
+		rc = cmd_init(&cfg, nrest, rest);
+	} else if (strcmp(cmd, "keys") == 0) {
+		rc = cmd_keys(&cfg, nrest, rest);
+	} else {
+		fprintf(stderr, "pixrelay: unknown command '%s'\n\n%s", cmd, usage_main);
+	}
+done:
+	free(rest);
+	config_deinit(&cfg);
+	return rc;
+}

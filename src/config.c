@@ -1,0 +1,274 @@
+#include "pixrelay/config.h"
+
+#include "pixrelay/mem.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum opt_type { OPT_STR, OPT_LONG };
+
+struct opt {
+	const char *name; /* flag --name, variable PIXRELAY_NAME, file key name */
+	enum opt_type type;
+	size_t offset;
+	const char *def;
+	long min, max;
+	const char *help;
+};
+
+#define S(field) OPT_STR, offsetof(struct config, field)
+#define L(field) OPT_LONG, offsetof(struct config, field)
+
+static const struct opt opts[] = {
+	{"listen", S(listen), "127.0.0.1:8080", 0, 0, "address:port the HTTP server listens on"},
+	{"base-url", S(base_url), "", 0, 0,
+	 "public base URL ending in /v1, used in links such as brCodeImageUrl "
+	 "(default http://<listen>/v1)"},
+	{"redis", S(redis), "", 0, 0,
+	 "Redis to use: redis://host:port[/db], unix:///path/redis.sock or a socket path; "
+	 "empty starts an embedded redis-server in data-dir"},
+	{"data-dir", S(data_dir), "", 0, 0,
+	 "directory of the embedded Redis (default $XDG_DATA_HOME/pixrelay or "
+	 "~/.local/share/pixrelay)"},
+	{"redis-server", S(redis_server), "redis-server", 0, 0,
+	 "redis-server binary started for the embedded Redis"},
+	{"prefix", S(prefix), "pixrelay:", 0, 0, "prefix of every Redis key"},
+	{"trusted-proxies", S(trusted_proxies), "", 0, 0,
+	 "comma-separated IPs or CIDRs whose X-Forwarded-For/-Proto headers are believed"},
+	{"log-level", S(log_level), "info", 0, 0, "debug, info, warn or error"},
+	{"max-body", L(max_body), "1048576", 64, 64L << 20, "largest JSON request body, in bytes"},
+	{"http-timeout", L(http_timeout), "30", 1, 3600,
+	 "seconds a client may stay silent while sending a request or reading a reply"},
+	{"redis-timeout-ms", L(redis_timeout_ms), "5000", 50, 600000,
+	 "milliseconds before a Redis command without reply fails (and the connection is reset)"},
+	{"shutdown-grace", L(shutdown_grace), "10", 0, 600,
+	 "seconds to finish requests in flight after SIGTERM/SIGINT"},
+	{"max-connections", L(max_connections), "1024", 1, 1000000,
+	 "client connections served at once; more are answered 503 and closed"},
+	{"bootstrap", L(bootstrap), "1", 0, 1,
+	 "1: with the embedded Redis, create the sandbox platform account and print a sandbox "
+	 "key on first start"},
+};
+
+#define NOPTS (sizeof(opts) / sizeof(opts[0]))
+
+static void env_name(char *buf, size_t size, const char *name)
+{
+	size_t n = (size_t)snprintf(buf, size, "PIXRELAY_");
+	for (; *name && n + 1 < size; name++)
+		buf[n++] = *name == '-' ? '_' : (char)toupper((unsigned char)*name);
+	buf[n] = '\0';
+}
+
+static const struct opt *find_opt(const char *name, size_t len)
+{
+	for (size_t i = 0; i < NOPTS; i++)
+		if (strlen(opts[i].name) == len && strncmp(opts[i].name, name, len) == 0)
+			return &opts[i];
+	return NULL;
+}
+
+static int set_value(struct config *cfg, const struct opt *o, const char *v, const char *from)
+{
+	char *end = NULL;
+	long n;
+
+	if (o->type == OPT_STR) {
+		char **slot = (char **)((char *)cfg + o->offset);
+		free(*slot);
+		*slot = mem_strdup(v);
+		return 0;
+	}
+	errno = 0;
+	n = strtol(v, &end, 10);
+	if (errno || end == v || *end || n < o->min || n > o->max) {
+		fprintf(stderr, "pixrelay: %s: %s must be an integer from %ld to %ld, got '%s'\n",
+			from, o->name, o->min, o->max, v);
+		return -1;
+	}
+	*(long *)((char *)cfg + o->offset) = n;
+	return 0;
+}
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	return s;
+}
+
+/* Apply `name = value` lines for settings not already set (seen[i] == 0). */
+static int load_file(struct config *cfg, const char *path, char *seen)
+{
+	FILE *f = fopen(path, "r");
+	char line[4096];
+	int lineno = 0, rc = -1;
+
+	if (!f) {
+		fprintf(stderr, "pixrelay: cannot open config file %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char *eq, *key, *val, from[300];
+		const struct opt *o;
+
+		lineno++;
+		key = trim(line);
+		if (*key == '#' || *key == '\0')
+			continue;
+		eq = strchr(key, '=');
+		if (!eq) {
+			fprintf(stderr, "pixrelay: %s:%d: expected 'name = value'\n", path, lineno);
+			goto done;
+		}
+		*eq = '\0';
+		key = trim(key);
+		val = trim(eq + 1);
+		o = find_opt(key, strlen(key));
+		if (!o) {
+			fprintf(stderr, "pixrelay: %s:%d: unknown setting '%s'\n", path, lineno, key);
+			goto done;
+		}
+		snprintf(from, sizeof(from), "%s:%d", path, lineno);
+		if (!seen[o - opts] && set_value(cfg, o, val, from) < 0)
+			goto done;
+		seen[o - opts] = 1;
+	}
+	rc = 0;
+done:
+	fclose(f);
+	return rc;
+}
+
+static char *default_data_dir(void)
+{
+	const char *xdg = getenv("XDG_DATA_HOME");
+	const char *home = getenv("HOME");
+
+	if (xdg && *xdg)
+		return mem_printf("%s/pixrelay", xdg);
+	if (home && *home)
+		return mem_printf("%s/.local/share/pixrelay", home);
+	return mem_strdup("./pixrelay-data");
+}
+
+int config_load(struct config *cfg, int argc, char **argv, char ***rest, int *nrest)
+{
+	char seen[NOPTS] = {0};
+	const char *config_file = getenv("PIXRELAY_CONFIG");
+	char **left = mem_calloc((size_t)argc + 1, sizeof(char *));
+	int nleft = 0;
+
+	memset(cfg, 0, sizeof(*cfg));
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i], *val = NULL, *name, *eq;
+		const struct opt *o;
+		size_t len;
+
+		if (strcmp(a, "--") == 0) {
+			while (i < argc)
+				left[nleft++] = argv[i++];
+			break;
+		}
+		if (strncmp(a, "--", 2) != 0) {
+			left[nleft++] = argv[i];
+			continue;
+		}
+		name = a + 2;
+		eq = strchr(name, '=');
+		len = eq ? (size_t)(eq - name) : strlen(name);
+		if (len == 6 && strncmp(name, "config", 6) == 0) {
+			if (!eq && i + 1 >= argc)
+				goto missing;
+			config_file = eq ? eq + 1 : argv[++i];
+			continue;
+		}
+		o = find_opt(name, len);
+		if (!o) {
+			left[nleft++] = argv[i];
+			continue;
+		}
+		if (eq) {
+			val = eq + 1;
+		} else {
+			if (i + 1 >= argc)
+				goto missing;
+			val = argv[++i];
+		}
+		if (set_value(cfg, o, val, "command line") < 0)
+			goto fail;
+		seen[o - opts] = 1;
+		continue;
+missing:
+		fprintf(stderr, "pixrelay: %s needs a value\n", a);
+		goto fail;
+	}
+	for (size_t i = 0; i < NOPTS; i++) {
+		char var[80];
+		const char *v;
+
+		if (seen[i])
+			continue;
+		env_name(var, sizeof(var), opts[i].name);
+		v = getenv(var);
+		if (v) {
+			if (set_value(cfg, &opts[i], v, var) < 0)
+				goto fail;
+			seen[i] = 1;
+		}
+	}
+	if (config_file && *config_file && load_file(cfg, config_file, seen) < 0)
+		goto fail;
+	for (size_t i = 0; i < NOPTS; i++)
+		if (!seen[i] && set_value(cfg, &opts[i], opts[i].def, "default") < 0)
+			goto fail;
+	if (!*cfg->data_dir) {
+		free(cfg->data_dir);
+		cfg->data_dir = default_data_dir();
+	}
+	if (!*cfg->base_url) {
+		free(cfg->base_url);
+		cfg->base_url = mem_printf("http://%s/v1", cfg->listen);
+	}
+	/* links are built as base_url + "/qrcode/..." */
+	for (size_t n = strlen(cfg->base_url); n > 0 && cfg->base_url[n - 1] == '/'; n--)
+		cfg->base_url[n - 1] = '\0';
+	*rest = left;
+	*nrest = nleft;
+	return 0;
+fail:
+	free(left);
+	config_deinit(cfg);
+	return -1;
+}
+
+void config_deinit(struct config *cfg)
+{
+	for (size_t i = 0; i < NOPTS; i++) {
+		if (opts[i].type == OPT_STR) {
+			char **slot = (char **)((char *)cfg + opts[i].offset);
+			free(*slot);
+			*slot = NULL;
+		}
+	}
+}
+
+void config_usage(FILE *out)
+{
+	fprintf(out, "Settings (flag, or environment variable, or 'name = value' in the file given "
+		     "by --config / PIXRELAY_CONFIG):\n");
+	for (size_t i = 0; i < NOPTS; i++) {
+		char var[80];
+		env_name(var, sizeof(var), opts[i].name);
+		fprintf(out, "  --%-18s %s\n  %-20s   env %s, default '%s'\n", opts[i].name,
+			opts[i].help, "", var, opts[i].def);
+	}
+}

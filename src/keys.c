@@ -1,0 +1,305 @@
+#include "pixrelay/keys.h"
+
+#include "pixrelay/ids.h"
+#include "pixrelay/json.h"
+#include "pixrelay/mem.h"
+#include "pixrelay/timefmt.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void keys_redis_account(char *out, size_t size, const char *prefix, enum auth_env env,
+			const char *id)
+{
+	snprintf(out, size, "%s{%s}:acct:%s", prefix, auth_env_name(env), id);
+}
+
+static void reply_error(redisContext *c, redisReply *r, char *err, size_t errlen)
+{
+	if (!r)
+		snprintf(err, errlen, "redis: %s", c->errstr[0] ? c->errstr : "connection lost");
+	else if (r->type == REDIS_REPLY_ERROR)
+		snprintf(err, errlen, "redis: %s", r->str);
+	else
+		snprintf(err, errlen, "redis: unexpected reply type %d", r->type);
+}
+
+int keys_platform_init(redisContext *c, const char *prefix, enum auth_env env, char *account_id,
+		       int *created, char *err, size_t errlen)
+{
+	char id[IDS_ULID_LEN + 1], k1[256], k2[256], k3[256], now[32];
+	const char *argv[7];
+	redisReply *r;
+	int rc = -1;
+
+	ids_ulid(id);
+	snprintf(k1, sizeof(k1), "%s{%s}:platform", prefix, auth_env_name(env));
+	keys_redis_account(k2, sizeof(k2), prefix, env, id);
+	snprintf(k3, sizeof(k3), "%s{%s}:accounts", prefix, auth_env_name(env));
+	snprintf(now, sizeof(now), "%llu", (unsigned long long)ids_now_ms());
+	argv[0] = k1;
+	argv[1] = k2;
+	argv[2] = k3;
+	argv[3] = id;
+	argv[4] = auth_env_name(env);
+	argv[5] = now;
+	argv[6] = env == AUTH_PRODUCTION ? "Platform (production)" : "Platform (sandbox)";
+	r = rds_sync_script(c, SCRIPT_PLATFORM_INIT, 3, 7, argv);
+	if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+	    r->element[0]->type != REDIS_REPLY_STRING) {
+		reply_error(c, r, err, errlen);
+		goto done;
+	}
+	snprintf(account_id, IDS_ULID_LEN + 1, "%s", r->element[0]->str);
+	*created = r->element[1]->integer == 1;
+	rc = 0;
+done:
+	freeReplyObject(r);
+	return rc;
+}
+
+int keys_account_exists(redisContext *c, const char *prefix, enum auth_env env, const char *id)
+{
+	char k[256];
+	redisReply *r;
+	int rc;
+
+	keys_redis_account(k, sizeof(k), prefix, env, id);
+	r = redisCommand(c, "EXISTS %s", k);
+	rc = r && r->type == REDIS_REPLY_INTEGER ? (int)r->integer : -1;
+	freeReplyObject(r);
+	return rc;
+}
+
+static int platform_id(redisContext *c, const char *prefix, enum auth_env env, char *out,
+		       char *err, size_t errlen)
+{
+	redisReply *r = redisCommand(c, "GET %s{%s}:platform", prefix, auth_env_name(env));
+	int rc = -1;
+
+	if (!r || r->type == REDIS_REPLY_ERROR) {
+		reply_error(c, r, err, errlen);
+	} else if (r->type == REDIS_REPLY_NIL) {
+		rc = KEYS_NOT_FOUND;
+	} else if (r->type == REDIS_REPLY_STRING) {
+		snprintf(out, IDS_ULID_LEN + 1, "%s", r->str);
+		rc = 0;
+	}
+	freeReplyObject(r);
+	return rc;
+}
+
+int keys_create(redisContext *c, const char *prefix, enum auth_env env, enum auth_kind kind,
+		const char *account, const char *description, char secret[AUTH_KEY_MAX],
+		struct auth_key *out, char *err, size_t errlen)
+{
+	char acct[IDS_ULID_LEN + 1], id[AUTH_ID_MAX], sha[65], text[AUTH_KEY_MAX];
+	char k1[256], k2[256], k3[256], now[32], hint[24];
+	const char *argv[11];
+	redisReply *r = NULL;
+	int rc;
+
+	if (kind == AUTH_MASTER_KEY || !account) {
+		/* master keys belong to the platform account */
+		rc = platform_id(c, prefix, env, acct, err, errlen);
+		if (rc != 0) {
+			if (rc == KEYS_NOT_FOUND)
+				snprintf(err, errlen, "no %s platform account: run 'pixrelay init --env %s'",
+					 auth_env_name(env), auth_env_name(env));
+			return rc;
+		}
+		if (kind == AUTH_MASTER_KEY && account && strcmp(account, acct) != 0) {
+			snprintf(err, errlen, "a master key belongs to the platform account %s", acct);
+			return -1;
+		}
+	} else {
+		if (!ids_is_ulid(account)) {
+			snprintf(err, errlen, "account id must be a ULID");
+			return KEYS_NOT_FOUND;
+		}
+		rc = keys_account_exists(c, prefix, env, account);
+		if (rc < 0) {
+			snprintf(err, errlen, "redis: %s", c->errstr[0] ? c->errstr : "error");
+			return -1;
+		}
+		if (rc == 0) {
+			snprintf(err, errlen, "no account %s in %s", account, auth_env_name(env));
+			return KEYS_NOT_FOUND;
+		}
+		snprintf(acct, sizeof(acct), "%s", account);
+	}
+	auth_key_generate(env, text);
+	ids_sha256_hex(sha, text, strlen(text));
+	memcpy(id, "key_", 4);
+	ids_ulid(id + 4);
+	snprintf(hint, sizeof(hint), "%.13s...", text);
+	auth_redis_key_record(k1, sizeof(k1), prefix, sha);
+	auth_redis_key_id(k2, sizeof(k2), prefix, id);
+	auth_redis_key_all(k3, sizeof(k3), prefix);
+	snprintf(now, sizeof(now), "%llu", (unsigned long long)ids_now_ms());
+	argv[0] = k1;
+	argv[1] = k2;
+	argv[2] = k3;
+	argv[3] = id;
+	argv[4] = auth_env_name(env);
+	argv[5] = auth_kind_name(kind);
+	argv[6] = acct;
+	argv[7] = description ? description : "";
+	argv[8] = now;
+	argv[9] = hint;
+	argv[10] = sha;
+	r = rds_sync_script(c, SCRIPT_KEY_CREATE, 3, 11, argv);
+	if (!r || r->type != REDIS_REPLY_INTEGER) {
+		reply_error(c, r, err, errlen);
+		freeReplyObject(r);
+		mem_wipe(text, sizeof(text));
+		return -1;
+	}
+	freeReplyObject(r);
+	memcpy(secret, text, sizeof(text));
+	mem_wipe(text, sizeof(text));
+	memset(out, 0, sizeof(*out));
+	snprintf(out->id, sizeof(out->id), "%s", id);
+	out->env = env;
+	out->kind = kind;
+	snprintf(out->account, sizeof(out->account), "%s", acct);
+	return 0;
+}
+
+static const char *field(redisReply *h, const char *name)
+{
+	if (!h || h->type != REDIS_REPLY_ARRAY)
+		return "";
+	for (size_t i = 0; i + 1 < h->elements; i += 2)
+		if (h->element[i]->type == REDIS_REPLY_STRING && strcmp(h->element[i]->str, name) == 0)
+			return h->element[i + 1]->type == REDIS_REPLY_STRING ? h->element[i + 1]->str
+									     : "";
+	return "";
+}
+
+static void time_or_dash(char *out, const char *ms)
+{
+	if (!ms || !*ms) {
+		strcpy(out, "-");
+		return;
+	}
+	timefmt_format(out, strtoull(ms, NULL, 10));
+}
+
+int keys_list(redisContext *c, const char *prefix, FILE *out, int json, char *err, size_t errlen)
+{
+	char kall[256];
+	redisReply *ids;
+	yajl_gen g = json ? json_gen_new() : NULL;
+
+	auth_redis_key_all(kall, sizeof(kall), prefix);
+	ids = redisCommand(c, "ZRANGE %s 0 -1", kall);
+	if (!ids || ids->type != REDIS_REPLY_ARRAY) {
+		reply_error(c, ids, err, errlen);
+		freeReplyObject(ids);
+		if (g)
+			yajl_gen_free(g);
+		return -1;
+	}
+	if (g)
+		json_open_array(g);
+	else
+		fprintf(out, "%-30s %-10s %-7s %-26s %-19s %-19s %-19s %-16s %s\n", "ID", "ENV",
+			"KIND", "ACCOUNT", "CREATED", "LAST USED", "REVOKED", "KEY", "DESCRIPTION");
+	for (size_t i = 0; i < ids->elements; i++) {
+		char kid[256];
+		redisReply *sha, *h;
+		char created[20], used[20], revoked[20];
+		if (ids->element[i]->type != REDIS_REPLY_STRING)
+			continue;
+		auth_redis_key_id(kid, sizeof(kid), prefix, ids->element[i]->str);
+		sha = redisCommand(c, "GET %s", kid);
+		if (!sha || sha->type != REDIS_REPLY_STRING) {
+			freeReplyObject(sha);
+			continue;
+		}
+		h = redisCommand(c, "HGETALL %s{keys}:h:%s", prefix, sha->str);
+		freeReplyObject(sha);
+		time_or_dash(created, field(h, "created_at"));
+		time_or_dash(used, field(h, "last_used_at"));
+		time_or_dash(revoked, field(h, "revoked_at"));
+		if (g) {
+			json_open(g);
+			json_str(g, "id");
+			json_str(g, field(h, "id"));
+			json_str(g, "env");
+			json_str(g, field(h, "env"));
+			json_str(g, "kind");
+			json_str(g, field(h, "kind"));
+			json_str(g, "account");
+			json_str(g, field(h, "account"));
+			json_str(g, "description");
+			json_str(g, field(h, "description"));
+			json_str(g, "hint");
+			json_str(g, field(h, "hint"));
+			json_str(g, "createdAt");
+			json_str(g, created);
+			json_str(g, "lastUsedAt");
+			json_str_or_null(g, *field(h, "last_used_at") ? used : NULL);
+			json_str(g, "revokedAt");
+			json_str_or_null(g, *field(h, "revoked_at") ? revoked : NULL);
+			json_close(g);
+		} else {
+			fprintf(out, "%-30s %-10s %-7s %-26s %-19s %-19s %-19s %-16s %s\n",
+				field(h, "id"), field(h, "env"), field(h, "kind"),
+				field(h, "account"), created, used, revoked, field(h, "hint"),
+				field(h, "description"));
+		}
+		freeReplyObject(h);
+	}
+	if (g) {
+		size_t len;
+		const char *s;
+		json_close_array(g);
+		s = json_buf(g, &len);
+		fwrite(s, 1, len, out);
+		fputc('\n', out);
+		yajl_gen_free(g);
+	}
+	freeReplyObject(ids);
+	return 0;
+}
+
+int keys_revoke(redisContext *c, const char *prefix, const char *key_id, char *err, size_t errlen)
+{
+	char kid[256], rec[256], now[32];
+	const char *argv[2];
+	redisReply *sha, *r;
+	int rc = -1;
+
+	auth_redis_key_id(kid, sizeof(kid), prefix, key_id);
+	sha = redisCommand(c, "GET %s", kid);
+	if (!sha || sha->type == REDIS_REPLY_ERROR) {
+		reply_error(c, sha, err, errlen);
+		freeReplyObject(sha);
+		return -1;
+	}
+	if (sha->type != REDIS_REPLY_STRING) {
+		freeReplyObject(sha);
+		snprintf(err, errlen, "no key %s", key_id);
+		return KEYS_NOT_FOUND;
+	}
+	auth_redis_key_record(rec, sizeof(rec), prefix, sha->str);
+	freeReplyObject(sha);
+	snprintf(now, sizeof(now), "%llu", (unsigned long long)ids_now_ms());
+	argv[0] = rec;
+	argv[1] = now;
+	r = rds_sync_script(c, SCRIPT_KEY_REVOKE, 1, 2, argv);
+	if (!r || r->type != REDIS_REPLY_INTEGER) {
+		reply_error(c, r, err, errlen);
+	} else if (r->integer == 1) {
+		rc = 0;
+	} else if (r->integer == 2) {
+		rc = KEYS_ALREADY_REVOKED;
+	} else {
+		snprintf(err, errlen, "no key %s", key_id);
+		rc = KEYS_NOT_FOUND;
+	}
+	freeReplyObject(r);
+	return rc;
+}

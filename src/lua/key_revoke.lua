@@ -1,0 +1,13 @@
+-- key_revoke: mark a key revoked; it stops working at once for every process.
+-- KEYS[1] = <prefix>{keys}:h:<sha256>
+-- ARGV[1] = now in ms
+-- Returns 1 when revoked now, 2 when it already was, 0 when unknown.
+local id = redis.call('HGET', KEYS[1], 'id')
+if not id then
+  return 0
+end
+if redis.call('HGET', KEYS[1], 'revoked_at') ~= '' then
+  return 2
+end
+redis.call('HSET', KEYS[1], 'revoked_at', ARGV[1])
+return 1

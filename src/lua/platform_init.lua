@@ -1,0 +1,16 @@
+-- platform_init: create the operator's platform account of an environment once.
+-- KEYS[1] = <prefix>{<env>}:platform          the platform account id
+-- KEYS[2] = <prefix>{<env>}:acct:<new id>     the account record, if created
+-- KEYS[3] = <prefix>{<env>}:accounts          zset of account ids by creation
+-- ARGV = new id, env, created_ms, name
+-- Returns {id, 1} when created now, {id, 0} when it already existed.
+local existing = redis.call('GET', KEYS[1])
+if existing then
+  return {existing, 0}
+end
+redis.call('HSET', KEYS[2], 'id', ARGV[1], 'env', ARGV[2], 'kind', 'platform',
+  'officialName', ARGV[4], 'tradeName', ARGV[4], 'status', 'ACTIVE',
+  'created_at', ARGV[3], 'owner', '')
+redis.call('SET', KEYS[1], ARGV[1])
+redis.call('ZADD', KEYS[3], ARGV[3], ARGV[1])
+return {ARGV[1], 1}

@@ -1,0 +1,139 @@
+#include "pixrelay/netaddr.h"
+
+#include "pixrelay/mem.h"
+
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int netaddr_split_hostport(const char *s, char *host, size_t hostlen, int *port)
+{
+	const char *colon, *h = s;
+	size_t hl;
+	char *end = NULL;
+	long p;
+
+	if (*s == '[') {
+		const char *close = strchr(s, ']');
+		if (!close || close[1] != ':')
+			return -1;
+		h = s + 1;
+		hl = (size_t)(close - h);
+		colon = close + 1;
+	} else {
+		colon = strrchr(s, ':');
+		if (!colon)
+			return -1;
+		hl = (size_t)(colon - s);
+	}
+	p = strtol(colon + 1, &end, 10);
+	if (end == colon + 1 || *end || p < 0 || p > 65535)
+		return -1;
+	if (hl + 1 > hostlen)
+		return -1;
+	if (hl == 0) {
+		snprintf(host, hostlen, "0.0.0.0");
+	} else {
+		memcpy(host, h, hl);
+		host[hl] = '\0';
+	}
+	*port = (int)p;
+	return 0;
+}
+
+/* Parse a textual address into family and 16 bytes; v4-mapped v6 becomes v4. */
+static int parse_ip(const char *ip, int *family, unsigned char out[16])
+{
+	unsigned char b[16];
+
+	memset(out, 0, 16);
+	if (inet_pton(AF_INET, ip, b) == 1) {
+		*family = AF_INET;
+		memcpy(out, b, 4);
+		return 0;
+	}
+	if (inet_pton(AF_INET6, ip, b) == 1) {
+		static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+		if (memcmp(b, mapped, 12) == 0) {
+			*family = AF_INET;
+			memcpy(out, b + 12, 4);
+		} else {
+			*family = AF_INET6;
+			memcpy(out, b, 16);
+		}
+		return 0;
+	}
+	return -1;
+}
+
+int netaddr_list_parse(struct netaddr_list *list, const char *spec, char *err, size_t errlen)
+{
+	char *copy = mem_strdup(spec), *save = NULL, *tok;
+	int rc = -1;
+
+	memset(list, 0, sizeof(*list));
+	for (tok = strtok_r(copy, ", \t", &save); tok; tok = strtok_r(NULL, ", \t", &save)) {
+		struct netaddr_cidr c;
+		char *slash = strchr(tok, '/');
+		int maxbits;
+
+		if (slash)
+			*slash = '\0';
+		if (parse_ip(tok, &c.family, c.addr) < 0)
+			goto bad;
+		maxbits = c.family == AF_INET ? 32 : 128;
+		c.bits = maxbits;
+		if (slash) {
+			char *end = NULL;
+			long b = strtol(slash + 1, &end, 10);
+			if (end == slash + 1 || *end || b < 0 || b > maxbits)
+				goto bad;
+			c.bits = (int)b;
+		}
+		list->items = mem_realloc(list->items, (list->n + 1) * sizeof(c));
+		list->items[list->n++] = c;
+		continue;
+bad:
+		if (slash)
+			*slash = '/';
+		snprintf(err, errlen, "not an IP address or CIDR: '%s'", tok);
+		netaddr_list_deinit(list);
+		goto done;
+	}
+	rc = 0;
+done:
+	free(copy);
+	return rc;
+}
+
+void netaddr_list_deinit(struct netaddr_list *list)
+{
+	free(list->items);
+	list->items = NULL;
+	list->n = 0;
+}
+
+int netaddr_list_contains(const struct netaddr_list *list, const char *ip)
+{
+	unsigned char a[16];
+	int family;
+
+	if (parse_ip(ip, &family, a) < 0)
+		return 0;
+	for (size_t i = 0; i < list->n; i++) {
+		const struct netaddr_cidr *c = &list->items[i];
+		int full = c->bits / 8, rest = c->bits % 8;
+		if (c->family != family)
+			continue;
+		if (memcmp(a, c->addr, (size_t)full) != 0)
+			continue;
+		if (rest) {
+			unsigned char mask = (unsigned char)(0xff << (8 - rest));
+			if ((a[full] & mask) != (c->addr[full] & mask))
+				continue;
+		}
+		return 1;
+	}
+	return 0;
+}

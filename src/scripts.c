@@ -1,0 +1,53 @@
+#include "pixrelay/scripts.h"
+
+#include "pixrelay/ids.h"
+
+#include <openssl/evp.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* defined in the generated scripts_data.c */
+extern const char script_key_create[], script_key_auth[], script_key_revoke[],
+	script_platform_init[];
+
+static const struct {
+	const char *name;
+	const char *body;
+} table[SCRIPT_COUNT] = {
+	[SCRIPT_KEY_CREATE] = {"key_create", script_key_create},
+	[SCRIPT_KEY_AUTH] = {"key_auth", script_key_auth},
+	[SCRIPT_KEY_REVOKE] = {"key_revoke", script_key_revoke},
+	[SCRIPT_PLATFORM_INIT] = {"platform_init", script_platform_init},
+};
+
+static char shas[SCRIPT_COUNT][41];
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static void compute(void)
+{
+	for (int i = 0; i < SCRIPT_COUNT; i++) {
+		unsigned char md[20];
+		unsigned int len = 0;
+		if (EVP_Digest(table[i].body, strlen(table[i].body), md, &len, EVP_sha1(), NULL) !=
+		    1)
+			abort();
+		ids_hex(shas[i], md, 20);
+	}
+}
+
+const char *scripts_name(enum script_id id)
+{
+	return table[id].name;
+}
+
+const char *scripts_body(enum script_id id)
+{
+	return table[id].body;
+}
+
+const char *scripts_sha(enum script_id id)
+{
+	pthread_once(&once, compute);
+	return shas[id];
+}

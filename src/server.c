@@ -1,0 +1,198 @@
+#include "pixrelay/server.h"
+
+#include "pixrelay/api.h"
+#include "pixrelay/auth.h"
+#include "pixrelay/http.h"
+#include "pixrelay/keys.h"
+#include "pixrelay/log.h"
+#include "pixrelay/mem.h"
+#include "pixrelay/redis.h"
+#include "pixrelay/redisd.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+
+struct server {
+	struct app app;
+	struct event *sigterm, *sigint, *drain_timer;
+	struct timeval drain_start;
+	int exit_code;
+};
+
+/* First start on a laptop: make the sandbox platform account and, when no key
+ * exists yet, a sandbox key, printed once on stdout. */
+static void bootstrap(const struct config *cfg, const struct rds_addr *addr)
+{
+	char err[256], account[32], secret[AUTH_KEY_MAX], kall[256];
+	struct auth_key key;
+	redisContext *c = rds_sync_connect(addr, cfg->redis_timeout_ms, err, sizeof(err));
+	redisReply *r = NULL;
+	int created = 0;
+
+	if (!c) {
+		log_error("bootstrap: %s", err);
+		return;
+	}
+	if (keys_platform_init(c, cfg->prefix, AUTH_SANDBOX, account, &created, err, sizeof(err)) <
+	    0) {
+		log_error("bootstrap: %s", err);
+		goto done;
+	}
+	auth_redis_key_all(kall, sizeof(kall), cfg->prefix);
+	r = redisCommand(c, "ZCARD %s", kall);
+	if (!r || r->type != REDIS_REPLY_INTEGER || r->integer > 0)
+		goto done;
+	if (keys_create(c, cfg->prefix, AUTH_SANDBOX, AUTH_ACCOUNT_KEY, account,
+			"created at first start", secret, &key, err, sizeof(err)) != 0) {
+		log_error("bootstrap: %s", err);
+		goto done;
+	}
+	printf("\npixrelay: first start. A sandbox API key was created for the sandbox platform\n"
+	       "account %s. It is shown only this once; keep it:\n\n    %s\n\n"
+	       "Try:  curl -H 'Authorization: Bearer %s' %s/me\n"
+	       "More keys: pixrelay keys create --env sandbox --description TEXT\n\n",
+	       account, secret, secret, cfg->base_url);
+	fflush(stdout);
+	mem_wipe(secret, sizeof(secret));
+done:
+	freeReplyObject(r);
+	redisFree(c);
+}
+
+static double elapsed_s(const struct timeval *since)
+{
+	struct timeval now;
+
+	gettimeofday(&now, NULL);
+	return (double)(now.tv_sec - since->tv_sec) + (double)(now.tv_usec - since->tv_usec) / 1e6;
+}
+
+static void on_drain_tick(evutil_socket_t fd, short what, void *arg)
+{
+	struct server *s = arg;
+	unsigned left = http_inflight(s->app.http);
+
+	if (left == 0 || elapsed_s(&s->drain_start) >= (double)s->app.cfg->shutdown_grace) {
+		if (left)
+			log_warn("shutdown: %u requests still in flight after %ld s; stopping anyway",
+				 left, s->app.cfg->shutdown_grace);
+		event_base_loopbreak(s->app.base);
+		return;
+	}
+	{
+		struct timeval tv = {0, 20000};
+		evtimer_add(s->drain_timer, &tv);
+	}
+}
+
+static void on_signal(evutil_socket_t sig, short what, void *arg)
+{
+	struct server *s = arg;
+	struct timeval tv = {0, 0};
+
+	if (s->app.draining) {
+		log_warn("second signal: stopping now");
+		event_base_loopbreak(s->app.base);
+		return;
+	}
+	log_info("%s received: no new connections; finishing %u requests in flight",
+		 sig == SIGTERM ? "SIGTERM" : "SIGINT", http_inflight(s->app.http));
+	s->app.draining = 1;
+	http_stop_accepting(s->app.http);
+	gettimeofday(&s->drain_start, NULL);
+	evtimer_add(s->drain_timer, &tv);
+}
+
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+int server_run(const struct config *cfg)
+{
+	struct server s;
+	struct rds_addr addr;
+	struct redisd *redisd = NULL;
+	char err[512];
+	int lock_fd = -1, rc;
+
+	memset(&s, 0, sizeof(s));
+	s.exit_code = 1;
+	s.app.cfg = cfg;
+	signal(SIGPIPE, SIG_IGN);
+	raise_fd_limit();
+
+	if (!*cfg->redis) {
+		rc = redisd_lock(cfg->data_dir, &lock_fd, err, sizeof(err));
+		if (rc != 0) {
+			if (rc == 1)
+				log_error("data directory %s is in use by another pixrelay serve; "
+					  "give this one another --data-dir, or share a Redis with "
+					  "--redis",
+					  cfg->data_dir);
+			else
+				log_error("%s", err);
+			return 1;
+		}
+		redisd = redisd_start(cfg->redis_server, cfg->data_dir, lock_fd, 10000, err,
+				      sizeof(err));
+		if (!redisd) {
+			log_error("embedded redis: %s", err);
+			return 1;
+		}
+		memset(&addr, 0, sizeof(addr));
+		redisd_socket_path(cfg->data_dir, addr.path, sizeof(addr.path));
+		s.app.embedded_redis = 1;
+		if (cfg->bootstrap)
+			bootstrap(cfg, &addr);
+	} else if (rds_parse_addr(cfg->redis, &addr) < 0) {
+		log_error("redis: cannot parse '%s' (expected redis://host:port/db, "
+			  "unix:///path or /path)",
+			  cfg->redis);
+		return 1;
+	}
+
+	s.app.base = event_base_new();
+	if (!s.app.base)
+		mem_oom(__FILE__, __LINE__);
+	if (redisd)
+		redisd_supervise(redisd, s.app.base);
+	s.app.rds = rds_new(s.app.base, &addr, cfg->redis_timeout_ms);
+	s.app.http = http_new(s.app.base, cfg, api_routes, api_nroutes, api_authenticate, &s.app);
+	if (!s.app.http)
+		goto done;
+	s.sigterm = evsignal_new(s.app.base, SIGTERM, on_signal, &s);
+	s.sigint = evsignal_new(s.app.base, SIGINT, on_signal, &s);
+	s.drain_timer = evtimer_new(s.app.base, on_drain_tick, &s);
+	evsignal_add(s.sigterm, NULL);
+	evsignal_add(s.sigint, NULL);
+	log_info("pixrelay %s listening on %s (port %d), base URL %s, redis %s", PIXRELAY_VERSION,
+		 cfg->listen, http_port(s.app.http), cfg->base_url,
+		 redisd ? "embedded" : (addr.path[0] ? addr.path : addr.host));
+	event_base_dispatch(s.app.base);
+	s.exit_code = 0;
+	log_info("pixrelay stopped");
+done:
+	/* Redis first: callbacks still pending answer their requests (503) while
+	 * the HTTP server, and so every request, still exists */
+	rds_free(s.app.rds);
+	http_free(s.app.http);
+	if (s.sigterm)
+		event_free(s.sigterm);
+	if (s.sigint)
+		event_free(s.sigint);
+	if (s.drain_timer)
+		event_free(s.drain_timer);
+	redisd_stop(redisd);
+	event_base_free(s.app.base);
+	return s.exit_code;
+}
