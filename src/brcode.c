@@ -366,9 +366,16 @@ static int parse_tlvs(const char *s, size_t len, size_t base, int parent,
 		else
 			name[0] = '\0';
 		if (left < 4) {
-			set_err(err, errlen,
-				"%s%s%zu characters left at offset %zu, too few for a field",
-				parent >= 0 ? "field " : "", name, left, base + pos);
+			if (parent >= 0)
+				set_err(err, errlen,
+					"field %02d: offset %zu: %zu character(s) left, too few for "
+					"an ID and a length",
+					parent, base + pos, left);
+			else
+				set_err(err, errlen,
+					"offset %zu: %zu character(s) left, too few for an ID and a "
+					"length",
+					base + pos, left);
 			return -1;
 		}
 		if (!is_digit(s[pos]) || !is_digit(s[pos + 1])) {

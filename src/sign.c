@@ -63,8 +63,8 @@ static void mac_compute(const unsigned char *key, size_t keylen, const char *msg
 	int tslen = snprintf(ts, sizeof(ts), ".%lld.", timestamp);
 	size_t maclen = 0;
 	OSSL_PARAM params[] = {
-		OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, (char *)"SHA256", 0),
-		OSSL_PARAM_construct_end(),
+	    OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, (char *)"SHA256", 0),
+	    OSSL_PARAM_construct_end(),
 	};
 
 	hmac = EVP_MAC_fetch(NULL, "HMAC", NULL);

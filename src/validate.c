@@ -166,6 +166,30 @@ static int ipv4_check(const char *p, size_t n)
 	return i == n ? 0 : -1;
 }
 
+/* Whether the last label of a host name looks like a number, decimal or
+ * hex ("0x7f"): URL parsers (WHATWG, curl) then read the whole host as an
+ * IPv4 address in one of several notations, so it must be a plain dotted
+ * quad to mean the same to every reader. */
+static int host_ends_in_number(const char *p, size_t n)
+{
+	size_t start = n;
+
+	while (start > 0 && p[start - 1] != '.')
+		start--;
+	if (start == n)
+		return 0;
+	if (n - start >= 2 && p[start] == '0' && (p[start + 1] == 'x' || p[start + 1] == 'X')) {
+		for (size_t i = start + 2; i < n; i++)
+			if (!is_hex(p[i]))
+				return 0;
+		return 1;
+	}
+	for (size_t i = start; i < n; i++)
+		if (!is_digit(p[i]))
+			return 0;
+	return 1;
+}
+
 /* Characters allowed in a path or query besides %XX: RFC 3986 unreserved,
  * sub-delims, ':', '@', '/', '?'. */
 static int is_path_char(char c)
@@ -196,8 +220,9 @@ int validate_http_url(const char *s)
 		return 0;
 
 	/* the authority runs to the first '/' or '?'; '#' and anything else
-	 * outside the URL character set is refused by the path check below or
-	 * by the host checks */
+	 * outside the URL character set is refused by the host, port or path
+	 * checks. An '@' there would fail them too, but userinfo is refused
+	 * by name so that no later change lets it through. */
 	host = s + slen;
 	auth_end = host + strcspn(host, "/?");
 	if (memchr(host, '@', (size_t)(auth_end - host)))
@@ -224,9 +249,11 @@ int validate_http_url(const char *s)
 		host_end = memchr(host, ':', (size_t)(auth_end - host));
 		if (!host_end)
 			host_end = auth_end;
-		if (dns_name_check(host, (size_t)(host_end - host), &labels, &numeric) < 0)
+		size_t hlen = (size_t)(host_end - host);
+
+		if (dns_name_check(host, hlen, &labels, &numeric) < 0)
 			return 0;
-		if (numeric && ipv4_check(host, (size_t)(host_end - host)) < 0)
+		if (host_ends_in_number(host, hlen) && ipv4_check(host, hlen) < 0)
 			return 0;
 	}
 	if (host_end != auth_end) {

@@ -30,12 +30,12 @@
 
 struct backoff_policy {
 	long long base_ms;    /* first retry delay; default 5000 */
-	double factor;        /* growth per attempt; default 3.0; below 1 (or NaN) counts as 1 */
+	double factor;	      /* growth per attempt; default 3.0; below 1 (or NaN) counts as 1 */
 	long long cap_ms;     /* largest single delay before jitter; default 10 h */
 	int max_attempts;     /* attempts in all, the first included; default 15; <= 0: no limit */
 	long long max_age_ms; /* no attempt later than created + max_age; default 3 days;
 			       * <= 0: no limit */
-	int jitter_pct;       /* +/- percent of randomisation; default 20; clamped to 0..100 */
+	int jitter_pct;	      /* +/- percent of randomisation; default 20; clamped to 0..100 */
 };
 
 #define BACKOFF_DEFAULT_BASE_MS 5000LL

@@ -19,7 +19,7 @@
 
 /* Negative results of sign_signature and sign_verify. */
 enum sign_error {
-	SIGN_BAD_SECRET = -1,    /* secret is not base64, or decodes to no bytes */
+	SIGN_BAD_SECRET = -1,	 /* secret is not base64, or decodes to no bytes */
 	SIGN_BAD_SIGNATURE = -2, /* no "v1" entry of the header matches */
 	SIGN_BAD_TIMESTAMP = -3, /* timestamp further than the tolerance from now */
 };

@@ -26,7 +26,7 @@ int taxid_cpf_normalize(const char *in, char out[12]);
 /* Normalise a CNPJ, numeric or alphanumeric: 14 characters, the first 12
  * [0-9A-Z] (lower-case letters accepted and upper-cased), the last 2 digits,
  * either bare or with all of the usual punctuation 12.345.678/0001-95.
- * The check digits must be right (each character weighs its ASCII code
+ * The check digits must be right (each character is worth its ASCII code
  * minus 48); all zeros is refused. On success writes 14 characters + NUL to
  * `out` and returns 0; returns -1 when `in` is NULL or invalid, and then
  * `out` is left untouched. `in` is borrowed; `out` holds 15 bytes. */

@@ -31,16 +31,22 @@ long validate_utf8_chars(const char *s, size_t len);
  * characters in all. Returns 1 when valid, 0 otherwise. */
 int validate_email(const char *s);
 
-/* An absolute http:// or https:// URL (scheme in any case) with a host: a
- * DNS name (labels of letters, digits, hyphens, 1..63 long, no hyphen at
- * either end, no empty label; a name whose last label is all digits must
- * be a dotted-quad IPv4 address 0..255 without leading zeros), or an IPv6
- * address in brackets (no zone id). Then an optional :port of 1..5 digits
- * worth 1..65535, then nothing, or a path starting with '/' and/or a query
- * starting with '?', made of RFC 3986 characters (unreserved, sub-delims,
- * ':', '@', '/', '?', and '%' followed by two hex digits). Refused: spaces,
- * control and non-ASCII bytes, backslashes, userinfo (user:pass@host), a
- * fragment ('#'), and more than 2048 characters. Returns 1 or 0. */
+/* An absolute http:// or https:// URL (scheme in any case) with a host,
+ * which is one of:
+ * - a DNS name: dot-separated labels of letters, digits and hyphens, each
+ *   1..63 long with no hyphen at either end (so no empty label and no
+ *   trailing dot);
+ * - a dotted-quad IPv4 address of decimal parts 0..255 without leading
+ *   zeros; a name whose last label looks like a number (all digits, or 0x
+ *   and hex digits) must be one, as URL parsers read such hosts as IPv4
+ *   in other notations (0x7f000001, 0177.0.0.1);
+ * - an IPv6 address in brackets, without zone id.
+ * Then an optional :port of 1..5 digits worth 1..65535, then nothing, or a
+ * path starting with '/' and/or a query starting with '?', made of RFC 3986
+ * characters (unreserved, sub-delims, ':', '@', '/', '?', and '%' with two
+ * hex digits). Refused: spaces, control and non-ASCII bytes, backslashes,
+ * userinfo (user:pass@host), a fragment ('#'), more than 2048 characters.
+ * Returns 1 when valid, 0 otherwise. */
 int validate_http_url(const char *s);
 
 /* A Brazilian UF: exactly 2 upper-case letters naming one of the 27 units

@@ -14,10 +14,12 @@ static void check_decode(const char *in, const char *want, size_t wantlen, int l
 	if (!want) {
 		if (out) {
 			check_failures++;
-			fprintf(stderr, "%s:%d: \"%s\" decoded, want refusal\n", __FILE__, line, in);
+			fprintf(stderr, "%s:%d: \"%s\" decoded, want refusal\n", __FILE__, line,
+				in);
 		} else if (outlen != 12345) {
 			check_failures++;
-			fprintf(stderr, "%s:%d: \"%s\" wrote outlen on failure\n", __FILE__, line, in);
+			fprintf(stderr, "%s:%d: \"%s\" wrote outlen on failure\n", __FILE__, line,
+				in);
 		}
 	} else if (!out || outlen != wantlen || memcmp(out, want, wantlen) != 0 ||
 		   out[outlen] != '\0') {
@@ -37,8 +39,13 @@ static void test_encode(void)
 	static const struct {
 		const char *in, *out;
 	} v[] = {
-		{"", ""},         {"f", "Zg=="},         {"fo", "Zm8="},         {"foo", "Zm9v"},
-		{"foob", "Zm9vYg=="}, {"fooba", "Zm9vYmE="}, {"foobar", "Zm9vYmFy"},
+	    {"", ""},
+	    {"f", "Zg=="},
+	    {"fo", "Zm8="},
+	    {"foo", "Zm9v"},
+	    {"foob", "Zm9vYg=="},
+	    {"fooba", "Zm9vYmE="},
+	    {"foobar", "Zm9vYmFy"},
 	};
 	char out[16];
 

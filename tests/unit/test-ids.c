@@ -1,5 +1,64 @@
+#include "pixrelay/ids.h"
+#include "pixrelay/auth.h"
+#include "pixrelay/timefmt.h"
+
 #include "check.h"
+
 int main(void)
 {
+	char a[IDS_ULID_LEN + 1], b[IDS_ULID_LEN + 1], u[IDS_UUID_LEN + 1], hex[65], t[20], r[25];
+	char k[AUTH_KEY_MAX];
+	const char *tok;
+	size_t len;
+	enum auth_env env;
+
+	/* the time part of a ULID is the big-endian millisecond count */
+	ids_ulid_at(a, 1469918176385ull);
+	CHECK(strncmp(a, "01ARYZ6S41", 10) == 0);
+	CHECK(ids_is_ulid(a));
+	ids_ulid(a);
+	ids_ulid(b);
+	CHECK(strcmp(a, b) != 0);
+	CHECK(ids_is_ulid(b));
+	CHECK(!ids_is_ulid("01ARYZ6S41"));
+	CHECK(!ids_is_ulid("01ARYZ6S41IIIIIIIIIIIIIIII")); /* I is not Crockford */
+	CHECK(!ids_is_ulid("81ARYZ6S410000000000000000")); /* overflows 48 bits */
+
+	ids_uuid4(u);
+	CHECK_INT(strlen(u), 36);
+	CHECK(u[14] == '4');
+	CHECK(u[19] == '8' || u[19] == '9' || u[19] == 'a' || u[19] == 'b');
+
+	ids_sha256_hex(hex, "abc", 3);
+	CHECK_STR(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+
+	timefmt_format(t, 1614265330123ull);
+	CHECK_STR(t, "2021-02-25 15:02:10");
+	timefmt_rfc3339(r, 1614265330123ull);
+	CHECK_STR(r, "2021-02-25T15:02:10.123Z");
+
+	auth_key_generate(AUTH_SANDBOX, k);
+	CHECK(strncmp(k, "pxr_test_", 9) == 0);
+	CHECK_INT(strlen(k), 9 + AUTH_KEY_RANDOM);
+	CHECK_INT(auth_token_env(k, strlen(k), &env), 0);
+	CHECK_INT(env, AUTH_SANDBOX);
+	auth_key_generate(AUTH_PRODUCTION, k);
+	CHECK(strncmp(k, "pxr_live_", 9) == 0);
+	CHECK_INT(auth_token_env(k, strlen(k), &env), 0);
+	CHECK_INT(env, AUTH_PRODUCTION);
+	CHECK_INT(auth_token_env(k, strlen(k) - 1, &env), -1);
+	k[20] = '-';
+	CHECK_INT(auth_token_env(k, strlen(k), &env), -1);
+
+	CHECK_INT(auth_bearer(NULL, &tok, &len), AUTH_MISSING);
+	CHECK_INT(auth_bearer("  ", &tok, &len), AUTH_MISSING);
+	CHECK_INT(auth_bearer("Basic abc", &tok, &len), AUTH_MALFORMED);
+	CHECK_INT(auth_bearer("Bearer", &tok, &len), AUTH_MALFORMED);
+	CHECK_INT(auth_bearer("Bearer ", &tok, &len), AUTH_MALFORMED);
+	CHECK_INT(auth_bearer("Bearerabc", &tok, &len), AUTH_MALFORMED);
+	CHECK_INT(auth_bearer("Bearer a b", &tok, &len), AUTH_MALFORMED);
+	CHECK_INT(auth_bearer("bearer  tok123  ", &tok, &len), AUTH_OK);
+	CHECK_INT(len, 6);
+	CHECK(strncmp(tok, "tok123", 6) == 0);
 	return check_finish("ids");
 }

@@ -16,9 +16,9 @@ static void test_utf8(void)
 	CHECK_INT(U8("abc"), 3);
 	CHECK_INT(U8("S\xc3\xa3o"), 3); /* São */
 	CHECK_INT(U8("S\xc3\xa3o Paulo"), 9);
-	CHECK_INT(U8("\xe2\x82\xac"), 1);           /* € */
-	CHECK_INT(U8("\xf0\x9f\x98\x80!"), 2);      /* 😀! */
-	CHECK_INT(U8("a\0b"), 3);                   /* U+0000 is a character */
+	CHECK_INT(U8("\xe2\x82\xac"), 1);      /* € */
+	CHECK_INT(U8("\xf0\x9f\x98\x80!"), 2); /* 😀! */
+	CHECK_INT(U8("a\0b"), 3);	       /* U+0000 is a character */
 	CHECK_INT(validate_utf8_chars("S\xc3\xa3o", 4), 3);
 
 	/* 35 "ç" (2 bytes each): 70 bytes, 35 characters */
@@ -31,8 +31,8 @@ static void test_utf8(void)
 
 	/* boundaries */
 	CHECK_INT(U8("\x7f"), 1);
-	CHECK_INT(U8("\xc2\x80"), 1);         /* U+0080 */
-	CHECK_INT(U8("\xdf\xbf"), 1);         /* U+07FF */
+	CHECK_INT(U8("\xc2\x80"), 1);	      /* U+0080 */
+	CHECK_INT(U8("\xdf\xbf"), 1);	      /* U+07FF */
 	CHECK_INT(U8("\xe0\xa0\x80"), 1);     /* U+0800 */
 	CHECK_INT(U8("\xed\x9f\xbf"), 1);     /* U+D7FF */
 	CHECK_INT(U8("\xee\x80\x80"), 1);     /* U+E000 */
@@ -49,8 +49,8 @@ static void test_utf8(void)
 	CHECK_INT(U8("\xf0\x80\x80\xaf"), -1);
 	CHECK_INT(U8("\xf0\x8f\xbf\xbf"), -1);
 	/* surrogates */
-	CHECK_INT(U8("\xed\xa0\x80"), -1); /* U+D800 */
-	CHECK_INT(U8("\xed\xbf\xbf"), -1); /* U+DFFF */
+	CHECK_INT(U8("\xed\xa0\x80"), -1);	       /* U+D800 */
+	CHECK_INT(U8("\xed\xbf\xbf"), -1);	       /* U+DFFF */
 	CHECK_INT(U8("\xed\xa0\xbd\xed\xb8\x80"), -1); /* CESU-8 pair */
 	/* past U+10FFFF, and bytes that never occur */
 	CHECK_INT(U8("\xf4\x90\x80\x80"), -1);
@@ -93,27 +93,27 @@ static void test_email(void)
 
 	CHECK_INT(validate_email(NULL), 0);
 	CHECK_INT(validate_email(""), 0);
-	CHECK_INT(validate_email("ab.co"), 0);       /* no @ */
-	CHECK_INT(validate_email("a@@b.co"), 0);     /* two @ */
+	CHECK_INT(validate_email("ab.co"), 0);	 /* no @ */
+	CHECK_INT(validate_email("a@@b.co"), 0); /* two @ */
 	CHECK_INT(validate_email("a@b@c.co"), 0);
-	CHECK_INT(validate_email("@b.co"), 0);       /* empty local part */
-	CHECK_INT(validate_email("a@"), 0);          /* empty domain */
-	CHECK_INT(validate_email(".a@b.co"), 0);     /* leading dot */
-	CHECK_INT(validate_email("a.@b.co"), 0);     /* trailing dot */
-	CHECK_INT(validate_email("a..b@b.co"), 0);   /* double dot */
-	CHECK_INT(validate_email("a@b..co"), 0);     /* empty label */
+	CHECK_INT(validate_email("@b.co"), 0);	   /* empty local part */
+	CHECK_INT(validate_email("a@"), 0);	   /* empty domain */
+	CHECK_INT(validate_email(".a@b.co"), 0);   /* leading dot */
+	CHECK_INT(validate_email("a.@b.co"), 0);   /* trailing dot */
+	CHECK_INT(validate_email("a..b@b.co"), 0); /* double dot */
+	CHECK_INT(validate_email("a@b..co"), 0);   /* empty label */
 	CHECK_INT(validate_email("a@.b.co"), 0);
 	CHECK_INT(validate_email("a@b.co."), 0);
-	CHECK_INT(validate_email("a@b"), 0);         /* one label */
-	CHECK_INT(validate_email("a b@b.co"), 0);    /* spaces */
+	CHECK_INT(validate_email("a@b"), 0);	  /* one label */
+	CHECK_INT(validate_email("a b@b.co"), 0); /* spaces */
 	CHECK_INT(validate_email("a@b .co"), 0);
 	CHECK_INT(validate_email(" a@b.co"), 0);
 	CHECK_INT(validate_email("a@b.co "), 0);
 	CHECK_INT(validate_email("a@b.co\n"), 0);
-	CHECK_INT(validate_email("a@-b.co"), 0);     /* hyphen at a label's end */
+	CHECK_INT(validate_email("a@-b.co"), 0); /* hyphen at a label's end */
 	CHECK_INT(validate_email("a@b-.co"), 0);
 	CHECK_INT(validate_email("a@b.co-"), 0);
-	CHECK_INT(validate_email("a@b.123"), 0);     /* numeric TLD */
+	CHECK_INT(validate_email("a@b.123"), 0); /* numeric TLD */
 	CHECK_INT(validate_email("a@1.2.3.4"), 0);
 	CHECK_INT(validate_email("a@b_c.co"), 0);
 	CHECK_INT(validate_email("a@[1.2.3.4]"), 0);
@@ -247,6 +247,13 @@ static void test_url(void)
 	CHECK_INT(validate_http_url("http://2130706433/"), 0);
 	CHECK_INT(validate_http_url("http://example.123/"), 0);
 	CHECK_INT(validate_http_url("http://1.2.3.0x4/"), 0);
+	CHECK_INT(validate_http_url("http://0x7f000001/"), 0);
+	CHECK_INT(validate_http_url("http://0x7f.1/"), 0);
+	CHECK_INT(validate_http_url("http://0177.0.0.1/"), 0);
+	CHECK_INT(validate_http_url("http://a.0X1F/"), 0);
+	CHECK_INT(validate_http_url("http://a.0x/"), 0);
+	CHECK_INT(validate_http_url("http://0xdead.com/"), 1);
+	CHECK_INT(validate_http_url("http://a.0xg/"), 1);
 	/* IPv6 */
 	CHECK_INT(validate_http_url("http://[::1/"), 0);
 	CHECK_INT(validate_http_url("http://[]/"), 0);
@@ -430,14 +437,14 @@ static void test_phone(void)
 	CHECK_INT(validate_phone("(11) 4321-4321"), 1);
 	CHECK_INT(validate_phone("(11)94321-4321"), 1);
 	CHECK_INT(validate_phone("+1 555-123-4567"), 1);
-	CHECK_INT(validate_phone("12345678"), 1);        /* 8 digits */
+	CHECK_INT(validate_phone("12345678"), 1);	 /* 8 digits */
 	CHECK_INT(validate_phone("123456789012345"), 1); /* 15 digits */
 	CHECK_INT(validate_phone("+123 4567 8901 2345"), 1);
 
 	CHECK_INT(validate_phone(NULL), 0);
 	CHECK_INT(validate_phone(""), 0);
 	CHECK_INT(validate_phone("+"), 0);
-	CHECK_INT(validate_phone("1234567"), 0);          /* 7 digits */
+	CHECK_INT(validate_phone("1234567"), 0); /* 7 digits */
 	CHECK_INT(validate_phone("1234-567"), 0);
 	CHECK_INT(validate_phone("1234567890123456"), 0); /* 16 digits */
 	CHECK_INT(validate_phone("+55 (11) 94321-43210-12"), 0);
