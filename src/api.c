@@ -1,11 +1,15 @@
 #include "pixrelay/api.h"
 
+#include "pixrelay/charges.h"
+#include "pixrelay/qrpng.h"
+
 #include "pixrelay/ids.h"
 #include "pixrelay/json.h"
 #include "pixrelay/keys.h"
 #include "pixrelay/log.h"
 #include "pixrelay/mem.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -198,10 +202,154 @@ static void handle_me(struct http_req *req)
 	yajl_gen_free(g);
 }
 
+/* ---- charges ---- */
+
+static void reply_failure(struct http_req *req, const char *err)
+{
+	if (strncmp(err, "cannot build", 12) == 0) {
+		http_reply_error(req, 500, "%s", err);
+		return;
+	}
+	log_warn("request %s failed: %s", req->request_id, err);
+	reply_unavailable(req);
+}
+
+static void on_charge_created(void *ud, int result, const char *json, const char *err)
+{
+	struct http_req *req = ud;
+
+	if (result < 0) {
+		reply_failure(req, err);
+	} else if (result == CHARGES_CONFLICT) {
+		http_reply_error(req, 400,
+				 "externalID: already used by charge %s with different data; send the "
+				 "same request to get that charge again, or use a new externalID",
+				 json);
+	} else {
+		http_reply_data(req, 200, json, strlen(json));
+	}
+}
+
+/* POST /v1/charge/pix/create */
+static void handle_charge_create(struct http_req *req)
+{
+	struct app *app = app_of(req);
+	struct api_caller *c = req->auth;
+	struct charge_limits lim = {app->cfg->default_expiration, app->cfg->max_expiration};
+	struct charge_input in;
+	yajl_val body = NULL;
+	char err[512];
+
+	if (json_parse_object(req->body, req->body_len, &body, err, sizeof(err)) < 0) {
+		http_reply_error(req, 400, "%s", err);
+		return;
+	}
+	if (charge_parse_create(body, &lim, &in, err, sizeof(err)) < 0) {
+		yajl_tree_free(body);
+		http_reply_error(req, 400, "%s", err);
+		return;
+	}
+	yajl_tree_free(body);
+	charges_create(app->rds, app->cfg, c->key.env, c->account, &in, on_charge_created, req);
+	charge_input_deinit(&in);
+}
+
+static void on_charge_read(void *ud, int result, const char *json, const char *err)
+{
+	struct http_req *req = ud;
+
+	if (result < 0)
+		reply_failure(req, err);
+	else if (result == CHARGES_NOT_FOUND)
+		http_reply_error(req, 404, "charge not found: %s", req->params[0]);
+	else
+		http_reply_data(req, 200, json, strlen(json));
+}
+
+/* GET /v1/charge/pix/{id} */
+static void handle_charge_get(struct http_req *req)
+{
+	struct app *app = app_of(req);
+	struct api_caller *c = req->auth;
+
+	if (!charges_valid_id(req->params[0])) {
+		http_reply_error(req, 404, "charge not found: %.40s", req->params[0]);
+		return;
+	}
+	charges_get(app->rds, app->cfg, c->key.env, c->account, req->params[0], on_charge_read, req);
+}
+
+#define QR_DEFAULT_SCALE 8
+
+static void on_qr_brcode(void *ud, int result, const char *brcode, const char *err)
+{
+	struct http_req *req = ud;
+	unsigned char *png = NULL;
+	size_t len = 0;
+	long scale = (long)(intptr_t)req->state;
+
+	req->state = NULL;
+	if (result < 0) {
+		reply_failure(req, err);
+		return;
+	}
+	if (result == CHARGES_NOT_FOUND) {
+		http_reply_error(req, 404, "QR code not found: %s", req->params[0]);
+		return;
+	}
+	if (qrpng_render(brcode, (int)scale, &png, &len) < 0) {
+		http_reply_error(req, 500, "cannot render the QR code");
+		return;
+	}
+	/* a charge's BR Code never changes: the image may be cached for good */
+	http_reply_bytes(req, 200, "image/png", "public, max-age=31536000, immutable", png, len);
+	free(png);
+}
+
+/* GET /v1/qrcode/{id}[?size=N]: the PNG of a charge's BR Code, without a key
+ * (shops put this address in an <img>); the id is the secret. */
+static void handle_qrcode(struct http_req *req)
+{
+	struct app *app = app_of(req);
+	char *size = http_query(req, "size");
+	long scale = QR_DEFAULT_SCALE;
+	const char *id = req->params[0];
+	size_t n = strlen(id);
+
+	if (size) {
+		char *end = NULL;
+		scale = strtol(size, &end, 10);
+		if (end == size || *end || scale < QRPNG_MIN_SCALE || scale > QRPNG_MAX_SCALE) {
+			free(size);
+			http_reply_error(req, 400, "size: must be an integer from %d to %d (pixels per module)",
+					 QRPNG_MIN_SCALE, QRPNG_MAX_SCALE);
+			return;
+		}
+		free(size);
+	}
+	/* accept an optional .png suffix, as image URLs often carry one */
+	if (n > 4 && strcmp(id + n - 4, ".png") == 0)
+		((char *)id)[n - 4] = '\0';
+	if (!charges_valid_id(id)) {
+		http_reply_error(req, 404, "QR code not found: %.40s", id);
+		return;
+	}
+	if (!rds_ready(app->rds)) {
+		reply_unavailable(req);
+		return;
+	}
+	req->state = (void *)(intptr_t)scale;
+	charges_find_brcode(app->rds, app->cfg, id, on_qr_brcode, req);
+}
+
 const struct http_route api_routes[] = {
 	{EVHTTP_REQ_GET, "/healthz", handle_healthz, 0},
 	{EVHTTP_REQ_GET, "/readyz", handle_readyz, 0},
 	{EVHTTP_REQ_GET, "/v1/me", handle_me, HTTP_AUTH | HTTP_ENVELOPE},
+	{EVHTTP_REQ_POST, "/v1/charge/pix/create", handle_charge_create,
+	 HTTP_AUTH | HTTP_JSON_BODY | HTTP_ENVELOPE},
+	{EVHTTP_REQ_GET, "/v1/charge/pix/{id}", handle_charge_get, HTTP_AUTH | HTTP_ENVELOPE},
+	{EVHTTP_REQ_GET, "/v1/qrcode/{id}", handle_qrcode, HTTP_ENVELOPE},
 };
 
 const size_t api_nroutes = sizeof(api_routes) / sizeof(api_routes[0]);

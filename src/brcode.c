@@ -6,7 +6,7 @@
 #include <string.h>
 
 static void set_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 static void set_err(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -27,7 +27,8 @@ uint16_t brcode_crc16(const void *data, size_t len)
 	for (size_t i = 0; i < len; i++) {
 		crc ^= (uint16_t)(p[i] << 8);
 		for (int b = 0; b < 8; b++)
-			crc = (crc & 0x8000) ? (uint16_t)((crc << 1) ^ 0x1021) : (uint16_t)(crc << 1);
+			crc =
+			    (crc & 0x8000) ? (uint16_t)((crc << 1) ^ 0x1021) : (uint16_t)(crc << 1);
 	}
 	return crc;
 }
@@ -36,10 +37,10 @@ uint16_t brcode_crc16(const void *data, size_t len)
 
 /* U+00C0..U+00FF without their accents; "" drops, " " is a space. */
 static const char *const latin1_fold[64] = {
-	"A", "A", "A", "A", "A", "A", "AE", "C", "E", "E", "E", "E", "I", "I", "I", "I",
-	"D", "N", "O", "O", "O", "O", "O", " ", "O", "U", "U", "U", "U", "Y", "TH", "ss",
-	"a", "a", "a", "a", "a", "a", "ae", "c", "e", "e", "e", "e", "i", "i", "i", "i",
-	"d", "n", "o", "o", "o", "o", "o", " ", "o", "u", "u", "u", "u", "y", "th", "y",
+    "A", "A", "A", "A", "A", "A", "AE", "C", "E", "E", "E", "E", "I", "I", "I",	 "I",
+    "D", "N", "O", "O", "O", "O", "O",	" ", "O", "U", "U", "U", "U", "Y", "TH", "ss",
+    "a", "a", "a", "a", "a", "a", "ae", "c", "e", "e", "e", "e", "i", "i", "i",	 "i",
+    "d", "n", "o", "o", "o", "o", "o",	" ", "o", "u", "u", "u", "u", "y", "th", "y",
 };
 
 struct fold {
@@ -215,8 +216,7 @@ static void put_tlv(struct builder *b, int id, const char *v, size_t len)
 	b->buf[b->n] = '\0';
 }
 
-int brcode_encode(const struct brcode_input *in, char *out, size_t outlen, char *err,
-		  size_t errlen)
+int brcode_encode(const struct brcode_input *in, char *out, size_t outlen, char *err, size_t errlen)
 {
 	char desc[BRCODE_ACCOUNT_MAX + 1], name[BRCODE_NAME_MAX + 1], city[BRCODE_CITY_MAX + 1];
 	char amount[32], account[BRCODE_ACCOUNT_MAX + 1], extra[BRCODE_TXID_MAX + 5];
@@ -270,8 +270,9 @@ int brcode_encode(const struct brcode_input *in, char *out, size_t outlen, char 
 	acc_len = 4 + strlen(BRCODE_GUI) + 4 + key_len + (desc_len ? 4 + desc_len : 0) +
 		  (loc_len ? 4 + loc_len : 0);
 	if (acc_len > BRCODE_ACCOUNT_MAX) {
-		set_err(err, errlen, "field 26 (merchant account) would have %zu characters, over %d",
-			acc_len, BRCODE_ACCOUNT_MAX);
+		set_err(err, errlen,
+			"field 26 (merchant account) would have %zu characters, over %d", acc_len,
+			BRCODE_ACCOUNT_MAX);
 		return -1;
 	}
 	if (in->amount_cents >= 0) {
@@ -354,7 +355,7 @@ static int parse_tlvs(const char *s, size_t len, size_t base, int parent,
 		      struct brcode_field *fields, size_t max, size_t *count, char *err,
 		      size_t errlen)
 {
-	char name[8];
+	char name[16];
 	size_t pos = 0, n = 0;
 
 	while (pos < len) {
@@ -367,15 +368,17 @@ static int parse_tlvs(const char *s, size_t len, size_t base, int parent,
 			name[0] = '\0';
 		if (left < 4) {
 			if (parent >= 0)
-				set_err(err, errlen,
-					"field %02d: offset %zu: %zu character(s) left, too few for "
-					"an ID and a length",
-					parent, base + pos, left);
+				set_err(
+				    err, errlen,
+				    "field %02d: offset %zu: %zu character(s) left, too few for "
+				    "an ID and a length",
+				    parent, base + pos, left);
 			else
-				set_err(err, errlen,
-					"offset %zu: %zu character(s) left, too few for an ID and a "
-					"length",
-					base + pos, left);
+				set_err(
+				    err, errlen,
+				    "offset %zu: %zu character(s) left, too few for an ID and a "
+				    "length",
+				    base + pos, left);
 			return -1;
 		}
 		if (!is_digit(s[pos]) || !is_digit(s[pos + 1])) {
@@ -386,13 +389,14 @@ static int parse_tlvs(const char *s, size_t len, size_t base, int parent,
 		id = (s[pos] - '0') * 10 + (s[pos + 1] - '0');
 		if (!is_digit(s[pos + 2]) || !is_digit(s[pos + 3])) {
 			set_err(err, errlen,
-				"field %s%02d at offset %zu: length \"%.2s\" is not 2 digits",
-				name, id, base + pos, s + pos + 2);
+				"field %s%02d at offset %zu: length \"%.2s\" is not 2 digits", name,
+				id, base + pos, s + pos + 2);
 			return -1;
 		}
 		vlen = (size_t)((s[pos + 2] - '0') * 10 + (s[pos + 3] - '0'));
 		if (vlen == 0) {
-			set_err(err, errlen, "field %s%02d at offset %zu: length 00, a field cannot be empty",
+			set_err(err, errlen,
+				"field %s%02d at offset %zu: length 00, a field cannot be empty",
 				name, id, base + pos);
 			return -1;
 		}
@@ -478,8 +482,8 @@ static int hex_upper_value(const char *s, uint16_t *v)
 	return 0;
 }
 
-static int decode_account(struct brcode_slice acc, size_t base, struct brcode_decoded *d,
-			  char *err, size_t errlen)
+static int decode_account(struct brcode_slice acc, size_t base, struct brcode_decoded *d, char *err,
+			  size_t errlen)
 {
 	struct brcode_field sub[BRCODE_ACCOUNT_MAX / 4 + 1];
 	size_t n = 0;
@@ -504,8 +508,8 @@ static int decode_account(struct brcode_slice acc, size_t base, struct brcode_de
 		gui_ok = c == BRCODE_GUI[i];
 	}
 	if (!gui_ok) {
-		set_err(err, errlen, "field 26.00 (GUI) is \"%.*s\", not \"%s\"",
-			(int)d->gui.len, d->gui.ptr, BRCODE_GUI);
+		set_err(err, errlen, "field 26.00 (GUI) is \"%.*s\", not \"%s\"", (int)d->gui.len,
+			d->gui.ptr, BRCODE_GUI);
 		return -1;
 	}
 	if (d->pix_key.ptr && d->pix_key.len > BRCODE_KEY_MAX) {
@@ -525,15 +529,15 @@ static int decode_account(struct brcode_slice acc, size_t base, struct brcode_de
 	return 0;
 }
 
-static int decode_extra(struct brcode_slice extra, size_t base, struct brcode_decoded *d,
-			char *err, size_t errlen)
+static int decode_extra(struct brcode_slice extra, size_t base, struct brcode_decoded *d, char *err,
+			size_t errlen)
 {
 	struct brcode_field sub[99 / 4 + 1];
 	struct brcode_slice txid;
 	size_t n = 0;
 
-	if (parse_tlvs(extra.ptr, extra.len, base, 62, sub, sizeof(sub) / sizeof(sub[0]), &n,
-		       err, errlen) < 0)
+	if (parse_tlvs(extra.ptr, extra.len, base, 62, sub, sizeof(sub) / sizeof(sub[0]), &n, err,
+		       errlen) < 0)
 		return -1;
 	txid = find(sub, n, 5);
 	if (txid.ptr && !slice_is(txid, "***") && !is_txid(txid.ptr, txid.len)) {
@@ -551,8 +555,8 @@ static const struct {
 	int id;
 	const char *what;
 } required_fields[] = {
-	{26, "merchant account"}, {52, "merchant category code"}, {53, "currency"},
-	{58, "country"},          {59, "merchant name"},          {60, "merchant city"},
+    {26, "merchant account"}, {52, "merchant category code"}, {53, "currency"},
+    {58, "country"},	      {59, "merchant name"},	      {60, "merchant city"},
 };
 
 int brcode_decode(const char *code, struct brcode_decoded *out, char *err, size_t errlen)
@@ -585,8 +589,7 @@ int brcode_decode(const char *code, struct brcode_decoded *out, char *err, size_
 			return -1;
 		}
 	}
-	if (parse_tlvs(code, len, 0, -1, d.fields, BRCODE_MAX_FIELDS, &d.nfields, err, errlen) <
-	    0)
+	if (parse_tlvs(code, len, 0, -1, d.fields, BRCODE_MAX_FIELDS, &d.nfields, err, errlen) < 0)
 		return -1;
 
 	if (d.fields[0].id != 0) {
@@ -637,8 +640,8 @@ int brcode_decode(const char *code, struct brcode_decoded *out, char *err, size_
 				   err, errlen) < 0)
 			return -1;
 		if (d.fields[i].id == 62 &&
-		    decode_extra(d.fields[i].value, (size_t)(d.fields[i].value.ptr - code), &d,
-				 err, errlen) < 0)
+		    decode_extra(d.fields[i].value, (size_t)(d.fields[i].value.ptr - code), &d, err,
+				 errlen) < 0)
 			return -1;
 	}
 	d.mcc = find(d.fields, d.nfields, 52);

@@ -51,6 +51,20 @@ static const struct opt opts[] = {
 	{"bootstrap", L(bootstrap), "1", 0, 1,
 	 "1: with the embedded Redis, create the sandbox platform account and print a sandbox "
 	 "key on first start"},
+	{"pix-key", S(pix_key), "", 0, 0,
+	 "Pix key that receives payments, written into every BR Code (empty: each account's "
+	 "own random key, fine for the sandbox)"},
+	{"merchant-name", S(merchant_name), "PIXRELAY", 0, 0,
+	 "merchant name in BR Codes (folded to ASCII, at most 25 characters)"},
+	{"merchant-city", S(merchant_city), "SAO PAULO", 0, 0,
+	 "merchant city in BR Codes (folded to ASCII, at most 15 characters)"},
+	{"fee-fixed", L(fee_fixed), "0", 0, 100000000, "fixed part of each charge's fee, in cents"},
+	{"fee-bps", L(fee_bps), "80", 0, 10000,
+	 "proportional part of each charge's fee in basis points (80 = 0.80 %), rounded half up"},
+	{"default-expiration", L(default_expiration), "86400", 300, 31536000,
+	 "expiration of a charge that gives none, in seconds"},
+	{"max-expiration", L(max_expiration), "2592000", 300, 31536000,
+	 "largest charge expiration accepted, in seconds"},
 };
 
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))

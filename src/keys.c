@@ -27,8 +27,9 @@ static void reply_error(redisContext *c, redisReply *r, char *err, size_t errlen
 int keys_platform_init(redisContext *c, const char *prefix, enum auth_env env, char *account_id,
 		       int *created, char *err, size_t errlen)
 {
-	char id[IDS_ULID_LEN + 1], k1[256], k2[256], k3[256], now[32];
-	const char *argv[7];
+	char id[IDS_ULID_LEN + 1], k1[256], k2[256], k3[256], k4[256], now[32];
+	char evp[IDS_UUID_LEN + 1];
+	const char *argv[9];
 	redisReply *r;
 	int rc = -1;
 
@@ -36,15 +37,19 @@ int keys_platform_init(redisContext *c, const char *prefix, enum auth_env env, c
 	snprintf(k1, sizeof(k1), "%s{%s}:platform", prefix, auth_env_name(env));
 	keys_redis_account(k2, sizeof(k2), prefix, env, id);
 	snprintf(k3, sizeof(k3), "%s{%s}:accounts", prefix, auth_env_name(env));
+	snprintf(k4, sizeof(k4), "%s{%s}:pixkeys", prefix, auth_env_name(env));
+	ids_uuid4(evp);
 	snprintf(now, sizeof(now), "%llu", (unsigned long long)ids_now_ms());
 	argv[0] = k1;
 	argv[1] = k2;
 	argv[2] = k3;
-	argv[3] = id;
-	argv[4] = auth_env_name(env);
-	argv[5] = now;
-	argv[6] = env == AUTH_PRODUCTION ? "Platform (production)" : "Platform (sandbox)";
-	r = rds_sync_script(c, SCRIPT_PLATFORM_INIT, 3, 7, argv);
+	argv[3] = k4;
+	argv[4] = id;
+	argv[5] = auth_env_name(env);
+	argv[6] = now;
+	argv[7] = env == AUTH_PRODUCTION ? "Platform (production)" : "Platform (sandbox)";
+	argv[8] = evp;
+	r = rds_sync_script(c, SCRIPT_PLATFORM_INIT, 4, 9, argv);
 	if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
 	    r->element[0]->type != REDIS_REPLY_STRING) {
 		reply_error(c, r, err, errlen);

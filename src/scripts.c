@@ -9,7 +9,7 @@
 
 /* defined in the generated scripts_data.c */
 extern const char script_key_create[], script_key_auth[], script_key_revoke[],
-	script_platform_init[];
+	script_platform_init[], script_charge_create[];
 
 static const struct {
 	const char *name;
@@ -19,6 +19,7 @@ static const struct {
 	[SCRIPT_KEY_AUTH] = {"key_auth", script_key_auth},
 	[SCRIPT_KEY_REVOKE] = {"key_revoke", script_key_revoke},
 	[SCRIPT_PLATFORM_INIT] = {"platform_init", script_platform_init},
+	[SCRIPT_CHARGE_CREATE] = {"charge_create", script_charge_create},
 };
 
 static char shas[SCRIPT_COUNT][41];

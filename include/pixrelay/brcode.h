@@ -26,13 +26,13 @@
 #include <yajl/yajl_gen.h>
 
 #define BRCODE_GUI "br.gov.bcb.pix"
-#define BRCODE_KEY_MAX 77      /* 26.01 */
-#define BRCODE_URL_MAX 77      /* 26.25 */
-#define BRCODE_ACCOUNT_MAX 99  /* the whole of field 26 */
-#define BRCODE_NAME_MAX 25     /* 59 */
-#define BRCODE_CITY_MAX 15     /* 60 */
-#define BRCODE_TXID_MAX 25     /* 62.05 */
-#define BRCODE_AMOUNT_MAX 13   /* 54, characters */
+#define BRCODE_KEY_MAX 77     /* 26.01 */
+#define BRCODE_URL_MAX 77     /* 26.25 */
+#define BRCODE_ACCOUNT_MAX 99 /* the whole of field 26 */
+#define BRCODE_NAME_MAX 25    /* 59 */
+#define BRCODE_CITY_MAX 15    /* 60 */
+#define BRCODE_TXID_MAX 25    /* 62.05 */
+#define BRCODE_AMOUNT_MAX 13  /* 54, characters */
 /* An out buffer of this many bytes always holds what brcode_encode writes. */
 #define BRCODE_ENCODE_BUF 256
 /* The longest code brcode_decode accepts, in characters. */
@@ -55,17 +55,17 @@ void brcode_fold_ascii(const char *utf8, size_t maxchars, char *out, size_t outl
 
 /* What goes into a code. Every pointer is borrowed for the call only. */
 struct brcode_input {
-	const char *gui;           /* 26.00, NULL for "br.gov.bcb.pix"; when given it must
+	const char *gui;	   /* 26.00, NULL for "br.gov.bcb.pix"; when given it must
 				    * be that text in any letter case ("BR.GOV.BCB.PIX") */
-	const char *pix_key;       /* 26.01, required, printable ASCII, <= 77 chars */
+	const char *pix_key;	   /* 26.01, required, printable ASCII, <= 77 chars */
 	const char *description;   /* 26.02, optional (NULL or ""), folded to ASCII */
-	const char *location;      /* 26.25, optional (NULL), printable ASCII URL without
+	const char *location;	   /* 26.25, optional (NULL), printable ASCII URL without
 				    * "https://", <= 77 chars */
-	long long amount_cents;    /* 54 when >= 0 (formatted "12.34"); < 0 omits field 54 */
+	long long amount_cents;	   /* 54 when >= 0 (formatted "12.34"); < 0 omits field 54 */
 	const char *merchant_name; /* 59, required, folded to ASCII, cut to 25 */
 	const char *merchant_city; /* 60, required, folded to ASCII, cut to 15 */
-	const char *txid;          /* 62.05, 1..25 ASCII letters or digits, NULL for "***" */
-	int single_use;            /* field 01 = "12" when nonzero, omitted otherwise */
+	const char *txid;	   /* 62.05, 1..25 ASCII letters or digits, NULL for "***" */
+	int single_use;		   /* field 01 = "12" when nonzero, omitted otherwise */
 };
 
 /* Build the BR Code into out (outlen bytes, NUL-terminated; BRCODE_ENCODE_BUF
@@ -93,22 +93,22 @@ struct brcode_field {
 /* A decoded code. Every slice borrows from the string given to brcode_decode
  * and lives as long as it does. */
 struct brcode_decoded {
-	struct brcode_slice payload_format;      /* 00, always "01" */
+	struct brcode_slice payload_format;	 /* 00, always "01" */
 	struct brcode_slice point_of_initiation; /* 01, "11" or "12", or absent */
-	struct brcode_slice gui;                 /* 26.00 as written */
-	struct brcode_slice pix_key;             /* 26.01 or absent */
-	struct brcode_slice description;         /* 26.02 or absent */
-	struct brcode_slice location;            /* 26.25 or absent */
-	struct brcode_slice mcc;                 /* 52, 4 digits */
-	struct brcode_slice currency;            /* 53, "986" */
-	struct brcode_slice amount;              /* 54 as written, or absent */
-	long long amount_cents;                  /* 54 in cents, -1 when absent */
-	struct brcode_slice country;             /* 58, 2 uppercase letters */
-	struct brcode_slice merchant_name;       /* 59 */
-	struct brcode_slice merchant_city;       /* 60 */
-	struct brcode_slice txid;                /* 62.05; absent when "***" or no 62 */
-	uint16_t crc;                            /* 63, verified */
-	size_t nfields;                          /* top-level fields in code order */
+	struct brcode_slice gui;		 /* 26.00 as written */
+	struct brcode_slice pix_key;		 /* 26.01 or absent */
+	struct brcode_slice description;	 /* 26.02 or absent */
+	struct brcode_slice location;		 /* 26.25 or absent */
+	struct brcode_slice mcc;		 /* 52, 4 digits */
+	struct brcode_slice currency;		 /* 53, "986" */
+	struct brcode_slice amount;		 /* 54 as written, or absent */
+	long long amount_cents;			 /* 54 in cents, -1 when absent */
+	struct brcode_slice country;		 /* 58, 2 uppercase letters */
+	struct brcode_slice merchant_name;	 /* 59 */
+	struct brcode_slice merchant_city;	 /* 60 */
+	struct brcode_slice txid;		 /* 62.05; absent when "***" or no 62 */
+	uint16_t crc;				 /* 63, verified */
+	size_t nfields;				 /* top-level fields in code order */
 	struct brcode_field fields[BRCODE_MAX_FIELDS];
 };
 

@@ -23,6 +23,13 @@ struct config {
 	long shutdown_grace;   /* seconds to finish requests in flight on SIGTERM */
 	long max_connections;  /* open client connections at most */
 	long bootstrap;        /* 1: on first run with embedded Redis, create a sandbox key */
+	char *pix_key;         /* Pix key written into BR Codes (empty: the account's own key) */
+	char *merchant_name;   /* BR Code field 59 */
+	char *merchant_city;   /* BR Code field 60 */
+	long fee_fixed;        /* cents added to every charge's fee */
+	long fee_bps;          /* fee in basis points of the amount (80 = 0.80 %) */
+	long default_expiration; /* seconds, when a charge gives none */
+	long max_expiration;   /* seconds, the largest expiration accepted */
 };
 
 /* Fill `cfg` from argv (flags it recognises are consumed; others are left for

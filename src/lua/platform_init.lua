@@ -2,7 +2,8 @@
 -- KEYS[1] = <prefix>{<env>}:platform          the platform account id
 -- KEYS[2] = <prefix>{<env>}:acct:<new id>     the account record, if created
 -- KEYS[3] = <prefix>{<env>}:accounts          zset of account ids by creation
--- ARGV = new id, env, created_ms, name
+-- KEYS[4] = <prefix>{<env>}:pixkeys           hash Pix key -> account id
+-- ARGV = new id, env, created_ms, name, random Pix key (EVP)
 -- Returns {id, 1} when created now, {id, 0} when it already existed.
 local existing = redis.call('GET', KEYS[1])
 if existing then
@@ -10,7 +11,8 @@ if existing then
 end
 redis.call('HSET', KEYS[2], 'id', ARGV[1], 'env', ARGV[2], 'kind', 'platform',
   'officialName', ARGV[4], 'tradeName', ARGV[4], 'status', 'ACTIVE',
-  'created_at', ARGV[3], 'owner', '')
+  'created_at', ARGV[3], 'owner', '', 'pix_key', ARGV[5])
 redis.call('SET', KEYS[1], ARGV[1])
 redis.call('ZADD', KEYS[3], ARGV[3], ARGV[1])
+redis.call('HSET', KEYS[4], ARGV[5], ARGV[1])
 return {ARGV[1], 1}

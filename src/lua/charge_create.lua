@@ -1,0 +1,31 @@
+-- charge_create: store a new PENDING charge, or answer for its externalID.
+-- KEYS[1] = <prefix>{<env>}:ch:<id>           the charge
+-- KEYS[2] = <prefix>{<env>}:ext:<account>     hash externalID -> "<id> <fingerprint>"
+-- KEYS[3] = <prefix>{<env>}:expiry            zset charge id -> expires_ms
+-- KEYS[4] = <prefix>{<env>}:charges:<account> zset charge id -> created_ms
+-- ARGV = id, account, env, externalID ('' = none), fingerprint, head, mid,
+--        created_ms, expires_ms, updated_at (text), amount, fee, postbackUrl, brCode,
+--        charge key prefix (<prefix>{<env>}:ch:, same hash tag, to read an earlier charge)
+-- Returns {'created'}, {'existing', head, status, mid, updated_at} for the same
+-- request again, or {'conflict', id} for another request with a used externalID.
+if ARGV[4] ~= '' then
+  local prior = redis.call('HGET', KEYS[2], ARGV[4])
+  if prior then
+    local sp = string.find(prior, ' ', 1, true)
+    local id, fp = string.sub(prior, 1, sp - 1), string.sub(prior, sp + 1)
+    if fp ~= ARGV[5] then
+      return {'conflict', id}
+    end
+    local c = redis.call('HMGET', ARGV[15] .. id, 'head', 'status', 'mid', 'updated_at')
+    return {'existing', c[1], c[2], c[3], c[4]}
+  end
+  redis.call('HSET', KEYS[2], ARGV[4], ARGV[1] .. ' ' .. ARGV[5])
+end
+redis.call('HSET', KEYS[1], 'id', ARGV[1], 'account', ARGV[2], 'env', ARGV[3],
+  'external_id', ARGV[4], 'head', ARGV[6], 'mid', ARGV[7], 'status', 'PENDING',
+  'created_ms', ARGV[8], 'expires_ms', ARGV[9], 'updated_at', ARGV[10],
+  'updated_ms', ARGV[8], 'amount', ARGV[11], 'fee', ARGV[12], 'postback_url', ARGV[13],
+  'br_code', ARGV[14])
+redis.call('ZADD', KEYS[3], ARGV[9], ARGV[1])
+redis.call('ZADD', KEYS[4], ARGV[8], ARGV[1])
+return {'created'}
