@@ -1,6 +1,7 @@
 #include "pixrelay/api.h"
 
 #include "pixrelay/charges.h"
+#include "pixrelay/events.h"
 #include "pixrelay/qrpng.h"
 
 #include "pixrelay/ids.h"
@@ -342,6 +343,183 @@ static void handle_qrcode(struct http_req *req)
 	charges_find_brcode(app->rds, app->cfg, id, on_qr_brcode, req);
 }
 
+/* ---- charge lifecycle ---- */
+
+static void on_transitioned(void *ud, int result, const char *json, const char *err)
+{
+	struct http_req *req = ud;
+	struct app *app = app_of(req);
+	const char *verb = req->state ? (const char *)req->state : "changed";
+
+	req->state = NULL;
+	switch (result) {
+	case 0:
+		dispatch_kick(app->dispatch);
+		http_reply_data(req, 200, json, strlen(json));
+		return;
+	case CHARGES_NOT_FOUND:
+		http_reply_error(req, 404, "charge not found: %s", req->params[0]);
+		return;
+	case CHARGES_REFUSED:
+		http_reply_error(req, 400, "charge is %s; only a %s charge can be %s", json,
+				 strcmp(verb, "refunded") == 0 ? "PAID" : "PENDING", verb);
+		return;
+	case CHARGES_EXPIRED:
+		dispatch_kick(app->dispatch);
+		http_reply_error(req, 400, "charge expired before the payment; it is EXPIRED now");
+		return;
+	case CHARGES_AMOUNT_MISMATCH:
+		http_reply_error(req, 400,
+				 "amount: partial refunds are not supported; omit amount or send the "
+				 "charge's amount (%s)",
+				 json);
+		return;
+	case CHARGES_INSUFFICIENT:
+		http_reply_error(req, 400, "insufficient balance for the refund (balance %s cents)",
+				 json);
+		return;
+	default:
+		reply_failure(req, err ? err : "charge transition failed");
+	}
+}
+
+/* POST /v1/charge/pix/{id}/simulate-payment: sandbox only. */
+static void handle_simulate_payment(struct http_req *req)
+{
+	struct app *app = app_of(req);
+	struct api_caller *c = req->auth;
+
+	if (c->key.env != AUTH_SANDBOX) {
+		http_reply_error(req, 403,
+				 "simulate-payment works with sandbox keys only; production charges "
+				 "are paid by the payment provider's notification");
+		return;
+	}
+	if (!charges_valid_id(req->params[0])) {
+		http_reply_error(req, 404, "charge not found: %.40s", req->params[0]);
+		return;
+	}
+	req->state = (void *)"paid";
+	charges_transition(app->rds, app->cfg, c->key.env, c->account, req->params[0],
+			   CHARGES_PAY, NULL, NULL, on_transitioned, req);
+}
+
+/* POST /v1/charge/{id}/refund: a full refund of a paid charge. The body is
+ * optional: {"amount": <the charge's amount>, "reason": "..."}. */
+static void handle_refund(struct http_req *req)
+{
+	struct app *app = app_of(req);
+	struct api_caller *c = req->auth;
+	yajl_val body = NULL, v;
+	char err[512], amount[32] = "";
+
+	if (req->body_len > 0) {
+		if (json_parse_object(req->body, req->body_len, &body, err, sizeof(err)) < 0) {
+			http_reply_error(req, 400, "%s", err);
+			return;
+		}
+		for (size_t i = 0; i < body->u.object.len; i++) {
+			const char *k = body->u.object.keys[i];
+			if (strcmp(k, "amount") != 0 && strcmp(k, "reason") != 0) {
+				http_reply_error(req, 400, "unknown field '%.64s'; allowed: amount, reason", k);
+				yajl_tree_free(body);
+				return;
+			}
+		}
+		v = json_get(body, "reason");
+		if (v && !YAJL_IS_NULL(v) &&
+		    (!YAJL_IS_STRING(v) || !v->u.string || strlen(v->u.string) > 500)) {
+			http_reply_error(req, 400, "reason: must be a string of at most 500 characters");
+			yajl_tree_free(body);
+			return;
+		}
+		v = json_get(body, "amount");
+		if (v && !YAJL_IS_NULL(v)) {
+			int64_t n;
+			if (!json_as_int64(v, &n) || n < 1) {
+				http_reply_error(req, 400, "amount: must be a positive integer number of cents");
+				yajl_tree_free(body);
+				return;
+			}
+			snprintf(amount, sizeof(amount), "%lld", (long long)n);
+		}
+		yajl_tree_free(body);
+	}
+	if (!charges_valid_id(req->params[0])) {
+		http_reply_error(req, 404, "charge not found: %.40s", req->params[0]);
+		return;
+	}
+	req->state = (void *)"refunded";
+	charges_transition(app->rds, app->cfg, c->key.env, c->account, req->params[0],
+			   CHARGES_REFUND, NULL, amount[0] ? amount : NULL, on_transitioned, req);
+}
+
+/* ---- events ---- */
+
+static void on_event_read(void *ud, int result, const char *json, const char *err)
+{
+	struct http_req *req = ud;
+
+	if (result < 0)
+		reply_failure(req, err);
+	else if (result == EVENTS_NOT_FOUND)
+		http_reply_error(req, 404, "event not found: %s", req->params[0]);
+	else
+		http_reply_data(req, 200, json, strlen(json));
+}
+
+/* GET /v1/events/{id} */
+static void handle_event_get(struct http_req *req)
+{
+	struct app *app = app_of(req);
+	struct api_caller *c = req->auth;
+	int shard = events_id_shard(req->params[0]);
+
+	if (shard < 0 || shard >= app->cfg->queue_shards) {
+		http_reply_error(req, 404, "event not found: %.40s", req->params[0]);
+		return;
+	}
+	events_get(app->rds, app->cfg, c->key.env, c->account, req->params[0], on_event_read, req);
+}
+
+static void on_event_replayed(void *ud, int result, const char *json, const char *err)
+{
+	struct http_req *req = ud;
+	struct app *app = app_of(req);
+
+	if (result < 0) {
+		reply_failure(req, err);
+	} else if (result == EVENTS_NOT_FOUND) {
+		http_reply_error(req, 404, "event not found: %s", req->params[0]);
+	} else {
+		yajl_gen g = json_gen_new();
+		json_open(g);
+		json_str(g, "id");
+		json_str(g, req->params[0]);
+		json_str(g, "requeued");
+		json_bool(g, result == 0);
+		json_close(g);
+		dispatch_kick(app->dispatch);
+		http_reply_gen(req, 200, g);
+		yajl_gen_free(g);
+	}
+}
+
+/* POST /v1/events/{id}/replay: deliver again, same id, fresh attempt budget. */
+static void handle_event_replay(struct http_req *req)
+{
+	struct app *app = app_of(req);
+	struct api_caller *c = req->auth;
+	int shard = events_id_shard(req->params[0]);
+
+	if (shard < 0 || shard >= app->cfg->queue_shards) {
+		http_reply_error(req, 404, "event not found: %.40s", req->params[0]);
+		return;
+	}
+	events_replay(app->rds, app->cfg, c->key.env, c->account, req->params[0],
+		      on_event_replayed, req);
+}
+
 const struct http_route api_routes[] = {
 	{EVHTTP_REQ_GET, "/healthz", handle_healthz, 0},
 	{EVHTTP_REQ_GET, "/readyz", handle_readyz, 0},
@@ -350,6 +528,11 @@ const struct http_route api_routes[] = {
 	 HTTP_AUTH | HTTP_JSON_BODY | HTTP_ENVELOPE},
 	{EVHTTP_REQ_GET, "/v1/charge/pix/{id}", handle_charge_get, HTTP_AUTH | HTTP_ENVELOPE},
 	{EVHTTP_REQ_GET, "/v1/qrcode/{id}", handle_qrcode, HTTP_ENVELOPE},
+	{EVHTTP_REQ_POST, "/v1/charge/pix/{id}/simulate-payment", handle_simulate_payment,
+	 HTTP_AUTH | HTTP_ENVELOPE},
+	{EVHTTP_REQ_POST, "/v1/charge/{id}/refund", handle_refund, HTTP_AUTH | HTTP_ENVELOPE},
+	{EVHTTP_REQ_GET, "/v1/events/{id}", handle_event_get, HTTP_AUTH | HTTP_ENVELOPE},
+	{EVHTTP_REQ_POST, "/v1/events/{id}/replay", handle_event_replay, HTTP_AUTH | HTTP_ENVELOPE},
 };
 
 const size_t api_nroutes = sizeof(api_routes) / sizeof(api_routes[0]);

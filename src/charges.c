@@ -1,6 +1,7 @@
 #include "pixrelay/charges.h"
 
 #include "pixrelay/brcode.h"
+#include "pixrelay/events.h"
 #include "pixrelay/ids.h"
 #include "pixrelay/keys.h"
 #include "pixrelay/log.h"
@@ -339,4 +340,141 @@ void charges_find_brcode(struct rds *r, const struct config *cfg, const char *id
 	f->cb = cb;
 	f->ud = ud;
 	find_in(f);
+}
+
+/* ---- transitions ---- */
+
+static const char *const action_names[] = {"pay", "expire", "refund", "fail"};
+
+struct transition {
+	charges_fn cb;
+	void *ud;
+};
+
+static void on_transition(void *ud, redisReply *reply, const char *err)
+{
+	struct transition *t = ud;
+	redisReply **e;
+	const char *what;
+
+	if (err) {
+		t->cb(t->ud, -1, NULL, err);
+		goto done;
+	}
+	if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 1 ||
+	    reply->element[0]->type != REDIS_REPLY_STRING) {
+		t->cb(t->ud, -1, NULL, "unexpected reply from charge_transition");
+		goto done;
+	}
+	e = reply->element;
+	what = e[0]->str;
+	if (strcmp(what, "ok") == 0 && reply->elements == 4)
+		t->cb(t->ud, 0, e[2]->str, NULL);
+	else if (strcmp(what, "expired") == 0 && reply->elements == 3)
+		t->cb(t->ud, CHARGES_EXPIRED, e[1]->str, NULL);
+	else if (strcmp(what, "not_found") == 0)
+		t->cb(t->ud, CHARGES_NOT_FOUND, NULL, NULL);
+	else if (strcmp(what, "refused") == 0 && reply->elements == 2)
+		t->cb(t->ud, CHARGES_REFUSED, e[1]->str, NULL);
+	else if (strcmp(what, "duplicate") == 0 && reply->elements == 2)
+		t->cb(t->ud, CHARGES_DUPLICATE, e[1]->str, NULL);
+	else if (strcmp(what, "amount_mismatch") == 0 && reply->elements == 2)
+		t->cb(t->ud, CHARGES_AMOUNT_MISMATCH, e[1]->str, NULL);
+	else if (strcmp(what, "insufficient") == 0 && reply->elements == 2)
+		t->cb(t->ud, CHARGES_INSUFFICIENT, e[1]->str, NULL);
+	else
+		t->cb(t->ud, -1, NULL, "unexpected reply from charge_transition");
+done:
+	free(t);
+}
+
+void charges_transition(struct rds *r, const struct config *cfg, enum auth_env env,
+			const char *account, const char *id, enum charges_action action,
+			const char *upstream_id, const char *amount, charges_fn cb, void *ud)
+{
+	struct transition *t = mem_new(struct transition);
+	const char *envn = auth_env_name(env);
+	char k1[256], k2[256], k3[256], k4[256], now[32], now_txt[TIMEFMT_LEN + 1];
+	char evt[EVENTS_ID_MAX], acct_prefix[256], dedupe[256];
+	uint64_t ms = ids_now_ms();
+
+	t->cb = cb;
+	t->ud = ud;
+	charge_key(k1, sizeof(k1), cfg->prefix, env, id);
+	events_outbox_key(k2, sizeof(k2), cfg->prefix, env);
+	snprintf(k3, sizeof(k3), "%s{%s}:expiry", cfg->prefix, envn);
+	/* the ledger key needs the account; the scheduler does not know it, so
+	 * ledgers are per environment, entries naming their account */
+	snprintf(k4, sizeof(k4), "%s{%s}:ledger", cfg->prefix, envn);
+	snprintf(now, sizeof(now), "%llu", (unsigned long long)ms);
+	timefmt_format(now_txt, ms);
+	events_new_id(events_shard_of(id, cfg->queue_shards), evt);
+	snprintf(acct_prefix, sizeof(acct_prefix), "%s{%s}:acct:", cfg->prefix, envn);
+	snprintf(dedupe, sizeof(dedupe), "%s{%s}:upstream", cfg->prefix, envn);
+	{
+		const char *argv[] = {k1,  k2,          k3,
+				      k4,  action_names[action], now,
+				      now_txt, evt,     acct_prefix,
+				      account ? account : "", upstream_id ? dedupe : "",
+				      upstream_id ? upstream_id : "", amount ? amount : ""};
+		rds_script(r, on_transition, t, SCRIPT_CHARGE_TRANSITION, 4, 13, argv, NULL);
+	}
+}
+
+/* ---- expiry scheduler ---- */
+
+struct expiry {
+	struct rds *r;
+	const struct config *cfg;
+	enum auth_env env;
+	void (*done)(void *ud, int n);
+	void *ud;
+	size_t left;
+	int expired;
+};
+
+static void on_one_expired(void *ud, int result, const char *json, const char *err)
+{
+	struct expiry *x = ud;
+
+	if (result == 0)
+		x->expired++;
+	else if (result < 0)
+		log_warn("expiry: %s", err);
+	if (--x->left == 0) {
+		x->done(x->ud, x->expired);
+		free(x);
+	}
+}
+
+static void on_due(void *ud, redisReply *reply, const char *err)
+{
+	struct expiry *x = ud;
+
+	if (err || reply->type != REDIS_REPLY_ARRAY || reply->elements == 0) {
+		x->done(x->ud, err ? -1 : 0);
+		free(x);
+		return;
+	}
+	x->left = reply->elements;
+	for (size_t i = 0; i < reply->elements; i++)
+		charges_transition(x->r, x->cfg, x->env, "", reply->element[i]->str,
+				   CHARGES_EXPIRE, NULL, NULL, on_one_expired, x);
+}
+
+void charges_expire_due(struct rds *r, const struct config *cfg, enum auth_env env,
+			void (*done)(void *ud, int n), void *ud)
+{
+	struct expiry *x = mem_new(struct expiry);
+	char k[256], now[32];
+	const char *argv[] = {"ZRANGEBYSCORE", k, "-inf", now, "LIMIT", "0", "200"};
+
+	x->r = r;
+	x->cfg = cfg;
+	x->env = env;
+	x->done = done;
+	x->ud = ud;
+	snprintf(k, sizeof(k), "%s{%s}:expiry", cfg->prefix, auth_env_name(env));
+	snprintf(now, sizeof(now), "%llu", (unsigned long long)ids_now_ms());
+	rds_cmd_argv(r, on_due, x, 7, argv, NULL);
 }

@@ -24,6 +24,7 @@ static const char usage_main[] =
 	"  init                  create the platform account of an environment (idempotent)\n"
 	"  keys create|list|revoke\n"
 	"                        manage API keys\n"
+	"  secrets               show an account's postback signing secrets\n"
 	"  version               print the version\n"
 	"\n"
 	"Every command takes --help. Settings may come before or after the command.\n";
@@ -323,6 +324,73 @@ static int cmd_keys(const struct config *cfg, int argc, char **argv)
 	return 2;
 }
 
+static int cmd_secrets(const struct config *cfg, int argc, char **argv)
+{
+	static const struct option lo[] = {{"env", required_argument, NULL, 'e'},
+					   {"account", required_argument, NULL, 'a'},
+					   {"json", no_argument, NULL, 'j'},
+					   {"help", no_argument, NULL, 'h'},
+					   {NULL, 0, NULL, 0}};
+	const char *envs = NULL, *account = NULL;
+	int json = 0, opt, rc = 1;
+	enum auth_env env;
+	struct cli_redis cr;
+	char id[32], signing[128], compat[128], err[256];
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (opt) {
+		case 'e':
+			envs = optarg;
+			break;
+		case 'a':
+			account = optarg;
+			break;
+		case 'j':
+			json = 1;
+			break;
+		case 'h':
+			printf("usage: pixrelay secrets --env sandbox|production [--account ID] [--json]\n\n"
+			       "Show the postback secrets of an account (default: the platform\n"
+			       "account): the Standard Webhooks signing secret (whsec_...) and the\n"
+			       "value of the compatibility 'signature' header.\n");
+			return 0;
+		default:
+			return 2;
+		}
+	}
+	if (!envs || auth_env_parse(envs, &env) < 0) {
+		fprintf(stderr, "pixrelay secrets: --env sandbox|production is required\n");
+		return 2;
+	}
+	if (cli_redis_open(cfg, &cr) < 0)
+		return 1;
+	if (account) {
+		snprintf(id, sizeof(id), "%s", account);
+	} else {
+		int created = 0;
+		if (keys_platform_init(cr.c, cfg->prefix, env, id, &created, err, sizeof(err)) < 0) {
+			fprintf(stderr, "pixrelay secrets: %s\n", err);
+			goto done;
+		}
+	}
+	if (keys_account_secrets(cr.c, cfg->prefix, env, id, signing, sizeof(signing), compat,
+				 sizeof(compat), err, sizeof(err)) != 0) {
+		fprintf(stderr, "pixrelay secrets: %s\n", err);
+		goto done;
+	}
+	if (json)
+		printf("{\"account\":\"%s\",\"signingSecret\":\"%s\",\"signature\":\"%s\"}\n", id,
+		       signing, compat);
+	else
+		printf("account %s (%s)\n  webhook signing secret: %s\n  signature header:       %s\n",
+		       id, auth_env_name(env), signing, compat);
+	rc = 0;
+done:
+	cli_redis_close(&cr);
+	return rc;
+}
+
 int cli_main(int argc, char **argv)
 {
 	struct config cfg;
@@ -354,6 +422,8 @@ int cli_main(int argc, char **argv)
 		rc = cmd_serve(&cfg, nrest, rest);
 	} else if (strcmp(cmd, "init") == 0) {
 		rc = cmd_init(&cfg, nrest, rest);
+	} else if (strcmp(cmd, "secrets") == 0) {
+		rc = cmd_secrets(&cfg, nrest, rest);
 	} else if (strcmp(cmd, "keys") == 0) {
 		rc = cmd_keys(&cfg, nrest, rest);
 	} else {

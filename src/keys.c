@@ -3,6 +3,7 @@
 #include "pixrelay/ids.h"
 #include "pixrelay/json.h"
 #include "pixrelay/mem.h"
+#include "pixrelay/sign.h"
 #include "pixrelay/timefmt.h"
 
 #include <stdlib.h>
@@ -28,8 +29,8 @@ int keys_platform_init(redisContext *c, const char *prefix, enum auth_env env, c
 		       int *created, char *err, size_t errlen)
 {
 	char id[IDS_ULID_LEN + 1], k1[256], k2[256], k3[256], k4[256], now[32];
-	char evp[IDS_UUID_LEN + 1];
-	const char *argv[9];
+	char evp[IDS_UUID_LEN + 1], signing[SIGN_SECRET_LEN + 1], compat[41];
+	const char *argv[11];
 	redisReply *r;
 	int rc = -1;
 
@@ -39,6 +40,9 @@ int keys_platform_init(redisContext *c, const char *prefix, enum auth_env env, c
 	snprintf(k3, sizeof(k3), "%s{%s}:accounts", prefix, auth_env_name(env));
 	snprintf(k4, sizeof(k4), "%s{%s}:pixkeys", prefix, auth_env_name(env));
 	ids_uuid4(evp);
+	sign_secret_new(signing, sizeof(signing));
+	memcpy(compat, "pxrwh_", 6);
+	ids_base62(compat + 6, 32);
 	snprintf(now, sizeof(now), "%llu", (unsigned long long)ids_now_ms());
 	argv[0] = k1;
 	argv[1] = k2;
@@ -49,7 +53,9 @@ int keys_platform_init(redisContext *c, const char *prefix, enum auth_env env, c
 	argv[6] = now;
 	argv[7] = env == AUTH_PRODUCTION ? "Platform (production)" : "Platform (sandbox)";
 	argv[8] = evp;
-	r = rds_sync_script(c, SCRIPT_PLATFORM_INIT, 4, 9, argv);
+	argv[9] = signing;
+	argv[10] = compat;
+	r = rds_sync_script(c, SCRIPT_PLATFORM_INIT, 4, 11, argv);
 	if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
 	    r->element[0]->type != REDIS_REPLY_STRING) {
 		reply_error(c, r, err, errlen);
@@ -58,6 +64,8 @@ int keys_platform_init(redisContext *c, const char *prefix, enum auth_env env, c
 	snprintf(account_id, IDS_ULID_LEN + 1, "%s", r->element[0]->str);
 	*created = r->element[1]->integer == 1;
 	rc = 0;
+	mem_wipe(signing, sizeof(signing));
+	mem_wipe(compat, sizeof(compat));
 done:
 	freeReplyObject(r);
 	return rc;
@@ -304,6 +312,31 @@ int keys_revoke(redisContext *c, const char *prefix, const char *key_id, char *e
 	} else {
 		snprintf(err, errlen, "no key %s", key_id);
 		rc = KEYS_NOT_FOUND;
+	}
+	freeReplyObject(r);
+	return rc;
+}
+
+int keys_account_secrets(redisContext *c, const char *prefix, enum auth_env env, const char *id,
+			 char *signing, size_t slen, char *compat, size_t clen, char *err,
+			 size_t errlen)
+{
+	char k[256];
+	redisReply *r;
+	int rc = -1;
+
+	keys_redis_account(k, sizeof(k), prefix, env, id);
+	r = redisCommand(c, "HMGET %s signing_secret webhook_secret", k);
+	if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2) {
+		reply_error(c, r, err, errlen);
+	} else if (r->element[0]->type != REDIS_REPLY_STRING) {
+		snprintf(err, errlen, "no account %s in %s", id, auth_env_name(env));
+		rc = KEYS_NOT_FOUND;
+	} else {
+		snprintf(signing, slen, "%s", r->element[0]->str);
+		snprintf(compat, clen, "%s",
+			 r->element[1]->type == REDIS_REPLY_STRING ? r->element[1]->str : "");
+		rc = 0;
 	}
 	freeReplyObject(r);
 	return rc;

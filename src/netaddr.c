@@ -137,3 +137,63 @@ int netaddr_list_contains(const struct netaddr_list *list, const char *ip)
 	}
 	return 0;
 }
+
+static int v4_public(const unsigned char a[4])
+{
+	if (a[0] == 0 || a[0] == 10 || a[0] == 127 || a[0] >= 224)
+		return 0; /* this network, private, loopback, multicast, reserved, broadcast */
+	if (a[0] == 100 && (a[1] & 0xc0) == 64)
+		return 0; /* 100.64.0.0/10 shared address space */
+	if (a[0] == 169 && a[1] == 254)
+		return 0; /* link-local */
+	if (a[0] == 172 && (a[1] & 0xf0) == 16)
+		return 0; /* 172.16.0.0/12 */
+	if (a[0] == 192 && a[1] == 168)
+		return 0;
+	if (a[0] == 192 && a[1] == 0 && (a[2] == 0 || a[2] == 2))
+		return 0; /* IETF protocol assignments, TEST-NET-1 */
+	if (a[0] == 198 && (a[1] == 18 || a[1] == 19))
+		return 0; /* benchmarking */
+	if ((a[0] == 198 && a[1] == 51 && a[2] == 100) || (a[0] == 203 && a[1] == 0 && a[2] == 113))
+		return 0; /* TEST-NET-2, TEST-NET-3 */
+	return 1;
+}
+
+int netaddr_is_public(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return v4_public((const unsigned char *)&((const struct sockaddr_in *)sa)->sin_addr);
+	if (sa->sa_family == AF_INET6) {
+		const unsigned char *a =
+			((const struct sockaddr_in6 *)sa)->sin6_addr.s6_addr;
+		static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+		static const unsigned char zero[16] = {0};
+		if (memcmp(a, mapped, 12) == 0)
+			return v4_public(a + 12);
+		if (memcmp(a, zero, 15) == 0)
+			return 0; /* :: and ::1 */
+		if ((a[0] & 0xfe) == 0xfc || a[0] == 0xff)
+			return 0; /* unique local, multicast */
+		if (a[0] == 0xfe && (a[1] & 0xc0) == 0x80)
+			return 0; /* link-local */
+		if (a[0] == 0x20 && a[1] == 0x01 && a[2] == 0x0d && a[3] == 0xb8)
+			return 0; /* documentation */
+		if (a[0] == 0x00 && a[1] == 0x64 && a[2] == 0xff && a[3] == 0x9b)
+			return 0; /* NAT64: may reach an internal v4 address */
+		return 1;
+	}
+	return 0;
+}
+
+int netaddr_list_contains_sa(const struct netaddr_list *list, const struct sockaddr *sa)
+{
+	char ip[INET6_ADDRSTRLEN];
+
+	if (sa->sa_family == AF_INET)
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, ip, sizeof(ip));
+	else if (sa->sa_family == AF_INET6)
+		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, ip, sizeof(ip));
+	else
+		return 0;
+	return netaddr_list_contains(list, ip);
+}

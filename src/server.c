@@ -51,11 +51,22 @@ static void bootstrap(const struct config *cfg, const struct rds_addr *addr)
 		log_error("bootstrap: %s", err);
 		goto done;
 	}
-	printf("\npixrelay: first start. A sandbox API key was created for the sandbox platform\n"
-	       "account %s. It is shown only this once; keep it:\n\n    %s\n\n"
-	       "Try:  curl -H 'Authorization: Bearer %s' %s/me\n"
-	       "More keys: pixrelay keys create --env sandbox --description TEXT\n\n",
-	       account, secret, secret, cfg->base_url);
+	{
+		char signing[128] = "", compat[128] = "";
+		keys_account_secrets(c, cfg->prefix, AUTH_SANDBOX, account, signing,
+				     sizeof(signing), compat, sizeof(compat), err, sizeof(err));
+		printf("\npixrelay: first start. A sandbox API key was created for the sandbox "
+		       "platform\naccount %s. It is shown only this once; keep it:\n\n    %s\n\n"
+		       "Postbacks to your postbackUrl are signed (Standard Webhooks) with\n"
+		       "    webhook signing secret: %s\n"
+		       "and carry the header 'signature: %s'.\n"
+		       "(pixrelay secrets --env sandbox shows them again.)\n\n"
+		       "Try:  curl -H 'Authorization: Bearer %s' %s/me\n"
+		       "More keys: pixrelay keys create --env sandbox --description TEXT\n\n",
+		       account, secret, signing, compat, secret, cfg->base_url);
+		mem_wipe(signing, sizeof(signing));
+		mem_wipe(compat, sizeof(compat));
+	}
 	fflush(stdout);
 	mem_wipe(secret, sizeof(secret));
 done:
@@ -74,11 +85,12 @@ static double elapsed_s(const struct timeval *since)
 static void on_drain_tick(evutil_socket_t fd, short what, void *arg)
 {
 	struct server *s = arg;
-	unsigned left = http_inflight(s->app.http);
+	unsigned left = http_inflight(s->app.http) + dispatch_inflight(s->app.dispatch);
 
 	if (left == 0 || elapsed_s(&s->drain_start) >= (double)s->app.cfg->shutdown_grace) {
 		if (left)
-			log_warn("shutdown: %u requests still in flight after %ld s; stopping anyway",
+			log_warn("shutdown: %u requests or deliveries still in flight after %ld s; "
+				 "stopping anyway (their leases will run out)",
 				 left, s->app.cfg->shutdown_grace);
 		event_base_loopbreak(s->app.base);
 		return;
@@ -103,6 +115,7 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 		 sig == SIGTERM ? "SIGTERM" : "SIGINT", http_inflight(s->app.http));
 	s->app.draining = 1;
 	http_stop_accepting(s->app.http);
+	dispatch_stop(s->app.dispatch);
 	gettimeofday(&s->drain_start, NULL);
 	evtimer_add(s->drain_timer, &tv);
 }
@@ -167,6 +180,11 @@ int server_run(const struct config *cfg)
 	if (redisd)
 		redisd_supervise(redisd, s.app.base);
 	s.app.rds = rds_new(s.app.base, &addr, cfg->redis_timeout_ms);
+	if (cfg->dispatch) {
+		s.app.dispatch = dispatch_new(s.app.base, s.app.rds, cfg);
+		if (!s.app.dispatch)
+			goto done;
+	}
 	s.app.http = http_new(s.app.base, cfg, api_routes, api_nroutes, api_authenticate, &s.app);
 	if (!s.app.http)
 		goto done;
@@ -184,6 +202,7 @@ int server_run(const struct config *cfg)
 done:
 	/* Redis first: callbacks still pending answer their requests (503) while
 	 * the HTTP server, and so every request, still exists */
+	dispatch_free(s.app.dispatch);
 	rds_free(s.app.rds);
 	http_free(s.app.http);
 	if (s.sigterm)

@@ -8,6 +8,7 @@
 
 #include "pixrelay/auth.h"
 #include "pixrelay/config.h"
+#include "pixrelay/dispatch.h"
 #include "pixrelay/http.h"
 #include "pixrelay/redis.h"
 
@@ -19,6 +20,7 @@ struct app {
 	struct event_base *base;
 	struct rds *rds;
 	struct http_server *http;
+	struct dispatch *dispatch; /* NULL when this process does not deliver */
 	int embedded_redis;
 	int draining; /* set on SIGTERM: /readyz says not ready */
 };

@@ -16,7 +16,14 @@ enum charges_result {
 	CHARGES_EXISTING = 1,  /* the same request with this externalID was made before */
 	CHARGES_CONFLICT = 2,  /* another request already used this externalID */
 	CHARGES_NOT_FOUND = 3,
+	CHARGES_REFUSED = 4,      /* not allowed from the current status (json = status) */
+	CHARGES_EXPIRED = 5,      /* a payment after expiresAt: expired instead (json = charge) */
+	CHARGES_DUPLICATE = 6,    /* this upstream notification was seen (json = event id) */
+	CHARGES_INSUFFICIENT = 7, /* the account's balance cannot cover a refund (json = balance) */
+	CHARGES_AMOUNT_MISMATCH = 8, /* a refund amount other than the charge's (json = amount) */
 };
+
+enum charges_action { CHARGES_PAY, CHARGES_EXPIRE, CHARGES_REFUND, CHARGES_FAIL };
 
 /* result: 0 (created), CHARGES_EXISTING, CHARGES_CONFLICT, CHARGES_NOT_FOUND,
  * or -1 with err. json is the charge (borrowed for the call) when there is one;
@@ -36,6 +43,20 @@ void charges_get(struct rds *r, const struct config *cfg, enum auth_env env, con
  * which is served without a key). json is the brCode. */
 void charges_find_brcode(struct rds *r, const struct config *cfg, const char *id, charges_fn cb,
 			 void *ud);
+
+/* Move charge `id` of `account` ("" = whichever: the scheduler) by `action`,
+ * once, atomically with its event (and balance change). `upstream_id` (may
+ * be NULL) deduplicates notifications from an upstream provider; `amount`
+ * (may be NULL) must equal the charge's amount. On 0, json is the charge in
+ * its new state. */
+void charges_transition(struct rds *r, const struct config *cfg, enum auth_env env,
+			const char *account, const char *id, enum charges_action action,
+			const char *upstream_id, const char *amount, charges_fn cb, void *ud);
+
+/* Expire the pending charges of `env` whose time has come (a batch).
+ * done(ud, n) runs once, later, with how many were expired (-1 on failure). */
+void charges_expire_due(struct rds *r, const struct config *cfg, enum auth_env env,
+			void (*done)(void *ud, int n), void *ud);
 
 /* Nonzero when `id` has the shape of a charge id (a ULID). */
 int charges_valid_id(const char *id);

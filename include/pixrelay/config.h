@@ -30,6 +30,19 @@ struct config {
 	long fee_bps;          /* fee in basis points of the amount (80 = 0.80 %) */
 	long default_expiration; /* seconds, when a charge gives none */
 	long max_expiration;   /* seconds, the largest expiration accepted */
+	long queue_shards;     /* delivery queue shards (each its own hash tag) */
+	long delivery_concurrency; /* deliveries in flight per process */
+	long delivery_per_host;    /* deliveries in flight per destination host */
+	long delivery_timeout_ms;  /* whole request */
+	long delivery_connect_timeout_ms;
+	long retry_base_ms;
+	long retry_factor_pct;     /* 300 = each delay three times the one before */
+	long retry_cap_ms;
+	long retry_max_attempts;
+	long retry_max_age_s;
+	long attempt_log_cap;      /* attempts kept in each event's log */
+	char *destination_allow;   /* CIDRs allowed as destinations in production despite being private */
+	long dispatch;             /* 1: this process delivers events */
 };
 
 /* Fill `cfg` from argv (flags it recognises are consumed; others are left for

@@ -30,4 +30,12 @@ void netaddr_list_deinit(struct netaddr_list *list);
  * lies in one of the list's ranges. */
 int netaddr_list_contains(const struct netaddr_list *list, const char *ip);
 
+/* Nonzero when `sa` is a public unicast address: not loopback, private,
+ * shared (CGNAT), link-local, multicast, reserved, unspecified or
+ * documentation space (v4-mapped v6 judged as v4). */
+int netaddr_is_public(const struct sockaddr *sa);
+
+/* Nonzero when the list contains the address `sa`. */
+int netaddr_list_contains_sa(const struct netaddr_list *list, const struct sockaddr *sa);
+
 #endif

@@ -1,0 +1,455 @@
+#include "pixrelay/events.h"
+
+#include "pixrelay/ids.h"
+#include "pixrelay/json.h"
+#include "pixrelay/log.h"
+#include "pixrelay/mem.h"
+#include "pixrelay/timefmt.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PUMP_BATCH 100
+
+static const char crockford[] = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+
+int events_shard_of(const char *order_key, long nshards)
+{
+	/* FNV-1a: stable across processes and versions, which the mapping must be */
+	uint32_t h = 2166136261u;
+
+	for (const unsigned char *p = (const unsigned char *)order_key; *p; p++) {
+		h ^= *p;
+		h *= 16777619u;
+	}
+	return (int)(h % (uint32_t)(nshards > 0 ? nshards : 1));
+}
+
+void events_new_id(int shard, char out[EVENTS_ID_MAX])
+{
+	memcpy(out, "evt_", 4);
+	ids_ulid(out + 4);
+	out[4 + IDS_ULID_LEN - 1] = crockford[shard & 31];
+}
+
+int events_id_shard(const char *id)
+{
+	const char *p;
+
+	if (strncmp(id, "evt_", 4) != 0 || !ids_is_ulid(id + 4))
+		return -1;
+	p = strchr(crockford, id[4 + IDS_ULID_LEN - 1]);
+	return p ? (int)(p - crockford) : -1;
+}
+
+void events_shard_prefix(char *out, size_t size, const char *prefix, int shard)
+{
+	snprintf(out, size, "%s{q%d}:", prefix, shard);
+}
+
+void events_outbox_key(char *out, size_t size, const char *prefix, enum auth_env env)
+{
+	snprintf(out, size, "%s{%s}:outbox", prefix, auth_env_name(env));
+}
+
+/* ---- pump: outbox -> shards ---- */
+
+struct pump {
+	struct rds *r;
+	const struct config *cfg;
+	enum auth_env env;
+	void (*done)(void *ud, int moved);
+	void *ud;
+	size_t n;        /* elements taken from the outbox, oldest first */
+	char **elems;
+	int *ok;         /* enqueue succeeded */
+	size_t *slot;    /* slot[k] = element index of the k-th enqueue sent */
+	size_t sent;     /* enqueues sent */
+	size_t replies;  /* enqueue replies received */
+	size_t moved;    /* oldest elements enqueued, to remove */
+	size_t removing; /* LREMs not yet answered */
+	int failed;
+};
+
+static void pump_free(struct pump *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		free(p->elems[i]);
+	free(p->elems);
+	free(p->ok);
+	free(p->slot);
+	free(p);
+}
+
+static void on_removed(void *ud, redisReply *reply, const char *err)
+{
+	struct pump *p = ud;
+
+	if (err)
+		log_warn("outbox: cannot remove a moved event: %s", err);
+	if (--p->removing > 0)
+		return;
+	p->done(p->ud, (int)p->moved);
+	pump_free(p);
+}
+
+/* Every enqueue has answered: remove the oldest entries that made it (an
+ * entry after a failure stays, so order is kept for the next pump). */
+static void pump_finish(struct pump *p)
+{
+	char outbox[256];
+
+	events_outbox_key(outbox, sizeof(outbox), p->cfg->prefix, p->env);
+	while (p->moved < p->n && p->ok[p->moved])
+		p->moved++;
+	if (p->moved == 0) {
+		p->done(p->ud, p->failed ? -1 : 0);
+		pump_free(p);
+		return;
+	}
+	p->removing = p->moved;
+	for (size_t i = 0; i < p->moved; i++) {
+		const char *argv[] = {"LREM", outbox, "-1", p->elems[i]};
+		rds_cmd_argv(p->r, on_removed, p, 4, argv, NULL);
+	}
+}
+
+static void on_enqueued(void *ud, redisReply *reply, const char *err)
+{
+	struct pump *p = ud;
+
+	if (err) {
+		log_warn("outbox: cannot enqueue an event: %s", err);
+		p->failed = 1;
+	} else {
+		p->ok[p->slot[p->replies]] = 1;
+	}
+	if (++p->replies == p->sent)
+		pump_finish(p);
+}
+
+static int enqueue_one(struct pump *p, const char *elem)
+{
+	yajl_val v = NULL;
+	char err[128], prefix[256], due[300], created[32], now[32];
+	const char *id, *type, *account, *url, *body, *order;
+	yajl_val cv;
+	int shard;
+
+	if (json_parse_object(elem, strlen(elem), &v, err, sizeof(err)) < 0)
+		return -1;
+	id = YAJL_GET_STRING(json_get(v, "id"));
+	type = YAJL_GET_STRING(json_get(v, "type"));
+	account = YAJL_GET_STRING(json_get(v, "account"));
+	url = YAJL_GET_STRING(json_get(v, "url"));
+	body = YAJL_GET_STRING(json_get(v, "body"));
+	order = YAJL_GET_STRING(json_get(v, "order"));
+	cv = json_get(v, "created");
+	if (!id || !type || !account || !url || !body || !order || !YAJL_IS_NUMBER(cv) ||
+	    (shard = events_id_shard(id)) < 0) {
+		yajl_tree_free(v);
+		return -1;
+	}
+	events_shard_prefix(prefix, sizeof(prefix), p->cfg->prefix, shard);
+	snprintf(due, sizeof(due), "%sdue", prefix);
+	snprintf(created, sizeof(created), "%lld", (long long)YAJL_GET_DOUBLE(cv));
+	if (YAJL_IS_INTEGER(cv))
+		snprintf(created, sizeof(created), "%lld", YAJL_GET_INTEGER(cv));
+	snprintf(now, sizeof(now), "%llu", (unsigned long long)ids_now_ms());
+	{
+		const char *argv[] = {due,  prefix, id,    auth_env_name(p->env), account, type,
+				      url,  body,   order, created,               now};
+		rds_script(p->r, on_enqueued, p, SCRIPT_EVENT_ENQUEUE, 1, 11, argv, NULL);
+	}
+	yajl_tree_free(v);
+	return 0;
+}
+
+static void on_outbox(void *ud, redisReply *reply, const char *err)
+{
+	struct pump *p = ud;
+	size_t n;
+
+	if (err || reply->type != REDIS_REPLY_ARRAY) {
+		p->done(p->ud, -1);
+		pump_free(p);
+		return;
+	}
+	n = reply->elements;
+	if (n == 0) {
+		p->done(p->ud, 0);
+		pump_free(p);
+		return;
+	}
+	p->elems = mem_calloc(n, sizeof(char *));
+	p->ok = mem_calloc(n, sizeof(int));
+	p->slot = mem_calloc(n, sizeof(size_t));
+	/* LPUSH puts the newest first: walk from the end to go oldest first */
+	for (size_t i = 0; i < n; i++) {
+		redisReply *e = reply->element[n - 1 - i];
+		p->elems[p->n++] = mem_strndup(e->str ? e->str : "", e->len);
+	}
+	for (size_t i = 0; i < p->n; i++) {
+		p->slot[p->sent] = i;
+		if (enqueue_one(p, p->elems[i]) == 0) {
+			p->sent++;
+		} else {
+			/* a malformed entry would block the outbox for good */
+			log_error("outbox: dropping malformed entry: %.200s", p->elems[i]);
+			p->ok[i] = 1;
+		}
+	}
+	if (p->sent == 0)
+		pump_finish(p);
+}
+
+void events_pump(struct rds *r, const struct config *cfg, enum auth_env env,
+		 void (*done)(void *ud, int moved), void *ud)
+{
+	struct pump *p = mem_new(struct pump);
+	char outbox[256], start[16];
+	const char *argv[] = {"LRANGE", outbox, start, "-1"};
+
+	p->r = r;
+	p->cfg = cfg;
+	p->env = env;
+	p->done = done;
+	p->ud = ud;
+	events_outbox_key(outbox, sizeof(outbox), cfg->prefix, env);
+	snprintf(start, sizeof(start), "-%d", PUMP_BATCH);
+	rds_cmd_argv(r, on_outbox, p, 4, argv, NULL);
+}
+
+/* ---- inspection and replay ---- */
+
+struct lookup {
+	struct rds *r;
+	const struct config *cfg;
+	enum auth_env env;
+	char account[32];
+	char id[EVENTS_ID_MAX];
+	char prefix[256];
+	events_fn cb;
+	void *ud;
+	redisReply *event; /* HGETALL, kept until the log arrives */
+};
+
+static const char *field(const redisReply *h, const char *name)
+{
+	for (size_t i = 0; h && i + 1 < h->elements; i += 2)
+		if (h->element[i]->str && strcmp(h->element[i]->str, name) == 0)
+			return h->element[i + 1]->str ? h->element[i + 1]->str : "";
+	return NULL;
+}
+
+static void json_time_field(yajl_gen g, const char *name, const char *ms)
+{
+	char t[25];
+
+	json_str(g, name);
+	if (!ms || !*ms) {
+		json_null(g);
+		return;
+	}
+	timefmt_rfc3339(t, strtoull(ms, NULL, 10));
+	json_str(g, t);
+}
+
+/* Render an event (HGETALL reply) and its log (LRANGE reply) as JSON. */
+static void render_event(yajl_gen g, const redisReply *h, const redisReply *log)
+{
+	const char *url = field(h, "url"), *status = field(h, "last_status");
+	const char *err = field(h, "last_error"), *body = field(h, "body");
+	const char *state = field(h, "state");
+
+	json_open(g);
+	json_str(g, "id");
+	json_str(g, field(h, "id"));
+	json_str(g, "type");
+	json_str(g, field(h, "type"));
+	json_str(g, "state");
+	json_str(g, state);
+	json_str(g, "destination");
+	json_str_or_null(g, url && *url ? url : NULL);
+	json_str(g, "attempts");
+	json_int(g, strtoll(field(h, "attempts"), NULL, 10));
+	json_time_field(g, "createdAt", field(h, "created_ms"));
+	json_time_field(g, "updatedAt", field(h, "updated_ms"));
+	json_time_field(g, "nextAttemptAt",
+			strcmp(state, "pending") == 0 ? field(h, "next_ms") : NULL);
+	json_time_field(g, "deliveredAt", field(h, "delivered_ms"));
+	json_time_field(g, "deadAt", field(h, "dead_ms"));
+	json_str(g, "lastStatus");
+	if (status && *status)
+		json_int(g, strtoll(status, NULL, 10));
+	else
+		json_null(g);
+	json_str(g, "lastError");
+	json_str_or_null(g, err && *err ? err : NULL);
+	json_str(g, "payload");
+	if (body && *body)
+		json_raw(g, body, strlen(body));
+	else
+		json_null(g);
+	if (log) {
+		json_str(g, "attemptLog");
+		json_open_array(g);
+		for (size_t i = 0; i < log->elements; i++)
+			if (log->element[i]->str)
+				json_raw(g, log->element[i]->str, log->element[i]->len);
+		json_close_array(g);
+	}
+	json_close(g);
+}
+
+static void lookup_free(struct lookup *l)
+{
+	if (l->event)
+		freeReplyObject(l->event);
+	free(l);
+}
+
+static void on_log(void *ud, redisReply *reply, const char *err)
+{
+	struct lookup *l = ud;
+	yajl_gen g;
+	size_t len;
+	const char *s;
+
+	if (err) {
+		l->cb(l->ud, -1, NULL, err);
+		lookup_free(l);
+		return;
+	}
+	g = json_gen_new();
+	render_event(g, l->event, reply);
+	s = json_buf(g, &len);
+	l->cb(l->ud, 0, s, NULL);
+	yajl_gen_free(g);
+	lookup_free(l);
+}
+
+/* hiredis frees a reply after its callback: keep a deep copy */
+static redisReply *copy_reply(const redisReply *r)
+{
+	redisReply *c = mem_new(redisReply);
+
+	c->type = r->type;
+	c->integer = r->integer;
+	if (r->str) {
+		c->str = mem_strndup(r->str, r->len);
+		c->len = r->len;
+	}
+	if (r->elements) {
+		c->element = mem_calloc(r->elements, sizeof(redisReply *));
+		c->elements = r->elements;
+		for (size_t i = 0; i < r->elements; i++)
+			c->element[i] = copy_reply(r->element[i]);
+	}
+	return c;
+}
+
+static void on_event(void *ud, redisReply *reply, const char *err)
+{
+	struct lookup *l = ud;
+	const char *account, *env;
+	char k[300];
+
+	if (err) {
+		l->cb(l->ud, -1, NULL, err);
+		lookup_free(l);
+		return;
+	}
+	account = field(reply, "account");
+	env = field(reply, "env");
+	if (!account || !env || strcmp(account, l->account) != 0 ||
+	    strcmp(env, auth_env_name(l->env)) != 0) {
+		l->cb(l->ud, EVENTS_NOT_FOUND, NULL, NULL);
+		lookup_free(l);
+		return;
+	}
+	l->event = copy_reply(reply);
+	snprintf(k, sizeof(k), "%slog:%s", l->prefix, l->id);
+	{
+		const char *argv[] = {"LRANGE", k, "0", "-1"};
+		rds_cmd_argv(l->r, on_log, l, 4, argv, NULL);
+	}
+}
+
+static struct lookup *lookup_new(struct rds *r, const struct config *cfg, enum auth_env env,
+				 const char *account, const char *id, events_fn cb, void *ud)
+{
+	int shard = events_id_shard(id);
+	struct lookup *l;
+
+	if (shard < 0 || shard >= cfg->queue_shards)
+		return NULL;
+	l = mem_new(struct lookup);
+	l->r = r;
+	l->cfg = cfg;
+	l->env = env;
+	snprintf(l->account, sizeof(l->account), "%s", account);
+	snprintf(l->id, sizeof(l->id), "%s", id);
+	events_shard_prefix(l->prefix, sizeof(l->prefix), cfg->prefix, shard);
+	l->cb = cb;
+	l->ud = ud;
+	return l;
+}
+
+struct deferred_nf {
+	events_fn cb;
+	void *ud;
+};
+
+void events_get(struct rds *r, const struct config *cfg, enum auth_env env, const char *account,
+		const char *id, events_fn cb, void *ud)
+{
+	struct lookup *l = lookup_new(r, cfg, env, account, id, cb, ud);
+	char k[300];
+
+	if (!l) {
+		cb(ud, EVENTS_NOT_FOUND, NULL, NULL);
+		return;
+	}
+	snprintf(k, sizeof(k), "%se:%s", l->prefix, l->id);
+	{
+		const char *argv[] = {"HGETALL", k};
+		rds_cmd_argv(r, on_event, l, 2, argv, NULL);
+	}
+}
+
+static void on_replayed(void *ud, redisReply *reply, const char *err)
+{
+	struct lookup *l = ud;
+
+	if (err)
+		l->cb(l->ud, -1, NULL, err);
+	else if (reply->type != REDIS_REPLY_INTEGER || reply->integer == 0)
+		l->cb(l->ud, EVENTS_NOT_FOUND, NULL, NULL);
+	else if (reply->integer == 2)
+		l->cb(l->ud, EVENTS_BUSY, NULL, NULL);
+	else
+		l->cb(l->ud, 0, NULL, NULL);
+	lookup_free(l);
+}
+
+void events_replay(struct rds *r, const struct config *cfg, enum auth_env env,
+		   const char *account, const char *id, events_fn cb, void *ud)
+{
+	struct lookup *l = lookup_new(r, cfg, env, account, id, cb, ud);
+	char due[300], dead[300], now[32];
+
+	if (!l) {
+		cb(ud, EVENTS_NOT_FOUND, NULL, NULL);
+		return;
+	}
+	snprintf(due, sizeof(due), "%sdue", l->prefix);
+	snprintf(dead, sizeof(dead), "%sdead", l->prefix);
+	snprintf(now, sizeof(now), "%llu", (unsigned long long)ids_now_ms());
+	{
+		const char *argv[] = {due, dead, l->prefix, l->id, now, account,
+				      auth_env_name(env)};
+		rds_script(r, on_replayed, l, SCRIPT_EVENT_REPLAY, 2, 7, argv, NULL);
+	}
+}

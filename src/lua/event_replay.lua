@@ -1,0 +1,19 @@
+-- event_replay: deliver an event again: same id, fresh attempt budget.
+-- KEYS[1] = <prefix>{q<n>}:due   KEYS[2] = <prefix>{q<n>}:dead
+-- ARGV = shard key prefix, id, now_ms, account ('' = any), env
+-- Returns 1 (requeued), 2 (already due or in flight: nothing to do), 0 (not found).
+local p, id, now = ARGV[1], ARGV[2], ARGV[3]
+local ek = p .. 'e:' .. id
+local e = redis.call('HMGET', ek, 'state', 'account', 'env', 'order', 'attempts', 'url')
+if not e[1] then return 0 end
+if (ARGV[4] ~= '' and e[2] ~= ARGV[4]) or e[3] ~= ARGV[5] then return 0 end
+if e[1] == 'pending' or e[1] == 'delivering' then return 2 end
+if e[6] == '' then return 2 end
+redis.call('ZREM', KEYS[2], id)
+redis.call('HSET', ek, 'state', 'pending', 'budget_base', e[5], 'next_ms', now,
+  'updated_ms', now, 'last_error', '')
+local ok = p .. 'o:' .. e[4]
+if redis.call('RPUSH', ok, id) == 1 then
+  redis.call('ZADD', KEYS[1], now, id)
+end
+return 1
