@@ -91,7 +91,7 @@ static int want_help(int argc, char **argv)
 	return 0;
 }
 
-static int cmd_serve(const struct config *cfg, int argc, char **argv)
+static int cmd_serve(struct config *cfg, int argc, char **argv)
 {
 	if (want_help(argc, argv)) {
 		printf("usage: pixrelay serve [SETTINGS]\n\n"

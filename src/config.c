@@ -275,9 +275,16 @@ missing:
 		free(cfg->data_dir);
 		cfg->data_dir = default_data_dir();
 	}
+	if (cfg->default_expiration > cfg->max_expiration) {
+		fprintf(stderr,
+			"pixrelay: default-expiration (%ld) must not exceed max-expiration (%ld)\n",
+			cfg->default_expiration, cfg->max_expiration);
+		goto fail;
+	}
 	if (!*cfg->base_url) {
 		free(cfg->base_url);
 		cfg->base_url = mem_printf("http://%s/v1", cfg->listen);
+		cfg->base_url_derived = 1;
 	}
 	/* links are built as base_url + "/qrcode/..." */
 	for (size_t n = strlen(cfg->base_url); n > 0 && cfg->base_url[n - 1] == '/'; n--)

@@ -8,6 +8,24 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The value of 4 hex digits, or -1. */
+static long hex4(const char *p)
+{
+	long v = 0;
+
+	for (int i = 0; i < 4; i++) {
+		char c = p[i];
+		int d = ('0' <= c && c <= '9')   ? c - '0'
+			: ('a' <= c && c <= 'f') ? c - 'a' + 10
+			: ('A' <= c && c <= 'F') ? c - 'A' + 10
+						 : -1;
+		if (d < 0)
+			return -1;
+		v = v * 16 + d;
+	}
+	return v;
+}
+
 /* One pass over the text to bound nesting and refuse NUL bytes before yajl
  * builds a tree (its free is recursive). Strings are skipped with their
  * escapes; yajl itself judges everything else. */
@@ -22,10 +40,35 @@ static int check_shape(const char *s, size_t len, char *err, size_t errlen)
 			return -1;
 		}
 		if (in_str) {
-			if (c == '\\')
-				i++;
-			else if (c == '"')
+			if (c == '"') {
 				in_str = 0;
+			} else if (c == '\\' && i + 1 < len && s[i + 1] == 'u') {
+				/* yajl would turn \u0000 into a NUL that cuts the string short,
+				 * and a lone surrogate into '?': refuse both */
+				long cp = i + 5 < len ? hex4(s + i + 2) : -1;
+				if (cp == 0) {
+					snprintf(err, errlen, "invalid JSON: \\u0000 is not allowed in strings");
+					return -1;
+				}
+				if (cp >= 0xd800 && cp <= 0xdbff) {
+					long lo = i + 11 < len && s[i + 6] == '\\' && s[i + 7] == 'u'
+							  ? hex4(s + i + 8)
+							  : -1;
+					if (lo < 0xdc00 || lo > 0xdfff) {
+						snprintf(err, errlen,
+							 "invalid JSON: unpaired UTF-16 surrogate in a string");
+						return -1;
+					}
+					i += 6;
+				} else if (cp >= 0xdc00 && cp <= 0xdfff) {
+					snprintf(err, errlen,
+						 "invalid JSON: unpaired UTF-16 surrogate in a string");
+					return -1;
+				}
+				i++;
+			} else if (c == '\\') {
+				i++;
+			}
 			continue;
 		}
 		if (c == '"') {

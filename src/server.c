@@ -6,6 +6,7 @@
 #include "pixrelay/keys.h"
 #include "pixrelay/log.h"
 #include "pixrelay/mem.h"
+#include "pixrelay/netaddr.h"
 #include "pixrelay/redis.h"
 #include "pixrelay/redisd.h"
 
@@ -130,7 +131,7 @@ static void raise_fd_limit(void)
 	}
 }
 
-int server_run(const struct config *cfg)
+int server_run(struct config *cfg)
 {
 	struct server s;
 	struct rds_addr addr;
@@ -188,6 +189,16 @@ int server_run(const struct config *cfg)
 	s.app.http = http_new(s.app.base, cfg, api_routes, api_nroutes, api_authenticate, &s.app);
 	if (!s.app.http)
 		goto done;
+	if (cfg->base_url_derived) {
+		char host[256];
+		int port = 0;
+		if (netaddr_split_hostport(cfg->listen, host, sizeof(host), &port) == 0 && port == 0) {
+			free(cfg->base_url);
+			cfg->base_url = mem_printf(strchr(host, ':') ? "http://[%s]:%d/v1"
+								     : "http://%s:%d/v1",
+						   host, http_port(s.app.http));
+		}
+	}
 	s.sigterm = evsignal_new(s.app.base, SIGTERM, on_signal, &s);
 	s.sigint = evsignal_new(s.app.base, SIGINT, on_signal, &s);
 	s.drain_timer = evtimer_new(s.app.base, on_drain_tick, &s);

@@ -5,7 +5,8 @@
 
 #include "pixrelay/config.h"
 
-/* Run until SIGTERM/SIGINT. Returns the process exit code. */
-int server_run(const struct config *cfg);
+/* Run until SIGTERM/SIGINT. Returns the process exit code. A derived
+ * base URL is rewritten with the port actually bound (listen port 0). */
+int server_run(struct config *cfg);
 
 #endif

@@ -34,6 +34,10 @@ def _cleanup():
 atexit.register(_cleanup)
 
 
+class Fatal(AssertionError):
+    """Raised inside a wait_for predicate to stop waiting at once."""
+
+
 def wait_for(pred, timeout=10.0, interval=0.02, what="condition"):
     deadline = time.time() + timeout
     while time.time() < deadline:
@@ -41,6 +45,8 @@ def wait_for(pred, timeout=10.0, interval=0.02, what="condition"):
             v = pred()
             if v:
                 return v
+        except Fatal:
+            raise
         except Exception:
             pass
         time.sleep(interval)
@@ -176,7 +182,7 @@ class Pixrelay:
         def bound():
             m = re.search(r"listening on \S+ \(port (\d+)\)", self.log()[self.log_offset:])
             if self.proc.poll() is not None:
-                raise AssertionError("pixrelay exited at start:\n" + self.log())
+                raise Fatal("pixrelay exited at start:\n" + self.log()[self.log_offset:])
             return m and int(m.group(1))
 
         self.port = wait_for(bound, what="pixrelay to listen")
