@@ -101,10 +101,12 @@ def external_validator(doc):
     try:
         fn(doc)
     except Exception as e:  # its error classes differ between versions
-        text = str(e)
-        if len(text) > 2000:
-            text = text[:2000] + "..."
-        err("openapi-spec-validator %s: %s" % (version, text))
+        # jsonschema-style errors repeat whole subtrees: keep the first line
+        text = (getattr(e, "message", None) or str(e) or repr(e)).splitlines()[0]
+        if len(text) > 400:
+            text = text[:400] + "..."
+        at = getattr(e, "json_path", None) or "/".join(str(p) for p in getattr(e, "path", []))
+        err("openapi-spec-validator %s: %s%s" % (version, text, " (at %s)" % at if at else ""))
     return "openapi-spec-validator %s" % version
 
 
