@@ -2,6 +2,7 @@
 
 #include "pixrelay/charges.h"
 #include "pixrelay/events.h"
+#include "pixrelay/ingest.h"
 #include "pixrelay/qrpng.h"
 
 #include "pixrelay/ids.h"
@@ -401,7 +402,7 @@ static void handle_simulate_payment(struct http_req *req)
 	}
 	req->state = (void *)"paid";
 	charges_transition(app->rds, app->cfg, c->key.env, c->account, req->params[0],
-			   CHARGES_PAY, NULL, NULL, on_transitioned, req);
+			   CHARGES_PAY, NULL, NULL, NULL, on_transitioned, req);
 }
 
 /* POST /v1/charge/{id}/refund: a full refund of a paid charge. The body is
@@ -451,7 +452,8 @@ static void handle_refund(struct http_req *req)
 	}
 	req->state = (void *)"refunded";
 	charges_transition(app->rds, app->cfg, c->key.env, c->account, req->params[0],
-			   CHARGES_REFUND, NULL, amount[0] ? amount : NULL, on_transitioned, req);
+			   CHARGES_REFUND, NULL, amount[0] ? amount : NULL, NULL, on_transitioned,
+			   req);
 }
 
 /* ---- events ---- */
@@ -520,6 +522,204 @@ static void handle_event_replay(struct http_req *req)
 		      on_event_replayed, req);
 }
 
+/* ---- ingest from an upstream provider ---- */
+
+struct ingest_ctx {
+	enum auth_env env;
+	char account[32];
+	char event[EVENTS_ID_MAX];
+	struct ingest_note note;
+};
+
+static void ingest_done(struct http_req *req, int status, const char *event_id, int duplicate,
+			const char *ignored, const char *charge_status)
+{
+	struct ingest_ctx *x = req->state;
+	yajl_gen g = json_gen_new();
+
+	/* event_id and charge_status may point into x: shape the reply first */
+	json_open(g);
+	json_str(g, "received");
+	json_bool(g, 1);
+	json_str(g, "duplicate");
+	json_bool(g, duplicate);
+	json_str(g, "event");
+	json_str_or_null(g, event_id);
+	json_str(g, "chargeStatus");
+	json_str_or_null(g, charge_status);
+	json_str(g, "ignored");
+	json_str_or_null(g, ignored);
+	json_close(g);
+	ingest_note_deinit(&x->note);
+	free(x);
+	req->state = NULL;
+	http_reply_gen(req, status, g);
+	yajl_gen_free(g);
+}
+
+static void ingest_fail(struct http_req *req, const char *err)
+{
+	struct ingest_ctx *x = req->state;
+
+	ingest_note_deinit(&x->note);
+	free(x);
+	req->state = NULL;
+	reply_failure(req, err);
+}
+
+static void on_ingest_relayed(void *ud, int result, const char *evt, const char *err)
+{
+	struct http_req *req = ud;
+
+	if (result < 0) {
+		ingest_fail(req, err);
+		return;
+	}
+	dispatch_kick(app_of(req)->dispatch);
+	ingest_done(req, 200, evt, result == CHARGES_DUPLICATE, NULL, NULL);
+}
+
+static const char *json_status_of(const char *charge_json, char *out, size_t size)
+{
+	const char *p = charge_json ? strstr(charge_json, "\"status\":\"") : NULL;
+
+	if (!p)
+		return NULL;
+	p += 10;
+	snprintf(out, size, "%.*s", (int)strcspn(p, "\""), p);
+	return out;
+}
+
+static void on_ingest_transition(void *ud, int result, const char *json, const char *err)
+{
+	struct http_req *req = ud;
+	struct app *app = app_of(req);
+	struct ingest_ctx *x = req->state;
+	char status[16], why[96];
+
+	switch (result) {
+	case 0:
+		dispatch_kick(app->dispatch);
+		ingest_done(req, 200, x->event[0] ? x->event : NULL, 0, NULL,
+			    json_status_of(json, status, sizeof(status)));
+		return;
+	case CHARGES_DUPLICATE:
+		ingest_done(req, 200, json, 1, NULL, NULL);
+		return;
+	case CHARGES_NOT_FOUND:
+		ingest_relay(app->rds, app->cfg, x->env, x->account, &x->note, on_ingest_relayed,
+			     req);
+		return;
+	case CHARGES_REFUSED:
+		snprintf(why, sizeof(why), "the charge is %s", json);
+		log_warn("ingest %s: %s ignored: %s", req->request_id, x->note.event, why);
+		ingest_done(req, 200, NULL, 0, why, json);
+		return;
+	case CHARGES_EXPIRED:
+		dispatch_kick(app->dispatch);
+		ingest_done(req, 200, NULL, 0, "the charge had expired; it is EXPIRED now", "EXPIRED");
+		return;
+	case CHARGES_INSUFFICIENT:
+		log_error("ingest %s: refund of a charge larger than the balance (%s)",
+			  req->request_id, json);
+		ingest_done(req, 200, NULL, 0, "insufficient balance for the refund", "PAID");
+		return;
+	default:
+		ingest_fail(req, err ? err : "ingest failed");
+	}
+}
+
+static void ingest_with_secret(struct http_req *req, const char *secret)
+{
+	struct app *app = app_of(req);
+	struct ingest_ctx *x = req->state;
+	char err[256];
+
+	if (ingest_verify(secret, http_header(req, "webhook-id"), http_header(req, "webhook-timestamp"),
+			  http_header(req, "webhook-signature"), http_header(req, "signature"),
+			  req->body, req->body_len, (long long)(ids_now_ms() / 1000), err,
+			  sizeof(err)) < 0) {
+		free(x);
+		req->state = NULL;
+		http_reply_error(req, 401, "%s", err);
+		return;
+	}
+	if (ingest_parse(req->body, req->body_len, &x->note, err, sizeof(err)) < 0) {
+		free(x);
+		req->state = NULL;
+		http_reply_error(req, 400, "%s", err);
+		return;
+	}
+	if (!charges_valid_id(x->note.charge_id)) {
+		ingest_relay(app->rds, app->cfg, x->env, x->account, &x->note, on_ingest_relayed,
+			     req);
+		return;
+	}
+	charges_transition(app->rds, app->cfg, x->env, x->account, x->note.charge_id,
+			   ingest_action(x->note.event), x->note.id, NULL, x->event, on_ingest_transition,
+			   req);
+}
+
+static void ingest_lookup(struct http_req *req);
+
+static void on_ingest_account(void *ud, redisReply *reply, const char *err)
+{
+	struct http_req *req = ud;
+	struct ingest_ctx *x = req->state;
+
+	if (err) {
+		free(x);
+		req->state = NULL;
+		reply_unavailable(req);
+		return;
+	}
+	if (reply->type == REDIS_REPLY_STRING) {
+		ingest_with_secret(req, reply->str);
+		return;
+	}
+	if (x->env == AUTH_SANDBOX) {
+		x->env = AUTH_PRODUCTION;
+		ingest_lookup(req);
+		return;
+	}
+	free(x);
+	req->state = NULL;
+	http_reply_error(req, 404, "account not found: %s", req->params[0]);
+}
+
+static void ingest_lookup(struct http_req *req)
+{
+	struct app *app = app_of(req);
+	struct ingest_ctx *x = req->state;
+	char k[256];
+	const char *argv[] = {"HGET", k, "ingest_secret"};
+
+	keys_redis_account(k, sizeof(k), app->cfg->prefix, x->env, x->account);
+	rds_cmd_argv(app->rds, on_ingest_account, req, 3, argv, NULL);
+}
+
+/* POST /v1/webhooks/ingest/{accountId}: no API key; the account's ingest
+ * secret authenticates the provider. */
+static void handle_ingest(struct http_req *req)
+{
+	struct app *app = app_of(req);
+	struct ingest_ctx *x;
+
+	if (!ids_is_ulid(req->params[0])) {
+		http_reply_error(req, 404, "account not found: %.40s", req->params[0]);
+		return;
+	}
+	if (!rds_ready(app->rds)) {
+		reply_unavailable(req);
+		return;
+	}
+	x = mem_new(struct ingest_ctx);
+	x->env = AUTH_SANDBOX;
+	snprintf(x->account, sizeof(x->account), "%s", req->params[0]);
+	req->state = x;
+	ingest_lookup(req);
+}
+
 const struct http_route api_routes[] = {
 	{EVHTTP_REQ_GET, "/healthz", handle_healthz, 0},
 	{EVHTTP_REQ_GET, "/readyz", handle_readyz, 0},
@@ -533,6 +733,7 @@ const struct http_route api_routes[] = {
 	{EVHTTP_REQ_POST, "/v1/charge/{id}/refund", handle_refund, HTTP_AUTH | HTTP_ENVELOPE},
 	{EVHTTP_REQ_GET, "/v1/events/{id}", handle_event_get, HTTP_AUTH | HTTP_ENVELOPE},
 	{EVHTTP_REQ_POST, "/v1/events/{id}/replay", handle_event_replay, HTTP_AUTH | HTTP_ENVELOPE},
+	{EVHTTP_REQ_POST, "/v1/webhooks/ingest/{id}", handle_ingest, HTTP_JSON_BODY | HTTP_ENVELOPE},
 };
 
 const size_t api_nroutes = sizeof(api_routes) / sizeof(api_routes[0]);

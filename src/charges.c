@@ -349,6 +349,7 @@ static const char *const action_names[] = {"pay", "expire", "refund", "fail"};
 struct transition {
 	charges_fn cb;
 	void *ud;
+	char *event_out;
 };
 
 static void on_transition(void *ud, redisReply *reply, const char *err)
@@ -368,8 +369,11 @@ static void on_transition(void *ud, redisReply *reply, const char *err)
 	}
 	e = reply->element;
 	what = e[0]->str;
-	if (strcmp(what, "ok") == 0 && reply->elements == 4)
+	if (strcmp(what, "ok") == 0 && reply->elements == 4) {
+		if (t->event_out && e[3]->type == REDIS_REPLY_STRING)
+			snprintf(t->event_out, EVENTS_ID_MAX, "%s", e[3]->str);
 		t->cb(t->ud, 0, e[2]->str, NULL);
+	}
 	else if (strcmp(what, "expired") == 0 && reply->elements == 3)
 		t->cb(t->ud, CHARGES_EXPIRED, e[1]->str, NULL);
 	else if (strcmp(what, "not_found") == 0)
@@ -390,7 +394,8 @@ done:
 
 void charges_transition(struct rds *r, const struct config *cfg, enum auth_env env,
 			const char *account, const char *id, enum charges_action action,
-			const char *upstream_id, const char *amount, charges_fn cb, void *ud)
+			const char *upstream_id, const char *amount, char *event_out,
+			charges_fn cb, void *ud)
 {
 	struct transition *t = mem_new(struct transition);
 	const char *envn = auth_env_name(env);
@@ -400,6 +405,9 @@ void charges_transition(struct rds *r, const struct config *cfg, enum auth_env e
 
 	t->cb = cb;
 	t->ud = ud;
+	t->event_out = event_out;
+	if (event_out)
+		event_out[0] = '\0';
 	charge_key(k1, sizeof(k1), cfg->prefix, env, id);
 	events_outbox_key(k2, sizeof(k2), cfg->prefix, env);
 	snprintf(k3, sizeof(k3), "%s{%s}:expiry", cfg->prefix, envn);
@@ -459,7 +467,7 @@ static void on_due(void *ud, redisReply *reply, const char *err)
 	x->left = reply->elements;
 	for (size_t i = 0; i < reply->elements; i++)
 		charges_transition(x->r, x->cfg, x->env, "", reply->element[i]->str,
-				   CHARGES_EXPIRE, NULL, NULL, on_one_expired, x);
+				   CHARGES_EXPIRE, NULL, NULL, NULL, on_one_expired, x);
 }
 
 void charges_expire_due(struct rds *r, const struct config *cfg, enum auth_env env,

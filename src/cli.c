@@ -335,7 +335,7 @@ static int cmd_secrets(const struct config *cfg, int argc, char **argv)
 	int json = 0, opt, rc = 1;
 	enum auth_env env;
 	struct cli_redis cr;
-	char id[32], signing[128], compat[128], err[256];
+	char id[32], signing[128], compat[128], ingest[128], err[256];
 
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
@@ -351,9 +351,10 @@ static int cmd_secrets(const struct config *cfg, int argc, char **argv)
 			break;
 		case 'h':
 			printf("usage: pixrelay secrets --env sandbox|production [--account ID] [--json]\n\n"
-			       "Show the postback secrets of an account (default: the platform\n"
-			       "account): the Standard Webhooks signing secret (whsec_...) and the\n"
-			       "value of the compatibility 'signature' header.\n");
+			       "Show the webhook secrets of an account (default: the platform\n"
+			       "account): the Standard Webhooks signing secret of its postbacks\n"
+			       "(whsec_...), the value of the compatibility 'signature' header, and\n"
+			       "the secret its upstream provider signs ingested notifications with.\n");
 			return 0;
 		default:
 			return 2;
@@ -375,16 +376,18 @@ static int cmd_secrets(const struct config *cfg, int argc, char **argv)
 		}
 	}
 	if (keys_account_secrets(cr.c, cfg->prefix, env, id, signing, sizeof(signing), compat,
-				 sizeof(compat), err, sizeof(err)) != 0) {
+				 sizeof(compat), ingest, sizeof(ingest), err, sizeof(err)) != 0) {
 		fprintf(stderr, "pixrelay secrets: %s\n", err);
 		goto done;
 	}
 	if (json)
-		printf("{\"account\":\"%s\",\"signingSecret\":\"%s\",\"signature\":\"%s\"}\n", id,
-		       signing, compat);
+		printf("{\"account\":\"%s\",\"signingSecret\":\"%s\",\"signature\":\"%s\","
+		       "\"ingestSecret\":\"%s\"}\n",
+		       id, signing, compat, ingest);
 	else
-		printf("account %s (%s)\n  webhook signing secret: %s\n  signature header:       %s\n",
-		       id, auth_env_name(env), signing, compat);
+		printf("account %s (%s)\n  postback signing secret: %s\n  postback signature header: "
+		       "%s\n  ingest secret (for %s/webhooks/ingest/%s): %s\n",
+		       id, auth_env_name(env), signing, compat, cfg->base_url, id, ingest);
 	rc = 0;
 done:
 	cli_redis_close(&cr);

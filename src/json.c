@@ -240,3 +240,30 @@ const char *json_buf(yajl_gen g, size_t *len)
 	yajl_gen_get_buf(g, &buf, len);
 	return (const char *)buf;
 }
+
+void json_write_value(yajl_gen g, yajl_val v)
+{
+	if (!v || YAJL_IS_NULL(v)) {
+		yajl_gen_null(g);
+	} else if (YAJL_IS_STRING(v)) {
+		json_str(g, YAJL_GET_STRING(v));
+	} else if (YAJL_IS_NUMBER(v)) {
+		json_raw(g, v->u.number.r, strlen(v->u.number.r));
+	} else if (YAJL_IS_TRUE(v)) {
+		yajl_gen_bool(g, 1);
+	} else if (YAJL_IS_FALSE(v)) {
+		yajl_gen_bool(g, 0);
+	} else if (YAJL_IS_OBJECT(v)) {
+		yajl_gen_map_open(g);
+		for (size_t i = 0; i < v->u.object.len; i++) {
+			json_str(g, v->u.object.keys[i]);
+			json_write_value(g, v->u.object.values[i]);
+		}
+		yajl_gen_map_close(g);
+	} else if (YAJL_IS_ARRAY(v)) {
+		yajl_gen_array_open(g);
+		for (size_t i = 0; i < v->u.array.len; i++)
+			json_write_value(g, v->u.array.values[i]);
+		yajl_gen_array_close(g);
+	}
+}

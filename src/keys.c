@@ -30,7 +30,8 @@ int keys_platform_init(redisContext *c, const char *prefix, enum auth_env env, c
 {
 	char id[IDS_ULID_LEN + 1], k1[256], k2[256], k3[256], k4[256], now[32];
 	char evp[IDS_UUID_LEN + 1], signing[SIGN_SECRET_LEN + 1], compat[41];
-	const char *argv[11];
+	char ingest[SIGN_SECRET_LEN + 1];
+	const char *argv[12];
 	redisReply *r;
 	int rc = -1;
 
@@ -41,6 +42,7 @@ int keys_platform_init(redisContext *c, const char *prefix, enum auth_env env, c
 	snprintf(k4, sizeof(k4), "%s{%s}:pixkeys", prefix, auth_env_name(env));
 	ids_uuid4(evp);
 	sign_secret_new(signing, sizeof(signing));
+	sign_secret_new(ingest, sizeof(ingest));
 	memcpy(compat, "pxrwh_", 6);
 	ids_base62(compat + 6, 32);
 	snprintf(now, sizeof(now), "%llu", (unsigned long long)ids_now_ms());
@@ -55,7 +57,8 @@ int keys_platform_init(redisContext *c, const char *prefix, enum auth_env env, c
 	argv[8] = evp;
 	argv[9] = signing;
 	argv[10] = compat;
-	r = rds_sync_script(c, SCRIPT_PLATFORM_INIT, 4, 11, argv);
+	argv[11] = ingest;
+	r = rds_sync_script(c, SCRIPT_PLATFORM_INIT, 4, 12, argv);
 	if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
 	    r->element[0]->type != REDIS_REPLY_STRING) {
 		reply_error(c, r, err, errlen);
@@ -66,6 +69,7 @@ int keys_platform_init(redisContext *c, const char *prefix, enum auth_env env, c
 	rc = 0;
 	mem_wipe(signing, sizeof(signing));
 	mem_wipe(compat, sizeof(compat));
+	mem_wipe(ingest, sizeof(ingest));
 done:
 	freeReplyObject(r);
 	return rc;
@@ -318,16 +322,16 @@ int keys_revoke(redisContext *c, const char *prefix, const char *key_id, char *e
 }
 
 int keys_account_secrets(redisContext *c, const char *prefix, enum auth_env env, const char *id,
-			 char *signing, size_t slen, char *compat, size_t clen, char *err,
-			 size_t errlen)
+			 char *signing, size_t slen, char *compat, size_t clen, char *ingest,
+			 size_t ilen, char *err, size_t errlen)
 {
 	char k[256];
 	redisReply *r;
 	int rc = -1;
 
 	keys_redis_account(k, sizeof(k), prefix, env, id);
-	r = redisCommand(c, "HMGET %s signing_secret webhook_secret", k);
-	if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2) {
+	r = redisCommand(c, "HMGET %s signing_secret webhook_secret ingest_secret", k);
+	if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 3) {
 		reply_error(c, r, err, errlen);
 	} else if (r->element[0]->type != REDIS_REPLY_STRING) {
 		snprintf(err, errlen, "no account %s in %s", id, auth_env_name(env));
@@ -336,6 +340,8 @@ int keys_account_secrets(redisContext *c, const char *prefix, enum auth_env env,
 		snprintf(signing, slen, "%s", r->element[0]->str);
 		snprintf(compat, clen, "%s",
 			 r->element[1]->type == REDIS_REPLY_STRING ? r->element[1]->str : "");
+		snprintf(ingest, ilen, "%s",
+			 r->element[2]->type == REDIS_REPLY_STRING ? r->element[2]->str : "");
 		rc = 0;
 	}
 	freeReplyObject(r);

@@ -53,9 +53,11 @@ static void bootstrap(const struct config *cfg, const struct rds_addr *addr)
 		goto done;
 	}
 	{
-		char signing[128] = "", compat[128] = "";
+		char signing[128] = "", compat[128] = "", ingest[128] = "";
 		keys_account_secrets(c, cfg->prefix, AUTH_SANDBOX, account, signing,
-				     sizeof(signing), compat, sizeof(compat), err, sizeof(err));
+				     sizeof(signing), compat, sizeof(compat), ingest, sizeof(ingest),
+				     err, sizeof(err));
+		mem_wipe(ingest, sizeof(ingest));
 		printf("\npixrelay: first start. A sandbox API key was created for the sandbox "
 		       "platform\naccount %s. It is shown only this once; keep it:\n\n    %s\n\n"
 		       "Postbacks to your postbackUrl are signed (Standard Webhooks) with\n"

@@ -48,10 +48,12 @@ void charges_find_brcode(struct rds *r, const struct config *cfg, const char *id
  * once, atomically with its event (and balance change). `upstream_id` (may
  * be NULL) deduplicates notifications from an upstream provider; `amount`
  * (may be NULL) must equal the charge's amount. On 0, json is the charge in
- * its new state. */
+ * its new state, and `event_out` (NULL, or EVENTS_ID_MAX bytes that live
+ * until cb runs) receives the new event's id. */
 void charges_transition(struct rds *r, const struct config *cfg, enum auth_env env,
 			const char *account, const char *id, enum charges_action action,
-			const char *upstream_id, const char *amount, charges_fn cb, void *ud);
+			const char *upstream_id, const char *amount, char *event_out,
+			charges_fn cb, void *ud);
 
 /* Expire the pending charges of `env` whose time has come (a batch).
  * done(ud, n) runs once, later, with how many were expired (-1 on failure). */

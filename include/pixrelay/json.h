@@ -42,6 +42,9 @@ void json_close_array(yajl_gen g);
 /* Insert already-valid JSON text as one value. */
 void json_raw(yajl_gen g, const char *text, size_t len);
 
+/* Write a parsed value into g as it was (numbers keep their text). */
+void json_write_value(yajl_gen g, yajl_val v);
+
 /* The generator's buffer, borrowed until the next call on `g`. */
 const char *json_buf(yajl_gen g, size_t *len);
 

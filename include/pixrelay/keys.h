@@ -44,12 +44,13 @@ int keys_list(redisContext *c, const char *prefix, FILE *out, int json, char *er
  * KEYS_NOT_FOUND, or -1 with err. */
 int keys_revoke(redisContext *c, const char *prefix, const char *key_id, char *err, size_t errlen);
 
-/* The postback secrets of account `id`: the Standard Webhooks signing
- * secret (whsec_...) and the compatibility secret sent as the `signature`
- * header. Returns 0, KEYS_NOT_FOUND, or -1 with err. */
+/* The webhook secrets of account `id`: the Standard Webhooks signing
+ * secret of its postbacks (whsec_...), the compatibility secret sent as the
+ * `signature` header, and the secret an upstream provider signs ingested
+ * notifications with. Returns 0, KEYS_NOT_FOUND, or -1 with err. */
 int keys_account_secrets(redisContext *c, const char *prefix, enum auth_env env, const char *id,
-			 char *signing, size_t slen, char *compat, size_t clen, char *err,
-			 size_t errlen);
+			 char *signing, size_t slen, char *compat, size_t clen, char *ingest,
+			 size_t ilen, char *err, size_t errlen);
 
 /* Redis key of an account record: <prefix>{<env>}:acct:<id> */
 void keys_redis_account(char *out, size_t size, const char *prefix, enum auth_env env,

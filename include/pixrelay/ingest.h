@@ -1,0 +1,51 @@
+/* ingest: notifications from an upstream payment provider.
+ *
+ * POST /v1/webhooks/ingest/{accountId} takes the spec provider's format,
+ * {"id": <upstream event id>, "event": "EVENT:CHARGE_PAID" | "EVENT:CHARGE_EXPIRED"
+ * | "EVENT:CHARGE_REFUND", "data": {<charge>, "id": ...}}, authenticated with the
+ * account's ingest secret. A charge pixrelay knows moves through the same
+ * state machine as its own endpoints; an unknown one is relayed as received.
+ * Either way the upstream id deduplicates, and the answer comes only once the
+ * event is in Redis (fsynced with the embedded Redis).
+ */
+#ifndef PIXRELAY_INGEST_H
+#define PIXRELAY_INGEST_H
+
+#include "pixrelay/auth.h"
+#include "pixrelay/charges.h"
+#include "pixrelay/config.h"
+#include "pixrelay/redis.h"
+
+#include <stddef.h>
+
+#define INGEST_ID_MAX 128
+
+/* A parsed notification; strings owned. */
+struct ingest_note {
+	char *id;        /* upstream event id */
+	char *event;     /* one of the three names */
+	char *charge_id; /* data.id */
+	char *data_json; /* data, re-serialised as received */
+};
+
+/* Parse and check a notification body. Returns 0, or -1 with "field: rule". */
+int ingest_parse(const char *body, size_t len, struct ingest_note *out, char *err, size_t errlen);
+void ingest_note_deinit(struct ingest_note *n);
+
+/* The charge action an event name asks for. */
+enum charges_action ingest_action(const char *event);
+
+/* Verify the caller: a Standard Webhooks signature (webhook-id,
+ * webhook-timestamp within 5 minutes, webhook-signature) over the raw body,
+ * or, for compatibility, `signature` equal to the secret (constant time).
+ * Returns 0 when authentic, -1 otherwise with the reason in err. */
+int ingest_verify(const char *secret, const char *wh_id, const char *wh_ts, const char *wh_sig,
+		  const char *compat_sig, const char *body, size_t len, long long now_s, char *err,
+		  size_t errlen);
+
+/* Relay a notification about an unknown charge. cb: 0 with the event id,
+ * CHARGES_DUPLICATE with the earlier event id, or -1 with err. */
+void ingest_relay(struct rds *r, const struct config *cfg, enum auth_env env, const char *account,
+		  const struct ingest_note *n, charges_fn cb, void *ud);
+
+#endif

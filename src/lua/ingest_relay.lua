@@ -1,0 +1,14 @@
+-- ingest_relay: record an upstream notification about a charge pixrelay does
+-- not know, to relay it as received to the account's postbackUrl; once per
+-- upstream notification id.
+-- KEYS[1] = <prefix>{<env>}:upstream   hash upstream id -> event id
+-- KEYS[2] = <prefix>{<env>}:outbox
+-- ARGV = upstream id, event id, event type, account, account key, body, order key, now_ms
+-- Returns {'ok', event id} or {'duplicate', event id}.
+local seen = redis.call('HGET', KEYS[1], ARGV[1])
+if seen then return {'duplicate', seen} end
+local url = redis.call('HGET', ARGV[5], 'postback_url') or ''
+redis.call('LPUSH', KEYS[2], cjson.encode({id = ARGV[2], type = ARGV[3], account = ARGV[4],
+  url = url, body = ARGV[6], order = ARGV[7], created = tonumber(ARGV[8])}))
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+return {'ok', ARGV[2]}
