@@ -4,6 +4,7 @@
 #include "pixrelay/events.h"
 #include "pixrelay/ingest.h"
 #include "pixrelay/qrpng.h"
+#include "pixrelay/timefmt.h"
 
 #include "pixrelay/ids.h"
 #include "pixrelay/json.h"
@@ -206,14 +207,22 @@ static void handle_me(struct http_req *req)
 
 /* ---- charges ---- */
 
+/* Storage trouble (the connection, or Redis refusing for now) is a 503 the
+ * client may retry; anything else is a 500. */
 static void reply_failure(struct http_req *req, const char *err)
 {
-	if (strncmp(err, "cannot build", 12) == 0) {
-		http_reply_error(req, 500, "%s", err);
-		return;
+	static const char *const storage[] = {"redis", "ERR", "OOM", "LOADING", "READONLY", "BUSY",
+					      "MASTERDOWN", "NOSCRIPT", "MISCONF", "TRYAGAIN"};
+
+	for (size_t i = 0; i < sizeof(storage) / sizeof(storage[0]); i++) {
+		if (strncmp(err, storage[i], strlen(storage[i])) == 0) {
+			log_warn("request %s failed: %s", req->request_id, err);
+			reply_unavailable(req);
+			return;
+		}
 	}
-	log_warn("request %s failed: %s", req->request_id, err);
-	reply_unavailable(req);
+	log_error("request %s failed: %s", req->request_id, err);
+	http_reply_error(req, 500, "internal error: %s", err);
 }
 
 static void on_charge_created(void *ud, int result, const char *json, const char *err)
@@ -720,6 +729,178 @@ static void handle_ingest(struct http_req *req)
 	ingest_lookup(req);
 }
 
+/* ---- event lists ---- */
+
+static const char *const event_states[] = {"pending", "delivering", "delivered", "dead", NULL};
+static const char *const event_types[] = {"EVENT:CHARGE_PAID", "EVENT:CHARGE_EXPIRED",
+					  "EVENT:CHARGE_REFUND", NULL};
+
+static int one_of(const char *s, const char *const *list)
+{
+	for (; *list; list++)
+		if (strcmp(s, *list) == 0)
+			return 1;
+	return 0;
+}
+
+/* Check one filter value; returns 0, or -1 after answering 400. `value` may be NULL. */
+static int filter_field(struct http_req *req, const char *name, const char *value,
+			struct events_filter *f, int max_limit)
+{
+	long long ms;
+	char *end = NULL;
+
+	if (!value)
+		return 0;
+	if (strcmp(name, "state") == 0) {
+		if (!one_of(value, event_states)) {
+			http_reply_error(req, 400, "state: must be pending, delivering, delivered or dead");
+			return -1;
+		}
+		f->state = value;
+	} else if (strcmp(name, "type") == 0) {
+		if (!one_of(value, event_types)) {
+			http_reply_error(req, 400, "type: must be EVENT:CHARGE_PAID, "
+						   "EVENT:CHARGE_EXPIRED or EVENT:CHARGE_REFUND");
+			return -1;
+		}
+		f->type = value;
+	} else if (strcmp(name, "since") == 0 || strcmp(name, "until") == 0) {
+		if (timefmt_parse(value, &ms) < 0) {
+			http_reply_error(req, 400, "%s: must be Unix seconds, 'YYYY-MM-DD HH:MM:SS' (UTC) or RFC 3339",
+					 name);
+			return -1;
+		}
+		if (name[0] == 's')
+			f->since_ms = ms;
+		else
+			f->until_ms = ms;
+	} else if (strcmp(name, "limit") == 0) {
+		long n = strtol(value, &end, 10);
+		if (end == value || *end || n < 1 || n > max_limit) {
+			http_reply_error(req, 400, "limit: must be an integer from 1 to %d", max_limit);
+			return -1;
+		}
+		f->limit = (int)n;
+	} else if (strcmp(name, "cursor") == 0) {
+		if (events_parse_cursor(value, &f->cursor_ms, &f->cursor_id) < 0) {
+			http_reply_error(req, 400, "cursor: not a cursor this endpoint returned");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+struct list_query {
+	char *values[6];
+};
+
+static void on_events_listed(void *ud, int result, const char *json, const char *err)
+{
+	struct http_req *req = ud;
+	struct list_query *q = req->state;
+
+	for (int i = 0; i < 6; i++)
+		free(q->values[i]);
+	free(q);
+	req->state = NULL;
+	if (result < 0)
+		reply_failure(req, err);
+	else
+		http_reply_data(req, 200, json, strlen(json));
+}
+
+/* GET /v1/events?state=&type=&since=&until=&limit=&cursor= */
+static void handle_events_list(struct http_req *req)
+{
+	static const char *const names[] = {"state", "type", "since", "until", "limit", "cursor"};
+	struct app *app = app_of(req);
+	struct api_caller *c = req->auth;
+	struct list_query *q = mem_new(struct list_query);
+	struct events_filter f;
+
+	memset(&f, 0, sizeof(f));
+	f.limit = 20;
+	req->state = q;
+	for (int i = 0; i < 6; i++) {
+		q->values[i] = http_query(req, names[i]);
+		if (filter_field(req, names[i], q->values[i], &f, 100) < 0) {
+			for (int j = 0; j <= i; j++)
+				free(q->values[j]);
+			free(q);
+			return;
+		}
+	}
+	events_list(app->rds, app->cfg, c->key.env, c->account, &f, 0, on_events_listed, req);
+}
+
+static void on_bulk_replayed(void *ud, int result, const char *json, const char *err)
+{
+	struct http_req *req = ud;
+	yajl_val body = req->state;
+
+	yajl_tree_free(body);
+	req->state = NULL;
+	if (result < 0) {
+		reply_failure(req, err);
+		return;
+	}
+	dispatch_kick(app_of(req)->dispatch);
+	http_reply_data(req, 200, json, strlen(json));
+}
+
+/* POST /v1/events/replay {"state": "dead", "type", "since", "until", "limit"}:
+ * deliver again every event that matches (state defaults to dead). */
+static void handle_events_replay(struct http_req *req)
+{
+	static const char *const names[] = {"state", "type", "since", "until", "limit"};
+	struct app *app = app_of(req);
+	struct api_caller *c = req->auth;
+	struct events_filter f;
+	yajl_val body = NULL;
+	char err[512];
+
+	memset(&f, 0, sizeof(f));
+	f.limit = 100;
+	f.state = "dead";
+	if (req->body_len && json_parse_object(req->body, req->body_len, &body, err, sizeof(err)) < 0) {
+		http_reply_error(req, 400, "%s", err);
+		return;
+	}
+	for (size_t i = 0; body && i < body->u.object.len; i++) {
+		const char *k = body->u.object.keys[i];
+		yajl_val v = body->u.object.values[i];
+		char num[32];
+		const char *value = NULL;
+		size_t j;
+		for (j = 0; j < 5; j++)
+			if (strcmp(k, names[j]) == 0)
+				break;
+		if (j == 5) {
+			http_reply_error(req, 400, "unknown field '%.64s'; allowed: state, type, since, until, limit", k);
+			yajl_tree_free(body);
+			return;
+		}
+		if (YAJL_IS_STRING(v)) {
+			value = v->u.string;
+		} else if (YAJL_IS_INTEGER(v)) {
+			snprintf(num, sizeof(num), "%lld", YAJL_GET_INTEGER(v));
+			value = num;
+		} else if (!YAJL_IS_NULL(v)) {
+			http_reply_error(req, 400, "%s: must be a string%s", k,
+					 j >= 2 ? " or an integer" : "");
+			yajl_tree_free(body);
+			return;
+		}
+		if (filter_field(req, k, value, &f, EVENTS_LIST_MAX) < 0) {
+			yajl_tree_free(body);
+			return;
+		}
+	}
+	req->state = body;
+	events_replay_many(app->rds, app->cfg, c->key.env, c->account, &f, on_bulk_replayed, req);
+}
+
 const struct http_route api_routes[] = {
 	{EVHTTP_REQ_GET, "/healthz", handle_healthz, 0},
 	{EVHTTP_REQ_GET, "/readyz", handle_readyz, 0},
@@ -731,6 +912,8 @@ const struct http_route api_routes[] = {
 	{EVHTTP_REQ_POST, "/v1/charge/pix/{id}/simulate-payment", handle_simulate_payment,
 	 HTTP_AUTH | HTTP_ENVELOPE},
 	{EVHTTP_REQ_POST, "/v1/charge/{id}/refund", handle_refund, HTTP_AUTH | HTTP_ENVELOPE},
+	{EVHTTP_REQ_GET, "/v1/events", handle_events_list, HTTP_AUTH | HTTP_ENVELOPE},
+	{EVHTTP_REQ_POST, "/v1/events/replay", handle_events_replay, HTTP_AUTH | HTTP_ENVELOPE},
 	{EVHTTP_REQ_GET, "/v1/events/{id}", handle_event_get, HTTP_AUTH | HTTP_ENVELOPE},
 	{EVHTTP_REQ_POST, "/v1/events/{id}/replay", handle_event_replay, HTTP_AUTH | HTTP_ENVELOPE},
 	{EVHTTP_REQ_POST, "/v1/webhooks/ingest/{id}", handle_ingest, HTTP_JSON_BODY | HTTP_ENVELOPE},

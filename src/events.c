@@ -453,3 +453,288 @@ void events_replay(struct rds *r, const struct config *cfg, enum auth_env env,
 		rds_script(r, on_replayed, l, SCRIPT_EVENT_REPLAY, 2, 7, argv, NULL);
 	}
 }
+
+/* ---- listing ---- */
+
+#define LIST_FIELDS 10
+#define SCAN_CAP 2000
+
+struct list_item {
+	long long created;
+	char *fields[LIST_FIELDS];
+};
+
+struct list {
+	struct rds *r;
+	const struct config *cfg;
+	enum auth_env env;
+	char account[32];
+	int limit;
+	int ids_only;
+	events_fn cb;
+	void *ud;
+	long shards, replies;
+	int failed;
+	int more;
+	struct list_item *items;
+	size_t n, cap;
+	char err[256];
+};
+
+int events_parse_cursor(const char *s, long long *ms, const char **id)
+{
+	char *end = NULL;
+	long long v = strtoll(s, &end, 10);
+
+	if (end == s || *end != '_' || v <= 0 || events_id_shard(end + 1) < 0)
+		return -1;
+	*ms = v;
+	*id = end + 1;
+	return 0;
+}
+
+static int item_cmp(const void *a, const void *b)
+{
+	const struct list_item *x = a, *y = b;
+
+	if (x->created != y->created)
+		return x->created < y->created ? 1 : -1;
+	return -strcmp(x->fields[0], y->fields[0]);
+}
+
+static void list_free(struct list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		for (int j = 0; j < LIST_FIELDS; j++)
+			free(l->items[i].fields[j]);
+	free(l->items);
+	free(l);
+}
+
+static void list_finish(struct list *l)
+{
+	yajl_gen g;
+	size_t len, shown;
+	const char *s;
+
+	if (l->failed) {
+		l->cb(l->ud, -1, NULL, l->err);
+		list_free(l);
+		return;
+	}
+	qsort(l->items, l->n, sizeof(*l->items), item_cmp);
+	shown = l->n < (size_t)l->limit ? l->n : (size_t)l->limit;
+	if (l->ids_only) {
+		char *ids = mem_strdup("");
+		for (size_t i = 0; i < shown; i++) {
+			char *next = mem_printf("%s%s%s", ids, i ? " " : "", l->items[i].fields[0]);
+			free(ids);
+			ids = next;
+		}
+		l->cb(l->ud, 0, ids, NULL);
+		free(ids);
+		list_free(l);
+		return;
+	}
+	g = json_gen_new();
+	json_open(g);
+	json_str(g, "events");
+	json_open_array(g);
+	for (size_t i = 0; i < shown; i++) {
+		char **f = l->items[i].fields;
+		json_open(g);
+		json_str(g, "id");
+		json_str(g, f[0]);
+		json_str(g, "type");
+		json_str(g, f[2]);
+		json_str(g, "state");
+		json_str(g, f[3]);
+		json_str(g, "destination");
+		json_str_or_null(g, *f[4] ? f[4] : NULL);
+		json_str(g, "attempts");
+		json_int(g, strtoll(f[5], NULL, 10));
+		json_time_field(g, "createdAt", f[1]);
+		json_time_field(g, "updatedAt", f[6]);
+		json_time_field(g, "nextAttemptAt", strcmp(f[3], "pending") == 0 ? f[7] : NULL);
+		json_str(g, "lastStatus");
+		if (*f[8])
+			json_int(g, strtoll(f[8], NULL, 10));
+		else
+			json_null(g);
+		json_str(g, "lastError");
+		json_str_or_null(g, *f[9] ? f[9] : NULL);
+		json_close(g);
+	}
+	json_close_array(g);
+	json_str(g, "nextCursor");
+	if (shown > 0 && (l->n > shown || l->more)) {
+		char *cur = mem_printf("%lld_%s", l->items[shown - 1].created,
+				       l->items[shown - 1].fields[0]);
+		json_str(g, cur);
+		free(cur);
+	} else {
+		json_null(g);
+	}
+	json_close(g);
+	s = json_buf(g, &len);
+	l->cb(l->ud, 0, s, NULL);
+	yajl_gen_free(g);
+	list_free(l);
+}
+
+static void on_shard_list(void *ud, redisReply *reply, const char *err)
+{
+	struct list *l = ud;
+
+	if (err) {
+		l->failed = 1;
+		snprintf(l->err, sizeof(l->err), "%s", err);
+	} else if (reply->type == REDIS_REPLY_ARRAY && reply->elements >= 1) {
+		size_t n = (reply->elements - 1) / LIST_FIELDS;
+		redisReply *last = reply->element[reply->elements - 1];
+		if (last->str && strcmp(last->str, "1") == 0)
+			l->more = 1;
+		for (size_t i = 0; i < n; i++) {
+			struct list_item it;
+			if (l->n == l->cap) {
+				l->cap = l->cap ? 2 * l->cap : 64;
+				l->items = mem_realloc(l->items, l->cap * sizeof(*l->items));
+			}
+			for (int j = 0; j < LIST_FIELDS; j++) {
+				redisReply *e = reply->element[i * LIST_FIELDS + (size_t)j];
+				it.fields[j] = mem_strndup(e->str ? e->str : "", e->str ? e->len : 0);
+			}
+			it.created = strtoll(it.fields[1], NULL, 10);
+			l->items[l->n++] = it;
+		}
+	}
+	if (++l->replies == l->shards)
+		list_finish(l);
+}
+
+void events_list(struct rds *r, const struct config *cfg, enum auth_env env, const char *account,
+		 const struct events_filter *f, int ids_only, events_fn cb, void *ud)
+{
+	struct list *l = mem_new(struct list);
+	char maxs[32], mins[32], limit[16], cap[16];
+
+	l->r = r;
+	l->cfg = cfg;
+	l->env = env;
+	snprintf(l->account, sizeof(l->account), "%s", account);
+	l->limit = f->limit;
+	l->ids_only = ids_only;
+	l->cb = cb;
+	l->ud = ud;
+	l->shards = cfg->queue_shards;
+	{
+		long long max = f->until_ms > 0 ? f->until_ms : 0;
+		if (f->cursor_ms > 0 && (max == 0 || f->cursor_ms < max))
+			max = f->cursor_ms;
+		if (max > 0)
+			snprintf(maxs, sizeof(maxs), "%lld", max);
+		else
+			snprintf(maxs, sizeof(maxs), "+inf");
+	}
+	snprintf(mins, sizeof(mins), "%lld", f->since_ms > 0 ? f->since_ms : 0);
+	snprintf(limit, sizeof(limit), "%d", f->limit);
+	snprintf(cap, sizeof(cap), "%d", SCAN_CAP);
+	for (long i = 0; i < l->shards; i++) {
+		char prefix[256], idx[300];
+		events_shard_prefix(prefix, sizeof(prefix), cfg->prefix, (int)i);
+		snprintf(idx, sizeof(idx), "%sa:%s:%s", prefix, auth_env_name(env), account);
+		{
+			const char *argv[] = {idx,   prefix, maxs,
+					      f->cursor_ms > 0 && f->cursor_id ? f->cursor_id : "",
+					      mins,  f->state ? f->state : "",
+					      f->type ? f->type : "", limit, cap};
+			rds_script(r, on_shard_list, l, SCRIPT_EVENT_LIST, 1, 9, argv, NULL);
+		}
+	}
+}
+
+/* ---- bulk replay ---- */
+
+struct many {
+	struct rds *r;
+	const struct config *cfg;
+	enum auth_env env;
+	char account[32];
+	events_fn cb;
+	void *ud;
+	int matched, requeued, left, failed;
+	char err[256];
+};
+
+static void many_finish(struct many *m)
+{
+	char json[96];
+
+	if (m->failed) {
+		m->cb(m->ud, -1, NULL, m->err);
+	} else {
+		snprintf(json, sizeof(json), "{\"matched\":%d,\"requeued\":%d}", m->matched,
+			 m->requeued);
+		m->cb(m->ud, 0, json, NULL);
+	}
+	free(m);
+}
+
+static void on_one_replayed(void *ud, int result, const char *json, const char *err)
+{
+	struct many *m = ud;
+
+	if (result == 0)
+		m->requeued++;
+	else if (result < 0 && !m->failed) {
+		m->failed = 1;
+		snprintf(m->err, sizeof(m->err), "%s", err);
+	}
+	if (--m->left == 0)
+		many_finish(m);
+}
+
+static void on_ids(void *ud, int result, const char *ids, const char *err)
+{
+	struct many *m = ud;
+	char *copy, *save = NULL;
+
+	if (result < 0) {
+		m->failed = 1;
+		snprintf(m->err, sizeof(m->err), "%s", err);
+		many_finish(m);
+		return;
+	}
+	copy = mem_strdup(ids);
+	for (char *t = strtok_r(copy, " ", &save); t; t = strtok_r(NULL, " ", &save))
+		m->matched++;
+	if (m->matched == 0) {
+		free(copy);
+		many_finish(m);
+		return;
+	}
+	/* one extra count held by this loop, so that m outlives it */
+	m->left = m->matched + 1;
+	free(copy);
+	copy = mem_strdup(ids);
+	save = NULL;
+	for (char *t = strtok_r(copy, " ", &save); t; t = strtok_r(NULL, " ", &save))
+		events_replay(m->r, m->cfg, m->env, m->account, t, on_one_replayed, m);
+	free(copy);
+	on_one_replayed(m, EVENTS_BUSY, NULL, NULL);
+}
+
+void events_replay_many(struct rds *r, const struct config *cfg, enum auth_env env,
+			const char *account, const struct events_filter *f, events_fn cb,
+			void *ud)
+{
+	struct many *m = mem_new(struct many);
+
+	m->r = r;
+	m->cfg = cfg;
+	m->env = env;
+	snprintf(m->account, sizeof(m->account), "%s", account);
+	m->cb = cb;
+	m->ud = ud;
+	events_list(r, cfg, env, account, f, 1, on_ids, m);
+}

@@ -346,6 +346,7 @@ static void on_request(struct evhttp_request *ev, void *arg)
 	const char *rid, *raw_path;
 	char *scratch;
 	size_t plen;
+	int literal = 0;
 	char allow[128] = "";
 
 	req->ev = ev;
@@ -375,9 +376,21 @@ static void on_request(struct evhttp_request *ev, void *arg)
 		http_reply_error(req, 503, "too many connections; retry shortly");
 		return;
 	}
+	/* a literal route owns its path: GET /v1/charge/pix/create is a wrong
+	 * method there, not a charge called "create" */
 	for (size_t i = 0; i < srv->nroutes; i++) {
 		const struct http_route *rt = &srv->routes[i];
 		const char *params[HTTP_MAX_PARAMS];
+		if (strchr(rt->pattern, '{') || !match(rt->pattern, req->path, scratch, params))
+			continue;
+		literal = 1;
+		break;
+	}
+	for (size_t i = 0; i < srv->nroutes; i++) {
+		const struct http_route *rt = &srv->routes[i];
+		const char *params[HTTP_MAX_PARAMS];
+		if (literal && strchr(rt->pattern, '{'))
+			continue;
 		if (!match(rt->pattern, req->path, scratch, params))
 			continue;
 		path_match = rt;

@@ -11,7 +11,7 @@
 extern const char script_key_create[], script_key_auth[], script_key_revoke[],
 	script_platform_init[], script_charge_create[], script_charge_transition[],
 	script_event_enqueue[], script_event_claim[], script_event_complete[], script_event_replay[],
-	script_ingest_relay[];
+	script_ingest_relay[], script_event_list[];
 
 static const struct {
 	const char *name;
@@ -28,6 +28,7 @@ static const struct {
 	[SCRIPT_EVENT_COMPLETE] = {"event_complete", script_event_complete},
 	[SCRIPT_EVENT_REPLAY] = {"event_replay", script_event_replay},
 	[SCRIPT_INGEST_RELAY] = {"ingest_relay", script_ingest_relay},
+	[SCRIPT_EVENT_LIST] = {"event_list", script_event_list},
 };
 
 static char shas[SCRIPT_COUNT][41];

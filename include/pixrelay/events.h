@@ -47,4 +47,32 @@ void events_get(struct rds *r, const struct config *cfg, enum auth_env env, cons
 void events_replay(struct rds *r, const struct config *cfg, enum auth_env env,
 		   const char *account, const char *id, events_fn cb, void *ud);
 
+/* Which events to list. Strings borrowed; "" = any. */
+struct events_filter {
+	const char *state;    /* pending, delivering, delivered, dead */
+	const char *type;     /* EVENT:CHARGE_PAID, ... */
+	long long since_ms;   /* created at or after (0 = any) */
+	long long until_ms;   /* created at or before (0 = any) */
+	int limit;            /* 1..EVENTS_LIST_MAX */
+	long long cursor_ms;  /* continue below this point (0 = from the newest) */
+	const char *cursor_id;
+};
+
+#define EVENTS_LIST_MAX 1000
+
+/* Parse an opaque cursor ("<ms>_<event id>"); 0 or -1. The id points into s. */
+int events_parse_cursor(const char *s, long long *ms, const char **id);
+
+/* The events of `account`, newest first, as {"events": [...], "nextCursor": ...}.
+ * When `ids_only` is nonzero, json is instead a space-separated list of ids
+ * (for bulk replay). */
+void events_list(struct rds *r, const struct config *cfg, enum auth_env env, const char *account,
+		 const struct events_filter *f, int ids_only, events_fn cb, void *ud);
+
+/* Replay every event the filter selects (at most f->limit); json is
+ * {"matched": n, "requeued": m}. */
+void events_replay_many(struct rds *r, const struct config *cfg, enum auth_env env,
+			const char *account, const struct events_filter *f, events_fn cb,
+			void *ud);
+
 #endif

@@ -1,0 +1,36 @@
+-- event_list: one shard's events of an account, newest first, filtered.
+-- KEYS[1] = <prefix>{q<n>}:a:<env>:<account>   zset event id -> created_ms
+-- ARGV = shard key prefix, max created_ms (inclusive), id to start below when
+--        created_ms == max ('' = none), min created_ms, state ('' = any),
+--        type ('' = any), limit, scan cap
+-- Returns a flat list of id, created_ms, type, state, url, attempts, updated_ms,
+-- next_ms, last_status, last_error for up to `limit` events, then a final
+-- element: '1' when more may follow, '0' when the shard has no more.
+local p = ARGV[1]
+local maxs, after, mins = ARGV[2], ARGV[3], ARGV[4]
+local want_state, want_type = ARGV[5], ARGV[6]
+local limit, cap = tonumber(ARGV[7]), tonumber(ARGV[8])
+local out, found, scanned, offset = {}, 0, 0, 0
+while found < limit and scanned < cap do
+  local ids = redis.call('ZREVRANGEBYSCORE', KEYS[1], maxs, mins, 'WITHSCORES', 'LIMIT', offset, 100)
+  if #ids == 0 then return (function() out[#out + 1] = '0'; return out end)() end
+  for i = 1, #ids, 2 do
+    local id, score = ids[i], ids[i + 1]
+    scanned = scanned + 1
+    offset = offset + 1
+    local skip = (after ~= '' and score == maxs and id >= after)
+    if not skip then
+      local e = redis.call('HMGET', p .. 'e:' .. id, 'type', 'state', 'url', 'attempts',
+        'updated_ms', 'next_ms', 'last_status', 'last_error')
+      if e[1] and (want_state == '' or e[2] == want_state) and (want_type == '' or e[1] == want_type) then
+        for _, v in ipairs({id, score, e[1], e[2], e[3], e[4], e[5], e[6], e[7] or '', e[8] or ''}) do
+          out[#out + 1] = v
+        end
+        found = found + 1
+        if found >= limit then break end
+      end
+    end
+  end
+end
+out[#out + 1] = '1'
+return out
