@@ -528,6 +528,8 @@ static void on_claimed(void *ud, redisReply *reply, const char *err)
 		if (rds_ready(d->r))
 			log_warn("claim on shard %d failed: %s", c->shard, err);
 	} else if (reply->type == REDIS_REPLY_ARRAY) {
+		if (reply->elements)
+			log_debug("claimed %zu on shard %d", reply->elements / 8, c->shard);
 		for (size_t i = 0; i + 8 <= reply->elements; i += 8) {
 			int ok = 1;
 			for (size_t j = 0; j < 8; j++)
@@ -539,36 +541,39 @@ static void on_claimed(void *ud, redisReply *reply, const char *err)
 	free(c);
 }
 
+/* Ask every shard for due events, sharing the free capacity among them so
+ * that no shard waits for its turn while capacity is left. */
 static void claim_all(struct dispatch *d)
 {
 	unsigned cap = (unsigned)d->cfg->delivery_concurrency;
 	char now[32], lease_ms[32];
 	long shards = d->cfg->queue_shards;
+	unsigned used = d->inflight + d->claiming, share;
 
-	if (d->stopped || !rds_ready(d->r))
+	if (d->stopped || !rds_ready(d->r) || used >= cap)
 		return;
+	share = (cap - used + (unsigned)shards - 1) / (unsigned)shards;
+	if (share > 32)
+		share = 32;
 	snprintf(now, sizeof(now), "%llu", (unsigned long long)ids_now_ms());
 	snprintf(lease_ms, sizeof(lease_ms), "%ld",
 		 d->cfg->delivery_timeout_ms + d->cfg->delivery_connect_timeout_ms + LEASE_MARGIN_MS);
 	for (long i = 0; i < shards; i++) {
-		unsigned used = d->inflight + d->claiming, want;
-		struct claim *c;
-		char prefix[256], due[300], lease[300], max[16];
 		int shard = (int)((d->next_shard + i) % shards);
+		char prefix[256], due[300], lease[300], max[16];
+		struct claim *c;
+		used = d->inflight + d->claiming;
 		if (used >= cap)
 			break;
-		want = cap - used;
-		if (want > 32)
-			want = 32;
 		c = mem_new(struct claim);
 		c->d = d;
 		c->shard = shard;
-		c->reserved = want;
-		d->claiming += want;
+		c->reserved = share < cap - used ? share : cap - used;
+		d->claiming += c->reserved;
 		events_shard_prefix(prefix, sizeof(prefix), d->cfg->prefix, shard);
 		snprintf(due, sizeof(due), "%sdue", prefix);
 		snprintf(lease, sizeof(lease), "%slease", prefix);
-		snprintf(max, sizeof(max), "%u", want);
+		snprintf(max, sizeof(max), "%u", c->reserved);
 		{
 			const char *argv[] = {due, lease, prefix, now, lease_ms, max, d->token};
 			rds_script(d->r, on_claimed, c, SCRIPT_EVENT_CLAIM, 2, 7, argv, NULL);
@@ -590,6 +595,8 @@ static void on_pumped(void *ud, int moved)
 	struct dispatch *d = j->d;
 
 	d->pumping[j->env] = 0;
+	if (moved)
+		log_debug("pump env=%d moved=%d", j->env, moved);
 	free(j);
 	if (moved > 0)
 		claim_all(d); /* new events may be due right now */
@@ -609,6 +616,7 @@ static void run_tick(struct dispatch *d)
 {
 	uint64_t now = ids_now_ms();
 
+	log_debug("tick pumping=%d,%d", d->pumping[0], d->pumping[1]);
 	if (d->stopped || !rds_ready(d->r))
 		return;
 	for (int env = 0; env < 2; env++) {
