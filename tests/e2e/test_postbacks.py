@@ -338,11 +338,17 @@ class Delivery(PostbackBase):
         self.assertEqual(second["status"], 200)
 
     def test_dropped_connection_is_retried(self):
+        # a sink of its own, so that the dropped request is on a fresh connection
+        # (curl itself resends a request once when a reused keep-alive
+        # connection turns out to be closed; that is not an attempt)
+        sink = Sink().start()
+        self.addCleanup(sink.close)
         path = self.path()
-        self.sink.script(path, ["close", 200])
-        ch = self.create(self.sink.url(path))
+        sink.script(path, ["close", 200])
+        ch = self.create(sink.url(path))
         self.paid(ch["id"])
-        reqs = self.sink.wait_count(2, path=path)
+        reqs = sink.wait_count(2, path=path)
+        self.assertEqual(reqs[0].webhook_id, reqs[1].webhook_id)
         ev = self.wait_event(reqs[0].webhook_id, "delivered")
         self.assertEqual(ev["attempts"], 2)
         self.assertIsNone(ev["attemptLog"][0]["status"])
