@@ -92,16 +92,18 @@ static void on_key(void *ud, int status, const struct auth_key *key, const char 
 	}
 	if (!acting || !*acting) {
 		if (req->route->flags & HTTP_ACTS_AS) {
-			http_reply_error(req, 400,
-					 "X-Account-ID header is required with a master key on this "
-					 "operation");
+			http_reply_error(
+			    req, 400,
+			    "X-Account-ID header is required with a master key on this "
+			    "operation");
 			return;
 		}
 		http_next(req);
 		return;
 	}
 	if (!ids_is_ulid(acting)) {
-		http_reply_error(req, 400, "X-Account-ID must be an account id (a 26-character ULID)");
+		http_reply_error(req, 400,
+				 "X-Account-ID must be an account id (a 26-character ULID)");
 		return;
 	}
 	snprintf(caller->account, sizeof(caller->account), "%s", acting);
@@ -120,8 +122,8 @@ void api_authenticate(struct http_req *req)
 
 	switch (auth_bearer(http_header(req, "Authorization"), &token, &len)) {
 	case AUTH_MISSING:
-		reply_unauthorized(req,
-				   "missing API key: send the header Authorization: Bearer <API key>");
+		reply_unauthorized(
+		    req, "missing API key: send the header Authorization: Bearer <API key>");
 		return;
 	case AUTH_MALFORMED:
 		reply_unauthorized(req,
@@ -211,8 +213,9 @@ static void handle_me(struct http_req *req)
  * client may retry; anything else is a 500. */
 static void reply_failure(struct http_req *req, const char *err)
 {
-	static const char *const storage[] = {"redis", "ERR", "OOM", "LOADING", "READONLY", "BUSY",
-					      "MASTERDOWN", "NOSCRIPT", "MISCONF", "TRYAGAIN"};
+	static const char *const storage[] = {"redis",	  "ERR",     "OOM",	   "LOADING",
+					      "READONLY", "BUSY",    "MASTERDOWN", "NOSCRIPT",
+					      "MISCONF",  "TRYAGAIN"};
 
 	for (size_t i = 0; i < sizeof(storage) / sizeof(storage[0]); i++) {
 		if (strncmp(err, storage[i], strlen(storage[i])) == 0) {
@@ -232,10 +235,11 @@ static void on_charge_created(void *ud, int result, const char *json, const char
 	if (result < 0) {
 		reply_failure(req, err);
 	} else if (result == CHARGES_CONFLICT) {
-		http_reply_error(req, 400,
-				 "externalID: already used by charge %s with different data; send the "
-				 "same request to get that charge again, or use a new externalID",
-				 json);
+		http_reply_error(
+		    req, 400,
+		    "externalID: already used by charge %s with different data; send the "
+		    "same request to get that charge again, or use a new externalID",
+		    json);
 	} else {
 		http_reply_data(req, 200, json, strlen(json));
 	}
@@ -287,7 +291,8 @@ static void handle_charge_get(struct http_req *req)
 		http_reply_error(req, 404, "charge not found: %.40s", req->params[0]);
 		return;
 	}
-	charges_get(app->rds, app->cfg, c->key.env, c->account, req->params[0], on_charge_read, req);
+	charges_get(app->rds, app->cfg, c->key.env, c->account, req->params[0], on_charge_read,
+		    req);
 }
 
 #define QR_DEFAULT_SCALE 8
@@ -332,8 +337,9 @@ static void handle_qrcode(struct http_req *req)
 		scale = strtol(size, &end, 10);
 		if (end == size || *end || scale < QRPNG_MIN_SCALE || scale > QRPNG_MAX_SCALE) {
 			free(size);
-			http_reply_error(req, 400, "size: must be an integer from %d to %d (pixels per module)",
-					 QRPNG_MIN_SCALE, QRPNG_MAX_SCALE);
+			http_reply_error(
+			    req, 400, "size: must be an integer from %d to %d (pixels per module)",
+			    QRPNG_MIN_SCALE, QRPNG_MAX_SCALE);
 			return;
 		}
 		free(size);
@@ -379,10 +385,11 @@ static void on_transitioned(void *ud, int result, const char *json, const char *
 		http_reply_error(req, 400, "charge expired before the payment; it is EXPIRED now");
 		return;
 	case CHARGES_AMOUNT_MISMATCH:
-		http_reply_error(req, 400,
-				 "amount: partial refunds are not supported; omit amount or send the "
-				 "charge's amount (%s)",
-				 json);
+		http_reply_error(
+		    req, 400,
+		    "amount: partial refunds are not supported; omit amount or send the "
+		    "charge's amount (%s)",
+		    json);
 		return;
 	case CHARGES_INSUFFICIENT:
 		http_reply_error(req, 400, "insufficient balance for the refund (balance %s cents)",
@@ -400,9 +407,10 @@ static void handle_simulate_payment(struct http_req *req)
 	struct api_caller *c = req->auth;
 
 	if (c->key.env != AUTH_SANDBOX) {
-		http_reply_error(req, 403,
-				 "simulate-payment works with sandbox keys only; production charges "
-				 "are paid by the payment provider's notification");
+		http_reply_error(
+		    req, 403,
+		    "simulate-payment works with sandbox keys only; production charges "
+		    "are paid by the payment provider's notification");
 		return;
 	}
 	if (!charges_valid_id(req->params[0])) {
@@ -410,8 +418,8 @@ static void handle_simulate_payment(struct http_req *req)
 		return;
 	}
 	req->state = (void *)"paid";
-	charges_transition(app->rds, app->cfg, c->key.env, c->account, req->params[0],
-			   CHARGES_PAY, NULL, NULL, NULL, on_transitioned, req);
+	charges_transition(app->rds, app->cfg, c->key.env, c->account, req->params[0], CHARGES_PAY,
+			   NULL, NULL, NULL, on_transitioned, req);
 }
 
 /* POST /v1/charge/{id}/refund: a full refund of a paid charge. The body is
@@ -431,7 +439,8 @@ static void handle_refund(struct http_req *req)
 		for (size_t i = 0; i < body->u.object.len; i++) {
 			const char *k = body->u.object.keys[i];
 			if (strcmp(k, "amount") != 0 && strcmp(k, "reason") != 0) {
-				http_reply_error(req, 400, "unknown field '%.64s'; allowed: amount, reason", k);
+				http_reply_error(
+				    req, 400, "unknown field '%.64s'; allowed: amount, reason", k);
 				yajl_tree_free(body);
 				return;
 			}
@@ -439,7 +448,8 @@ static void handle_refund(struct http_req *req)
 		v = json_get(body, "reason");
 		if (v && !YAJL_IS_NULL(v) &&
 		    (!YAJL_IS_STRING(v) || !v->u.string || strlen(v->u.string) > 500)) {
-			http_reply_error(req, 400, "reason: must be a string of at most 500 characters");
+			http_reply_error(req, 400,
+					 "reason: must be a string of at most 500 characters");
 			yajl_tree_free(body);
 			return;
 		}
@@ -447,7 +457,8 @@ static void handle_refund(struct http_req *req)
 		if (v && !YAJL_IS_NULL(v)) {
 			int64_t n;
 			if (!json_as_int64(v, &n) || n < 1) {
-				http_reply_error(req, 400, "amount: must be a positive integer number of cents");
+				http_reply_error(
+				    req, 400, "amount: must be a positive integer number of cents");
 				yajl_tree_free(body);
 				return;
 			}
@@ -527,8 +538,8 @@ static void handle_event_replay(struct http_req *req)
 		http_reply_error(req, 404, "event not found: %.40s", req->params[0]);
 		return;
 	}
-	events_replay(app->rds, app->cfg, c->key.env, c->account, req->params[0],
-		      on_event_replayed, req);
+	events_replay(app->rds, app->cfg, c->key.env, c->account, req->params[0], on_event_replayed,
+		      req);
 }
 
 /* ---- ingest from an upstream provider ---- */
@@ -626,7 +637,8 @@ static void on_ingest_transition(void *ud, int result, const char *json, const c
 		return;
 	case CHARGES_EXPIRED:
 		dispatch_kick(app->dispatch);
-		ingest_done(req, 200, NULL, 0, "the charge had expired; it is EXPIRED now", "EXPIRED");
+		ingest_done(req, 200, NULL, 0, "the charge had expired; it is EXPIRED now",
+			    "EXPIRED");
 		return;
 	case CHARGES_INSUFFICIENT:
 		log_error("ingest %s: refund of a charge larger than the balance (%s)",
@@ -644,10 +656,10 @@ static void ingest_with_secret(struct http_req *req, const char *secret)
 	struct ingest_ctx *x = req->state;
 	char err[256];
 
-	if (ingest_verify(secret, http_header(req, "webhook-id"), http_header(req, "webhook-timestamp"),
-			  http_header(req, "webhook-signature"), http_header(req, "signature"),
-			  req->body, req->body_len, (long long)(ids_now_ms() / 1000), err,
-			  sizeof(err)) < 0) {
+	if (ingest_verify(
+		secret, http_header(req, "webhook-id"), http_header(req, "webhook-timestamp"),
+		http_header(req, "webhook-signature"), http_header(req, "signature"), req->body,
+		req->body_len, (long long)(ids_now_ms() / 1000), err, sizeof(err)) < 0) {
 		free(x);
 		req->state = NULL;
 		http_reply_error(req, 401, "%s", err);
@@ -665,8 +677,8 @@ static void ingest_with_secret(struct http_req *req, const char *secret)
 		return;
 	}
 	charges_transition(app->rds, app->cfg, x->env, x->account, x->note.charge_id,
-			   ingest_action(x->note.event), x->note.id, NULL, x->event, on_ingest_transition,
-			   req);
+			   ingest_action(x->note.event), x->note.id, NULL, x->event,
+			   on_ingest_transition, req);
 }
 
 static void ingest_lookup(struct http_req *req);
@@ -754,21 +766,25 @@ static int filter_field(struct http_req *req, const char *name, const char *valu
 		return 0;
 	if (strcmp(name, "state") == 0) {
 		if (!one_of(value, event_states)) {
-			http_reply_error(req, 400, "state: must be pending, delivering, delivered or dead");
+			http_reply_error(req, 400,
+					 "state: must be pending, delivering, delivered or dead");
 			return -1;
 		}
 		f->state = value;
 	} else if (strcmp(name, "type") == 0) {
 		if (!one_of(value, event_types)) {
-			http_reply_error(req, 400, "type: must be EVENT:CHARGE_PAID, "
-						   "EVENT:CHARGE_EXPIRED or EVENT:CHARGE_REFUND");
+			http_reply_error(req, 400,
+					 "type: must be EVENT:CHARGE_PAID, "
+					 "EVENT:CHARGE_EXPIRED or EVENT:CHARGE_REFUND");
 			return -1;
 		}
 		f->type = value;
 	} else if (strcmp(name, "since") == 0 || strcmp(name, "until") == 0) {
 		if (timefmt_parse(value, &ms) < 0) {
-			http_reply_error(req, 400, "%s: must be Unix seconds, 'YYYY-MM-DD HH:MM:SS' (UTC) or RFC 3339",
-					 name);
+			http_reply_error(
+			    req, 400,
+			    "%s: must be Unix seconds, 'YYYY-MM-DD HH:MM:SS' (UTC) or RFC 3339",
+			    name);
 			return -1;
 		}
 		if (name[0] == 's')
@@ -778,7 +794,8 @@ static int filter_field(struct http_req *req, const char *name, const char *valu
 	} else if (strcmp(name, "limit") == 0) {
 		long n = strtol(value, &end, 10);
 		if (end == value || *end || n < 1 || n > max_limit) {
-			http_reply_error(req, 400, "limit: must be an integer from 1 to %d", max_limit);
+			http_reply_error(req, 400, "limit: must be an integer from 1 to %d",
+					 max_limit);
 			return -1;
 		}
 		f->limit = (int)n;
@@ -863,7 +880,8 @@ static void handle_events_replay(struct http_req *req)
 	memset(&f, 0, sizeof(f));
 	f.limit = 100;
 	f.state = "dead";
-	if (req->body_len && json_parse_object(req->body, req->body_len, &body, err, sizeof(err)) < 0) {
+	if (req->body_len &&
+	    json_parse_object(req->body, req->body_len, &body, err, sizeof(err)) < 0) {
 		http_reply_error(req, 400, "%s", err);
 		return;
 	}
@@ -877,7 +895,9 @@ static void handle_events_replay(struct http_req *req)
 			if (strcmp(k, names[j]) == 0)
 				break;
 		if (j == 5) {
-			http_reply_error(req, 400, "unknown field '%.64s'; allowed: state, type, since, until, limit", k);
+			http_reply_error(
+			    req, 400,
+			    "unknown field '%.64s'; allowed: state, type, since, until, limit", k);
 			yajl_tree_free(body);
 			return;
 		}
@@ -902,21 +922,21 @@ static void handle_events_replay(struct http_req *req)
 }
 
 const struct http_route api_routes[] = {
-	{EVHTTP_REQ_GET, "/healthz", handle_healthz, 0},
-	{EVHTTP_REQ_GET, "/readyz", handle_readyz, 0},
-	{EVHTTP_REQ_GET, "/v1/me", handle_me, HTTP_AUTH | HTTP_ENVELOPE},
-	{EVHTTP_REQ_POST, "/v1/charge/pix/create", handle_charge_create,
-	 HTTP_AUTH | HTTP_JSON_BODY | HTTP_ENVELOPE},
-	{EVHTTP_REQ_GET, "/v1/charge/pix/{id}", handle_charge_get, HTTP_AUTH | HTTP_ENVELOPE},
-	{EVHTTP_REQ_GET, "/v1/qrcode/{id}", handle_qrcode, HTTP_ENVELOPE},
-	{EVHTTP_REQ_POST, "/v1/charge/pix/{id}/simulate-payment", handle_simulate_payment,
-	 HTTP_AUTH | HTTP_ENVELOPE},
-	{EVHTTP_REQ_POST, "/v1/charge/{id}/refund", handle_refund, HTTP_AUTH | HTTP_ENVELOPE},
-	{EVHTTP_REQ_GET, "/v1/events", handle_events_list, HTTP_AUTH | HTTP_ENVELOPE},
-	{EVHTTP_REQ_POST, "/v1/events/replay", handle_events_replay, HTTP_AUTH | HTTP_ENVELOPE},
-	{EVHTTP_REQ_GET, "/v1/events/{id}", handle_event_get, HTTP_AUTH | HTTP_ENVELOPE},
-	{EVHTTP_REQ_POST, "/v1/events/{id}/replay", handle_event_replay, HTTP_AUTH | HTTP_ENVELOPE},
-	{EVHTTP_REQ_POST, "/v1/webhooks/ingest/{id}", handle_ingest, HTTP_JSON_BODY | HTTP_ENVELOPE},
+    {EVHTTP_REQ_GET, "/healthz", handle_healthz, 0},
+    {EVHTTP_REQ_GET, "/readyz", handle_readyz, 0},
+    {EVHTTP_REQ_GET, "/v1/me", handle_me, HTTP_AUTH | HTTP_ENVELOPE},
+    {EVHTTP_REQ_POST, "/v1/charge/pix/create", handle_charge_create,
+     HTTP_AUTH | HTTP_JSON_BODY | HTTP_ENVELOPE},
+    {EVHTTP_REQ_GET, "/v1/charge/pix/{id}", handle_charge_get, HTTP_AUTH | HTTP_ENVELOPE},
+    {EVHTTP_REQ_GET, "/v1/qrcode/{id}", handle_qrcode, HTTP_ENVELOPE},
+    {EVHTTP_REQ_POST, "/v1/charge/pix/{id}/simulate-payment", handle_simulate_payment,
+     HTTP_AUTH | HTTP_ENVELOPE},
+    {EVHTTP_REQ_POST, "/v1/charge/{id}/refund", handle_refund, HTTP_AUTH | HTTP_ENVELOPE},
+    {EVHTTP_REQ_GET, "/v1/events", handle_events_list, HTTP_AUTH | HTTP_ENVELOPE},
+    {EVHTTP_REQ_POST, "/v1/events/replay", handle_events_replay, HTTP_AUTH | HTTP_ENVELOPE},
+    {EVHTTP_REQ_GET, "/v1/events/{id}", handle_event_get, HTTP_AUTH | HTTP_ENVELOPE},
+    {EVHTTP_REQ_POST, "/v1/events/{id}/replay", handle_event_replay, HTTP_AUTH | HTTP_ENVELOPE},
+    {EVHTTP_REQ_POST, "/v1/webhooks/ingest/{id}", handle_ingest, HTTP_JSON_BODY | HTTP_ENVELOPE},
 };
 
 const size_t api_nroutes = sizeof(api_routes) / sizeof(api_routes[0]);

@@ -138,8 +138,8 @@ static void on_lookup(void *ud, redisReply *reply, const char *err)
 		l->cb(l->ud, AUTH_INVALID, NULL, NULL);
 		goto done;
 	}
-	key.kind = strcmp(reply->element[2]->str, "master") == 0 ? AUTH_MASTER_KEY
-								  : AUTH_ACCOUNT_KEY;
+	key.kind =
+	    strcmp(reply->element[2]->str, "master") == 0 ? AUTH_MASTER_KEY : AUTH_ACCOUNT_KEY;
 	snprintf(key.account, sizeof(key.account), "%s", reply->element[3]->str);
 	if (reply->element[4]->len > 0)
 		l->cb(l->ud, AUTH_REVOKED, &key, NULL);

@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const known_fields[] = {"amount", "externalID", "expiration", "comment",
-					   "name",   "email",      "phone",      "document",
-					   "postbackUrl"};
+static const char *const known_fields[] = {"amount",  "externalID", "expiration",
+					   "comment", "name",	    "email",
+					   "phone",   "document",   "postbackUrl"};
 
 #define NKNOWN (sizeof(known_fields) / sizeof(known_fields[0]))
 
@@ -78,8 +78,9 @@ int charge_parse_create(yajl_val body, const struct charge_limits *lim, struct c
 		if (k == NKNOWN) {
 			char name[80] = "";
 			snprintf(name, sizeof(name), "%s", body->u.object.keys[i]);
-			snprintf(err, errlen, "unknown field '%s'; allowed: amount, externalID, "
-					      "expiration, comment, name, email, phone, document, postbackUrl",
+			snprintf(err, errlen,
+				 "unknown field '%s'; allowed: amount, externalID, "
+				 "expiration, comment, name, email, phone, document, postbackUrl",
 				 name);
 			goto fail;
 		}
@@ -147,7 +148,8 @@ int charge_parse_create(yajl_val body, const struct charge_limits *lim, struct c
 	if (opt_string(body, "phone", CHARGE_PHONE_MAX, &in.phone, err, errlen) < 0)
 		goto fail;
 	if (in.phone && !validate_phone(in.phone)) {
-		snprintf(err, errlen, "phone: not a valid phone number (8 to 15 digits, optional +)");
+		snprintf(err, errlen,
+			 "phone: not a valid phone number (8 to 15 digits, optional +)");
 		goto fail;
 	}
 	if (opt_string(body, "document", 32, &document, err, errlen) < 0)
@@ -310,8 +312,7 @@ void charge_render_parts(const struct charge_view *v, char **head, char **mid)
 	yajl_gen_free(g);
 }
 
-char *charge_assemble(const char *head, const char *status, const char *mid,
-		      const char *updated_at)
+char *charge_assemble(const char *head, const char *status, const char *mid, const char *updated_at)
 {
 	return mem_printf("%s%s%s%s\"}", head, status, mid, updated_at);
 }

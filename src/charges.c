@@ -101,8 +101,8 @@ static void store(struct create *c, const char *pix_key)
 	/* field 26 holds at most 99 chars: GUI (18) + key (4 + n) + description (4 + m) */
 	room = 99 - 18 - 4 - strlen(pix_key);
 	if (c->in.comment && room > 4) {
-		brcode_fold_ascii(c->in.comment, room - 4 < CHARGE_COMMENT_MAX ? room - 4
-									  : CHARGE_COMMENT_MAX,
+		brcode_fold_ascii(c->in.comment,
+				  room - 4 < CHARGE_COMMENT_MAX ? room - 4 : CHARGE_COMMENT_MAX,
 				  desc, sizeof(desc));
 		bi.description = desc;
 	}
@@ -113,7 +113,8 @@ static void store(struct create *c, const char *pix_key)
 	bi.single_use = 1;
 	if (brcode_encode(&bi, code, sizeof(code), err, sizeof(err)) < 0) {
 		log_error("cannot build the BR Code of charge %s: %s", id, err);
-		c->cb(c->ud, -1, NULL, "cannot build the BR Code (check pix-key, merchant-name and merchant-city)");
+		c->cb(c->ud, -1, NULL,
+		      "cannot build the BR Code (check pix-key, merchant-name and merchant-city)");
 		create_free(c);
 		return;
 	}
@@ -194,8 +195,8 @@ static void on_account(void *ud, redisReply *reply, const char *err)
 	store(c, reply->str);
 }
 
-void charges_create(struct rds *r, const struct config *cfg, enum auth_env env,
-		    const char *account, const struct charge_input *in, charges_fn cb, void *ud)
+void charges_create(struct rds *r, const struct config *cfg, enum auth_env env, const char *account,
+		    const struct charge_input *in, charges_fn cb, void *ud)
 {
 	struct create *c = mem_new(struct create);
 	char k[256];
@@ -373,8 +374,7 @@ static void on_transition(void *ud, redisReply *reply, const char *err)
 		if (t->event_out && e[3]->type == REDIS_REPLY_STRING)
 			snprintf(t->event_out, EVENTS_ID_MAX, "%s", e[3]->str);
 		t->cb(t->ud, 0, e[2]->str, NULL);
-	}
-	else if (strcmp(what, "expired") == 0 && reply->elements == 3)
+	} else if (strcmp(what, "expired") == 0 && reply->elements == 3)
 		t->cb(t->ud, CHARGES_EXPIRED, e[1]->str, NULL);
 	else if (strcmp(what, "not_found") == 0)
 		t->cb(t->ud, CHARGES_NOT_FOUND, NULL, NULL);
@@ -394,8 +394,8 @@ done:
 
 void charges_transition(struct rds *r, const struct config *cfg, enum auth_env env,
 			const char *account, const char *id, enum charges_action action,
-			const char *upstream_id, const char *amount, char *event_out,
-			charges_fn cb, void *ud)
+			const char *upstream_id, const char *amount, char *event_out, charges_fn cb,
+			void *ud)
 {
 	struct transition *t = mem_new(struct transition);
 	const char *envn = auth_env_name(env);
@@ -420,11 +420,19 @@ void charges_transition(struct rds *r, const struct config *cfg, enum auth_env e
 	snprintf(acct_prefix, sizeof(acct_prefix), "%s{%s}:acct:", cfg->prefix, envn);
 	snprintf(dedupe, sizeof(dedupe), "%s{%s}:upstream", cfg->prefix, envn);
 	{
-		const char *argv[] = {k1,  k2,          k3,
-				      k4,  action_names[action], now,
-				      now_txt, evt,     acct_prefix,
-				      account ? account : "", upstream_id ? dedupe : "",
-				      upstream_id ? upstream_id : "", amount ? amount : ""};
+		const char *argv[] = {k1,
+				      k2,
+				      k3,
+				      k4,
+				      action_names[action],
+				      now,
+				      now_txt,
+				      evt,
+				      acct_prefix,
+				      account ? account : "",
+				      upstream_id ? dedupe : "",
+				      upstream_id ? upstream_id : "",
+				      amount ? amount : ""};
 		rds_script(r, on_transition, t, SCRIPT_CHARGE_TRANSITION, 4, 13, argv, NULL);
 	}
 }
@@ -466,8 +474,8 @@ static void on_due(void *ud, redisReply *reply, const char *err)
 	}
 	x->left = reply->elements;
 	for (size_t i = 0; i < reply->elements; i++)
-		charges_transition(x->r, x->cfg, x->env, "", reply->element[i]->str,
-				   CHARGES_EXPIRE, NULL, NULL, NULL, on_one_expired, x);
+		charges_transition(x->r, x->cfg, x->env, "", reply->element[i]->str, CHARGES_EXPIRE,
+				   NULL, NULL, NULL, on_one_expired, x);
 }
 
 void charges_expire_due(struct rds *r, const struct config *cfg, enum auth_env env,

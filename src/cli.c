@@ -17,17 +17,17 @@
 #include <string.h>
 
 static const char usage_main[] =
-	"usage: pixrelay [SETTINGS] COMMAND [ARGS]\n"
-	"\n"
-	"Commands:\n"
-	"  serve                 run the HTTP API (and its embedded Redis unless --redis is given)\n"
-	"  init                  create the platform account of an environment (idempotent)\n"
-	"  keys create|list|revoke\n"
-	"                        manage API keys\n"
-	"  secrets               show an account's postback signing secrets\n"
-	"  version               print the version\n"
-	"\n"
-	"Every command takes --help. Settings may come before or after the command.\n";
+    "usage: pixrelay [SETTINGS] COMMAND [ARGS]\n"
+    "\n"
+    "Commands:\n"
+    "  serve                 run the HTTP API (and its embedded Redis unless --redis is given)\n"
+    "  init                  create the platform account of an environment (idempotent)\n"
+    "  keys create|list|revoke\n"
+    "                        manage API keys\n"
+    "  secrets               show an account's postback signing secrets\n"
+    "  version               print the version\n"
+    "\n"
+    "Every command takes --help. Settings may come before or after the command.\n";
 
 /* The Redis that a command-line tool uses: the one given with --redis, else
  * the embedded one of data-dir (used through its socket when `serve` runs,
@@ -57,8 +57,8 @@ static int cli_redis_open(const struct config *cfg, struct cli_redis *cr)
 			return -1;
 		}
 		if (rc == 0) {
-			cr->own = redisd_start(cfg->redis_server, cfg->data_dir, lock_fd, 10000, err,
-					       sizeof(err));
+			cr->own = redisd_start(cfg->redis_server, cfg->data_dir, lock_fd, 10000,
+					       err, sizeof(err));
 			if (!cr->own) {
 				fprintf(stderr, "pixrelay: embedded redis: %s\n", err);
 				return -1;
@@ -139,7 +139,8 @@ static int cmd_init(const struct config *cfg, int argc, char **argv)
 	if (strcmp(envs, "all") != 0) {
 		enum auth_env e;
 		if (auth_env_parse(envs, &e) < 0) {
-			fprintf(stderr, "pixrelay init: --env must be sandbox, production or all\n");
+			fprintf(stderr,
+				"pixrelay init: --env must be sandbox, production or all\n");
 			return 2;
 		}
 	}
@@ -157,7 +158,8 @@ static int cmd_init(const struct config *cfg, int argc, char **argv)
 		    !(env == AUTH_SANDBOX && strcmp(envs, "test") == 0) &&
 		    !(env == AUTH_PRODUCTION && strcmp(envs, "live") == 0))
 			continue;
-		if (keys_platform_init(cr.c, cfg->prefix, env, id, &created, err, sizeof(err)) < 0) {
+		if (keys_platform_init(cr.c, cfg->prefix, env, id, &created, err, sizeof(err)) <
+		    0) {
 			fprintf(stderr, "pixrelay init: %s\n", err);
 			goto done;
 		}
@@ -190,16 +192,16 @@ done:
 }
 
 static const char usage_keys[] =
-	"usage: pixrelay keys create --env sandbox|production [--master | --account ID]\n"
-	"                            [--description TEXT] [--json]\n"
-	"       pixrelay keys list [--json]\n"
-	"       pixrelay keys revoke KEY_ID [--json]\n\n"
-	"create  makes a key and prints it once; only its SHA-256 is stored. Without\n"
-	"        --account the key belongs to the environment's platform account\n"
-	"        (run 'pixrelay init' first); --master makes a master key, which may act\n"
-	"        for any account of its environment with the header X-Account-ID.\n"
-	"list    shows every key without its secret.\n"
-	"revoke  stops a key at once, for every process sharing the Redis.\n";
+    "usage: pixrelay keys create --env sandbox|production [--master | --account ID]\n"
+    "                            [--description TEXT] [--json]\n"
+    "       pixrelay keys list [--json]\n"
+    "       pixrelay keys revoke KEY_ID [--json]\n\n"
+    "create  makes a key and prints it once; only its SHA-256 is stored. Without\n"
+    "        --account the key belongs to the environment's platform account\n"
+    "        (run 'pixrelay init' first); --master makes a master key, which may act\n"
+    "        for any account of its environment with the header X-Account-ID.\n"
+    "list    shows every key without its secret.\n"
+    "revoke  stops a key at once, for every process sharing the Redis.\n";
 
 static int cmd_keys(const struct config *cfg, int argc, char **argv)
 {
@@ -248,7 +250,8 @@ static int cmd_keys(const struct config *cfg, int argc, char **argv)
 		char secret[AUTH_KEY_MAX];
 		struct auth_key key;
 		if (!envs || auth_env_parse(envs, &env) < 0) {
-			fprintf(stderr, "pixrelay keys create: --env sandbox|production is required\n");
+			fprintf(stderr,
+				"pixrelay keys create: --env sandbox|production is required\n");
 			return 2;
 		}
 		if (master && account) {
@@ -268,8 +271,9 @@ static int cmd_keys(const struct config *cfg, int argc, char **argv)
 		}
 		if (cli_redis_open(cfg, &cr) < 0)
 			return 1;
-		rc = keys_create(cr.c, cfg->prefix, env, master ? AUTH_MASTER_KEY : AUTH_ACCOUNT_KEY,
-				 account, description, secret, &key, err, sizeof(err));
+		rc =
+		    keys_create(cr.c, cfg->prefix, env, master ? AUTH_MASTER_KEY : AUTH_ACCOUNT_KEY,
+				account, description, secret, &key, err, sizeof(err));
 		if (rc != 0) {
 			fprintf(stderr, "pixrelay keys create: %s\n", err);
 			rc = 1;
@@ -350,11 +354,14 @@ static int cmd_secrets(const struct config *cfg, int argc, char **argv)
 			json = 1;
 			break;
 		case 'h':
-			printf("usage: pixrelay secrets --env sandbox|production [--account ID] [--json]\n\n"
-			       "Show the webhook secrets of an account (default: the platform\n"
-			       "account): the Standard Webhooks signing secret of its postbacks\n"
-			       "(whsec_...), the value of the compatibility 'signature' header, and\n"
-			       "the secret its upstream provider signs ingested notifications with.\n");
+			printf(
+			    "usage: pixrelay secrets --env sandbox|production [--account ID] "
+			    "[--json]\n\n"
+			    "Show the webhook secrets of an account (default: the platform\n"
+			    "account): the Standard Webhooks signing secret of its postbacks\n"
+			    "(whsec_...), the value of the compatibility 'signature' header, and\n"
+			    "the secret its upstream provider signs ingested notifications "
+			    "with.\n");
 			return 0;
 		default:
 			return 2;
@@ -370,7 +377,8 @@ static int cmd_secrets(const struct config *cfg, int argc, char **argv)
 		snprintf(id, sizeof(id), "%s", account);
 	} else {
 		int created = 0;
-		if (keys_platform_init(cr.c, cfg->prefix, env, id, &created, err, sizeof(err)) < 0) {
+		if (keys_platform_init(cr.c, cfg->prefix, env, id, &created, err, sizeof(err)) <
+		    0) {
 			fprintf(stderr, "pixrelay secrets: %s\n", err);
 			goto done;
 		}
@@ -385,9 +393,10 @@ static int cmd_secrets(const struct config *cfg, int argc, char **argv)
 		       "\"ingestSecret\":\"%s\"}\n",
 		       id, signing, compat, ingest);
 	else
-		printf("account %s (%s)\n  postback signing secret: %s\n  postback signature header: "
-		       "%s\n  ingest secret (for %s/webhooks/ingest/%s): %s\n",
-		       id, auth_env_name(env), signing, compat, cfg->base_url, id, ingest);
+		printf(
+		    "account %s (%s)\n  postback signing secret: %s\n  postback signature header: "
+		    "%s\n  ingest secret (for %s/webhooks/ingest/%s): %s\n",
+		    id, auth_env_name(env), signing, compat, cfg->base_url, id, ingest);
 	rc = 0;
 done:
 	cli_redis_close(&cr);

@@ -23,75 +23,75 @@ struct opt {
 #define L(field) OPT_LONG, offsetof(struct config, field)
 
 static const struct opt opts[] = {
-	{"listen", S(listen), "127.0.0.1:8080", 0, 0, "address:port the HTTP server listens on"},
-	{"base-url", S(base_url), "", 0, 0,
-	 "public base URL ending in /v1, used in links such as brCodeImageUrl "
-	 "(default http://<listen>/v1)"},
-	{"redis", S(redis), "", 0, 0,
-	 "Redis to use: redis://host:port[/db], unix:///path/redis.sock or a socket path; "
-	 "empty starts an embedded redis-server in data-dir"},
-	{"data-dir", S(data_dir), "", 0, 0,
-	 "directory of the embedded Redis (default $XDG_DATA_HOME/pixrelay or "
-	 "~/.local/share/pixrelay)"},
-	{"redis-server", S(redis_server), "redis-server", 0, 0,
-	 "redis-server binary started for the embedded Redis"},
-	{"prefix", S(prefix), "pixrelay:", 0, 0, "prefix of every Redis key"},
-	{"trusted-proxies", S(trusted_proxies), "", 0, 0,
-	 "comma-separated IPs or CIDRs whose X-Forwarded-For/-Proto headers are believed"},
-	{"log-level", S(log_level), "info", 0, 0, "debug, info, warn or error"},
-	{"max-body", L(max_body), "1048576", 64, 64L << 20, "largest JSON request body, in bytes"},
-	{"http-timeout", L(http_timeout), "30", 1, 3600,
-	 "seconds a client may stay silent while sending a request or reading a reply"},
-	{"redis-timeout-ms", L(redis_timeout_ms), "5000", 50, 600000,
-	 "milliseconds before a Redis command without reply fails (and the connection is reset)"},
-	{"shutdown-grace", L(shutdown_grace), "10", 0, 600,
-	 "seconds to finish requests in flight after SIGTERM/SIGINT"},
-	{"max-connections", L(max_connections), "1024", 1, 1000000,
-	 "client connections served at once; more are answered 503 and closed"},
-	{"bootstrap", L(bootstrap), "1", 0, 1,
-	 "1: with the embedded Redis, create the sandbox platform account and print a sandbox "
-	 "key on first start"},
-	{"pix-key", S(pix_key), "", 0, 0,
-	 "Pix key that receives payments, written into every BR Code (empty: each account's "
-	 "own random key, fine for the sandbox)"},
-	{"merchant-name", S(merchant_name), "PIXRELAY", 0, 0,
-	 "merchant name in BR Codes (folded to ASCII, at most 25 characters)"},
-	{"merchant-city", S(merchant_city), "SAO PAULO", 0, 0,
-	 "merchant city in BR Codes (folded to ASCII, at most 15 characters)"},
-	{"fee-fixed", L(fee_fixed), "0", 0, 100000000, "fixed part of each charge's fee, in cents"},
-	{"fee-bps", L(fee_bps), "80", 0, 10000,
-	 "proportional part of each charge's fee in basis points (80 = 0.80 %), rounded half up"},
-	{"default-expiration", L(default_expiration), "86400", 300, 31536000,
-	 "expiration of a charge that gives none, in seconds"},
-	{"max-expiration", L(max_expiration), "2592000", 300, 31536000,
-	 "largest charge expiration accepted, in seconds"},
-	{"queue-shards", L(queue_shards), "8", 1, 32,
-	 "delivery queue shards, each under its own Redis hash tag; change only with empty queues"},
-	{"delivery-concurrency", L(delivery_concurrency), "64", 1, 10000,
-	 "postback deliveries in flight at once in this process"},
-	{"delivery-per-host", L(delivery_per_host), "8", 1, 10000,
-	 "postback deliveries in flight at once to one destination host"},
-	{"delivery-timeout-ms", L(delivery_timeout_ms), "10000", 100, 600000,
-	 "time a destination has to answer a postback, in milliseconds"},
-	{"delivery-connect-timeout-ms", L(delivery_connect_timeout_ms), "3000", 100, 600000,
-	 "time to connect to a destination, in milliseconds"},
-	{"retry-base-ms", L(retry_base_ms), "5000", 0, 86400000,
-	 "delay before the first retry, in milliseconds"},
-	{"retry-factor-pct", L(retry_factor_pct), "300", 100, 10000,
-	 "growth of each retry delay, in percent of the one before (300 = x3)"},
-	{"retry-cap-ms", L(retry_cap_ms), "36000000", 0, 604800000,
-	 "largest delay between two attempts (before jitter), in milliseconds"},
-	{"retry-max-attempts", L(retry_max_attempts), "15", 1, 1000,
-	 "attempts of one delivery in all (the first included) before it is dead"},
-	{"retry-max-age-s", L(retry_max_age_s), "259200", 1, 31536000,
-	 "no attempt is made later than this many seconds after the event was created"},
-	{"attempt-log-cap", L(attempt_log_cap), "50", 1, 1000,
-	 "attempts kept in each event's attempt log (oldest dropped first)"},
-	{"destination-allow", S(destination_allow), "", 0, 0,
-	 "comma-separated CIDRs that production postbacks may reach although they are not "
-	 "public (sandbox postbacks may reach any address)"},
-	{"dispatch", L(dispatch), "1", 0, 1,
-	 "1: this process delivers postbacks and runs the expiry scheduler; 0: API only"},
+    {"listen", S(listen), "127.0.0.1:8080", 0, 0, "address:port the HTTP server listens on"},
+    {"base-url", S(base_url), "", 0, 0,
+     "public base URL ending in /v1, used in links such as brCodeImageUrl "
+     "(default http://<listen>/v1)"},
+    {"redis", S(redis), "", 0, 0,
+     "Redis to use: redis://host:port[/db], unix:///path/redis.sock or a socket path; "
+     "empty starts an embedded redis-server in data-dir"},
+    {"data-dir", S(data_dir), "", 0, 0,
+     "directory of the embedded Redis (default $XDG_DATA_HOME/pixrelay or "
+     "~/.local/share/pixrelay)"},
+    {"redis-server", S(redis_server), "redis-server", 0, 0,
+     "redis-server binary started for the embedded Redis"},
+    {"prefix", S(prefix), "pixrelay:", 0, 0, "prefix of every Redis key"},
+    {"trusted-proxies", S(trusted_proxies), "", 0, 0,
+     "comma-separated IPs or CIDRs whose X-Forwarded-For/-Proto headers are believed"},
+    {"log-level", S(log_level), "info", 0, 0, "debug, info, warn or error"},
+    {"max-body", L(max_body), "1048576", 64, 64L << 20, "largest JSON request body, in bytes"},
+    {"http-timeout", L(http_timeout), "30", 1, 3600,
+     "seconds a client may stay silent while sending a request or reading a reply"},
+    {"redis-timeout-ms", L(redis_timeout_ms), "5000", 50, 600000,
+     "milliseconds before a Redis command without reply fails (and the connection is reset)"},
+    {"shutdown-grace", L(shutdown_grace), "10", 0, 600,
+     "seconds to finish requests in flight after SIGTERM/SIGINT"},
+    {"max-connections", L(max_connections), "1024", 1, 1000000,
+     "client connections served at once; more are answered 503 and closed"},
+    {"bootstrap", L(bootstrap), "1", 0, 1,
+     "1: with the embedded Redis, create the sandbox platform account and print a sandbox "
+     "key on first start"},
+    {"pix-key", S(pix_key), "", 0, 0,
+     "Pix key that receives payments, written into every BR Code (empty: each account's "
+     "own random key, fine for the sandbox)"},
+    {"merchant-name", S(merchant_name), "PIXRELAY", 0, 0,
+     "merchant name in BR Codes (folded to ASCII, at most 25 characters)"},
+    {"merchant-city", S(merchant_city), "SAO PAULO", 0, 0,
+     "merchant city in BR Codes (folded to ASCII, at most 15 characters)"},
+    {"fee-fixed", L(fee_fixed), "0", 0, 100000000, "fixed part of each charge's fee, in cents"},
+    {"fee-bps", L(fee_bps), "80", 0, 10000,
+     "proportional part of each charge's fee in basis points (80 = 0.80 %), rounded half up"},
+    {"default-expiration", L(default_expiration), "86400", 300, 31536000,
+     "expiration of a charge that gives none, in seconds"},
+    {"max-expiration", L(max_expiration), "2592000", 300, 31536000,
+     "largest charge expiration accepted, in seconds"},
+    {"queue-shards", L(queue_shards), "8", 1, 32,
+     "delivery queue shards, each under its own Redis hash tag; change only with empty queues"},
+    {"delivery-concurrency", L(delivery_concurrency), "64", 1, 10000,
+     "postback deliveries in flight at once in this process"},
+    {"delivery-per-host", L(delivery_per_host), "8", 1, 10000,
+     "postback deliveries in flight at once to one destination host"},
+    {"delivery-timeout-ms", L(delivery_timeout_ms), "10000", 100, 600000,
+     "time a destination has to answer a postback, in milliseconds"},
+    {"delivery-connect-timeout-ms", L(delivery_connect_timeout_ms), "3000", 100, 600000,
+     "time to connect to a destination, in milliseconds"},
+    {"retry-base-ms", L(retry_base_ms), "5000", 0, 86400000,
+     "delay before the first retry, in milliseconds"},
+    {"retry-factor-pct", L(retry_factor_pct), "300", 100, 10000,
+     "growth of each retry delay, in percent of the one before (300 = x3)"},
+    {"retry-cap-ms", L(retry_cap_ms), "36000000", 0, 604800000,
+     "largest delay between two attempts (before jitter), in milliseconds"},
+    {"retry-max-attempts", L(retry_max_attempts), "15", 1, 1000,
+     "attempts of one delivery in all (the first included) before it is dead"},
+    {"retry-max-age-s", L(retry_max_age_s), "259200", 1, 31536000,
+     "no attempt is made later than this many seconds after the event was created"},
+    {"attempt-log-cap", L(attempt_log_cap), "50", 1, 1000,
+     "attempts kept in each event's attempt log (oldest dropped first)"},
+    {"destination-allow", S(destination_allow), "", 0, 0,
+     "comma-separated CIDRs that production postbacks may reach although they are not "
+     "public (sandbox postbacks may reach any address)"},
+    {"dispatch", L(dispatch), "1", 0, 1,
+     "1: this process delivers postbacks and runs the expiry scheduler; 0: API only"},
 };
 
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
@@ -154,7 +154,8 @@ static int load_file(struct config *cfg, const char *path, char *seen)
 	int lineno = 0, rc = -1;
 
 	if (!f) {
-		fprintf(stderr, "pixrelay: cannot open config file %s: %s\n", path, strerror(errno));
+		fprintf(stderr, "pixrelay: cannot open config file %s: %s\n", path,
+			strerror(errno));
 		return -1;
 	}
 	while (fgets(line, sizeof(line), f)) {
@@ -175,7 +176,8 @@ static int load_file(struct config *cfg, const char *path, char *seen)
 		val = trim(eq + 1);
 		o = find_opt(key, strlen(key));
 		if (!o) {
-			fprintf(stderr, "pixrelay: %s:%d: unknown setting '%s'\n", path, lineno, key);
+			fprintf(stderr, "pixrelay: %s:%d: unknown setting '%s'\n", path, lineno,
+				key);
 			goto done;
 		}
 		snprintf(from, sizeof(from), "%s:%d", path, lineno);
@@ -248,7 +250,7 @@ int config_load(struct config *cfg, int argc, char **argv, char ***rest, int *nr
 			goto fail;
 		seen[o - opts] = 1;
 		continue;
-missing:
+	missing:
 		fprintf(stderr, "pixrelay: %s needs a value\n", a);
 		goto fail;
 	}

@@ -43,8 +43,8 @@ struct dispatch {
 	struct netaddr_list allow;
 	struct backoff_policy policy;
 	char token[IDS_ULID_LEN + 1]; /* this process's claim token */
-	unsigned inflight;            /* leased and not yet completed */
-	unsigned claiming;            /* capacity reserved by claims under way */
+	unsigned inflight;	      /* leased and not yet completed */
+	unsigned claiming;	      /* capacity reserved by claims under way */
 	int pumping[2];
 	int expiring[2];
 	uint64_t last_expiry_ms;
@@ -207,18 +207,29 @@ static void complete(struct delivery *dl, const char *outcome, long long next_ms
 		snprintf(st, sizeof(st), "%ld", status);
 	snprintf(cap, sizeof(cap), "%ld", d->cfg->attempt_log_cap);
 	{
-		const char *argv[] = {due, lease, dead, prefix, dl->id, d->token, outcome, next,
-				      now_s, st, error ? error : "", entry, cap};
+		const char *argv[] = {due,
+				      lease,
+				      dead,
+				      prefix,
+				      dl->id,
+				      d->token,
+				      outcome,
+				      next,
+				      now_s,
+				      st,
+				      error ? error : "",
+				      entry,
+				      cap};
 		size_t lens[13];
 		for (int i = 0; i < 13; i++)
 			lens[i] = strlen(argv[i]);
 		lens[11] = len;
 		rds_script(d->r, on_completed, dl, SCRIPT_EVENT_COMPLETE, 3, 13, argv, lens);
 	}
-	log_info("delivery event=%s url_host=%s attempt=%d status=%ld outcome=%s duration_ms=%llu%s%s",
-		 dl->id, dl->host, dl->attempts, status, outcome,
-		 (unsigned long long)(now - dl->start_ms), error ? " error=" : "",
-		 error ? error : "");
+	log_info(
+	    "delivery event=%s url_host=%s attempt=%d status=%ld outcome=%s duration_ms=%llu%s%s",
+	    dl->id, dl->host, dl->attempts, status, outcome,
+	    (unsigned long long)(now - dl->start_ms), error ? " error=" : "", error ? error : "");
 	yajl_gen_free(g);
 }
 
@@ -238,7 +249,8 @@ static void finish(struct delivery *dl, CURLcode result)
 			 "reach public addresses (see destination-allow)",
 			 dl->refused_ip);
 	else if (result != CURLE_OK)
-		snprintf(error, sizeof(error), "%s", dl->errbuf[0] ? dl->errbuf : curl_easy_strerror(result));
+		snprintf(error, sizeof(error), "%s",
+			 dl->errbuf[0] ? dl->errbuf : curl_easy_strerror(result));
 	else if (status < 200 || status >= 300)
 		snprintf(error, sizeof(error), "HTTP %ld", status);
 
@@ -283,8 +295,8 @@ static void on_socket_event(evutil_socket_t fd, short kind, void *arg)
 {
 	struct dispatch *d = arg;
 	int running = 0;
-	int action = ((kind & EV_READ) ? CURL_CSELECT_IN : 0) |
-		     ((kind & EV_WRITE) ? CURL_CSELECT_OUT : 0);
+	int action =
+	    ((kind & EV_READ) ? CURL_CSELECT_IN : 0) | ((kind & EV_WRITE) ? CURL_CSELECT_OUT : 0);
 
 	curl_multi_socket_action(d->multi, fd, action, &running);
 	check_multi(d);
@@ -313,8 +325,8 @@ static int socket_cb(CURL *easy, curl_socket_t s, int what, void *userp, void *s
 	if (ev)
 		event_free(ev);
 	ev = event_new(d->base, s,
-		       ((what & CURL_POLL_IN) ? EV_READ : 0) | ((what & CURL_POLL_OUT) ? EV_WRITE : 0) |
-			       EV_PERSIST,
+		       ((what & CURL_POLL_IN) ? EV_READ : 0) |
+			   ((what & CURL_POLL_OUT) ? EV_WRITE : 0) | EV_PERSIST,
 		       on_socket_event, d);
 	event_add(ev, NULL);
 	curl_multi_assign(d->multi, s, ev);
@@ -416,7 +428,8 @@ static void start_request(struct delivery *dl, const char *signing, const char *
 	add_header(dl, "webhook-timestamp", ts);
 	sig[0] = sig2[0] = '\0';
 	if (signing && *signing)
-		sign_signature(signing, dl->id, now_s, dl->body, strlen(dl->body), sig, sizeof(sig));
+		sign_signature(signing, dl->id, now_s, dl->body, strlen(dl->body), sig,
+			       sizeof(sig));
 	if (signing_prev && *signing_prev)
 		sign_signature(signing_prev, dl->id, now_s, dl->body, strlen(dl->body), sig2,
 			       sizeof(sig2));
@@ -557,7 +570,8 @@ static void claim_all(struct dispatch *d)
 		share = 32;
 	snprintf(now, sizeof(now), "%llu", (unsigned long long)ids_now_ms());
 	snprintf(lease_ms, sizeof(lease_ms), "%ld",
-		 d->cfg->delivery_timeout_ms + d->cfg->delivery_connect_timeout_ms + LEASE_MARGIN_MS);
+		 d->cfg->delivery_timeout_ms + d->cfg->delivery_connect_timeout_ms +
+		     LEASE_MARGIN_MS);
 	for (long i = 0; i < shards; i++) {
 		int shard = (int)((d->next_shard + i) % shards);
 		char prefix[256], due[300], lease[300], max[16];

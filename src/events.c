@@ -61,13 +61,13 @@ struct pump {
 	enum auth_env env;
 	void (*done)(void *ud, int moved);
 	void *ud;
-	size_t n;        /* elements taken from the outbox, oldest first */
+	size_t n; /* elements taken from the outbox, oldest first */
 	char **elems;
-	int *ok;         /* enqueue succeeded */
-	size_t *slot;    /* slot[k] = element index of the k-th enqueue sent */
-	size_t sent;     /* enqueues sent */
-	size_t replies;  /* enqueue replies received */
-	size_t moved;    /* oldest elements enqueued, to remove */
+	int *ok;	 /* enqueue succeeded */
+	size_t *slot;	 /* slot[k] = element index of the k-th enqueue sent */
+	size_t sent;	 /* enqueues sent */
+	size_t replies;	 /* enqueue replies received */
+	size_t moved;	 /* oldest elements enqueued, to remove */
 	size_t removing; /* LREMs not yet answered */
 	int failed;
 };
@@ -158,8 +158,9 @@ static int enqueue_one(struct pump *p, const char *elem)
 		snprintf(created, sizeof(created), "%lld", YAJL_GET_INTEGER(cv));
 	snprintf(now, sizeof(now), "%llu", (unsigned long long)ids_now_ms());
 	{
-		const char *argv[] = {due,  prefix, id,    auth_env_name(p->env), account, type,
-				      url,  body,   order, created,               now};
+		const char *argv[] = {due,     prefix,	id,  auth_env_name(p->env),
+				      account, type,	url, body,
+				      order,   created, now};
 		rds_script(p->r, on_enqueued, p, SCRIPT_EVENT_ENQUEUE, 1, 11, argv, NULL);
 	}
 	yajl_tree_free(v);
@@ -434,8 +435,8 @@ static void on_replayed(void *ud, redisReply *reply, const char *err)
 	lookup_free(l);
 }
 
-void events_replay(struct rds *r, const struct config *cfg, enum auth_env env,
-		   const char *account, const char *id, events_fn cb, void *ud)
+void events_replay(struct rds *r, const struct config *cfg, enum auth_env env, const char *account,
+		   const char *id, events_fn cb, void *ud)
 {
 	struct lookup *l = lookup_new(r, cfg, env, account, id, cb, ud);
 	char due[300], dead[300], now[32];
@@ -448,8 +449,8 @@ void events_replay(struct rds *r, const struct config *cfg, enum auth_env env,
 	snprintf(dead, sizeof(dead), "%sdead", l->prefix);
 	snprintf(now, sizeof(now), "%llu", (unsigned long long)ids_now_ms());
 	{
-		const char *argv[] = {due, dead, l->prefix, l->id, now, account,
-				      auth_env_name(env)};
+		const char *argv[] = {due, dead,    l->prefix,	       l->id,
+				      now, account, auth_env_name(env)};
 		rds_script(r, on_replayed, l, SCRIPT_EVENT_REPLAY, 2, 7, argv, NULL);
 	}
 }
@@ -602,7 +603,8 @@ static void on_shard_list(void *ud, redisReply *reply, const char *err)
 			}
 			for (int j = 0; j < LIST_FIELDS; j++) {
 				redisReply *e = reply->element[i * LIST_FIELDS + (size_t)j];
-				it.fields[j] = mem_strndup(e->str ? e->str : "", e->str ? e->len : 0);
+				it.fields[j] =
+				    mem_strndup(e->str ? e->str : "", e->str ? e->len : 0);
 			}
 			it.created = strtoll(it.fields[1], NULL, 10);
 			l->items[l->n++] = it;
@@ -644,10 +646,15 @@ void events_list(struct rds *r, const struct config *cfg, enum auth_env env, con
 		events_shard_prefix(prefix, sizeof(prefix), cfg->prefix, (int)i);
 		snprintf(idx, sizeof(idx), "%sa:%s:%s", prefix, auth_env_name(env), account);
 		{
-			const char *argv[] = {idx,   prefix, maxs,
+			const char *argv[] = {idx,
+					      prefix,
+					      maxs,
 					      f->cursor_ms > 0 && f->cursor_id ? f->cursor_id : "",
-					      mins,  f->state ? f->state : "",
-					      f->type ? f->type : "", limit, cap};
+					      mins,
+					      f->state ? f->state : "",
+					      f->type ? f->type : "",
+					      limit,
+					      cap};
 			rds_script(r, on_shard_list, l, SCRIPT_EVENT_LIST, 1, 9, argv, NULL);
 		}
 	}
@@ -725,8 +732,7 @@ static void on_ids(void *ud, int result, const char *ids, const char *err)
 }
 
 void events_replay_many(struct rds *r, const struct config *cfg, enum auth_env env,
-			const char *account, const struct events_filter *f, events_fn cb,
-			void *ud)
+			const char *account, const struct events_filter *f, events_fn cb, void *ud)
 {
 	struct many *m = mem_new(struct many);
 

@@ -163,7 +163,8 @@ static void resolve_client(struct http_req *req)
 		return;
 	proto = http_header(req, "X-Forwarded-Proto");
 	if (proto && (strcasecmp(proto, "https") == 0 || strcasecmp(proto, "http") == 0))
-		snprintf(req->scheme, sizeof(req->scheme), "%s", strcasecmp(proto, "https") ? "http" : "https");
+		snprintf(req->scheme, sizeof(req->scheme), "%s",
+			 strcasecmp(proto, "https") ? "http" : "https");
 	fwd = http_header(req, "X-Forwarded-For");
 	if (!fwd)
 		return;
@@ -177,12 +178,14 @@ static void resolve_client(struct http_req *req)
 			item = start;
 			while (*item == ' ' || *item == '\t')
 				item++;
-			for (char *t = item + strlen(item); t > item && (t[-1] == ' ' || t[-1] == '\t');)
+			for (char *t = item + strlen(item);
+			     t > item && (t[-1] == ' ' || t[-1] == '\t');)
 				*--t = '\0';
 			if (!netaddr_list_contains(&srv->trusted, item)) {
 				unsigned char tmp[16];
 				/* only an address is believed; anything else stops here */
-				if (inet_pton(AF_INET, item, tmp) == 1 || inet_pton(AF_INET6, item, tmp) == 1)
+				if (inet_pton(AF_INET, item, tmp) == 1 ||
+				    inet_pton(AF_INET6, item, tmp) == 1)
 					snprintf(req->client, sizeof(req->client), "%s", item);
 				break;
 			}
@@ -243,8 +246,8 @@ static void finish(struct http_req *req, int status, struct evbuffer *buf, const
 	dur = now_us() - req->start_us;
 	log_escape(line, sizeof(line), req->path ? req->path : "-");
 	log_info("request method=%s path=\"%s\" status=%d duration_ms=%.3f request_id=%s client=%s",
-		 method_name(evhttp_request_get_command(req->ev)), line, status, (double)dur / 1000.0,
-		 req->request_id, req->client);
+		 method_name(evhttp_request_get_command(req->ev)), line, status,
+		 (double)dur / 1000.0, req->request_id, req->client);
 	srv->inflight--;
 	free(req->auth);
 	free(req->path);
@@ -461,8 +464,8 @@ struct http_server *http_new(struct event_base *base, const struct config *cfg,
 	if (!srv->http)
 		mem_oom(__FILE__, __LINE__);
 	evhttp_set_allowed_methods(srv->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD |
-						      EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE |
-						      EVHTTP_REQ_OPTIONS | EVHTTP_REQ_PATCH);
+						  EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE |
+						  EVHTTP_REQ_OPTIONS | EVHTTP_REQ_PATCH);
 	/* bodies up to twice the limit are read and refused with the envelope;
 	 * larger ones are refused by evhttp before they are read */
 	evhttp_set_max_body_size(srv->http, (ev_ssize_t)cfg->max_body * 2);

@@ -50,7 +50,8 @@ int ingest_parse(const char *body, size_t len, struct ingest_note *out, char *er
 		return -1;
 	s = id_string(json_get(root, "id"));
 	if (!s) {
-		snprintf(err, errlen, "id: must be the notification's id, 1 to %d printable characters",
+		snprintf(err, errlen,
+			 "id: must be the notification's id, 1 to %d printable characters",
 			 INGEST_ID_MAX);
 		goto done;
 	}
@@ -66,7 +67,8 @@ int ingest_parse(const char *body, size_t len, struct ingest_note *out, char *er
 			n.event = mem_strdup(event_names[i]);
 	if (!n.event) {
 		snprintf(err, errlen,
-			 "event: must be EVENT:CHARGE_PAID, EVENT:CHARGE_EXPIRED or EVENT:CHARGE_REFUND");
+			 "event: must be EVENT:CHARGE_PAID, EVENT:CHARGE_EXPIRED or "
+			 "EVENT:CHARGE_REFUND");
 		goto done;
 	}
 	data = json_get(root, "data");
@@ -76,7 +78,8 @@ int ingest_parse(const char *body, size_t len, struct ingest_note *out, char *er
 	}
 	s = id_string(json_get(data, "id"));
 	if (!s) {
-		snprintf(err, errlen, "data.id: must be the charge id, 1 to %d printable characters",
+		snprintf(err, errlen,
+			 "data.id: must be the charge id, 1 to %d printable characters",
 			 INGEST_ID_MAX);
 		goto done;
 	}
@@ -121,7 +124,8 @@ int ingest_verify(const char *secret, const char *wh_id, const char *wh_ts, cons
 		long long ts;
 		int rc;
 		if (!wh_id || !wh_ts) {
-			snprintf(err, errlen, "webhook-signature needs webhook-id and webhook-timestamp");
+			snprintf(err, errlen,
+				 "webhook-signature needs webhook-id and webhook-timestamp");
 			return -1;
 		}
 		ts = strtoll(wh_ts, &end, 10);
@@ -185,14 +189,15 @@ void ingest_relay(struct rds *r, const struct config *cfg, enum auth_env env, co
 	/* events about one upstream charge keep their order too */
 	order = mem_printf("upstream:%s", n->charge_id);
 	events_new_id(events_shard_of(order, cfg->queue_shards), evt);
-	body = mem_printf("{\"id\":\"%s\",\"event\":\"%s\",\"data\":%s}", evt, n->event,
-			  n->data_json);
+	body =
+	    mem_printf("{\"id\":\"%s\",\"event\":\"%s\",\"data\":%s}", evt, n->event, n->data_json);
 	snprintf(k1, sizeof(k1), "%s{%s}:upstream", cfg->prefix, auth_env_name(env));
 	events_outbox_key(k2, sizeof(k2), cfg->prefix, env);
 	keys_redis_account(acct, sizeof(acct), cfg->prefix, env, account);
 	snprintf(now, sizeof(now), "%llu", (unsigned long long)ids_now_ms());
 	{
-		const char *argv[] = {k1, k2, n->id, evt, n->event, account, acct, body, order, now};
+		const char *argv[] = {k1,      k2,   n->id, evt,   n->event,
+				      account, acct, body,  order, now};
 		rds_script(r, on_relayed, x, SCRIPT_INGEST_RELAY, 2, 10, argv, NULL);
 	}
 	free(order);

@@ -15,7 +15,7 @@ static long hex4(const char *p)
 
 	for (int i = 0; i < 4; i++) {
 		char c = p[i];
-		int d = ('0' <= c && c <= '9')   ? c - '0'
+		int d = ('0' <= c && c <= '9')	 ? c - '0'
 			: ('a' <= c && c <= 'f') ? c - 'a' + 10
 			: ('A' <= c && c <= 'F') ? c - 'A' + 10
 						 : -1;
@@ -47,22 +47,26 @@ static int check_shape(const char *s, size_t len, char *err, size_t errlen)
 				 * and a lone surrogate into '?': refuse both */
 				long cp = i + 5 < len ? hex4(s + i + 2) : -1;
 				if (cp == 0) {
-					snprintf(err, errlen, "invalid JSON: \\u0000 is not allowed in strings");
+					snprintf(err, errlen,
+						 "invalid JSON: \\u0000 is not allowed in strings");
 					return -1;
 				}
 				if (cp >= 0xd800 && cp <= 0xdbff) {
-					long lo = i + 11 < len && s[i + 6] == '\\' && s[i + 7] == 'u'
-							  ? hex4(s + i + 8)
-							  : -1;
+					long lo =
+					    i + 11 < len && s[i + 6] == '\\' && s[i + 7] == 'u'
+						? hex4(s + i + 8)
+						: -1;
 					if (lo < 0xdc00 || lo > 0xdfff) {
 						snprintf(err, errlen,
-							 "invalid JSON: unpaired UTF-16 surrogate in a string");
+							 "invalid JSON: unpaired UTF-16 surrogate "
+							 "in a string");
 						return -1;
 					}
 					i += 6;
 				} else if (cp >= 0xdc00 && cp <= 0xdfff) {
-					snprintf(err, errlen,
-						 "invalid JSON: unpaired UTF-16 surrogate in a string");
+					snprintf(
+					    err, errlen,
+					    "invalid JSON: unpaired UTF-16 surrogate in a string");
 					return -1;
 				}
 				i++;
@@ -92,7 +96,8 @@ static int has_duplicate_keys(yajl_val v, char *err, size_t errlen)
 		for (size_t i = 0; i < v->u.object.len; i++) {
 			for (size_t j = 0; j < i; j++) {
 				if (strcmp(v->u.object.keys[i], v->u.object.keys[j]) == 0) {
-					snprintf(err, errlen, "invalid JSON: duplicate field '%.64s'",
+					snprintf(err, errlen,
+						 "invalid JSON: duplicate field '%.64s'",
 						 v->u.object.keys[i]);
 					return 1;
 				}

@@ -88,8 +88,8 @@ int keys_account_exists(redisContext *c, const char *prefix, enum auth_env env, 
 	return rc;
 }
 
-static int platform_id(redisContext *c, const char *prefix, enum auth_env env, char *out,
-		       char *err, size_t errlen)
+static int platform_id(redisContext *c, const char *prefix, enum auth_env env, char *out, char *err,
+		       size_t errlen)
 {
 	redisReply *r = redisCommand(c, "GET %s{%s}:platform", prefix, auth_env_name(env));
 	int rc = -1;
@@ -121,12 +121,14 @@ int keys_create(redisContext *c, const char *prefix, enum auth_env env, enum aut
 		rc = platform_id(c, prefix, env, acct, err, errlen);
 		if (rc != 0) {
 			if (rc == KEYS_NOT_FOUND)
-				snprintf(err, errlen, "no %s platform account: run 'pixrelay init --env %s'",
+				snprintf(err, errlen,
+					 "no %s platform account: run 'pixrelay init --env %s'",
 					 auth_env_name(env), auth_env_name(env));
 			return rc;
 		}
 		if (kind == AUTH_MASTER_KEY && account && strcmp(account, acct) != 0) {
-			snprintf(err, errlen, "a master key belongs to the platform account %s", acct);
+			snprintf(err, errlen, "a master key belongs to the platform account %s",
+				 acct);
 			return -1;
 		}
 	} else {
@@ -188,9 +190,11 @@ static const char *field(redisReply *h, const char *name)
 	if (!h || h->type != REDIS_REPLY_ARRAY)
 		return "";
 	for (size_t i = 0; i + 1 < h->elements; i += 2)
-		if (h->element[i]->type == REDIS_REPLY_STRING && strcmp(h->element[i]->str, name) == 0)
-			return h->element[i + 1]->type == REDIS_REPLY_STRING ? h->element[i + 1]->str
-									     : "";
+		if (h->element[i]->type == REDIS_REPLY_STRING &&
+		    strcmp(h->element[i]->str, name) == 0)
+			return h->element[i + 1]->type == REDIS_REPLY_STRING
+				   ? h->element[i + 1]->str
+				   : "";
 	return "";
 }
 

@@ -94,7 +94,7 @@ int netaddr_list_parse(struct netaddr_list *list, const char *spec, char *err, s
 		list->items = mem_realloc(list->items, (list->n + 1) * sizeof(c));
 		list->items[list->n++] = c;
 		continue;
-bad:
+	bad:
 		if (slash)
 			*slash = '/';
 		snprintf(err, errlen, "not an IP address or CIDR: '%s'", tok);
@@ -162,10 +162,10 @@ static int v4_public(const unsigned char a[4])
 int netaddr_is_public(const struct sockaddr *sa)
 {
 	if (sa->sa_family == AF_INET)
-		return v4_public((const unsigned char *)&((const struct sockaddr_in *)sa)->sin_addr);
+		return v4_public(
+		    (const unsigned char *)&((const struct sockaddr_in *)sa)->sin_addr);
 	if (sa->sa_family == AF_INET6) {
-		const unsigned char *a =
-			((const struct sockaddr_in6 *)sa)->sin6_addr.s6_addr;
+		const unsigned char *a = ((const struct sockaddr_in6 *)sa)->sin6_addr.s6_addr;
 		static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 		static const unsigned char zero[16] = {0};
 		if (memcmp(a, mapped, 12) == 0)

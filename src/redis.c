@@ -17,10 +17,10 @@ struct pending {
 	rds_reply_fn cb;
 	void *ud;
 	struct event *timer;
-	int done;               /* the user callback has run */
-	int internal;           /* a setup command: SELECT, AUTH, SCRIPT LOAD */
-	int script;             /* script id + 1 when this is an EVALSHA */
-	int argc;               /* copied argv, kept for the NOSCRIPT retry */
+	int done;     /* the user callback has run */
+	int internal; /* a setup command: SELECT, AUTH, SCRIPT LOAD */
+	int script;   /* script id + 1 when this is an EVALSHA */
+	int argc;     /* copied argv, kept for the NOSCRIPT retry */
 	char **argv;
 	size_t *lens;
 	struct pending *prev, *next;

@@ -233,8 +233,8 @@ struct redisd *redisd_start(const char *binary, const char *data_dir, int lock_f
 		long elapsed;
 		if (waitpid(d->pid, &status, WNOHANG) == d->pid) {
 			d->pid = -1;
-			snprintf(err, errlen,
-				 "%s exited at start (status %d); see %s/redis.log", binary,
+			snprintf(err, errlen, "%s exited at start (status %d); see %s/redis.log",
+				 binary,
 				 WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status),
 				 data_dir);
 			goto fail;

@@ -55,8 +55,8 @@ static void bootstrap(const struct config *cfg, const struct rds_addr *addr)
 	{
 		char signing[128] = "", compat[128] = "", ingest[128] = "";
 		keys_account_secrets(c, cfg->prefix, AUTH_SANDBOX, account, signing,
-				     sizeof(signing), compat, sizeof(compat), ingest, sizeof(ingest),
-				     err, sizeof(err));
+				     sizeof(signing), compat, sizeof(compat), ingest,
+				     sizeof(ingest), err, sizeof(err));
 		mem_wipe(ingest, sizeof(ingest));
 		printf("\npixrelay: first start. A sandbox API key was created for the sandbox "
 		       "platform\naccount %s. It is shown only this once; keep it:\n\n    %s\n\n"
@@ -194,11 +194,12 @@ int server_run(struct config *cfg)
 	if (cfg->base_url_derived) {
 		char host[256];
 		int port = 0;
-		if (netaddr_split_hostport(cfg->listen, host, sizeof(host), &port) == 0 && port == 0) {
+		if (netaddr_split_hostport(cfg->listen, host, sizeof(host), &port) == 0 &&
+		    port == 0) {
 			free(cfg->base_url);
-			cfg->base_url = mem_printf(strchr(host, ':') ? "http://[%s]:%d/v1"
-								     : "http://%s:%d/v1",
-						   host, http_port(s.app.http));
+			cfg->base_url =
+			    mem_printf(strchr(host, ':') ? "http://[%s]:%d/v1" : "http://%s:%d/v1",
+				       host, http_port(s.app.http));
 		}
 	}
 	s.sigterm = evsignal_new(s.app.base, SIGTERM, on_signal, &s);

@@ -12,8 +12,8 @@
 
 #include <stddef.h>
 
-#define AUTH_KEY_MAX 64       /* a key's text + NUL fits */
-#define AUTH_KEY_RANDOM 44    /* random characters after the prefix */
+#define AUTH_KEY_MAX 64	   /* a key's text + NUL fits */
+#define AUTH_KEY_RANDOM 44 /* random characters after the prefix */
 #define AUTH_ID_MAX 40
 
 enum auth_env { AUTH_SANDBOX = 0, AUTH_PRODUCTION = 1 };

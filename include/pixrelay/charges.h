@@ -13,12 +13,12 @@
 
 /* Expected outcomes besides 0. */
 enum charges_result {
-	CHARGES_EXISTING = 1,  /* the same request with this externalID was made before */
-	CHARGES_CONFLICT = 2,  /* another request already used this externalID */
+	CHARGES_EXISTING = 1, /* the same request with this externalID was made before */
+	CHARGES_CONFLICT = 2, /* another request already used this externalID */
 	CHARGES_NOT_FOUND = 3,
-	CHARGES_REFUSED = 4,      /* not allowed from the current status (json = status) */
-	CHARGES_EXPIRED = 5,      /* a payment after expiresAt: expired instead (json = charge) */
-	CHARGES_DUPLICATE = 6,    /* this upstream notification was seen (json = event id) */
+	CHARGES_REFUSED = 4,	  /* not allowed from the current status (json = status) */
+	CHARGES_EXPIRED = 5,	  /* a payment after expiresAt: expired instead (json = charge) */
+	CHARGES_DUPLICATE = 6,	  /* this upstream notification was seen (json = event id) */
 	CHARGES_INSUFFICIENT = 7, /* the account's balance cannot cover a refund (json = balance) */
 	CHARGES_AMOUNT_MISMATCH = 8, /* a refund amount other than the charge's (json = amount) */
 };
@@ -32,8 +32,8 @@ typedef void (*charges_fn)(void *ud, int result, const char *json, const char *e
 
 /* Create a charge for `account` from a validated request. Takes nothing;
  * cb runs exactly once, later. */
-void charges_create(struct rds *r, const struct config *cfg, enum auth_env env,
-		    const char *account, const struct charge_input *in, charges_fn cb, void *ud);
+void charges_create(struct rds *r, const struct config *cfg, enum auth_env env, const char *account,
+		    const struct charge_input *in, charges_fn cb, void *ud);
 
 /* Read a charge of `account` (another account's charge is CHARGES_NOT_FOUND). */
 void charges_get(struct rds *r, const struct config *cfg, enum auth_env env, const char *account,
@@ -52,8 +52,8 @@ void charges_find_brcode(struct rds *r, const struct config *cfg, const char *id
  * until cb runs) receives the new event's id. */
 void charges_transition(struct rds *r, const struct config *cfg, enum auth_env env,
 			const char *account, const char *id, enum charges_action action,
-			const char *upstream_id, const char *amount, char *event_out,
-			charges_fn cb, void *ud);
+			const char *upstream_id, const char *amount, char *event_out, charges_fn cb,
+			void *ud);
 
 /* Expire the pending charges of `env` whose time has come (a batch).
  * done(ud, n) runs once, later, with how many were expired (-1 on failure). */

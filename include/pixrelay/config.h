@@ -9,41 +9,42 @@
 #include <stdio.h>
 
 struct config {
-	char *listen;          /* host:port the HTTP server binds */
-	char *base_url;        /* public base URL ending in /v1 (derived from listen when unset) */
+	char *listen;	       /* host:port the HTTP server binds */
+	char *base_url;	       /* public base URL ending in /v1 (derived from listen when unset) */
 	int base_url_derived;  /* base_url was not given: serve fixes its port once bound */
-	char *redis;           /* redis://host:port[/db], unix:///path or /path; empty = embedded */
-	char *data_dir;        /* embedded Redis files live here */
+	char *redis;	       /* redis://host:port[/db], unix:///path or /path; empty = embedded */
+	char *data_dir;	       /* embedded Redis files live here */
 	char *redis_server;    /* redis-server binary for the embedded Redis */
-	char *prefix;          /* prefix of every Redis key */
+	char *prefix;	       /* prefix of every Redis key */
 	char *trusted_proxies; /* comma-separated addresses/CIDRs whose X-Forwarded-* is believed */
 	char *log_level;
-	long max_body;         /* bytes of a JSON request body */
-	long http_timeout;     /* seconds a client may stay idle mid-request */
-	long redis_timeout_ms; /* a Redis command without reply by then fails */
-	long shutdown_grace;   /* seconds to finish requests in flight on SIGTERM */
-	long max_connections;  /* open client connections at most */
-	long bootstrap;        /* 1: on first run with embedded Redis, create a sandbox key */
-	char *pix_key;         /* Pix key written into BR Codes (empty: the account's own key) */
-	char *merchant_name;   /* BR Code field 59 */
-	char *merchant_city;   /* BR Code field 60 */
-	long fee_fixed;        /* cents added to every charge's fee */
-	long fee_bps;          /* fee in basis points of the amount (80 = 0.80 %) */
+	long max_body;		 /* bytes of a JSON request body */
+	long http_timeout;	 /* seconds a client may stay idle mid-request */
+	long redis_timeout_ms;	 /* a Redis command without reply by then fails */
+	long shutdown_grace;	 /* seconds to finish requests in flight on SIGTERM */
+	long max_connections;	 /* open client connections at most */
+	long bootstrap;		 /* 1: on first run with embedded Redis, create a sandbox key */
+	char *pix_key;		 /* Pix key written into BR Codes (empty: the account's own key) */
+	char *merchant_name;	 /* BR Code field 59 */
+	char *merchant_city;	 /* BR Code field 60 */
+	long fee_fixed;		 /* cents added to every charge's fee */
+	long fee_bps;		 /* fee in basis points of the amount (80 = 0.80 %) */
 	long default_expiration; /* seconds, when a charge gives none */
-	long max_expiration;   /* seconds, the largest expiration accepted */
-	long queue_shards;     /* delivery queue shards (each its own hash tag) */
+	long max_expiration;	 /* seconds, the largest expiration accepted */
+	long queue_shards;	 /* delivery queue shards (each its own hash tag) */
 	long delivery_concurrency; /* deliveries in flight per process */
-	long delivery_per_host;    /* deliveries in flight per destination host */
+	long delivery_per_host;	   /* deliveries in flight per destination host */
 	long delivery_timeout_ms;  /* whole request */
 	long delivery_connect_timeout_ms;
 	long retry_base_ms;
-	long retry_factor_pct;     /* 300 = each delay three times the one before */
+	long retry_factor_pct; /* 300 = each delay three times the one before */
 	long retry_cap_ms;
 	long retry_max_attempts;
 	long retry_max_age_s;
-	long attempt_log_cap;      /* attempts kept in each event's log */
-	char *destination_allow;   /* CIDRs allowed as destinations in production despite being private */
-	long dispatch;             /* 1: this process delivers events */
+	long attempt_log_cap;	 /* attempts kept in each event's log */
+	char *destination_allow; /* CIDRs allowed as destinations in production despite being
+				    private */
+	long dispatch;		 /* 1: this process delivers events */
 };
 
 /* Fill `cfg` from argv (flags it recognises are consumed; others are left for

@@ -44,17 +44,17 @@ void events_get(struct rds *r, const struct config *cfg, enum auth_env env, cons
 /* Deliver an event again (same id, fresh attempt budget). result 0 when
  * requeued, EVENTS_BUSY when it is already waiting or in flight,
  * EVENTS_NOT_FOUND. */
-void events_replay(struct rds *r, const struct config *cfg, enum auth_env env,
-		   const char *account, const char *id, events_fn cb, void *ud);
+void events_replay(struct rds *r, const struct config *cfg, enum auth_env env, const char *account,
+		   const char *id, events_fn cb, void *ud);
 
 /* Which events to list. Strings borrowed; "" = any. */
 struct events_filter {
-	const char *state;    /* pending, delivering, delivered, dead */
-	const char *type;     /* EVENT:CHARGE_PAID, ... */
-	long long since_ms;   /* created at or after (0 = any) */
-	long long until_ms;   /* created at or before (0 = any) */
-	int limit;            /* 1..EVENTS_LIST_MAX */
-	long long cursor_ms;  /* continue below this point (0 = from the newest) */
+	const char *state;   /* pending, delivering, delivered, dead */
+	const char *type;    /* EVENT:CHARGE_PAID, ... */
+	long long since_ms;  /* created at or after (0 = any) */
+	long long until_ms;  /* created at or before (0 = any) */
+	int limit;	     /* 1..EVENTS_LIST_MAX */
+	long long cursor_ms; /* continue below this point (0 = from the newest) */
 	const char *cursor_id;
 };
 
@@ -72,7 +72,6 @@ void events_list(struct rds *r, const struct config *cfg, enum auth_env env, con
 /* Replay every event the filter selects (at most f->limit); json is
  * {"matched": n, "requeued": m}. */
 void events_replay_many(struct rds *r, const struct config *cfg, enum auth_env env,
-			const char *account, const struct events_filter *f, events_fn cb,
-			void *ud);
+			const char *account, const struct events_filter *f, events_fn cb, void *ud);
 
 #endif

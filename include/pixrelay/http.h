@@ -23,10 +23,10 @@ struct http_req;
 struct http_server;
 
 enum http_route_flags {
-	HTTP_AUTH = 1u << 0,       /* needs a valid API key */
-	HTTP_ACTS_AS = 1u << 1,    /* master keys must name the account with X-Account-ID */
-	HTTP_JSON_BODY = 1u << 2,  /* the body must be a JSON object */
-	HTTP_ENVELOPE = 1u << 3,   /* errors use the spec's envelope (all /v1 routes) */
+	HTTP_AUTH = 1u << 0,	  /* needs a valid API key */
+	HTTP_ACTS_AS = 1u << 1,	  /* master keys must name the account with X-Account-ID */
+	HTTP_JSON_BODY = 1u << 2, /* the body must be a JSON object */
+	HTTP_ENVELOPE = 1u << 3,  /* errors use the spec's envelope (all /v1 routes) */
 };
 
 struct http_route {
@@ -45,16 +45,16 @@ struct http_req {
 	struct http_server *srv;
 	const struct http_route *route;
 	const char *params[HTTP_MAX_PARAMS]; /* path parameters, in pattern order */
-	char *path;                          /* decoded path, owned */
-	const char *body;                    /* request body (NUL-terminated copy) */
+	char *path;			     /* decoded path, owned */
+	const char *body;		     /* request body (NUL-terminated copy) */
 	size_t body_len;
 	char request_id[65];
-	char client[64];   /* client address (X-Forwarded-For when from a trusted proxy) */
-	char scheme[8];    /* http or https (X-Forwarded-Proto when trusted) */
+	char client[64]; /* client address (X-Forwarded-For when from a trusted proxy) */
+	char scheme[8];	 /* http or https (X-Forwarded-Proto when trusted) */
 	uint64_t start_us;
-	void *app;         /* application state given to http_new, borrowed */
-	void *auth;        /* set by the auth hook; freed with free() after the reply */
-	void *state;       /* handler's own state; the handler frees it before replying */
+	void *app;   /* application state given to http_new, borrowed */
+	void *auth;  /* set by the auth hook; freed with free() after the reply */
+	void *state; /* handler's own state; the handler frees it before replying */
 	int replied;
 };
 
@@ -88,7 +88,7 @@ void http_reply_data(struct http_req *req, int status, const char *data_json, si
 /* Reply with the envelope {"error":"<msg>","status":<status>,"data":[]}.
  * (Routes without HTTP_ENVELOPE get {"error":"<msg>","status":<status>}.) */
 void http_reply_error(struct http_req *req, int status, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 /* Reply with a generator's buffer as the envelope's data; frees nothing. */
 void http_reply_gen(struct http_req *req, int status, yajl_gen g);
 /* Reply with other bytes (images): content type and cache header given. */

@@ -22,8 +22,8 @@
 
 /* A parsed notification; strings owned. */
 struct ingest_note {
-	char *id;        /* upstream event id */
-	char *event;     /* one of the three names */
+	char *id;	 /* upstream event id */
+	char *event;	 /* one of the three names */
 	char *charge_id; /* data.id */
 	char *data_json; /* data, re-serialised as received */
 };

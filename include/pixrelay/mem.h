@@ -16,7 +16,7 @@ char *mem_strdup_at(const char *s, const char *file, int line);
 char *mem_strndup_at(const char *s, size_t n, const char *file, int line);
 /* printf into a new string; the caller owns the result. */
 char *mem_printf_at(const char *file, int line, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 #define mem_alloc(n) mem_alloc_at((n), __FILE__, __LINE__)
 #define mem_calloc(n, s) mem_calloc_at((n), (s), __FILE__, __LINE__)

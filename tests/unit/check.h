@@ -15,7 +15,7 @@ static int check_failures, check_count;
 		check_count++;                                                                     \
 		if (!(cond)) {                                                                     \
 			check_failures++;                                                          \
-			fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);  \
+			fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);   \
 		}                                                                                  \
 	} while (0)
 
@@ -25,8 +25,8 @@ static int check_failures, check_count;
 		check_count++;                                                                     \
 		if (g_ != w_) {                                                                    \
 			check_failures++;                                                          \
-			fprintf(stderr, "%s:%d: %s == %lld, want %lld\n", __FILE__, __LINE__, #got, \
-				g_, w_);                                                           \
+			fprintf(stderr, "%s:%d: %s == %lld, want %lld\n", __FILE__, __LINE__,      \
+				#got, g_, w_);                                                     \
 		}                                                                                  \
 	} while (0)
 

@@ -35,7 +35,8 @@ int main(void)
 	/* a file under the environment under the flags */
 	fd = mkstemp(path);
 	f = fdopen(fd, "w");
-	fprintf(f, "# comment\nlisten = 0.0.0.0:9000\nmax-body=2048\nbase-url = https://pix.example/v1/\n");
+	fprintf(f, "# comment\nlisten = 0.0.0.0:9000\nmax-body=2048\nbase-url = "
+		   "https://pix.example/v1/\n");
 	fclose(f);
 	setenv("PIXRELAY_MAX_BODY", "4096", 1);
 	{

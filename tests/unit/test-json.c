@@ -19,7 +19,9 @@ int main(void)
 	int64_t n = 0;
 	char deep[200];
 
-	CHECK_INT(json_parse_object("{\"amount\":200,\"s\":\"x\"}", strlen("{\"amount\":200,\"s\":\"x\"}"), &v, err, sizeof(err)), 0);
+	CHECK_INT(json_parse_object("{\"amount\":200,\"s\":\"x\"}",
+				    strlen("{\"amount\":200,\"s\":\"x\"}"), &v, err, sizeof(err)),
+		  0);
 	CHECK(json_as_int64(json_get(v, "amount"), &n));
 	CHECK_INT(n, 200);
 	CHECK(json_get(v, "missing") == NULL);
@@ -27,8 +29,8 @@ int main(void)
 	yajl_tree_free(v);
 
 	/* fractions, exponents and overflow are not integers */
-	CHECK_INT(json_parse_object("{\"a\":1.0,\"b\":1e3,\"c\":99999999999999999999}", 42, &v,
-				    err, sizeof(err)),
+	CHECK_INT(json_parse_object("{\"a\":1.0,\"b\":1e3,\"c\":99999999999999999999}", 42, &v, err,
+				    sizeof(err)),
 		  0);
 	CHECK(!json_as_int64(json_get(v, "a"), &n));
 	CHECK(!json_as_int64(json_get(v, "b"), &n));

@@ -22,7 +22,8 @@ int main(void)
 	CHECK_INT(netaddr_split_hostport("h:8x", host, sizeof(host), &port), -1);
 	CHECK_INT(netaddr_split_hostport("[::1]8080", host, sizeof(host), &port), -1);
 
-	CHECK_INT(netaddr_list_parse(&l, "10.0.0.0/8, 192.168.1.7 ,::1, fd00::/8", err, sizeof(err)), 0);
+	CHECK_INT(
+	    netaddr_list_parse(&l, "10.0.0.0/8, 192.168.1.7 ,::1, fd00::/8", err, sizeof(err)), 0);
 	CHECK_INT(l.n, 4);
 	CHECK(netaddr_list_contains(&l, "10.200.3.4"));
 	CHECK(!netaddr_list_contains(&l, "11.0.0.1"));
