@@ -1,7 +1,10 @@
 #include "pixrelay/cli.h"
 
 #include "pixrelay/auth.h"
+#include "pixrelay/brcode.h"
 #include "pixrelay/config.h"
+#include "pixrelay/events.h"
+#include "pixrelay/timefmt.h"
 #include "pixrelay/ids.h"
 #include "pixrelay/json.h"
 #include "pixrelay/keys.h"
@@ -328,6 +331,333 @@ static int cmd_keys(const struct config *cfg, int argc, char **argv)
 	return 2;
 }
 
+static int cmd_brcode(int argc, char **argv)
+{
+	char err[256];
+	yajl_gen g;
+	size_t len;
+	const char *s;
+	int rc;
+
+	if (argc < 2 || want_help(argc, argv) || strcmp(argv[1], "decode") != 0 || argc != 3) {
+		fputs("usage: pixrelay brcode decode CODE\n\n"
+		      "Check a Pix copy-and-paste code (TLV lengths, CRC16, required fields) and\n"
+		      "print its fields as JSON. Exit status 1 when the code is invalid.\n",
+		      want_help(argc, argv) ? stdout : stderr);
+		return want_help(argc, argv) ? 0 : 2;
+	}
+	g = json_gen_new();
+	yajl_gen_config(g, yajl_gen_beautify, 1);
+	rc = brcode_decode_json(argv[2], g, err, sizeof(err));
+	if (rc < 0) {
+		fprintf(stderr, "pixrelay brcode decode: invalid BR Code: %s\n", err);
+	} else {
+		s = json_buf(g, &len);
+		fwrite(s, 1, len, stdout);
+		if (len && s[len - 1] != '\n')
+			putchar('\n');
+	}
+	yajl_gen_free(g);
+	return rc < 0 ? 1 : 0;
+}
+
+static const char usage_events[] =
+    "usage: pixrelay events list [--env E] [--account ID] [--state S] [--limit N] [--json]\n"
+    "       pixrelay events show EVENT_ID [--env E] [--account ID]\n"
+    "       pixrelay events replay EVENT_ID [--env E] [--account ID]\n\n"
+    "The postback events of an account (default: the platform account of the\n"
+    "sandbox), newest first; one event with its attempt log; deliver one again.\n";
+
+/* The account a command is about: --account, else the platform account. */
+static int resolve_account(redisContext *c, const struct config *cfg, enum auth_env env,
+			   const char *account, char out[32])
+{
+	char err[256];
+	int created = 0;
+
+	if (account) {
+		snprintf(out, 32, "%s", account);
+		return 0;
+	}
+	if (keys_platform_init(c, cfg->prefix, env, out, &created, err, sizeof(err)) < 0) {
+		fprintf(stderr, "pixrelay: %s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
+static int events_list_cli(redisContext *c, const struct config *cfg, enum auth_env env,
+			   const char *account, const char *state, long limit, int json)
+{
+	char lim[16];
+	size_t total = 0;
+
+	snprintf(lim, sizeof(lim), "%ld", limit);
+	if (!json)
+		printf("%-30s %-22s %-10s %-8s %-24s %s\n", "EVENT", "TYPE", "STATE", "ATTEMPTS",
+		       "CREATED", "DESTINATION / LAST ERROR");
+	else
+		putchar('[');
+	/* each shard lists its newest; the CLI shows them shard after shard */
+	for (long sh = 0; sh < cfg->queue_shards; sh++) {
+		char prefix[256], idx[300];
+		redisReply *r;
+		events_shard_prefix(prefix, sizeof(prefix), cfg->prefix, (int)sh);
+		snprintf(idx, sizeof(idx), "%sa:%s:%s", prefix, auth_env_name(env), account);
+		{
+			const char *argv[] = {idx, prefix, "+inf", "", "0", state ? state : "",
+					      "",  lim,	   "2000"};
+			r = rds_sync_script(c, SCRIPT_EVENT_LIST, 1, 9, argv);
+		}
+		if (!r || r->type != REDIS_REPLY_ARRAY) {
+			fprintf(stderr, "pixrelay events list: %s\n",
+				r && r->str ? r->str : "redis error");
+			freeReplyObject(r);
+			return 1;
+		}
+		for (size_t i = 0; i + 10 < r->elements; i += 10) {
+			redisReply **e = r->element + i;
+			char created[25];
+			timefmt_rfc3339(created, strtoull(e[1]->str, NULL, 10));
+			if (json) {
+				printf("%s{\"id\":\"%s\",\"type\":\"%s\",\"state\":\"%s\","
+				       "\"attempts\":%s,"
+				       "\"createdAt\":\"%s\"}",
+				       total ? "," : "", e[0]->str, e[2]->str, e[3]->str, e[5]->str,
+				       created);
+			} else {
+				printf("%-30s %-22s %-10s %-8s %-24s %s%s%s\n", e[0]->str,
+				       e[2]->str, e[3]->str, e[5]->str, created, e[4]->str,
+				       e[9]->len ? " / " : "", e[9]->str ? e[9]->str : "");
+			}
+			total++;
+		}
+		freeReplyObject(r);
+	}
+	if (json)
+		puts("]");
+	return 0;
+}
+
+static int events_show_cli(redisContext *c, const struct config *cfg, enum auth_env env,
+			   const char *account, const char *id)
+{
+	int shard = events_id_shard(id);
+	char prefix[256];
+	redisReply *h, *log;
+	yajl_gen g;
+	size_t len;
+	const char *s;
+	int rc = 1;
+
+	if (shard < 0 || shard >= cfg->queue_shards) {
+		fprintf(stderr, "pixrelay events show: not an event id: %s\n", id);
+		return 1;
+	}
+	events_shard_prefix(prefix, sizeof(prefix), cfg->prefix, shard);
+	h = redisCommand(c, "HGETALL %se:%s", prefix, id);
+	log = redisCommand(c, "LRANGE %slog:%s 0 -1", prefix, id);
+	if (!h || h->type != REDIS_REPLY_ARRAY || h->elements == 0) {
+		fprintf(stderr, "pixrelay events show: no event %s\n", id);
+		goto done;
+	}
+	for (size_t i = 0; i + 1 < h->elements; i += 2) {
+		if ((strcmp(h->element[i]->str, "account") == 0 &&
+		     strcmp(h->element[i + 1]->str, account) != 0) ||
+		    (strcmp(h->element[i]->str, "env") == 0 &&
+		     strcmp(h->element[i + 1]->str, auth_env_name(env)) != 0)) {
+			fprintf(stderr,
+				"pixrelay events show: event %s belongs to another account or "
+				"environment\n",
+				id);
+			goto done;
+		}
+	}
+	g = json_gen_new();
+	yajl_gen_config(g, yajl_gen_beautify, 1);
+	events_render(g, h, log && log->type == REDIS_REPLY_ARRAY ? log : NULL);
+	s = json_buf(g, &len);
+	fwrite(s, 1, len, stdout);
+	yajl_gen_free(g);
+	rc = 0;
+done:
+	freeReplyObject(h);
+	freeReplyObject(log);
+	return rc;
+}
+
+static int events_replay_cli(redisContext *c, const struct config *cfg, enum auth_env env,
+			     const char *account, const char *id)
+{
+	int shard = events_id_shard(id);
+	char prefix[256], due[300], dead[300], now[32];
+	redisReply *r;
+	int rc = 1;
+
+	if (shard < 0 || shard >= cfg->queue_shards) {
+		fprintf(stderr, "pixrelay events replay: not an event id: %s\n", id);
+		return 1;
+	}
+	events_shard_prefix(prefix, sizeof(prefix), cfg->prefix, shard);
+	snprintf(due, sizeof(due), "%sdue", prefix);
+	snprintf(dead, sizeof(dead), "%sdead", prefix);
+	snprintf(now, sizeof(now), "%llu", (unsigned long long)ids_now_ms());
+	{
+		const char *argv[] = {due, dead, prefix, id, now, account, auth_env_name(env)};
+		r = rds_sync_script(c, SCRIPT_EVENT_REPLAY, 2, 7, argv);
+	}
+	if (!r || r->type != REDIS_REPLY_INTEGER)
+		fprintf(stderr, "pixrelay events replay: %s\n",
+			r && r->str ? r->str : "redis error");
+	else if (r->integer == 0)
+		fprintf(stderr, "pixrelay events replay: no event %s for this account\n", id);
+	else {
+		printf("%s %s\n", id,
+		       r->integer == 1 ? "queued for delivery again"
+				       : "is already waiting or in flight");
+		rc = 0;
+	}
+	freeReplyObject(r);
+	return rc;
+}
+
+static int cmd_events(const struct config *cfg, int argc, char **argv)
+{
+	static const struct option lo[] = {{"env", required_argument, NULL, 'e'},
+					   {"account", required_argument, NULL, 'a'},
+					   {"state", required_argument, NULL, 's'},
+					   {"limit", required_argument, NULL, 'l'},
+					   {"json", no_argument, NULL, 'j'},
+					   {"help", no_argument, NULL, 'h'},
+					   {NULL, 0, NULL, 0}};
+	const char *verb, *envs = "sandbox", *account = NULL, *state = NULL;
+	long limit = 20;
+	int json = 0, opt, rc = 1;
+	enum auth_env env;
+	struct cli_redis cr;
+	char acct[32];
+
+	if (argc < 2 || want_help(argc, argv)) {
+		fputs(usage_events, argc < 2 ? stderr : stdout);
+		return argc < 2 ? 2 : 0;
+	}
+	verb = argv[1];
+	optind = 1;
+	while ((opt = getopt_long(argc - 1, argv + 1, "h", lo, NULL)) != -1) {
+		switch (opt) {
+		case 'e':
+			envs = optarg;
+			break;
+		case 'a':
+			account = optarg;
+			break;
+		case 's':
+			state = optarg;
+			break;
+		case 'l':
+			limit = strtol(optarg, NULL, 10);
+			break;
+		case 'j':
+			json = 1;
+			break;
+		default:
+			fputs(usage_events, stderr);
+			return 2;
+		}
+	}
+	if (auth_env_parse(envs, &env) < 0 || limit < 1 || limit > 1000) {
+		fputs(usage_events, stderr);
+		return 2;
+	}
+	if ((strcmp(verb, "show") == 0 || strcmp(verb, "replay") == 0) && optind + 1 >= argc) {
+		fprintf(stderr, "pixrelay events %s: EVENT_ID is required\n", verb);
+		return 2;
+	}
+	if (strcmp(verb, "list") != 0 && strcmp(verb, "show") != 0 && strcmp(verb, "replay") != 0) {
+		fprintf(stderr, "pixrelay events: unknown action '%s'\n\n%s", verb, usage_events);
+		return 2;
+	}
+	if (cli_redis_open(cfg, &cr) < 0)
+		return 1;
+	if (resolve_account(cr.c, cfg, env, account, acct) < 0)
+		goto done;
+	if (strcmp(verb, "list") == 0)
+		rc = events_list_cli(cr.c, cfg, env, acct, state, limit, json);
+	else if (strcmp(verb, "show") == 0)
+		rc = events_show_cli(cr.c, cfg, env, acct, argv[optind + 1]);
+	else
+		rc = events_replay_cli(cr.c, cfg, env, acct, argv[optind + 1]);
+done:
+	cli_redis_close(&cr);
+	return rc;
+}
+
+/* pixrelay tail: every delivery attempt as it happens. */
+static int cmd_tail(const struct config *cfg, int argc, char **argv)
+{
+	struct cli_redis cr;
+	redisReply *r;
+	char channel[256];
+	int json = 0;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--json") == 0) {
+			json = 1;
+		} else {
+			fputs("usage: pixrelay tail [--json]\n\n"
+			      "Print every postback delivery attempt as it happens (event, "
+			      "destination,\n"
+			      "status, outcome, latency) until interrupted.\n",
+			      want_help(argc, argv) ? stdout : stderr);
+			return want_help(argc, argv) ? 0 : 2;
+		}
+	}
+	if (cli_redis_open(cfg, &cr) < 0)
+		return 1;
+	snprintf(channel, sizeof(channel), "%sdeliveries", cfg->prefix);
+	r = redisCommand(cr.c, "SUBSCRIBE %s", channel);
+	freeReplyObject(r);
+	{
+		struct timeval forever = {0, 0};
+		redisSetTimeout(cr.c, forever);
+	}
+	if (!json)
+		fprintf(stderr, "waiting for deliveries (Ctrl-C to stop)...\n");
+	fflush(stdout);
+	while (redisGetReply(cr.c, (void **)&r) == REDIS_OK) {
+		if (r->type == REDIS_REPLY_ARRAY && r->elements == 3 && r->element[2]->str) {
+			if (json) {
+				printf("%s\n", r->element[2]->str);
+			} else {
+				yajl_val v = NULL;
+				char err[64];
+				if (json_parse_object(r->element[2]->str, r->element[2]->len, &v,
+						      err, sizeof(err)) == 0) {
+					yajl_val st = json_get(v, "status"),
+						 er = json_get(v, "error");
+					printf(
+					    "%s %s %-10s %-30s -> %s  %s%s %lld ms%s%s\n",
+					    YAJL_GET_STRING(json_get(v, "at")),
+					    YAJL_GET_STRING(json_get(v, "env")),
+					    YAJL_GET_STRING(json_get(v, "outcome")),
+					    YAJL_GET_STRING(json_get(v, "event")),
+					    YAJL_GET_STRING(json_get(v, "destination")),
+					    YAJL_IS_INTEGER(st) ? "HTTP " : "",
+					    YAJL_IS_INTEGER(st) ? st->u.number.r : "no answer",
+					    (long long)YAJL_GET_INTEGER(json_get(v, "durationMs")),
+					    YAJL_IS_STRING(er) ? "  " : "",
+					    YAJL_IS_STRING(er) ? er->u.string : "");
+					yajl_tree_free(v);
+				}
+			}
+			fflush(stdout);
+		}
+		freeReplyObject(r);
+	}
+	cli_redis_close(&cr);
+	return 0;
+}
+
 static int cmd_secrets(const struct config *cfg, int argc, char **argv)
 {
 	static const struct option lo[] = {{"env", required_argument, NULL, 'e'},
@@ -434,6 +764,12 @@ int cli_main(int argc, char **argv)
 		rc = cmd_serve(&cfg, nrest, rest);
 	} else if (strcmp(cmd, "init") == 0) {
 		rc = cmd_init(&cfg, nrest, rest);
+	} else if (strcmp(cmd, "events") == 0) {
+		rc = cmd_events(&cfg, nrest, rest);
+	} else if (strcmp(cmd, "tail") == 0) {
+		rc = cmd_tail(&cfg, nrest, rest);
+	} else if (strcmp(cmd, "brcode") == 0) {
+		rc = cmd_brcode(nrest, rest);
 	} else if (strcmp(cmd, "secrets") == 0) {
 		rc = cmd_secrets(&cfg, nrest, rest);
 	} else if (strcmp(cmd, "keys") == 0) {

@@ -139,6 +139,56 @@ static char *url_host(const char *url)
 
 /* ---- completion ---- */
 
+static void on_published(void *ud, redisReply *reply, const char *err)
+{
+}
+
+/* Tell `pixrelay tail` watchers (fire and forget; nobody may be listening). */
+static void publish(struct delivery *dl, const char *outcome, long status, const char *error,
+		    uint64_t now)
+{
+	struct dispatch *d = dl->d;
+	yajl_gen g = json_gen_new();
+	char channel[256], at[25];
+	const char *s;
+	size_t len;
+
+	timefmt_rfc3339(at, now);
+	json_open(g);
+	json_str(g, "at");
+	json_str(g, at);
+	json_str(g, "event");
+	json_str(g, dl->id);
+	json_str(g, "env");
+	json_str(g, dl->env);
+	json_str(g, "account");
+	json_str(g, dl->account);
+	json_str(g, "destination");
+	json_str(g, dl->url);
+	json_str(g, "attempt");
+	json_int(g, dl->attempts);
+	json_str(g, "status");
+	if (status > 0)
+		json_int(g, status);
+	else
+		json_null(g);
+	json_str(g, "outcome");
+	json_str(g, outcome);
+	json_str(g, "durationMs");
+	json_int(g, (long long)(now - dl->start_ms));
+	json_str(g, "error");
+	json_str_or_null(g, error);
+	json_close(g);
+	s = json_buf(g, &len);
+	snprintf(channel, sizeof(channel), "%sdeliveries", d->cfg->prefix);
+	{
+		const char *argv[] = {"PUBLISH", channel, s};
+		size_t lens[] = {7, strlen(channel), len};
+		rds_cmd_argv(d->r, on_published, NULL, 3, argv, lens);
+	}
+	yajl_gen_free(g);
+}
+
 static void on_completed(void *ud, redisReply *reply, const char *err)
 {
 	struct delivery *dl = ud;
@@ -226,6 +276,8 @@ static void complete(struct delivery *dl, const char *outcome, long long next_ms
 		lens[11] = len;
 		rds_script(d->r, on_completed, dl, SCRIPT_EVENT_COMPLETE, 3, 13, argv, lens);
 	}
+	if (strcmp(outcome, "release") != 0)
+		publish(dl, outcome, status, error, now);
 	log_info(
 	    "delivery event=%s url_host=%s attempt=%d status=%ld outcome=%s duration_ms=%llu%s%s",
 	    dl->id, dl->host, dl->attempts, status, outcome,

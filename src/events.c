@@ -258,7 +258,7 @@ static void json_time_field(yajl_gen g, const char *name, const char *ms)
 }
 
 /* Render an event (HGETALL reply) and its log (LRANGE reply) as JSON. */
-static void render_event(yajl_gen g, const redisReply *h, const redisReply *log)
+void events_render(yajl_gen g, const redisReply *h, const redisReply *log)
 {
 	const char *url = field(h, "url"), *status = field(h, "last_status");
 	const char *err = field(h, "last_error"), *body = field(h, "body");
@@ -324,7 +324,7 @@ static void on_log(void *ud, redisReply *reply, const char *err)
 		return;
 	}
 	g = json_gen_new();
-	render_event(g, l->event, reply);
+	events_render(g, l->event, reply);
 	s = json_buf(g, &len);
 	l->cb(l->ud, 0, s, NULL);
 	yajl_gen_free(g);

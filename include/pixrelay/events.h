@@ -15,6 +15,8 @@
 #include "pixrelay/config.h"
 #include "pixrelay/redis.h"
 
+#include <yajl/yajl_gen.h>
+
 #define EVENTS_ID_MAX 32 /* "evt_" + ULID + NUL fits */
 
 /* The shard (0..nshards-1) of an order key. */
@@ -46,6 +48,10 @@ void events_get(struct rds *r, const struct config *cfg, enum auth_env env, cons
  * EVENTS_NOT_FOUND. */
 void events_replay(struct rds *r, const struct config *cfg, enum auth_env env, const char *account,
 		   const char *id, events_fn cb, void *ud);
+
+/* Render an event (its HGETALL reply) and its attempt log (LRANGE reply, or
+ * NULL) as one JSON object into g. */
+void events_render(yajl_gen g, const redisReply *event, const redisReply *log);
 
 /* Which events to list. Strings borrowed; "" = any. */
 struct events_filter {

@@ -1,0 +1,1 @@
+#include "pixrelay/account.h"
