@@ -1,5 +1,7 @@
 #include "pixrelay/api.h"
 
+#include "pixrelay/accounts.h"
+
 #include "pixrelay/charges.h"
 #include "pixrelay/events.h"
 #include "pixrelay/ingest.h"
@@ -13,6 +15,7 @@
 #include "pixrelay/mem.h"
 
 #include <stdint.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -921,6 +924,201 @@ static void handle_events_replay(struct http_req *req)
 	events_replay_many(app->rds, app->cfg, c->key.env, c->account, &f, on_bulk_replayed, req);
 }
 
+/* ---- banking as a service ---- */
+
+static void on_account_created(void *ud, int result, const char *json, const char *err)
+{
+	struct http_req *req = ud;
+
+	if (result < 0)
+		reply_failure(req, err);
+	else if (result == ACCOUNTS_DUPLICATE)
+		http_reply_error(
+		    req, 400, "taxID: already registered in this environment (account %s)", json);
+	else
+		http_reply_data(req, 200, json, strlen(json));
+}
+
+/* POST /v1/baas/account/create */
+static void handle_account_create(struct http_req *req)
+{
+	struct app *app = app_of(req);
+	struct api_caller *c = req->auth;
+	struct account_limits lim = {(size_t)app->cfg->max_file};
+	struct account_input in;
+	yajl_val body = NULL;
+	char err[512];
+	time_t now = time(NULL);
+	struct tm tm;
+
+	if (json_parse_object(req->body, req->body_len, &body, err, sizeof(err)) < 0) {
+		http_reply_error(req, 400, "%s", err);
+		return;
+	}
+	gmtime_r(&now, &tm);
+	if (account_parse_create(
+		body, &lim, account_days_from_civil(tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday),
+		&in, err, sizeof(err)) < 0) {
+		yajl_tree_free(body);
+		http_reply_error(req, 400, "%s", err);
+		return;
+	}
+	yajl_tree_free(body);
+	accounts_create(app->rds, app->cfg, c->key.env, c->account, &in, on_account_created, req);
+	account_input_deinit(&in);
+}
+
+static void on_transfer(void *ud, int result, const char *json, const char *err)
+{
+	struct http_req *req = ud;
+	char *amount = req->state;
+	char *body;
+
+	req->state = NULL;
+	switch (result) {
+	case 0:
+	case ACCOUNTS_REPLAYED:
+		if (result == 0)
+			dispatch_kick(app_of(req)->dispatch);
+		/* spec 4.3: exactly two fields, no envelope */
+		body = mem_printf("{\"amount\":%s,\"status\":\"DONE\"}", amount);
+		http_reply_raw(req, 200, body, strlen(body));
+		free(body);
+		break;
+	case ACCOUNTS_NOT_FOUND:
+		http_reply_error(req, 404, "%s: no account has this Pix key", json);
+		break;
+	case ACCOUNTS_FORBIDDEN:
+		http_reply_error(
+		    req, 403,
+		    "the accounts of from_key and to_key must both belong to the caller's "
+		    "group (the caller's account, or an account sharing a member with it)");
+		break;
+	case ACCOUNTS_SAME:
+		http_reply_error(req, 400, "from_key and to_key belong to the same account");
+		break;
+	case ACCOUNTS_INSUFFICIENT:
+		http_reply_error(req, 400, "insufficient balance: the source account has %s cents",
+				 json);
+		break;
+	case ACCOUNTS_IDEM_CONFLICT:
+		http_reply_error(req, 400,
+				 "Idempotency-Key: already used with a different request");
+		break;
+	default:
+		reply_failure(req, err ? err : "transfer failed");
+	}
+	free(amount);
+}
+
+static const char *pix_key_of(yajl_val body, const char *name, char *err, size_t errlen)
+{
+	yajl_val v = json_get(body, name);
+	const char *s = YAJL_IS_STRING(v) ? v->u.string : NULL;
+
+	if (!v || YAJL_IS_NULL(v)) {
+		snprintf(err, errlen, "%s: is required (a Pix key)", name);
+		return NULL;
+	}
+	if (!s) {
+		snprintf(err, errlen, "%s: must be a string (a Pix key)", name);
+		return NULL;
+	}
+	if (!*s || strlen(s) > 77) {
+		snprintf(err, errlen, "%s: must be a Pix key of 1 to 77 characters", name);
+		return NULL;
+	}
+	for (const char *p = s; *p; p++) {
+		if ((unsigned char)*p < 0x20 || *p == 0x7f) {
+			snprintf(err, errlen, "%s: must not contain control characters", name);
+			return NULL;
+		}
+	}
+	return s;
+}
+
+/* POST /v1/baas/internal-transfer {"amount", "from_key", "to_key"} */
+static void handle_transfer(struct http_req *req)
+{
+	struct app *app = app_of(req);
+	struct api_caller *c = req->auth;
+	const char *idem = http_header(req, "Idempotency-Key");
+	const char *from, *to;
+	yajl_val body = NULL, v;
+	char err[512], fp[65];
+	int64_t amount = 0;
+
+	if (json_parse_object(req->body, req->body_len, &body, err, sizeof(err)) < 0) {
+		http_reply_error(req, 400, "%s", err);
+		return;
+	}
+	for (size_t i = 0; i < body->u.object.len; i++) {
+		const char *k = body->u.object.keys[i];
+		if (strcmp(k, "amount") && strcmp(k, "from_key") && strcmp(k, "to_key")) {
+			http_reply_error(req, 400,
+					 "unknown field '%.64s'; allowed: amount, from_key, to_key",
+					 k);
+			goto done;
+		}
+	}
+	v = json_get(body, "amount");
+	if (!v || YAJL_IS_NULL(v)) {
+		http_reply_error(req, 400, "amount: is required (an integer number of cents)");
+		goto done;
+	}
+	if (!json_as_int64(v, &amount)) {
+		http_reply_error(req, 400, "amount: must be an integer number of cents");
+		goto done;
+	}
+	if (amount < 1) {
+		http_reply_error(req, 400, "amount: must be at least 1 (cent)");
+		goto done;
+	}
+	if (amount > CHARGE_MAX_AMOUNT) {
+		http_reply_error(req, 400, "amount: must be at most %lld (cents)",
+				 CHARGE_MAX_AMOUNT);
+		goto done;
+	}
+	if (!(from = pix_key_of(body, "from_key", err, sizeof(err))) ||
+	    !(to = pix_key_of(body, "to_key", err, sizeof(err)))) {
+		http_reply_error(req, 400, "%s", err);
+		goto done;
+	}
+	if (idem && (!*idem || strlen(idem) > 255)) {
+		http_reply_error(req, 400, "Idempotency-Key: must be 1 to 255 characters");
+		goto done;
+	}
+	{
+		char *canon = mem_printf("%lld\n%s\n%s", (long long)amount, from, to);
+		ids_sha256_hex(fp, canon, strlen(canon));
+		free(canon);
+	}
+	req->state = mem_printf("%lld", (long long)amount);
+	accounts_transfer(app->rds, app->cfg, c->key.env, c->account, from, to, amount, idem, fp,
+			  on_transfer, req);
+done:
+	yajl_tree_free(body);
+}
+
+static void on_balance(void *ud, int result, const char *json, const char *err)
+{
+	struct http_req *req = ud;
+
+	if (result < 0)
+		reply_failure(req, err);
+	else
+		http_reply_data(req, 200, json, strlen(json));
+}
+
+/* GET /v1/baas/balance: the acting account's balance and latest ledger entries. */
+static void handle_balance(struct http_req *req)
+{
+	struct app *app = app_of(req);
+	struct api_caller *c = req->auth;
+
+	accounts_balance(app->rds, app->cfg, c->key.env, c->account, 50, on_balance, req);
+}
+
 const struct http_route api_routes[] = {
     {EVHTTP_REQ_GET, "/healthz", handle_healthz, 0},
     {EVHTTP_REQ_GET, "/readyz", handle_readyz, 0},
@@ -937,6 +1135,11 @@ const struct http_route api_routes[] = {
     {EVHTTP_REQ_GET, "/v1/events/{id}", handle_event_get, HTTP_AUTH | HTTP_ENVELOPE},
     {EVHTTP_REQ_POST, "/v1/events/{id}/replay", handle_event_replay, HTTP_AUTH | HTTP_ENVELOPE},
     {EVHTTP_REQ_POST, "/v1/webhooks/ingest/{id}", handle_ingest, HTTP_JSON_BODY | HTTP_ENVELOPE},
+    {EVHTTP_REQ_POST, "/v1/baas/account/create", handle_account_create,
+     HTTP_AUTH | HTTP_ACTS_AS | HTTP_JSON_BODY | HTTP_ENVELOPE | HTTP_UPLOAD},
+    {EVHTTP_REQ_POST, "/v1/baas/internal-transfer", handle_transfer,
+     HTTP_AUTH | HTTP_ACTS_AS | HTTP_JSON_BODY | HTTP_ENVELOPE},
+    {EVHTTP_REQ_GET, "/v1/baas/balance", handle_balance, HTTP_AUTH | HTTP_ENVELOPE},
 };
 
 const size_t api_nroutes = sizeof(api_routes) / sizeof(api_routes[0]);

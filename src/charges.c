@@ -411,9 +411,8 @@ void charges_transition(struct rds *r, const struct config *cfg, enum auth_env e
 	charge_key(k1, sizeof(k1), cfg->prefix, env, id);
 	events_outbox_key(k2, sizeof(k2), cfg->prefix, env);
 	snprintf(k3, sizeof(k3), "%s{%s}:expiry", cfg->prefix, envn);
-	/* the ledger key needs the account; the scheduler does not know it, so
-	 * ledgers are per environment, entries naming their account */
-	snprintf(k4, sizeof(k4), "%s{%s}:ledger", cfg->prefix, envn);
+	/* the script appends the account: the scheduler does not know it */
+	snprintf(k4, sizeof(k4), "%s{%s}:ledger:", cfg->prefix, envn);
 	snprintf(now, sizeof(now), "%llu", (unsigned long long)ms);
 	timefmt_format(now_txt, ms);
 	events_new_id(events_shard_of(id, cfg->queue_shards), evt);

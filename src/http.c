@@ -419,11 +419,16 @@ static void on_request(struct evhttp_request *ev, void *arg)
 		return;
 	}
 	req->body_len = evbuffer_get_length(in);
-	if ((long)req->body_len > srv->cfg->max_body) {
-		http_add_header(req, "Connection", "close");
-		http_reply_error(req, 413, "request body too large: %zu bytes, the limit is %ld",
-				 req->body_len, srv->cfg->max_body);
-		return;
+	{
+		long limit =
+		    (req->route->flags & HTTP_UPLOAD) ? srv->cfg->max_upload : srv->cfg->max_body;
+		if ((long)req->body_len > limit) {
+			http_add_header(req, "Connection", "close");
+			http_reply_error(req, 413,
+					 "request body too large: %zu bytes, the limit is %ld",
+					 req->body_len, limit);
+			return;
+		}
 	}
 	if (req->body_len > 0 && !is_json_type(http_header(req, "Content-Type"))) {
 		http_reply_error(req, 415, "Content-Type must be application/json");
@@ -468,7 +473,10 @@ struct http_server *http_new(struct event_base *base, const struct config *cfg,
 						  EVHTTP_REQ_OPTIONS | EVHTTP_REQ_PATCH);
 	/* bodies up to twice the limit are read and refused with the envelope;
 	 * larger ones are refused by evhttp before they are read */
-	evhttp_set_max_body_size(srv->http, (ev_ssize_t)cfg->max_body * 2);
+	evhttp_set_max_body_size(
+	    srv->http, (ev_ssize_t)(cfg->max_body * 2 > cfg->max_upload + cfg->max_upload / 4
+					? cfg->max_body * 2
+					: cfg->max_upload + cfg->max_upload / 4));
 	evhttp_set_max_headers_size(srv->http, 16384);
 	evhttp_set_timeout(srv->http, (int)cfg->http_timeout);
 	evhttp_set_gencb(srv->http, on_request, srv);

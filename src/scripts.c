@@ -4,43 +4,51 @@
 
 #include <openssl/evp.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* defined in the generated scripts_data.c */
-extern const char script_key_create[], script_key_auth[], script_key_revoke[],
-    script_platform_init[], script_charge_create[], script_charge_transition[],
-    script_event_enqueue[], script_event_claim[], script_event_complete[], script_event_replay[],
-    script_ingest_relay[], script_event_list[];
-
-static const struct {
+/* defined in the generated scripts_data.c, one per file of src/lua/ */
+struct scripts_source {
 	const char *name;
 	const char *body;
-} table[SCRIPT_COUNT] = {
-    [SCRIPT_KEY_CREATE] = {"key_create", script_key_create},
-    [SCRIPT_KEY_AUTH] = {"key_auth", script_key_auth},
-    [SCRIPT_KEY_REVOKE] = {"key_revoke", script_key_revoke},
-    [SCRIPT_PLATFORM_INIT] = {"platform_init", script_platform_init},
-    [SCRIPT_CHARGE_CREATE] = {"charge_create", script_charge_create},
-    [SCRIPT_CHARGE_TRANSITION] = {"charge_transition", script_charge_transition},
-    [SCRIPT_EVENT_ENQUEUE] = {"event_enqueue", script_event_enqueue},
-    [SCRIPT_EVENT_CLAIM] = {"event_claim", script_event_claim},
-    [SCRIPT_EVENT_COMPLETE] = {"event_complete", script_event_complete},
-    [SCRIPT_EVENT_REPLAY] = {"event_replay", script_event_replay},
-    [SCRIPT_INGEST_RELAY] = {"ingest_relay", script_ingest_relay},
-    [SCRIPT_EVENT_LIST] = {"event_list", script_event_list},
+};
+extern const struct scripts_source scripts_sources[];
+extern const size_t scripts_nsources;
+
+/* the file name (without .lua) of each script id */
+static const char *const names[SCRIPT_COUNT] = {
+    [SCRIPT_KEY_CREATE] = "key_create",		[SCRIPT_KEY_AUTH] = "key_auth",
+    [SCRIPT_KEY_REVOKE] = "key_revoke",		[SCRIPT_PLATFORM_INIT] = "platform_init",
+    [SCRIPT_CHARGE_CREATE] = "charge_create",	[SCRIPT_CHARGE_TRANSITION] = "charge_transition",
+    [SCRIPT_EVENT_ENQUEUE] = "event_enqueue",	[SCRIPT_EVENT_CLAIM] = "event_claim",
+    [SCRIPT_EVENT_COMPLETE] = "event_complete", [SCRIPT_EVENT_REPLAY] = "event_replay",
+    [SCRIPT_INGEST_RELAY] = "ingest_relay",	[SCRIPT_EVENT_LIST] = "event_list",
+    [SCRIPT_ACCOUNT_CREATE] = "account_create", [SCRIPT_TRANSFER] = "transfer",
 };
 
+static const char *bodies[SCRIPT_COUNT];
 static char shas[SCRIPT_COUNT][41];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
+/* Match ids to the compiled-in sources once; a script id without its file
+ * is a build mistake that must stop the program at once, not at first use. */
 static void compute(void)
 {
 	for (int i = 0; i < SCRIPT_COUNT; i++) {
+		for (size_t j = 0; names[i] && j < scripts_nsources; j++)
+			if (strcmp(scripts_sources[j].name, names[i]) == 0)
+				bodies[i] = scripts_sources[j].body;
+		if (!bodies[i]) {
+			fprintf(stderr, "pixrelay: script %d (%s) is not compiled in\n", i,
+				names[i] ? names[i] : "unnamed");
+			abort();
+		}
+	}
+	for (int i = 0; i < SCRIPT_COUNT; i++) {
 		unsigned char md[20];
 		unsigned int len = 0;
-		if (EVP_Digest(table[i].body, strlen(table[i].body), md, &len, EVP_sha1(), NULL) !=
-		    1)
+		if (EVP_Digest(bodies[i], strlen(bodies[i]), md, &len, EVP_sha1(), NULL) != 1)
 			abort();
 		ids_hex(shas[i], md, 20);
 	}
@@ -48,12 +56,13 @@ static void compute(void)
 
 const char *scripts_name(enum script_id id)
 {
-	return table[id].name;
+	return names[id];
 }
 
 const char *scripts_body(enum script_id id)
 {
-	return table[id].body;
+	pthread_once(&once, compute);
+	return bodies[id];
 }
 
 const char *scripts_sha(enum script_id id)

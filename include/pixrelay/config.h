@@ -19,6 +19,8 @@ struct config {
 	char *trusted_proxies; /* comma-separated addresses/CIDRs whose X-Forwarded-* is believed */
 	char *log_level;
 	long max_body;		 /* bytes of a JSON request body */
+	long max_upload;	 /* bytes of a request body carrying files (account creation) */
+	long max_file;		 /* decoded bytes of one uploaded file */
 	long http_timeout;	 /* seconds a client may stay idle mid-request */
 	long redis_timeout_ms;	 /* a Redis command without reply by then fails */
 	long shutdown_grace;	 /* seconds to finish requests in flight on SIGTERM */

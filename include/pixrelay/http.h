@@ -27,6 +27,7 @@ enum http_route_flags {
 	HTTP_ACTS_AS = 1u << 1,	  /* master keys must name the account with X-Account-ID */
 	HTTP_JSON_BODY = 1u << 2, /* the body must be a JSON object */
 	HTTP_ENVELOPE = 1u << 3,  /* errors use the spec's envelope (all /v1 routes) */
+	HTTP_UPLOAD = 1u << 4,	  /* the body may carry files: max-upload instead of max-body */
 };
 
 struct http_route {

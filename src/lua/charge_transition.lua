@@ -2,7 +2,8 @@
 -- KEYS[1] = <prefix>{<env>}:ch:<id>            the charge
 -- KEYS[2] = <prefix>{<env>}:outbox             events waiting to enter a delivery shard
 -- KEYS[3] = <prefix>{<env>}:expiry             zset of pending charges by expiry
--- KEYS[4] = <prefix>{<env>}:ledger            ledger entries (list, newest first)
+-- KEYS[4] = <prefix>{<env>}:ledger:            ledger key prefix: the account's ledger is
+--           <prefix>{<env>}:ledger:<account> (list, newest first, same tag)
 -- ARGV[1] = action: pay | expire | refund | fail
 -- ARGV[2] = now (ms)   ARGV[3] = now as "YYYY-MM-DD HH:MM:SS"
 -- ARGV[4] = event id   ARGV[5] = account key prefix (<prefix>{<env>}:acct:, same tag)
@@ -61,8 +62,9 @@ local json = c[4] .. to .. c[5] .. ARGV[3] .. '"}'
 if to == 'PAID' or to == 'REFUNDED' then
   local delta = (to == 'PAID') and net or -net
   local bal = redis.call('HINCRBY', acct_key, 'balance', delta)
-  redis.call('LPUSH', KEYS[4], cjson.encode({at = now, amount = delta, balance = bal,
+  redis.call('LPUSH', KEYS[4] .. account, cjson.encode({at = now, amount = delta, balance = bal,
     kind = (to == 'PAID') and 'charge_paid' or 'charge_refunded', charge = c[9]}))
+  redis.call('LTRIM', KEYS[4] .. account, 0, 999)
 end
 
 if not event then return {'ok', to, json, ''} end

@@ -13,6 +13,10 @@ local account = os.getenv("BENCH_ACCOUNT") or error("BENCH_ACCOUNT is not set")
 local secret = os.getenv("BENCH_SECRET") or error("BENCH_SECRET is not set")
 local tag = os.getenv("BENCH_TAG") or "bench"
 local out = os.getenv("BENCH_OUT") or "/dev/stdout"
+-- BENCH_QUOTA > 0: each thread stops after that many 200 answers (the
+-- end-to-end phase sends a fixed number of events; wrk itself still waits
+-- out its -d duration)
+local quota = tonumber(os.getenv("BENCH_QUOTA") or "0") or 0
 
 local threads = {}
 local nthreads = 0
@@ -52,6 +56,9 @@ function response(status, hdrs, body)
     local e = string.match(body, '"event":"(evt_[0-9A-Za-z]+)"')
     if e then
       acked[#acked + 1] = e
+    end
+    if quota > 0 and ok >= quota then
+      wrk.thread:stop()
     end
   else
     other = other + 1

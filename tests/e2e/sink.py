@@ -9,7 +9,8 @@ path's script is used up (or when it has none) the answer is
 A reply is one of:
   - an int: that status with the default body;
   - "close": drop the connection without answering;
-  - a Reply(status, headers, body, delay, close);
+  - a Reply(status, headers, body, delay, close); a header value may be a
+    function, called when the answer is sent (e.g. an HTTP date);
   - a tuple (status[, headers[, body[, delay]]]).
 
     sink = Sink().start()
@@ -115,7 +116,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_response(reply.status)
             names = {k.lower() for k in reply.headers}
             for k, v in reply.headers.items():
-                self.send_header(k, v)
+                self.send_header(k, v() if callable(v) else v)
             if "content-type" not in names:
                 self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(reply.body)))
@@ -140,6 +141,11 @@ class _Handler(BaseHTTPRequestHandler):
         self.server.sink._track(self.connection, False)
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 128  # bursts of postbacks must not overflow the backlog
+
+
 class Sink:
     def __init__(self):
         self._lock = threading.Condition()
@@ -153,8 +159,7 @@ class Sink:
     # ---- life cycle ----
 
     def start(self):
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-        self._server.daemon_threads = True
+        self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.sink = self
         self._thread = threading.Thread(target=self._server.serve_forever,
                                         kwargs={"poll_interval": 0.05}, daemon=True)

@@ -148,10 +148,14 @@ class Foundation(unittest.TestCase):
                             raw=b"x" * 3000)
         self.assertEqual(r.status, 413)
         self.assertEqual(r.json["error"], "request body too large: 3000 bytes, the limit is 2048")
-        # far above the limit the HTTP layer refuses before reading; the service stays up
+        r = self.px.request("GET", "/v1/me", headers=dict(auth(self.key), **{"Content-Type": "application/json"}),
+                            raw=b"x" * 200000)
+        self.assertEqual(r.status, 413)
+        self.assertEqual(r.json["error"], "request body too large: 200000 bytes, the limit is 2048")
+        # far above every limit the HTTP layer refuses before reading; the service stays up
         try:
             r = self.px.request("POST", "/v1/me", headers={"Content-Type": "application/json"},
-                                raw=b"x" * 200000)
+                                raw=b"x" * (25 << 20))
             self.assertEqual(r.status, 413)
         except (ConnectionError, OSError):
             pass

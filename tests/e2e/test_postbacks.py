@@ -23,6 +23,7 @@ import subprocess
 import threading
 import time
 import unittest
+from email.utils import formatdate
 
 from harness import BIN, Pixrelay, Redis, Workdir, auth, wait_for
 from sink import Reply, Sink
@@ -43,6 +44,14 @@ UNAVAILABLE = "service unavailable: storage is unreachable; retry later"
 def version():
     out = subprocess.run([BIN, "version"], capture_output=True, text=True, timeout=10).stdout
     return out.split()[-1]
+
+
+def shard_of(order_key, shards):
+    """FNV-1a 32-bit, as pixrelay maps a charge to its delivery shard."""
+    h = 2166136261
+    for b in order_key.encode():
+        h = ((h ^ b) * 16777619) & 0xFFFFFFFF
+    return h % shards
 
 
 def new_ulid():
@@ -211,7 +220,9 @@ class PostbackBase(unittest.TestCase):
 class Delivery(PostbackBase):
     def test_success_first_try(self):
         path = self.path()
-        ch = self.create(self.sink.url(path), amount=4321, externalID="wc_order_17")
+        ch = self.create(self.sink.url(path), amount=4321, externalID="wc_order_17",
+                         comment="Pedido nº 17 — café \"especial\"", name="José Ñuñez",
+                         email="jose@example.com", document="52998224725")
         self.paid(ch["id"])
         req = self.sink.wait_count(1, path=path)[0]
         now = time.time()
@@ -224,6 +235,9 @@ class Delivery(PostbackBase):
         self.assertEqual(after["status"], "PAID")
         self.assertEqual(body["data"], after)
         self.assertEqual(body["data"]["externalID"], "wc_order_17")
+        self.assertEqual(body["data"]["comment"], 'Pedido nº 17 — café "especial"')
+        self.assertEqual(body["data"]["customer"]["name"], "José Ñuñez")
+        self.assertEqual(body["data"]["customer"]["document"], "52998224725")
 
         # headers
         self.assertEqual(req.header("webhook-id"), body["id"])
@@ -290,18 +304,87 @@ class Delivery(PostbackBase):
     def test_retry_after_is_honoured(self):
         path = self.path()
         self.sink.script(path, [Reply(503, {"Retry-After": "1"}),
-                                Reply(429, {"Retry-After": "2"}), 200])
+                                Reply(429, {"Retry-After": "2"}),
+                                Reply(503, {"Retry-After": lambda: formatdate(
+                                    time.time() + 3, usegmt=True)}),
+                                200])
         ch = self.create(self.sink.url(path))
         self.paid(ch["id"])
-        reqs = self.sink.wait_count(3, path=path, timeout=15)
+        reqs = self.sink.wait_count(4, path=path, timeout=15)
         g = self.gaps(reqs)
-        # without Retry-After the first retry would come after ~300 ms
+        # without Retry-After the first retry would come after ~300 ms; a due
+        # retry is picked up within one 200 ms tick
         self.assertGreaterEqual(g[0], 0.95, g)
-        self.assertLess(g[0], 2.0, g)
+        self.assertLess(g[0], 1.6, g)
         self.assertGreaterEqual(g[1], 1.95, g)
-        self.assertLess(g[1], 3.0, g)
+        self.assertLess(g[1], 2.6, g)
+        # an HTTP-date ~3 s ahead (whole seconds: 2 to 3 s from the answer)
+        self.assertGreaterEqual(g[2], 1.5, g)
+        self.assertLess(g[2], 3.6, g)
         ev = self.wait_event(reqs[0].webhook_id, "delivered")
-        self.assertEqual([a["status"] for a in ev["attemptLog"]], [503, 429, 200])
+        self.assertEqual([a["status"] for a in ev["attemptLog"]], [503, 429, 503, 200])
+
+    def test_retry_after_only_counts_on_429_and_503(self):
+        path = self.path()
+        self.sink.script(path, [Reply(500, {"Retry-After": "5"}), 200])
+        ch = self.create(self.sink.url(path))
+        self.paid(ch["id"])
+        reqs = self.sink.wait_count(2, path=path)
+        self.assertLess(reqs[1].time - reqs[0].time, 1.0)
+
+    def test_max_age_ends_retries(self):
+        stack = Env.stack("maxage")
+        px = stack.start("pixrelay", ["--retry-max-age-s", "1"])
+        path = self.path()
+        self.sink.script(path, [500] * 10)
+        ch = self.create(self.sink.url(path), key=stack.key, px=px)
+        self.paid(ch["id"], key=stack.key, px=px)
+        eid = self.sink.wait_count(1, path=path)[0].webhook_id
+        ev = self.wait_event(eid, "dead", key=stack.key, px=px, timeout=5)
+        # 300 ms then 900 ms (+/- 20 %): the third attempt would come after the
+        # 1 s max age (or just inside it), so 2 or 3 attempts instead of 4
+        self.assertIn(ev["attempts"], (2, 3))
+        self.assertEqual(self.sink.count(path), ev["attempts"])
+        reqs = self.sink.requests(path)
+        self.assertLess(reqs[-1].time - reqs[0].time, 1.1)
+        self.assertEqual(ev["lastError"], "HTTP 500")
+
+    def test_retry_after_is_capped(self):
+        stack = Env.stack("capped")
+        px = stack.start("pixrelay", ["--retry-cap-ms", "1500"])
+        path = self.path()
+        self.sink.script(path, [Reply(503, {"Retry-After": "3600"}), 200])
+        ch = self.create(self.sink.url(path), key=stack.key, px=px)
+        self.paid(ch["id"], key=stack.key, px=px)
+        reqs = self.sink.wait_count(2, path=path, timeout=5)
+        gap = reqs[1].time - reqs[0].time
+        self.assertGreaterEqual(gap, 1.45)
+        self.assertLess(gap, 2.2)
+
+    def test_busy_host_keeps_the_last_attempt_result(self):
+        # one delivery at a time per host: while one postback is held by the
+        # sink, a due retry to the same host is put back without an attempt
+        stack = Env.stack("perhost")
+        px = stack.start("pixrelay", ["--delivery-per-host", "1"])
+        failing, holding = self.path("-failing"), self.path("-holding")
+        self.sink.script(failing, [500])
+        self.sink.script(holding, [Reply(200, delay=2.5)])
+        a = self.create(self.sink.url(failing), key=stack.key, px=px)
+        b = self.create(self.sink.url(holding), key=stack.key, px=px)
+        self.paid(a["id"], key=stack.key, px=px)
+        eid = self.sink.wait_count(1, path=failing)[0].webhook_id
+        ev = self.wait_event(eid, "pending", key=stack.key, px=px)
+        self.assertEqual((ev["lastStatus"], ev["lastError"]), (500, "HTTP 500"))
+        self.paid(b["id"], key=stack.key, px=px)
+        self.sink.wait_count(1, path=holding)
+        wait_for(lambda: re.search(r"delivery event=%s .*outcome=release" % eid, px.log()),
+                 timeout=5, what="the retry to be put back (host busy)")
+        ev = self.event(eid, key=stack.key, px=px)
+        self.assertEqual(ev["state"], "pending")
+        self.assertEqual(ev["attempts"], 1)
+        self.assertEqual(len(ev["attemptLog"]), 1)
+        # BUG: a put-back (no attempt made) overwrites lastStatus/lastError with nothing
+        self.assertEqual((ev["lastStatus"], ev["lastError"]), (500, "HTTP 500"))
 
     def test_410_gone_stops_delivery(self):
         path = self.path()
@@ -424,6 +507,37 @@ class Delivery(PostbackBase):
         self.assertEqual(reqs[2].json["data"]["status"], "REFUNDED")
         self.wait_event(reqs[2].webhook_id, "delivered")
 
+    def test_a_dead_event_does_not_block_the_next_one(self):
+        path = self.path()
+        self.sink.script(path, [410])
+        ch = self.create(self.sink.url(path))
+        self.paid(ch["id"])
+        self.assertEqual(self.refund(ch["id"]).status, 200)
+        reqs = self.sink.wait_count(2, path=path)
+        self.assertEqual([q.json["event"] for q in reqs],
+                         ["EVENT:CHARGE_PAID", "EVENT:CHARGE_REFUND"])
+        self.wait_event(reqs[0].webhook_id, "dead")
+        self.wait_event(reqs[1].webhook_id, "delivered")
+
+    def test_replay_of_a_delivered_event(self):
+        path = self.path()
+        ch = self.create(self.sink.url(path))
+        self.paid(ch["id"])
+        first = self.sink.wait_count(1, path=path)[0]
+        self.wait_event(first.webhook_id, "delivered")
+        r = self.px.request("POST", "/v1/events/%s/replay" % first.webhook_id,
+                            headers=auth(self.key))
+        self.assertEqual(r.json["data"], {"id": first.webhook_id, "requeued": True})
+        again = self.sink.wait_count(2, path=path)[1]
+        self.assertEqual(again.webhook_id, first.webhook_id)
+        self.assertEqual(again.body, first.body)
+        self.assertEqual(again.header("webhook-signature"),
+                         sign_with_python(self.secrets["signingSecret"], again.webhook_id,
+                                          again.header("webhook-timestamp"), again.body))
+        ev = self.wait_event(first.webhook_id, "delivered")
+        self.assertEqual(ev["attempts"], 2)
+        self.assertEqual([a["status"] for a in ev["attemptLog"]], [200, 200])
+
     def test_sandbox_may_deliver_to_loopback(self):
         # Sandbox postbacks may reach any address, 127.0.0.1 included. The
         # production SSRF check (only public addresses, or --destination-allow)
@@ -475,6 +589,19 @@ class Lifecycle(PostbackBase):
         self.assertEqual(r.json["data"]["status"], "REFUNDED")
         reqs = self.sink.wait_count(2, path=path)
         self.assertEqual(reqs[1].json["event"], "EVENT:CHARGE_REFUND")
+
+    def test_refund_body_rules(self):
+        ch = self.create(self.sink.url(self.path()))
+        self.paid(ch["id"])
+        self.assertError(self.refund(ch["id"], {"amount": 0}), 400,
+                         "amount: must be a positive integer number of cents")
+        self.assertError(self.refund(ch["id"], {"amount": ch["amount"], "why": "x"}), 400,
+                         "unknown field 'why'; allowed: amount, reason")
+        self.assertError(self.refund(ch["id"], {"reason": "x" * 501}), 400,
+                         "reason: must be a string of at most 500 characters")
+        self.assertEqual(self.charge(ch["id"])["status"], "PAID")
+        self.assertError(self.refund("01ARZ3NDEKTSV4RRFFQ69G5FAV"), 404,
+                         "charge not found: 01ARZ3NDEKTSV4RRFFQ69G5FAV")
 
     def test_refund_of_a_pending_charge(self):
         path = self.path()
@@ -583,19 +710,25 @@ class Resilience(PostbackBase):
 
     def test_sigkill_of_redis_after_acks(self):
         stack = Env.stack("redis-killed")
-        px = stack.start("pixrelay")
-        paths = [self.path("-%d" % i) for i in range(6)]
-        for p in paths:
-            # the first attempt is asked to wait: events are pending when Redis dies
+        # a longer delivery timeout: answers held by the sink outlive the outage
+        px = stack.start("pixrelay", ["--delivery-timeout-ms", "6000"])
+        waiting = [self.path("-waiting%d" % i) for i in range(5)]
+        inflight = [self.path("-inflight%d" % i) for i in range(4)]
+        for p in waiting:
+            # first attempt answered "come back in 2 s": pending when Redis dies
             self.sink.script(p, [Reply(503, {"Retry-After": "2"})])
-        charges = [self.create(self.sink.url(p), key=stack.key, px=px) for p in paths]
+        for p in inflight:
+            # first attempt held 3 s by the sink: in flight when Redis dies
+            self.sink.script(p, [Reply(200, delay=3.0)])
+        charges = [self.create(self.sink.url(p), key=stack.key, px=px)
+                   for p in waiting + inflight]
         late_path = self.path("-late")
         late = self.create(self.sink.url(late_path), key=stack.key, px=px)
         for ch in charges:
             self.paid(ch["id"], key=stack.key, px=px)  # acknowledged
-        ids = [self.sink.wait_count(1, path=p)[0].webhook_id for p in paths]
-        for eid in ids:
-            self.wait_event(eid, "pending", key=stack.key, px=px)
+        ids = {p: self.sink.wait_count(1, path=p)[0].webhook_id for p in waiting + inflight}
+        for p in waiting:
+            self.wait_event(ids[p], "pending", key=stack.key, px=px)
 
         stack.redis.stop(signal.SIGKILL)
         wait_for(lambda: px.request("GET", "/readyz").status == 503, what="readyz to fail")
@@ -606,16 +739,42 @@ class Resilience(PostbackBase):
         stack.redis.start()
         wait_for(lambda: px.request("GET", "/readyz").status == 200, timeout=15,
                  what="pixrelay to reconnect")
-        for p, eid in zip(paths, ids):
+        for p in waiting:
             reqs = self.sink.wait_count(2, path=p, timeout=15)
-            self.assertEqual({q.webhook_id for q in reqs}, {eid})
+            self.assertEqual({q.webhook_id for q in reqs}, {ids[p]})
             self.assertEqual(reqs[1].reply.status, 200)
-            ev = self.wait_event(eid, "delivered", key=stack.key, px=px)
+            ev = self.wait_event(ids[p], "delivered", key=stack.key, px=px)
             self.assertEqual([a["status"] for a in ev["attemptLog"]], [503, 200])
+        for p in inflight:
+            ev = self.wait_event(ids[p], "delivered", key=stack.key, px=px, timeout=15)
+            self.assertEqual([a["status"] for a in ev["attemptLog"]], [200])
+            self.assertEqual(self.sink.count(p), 1)
         # the charge whose payment was refused during the outage can be paid now
         self.assertEqual(self.charge(late["id"], key=stack.key, px=px)["status"], "PENDING")
         self.paid(late["id"], key=stack.key, px=px)
-        self.sink.wait_count(1, path=late_path)
+        self.assertEqual(self.sink.wait_count(1, path=late_path)[0].json["event"],
+                         "EVENT:CHARGE_PAID")
+
+    def test_every_shard_is_polled_each_tick(self):
+        # 8 events in 8 different delivery shards, all due at once, are all
+        # attempted within about one tick (regression: the claim loop once
+        # reserved capacity so that only 2 of 8 shards were polled per tick)
+        stack = Env.stack("shards")
+        api = stack.start("api", dispatch=False)
+        path = self.path()
+        by_shard = {}
+        while len(by_shard) < 8:
+            ch = self.create(self.sink.url(path), key=stack.key, px=api)
+            by_shard.setdefault(shard_of(ch["id"], 8), ch)
+        for ch in by_shard.values():
+            self.paid(ch["id"], key=stack.key, px=api)
+        self.assertEqual(self.sink.count(path), 0)
+        stack.start("dispatcher")
+        reqs = self.sink.wait_count(8, path=path)
+        times = [q.time for q in reqs]
+        self.assertLess(max(times) - min(times), 0.5, sorted(t - min(times) for t in times))
+        self.assertEqual({q.json["data"]["id"] for q in reqs},
+                         {ch["id"] for ch in by_shard.values()})
 
     def test_two_processes_deliver_each_event_once(self):
         second = self.main.start("second")

@@ -1,0 +1,48 @@
+/* accounts: business accounts, Pix keys, groups, balances and internal
+ * transfers in Redis (spec 4.2, 4.3), asynchronous.
+ *
+ * An account's group is itself plus every account that shares at least one
+ * member (a representative, by CPF) with it — exactly the spec's rule, and
+ * not transitive. Money moves only inside one atomic script per change, so a
+ * balance never goes negative and a transfer happens once.
+ */
+#ifndef PIXRELAY_ACCOUNTS_H
+#define PIXRELAY_ACCOUNTS_H
+
+#include "pixrelay/account.h"
+#include "pixrelay/auth.h"
+#include "pixrelay/config.h"
+#include "pixrelay/redis.h"
+
+enum accounts_result {
+	ACCOUNTS_DUPLICATE = 1,	    /* taxID taken (json = that account's id) */
+	ACCOUNTS_NOT_FOUND = 2,	    /* a Pix key is unknown (json = "from_key" or "to_key") */
+	ACCOUNTS_FORBIDDEN = 3,	    /* an account outside the caller's group */
+	ACCOUNTS_SAME = 4,	    /* both keys name one account */
+	ACCOUNTS_INSUFFICIENT = 5,  /* json = the source's balance */
+	ACCOUNTS_IDEM_CONFLICT = 6, /* Idempotency-Key reused with another body */
+	ACCOUNTS_REPLAYED = 7,	    /* Idempotency-Key seen with this body: nothing moved now */
+};
+
+/* result 0 or one of the above, or -1 with err; json borrowed for the call. */
+typedef void (*accounts_fn)(void *ud, int result, const char *json, const char *err);
+
+/* Create an account owned by `owner`. On 0, json is the account as the API
+ * shows it, with its webhook secrets (shown this once). Takes nothing. */
+void accounts_create(struct rds *r, const struct config *cfg, enum auth_env env, const char *owner,
+		     const struct account_input *in, accounts_fn cb, void *ud);
+
+/* Move `amount` cents from the account of Pix key `from_key` to that of
+ * `to_key`, for `caller`. `idem` (NULL = none) with `fingerprint` makes a
+ * retry safe. */
+void accounts_transfer(struct rds *r, const struct config *cfg, enum auth_env env,
+		       const char *caller, const char *from_key, const char *to_key,
+		       long long amount, const char *idem, const char *fingerprint, accounts_fn cb,
+		       void *ud);
+
+/* The balance of `account` and its latest ledger entries (newest first):
+ * {"account", "balance", "entries": [...]}. */
+void accounts_balance(struct rds *r, const struct config *cfg, enum auth_env env,
+		      const char *account, int entries, accounts_fn cb, void *ud);
+
+#endif
