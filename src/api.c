@@ -403,26 +403,42 @@ static void on_transitioned(void *ud, int result, const char *json, const char *
 	}
 }
 
-/* POST /v1/charge/pix/{id}/simulate-payment: sandbox only. */
-static void handle_simulate_payment(struct http_req *req)
+/* POST /v1/charge/pix/{id}/simulate-payment and .../simulate-failure:
+ * sandbox only, they stand for what the payment provider reports in
+ * production. */
+static void simulate(struct http_req *req, enum charges_action action, const char *refusal,
+		     const char *verb)
 {
 	struct app *app = app_of(req);
 	struct api_caller *c = req->auth;
 
 	if (c->key.env != AUTH_SANDBOX) {
-		http_reply_error(
-		    req, 403,
-		    "simulate-payment works with sandbox keys only; production charges "
-		    "are paid by the payment provider's notification");
+		http_reply_error(req, 403, "%s", refusal);
 		return;
 	}
 	if (!charges_valid_id(req->params[0])) {
 		http_reply_error(req, 404, "charge not found: %.40s", req->params[0]);
 		return;
 	}
-	req->state = (void *)"paid";
-	charges_transition(app->rds, app->cfg, c->key.env, c->account, req->params[0], CHARGES_PAY,
-			   NULL, NULL, NULL, on_transitioned, req);
+	req->state = (void *)verb;
+	charges_transition(app->rds, app->cfg, c->key.env, c->account, req->params[0], action, NULL,
+			   NULL, NULL, on_transitioned, req);
+}
+
+static void handle_simulate_payment(struct http_req *req)
+{
+	simulate(req, CHARGES_PAY,
+		 "simulate-payment works with sandbox keys only; production charges are paid by "
+		 "the payment provider's notification",
+		 "paid");
+}
+
+static void handle_simulate_failure(struct http_req *req)
+{
+	simulate(req, CHARGES_FAIL,
+		 "simulate-failure works with sandbox keys only; in production only the payment "
+		 "provider's notification changes a charge",
+		 "failed");
 }
 
 /* POST /v1/charge/{id}/refund: a full refund of a paid charge. The body is
@@ -1128,6 +1144,8 @@ const struct http_route api_routes[] = {
     {EVHTTP_REQ_GET, "/v1/charge/pix/{id}", handle_charge_get, HTTP_AUTH | HTTP_ENVELOPE},
     {EVHTTP_REQ_GET, "/v1/qrcode/{id}", handle_qrcode, HTTP_ENVELOPE},
     {EVHTTP_REQ_POST, "/v1/charge/pix/{id}/simulate-payment", handle_simulate_payment,
+     HTTP_AUTH | HTTP_ENVELOPE},
+    {EVHTTP_REQ_POST, "/v1/charge/pix/{id}/simulate-failure", handle_simulate_failure,
      HTTP_AUTH | HTTP_ENVELOPE},
     {EVHTTP_REQ_POST, "/v1/charge/{id}/refund", handle_refund, HTTP_AUTH | HTTP_ENVELOPE},
     {EVHTTP_REQ_GET, "/v1/events", handle_events_list, HTTP_AUTH | HTTP_ENVELOPE},

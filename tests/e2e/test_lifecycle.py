@@ -1,0 +1,142 @@
+"""Charge lifecycle races, expiry across restarts, and production postback rules."""
+import json
+import threading
+import time
+import unittest
+
+from harness import Pixrelay, Redis, Workdir, auth, wait_for
+from sink import Sink
+
+CREATE = "/v1/charge/pix/create"
+
+
+class Lifecycle(unittest.TestCase):
+    def setUp(self):
+        self.wd = Workdir()
+        self.redis = Redis(self.wd.path).start()
+        self.sink = Sink().start()
+        self.procs = []
+        self.px = self.start()
+        init = json.loads(self.px.cli("init", "--json").stdout)
+        self.live_platform = init["production"]["account"]
+        self.key = self.px.create_key("sandbox")["key"]
+        self.live = self.px.create_key("production")["key"]
+
+    def tearDown(self):
+        for p in self.procs:
+            p.stop()
+        self.sink.close()
+        self.redis.stop()
+        self.wd.cleanup()
+
+    def start(self, args=(), name="pixrelay"):
+        p = Pixrelay(self.wd.path, self.redis, args=list(args), name=name).start()
+        p.wait_ready()
+        self.procs.append(p)
+        return p
+
+    def charge(self, px=None, key=None, **body):
+        body.setdefault("amount", 1000)
+        r = (px or self.px).request("POST", CREATE, body=body, headers=auth(key or self.key))
+        self.assertEqual(r.status, 200, r)
+        return r.json["data"]
+
+    def events(self, px=None, key=None):
+        r = (px or self.px).request("GET", "/v1/events?limit=100", headers=auth(key or self.key))
+        self.assertEqual(r.status, 200, r)
+        return r.json["data"]["events"]
+
+    def test_concurrent_double_payment_pays_once_with_one_event(self):
+        c = self.charge(postbackUrl=self.sink.url("/race"))
+        second = self.start(name="second")  # two processes race too
+        statuses = []
+
+        def pay(p):
+            r = p.request("POST", "/v1/charge/pix/%s/simulate-payment" % c["id"], headers=auth(self.key))
+            statuses.append((r.status, r.json["error"]))
+
+        threads = [threading.Thread(target=pay, args=((self.px, second)[i % 2],)) for i in range(20)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(sorted(s for s, _ in statuses), [200] + [400] * 19)
+        self.assertTrue(all(e == "charge is PAID; only a PENDING charge can be paid"
+                            for s, e in statuses if s == 400))
+        self.sink.wait_count(1, path="/race")
+        time.sleep(0.5)
+        paid = [e for e in self.events() if e["type"] == "EVENT:CHARGE_PAID"]
+        self.assertEqual(len(paid), 1)
+        self.assertEqual(len(self.sink.requests("/race")), 1)
+        r = self.px.request("GET", "/v1/baas/balance", headers=auth(self.key))
+        self.assertEqual(r.json["data"]["balance"], c["amount"] - c["fee"])
+
+    def test_failure_is_a_final_state_without_event(self):
+        c = self.charge(postbackUrl=self.sink.url("/fail"))
+        r = self.px.request("POST", "/v1/charge/pix/%s/simulate-failure" % c["id"], headers=auth(self.key))
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(r.json["data"]["status"], "FAILED")
+        for action, msg in (("simulate-payment", "charge is FAILED; only a PENDING charge can be paid"),
+                            ("simulate-failure", "charge is FAILED; only a PENDING charge can be failed")):
+            r = self.px.request("POST", "/v1/charge/pix/%s/%s" % (c["id"], action), headers=auth(self.key))
+            self.assertEqual((r.status, r.json["error"]), (400, msg))
+        r = self.px.request("POST", "/v1/charge/%s/refund" % c["id"], headers=auth(self.key))
+        self.assertEqual((r.status, r.json["error"]),
+                         (400, "charge is FAILED; only a PAID charge can be refunded"))
+        r = self.px.request("POST", "/v1/charge/pix/%s/simulate-failure" % c["id"], headers=auth(self.live))
+        self.assertEqual(r.status, 403)
+        time.sleep(0.6)
+        self.assertEqual(self.events(), [])
+        self.assertEqual(self.sink.requests("/fail"), [])
+
+    def test_expiry_fires_after_a_restart(self):
+        c = self.charge(postbackUrl=self.sink.url("/exp"))
+        self.px.stop()
+        self.procs.remove(self.px)
+        # the charge's time comes while no pixrelay runs
+        past = int(time.time() * 1000) - 1000
+        self.redis.cmd("HSET", "pixrelay:{sandbox}:ch:" + c["id"], "expires_ms", past)
+        self.redis.cmd("ZADD", "pixrelay:{sandbox}:expiry", past, c["id"])
+        px = self.start(name="restarted")
+        body = self.sink.wait_count(1, path="/exp", timeout=10)[0].json
+        self.assertEqual(body["event"], "EVENT:CHARGE_EXPIRED")
+        self.assertEqual(body["data"]["status"], "EXPIRED")
+        r = px.request("GET", "/v1/charge/pix/" + c["id"], headers=auth(self.key))
+        self.assertEqual(r.json["data"]["status"], "EXPIRED")
+        r = px.request("POST", "/v1/charge/pix/%s/simulate-payment" % c["id"], headers=auth(self.key))
+        self.assertEqual((r.status, r.json["error"]),
+                         (400, "charge is EXPIRED; only a PENDING charge can be paid"))
+
+    def ingest_paid(self, px, charge_id, upstream_id):
+        secrets = json.loads(px.cli("secrets", "--env", "production", "--json").stdout)
+        body = {"id": upstream_id, "event": "EVENT:CHARGE_PAID", "data": {"id": charge_id}}
+        r = px.request("POST", "/v1/webhooks/ingest/" + secrets["account"], body=body,
+                       headers={"signature": secrets["ingestSecret"]})
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(r.json["data"]["chargeStatus"], "PAID")
+        return r.json["data"]["event"]
+
+    def test_production_postbacks_refuse_private_addresses(self):
+        c = self.charge(key=self.live, postbackUrl=self.sink.url("/ssrf"))
+        evt = self.ingest_paid(self.px, c["id"], "up-ssrf-1")
+
+        def attempted():
+            r = self.px.request("GET", "/v1/events/" + evt, headers=auth(self.live))
+            return r.json["data"] if r.json["data"]["attempts"] >= 1 and r.json["data"]["state"] != "delivering" else None
+
+        e = wait_for(attempted, what="a refused attempt")
+        self.assertIn("destination address 127.0.0.1 is not public", e["lastError"])
+        self.assertEqual(self.sink.requests("/ssrf"), [])
+
+    def test_production_allow_list_lets_a_private_destination_through(self):
+        self.px.stop()
+        self.procs.remove(self.px)
+        px = self.start(["--destination-allow", "127.0.0.0/8"], name="allow")
+        c = self.charge(px=px, key=self.live, postbackUrl=self.sink.url("/allowed"))
+        self.ingest_paid(px, c["id"], "up-allow-1")
+        got = self.sink.wait_count(1, path="/allowed")[0]
+        self.assertEqual(got.json["data"]["status"], "PAID")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
