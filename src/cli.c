@@ -658,6 +658,17 @@ static int cmd_tail(const struct config *cfg, int argc, char **argv)
 	return 0;
 }
 
+static const char usage_secrets[] =
+    "usage: pixrelay secrets [show|rotate|end-rotation] --env sandbox|production\n"
+    "                        [--account ID] [--json]\n\n"
+    "show          the webhook secrets of an account (default: the platform account):\n"
+    "              the Standard Webhooks signing secret of its postbacks (whsec_...),\n"
+    "              the value of the compatibility 'signature' header, and the secret\n"
+    "              its upstream provider signs ingested notifications with.\n"
+    "rotate        make a new signing secret; until end-rotation, postbacks carry\n"
+    "              signatures with both the new and the previous secret.\n"
+    "end-rotation  forget the previous signing secret.\n";
+
 static int cmd_secrets(const struct config *cfg, int argc, char **argv)
 {
 	static const struct option lo[] = {{"env", required_argument, NULL, 'e'},
@@ -665,12 +676,17 @@ static int cmd_secrets(const struct config *cfg, int argc, char **argv)
 					   {"json", no_argument, NULL, 'j'},
 					   {"help", no_argument, NULL, 'h'},
 					   {NULL, 0, NULL, 0}};
-	const char *envs = NULL, *account = NULL;
+	const char *envs = NULL, *account = NULL, *verb = "show";
 	int json = 0, opt, rc = 1;
 	enum auth_env env;
 	struct cli_redis cr;
 	char id[32], signing[128], compat[128], ingest[128], err[256];
 
+	if (argc > 1 && argv[1][0] != '-') {
+		verb = argv[1];
+		argv++;
+		argc--;
+	}
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (opt) {
@@ -684,18 +700,15 @@ static int cmd_secrets(const struct config *cfg, int argc, char **argv)
 			json = 1;
 			break;
 		case 'h':
-			printf(
-			    "usage: pixrelay secrets --env sandbox|production [--account ID] "
-			    "[--json]\n\n"
-			    "Show the webhook secrets of an account (default: the platform\n"
-			    "account): the Standard Webhooks signing secret of its postbacks\n"
-			    "(whsec_...), the value of the compatibility 'signature' header, and\n"
-			    "the secret its upstream provider signs ingested notifications "
-			    "with.\n");
+			fputs(usage_secrets, stdout);
 			return 0;
 		default:
 			return 2;
 		}
+	}
+	if (strcmp(verb, "show") && strcmp(verb, "rotate") && strcmp(verb, "end-rotation")) {
+		fprintf(stderr, "pixrelay secrets: unknown action '%s'\n\n%s", verb, usage_secrets);
+		return 2;
 	}
 	if (!envs || auth_env_parse(envs, &env) < 0) {
 		fprintf(stderr, "pixrelay secrets: --env sandbox|production is required\n");
@@ -703,15 +716,30 @@ static int cmd_secrets(const struct config *cfg, int argc, char **argv)
 	}
 	if (cli_redis_open(cfg, &cr) < 0)
 		return 1;
-	if (account) {
-		snprintf(id, sizeof(id), "%s", account);
-	} else {
-		int created = 0;
-		if (keys_platform_init(cr.c, cfg->prefix, env, id, &created, err, sizeof(err)) <
-		    0) {
-			fprintf(stderr, "pixrelay secrets: %s\n", err);
+	if (resolve_account(cr.c, cfg, env, account, id) < 0)
+		goto done;
+	if (strcmp(verb, "show") != 0) {
+		int end = strcmp(verb, "end-rotation") == 0;
+		if (keys_rotate_signing(cr.c, cfg->prefix, env, id, end, signing, sizeof(signing),
+					err, sizeof(err)) != 0) {
+			fprintf(stderr, "pixrelay secrets %s: %s\n", verb, err);
 			goto done;
 		}
+		if (json)
+			printf("{\"account\":\"%s\",\"signingSecret\":%s%s%s}\n", id,
+			       end ? "" : "\"", end ? "null" : signing, end ? "" : "\"");
+		else if (end)
+			printf("account %s: the previous signing secret is forgotten\n", id);
+		else
+			printf(
+			    "account %s: new postback signing secret %s\n"
+			    "Postbacks now carry signatures with the new and the previous secret;\n"
+			    "run 'pixrelay secrets end-rotation' once every receiver has the new "
+			    "one.\n",
+			    id, signing);
+		mem_wipe(signing, sizeof(signing));
+		rc = 0;
+		goto done;
 	}
 	if (keys_account_secrets(cr.c, cfg->prefix, env, id, signing, sizeof(signing), compat,
 				 sizeof(compat), ingest, sizeof(ingest), err, sizeof(err)) != 0) {
@@ -729,6 +757,9 @@ static int cmd_secrets(const struct config *cfg, int argc, char **argv)
 		    id, auth_env_name(env), signing, compat, cfg->base_url, id, ingest);
 	rc = 0;
 done:
+	mem_wipe(signing, sizeof(signing));
+	mem_wipe(compat, sizeof(compat));
+	mem_wipe(ingest, sizeof(ingest));
 	cli_redis_close(&cr);
 	return rc;
 }

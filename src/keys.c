@@ -351,3 +351,31 @@ int keys_account_secrets(redisContext *c, const char *prefix, enum auth_env env,
 	freeReplyObject(r);
 	return rc;
 }
+
+int keys_rotate_signing(redisContext *c, const char *prefix, enum auth_env env, const char *id,
+			int end_rotation, char *out, size_t outlen, char *err, size_t errlen)
+{
+	char k[256], secret[SIGN_SECRET_LEN + 1] = "";
+	const char *argv[2];
+	redisReply *r;
+	int rc = -1;
+
+	keys_redis_account(k, sizeof(k), prefix, env, id);
+	if (!end_rotation)
+		sign_secret_new(secret, sizeof(secret));
+	argv[0] = k;
+	argv[1] = secret;
+	r = rds_sync_script(c, SCRIPT_SECRET_ROTATE, 1, 2, argv);
+	if (!r || r->type != REDIS_REPLY_INTEGER) {
+		reply_error(c, r, err, errlen);
+	} else if (r->integer == 0) {
+		snprintf(err, errlen, "no account %s in %s", id, auth_env_name(env));
+		rc = KEYS_NOT_FOUND;
+	} else {
+		snprintf(out, outlen, "%s", secret);
+		rc = 0;
+	}
+	freeReplyObject(r);
+	mem_wipe(secret, sizeof(secret));
+	return rc;
+}

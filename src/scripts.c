@@ -17,15 +17,25 @@ extern const struct scripts_source scripts_sources[];
 extern const size_t scripts_nsources;
 
 /* the file name (without .lua) of each script id */
+/* clang-format off */
 static const char *const names[SCRIPT_COUNT] = {
-    [SCRIPT_KEY_CREATE] = "key_create",		[SCRIPT_KEY_AUTH] = "key_auth",
-    [SCRIPT_KEY_REVOKE] = "key_revoke",		[SCRIPT_PLATFORM_INIT] = "platform_init",
-    [SCRIPT_CHARGE_CREATE] = "charge_create",	[SCRIPT_CHARGE_TRANSITION] = "charge_transition",
-    [SCRIPT_EVENT_ENQUEUE] = "event_enqueue",	[SCRIPT_EVENT_CLAIM] = "event_claim",
-    [SCRIPT_EVENT_COMPLETE] = "event_complete", [SCRIPT_EVENT_REPLAY] = "event_replay",
-    [SCRIPT_INGEST_RELAY] = "ingest_relay",	[SCRIPT_EVENT_LIST] = "event_list",
-    [SCRIPT_ACCOUNT_CREATE] = "account_create", [SCRIPT_TRANSFER] = "transfer",
+	[SCRIPT_KEY_CREATE] = "key_create",
+	[SCRIPT_KEY_AUTH] = "key_auth",
+	[SCRIPT_KEY_REVOKE] = "key_revoke",
+	[SCRIPT_PLATFORM_INIT] = "platform_init",
+	[SCRIPT_CHARGE_CREATE] = "charge_create",
+	[SCRIPT_CHARGE_TRANSITION] = "charge_transition",
+	[SCRIPT_EVENT_ENQUEUE] = "event_enqueue",
+	[SCRIPT_EVENT_CLAIM] = "event_claim",
+	[SCRIPT_EVENT_COMPLETE] = "event_complete",
+	[SCRIPT_EVENT_REPLAY] = "event_replay",
+	[SCRIPT_INGEST_RELAY] = "ingest_relay",
+	[SCRIPT_EVENT_LIST] = "event_list",
+	[SCRIPT_ACCOUNT_CREATE] = "account_create",
+	[SCRIPT_TRANSFER] = "transfer",
+	[SCRIPT_SECRET_ROTATE] = "secret_rotate",
 };
+/* clang-format on */
 
 static const char *bodies[SCRIPT_COUNT];
 static char shas[SCRIPT_COUNT][41];

@@ -52,6 +52,13 @@ int keys_account_secrets(redisContext *c, const char *prefix, enum auth_env env,
 			 char *signing, size_t slen, char *compat, size_t clen, char *ingest,
 			 size_t ilen, char *err, size_t errlen);
 
+/* Rotate the postback signing secret of account `id`: the current one is
+ * kept as the previous (postbacks carry both signatures) and a new one is
+ * written into `out` (SIGN_SECRET_LEN + 1 bytes). With end_rotation nonzero,
+ * forget the previous one instead. Returns 0, KEYS_NOT_FOUND or -1 with err. */
+int keys_rotate_signing(redisContext *c, const char *prefix, enum auth_env env, const char *id,
+			int end_rotation, char *out, size_t outlen, char *err, size_t errlen);
+
 /* Redis key of an account record: <prefix>{<env>}:acct:<id> */
 void keys_redis_account(char *out, size_t size, const char *prefix, enum auth_env env,
 			const char *id);

@@ -1,4 +1,7 @@
 """Charge lifecycle races, expiry across restarts, and production postback rules."""
+import base64
+import hashlib
+import hmac
 import json
 import threading
 import time
@@ -10,7 +13,7 @@ from sink import Sink
 CREATE = "/v1/charge/pix/create"
 
 
-class Lifecycle(unittest.TestCase):
+class Base(unittest.TestCase):
     def setUp(self):
         self.wd = Workdir()
         self.redis = Redis(self.wd.path).start()
@@ -46,6 +49,8 @@ class Lifecycle(unittest.TestCase):
         self.assertEqual(r.status, 200, r)
         return r.json["data"]["events"]
 
+
+class Lifecycle(Base):
     def test_concurrent_double_payment_pays_once_with_one_event(self):
         c = self.charge(postbackUrl=self.sink.url("/race"))
         second = self.start(name="second")  # two processes race too
@@ -136,6 +141,36 @@ class Lifecycle(unittest.TestCase):
         self.ingest_paid(px, c["id"], "up-allow-1")
         got = self.sink.wait_count(1, path="/allowed")[0]
         self.assertEqual(got.json["data"]["status"], "PAID")
+
+
+def _sign(secret, req):
+    key = base64.b64decode(secret[len("whsec_"):])
+    msg = ("%s.%s." % (req.header("webhook-id"), req.header("webhook-timestamp"))).encode() + req.body
+    return "v1," + base64.b64encode(hmac.new(key, msg, hashlib.sha256).digest()).decode()
+
+
+class Rotation(Base):
+    def pay(self, path):
+        c = self.charge(postbackUrl=self.sink.url(path))
+        r = self.px.request("POST", "/v1/charge/pix/%s/simulate-payment" % c["id"], headers=auth(self.key))
+        self.assertEqual(r.status, 200)
+        return self.sink.wait_count(1, path=path)[0]
+
+    def test_signing_secret_rotation_sends_both_signatures(self):
+        old = json.loads(self.px.cli("secrets", "--env", "sandbox", "--json").stdout)["signingSecret"]
+        req = self.pay("/before")
+        self.assertEqual(req.header("webhook-signature"), _sign(old, req))
+        out = json.loads(self.px.cli("secrets", "rotate", "--env", "sandbox", "--json").stdout)
+        new = out["signingSecret"]
+        self.assertNotEqual(new, old)
+        req = self.pay("/during")
+        self.assertEqual(req.header("webhook-signature").split(), [_sign(new, req), _sign(old, req)])
+        self.px.cli("secrets", "end-rotation", "--env", "sandbox")
+        req = self.pay("/after")
+        self.assertEqual(req.header("webhook-signature"), _sign(new, req))
+        p = self.px.cli("secrets", "spin", "--env", "sandbox", check=False)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("unknown action 'spin'", p.stderr)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,13 @@
+-- secret_rotate: rotate an account's postback signing secret without downtime.
+-- KEYS[1] = <prefix>{<env>}:acct:<id>
+-- ARGV[1] = the new secret, or '' to end a rotation (forget the previous one)
+-- While a previous secret is kept, every postback carries both signatures.
+-- Returns 1, or 0 when the account does not exist.
+local cur = redis.call('HGET', KEYS[1], 'signing_secret')
+if not cur then return 0 end
+if ARGV[1] == '' then
+  redis.call('HSET', KEYS[1], 'signing_secret_prev', '')
+else
+  redis.call('HSET', KEYS[1], 'signing_secret_prev', cur, 'signing_secret', ARGV[1])
+end
+return 1
