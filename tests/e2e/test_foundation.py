@@ -39,6 +39,14 @@ class Foundation(unittest.TestCase):
         self.assertEqual(r.json["ready"], True)
         self.assertEqual(r.json["redis"], "ok")
 
+    def test_every_script_is_loaded_under_its_sha1(self):
+        import glob
+        import hashlib
+        lua = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "../../src/lua/*.lua")))
+        self.assertGreater(len(lua), 10)
+        shas = [hashlib.sha1(open(f, "rb").read()).hexdigest() for f in lua]
+        self.assertEqual(self.redis.cmd("SCRIPT", "EXISTS", *shas), [1] * len(shas))
+
     def test_unknown_route_is_404_envelope(self):
         r = self.px.request("GET", "/v1/nothing/here")
         self.assertEqual(r.status, 404)
