@@ -471,7 +471,7 @@ struct http_server *http_new(struct event_base *base, const struct config *cfg,
 	evhttp_set_allowed_methods(srv->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD |
 						  EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE |
 						  EVHTTP_REQ_OPTIONS | EVHTTP_REQ_PATCH);
-	/* bodies up to twice the limit are read and refused with the envelope;
+	/* bodies up to this cap are read and refused with the envelope;
 	 * larger ones are refused by evhttp before they are read */
 	evhttp_set_max_body_size(
 	    srv->http, (ev_ssize_t)(cfg->max_body * 2 > cfg->max_upload + cfg->max_upload / 4
