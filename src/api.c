@@ -272,16 +272,22 @@ static void handle_charge_create(struct http_req *req)
 	charge_input_deinit(&in);
 }
 
-static void on_charge_read(void *ud, int result, const char *json, const char *err)
+/* The answer to a read of one thing named by the path's first parameter:
+ * the data, 404 when `result` is the module's not-found code, or the failure. */
+static void reply_read(struct http_req *req, int result, int not_found, const char *what,
+		       const char *json, const char *err)
 {
-	struct http_req *req = ud;
-
 	if (result < 0)
 		reply_failure(req, err);
-	else if (result == CHARGES_NOT_FOUND)
-		http_reply_error(req, 404, "charge not found: %s", req->params[0]);
+	else if (result == not_found)
+		http_reply_error(req, 404, "%s not found: %s", what, req->params[0]);
 	else
 		http_reply_data(req, 200, json, strlen(json));
+}
+
+static void on_charge_read(void *ud, int result, const char *json, const char *err)
+{
+	reply_read(ud, result, CHARGES_NOT_FOUND, "charge", json, err);
 }
 
 /* GET /v1/charge/pix/{id} */
@@ -499,14 +505,7 @@ static void handle_refund(struct http_req *req)
 
 static void on_event_read(void *ud, int result, const char *json, const char *err)
 {
-	struct http_req *req = ud;
-
-	if (result < 0)
-		reply_failure(req, err);
-	else if (result == EVENTS_NOT_FOUND)
-		http_reply_error(req, 404, "event not found: %s", req->params[0]);
-	else
-		http_reply_data(req, 200, json, strlen(json));
+	reply_read(ud, result, EVENTS_NOT_FOUND, "event", json, err);
 }
 
 /* GET /v1/events/{id} */

@@ -127,9 +127,13 @@ class Env:
         cls.wd = Workdir()
         cls.sink = Sink().start()
         cls.stacks = []
-        cls.main = cls.stack("main")
-        cls.px = cls.main.start("pixrelay")
         cls.ready = True
+        try:
+            cls.main = cls.stack("main")
+            cls.px = cls.main.start("pixrelay")
+        except BaseException:
+            cls.stop()
+            raise
         return cls
 
     @classmethod
@@ -143,7 +147,10 @@ class Env:
         if not cls.ready:
             return
         for s in cls.stacks:
-            s.stop()
+            try:
+                s.stop()
+            except Exception:
+                pass
         cls.sink.close()
         cls.wd.cleanup()
         cls.ready = False
@@ -234,6 +241,12 @@ class Delivery(PostbackBase):
         after = self.charge(ch["id"])
         self.assertEqual(after["status"], "PAID")
         self.assertEqual(body["data"], after)
+        # byte for byte: the data member is the charge's JSON text as GET answers it
+        r = self.px.request("GET", "/v1/charge/pix/%s" % ch["id"], headers=auth(self.key))
+        prefix = b'{"error":null,"status":200,"data":'
+        self.assertTrue(r.body.startswith(prefix) and r.body.endswith(b"}"), r)
+        self.assertEqual(req.body, b'{"id":"%s","event":"EVENT:CHARGE_PAID","data":%s}'
+                         % (body["id"].encode(), r.body[len(prefix):-1]))
         self.assertEqual(body["data"]["externalID"], "wc_order_17")
         self.assertEqual(body["data"]["comment"], 'Pedido nº 17 — café "especial"')
         self.assertEqual(body["data"]["customer"]["name"], "José Ñuñez")
@@ -254,7 +267,9 @@ class Delivery(PostbackBase):
                                                   str(int(ts) + 1), req.body))
         self.assertEqual(req.header("signature"), self.secrets["signature"])
         self.assertEqual(req.header("User-Agent"), "pixrelay/" + version())
-        self.assertEqual(req.header("Content-Type"), "application/json")
+        self.assertEqual(req.headers_named("Content-Type"), ["application/json"])
+        self.assertEqual(len(req.headers_named("webhook-id")), 1)
+        self.assertEqual(len(req.headers_named("signature")), 1)
 
         ev = self.wait_event(body["id"], "delivered")
         self.assertEqual(ev["attempts"], 1)
