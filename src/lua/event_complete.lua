@@ -11,9 +11,10 @@ local e = redis.call('HMGET', ek, 'state', 'token', 'order')
 if e[1] ~= 'delivering' or e[2] ~= ARGV[3] then return 0 end
 local now, outcome = ARGV[6], ARGV[4]
 redis.call('ZREM', KEYS[2], id)
-redis.call('HSET', ek, 'token', '', 'updated_ms', now, 'last_status', ARGV[7],
-  'last_error', ARGV[8])
+redis.call('HSET', ek, 'token', '', 'updated_ms', now)
+-- a release (destination busy) made no attempt: the last result stays
 if outcome ~= 'release' then
+  redis.call('HSET', ek, 'last_status', ARGV[7], 'last_error', ARGV[8])
   local lk = p .. 'log:' .. id
   redis.call('RPUSH', lk, ARGV[9])
   redis.call('LTRIM', lk, -tonumber(ARGV[10]), -1)

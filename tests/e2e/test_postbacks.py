@@ -376,12 +376,9 @@ class Delivery(PostbackBase):
         self.assertGreaterEqual(gap, 1.45)
         self.assertLess(gap, 2.2)
 
-    # BUG: a retry put back because its host is busy (--delivery-per-host; no
-    # attempt is made) wipes the event's lastStatus/lastError: event_complete.lua
-    # writes last_status/last_error for the 'release' outcome too, so GET
-    # /v1/events/{id} of a pending event shows null/null instead of the last
-    # attempt's 500 / "HTTP 500".
-    @unittest.expectedFailure
+    # a retry put back because its host is busy (--delivery-per-host; no
+    # attempt is made) keeps the event's lastStatus/lastError of the real last
+    # attempt
     def test_busy_host_keeps_the_last_attempt_result(self):
         # one delivery at a time per host: while one postback is held by the
         # sink, a due retry to the same host is put back without an attempt
@@ -727,6 +724,9 @@ class Resilience(PostbackBase):
         ev = self.wait_event(first.webhook_id, "delivered", key=stack.key, px=heir)
         self.assertEqual(ev["attemptLog"][-1]["status"], 200)
         self.assertEqual(self.sink.count(path), 2)
+        # delivered by the new process
+        self.assertRegex(heir.log(), r"delivery event=%s .*status=200 outcome=delivered"
+                         % first.webhook_id)
 
     def test_sigkill_of_redis_after_acks(self):
         stack = Env.stack("redis-killed")
