@@ -523,7 +523,8 @@ static void list_finish(struct list *l)
 		list_free(l);
 		return;
 	}
-	qsort(l->items, l->n, sizeof(*l->items), item_cmp);
+	if (l->n > 1)
+		qsort(l->items, l->n, sizeof(*l->items), item_cmp);
 	shown = l->n < (size_t)l->limit ? l->n : (size_t)l->limit;
 	if (l->ids_only) {
 		char *ids = mem_strdup("");

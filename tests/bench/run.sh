@@ -260,9 +260,9 @@ done
 sink_stat() { curl -fs "http://127.0.0.1:$SINK_PORT/stats" | python3 -c 'import json, sys; d = json.load(sys.stdin); print(d["unique"], d["count"], d["first_ms"], d["last_ms"])'; }
 upstream_len() { rcli HLEN "${PREFIX}{sandbox}:upstream"; }
 
-run_wrk() { # run_wrk TAG QUOTA: wrk in the background, results in $WORK/TAG.*
+run_wrk() { # run_wrk TAG QUOTA SECONDS: wrk in the background, results in $WORK/TAG.*
 	BENCH_ACCOUNT=$ACCOUNT BENCH_SECRET=$INGEST_SECRET BENCH_TAG="$1-$$" BENCH_OUT="$WORK/$1.res" \
-		BENCH_QUOTA=$2 wrk -t"$THREADS" -c"$CONNS" -d"${SECS}s" --timeout 10s \
+		BENCH_QUOTA=$2 wrk -t"$THREADS" -c"$CONNS" -d"${3}s" --timeout 10s \
 		-s "$HERE/ingest.lua" "$URL" >"$WORK/$1.wrk" 2>&1 &
 	WRK_PID=$!
 }
@@ -282,7 +282,7 @@ log "(a) ingest: wrk -t$THREADS -c$CONNS -d${SECS}s, POST /v1/webhooks/ingest/$A
 python3 "$HERE/rcheck.py" "$SOCK" cmdstats "$WORK/a.cmd0"
 base_a=$(upstream_len)
 cpu_mark a0
-run_wrk a 0
+run_wrk a 0 "$SECS"
 wait_wrk a
 cpu_mark a1
 read -r A_CPU_PIX A_CPU_REDIS A_CPU_ALL <<<"$(cpu_report a0 a1)"
@@ -319,7 +319,8 @@ base_b=$(upstream_len)
 read -r sink_u0 _ _ _ <<<"$(sink_stat)"
 cpu_mark b0
 T0=$(now_ms)
-run_wrk b "$QUOTA"
+# wrk gets up to two phase lengths to send N; it is stopped as soon as they are in
+run_wrk b "$QUOTA" $((SECS * 2))
 if [ "${BENCH_KICK:-0}" = 1 ]; then
 	(
 		body='{"id":"kick-'$$'","event":"EVENT:CHARGE_PAID","data":{"id":"kick-'$$'"}}'
@@ -343,7 +344,12 @@ while :; do
 		last_u=$delivered
 		last_progress=$now
 	fi
-	if [ -z "$t_ingested" ] && [ "$stored" -ge "$E2E_N" ]; then
+	if [ -z "$wrk_done" ] && ! kill -0 "$WRK_PID" 2>/dev/null; then
+		wait_wrk b
+		wrk_done=$now
+	fi
+	if [ -z "$t_ingested" ] && { [ "$stored" -ge "$E2E_N" ] || [ -n "$wrk_done" ]; }; then
+		# all N are in (or wrk's time ran out first: then N is what got in)
 		t_ingested=$now
 		# every wrk thread has stopped at its quota: end wrk's wait (it reports on SIGINT)
 		if [ -z "$wrk_done" ]; then kill -INT "$WRK_PID" 2>/dev/null || true; fi
@@ -352,10 +358,6 @@ while :; do
 	if [ "$now" -ge "$next_print" ]; then
 		log "    $(tail -n1 "$WORK/b.timeline")"
 		next_print=$((now + 2000))
-	fi
-	if [ -z "$wrk_done" ] && ! kill -0 "$WRK_PID" 2>/dev/null; then
-		wait_wrk b
-		wrk_done=$now
 	fi
 	if [ -n "$t_ingested" ] && [ -z "$target" ]; then
 		# every acknowledged event, plus the few answered after wrk stopped counting
@@ -368,7 +370,6 @@ while :; do
 		break
 	fi
 	[ -n "$t_ingested" ] && [ $((now - t_ingested)) -ge $((DRAIN_MAX_S * 1000)) ] && break
-	[ -z "$t_ingested" ] && [ -n "$wrk_done" ] && break # wrk ended before the quota
 done
 cpu_mark b1
 stop_pid "$KICK_PID" 2
