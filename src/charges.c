@@ -400,7 +400,7 @@ void charges_transition(struct rds *r, const struct config *cfg, enum auth_env e
 	struct transition *t = mem_new(struct transition);
 	const char *envn = auth_env_name(env);
 	char k1[256], k2[256], k3[256], k4[256], now[32], now_txt[TIMEFMT_LEN + 1];
-	char evt[EVENTS_ID_MAX], acct_prefix[256], dedupe[256];
+	char evt[EVENTS_ID_MAX], acct_prefix[256], dedupe[512] = "", ttl[32];
 	uint64_t ms = ids_now_ms();
 
 	t->cb = cb;
@@ -417,7 +417,10 @@ void charges_transition(struct rds *r, const struct config *cfg, enum auth_env e
 	timefmt_format(now_txt, ms);
 	events_new_id(events_shard_of(id, cfg->queue_shards), evt);
 	snprintf(acct_prefix, sizeof(acct_prefix), "%s{%s}:acct:", cfg->prefix, envn);
-	snprintf(dedupe, sizeof(dedupe), "%s{%s}:upstream", cfg->prefix, envn);
+	if (upstream_id)
+		snprintf(dedupe, sizeof(dedupe), "%s{%s}:upstream:%s", cfg->prefix, envn,
+			 upstream_id);
+	snprintf(ttl, sizeof(ttl), "%ld", cfg->event_retention_days * 86400);
 	{
 		const char *argv[] = {k1,
 				      k2,
@@ -431,8 +434,9 @@ void charges_transition(struct rds *r, const struct config *cfg, enum auth_env e
 				      account ? account : "",
 				      upstream_id ? dedupe : "",
 				      upstream_id ? upstream_id : "",
-				      amount ? amount : ""};
-		rds_script(r, on_transition, t, SCRIPT_CHARGE_TRANSITION, 4, 13, argv, NULL);
+				      amount ? amount : "",
+				      ttl};
+		rds_script(r, on_transition, t, SCRIPT_CHARGE_TRANSITION, 4, 14, argv, NULL);
 	}
 }
 

@@ -91,6 +91,8 @@ static const struct opt opts[] = {
      "no attempt is made later than this many seconds after the event was created"},
     {"attempt-log-cap", L(attempt_log_cap), "50", 1, 1000,
      "attempts kept in each event's attempt log (oldest dropped first)"},
+    {"event-retention-days", L(event_retention_days), "30", 1, 3650,
+     "days a delivered or dead event (and its attempt log) is kept after its last change"},
     {"destination-allow", S(destination_allow), "", 0, 0,
      "comma-separated CIDRs that production postbacks may reach although they are not "
      "public (sandbox postbacks may reach any address)"},

@@ -39,7 +39,8 @@ struct dispatch {
 	const struct config *cfg;
 	CURLM *multi;
 	struct event *curl_timer;
-	struct event *tick;
+	struct event *tick; /* every TICK_MS */
+	struct event *kick; /* zero-delay: something was written, look now */
 	struct netaddr_list allow;
 	struct backoff_policy policy;
 	char token[IDS_ULID_LEN + 1]; /* this process's claim token */
@@ -52,6 +53,10 @@ struct dispatch {
 	int stopped;
 	struct host_count hosts[MAX_HOSTS];
 	size_t nhosts;
+	/* leased deliveries whose host is at its limit, oldest first; they start
+	 * when a slot of their host frees, or go back to the queue (without
+	 * spending an attempt) before their lease could run out */
+	struct delivery *waiting, *waiting_tail;
 };
 
 struct delivery {
@@ -71,8 +76,13 @@ struct delivery {
 	int refused_address;
 	char refused_ip[64];
 	uint64_t start_ms;
+	uint64_t waiting_since_ms;
+	struct delivery *next_waiting;
 	char errbuf[CURL_ERROR_SIZE];
 };
+
+static void claim_all(struct dispatch *d);
+static void start_delivery(struct delivery *dl, struct host_count *hc);
 
 enum dispatch_verdict dispatch_judge(long http_status, int curl_ok)
 {
@@ -200,7 +210,12 @@ static void on_completed(void *ud, redisReply *reply, const char *err)
 	else if (reply->type == REDIS_REPLY_INTEGER && reply->integer == 0)
 		log_warn("event %s: lease lost before the attempt was recorded", dl->id);
 	dl->d->inflight--;
-	delivery_free(dl);
+	{
+		struct dispatch *d = dl->d;
+		delivery_free(dl);
+		/* keep the pipeline full while there is work */
+		claim_all(d);
+	}
 }
 
 static void sanitize(char *s)
@@ -217,7 +232,7 @@ static void complete(struct delivery *dl, const char *outcome, long long next_ms
 {
 	struct dispatch *d = dl->d;
 	char prefix[256], due[300], lease[300], dead[300], next[32], now_s[32], st[24] = "";
-	char cap[24], at[25];
+	char cap[24], at[25], ttl[24];
 	uint64_t now = ids_now_ms();
 	yajl_gen g = json_gen_new();
 	size_t len;
@@ -256,6 +271,7 @@ static void complete(struct delivery *dl, const char *outcome, long long next_ms
 	if (status > 0)
 		snprintf(st, sizeof(st), "%ld", status);
 	snprintf(cap, sizeof(cap), "%ld", d->cfg->attempt_log_cap);
+	snprintf(ttl, sizeof(ttl), "%ld", d->cfg->event_retention_days * 86400);
 	{
 		const char *argv[] = {due,
 				      lease,
@@ -269,12 +285,13 @@ static void complete(struct delivery *dl, const char *outcome, long long next_ms
 				      st,
 				      error ? error : "",
 				      entry,
-				      cap};
-		size_t lens[13];
-		for (int i = 0; i < 13; i++)
+				      cap,
+				      ttl};
+		size_t lens[14];
+		for (int i = 0; i < 14; i++)
 			lens[i] = strlen(argv[i]);
 		lens[11] = len;
-		rds_script(d->r, on_completed, dl, SCRIPT_EVENT_COMPLETE, 3, 13, argv, lens);
+		rds_script(d->r, on_completed, dl, SCRIPT_EVENT_COMPLETE, 3, 14, argv, lens);
 	}
 	if (strcmp(outcome, "release") != 0)
 		publish(dl, outcome, status, error, now);
@@ -283,6 +300,41 @@ static void complete(struct delivery *dl, const char *outcome, long long next_ms
 	    dl->id, dl->host, dl->attempts, status, outcome,
 	    (unsigned long long)(now - dl->start_ms), error ? " error=" : "", error ? error : "");
 	yajl_gen_free(g);
+}
+
+/* A slot of `host` is free: start the oldest delivery waiting for it. */
+static void start_waiting(struct dispatch *d, const char *host)
+{
+	struct delivery **pp = &d->waiting, *prev = NULL;
+
+	for (; *pp; prev = *pp, pp = &(*pp)->next_waiting) {
+		struct delivery *dl = *pp;
+		struct host_count *hc;
+		if (strcmp(dl->host, host) != 0)
+			continue;
+		hc = host_slot(d, dl->host);
+		if (!hc || hc->n >= (unsigned)d->cfg->delivery_per_host)
+			return;
+		*pp = dl->next_waiting;
+		if (d->waiting_tail == dl)
+			d->waiting_tail = prev;
+		dl->next_waiting = NULL;
+		start_delivery(dl, hc);
+		return;
+	}
+}
+
+/* Waiting deliveries that could outlive their lease go back to the queue. */
+static void expire_waiting(struct dispatch *d, uint64_t now)
+{
+	while (d->waiting && now - d->waiting->waiting_since_ms >= LEASE_MARGIN_MS / 2) {
+		struct delivery *dl = d->waiting;
+		d->waiting = dl->next_waiting;
+		if (!d->waiting)
+			d->waiting_tail = NULL;
+		dl->next_waiting = NULL;
+		complete(dl, "release", (long long)now + HOST_BUSY_DELAY_MS, 0, NULL);
+	}
 }
 
 static void finish(struct delivery *dl, CURLcode result)
@@ -294,6 +346,7 @@ static void finish(struct delivery *dl, CURLcode result)
 	uint32_t rnd;
 
 	host_release(d, dl->host);
+	start_waiting(d, dl->host);
 	curl_easy_getinfo(dl->easy, CURLINFO_RESPONSE_CODE, &status);
 	if (dl->refused_address)
 		snprintf(error, sizeof(error),
@@ -544,7 +597,6 @@ static void begin(struct dispatch *d, int shard, redisReply **f)
 {
 	struct delivery *dl = mem_new(struct delivery);
 	struct host_count *hc;
-	char k[300];
 
 	dl->d = d;
 	dl->shard = shard;
@@ -561,12 +613,31 @@ static void begin(struct dispatch *d, int shard, redisReply **f)
 	dl->start_ms = ids_now_ms();
 	d->inflight++;
 	hc = host_slot(d, dl->host);
-	if (!hc || hc->n >= (unsigned)d->cfg->delivery_per_host) {
-		/* back in the queue shortly, without spending an attempt */
+	if (!hc) {
+		/* too many distinct hosts at once: back in the queue shortly */
 		complete(dl, "release", (long long)ids_now_ms() + HOST_BUSY_DELAY_MS, 0, NULL);
 		return;
 	}
+	if (hc->n >= (unsigned)d->cfg->delivery_per_host) {
+		dl->waiting_since_ms = ids_now_ms();
+		if (d->waiting_tail)
+			d->waiting_tail->next_waiting = dl;
+		else
+			d->waiting = dl;
+		d->waiting_tail = dl;
+		return;
+	}
+	start_delivery(dl, hc);
+}
+
+/* Take a slot of the host and fetch the account's secrets, then send. */
+static void start_delivery(struct delivery *dl, struct host_count *hc)
+{
+	struct dispatch *d = dl->d;
+	char k[300];
+
 	hc->n++;
+	dl->start_ms = ids_now_ms();
 	snprintf(k, sizeof(k), "%s{%s}:acct:%s", d->cfg->prefix, dl->env, dl->account);
 	{
 		const char *argv[] = {"HMGET", k, "signing_secret", "signing_secret_prev",
@@ -682,7 +753,7 @@ static void run_tick(struct dispatch *d)
 {
 	uint64_t now = ids_now_ms();
 
-	log_debug("tick pumping=%d,%d", d->pumping[0], d->pumping[1]);
+	expire_waiting(d, now);
 	if (d->stopped || !rds_ready(d->r))
 		return;
 	for (int env = 0; env < 2; env++) {
@@ -711,13 +782,15 @@ static void on_tick(evutil_socket_t fd, short kind, void *arg)
 	run_tick(arg);
 }
 
+/* A zero-delay timer of its own: activating the periodic tick would move
+ * its next run later by one period at every kick. Kicks before it runs
+ * coalesce into one tick. */
 void dispatch_kick(struct dispatch *d)
 {
 	struct timeval zero = {0, 0};
 
 	if (d && !d->stopped)
-		event_active(d->tick, EV_TIMEOUT, 0);
-	(void)zero;
+		evtimer_add(d->kick, &zero);
 }
 
 struct dispatch *dispatch_new(struct event_base *base, struct rds *r, const struct config *cfg)
@@ -754,6 +827,7 @@ struct dispatch *dispatch_new(struct event_base *base, struct rds *r, const stru
 	curl_multi_setopt(d->multi, CURLMOPT_TIMERDATA, d);
 	d->curl_timer = evtimer_new(base, on_curl_timer, d);
 	d->tick = event_new(base, -1, EV_PERSIST, on_tick, d);
+	d->kick = evtimer_new(base, on_tick, d);
 	event_add(d->tick, &tv);
 	return d;
 }
@@ -763,6 +837,9 @@ void dispatch_stop(struct dispatch *d)
 	if (d) {
 		d->stopped = 1;
 		event_del(d->tick);
+		event_del(d->kick);
+		/* those not started yet go back to the queue now */
+		expire_waiting(d, ids_now_ms() + LEASE_MARGIN_MS);
 	}
 }
 
@@ -779,6 +856,12 @@ void dispatch_free(struct dispatch *d)
 	curl_multi_cleanup(d->multi);
 	event_free(d->curl_timer);
 	event_free(d->tick);
+	event_free(d->kick);
+	while (d->waiting) {
+		struct delivery *dl = d->waiting;
+		d->waiting = dl->next_waiting;
+		delivery_free(dl);
+	}
 	for (size_t i = 0; i < d->nhosts; i++)
 		free(d->hosts[i].host);
 	netaddr_list_deinit(&d->allow);

@@ -132,7 +132,7 @@ static void on_enqueued(void *ud, redisReply *reply, const char *err)
 static int enqueue_one(struct pump *p, const char *elem)
 {
 	yajl_val v = NULL;
-	char err[128], prefix[256], due[300], created[32], now[32];
+	char err[128], prefix[256], due[300], created[32], now[32], ttl[32];
 	const char *id, *type, *account, *url, *body, *order;
 	yajl_val cv;
 	int shard;
@@ -157,11 +157,12 @@ static int enqueue_one(struct pump *p, const char *elem)
 	if (YAJL_IS_INTEGER(cv))
 		snprintf(created, sizeof(created), "%lld", YAJL_GET_INTEGER(cv));
 	snprintf(now, sizeof(now), "%llu", (unsigned long long)ids_now_ms());
+	snprintf(ttl, sizeof(ttl), "%ld", p->cfg->event_retention_days * 86400);
 	{
 		const char *argv[] = {due,     prefix,	id,  auth_env_name(p->env),
 				      account, type,	url, body,
-				      order,   created, now};
-		rds_script(p->r, on_enqueued, p, SCRIPT_EVENT_ENQUEUE, 1, 11, argv, NULL);
+				      order,   created, now, ttl};
+		rds_script(p->r, on_enqueued, p, SCRIPT_EVENT_ENQUEUE, 1, 12, argv, NULL);
 	}
 	yajl_tree_free(v);
 	return 0;

@@ -181,7 +181,7 @@ void ingest_relay(struct rds *r, const struct config *cfg, enum auth_env env, co
 		  const struct ingest_note *n, charges_fn cb, void *ud)
 {
 	struct relay *x = mem_new(struct relay);
-	char k1[256], k2[256], acct[256], evt[EVENTS_ID_MAX], now[32];
+	char k1[512], k2[256], acct[256], evt[EVENTS_ID_MAX], now[32], ttl[32];
 	char *order, *body;
 
 	x->cb = cb;
@@ -191,7 +191,8 @@ void ingest_relay(struct rds *r, const struct config *cfg, enum auth_env env, co
 	events_new_id(events_shard_of(order, cfg->queue_shards), evt);
 	body =
 	    mem_printf("{\"id\":\"%s\",\"event\":\"%s\",\"data\":%s}", evt, n->event, n->data_json);
-	snprintf(k1, sizeof(k1), "%s{%s}:upstream", cfg->prefix, auth_env_name(env));
+	snprintf(k1, sizeof(k1), "%s{%s}:upstream:%s", cfg->prefix, auth_env_name(env), n->id);
+	snprintf(ttl, sizeof(ttl), "%ld", cfg->event_retention_days * 86400);
 	events_outbox_key(k2, sizeof(k2), cfg->prefix, env);
 	keys_redis_account(acct, sizeof(acct), cfg->prefix, env, account);
 	snprintf(now, sizeof(now), "%llu", (unsigned long long)ids_now_ms());

@@ -463,7 +463,12 @@ static void submit(struct rds *r, struct pending *p)
 		rds_reply_fn cb = p->cb;
 		void *ud = p->ud;
 		pending_free(p);
-		fail_later(r, cb, ud);
+		if (r->closing)
+			/* the loop will not run again: answer now, so that nothing
+			 * waiting on this callback is left behind */
+			cb(ud, NULL, "redis client closed");
+		else
+			fail_later(r, cb, ud);
 	}
 }
 

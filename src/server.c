@@ -214,10 +214,11 @@ int server_run(struct config *cfg)
 	s.exit_code = 0;
 	log_info("pixrelay stopped");
 done:
-	/* Redis first: callbacks still pending answer their requests (503) while
-	 * the HTTP server, and so every request, still exists */
-	dispatch_free(s.app.dispatch);
+	/* Redis first: callbacks still pending answer their requests (503) and
+	 * record nothing for deliveries (their leases run out) while the HTTP
+	 * server, the dispatcher and so every request still exist */
 	rds_free(s.app.rds);
+	dispatch_free(s.app.dispatch);
 	http_free(s.app.http);
 	if (s.sigterm)
 		event_free(s.sigterm);

@@ -43,10 +43,11 @@ struct config {
 	long retry_cap_ms;
 	long retry_max_attempts;
 	long retry_max_age_s;
-	long attempt_log_cap;	 /* attempts kept in each event's log */
-	char *destination_allow; /* CIDRs allowed as destinations in production despite being
-				    private */
-	long dispatch;		 /* 1: this process delivers events */
+	long attempt_log_cap;	   /* attempts kept in each event's log */
+	long event_retention_days; /* delivered and dead events are kept this long */
+	char *destination_allow;   /* CIDRs allowed as destinations in production despite being
+				      private */
+	long dispatch;		   /* 1: this process delivers events */
 };
 
 /* Fill `cfg` from argv (flags it recognises are consumed; others are left for

@@ -8,7 +8,8 @@
  *    with "redis command timed out" and the connection is reset, so a stuck
  *    Redis can never hold a request forever;
  *  - calls each callback exactly once, never from inside the call that
- *    queued the command.
+ *    queued the command (except while rds_free runs: then at once, with
+ *    err "redis client closed").
  */
 #ifndef PIXRELAY_REDIS_H
 #define PIXRELAY_REDIS_H

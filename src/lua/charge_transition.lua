@@ -8,17 +8,19 @@
 -- ARGV[2] = now (ms)   ARGV[3] = now as "YYYY-MM-DD HH:MM:SS"
 -- ARGV[4] = event id   ARGV[5] = account key prefix (<prefix>{<env>}:acct:, same tag)
 -- ARGV[6] = the account that asks ('' = any: the expiry scheduler)
--- ARGV[7] = dedupe hash key of upstream notifications ('' = none; same tag)
+-- ARGV[7] = dedupe key of this upstream notification ('' = none; same tag),
+--           kept for ARGV[10] seconds
 -- ARGV[8] = upstream notification id ('' = none)
 -- ARGV[9] = the amount a refund names ('' = the charge's own)
+-- ARGV[10] = how long an upstream notification id is remembered (seconds)
 -- Returns {'ok', status, charge json, event id} | {'not_found'} |
 --   {'refused', current status} | {'expired', charge json, event id} (a payment
 --   that came after expiresAt: the charge was expired instead) |
 --   {'duplicate', event id} | {'insufficient', balance} | {'amount_mismatch', amount}
 local now = tonumber(ARGV[2])
 local action = ARGV[1]
-if ARGV[8] ~= '' then
-  local seen = redis.call('HGET', ARGV[7], ARGV[8])
+if ARGV[7] ~= '' then
+  local seen = redis.call('GET', ARGV[7])
   if seen then return {'duplicate', seen} end
 end
 local c = redis.call('HMGET', KEYS[1], 'status', 'account', 'expires_ms', 'head', 'mid',
@@ -73,6 +75,6 @@ if url == '' then url = redis.call('HGET', acct_key, 'postback_url') or '' end
 local body = '{"id":"' .. ARGV[4] .. '","event":"' .. event .. '","data":' .. json .. '}'
 redis.call('LPUSH', KEYS[2], cjson.encode({id = ARGV[4], type = event, account = account,
   url = url, body = body, order = c[9], created = now}))
-if ARGV[8] ~= '' then redis.call('HSET', ARGV[7], ARGV[8], ARGV[4]) end
+if ARGV[7] ~= '' then redis.call('SET', ARGV[7], ARGV[4], 'EX', ARGV[10]) end
 if action == 'expire_late' then return {'expired', json, ARGV[4]} end
 return {'ok', to, json, ARGV[4]}

@@ -2,7 +2,9 @@
 -- KEYS[1] = <prefix>{q<n>}:due   KEYS[2] = <prefix>{q<n>}:lease   KEYS[3] = <prefix>{q<n>}:dead
 -- ARGV = shard key prefix, id, claim token, outcome (delivered|retry|dead|release),
 --        next_ms, now_ms, http status ('' = none), error text, attempt log entry (JSON),
---        log cap
+--        log cap, retention (seconds)
+-- A delivered or dead event (and its log) expires after the retention; the
+-- dead set and the listing indexes forget what is older.
 -- Only the holder of the lease may complete it (a late answer after the lease
 -- ran out is ignored). Returns 1, or 0 when the lease was not held.
 local p, id = ARGV[1], ARGV[2]
@@ -25,12 +27,16 @@ if outcome == 'retry' or outcome == 'release' then
   redis.call('ZADD', KEYS[1], ARGV[5], id)
   return 1
 end
+local ttl = tonumber(ARGV[11])
 if outcome == 'delivered' then
   redis.call('HSET', ek, 'state', 'delivered', 'delivered_ms', now)
 else
   redis.call('HSET', ek, 'state', 'dead', 'dead_ms', now)
   redis.call('ZADD', KEYS[3], now, id)
+  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', tonumber(now) - ttl * 1000)
 end
+redis.call('EXPIRE', ek, ttl)
+redis.call('EXPIRE', p .. 'log:' .. id, ttl)
 -- the next event of the same charge may go now
 local ok = p .. 'o:' .. e[3]
 redis.call('LREM', ok, 1, id)

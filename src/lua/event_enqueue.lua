@@ -1,7 +1,7 @@
 -- event_enqueue: put an event into its delivery shard, once.
 -- KEYS[1] = <prefix>{q<n>}:due   zset event id -> when it may be attempted
 -- ARGV = shard key prefix (<prefix>{q<n>}:), id, env, account, type, url, body,
---        order key, created_ms, now_ms
+--        order key, created_ms, now_ms, retention (seconds)
 -- Events of one order key (a charge) are delivered one after another: only
 -- the head of <prefix>{q<n>}:o:<order> is in the due set.
 -- Returns 1 when enqueued now, 0 when it already was.
@@ -17,6 +17,7 @@ redis.call('HSET', ek, 'id', ARGV[2], 'env', ARGV[3], 'account', ARGV[4], 'type'
 redis.call('ZADD', p .. 'a:' .. ARGV[3] .. ':' .. ARGV[4], ARGV[9], ARGV[2])
 if state == 'delivered' then
   redis.call('HSET', ek, 'last_error', 'no postbackUrl on the charge or the account')
+  redis.call('EXPIRE', ek, ARGV[11])
   return 1
 end
 local ok = p .. 'o:' .. ARGV[8]

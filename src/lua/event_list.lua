@@ -22,6 +22,11 @@ while found < limit and scanned < cap do
     if not skip then
       local e = redis.call('HMGET', p .. 'e:' .. id, 'type', 'state', 'url', 'attempts',
         'updated_ms', 'next_ms', 'last_status', 'last_error')
+      if not e[1] then
+        -- expired after the retention: the index forgets it
+        redis.call('ZREM', KEYS[1], id)
+        offset = offset - 1
+      end
       if e[1] and (want_state == '' or e[2] == want_state) and (want_type == '' or e[1] == want_type) then
         for _, v in ipairs({id, score, e[1], e[2], e[3], e[4], e[5], e[6], e[7] or '', e[8] or ''}) do
           out[#out + 1] = v

@@ -10,6 +10,8 @@ if (ARGV[4] ~= '' and e[2] ~= ARGV[4]) or e[3] ~= ARGV[5] then return 0 end
 if e[1] == 'pending' or e[1] == 'delivering' then return 2 end
 if e[6] == '' then return 2 end
 redis.call('ZREM', KEYS[2], id)
+redis.call('PERSIST', ek)
+redis.call('PERSIST', p .. 'log:' .. id)
 redis.call('HSET', ek, 'state', 'pending', 'budget_base', e[5], 'next_ms', now,
   'updated_ms', now, 'last_error', '')
 local ok = p .. 'o:' .. e[4]

@@ -1,14 +1,15 @@
 -- ingest_relay: record an upstream notification about a charge pixrelay does
 -- not know, to relay it as received to the account's postbackUrl; once per
 -- upstream notification id.
--- KEYS[1] = <prefix>{<env>}:upstream   hash upstream id -> event id
+-- KEYS[1] = <prefix>{<env>}:upstream:<upstream id>   -> event id, for ARGV[9] seconds
 -- KEYS[2] = <prefix>{<env>}:outbox
--- ARGV = upstream id, event id, event type, account, account key, body, order key, now_ms
+-- ARGV = upstream id, event id, event type, account, account key, body, order key, now_ms,
+--        retention (seconds)
 -- Returns {'ok', event id} or {'duplicate', event id}.
-local seen = redis.call('HGET', KEYS[1], ARGV[1])
+local seen = redis.call('GET', KEYS[1])
 if seen then return {'duplicate', seen} end
 local url = redis.call('HGET', ARGV[5], 'postback_url') or ''
 redis.call('LPUSH', KEYS[2], cjson.encode({id = ARGV[2], type = ARGV[3], account = ARGV[4],
   url = url, body = ARGV[6], order = ARGV[7], created = tonumber(ARGV[8])}))
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[9])
 return {'ok', ARGV[2]}
