@@ -197,9 +197,9 @@ void ingest_relay(struct rds *r, const struct config *cfg, enum auth_env env, co
 	keys_redis_account(acct, sizeof(acct), cfg->prefix, env, account);
 	snprintf(now, sizeof(now), "%llu", (unsigned long long)ids_now_ms());
 	{
-		const char *argv[] = {k1,      k2,   n->id, evt,   n->event,
-				      account, acct, body,  order, now};
-		rds_script(r, on_relayed, x, SCRIPT_INGEST_RELAY, 2, 10, argv, NULL);
+		const char *argv[] = {k1,   k2,	  n->id, evt, n->event, account,
+				      acct, body, order, now, ttl};
+		rds_script(r, on_relayed, x, SCRIPT_INGEST_RELAY, 2, 11, argv, NULL);
 	}
 	free(order);
 	free(body);

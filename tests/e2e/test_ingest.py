@@ -1,0 +1,169 @@
+"""POST /v1/webhooks/ingest/{accountId}: notifications from an upstream provider."""
+import base64
+import hashlib
+import hmac
+import json
+import time
+import unittest
+
+from harness import Pixrelay, Redis, Workdir, auth, wait_for
+from sink import Sink
+
+
+def wh_headers(secret, body, msg_id="msg_1", ts=None):
+    ts = int(time.time()) if ts is None else ts
+    key = base64.b64decode(secret[len("whsec_"):])
+    sig = base64.b64encode(hmac.new(key, ("%s.%d." % (msg_id, ts)).encode() + body,
+                                    hashlib.sha256).digest()).decode()
+    return {"webhook-id": msg_id, "webhook-timestamp": str(ts), "webhook-signature": "v1," + sig,
+            "Content-Type": "application/json"}
+
+
+class Ingest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.wd = Workdir()
+        cls.redis = Redis(cls.wd.path).start()
+        cls.sink = Sink().start()
+        cls.px = Pixrelay(cls.wd.path, cls.redis).start()
+        cls.px.wait_ready()
+        cls.px.cli("init")
+        s = json.loads(cls.px.cli("secrets", "--env", "sandbox", "--json").stdout)
+        cls.account, cls.secret, cls.signing = s["account"], s["ingestSecret"], s["signingSecret"]
+        cls.key = cls.px.create_key("sandbox")["key"]
+        # the account's postbackUrl receives relayed notifications
+        cls.redis.cmd("HSET", "pixrelay:{sandbox}:acct:" + cls.account, "postback_url",
+                      cls.sink.url("/account"))
+        cls.path = "/v1/webhooks/ingest/" + cls.account
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.px.stop()
+        cls.sink.close()
+        cls.redis.stop()
+        cls.wd.cleanup()
+
+    def post(self, body, headers=None, raw=None, path=None):
+        data = raw if raw is not None else json.dumps(body).encode()
+        h = {"Content-Type": "application/json"}
+        h.update(headers if headers is not None else {"signature": self.secret})
+        return self.px.request("POST", path or self.path, raw=data, headers=h)
+
+    def test_authentication(self):
+        body = {"id": "up-auth", "event": "EVENT:CHARGE_PAID", "data": {"id": "x1"}}
+        raw = json.dumps(body).encode()
+        r = self.post(body, headers={})
+        self.assertEqual(r.status, 401)
+        self.assertEqual(r.json["error"], "missing signature: send Standard Webhooks headers "
+                         "(webhook-id, webhook-timestamp, webhook-signature) or the header signature")
+        r = self.post(body, headers={"signature": self.secret + "x"})
+        self.assertEqual((r.status, r.json["error"]), (401, "invalid signature"))
+        r = self.post(body, headers={"signature": self.signing})  # another secret of the account
+        self.assertEqual(r.status, 401)
+        h = wh_headers(self.secret, raw)
+        h["webhook-signature"] = "v1," + base64.b64encode(b"x" * 32).decode()
+        r = self.post(None, headers=h, raw=raw)
+        self.assertEqual((r.status, r.json["error"]), (401, "invalid webhook-signature"))
+        r = self.post(None, headers=wh_headers(self.secret, raw, ts=int(time.time()) - 600), raw=raw)
+        self.assertEqual((r.status, r.json["error"]),
+                         (401, "webhook-timestamp is more than 5 minutes off"))
+        # a signature over other bytes does not pass
+        r = self.post(None, headers=wh_headers(self.secret, raw + b" "), raw=raw)
+        self.assertEqual(r.status, 401)
+        r = self.post(body, path="/v1/webhooks/ingest/01ARZ3NDEKTSV4RRFFQ69G5FAV")
+        self.assertEqual((r.status, r.json["error"]), (404, "account not found: 01ARZ3NDEKTSV4RRFFQ69G5FAV"))
+        r = self.post(None, headers=wh_headers(self.secret, raw, msg_id="up-auth"), raw=raw)
+        self.assertEqual(r.status, 200, r)
+
+    def test_validation(self):
+        for body, msg in [({"event": "EVENT:CHARGE_PAID", "data": {"id": "a"}},
+                           "id: must be the notification's id, 1 to 128 printable characters"),
+                          ({"id": "v1", "event": "EVENT:CHARGE_LOST", "data": {"id": "a"}},
+                           "event: must be EVENT:CHARGE_PAID, EVENT:CHARGE_EXPIRED or EVENT:CHARGE_REFUND"),
+                          ({"id": "v1", "event": "EVENT:CHARGE_PAID", "data": []},
+                           "data: must be the charge, an object"),
+                          ({"id": "v1", "event": "EVENT:CHARGE_PAID", "data": {"id": 5}},
+                           "data.id: must be the charge id, 1 to 128 printable characters")]:
+            r = self.post(body)
+            self.assertEqual((r.status, r.json["error"]), (400, msg), body)
+        r = self.post(None, raw=b"{not json")
+        self.assertEqual(r.status, 400)
+
+    def test_unknown_charge_is_relayed_once(self):
+        data = {"id": "upstream-charge-9", "status": "PAID", "value": 1.5, "nested": {"a": [1, "x"]}}
+        body = {"id": "up-relay-1", "event": "EVENT:CHARGE_PAID", "data": data}
+        r = self.post(body)
+        self.assertEqual(r.status, 200, r)
+        d = r.json["data"]
+        self.assertEqual((d["received"], d["duplicate"]), (True, False))
+        evt = d["event"]
+        self.assertRegex(evt, r"^evt_")
+        # (other tests relay to the same account: look at this event's requests)
+        got = self.sink.wait_count(1, path="/account", webhook_id=evt)[0]
+        self.assertEqual(got.json, {"id": evt, "event": "EVENT:CHARGE_PAID", "data": data})
+        self.assertEqual(got.header("webhook-id"), evt)
+        # the same notification again: one event
+        r = self.post(body)
+        self.assertEqual(r.status, 200)
+        self.assertEqual((r.json["data"]["duplicate"], r.json["data"]["event"]), (True, evt))
+        time.sleep(0.5)
+        self.assertEqual(self.sink.count("/account", webhook_id=evt), 1)
+
+    def test_known_charge_moves_through_the_state_machine(self):
+        r = self.px.request("POST", "/v1/charge/pix/create",
+                            body={"amount": 900, "postbackUrl": self.sink.url("/known")},
+                            headers=auth(self.key))
+        cid = r.json["data"]["id"]
+        body = {"id": "up-known-1", "event": "EVENT:CHARGE_PAID", "data": {"id": cid}}
+        r = self.post(body)
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual((r.json["data"]["chargeStatus"], r.json["data"]["duplicate"]), ("PAID", False))
+        evt = r.json["data"]["event"]
+        got = self.sink.wait_count(1, path="/known")[0]
+        self.assertEqual(got.json["id"], evt)
+        self.assertEqual(got.json["data"]["status"], "PAID")
+        # duplicate, then a second payment notification with another id: ignored
+        r = self.post(body)
+        self.assertEqual((r.json["data"]["duplicate"], r.json["data"]["event"]), (True, evt))
+        r = self.post(dict(body, id="up-known-2"))
+        self.assertEqual(r.status, 200)
+        self.assertEqual(r.json["data"]["ignored"], "the charge is PAID")
+        # the refund notification refunds it
+        r = self.post({"id": "up-known-3", "event": "EVENT:CHARGE_REFUND", "data": {"id": cid}})
+        self.assertEqual(r.json["data"]["chargeStatus"], "REFUNDED")
+        reqs = self.sink.wait_count(2, path="/known")
+        self.assertEqual([q.json["event"] for q in reqs], ["EVENT:CHARGE_PAID", "EVENT:CHARGE_REFUND"])
+        r = self.px.request("GET", "/v1/charge/pix/" + cid, headers=auth(self.key))
+        self.assertEqual(r.json["data"]["status"], "REFUNDED")
+
+    def test_acknowledged_means_stored(self):
+        # every 200 has its event in Redis at once (in the outbox or a shard)
+        for i in range(20):
+            r = self.post({"id": "up-dur-%d" % i, "event": "EVENT:CHARGE_EXPIRED",
+                           "data": {"id": "upc-dur-%d" % i}})
+            self.assertEqual(r.status, 200)
+            self.assertEqual(self.redis.cmd("GET", "pixrelay:{sandbox}:upstream:up-dur-%d" % i),
+                             r.json["data"]["event"])
+
+    def test_redis_down_answers_503_so_the_provider_retries(self):
+        wd = Workdir()
+        redis = Redis(wd.path).start()
+        px = Pixrelay(wd.path, redis, args=["--redis-timeout-ms", "500"]).start()
+        try:
+            px.wait_ready()
+            px.cli("init")
+            s = json.loads(px.cli("secrets", "--env", "sandbox", "--json").stdout)
+            redis.stop()
+            wait_for(lambda: px.request("GET", "/readyz").status == 503 or None)
+            r = px.request("POST", "/v1/webhooks/ingest/" + s["account"],
+                           raw=b'{"id":"a","event":"EVENT:CHARGE_PAID","data":{"id":"b"}}',
+                           headers={"Content-Type": "application/json", "signature": s["ingestSecret"]})
+            self.assertEqual(r.status, 503)
+        finally:
+            px.stop()
+            redis.stop()
+            wd.cleanup()
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
