@@ -10,6 +10,9 @@
 --   (<prefix>{<env>}:file:), ARGV[16] = number of members n, then n CPFs, then
 --   pairs of file SHA-256 and bytes
 -- Returns {'created'} or {'duplicate', id of the account holding the taxID}.
+if #KEYS ~= 5 or #ARGV < 16 or #ARGV < 16 + tonumber(ARGV[16]) then
+  return redis.error_reply('ERR account_create: wants 5 keys, 16 arguments and the members')
+end
 local holder = redis.call('HGET', KEYS[2], ARGV[7])
 if holder then return {'duplicate', holder} end
 redis.call('HSET', KEYS[1], 'id', ARGV[1], 'env', ARGV[2], 'kind', 'business',

@@ -8,6 +8,9 @@
 --        charge key prefix (<prefix>{<env>}:ch:, same hash tag, to read an earlier charge)
 -- Returns {'created'}, {'existing', head, status, mid, updated_at} for the same
 -- request again, or {'conflict', id} for another request with a used externalID.
+if #KEYS ~= 4 or #ARGV ~= 15 then
+  return redis.error_reply('ERR charge_create: wants 4 keys and 15 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
 if ARGV[4] ~= '' then
   local prior = redis.call('HGET', KEYS[2], ARGV[4])
   if prior then

@@ -17,6 +17,9 @@
 --   {'refused', current status} | {'expired', charge json, event id} (a payment
 --   that came after expiresAt: the charge was expired instead) |
 --   {'duplicate', event id} | {'insufficient', balance} | {'amount_mismatch', amount}
+if #KEYS ~= 4 or #ARGV ~= 10 then
+  return redis.error_reply('ERR charge_transition: wants 4 keys and 10 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
 local now = tonumber(ARGV[2])
 local action = ARGV[1]
 if ARGV[7] ~= '' then

@@ -3,6 +3,9 @@
 -- ARGV = shard key prefix, now_ms, lease_ms, max, claim token
 -- A lease that ran out (its dispatcher died) makes the event due again first.
 -- Returns a flat list: id, url, body, attempts, budget_base, created_ms, account, env, ...
+if #KEYS ~= 2 or #ARGV ~= 5 then
+  return redis.error_reply('ERR event_claim: wants 2 keys and 5 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
 local p, now = ARGV[1], tonumber(ARGV[2])
 local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, 100)
 for _, id in ipairs(expired) do

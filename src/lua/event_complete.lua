@@ -7,6 +7,9 @@
 -- dead set and the listing indexes forget what is older.
 -- Only the holder of the lease may complete it (a late answer after the lease
 -- ran out is ignored). Returns 1, or 0 when the lease was not held.
+if #KEYS ~= 3 or #ARGV ~= 11 then
+  return redis.error_reply('ERR event_complete: wants 3 keys and 11 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
 local p, id = ARGV[1], ARGV[2]
 local ek = p .. 'e:' .. id
 local e = redis.call('HMGET', ek, 'state', 'token', 'order')

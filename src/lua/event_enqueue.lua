@@ -5,6 +5,9 @@
 -- Events of one order key (a charge) are delivered one after another: only
 -- the head of <prefix>{q<n>}:o:<order> is in the due set.
 -- Returns 1 when enqueued now, 0 when it already was.
+if #KEYS ~= 1 or #ARGV ~= 11 then
+  return redis.error_reply('ERR event_enqueue: wants 1 keys and 11 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
 local p = ARGV[1]
 local ek = p .. 'e:' .. ARGV[2]
 if redis.call('EXISTS', ek) == 1 then return 0 end

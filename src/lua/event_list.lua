@@ -6,6 +6,9 @@
 -- Returns a flat list of id, created_ms, type, state, url, attempts, updated_ms,
 -- next_ms, last_status, last_error for up to `limit` events, then a final
 -- element: '1' when more may follow, '0' when the shard has no more.
+if #KEYS ~= 1 or #ARGV ~= 8 then
+  return redis.error_reply('ERR event_list: wants 1 keys and 8 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
 local p = ARGV[1]
 local maxs, after, mins = ARGV[2], ARGV[3], ARGV[4]
 local want_state, want_type = ARGV[5], ARGV[6]

@@ -2,6 +2,9 @@
 -- KEYS[1] = <prefix>{q<n>}:due   KEYS[2] = <prefix>{q<n>}:dead
 -- ARGV = shard key prefix, id, now_ms, account ('' = any), env
 -- Returns 1 (requeued), 2 (already due or in flight: nothing to do), 0 (not found).
+if #KEYS ~= 2 or #ARGV ~= 5 then
+  return redis.error_reply('ERR event_replay: wants 2 keys and 5 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
 local p, id, now = ARGV[1], ARGV[2], ARGV[3]
 local ek = p .. 'e:' .. id
 local e = redis.call('HMGET', ek, 'state', 'account', 'env', 'order', 'attempts', 'url')

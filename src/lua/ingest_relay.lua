@@ -6,6 +6,9 @@
 -- ARGV = upstream id, event id, event type, account, account key, body, order key, now_ms,
 --        retention (seconds)
 -- Returns {'ok', event id} or {'duplicate', event id}.
+if #KEYS ~= 2 or #ARGV ~= 9 then
+  return redis.error_reply('ERR ingest_relay: wants 2 keys and 9 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
 local seen = redis.call('GET', KEYS[1])
 if seen then return {'duplicate', seen} end
 local url = redis.call('HGET', ARGV[5], 'postback_url') or ''

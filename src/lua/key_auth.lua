@@ -3,6 +3,9 @@
 -- ARGV[1] = now in ms; ARGV[2] = how old last_used_at may grow before it is
 -- written again (keeps authentication from writing on every request)
 -- Returns false when unknown, else {id, env, kind, account, revoked_at}.
+if #KEYS ~= 1 or #ARGV ~= 2 then
+  return redis.error_reply('ERR key_auth: wants 1 keys and 2 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
 local r = redis.call('HMGET', KEYS[1], 'id', 'env', 'kind', 'account', 'revoked_at', 'last_used_at')
 if not r[1] then
   return false

@@ -4,6 +4,9 @@
 -- KEYS[3] = <prefix>{keys}:all          zset of key ids by creation time
 -- ARGV = id, env, kind, account, description, created_ms, hint, sha256
 -- Returns 1, or an error when the hash or id already exists.
+if #KEYS ~= 3 or #ARGV ~= 8 then
+  return redis.error_reply('ERR key_create: wants 3 keys and 8 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
 if redis.call('EXISTS', KEYS[1]) == 1 or redis.call('EXISTS', KEYS[2]) == 1 then
   return redis.error_reply('ERR key already exists')
 end

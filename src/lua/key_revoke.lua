@@ -2,6 +2,9 @@
 -- KEYS[1] = <prefix>{keys}:h:<sha256>
 -- ARGV[1] = now in ms
 -- Returns 1 when revoked now, 2 when it already was, 0 when unknown.
+if #KEYS ~= 1 or #ARGV ~= 1 then
+  return redis.error_reply('ERR key_revoke: wants 1 keys and 1 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
 local id = redis.call('HGET', KEYS[1], 'id')
 if not id then
   return 0

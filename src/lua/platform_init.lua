@@ -6,6 +6,9 @@
 -- ARGV = new id, env, created_ms, name, random Pix key (EVP), postback signing
 --        secret (whsec_...), compatibility webhook secret, ingest secret (whsec_...)
 -- Returns {id, 1} when created now, {id, 0} when it already existed.
+if #KEYS ~= 4 or #ARGV ~= 8 then
+  return redis.error_reply('ERR platform_init: wants 4 keys and 8 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
 local existing = redis.call('GET', KEYS[1])
 if existing then
   return {existing, 0}

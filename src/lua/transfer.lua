@@ -8,6 +8,9 @@
 -- All derived keys share the {<env>} tag.
 -- Returns {'ok'} | {'replayed'} | {'idem_conflict'} | {'not_found', 'from_key'|'to_key'}
 --   | {'forbidden'} | {'same'} | {'insufficient', balance}
+if #KEYS ~= 2 or #ARGV ~= 14 then
+  return redis.error_reply('ERR transfer: wants 2 keys and 14 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
 local amount = tonumber(ARGV[3])
 local caller, now = ARGV[4], ARGV[5]
 if ARGV[10] ~= '' then
