@@ -87,6 +87,21 @@ def read_acked(path):
         return [l.strip() for l in f if l.strip()]
 
 
+def upstream_values(r, p, env):
+    """The event ids of the remembered upstream notifications: one key each,
+    <prefix>{<env>}:upstream:<upstream id>, found with SCAN."""
+    keys, cursor = [], "0"
+    while True:
+        cursor, batch = r.cmd("SCAN", cursor, "MATCH", "%s{%s}:upstream:*" % (p, env), "COUNT", 5000)
+        keys.extend(batch)
+        if cursor == "0":
+            break
+    vals = []
+    for i in range(0, len(keys), 5000):
+        vals.extend(v for v in r.cmd("MGET", *keys[i:i + 5000]) if v)
+    return vals
+
+
 def main(argv):
     if len(argv) >= 5 and argv[1] == "cmddiff":
         a = json.load(open(argv[2]))
@@ -97,6 +112,9 @@ def main(argv):
             if d > 0 and k not in ("info", "(aof_rewrites)"):
                 print("%s=%d per_event=%.2f" % (k, d, d / n))
         return 0
+    if len(argv) >= 3 and argv[2] == "upcount":
+        print(len(upstream_values(R(argv[1]), argv[3], "sandbox")))
+        return 0
     if len(argv) < 3:
         print(__doc__, file=sys.stderr)
         return 2
@@ -105,7 +123,7 @@ def main(argv):
     if what == "count":
         p = argv[3]
         for env in ("sandbox", "production"):
-            print("upstream_%s=%d" % (env, r.cmd("HLEN", "%s{%s}:upstream" % (p, env))))
+            print("upstream_%s=%d" % (env, len(upstream_values(r, p, env))))
             print("outbox_%s=%d" % (env, r.cmd("LLEN", "%s{%s}:outbox" % (p, env))))
         return 0
     if what == "drain":
@@ -141,13 +159,13 @@ def main(argv):
         p, acked = argv[3], read_acked(argv[4])
         base, timeout = int(argv[5]), float(argv[6])
         want_state = argv[7] if len(argv) > 7 else None
-        up, ob = "%s{sandbox}:upstream" % p, "%s{sandbox}:outbox" % p
+        ob = "%s{sandbox}:outbox" % p
         deadline = time.time() + timeout
         while r.cmd("LLEN", ob) and time.time() < deadline:
             time.sleep(0.1)
         left = r.cmd("LLEN", ob)
-        stored = r.cmd("HLEN", up) - base
-        vals = set(r.cmd("HVALS", up))
+        vals = set(upstream_values(r, p, "sandbox"))
+        stored = len(vals) - base
         not_mapped = [e for e in acked if e not in vals]
         exists = r.pipe([("EXISTS", ekey(p, e)) for e in acked])
         # an event the pump has not moved yet is still safe in the outbox

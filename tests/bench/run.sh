@@ -201,7 +201,7 @@ rb() {
 		python3 -c 'import csv, sys; rows = list(csv.reader(sys.stdin)); print(rows[-1][1] if len(rows) > 1 else 0)'
 }
 # what ingest_relay.lua does, minus its JSON encoding: two HGETs, an LPUSH of
-# a ~500-byte entry and an HSET, on a fresh upstream id each time
+# a ~500-byte entry and a SET with a TTL, on a fresh upstream id each time
 RELAY_LIKE="local s = redis.call('HGET', KEYS[1], ARGV[1]) if s then return {'duplicate', s} end
 local u = redis.call('HGET', KEYS[3], 'postback_url') or ''
 redis.call('LPUSH', KEYS[2], ARGV[3] .. u)
@@ -258,7 +258,7 @@ for _ in $(seq 50); do
 done
 [ -n "$SINK_PORT" ] || die "the sink did not start"
 sink_stat() { curl -fs "http://127.0.0.1:$SINK_PORT/stats" | python3 -c 'import json, sys; d = json.load(sys.stdin); print(d["unique"], d["count"], d["first_ms"], d["last_ms"])'; }
-upstream_len() { rcli HLEN "${PREFIX}{sandbox}:upstream"; }
+upstream_len() { python3 "$HERE/rcheck.py" "$SOCK" upcount "$PREFIX"; }
 
 run_wrk() { # run_wrk TAG QUOTA SECONDS: wrk in the background, results in $WORK/TAG.*
 	BENCH_ACCOUNT=$ACCOUNT BENCH_SECRET=$INGEST_SECRET BENCH_TAG="$1-$$" BENCH_OUT="$WORK/$1.res" \
