@@ -216,9 +216,10 @@ static void handle_me(struct http_req *req)
  * client may retry; anything else is a 500. */
 static void reply_failure(struct http_req *req, const char *err)
 {
-	static const char *const storage[] = {"redis",	  "ERR",     "OOM",	   "LOADING",
-					      "READONLY", "BUSY",    "MASTERDOWN", "NOSCRIPT",
-					      "MISCONF",  "TRYAGAIN"};
+	/* not "ERR": a script's own error is a bug, not a reason to retry */
+	static const char *const storage[] = {"redis",	  "OOM",     "LOADING",
+					      "READONLY", "BUSY",    "MASTERDOWN",
+					      "NOSCRIPT", "MISCONF", "TRYAGAIN"};
 
 	for (size_t i = 0; i < sizeof(storage) / sizeof(storage[0]); i++) {
 		if (strncmp(err, storage[i], strlen(storage[i])) == 0) {

@@ -418,8 +418,8 @@ void charges_transition(struct rds *r, const struct config *cfg, enum auth_env e
 	events_new_id(events_shard_of(id, cfg->queue_shards), evt);
 	snprintf(acct_prefix, sizeof(acct_prefix), "%s{%s}:acct:", cfg->prefix, envn);
 	if (upstream_id)
-		snprintf(dedupe, sizeof(dedupe), "%s{%s}:upstream:%s", cfg->prefix, envn,
-			 upstream_id);
+		snprintf(dedupe, sizeof(dedupe), "%s{%s}:upstream:%s:%s", cfg->prefix, envn,
+			 account ? account : "", upstream_id);
 	snprintf(ttl, sizeof(ttl), "%ld", cfg->event_retention_days * 86400);
 	{
 		const char *argv[] = {k1,

@@ -50,7 +50,9 @@ static int cli_redis_open(const struct config *cfg, struct cli_redis *cr)
 	memset(&addr, 0, sizeof(addr));
 	if (*cfg->redis) {
 		if (rds_parse_addr(cfg->redis, &addr) < 0) {
-			fprintf(stderr, "pixrelay: cannot parse --redis '%s'\n", cfg->redis);
+			fprintf(stderr,
+				"pixrelay: cannot parse the redis setting (expected "
+				"redis://[:password@]host[:port][/db], unix:///path or /path)\n");
 			return -1;
 		}
 	} else {

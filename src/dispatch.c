@@ -43,7 +43,8 @@ struct dispatch {
 	struct event *kick; /* zero-delay: something was written, look now */
 	struct netaddr_list allow;
 	struct backoff_policy policy;
-	char token[IDS_ULID_LEN + 1]; /* this process's claim token */
+	char token[IDS_ULID_LEN + 1]; /* this process's id, the stem of claim tokens */
+	unsigned long claims;	      /* claims made, to make each claim's token unique */
 	unsigned inflight;	      /* leased and not yet completed */
 	unsigned claiming;	      /* capacity reserved by claims under way */
 	int pumping[2];
@@ -57,11 +58,14 @@ struct dispatch {
 	 * when a slot of their host frees, or go back to the queue (without
 	 * spending an attempt) before their lease could run out */
 	struct delivery *waiting, *waiting_tail;
+	struct delivery *active; /* in curl now (freed by dispatch_free if still there) */
 };
 
 struct delivery {
 	struct dispatch *d;
 	int shard;
+	char token[IDS_ULID_LEN + 24]; /* the claim's token: only its holder may complete it */
+	struct delivery *prev_active, *next_active; /* in curl now */
 	char id[EVENTS_ID_MAX];
 	char *url, *body, *account;
 	char env[16];
@@ -79,6 +83,14 @@ struct delivery {
 	uint64_t waiting_since_ms;
 	struct delivery *next_waiting;
 	char errbuf[CURL_ERROR_SIZE];
+};
+
+/* One claim call on one shard. */
+struct claim {
+	struct dispatch *d;
+	int shard;
+	unsigned reserved;
+	char token[IDS_ULID_LEN + 24];
 };
 
 static void claim_all(struct dispatch *d);
@@ -272,13 +284,21 @@ static void complete(struct delivery *dl, const char *outcome, long long next_ms
 		snprintf(st, sizeof(st), "%ld", status);
 	snprintf(cap, sizeof(cap), "%ld", d->cfg->attempt_log_cap);
 	snprintf(ttl, sizeof(ttl), "%ld", d->cfg->event_retention_days * 86400);
+	/* before the script: its callback may run at once (at shutdown) and
+	 * free dl */
+	if (strcmp(outcome, "release") != 0)
+		publish(dl, outcome, status, error, now);
+	log_info(
+	    "delivery event=%s url_host=%s attempt=%d status=%ld outcome=%s duration_ms=%llu%s%s",
+	    dl->id, dl->host, dl->attempts, status, outcome,
+	    (unsigned long long)(now - dl->start_ms), error ? " error=" : "", error ? error : "");
 	{
 		const char *argv[] = {due,
 				      lease,
 				      dead,
 				      prefix,
 				      dl->id,
-				      d->token,
+				      dl->token,
 				      outcome,
 				      next,
 				      now_s,
@@ -291,14 +311,9 @@ static void complete(struct delivery *dl, const char *outcome, long long next_ms
 		for (int i = 0; i < 14; i++)
 			lens[i] = strlen(argv[i]);
 		lens[11] = len;
+		/* the arguments are copied: dl may be gone once this returns */
 		rds_script(d->r, on_completed, dl, SCRIPT_EVENT_COMPLETE, 3, 14, argv, lens);
 	}
-	if (strcmp(outcome, "release") != 0)
-		publish(dl, outcome, status, error, now);
-	log_info(
-	    "delivery event=%s url_host=%s attempt=%d status=%ld outcome=%s duration_ms=%llu%s%s",
-	    dl->id, dl->host, dl->attempts, status, outcome,
-	    (unsigned long long)(now - dl->start_ms), error ? " error=" : "", error ? error : "");
 	yajl_gen_free(g);
 }
 
@@ -379,6 +394,30 @@ static void finish(struct delivery *dl, CURLcode result)
 		complete(dl, "dead", 0, status, error);
 }
 
+static void active_add(struct delivery *dl)
+{
+	struct dispatch *d = dl->d;
+
+	dl->prev_active = NULL;
+	dl->next_active = d->active;
+	if (d->active)
+		d->active->prev_active = dl;
+	d->active = dl;
+}
+
+static void active_remove(struct delivery *dl)
+{
+	struct dispatch *d = dl->d;
+
+	if (dl->prev_active)
+		dl->prev_active->next_active = dl->next_active;
+	else if (d->active == dl)
+		d->active = dl->next_active;
+	if (dl->next_active)
+		dl->next_active->prev_active = dl->prev_active;
+	dl->prev_active = dl->next_active = NULL;
+}
+
 static void check_multi(struct dispatch *d)
 {
 	CURLMsg *msg;
@@ -390,6 +429,7 @@ static void check_multi(struct dispatch *d)
 			continue;
 		curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&dl);
 		curl_multi_remove_handle(d->multi, msg->easy_handle);
+		active_remove(dl);
 		finish(dl, msg->data.result);
 	}
 }
@@ -571,9 +611,13 @@ static void start_request(struct delivery *dl, const char *signing, const char *
 	curl_easy_setopt(dl->easy, CURLOPT_OPENSOCKETDATA, dl);
 	curl_easy_setopt(dl->easy, CURLOPT_ERRORBUFFER, dl->errbuf);
 	if (curl_multi_add_handle(d->multi, dl->easy) != CURLM_OK) {
+		host_release(d, dl->host);
+		start_waiting(d, dl->host);
 		complete(dl, "retry", (long long)ids_now_ms() + d->cfg->retry_base_ms, 0,
 			 "cannot start the request");
+		return;
 	}
+	active_add(dl);
 }
 
 static void on_secrets(void *ud, redisReply *reply, const char *err)
@@ -581,9 +625,13 @@ static void on_secrets(void *ud, redisReply *reply, const char *err)
 	struct delivery *dl = ud;
 
 	if (err) {
-		host_release(dl->d, dl->host);
+		struct dispatch *d = dl->d;
+		char *host = mem_strdup(dl->host);
+		host_release(d, host);
 		complete(dl, "release", (long long)ids_now_ms() + HOST_BUSY_DELAY_MS, 0,
 			 "storage unavailable");
+		start_waiting(d, host);
+		free(host);
 		return;
 	}
 	if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 3) {
@@ -593,13 +641,14 @@ static void on_secrets(void *ud, redisReply *reply, const char *err)
 	start_request(dl, reply->element[0]->str, reply->element[1]->str, reply->element[2]->str);
 }
 
-static void begin(struct dispatch *d, int shard, redisReply **f)
+static void begin(struct dispatch *d, const struct claim *c, redisReply **f)
 {
 	struct delivery *dl = mem_new(struct delivery);
 	struct host_count *hc;
 
 	dl->d = d;
-	dl->shard = shard;
+	dl->shard = c->shard;
+	snprintf(dl->token, sizeof(dl->token), "%s", c->token);
 	snprintf(dl->id, sizeof(dl->id), "%s", f[0]->str);
 	dl->url = mem_strdup(f[1]->str);
 	dl->body = mem_strdup(f[2]->str);
@@ -648,12 +697,6 @@ static void start_delivery(struct delivery *dl, struct host_count *hc)
 
 /* ---- claiming ---- */
 
-struct claim {
-	struct dispatch *d;
-	int shard;
-	unsigned reserved;
-};
-
 static void on_claimed(void *ud, redisReply *reply, const char *err)
 {
 	struct claim *c = ud;
@@ -671,7 +714,7 @@ static void on_claimed(void *ud, redisReply *reply, const char *err)
 			for (size_t j = 0; j < 8; j++)
 				ok &= reply->element[i + j]->type == REDIS_REPLY_STRING;
 			if (ok)
-				begin(d, c->shard, reply->element + i);
+				begin(d, c, reply->element + i);
 		}
 	}
 	free(c);
@@ -706,13 +749,17 @@ static void claim_all(struct dispatch *d)
 		c->d = d;
 		c->shard = shard;
 		c->reserved = share < cap - used ? share : cap - used;
+		/* a token per claim: an answer to an older claim of the same event
+		 * (this process paused past its lease, then claimed it again) is
+		 * refused by event_complete */
+		snprintf(c->token, sizeof(c->token), "%s.%lu", d->token, ++d->claims);
 		d->claiming += c->reserved;
 		events_shard_prefix(prefix, sizeof(prefix), d->cfg->prefix, shard);
 		snprintf(due, sizeof(due), "%sdue", prefix);
 		snprintf(lease, sizeof(lease), "%slease", prefix);
 		snprintf(max, sizeof(max), "%u", c->reserved);
 		{
-			const char *argv[] = {due, lease, prefix, now, lease_ms, max, d->token};
+			const char *argv[] = {due, lease, prefix, now, lease_ms, max, c->token};
 			rds_script(d->r, on_claimed, c, SCRIPT_EVENT_CLAIM, 2, 7, argv, NULL);
 		}
 	}
@@ -853,6 +900,12 @@ void dispatch_free(struct dispatch *d)
 	if (!d)
 		return;
 	/* deliveries still in curl are abandoned: their leases run out */
+	while (d->active) {
+		struct delivery *dl = d->active;
+		curl_multi_remove_handle(d->multi, dl->easy);
+		active_remove(dl);
+		delivery_free(dl);
+	}
 	curl_multi_cleanup(d->multi);
 	event_free(d->curl_timer);
 	event_free(d->tick);

@@ -55,30 +55,38 @@ void events_outbox_key(char *out, size_t size, const char *prefix, enum auth_env
 
 /* ---- pump: outbox -> shards ---- */
 
+/* One outbox entry on its way to its shard. */
+struct pump_entry {
+	char *raw;  /* the entry as stored, to remove it by value */
+	yajl_val v; /* parsed; NULL when malformed */
+	const char *order;
+	int state; /* ENTRY_* */
+};
+
+enum { ENTRY_WAITING, ENTRY_SENT, ENTRY_OK, ENTRY_FAILED, ENTRY_BLOCKED };
+
 struct pump {
 	struct rds *r;
 	const struct config *cfg;
 	enum auth_env env;
 	void (*done)(void *ud, int moved);
 	void *ud;
-	size_t n; /* elements taken from the outbox, oldest first */
-	char **elems;
-	int *ok;	 /* enqueue succeeded */
-	size_t *slot;	 /* slot[k] = element index of the k-th enqueue sent */
-	size_t sent;	 /* enqueues sent */
-	size_t replies;	 /* enqueue replies received */
-	size_t moved;	 /* oldest elements enqueued, to remove */
-	size_t removing; /* LREMs not yet answered */
+	size_t n;
+	struct pump_entry *e; /* oldest first */
+	size_t in_flight;     /* enqueues sent, not answered */
+	size_t removing;      /* LREMs not yet answered */
+	int moved;
 	int failed;
+	int sending, again; /* pump_send_ready is running / must run again */
 };
 
 static void pump_free(struct pump *p)
 {
-	for (size_t i = 0; i < p->n; i++)
-		free(p->elems[i]);
-	free(p->elems);
-	free(p->ok);
-	free(p->slot);
+	for (size_t i = 0; i < p->n; i++) {
+		free(p->e[i].raw);
+		yajl_tree_free(p->e[i].v);
+	}
+	free(p->e);
 	free(p);
 }
 
@@ -90,82 +98,169 @@ static void on_removed(void *ud, redisReply *reply, const char *err)
 		log_warn("outbox: cannot remove a moved event: %s", err);
 	if (--p->removing > 0)
 		return;
-	p->done(p->ud, (int)p->moved);
+	p->done(p->ud, p->moved);
 	pump_free(p);
 }
 
-/* Every enqueue has answered: remove the oldest entries that made it (an
- * entry after a failure stays, so order is kept for the next pump). */
+/* Every entry is settled: remove those that reached their shard. Entries
+ * left behind (a failure, or waiting behind one of the same charge) are
+ * tried again by the next pump, oldest first. */
 static void pump_finish(struct pump *p)
 {
 	char outbox[256];
+	size_t nremove = 0;
 
 	events_outbox_key(outbox, sizeof(outbox), p->cfg->prefix, p->env);
-	while (p->moved < p->n && p->ok[p->moved])
-		p->moved++;
-	if (p->moved == 0) {
+	for (size_t i = 0; i < p->n; i++)
+		if (p->e[i].state == ENTRY_OK)
+			nremove++;
+	p->moved = (int)nremove;
+	if (nremove == 0) {
 		p->done(p->ud, p->failed ? -1 : 0);
 		pump_free(p);
 		return;
 	}
-	p->removing = p->moved;
-	for (size_t i = 0; i < p->moved; i++) {
-		const char *argv[] = {"LREM", outbox, "-1", p->elems[i]};
-		rds_cmd_argv(p->r, on_removed, p, 4, argv, NULL);
+	/* one count more, held by this loop: at shutdown the callbacks run at
+	 * once, and the last one frees p */
+	p->removing = nremove + 1;
+	for (size_t i = 0; i < p->n; i++) {
+		if (p->e[i].state != ENTRY_OK)
+			continue;
+		{
+			const char *argv[] = {"LREM", outbox, "-1", p->e[i].raw};
+			rds_cmd_argv(p->r, on_removed, p, 4, argv, NULL);
+		}
 	}
+	on_removed(p, NULL, NULL);
 }
+
+struct enqueue_cb {
+	struct pump *p;
+	size_t i;
+};
+
+static void pump_send_ready(struct pump *p);
+static void pump_send_round(struct pump *p);
 
 static void on_enqueued(void *ud, redisReply *reply, const char *err)
 {
-	struct pump *p = ud;
+	struct enqueue_cb *c = ud;
+	struct pump *p = c->p;
 
 	if (err) {
 		log_warn("outbox: cannot enqueue an event: %s", err);
+		p->e[c->i].state = ENTRY_FAILED;
 		p->failed = 1;
 	} else {
-		p->ok[p->slot[p->replies]] = 1;
+		p->e[c->i].state = ENTRY_OK;
 	}
-	if (++p->replies == p->sent)
+	free(c);
+	p->in_flight--;
+	pump_send_ready(p);
+}
+
+static void enqueue_one(struct pump *p, size_t i)
+{
+	yajl_val v = p->e[i].v;
+	char prefix[256], due[300], created[32], now[32], ttl[32];
+	struct enqueue_cb *c = mem_new(struct enqueue_cb);
+	const char *id = YAJL_GET_STRING(json_get(v, "id"));
+	yajl_val cv = json_get(v, "created");
+
+	c->p = p;
+	c->i = i;
+	events_shard_prefix(prefix, sizeof(prefix), p->cfg->prefix, events_id_shard(id));
+	snprintf(due, sizeof(due), "%sdue", prefix);
+	snprintf(created, sizeof(created), "%lld",
+		 YAJL_IS_INTEGER(cv) ? YAJL_GET_INTEGER(cv) : (long long)YAJL_GET_DOUBLE(cv));
+	snprintf(now, sizeof(now), "%llu", (unsigned long long)ids_now_ms());
+	snprintf(ttl, sizeof(ttl), "%ld", p->cfg->event_retention_days * 86400);
+	p->e[i].state = ENTRY_SENT;
+	p->in_flight++;
+	{
+		const char *argv[] = {due,
+				      prefix,
+				      id,
+				      auth_env_name(p->env),
+				      YAJL_GET_STRING(json_get(v, "account")),
+				      YAJL_GET_STRING(json_get(v, "type")),
+				      YAJL_GET_STRING(json_get(v, "url")),
+				      YAJL_GET_STRING(json_get(v, "body")),
+				      p->e[i].order,
+				      created,
+				      now,
+				      ttl};
+		rds_script(p->r, on_enqueued, c, SCRIPT_EVENT_ENQUEUE, 1, 12, argv, NULL);
+	}
+}
+
+/* Send every entry whose earlier entries of the same order key (charge) are
+ * in their shard already; block those behind a failure. Entries of
+ * different charges go out together. */
+static void pump_send_ready(struct pump *p)
+{
+	/* at shutdown an answer may come at once, from inside enqueue_one:
+	 * then the loop below runs again instead of nesting */
+	if (p->sending) {
+		p->again = 1;
+		return;
+	}
+	p->sending = 1;
+	do {
+		p->again = 0;
+		pump_send_round(p);
+	} while (p->again);
+	p->sending = 0;
+	if (p->in_flight == 0)
 		pump_finish(p);
 }
 
-static int enqueue_one(struct pump *p, const char *elem)
+static void pump_send_round(struct pump *p)
 {
-	yajl_val v = NULL;
-	char err[128], prefix[256], due[300], created[32], now[32], ttl[32];
-	const char *id, *type, *account, *url, *body, *order;
-	yajl_val cv;
-	int shard;
+	for (size_t i = 0; i < p->n; i++) {
+		int ready = 1;
+		if (p->e[i].state != ENTRY_WAITING)
+			continue;
+		for (size_t j = 0; j < i && ready; j++) {
+			if (strcmp(p->e[j].order, p->e[i].order) != 0)
+				continue;
+			if (p->e[j].state == ENTRY_FAILED || p->e[j].state == ENTRY_BLOCKED) {
+				p->e[i].state = ENTRY_BLOCKED;
+				ready = 0;
+			} else if (p->e[j].state != ENTRY_OK) {
+				ready = 0;
+			}
+		}
+		if (ready)
+			enqueue_one(p, i);
+	}
+}
 
-	if (json_parse_object(elem, strlen(elem), &v, err, sizeof(err)) < 0)
-		return -1;
-	id = YAJL_GET_STRING(json_get(v, "id"));
-	type = YAJL_GET_STRING(json_get(v, "type"));
-	account = YAJL_GET_STRING(json_get(v, "account"));
-	url = YAJL_GET_STRING(json_get(v, "url"));
-	body = YAJL_GET_STRING(json_get(v, "body"));
-	order = YAJL_GET_STRING(json_get(v, "order"));
-	cv = json_get(v, "created");
-	if (!id || !type || !account || !url || !body || !order || !YAJL_IS_NUMBER(cv) ||
-	    (shard = events_id_shard(id)) < 0) {
-		yajl_tree_free(v);
-		return -1;
+/* Parse an entry; a malformed one (which would block the outbox for good)
+ * is logged and counted as moved, so that it is removed. */
+static void pump_parse(struct pump *p, struct pump_entry *e)
+{
+	char err[128];
+	const char *id, *order;
+	yajl_val cv;
+
+	if (json_parse_object(e->raw, strlen(e->raw), &e->v, err, sizeof(err)) < 0)
+		e->v = NULL;
+	id = e->v ? YAJL_GET_STRING(json_get(e->v, "id")) : NULL;
+	order = e->v ? YAJL_GET_STRING(json_get(e->v, "order")) : NULL;
+	cv = e->v ? json_get(e->v, "created") : NULL;
+	if (!id || !order || !YAJL_GET_STRING(json_get(e->v, "type")) ||
+	    !YAJL_GET_STRING(json_get(e->v, "account")) ||
+	    !YAJL_GET_STRING(json_get(e->v, "url")) || !YAJL_GET_STRING(json_get(e->v, "body")) ||
+	    !YAJL_IS_NUMBER(cv) || events_id_shard(id) < 0 ||
+	    events_id_shard(id) >= p->cfg->queue_shards) {
+		log_error("outbox: dropping malformed entry: %.200s", e->raw);
+		e->state = ENTRY_OK;
+		e->order = "";
+		return;
 	}
-	events_shard_prefix(prefix, sizeof(prefix), p->cfg->prefix, shard);
-	snprintf(due, sizeof(due), "%sdue", prefix);
-	snprintf(created, sizeof(created), "%lld", (long long)YAJL_GET_DOUBLE(cv));
-	if (YAJL_IS_INTEGER(cv))
-		snprintf(created, sizeof(created), "%lld", YAJL_GET_INTEGER(cv));
-	snprintf(now, sizeof(now), "%llu", (unsigned long long)ids_now_ms());
-	snprintf(ttl, sizeof(ttl), "%ld", p->cfg->event_retention_days * 86400);
-	{
-		const char *argv[] = {due,     prefix,	id,  auth_env_name(p->env),
-				      account, type,	url, body,
-				      order,   created, now, ttl};
-		rds_script(p->r, on_enqueued, p, SCRIPT_EVENT_ENQUEUE, 1, 12, argv, NULL);
-	}
-	yajl_tree_free(v);
-	return 0;
+	e->order = order;
+	e->state = ENTRY_WAITING;
 }
 
 static void on_outbox(void *ud, redisReply *reply, const char *err)
@@ -184,26 +279,15 @@ static void on_outbox(void *ud, redisReply *reply, const char *err)
 		pump_free(p);
 		return;
 	}
-	p->elems = mem_calloc(n, sizeof(char *));
-	p->ok = mem_calloc(n, sizeof(int));
-	p->slot = mem_calloc(n, sizeof(size_t));
+	p->e = mem_calloc(n, sizeof(*p->e));
 	/* LPUSH puts the newest first: walk from the end to go oldest first */
 	for (size_t i = 0; i < n; i++) {
-		redisReply *e = reply->element[n - 1 - i];
-		p->elems[p->n++] = mem_strndup(e->str ? e->str : "", e->len);
+		redisReply *r = reply->element[n - 1 - i];
+		p->e[p->n].raw = mem_strndup(r->str ? r->str : "", r->str ? r->len : 0);
+		pump_parse(p, &p->e[p->n]);
+		p->n++;
 	}
-	for (size_t i = 0; i < p->n; i++) {
-		p->slot[p->sent] = i;
-		if (enqueue_one(p, p->elems[i]) == 0) {
-			p->sent++;
-		} else {
-			/* a malformed entry would block the outbox for good */
-			log_error("outbox: dropping malformed entry: %.200s", p->elems[i]);
-			p->ok[i] = 1;
-		}
-	}
-	if (p->sent == 0)
-		pump_finish(p);
+	pump_send_ready(p);
 }
 
 void events_pump(struct rds *r, const struct config *cfg, enum auth_env env,

@@ -191,7 +191,9 @@ void ingest_relay(struct rds *r, const struct config *cfg, enum auth_env env, co
 	events_new_id(events_shard_of(order, cfg->queue_shards), evt);
 	body =
 	    mem_printf("{\"id\":\"%s\",\"event\":\"%s\",\"data\":%s}", evt, n->event, n->data_json);
-	snprintf(k1, sizeof(k1), "%s{%s}:upstream:%s", cfg->prefix, auth_env_name(env), n->id);
+	/* per account: one account's notification ids cannot shadow another's */
+	snprintf(k1, sizeof(k1), "%s{%s}:upstream:%s:%s", cfg->prefix, auth_env_name(env), account,
+		 n->id);
 	snprintf(ttl, sizeof(ttl), "%ld", cfg->event_retention_days * 86400);
 	events_outbox_key(k2, sizeof(k2), cfg->prefix, env);
 	keys_redis_account(acct, sizeof(acct), cfg->prefix, env, account);

@@ -171,9 +171,10 @@ int server_run(struct config *cfg)
 		if (cfg->bootstrap)
 			bootstrap(cfg, &addr);
 	} else if (rds_parse_addr(cfg->redis, &addr) < 0) {
-		log_error("redis: cannot parse '%s' (expected redis://host:port/db, "
-			  "unix:///path or /path)",
-			  cfg->redis);
+		/* the value is not echoed: it may hold a password */
+		log_error("redis: cannot parse the setting (expected "
+			  "redis://[:password@]host[:port][/db], "
+			  "unix:///path[?db=N] or /path)");
 		return 1;
 	}
 

@@ -1,7 +1,7 @@
 -- ingest_relay: record an upstream notification about a charge pixrelay does
 -- not know, to relay it as received to the account's postbackUrl; once per
 -- upstream notification id.
--- KEYS[1] = <prefix>{<env>}:upstream:<upstream id>   -> event id, for ARGV[9] seconds
+-- KEYS[1] = <prefix>{<env>}:upstream:<account>:<upstream id>   -> event id, for ARGV[9] seconds
 -- KEYS[2] = <prefix>{<env>}:outbox
 -- ARGV = upstream id, event id, event type, account, account key, body, order key, now_ms,
 --        retention (seconds)

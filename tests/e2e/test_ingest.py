@@ -136,13 +136,41 @@ class Ingest(unittest.TestCase):
         r = self.px.request("GET", "/v1/charge/pix/" + cid, headers=auth(self.key))
         self.assertEqual(r.json["data"]["status"], "REFUNDED")
 
+    def test_notification_ids_are_per_account(self):
+        # another account (created through the API) may use the same upstream id
+        import base64 as b64
+        pdf = b64.b64encode(b"%PDF-1.4 x").decode()
+        png = b64.b64encode(bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001")).decode()
+        body = {"officialName": "Outra Ltda", "tradeName": "Outra", "taxID": "11222333000181",
+                "documents": [pdf],
+                "address": {"zipcode": "01310100", "street": "R", "number": "1",
+                            "neighborhood": "B", "city": "C", "state": "SP"},
+                "representatives": [{"name": "N", "birthDate": "1990-01-01", "email": "n@x.co",
+                                     "taxID": "39053344705", "phone": "11943214321",
+                                     "documents": {"picture_face": png, "picture_identity_front": png,
+                                                   "picture_identity_type": "CNH"}}]}
+        r = self.px.request("POST", "/v1/baas/account/create", body=body, headers=auth(self.key))
+        self.assertEqual(r.status, 200, r)
+        other, other_secret = r.json["data"]["id"], r.json["data"]["secrets"]["ingestSecret"]
+        note = {"id": "up-shared-1", "event": "EVENT:CHARGE_EXPIRED", "data": {"id": "shared-c"}}
+        r1 = self.post(note)
+        r2 = self.post(note, headers={"signature": other_secret},
+                       path="/v1/webhooks/ingest/" + other)
+        self.assertEqual((r1.status, r2.status), (200, 200))
+        self.assertFalse(r1.json["data"]["duplicate"])
+        self.assertFalse(r2.json["data"]["duplicate"])
+        self.assertNotEqual(r1.json["data"]["event"], r2.json["data"]["event"])
+        # each account's secret only opens its own endpoint
+        r = self.post(note, headers={"signature": other_secret})
+        self.assertEqual(r.status, 401)
+
     def test_acknowledged_means_stored(self):
         # every 200 has its event in Redis at once (in the outbox or a shard)
         for i in range(20):
             r = self.post({"id": "up-dur-%d" % i, "event": "EVENT:CHARGE_EXPIRED",
                            "data": {"id": "upc-dur-%d" % i}})
             self.assertEqual(r.status, 200)
-            self.assertEqual(self.redis.cmd("GET", "pixrelay:{sandbox}:upstream:up-dur-%d" % i),
+            self.assertEqual(self.redis.cmd("GET", "pixrelay:{sandbox}:upstream:%s:up-dur-%d" % (self.account, i)),
                              r.json["data"]["event"])
 
     def test_redis_down_answers_503_so_the_provider_retries(self):

@@ -76,6 +76,25 @@ class Lifecycle(Base):
         r = self.px.request("GET", "/v1/baas/balance", headers=auth(self.key))
         self.assertEqual(r.json["data"]["balance"], c["amount"] - c["fee"])
 
+    def test_sigterm_during_a_slow_delivery_exits_cleanly(self):
+        # the destination takes longer than the grace period: pixrelay stops
+        # anyway (exit 0, nothing leaked under the sanitizers) and the event
+        # is delivered later by whoever holds the queue
+        from sink import Reply
+        self.sink.script("/slow", [Reply(200, delay=4)])
+        self.px.stop()  # only the process under test may take the delivery
+        self.procs.remove(self.px)
+        px = self.start(["--shutdown-grace", "1"], name="graceful")
+        c = self.charge(px=px, postbackUrl=self.sink.url("/slow"))
+        r = px.request("POST", "/v1/charge/pix/%s/simulate-payment" % c["id"], headers=auth(self.key))
+        self.assertEqual(r.status, 200)
+        self.sink.wait_count(1, path="/slow")
+        self.procs.remove(px)
+        t0 = time.time()
+        self.assertEqual(px.stop(), 0)
+        self.assertLess(time.time() - t0, 3.5)
+        self.assertIn("stopping anyway", px.log())
+
     def test_failure_is_a_final_state_without_event(self):
         c = self.charge(postbackUrl=self.sink.url("/fail"))
         r = self.px.request("POST", "/v1/charge/pix/%s/simulate-failure" % c["id"], headers=auth(self.key))

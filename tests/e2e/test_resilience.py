@@ -139,6 +139,18 @@ class EmbeddedRedis(unittest.TestCase):
         finally:
             self.assertEqual(px2.stop(), 0)
 
+    def test_a_redis_password_is_never_echoed(self):
+        url = "redis://:Sup3rSecretPw@10.0.0.5:6379/x"
+        p = subprocess.run([BIN, "--redis", url, "keys", "list"], capture_output=True, text=True,
+                           timeout=20)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("cannot parse the redis setting", p.stderr)
+        self.assertNotIn("Sup3rSecretPw", p.stderr + p.stdout)
+        p = subprocess.run([BIN, "serve", "--redis", url, "--listen", "127.0.0.1:0"],
+                           capture_output=True, text=True, timeout=20)
+        self.assertEqual(p.returncode, 1)
+        self.assertNotIn("Sup3rSecretPw", p.stderr + p.stdout)
+
     def test_cli_without_a_running_service(self):
         px = Pixrelay(self.wd.path)
         self.assertIn("created", px.cli("init").stdout)
