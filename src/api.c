@@ -229,7 +229,13 @@ static void reply_failure(struct http_req *req, const char *err)
 		}
 	}
 	log_error("request %s failed: %s", req->request_id, err);
-	http_reply_error(req, 500, "internal error: %s", err);
+	/* a configuration problem is said as it is; other details stay in the log */
+	if (strncmp(err, "cannot build", 12) == 0)
+		http_reply_error(req, 500, "%s", err);
+	else
+		http_reply_error(req, 500,
+				 "internal error; the log has the details under request id %s",
+				 req->request_id);
 }
 
 static void on_charge_created(void *ud, int result, const char *json, const char *err)
