@@ -242,6 +242,33 @@ class Accounts(unittest.TestCase):
         self.assertTrue(all(b >= 0 for b in bals), bals)
         self.assertGreater(results.count(200), 0)
 
+    def test_transfer_postbacks_reach_both_sides(self):
+        from sink import Sink
+        sink = Sink().start()
+        try:
+            cpf = "71428793860"
+            a = self.make("34028316000103", [cpf], postbackUrl=sink.url("/a"))
+            b = self.make("00000000000191", [cpf], postbackUrl=sink.url("/b"))
+            self.fund(a["id"], 3000)
+            r = self.transfer({"amount": 1234, "from_key": a["pixKeys"][0]["key"],
+                               "to_key": b["pixKeys"][0]["key"]}, a["id"])
+            self.assertEqual(r.status, 200, r)
+            got_b = sink.wait_count(1, path="/b")[0].json
+            got_a = [q.json for q in sink.wait_count(2, path="/a")]  # the payment, then the transfer
+            out = [e for e in got_a if e["event"] == "EVENT:TRANSFER_DONE"][0]
+            self.assertEqual(got_b["event"], "EVENT:TRANSFER_DONE")
+            for e, direction in ((out, "out"), (got_b, "in")):
+                self.assertEqual(e["data"]["amount"], 1234)
+                self.assertEqual(e["data"]["status"], "DONE")
+                self.assertEqual(e["data"]["direction"], direction)
+                self.assertEqual(e["data"]["fromAccount"], a["id"])
+                self.assertEqual(e["data"]["toAccount"], b["id"])
+                self.assertRegex(e["data"]["id"], r"^trf_")
+            self.assertEqual(out["data"]["id"], got_b["data"]["id"])
+            self.assertNotEqual(out["id"], got_b["id"])
+        finally:
+            sink.close()
+
     def test_environments_are_isolated(self):
         a = self.make("15436940000103", [CPFS[0]])
         # a sandbox account does not exist for production keys
