@@ -5,6 +5,7 @@
 #include "pixrelay/config.h"
 #include "pixrelay/events.h"
 #include "pixrelay/timefmt.h"
+#include "pixrelay/validate.h"
 #include "pixrelay/ids.h"
 #include "pixrelay/json.h"
 #include "pixrelay/keys.h"
@@ -660,6 +661,91 @@ static int cmd_tail(const struct config *cfg, int argc, char **argv)
 	return 0;
 }
 
+static const char usage_account[] =
+    "usage: pixrelay account show --env sandbox|production [--account ID]\n"
+    "       pixrelay account set --env sandbox|production [--account ID] --postback-url URL\n\n"
+    "show  an account (default: the platform account), without its secrets.\n"
+    "set   its postbackUrl: where the events of its charges that name none go, and\n"
+    "      the upstream notifications about charges pixrelay does not know\n"
+    "      (\"\" clears it).\n";
+
+static int cmd_account(const struct config *cfg, int argc, char **argv)
+{
+	static const struct option lo[] = {{"env", required_argument, NULL, 'e'},
+					   {"account", required_argument, NULL, 'a'},
+					   {"postback-url", required_argument, NULL, 'p'},
+					   {"help", no_argument, NULL, 'h'},
+					   {NULL, 0, NULL, 0}};
+	const char *verb, *envs = NULL, *account = NULL, *url = NULL;
+	int opt, rc = 1;
+	enum auth_env env;
+	struct cli_redis cr;
+	char id[32], err[256];
+
+	if (argc < 2 || want_help(argc, argv)) {
+		fputs(usage_account, argc < 2 ? stderr : stdout);
+		return argc < 2 ? 2 : 0;
+	}
+	verb = argv[1];
+	optind = 1;
+	while ((opt = getopt_long(argc - 1, argv + 1, "h", lo, NULL)) != -1) {
+		switch (opt) {
+		case 'e':
+			envs = optarg;
+			break;
+		case 'a':
+			account = optarg;
+			break;
+		case 'p':
+			url = optarg;
+			break;
+		default:
+			fputs(usage_account, stderr);
+			return 2;
+		}
+	}
+	if (strcmp(verb, "show") != 0 && strcmp(verb, "set") != 0) {
+		fprintf(stderr, "pixrelay account: unknown action '%s'\n\n%s", verb, usage_account);
+		return 2;
+	}
+	if (!envs || auth_env_parse(envs, &env) < 0) {
+		fprintf(stderr, "pixrelay account: --env sandbox|production is required\n");
+		return 2;
+	}
+	if (strcmp(verb, "set") == 0) {
+		if (!url) {
+			fprintf(stderr, "pixrelay account set: --postback-url is required\n");
+			return 2;
+		}
+		if (*url && !validate_http_url(url)) {
+			fprintf(stderr,
+				"pixrelay account set: --postback-url must be an absolute http "
+				"or https URL\n");
+			return 2;
+		}
+	}
+	if (cli_redis_open(cfg, &cr) < 0)
+		return 1;
+	if (resolve_account(cr.c, cfg, env, account, id) < 0)
+		goto done;
+	if (strcmp(verb, "show") == 0) {
+		rc = keys_account_show(cr.c, cfg->prefix, env, id, stdout, err, sizeof(err));
+		if (rc == 0)
+			putchar('\n');
+	} else {
+		rc = keys_set_postback(cr.c, cfg->prefix, env, id, url, err, sizeof(err));
+		if (rc == 0)
+			printf("account %s: postbackUrl %s\n", id, *url ? url : "cleared");
+	}
+	if (rc != 0) {
+		fprintf(stderr, "pixrelay account %s: %s\n", verb, err);
+		rc = 1;
+	}
+done:
+	cli_redis_close(&cr);
+	return rc;
+}
+
 static const char usage_secrets[] =
     "usage: pixrelay secrets [show|rotate|end-rotation] --env sandbox|production\n"
     "                        [--account ID] [--json]\n\n"
@@ -797,6 +883,8 @@ int cli_main(int argc, char **argv)
 		rc = cmd_serve(&cfg, nrest, rest);
 	} else if (strcmp(cmd, "init") == 0) {
 		rc = cmd_init(&cfg, nrest, rest);
+	} else if (strcmp(cmd, "account") == 0) {
+		rc = cmd_account(&cfg, nrest, rest);
 	} else if (strcmp(cmd, "events") == 0) {
 		rc = cmd_events(&cfg, nrest, rest);
 	} else if (strcmp(cmd, "tail") == 0) {

@@ -379,3 +379,91 @@ int keys_rotate_signing(redisContext *c, const char *prefix, enum auth_env env, 
 	mem_wipe(secret, sizeof(secret));
 	return rc;
 }
+
+int keys_set_postback(redisContext *c, const char *prefix, enum auth_env env, const char *id,
+		      const char *url, char *err, size_t errlen)
+{
+	char k[256];
+	redisReply *r;
+	int rc;
+
+	rc = keys_account_exists(c, prefix, env, id);
+	if (rc <= 0) {
+		if (rc == 0)
+			snprintf(err, errlen, "no account %s in %s", id, auth_env_name(env));
+		else
+			snprintf(err, errlen, "redis: %s", c->errstr[0] ? c->errstr : "error");
+		return rc == 0 ? KEYS_NOT_FOUND : -1;
+	}
+	keys_redis_account(k, sizeof(k), prefix, env, id);
+	r = redisCommand(c, "HSET %s postback_url %s", k, url);
+	rc = r && r->type == REDIS_REPLY_INTEGER ? 0 : -1;
+	if (rc < 0)
+		reply_error(c, r, err, errlen);
+	freeReplyObject(r);
+	return rc;
+}
+
+int keys_account_show(redisContext *c, const char *prefix, enum auth_env env, const char *id,
+		      FILE *out, char *err, size_t errlen)
+{
+	/* Redis field -> JSON name; 'i' an integer, 't' a time in ms, 's' text */
+	static const struct {
+		const char *field, *name;
+		char type;
+	} shown[] = {{"id", "id", 's'},
+		     {"kind", "kind", 's'},
+		     {"officialName", "officialName", 's'},
+		     {"tradeName", "tradeName", 's'},
+		     {"taxID", "taxID", 's'},
+		     {"status", "status", 's'},
+		     {"owner", "owner", 's'},
+		     {"pix_key", "pixKey", 's'},
+		     {"postback_url", "postbackUrl", 's'},
+		     {"balance", "balance", 'i'},
+		     {"created_at", "createdAt", 't'}};
+	char k[256];
+	redisReply *h;
+	yajl_gen g;
+	const char *s;
+	size_t len;
+
+	keys_redis_account(k, sizeof(k), prefix, env, id);
+	h = redisCommand(c, "HGETALL %s", k);
+	if (!h || h->type != REDIS_REPLY_ARRAY) {
+		reply_error(c, h, err, errlen);
+		freeReplyObject(h);
+		return -1;
+	}
+	if (h->elements == 0) {
+		snprintf(err, errlen, "no account %s in %s", id, auth_env_name(env));
+		freeReplyObject(h);
+		return KEYS_NOT_FOUND;
+	}
+	g = json_gen_new();
+	yajl_gen_config(g, yajl_gen_beautify, 1);
+	json_open(g);
+	json_str(g, "environment");
+	json_str(g, auth_env_name(env));
+	for (size_t i = 0; i < sizeof(shown) / sizeof(shown[0]); i++) {
+		const char *v = field(h, shown[i].field);
+		char t[TIMEFMT_LEN + 1];
+		json_str(g, shown[i].name);
+		if (!v || !*v) {
+			json_null(g);
+		} else if (shown[i].type == 'i') {
+			json_int(g, strtoll(v, NULL, 10));
+		} else if (shown[i].type == 't') {
+			timefmt_format(t, strtoull(v, NULL, 10));
+			json_str(g, t);
+		} else {
+			json_str(g, v);
+		}
+	}
+	json_close(g);
+	s = json_buf(g, &len);
+	fwrite(s, 1, len, out);
+	yajl_gen_free(g);
+	freeReplyObject(h);
+	return 0;
+}

@@ -59,6 +59,18 @@ int keys_account_secrets(redisContext *c, const char *prefix, enum auth_env env,
 int keys_rotate_signing(redisContext *c, const char *prefix, enum auth_env env, const char *id,
 			int end_rotation, char *out, size_t outlen, char *err, size_t errlen);
 
+/* Set (or clear, with "") the postbackUrl of account `id`: it receives the
+ * events of the account's charges that name none, and relayed upstream
+ * notifications. The URL must already be valid. Returns 0, KEYS_NOT_FOUND,
+ * or -1 with err. */
+int keys_set_postback(redisContext *c, const char *prefix, enum auth_env env, const char *id,
+		      const char *url, char *err, size_t errlen);
+
+/* Print account `id` (no secrets) as JSON into out. Returns 0, KEYS_NOT_FOUND
+ * or -1 with err. */
+int keys_account_show(redisContext *c, const char *prefix, enum auth_env env, const char *id,
+		      FILE *out, char *err, size_t errlen);
+
 /* Redis key of an account record: <prefix>{<env>}:acct:<id> */
 void keys_redis_account(char *out, size_t size, const char *prefix, enum auth_env env,
 			const char *id);

@@ -32,8 +32,9 @@ class Ingest(unittest.TestCase):
         cls.account, cls.secret, cls.signing = s["account"], s["ingestSecret"], s["signingSecret"]
         cls.key = cls.px.create_key("sandbox")["key"]
         # the account's postbackUrl receives relayed notifications
-        cls.redis.cmd("HSET", "pixrelay:{sandbox}:acct:" + cls.account, "postback_url",
-                      cls.sink.url("/account"))
+        out = cls.px.cli("account", "set", "--env", "sandbox", "--postback-url",
+                         cls.sink.url("/account")).stdout
+        assert "postbackUrl http://127.0.0.1" in out, out
         cls.path = "/v1/webhooks/ingest/" + cls.account
 
     @classmethod

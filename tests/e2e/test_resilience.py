@@ -175,9 +175,24 @@ class EmbeddedRedis(unittest.TestCase):
         self.assertEqual(p.returncode, 1)
         self.assertIn("no account 01ARZ3NDEKTSV4RRFFQ69G5FAV in sandbox", p.stderr)
         for args in (["--help"], ["serve", "--help"], ["init", "--help"], ["keys", "--help"],
-                     ["secrets", "--help"]):
+                     ["secrets", "--help"], ["account", "--help"], ["events", "--help"],
+                     ["tail", "--help"], ["brcode", "--help"]):
             p = px.cli(*args)
             self.assertIn("usage", p.stdout.lower() + p.stderr.lower(), args)
+        acct = json.loads(px.cli("account", "show", "--env", "sandbox").stdout)
+        self.assertEqual(acct["kind"], "platform")
+        self.assertIsNone(acct["postbackUrl"])
+        self.assertEqual(acct["balance"], 0)
+        px.cli("account", "set", "--env", "sandbox", "--postback-url", "https://shop.example/pix")
+        acct = json.loads(px.cli("account", "show", "--env", "sandbox").stdout)
+        self.assertEqual(acct["postbackUrl"], "https://shop.example/pix")
+        p = px.cli("account", "set", "--env", "sandbox", "--postback-url", "javascript:x", check=False)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("must be an absolute http or https URL", p.stderr)
+        p = px.cli("account", "show", "--env", "sandbox", "--account", "01ARZ3NDEKTSV4RRFFQ69G5FAV",
+                   check=False)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("no account 01ARZ3NDEKTSV4RRFFQ69G5FAV in sandbox", p.stderr)
         p = px.cli("frobnicate", check=False)
         self.assertEqual(p.returncode, 2)
         self.assertIn("unknown command 'frobnicate'", p.stderr)
