@@ -119,22 +119,6 @@ static int get_string(yajl_val v, const char *path, int required, const char **o
 	return 0;
 }
 
-static int has_control(const char *s)
-{
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-		if (*p < 0x20 || *p == 0x7f)
-			return 1;
-	return 0;
-}
-
-static int is_blank(const char *s)
-{
-	for (; *s; s++)
-		if (*s != ' ')
-			return 0;
-	return 1;
-}
-
 /* A required free-text field: non-blank, valid UTF-8 without control
  * characters, at most max_chars characters. *out is a new copy. */
 static int text_field(yajl_val v, const char *path, size_t max_chars, char **out, char *err,
@@ -150,11 +134,11 @@ static int text_field(yajl_val v, const char *path, size_t max_chars, char **out
 		fail_at(err, errlen, path, "must be valid UTF-8");
 		return -1;
 	}
-	if (has_control(s)) {
+	if (validate_has_control(s)) {
 		fail_at(err, errlen, path, "must not contain control characters");
 		return -1;
 	}
-	if (is_blank(s)) {
+	if (validate_is_blank(s)) {
 		fail_at(err, errlen, path, "must not be empty");
 		return -1;
 	}

@@ -7,6 +7,7 @@
 #include "pixrelay/ingest.h"
 #include "pixrelay/qrpng.h"
 #include "pixrelay/timefmt.h"
+#include "pixrelay/validate.h"
 
 #include "pixrelay/ids.h"
 #include "pixrelay/json.h"
@@ -515,17 +516,26 @@ static void on_event_read(void *ud, int result, const char *json, const char *er
 	reply_read(ud, result, EVENTS_NOT_FOUND, "event", json, err);
 }
 
+/* Nonzero when the path names an event id of one of our shards; else 404. */
+static int event_id_ok(struct http_req *req)
+{
+	int shard = events_id_shard(req->params[0]);
+
+	if (shard < 0 || shard >= app_of(req)->cfg->queue_shards) {
+		http_reply_error(req, 404, "event not found: %.40s", req->params[0]);
+		return 0;
+	}
+	return 1;
+}
+
 /* GET /v1/events/{id} */
 static void handle_event_get(struct http_req *req)
 {
 	struct app *app = app_of(req);
 	struct api_caller *c = req->auth;
-	int shard = events_id_shard(req->params[0]);
 
-	if (shard < 0 || shard >= app->cfg->queue_shards) {
-		http_reply_error(req, 404, "event not found: %.40s", req->params[0]);
+	if (!event_id_ok(req))
 		return;
-	}
 	events_get(app->rds, app->cfg, c->key.env, c->account, req->params[0], on_event_read, req);
 }
 
@@ -557,12 +567,9 @@ static void handle_event_replay(struct http_req *req)
 {
 	struct app *app = app_of(req);
 	struct api_caller *c = req->auth;
-	int shard = events_id_shard(req->params[0]);
 
-	if (shard < 0 || shard >= app->cfg->queue_shards) {
-		http_reply_error(req, 404, "event not found: %.40s", req->params[0]);
+	if (!event_id_ok(req))
 		return;
-	}
 	events_replay(app->rds, app->cfg, c->key.env, c->account, req->params[0], on_event_replayed,
 		      req);
 }
@@ -1050,11 +1057,9 @@ static const char *pix_key_of(yajl_val body, const char *name, char *err, size_t
 		snprintf(err, errlen, "%s: must be a Pix key of 1 to 77 characters", name);
 		return NULL;
 	}
-	for (const char *p = s; *p; p++) {
-		if ((unsigned char)*p < 0x20 || *p == 0x7f) {
-			snprintf(err, errlen, "%s: must not contain control characters", name);
-			return NULL;
-		}
+	if (validate_has_control(s)) {
+		snprintf(err, errlen, "%s: must not contain control characters", name);
+		return NULL;
 	}
 	return s;
 }

@@ -39,11 +39,9 @@ static int opt_string(yajl_val body, const char *name, size_t max_chars, char **
 		snprintf(err, errlen, "%s: must be valid UTF-8", name);
 		return -1;
 	}
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p < 0x20 || *p == 0x7f) {
-			snprintf(err, errlen, "%s: must not contain control characters", name);
-			return -1;
-		}
+	if (validate_has_control(s)) {
+		snprintf(err, errlen, "%s: must not contain control characters", name);
+		return -1;
 	}
 	if ((size_t)chars > max_chars) {
 		snprintf(err, errlen, "%s: must be at most %zu characters (got %ld)", name,
@@ -52,14 +50,6 @@ static int opt_string(yajl_val body, const char *name, size_t max_chars, char **
 	}
 	*out = mem_strdup(s);
 	return 0;
-}
-
-static int is_blank(const char *s)
-{
-	for (; *s; s++)
-		if (*s != ' ')
-			return 0;
-	return 1;
 }
 
 int charge_parse_create(yajl_val body, const struct charge_limits *lim, struct charge_input *out,
@@ -109,7 +99,7 @@ int charge_parse_create(yajl_val body, const struct charge_limits *lim, struct c
 	if (opt_string(body, "externalID", CHARGE_EXTERNAL_ID_MAX, &in.external_id, err, errlen) <
 	    0)
 		goto fail;
-	if (in.external_id && is_blank(in.external_id)) {
+	if (in.external_id && validate_is_blank(in.external_id)) {
 		snprintf(err, errlen, "externalID: must not be empty");
 		goto fail;
 	}

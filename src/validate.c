@@ -393,3 +393,19 @@ int validate_phone(const char *s)
 	 * it and a space or dash always has something after it */
 	return !in_paren && digits >= 8 && digits <= 15;
 }
+
+int validate_has_control(const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			return 1;
+	return 0;
+}
+
+int validate_is_blank(const char *s)
+{
+	for (; *s; s++)
+		if (*s != ' ')
+			return 0;
+	return 1;
+}

@@ -72,4 +72,10 @@ int validate_date(const char *s, int *y, int *m, int *d);
  * the parentheses must pair up and hold only digits. Returns 1 or 0. */
 int validate_phone(const char *s);
 
+/* Nonzero when `s` holds a control character (below 0x20, or 0x7f). */
+int validate_has_control(const char *s);
+
+/* Nonzero when `s` is empty or only spaces. */
+int validate_is_blank(const char *s);
+
 #endif

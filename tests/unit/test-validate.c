@@ -484,5 +484,12 @@ int main(void)
 	test_cep();
 	test_date();
 	test_phone();
+	/* control characters and blank text */
+	CHECK(validate_has_control("a\tb"));
+	CHECK(validate_has_control("\x7f"));
+	CHECK(!validate_has_control("S\xc3\xa3o Paulo"));
+	CHECK(validate_is_blank(""));
+	CHECK(validate_is_blank("   "));
+	CHECK(!validate_is_blank(" x "));
 	return check_finish("validate");
 }
