@@ -389,19 +389,32 @@ static int resolve_account(redisContext *c, const struct config *cfg, enum auth_
 	return 0;
 }
 
+struct cli_event_row {
+	redisReply **f; /* the 10 fields event_list returns, borrowed */
+	unsigned long long created;
+};
+
+static int row_newest_first(const void *a, const void *b)
+{
+	const struct cli_event_row *x = a, *y = b;
+
+	if (x->created != y->created)
+		return x->created < y->created ? 1 : -1;
+	return -strcmp(x->f[0]->str, y->f[0]->str);
+}
+
+/* The newest events of the account across every shard, merged by time. */
 static int events_list_cli(redisContext *c, const struct config *cfg, enum auth_env env,
 			   const char *account, const char *state, long limit, int json)
 {
+	redisReply **replies = mem_calloc((size_t)cfg->queue_shards, sizeof(*replies));
+	struct cli_event_row *rows = NULL;
+	size_t nrows = 0, cap = 0, shown;
 	char lim[16];
-	size_t total = 0;
+	int rc = 1;
+	yajl_gen g = NULL;
 
 	snprintf(lim, sizeof(lim), "%ld", limit);
-	if (!json)
-		printf("%-30s %-22s %-10s %-8s %-24s %s\n", "EVENT", "TYPE", "STATE", "ATTEMPTS",
-		       "CREATED", "DESTINATION / LAST ERROR");
-	else
-		putchar('[');
-	/* each shard lists its newest; the CLI shows them shard after shard */
 	for (long sh = 0; sh < cfg->queue_shards; sh++) {
 		char prefix[256], idx[300];
 		redisReply *r;
@@ -412,34 +425,73 @@ static int events_list_cli(redisContext *c, const struct config *cfg, enum auth_
 					      "",  lim,	   "2000"};
 			r = rds_sync_script(c, SCRIPT_EVENT_LIST, 1, 9, argv);
 		}
+		replies[sh] = r;
 		if (!r || r->type != REDIS_REPLY_ARRAY) {
 			fprintf(stderr, "pixrelay events list: %s\n",
 				r && r->str ? r->str : "redis error");
-			freeReplyObject(r);
-			return 1;
+			goto done;
 		}
 		for (size_t i = 0; i + 10 < r->elements; i += 10) {
-			redisReply **e = r->element + i;
-			char created[25];
-			timefmt_rfc3339(created, strtoull(e[1]->str, NULL, 10));
-			if (json) {
-				printf("%s{\"id\":\"%s\",\"type\":\"%s\",\"state\":\"%s\","
-				       "\"attempts\":%s,"
-				       "\"createdAt\":\"%s\"}",
-				       total ? "," : "", e[0]->str, e[2]->str, e[3]->str, e[5]->str,
-				       created);
-			} else {
-				printf("%-30s %-22s %-10s %-8s %-24s %s%s%s\n", e[0]->str,
-				       e[2]->str, e[3]->str, e[5]->str, created, e[4]->str,
-				       e[9]->len ? " / " : "", e[9]->str ? e[9]->str : "");
+			if (nrows == cap) {
+				cap = cap ? 2 * cap : 64;
+				rows = mem_realloc(rows, cap * sizeof(*rows));
 			}
-			total++;
+			rows[nrows].f = r->element + i;
+			rows[nrows++].created = strtoull(r->element[i + 1]->str, NULL, 10);
 		}
-		freeReplyObject(r);
 	}
-	if (json)
-		puts("]");
-	return 0;
+	if (nrows > 1)
+		qsort(rows, nrows, sizeof(*rows), row_newest_first);
+	shown = nrows < (size_t)limit ? nrows : (size_t)limit;
+	if (json) {
+		g = json_gen_new();
+		json_open_array(g);
+	} else {
+		printf("%-30s %-22s %-10s %-8s %-24s %s\n", "EVENT", "TYPE", "STATE", "ATTEMPTS",
+		       "CREATED", "DESTINATION / LAST ERROR");
+	}
+	for (size_t i = 0; i < shown; i++) {
+		redisReply **e = rows[i].f;
+		char created[25];
+		timefmt_rfc3339(created, rows[i].created);
+		if (g) {
+			json_open(g);
+			json_str(g, "id");
+			json_str(g, e[0]->str);
+			json_str(g, "type");
+			json_str(g, e[2]->str);
+			json_str(g, "state");
+			json_str(g, e[3]->str);
+			json_str(g, "attempts");
+			json_int(g, strtoll(e[5]->str, NULL, 10));
+			json_str(g, "createdAt");
+			json_str(g, created);
+			json_str(g, "destination");
+			json_str_or_null(g, *e[4]->str ? e[4]->str : NULL);
+			json_str(g, "lastError");
+			json_str_or_null(g, e[9]->len ? e[9]->str : NULL);
+			json_close(g);
+		} else {
+			printf("%-30s %-22s %-10s %-8s %-24s %s%s%s\n", e[0]->str, e[2]->str,
+			       e[3]->str, e[5]->str, created, e[4]->str, e[9]->len ? " / " : "",
+			       e[9]->str ? e[9]->str : "");
+		}
+	}
+	if (g) {
+		size_t len;
+		const char *out;
+		json_close_array(g);
+		out = json_buf(g, &len);
+		printf("%.*s\n", (int)len, out);
+		yajl_gen_free(g);
+	}
+	rc = 0;
+done:
+	for (long sh = 0; sh < cfg->queue_shards; sh++)
+		freeReplyObject(replies[sh]);
+	free(replies);
+	free(rows);
+	return rc;
 }
 
 static int events_show_cli(redisContext *c, const struct config *cfg, enum auth_env env,

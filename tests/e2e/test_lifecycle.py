@@ -95,6 +95,27 @@ class Lifecycle(Base):
         self.assertLess(time.time() - t0, 3.5)
         self.assertIn("stopping anyway", px.log())
 
+    def test_events_from_the_command_line(self):
+        c = self.charge(postbackUrl=self.sink.url("/cli"))
+        self.px.request("POST", "/v1/charge/pix/%s/simulate-payment" % c["id"], headers=auth(self.key))
+        first = self.sink.wait_count(1, path="/cli")[0]
+        evt = first.header("webhook-id")
+        wait_for(lambda: json.loads(self.px.cli("events", "list", "--json").stdout)[0]["state"]
+                 == "delivered" or None, what="delivered in the list")
+        listed = json.loads(self.px.cli("events", "list", "--json").stdout)
+        self.assertEqual([e["id"] for e in listed], [evt])
+        self.assertEqual(listed[0]["destination"], self.sink.url("/cli"))
+        shown = json.loads(self.px.cli("events", "show", evt).stdout)
+        self.assertEqual(shown["attemptLog"][0]["status"], 200)
+        self.assertEqual(shown["payload"]["data"]["id"], c["id"])
+        out = self.px.cli("events", "replay", evt).stdout
+        self.assertIn("queued for delivery again", out)
+        again = self.sink.wait_count(2, path="/cli")[1]
+        self.assertEqual(again.header("webhook-id"), evt)
+        self.assertEqual(again.body, first.body)
+        p = self.px.cli("events", "show", "evt_01ARZ3NDEKTSV4RRFFQ69G5FAV", check=False)
+        self.assertEqual(p.returncode, 1)
+
     def test_failure_is_a_final_state_without_event(self):
         c = self.charge(postbackUrl=self.sink.url("/fail"))
         r = self.px.request("POST", "/v1/charge/pix/%s/simulate-failure" % c["id"], headers=auth(self.key))
