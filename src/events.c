@@ -61,6 +61,7 @@ struct pump_entry {
 	yajl_val v; /* parsed; NULL when malformed */
 	const char *order;
 	int state; /* ENTRY_* */
+	long pred; /* the previous entry of the same order key in this batch, or -1 */
 };
 
 enum { ENTRY_WAITING, ENTRY_SENT, ENTRY_OK, ENTRY_FAILED, ENTRY_BLOCKED };
@@ -218,20 +219,13 @@ static void pump_send_ready(struct pump *p)
 static void pump_send_round(struct pump *p)
 {
 	for (size_t i = 0; i < p->n; i++) {
-		int ready = 1;
-		if (p->e[i].state != ENTRY_WAITING)
+		struct pump_entry *e = &p->e[i];
+		int pred_state = e->pred < 0 ? ENTRY_OK : p->e[e->pred].state;
+		if (e->state != ENTRY_WAITING)
 			continue;
-		for (size_t j = 0; j < i && ready; j++) {
-			if (strcmp(p->e[j].order, p->e[i].order) != 0)
-				continue;
-			if (p->e[j].state == ENTRY_FAILED || p->e[j].state == ENTRY_BLOCKED) {
-				p->e[i].state = ENTRY_BLOCKED;
-				ready = 0;
-			} else if (p->e[j].state != ENTRY_OK) {
-				ready = 0;
-			}
-		}
-		if (ready)
+		if (pred_state == ENTRY_FAILED || pred_state == ENTRY_BLOCKED)
+			e->state = ENTRY_BLOCKED; /* it waits for the next pump */
+		else if (pred_state == ENTRY_OK)
 			enqueue_one(p, i);
 	}
 }
@@ -285,6 +279,15 @@ static void on_outbox(void *ud, redisReply *reply, const char *err)
 		redisReply *r = reply->element[n - 1 - i];
 		p->e[p->n].raw = mem_strndup(r->str ? r->str : "", r->str ? r->len : 0);
 		pump_parse(p, &p->e[p->n]);
+		p->e[p->n].pred = -1;
+		/* once per batch: which earlier entry of the same charge comes first */
+		for (size_t j = p->n; j-- > 0;) {
+			if (p->e[p->n].state == ENTRY_WAITING && p->e[j].state == ENTRY_WAITING &&
+			    strcmp(p->e[j].order, p->e[p->n].order) == 0) {
+				p->e[p->n].pred = (long)j;
+				break;
+			}
+		}
 		p->n++;
 	}
 	pump_send_ready(p);
