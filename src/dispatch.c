@@ -339,16 +339,19 @@ static void start_waiting(struct dispatch *d, const char *host)
 	}
 }
 
-/* Waiting deliveries that could outlive their lease go back to the queue. */
-static void expire_waiting(struct dispatch *d, uint64_t now)
+/* Waiting deliveries that could outlive their lease go back to the queue
+ * (all of them when `all`, at shutdown: due at once, for another process). */
+static void expire_waiting(struct dispatch *d, int all)
 {
-	while (d->waiting && now - d->waiting->waiting_since_ms >= LEASE_MARGIN_MS / 2) {
+	uint64_t now = ids_now_ms();
+
+	while (d->waiting && (all || now - d->waiting->waiting_since_ms >= LEASE_MARGIN_MS / 2)) {
 		struct delivery *dl = d->waiting;
 		d->waiting = dl->next_waiting;
 		if (!d->waiting)
 			d->waiting_tail = NULL;
 		dl->next_waiting = NULL;
-		complete(dl, "release", (long long)now + HOST_BUSY_DELAY_MS, 0, NULL);
+		complete(dl, "release", (long long)now + (all ? 0 : HOST_BUSY_DELAY_MS), 0, NULL);
 	}
 }
 
@@ -668,6 +671,16 @@ static void begin(struct dispatch *d, const struct claim *c, redisReply **f)
 		return;
 	}
 	if (hc->n >= (unsigned)d->cfg->delivery_per_host) {
+		/* at most as many waiting as in flight per host: one slow destination
+		 * must not hold the capacity other destinations need */
+		unsigned queued = 0;
+		for (struct delivery *w = d->waiting; w; w = w->next_waiting)
+			queued += strcmp(w->host, dl->host) == 0;
+		if (queued >= (unsigned)d->cfg->delivery_per_host) {
+			complete(dl, "release", (long long)ids_now_ms() + HOST_BUSY_DELAY_MS, 0,
+				 NULL);
+			return;
+		}
 		dl->waiting_since_ms = ids_now_ms();
 		if (d->waiting_tail)
 			d->waiting_tail->next_waiting = dl;
@@ -800,7 +813,7 @@ static void run_tick(struct dispatch *d)
 {
 	uint64_t now = ids_now_ms();
 
-	expire_waiting(d, now);
+	expire_waiting(d, 0);
 	if (d->stopped || !rds_ready(d->r))
 		return;
 	for (int env = 0; env < 2; env++) {
@@ -886,13 +899,14 @@ void dispatch_stop(struct dispatch *d)
 		event_del(d->tick);
 		event_del(d->kick);
 		/* those not started yet go back to the queue now */
-		expire_waiting(d, ids_now_ms() + LEASE_MARGIN_MS);
+		expire_waiting(d, 1);
 	}
 }
 
 unsigned dispatch_inflight(const struct dispatch *d)
 {
-	return d ? d->inflight : 0;
+	/* a claim under way may already hold leases: wait for its answer too */
+	return d ? d->inflight + d->claiming : 0;
 }
 
 void dispatch_free(struct dispatch *d)

@@ -243,11 +243,19 @@ static void pump_parse(struct pump *p, struct pump_entry *e)
 	id = e->v ? YAJL_GET_STRING(json_get(e->v, "id")) : NULL;
 	order = e->v ? YAJL_GET_STRING(json_get(e->v, "order")) : NULL;
 	cv = e->v ? json_get(e->v, "created") : NULL;
+	if (id && events_id_shard(id) >= p->cfg->queue_shards) {
+		/* written by a process with more shards: never drop it */
+		log_error("outbox: event %s belongs to delivery shard %d, but queue-shards is %ld "
+			  "here; it waits until this process has the same (larger) queue-shards",
+			  id, events_id_shard(id), p->cfg->queue_shards);
+		e->state = ENTRY_BLOCKED;
+		e->order = "";
+		return;
+	}
 	if (!id || !order || !YAJL_GET_STRING(json_get(e->v, "type")) ||
 	    !YAJL_GET_STRING(json_get(e->v, "account")) ||
 	    !YAJL_GET_STRING(json_get(e->v, "url")) || !YAJL_GET_STRING(json_get(e->v, "body")) ||
-	    !YAJL_IS_NUMBER(cv) || events_id_shard(id) < 0 ||
-	    events_id_shard(id) >= p->cfg->queue_shards) {
+	    !YAJL_IS_NUMBER(cv) || events_id_shard(id) < 0) {
 		log_error("outbox: dropping malformed entry: %.200s", e->raw);
 		e->state = ENTRY_OK;
 		e->order = "";

@@ -187,7 +187,7 @@ void ingest_relay(struct rds *r, const struct config *cfg, enum auth_env env, co
 	x->cb = cb;
 	x->ud = ud;
 	/* events about one upstream charge keep their order too */
-	order = mem_printf("upstream:%s", n->charge_id);
+	order = mem_printf("upstream:%s:%s", account, n->charge_id);
 	events_new_id(events_shard_of(order, cfg->queue_shards), evt);
 	body =
 	    mem_printf("{\"id\":\"%s\",\"event\":\"%s\",\"data\":%s}", evt, n->event, n->data_json);

@@ -15,7 +15,8 @@ if e[6] == '' then return 2 end
 redis.call('ZREM', KEYS[2], id)
 redis.call('PERSIST', ek)
 redis.call('PERSIST', p .. 'log:' .. id)
-redis.call('HSET', ek, 'state', 'pending', 'budget_base', e[5], 'next_ms', now,
+-- a fresh budget: attempts and age are counted from now
+redis.call('HSET', ek, 'state', 'pending', 'budget_base', e[5], 'budget_ms', now, 'next_ms', now,
   'updated_ms', now, 'last_error', '')
 local ok = p .. 'o:' .. e[4]
 if redis.call('RPUSH', ok, id) == 1 then

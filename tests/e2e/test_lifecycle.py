@@ -116,6 +116,43 @@ class Lifecycle(Base):
         p = self.px.cli("events", "show", "evt_01ARZ3NDEKTSV4RRFFQ69G5FAV", check=False)
         self.assertEqual(p.returncode, 1)
 
+    def test_replay_gets_a_fresh_age_budget(self):
+        from sink import Reply
+        self.px.stop()
+        self.procs.remove(self.px)
+        px = self.start(["--retry-max-age-s", "2", "--retry-max-attempts", "100",
+                         "--retry-base-ms", "300", "--retry-factor-pct", "100"], name="aged")
+        self.sink.script("/aged", [500] * 40)
+        c = self.charge(px=px, postbackUrl=self.sink.url("/aged"))
+        px.request("POST", "/v1/charge/pix/%s/simulate-payment" % c["id"], headers=auth(self.key))
+        evt = self.sink.wait_count(1, path="/aged")[0].header("webhook-id")
+        wait_for(lambda: px.request("GET", "/v1/events/" + evt, headers=auth(self.key))
+                 .json["data"]["state"] == "dead" or None, timeout=10, what="dead by age")
+        time.sleep(1.0)  # the event is now older than the maximum age
+        before = self.sink.count("/aged")
+        r = px.request("POST", "/v1/events/%s/replay" % evt, headers=auth(self.key))
+        self.assertEqual(r.json["data"]["requeued"], True)
+        # still failing: the replayed event is retried, not killed by its old age
+        self.sink.wait_count(before + 3, path="/aged", timeout=10)
+
+    def test_a_slow_destination_does_not_hold_up_the_others(self):
+        from sink import Reply
+        self.px.stop()
+        self.procs.remove(self.px)
+        px = self.start(["--delivery-concurrency", "4", "--delivery-per-host", "1",
+                         "--delivery-timeout-ms", "5000"], name="fair")
+        self.sink.script("/slow-host", [Reply(200, delay=1.5)] * 12)
+        for _ in range(12):
+            c = self.charge(px=px, postbackUrl=self.sink.url("/slow-host"))
+            px.request("POST", "/v1/charge/pix/%s/simulate-payment" % c["id"], headers=auth(self.key))
+        self.sink.wait_count(1, path="/slow-host")
+        fast = "http://localhost:%d/fast" % self.sink.port
+        c = self.charge(px=px, postbackUrl=fast)
+        t0 = time.time()
+        px.request("POST", "/v1/charge/pix/%s/simulate-payment" % c["id"], headers=auth(self.key))
+        self.sink.wait_count(1, path="/fast", timeout=10)
+        self.assertLess(time.time() - t0, 3.5)
+
     def test_failure_is_a_final_state_without_event(self):
         c = self.charge(postbackUrl=self.sink.url("/fail"))
         r = self.px.request("POST", "/v1/charge/pix/%s/simulate-failure" % c["id"], headers=auth(self.key))
