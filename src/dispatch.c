@@ -27,6 +27,7 @@
 #define RESPONSE_KEEP 1024
 #define HOST_BUSY_DELAY_MS 1000
 #define MAX_HOSTS 256
+#define SATURATED_MS 5000 /* claim one at a time this long after a host overflowed */
 
 struct host_count {
 	char *host;
@@ -46,7 +47,9 @@ struct dispatch {
 	char token[IDS_ULID_LEN + 1]; /* this process's id, the stem of claim tokens */
 	unsigned long claims;	      /* claims made, to make each claim's token unique */
 	unsigned inflight;	      /* leased and not yet completed */
-	unsigned claiming;	      /* capacity reserved by claims under way */
+	uint64_t saturated_until_ms;  /* a host was at its limit with its waiting list full */
+
+	unsigned claiming; /* capacity reserved by claims under way */
 	int pumping[2];
 	int expiring[2];
 	uint64_t last_expiry_ms;
@@ -81,6 +84,7 @@ struct delivery {
 	char refused_ip[64];
 	uint64_t start_ms;
 	uint64_t waiting_since_ms;
+	int released; /* completed as "release": no attempt was made */
 	struct delivery *next_waiting;
 	char errbuf[CURL_ERROR_SIZE];
 };
@@ -93,7 +97,8 @@ struct claim {
 	char token[IDS_ULID_LEN + 24];
 };
 
-static void claim_all(struct dispatch *d);
+enum claim_reason { CLAIM_DONE, CLAIM_TICK, CLAIM_NEWS };
+static void claim_all(struct dispatch *d, enum claim_reason why);
 static void start_delivery(struct delivery *dl, struct host_count *hc);
 
 enum dispatch_verdict dispatch_judge(long http_status, int curl_ok)
@@ -224,9 +229,12 @@ static void on_completed(void *ud, redisReply *reply, const char *err)
 	dl->d->inflight--;
 	{
 		struct dispatch *d = dl->d;
+		int released = dl->released;
 		delivery_free(dl);
-		/* keep the pipeline full while there is work */
-		claim_all(d);
+		/* keep the pipeline full while there is work; a release made no
+		 * room, and claiming for it would walk a busy host's backlog */
+		if (!released)
+			claim_all(d, CLAIM_DONE);
 	}
 }
 
@@ -243,6 +251,8 @@ static void complete(struct delivery *dl, const char *outcome, long long next_ms
 		     const char *error)
 {
 	struct dispatch *d = dl->d;
+
+	dl->released = strcmp(outcome, "release") == 0;
 	char prefix[256], due[300], lease[300], dead[300], next[32], now_s[32], st[24] = "";
 	char cap[24], at[25], ttl[24];
 	uint64_t now = ids_now_ms();
@@ -677,6 +687,9 @@ static void begin(struct dispatch *d, const struct claim *c, redisReply **f)
 		for (struct delivery *w = d->waiting; w; w = w->next_waiting)
 			queued += strcmp(w->host, dl->host) == 0;
 		if (queued >= (unsigned)d->cfg->delivery_per_host) {
+			/* claims shrink for a while: most of what they bring now would
+			 * come back the same way */
+			d->saturated_until_ms = ids_now_ms() + SATURATED_MS;
 			complete(dl, "release", (long long)ids_now_ms() + HOST_BUSY_DELAY_MS, 0,
 				 NULL);
 			return;
@@ -735,7 +748,7 @@ static void on_claimed(void *ud, redisReply *reply, const char *err)
 
 /* Ask every shard for due events, sharing the free capacity among them so
  * that no shard waits for its turn while capacity is left. */
-static void claim_all(struct dispatch *d)
+static void claim_all(struct dispatch *d, enum claim_reason why)
 {
 	unsigned cap = (unsigned)d->cfg->delivery_concurrency;
 	char now[32], lease_ms[32];
@@ -744,6 +757,21 @@ static void claim_all(struct dispatch *d)
 
 	if (d->stopped || !rds_ready(d->r) || used >= cap)
 		return;
+	/* while a destination is saturated, claim one event per round (each
+	 * finished delivery starts a round): it refills the waiting list of the
+	 * busy host, or finds work for another one, without a backlog to one
+	 * host coming and going between Redis and this process */
+	if (ids_now_ms() < d->saturated_until_ms) {
+		/* a host is saturated: new events (kicks, pumps) wait; a finished
+		 * delivery claims one (to refill the busy host's waiting list or
+		 * find work elsewhere); the periodic tick claims in full, so that
+		 * other destinations' events behind a busy host's backlog are found
+		 * within a tick or two */
+		if (why == CLAIM_NEWS)
+			return;
+		if (why == CLAIM_DONE)
+			cap = used + 1;
+	}
 	share = (cap - used + (unsigned)shards - 1) / (unsigned)shards;
 	if (share > 32)
 		share = 32;
@@ -796,7 +824,7 @@ static void on_pumped(void *ud, int moved)
 		log_debug("pump env=%d moved=%d", j->env, moved);
 	free(j);
 	if (moved > 0)
-		claim_all(d); /* new events may be due right now */
+		claim_all(d, CLAIM_NEWS); /* new events may be due right now */
 }
 
 static void on_expired(void *ud, int n)
@@ -809,7 +837,7 @@ static void on_expired(void *ud, int n)
 	free(j);
 }
 
-static void run_tick(struct dispatch *d)
+static void run_tick(struct dispatch *d, enum claim_reason why)
 {
 	uint64_t now = ids_now_ms();
 
@@ -834,12 +862,17 @@ static void run_tick(struct dispatch *d)
 	}
 	if (now - d->last_expiry_ms >= EXPIRY_EVERY_MS)
 		d->last_expiry_ms = now;
-	claim_all(d);
+	claim_all(d, why);
 }
 
 static void on_tick(evutil_socket_t fd, short kind, void *arg)
 {
-	run_tick(arg);
+	run_tick(arg, CLAIM_TICK);
+}
+
+static void on_kick(evutil_socket_t fd, short kind, void *arg)
+{
+	run_tick(arg, CLAIM_NEWS);
 }
 
 /* A zero-delay timer of its own: activating the periodic tick would move
@@ -887,7 +920,7 @@ struct dispatch *dispatch_new(struct event_base *base, struct rds *r, const stru
 	curl_multi_setopt(d->multi, CURLMOPT_TIMERDATA, d);
 	d->curl_timer = evtimer_new(base, on_curl_timer, d);
 	d->tick = event_new(base, -1, EV_PERSIST, on_tick, d);
-	d->kick = evtimer_new(base, on_tick, d);
+	d->kick = evtimer_new(base, on_kick, d);
 	event_add(d->tick, &tv);
 	return d;
 }
