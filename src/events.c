@@ -332,14 +332,6 @@ struct lookup {
 	redisReply *event; /* HGETALL, kept until the log arrives */
 };
 
-static const char *field(const redisReply *h, const char *name)
-{
-	for (size_t i = 0; h && i + 1 < h->elements; i += 2)
-		if (h->element[i]->str && strcmp(h->element[i]->str, name) == 0)
-			return h->element[i + 1]->str ? h->element[i + 1]->str : "";
-	return NULL;
-}
-
 static void json_time_field(yajl_gen g, const char *name, const char *ms)
 {
 	char t[25];
@@ -356,27 +348,27 @@ static void json_time_field(yajl_gen g, const char *name, const char *ms)
 /* Render an event (HGETALL reply) and its log (LRANGE reply) as JSON. */
 void events_render(yajl_gen g, const redisReply *h, const redisReply *log)
 {
-	const char *url = field(h, "url"), *status = field(h, "last_status");
-	const char *err = field(h, "last_error"), *body = field(h, "body");
-	const char *state = field(h, "state");
+	const char *url = rds_hash_field(h, "url"), *status = rds_hash_field(h, "last_status");
+	const char *err = rds_hash_field(h, "last_error"), *body = rds_hash_field(h, "body");
+	const char *state = rds_hash_field(h, "state");
 
 	json_open(g);
 	json_str(g, "id");
-	json_str(g, field(h, "id"));
+	json_str(g, rds_hash_field(h, "id"));
 	json_str(g, "type");
-	json_str(g, field(h, "type"));
+	json_str(g, rds_hash_field(h, "type"));
 	json_str(g, "state");
 	json_str(g, state);
 	json_str(g, "destination");
 	json_str_or_null(g, url && *url ? url : NULL);
 	json_str(g, "attempts");
-	json_int(g, strtoll(field(h, "attempts"), NULL, 10));
-	json_time_field(g, "createdAt", field(h, "created_ms"));
-	json_time_field(g, "updatedAt", field(h, "updated_ms"));
+	json_int(g, strtoll(rds_hash_field(h, "attempts"), NULL, 10));
+	json_time_field(g, "createdAt", rds_hash_field(h, "created_ms"));
+	json_time_field(g, "updatedAt", rds_hash_field(h, "updated_ms"));
 	json_time_field(g, "nextAttemptAt",
-			strcmp(state, "pending") == 0 ? field(h, "next_ms") : NULL);
-	json_time_field(g, "deliveredAt", field(h, "delivered_ms"));
-	json_time_field(g, "deadAt", field(h, "dead_ms"));
+			strcmp(state, "pending") == 0 ? rds_hash_field(h, "next_ms") : NULL);
+	json_time_field(g, "deliveredAt", rds_hash_field(h, "delivered_ms"));
+	json_time_field(g, "deadAt", rds_hash_field(h, "dead_ms"));
 	json_str(g, "lastStatus");
 	if (status && *status)
 		json_int(g, strtoll(status, NULL, 10));
@@ -458,8 +450,8 @@ static void on_event(void *ud, redisReply *reply, const char *err)
 		lookup_free(l);
 		return;
 	}
-	account = field(reply, "account");
-	env = field(reply, "env");
+	account = rds_hash_field(reply, "account");
+	env = rds_hash_field(reply, "env");
 	if (!account || !env || strcmp(account, l->account) != 0 ||
 	    strcmp(env, auth_env_name(l->env)) != 0) {
 		l->cb(l->ud, EVENTS_NOT_FOUND, NULL, NULL);

@@ -185,17 +185,12 @@ int keys_create(redisContext *c, const char *prefix, enum auth_env env, enum aut
 	return 0;
 }
 
-static const char *field(redisReply *h, const char *name)
+/* An HGETALL field, "" when absent. */
+static const char *field(const redisReply *h, const char *name)
 {
-	if (!h || h->type != REDIS_REPLY_ARRAY)
-		return "";
-	for (size_t i = 0; i + 1 < h->elements; i += 2)
-		if (h->element[i]->type == REDIS_REPLY_STRING &&
-		    strcmp(h->element[i]->str, name) == 0)
-			return h->element[i + 1]->type == REDIS_REPLY_STRING
-				   ? h->element[i + 1]->str
-				   : "";
-	return "";
+	const char *v = rds_hash_field(h, name);
+
+	return v ? v : "";
 }
 
 static void time_or_dash(char *out, const char *ms)

@@ -568,3 +568,16 @@ redisReply *rds_sync_script(redisContext *c, enum script_id id, int nkeys, int a
 	free(av);
 	return reply;
 }
+
+const char *rds_hash_field(const redisReply *h, const char *name)
+{
+	if (!h || h->type != REDIS_REPLY_ARRAY)
+		return NULL;
+	for (size_t i = 0; i + 1 < h->elements; i += 2)
+		if (h->element[i]->type == REDIS_REPLY_STRING &&
+		    strcmp(h->element[i]->str, name) == 0)
+			return h->element[i + 1]->type == REDIS_REPLY_STRING
+				   ? h->element[i + 1]->str
+				   : "";
+	return NULL;
+}

@@ -62,6 +62,11 @@ void rds_cmd_argv(struct rds *r, rds_reply_fn cb, void *ud, int argc, const char
 void rds_script(struct rds *r, rds_reply_fn cb, void *ud, enum script_id id, int nkeys, int argc,
 		const char **argv, const size_t *lens);
 
+/* The value of field `name` in an HGETALL reply (a flat array of names and
+ * values), borrowed from the reply; NULL when absent or when `h` is not an
+ * array. A value that is not a string reads as "". */
+const char *rds_hash_field(const redisReply *h, const char *name);
+
 /* Blocking access, for the command-line tools and for start-up work done
  * before the event loop runs; never used from the loop.
  * rds_sync_connect returns a connected context (after AUTH/SELECT) or NULL
