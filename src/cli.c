@@ -97,6 +97,20 @@ static int want_help(int argc, char **argv)
 	return 0;
 }
 
+/* The start of an "ACTION [options]" command: the usage on --help (exit 0)
+ * or without an action (exit 2), else the action in *verb, getopt reset to
+ * read the options after it, and -1. */
+static int cli_action(int argc, char **argv, const char *usage, const char **verb)
+{
+	if (argc < 2 || want_help(argc, argv)) {
+		fputs(usage, argc < 2 ? stderr : stdout);
+		return argc < 2 ? 2 : 0;
+	}
+	*verb = argv[1];
+	optind = 1;
+	return -1;
+}
+
 static int cmd_serve(struct config *cfg, int argc, char **argv)
 {
 	if (want_help(argc, argv)) {
@@ -223,12 +237,9 @@ static int cmd_keys(const struct config *cfg, int argc, char **argv)
 	struct cli_redis cr;
 	char err[256];
 
-	if (argc < 2 || want_help(argc, argv)) {
-		fputs(usage_keys, argc < 2 ? stderr : stdout);
-		return argc < 2 ? 2 : 0;
-	}
-	verb = argv[1];
-	optind = 1;
+	if ((rc = cli_action(argc, argv, usage_keys, &verb)) >= 0)
+		return rc;
+	rc = 1;
 	while ((opt = getopt_long(argc - 1, argv + 1, "h", lo, NULL)) != -1) {
 		switch (opt) {
 		case 'e':
@@ -371,19 +382,24 @@ static const char usage_events[] =
     "The postback events of an account (default: the platform account of the\n"
     "sandbox), newest first; one event with its attempt log; deliver one again.\n";
 
-/* The account a command is about: --account, else the platform account. */
-static int resolve_account(redisContext *c, const struct config *cfg, enum auth_env env,
-			   const char *account, char out[32])
+/* Open the Redis of cfg and name the account a command is about: --account,
+ * else the platform account of env. Returns 0 (close cr after), or -1 with
+ * the problem printed and nothing left open. */
+static int cli_open_account(const struct config *cfg, enum auth_env env, const char *account,
+			    struct cli_redis *cr, char out[32])
 {
 	char err[256];
 	int created = 0;
 
+	if (cli_redis_open(cfg, cr) < 0)
+		return -1;
 	if (account) {
 		snprintf(out, 32, "%s", account);
 		return 0;
 	}
-	if (keys_platform_init(c, cfg->prefix, env, out, &created, err, sizeof(err)) < 0) {
+	if (keys_platform_init(cr->c, cfg->prefix, env, out, &created, err, sizeof(err)) < 0) {
 		fprintf(stderr, "pixrelay: %s\n", err);
+		cli_redis_close(cr);
 		return -1;
 	}
 	return 0;
@@ -592,12 +608,9 @@ static int cmd_events(const struct config *cfg, int argc, char **argv)
 	struct cli_redis cr;
 	char acct[32];
 
-	if (argc < 2 || want_help(argc, argv)) {
-		fputs(usage_events, argc < 2 ? stderr : stdout);
-		return argc < 2 ? 2 : 0;
-	}
-	verb = argv[1];
-	optind = 1;
+	if ((rc = cli_action(argc, argv, usage_events, &verb)) >= 0)
+		return rc;
+	rc = 1;
 	while ((opt = getopt_long(argc - 1, argv + 1, "h", lo, NULL)) != -1) {
 		switch (opt) {
 		case 'e':
@@ -632,17 +645,14 @@ static int cmd_events(const struct config *cfg, int argc, char **argv)
 		fprintf(stderr, "pixrelay events: unknown action '%s'\n\n%s", verb, usage_events);
 		return 2;
 	}
-	if (cli_redis_open(cfg, &cr) < 0)
+	if (cli_open_account(cfg, env, account, &cr, acct) < 0)
 		return 1;
-	if (resolve_account(cr.c, cfg, env, account, acct) < 0)
-		goto done;
 	if (strcmp(verb, "list") == 0)
 		rc = events_list_cli(cr.c, cfg, env, acct, state, limit, json);
 	else if (strcmp(verb, "show") == 0)
 		rc = events_show_cli(cr.c, cfg, env, acct, argv[optind + 1]);
 	else
 		rc = events_replay_cli(cr.c, cfg, env, acct, argv[optind + 1]);
-done:
 	cli_redis_close(&cr);
 	return rc;
 }
@@ -734,12 +744,9 @@ static int cmd_account(const struct config *cfg, int argc, char **argv)
 	struct cli_redis cr;
 	char id[32], err[256];
 
-	if (argc < 2 || want_help(argc, argv)) {
-		fputs(usage_account, argc < 2 ? stderr : stdout);
-		return argc < 2 ? 2 : 0;
-	}
-	verb = argv[1];
-	optind = 1;
+	if ((rc = cli_action(argc, argv, usage_account, &verb)) >= 0)
+		return rc;
+	rc = 1;
 	while ((opt = getopt_long(argc - 1, argv + 1, "h", lo, NULL)) != -1) {
 		switch (opt) {
 		case 'e':
@@ -776,10 +783,8 @@ static int cmd_account(const struct config *cfg, int argc, char **argv)
 			return 2;
 		}
 	}
-	if (cli_redis_open(cfg, &cr) < 0)
+	if (cli_open_account(cfg, env, account, &cr, id) < 0)
 		return 1;
-	if (resolve_account(cr.c, cfg, env, account, id) < 0)
-		goto done;
 	if (strcmp(verb, "show") == 0) {
 		rc = keys_account_show(cr.c, cfg->prefix, env, id, stdout, err, sizeof(err));
 		if (rc == 0)
@@ -793,7 +798,6 @@ static int cmd_account(const struct config *cfg, int argc, char **argv)
 		fprintf(stderr, "pixrelay account %s: %s\n", verb, err);
 		rc = 1;
 	}
-done:
 	cli_redis_close(&cr);
 	return rc;
 }
@@ -854,10 +858,8 @@ static int cmd_secrets(const struct config *cfg, int argc, char **argv)
 		fprintf(stderr, "pixrelay secrets: --env sandbox|production is required\n");
 		return 2;
 	}
-	if (cli_redis_open(cfg, &cr) < 0)
+	if (cli_open_account(cfg, env, account, &cr, id) < 0)
 		return 1;
-	if (resolve_account(cr.c, cfg, env, account, id) < 0)
-		goto done;
 	if (strcmp(verb, "show") != 0) {
 		int end = strcmp(verb, "end-rotation") == 0;
 		if (keys_rotate_signing(cr.c, cfg->prefix, env, id, end, signing, sizeof(signing),

@@ -21,9 +21,14 @@
 Prints key=value lines; exits 1 when a check fails, 2 on a usage error.
 """
 import json
+import os
 import socket
 import sys
 import time
+
+# the RESP reader of the end-to-end harness (errors raise RuntimeError)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
+from harness import _read_resp  # noqa: E402
 
 
 class R:
@@ -42,23 +47,7 @@ class R:
         return b"".join(out)
 
     def read(self):
-        line = self.f.readline()
-        if not line:
-            raise ConnectionError("redis closed the connection")
-        t, rest = line[:1], line[1:-2]
-        if t == b"+":
-            return rest.decode()
-        if t == b"-":
-            raise RuntimeError(rest.decode())
-        if t == b":":
-            return int(rest)
-        if t == b"$":
-            n = int(rest)
-            return None if n < 0 else self.f.read(n + 2)[:-2].decode(errors="replace")
-        if t == b"*":
-            n = int(rest)
-            return None if n < 0 else [self.read() for _ in range(n)]
-        raise RuntimeError("bad RESP reply %r" % line)
+        return _read_resp(self.f)
 
     def cmd(self, *args):
         self.s.sendall(self.enc(args))

@@ -112,8 +112,8 @@ class Env:
         cls.key = cls.px.create_key("sandbox")["key"]
         cls.live = cls.px.create_key("production")["key"]
         cls.master = cls.px.create_key("sandbox", master=True)["key"]
-        # a second sandbox account (no API creates accounts yet): stored as the
-        # platform account is, with its own Pix key, and an account key for it
+        # a second sandbox account, stored directly (only what charges read:
+        # its own Pix key), and an account key for it
         cls.other = new_ulid()
         cls.other_pix_key = "b1f7c2a4-3d5e-4f60-8a9b-0c1d2e3f4a5b"
         cls.redis.cmd("HSET", "pixrelay:{sandbox}:acct:" + cls.other, "id", cls.other,
