@@ -935,7 +935,8 @@ static void handle_events_replay(struct http_req *req)
 		}
 		if (YAJL_IS_STRING(v)) {
 			value = v->u.string;
-		} else if (YAJL_IS_INTEGER(v)) {
+		} else if (YAJL_IS_INTEGER(v) && j >= 2) {
+			/* since, until and limit may be numbers */
 			snprintf(num, sizeof(num), "%lld", YAJL_GET_INTEGER(v));
 			value = num;
 		} else if (!YAJL_IS_NULL(v)) {
