@@ -94,8 +94,9 @@ static const struct opt opts[] = {
     {"event-retention-days", L(event_retention_days), "30", 1, 3650,
      "days a delivered or dead event (and its attempt log) is kept after its last change"},
     {"destination-allow", S(destination_allow), "", 0, 0,
-     "comma-separated CIDRs that production postbacks may reach although they are not "
-     "public (sandbox postbacks may reach any address)"},
+     "comma-separated addresses or CIDRs, each with an optional port (10.0.0.5:8080, "
+     "[fd00::/8]:443), that production postbacks may reach although they are not public "
+     "(sandbox postbacks may reach any address)"},
     {"dispatch", L(dispatch), "1", 0, 1,
      "1: this process delivers postbacks and runs the expiry scheduler; 0: API only"},
 };

@@ -34,14 +34,22 @@ struct host_count {
 	unsigned n;
 };
 
+/* One curl multi handle, with its connection cache, per environment: a
+ * connection opened for a sandbox postback (which may reach any address) is
+ * never reused for a production one. */
+struct pool {
+	struct dispatch *d;
+	CURLM *multi;
+	struct event *timer;
+};
+
 struct dispatch {
 	struct event_base *base;
 	struct rds *r;
 	const struct config *cfg;
-	CURLM *multi;
-	struct event *curl_timer;
-	struct event *tick; /* every TICK_MS */
-	struct event *kick; /* zero-delay: something was written, look now */
+	struct pool pools[2]; /* by enum auth_env */
+	struct event *tick;   /* every TICK_MS */
+	struct event *kick;   /* zero-delay: something was written, look now */
 	struct netaddr_list allow;
 	struct backoff_policy policy;
 	char token[IDS_ULID_LEN + 1]; /* this process's id, the stem of claim tokens */
@@ -75,6 +83,7 @@ struct delivery {
 	int attempts, budget_base;
 	long long created_ms;
 	char *host;
+	struct pool *pool;
 	CURL *easy;
 	struct curl_slist *headers;
 	char response[RESPONSE_KEEP + 1];
@@ -431,17 +440,17 @@ static void active_remove(struct delivery *dl)
 	dl->prev_active = dl->next_active = NULL;
 }
 
-static void check_multi(struct dispatch *d)
+static void check_multi(struct pool *pl)
 {
 	CURLMsg *msg;
 	int left;
 
-	while ((msg = curl_multi_info_read(d->multi, &left))) {
+	while ((msg = curl_multi_info_read(pl->multi, &left))) {
 		struct delivery *dl = NULL;
 		if (msg->msg != CURLMSG_DONE)
 			continue;
 		curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&dl);
-		curl_multi_remove_handle(d->multi, msg->easy_handle);
+		curl_multi_remove_handle(pl->multi, msg->easy_handle);
 		active_remove(dl);
 		finish(dl, msg->data.result);
 	}
@@ -451,58 +460,58 @@ static void check_multi(struct dispatch *d)
 
 static void on_socket_event(evutil_socket_t fd, short kind, void *arg)
 {
-	struct dispatch *d = arg;
+	struct pool *pl = arg;
 	int running = 0;
 	int action =
 	    ((kind & EV_READ) ? CURL_CSELECT_IN : 0) | ((kind & EV_WRITE) ? CURL_CSELECT_OUT : 0);
 
-	curl_multi_socket_action(d->multi, fd, action, &running);
-	check_multi(d);
+	curl_multi_socket_action(pl->multi, fd, action, &running);
+	check_multi(pl);
 }
 
 static void on_curl_timer(evutil_socket_t fd, short kind, void *arg)
 {
-	struct dispatch *d = arg;
+	struct pool *pl = arg;
 	int running = 0;
 
-	curl_multi_socket_action(d->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-	check_multi(d);
+	curl_multi_socket_action(pl->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+	check_multi(pl);
 }
 
 static int socket_cb(CURL *easy, curl_socket_t s, int what, void *userp, void *socketp)
 {
-	struct dispatch *d = userp;
+	struct pool *pl = userp;
 	struct event *ev = socketp;
 
 	if (what == CURL_POLL_REMOVE) {
 		if (ev)
 			event_free(ev);
-		curl_multi_assign(d->multi, s, NULL);
+		curl_multi_assign(pl->multi, s, NULL);
 		return 0;
 	}
 	if (ev)
 		event_free(ev);
-	ev = event_new(d->base, s,
+	ev = event_new(pl->d->base, s,
 		       ((what & CURL_POLL_IN) ? EV_READ : 0) |
 			   ((what & CURL_POLL_OUT) ? EV_WRITE : 0) | EV_PERSIST,
-		       on_socket_event, d);
+		       on_socket_event, pl);
 	event_add(ev, NULL);
-	curl_multi_assign(d->multi, s, ev);
+	curl_multi_assign(pl->multi, s, ev);
 	return 0;
 }
 
 static int timer_cb(CURLM *multi, long timeout_ms, void *userp)
 {
-	struct dispatch *d = userp;
+	struct pool *pl = userp;
 	struct timeval tv;
 
 	if (timeout_ms < 0) {
-		evtimer_del(d->curl_timer);
+		evtimer_del(pl->timer);
 		return 0;
 	}
 	tv.tv_sec = timeout_ms / 1000;
 	tv.tv_usec = (timeout_ms % 1000) * 1000;
-	evtimer_add(d->curl_timer, &tv);
+	evtimer_add(pl->timer, &tv);
 	return 0;
 }
 
@@ -534,8 +543,12 @@ static size_t on_header(char *buf, size_t size, size_t nitems, void *userdata)
 	return n;
 }
 
-/* Production postbacks may only reach public addresses: checked on the
- * address curl is about to connect to, after DNS. */
+/* Production postbacks may only reach public addresses (or those of
+ * destination-allow). Checked twice: on the address curl is about to connect
+ * to, after DNS, so that a refused address is never even connected to; and
+ * on the connection that is about to carry the request (below), whether new
+ * or reused, so that no connection can carry a production request to an
+ * address that is not allowed, however it was opened. */
 static curl_socket_t on_open_socket(void *clientp, curlsocktype purpose,
 				    struct curl_sockaddr *address)
 {
@@ -555,6 +568,19 @@ static curl_socket_t on_open_socket(void *clientp, curlsocktype purpose,
 		return CURL_SOCKET_BAD;
 	}
 	return socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
+}
+
+static int on_prereq(void *clientp, char *primary_ip, char *local_ip, int primary_port,
+		     int local_port)
+{
+	struct delivery *dl = clientp;
+
+	if (strcmp(dl->env, "production") != 0 || netaddr_ip_is_public(primary_ip) ||
+	    netaddr_list_contains_port(&dl->d->allow, primary_ip, primary_port))
+		return CURL_PREREQFUNC_OK;
+	dl->refused_address = 1;
+	snprintf(dl->refused_ip, sizeof(dl->refused_ip), "%s", primary_ip);
+	return CURL_PREREQFUNC_ABORT;
 }
 
 static void add_header(struct delivery *dl, const char *name, const char *value)
@@ -622,8 +648,14 @@ static void start_request(struct delivery *dl, const char *signing, const char *
 	curl_easy_setopt(dl->easy, CURLOPT_HEADERDATA, dl);
 	curl_easy_setopt(dl->easy, CURLOPT_OPENSOCKETFUNCTION, on_open_socket);
 	curl_easy_setopt(dl->easy, CURLOPT_OPENSOCKETDATA, dl);
+	curl_easy_setopt(dl->easy, CURLOPT_PREREQFUNCTION, on_prereq);
+	curl_easy_setopt(dl->easy, CURLOPT_PREREQDATA, dl);
+	/* never through a proxy from the environment (http_proxy, ...): the
+	 * address checks above must see the destination itself */
+	curl_easy_setopt(dl->easy, CURLOPT_PROXY, "");
 	curl_easy_setopt(dl->easy, CURLOPT_ERRORBUFFER, dl->errbuf);
-	if (curl_multi_add_handle(d->multi, dl->easy) != CURLM_OK) {
+	dl->pool = &d->pools[strcmp(dl->env, "production") == 0 ? AUTH_PRODUCTION : AUTH_SANDBOX];
+	if (curl_multi_add_handle(dl->pool->multi, dl->easy) != CURLM_OK) {
 		host_release(d, dl->host);
 		start_waiting(d, dl->host);
 		complete(dl, "retry", (long long)ids_now_ms() + d->cfg->retry_base_ms, 0,
@@ -907,18 +939,18 @@ struct dispatch *dispatch_new(struct event_base *base, struct rds *r, const stru
 	d->policy.cap_ms = cfg->retry_cap_ms;
 	d->policy.max_attempts = (int)cfg->retry_max_attempts;
 	d->policy.max_age_ms = cfg->retry_max_age_s * 1000LL;
-	d->multi = curl_multi_init();
-	if (!d->multi) {
-		log_error("curl_multi_init failed");
-		netaddr_list_deinit(&d->allow);
-		free(d);
-		return NULL;
+	for (int i = 0; i < 2; i++) {
+		struct pool *pl = &d->pools[i];
+		pl->d = d;
+		pl->multi = curl_multi_init();
+		if (!pl->multi)
+			mem_oom(__FILE__, __LINE__);
+		curl_multi_setopt(pl->multi, CURLMOPT_SOCKETFUNCTION, socket_cb);
+		curl_multi_setopt(pl->multi, CURLMOPT_SOCKETDATA, pl);
+		curl_multi_setopt(pl->multi, CURLMOPT_TIMERFUNCTION, timer_cb);
+		curl_multi_setopt(pl->multi, CURLMOPT_TIMERDATA, pl);
+		pl->timer = evtimer_new(base, on_curl_timer, pl);
 	}
-	curl_multi_setopt(d->multi, CURLMOPT_SOCKETFUNCTION, socket_cb);
-	curl_multi_setopt(d->multi, CURLMOPT_SOCKETDATA, d);
-	curl_multi_setopt(d->multi, CURLMOPT_TIMERFUNCTION, timer_cb);
-	curl_multi_setopt(d->multi, CURLMOPT_TIMERDATA, d);
-	d->curl_timer = evtimer_new(base, on_curl_timer, d);
 	d->tick = event_new(base, -1, EV_PERSIST, on_tick, d);
 	d->kick = evtimer_new(base, on_kick, d);
 	event_add(d->tick, &tv);
@@ -949,12 +981,14 @@ void dispatch_free(struct dispatch *d)
 	/* deliveries still in curl are abandoned: their leases run out */
 	while (d->active) {
 		struct delivery *dl = d->active;
-		curl_multi_remove_handle(d->multi, dl->easy);
+		curl_multi_remove_handle(dl->pool->multi, dl->easy);
 		active_remove(dl);
 		delivery_free(dl);
 	}
-	curl_multi_cleanup(d->multi);
-	event_free(d->curl_timer);
+	for (int i = 0; i < 2; i++) {
+		curl_multi_cleanup(d->pools[i].multi);
+		event_free(d->pools[i].timer);
+	}
 	event_free(d->tick);
 	event_free(d->kick);
 	while (d->waiting) {
