@@ -4,6 +4,8 @@
 #include "pixrelay/ids.h"
 #include "pixrelay/json.h"
 #include "pixrelay/keys.h"
+#include "pixrelay/keyspace.h"
+#include "pixrelay/log.h"
 #include "pixrelay/mem.h"
 #include "pixrelay/sign.h"
 #include "pixrelay/timefmt.h"
@@ -102,28 +104,81 @@ static char *details_json(const struct account_input *in)
 
 /* ---- create ---- */
 
+/* Creation is two scripts: account_put writes the record and files into the
+ * account's shard, where nothing points to it yet; account_index then makes
+ * it known to the environment (taxID, Pix keys, members, listing), once. If
+ * the taxID is taken, the record is removed again; if this process dies in
+ * between, the record stays unreachable (no index names it). */
 struct create {
+	struct rds *r;
+	const struct config *cfg;
+	enum auth_env env;
 	accounts_fn cb;
 	void *ud;
+	char id[IDS_ULID_LEN + 1];
+	char key[KS_KEY_MAX];
 	char *json;
+	int argc;
+	char **argv; /* account_index's arguments, kept for the second step */
 };
 
-static void on_created(void *ud, redisReply *reply, const char *err)
+static void create_free(struct create *c)
+{
+	if (c->json) {
+		mem_wipe(c->json, strlen(c->json));
+		free(c->json);
+	}
+	for (int i = 0; i < c->argc; i++)
+		free(c->argv[i]);
+	free(c->argv);
+	free(c);
+}
+
+static void on_ignored(void *ud, redisReply *reply, const char *err)
+{
+	if (err)
+		log_warn("cleanup: %s", err);
+}
+
+static void on_indexed(void *ud, redisReply *reply, const char *err)
+{
+	struct create *c = ud;
+	const char *what = NULL;
+
+	if (!err && reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
+	    reply->element[0]->type == REDIS_REPLY_STRING &&
+	    reply->element[1]->type == REDIS_REPLY_STRING)
+		what = reply->element[0]->str;
+	if (err) {
+		c->cb(c->ud, -1, NULL, err);
+	} else if (what && strcmp(what, "created") == 0) {
+		c->cb(c->ud, 0, c->json, NULL);
+	} else if (what && strcmp(what, "duplicate") == 0) {
+		const char *argv[] = {"DEL", c->key};
+		rds_cmd_argv(c->r, on_ignored, NULL, 2, argv, NULL);
+		c->cb(c->ud, ACCOUNTS_DUPLICATE, reply->element[1]->str, NULL);
+	} else {
+		c->cb(c->ud, -1, NULL, "unexpected reply from account_index");
+	}
+	create_free(c);
+}
+
+static void on_put(void *ud, redisReply *reply, const char *err)
 {
 	struct create *c = ud;
 
-	if (err)
+	if (err) {
 		c->cb(c->ud, -1, NULL, err);
-	else if (reply->type == REDIS_REPLY_ARRAY && reply->elements >= 1 &&
-		 reply->element[0]->str && strcmp(reply->element[0]->str, "created") == 0)
-		c->cb(c->ud, 0, c->json, NULL);
-	else if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 && reply->element[1]->str)
-		c->cb(c->ud, ACCOUNTS_DUPLICATE, reply->element[1]->str, NULL);
-	else
-		c->cb(c->ud, -1, NULL, "unexpected reply from account_create");
-	mem_wipe(c->json, strlen(c->json));
-	free(c->json);
-	free(c);
+		create_free(c);
+		return;
+	}
+	if (reply->type != REDIS_REPLY_INTEGER || reply->integer != 1) {
+		c->cb(c->ud, -1, NULL, "unexpected reply from account_put");
+		create_free(c);
+		return;
+	}
+	rds_script(c->r, on_indexed, c, SCRIPT_ACCOUNT_INDEX, 1, c->argc, (const char **)c->argv,
+		   NULL);
 }
 
 void accounts_create(struct rds *r, const struct config *cfg, enum auth_env env, const char *owner,
@@ -131,22 +186,27 @@ void accounts_create(struct rds *r, const struct config *cfg, enum auth_env env,
 {
 	struct create *c = mem_new(struct create);
 	const char *envn = auth_env_name(env);
-	char id[IDS_ULID_LEN + 1], evp[IDS_UUID_LEN + 1], signing[SIGN_SECRET_LEN + 1];
+	char evp[IDS_UUID_LEN + 1], signing[SIGN_SECRET_LEN + 1];
 	char ingest[SIGN_SECRET_LEN + 1], compat[41], created[32], created_txt[TIMEFMT_LEN + 1];
-	char k1[256], k2[256], k3[256], k4[256], k5[256], mp[256], fp[256], nmembers[16];
+	char sp[KS_PREFIX_MAX], fp[KS_PREFIX_MAX + 8], gp[KS_PREFIX_MAX], taxids[KS_KEY_MAX];
+	char nfields[16];
 	uint64_t now = ids_now_ms();
 	char *details = details_json(in);
 	size_t nfiles = in->ndocuments + 3 * in->nrepresentatives;
-	size_t argc_max = 5 + 16 + in->nrepresentatives + 2 * nfiles, argc = 0;
+	size_t argc_max = 2 + 2 * 17 + 2 * nfiles + 1, argc = 0;
 	const char **argv = mem_calloc(argc_max, sizeof(char *));
 	size_t *lens = mem_calloc(argc_max, sizeof(size_t));
 	yajl_gen g = json_gen_new();
 	const char *s;
 	size_t len;
+	int shard = ks_random_shard(cfg->shards);
 
+	c->r = r;
+	c->cfg = cfg;
+	c->env = env;
 	c->cb = cb;
 	c->ud = ud;
-	ids_ulid_at(id, now);
+	ks_ulid_at(shard, now, c->id);
 	ids_uuid4(evp);
 	sign_secret_new(signing, sizeof(signing));
 	sign_secret_new(ingest, sizeof(ingest));
@@ -154,44 +214,56 @@ void accounts_create(struct rds *r, const struct config *cfg, enum auth_env env,
 	ids_base62(compat + 6, 32);
 	snprintf(created, sizeof(created), "%llu", (unsigned long long)now);
 	timefmt_format(created_txt, now);
-	keys_redis_account(k1, sizeof(k1), cfg->prefix, env, id);
-	snprintf(k2, sizeof(k2), "%s{%s}:taxids", cfg->prefix, envn);
-	snprintf(k3, sizeof(k3), "%s{%s}:pixkeys", cfg->prefix, envn);
-	snprintf(k4, sizeof(k4), "%s{%s}:accounts", cfg->prefix, envn);
-	snprintf(k5, sizeof(k5), "%s{%s}:members:%s", cfg->prefix, envn, id);
-	snprintf(mp, sizeof(mp), "%s{%s}:member:", cfg->prefix, envn);
-	snprintf(fp, sizeof(fp), "%s{%s}:file:", cfg->prefix, envn);
-	snprintf(nmembers, sizeof(nmembers), "%zu", in->nrepresentatives);
+	ks_account_key(c->key, sizeof(c->key), cfg->prefix, env, c->id);
+	ks_shard_prefix(sp, sizeof(sp), cfg->prefix, shard);
+	snprintf(fp, sizeof(fp), "%sfile:", sp);
 	{
-		const char *fixed[] = {k1,
-				       k2,
-				       k3,
-				       k4,
-				       k5,
-				       id,
-				       envn,
-				       owner,
-				       created,
-				       in->official_name,
-				       in->trade_name,
-				       in->tax_id,
-				       evp,
-				       signing,
-				       compat,
-				       ingest,
-				       in->postback_url ? in->postback_url : "",
-				       details,
-				       mp,
-				       fp,
-				       nmembers};
-		for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
-			argv[argc] = fixed[i];
-			lens[argc++] = strlen(fixed[i]);
+		const char *fields[] = {"id",
+					c->id,
+					"env",
+					envn,
+					"kind",
+					"business",
+					"owner",
+					owner,
+					"created_at",
+					created,
+					"officialName",
+					in->official_name,
+					"tradeName",
+					in->trade_name,
+					"taxID",
+					in->tax_id,
+					"pix_key",
+					evp,
+					"signing_secret",
+					signing,
+					"signing_secret_prev",
+					"",
+					"webhook_secret",
+					compat,
+					"ingest_secret",
+					ingest,
+					"postback_url",
+					in->postback_url ? in->postback_url : "",
+					"details",
+					details,
+					"status",
+					"ACTIVE",
+					"balance",
+					"0"};
+		size_t nf = sizeof(fields) / sizeof(fields[0]);
+		snprintf(nfields, sizeof(nfields), "%zu", nf / 2);
+		argv[argc] = c->key;
+		lens[argc++] = strlen(c->key);
+		argv[argc] = fp;
+		lens[argc++] = strlen(fp);
+		argv[argc] = nfields;
+		lens[argc++] = strlen(nfields);
+		for (size_t i = 0; i < nf; i++) {
+			argv[argc] = fields[i];
+			lens[argc++] = strlen(fields[i]);
 		}
-	}
-	for (size_t i = 0; i < in->nrepresentatives; i++) {
-		argv[argc] = in->representatives[i].tax_id;
-		lens[argc++] = strlen(in->representatives[i].tax_id);
 	}
 	for (size_t i = 0; i < nfiles; i++) {
 		const struct account_file *f =
@@ -209,10 +281,26 @@ void accounts_create(struct rds *r, const struct config *cfg, enum auth_env env,
 		lens[argc++] = f->len;
 	}
 
+	/* the second step's arguments: the environment's indexes */
+	ks_env_prefix(gp, sizeof(gp), cfg->prefix, env);
+	snprintf(taxids, sizeof(taxids), "%staxids", gp);
+	c->argv = mem_calloc(9 + in->nrepresentatives, sizeof(char *));
+	c->argv[c->argc++] = mem_strdup(taxids);
+	c->argv[c->argc++] = mem_strdup(gp);
+	c->argv[c->argc++] = mem_strdup(c->id);
+	c->argv[c->argc++] = mem_strdup(in->tax_id);
+	c->argv[c->argc++] = mem_strdup(created);
+	c->argv[c->argc++] = mem_strdup("0"); /* not the platform account */
+	c->argv[c->argc++] = mem_strdup("2"); /* its two Pix keys: */
+	c->argv[c->argc++] = mem_strdup(evp);
+	c->argv[c->argc++] = mem_strdup(in->tax_id);
+	for (size_t i = 0; i < in->nrepresentatives; i++)
+		c->argv[c->argc++] = mem_strdup(in->representatives[i].tax_id);
+
 	/* the answer, shown once: it carries the secrets */
 	json_open(g);
 	json_str(g, "id");
-	json_str(g, id);
+	json_str(g, c->id);
 	json_str(g, "officialName");
 	json_str(g, in->official_name);
 	json_str(g, "tradeName");
@@ -258,8 +346,7 @@ void accounts_create(struct rds *r, const struct config *cfg, enum auth_env env,
 	c->json = mem_strndup(s, len);
 	yajl_gen_free(g);
 
-	/* keys are passed as the first five arguments */
-	rds_script(r, on_created, c, SCRIPT_ACCOUNT_CREATE, 5, (int)argc, argv, lens);
+	rds_script(r, on_put, c, SCRIPT_ACCOUNT_PUT, 1, (int)argc, argv, lens);
 	mem_wipe(signing, sizeof(signing));
 	mem_wipe(ingest, sizeof(ingest));
 	mem_wipe(compat, sizeof(compat));
@@ -270,42 +357,238 @@ void accounts_create(struct rds *r, const struct config *cfg, enum auth_env env,
 
 /* ---- transfer ---- */
 
+/* An internal transfer, step by step (accounts.h): transfer_resolve (the
+ * environment's Pix keys and groups), transfer_debit (the source's shard;
+ * everything when both accounts share it), then, across shards,
+ * transfer_credit (the destination's shard) and transfer_finish (the
+ * source's). The same steps finish a transfer that a process left debited
+ * (accounts_transfer_recover). */
 struct transfer {
+	struct rds *r;
+	const struct config *cfg;
+	enum auth_env env;
 	accounts_fn cb;
 	void *ud;
+	char *caller, *from_key, *to_key, *idem, *fingerprint;
+	char from[IDS_ULID_LEN + 1], to[IDS_ULID_LEN + 1];
+	char id[IDS_ULID_LEN + 5];
+	char evt_in[EVENTS_ID_MAX];
+	char amount[24], at[24], at_txt[TIMEFMT_LEN + 1];
+	int replayed;
 };
 
-static void on_transferred(void *ud, redisReply *reply, const char *err)
+static void transfer_free(struct transfer *t)
+{
+	free(t->caller);
+	free(t->from_key);
+	free(t->to_key);
+	free(t->idem);
+	free(t->fingerprint);
+	free(t);
+}
+
+static void transfer_end(struct transfer *t, int result, const char *json, const char *err)
+{
+	if (t->cb)
+		t->cb(t->ud, result, json, err);
+	transfer_free(t);
+}
+
+static void on_finished(void *ud, redisReply *reply, const char *err)
+{
+	struct transfer *t = ud;
+
+	if (err) {
+		log_warn("transfer %s: credited, but cannot mark it done yet: %s (recovery will)",
+			 t->id, err);
+	}
+	/* the money has arrived either way */
+	transfer_end(t, t->replayed ? ACCOUNTS_REPLAYED : 0, NULL, NULL);
+}
+
+static void transfer_finish(struct transfer *t)
+{
+	char sp[KS_PREFIX_MAX], k[KS_KEY_MAX], ttl[24];
+
+	ks_shard_prefix(sp, sizeof(sp), t->cfg->prefix, ks_shard_of(t->id));
+	snprintf(k, sizeof(k), "%sxout", sp);
+	snprintf(ttl, sizeof(ttl), "%ld", t->cfg->event_retention_days * 86400);
+	{
+		const char *argv[] = {k, sp, t->id, ttl};
+		rds_script(t->r, on_finished, t, SCRIPT_TRANSFER_FINISH, 1, 4, argv, NULL);
+	}
+}
+
+static void on_credited(void *ud, redisReply *reply, const char *err)
+{
+	struct transfer *t = ud;
+
+	if (err) {
+		log_warn("transfer %s: debited, credit pending: %s", t->id, err);
+		transfer_end(t, -1, NULL,
+			     "the transfer was debited and will be completed by pixrelay; do not "
+			     "send it again");
+		return;
+	}
+	transfer_finish(t);
+}
+
+static void transfer_credit(struct transfer *t)
+{
+	char dp[KS_PREFIX_MAX], k[KS_KEY_MAX], ttl[24];
+
+	ks_shard_prefix(dp, sizeof(dp), t->cfg->prefix, ks_shard_of(t->to));
+	snprintf(k, sizeof(k), "%sxin:%s", dp, t->id);
+	snprintf(ttl, sizeof(ttl), "%ld", t->cfg->event_retention_days * 86400);
+	{
+		const char *argv[] = {k,
+				      dp,
+				      t->id,
+				      t->amount,
+				      t->from,
+				      t->to,
+				      t->from_key,
+				      t->to_key,
+				      t->at,
+				      t->at_txt,
+				      auth_env_name(t->env),
+				      t->evt_in,
+				      ttl};
+		rds_script(t->r, on_credited, t, SCRIPT_TRANSFER_CREDIT, 1, 13, argv, NULL);
+	}
+}
+
+/* A replayed request whose transfer crossed shards: finish it if a process
+ * left it debited. */
+static void on_prior(void *ud, redisReply *reply, const char *err)
+{
+	struct transfer *t = ud;
+	const char *state = err ? NULL : rds_hash_field(reply, "state");
+
+	if (!state || strcmp(state, "debited") != 0) {
+		transfer_end(t, err ? -1 : ACCOUNTS_REPLAYED, NULL, err);
+		return;
+	}
+	snprintf(t->evt_in, sizeof(t->evt_in), "%s", rds_hash_field(reply, "evt_in"));
+	snprintf(t->at, sizeof(t->at), "%s", rds_hash_field(reply, "at"));
+	snprintf(t->at_txt, sizeof(t->at_txt), "%s", rds_hash_field(reply, "at_txt"));
+	t->replayed = 1;
+	transfer_credit(t);
+}
+
+static void on_debited(void *ud, redisReply *reply, const char *err)
 {
 	struct transfer *t = ud;
 	const char *what = NULL;
 
 	if (err) {
-		t->cb(t->ud, -1, NULL, err);
-		goto done;
+		transfer_end(t, -1, NULL, err);
+		return;
 	}
 	if (reply->type == REDIS_REPLY_ARRAY && reply->elements >= 1)
 		what = reply->element[0]->str;
 	if (!what)
-		t->cb(t->ud, -1, NULL, "unexpected reply from transfer");
-	else if (strcmp(what, "ok") == 0)
-		t->cb(t->ud, 0, NULL, NULL);
-	else if (strcmp(what, "replayed") == 0)
-		t->cb(t->ud, ACCOUNTS_REPLAYED, NULL, NULL);
+		transfer_end(t, -1, NULL, "unexpected reply from transfer_debit");
+	else if (strcmp(what, "done") == 0)
+		transfer_end(t, 0, NULL, NULL);
+	else if (strcmp(what, "debited") == 0)
+		transfer_credit(t);
+	else if (strcmp(what, "replayed") == 0 && reply->elements == 2 &&
+		 ks_shard_of(t->from) != ks_shard_of(t->to)) {
+		char k[KS_KEY_MAX];
+		snprintf(t->id, sizeof(t->id), "%s", reply->element[1]->str);
+		ks_key(k, sizeof(k), t->cfg->prefix, "xfer:", t->id);
+		{
+			const char *argv[] = {"HGETALL", k};
+			rds_cmd_argv(t->r, on_prior, t, 2, argv, NULL);
+		}
+	} else if (strcmp(what, "replayed") == 0)
+		transfer_end(t, ACCOUNTS_REPLAYED, NULL, NULL);
 	else if (strcmp(what, "idem_conflict") == 0)
-		t->cb(t->ud, ACCOUNTS_IDEM_CONFLICT, NULL, NULL);
-	else if (strcmp(what, "not_found") == 0 && reply->elements == 2)
-		t->cb(t->ud, ACCOUNTS_NOT_FOUND, reply->element[1]->str, NULL);
-	else if (strcmp(what, "forbidden") == 0)
-		t->cb(t->ud, ACCOUNTS_FORBIDDEN, NULL, NULL);
-	else if (strcmp(what, "same") == 0)
-		t->cb(t->ud, ACCOUNTS_SAME, NULL, NULL);
+		transfer_end(t, ACCOUNTS_IDEM_CONFLICT, NULL, NULL);
 	else if (strcmp(what, "insufficient") == 0 && reply->elements == 2)
-		t->cb(t->ud, ACCOUNTS_INSUFFICIENT, reply->element[1]->str, NULL);
+		transfer_end(t, ACCOUNTS_INSUFFICIENT, reply->element[1]->str, NULL);
+	else if (strcmp(what, "not_found") == 0)
+		transfer_end(t, ACCOUNTS_NOT_FOUND, "from_key", NULL);
 	else
-		t->cb(t->ud, -1, NULL, "unexpected reply from transfer");
-done:
-	free(t);
+		transfer_end(t, -1, NULL, "unexpected reply from transfer_debit");
+}
+
+static void on_resolved(void *ud, redisReply *reply, const char *err)
+{
+	struct transfer *t = ud;
+	const char *what = NULL;
+	char sp[KS_PREFIX_MAX], ak[KS_KEY_MAX], ik[KS_KEY_MAX + 72] = "", ttl[24];
+	char evt_out[EVENTS_ID_MAX];
+	uint64_t ms = ids_now_ms();
+
+	if (err) {
+		transfer_end(t, -1, NULL, err);
+		return;
+	}
+	if (reply->type == REDIS_REPLY_ARRAY && reply->elements >= 1)
+		what = reply->element[0]->str;
+	if (!what) {
+		transfer_end(t, -1, NULL, "unexpected reply from transfer_resolve");
+		return;
+	}
+	if (strcmp(what, "not_found") == 0 && reply->elements == 2) {
+		transfer_end(t, ACCOUNTS_NOT_FOUND, reply->element[1]->str, NULL);
+		return;
+	}
+	if (strcmp(what, "forbidden") == 0) {
+		transfer_end(t, ACCOUNTS_FORBIDDEN, NULL, NULL);
+		return;
+	}
+	if (strcmp(what, "same") == 0) {
+		transfer_end(t, ACCOUNTS_SAME, NULL, NULL);
+		return;
+	}
+	if (strcmp(what, "ok") != 0 || reply->elements != 3 ||
+	    ks_shard_of(reply->element[1]->str) < 0 || ks_shard_of(reply->element[2]->str) < 0) {
+		transfer_end(t, -1, NULL, "unexpected reply from transfer_resolve");
+		return;
+	}
+	snprintf(t->from, sizeof(t->from), "%s", reply->element[1]->str);
+	snprintf(t->to, sizeof(t->to), "%s", reply->element[2]->str);
+	/* the transfer and its source event live in the source's shard, the
+	 * destination's event in the destination's */
+	memcpy(t->id, "trf_", 4);
+	ks_ulid_at(ks_shard_of(t->from), ms, t->id + 4);
+	ks_event_id(ks_shard_of(t->from), evt_out);
+	ks_event_id(ks_shard_of(t->to), t->evt_in);
+	snprintf(t->at, sizeof(t->at), "%llu", (unsigned long long)ms);
+	timefmt_format(t->at_txt, ms);
+	ks_shard_prefix(sp, sizeof(sp), t->cfg->prefix, ks_shard_of(t->from));
+	ks_account_key(ak, sizeof(ak), t->cfg->prefix, t->env, t->from);
+	if (t->idem) {
+		char h[65];
+		/* the client's key is hashed: any bytes, bounded key length; it is
+		 * scoped to the caller and the source account */
+		ids_sha256_hex(h, t->idem, strlen(t->idem));
+		snprintf(ik, sizeof(ik), "%sidem:%s:%s", sp, t->caller, h);
+	}
+	snprintf(ttl, sizeof(ttl), "%ld", t->cfg->event_retention_days * 86400);
+	{
+		const char *argv[] = {ak,
+				      sp,
+				      ks_shard_of(t->from) == ks_shard_of(t->to) ? "1" : "0",
+				      t->id,
+				      t->amount,
+				      t->from,
+				      t->to,
+				      t->from_key,
+				      t->to_key,
+				      t->at,
+				      t->at_txt,
+				      auth_env_name(t->env),
+				      ik,
+				      t->fingerprint ? t->fingerprint : "",
+				      evt_out,
+				      t->evt_in,
+				      ttl};
+		rds_script(t->r, on_debited, t, SCRIPT_TRANSFER_DEBIT, 1, 17, argv, NULL);
+	}
 }
 
 void accounts_transfer(struct rds *r, const struct config *cfg, enum auth_env env,
@@ -314,50 +597,144 @@ void accounts_transfer(struct rds *r, const struct config *cfg, enum auth_env en
 		       void *ud)
 {
 	struct transfer *t = mem_new(struct transfer);
-	const char *envn = auth_env_name(env);
-	char k1[256], k2[256], ap[256], mp[256], lp[256], ik[512] = "", amt[32], now[32];
-	char now_txt[TIMEFMT_LEN + 1], e1[EVENTS_ID_MAX], e2[EVENTS_ID_MAX];
-	char tid[IDS_ULID_LEN + 5];
-	uint64_t ms = ids_now_ms();
+	char gp[KS_PREFIX_MAX], k1[KS_KEY_MAX], mp[KS_PREFIX_MAX + 16];
 
+	t->r = r;
+	t->cfg = cfg;
+	t->env = env;
 	t->cb = cb;
 	t->ud = ud;
-	snprintf(k1, sizeof(k1), "%s{%s}:pixkeys", cfg->prefix, envn);
-	events_outbox_key(k2, sizeof(k2), cfg->prefix, env);
-	snprintf(ap, sizeof(ap), "%s{%s}:acct:", cfg->prefix, envn);
-	snprintf(mp, sizeof(mp), "%s{%s}:members:", cfg->prefix, envn);
-	snprintf(lp, sizeof(lp), "%s{%s}:ledger:", cfg->prefix, envn);
-	if (idem) {
-		char h[65];
-		/* the client's key is hashed: any bytes, bounded key length */
-		ids_sha256_hex(h, idem, strlen(idem));
-		snprintf(ik, sizeof(ik), "%s{%s}:idem:%s:%s", cfg->prefix, envn, caller, h);
-	}
-	snprintf(amt, sizeof(amt), "%lld", amount);
-	snprintf(now, sizeof(now), "%llu", (unsigned long long)ms);
-	timefmt_format(now_txt, ms);
-	memcpy(tid, "trf_", 4);
-	ids_ulid_at(tid + 4, ms);
-	events_new_id(events_shard_of("transfer", cfg->queue_shards), e1);
-	events_new_id(events_shard_of("transfer", cfg->queue_shards), e2);
+	t->caller = mem_strdup(caller);
+	t->from_key = mem_strdup(from_key);
+	t->to_key = mem_strdup(to_key);
+	t->idem = idem ? mem_strdup(idem) : NULL;
+	t->fingerprint = fingerprint ? mem_strdup(fingerprint) : NULL;
+	snprintf(t->amount, sizeof(t->amount), "%lld", amount);
+	ks_env_prefix(gp, sizeof(gp), cfg->prefix, env);
+	snprintf(k1, sizeof(k1), "%spixkeys", gp);
+	snprintf(mp, sizeof(mp), "%smembers:", gp);
 	{
-		const char *argv[] = {k1,
-				      k2,
-				      from_key,
-				      to_key,
-				      amt,
-				      caller,
-				      now,
-				      now_txt,
-				      ap,
-				      mp,
-				      lp,
-				      ik,
-				      fingerprint ? fingerprint : "",
-				      e1,
-				      e2,
-				      tid};
-		rds_script(r, on_transferred, t, SCRIPT_TRANSFER, 2, 16, argv, NULL);
+		const char *argv[] = {k1, from_key, to_key, caller, mp};
+		rds_script(r, on_resolved, t, SCRIPT_TRANSFER_RESOLVE, 1, 5, argv, NULL);
+	}
+}
+
+/* ---- recovery of transfers left debited ---- */
+
+#define RECOVER_AFTER_MS 10000
+#define RECOVER_BATCH 20
+
+struct recovery {
+	void (*done)(void *ud, int n);
+	void *ud;
+	int left, total;
+};
+
+static void recovery_step_done(void *ud, int result, const char *json, const char *err)
+{
+	struct recovery *rc = ud;
+
+	if (--rc->left == 0) {
+		rc->done(rc->ud, rc->total);
+		free(rc);
+	}
+}
+
+struct recover_one {
+	struct rds *r;
+	const struct config *cfg;
+	struct recovery *rc;
+};
+
+static void on_record(void *ud, redisReply *reply, const char *err)
+{
+	struct recover_one *o = ud;
+	const char *f[] = {"id", "amount", "from", "to",     "from_key", "to_key",
+			   "at", "at_txt", "env",  "evt_in", "state"};
+	const char *v[11];
+	struct transfer *t;
+	enum auth_env env;
+
+	for (int i = 0; i < 11; i++)
+		v[i] = err ? NULL : rds_hash_field(reply, f[i]);
+	for (int i = 0; i < 11; i++)
+		if (!v[i])
+			goto skip;
+	if (strcmp(v[10], "debited") != 0 || auth_env_parse(v[8], &env) < 0 ||
+	    ks_shard_of(v[0]) < 0 || ks_shard_of(v[3]) < 0)
+		goto skip;
+	log_info("transfer %s: finishing a transfer left debited", v[0]);
+	t = mem_new(struct transfer);
+	t->r = o->r;
+	t->cfg = o->cfg;
+	t->env = env;
+	t->cb = recovery_step_done;
+	t->ud = o->rc;
+	snprintf(t->id, sizeof(t->id), "%s", v[0]);
+	snprintf(t->amount, sizeof(t->amount), "%s", v[1]);
+	snprintf(t->from, sizeof(t->from), "%s", v[2]);
+	snprintf(t->to, sizeof(t->to), "%s", v[3]);
+	t->from_key = mem_strdup(v[4]);
+	t->to_key = mem_strdup(v[5]);
+	snprintf(t->at, sizeof(t->at), "%s", v[6]);
+	snprintf(t->at_txt, sizeof(t->at_txt), "%s", v[7]);
+	snprintf(t->evt_in, sizeof(t->evt_in), "%s", v[9]);
+	free(o);
+	transfer_credit(t);
+	return;
+skip:
+	recovery_step_done(o->rc, err ? -1 : 0, NULL, err);
+	free(o);
+}
+
+static void on_stale(void *ud, redisReply *reply, const char *err)
+{
+	struct recover_one *o = ud;
+	struct recovery *rc = o->rc;
+
+	if (err || reply->type != REDIS_REPLY_ARRAY || reply->elements == 0) {
+		rc->done(rc->ud, err ? -1 : 0);
+		free(rc);
+		free(o);
+		return;
+	}
+	rc->total = (int)reply->elements;
+	/* one count more, held by this loop: a step may answer at once */
+	rc->left = (int)reply->elements + 1;
+	for (size_t i = 0; i < reply->elements; i++) {
+		struct recover_one *one = mem_new(struct recover_one);
+		char k[KS_KEY_MAX];
+		*one = *o;
+		ks_key(k, sizeof(k), o->cfg->prefix, "xfer:", reply->element[i]->str);
+		{
+			const char *argv[] = {"HGETALL", k};
+			rds_cmd_argv(o->r, on_record, one, 2, argv, NULL);
+		}
+	}
+	free(o);
+	recovery_step_done(rc, 0, NULL, NULL);
+}
+
+void accounts_transfer_recover(struct rds *r, const struct config *cfg, int shard,
+			       void (*done)(void *ud, int n), void *ud)
+{
+	struct recovery *rc = mem_new(struct recovery);
+	struct recover_one *o = mem_new(struct recover_one);
+	char sp[KS_PREFIX_MAX], k[KS_KEY_MAX], until[32], batch[16];
+
+	rc->done = done;
+	rc->ud = ud;
+	o->r = r;
+	o->cfg = cfg;
+	o->rc = rc;
+	ks_shard_prefix(sp, sizeof(sp), cfg->prefix, shard);
+	snprintf(k, sizeof(k), "%sxout", sp);
+	snprintf(until, sizeof(until), "%llu",
+		 (unsigned long long)(ids_now_ms() - RECOVER_AFTER_MS));
+	snprintf(batch, sizeof(batch), "%d", RECOVER_BATCH);
+	{
+		const char *argv[] = {"ZRANGEBYSCORE", k, "-inf", until, "LIMIT", "0", batch};
+		rds_cmd_argv(r, on_stale, o, 7, argv, NULL);
 	}
 }
 
@@ -368,7 +745,7 @@ struct balance {
 	accounts_fn cb;
 	void *ud;
 	char account[32];
-	char ledger[256];
+	char ledger[KS_KEY_MAX];
 	long long balance;
 	int entries;
 };
@@ -425,17 +802,20 @@ static void on_balance(void *ud, redisReply *reply, const char *err)
 void accounts_balance(struct rds *r, const struct config *cfg, enum auth_env env,
 		      const char *account, int entries, accounts_fn cb, void *ud)
 {
-	struct balance *b = mem_new(struct balance);
-	char k[256];
+	struct balance *b;
+	char k[KS_KEY_MAX];
 	const char *argv[] = {"HGET", k, "balance"};
 
+	if (ks_account_key(k, sizeof(k), cfg->prefix, env, account) < 0) {
+		cb(ud, -1, NULL, "the account id names no shard");
+		return;
+	}
+	b = mem_new(struct balance);
 	b->r = r;
 	b->cb = cb;
 	b->ud = ud;
 	b->entries = entries;
 	snprintf(b->account, sizeof(b->account), "%s", account);
-	snprintf(b->ledger, sizeof(b->ledger), "%s{%s}:ledger:%s", cfg->prefix, auth_env_name(env),
-		 account);
-	keys_redis_account(k, sizeof(k), cfg->prefix, env, account);
+	ks_key(b->ledger, sizeof(b->ledger), cfg->prefix, "ledger:", account);
 	rds_cmd_argv(r, on_balance, b, 3, argv, NULL);
 }

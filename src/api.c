@@ -12,6 +12,7 @@
 #include "pixrelay/ids.h"
 #include "pixrelay/json.h"
 #include "pixrelay/keys.h"
+#include "pixrelay/keyspace.h"
 #include "pixrelay/log.h"
 #include "pixrelay/mem.h"
 
@@ -63,7 +64,7 @@ static void on_key(void *ud, int status, const struct auth_key *key, const char 
 	struct app *app = app_of(req);
 	struct api_caller *caller;
 	const char *acting = http_header(req, "X-Account-ID");
-	char rkey[256];
+	char rkey[KS_KEY_MAX];
 	const char *argv[2];
 
 	if (err) {
@@ -111,7 +112,7 @@ static void on_key(void *ud, int status, const struct auth_key *key, const char 
 		return;
 	}
 	snprintf(caller->account, sizeof(caller->account), "%s", acting);
-	keys_redis_account(rkey, sizeof(rkey), app->cfg->prefix, key->env, acting);
+	ks_account_key(rkey, sizeof(rkey), app->cfg->prefix, key->env, acting);
 	argv[0] = "EXISTS";
 	argv[1] = rkey;
 	rds_cmd_argv(app->rds, on_account_checked, req, 2, argv, NULL);
@@ -387,7 +388,7 @@ static void on_transitioned(void *ud, int result, const char *json, const char *
 	req->state = NULL;
 	switch (result) {
 	case 0:
-		dispatch_kick(app->dispatch);
+		dispatch_kick(app->dispatch, req->params[0]);
 		http_reply_data(req, 200, json, strlen(json));
 		return;
 	case CHARGES_NOT_FOUND:
@@ -398,7 +399,7 @@ static void on_transitioned(void *ud, int result, const char *json, const char *
 				 strcmp(verb, "refunded") == 0 ? "PAID" : "PENDING", verb);
 		return;
 	case CHARGES_EXPIRED:
-		dispatch_kick(app->dispatch);
+		dispatch_kick(app->dispatch, req->params[0]);
 		http_reply_error(req, 400, "charge expired before the payment; it is EXPIRED now");
 		return;
 	case CHARGES_AMOUNT_MISMATCH:
@@ -436,7 +437,7 @@ static void simulate(struct http_req *req, enum charges_action action, const cha
 	}
 	req->state = (void *)verb;
 	charges_transition(app->rds, app->cfg, c->key.env, c->account, req->params[0], action, NULL,
-			   NULL, NULL, on_transitioned, req);
+			   NULL, on_transitioned, req);
 }
 
 static void handle_simulate_payment(struct http_req *req)
@@ -505,8 +506,7 @@ static void handle_refund(struct http_req *req)
 	}
 	req->state = (void *)"refunded";
 	charges_transition(app->rds, app->cfg, c->key.env, c->account, req->params[0],
-			   CHARGES_REFUND, NULL, amount[0] ? amount : NULL, NULL, on_transitioned,
-			   req);
+			   CHARGES_REFUND, amount[0] ? amount : NULL, NULL, on_transitioned, req);
 }
 
 /* ---- events ---- */
@@ -516,12 +516,10 @@ static void on_event_read(void *ud, int result, const char *json, const char *er
 	reply_read(ud, result, EVENTS_NOT_FOUND, "event", json, err);
 }
 
-/* Nonzero when the path names an event id of one of our shards; else 404. */
+/* Nonzero when the path names an event id; else 404. */
 static int event_id_ok(struct http_req *req)
 {
-	int shard = events_id_shard(req->params[0]);
-
-	if (shard < 0 || shard >= app_of(req)->cfg->queue_shards) {
+	if (strncmp(req->params[0], "evt_", 4) != 0 || ks_shard_of(req->params[0]) < 0) {
 		http_reply_error(req, 404, "event not found: %.40s", req->params[0]);
 		return 0;
 	}
@@ -556,7 +554,7 @@ static void on_event_replayed(void *ud, int result, const char *json, const char
 		json_str(g, "requeued");
 		json_bool(g, result == 0);
 		json_close(g);
-		dispatch_kick(app->dispatch);
+		dispatch_kick(app->dispatch, req->params[0]);
 		http_reply_gen(req, 200, g);
 		yajl_gen_free(g);
 	}
@@ -619,18 +617,6 @@ static void ingest_fail(struct http_req *req, const char *err)
 	reply_failure(req, err);
 }
 
-static void on_ingest_relayed(void *ud, int result, const char *evt, const char *err)
-{
-	struct http_req *req = ud;
-
-	if (result < 0) {
-		ingest_fail(req, err);
-		return;
-	}
-	dispatch_kick(app_of(req)->dispatch);
-	ingest_done(req, 200, evt, result == CHARGES_DUPLICATE, NULL, NULL);
-}
-
 static const char *json_status_of(const char *charge_json, char *out, size_t size)
 {
 	const char *p = charge_json ? strstr(charge_json, "\"status\":\"") : NULL;
@@ -642,7 +628,7 @@ static const char *json_status_of(const char *charge_json, char *out, size_t siz
 	return out;
 }
 
-static void on_ingest_transition(void *ud, int result, const char *json, const char *err)
+static void on_ingested(void *ud, int result, const char *json, const char *err)
 {
 	struct http_req *req = ud;
 	struct app *app = app_of(req);
@@ -651,16 +637,16 @@ static void on_ingest_transition(void *ud, int result, const char *json, const c
 
 	switch (result) {
 	case 0:
-		dispatch_kick(app->dispatch);
+		dispatch_kick(app->dispatch, x->account);
 		ingest_done(req, 200, x->event[0] ? x->event : NULL, 0, NULL,
 			    json_status_of(json, status, sizeof(status)));
 		return;
+	case CHARGES_RELAYED:
+		dispatch_kick(app->dispatch, x->account);
+		ingest_done(req, 200, json, 0, NULL, NULL);
+		return;
 	case CHARGES_DUPLICATE:
 		ingest_done(req, 200, json, 1, NULL, NULL);
-		return;
-	case CHARGES_NOT_FOUND:
-		ingest_relay(app->rds, app->cfg, x->env, x->account, &x->note, on_ingest_relayed,
-			     req);
 		return;
 	case CHARGES_REFUSED:
 		snprintf(why, sizeof(why), "the charge is %s", json);
@@ -668,7 +654,7 @@ static void on_ingest_transition(void *ud, int result, const char *json, const c
 		ingest_done(req, 200, NULL, 0, why, json);
 		return;
 	case CHARGES_EXPIRED:
-		dispatch_kick(app->dispatch);
+		dispatch_kick(app->dispatch, x->account);
 		ingest_done(req, 200, NULL, 0, "the charge had expired; it is EXPIRED now",
 			    "EXPIRED");
 		return;
@@ -703,14 +689,7 @@ static void ingest_with_secret(struct http_req *req, const char *secret)
 		http_reply_error(req, 400, "%s", err);
 		return;
 	}
-	if (!charges_valid_id(x->note.charge_id)) {
-		ingest_relay(app->rds, app->cfg, x->env, x->account, &x->note, on_ingest_relayed,
-			     req);
-		return;
-	}
-	charges_transition(app->rds, app->cfg, x->env, x->account, x->note.charge_id,
-			   ingest_action(x->note.event), x->note.id, NULL, x->event,
-			   on_ingest_transition, req);
+	ingest_submit(app->rds, app->cfg, x->env, x->account, &x->note, x->event, on_ingested, req);
 }
 
 static void ingest_lookup(struct http_req *req);
@@ -744,10 +723,10 @@ static void ingest_lookup(struct http_req *req)
 {
 	struct app *app = app_of(req);
 	struct ingest_ctx *x = req->state;
-	char k[256];
+	char k[KS_KEY_MAX];
 	const char *argv[] = {"HGET", k, "ingest_secret"};
 
-	keys_redis_account(k, sizeof(k), app->cfg->prefix, x->env, x->account);
+	ks_account_key(k, sizeof(k), app->cfg->prefix, x->env, x->account);
 	rds_cmd_argv(app->rds, on_ingest_account, req, 3, argv, NULL);
 }
 
@@ -758,7 +737,7 @@ static void handle_ingest(struct http_req *req)
 	struct app *app = app_of(req);
 	struct ingest_ctx *x;
 
-	if (!ids_is_ulid(req->params[0])) {
+	if (!ids_is_ulid(req->params[0]) || ks_shard_of(req->params[0]) < 0) {
 		http_reply_error(req, 404, "account not found: %.40s", req->params[0]);
 		return;
 	}
@@ -894,7 +873,7 @@ static void on_bulk_replayed(void *ud, int result, const char *json, const char 
 		reply_failure(req, err);
 		return;
 	}
-	dispatch_kick(app_of(req)->dispatch);
+	dispatch_kick(app_of(req)->dispatch, ((struct api_caller *)req->auth)->account);
 	http_reply_data(req, 200, json, strlen(json));
 }
 
@@ -1009,7 +988,7 @@ static void on_transfer(void *ud, int result, const char *json, const char *err)
 	case 0:
 	case ACCOUNTS_REPLAYED:
 		if (result == 0)
-			dispatch_kick(app_of(req)->dispatch);
+			dispatch_kick(app_of(req)->dispatch, NULL);
 		/* spec 4.3: exactly two fields, no envelope */
 		body = mem_printf("{\"amount\":%s,\"status\":\"DONE\"}", amount);
 		http_reply_raw(req, 200, body, strlen(body));

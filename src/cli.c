@@ -39,6 +39,7 @@ static const char usage_main[] =
 struct cli_redis {
 	redisContext *c;
 	struct redisd *own;
+	struct rds_addr addr; /* for an asynchronous client (cli_call) */
 };
 
 static int cli_redis_open(const struct config *cfg, struct cli_redis *cr)
@@ -72,6 +73,7 @@ static int cli_redis_open(const struct config *cfg, struct cli_redis *cr)
 		}
 		redisd_socket_path(cfg->data_dir, addr.path, sizeof(addr.path));
 	}
+	cr->addr = addr;
 	cr->c = rds_sync_connect(&addr, cfg->redis_timeout_ms, err, sizeof(err));
 	if (!cr->c) {
 		fprintf(stderr, "pixrelay: %s\n", err);
@@ -178,8 +180,8 @@ static int cmd_init(const struct config *cfg, int argc, char **argv)
 		    !(env == AUTH_SANDBOX && strcmp(envs, "test") == 0) &&
 		    !(env == AUTH_PRODUCTION && strcmp(envs, "live") == 0))
 			continue;
-		if (keys_platform_init(cr.c, cfg->prefix, env, id, &created, err, sizeof(err)) <
-		    0) {
+		if (keys_platform_init(cr.c, cfg->prefix, cfg->shards, env, id, &created, err,
+				       sizeof(err)) < 0) {
 			fprintf(stderr, "pixrelay init: %s\n", err);
 			goto done;
 		}
@@ -397,7 +399,8 @@ static int cli_open_account(const struct config *cfg, enum auth_env env, const c
 		snprintf(out, 32, "%s", account);
 		return 0;
 	}
-	if (keys_platform_init(cr->c, cfg->prefix, env, out, &created, err, sizeof(err)) < 0) {
+	if (keys_platform_init(cr->c, cfg->prefix, cfg->shards, env, out, &created, err,
+			       sizeof(err)) < 0) {
 		fprintf(stderr, "pixrelay: %s\n", err);
 		cli_redis_close(cr);
 		return -1;
@@ -405,191 +408,132 @@ static int cli_open_account(const struct config *cfg, enum auth_env env, const c
 	return 0;
 }
 
-struct cli_event_row {
-	redisReply **f; /* the 10 fields event_list returns, borrowed */
-	unsigned long long created;
+/* One asynchronous call of a domain module (the same code the server runs),
+ * made from the command line on a private event loop. */
+struct cli_call {
+	struct event_base *base;
+	struct rds *r;
+	int done, result;
+	char *json;
+	char err[256];
 };
 
-static int row_newest_first(const void *a, const void *b)
+static void on_cli_wait(evutil_socket_t fd, short what, void *arg)
 {
-	const struct cli_event_row *x = a, *y = b;
+	struct cli_call *k = arg;
 
-	if (x->created != y->created)
-		return x->created < y->created ? 1 : -1;
-	return -strcmp(x->f[0]->str, y->f[0]->str);
+	if (rds_ready(k->r))
+		event_base_loopbreak(k->base);
 }
 
-/* The newest events of the account across every shard, merged by time. */
-static int events_list_cli(redisContext *c, const struct config *cfg, enum auth_env env,
-			   const char *account, const char *state, long limit, int json)
+/* Connect to the Redis of cr and wait until it is ready. Returns 0, or -1
+ * with the problem printed (call cli_call_close either way). */
+static int cli_call_open(struct cli_call *k, const struct config *cfg, const struct cli_redis *cr)
 {
-	redisReply **replies = mem_calloc((size_t)cfg->queue_shards, sizeof(*replies));
-	struct cli_event_row *rows = NULL;
-	size_t nrows = 0, cap = 0, shown;
-	char lim[16];
-	int rc = 1;
-	yajl_gen g = NULL;
+	struct event *ev;
+	struct timeval tick = {0, 10000};
+	uint64_t until = ids_now_ms() + (uint64_t)cfg->redis_timeout_ms;
 
-	snprintf(lim, sizeof(lim), "%ld", limit);
-	for (long sh = 0; sh < cfg->queue_shards; sh++) {
-		char prefix[256], idx[300];
-		redisReply *r;
-		events_shard_prefix(prefix, sizeof(prefix), cfg->prefix, (int)sh);
-		snprintf(idx, sizeof(idx), "%sa:%s:%s", prefix, auth_env_name(env), account);
-		{
-			const char *argv[] = {idx, prefix, "+inf", "", "0", state ? state : "",
-					      "",  lim,	   "2000"};
-			r = rds_sync_script(c, SCRIPT_EVENT_LIST, 1, 9, argv);
-		}
-		replies[sh] = r;
-		if (!r || r->type != REDIS_REPLY_ARRAY) {
-			fprintf(stderr, "pixrelay events list: %s\n",
-				r && r->str ? r->str : "redis error");
-			goto done;
-		}
-		for (size_t i = 0; i + 10 < r->elements; i += 10) {
-			if (nrows == cap) {
-				cap = cap ? 2 * cap : 64;
-				rows = mem_realloc(rows, cap * sizeof(*rows));
-			}
-			rows[nrows].f = r->element + i;
-			rows[nrows++].created = strtoull(r->element[i + 1]->str, NULL, 10);
-		}
+	memset(k, 0, sizeof(*k));
+	k->base = event_base_new();
+	if (!k->base)
+		mem_oom(__FILE__, __LINE__);
+	k->r = rds_new(k->base, &cr->addr, cfg->redis_timeout_ms);
+	ev = event_new(k->base, -1, EV_PERSIST, on_cli_wait, k);
+	event_add(ev, &tick);
+	while (!rds_ready(k->r) && ids_now_ms() < until)
+		event_base_dispatch(k->base);
+	event_free(ev);
+	if (!rds_ready(k->r)) {
+		fprintf(stderr, "pixrelay: redis: %s\n", rds_last_error(k->r));
+		return -1;
 	}
-	if (nrows > 1)
-		qsort(rows, nrows, sizeof(*rows), row_newest_first);
-	shown = nrows < (size_t)limit ? nrows : (size_t)limit;
-	if (json) {
-		g = json_gen_new();
-		json_open_array(g);
-	} else {
-		printf("%-30s %-22s %-10s %-8s %-24s %s\n", "EVENT", "TYPE", "STATE", "ATTEMPTS",
-		       "CREATED", "DESTINATION / LAST ERROR");
-	}
-	for (size_t i = 0; i < shown; i++) {
-		redisReply **e = rows[i].f;
-		char created[25];
-		timefmt_rfc3339(created, rows[i].created);
-		if (g) {
-			json_open(g);
-			json_str(g, "id");
-			json_str(g, e[0]->str);
-			json_str(g, "type");
-			json_str(g, e[2]->str);
-			json_str(g, "state");
-			json_str(g, e[3]->str);
-			json_str(g, "attempts");
-			json_int(g, strtoll(e[5]->str, NULL, 10));
-			json_str(g, "createdAt");
-			json_str(g, created);
-			json_str(g, "destination");
-			json_str_or_null(g, *e[4]->str ? e[4]->str : NULL);
-			json_str(g, "lastError");
-			json_str_or_null(g, e[9]->len ? e[9]->str : NULL);
-			json_close(g);
-		} else {
-			printf("%-30s %-22s %-10s %-8s %-24s %s%s%s\n", e[0]->str, e[2]->str,
-			       e[3]->str, e[5]->str, created, e[4]->str, e[9]->len ? " / " : "",
-			       e[9]->str ? e[9]->str : "");
-		}
-	}
-	if (g) {
+	return 0;
+}
+
+static void cli_call_done(void *ud, int result, const char *json, const char *err)
+{
+	struct cli_call *k = ud;
+
+	k->done = 1;
+	k->result = result;
+	k->json = json ? mem_strdup(json) : NULL;
+	snprintf(k->err, sizeof(k->err), "%s", err ? err : "");
+	event_base_loopbreak(k->base);
+}
+
+/* Run the loop until the call made with cli_call_done answers. */
+static void cli_call_wait(struct cli_call *k)
+{
+	while (!k->done)
+		event_base_dispatch(k->base);
+}
+
+static void cli_call_close(struct cli_call *k)
+{
+	rds_free(k->r);
+	if (k->base)
+		event_base_free(k->base);
+	free(k->json);
+}
+
+/* Print an event list ({"events": [...]}) as a table, or its events as a
+ * JSON array. */
+static void print_event_list(const char *json, int as_json)
+{
+	char err[128];
+	yajl_val root = NULL, events;
+
+	if (json_parse_object(json, strlen(json), &root, err, sizeof(err)) < 0)
+		return;
+	events = json_get(root, "events");
+	if (as_json) {
+		yajl_gen g = json_gen_new();
 		size_t len;
 		const char *out;
-		json_close_array(g);
+		json_write_value(g, events);
 		out = json_buf(g, &len);
 		printf("%.*s\n", (int)len, out);
 		yajl_gen_free(g);
+		yajl_tree_free(root);
+		return;
 	}
-	rc = 0;
-done:
-	for (long sh = 0; sh < cfg->queue_shards; sh++)
-		freeReplyObject(replies[sh]);
-	free(replies);
-	free(rows);
-	return rc;
+	printf("%-30s %-22s %-10s %-8s %-24s %s\n", "EVENT", "TYPE", "STATE", "ATTEMPTS", "CREATED",
+	       "DESTINATION / LAST ERROR");
+	for (size_t i = 0; YAJL_IS_ARRAY(events) && i < events->u.array.len; i++) {
+		yajl_val e = events->u.array.values[i];
+		const char *dest = YAJL_GET_STRING(json_get(e, "destination"));
+		const char *last = YAJL_GET_STRING(json_get(e, "lastError"));
+		yajl_val attempts = json_get(e, "attempts");
+		printf("%-30s %-22s %-10s %-8s %-24s %s%s%s\n", YAJL_GET_STRING(json_get(e, "id")),
+		       YAJL_GET_STRING(json_get(e, "type")), YAJL_GET_STRING(json_get(e, "state")),
+		       attempts && YAJL_IS_NUMBER(attempts) ? YAJL_GET_NUMBER(attempts) : "0",
+		       YAJL_GET_STRING(json_get(e, "createdAt")), dest ? dest : "",
+		       last ? " / " : "", last ? last : "");
+	}
+	yajl_tree_free(root);
 }
 
-static int events_show_cli(redisContext *c, const struct config *cfg, enum auth_env env,
-			   const char *account, const char *id)
+/* Print JSON text indented. */
+static void print_pretty(const char *json)
 {
-	int shard = events_id_shard(id);
-	char prefix[256];
-	redisReply *h, *log;
+	char err[128];
+	yajl_val root = NULL;
 	yajl_gen g;
 	size_t len;
-	const char *s;
-	int rc = 1;
+	const char *out;
 
-	if (shard < 0 || shard >= cfg->queue_shards) {
-		fprintf(stderr, "pixrelay events show: not an event id: %s\n", id);
-		return 1;
-	}
-	events_shard_prefix(prefix, sizeof(prefix), cfg->prefix, shard);
-	h = redisCommand(c, "HGETALL %se:%s", prefix, id);
-	log = redisCommand(c, "LRANGE %slog:%s 0 -1", prefix, id);
-	if (!h || h->type != REDIS_REPLY_ARRAY || h->elements == 0) {
-		fprintf(stderr, "pixrelay events show: no event %s\n", id);
-		goto done;
-	}
-	for (size_t i = 0; i + 1 < h->elements; i += 2) {
-		if ((strcmp(h->element[i]->str, "account") == 0 &&
-		     strcmp(h->element[i + 1]->str, account) != 0) ||
-		    (strcmp(h->element[i]->str, "env") == 0 &&
-		     strcmp(h->element[i + 1]->str, auth_env_name(env)) != 0)) {
-			fprintf(stderr,
-				"pixrelay events show: event %s belongs to another account or "
-				"environment\n",
-				id);
-			goto done;
-		}
+	if (json_parse_object(json, strlen(json), &root, err, sizeof(err)) < 0) {
+		printf("%s\n", json);
+		return;
 	}
 	g = json_gen_new();
 	yajl_gen_config(g, yajl_gen_beautify, 1);
-	events_render(g, h, log && log->type == REDIS_REPLY_ARRAY ? log : NULL);
-	s = json_buf(g, &len);
-	fwrite(s, 1, len, stdout);
+	json_write_value(g, root);
+	out = json_buf(g, &len);
+	fwrite(out, 1, len, stdout);
 	yajl_gen_free(g);
-	rc = 0;
-done:
-	freeReplyObject(h);
-	freeReplyObject(log);
-	return rc;
-}
-
-static int events_replay_cli(redisContext *c, const struct config *cfg, enum auth_env env,
-			     const char *account, const char *id)
-{
-	int shard = events_id_shard(id);
-	char prefix[256], due[300], dead[300], now[32];
-	redisReply *r;
-	int rc = 1;
-
-	if (shard < 0 || shard >= cfg->queue_shards) {
-		fprintf(stderr, "pixrelay events replay: not an event id: %s\n", id);
-		return 1;
-	}
-	events_shard_prefix(prefix, sizeof(prefix), cfg->prefix, shard);
-	snprintf(due, sizeof(due), "%sdue", prefix);
-	snprintf(dead, sizeof(dead), "%sdead", prefix);
-	snprintf(now, sizeof(now), "%llu", (unsigned long long)ids_now_ms());
-	{
-		const char *argv[] = {due, dead, prefix, id, now, account, auth_env_name(env)};
-		r = rds_sync_script(c, SCRIPT_EVENT_REPLAY, 2, 7, argv);
-	}
-	if (!r || r->type != REDIS_REPLY_INTEGER)
-		fprintf(stderr, "pixrelay events replay: %s\n",
-			r && r->str ? r->str : "redis error");
-	else if (r->integer == 0)
-		fprintf(stderr, "pixrelay events replay: no event %s for this account\n", id);
-	else {
-		printf("%s %s\n", id,
-		       r->integer == 1 ? "queued for delivery again"
-				       : "is already waiting or in flight");
-		rc = 0;
-	}
-	freeReplyObject(r);
-	return rc;
+	yajl_tree_free(root);
 }
 
 static int cmd_events(const struct config *cfg, int argc, char **argv)
@@ -606,6 +550,7 @@ static int cmd_events(const struct config *cfg, int argc, char **argv)
 	int json = 0, opt, rc = 1;
 	enum auth_env env;
 	struct cli_redis cr;
+	struct cli_call call;
 	char acct[32];
 
 	if ((rc = cli_action(argc, argv, usage_events, &verb)) >= 0)
@@ -645,14 +590,45 @@ static int cmd_events(const struct config *cfg, int argc, char **argv)
 		fprintf(stderr, "pixrelay events: unknown action '%s'\n\n%s", verb, usage_events);
 		return 2;
 	}
+	if (state && strcmp(state, "pending") != 0 && strcmp(state, "delivering") != 0 &&
+	    strcmp(state, "delivered") != 0 && strcmp(state, "dead") != 0) {
+		fprintf(stderr,
+			"pixrelay events: --state must be pending, delivering, delivered or "
+			"dead\n");
+		return 2;
+	}
 	if (cli_open_account(cfg, env, account, &cr, acct) < 0)
 		return 1;
-	if (strcmp(verb, "list") == 0)
-		rc = events_list_cli(cr.c, cfg, env, acct, state, limit, json);
-	else if (strcmp(verb, "show") == 0)
-		rc = events_show_cli(cr.c, cfg, env, acct, argv[optind + 1]);
-	else
-		rc = events_replay_cli(cr.c, cfg, env, acct, argv[optind + 1]);
+	if (cli_call_open(&call, cfg, &cr) == 0) {
+		const char *id = optind + 1 < argc ? argv[optind + 1] : "";
+		if (strcmp(verb, "list") == 0) {
+			struct events_filter f;
+			memset(&f, 0, sizeof(f));
+			f.state = state;
+			f.limit = (int)limit;
+			events_list(call.r, cfg, env, acct, &f, 0, cli_call_done, &call);
+		} else if (strcmp(verb, "show") == 0) {
+			events_get(call.r, cfg, env, acct, id, cli_call_done, &call);
+		} else {
+			events_replay(call.r, cfg, env, acct, id, cli_call_done, &call);
+		}
+		cli_call_wait(&call);
+		if (call.result < 0)
+			fprintf(stderr, "pixrelay events %s: %s\n", verb, call.err);
+		else if (call.result == EVENTS_NOT_FOUND)
+			fprintf(stderr, "pixrelay events %s: no event %s for this account\n", verb,
+				id);
+		else if (strcmp(verb, "list") == 0)
+			print_event_list(call.json, json);
+		else if (strcmp(verb, "show") == 0)
+			print_pretty(call.json);
+		else
+			printf("%s %s\n", id,
+			       call.result == 0 ? "queued for delivery again"
+						: "is already waiting or in flight");
+		rc = call.result < 0 || call.result == EVENTS_NOT_FOUND ? 1 : 0;
+	}
+	cli_call_close(&call);
 	cli_redis_close(&cr);
 	return rc;
 }

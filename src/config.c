@@ -69,12 +69,19 @@ static const struct opt opts[] = {
      "expiration of a charge that gives none, in seconds"},
     {"max-expiration", L(max_expiration), "2592000", 300, 31536000,
      "largest charge expiration accepted, in seconds"},
-    {"queue-shards", L(queue_shards), "8", 1, 32,
-     "delivery queue shards, each under its own Redis hash tag; change only with empty queues"},
-    {"delivery-concurrency", L(delivery_concurrency), "64", 1, 10000,
-     "postback deliveries in flight at once in this process"},
+    {"shards", L(shards), "16", 1, 1024,
+     "shards (Redis hash tags) that new accounts are spread over, each holding its accounts' "
+     "data and delivery queue; every process must use the same value, which may grow but never "
+     "shrink"},
+    {"delivery-concurrency", L(delivery_concurrency), "512", 1, 10000,
+     "postback deliveries leased at once by this process (in flight or waiting for a slot of "
+     "their host)"},
     {"delivery-per-host", L(delivery_per_host), "8", 1, 10000,
-     "postback deliveries in flight at once to one destination host"},
+     "postback deliveries in flight at once to one destination host at first; the limit adapts "
+     "to how the host answers"},
+    {"delivery-per-host-max", L(delivery_per_host_max), "64", 1, 10000,
+     "the most postback deliveries in flight at once to one destination host that answers "
+     "fast"},
     {"delivery-timeout-ms", L(delivery_timeout_ms), "10000", 100, 600000,
      "time a destination has to answer a postback, in milliseconds"},
     {"delivery-connect-timeout-ms", L(delivery_connect_timeout_ms), "3000", 100, 600000,

@@ -4,8 +4,10 @@
 #include "pixrelay/ids.h"
 #include "pixrelay/json.h"
 #include "pixrelay/keys.h"
+#include "pixrelay/keyspace.h"
 #include "pixrelay/mem.h"
 #include "pixrelay/sign.h"
+#include "pixrelay/timefmt.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -156,52 +158,77 @@ int ingest_verify(const char *secret, const char *wh_id, const char *wh_ts, cons
 	return -1;
 }
 
-struct relay {
+struct submit {
 	charges_fn cb;
 	void *ud;
+	char *event_out;
 };
 
-static void on_relayed(void *ud, redisReply *reply, const char *err)
+static void on_submitted(void *ud, redisReply *reply, const char *err)
 {
-	struct relay *x = ud;
+	struct submit *x = ud;
+	const char *json;
+	int rc;
 
-	if (err)
+	if (err) {
 		x->cb(x->ud, -1, NULL, err);
-	else if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
-		 reply->element[0]->type == REDIS_REPLY_STRING &&
-		 reply->element[1]->type == REDIS_REPLY_STRING)
-		x->cb(x->ud, strcmp(reply->element[0]->str, "ok") == 0 ? 0 : CHARGES_DUPLICATE,
-		      reply->element[1]->str, NULL);
-	else
-		x->cb(x->ud, -1, NULL, "unexpected reply from ingest_relay");
+	} else if ((rc = charges_reply(reply, &json, x->event_out)) < 0) {
+		x->cb(x->ud, -1, NULL, "unexpected reply from ingest");
+	} else {
+		/* the event of an expiry that came instead of a payment */
+		if (rc == CHARGES_EXPIRED && x->event_out && reply->elements == 3)
+			snprintf(x->event_out, EVENTS_ID_MAX, "%s", reply->element[2]->str);
+		x->cb(x->ud, rc, json, NULL);
+	}
 	free(x);
 }
 
-void ingest_relay(struct rds *r, const struct config *cfg, enum auth_env env, const char *account,
-		  const struct ingest_note *n, charges_fn cb, void *ud)
+void ingest_submit(struct rds *r, const struct config *cfg, enum auth_env env, const char *account,
+		   const struct ingest_note *n, char *event_out, charges_fn cb, void *ud)
 {
-	struct relay *x = mem_new(struct relay);
-	char k1[512], k2[256], acct[256], evt[EVENTS_ID_MAX], now[32], ttl[32];
+	struct submit *x;
+	char sp[KS_PREFIX_MAX], k1[KS_KEY_MAX + INGEST_ID_MAX], evt[EVENTS_ID_MAX], now[32],
+	    ttl[32];
+	char now_txt[TIMEFMT_LEN + 1];
+	const char *cid = "";
 	char *order, *body;
+	int shard = ks_shard_of(account);
+	uint64_t ms = ids_now_ms();
 
+	if (event_out)
+		event_out[0] = '\0';
+	if (shard < 0) {
+		cb(ud, -1, NULL, "the account id names no shard");
+		return;
+	}
+	x = mem_new(struct submit);
 	x->cb = cb;
 	x->ud = ud;
+	x->event_out = event_out;
+	/* a charge of this account lives in its shard; any other id is relayed */
+	if (ids_is_ulid(n->charge_id) && ks_shard_of(n->charge_id) == shard)
+		cid = n->charge_id;
 	/* events about one upstream charge keep their order too */
 	order = mem_printf("upstream:%s:%s", account, n->charge_id);
-	events_new_id(events_shard_of(order, cfg->queue_shards), evt);
+	ks_event_id(shard, evt);
 	body =
 	    mem_printf("{\"id\":\"%s\",\"event\":\"%s\",\"data\":%s}", evt, n->event, n->data_json);
+	ks_shard_prefix(sp, sizeof(sp), cfg->prefix, shard);
 	/* per account: one account's notification ids cannot shadow another's */
-	snprintf(k1, sizeof(k1), "%s{%s}:upstream:%s:%s", cfg->prefix, auth_env_name(env), account,
-		 n->id);
+	snprintf(k1, sizeof(k1), "%sup:%s:%s", sp, account, n->id);
 	snprintf(ttl, sizeof(ttl), "%ld", cfg->event_retention_days * 86400);
-	events_outbox_key(k2, sizeof(k2), cfg->prefix, env);
-	keys_redis_account(acct, sizeof(acct), cfg->prefix, env, account);
-	snprintf(now, sizeof(now), "%llu", (unsigned long long)ids_now_ms());
+	snprintf(now, sizeof(now), "%llu", (unsigned long long)ms);
+	timefmt_format(now_txt, ms);
 	{
-		const char *argv[] = {k1,   k2,	  n->id, evt, n->event, account,
-				      acct, body, order, now, ttl};
-		rds_script(r, on_relayed, x, SCRIPT_INGEST_RELAY, 2, 11, argv, NULL);
+		static const char *const actions[] = {"pay", "expire", "refund", "fail"};
+		const char *argv[] = {k1,	sp,
+				      account,	auth_env_name(env),
+				      cid,	actions[ingest_action(n->event)],
+				      n->event, evt,
+				      now,	now_txt,
+				      ttl,	body,
+				      order};
+		rds_script(r, on_submitted, x, SCRIPT_INGEST, 1, 13, argv, NULL);
 	}
 	free(order);
 	free(body);

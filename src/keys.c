@@ -2,18 +2,13 @@
 
 #include "pixrelay/ids.h"
 #include "pixrelay/json.h"
+#include "pixrelay/keyspace.h"
 #include "pixrelay/mem.h"
 #include "pixrelay/sign.h"
 #include "pixrelay/timefmt.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-void keys_redis_account(char *out, size_t size, const char *prefix, enum auth_env env,
-			const char *id)
-{
-	snprintf(out, size, "%s{%s}:acct:%s", prefix, auth_env_name(env), id);
-}
 
 static void reply_error(redisContext *c, redisReply *r, char *err, size_t errlen)
 {
@@ -25,71 +20,164 @@ static void reply_error(redisContext *c, redisReply *r, char *err, size_t errlen
 		snprintf(err, errlen, "redis: unexpected reply type %d", r->type);
 }
 
-int keys_platform_init(redisContext *c, const char *prefix, enum auth_env env, char *account_id,
-		       int *created, char *err, size_t errlen)
+/* This version's key layout is 2 (docs/storage.md). Refuse a Redis holding
+ * the layout of 0.1, which it does not read; mark an empty one as layout 2. */
+static int layout_check(redisContext *c, const char *prefix, char *err, size_t errlen)
 {
-	char id[IDS_ULID_LEN + 1], k1[256], k2[256], k3[256], k4[256], now[32];
-	char evp[IDS_UUID_LEN + 1], signing[SIGN_SECRET_LEN + 1], compat[41];
-	char ingest[SIGN_SECRET_LEN + 1];
-	const char *argv[12];
-	redisReply *r;
+	redisReply *r = redisCommand(c, "GET %s{meta}:layout", prefix);
 	int rc = -1;
 
-	ids_ulid(id);
-	snprintf(k1, sizeof(k1), "%s{%s}:platform", prefix, auth_env_name(env));
-	keys_redis_account(k2, sizeof(k2), prefix, env, id);
-	snprintf(k3, sizeof(k3), "%s{%s}:accounts", prefix, auth_env_name(env));
-	snprintf(k4, sizeof(k4), "%s{%s}:pixkeys", prefix, auth_env_name(env));
+	if (!r || r->type == REDIS_REPLY_ERROR) {
+		reply_error(c, r, err, errlen);
+		goto done;
+	}
+	if (r->type == REDIS_REPLY_STRING) {
+		if (strcmp(r->str, "2") == 0)
+			rc = 0;
+		else
+			snprintf(err, errlen,
+				 "this Redis holds pixrelay data of key layout %s, which this "
+				 "version does not read",
+				 r->str);
+		goto done;
+	}
+	freeReplyObject(r);
+	r = redisCommand(c, "EXISTS %s{sandbox}:accounts %s{production}:accounts", prefix, prefix);
+	if (!r || r->type != REDIS_REPLY_INTEGER) {
+		reply_error(c, r, err, errlen);
+		goto done;
+	}
+	if (r->integer > 0) {
+		snprintf(err, errlen,
+			 "this Redis holds pixrelay 0.1 data (key layout 1), which this version "
+			 "does not read: use an empty Redis or another prefix (docs/storage.md, "
+			 "Upgrading from 0.1)");
+		goto done;
+	}
+	freeReplyObject(r);
+	r = redisCommand(c, "SET %s{meta}:layout 2 NX", prefix);
+	if (!r || r->type == REDIS_REPLY_ERROR) {
+		reply_error(c, r, err, errlen);
+		goto done;
+	}
+	rc = 0;
+done:
+	freeReplyObject(r);
+	return rc;
+}
+
+int keys_platform_init(redisContext *c, const char *prefix, long shards, enum auth_env env,
+		       char *account_id, int *created, char *err, size_t errlen)
+{
+	char id[IDS_ULID_LEN + 1], key[KS_KEY_MAX], sp[KS_PREFIX_MAX], fp[KS_PREFIX_MAX + 8];
+	char gp[KS_PREFIX_MAX], taxids[KS_KEY_MAX], now[32];
+	char evp[IDS_UUID_LEN + 1], signing[SIGN_SECRET_LEN + 1], compat[41];
+	char ingest[SIGN_SECRET_LEN + 1];
+	const char *name = env == AUTH_PRODUCTION ? "Platform (production)" : "Platform (sandbox)";
+	int shard = ks_random_shard(shards), rc = -1;
+	redisReply *r = NULL;
+
+	if (layout_check(c, prefix, err, errlen) < 0)
+		return -1;
+	rc = keys_platform_id(c, prefix, env, account_id, err, errlen);
+	if (rc != KEYS_NOT_FOUND) {
+		*created = 0;
+		return rc;
+	}
+	rc = -1;
+	ks_ulid(shard, id);
+	ks_account_key(key, sizeof(key), prefix, env, id);
+	ks_shard_prefix(sp, sizeof(sp), prefix, shard);
+	snprintf(fp, sizeof(fp), "%sfile:", sp);
+	ks_env_prefix(gp, sizeof(gp), prefix, env);
+	snprintf(taxids, sizeof(taxids), "%staxids", gp);
 	ids_uuid4(evp);
 	sign_secret_new(signing, sizeof(signing));
 	sign_secret_new(ingest, sizeof(ingest));
 	memcpy(compat, "pxrwh_", 6);
 	ids_base62(compat + 6, 32);
 	snprintf(now, sizeof(now), "%llu", (unsigned long long)ids_now_ms());
-	argv[0] = k1;
-	argv[1] = k2;
-	argv[2] = k3;
-	argv[3] = k4;
-	argv[4] = id;
-	argv[5] = auth_env_name(env);
-	argv[6] = now;
-	argv[7] = env == AUTH_PRODUCTION ? "Platform (production)" : "Platform (sandbox)";
-	argv[8] = evp;
-	argv[9] = signing;
-	argv[10] = compat;
-	argv[11] = ingest;
-	r = rds_sync_script(c, SCRIPT_PLATFORM_INIT, 4, 12, argv);
-	if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
-	    r->element[0]->type != REDIS_REPLY_STRING) {
+	{
+		const char *argv[] = {key,
+				      fp,
+				      "15",
+				      "id",
+				      id,
+				      "env",
+				      auth_env_name(env),
+				      "kind",
+				      "platform",
+				      "officialName",
+				      name,
+				      "tradeName",
+				      name,
+				      "status",
+				      "ACTIVE",
+				      "created_at",
+				      now,
+				      "owner",
+				      "",
+				      "pix_key",
+				      evp,
+				      "signing_secret",
+				      signing,
+				      "signing_secret_prev",
+				      "",
+				      "webhook_secret",
+				      compat,
+				      "postback_url",
+				      "",
+				      "ingest_secret",
+				      ingest,
+				      "balance",
+				      "0"};
+		r = rds_sync_script(c, SCRIPT_ACCOUNT_PUT, 1, (int)(sizeof(argv) / sizeof(argv[0])),
+				    argv);
+	}
+	if (!r || r->type != REDIS_REPLY_INTEGER) {
 		reply_error(c, r, err, errlen);
 		goto done;
 	}
-	snprintf(account_id, IDS_ULID_LEN + 1, "%s", r->element[0]->str);
-	*created = r->element[1]->integer == 1;
+	freeReplyObject(r);
+	{
+		const char *argv[] = {taxids, gp, id, "", now, "1", "1", evp};
+		r = rds_sync_script(c, SCRIPT_ACCOUNT_INDEX, 1, 8, argv);
+	}
+	if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+	    r->element[0]->type != REDIS_REPLY_STRING ||
+	    r->element[1]->type != REDIS_REPLY_STRING) {
+		reply_error(c, r, err, errlen);
+		goto done;
+	}
+	*created = strcmp(r->element[0]->str, "created") == 0;
+	if (!*created)
+		/* another process made it first: this record is not needed */
+		freeReplyObject(redisCommand(c, "DEL %s", key));
+	snprintf(account_id, IDS_ULID_LEN + 1, "%s", r->element[1]->str);
 	rc = 0;
+done:
 	mem_wipe(signing, sizeof(signing));
 	mem_wipe(compat, sizeof(compat));
 	mem_wipe(ingest, sizeof(ingest));
-done:
 	freeReplyObject(r);
 	return rc;
 }
 
 int keys_account_exists(redisContext *c, const char *prefix, enum auth_env env, const char *id)
 {
-	char k[256];
+	char k[KS_KEY_MAX];
 	redisReply *r;
 	int rc;
 
-	keys_redis_account(k, sizeof(k), prefix, env, id);
+	ks_account_key(k, sizeof(k), prefix, env, id);
 	r = redisCommand(c, "EXISTS %s", k);
 	rc = r && r->type == REDIS_REPLY_INTEGER ? (int)r->integer : -1;
 	freeReplyObject(r);
 	return rc;
 }
 
-static int platform_id(redisContext *c, const char *prefix, enum auth_env env, char *out, char *err,
-		       size_t errlen)
+int keys_platform_id(redisContext *c, const char *prefix, enum auth_env env, char *out, char *err,
+		     size_t errlen)
 {
 	redisReply *r = redisCommand(c, "GET %s{%s}:platform", prefix, auth_env_name(env));
 	int rc = -1;
@@ -118,7 +206,7 @@ int keys_create(redisContext *c, const char *prefix, enum auth_env env, enum aut
 
 	if (kind == AUTH_MASTER_KEY || !account) {
 		/* master keys belong to the platform account */
-		rc = platform_id(c, prefix, env, acct, err, errlen);
+		rc = keys_platform_id(c, prefix, env, acct, err, errlen);
 		if (rc != 0) {
 			if (rc == KEYS_NOT_FOUND)
 				snprintf(err, errlen,
@@ -283,8 +371,8 @@ int keys_list(redisContext *c, const char *prefix, FILE *out, int json, char *er
 
 int keys_revoke(redisContext *c, const char *prefix, const char *key_id, char *err, size_t errlen)
 {
-	char kid[256], rec[256], now[32];
-	const char *argv[2];
+	char kid[256], rec[256], now[32], chan[256], msg[80];
+	const char *argv[4];
 	redisReply *sha, *r;
 	int rc = -1;
 
@@ -301,11 +389,15 @@ int keys_revoke(redisContext *c, const char *prefix, const char *key_id, char *e
 		return KEYS_NOT_FOUND;
 	}
 	auth_redis_key_record(rec, sizeof(rec), prefix, sha->str);
+	ks_invalidation_channel(chan, sizeof(chan), prefix);
+	snprintf(msg, sizeof(msg), "k:%s", sha->str);
 	freeReplyObject(sha);
 	snprintf(now, sizeof(now), "%llu", (unsigned long long)ids_now_ms());
 	argv[0] = rec;
 	argv[1] = now;
-	r = rds_sync_script(c, SCRIPT_KEY_REVOKE, 1, 2, argv);
+	argv[2] = chan;
+	argv[3] = msg;
+	r = rds_sync_script(c, SCRIPT_KEY_REVOKE, 1, 4, argv);
 	if (!r || r->type != REDIS_REPLY_INTEGER) {
 		reply_error(c, r, err, errlen);
 	} else if (r->integer == 1) {
@@ -324,11 +416,11 @@ int keys_account_secrets(redisContext *c, const char *prefix, enum auth_env env,
 			 char *signing, size_t slen, char *compat, size_t clen, char *ingest,
 			 size_t ilen, char *err, size_t errlen)
 {
-	char k[256];
+	char k[KS_KEY_MAX];
 	redisReply *r;
 	int rc = -1;
 
-	keys_redis_account(k, sizeof(k), prefix, env, id);
+	ks_account_key(k, sizeof(k), prefix, env, id);
 	r = redisCommand(c, "HMGET %s signing_secret webhook_secret ingest_secret", k);
 	if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 3) {
 		reply_error(c, r, err, errlen);
@@ -350,12 +442,12 @@ int keys_account_secrets(redisContext *c, const char *prefix, enum auth_env env,
 int keys_rotate_signing(redisContext *c, const char *prefix, enum auth_env env, const char *id,
 			int end_rotation, char *out, size_t outlen, char *err, size_t errlen)
 {
-	char k[256], secret[SIGN_SECRET_LEN + 1] = "";
+	char k[KS_KEY_MAX], secret[SIGN_SECRET_LEN + 1] = "";
 	const char *argv[2];
 	redisReply *r;
 	int rc = -1;
 
-	keys_redis_account(k, sizeof(k), prefix, env, id);
+	ks_account_key(k, sizeof(k), prefix, env, id);
 	if (!end_rotation)
 		sign_secret_new(secret, sizeof(secret));
 	argv[0] = k;
@@ -378,7 +470,7 @@ int keys_rotate_signing(redisContext *c, const char *prefix, enum auth_env env, 
 int keys_set_postback(redisContext *c, const char *prefix, enum auth_env env, const char *id,
 		      const char *url, char *err, size_t errlen)
 {
-	char k[256];
+	char k[KS_KEY_MAX];
 	redisReply *r;
 	int rc;
 
@@ -390,7 +482,7 @@ int keys_set_postback(redisContext *c, const char *prefix, enum auth_env env, co
 			snprintf(err, errlen, "redis: %s", c->errstr[0] ? c->errstr : "error");
 		return rc == 0 ? KEYS_NOT_FOUND : -1;
 	}
-	keys_redis_account(k, sizeof(k), prefix, env, id);
+	ks_account_key(k, sizeof(k), prefix, env, id);
 	r = redisCommand(c, "HSET %s postback_url %s", k, url);
 	rc = r && r->type == REDIS_REPLY_INTEGER ? 0 : -1;
 	if (rc < 0)
@@ -417,13 +509,13 @@ int keys_account_show(redisContext *c, const char *prefix, enum auth_env env, co
 		     {"postback_url", "postbackUrl", 's'},
 		     {"balance", "balance", 'i'},
 		     {"created_at", "createdAt", 't'}};
-	char k[256];
+	char k[KS_KEY_MAX];
 	redisReply *h;
 	yajl_gen g;
 	const char *s;
 	size_t len;
 
-	keys_redis_account(k, sizeof(k), prefix, env, id);
+	ks_account_key(k, sizeof(k), prefix, env, id);
 	h = redisCommand(c, "HGETALL %s", k);
 	if (!h || h->type != REDIS_REPLY_ARRAY) {
 		reply_error(c, h, err, errlen);

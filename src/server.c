@@ -19,6 +19,7 @@
 
 struct server {
 	struct app app;
+	struct rds *dispatch_rds; /* the dispatcher's own connection */
 	struct event *sigterm, *sigint, *drain_timer;
 	struct timeval drain_start;
 	int exit_code;
@@ -38,8 +39,8 @@ static void bootstrap(const struct config *cfg, const struct rds_addr *addr)
 		log_error("bootstrap: %s", err);
 		return;
 	}
-	if (keys_platform_init(c, cfg->prefix, AUTH_SANDBOX, account, &created, err, sizeof(err)) <
-	    0) {
+	if (keys_platform_init(c, cfg->prefix, cfg->shards, AUTH_SANDBOX, account, &created, err,
+			       sizeof(err)) < 0) {
 		log_error("bootstrap: %s", err);
 		goto done;
 	}
@@ -185,7 +186,10 @@ int server_run(struct config *cfg)
 		redisd_supervise(redisd, s.app.base);
 	s.app.rds = rds_new(s.app.base, &addr, cfg->redis_timeout_ms);
 	if (cfg->dispatch) {
-		s.app.dispatch = dispatch_new(s.app.base, s.app.rds, cfg);
+		/* its own connection: delivery bookkeeping never queues in front of
+		 * the API's requests */
+		s.dispatch_rds = rds_new(s.app.base, &addr, cfg->redis_timeout_ms);
+		s.app.dispatch = dispatch_new(s.app.base, s.dispatch_rds, cfg);
 		if (!s.app.dispatch)
 			goto done;
 	}
@@ -219,6 +223,7 @@ done:
 	 * record nothing for deliveries (their leases run out) while the HTTP
 	 * server, the dispatcher and so every request still exist */
 	rds_free(s.app.rds);
+	rds_free(s.dispatch_rds);
 	dispatch_free(s.app.dispatch);
 	http_free(s.app.http);
 	if (s.sigterm)

@@ -1,7 +1,9 @@
-/* charges: Pix charges in Redis (create, read, the QR lookup), asynchronous.
+/* charges: Pix charges in Redis (create, read, the QR lookup, state
+ * changes, expiry), asynchronous.
  *
- * Keys of one environment share the hash tag {<env>} so that a charge, its
- * account's indexes and (later) its balance change in one atomic script.
+ * A charge lives in the shard of its account (keyspace.h): its id names that
+ * shard, and its state change, the account's balance and ledger and the
+ * event it produces are one script on one slot.
  */
 #ifndef PIXRELAY_CHARGES_H
 #define PIXRELAY_CHARGES_H
@@ -21,6 +23,7 @@ enum charges_result {
 	CHARGES_DUPLICATE = 6,	  /* this upstream notification was seen (json = event id) */
 	CHARGES_INSUFFICIENT = 7, /* the account's balance cannot cover a refund (json = balance) */
 	CHARGES_AMOUNT_MISMATCH = 8, /* a refund amount other than the charge's (json = amount) */
+	CHARGES_RELAYED = 9,	     /* ingest: relayed as received (json = event id) */
 };
 
 enum charges_action { CHARGES_PAY, CHARGES_EXPIRE, CHARGES_REFUND, CHARGES_FAIL };
@@ -45,19 +48,25 @@ void charges_find_brcode(struct rds *r, const struct config *cfg, const char *id
 			 void *ud);
 
 /* Move charge `id` of `account` ("" = whichever: the scheduler) by `action`,
- * once, atomically with its event (and balance change). `upstream_id` (may
- * be NULL) deduplicates notifications from an upstream provider; `amount`
- * (may be NULL) must equal the charge's amount. On 0, json is the charge in
- * its new state, and `event_out` (NULL, or EVENTS_ID_MAX bytes that live
- * until cb runs) receives the new event's id. */
+ * once, atomically with its event (and balance change). `amount` (may be
+ * NULL) must equal the charge's amount. On 0, json is the charge in its new
+ * state, and `event_out` (NULL, or EVENTS_ID_MAX bytes that live until cb
+ * runs) receives the new event's id. */
 void charges_transition(struct rds *r, const struct config *cfg, enum auth_env env,
 			const char *account, const char *id, enum charges_action action,
-			const char *upstream_id, const char *amount, char *event_out, charges_fn cb,
-			void *ud);
+			const char *amount, char *event_out, charges_fn cb, void *ud);
 
-/* Expire the pending charges of `env` whose time has come (a batch).
- * done(ud, n) runs once, later, with how many were expired (-1 on failure). */
-void charges_expire_due(struct rds *r, const struct config *cfg, enum auth_env env,
+/* Read the reply of a script built on charge_move (charge_transition,
+ * ingest): returns 0 or a CHARGES_* outcome with *json (borrowed from the
+ * reply: the charge, a status, an amount or an event id as the outcome
+ * says), writing the event id into event_out (NULL or EVENTS_ID_MAX bytes)
+ * on 0; -1 when the reply is malformed. */
+int charges_reply(const redisReply *reply, const char **json, char *event_out);
+
+/* Expire the pending charges of `shard` whose time has come (a batch of at
+ * most 16). done(ud, n) runs once, later, with how many were expired (-1 on
+ * failure); n == 16 means more may be due. */
+void charges_expire_due(struct rds *r, const struct config *cfg, int shard,
 			void (*done)(void *ud, int n), void *ud);
 
 /* Nonzero when `id` has the shape of a charge id (a ULID). */

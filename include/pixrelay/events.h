@@ -1,39 +1,23 @@
 /* events: notifications about charges, and their delivery queues in Redis.
  *
- * A state change writes its event into the environment's outbox in the same
- * atomic script (same hash tag as the charge). The pump then moves each event
- * into one of `queue-shards` delivery shards, each under its own hash tag
- * {q<n>}, where claiming, completing, retrying and dead-lettering are single
- * scripts. The shard of an event is chosen by its order key (the charge id),
- * so all events of one charge share a shard and go out one after another;
- * the last character of an event id names its shard.
+ * An event is written by the same script as the state change that makes it,
+ * into the shard of its account (see keyspace.h): its hash holds the payload
+ * (stored once), and the shard's due set, lease set and per-order lists are
+ * its delivery queue, which dispatch.c works through with event_settle.
+ * Events of one order key (a charge) go out one after another. This module
+ * reads, lists and replays them.
  */
 #ifndef PIXRELAY_EVENTS_H
 #define PIXRELAY_EVENTS_H
 
 #include "pixrelay/auth.h"
 #include "pixrelay/config.h"
+#include "pixrelay/keyspace.h"
 #include "pixrelay/redis.h"
 
 #include <yajl/yajl_gen.h>
 
-#define EVENTS_ID_MAX 32 /* "evt_" + ULID + NUL fits */
-
-/* The shard (0..nshards-1) of an order key. */
-int events_shard_of(const char *order_key, long nshards);
-/* A new event id for `shard`: "evt_" + a ULID whose last character is the shard. */
-void events_new_id(int shard, char out[EVENTS_ID_MAX]);
-/* The shard named by an event id, or -1 when `id` is not an event id. */
-int events_id_shard(const char *id);
-/* "<prefix>{q<n>}:" */
-void events_shard_prefix(char *out, size_t size, const char *prefix, int shard);
-/* "<prefix>{<env>}:outbox" */
-void events_outbox_key(char *out, size_t size, const char *prefix, enum auth_env env);
-
-/* Move up to a batch of events from the outbox of `env` into their shards,
- * oldest first. done(ud, moved) runs once, later; moved < 0 on failure. */
-void events_pump(struct rds *r, const struct config *cfg, enum auth_env env,
-		 void (*done)(void *ud, int moved), void *ud);
+#define EVENTS_ID_MAX KS_EVENT_ID_MAX /* "evt_" + ULID + NUL fits */
 
 /* result 0 with json, EVENTS_NOT_FOUND, or -1 with err. */
 enum events_result { EVENTS_NOT_FOUND = 1, EVENTS_BUSY = 2 };

@@ -43,9 +43,17 @@ int ingest_verify(const char *secret, const char *wh_id, const char *wh_ts, cons
 		  const char *compat_sig, const char *body, size_t len, long long now_s, char *err,
 		  size_t errlen);
 
-/* Relay a notification about an unknown charge. cb: 0 with the event id,
- * CHARGES_DUPLICATE with the earlier event id, or -1 with err. */
-void ingest_relay(struct rds *r, const struct config *cfg, enum auth_env env, const char *account,
-		  const struct ingest_note *n, charges_fn cb, void *ud);
+/* Take a verified notification for `account` in one durable write (the
+ * `ingest` script, in the account's shard): once per upstream notification
+ * id, either the charge it names moves through the state machine with its
+ * event, or, for a charge pixrelay does not know, it is relayed as received.
+ * cb gets 0 (json = the charge; its event id in event_out),
+ * CHARGES_RELAYED or CHARGES_DUPLICATE (json = the event id),
+ * CHARGES_EXPIRED (json = the charge, which expired instead; the event id in
+ * event_out), CHARGES_REFUSED (json = the charge's status),
+ * CHARGES_INSUFFICIENT (json = the balance), or -1 with err. event_out is
+ * NULL or EVENTS_ID_MAX bytes that live until cb runs. */
+void ingest_submit(struct rds *r, const struct config *cfg, enum auth_env env, const char *account,
+		   const struct ingest_note *n, char *event_out, charges_fn cb, void *ud);
 
 #endif

@@ -22,8 +22,13 @@ enum keys_result {
 /* Create the platform account of `env` unless it exists. Writes its id
  * (IDS_ULID_LEN + 1 bytes) and *created (1 when made now). Returns 0 or -1
  * with err. */
-int keys_platform_init(redisContext *c, const char *prefix, enum auth_env env, char *account_id,
-		       int *created, char *err, size_t errlen);
+int keys_platform_init(redisContext *c, const char *prefix, long shards, enum auth_env env,
+		       char *account_id, int *created, char *err, size_t errlen);
+
+/* The id of the platform account of `env` into out (IDS_ULID_LEN + 1 bytes):
+ * 0, KEYS_NOT_FOUND, or -1 with err. */
+int keys_platform_id(redisContext *c, const char *prefix, enum auth_env env, char *out, char *err,
+		     size_t errlen);
 
 /* Nonzero when account `id` exists in `env`; -1 on Redis failure. */
 int keys_account_exists(redisContext *c, const char *prefix, enum auth_env env, const char *id);
@@ -70,9 +75,5 @@ int keys_set_postback(redisContext *c, const char *prefix, enum auth_env env, co
  * or -1 with err. */
 int keys_account_show(redisContext *c, const char *prefix, enum auth_env env, const char *id,
 		      FILE *out, char *err, size_t errlen);
-
-/* Redis key of an account record: <prefix>{<env>}:acct:<id> */
-void keys_redis_account(char *out, size_t size, const char *prefix, enum auth_env env,
-			const char *id);
 
 #endif

@@ -7,7 +7,7 @@ import threading
 import time
 import unittest
 
-from harness import Pixrelay, Redis, Workdir, auth, wait_for
+from harness import Pixrelay, Redis, Workdir, auth, rkey, shard_of, wait_for
 from sink import Sink
 
 CREATE = "/v1/charge/pix/create"
@@ -177,8 +177,8 @@ class Lifecycle(Base):
         self.procs.remove(self.px)
         # the charge's time comes while no pixrelay runs
         past = int(time.time() * 1000) - 1000
-        self.redis.cmd("HSET", "pixrelay:{sandbox}:ch:" + c["id"], "expires_ms", past)
-        self.redis.cmd("ZADD", "pixrelay:{sandbox}:expiry", past, c["id"])
+        self.redis.cmd("HSET", rkey("ch:", c["id"]), "expires_ms", past)
+        self.redis.cmd("ZADD", "pixrelay:{s%d}:expiry" % shard_of(c["id"]), past, c["id"])
         px = self.start(name="restarted")
         body = self.sink.wait_count(1, path="/exp", timeout=10)[0].json
         self.assertEqual(body["event"], "EVENT:CHARGE_EXPIRED")
