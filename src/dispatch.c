@@ -18,6 +18,7 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <curl/curl.h>
+#include <event2/event_struct.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,8 +31,12 @@
 #define RECOVER_EVERY_MS 5000 /* per shard */
 #define LEASE_MARGIN_MS 20000
 #define RESPONSE_KEEP 1024
-#define OUTCOMES_MAX 256 /* per settle call */
-#define LEASE_MAX 256	 /* per settle call */
+#define OUTCOMES_MAX 256    /* per settle call */
+#define LEASE_MAX 256	    /* per settle call */
+#define SETTLE_DEPTH 2	    /* settle calls under way per shard, at most */
+#define SETTLE_AGAIN 32	    /* outcomes that justify a second call while one is under way */
+#define LEASE_COLD 32	    /* per settle call to a shard that had nothing last time */
+#define HOST_QUEUE_MAX 2048 /* leased deliveries of one host in a process, at most */
 #define HOST_BUCKETS 1024
 #define HOST_IDLE_MS 60000 /* a host without deliveries is forgotten after this */
 #define SLOW_MS 1000	   /* a success slower than this does not raise the limit */
@@ -47,11 +52,14 @@ struct pool {
 	struct dispatch *d;
 	CURLM *multi;
 	struct event *timer;
+	CURL *spare[64]; /* finished easy handles, reset, for the next requests */
+	unsigned nspare;
 };
 
 /* What this process knows of one destination host. */
 struct host {
-	struct host *next; /* in its bucket */
+	struct host *next;		  /* in its bucket */
+	struct host *all_prev, *all_next; /* every host */
 	char *name;
 	unsigned active;			 /* requests in curl */
 	unsigned nwaiting;			 /* leased, waiting for a slot */
@@ -63,6 +71,9 @@ struct host {
 	long long cooldown_ms;			 /* the next open period */
 	int probing;				 /* half-open: the one probe is out */
 	uint64_t last_ms;			 /* last activity */
+	unsigned done_now;			 /* attempts finished in this tick */
+	double rate;				 /* attempts finished per second (EWMA) */
+	unsigned leasing;			 /* offered to settle calls under way */
 };
 
 /* The outcome of one attempt, waiting for its shard's next settle call. */
@@ -79,12 +90,14 @@ struct outcome {
 
 struct shard {
 	int id;
-	int busy;	     /* a settle call is under way */
-	int want;	     /* settle as soon as possible */
-	unsigned reserved;   /* leases asked for by the call under way */
-	uint64_t next_ms;    /* when an idle shard is settled next */
-	uint64_t expiry_ms;  /* when its due charges are looked at next */
-	uint64_t recover_ms; /* when its half-done transfers are looked at next */
+	int busy;			    /* settle calls under way */
+	int hot;			    /* its last lease was full, or it had outcomes */
+	struct settle *calls[SETTLE_DEPTH]; /* under way */
+	int want;			    /* settle as soon as possible */
+	unsigned reserved;		    /* leases asked for by the call under way */
+	uint64_t next_ms;		    /* when an idle shard is settled next */
+	uint64_t expiry_ms;		    /* when its due charges are looked at next */
+	uint64_t recover_ms;		    /* when its half-done transfers are looked at next */
 	int expiring, recovering;
 	struct outcome *outcomes, *outcomes_tail;
 	unsigned noutcomes;
@@ -110,8 +123,10 @@ struct dispatch {
 	int next_shard; /* round robin of the free capacity */
 	int stopped;
 	struct host *buckets[HOST_BUCKETS];
+	struct host *hosts; /* every host, for walking them */
 	unsigned nhosts;
 	uint64_t hosts_swept_ms;
+	double settle_ms;      /* round trip of a settle call (EWMA) */
 	long long subscribers; /* of the deliveries channel (pixrelay tail) */
 	uint64_t subscribers_ms;
 	int counting;
@@ -182,8 +197,12 @@ void dispatch_url_host(const char *url, char *out, size_t size)
 
 static void delivery_free(struct delivery *dl)
 {
-	if (dl->easy)
+	if (dl->easy && dl->pool && dl->pool->nspare < 64) {
+		curl_easy_reset(dl->easy);
+		dl->pool->spare[dl->pool->nspare++] = dl->easy;
+	} else if (dl->easy) {
 		curl_easy_cleanup(dl->easy);
+	}
 	curl_slist_free_all(dl->headers);
 	free(dl->url);
 	free(dl->body);
@@ -235,21 +254,31 @@ static struct host *host_get(struct dispatch *d, const char *name)
 	h->cooldown_ms = BREAKER_MIN_MS;
 	h->next = d->buckets[b];
 	d->buckets[b] = h;
+	h->all_next = d->hosts;
+	if (d->hosts)
+		d->hosts->all_prev = h;
+	d->hosts = h;
 	d->nhosts++;
 	return h;
 }
 
-/* How many more events of `h` this process would take now. */
-static unsigned host_budget(const struct host *h, uint64_t now)
+/* How many more events of `h` this process would take now: its limit in
+ * flight, and enough waiting to keep it busy for two settle round trips
+ * (the time it takes to lease more), at least as many again as its limit. */
+static unsigned host_budget(const struct dispatch *d, const struct host *h, uint64_t now)
 {
-	unsigned held = h->active + h->nwaiting;
+	unsigned held = h->active + h->nwaiting, room;
+	double ahead = h->rate * d->settle_ms * 2 / 1000.0;
 
 	if (h->open_until_ms > now)
 		return 0;
 	if (h->open_until_ms)
 		/* half-open: one probe */
 		return held || h->probing ? 0 : 1;
-	return held >= 2 * h->limit ? 0 : 2 * h->limit - held;
+	room = h->limit + (ahead > h->limit ? (unsigned)ahead : h->limit);
+	if (room > HOST_QUEUE_MAX)
+		room = HOST_QUEUE_MAX;
+	return held >= room ? 0 : room - held;
 }
 
 static unsigned default_budget(const struct dispatch *d)
@@ -257,37 +286,47 @@ static unsigned default_budget(const struct dispatch *d)
 	return 2 * (unsigned)d->cfg->delivery_per_host;
 }
 
+static void host_free(struct dispatch *d, struct host *h)
+{
+	struct host **pp = &d->buckets[host_bucket(h->name)];
+
+	while (*pp != h)
+		pp = &(*pp)->next;
+	*pp = h->next;
+	if (h->all_prev)
+		h->all_prev->all_next = h->all_next;
+	else
+		d->hosts = h->all_next;
+	if (h->all_next)
+		h->all_next->all_prev = h->all_prev;
+	d->nhosts--;
+	free(h->name);
+	free(h);
+}
+
 /* Forget hosts without deliveries that are back to the defaults, or idle
- * for long; bounded work per call. */
+ * for long. */
 static void hosts_sweep(struct dispatch *d, uint64_t now)
 {
+	struct host *next;
+
 	if (now - d->hosts_swept_ms < 1000)
 		return;
 	d->hosts_swept_ms = now;
-	for (int b = 0; b < HOST_BUCKETS; b++) {
-		struct host **pp = &d->buckets[b];
-		while (*pp) {
-			struct host *h = *pp;
-			int idle = h->active == 0 && h->nwaiting == 0;
-			int plain = h->limit == (unsigned)d->cfg->delivery_per_host &&
-				    h->open_until_ms == 0 && h->failures == 0;
-			if (idle && (plain || now - h->last_ms > HOST_IDLE_MS) &&
-			    h->open_until_ms <= now) {
-				*pp = h->next;
-				free(h->name);
-				free(h);
-				d->nhosts--;
-				continue;
-			}
-			pp = &h->next;
-		}
+	for (struct host *h = d->hosts; h; h = next) {
+		int idle = h->active == 0 && h->nwaiting == 0 && h->leasing == 0;
+		int plain = h->limit == (unsigned)d->cfg->delivery_per_host &&
+			    h->open_until_ms == 0 && h->failures == 0;
+		next = h->all_next;
+		if (idle && (plain || now - h->last_ms > HOST_IDLE_MS) && h->open_until_ms <= now)
+			host_free(d, h);
 	}
 }
 
 enum host_health {
 	HOST_FINE,	  /* answered in time (2xx, or a 4xx other than 429) */
-	HOST_STRAINED,	  /* answered 429 or 5xx: fewer at once */
-	HOST_UNREACHABLE, /* no answer: timeout, connection refused or reset */
+	HOST_STRAINED,	  /* 429, 5xx, or the connection failed: fewer at once */
+	HOST_UNREACHABLE, /* no answer in time (it held a slot for the whole timeout) */
 };
 
 /* An attempt at `h` ended: adapt its limit and circuit. `fast` when the
@@ -492,18 +531,16 @@ static void start_waiting(struct host *h)
  * (all of them when `all`, at shutdown: due at once, for another process). */
 static void expire_waiting(struct dispatch *d, int all, uint64_t now)
 {
-	for (int b = 0; b < HOST_BUCKETS; b++) {
-		for (struct host *h = d->buckets[b]; h; h = h->next) {
-			while (h->waiting &&
-			       (all || now - h->waiting->waiting_since_ms >= LEASE_MARGIN_MS / 2)) {
-				struct delivery *dl = h->waiting;
-				h->waiting = dl->next_waiting;
-				if (!h->waiting)
-					h->waiting_tail = NULL;
-				h->nwaiting--;
-				dl->next_waiting = NULL;
-				complete(dl, "release", (long long)now + (all ? 0 : 1000), 0, NULL);
-			}
+	for (struct host *h = d->hosts; h; h = h->all_next) {
+		while (h->waiting &&
+		       (all || now - h->waiting->waiting_since_ms >= LEASE_MARGIN_MS / 2)) {
+			struct delivery *dl = h->waiting;
+			h->waiting = dl->next_waiting;
+			if (!h->waiting)
+				h->waiting_tail = NULL;
+			h->nwaiting--;
+			dl->next_waiting = NULL;
+			complete(dl, "release", (long long)now + (all ? 0 : 1000), 0, NULL);
 		}
 	}
 }
@@ -531,14 +568,17 @@ static void finish(struct delivery *dl, CURLcode result)
 		snprintf(error, sizeof(error), "HTTP %ld", status);
 
 	/* a refused address says nothing about the host; an answer in time is
-	 * healthy unless it asks to slow down (429, 5xx: the limit halves); no
-	 * answer (timeout, connection failure) counts towards opening the
-	 * circuit */
+	 * healthy unless it asks to slow down (429, 5xx: the limit halves, as on
+	 * a failed connection); only a timeout, which held a slot for long,
+	 * counts towards opening the circuit */
 	h->active--;
+	h->done_now++;
 	if (dl->refused_address)
 		host_learn(d, h, HOST_FINE, 1, now);
-	else if (result != CURLE_OK)
+	else if (result == CURLE_OPERATION_TIMEDOUT)
 		host_learn(d, h, HOST_UNREACHABLE, 0, now);
+	else if (result != CURLE_OK)
+		host_learn(d, h, HOST_STRAINED, 0, now);
 	else if (status == 429 || status >= 500)
 		host_learn(d, h, HOST_STRAINED, 0, now);
 	else
@@ -627,25 +667,41 @@ static void on_curl_timer(evutil_socket_t fd, short kind, void *arg)
 	check_multi(pl);
 }
 
+/* What libevent watches for one of curl's sockets: allocated when curl
+ * first reports the socket, changed in place after (no allocation per
+ * request on a kept-alive connection). */
+struct sockwatch {
+	struct event ev;
+	int what;
+};
+
 static int socket_cb(CURL *easy, curl_socket_t s, int what, void *userp, void *socketp)
 {
 	struct pool *pl = userp;
-	struct event *ev = socketp;
+	struct sockwatch *w = socketp;
 
 	if (what == CURL_POLL_REMOVE) {
-		if (ev)
-			event_free(ev);
+		if (w) {
+			event_del(&w->ev);
+			free(w);
+		}
 		curl_multi_assign(pl->multi, s, NULL);
 		return 0;
 	}
-	if (ev)
-		event_free(ev);
-	ev = event_new(pl->d->base, s,
-		       ((what & CURL_POLL_IN) ? EV_READ : 0) |
-			   ((what & CURL_POLL_OUT) ? EV_WRITE : 0) | EV_PERSIST,
-		       on_socket_event, pl);
-	event_add(ev, NULL);
-	curl_multi_assign(pl->multi, s, ev);
+	if (w && w->what == what)
+		return 0;
+	if (w) {
+		event_del(&w->ev);
+	} else {
+		w = mem_new(struct sockwatch);
+		curl_multi_assign(pl->multi, s, w);
+	}
+	w->what = what;
+	event_assign(&w->ev, pl->d->base, s,
+		     ((what & CURL_POLL_IN) ? EV_READ : 0) |
+			 ((what & CURL_POLL_OUT) ? EV_WRITE : 0) | EV_PERSIST,
+		     on_socket_event, pl);
+	event_add(&w->ev, NULL);
 	return 0;
 }
 
@@ -756,7 +812,8 @@ static void start_delivery(struct delivery *dl)
 		dl->host->probing = 1;
 	dl->start_ms = ids_now_ms();
 	now_s = (long long)(dl->start_ms / 1000);
-	dl->easy = curl_easy_init();
+	dl->pool = &d->pools[strcmp(dl->env, "production") == 0 ? AUTH_PRODUCTION : AUTH_SANDBOX];
+	dl->easy = dl->pool->nspare ? dl->pool->spare[--dl->pool->nspare] : curl_easy_init();
 	if (!dl->easy)
 		mem_oom(__FILE__, __LINE__);
 	snprintf(ts, sizeof(ts), "%lld", now_s);
@@ -807,7 +864,6 @@ static void start_delivery(struct delivery *dl)
 	 * address checks above must see the destination itself */
 	curl_easy_setopt(dl->easy, CURLOPT_PROXY, "");
 	curl_easy_setopt(dl->easy, CURLOPT_ERRORBUFFER, dl->errbuf);
-	dl->pool = &d->pools[strcmp(dl->env, "production") == 0 ? AUTH_PRODUCTION : AUTH_SANDBOX];
 	if (curl_multi_add_handle(dl->pool->multi, dl->easy) != CURLM_OK) {
 		struct host *h = dl->host;
 		h->active--;
@@ -865,6 +921,12 @@ static void begin(struct dispatch *d, struct shard *s, const char *token, redisR
 struct settle {
 	struct dispatch *d;
 	struct shard *s;
+	uint64_t sent_ms;
+	unsigned nres; /* hosts offered a budget, reserved until the answer */
+	struct reservation {
+		struct host *h;
+		unsigned n;
+	} * res;
 	unsigned asked;
 	unsigned sent; /* outcomes in the call */
 	char token[IDS_ULID_LEN + 24];
@@ -882,10 +944,17 @@ static void on_settled(void *ud, redisReply *reply, const char *err)
 	uint64_t now = ids_now_ms();
 	size_t leased = 0;
 
-	s->busy = 0;
+	s->busy--;
 	d->settling--;
+	for (unsigned i = 0; i < c->nres; i++)
+		c->res[i].h->leasing -= c->res[i].n;
+	free(c->res);
+	for (int i = 0; i < SETTLE_DEPTH; i++)
+		if (s->calls[i] == c)
+			s->calls[i] = NULL;
+	d->settle_ms = 0.8 * d->settle_ms + 0.2 * (double)(now - c->sent_ms);
 	d->reserved -= c->asked;
-	s->reserved = 0;
+	s->reserved -= c->asked;
 	if (err) {
 		/* the outcomes sent are lost with the call: their leases run out
 		 * and the events are delivered again */
@@ -907,6 +976,7 @@ static void on_settled(void *ud, redisReply *reply, const char *err)
 		    (unsigned)reply->element[0]->integer < c->sent)
 			log_warn("shard %d: %u outcomes came after their lease ran out", s->id,
 				 c->sent - (unsigned)reply->element[0]->integer);
+		s->hot = (c->asked && leased == c->asked) || c->sent;
 		if (c->asked && leased == c->asked) {
 			s->want = 1; /* more may be due */
 		} else {
@@ -918,8 +988,10 @@ static void on_settled(void *ud, redisReply *reply, const char *err)
 			}
 			s->next_ms = at;
 		}
-		if (leased)
-			log_debug("shard %d: leased %zu, recorded %u", s->id, leased, c->sent);
+		if (leased || c->sent)
+			log_debug("shard %d: leased %zu of %u, recorded %u, in %llu ms", s->id,
+				  leased, c->asked, c->sent,
+				  (unsigned long long)(now - c->sent_ms));
 	}
 	free(c);
 	pump(d);
@@ -933,6 +1005,22 @@ static void on_counted(void *ud, redisReply *reply, const char *err)
 	if (!err && reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
 	    reply->element[1]->type == REDIS_REPLY_INTEGER)
 		d->subscribers = reply->element[1]->integer;
+}
+
+/* The budget of h for a call to shard s: what h can take, less what a call
+ * to s under way may already bring (calls to other shards are not counted:
+ * a host's events are almost always in one shard, and counting them would
+ * hand its budget to shards that do not have its events). */
+static unsigned shard_budget(const struct dispatch *d, const struct shard *s, const struct host *h,
+			     uint64_t now)
+{
+	unsigned b = host_budget(d, h, now), offered = 0;
+
+	for (int i = 0; i < SETTLE_DEPTH; i++)
+		for (unsigned j = 0; s->calls[i] && j < s->calls[i]->nres; j++)
+			if (s->calls[i]->res[j].h == h)
+				offered += s->calls[i]->res[j].n;
+	return b > offered ? b - offered : 0;
 }
 
 /* Send shard s its outcomes and ask for what this process has room for. */
@@ -954,10 +1042,16 @@ static void settle(struct dispatch *d, struct shard *s, unsigned lease)
 	c->s = s;
 	c->asked = lease;
 	c->sent = n;
+	c->sent_ms = now;
 	snprintf(c->token, sizeof(c->token), "%s.%lu", d->token, ++d->leases);
-	s->busy = 1;
+	s->busy++;
+	for (int i = 0; i < SETTLE_DEPTH; i++)
+		if (!s->calls[i]) {
+			s->calls[i] = c;
+			break;
+		}
 	s->want = 0;
-	s->reserved = lease;
+	s->reserved += lease;
 	d->reserved += lease;
 	d->settling++;
 	ks_shard_prefix(sp, sizeof(sp), d->cfg->prefix, s->id);
@@ -974,14 +1068,15 @@ static void settle(struct dispatch *d, struct shard *s, unsigned lease)
 	snprintf(deflt, sizeof(deflt), "%u", dflt);
 	/* the hosts whose budget differs from the default */
 	if (lease)
-		for (int b = 0; b < HOST_BUCKETS; b++)
-			for (struct host *h = d->buckets[b]; h; h = h->next)
-				nover += host_budget(h, now) != dflt;
+		for (struct host *h = d->hosts; h; h = h->all_next)
+			nover += shard_budget(d, s, h, now) != dflt;
 	argc = 13 + 2 * nover + 7 * n;
 	argv = mem_calloc(argc, sizeof(char *));
 	lens = mem_calloc(argc, sizeof(size_t));
-	if (nover)
+	if (nover) {
 		budgets = mem_calloc(nover, sizeof(*budgets));
+		c->res = mem_calloc(nover, sizeof(*c->res));
+	}
 	argv[0] = hosts_k;
 	argv[1] = lease_k;
 	argv[2] = dead_k;
@@ -999,16 +1094,21 @@ static void settle(struct dispatch *d, struct shard *s, unsigned lease)
 	argv[12] = no;
 	{
 		unsigned i = 0;
-		for (int b = 0; lease && b < HOST_BUCKETS; b++)
-			for (struct host *h = d->buckets[b]; h; h = h->next) {
-				unsigned budget = host_budget(h, now);
-				if (budget == dflt)
-					continue;
-				snprintf(budgets[i], sizeof(budgets[i]), "%u", budget);
-				argv[13 + 2 * i] = h->name;
-				argv[14 + 2 * i] = budgets[i];
-				i++;
+		for (struct host *h = d->hosts; lease && h && i < nover; h = h->all_next) {
+			unsigned budget = shard_budget(d, s, h, now);
+			if (budget == dflt)
+				continue;
+			snprintf(budgets[i], sizeof(budgets[i]), "%u", budget);
+			argv[13 + 2 * i] = h->name;
+			argv[14 + 2 * i] = budgets[i];
+			/* what this call may lease is not offered to another meanwhile */
+			if (budget) {
+				h->leasing += budget;
+				c->res[c->nres].h = h;
+				c->res[c->nres++].n = budget;
 			}
+			i++;
+		}
 	}
 	/* the outcomes: their texts stay alive until rds_script has copied them */
 	{
@@ -1058,13 +1158,18 @@ static void pump(struct dispatch *d)
 	for (int i = 0; i < d->nshards; i++) {
 		struct shard *s = &d->shards[(d->next_shard + i) % d->nshards];
 		unsigned used = d->held + d->reserved, lease = 0;
-		int due = s->want || now >= s->next_ms;
-		if (s->busy)
+		/* outcomes free slots of their hosts, whose next events are most
+		 * likely in the same shard: lease with them */
+		int due = s->want || s->noutcomes || now >= s->next_ms;
+		/* a second call while one is under way only for a batch of outcomes:
+		 * it keeps deliveries flowing through a slow round trip */
+		if (s->busy >= SETTLE_DEPTH || (s->busy && s->noutcomes < SETTLE_AGAIN))
 			continue;
 		if (!d->stopped && due && used < cap) {
-			lease = cap - used;
-			if (lease > LEASE_MAX)
-				lease = LEASE_MAX;
+			/* a shard that had nothing last time asks for little: its
+			 * call would hold the capacity busy shards need */
+			unsigned most = s->hot || s->noutcomes ? LEASE_MAX : LEASE_COLD;
+			lease = cap - used < most ? cap - used : most;
 		}
 		if (lease || s->noutcomes)
 			settle(d, s, lease);
@@ -1082,7 +1187,7 @@ static void settle_soon(struct dispatch *d, struct shard *s)
 {
 	struct timeval zero = {0, 0};
 
-	if (!s->busy)
+	if (s->busy < SETTLE_DEPTH)
 		evtimer_add(d->flush, &zero);
 }
 
@@ -1125,6 +1230,10 @@ static void on_tick(evutil_socket_t fd, short kind, void *arg)
 	uint64_t now = ids_now_ms();
 
 	expire_waiting(d, 0, now);
+	for (struct host *h = d->hosts; h; h = h->all_next) {
+		h->rate = 0.7 * h->rate + 0.3 * h->done_now * (1000.0 / TICK_MS);
+		h->done_now = 0;
+	}
 	hosts_sweep(d, now);
 	if (d->stopped || !rds_ready(d->r))
 		return;
@@ -1253,23 +1362,21 @@ void dispatch_free(struct dispatch *d)
 		delivery_free(dl);
 	}
 	for (int i = 0; i < 2; i++) {
+		while (d->pools[i].nspare)
+			curl_easy_cleanup(d->pools[i].spare[--d->pools[i].nspare]);
 		curl_multi_cleanup(d->pools[i].multi);
 		event_free(d->pools[i].timer);
 	}
 	event_free(d->tick);
 	event_free(d->flush);
-	for (int b = 0; b < HOST_BUCKETS; b++) {
-		while (d->buckets[b]) {
-			struct host *h = d->buckets[b];
-			d->buckets[b] = h->next;
-			while (h->waiting) {
-				struct delivery *dl = h->waiting;
-				h->waiting = dl->next_waiting;
-				delivery_free(dl);
-			}
-			free(h->name);
-			free(h);
+	while (d->hosts) {
+		struct host *h = d->hosts;
+		while (h->waiting) {
+			struct delivery *dl = h->waiting;
+			h->waiting = dl->next_waiting;
+			delivery_free(dl);
 		}
+		host_free(d, h);
 	}
 	for (int i = 0; i < d->nshards; i++) {
 		while (d->shards[i].outcomes) {

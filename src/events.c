@@ -75,11 +75,15 @@ void events_render(yajl_gen g, const redisReply *h, const redisReply *log)
 	else
 		json_null(g);
 	if (log) {
+		/* the earlier attempts, then the latest, kept with the event */
+		const char *last = rds_hash_field(h, "attempt");
 		json_str(g, "attemptLog");
 		json_open_array(g);
 		for (size_t i = 0; i < log->elements; i++)
 			if (log->element[i]->str)
 				json_raw(g, log->element[i]->str, log->element[i]->len);
+		if (last && *last)
+			json_raw(g, last, strlen(last));
 		json_close_array(g);
 	}
 	json_close(g);

@@ -19,6 +19,7 @@
 
 struct server {
 	struct app app;
+	struct event *log_timer;  /* flushes the buffered log */
 	struct rds *dispatch_rds; /* the dispatcher's own connection */
 	struct event *sigterm, *sigint, *drain_timer;
 	struct timeval drain_start;
@@ -124,6 +125,11 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	evtimer_add(s->drain_timer, &tv);
 }
 
+static void on_log_timer(evutil_socket_t fd, short what, void *arg)
+{
+	log_flush();
+}
+
 static void raise_fd_limit(void)
 {
 	struct rlimit rl;
@@ -207,6 +213,12 @@ int server_run(struct config *cfg)
 				       host, http_port(s.app.http));
 		}
 	}
+	{
+		struct timeval tv = {0, 100000};
+		log_buffered();
+		s.log_timer = event_new(s.app.base, -1, EV_PERSIST, on_log_timer, NULL);
+		event_add(s.log_timer, &tv);
+	}
 	s.sigterm = evsignal_new(s.app.base, SIGTERM, on_signal, &s);
 	s.sigint = evsignal_new(s.app.base, SIGINT, on_signal, &s);
 	s.drain_timer = evtimer_new(s.app.base, on_drain_tick, &s);
@@ -232,6 +244,9 @@ done:
 		event_free(s.sigint);
 	if (s.drain_timer)
 		event_free(s.drain_timer);
+	if (s.log_timer)
+		event_free(s.log_timer);
+	log_flush();
 	redisd_stop(redisd);
 	event_base_free(s.app.base);
 	return s.exit_code;

@@ -22,9 +22,8 @@
  * have: twice its concurrency limit, minus what it holds. Each host's limit
  * adapts (AIMD): it starts at delivery-per-host, grows by one after as many
  * fast successes as the limit, up to delivery-per-host-max, and halves on a
- * timeout, a connection failure, a 429 or a 5xx. After 5 attempts in a row
- * without an answer (timeouts, connection failures) the host's circuit
- * opens: none of its events is leased for a cool-down (5 s, doubling up to
+ * timeout, a connection failure, a 429 or a 5xx. After 5 timeouts in a
+ * row the host's circuit opens: none of its events is leased for a cool-down (5 s, doubling up to
  * 5 min), then one probe; an answer closes it. So a
  * slow or dead destination holds few slots, and a healthy one drains its
  * backlog as fast as it answers.

@@ -33,8 +33,9 @@ void events_get(struct rds *r, const struct config *cfg, enum auth_env env, cons
 void events_replay(struct rds *r, const struct config *cfg, enum auth_env env, const char *account,
 		   const char *id, events_fn cb, void *ud);
 
-/* Render an event (its HGETALL reply) and its attempt log (LRANGE reply, or
- * NULL) as one JSON object into g. */
+/* Render an event (its HGETALL reply) as one JSON object into g, with its
+ * attempt log when `log` (the LRANGE of its earlier attempts) is not NULL:
+ * those, then the latest attempt, kept in the event itself. */
 void events_render(yajl_gen g, const redisReply *event, const redisReply *log);
 
 /* Which events to list. Strings borrowed; "" = any. */

@@ -25,7 +25,7 @@ end
 local p, now = ARGV[1], tonumber(ARGV[2])
 local cap, ttl = tonumber(ARGV[6]), tonumber(ARGV[7])
 local nhosts = tonumber(ARGV[9])
-local recorded = 0
+local recorded = {}
 
 -- the next event of a settled event's order key may go now
 local function next_of(order, id)
@@ -40,47 +40,52 @@ local function next_of(order, id)
   end
 end
 
+-- The attempt log: the latest attempt in the event's field `attempt`, the
+-- ones before it in the list log:<id> (the oldest dropped beyond the cap).
 for i = 0, tonumber(ARGV[10]) - 1 do
   local a = 11 + 2 * nhosts + 7 * i
   local id, outcome = ARGV[a], ARGV[a + 2]
   local ek = p .. 'e:' .. id
-  local e = redis.call('HMGET', ek, 'state', 'token', 'order', 'host')
+  local e = redis.call('HMGET', ek, 'state', 'token', 'order', 'host', 'attempt')
   if e[1] == 'delivering' and e[2] == ARGV[a + 1] then
-    recorded = recorded + 1
-    redis.call('ZREM', KEYS[2], id)
+    recorded[#recorded + 1] = id
     local lk = p .. 'log:' .. id
+    local logged = e[5] and e[5] ~= ''
     -- a release (destination busy) made no attempt: the last result stays
-    if outcome ~= 'release' then
-      if redis.call('RPUSH', lk, ARGV[a + 6]) > cap then
-        redis.call('LTRIM', lk, -cap, -1)
+    if outcome ~= 'release' and logged then
+      if cap <= 1 then
+        redis.call('DEL', lk)
+      elseif redis.call('RPUSH', lk, e[5]) >= cap then
+        redis.call('LTRIM', lk, 1 - cap, -1)
       end
     end
-    if outcome == 'retry' or outcome == 'release' then
-      if outcome == 'release' then
-        redis.call('HINCRBY', ek, 'attempts', -1)
-        redis.call('HSET', ek, 'state', 'pending', 'token', '', 'updated_ms', now,
-          'next_ms', ARGV[a + 3])
-      else
-        redis.call('HSET', ek, 'state', 'pending', 'token', '', 'updated_ms', now,
-          'next_ms', ARGV[a + 3], 'last_status', ARGV[a + 4], 'last_error', ARGV[a + 5])
-      end
+    if outcome == 'release' then
+      redis.call('HSET', ek, 'state', 'pending', 'token', '', 'updated_ms', now,
+        'next_ms', ARGV[a + 3], 'attempts', redis.call('HGET', ek, 'attempts') - 1)
+      due_add(p, e[4], id, ARGV[a + 3])
+    elseif outcome == 'retry' then
+      redis.call('HSET', ek, 'state', 'pending', 'token', '', 'updated_ms', now,
+        'next_ms', ARGV[a + 3], 'last_status', ARGV[a + 4], 'last_error', ARGV[a + 5],
+        'attempt', ARGV[a + 6])
       due_add(p, e[4], id, ARGV[a + 3])
     else
       if outcome == 'delivered' then
         redis.call('HSET', ek, 'state', 'delivered', 'token', '', 'updated_ms', now,
-          'delivered_ms', now, 'last_status', ARGV[a + 4], 'last_error', ARGV[a + 5])
+          'delivered_ms', now, 'last_status', ARGV[a + 4], 'last_error', ARGV[a + 5],
+          'attempt', ARGV[a + 6])
       else
         redis.call('HSET', ek, 'state', 'dead', 'token', '', 'updated_ms', now, 'dead_ms', now,
-          'last_status', ARGV[a + 4], 'last_error', ARGV[a + 5])
+          'last_status', ARGV[a + 4], 'last_error', ARGV[a + 5], 'attempt', ARGV[a + 6])
         redis.call('ZADD', KEYS[3], now, id)
         redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - ttl * 1000)
       end
       redis.call('EXPIRE', ek, ttl)
-      redis.call('EXPIRE', lk, ttl)
+      if logged then redis.call('EXPIRE', lk, ttl) end
       next_of(e[3], id)
     end
   end
 end
+if #recorded > 0 then redis.call('ZREM', KEYS[2], unpack(recorded)) end
 
 local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, 100)
 for _, id in ipairs(expired) do
@@ -92,7 +97,7 @@ for _, id in ipairs(expired) do
   if host then due_add(p, host, id, now) end
 end
 
-local out = {recorded, ''}
+local out = {#recorded, ''}
 local left = tonumber(ARGV[4])
 if left <= 0 then return out end
 local budget = {}
@@ -102,6 +107,7 @@ end
 local default = tonumber(ARGV[8])
 local accounts = {}
 local until_ms = now + tonumber(ARGV[3])
+local leased = {}
 local hosts = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, 200)
 for _, host in ipairs(hosts) do
   if left <= 0 then break end
@@ -120,7 +126,7 @@ for _, host in ipairs(hosts) do
     for _, id in ipairs(ids) do
       local ek = p .. 'e:' .. id
       local e = redis.call('HMGET', ek, 'url', 'body', 'budget_base', 'created_ms', 'account',
-        'env', 'budget_ms')
+        'env', 'budget_ms', 'attempts')
       if e[1] then
         -- after a replay, the age limit counts from the replay
         if e[7] and e[7] ~= '' then e[4] = e[7] end
@@ -130,11 +136,13 @@ for _, host in ipairs(hosts) do
           s = redis.call('HMGET', ak, 'signing_secret', 'signing_secret_prev', 'webhook_secret')
           accounts[ak] = s
         end
-        local attempts = redis.call('HINCRBY', ek, 'attempts', 1)
-        redis.call('HSET', ek, 'state', 'delivering', 'token', ARGV[5], 'updated_ms', now)
-        redis.call('ZADD', KEYS[2], until_ms, id)
+        local attempts = tostring((tonumber(e[8]) or 0) + 1)
+        redis.call('HSET', ek, 'state', 'delivering', 'token', ARGV[5], 'updated_ms', now,
+          'attempts', attempts)
+        leased[#leased + 1] = until_ms
+        leased[#leased + 1] = id
         local n = #out
-        out[n + 1], out[n + 2], out[n + 3], out[n + 4] = id, e[1], e[2], tostring(attempts)
+        out[n + 1], out[n + 2], out[n + 3], out[n + 4] = id, e[1], e[2], attempts
         out[n + 5], out[n + 6], out[n + 7], out[n + 8] = e[3] or '0', e[4], e[5], e[6]
         out[n + 9], out[n + 10], out[n + 11] = s[1] or '', s[2] or '', s[3] or ''
         left = left - 1
@@ -142,6 +150,7 @@ for _, host in ipairs(hosts) do
     end
   end
 end
+if #leased > 0 then redis.call('ZADD', KEYS[2], unpack(leased)) end
 if #out == 2 then
   local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
   if first[2] then out[2] = first[2] end

@@ -11,19 +11,20 @@
 if #KEYS ~= 1 or #ARGV ~= 12 then
   return redis.error_reply('ERR ingest: wants 1 keys and 12 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
-local seen = redis.call('GET', KEYS[1])
-if seen then return {'duplicate', seen} end
 local p, account, ttl = ARGV[1], ARGV[2], ARGV[10]
+-- remembered at once (one command for the check and the write); forgotten
+-- again when the notification changes nothing
+local seen = redis.call('SET', KEYS[1], ARGV[7], 'NX', 'GET', 'EX', ttl)
+if seen then return {'duplicate', seen} end
 if ARGV[4] ~= '' then
   local r = charge_move(p, ARGV[4], ARGV[5], account, ARGV[8], ARGV[9], ARGV[7], '', ttl)
   if r[1] ~= 'not_found' then
-    if (r[1] == 'ok' or r[1] == 'expired') and r[4] ~= '' then
-      redis.call('SET', KEYS[1], ARGV[7], 'EX', ttl)
+    if not ((r[1] == 'ok' or r[1] == 'expired') and r[#r] ~= '') then
+      redis.call('DEL', KEYS[1])
     end
     return r
   end
 end
 local url = redis.call('HGET', p .. 'acct:' .. ARGV[3] .. ':' .. account, 'postback_url') or ''
 event_write(p, ARGV[7], ARGV[3], account, ARGV[6], url, ARGV[11], ARGV[12], ARGV[8], ttl)
-redis.call('SET', KEYS[1], ARGV[7], 'EX', ttl)
 return {'relayed', ARGV[7]}

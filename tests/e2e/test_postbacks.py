@@ -719,8 +719,8 @@ class Resilience(PostbackBase):
         self.assertEqual(ev["attemptLog"][-1]["status"], 200)
         self.assertEqual(self.sink.count(path), 2)
         # delivered by the new process
-        self.assertRegex(heir.log(), r"delivery event=%s .*status=200 outcome=delivered"
-                         % first.webhook_id)
+        line = r"delivery event=%s .*status=200 outcome=delivered" % first.webhook_id
+        wait_for(lambda: re.search(line, heir.log()), timeout=2, what="the delivery's log line")
 
     def test_sigkill_of_redis_after_acks(self):
         stack = Env.stack("redis-killed")
@@ -728,19 +728,26 @@ class Resilience(PostbackBase):
         px = stack.start("pixrelay", ["--delivery-timeout-ms", "6000"])
         waiting = [self.path("-waiting%d" % i) for i in range(5)]
         inflight = [self.path("-inflight%d" % i) for i in range(4)]
+        # two destinations: one that asks to come back later, one that
+        # holds its answers (a host that answers 503 gets fewer requests at
+        # once, which would queue the held ones one after another)
+        slow = Sink().start()
+        self.addCleanup(slow.close)
+        sinks = {p: self.sink for p in waiting}
+        sinks.update({p: slow for p in inflight})
         for p in waiting:
             # first attempt answered "come back in 2 s": pending when Redis dies
             self.sink.script(p, [Reply(503, {"Retry-After": "2"})])
         for p in inflight:
             # first attempt held 3 s by the sink: in flight when Redis dies
-            self.sink.script(p, [Reply(200, delay=3.0)])
-        charges = [self.create(self.sink.url(p), key=stack.key, px=px)
+            slow.script(p, [Reply(200, delay=3.0)])
+        charges = [self.create(sinks[p].url(p), key=stack.key, px=px)
                    for p in waiting + inflight]
         late_path = self.path("-late")
         late = self.create(self.sink.url(late_path), key=stack.key, px=px)
         for ch in charges:
             self.paid(ch["id"], key=stack.key, px=px)  # acknowledged
-        ids = {p: self.sink.wait_count(1, path=p)[0].webhook_id for p in waiting + inflight}
+        ids = {p: sinks[p].wait_count(1, path=p)[0].webhook_id for p in waiting + inflight}
         for p in waiting:
             self.wait_event(ids[p], "pending", key=stack.key, px=px)
 
@@ -762,7 +769,7 @@ class Resilience(PostbackBase):
         for p in inflight:
             ev = self.wait_event(ids[p], "delivered", key=stack.key, px=px, timeout=15)
             self.assertEqual([a["status"] for a in ev["attemptLog"]], [200])
-            self.assertEqual(self.sink.count(p), 1)
+            self.assertEqual(slow.count(p), 1)
         # the charge whose payment was refused during the outage can be paid now
         self.assertEqual(self.charge(late["id"], key=stack.key, px=px)["status"], "PENDING")
         self.paid(late["id"], key=stack.key, px=px)
