@@ -157,6 +157,18 @@ static void handle_healthz(struct http_req *req)
 	http_reply_raw(req, 200, body, sizeof(body) - 1);
 }
 
+/* docs/openapi.yaml, built in by tools/embed_file.py (meson.build) */
+extern const char api_openapi_yaml[];
+extern const size_t api_openapi_yaml_len;
+
+/* GET /v1/openapi.yaml: the description of this API, as built into the
+ * binary, so that it always matches the server answering. */
+static void handle_openapi(struct http_req *req)
+{
+	http_reply_bytes(req, 200, "application/yaml", "no-cache", api_openapi_yaml,
+			 api_openapi_yaml_len);
+}
+
 static void handle_readyz(struct http_req *req)
 {
 	struct app *app = app_of(req);
@@ -1129,6 +1141,7 @@ static void handle_balance(struct http_req *req)
 const struct http_route api_routes[] = {
     {EVHTTP_REQ_GET, "/healthz", handle_healthz, 0},
     {EVHTTP_REQ_GET, "/readyz", handle_readyz, 0},
+    {EVHTTP_REQ_GET, "/v1/openapi.yaml", handle_openapi, HTTP_ENVELOPE},
     {EVHTTP_REQ_GET, "/v1/me", handle_me, HTTP_AUTH | HTTP_ENVELOPE},
     {EVHTTP_REQ_POST, "/v1/charge/pix/create", handle_charge_create,
      HTTP_AUTH | HTTP_JSON_BODY | HTTP_ENVELOPE},

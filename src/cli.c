@@ -11,14 +11,19 @@
 #include "pixrelay/keys.h"
 #include "pixrelay/log.h"
 #include "pixrelay/mem.h"
+#include "pixrelay/netaddr.h"
 #include "pixrelay/redis.h"
 #include "pixrelay/redisd.h"
 #include "pixrelay/server.h"
 
+#include <errno.h>
 #include <getopt.h>
+#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 static const char usage_main[] =
     "usage: pixrelay [SETTINGS] COMMAND [ARGS]\n"
@@ -28,8 +33,15 @@ static const char usage_main[] =
     "  init                  create the platform account of an environment (idempotent)\n"
     "  keys create|list|revoke\n"
     "                        manage API keys\n"
-    "  secrets               show an account's postback signing secrets\n"
+    "  account show|set      show an account, set its postbackUrl\n"
+    "  secrets [show|rotate|end-rotation]\n"
+    "                        an account's postback signing and ingest secrets\n"
+    "  events list|show|replay\n"
+    "                        postback events: list them, show one with its attempts, replay\n"
+    "  tail                  print postback delivery attempts as they happen\n"
+    "  brcode decode CODE    check a Pix copy-and-paste code and print its fields\n"
     "  version               print the version\n"
+    "  help                  this text and every setting\n"
     "\n"
     "Every command takes --help. Settings may come before or after the command.\n";
 
@@ -113,8 +125,53 @@ static int cli_action(int argc, char **argv, const char *usage, const char **ver
 	return -1;
 }
 
+/* Refuse a listen address that cannot work before serve creates anything
+ * (data directory, embedded Redis): malformed (2), or a host that does not
+ * resolve or an address that cannot be bound now (1; the trial socket is
+ * closed again). 0 when it looks fine. */
+static int cli_check_listen(const char *listen)
+{
+	struct addrinfo hints, *res = NULL;
+	char host[256], port_s[8];
+	int port = 0, fd = -1, one = 1, rc = 1, gai;
+
+	if (netaddr_split_hostport(listen, host, sizeof(host), &port) < 0) {
+		fprintf(stderr,
+			"pixrelay: listen: expected host:port, [IPv6]:port or :port with a port "
+			"from 0 to 65535, got '%s'\n",
+			listen);
+		return 2;
+	}
+	snprintf(port_s, sizeof(port_s), "%d", port);
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+	gai = getaddrinfo(host, port_s, &hints, &res);
+	if (gai != 0) {
+		fprintf(stderr, "pixrelay: listen: cannot resolve '%s': %s\n", host,
+			gai_strerror(gai));
+		return 2;
+	}
+	fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    bind(fd, res->ai_addr, res->ai_addrlen) < 0) {
+		fprintf(stderr, "pixrelay: listen: cannot listen on %s: %s\n", listen,
+			strerror(errno));
+		goto done;
+	}
+	rc = 0;
+done:
+	if (fd >= 0)
+		close(fd);
+	freeaddrinfo(res);
+	return rc;
+}
+
 static int cmd_serve(struct config *cfg, int argc, char **argv)
 {
+	int rc;
+
 	if (want_help(argc, argv)) {
 		printf("usage: pixrelay serve [SETTINGS]\n\n"
 		       "Serve the v1 API on --listen. Without --redis, a private redis-server is\n"
@@ -126,6 +183,8 @@ static int cmd_serve(struct config *cfg, int argc, char **argv)
 		fprintf(stderr, "pixrelay serve: unexpected argument '%s' (see --help)\n", argv[1]);
 		return 2;
 	}
+	if ((rc = cli_check_listen(cfg->listen)) != 0)
+		return rc;
 	return server_run(cfg);
 }
 
