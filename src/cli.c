@@ -49,7 +49,7 @@ static const char usage_main[] =
  * the embedded one of data-dir (used through its socket when `serve` runs,
  * else started for the duration of the command). */
 struct cli_redis {
-	redisContext *c;
+	struct rds *c; /* blocking (rds_open) */
 	struct redisd *own;
 	struct rds_addr addr; /* for an asynchronous client (cli_call) */
 };
@@ -86,7 +86,7 @@ static int cli_redis_open(const struct config *cfg, struct cli_redis *cr)
 		redisd_socket_path(cfg->data_dir, addr.path, sizeof(addr.path));
 	}
 	cr->addr = addr;
-	cr->c = rds_sync_connect(&addr, cfg->redis_timeout_ms, err, sizeof(err));
+	cr->c = rds_open(&addr, cfg->redis_timeout_ms, err, sizeof(err));
 	if (!cr->c) {
 		fprintf(stderr, "pixrelay: %s\n", err);
 		redisd_stop(cr->own);
@@ -98,8 +98,7 @@ static int cli_redis_open(const struct config *cfg, struct cli_redis *cr)
 
 static void cli_redis_close(struct cli_redis *cr)
 {
-	if (cr->c)
-		redisFree(cr->c);
+	rds_free(cr->c);
 	redisd_stop(cr->own);
 }
 
@@ -693,16 +692,55 @@ static int cmd_events(const struct config *cfg, int argc, char **argv)
 }
 
 /* pixrelay tail: every delivery attempt as it happens. */
+static void on_tail(void *ud, enum rds_sub_event what, const char *msg, size_t len)
+{
+	int *state = ud; /* [0]: --json, [1]: said "waiting" */
+
+	if (what == RDS_SUB_READY) {
+		if (!state[0] && !state[1])
+			fprintf(stderr, "waiting for deliveries (Ctrl-C to stop)...\n");
+		state[1] = 1;
+		return;
+	}
+	if (what == RDS_SUB_LOST) {
+		fprintf(stderr, "pixrelay tail: connection to redis lost; reconnecting (deliveries "
+				"meanwhile are not shown)\n");
+		return;
+	}
+	if (state[0]) {
+		printf("%.*s\n", (int)len, msg);
+	} else {
+		yajl_val v = NULL;
+		char err[64];
+		if (json_parse_object(msg, len, &v, err, sizeof(err)) == 0) {
+			yajl_val st = json_get(v, "status"), er = json_get(v, "error");
+			printf(
+			    "%s %s %-10s %-30s -> %s  %s%s %lld ms%s%s\n",
+			    YAJL_GET_STRING(json_get(v, "at")), YAJL_GET_STRING(json_get(v, "env")),
+			    YAJL_GET_STRING(json_get(v, "outcome")),
+			    YAJL_GET_STRING(json_get(v, "event")),
+			    YAJL_GET_STRING(json_get(v, "destination")),
+			    YAJL_IS_INTEGER(st) ? "HTTP " : "",
+			    YAJL_IS_INTEGER(st) ? st->u.number.r : "no answer",
+			    (long long)YAJL_GET_INTEGER(json_get(v, "durationMs")),
+			    YAJL_IS_STRING(er) ? "  " : "", YAJL_IS_STRING(er) ? er->u.string : "");
+			yajl_tree_free(v);
+		}
+	}
+	fflush(stdout);
+}
+
 static int cmd_tail(const struct config *cfg, int argc, char **argv)
 {
 	struct cli_redis cr;
-	redisReply *r;
+	struct event_base *base;
+	struct rds *sub;
 	char channel[256];
-	int json = 0;
+	int state[2] = {0, 0};
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--json") == 0) {
-			json = 1;
+			state[0] = 1;
 		} else {
 			fputs("usage: pixrelay tail [--json]\n\n"
 			      "Print every postback delivery attempt as it happens (event, "
@@ -715,45 +753,14 @@ static int cmd_tail(const struct config *cfg, int argc, char **argv)
 	if (cli_redis_open(cfg, &cr) < 0)
 		return 1;
 	snprintf(channel, sizeof(channel), "%sdeliveries", cfg->prefix);
-	r = redisCommand(cr.c, "SUBSCRIBE %s", channel);
-	freeReplyObject(r);
-	{
-		struct timeval forever = {0, 0};
-		redisSetTimeout(cr.c, forever);
-	}
-	if (!json)
-		fprintf(stderr, "waiting for deliveries (Ctrl-C to stop)...\n");
+	base = event_base_new();
+	if (!base)
+		mem_oom(__FILE__, __LINE__);
+	sub = rds_new_subscriber(base, &cr.addr, cfg->redis_timeout_ms, channel, on_tail, state);
 	fflush(stdout);
-	while (redisGetReply(cr.c, (void **)&r) == REDIS_OK) {
-		if (r->type == REDIS_REPLY_ARRAY && r->elements == 3 && r->element[2]->str) {
-			if (json) {
-				printf("%s\n", r->element[2]->str);
-			} else {
-				yajl_val v = NULL;
-				char err[64];
-				if (json_parse_object(r->element[2]->str, r->element[2]->len, &v,
-						      err, sizeof(err)) == 0) {
-					yajl_val st = json_get(v, "status"),
-						 er = json_get(v, "error");
-					printf(
-					    "%s %s %-10s %-30s -> %s  %s%s %lld ms%s%s\n",
-					    YAJL_GET_STRING(json_get(v, "at")),
-					    YAJL_GET_STRING(json_get(v, "env")),
-					    YAJL_GET_STRING(json_get(v, "outcome")),
-					    YAJL_GET_STRING(json_get(v, "event")),
-					    YAJL_GET_STRING(json_get(v, "destination")),
-					    YAJL_IS_INTEGER(st) ? "HTTP " : "",
-					    YAJL_IS_INTEGER(st) ? st->u.number.r : "no answer",
-					    (long long)YAJL_GET_INTEGER(json_get(v, "durationMs")),
-					    YAJL_IS_STRING(er) ? "  " : "",
-					    YAJL_IS_STRING(er) ? er->u.string : "");
-					yajl_tree_free(v);
-				}
-			}
-			fflush(stdout);
-		}
-		freeReplyObject(r);
-	}
+	event_base_dispatch(base); /* until interrupted */
+	rds_free(sub);
+	event_base_free(base);
 	cli_redis_close(&cr);
 	return 0;
 }

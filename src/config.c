@@ -28,8 +28,9 @@ static const struct opt opts[] = {
      "public base URL ending in /v1, used in links such as brCodeImageUrl "
      "(default http://<listen>/v1)"},
     {"redis", S(redis), "", 0, 0,
-     "Redis to use: redis://host:port[/db], unix:///path/redis.sock or a socket path; "
-     "empty starts an embedded redis-server in data-dir"},
+     "Redis to use: redis://host:port[/db] (one Redis or any node of a Redis Cluster), "
+     "redis-sentinel://host:port[,host:port...]/master[/db], unix:///path/redis.sock or a "
+     "socket path; empty starts an embedded redis-server in data-dir"},
     {"data-dir", S(data_dir), "", 0, 0,
      "directory of the embedded Redis (default $XDG_DATA_HOME/pixrelay or "
      "~/.local/share/pixrelay)"},
@@ -48,6 +49,9 @@ static const struct opt opts[] = {
      "seconds a client may stay silent while sending a request or reading a reply"},
     {"redis-timeout-ms", L(redis_timeout_ms), "5000", 50, 600000,
      "milliseconds before a Redis command without reply fails (and the connection is reset)"},
+    {"redis-wait-replicas", L(redis_wait_replicas), "0", 0, 16,
+     "acknowledge a change only once WAIT confirms that this many replicas of its Redis "
+     "primary have it (0: once the primary has it)"},
     {"shutdown-grace", L(shutdown_grace), "10", 0, 600,
      "seconds to finish requests in flight after SIGTERM/SIGINT"},
     {"max-connections", L(max_connections), "1024", 1, 1000000,

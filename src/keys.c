@@ -7,13 +7,35 @@
 #include "pixrelay/sign.h"
 #include "pixrelay/timefmt.h"
 
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-static void reply_error(redisContext *c, redisReply *r, char *err, size_t errlen)
+/* One command, blocking: its arguments as NUL-terminated strings, the last
+ * one followed by NULL. The reply, or NULL with the reason in *why. */
+static redisReply *cmd(struct rds *c, char why[256], ...)
+{
+	const char *argv[8];
+	int argc = 0;
+	va_list ap;
+
+	va_start(ap, why);
+	while (argc < 8 && (argv[argc] = va_arg(ap, const char *)) != NULL)
+		argc++;
+	va_end(ap);
+	return rds_call(c, argc, argv, NULL, why, 256);
+}
+
+static redisReply *script(struct rds *c, char why[256], enum script_id id, int nkeys, int argc,
+			  const char **argv)
+{
+	return rds_call_script(c, id, nkeys, argc, argv, why, 256);
+}
+
+static void reply_error(const char *why, redisReply *r, char *err, size_t errlen)
 {
 	if (!r)
-		snprintf(err, errlen, "redis: %s", c->errstr[0] ? c->errstr : "connection lost");
+		snprintf(err, errlen, "redis: %s", why[0] ? why : "connection lost");
 	else if (r->type == REDIS_REPLY_ERROR)
 		snprintf(err, errlen, "redis: %s", r->str);
 	else
@@ -22,13 +44,17 @@ static void reply_error(redisContext *c, redisReply *r, char *err, size_t errlen
 
 /* This version's key layout is 2 (docs/storage.md). Refuse a Redis holding
  * the layout of 0.1, which it does not read; mark an empty one as layout 2. */
-static int layout_check(redisContext *c, const char *prefix, char *err, size_t errlen)
+static int layout_check(struct rds *c, const char *prefix, char *err, size_t errlen)
 {
-	redisReply *r = redisCommand(c, "GET %s{meta}:layout", prefix);
+	char k[256], why[256] = "";
+	redisReply *r;
 	int rc = -1;
 
+	snprintf(k, sizeof(k), "%s{meta}:layout", prefix);
+	r = cmd(c, why, "GET", k, NULL);
+
 	if (!r || r->type == REDIS_REPLY_ERROR) {
-		reply_error(c, r, err, errlen);
+		reply_error(why, r, err, errlen);
 		goto done;
 	}
 	if (r->type == REDIS_REPLY_STRING) {
@@ -41,11 +67,18 @@ static int layout_check(redisContext *c, const char *prefix, char *err, size_t e
 				 r->str);
 		goto done;
 	}
-	freeReplyObject(r);
-	r = redisCommand(c, "EXISTS %s{sandbox}:accounts %s{production}:accounts", prefix, prefix);
-	if (!r || r->type != REDIS_REPLY_INTEGER) {
-		reply_error(c, r, err, errlen);
-		goto done;
+	/* one EXISTS per environment: their keys live in two slots */
+	for (int i = 0; i < 2; i++) {
+		char acc[256];
+		snprintf(acc, sizeof(acc), "%s{%s}:accounts", prefix, i ? "production" : "sandbox");
+		freeReplyObject(r);
+		r = cmd(c, why, "EXISTS", acc, NULL);
+		if (!r || r->type != REDIS_REPLY_INTEGER) {
+			reply_error(why, r, err, errlen);
+			goto done;
+		}
+		if (r->integer > 0)
+			break;
 	}
 	if (r->integer > 0) {
 		snprintf(err, errlen,
@@ -55,9 +88,9 @@ static int layout_check(redisContext *c, const char *prefix, char *err, size_t e
 		goto done;
 	}
 	freeReplyObject(r);
-	r = redisCommand(c, "SET %s{meta}:layout 2 NX", prefix);
+	r = cmd(c, why, "SET", k, "2", "NX", NULL);
 	if (!r || r->type == REDIS_REPLY_ERROR) {
-		reply_error(c, r, err, errlen);
+		reply_error(why, r, err, errlen);
 		goto done;
 	}
 	rc = 0;
@@ -66,13 +99,13 @@ done:
 	return rc;
 }
 
-int keys_platform_init(redisContext *c, const char *prefix, long shards, enum auth_env env,
+int keys_platform_init(struct rds *c, const char *prefix, long shards, enum auth_env env,
 		       char *account_id, int *created, char *err, size_t errlen)
 {
 	char id[IDS_ULID_LEN + 1], key[KS_KEY_MAX], sp[KS_PREFIX_MAX], fp[KS_PREFIX_MAX + 8];
 	char gp[KS_PREFIX_MAX], taxids[KS_KEY_MAX], now[32];
 	char evp[IDS_UUID_LEN + 1], signing[SIGN_SECRET_LEN + 1], compat[41];
-	char ingest[SIGN_SECRET_LEN + 1];
+	char ingest[SIGN_SECRET_LEN + 1], why[256] = "";
 	const char *name = env == AUTH_PRODUCTION ? "Platform (production)" : "Platform (sandbox)";
 	int shard = ks_random_shard(shards), rc = -1;
 	redisReply *r = NULL;
@@ -131,28 +164,28 @@ int keys_platform_init(redisContext *c, const char *prefix, long shards, enum au
 				      ingest,
 				      "balance",
 				      "0"};
-		r = rds_sync_script(c, SCRIPT_ACCOUNT_PUT, 1, (int)(sizeof(argv) / sizeof(argv[0])),
-				    argv);
+		r = script(c, why, SCRIPT_ACCOUNT_PUT, 1, (int)(sizeof(argv) / sizeof(argv[0])),
+			   argv);
 	}
 	if (!r || r->type != REDIS_REPLY_INTEGER) {
-		reply_error(c, r, err, errlen);
+		reply_error(why, r, err, errlen);
 		goto done;
 	}
 	freeReplyObject(r);
 	{
 		const char *argv[] = {taxids, gp, id, "", now, "1", "1", evp};
-		r = rds_sync_script(c, SCRIPT_ACCOUNT_INDEX, 1, 8, argv);
+		r = script(c, why, SCRIPT_ACCOUNT_INDEX, 1, 8, argv);
 	}
 	if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
 	    r->element[0]->type != REDIS_REPLY_STRING ||
 	    r->element[1]->type != REDIS_REPLY_STRING) {
-		reply_error(c, r, err, errlen);
+		reply_error(why, r, err, errlen);
 		goto done;
 	}
 	*created = strcmp(r->element[0]->str, "created") == 0;
 	if (!*created)
 		/* another process made it first: this record is not needed */
-		freeReplyObject(redisCommand(c, "DEL %s", key));
+		freeReplyObject(cmd(c, why, "DEL", key, NULL));
 	snprintf(account_id, IDS_ULID_LEN + 1, "%s", r->element[1]->str);
 	rc = 0;
 done:
@@ -163,27 +196,31 @@ done:
 	return rc;
 }
 
-int keys_account_exists(redisContext *c, const char *prefix, enum auth_env env, const char *id)
+int keys_account_exists(struct rds *c, const char *prefix, enum auth_env env, const char *id)
 {
-	char k[KS_KEY_MAX];
+	char k[KS_KEY_MAX], why[256] = "";
 	redisReply *r;
 	int rc;
 
 	ks_account_key(k, sizeof(k), prefix, env, id);
-	r = redisCommand(c, "EXISTS %s", k);
+	r = cmd(c, why, "EXISTS", k, NULL);
 	rc = r && r->type == REDIS_REPLY_INTEGER ? (int)r->integer : -1;
 	freeReplyObject(r);
 	return rc;
 }
 
-int keys_platform_id(redisContext *c, const char *prefix, enum auth_env env, char *out, char *err,
+int keys_platform_id(struct rds *c, const char *prefix, enum auth_env env, char *out, char *err,
 		     size_t errlen)
 {
-	redisReply *r = redisCommand(c, "GET %s{%s}:platform", prefix, auth_env_name(env));
+	char k[256], why[256] = "";
+	redisReply *r;
 	int rc = -1;
 
+	snprintf(k, sizeof(k), "%s{%s}:platform", prefix, auth_env_name(env));
+	r = cmd(c, why, "GET", k, NULL);
+
 	if (!r || r->type == REDIS_REPLY_ERROR) {
-		reply_error(c, r, err, errlen);
+		reply_error(why, r, err, errlen);
 	} else if (r->type == REDIS_REPLY_NIL) {
 		rc = KEYS_NOT_FOUND;
 	} else if (r->type == REDIS_REPLY_STRING) {
@@ -194,12 +231,12 @@ int keys_platform_id(redisContext *c, const char *prefix, enum auth_env env, cha
 	return rc;
 }
 
-int keys_create(redisContext *c, const char *prefix, enum auth_env env, enum auth_kind kind,
+int keys_create(struct rds *c, const char *prefix, enum auth_env env, enum auth_kind kind,
 		const char *account, const char *description, char secret[AUTH_KEY_MAX],
 		struct auth_key *out, char *err, size_t errlen)
 {
 	char acct[IDS_ULID_LEN + 1], id[AUTH_ID_MAX], sha[65], text[AUTH_KEY_MAX];
-	char k1[256], k2[256], k3[256], now[32], hint[24];
+	char k1[256], k2[256], k3[256], now[32], hint[24], why[256] = "";
 	const char *argv[11];
 	redisReply *r = NULL;
 	int rc;
@@ -226,7 +263,8 @@ int keys_create(redisContext *c, const char *prefix, enum auth_env env, enum aut
 		}
 		rc = keys_account_exists(c, prefix, env, account);
 		if (rc < 0) {
-			snprintf(err, errlen, "redis: %s", c->errstr[0] ? c->errstr : "error");
+			snprintf(err, errlen, "redis: %s",
+				 rds_last_error(c)[0] ? rds_last_error(c) : "error");
 			return -1;
 		}
 		if (rc == 0) {
@@ -255,9 +293,9 @@ int keys_create(redisContext *c, const char *prefix, enum auth_env env, enum aut
 	argv[8] = now;
 	argv[9] = hint;
 	argv[10] = sha;
-	r = rds_sync_script(c, SCRIPT_KEY_CREATE, 3, 11, argv);
+	r = script(c, why, SCRIPT_KEY_CREATE, 3, 11, argv);
 	if (!r || r->type != REDIS_REPLY_INTEGER) {
-		reply_error(c, r, err, errlen);
+		reply_error(why, r, err, errlen);
 		freeReplyObject(r);
 		mem_wipe(text, sizeof(text));
 		return -1;
@@ -290,16 +328,16 @@ static void time_or_dash(char *out, const char *ms)
 	timefmt_format(out, strtoull(ms, NULL, 10));
 }
 
-int keys_list(redisContext *c, const char *prefix, FILE *out, int json, char *err, size_t errlen)
+int keys_list(struct rds *c, const char *prefix, FILE *out, int json, char *err, size_t errlen)
 {
-	char kall[256];
+	char kall[256], why[256] = "";
 	redisReply *ids;
 	yajl_gen g = json ? json_gen_new() : NULL;
 
 	auth_redis_key_all(kall, sizeof(kall), prefix);
-	ids = redisCommand(c, "ZRANGE %s 0 -1", kall);
+	ids = cmd(c, why, "ZRANGE", kall, "0", "-1", NULL);
 	if (!ids || ids->type != REDIS_REPLY_ARRAY) {
-		reply_error(c, ids, err, errlen);
+		reply_error(why, ids, err, errlen);
 		freeReplyObject(ids);
 		if (g)
 			yajl_gen_free(g);
@@ -311,18 +349,19 @@ int keys_list(redisContext *c, const char *prefix, FILE *out, int json, char *er
 		fprintf(out, "%-30s %-10s %-7s %-26s %-19s %-19s %-19s %-16s %s\n", "ID", "ENV",
 			"KIND", "ACCOUNT", "CREATED", "LAST USED", "REVOKED", "KEY", "DESCRIPTION");
 	for (size_t i = 0; i < ids->elements; i++) {
-		char kid[256];
+		char kid[256], rec[256];
 		redisReply *sha, *h;
 		char created[20], used[20], revoked[20];
 		if (ids->element[i]->type != REDIS_REPLY_STRING)
 			continue;
 		auth_redis_key_id(kid, sizeof(kid), prefix, ids->element[i]->str);
-		sha = redisCommand(c, "GET %s", kid);
+		sha = cmd(c, why, "GET", kid, NULL);
 		if (!sha || sha->type != REDIS_REPLY_STRING) {
 			freeReplyObject(sha);
 			continue;
 		}
-		h = redisCommand(c, "HGETALL %s{keys}:h:%s", prefix, sha->str);
+		snprintf(rec, sizeof(rec), "%s{keys}:h:%s", prefix, sha->str);
+		h = cmd(c, why, "HGETALL", rec, NULL);
 		freeReplyObject(sha);
 		time_or_dash(created, field(h, "created_at"));
 		time_or_dash(used, field(h, "last_used_at"));
@@ -369,17 +408,17 @@ int keys_list(redisContext *c, const char *prefix, FILE *out, int json, char *er
 	return 0;
 }
 
-int keys_revoke(redisContext *c, const char *prefix, const char *key_id, char *err, size_t errlen)
+int keys_revoke(struct rds *c, const char *prefix, const char *key_id, char *err, size_t errlen)
 {
-	char kid[256], rec[256], now[32], chan[256], msg[80];
+	char kid[256], rec[256], now[32], chan[256], msg[80], why[256] = "";
 	const char *argv[4];
 	redisReply *sha, *r;
 	int rc = -1;
 
 	auth_redis_key_id(kid, sizeof(kid), prefix, key_id);
-	sha = redisCommand(c, "GET %s", kid);
+	sha = cmd(c, why, "GET", kid, NULL);
 	if (!sha || sha->type == REDIS_REPLY_ERROR) {
-		reply_error(c, sha, err, errlen);
+		reply_error(why, sha, err, errlen);
 		freeReplyObject(sha);
 		return -1;
 	}
@@ -397,9 +436,9 @@ int keys_revoke(redisContext *c, const char *prefix, const char *key_id, char *e
 	argv[1] = now;
 	argv[2] = chan;
 	argv[3] = msg;
-	r = rds_sync_script(c, SCRIPT_KEY_REVOKE, 1, 4, argv);
+	r = script(c, why, SCRIPT_KEY_REVOKE, 1, 4, argv);
 	if (!r || r->type != REDIS_REPLY_INTEGER) {
-		reply_error(c, r, err, errlen);
+		reply_error(why, r, err, errlen);
 	} else if (r->integer == 1) {
 		rc = 0;
 	} else if (r->integer == 2) {
@@ -412,18 +451,18 @@ int keys_revoke(redisContext *c, const char *prefix, const char *key_id, char *e
 	return rc;
 }
 
-int keys_account_secrets(redisContext *c, const char *prefix, enum auth_env env, const char *id,
+int keys_account_secrets(struct rds *c, const char *prefix, enum auth_env env, const char *id,
 			 char *signing, size_t slen, char *compat, size_t clen, char *ingest,
 			 size_t ilen, char *err, size_t errlen)
 {
-	char k[KS_KEY_MAX];
+	char k[KS_KEY_MAX], why[256] = "";
 	redisReply *r;
 	int rc = -1;
 
 	ks_account_key(k, sizeof(k), prefix, env, id);
-	r = redisCommand(c, "HMGET %s signing_secret webhook_secret ingest_secret", k);
+	r = cmd(c, why, "HMGET", k, "signing_secret", "webhook_secret", "ingest_secret", NULL);
 	if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 3) {
-		reply_error(c, r, err, errlen);
+		reply_error(why, r, err, errlen);
 	} else if (r->element[0]->type != REDIS_REPLY_STRING) {
 		snprintf(err, errlen, "no account %s in %s", id, auth_env_name(env));
 		rc = KEYS_NOT_FOUND;
@@ -439,10 +478,10 @@ int keys_account_secrets(redisContext *c, const char *prefix, enum auth_env env,
 	return rc;
 }
 
-int keys_rotate_signing(redisContext *c, const char *prefix, enum auth_env env, const char *id,
+int keys_rotate_signing(struct rds *c, const char *prefix, enum auth_env env, const char *id,
 			int end_rotation, char *out, size_t outlen, char *err, size_t errlen)
 {
-	char k[KS_KEY_MAX], secret[SIGN_SECRET_LEN + 1] = "";
+	char k[KS_KEY_MAX], secret[SIGN_SECRET_LEN + 1] = "", why[256] = "";
 	const char *argv[2];
 	redisReply *r;
 	int rc = -1;
@@ -452,9 +491,9 @@ int keys_rotate_signing(redisContext *c, const char *prefix, enum auth_env env, 
 		sign_secret_new(secret, sizeof(secret));
 	argv[0] = k;
 	argv[1] = secret;
-	r = rds_sync_script(c, SCRIPT_SECRET_ROTATE, 1, 2, argv);
+	r = script(c, why, SCRIPT_SECRET_ROTATE, 1, 2, argv);
 	if (!r || r->type != REDIS_REPLY_INTEGER) {
-		reply_error(c, r, err, errlen);
+		reply_error(why, r, err, errlen);
 	} else if (r->integer == 0) {
 		snprintf(err, errlen, "no account %s in %s", id, auth_env_name(env));
 		rc = KEYS_NOT_FOUND;
@@ -467,10 +506,10 @@ int keys_rotate_signing(redisContext *c, const char *prefix, enum auth_env env, 
 	return rc;
 }
 
-int keys_set_postback(redisContext *c, const char *prefix, enum auth_env env, const char *id,
+int keys_set_postback(struct rds *c, const char *prefix, enum auth_env env, const char *id,
 		      const char *url, char *err, size_t errlen)
 {
-	char k[KS_KEY_MAX];
+	char k[KS_KEY_MAX], why[256] = "";
 	redisReply *r;
 	int rc;
 
@@ -479,19 +518,20 @@ int keys_set_postback(redisContext *c, const char *prefix, enum auth_env env, co
 		if (rc == 0)
 			snprintf(err, errlen, "no account %s in %s", id, auth_env_name(env));
 		else
-			snprintf(err, errlen, "redis: %s", c->errstr[0] ? c->errstr : "error");
+			snprintf(err, errlen, "redis: %s",
+				 rds_last_error(c)[0] ? rds_last_error(c) : "error");
 		return rc == 0 ? KEYS_NOT_FOUND : -1;
 	}
 	ks_account_key(k, sizeof(k), prefix, env, id);
-	r = redisCommand(c, "HSET %s postback_url %s", k, url);
+	r = cmd(c, why, "HSET", k, "postback_url", url, NULL);
 	rc = r && r->type == REDIS_REPLY_INTEGER ? 0 : -1;
 	if (rc < 0)
-		reply_error(c, r, err, errlen);
+		reply_error(why, r, err, errlen);
 	freeReplyObject(r);
 	return rc;
 }
 
-int keys_account_show(redisContext *c, const char *prefix, enum auth_env env, const char *id,
+int keys_account_show(struct rds *c, const char *prefix, enum auth_env env, const char *id,
 		      FILE *out, char *err, size_t errlen)
 {
 	/* Redis field -> JSON name; 'i' an integer, 't' a time in ms, 's' text */
@@ -509,16 +549,16 @@ int keys_account_show(redisContext *c, const char *prefix, enum auth_env env, co
 		     {"postback_url", "postbackUrl", 's'},
 		     {"balance", "balance", 'i'},
 		     {"created_at", "createdAt", 't'}};
-	char k[KS_KEY_MAX];
+	char k[KS_KEY_MAX], why[256] = "";
 	redisReply *h;
 	yajl_gen g;
 	const char *s;
 	size_t len;
 
 	ks_account_key(k, sizeof(k), prefix, env, id);
-	h = redisCommand(c, "HGETALL %s", k);
+	h = cmd(c, why, "HGETALL", k, NULL);
 	if (!h || h->type != REDIS_REPLY_ARRAY) {
-		reply_error(c, h, err, errlen);
+		reply_error(why, h, err, errlen);
 		freeReplyObject(h);
 		return -1;
 	}

@@ -32,7 +32,7 @@ static void bootstrap(const struct config *cfg, const struct rds_addr *addr)
 {
 	char err[256], account[32], secret[AUTH_KEY_MAX], kall[256];
 	struct auth_key key;
-	redisContext *c = rds_sync_connect(addr, cfg->redis_timeout_ms, err, sizeof(err));
+	struct rds *c = rds_open(addr, cfg->redis_timeout_ms, err, sizeof(err));
 	redisReply *r = NULL;
 	int created = 0;
 
@@ -46,7 +46,10 @@ static void bootstrap(const struct config *cfg, const struct rds_addr *addr)
 		goto done;
 	}
 	auth_redis_key_all(kall, sizeof(kall), cfg->prefix);
-	r = redisCommand(c, "ZCARD %s", kall);
+	{
+		const char *argv[] = {"ZCARD", kall};
+		r = rds_call(c, 2, argv, NULL, err, sizeof(err));
+	}
 	if (!r || r->type != REDIS_REPLY_INTEGER || r->integer > 0)
 		goto done;
 	if (keys_create(c, cfg->prefix, AUTH_SANDBOX, AUTH_ACCOUNT_KEY, account,
@@ -76,7 +79,7 @@ static void bootstrap(const struct config *cfg, const struct rds_addr *addr)
 	mem_wipe(secret, sizeof(secret));
 done:
 	freeReplyObject(r);
-	redisFree(c);
+	rds_free(c);
 }
 
 static double elapsed_s(const struct timeval *since)
@@ -191,10 +194,12 @@ int server_run(struct config *cfg)
 	if (redisd)
 		redisd_supervise(redisd, s.app.base);
 	s.app.rds = rds_new(s.app.base, &addr, cfg->redis_timeout_ms);
+	rds_set_wait(s.app.rds, (int)cfg->redis_wait_replicas);
 	if (cfg->dispatch) {
-		/* its own connection: delivery bookkeeping never queues in front of
-		 * the API's requests */
+		/* its own connections: delivery bookkeeping never queues in front
+		 * of the API's requests */
 		s.dispatch_rds = rds_new(s.app.base, &addr, cfg->redis_timeout_ms);
+		rds_set_wait(s.dispatch_rds, (int)cfg->redis_wait_replicas);
 		s.app.dispatch = dispatch_new(s.app.base, s.dispatch_rds, cfg);
 		if (!s.app.dispatch)
 			goto done;
@@ -226,7 +231,10 @@ int server_run(struct config *cfg)
 	evsignal_add(s.sigint, NULL);
 	log_info("pixrelay %s listening on %s (port %d), base URL %s, redis %s", PIXRELAY_VERSION,
 		 cfg->listen, http_port(s.app.http), cfg->base_url,
-		 redisd ? "embedded" : (addr.path[0] ? addr.path : addr.host));
+		 redisd		  ? "embedded"
+		 : addr.master[0] ? addr.master
+		 : addr.path[0]	  ? addr.path
+				  : addr.host);
 	event_base_dispatch(s.app.base);
 	s.exit_code = 0;
 	log_info("pixrelay stopped");

@@ -49,6 +49,8 @@ struct config {
 	char *destination_allow;   /* CIDRs allowed as destinations in production despite being
 				      private */
 	long dispatch;		   /* 1: this process delivers events */
+	/* WAIT for this many replicas before acknowledging a change */
+	long redis_wait_replicas;
 };
 
 /* Fill `cfg` from argv (flags it recognises are consumed; others are left for

@@ -30,5 +30,35 @@ int main(void)
 	CHECK_INT(rds_parse_addr("unix://relative", &a), -1);
 	CHECK_INT(rds_parse_addr("http://h", &a), -1);
 	CHECK_INT(rds_parse_addr("relative/path", &a), -1);
+	CHECK_INT(rds_parse_addr("redis://h:70000", &a), -1);
+	CHECK_INT(rds_parse_addr("redis://h:", &a), -1);
+
+	/* Sentinel: the sentinels, the master's name, its password and db */
+	CHECK_INT(rds_parse_addr("redis-sentinel://10.0.0.1,10.0.0.2:5000,s3/pixmaster", &a), 0);
+	CHECK_INT(a.nsentinels, 3);
+	CHECK_STR(a.sentinels[0].host, "10.0.0.1");
+	CHECK_INT(a.sentinels[0].port, 26379);
+	CHECK_STR(a.sentinels[1].host, "10.0.0.2");
+	CHECK_INT(a.sentinels[1].port, 5000);
+	CHECK_STR(a.sentinels[2].host, "s3");
+	CHECK_STR(a.master, "pixmaster");
+	CHECK_INT(a.db, 0);
+	CHECK_STR(a.host, "");
+	CHECK_INT(rds_parse_addr("redis-sentinel://:pw@127.0.0.1:26380/m/4", &a), 0);
+	CHECK_INT(a.nsentinels, 1);
+	CHECK_STR(a.password, "pw");
+	CHECK_STR(a.master, "m");
+	CHECK_INT(a.db, 4);
+	CHECK_INT(rds_parse_addr("redis-sentinel://h1,h2", &a), -1); /* no master */
+	CHECK_INT(rds_parse_addr("redis-sentinel://h1/", &a), -1);   /* empty name */
+	CHECK_INT(rds_parse_addr("redis-sentinel://h1,/m", &a), -1); /* empty host */
+	CHECK_INT(rds_parse_addr("redis-sentinel://,h1/m", &a), -1);
+	CHECK_INT(rds_parse_addr("redis-sentinel:///m", &a), -1);
+	CHECK_INT(rds_parse_addr("redis-sentinel://h1:0/m", &a), -1);
+	CHECK_INT(rds_parse_addr("redis-sentinel://h1/m/x", &a), -1);
+	CHECK_INT(rds_parse_addr("redis-sentinel://h1/m/", &a), -1);
+	CHECK_INT(rds_parse_addr("redis-sentinel://a,b,c,d,e,f,g,h,i/m", &a), -1); /* 9 > 8 */
+	CHECK_INT(rds_parse_addr("redis-sentinel://a,b,c,d,e,f,g,h/m", &a), 0);
+	CHECK_INT(a.nsentinels, 8);
 	return check_finish("redis_addr");
 }
