@@ -1,5 +1,7 @@
-"""End-to-end harness: a real redis-server on a temporary unix socket, the
-real pixrelay binary as a child process, and plain HTTP to it.
+"""End-to-end harness: a real redis-server on a temporary unix socket (or,
+with PIXRELAY_TEST_REDIS=cluster, a real Redis Cluster of 3 primaries and 3
+replicas on loopback), the real pixrelay binary as a child process, and plain
+HTTP to it.
 
 Everything started here is stopped on every exit path (atexit and the
 unittest class teardown), and the temporary directory is removed.
@@ -18,6 +20,7 @@ import time
 
 BIN = os.environ.get("PIXRELAY_BIN", os.path.join(os.path.dirname(__file__), "../../build/pixrelay"))
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
+REDIS_CLI = shutil.which("redis-cli") or "/usr/bin/redis-cli"
 
 _live = []
 
@@ -53,7 +56,7 @@ def wait_for(pred, timeout=10.0, interval=0.02, what="condition"):
     raise AssertionError("timed out waiting for " + what)
 
 
-class Redis:
+class SingleRedis:
     """A throw-away redis-server: unix socket only, AOF fsynced on every write."""
 
     def __init__(self, workdir):
@@ -127,6 +130,227 @@ def _read_resp(f):
         n = int(rest)
         return None if n < 0 else [_read_resp(f) for _ in range(n)]
     raise RuntimeError("bad RESP reply: %r" % line)
+
+
+def _resp_encode(args):
+    out = b"*%d\r\n" % len(args)
+    for a in args:
+        a = a if isinstance(a, bytes) else str(a).encode()
+        out += b"$%d\r\n%s\r\n" % (len(a), a)
+    return out
+
+
+def _tcp_cmd(port, *args, asking=False, timeout=5):
+    """One command to 127.0.0.1:port; an error reply raises RuntimeError."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    f = s.makefile("rb")
+    try:
+        if asking:
+            s.sendall(_resp_encode(["ASKING"]))
+            _read_resp(f)
+        s.sendall(_resp_encode(args))
+        return _read_resp(f)
+    finally:
+        f.close()
+        s.close()
+
+
+def crc16(data):
+    """CRC16/XMODEM, as Redis Cluster hashes keys (computed here, not by pixrelay)."""
+    crc = 0
+    for b in data:
+        crc ^= b << 8
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else crc << 1
+            crc &= 0xFFFF
+    return crc
+
+
+def key_slot(key):
+    k = key if isinstance(key, bytes) else str(key).encode()
+    i = k.find(b"{")
+    if i >= 0:
+        j = k.find(b"}", i + 1)
+        if j > i + 1:
+            k = k[i + 1:j]
+    return crc16(k) % 16384
+
+
+_KEYLESS = {"PING", "INFO", "CLUSTER", "SCRIPT", "DBSIZE", "FLUSHALL", "FLUSHDB", "KEYS", "SCAN",
+            "CONFIG", "WAIT", "TIME", "ROLE", "CLIENT", "LASTSAVE", "BGREWRITEAOF", "SAVE"}
+
+
+def _free_port_pair():
+    """A loopback port p with p + 10000 (its cluster bus) free too."""
+    import random
+    for _ in range(200):
+        p = random.randrange(20000, 30000)
+        socks = []
+        try:
+            for q in (p, p + 10000):
+                t = socket.socket()
+                socks.append(t)
+                t.bind(("127.0.0.1", q))
+            return p
+        except OSError:
+            continue
+        finally:
+            for t in socks:
+                t.close()
+    raise RuntimeError("no free port pair")
+
+
+class ClusterNode:
+    def __init__(self, root, port, node_timeout):
+        self.port = port
+        self.dir = os.path.join(root, "n%d" % port)
+        os.makedirs(self.dir, exist_ok=True)
+        self.proc = None
+        with open(os.path.join(self.dir, "redis.conf"), "w") as f:
+            f.write("port %d\nbind 127.0.0.1\ndir %s\nlogfile %s/redis.log\n"
+                    "cluster-enabled yes\ncluster-config-file nodes.conf\n"
+                    "cluster-node-timeout %d\ncluster-replica-validity-factor 0\n"
+                    "cluster-allow-replica-migration no\nrepl-diskless-sync-delay 0\n"
+                    "appendonly yes\nappendfsync always\nsave \"\"\n"
+                    % (port, self.dir, self.dir, node_timeout))
+
+    def start(self):
+        self.proc = subprocess.Popen([REDIS_SERVER, os.path.join(self.dir, "redis.conf")],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _live.append(self.proc)
+        wait_for(lambda: self.cmd("PING") == "PONG", what="redis node %d to answer" % self.port)
+
+    def running(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def cmd(self, *args):
+        return _tcp_cmd(self.port, *args)
+
+    def info(self, section):
+        return dict(line.split(":", 1) for line in self.cmd("INFO", section).splitlines()
+                    if ":" in line)
+
+    def stop(self, sig=signal.SIGTERM):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            self.proc.wait(10)
+        if self.proc in _live:
+            _live.remove(self.proc)
+        self.proc = None
+
+
+class Cluster:
+    """A throw-away Redis Cluster on loopback: `primaries` primaries with
+    `replicas` replicas each (redis-server --cluster-enabled yes, then
+    redis-cli --cluster create), AOF fsynced on every write like SingleRedis,
+    a small cluster-node-timeout so that a failover takes about two seconds.
+    cmd() routes by the key's slot and follows MOVED and ASK, so tests read
+    and write keys as they would on one Redis."""
+
+    def __init__(self, workdir, primaries=3, replicas=1, node_timeout=1000):
+        self.dir = os.path.join(workdir, "cluster")
+        os.makedirs(self.dir, exist_ok=True)
+        self.primaries_wanted = primaries
+        self.replicas = replicas
+        self.nodes = [ClusterNode(self.dir, _free_port_pair(), node_timeout)
+                      for _ in range(primaries * (1 + replicas))]
+        self.created = False
+        self.slots = {}
+
+    @property
+    def url(self):
+        return "redis://127.0.0.1:%d" % self.nodes[0].port
+
+    def node(self, port):
+        return next(n for n in self.nodes if n.port == port)
+
+    def start(self):
+        for n in self.nodes:
+            if not n.running():
+                n.start()
+        if not self.created:
+            args = [REDIS_CLI, "--cluster", "create"]
+            args += ["127.0.0.1:%d" % n.port for n in self.nodes]
+            args += ["--cluster-replicas", str(self.replicas), "--cluster-yes"]
+            p = subprocess.run(args, capture_output=True, text=True, timeout=60)
+            if p.returncode != 0:
+                raise RuntimeError("redis-cli --cluster create: " + p.stdout + p.stderr)
+            self.created = True
+        self.wait_ok()
+        return self
+
+    def primaries(self):
+        """Ports of the running nodes that are primaries now, with their slot ranges."""
+        out = {}
+        for n in self.nodes:
+            if not n.running():
+                continue
+            for e in n.cmd("CLUSTER", "SLOTS"):
+                out[int(e[2][1])] = out.get(int(e[2][1]), []) + [(int(e[0]), int(e[1]))]
+            return out
+        return out
+
+    def wait_ok(self, timeout=30):
+        """Every running node sees the cluster ok with every slot served, the
+        same primaries, and every running replica in sync with its primary."""
+        def ok():
+            views = set()
+            for n in self.nodes:
+                if not n.running():
+                    continue
+                info = dict(line.split(":", 1) for line in n.cmd("CLUSTER", "INFO").splitlines()
+                            if ":" in line)
+                if info.get("cluster_state") != "ok" or info.get("cluster_slots_ok") != "16384":
+                    return False
+                views.add(tuple(sorted((int(e[0]), int(e[1]), int(e[2][1]))
+                                       for e in n.cmd("CLUSTER", "SLOTS"))))
+                repl = n.info("replication")
+                if repl.get("role") == "slave" and repl.get("master_link_status") != "up":
+                    return False
+            return len(views) == 1
+        wait_for(ok, timeout, interval=0.1, what="the redis cluster to be ok")
+        self.slots = {}
+
+    def _route(self, key):
+        s = key_slot(key)
+        if s not in self.slots:
+            for port, ranges in self.primaries().items():
+                for a, b in ranges:
+                    for x in range(a, b + 1):
+                        self.slots[x] = port
+        return self.slots.get(s, self.nodes[0].port)
+
+    def cmd(self, *args):
+        """One command, sent to the primary of its key's slot."""
+        name = str(args[0]).upper()
+        if name in _KEYLESS or len(args) < 2:
+            port = next(iter(self.primaries()))
+        elif name in ("EVAL", "EVALSHA") and int(args[2]) > 0:
+            port = self._route(args[3])
+        else:
+            port = self._route(args[1])
+        asking = False
+        for _ in range(10):
+            try:
+                return _tcp_cmd(port, *args, asking=asking)
+            except RuntimeError as e:
+                m = re.match(r"(MOVED|ASK) (\d+) [\d.]+:(\d+)", str(e))
+                if not m:
+                    raise
+                port, asking = int(m.group(3)), m.group(1) == "ASK"
+                if not asking:
+                    self.slots[int(m.group(2))] = port
+        raise RuntimeError("too many redirections")
+
+    def stop(self, sig=signal.SIGTERM):
+        for n in self.nodes:
+            n.stop(sig)
+
+
+# Which Redis the end-to-end tests get: PIXRELAY_TEST_REDIS=cluster runs a
+# suite against a Redis Cluster (tests/meson.build registers some suites twice).
+CLUSTER_MODE = os.environ.get("PIXRELAY_TEST_REDIS", "") == "cluster"
+Redis = Cluster if CLUSTER_MODE else SingleRedis
 
 
 class Response:
