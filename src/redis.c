@@ -945,6 +945,23 @@ static int redirect(struct cmd *c, const char *err, size_t len)
 	}
 }
 
+/* The error `text` is c's answer: a redirection or a "not now" that could
+ * not be followed before the timeout reads as Redis being unavailable. */
+static void give_up(struct cmd *c, redisReply *res, const char *text)
+{
+	int slot, port;
+	char host[64], msg[160];
+	enum rslot_error k =
+	    rslot_parse_error(text, strlen(text), &slot, host, sizeof(host), &port);
+
+	if (k == RSLOT_ERR_OTHER || k == RSLOT_ERR_NOSCRIPT) {
+		complete(c, res, text);
+		return;
+	}
+	snprintf(msg, sizeof(msg), "redis unavailable: %.120s", text);
+	complete(c, NULL, msg);
+}
+
 /* A reply to a part of a guarded script (EXISTS, the queued EVALSHA): an
  * error there aborts the transaction; remember the first one. */
 static void on_part(redisAsyncContext *ac, void *replyp, void *privdata)
@@ -1017,13 +1034,13 @@ static void on_result(redisAsyncContext *ac, void *replyp, void *privdata)
 			else
 				snprintf(text, sizeof(text), "%s", c->part_text);
 			if (!redirect(c, text, strlen(text)))
-				complete(c, NULL, text);
+				give_up(c, NULL, text);
 			goto out;
 		}
 	}
 	if (res->type == REDIS_REPLY_ERROR) {
 		if (!redirect(c, res->str, res->len))
-			complete(c, res, res->str);
+			give_up(c, res, res->str);
 		goto out;
 	}
 	if (c->wait_sent)

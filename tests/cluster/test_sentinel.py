@@ -1,0 +1,148 @@
+"""Sentinel drill: one master with a replica, three sentinels, pixrelay given
+only the sentinels and the master's name (redis-sentinel://...). The master is
+SIGKILLed while clients create charges: pixrelay answers 200 or 503, 503 only
+until shortly after the sentinels have promoted the replica, then carries on
+with it by itself; the old master, back, is a replica and pixrelay stays with
+the new one."""
+import os
+import signal
+import subprocess
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
+from harness import (REDIS_SERVER, ClusterNode, Pixrelay, Workdir, _free_port_pair, _live,  # noqa: E402
+                     _tcp_cmd, auth, wait_for)
+from test_failover import GRACE_S, Load  # noqa: E402
+
+MASTER = "pixmaster"
+
+
+class Node(ClusterNode):
+    """A plain redis-server on loopback (AOF always), optionally a replica."""
+
+    def __init__(self, root, port, master_port=None):
+        self.port = port
+        self.dir = os.path.join(root, "r%d" % port)
+        os.makedirs(self.dir, exist_ok=True)
+        self.proc = None
+        with open(os.path.join(self.dir, "redis.conf"), "w") as f:
+            f.write("port %d\nbind 127.0.0.1\ndir %s\nlogfile %s/redis.log\nappendonly yes\n"
+                    "appendfsync always\nsave \"\"\nrepl-diskless-sync-delay 0\n"
+                    % (port, self.dir, self.dir))
+            if master_port:
+                f.write("replicaof 127.0.0.1 %d\n" % master_port)
+
+
+class SentinelProc:
+    def __init__(self, root, port, master_port):
+        self.port = port
+        self.dir = os.path.join(root, "s%d" % port)
+        os.makedirs(self.dir, exist_ok=True)
+        self.conf = os.path.join(self.dir, "sentinel.conf")
+        with open(self.conf, "w") as f:
+            f.write("port %d\nbind 127.0.0.1\ndir %s\nlogfile %s/sentinel.log\n"
+                    "sentinel monitor %s 127.0.0.1 %d 2\n"
+                    "sentinel down-after-milliseconds %s 1000\n"
+                    "sentinel failover-timeout %s 5000\n"
+                    "sentinel parallel-syncs %s 1\n"
+                    % (port, self.dir, self.dir, MASTER, master_port, MASTER, MASTER, MASTER))
+        self.proc = subprocess.Popen([REDIS_SERVER, self.conf, "--sentinel"],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _live.append(self.proc)
+        wait_for(lambda: _tcp_cmd(port, "PING") == "PONG", what="sentinel to answer")
+
+    def master(self):
+        return _tcp_cmd(self.port, "SENTINEL", "get-master-addr-by-name", MASTER)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(10)
+        if self.proc in _live:
+            _live.remove(self.proc)
+
+
+class Sentinel(unittest.TestCase):
+    def setUp(self):
+        self.wd = Workdir()
+        self.master = Node(self.wd.path, _free_port_pair())
+        self.master.start()
+        self.replica = Node(self.wd.path, _free_port_pair(), self.master.port)
+        self.replica.start()
+        wait_for(lambda: self.replica.info("replication")["master_link_status"] == "up",
+                 what="the replica to sync")
+        self.sentinels = [SentinelProc(self.wd.path, _free_port_pair(), self.master.port)
+                          for _ in range(3)]
+        # every sentinel knows the replica and the other sentinels
+        wait_for(lambda: all(int(dict(zip(*[iter(_tcp_cmd(s.port, "SENTINEL", "master", MASTER))] * 2))
+                                  ["num-other-sentinels"]) == 2 for s in self.sentinels),
+                 timeout=30, what="the sentinels to find each other")
+        self.url = "redis-sentinel://%s/%s" % (
+            ",".join("127.0.0.1:%d" % s.port for s in self.sentinels), MASTER)
+        self.px = None
+
+    def tearDown(self):
+        if self.px:
+            self.px.stop(signal.SIGKILL)
+        for s in self.sentinels:
+            s.stop()
+        self.master.stop()
+        self.replica.stop()
+        self.wd.cleanup()
+
+    def test_sigkill_of_the_master_during_load(self):
+        class Addr:
+            url = self.url
+        px = self.px = Pixrelay(self.wd.path, Addr()).start()
+        px.wait_ready()
+        self.assertIn("redis sentinel: master '%s' is 127.0.0.1:%d" % (MASTER, self.master.port),
+                      px.log())
+        pid = px.proc.pid
+        px.cli("init")
+        key = px.create_key("sandbox")
+        with Load(px, key["key"]) as load:
+            time.sleep(2)
+            t_kill = time.time()
+            self.master.stop(signal.SIGKILL)
+            wait_for(lambda: self.sentinels[0].master()[1] == str(self.replica.port), timeout=30,
+                     interval=0.05, what="the sentinels to promote the replica")
+            t_ok = time.time()
+            wait_for(lambda: self.replica.info("replication")["role"] == "master", timeout=10)
+            time.sleep(GRACE_S + 3)
+            # the old master comes back: the sentinels make it a replica
+            self.master.start()
+            wait_for(lambda: self.master.info("replication").get("master_link_status") == "up",
+                     timeout=30, what="the old master to become a replica")
+            t_back = time.time()
+            time.sleep(2)
+
+        self.assertEqual(px.proc.poll(), None)
+        self.assertEqual(px.proc.pid, pid)
+        self.assertIn("redis sentinel: master '%s' is 127.0.0.1:%d" % (MASTER, self.replica.port),
+                      px.log())
+        statuses = {a[2] for a in load.answers}
+        self.assertTrue(statuses <= {200, 503}, [a for a in load.answers if a[2] not in (200, 503)][:5])
+        self.assertIn(503, statuses)
+        for a in load.answers:
+            if a[2] == 503:
+                self.assertGreaterEqual(a[1], t_kill, a)
+                self.assertLessEqual(a[0], t_ok + GRACE_S, a)
+        after = [a for a in load.answers if a[0] > t_ok + GRACE_S]
+        self.assertGreater(len(after), 10)
+        self.assertEqual({a[2] for a in after}, {200})
+        self.assertTrue(any(a[0] > t_back and a[2] == 200 for a in load.answers))
+        # charges made after the switch are on the new master
+        last = [a[3] for a in load.answers if a[2] == 200][-1]
+        self.assertEqual(px.request("GET", "/v1/charge/pix/" + last, headers=auth(key["key"])).status,
+                         200)
+        window = max(a[1] for a in load.answers if a[2] == 503) - t_kill
+        sys.stderr.write("sentinel failover: %d answers, %d x 503 within %.1f s of the kill "
+                         "(the sentinels took %.1f s)\n"
+                         % (len(load.answers), sum(1 for a in load.answers if a[2] == 503), window,
+                            t_ok - t_kill))
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
