@@ -15,7 +15,7 @@
 
 #define RECONNECT_MIN_MS 50
 #define RECONNECT_MAX_MS 2000
-#define MAX_REDIRECTS 16
+#define QUICK_REDIRECTS 2 /* then a pause before each next one */
 #define RETRY_MIN_MS 10
 #define RETRY_MAX_MS 200
 #define REFRESH_HEALTHY_MS 5000 /* the slot map is asked again this often */
@@ -910,9 +910,10 @@ static int redirect(struct cmd *c, const char *err, size_t len)
 		c->after = AFTER_RELOAD;
 		return 1;
 	}
-	if (now_ms(r) >= c->deadline_ms || c->redirects >= MAX_REDIRECTS)
+	if (now_ms(r) >= c->deadline_ms)
 		return 0;
-	c->redirects++;
+	if (c->redirects < 255)
+		c->redirects++;
 	switch (kind) {
 	case RSLOT_ERR_MOVED:
 	case RSLOT_ERR_ASK:
@@ -925,6 +926,12 @@ static int redirect(struct cmd *c, const char *err, size_t len)
 			r->slots[slot] = node_get(r, host, strlen(host), port);
 			refresh_soon(r, 0);
 			c->after = AFTER_ROUTE;
+		}
+		if (c->redirects > QUICK_REDIRECTS) {
+			/* nodes that disagree while a slot changes owner send a
+			 * command back and forth: let them settle */
+			c->why = "redis unavailable (a slot changing owner)";
+			c->after = AFTER_RETRY;
 		}
 		return 1;
 	case RSLOT_ERR_READONLY:
