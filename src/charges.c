@@ -1,5 +1,6 @@
 #include "pixrelay/charges.h"
 
+#include "pixrelay/accounts.h"
 #include "pixrelay/brcode.h"
 #include "pixrelay/events.h"
 #include "pixrelay/ids.h"
@@ -180,36 +181,33 @@ static void store(struct create *c, const char *pix_key)
 	free(mid);
 }
 
-static void on_account(void *ud, redisReply *reply, const char *err)
+static void on_account(void *ud, int result, const struct accounts_info *info, const char *err)
 {
 	struct create *c = ud;
 
-	if (err) {
+	if (result < 0) {
 		c->cb(c->ud, -1, NULL, err);
 		create_free(c);
 		return;
 	}
-	if (reply->type != REDIS_REPLY_STRING || reply->len == 0) {
+	if (result != 0 || info->env != c->env || !info->pix_key[0]) {
 		c->cb(c->ud, -1, NULL, "the account has no Pix key");
 		create_free(c);
 		return;
 	}
-	store(c, reply->str);
+	store(c, info->pix_key);
 }
 
-void charges_create(struct rds *r, const struct config *cfg, enum auth_env env, const char *account,
-		    const struct charge_input *in, charges_fn cb, void *ud)
+void charges_create(struct rds *r, struct cache *cache, const struct config *cfg, enum auth_env env,
+		    const char *account, const struct charge_input *in, charges_fn cb, void *ud)
 {
 	struct create *c;
-	char k[KS_KEY_MAX];
-	const char *argv[3];
 
 	if (ks_shard_of(account) < 0) {
 		cb(ud, -1, NULL, "the account id names no shard");
 		return;
 	}
 	c = mem_new(struct create);
-
 	c->r = r;
 	c->cfg = cfg;
 	c->env = env;
@@ -229,11 +227,7 @@ void charges_create(struct rds *r, const struct config *cfg, enum auth_env env, 
 		store(c, cfg->pix_key);
 		return;
 	}
-	ks_account_key(k, sizeof(k), cfg->prefix, env, account);
-	argv[0] = "HGET";
-	argv[1] = k;
-	argv[2] = "pix_key";
-	rds_cmd_argv(r, on_account, c, 3, argv, NULL);
+	accounts_lookup(r, cache, cfg, account, on_account, c);
 }
 
 /* ---- read ---- */

@@ -2,8 +2,10 @@
 
 #include "pixrelay/api.h"
 #include "pixrelay/auth.h"
+#include "pixrelay/cache.h"
 #include "pixrelay/http.h"
 #include "pixrelay/keys.h"
+#include "pixrelay/keyspace.h"
 #include "pixrelay/log.h"
 #include "pixrelay/mem.h"
 #include "pixrelay/netaddr.h"
@@ -188,9 +190,16 @@ int server_run(struct config *cfg)
 	s.app.base = event_base_new();
 	if (!s.app.base)
 		mem_oom(__FILE__, __LINE__);
+	/* two priorities: cache invalidations (0) before everything else (1) */
+	event_base_priority_init(s.app.base, 2);
 	if (redisd)
 		redisd_supervise(redisd, s.app.base);
 	s.app.rds = rds_new(s.app.base, &addr, cfg->redis_timeout_ms);
+	{
+		char channel[256];
+		ks_invalidation_channel(channel, sizeof(channel), cfg->prefix);
+		s.app.cache = cache_new(s.app.base, &addr, cfg->redis_timeout_ms, channel);
+	}
 	if (cfg->dispatch) {
 		/* its own connection: delivery bookkeeping never queues in front of
 		 * the API's requests */
@@ -236,6 +245,7 @@ done:
 	 * server, the dispatcher and so every request still exist */
 	rds_free(s.app.rds);
 	rds_free(s.dispatch_rds);
+	cache_free(s.app.cache);
 	dispatch_free(s.app.dispatch);
 	http_free(s.app.http);
 	if (s.sigterm)

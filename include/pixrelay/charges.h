@@ -35,8 +35,9 @@ typedef void (*charges_fn)(void *ud, int result, const char *json, const char *e
 
 /* Create a charge for `account` from a validated request. Takes nothing;
  * cb runs exactly once, later. */
-void charges_create(struct rds *r, const struct config *cfg, enum auth_env env, const char *account,
-		    const struct charge_input *in, charges_fn cb, void *ud);
+struct cache;
+void charges_create(struct rds *r, struct cache *cache, const struct config *cfg, enum auth_env env,
+		    const char *account, const struct charge_input *in, charges_fn cb, void *ud);
 
 /* Read a charge of `account` (another account's charge is CHARGES_NOT_FOUND). */
 void charges_get(struct rds *r, const struct config *cfg, enum auth_env env, const char *account,
