@@ -697,7 +697,7 @@ static void ingest_with_secret(struct http_req *req, const char *secret)
 		http_reply_error(req, 400, "%s", err);
 		return;
 	}
-	ingest_submit(app->rds, app->cfg, x->env, x->account, &x->note, x->event, on_ingested, req);
+	ingest_submit(app->ingest, x->env, x->account, &x->note, x->event, on_ingested, req);
 }
 
 static void on_ingest_account(void *ud, int result, const struct accounts_info *info,

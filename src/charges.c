@@ -348,7 +348,8 @@ static void on_transition(void *ud, redisReply *reply, const char *err)
 
 	if (err) {
 		t->cb(t->ud, -1, NULL, err);
-	} else if ((rc = charges_reply(reply, &json, t->event_out)) < 0 ||
+	} else if (reply->type != REDIS_REPLY_ARRAY ||
+		   (rc = charges_reply(reply->element, reply->elements, &json, t->event_out)) < 0 ||
 		   rc == CHARGES_DUPLICATE || rc == CHARGES_RELAYED) {
 		t->cb(t->ud, -1, NULL, "unexpected reply from charge_transition");
 	} else {
@@ -390,33 +391,32 @@ void charges_transition(struct rds *r, const struct config *cfg, enum auth_env e
 	}
 }
 
-int charges_reply(const redisReply *reply, const char **json, char *event_out)
+int charges_reply(redisReply *const *e, size_t n, const char **json, char *event_out)
 {
-	redisReply **e;
 	const char *what;
 
 	*json = NULL;
-	if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 1 ||
-	    reply->element[0]->type != REDIS_REPLY_STRING)
+	if (n < 1)
 		return -1;
-	e = reply->element;
-	what = e[0]->str;
-	for (size_t i = 1; i < reply->elements; i++)
+	for (size_t i = 0; i < n; i++)
 		if (e[i]->type != REDIS_REPLY_STRING)
 			return -1;
-	if (strcmp(what, "ok") == 0 && reply->elements == 4) {
+	what = e[0]->str;
+	if (strcmp(what, "ok") == 0 && n == 4) {
 		if (event_out)
 			snprintf(event_out, EVENTS_ID_MAX, "%s", e[3]->str);
 		*json = e[2]->str;
 		return 0;
 	}
-	if (strcmp(what, "expired") == 0 && reply->elements == 3) {
+	if (strcmp(what, "expired") == 0 && n == 3) {
+		if (event_out)
+			snprintf(event_out, EVENTS_ID_MAX, "%s", e[2]->str);
 		*json = e[1]->str;
 		return CHARGES_EXPIRED;
 	}
 	if (strcmp(what, "not_found") == 0)
 		return CHARGES_NOT_FOUND;
-	if (reply->elements != 2)
+	if (n != 2)
 		return -1;
 	*json = e[1]->str;
 	if (strcmp(what, "refused") == 0)

@@ -4,6 +4,7 @@
 #include "pixrelay/auth.h"
 #include "pixrelay/cache.h"
 #include "pixrelay/http.h"
+#include "pixrelay/ingest.h"
 #include "pixrelay/keys.h"
 #include "pixrelay/keyspace.h"
 #include "pixrelay/log.h"
@@ -200,6 +201,7 @@ int server_run(struct config *cfg)
 		ks_invalidation_channel(channel, sizeof(channel), cfg->prefix);
 		s.app.cache = cache_new(s.app.base, &addr, cfg->redis_timeout_ms, channel);
 	}
+	s.app.ingest = ingest_queue_new(s.app.base, s.app.rds, cfg);
 	if (cfg->dispatch) {
 		/* its own connection: delivery bookkeeping never queues in front of
 		 * the API's requests */
@@ -243,6 +245,7 @@ done:
 	/* Redis first: callbacks still pending answer their requests (503) and
 	 * record nothing for deliveries (their leases run out) while the HTTP
 	 * server, the dispatcher and so every request still exist */
+	ingest_queue_free(s.app.ingest);
 	rds_free(s.app.rds);
 	rds_free(s.dispatch_rds);
 	cache_free(s.app.cache);

@@ -57,12 +57,12 @@ void charges_transition(struct rds *r, const struct config *cfg, enum auth_env e
 			const char *account, const char *id, enum charges_action action,
 			const char *amount, char *event_out, charges_fn cb, void *ud);
 
-/* Read the reply of a script built on charge_move (charge_transition,
- * ingest): returns 0 or a CHARGES_* outcome with *json (borrowed from the
- * reply: the charge, a status, an amount or an event id as the outcome
- * says), writing the event id into event_out (NULL or EVENTS_ID_MAX bytes)
- * on 0; -1 when the reply is malformed. */
-int charges_reply(const redisReply *reply, const char **json, char *event_out);
+/* Read an answer of charge_move (charge_transition, ingest): its `n`
+ * elements `e`. Returns 0 or a CHARGES_* outcome with *json (borrowed from
+ * e: the charge, a status, an amount or an event id as the outcome says),
+ * writing the new event's id into event_out (NULL or EVENTS_ID_MAX bytes)
+ * on 0 and CHARGES_EXPIRED; -1 when the answer is malformed. */
+int charges_reply(redisReply *const *e, size_t n, const char **json, char *event_out);
 
 /* Expire the pending charges of `shard` whose time has come (a batch of at
  * most 16). done(ud, n) runs once, later, with how many were expired (-1 on
