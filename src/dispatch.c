@@ -9,6 +9,7 @@
 #include "pixrelay/json.h"
 #include "pixrelay/keyspace.h"
 #include "pixrelay/log.h"
+#include "pixrelay/metrics.h"
 #include "pixrelay/mem.h"
 #include "pixrelay/netaddr.h"
 #include "pixrelay/sign.h"
@@ -570,6 +571,7 @@ static void complete(struct delivery *dl, const char *what, long long next_ms, l
 		s->outcomes = o;
 	s->outcomes_tail = o;
 	s->noutcomes++;
+	metrics_delivery(dl->env, what, (double)(now - dl->start_ms) / 1000.0);
 	d->queued++;
 	d->held--;
 	d->env_held[env_of(dl)]--;
@@ -1444,6 +1446,21 @@ void dispatch_stop(struct dispatch *d)
 		/* those not started yet go back to the queue now */
 		expire_waiting(d, 1, ids_now_ms());
 	}
+}
+
+void dispatch_stats(const struct dispatch *d, struct dispatch_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!d)
+		return;
+	for (const struct host *h = d->hosts; h; h = h->all_next) {
+		out->active += h->active;
+		out->waiting += h->nwaiting;
+		out->hosts++;
+		out->open += h->open_until_ms > ids_now_ms();
+	}
+	out->tenants = d->ntenants;
+	out->outcomes = d->queued;
 }
 
 unsigned dispatch_inflight(const struct dispatch *d)

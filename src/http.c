@@ -4,6 +4,7 @@
 #include "pixrelay/json.h"
 #include "pixrelay/log.h"
 #include "pixrelay/mem.h"
+#include "pixrelay/metrics.h"
 #include "pixrelay/netaddr.h"
 
 #include <arpa/inet.h>
@@ -248,6 +249,8 @@ static void finish(struct http_req *req, int status, struct evbuffer *buf, const
 	log_info("request method=%s path=\"%s\" status=%d duration_ms=%.3f request_id=%s client=%s",
 		 method_name(evhttp_request_get_command(req->ev)), line, status,
 		 (double)dur / 1000.0, req->request_id, req->client);
+	metrics_http(req->route ? req->route->pattern : "",
+		     method_name(evhttp_request_get_command(req->ev)), status, (double)dur / 1e6);
 	srv->inflight--;
 	free(req->auth);
 	free(req->path);

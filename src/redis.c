@@ -2,12 +2,14 @@
 
 #include "pixrelay/log.h"
 #include "pixrelay/mem.h"
+#include "pixrelay/metrics.h"
 
 #include <hiredis/adapters/libevent.h>
 #include <hiredis/async.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 
 #define RECONNECT_MIN_MS 50
 #define RECONNECT_MAX_MS 2000
@@ -22,6 +24,7 @@ struct pending {
 	int script;   /* script id + 1 when this is an EVALSHA */
 	int argc;     /* copied argv, kept for the NOSCRIPT retry */
 	char **argv;
+	uint64_t sent_us;
 	size_t *lens;
 	struct pending *prev, *next;
 };
@@ -40,6 +43,7 @@ struct rds {
 	struct pending *pending; /* commands sent and not yet answered */
 	char last_error[256];
 	int closing;
+	int was_connected; /* a connection was made before (the next is a reconnection) */
 	/* a subscriber client (rds_new_subscriber): one channel, no scripts */
 	char *channel;
 	rds_message_fn on_message;
@@ -194,6 +198,14 @@ static void arm_timer(struct pending *p)
 
 static void on_reply(redisAsyncContext *ac, void *replyp, void *privdata);
 
+static uint64_t now_us(void)
+{
+	struct timeval tv;
+
+	gettimeofday(&tv, NULL);
+	return (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec;
+}
+
 static int send_pending(struct rds *r, struct pending *p)
 {
 	if (redisAsyncCommandArgv(r->ac, on_reply, p, p->argc, (const char **)p->argv, p->lens) !=
@@ -204,6 +216,7 @@ static int send_pending(struct rds *r, struct pending *p)
 		r->pending->prev = p;
 	r->pending = p;
 	arm_timer(p);
+	p->sent_us = now_us();
 	return 0;
 }
 
@@ -286,6 +299,9 @@ static void on_connect(const redisAsyncContext *ac, int status)
 	}
 	r->connected = 1;
 	log_info("redis connected");
+	if (r->was_connected)
+		metrics_redis_reconnect();
+	r->was_connected = 1;
 	r->setup_left = 1; /* held until every setup command is queued */
 	if (r->addr.password[0]) {
 		const char *argv[] = {"AUTH", r->addr.password};
@@ -469,6 +485,8 @@ static void on_reply(redisAsyncContext *ac, void *replyp, void *privdata)
 	pending_unlink(p);
 	if (p->timer)
 		evtimer_del(p->timer);
+	if (reply && !p->internal)
+		metrics_redis((double)(now_us() - p->sent_us) / 1e6);
 	if (p->done)
 		goto done;
 	if (reply && reply->type == REDIS_REPLY_ERROR && p->script &&

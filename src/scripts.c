@@ -36,6 +36,7 @@ static const char *const names[SCRIPT_COUNT] = {
 	[SCRIPT_TRANSFER_CREDIT] = "transfer_credit",
 	[SCRIPT_TRANSFER_FINISH] = "transfer_finish",
 	[SCRIPT_SECRET_ROTATE] = "secret_rotate",
+	[SCRIPT_SHARD_STATS] = "shard_stats",
 };
 /* clang-format on */
 
