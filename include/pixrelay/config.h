@@ -18,19 +18,13 @@ struct config {
 	char *prefix;	       /* prefix of every Redis key */
 	char *trusted_proxies; /* comma-separated addresses/CIDRs whose X-Forwarded-* is believed */
 	char *log_level;
-	long max_body;		/* bytes of a JSON request body */
-	long max_upload;	/* bytes of a request body carrying files (account creation) */
-	long max_file;		/* decoded bytes of one uploaded file */
-	long max_account_files; /* files one account may keep */
-	long max_account_bytes; /* decoded bytes of one account's files */
-	long max_accounts_per_key_hour; /* accounts one account key may create per hour; 0 = any */
-	long max_accounts;		/* business accounts per environment; 0 = any */
-	long max_stored_file_bytes;	/* bytes of account files per environment; 0 = any */
-	long sandbox_review;		/* 1: sandbox accounts wait for KYC review too */
-	long http_timeout;		/* seconds a client may stay idle mid-request */
-	long redis_timeout_ms;		/* a Redis command without reply by then fails */
-	long shutdown_grace;		/* seconds to finish requests in flight on SIGTERM */
-	long max_connections;		/* open client connections at most */
+	long max_body;		 /* bytes of a JSON request body */
+	long max_upload;	 /* bytes of a request body carrying files (account creation) */
+	long max_file;		 /* decoded bytes of one uploaded file */
+	long http_timeout;	 /* seconds a client may stay idle mid-request */
+	long redis_timeout_ms;	 /* a Redis command without reply by then fails */
+	long shutdown_grace;	 /* seconds to finish requests in flight on SIGTERM */
+	long max_connections;	 /* open client connections at most */
 	long bootstrap;		 /* 1: on first run with embedded Redis, create a sandbox key */
 	char *pix_key;		 /* Pix key written into BR Codes (empty: the account's own key) */
 	char *merchant_name;	 /* BR Code field 59 */
@@ -55,6 +49,14 @@ struct config {
 	char *destination_allow;   /* CIDRs allowed as destinations in production despite being
 				      private */
 	long dispatch;		   /* 1: this process delivers events */
+
+	/* accounts: KYC review and quotas (0 = no limit where said) */
+	long sandbox_review;		/* 1: sandbox accounts wait for KYC review too */
+	long max_account_files;		/* files one account may keep */
+	long max_account_bytes;		/* decoded bytes of one account's files */
+	long max_accounts_per_key_hour; /* accounts an account key may create per hour; 0 */
+	long max_accounts;		/* business accounts per environment; 0 */
+	long max_stored_file_bytes;	/* bytes of account files per environment; 0 */
 };
 
 /* Fill `cfg` from argv (flags it recognises are consumed; others are left for
