@@ -195,6 +195,8 @@ static void on_indexed(void *ud, redisReply *reply, const char *err)
 		/* refused after all (another creation got there first): the
 		 * record and files are nobody's */
 		const char *argv[] = {"DEL", c->key, c->files_key};
+		log_info("account %s: refused when made known (%s), removed again", c->id,
+			 reply->element[0]->str);
 		rds_cmd_argv(c->r, on_ignored, NULL, 3, argv, NULL);
 		c->cb(c->ud, refused, reply->element[1]->str, NULL);
 	} else {
