@@ -1,5 +1,6 @@
 #include "pixrelay/accounts.h"
 
+#include "pixrelay/base64.h"
 #include "pixrelay/cache.h"
 #include "pixrelay/events.h"
 #include "pixrelay/ids.h"
@@ -105,11 +106,14 @@ static char *details_json(const struct account_input *in)
 
 /* ---- create ---- */
 
-/* Creation is two scripts: account_put writes the record and files into the
- * account's shard, where nothing points to it yet; account_index then makes
- * it known to the environment (taxID, Pix keys, members, listing), once. If
- * the taxID is taken, the record is removed again; if this process dies in
- * between, the record stays unreachable (no index names it). */
+/* Creation is three scripts: account_admit checks the quotas and the taxID
+ * in the environment before anything is written; account_put writes the
+ * record and files into the account's shard, where nothing points to it
+ * yet; account_index checks the same again, atomically, and makes the
+ * account known to the environment (taxID, Pix keys, owner, review status,
+ * members, listing, quota counters), once. If it refuses, the record and
+ * files are deleted again; if this process dies in between, they stay
+ * unreachable (no index names them). */
 struct create {
 	struct rds *r;
 	const struct config *cfg;
@@ -118,9 +122,16 @@ struct create {
 	void *ud;
 	char id[IDS_ULID_LEN + 1];
 	char key[KS_KEY_MAX];
+	char files_key[KS_KEY_MAX];
 	char *json;
+	/* account_put's arguments: the record's fields (secrets among them),
+	 * then from put_files on the files, taken from the request */
+	int put_argc, put_files;
+	char **put_argv;
+	size_t *put_lens;
+	/* account_index's arguments */
 	int argc;
-	char **argv; /* account_index's arguments, kept for the second step */
+	char **argv;
 };
 
 static void create_free(struct create *c)
@@ -129,6 +140,13 @@ static void create_free(struct create *c)
 		mem_wipe(c->json, strlen(c->json));
 		free(c->json);
 	}
+	for (int i = 0; i < c->put_argc; i++) {
+		if (i < c->put_files)
+			mem_wipe(c->put_argv[i], c->put_lens[i]);
+		free(c->put_argv[i]);
+	}
+	free(c->put_argv);
+	free(c->put_lens);
 	for (int i = 0; i < c->argc; i++)
 		free(c->argv[i]);
 	free(c->argv);
@@ -141,23 +159,47 @@ static void on_ignored(void *ud, redisReply *reply, const char *err)
 		log_warn("cleanup: %s", err);
 }
 
+/* A refusal of account_admit or account_index: {'duplicate' | 'rate' |
+ * 'accounts' | 'bytes', detail} as a result code, or -1. */
+static int create_refusal(const redisReply *reply)
+{
+	static const struct {
+		const char *what;
+		int result;
+	} map[] = {{"duplicate", ACCOUNTS_DUPLICATE},
+		   {"rate", ACCOUNTS_RATE},
+		   {"accounts", ACCOUNTS_FULL},
+		   {"bytes", ACCOUNTS_STORAGE}};
+
+	if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
+	    reply->element[0]->type != REDIS_REPLY_STRING ||
+	    reply->element[1]->type != REDIS_REPLY_STRING)
+		return -1;
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (strcmp(reply->element[0]->str, map[i].what) == 0)
+			return map[i].result;
+	return -1;
+}
+
 static void on_indexed(void *ud, redisReply *reply, const char *err)
 {
 	struct create *c = ud;
-	const char *what = NULL;
+	int refused = err ? -1 : create_refusal(reply);
 
-	if (!err && reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
-	    reply->element[0]->type == REDIS_REPLY_STRING &&
-	    reply->element[1]->type == REDIS_REPLY_STRING)
-		what = reply->element[0]->str;
 	if (err) {
 		c->cb(c->ud, -1, NULL, err);
-	} else if (what && strcmp(what, "created") == 0) {
+	} else if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
+		   reply->element[0]->type == REDIS_REPLY_STRING &&
+		   strcmp(reply->element[0]->str, "created") == 0) {
 		c->cb(c->ud, 0, c->json, NULL);
-	} else if (what && strcmp(what, "duplicate") == 0) {
-		const char *argv[] = {"DEL", c->key};
-		rds_cmd_argv(c->r, on_ignored, NULL, 2, argv, NULL);
-		c->cb(c->ud, ACCOUNTS_DUPLICATE, reply->element[1]->str, NULL);
+	} else if (refused > 0) {
+		/* refused after all (another creation got there first): the
+		 * record and files are nobody's */
+		const char *argv[] = {"DEL", c->key, c->files_key};
+		log_info("account %s: refused when made known (%s), removed again", c->id,
+			 reply->element[0]->str);
+		rds_cmd_argv(c->r, on_ignored, NULL, 3, argv, NULL);
+		c->cb(c->ud, refused, reply->element[1]->str, NULL);
 	} else {
 		c->cb(c->ud, -1, NULL, "unexpected reply from account_index");
 	}
@@ -182,21 +224,53 @@ static void on_put(void *ud, redisReply *reply, const char *err)
 		   NULL);
 }
 
+static void on_admitted(void *ud, redisReply *reply, const char *err)
+{
+	struct create *c = ud;
+	int refused = err ? -1 : create_refusal(reply);
+
+	if (err) {
+		c->cb(c->ud, -1, NULL, err);
+	} else if (refused > 0) {
+		c->cb(c->ud, refused, reply->element[1]->str, NULL);
+	} else if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 1 &&
+		   reply->element[0]->type == REDIS_REPLY_STRING &&
+		   strcmp(reply->element[0]->str, "ok") == 0) {
+		rds_script(c->r, on_put, c, SCRIPT_ACCOUNT_PUT, 1, c->put_argc,
+			   (const char **)c->put_argv, c->put_lens);
+		return;
+	} else {
+		c->cb(c->ud, -1, NULL, "unexpected reply from account_admit");
+	}
+	create_free(c);
+}
+
+/* account_put's next argument: `data` is taken (freed with c) */
+static void put_arg(struct create *c, char *data, size_t len)
+{
+	c->put_argv[c->put_argc] = data;
+	c->put_lens[c->put_argc++] = len;
+}
+
+static void index_arg(struct create *c, const char *s)
+{
+	c->argv[c->argc++] = mem_strdup(s);
+}
+
 void accounts_create(struct rds *r, const struct config *cfg, enum auth_env env, const char *owner,
-		     const struct account_input *in, accounts_fn cb, void *ud)
+		     const char *key_id, struct account_input *in, accounts_fn cb, void *ud)
 {
 	struct create *c = mem_new(struct create);
 	const char *envn = auth_env_name(env);
+	const char *review = env == AUTH_SANDBOX && !cfg->sandbox_review ? "approved" : "pending";
 	char evp[IDS_UUID_LEN + 1], signing[SIGN_SECRET_LEN + 1];
 	char ingest[SIGN_SECRET_LEN + 1], compat[41], created[32], created_txt[TIMEFMT_LEN + 1];
-	char sp[KS_PREFIX_MAX], fp[KS_PREFIX_MAX + 8], gp[KS_PREFIX_MAX], taxids[KS_KEY_MAX];
-	char nfields[16];
+	char gp[KS_PREFIX_MAX], taxids[KS_KEY_MAX];
+	char nfields[16], nfiles_s[24], nbytes_s[24], per_hour[24], max_accounts[24],
+	    max_stored[24];
 	uint64_t now = ids_now_ms();
 	char *details = details_json(in);
-	size_t nfiles = in->ndocuments + 3 * in->nrepresentatives;
-	size_t argc_max = 2 + 2 * 17 + 2 * nfiles + 1, argc = 0;
-	const char **argv = mem_calloc(argc_max, sizeof(char *));
-	size_t *lens = mem_calloc(argc_max, sizeof(size_t));
+	size_t nslots = account_file_slots(in), nfiles = 0, nbytes = 0;
 	yajl_gen g = json_gen_new();
 	const char *s;
 	size_t len;
@@ -207,6 +281,8 @@ void accounts_create(struct rds *r, const struct config *cfg, enum auth_env env,
 	c->env = env;
 	c->cb = cb;
 	c->ud = ud;
+	if (!key_id)
+		key_id = "";
 	ks_ulid_at(shard, now, c->id);
 	ids_uuid4(evp);
 	sign_secret_new(signing, sizeof(signing));
@@ -216,8 +292,15 @@ void accounts_create(struct rds *r, const struct config *cfg, enum auth_env env,
 	snprintf(created, sizeof(created), "%llu", (unsigned long long)now);
 	timefmt_format(created_txt, now);
 	ks_account_key(c->key, sizeof(c->key), cfg->prefix, env, c->id);
-	ks_shard_prefix(sp, sizeof(sp), cfg->prefix, shard);
-	snprintf(fp, sizeof(fp), "%sfile:", sp);
+	ks_key(c->files_key, sizeof(c->files_key), cfg->prefix, "files:", c->id);
+	account_files_usage(in, &nfiles, &nbytes);
+	snprintf(nfiles_s, sizeof(nfiles_s), "%zu", nfiles);
+	snprintf(nbytes_s, sizeof(nbytes_s), "%zu", nbytes);
+	snprintf(per_hour, sizeof(per_hour), "%ld", cfg->max_accounts_per_key_hour);
+	snprintf(max_accounts, sizeof(max_accounts), "%ld", cfg->max_accounts);
+	snprintf(max_stored, sizeof(max_stored), "%ld", cfg->max_stored_file_bytes);
+
+	/* account_put: the record, then each distinct file once */
 	{
 		const char *fields[] = {"id",
 					c->id,
@@ -227,6 +310,8 @@ void accounts_create(struct rds *r, const struct config *cfg, enum auth_env env,
 					"business",
 					"owner",
 					owner,
+					"key_id",
+					key_id,
 					"created_at",
 					created,
 					"officialName",
@@ -251,52 +336,56 @@ void accounts_create(struct rds *r, const struct config *cfg, enum auth_env env,
 					details,
 					"status",
 					"ACTIVE",
+					"kyc",
+					review,
+					"files",
+					nfiles_s,
+					"file_bytes",
+					nbytes_s,
 					"balance",
 					"0"};
 		size_t nf = sizeof(fields) / sizeof(fields[0]);
+		c->put_argv = mem_calloc(3 + nf + 2 * nfiles, sizeof(char *));
+		c->put_lens = mem_calloc(3 + nf + 2 * nfiles, sizeof(size_t));
 		snprintf(nfields, sizeof(nfields), "%zu", nf / 2);
-		argv[argc] = c->key;
-		lens[argc++] = strlen(c->key);
-		argv[argc] = fp;
-		lens[argc++] = strlen(fp);
-		argv[argc] = nfields;
-		lens[argc++] = strlen(nfields);
-		for (size_t i = 0; i < nf; i++) {
-			argv[argc] = fields[i];
-			lens[argc++] = strlen(fields[i]);
-		}
+		put_arg(c, mem_strdup(c->key), strlen(c->key));
+		put_arg(c, mem_strdup(c->files_key), strlen(c->files_key));
+		put_arg(c, mem_strdup(nfields), strlen(nfields));
+		for (size_t i = 0; i < nf; i++)
+			put_arg(c, mem_strdup(fields[i]), strlen(fields[i]));
+		c->put_files = c->put_argc;
 	}
-	for (size_t i = 0; i < nfiles; i++) {
-		const struct account_file *f =
-		    i < in->ndocuments ? &in->documents[i]
-		    : (i - in->ndocuments) % 3 == 0
-			? &in->representatives[(i - in->ndocuments) / 3].picture_face
-		    : (i - in->ndocuments) % 3 == 1
-			? &in->representatives[(i - in->ndocuments) / 3].picture_identity_front
-			: &in->representatives[(i - in->ndocuments) / 3].picture_identity_back;
-		if (!f->len)
+	for (size_t i = 0; i < nslots; i++) {
+		struct account_file *f = account_file_slot(in, i);
+		if (!account_file_first(in, i))
 			continue;
-		argv[argc] = f->sha256;
-		lens[argc++] = 64;
-		argv[argc] = (const char *)f->data;
-		lens[argc++] = f->len;
+		put_arg(c, mem_strdup(f->sha256), 64);
+		put_arg(c, (char *)f->data, f->len);
+		f->data = NULL; /* taken: the request's memory is not copied */
 	}
 
-	/* the second step's arguments: the environment's indexes */
+	/* account_index: the environment's indexes */
 	ks_env_prefix(gp, sizeof(gp), cfg->prefix, env);
 	snprintf(taxids, sizeof(taxids), "%staxids", gp);
-	c->argv = mem_calloc(9 + in->nrepresentatives, sizeof(char *));
-	c->argv[c->argc++] = mem_strdup(taxids);
-	c->argv[c->argc++] = mem_strdup(gp);
-	c->argv[c->argc++] = mem_strdup(c->id);
-	c->argv[c->argc++] = mem_strdup(in->tax_id);
-	c->argv[c->argc++] = mem_strdup(created);
-	c->argv[c->argc++] = mem_strdup("0"); /* not the platform account */
-	c->argv[c->argc++] = mem_strdup("2"); /* its two Pix keys: */
-	c->argv[c->argc++] = mem_strdup(evp);
-	c->argv[c->argc++] = mem_strdup(in->tax_id);
+	c->argv = mem_calloc(17 + in->nrepresentatives, sizeof(char *));
+	index_arg(c, taxids);
+	index_arg(c, gp);
+	index_arg(c, c->id);
+	index_arg(c, in->tax_id);
+	index_arg(c, created);
+	index_arg(c, "0"); /* a business account */
+	index_arg(c, "2"); /* its two Pix keys: */
+	index_arg(c, evp);
+	index_arg(c, in->tax_id);
+	index_arg(c, owner);
+	index_arg(c, review);
+	index_arg(c, key_id);
+	index_arg(c, per_hour);
+	index_arg(c, max_accounts);
+	index_arg(c, max_stored);
+	index_arg(c, nbytes_s);
 	for (size_t i = 0; i < in->nrepresentatives; i++)
-		c->argv[c->argc++] = mem_strdup(in->representatives[i].tax_id);
+		index_arg(c, in->representatives[i].tax_id);
 
 	/* the answer, shown once: it carries the secrets */
 	json_open(g);
@@ -310,6 +399,8 @@ void accounts_create(struct rds *r, const struct config *cfg, enum auth_env env,
 	json_str(g, in->tax_id);
 	json_str(g, "status");
 	json_str(g, "ACTIVE");
+	json_str(g, "kycStatus");
+	json_str(g, strcmp(review, "approved") == 0 ? "APPROVED" : "PENDING");
 	json_str(g, "owner");
 	json_str(g, owner);
 	json_str(g, "pixKeys");
@@ -347,13 +438,15 @@ void accounts_create(struct rds *r, const struct config *cfg, enum auth_env env,
 	c->json = mem_strndup(s, len);
 	yajl_gen_free(g);
 
-	rds_script(r, on_put, c, SCRIPT_ACCOUNT_PUT, 1, (int)argc, argv, lens);
+	{
+		const char *argv[] = {taxids,	gp,	      in->tax_id, key_id,  created,
+				      per_hour, max_accounts, max_stored, nbytes_s};
+		rds_script(r, on_admitted, c, SCRIPT_ACCOUNT_ADMIT, 1, 9, argv, NULL);
+	}
 	mem_wipe(signing, sizeof(signing));
 	mem_wipe(ingest, sizeof(ingest));
 	mem_wipe(compat, sizeof(compat));
 	free(details);
-	free(argv);
-	free(lens);
 }
 
 /* ---- transfer ---- */
@@ -537,8 +630,9 @@ static void on_resolved(void *ud, redisReply *reply, const char *err)
 		transfer_end(t, ACCOUNTS_NOT_FOUND, reply->element[1]->str, NULL);
 		return;
 	}
-	if (strcmp(what, "forbidden") == 0) {
-		transfer_end(t, ACCOUNTS_FORBIDDEN, NULL, NULL);
+	if (strcmp(what, "forbidden") == 0 && reply->elements == 2 &&
+	    reply->element[1]->type == REDIS_REPLY_STRING) {
+		transfer_end(t, ACCOUNTS_FORBIDDEN, reply->element[1]->str, NULL);
 		return;
 	}
 	if (strcmp(what, "same") == 0) {
@@ -598,7 +692,7 @@ void accounts_transfer(struct rds *r, const struct config *cfg, enum auth_env en
 		       void *ud)
 {
 	struct transfer *t = mem_new(struct transfer);
-	char gp[KS_PREFIX_MAX], k1[KS_KEY_MAX], mp[KS_PREFIX_MAX + 16];
+	char gp[KS_PREFIX_MAX], k1[KS_KEY_MAX];
 
 	t->r = r;
 	t->cfg = cfg;
@@ -613,9 +707,8 @@ void accounts_transfer(struct rds *r, const struct config *cfg, enum auth_env en
 	snprintf(t->amount, sizeof(t->amount), "%lld", amount);
 	ks_env_prefix(gp, sizeof(gp), cfg->prefix, env);
 	snprintf(k1, sizeof(k1), "%spixkeys", gp);
-	snprintf(mp, sizeof(mp), "%smembers:", gp);
 	{
-		const char *argv[] = {k1, from_key, to_key, caller, mp};
+		const char *argv[] = {k1, from_key, to_key, caller, gp};
 		rds_script(r, on_resolved, t, SCRIPT_TRANSFER_RESOLVE, 1, 5, argv, NULL);
 	}
 }
@@ -819,6 +912,579 @@ void accounts_balance(struct rds *r, const struct config *cfg, enum auth_env env
 	snprintf(b->account, sizeof(b->account), "%s", account);
 	ks_key(b->ledger, sizeof(b->ledger), cfg->prefix, "ledger:", account);
 	rds_cmd_argv(r, on_balance, b, 3, argv, NULL);
+}
+
+/* ---- the operator's KYC review ---- */
+
+static const char *review_status_name(const char *s)
+{
+	if (!s || !*s)
+		return NULL;
+	if (strcmp(s, "approved") == 0)
+		return "APPROVED";
+	if (strcmp(s, "rejected") == 0)
+		return "REJECTED";
+	return "PENDING";
+}
+
+static int reply_is_str(const redisReply *r)
+{
+	return r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS;
+}
+
+/* An integer reply, or a string holding one (a Lua number may come as
+ * either); 0 otherwise. */
+static long long reply_int(const redisReply *r)
+{
+	if (r->type == REDIS_REPLY_INTEGER)
+		return r->integer;
+	return reply_is_str(r) ? strtoll(r->str, NULL, 10) : 0;
+}
+
+/* A time in ms (text) as the API writes times, or null. */
+static void json_time_ms(yajl_gen g, const char *ms)
+{
+	char t[TIMEFMT_LEN + 1];
+
+	if (!ms || !*ms) {
+		json_null(g);
+		return;
+	}
+	timefmt_format(t, strtoull(ms, NULL, 10));
+	json_str(g, t);
+}
+
+/* -- list -- */
+
+struct queue_item {
+	char id[IDS_ULID_LEN + 1];
+	char *created, *owner;
+	char **cpfs;
+	size_t ncpfs;
+	long long others;
+	char *names[3]; /* officialName, tradeName, taxID (from the record) */
+};
+
+struct queue {
+	struct rds *r;
+	const struct config *cfg;
+	enum auth_env env;
+	accounts_fn cb;
+	void *ud;
+	long long total;
+	struct queue_item *items;
+	size_t n, left;
+	char *err;
+};
+
+static void queue_free(struct queue *q)
+{
+	for (size_t i = 0; i < q->n; i++) {
+		struct queue_item *it = &q->items[i];
+		free(it->created);
+		free(it->owner);
+		for (size_t k = 0; k < it->ncpfs; k++)
+			free(it->cpfs[k]);
+		free(it->cpfs);
+		for (size_t k = 0; k < 3; k++)
+			free(it->names[k]);
+	}
+	free(q->items);
+	free(q->err);
+	free(q);
+}
+
+static void queue_answer(struct queue *q)
+{
+	static const char *const names[] = {"officialName", "tradeName", "taxID"};
+	yajl_gen g;
+	const char *s;
+	size_t len;
+
+	if (q->err) {
+		q->cb(q->ud, -1, NULL, q->err);
+		queue_free(q);
+		return;
+	}
+	g = json_gen_new();
+	json_open(g);
+	json_str(g, "total");
+	json_int(g, q->total);
+	json_str(g, "accounts");
+	json_open_array(g);
+	for (size_t i = 0; i < q->n; i++) {
+		const struct queue_item *it = &q->items[i];
+		json_open(g);
+		json_str(g, "id");
+		json_str(g, it->id);
+		json_str(g, "createdAt");
+		json_time_ms(g, it->created);
+		json_str(g, "owner");
+		json_str_or_null(g, *it->owner ? it->owner : NULL);
+		for (size_t k = 0; k < 3; k++) {
+			json_str(g, names[k]);
+			json_str_or_null(g, it->names[k]);
+		}
+		json_str(g, "representatives");
+		json_open_array(g);
+		for (size_t k = 0; k < it->ncpfs; k++)
+			json_str(g, it->cpfs[k]);
+		json_close_array(g);
+		json_str(g, "alsoClaimedBy");
+		json_int(g, it->others);
+		json_close(g);
+	}
+	json_close_array(g);
+	json_close(g);
+	s = json_buf(g, &len);
+	q->cb(q->ud, 0, s, NULL);
+	yajl_gen_free(g);
+	queue_free(q);
+}
+
+struct queue_slot {
+	struct queue *q;
+	size_t i;
+};
+
+static void on_queue_record(void *ud, redisReply *reply, const char *err)
+{
+	struct queue_slot *slot = ud;
+	struct queue *q = slot->q;
+
+	if (err) {
+		if (!q->err)
+			q->err = mem_strdup(err);
+	} else if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 3) {
+		for (size_t k = 0; k < 3; k++)
+			if (reply_is_str(reply->element[k]))
+				q->items[slot->i].names[k] =
+				    mem_strndup(reply->element[k]->str, reply->element[k]->len);
+	}
+	free(slot);
+	if (--q->left == 0)
+		queue_answer(q);
+}
+
+static void on_queue(void *ud, redisReply *reply, const char *err)
+{
+	struct queue *q = ud;
+	size_t n;
+
+	if (err || reply->type != REDIS_REPLY_ARRAY || reply->elements < 1) {
+		q->cb(q->ud, -1, NULL, err ? err : "unexpected reply from account_queue");
+		queue_free(q);
+		return;
+	}
+	q->total = reply_int(reply->element[0]);
+	n = reply->elements - 1;
+	q->items = mem_calloc(n ? n : 1, sizeof(struct queue_item));
+	for (size_t i = 0; i < n; i++) {
+		const redisReply *e = reply->element[i + 1], *cpfs;
+		struct queue_item *it = &q->items[q->n];
+		if (e->type != REDIS_REPLY_ARRAY || e->elements != 5 ||
+		    !reply_is_str(e->element[0]) || !ids_is_ulid(e->element[0]->str) ||
+		    e->element[3]->type != REDIS_REPLY_ARRAY)
+			continue;
+		cpfs = e->element[3];
+		snprintf(it->id, sizeof(it->id), "%s", e->element[0]->str);
+		it->created = mem_strdup(reply_is_str(e->element[1]) ? e->element[1]->str : "");
+		it->owner = mem_strdup(reply_is_str(e->element[2]) ? e->element[2]->str : "");
+		it->cpfs = mem_calloc(cpfs->elements ? cpfs->elements : 1, sizeof(char *));
+		for (size_t k = 0; k < cpfs->elements; k++)
+			if (reply_is_str(cpfs->element[k]))
+				it->cpfs[it->ncpfs++] = mem_strdup(cpfs->element[k]->str);
+		it->others = reply_int(e->element[4]);
+		q->n++;
+	}
+	if (q->n == 0) {
+		queue_answer(q);
+		return;
+	}
+	/* the names are in each account's shard: one HMGET each, all at once */
+	q->left = q->n;
+	for (size_t i = 0; i < q->n; i++) {
+		struct queue_slot *slot = mem_new(struct queue_slot);
+		char k[KS_KEY_MAX];
+		slot->q = q;
+		slot->i = i;
+		ks_account_key(k, sizeof(k), q->cfg->prefix, q->env, q->items[i].id);
+		{
+			const char *argv[] = {"HMGET", k, "officialName", "tradeName", "taxID"};
+			rds_cmd_argv(q->r, on_queue_record, slot, 5, argv, NULL);
+		}
+	}
+}
+
+void accounts_review_list(struct rds *r, const struct config *cfg, enum auth_env env, int limit,
+			  accounts_fn cb, void *ud)
+{
+	struct queue *q = mem_new(struct queue);
+	char gp[KS_PREFIX_MAX], k[KS_KEY_MAX], lim[16];
+
+	q->r = r;
+	q->cfg = cfg;
+	q->env = env;
+	q->cb = cb;
+	q->ud = ud;
+	ks_env_prefix(gp, sizeof(gp), cfg->prefix, env);
+	snprintf(k, sizeof(k), "%sreview", gp);
+	snprintf(lim, sizeof(lim), "%d", limit < 1 ? 1 : limit);
+	{
+		const char *argv[] = {k, gp, lim};
+		rds_script(r, on_queue, q, SCRIPT_ACCOUNT_QUEUE, 1, 3, argv, NULL);
+	}
+}
+
+/* -- show -- */
+
+#define CLAIMS_SHOWN 50 /* other accounts named per CPF */
+
+struct show {
+	struct rds *r;
+	const struct config *cfg;
+	enum auth_env env;
+	accounts_fn cb;
+	void *ud;
+	int files;
+	char id[IDS_ULID_LEN + 1];
+	char owner[IDS_ULID_LEN + 1];
+	char files_key[KS_KEY_MAX];
+	yajl_gen g; /* the answer, written step by step */
+};
+
+static void show_end(struct show *sh, int result, const char *err)
+{
+	if (result == 0) {
+		size_t len;
+		const char *s;
+		json_close(sh->g);
+		s = json_buf(sh->g, &len);
+		sh->cb(sh->ud, 0, s, NULL);
+	} else {
+		sh->cb(sh->ud, result, NULL, err);
+	}
+	yajl_gen_free(sh->g);
+	free(sh);
+}
+
+static void on_show_files(void *ud, redisReply *reply, const char *err)
+{
+	struct show *sh = ud;
+
+	if (err) {
+		show_end(sh, -1, err);
+		return;
+	}
+	json_str(sh->g, "files");
+	json_open(sh->g);
+	for (size_t i = 0; reply->type == REDIS_REPLY_ARRAY && i + 1 < reply->elements; i += 2) {
+		const redisReply *k = reply->element[i], *v = reply->element[i + 1];
+		char *b64;
+		if (!reply_is_str(k) || !reply_is_str(v))
+			continue;
+		b64 = mem_alloc(base64_encoded_len(v->len) + 1);
+		base64_encode(v->str, v->len, b64);
+		json_strn(sh->g, k->str, k->len);
+		json_str(sh->g, b64);
+		free(b64);
+	}
+	json_close(sh->g);
+	show_end(sh, 0, NULL);
+}
+
+static void on_show_claims(void *ud, redisReply *reply, const char *err)
+{
+	struct show *sh = ud;
+	yajl_gen g = sh->g;
+
+	if (err || reply->type != REDIS_REPLY_ARRAY || reply->elements < 2 ||
+	    !reply_is_str(reply->element[0]) || !reply_is_str(reply->element[1])) {
+		show_end(sh, -1, err ? err : "unexpected reply from account_claims");
+		return;
+	}
+	json_str(g, "kycStatus");
+	json_str_or_null(g, review_status_name(reply->element[0]->str));
+	json_str(g, "claims");
+	json_open_array(g);
+	for (size_t i = 2; i < reply->elements; i++) {
+		const redisReply *c = reply->element[i], *list;
+		if (c->type != REDIS_REPLY_ARRAY || c->elements != 3 ||
+		    !reply_is_str(c->element[0]) || c->element[2]->type != REDIS_REPLY_ARRAY)
+			continue;
+		list = c->element[2];
+		json_open(g);
+		json_str(g, "taxID");
+		json_str(g, c->element[0]->str);
+		json_str(g, "otherAccounts");
+		json_int(g, reply_int(c->element[1]));
+		json_str(g, "accounts");
+		json_open_array(g);
+		for (size_t k = 0; k + 2 < list->elements; k += 3) {
+			const redisReply *id = list->element[k], *st = list->element[k + 1],
+					 *ow = list->element[k + 2];
+			if (!reply_is_str(id) || !reply_is_str(st) || !reply_is_str(ow))
+				continue;
+			json_open(g);
+			json_str(g, "id");
+			json_str(g, id->str);
+			json_str(g, "kycStatus");
+			json_str_or_null(g, review_status_name(st->str));
+			json_str(g, "owner");
+			json_str_or_null(g, *ow->str ? ow->str : NULL);
+			json_str(g, "sameOwner");
+			json_bool(g, *ow->str && strcmp(ow->str, sh->owner) == 0);
+			json_close(g);
+		}
+		json_close_array(g);
+		json_close(g);
+	}
+	json_close_array(g);
+	if (!sh->files) {
+		show_end(sh, 0, NULL);
+		return;
+	}
+	{
+		const char *argv[] = {"HGETALL", sh->files_key};
+		rds_cmd_argv(sh->r, on_show_files, sh, 2, argv, NULL);
+	}
+}
+
+static void on_show_record(void *ud, redisReply *reply, const char *err)
+{
+	/* record field -> JSON name; 'i' an integer, 't' a time in ms, 's' text */
+	static const struct {
+		const char *field, *name;
+		char type;
+	} shown[] = {{"kind", "kind", 's'},
+		     {"officialName", "officialName", 's'},
+		     {"tradeName", "tradeName", 's'},
+		     {"taxID", "taxID", 's'},
+		     {"status", "status", 's'},
+		     {"owner", "owner", 's'},
+		     {"key_id", "createdWithKey", 's'},
+		     {"created_at", "createdAt", 't'},
+		     {"postback_url", "postbackUrl", 's'},
+		     {"balance", "balance", 'i'},
+		     {"files", "fileCount", 'i'},
+		     {"file_bytes", "fileBytes", 'i'},
+		     {"reviewed_at", "reviewedAt", 't'},
+		     {"review_reason", "reviewReason", 's'}};
+	struct show *sh = ud;
+	yajl_gen g = sh->g;
+	const char *details, *owner;
+	yajl_val d = NULL;
+	char perr[128], gp[KS_PREFIX_MAX], k[KS_KEY_MAX], cap[16];
+
+	if (err) {
+		show_end(sh, -1, err);
+		return;
+	}
+	if (reply->type != REDIS_REPLY_ARRAY || reply->elements == 0) {
+		show_end(sh, ACCOUNTS_NOT_FOUND, NULL);
+		return;
+	}
+	owner = rds_hash_field(reply, "owner");
+	snprintf(sh->owner, sizeof(sh->owner), "%s", owner ? owner : "");
+	json_open(g);
+	json_str(g, "id");
+	json_str(g, sh->id);
+	json_str(g, "environment");
+	json_str(g, auth_env_name(sh->env));
+	for (size_t i = 0; i < sizeof(shown) / sizeof(shown[0]); i++) {
+		const char *v = rds_hash_field(reply, shown[i].field);
+		json_str(g, shown[i].name);
+		if (!v || !*v)
+			json_null(g);
+		else if (shown[i].type == 'i')
+			json_int(g, strtoll(v, NULL, 10));
+		else if (shown[i].type == 't')
+			json_time_ms(g, v);
+		else
+			json_str(g, v);
+	}
+	/* the KYC data kept from the request: address, documents, representatives */
+	details = rds_hash_field(reply, "details");
+	if (details && json_parse_object(details, strlen(details), &d, perr, sizeof(perr)) == 0) {
+		for (size_t i = 0; i < d->u.object.len; i++) {
+			json_str(g, d->u.object.keys[i]);
+			json_write_value(g, d->u.object.values[i]);
+		}
+		yajl_tree_free(d);
+	}
+	ks_env_prefix(gp, sizeof(gp), sh->cfg->prefix, sh->env);
+	snprintf(k, sizeof(k), "%skyc", gp);
+	snprintf(cap, sizeof(cap), "%d", CLAIMS_SHOWN);
+	{
+		const char *argv[] = {k, gp, sh->id, cap};
+		rds_script(sh->r, on_show_claims, sh, SCRIPT_ACCOUNT_CLAIMS, 1, 4, argv, NULL);
+	}
+}
+
+void accounts_review_show(struct rds *r, const struct config *cfg, enum auth_env env,
+			  const char *id, int files, accounts_fn cb, void *ud)
+{
+	struct show *sh;
+	char k[KS_KEY_MAX];
+
+	if (!ids_is_ulid(id) || ks_account_key(k, sizeof(k), cfg->prefix, env, id) < 0) {
+		cb(ud, ACCOUNTS_NOT_FOUND, NULL, NULL);
+		return;
+	}
+	sh = mem_new(struct show);
+	sh->r = r;
+	sh->cfg = cfg;
+	sh->env = env;
+	sh->cb = cb;
+	sh->ud = ud;
+	sh->files = files;
+	sh->g = json_gen_new();
+	snprintf(sh->id, sizeof(sh->id), "%s", id);
+	ks_key(sh->files_key, sizeof(sh->files_key), cfg->prefix, "files:", id);
+	{
+		const char *argv[] = {"HGETALL", k};
+		rds_cmd_argv(r, on_show_record, sh, 2, argv, NULL);
+	}
+}
+
+/* -- approve, reject -- */
+
+struct decide {
+	struct rds *r;
+	const struct config *cfg;
+	enum auth_env env;
+	accounts_fn cb;
+	void *ud;
+	int approve;
+	char *reason;
+	char id[IDS_ULID_LEN + 1];
+	char key[KS_KEY_MAX];
+	char before[16];
+};
+
+static void decide_end(struct decide *dc, int result, const char *json, const char *err)
+{
+	dc->cb(dc->ud, result, json, err);
+	free(dc->reason);
+	free(dc);
+}
+
+static void on_decision_recorded(void *ud, redisReply *reply, const char *err)
+{
+	struct decide *dc = ud;
+	yajl_gen g;
+	const char *s;
+	size_t len;
+
+	/* the decision holds already (the environment's status is what counts);
+	 * the record's copy is for reading */
+	if (err)
+		log_warn("account %s: the review is decided, but its record is not updated: %s",
+			 dc->id, err);
+	g = json_gen_new();
+	json_open(g);
+	json_str(g, "id");
+	json_str(g, dc->id);
+	json_str(g, "kycStatus");
+	json_str(g, dc->approve ? "APPROVED" : "REJECTED");
+	json_str(g, "previous");
+	json_str_or_null(g, review_status_name(dc->before));
+	json_close(g);
+	s = json_buf(g, &len);
+	decide_end(dc, 0, s, NULL);
+	yajl_gen_free(g);
+}
+
+static void on_reviewed(void *ud, redisReply *reply, const char *err)
+{
+	struct decide *dc = ud;
+	const char *what = NULL;
+	char at[24];
+
+	if (err) {
+		decide_end(dc, -1, NULL, err);
+		return;
+	}
+	if (reply->type == REDIS_REPLY_ARRAY && reply->elements >= 1 &&
+	    reply_is_str(reply->element[0]))
+		what = reply->element[0]->str;
+	if (what && strcmp(what, "not_found") == 0) {
+		decide_end(dc, ACCOUNTS_NOT_FOUND, NULL, NULL);
+		return;
+	}
+	if (what && strcmp(what, "platform") == 0) {
+		decide_end(dc, ACCOUNTS_PLATFORM, NULL, NULL);
+		return;
+	}
+	if (!what || strcmp(what, "ok") != 0 || reply->elements != 2 ||
+	    !reply_is_str(reply->element[1])) {
+		decide_end(dc, -1, NULL, "unexpected reply from account_review");
+		return;
+	}
+	snprintf(dc->before, sizeof(dc->before), "%s", reply->element[1]->str);
+	snprintf(at, sizeof(at), "%llu", (unsigned long long)ids_now_ms());
+	{
+		const char *argv[] = {
+		    "HSET",	   dc->key, "kyc",	     dc->approve ? "approved" : "rejected",
+		    "reviewed_at", at,	    "review_reason", dc->reason};
+		rds_cmd_argv(dc->r, on_decision_recorded, dc, 8, argv, NULL);
+	}
+}
+
+static void on_decide_record(void *ud, redisReply *reply, const char *err)
+{
+	struct decide *dc = ud;
+	char gp[KS_PREFIX_MAX], k[KS_KEY_MAX];
+	const char *kind, *owner;
+
+	if (err) {
+		decide_end(dc, -1, NULL, err);
+		return;
+	}
+	if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
+	    !reply_is_str(reply->element[0])) {
+		decide_end(dc, ACCOUNTS_NOT_FOUND, NULL, NULL);
+		return;
+	}
+	kind = reply->element[0]->str;
+	owner = reply_is_str(reply->element[1]) ? reply->element[1]->str : "";
+	if (strcmp(kind, "platform") == 0) {
+		decide_end(dc, ACCOUNTS_PLATFORM, NULL, NULL);
+		return;
+	}
+	ks_env_prefix(gp, sizeof(gp), dc->cfg->prefix, dc->env);
+	snprintf(k, sizeof(k), "%skyc", gp);
+	{
+		const char *argv[] = {k, gp, dc->id, dc->approve ? "approved" : "rejected", owner};
+		rds_script(dc->r, on_reviewed, dc, SCRIPT_ACCOUNT_REVIEW, 1, 5, argv, NULL);
+	}
+}
+
+void accounts_review_decide(struct rds *r, const struct config *cfg, enum auth_env env,
+			    const char *id, int approve, const char *reason, accounts_fn cb,
+			    void *ud)
+{
+	struct decide *dc;
+	char k[KS_KEY_MAX];
+
+	if (!ids_is_ulid(id) || ks_account_key(k, sizeof(k), cfg->prefix, env, id) < 0) {
+		cb(ud, ACCOUNTS_NOT_FOUND, NULL, NULL);
+		return;
+	}
+	dc = mem_new(struct decide);
+	dc->r = r;
+	dc->cfg = cfg;
+	dc->env = env;
+	dc->cb = cb;
+	dc->ud = ud;
+	dc->approve = approve;
+	dc->reason = mem_strdup(reason ? reason : "");
+	snprintf(dc->id, sizeof(dc->id), "%s", id);
+	snprintf(dc->key, sizeof(dc->key), "%s", k);
+	{
+		const char *argv[] = {"HMGET", k, "kind", "owner"};
+		rds_cmd_argv(r, on_decide_record, dc, 4, argv, NULL);
+	}
 }
 
 /* ---- what hot paths need of an account, cached ---- */

@@ -1067,14 +1067,42 @@ static void handle_events_replay(struct http_req *req)
 static void on_account_created(void *ud, int result, const char *json, const char *err)
 {
 	struct http_req *req = ud;
+	const struct config *cfg = app_of(req)->cfg;
+	char wait[24];
 
-	if (result < 0)
-		reply_failure(req, err);
-	else if (result == ACCOUNTS_DUPLICATE)
+	switch (result) {
+	case 0:
+		http_reply_data(req, 200, json, strlen(json));
+		break;
+	case ACCOUNTS_DUPLICATE:
 		http_reply_error(
 		    req, 400, "taxID: already registered in this environment (account %s)", json);
-	else
-		http_reply_data(req, 200, json, strlen(json));
+		break;
+	case ACCOUNTS_RATE:
+		/* whole seconds, rounded up: a retry after Retry-After succeeds */
+		snprintf(wait, sizeof(wait), "%lld", (strtoll(json, NULL, 10) + 999) / 1000);
+		http_add_header(req, "Retry-After", wait);
+		http_reply_error(req, 429,
+				 "too many accounts created with this API key: at most %ld in an "
+				 "hour (max-accounts-per-key-hour); retry in %s s",
+				 cfg->max_accounts_per_key_hour, wait);
+		break;
+	case ACCOUNTS_FULL:
+		http_reply_error(req, 403,
+				 "this environment holds the most business accounts it may "
+				 "(max-accounts = %s); the operator must raise the limit",
+				 json);
+		break;
+	case ACCOUNTS_STORAGE:
+		http_reply_error(req, 403,
+				 "this environment keeps the most account files it may "
+				 "(max-stored-file-bytes = %ld, %s bytes kept); the operator must "
+				 "raise the limit",
+				 cfg->max_stored_file_bytes, json);
+		break;
+	default:
+		reply_failure(req, err ? err : "account creation failed");
+	}
 }
 
 /* POST /v1/baas/account/create */
@@ -1088,6 +1116,7 @@ static void handle_account_create(struct http_req *req)
 	char err[512];
 	time_t now = time(NULL);
 	struct tm tm;
+	size_t files = 0, bytes = 0;
 
 	if (json_parse_object(req->body, req->body_len, &body, err, sizeof(err)) < 0) {
 		http_reply_error(req, 400, "%s", err);
@@ -1102,7 +1131,24 @@ static void handle_account_create(struct http_req *req)
 		return;
 	}
 	yajl_tree_free(body);
-	accounts_create(app->rds, app->cfg, c->key.env, c->account, &in, on_account_created, req);
+	/* what the account would keep, against the per-account quotas: sizes,
+	 * 413 like a body over max-upload, before anything is stored */
+	account_files_usage(&in, &files, &bytes);
+	if (files > (size_t)app->cfg->max_account_files) {
+		http_reply_error(req, 413,
+				 "documents and pictures: %zu different files, more than the %ld "
+				 "an account may keep (max-account-files)",
+				 files, app->cfg->max_account_files);
+	} else if (bytes > (size_t)app->cfg->max_account_bytes) {
+		http_reply_error(req, 413,
+				 "documents and pictures: %zu bytes in all, more than the %ld an "
+				 "account may keep (max-account-bytes)",
+				 bytes, app->cfg->max_account_bytes);
+	} else {
+		accounts_create(app->rds, app->cfg, c->key.env, c->account,
+				c->key.kind == AUTH_MASTER_KEY ? NULL : c->key.id, &in,
+				on_account_created, req);
+	}
 	account_input_deinit(&in);
 }
 
@@ -1127,10 +1173,25 @@ static void on_transfer(void *ud, int result, const char *json, const char *err)
 		http_reply_error(req, 404, "%s: no account has this Pix key", json);
 		break;
 	case ACCOUNTS_FORBIDDEN:
-		http_reply_error(
-		    req, 403,
-		    "the accounts of from_key and to_key must both belong to the caller's "
-		    "group (the caller's account, or an account sharing a member with it)");
+		/* only the caller's own review status is said, never another's */
+		if (json && strcmp(json, "pending") == 0)
+			http_reply_error(
+			    req, 403,
+			    "the accounts of from_key and to_key must both belong to the caller's "
+			    "group, and the caller's account is waiting for the operator's KYC "
+			    "review: until it is approved, its group is itself alone");
+		else if (json && strcmp(json, "rejected") == 0)
+			http_reply_error(
+			    req, 403,
+			    "the accounts of from_key and to_key must both belong to the caller's "
+			    "group, and the caller's account was rejected in the operator's KYC "
+			    "review: its group is itself alone");
+		else
+			http_reply_error(
+			    req, 403,
+			    "the accounts of from_key and to_key must both belong to the caller's "
+			    "group: the caller's account, or an account of the same owner sharing "
+			    "a member with it, both approved in the operator's KYC review");
 		break;
 	case ACCOUNTS_SAME:
 		http_reply_error(req, 400, "from_key and to_key belong to the same account");

@@ -112,6 +112,19 @@ static const struct opt opts[] = {
      "(sandbox postbacks may reach any address)"},
     {"dispatch", L(dispatch), "1", 0, 1,
      "1: this process delivers postbacks and runs the expiry scheduler; 0: API only"},
+    {"max-account-files", L(max_account_files), "30", 1, 1000,
+     "files (documents and pictures, each counted once) that one account may keep"},
+    {"max-account-bytes", L(max_account_bytes), "12582912", 1024, 1L << 30,
+     "decoded bytes of the files that one account may keep"},
+    {"max-accounts-per-key-hour", L(max_accounts_per_key_hour), "20", 0, 1000000,
+     "accounts one account key may create in any hour (0: no limit; master keys have none)"},
+    {"max-accounts", L(max_accounts), "0", 0, 1000000000,
+     "business accounts each environment may hold (0: no limit)"},
+    {"max-stored-file-bytes", L(max_stored_file_bytes), "2147483648", 0, 1L << 40,
+     "decoded bytes of account files each environment may keep in Redis (0: no limit)"},
+    {"sandbox-review", L(sandbox_review), "0", 0, 1,
+     "1: sandbox accounts wait for the operator's KYC review like production ones; 0: they "
+     "are approved when created"},
 };
 
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))

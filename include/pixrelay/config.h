@@ -51,6 +51,14 @@ struct config {
 	char *destination_allow;   /* CIDRs allowed as destinations in production despite being
 				      private */
 	long dispatch;		   /* 1: this process delivers events */
+
+	/* accounts: KYC review and quotas (0 = no limit where said) */
+	long sandbox_review;		/* 1: sandbox accounts wait for KYC review too */
+	long max_account_files;		/* files one account may keep */
+	long max_account_bytes;		/* decoded bytes of one account's files */
+	long max_accounts_per_key_hour; /* accounts an account key may create per hour; 0 */
+	long max_accounts;		/* business accounts per environment; 0 */
+	long max_stored_file_bytes;	/* bytes of account files per environment; 0 */
 };
 
 /* Fill `cfg` from argv (flags it recognises are consumed; others are left for
