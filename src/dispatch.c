@@ -164,7 +164,7 @@ struct delivery {
 	struct pool *pool;
 	CURL *easy;
 	struct curl_slist *headers;
-	char response[RESPONSE_KEEP + 1];
+	char *response; /* the answer's first RESPONSE_KEEP bytes, allocated when it comes */
 	size_t response_len;
 	long long retry_after_ms;
 	int refused_address;
@@ -222,6 +222,7 @@ static void delivery_free(struct delivery *dl)
 	free(dl->url);
 	free(dl->body);
 	free(dl->account);
+	free(dl->response);
 	if (dl->signing)
 		mem_wipe(dl->signing, strlen(dl->signing));
 	if (dl->signing_prev)
@@ -531,8 +532,10 @@ static void complete(struct delivery *dl, const char *what, long long next_ms, l
 		char at[25];
 		size_t len;
 		const char *entry;
-		dl->response[dl->response_len] = '\0';
-		sanitize(dl->response);
+		if (dl->response) {
+			dl->response[dl->response_len] = '\0';
+			sanitize(dl->response);
+		}
 		json_open(g);
 		json_str(g, "at");
 		timefmt_rfc3339(at, dl->start_ms);
@@ -802,6 +805,8 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *userdata)
 	struct delivery *dl = userdata;
 	size_t n = size * nmemb, room = RESPONSE_KEEP - dl->response_len;
 
+	if (!dl->response && n)
+		dl->response = mem_alloc(RESPONSE_KEEP + 1);
 	memcpy(dl->response + dl->response_len, ptr, n < room ? n : room);
 	dl->response_len += n < room ? n : room;
 	return n; /* the rest is read and dropped */
@@ -941,6 +946,12 @@ static void start_delivery(struct delivery *dl)
 	 * address checks above must see the destination itself */
 	curl_easy_setopt(dl->easy, CURLOPT_PROXY, "");
 	curl_easy_setopt(dl->easy, CURLOPT_ERRORBUFFER, dl->errbuf);
+	/* an answer is read only to keep its first KiB: a small read buffer
+	 * (curl's default is 16 KiB per request in flight) */
+	curl_easy_setopt(dl->easy, CURLOPT_BUFFERSIZE, 2048L);
+	/* an HTTP/2 destination (https, negotiated) carries many postbacks on
+	 * one connection */
+	curl_easy_setopt(dl->easy, CURLOPT_PIPEWAIT, 1L);
 	if (curl_multi_add_handle(dl->pool->multi, dl->easy) != CURLM_OK) {
 		struct host *h = dl->host;
 		h->active--;
