@@ -22,6 +22,10 @@ struct config {
 	long max_upload;	 /* bytes of a request body carrying files (account creation) */
 	long max_file;		 /* decoded bytes of one uploaded file */
 	long http_timeout;	 /* seconds a client may stay idle mid-request */
+	long http_header_timeout; /* seconds to receive a request head */
+	long http_body_timeout;	  /* seconds to receive a request body */
+	long http_send_timeout;	  /* seconds to send a response */
+	long max_body_memory;	  /* bytes of request bodies held at once, all connections */
 	long redis_timeout_ms;	 /* a Redis command without reply by then fails */
 	long shutdown_grace;	 /* seconds to finish requests in flight on SIGTERM */
 	long max_connections;	 /* open client connections at most */
