@@ -624,8 +624,8 @@ static void report(struct req *r)
 }
 
 /* Append the head of an answer to `h` (at least 512 + hdrs bytes). */
-static size_t build_head(struct req *r, char *h, int status, const char *ctype, long clen,
-			 int keep, int chunked)
+static size_t build_head(struct req *r, char *h, int status, const char *ctype, long clen, int keep,
+			 int chunked)
 {
 	struct conn *c = r->conn;
 	size_t n;
@@ -1198,7 +1198,8 @@ static int body_take(struct conn *c)
 		r->bytes_in += used;
 		if (rc == HTTPP_ERROR) {
 			if (c->chunk.status == 413)
-				early_error(c, 413, "request body too large: the limit is %llu bytes",
+				early_error(c, 413,
+					    "request body too large: the limit is %llu bytes",
 					    (unsigned long long)c->chunk.max);
 			else
 				early_error(c, c->chunk.status, "%s", c->chunk.error);
@@ -1249,8 +1250,8 @@ static int conn_process(struct conn *c)
 				}
 				request_begin(c);
 			}
-			rc = httpp_parse_head(&c->parser, c->ibuf + c->req_off, c->ilen - c->req_off,
-					      &c->head);
+			rc = httpp_parse_head(&c->parser, c->ibuf + c->req_off,
+					      c->ilen - c->req_off, &c->head);
 			if (rc == HTTPP_AGAIN)
 				break;
 			if (rc == HTTPP_ERROR)
@@ -1395,8 +1396,8 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 		conn_kill(c);
 		return;
 	}
-	late_in = (c->deadline && now >= c->deadline) ||
-		  (c->idle_ms && now >= c->last_in + c->idle_ms);
+	late_in =
+	    (c->deadline && now >= c->deadline) || (c->idle_ms && now >= c->last_in + c->idle_ms);
 	if (late_in) {
 		if (!(c->state == CS_HEAD && c->started && c->ilen > c->req_off) &&
 		    c->state != CS_BODY) {
@@ -1434,8 +1435,8 @@ static void call_gone(struct conn *c)
 		stream_finish(r);
 }
 
-int http_stream_begin(struct http_req *pub, int status, const char *content_type,
-		      http_gone_fn gone, void *arg)
+int http_stream_begin(struct http_req *pub, int status, const char *content_type, http_gone_fn gone,
+		      void *arg)
 {
 	struct req *r = (struct req *)pub;
 	struct conn *c = r->conn;
@@ -1486,7 +1487,8 @@ long http_stream_write(struct http_req *pub, const void *data, size_t len)
 	size_t pending;
 
 	if (!r->stream || r->ended) {
-		log_error("BUG: stream write on request %s, which is not a stream", pub->request_id);
+		log_error("BUG: stream write on request %s, which is not a stream",
+			  pub->request_id);
 		return -1;
 	}
 	if (c->dead || r->gone_state)

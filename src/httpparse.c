@@ -29,7 +29,8 @@ static void classes_init(void)
 		return;
 	for (int c = 0; c < 256; c++) {
 		unsigned char k = 0;
-		int alnum = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+		int alnum =
+		    (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
 		if (alnum || (c && strchr("!#$%&'*+-.^_`|~", c)))
 			k |= C_TCHAR;
 		/* visible ASCII except what must never appear raw: '#' (a fragment
@@ -87,9 +88,9 @@ static const struct {
 	size_t len;
 	enum httpp_method m;
 } methods[] = {
-    {"GET", 3, HTTPP_GET},	   {"HEAD", 4, HTTPP_HEAD},	  {"POST", 4, HTTPP_POST},
-    {"PUT", 3, HTTPP_PUT},	   {"DELETE", 6, HTTPP_DELETE},	  {"OPTIONS", 7, HTTPP_OPTIONS},
-    {"TRACE", 5, HTTPP_TRACE},	   {"CONNECT", 7, HTTPP_CONNECT}, {"PATCH", 5, HTTPP_PATCH},
+    {"GET", 3, HTTPP_GET},     {"HEAD", 4, HTTPP_HEAD},	      {"POST", 4, HTTPP_POST},
+    {"PUT", 3, HTTPP_PUT},     {"DELETE", 6, HTTPP_DELETE},   {"OPTIONS", 7, HTTPP_OPTIONS},
+    {"TRACE", 5, HTTPP_TRACE}, {"CONNECT", 7, HTTPP_CONNECT}, {"PATCH", 5, HTTPP_PATCH},
 };
 
 const char *httpp_method_name(enum httpp_method m)
@@ -127,7 +128,8 @@ static int request_line(struct httpp *p, const char *buf, size_t ls, size_t le)
 
 	p->m = HTTPP_UNKNOWN;
 	for (size_t k = 0; k < sizeof(methods) / sizeof(methods[0]); k++)
-		if (methods[k].len == p->method.len && memcmp(buf + ls, methods[k].name, methods[k].len) == 0)
+		if (methods[k].len == p->method.len &&
+		    memcmp(buf + ls, methods[k].name, methods[k].len) == 0)
 			p->m = methods[k].m;
 	if (p->m == HTTPP_UNKNOWN || p->m == HTTPP_CONNECT)
 		return fail(p, 501, "method %.*s is not implemented",
@@ -142,9 +144,10 @@ static int request_line(struct httpp *p, const char *buf, size_t ls, size_t le)
 				    k - t0 + 1);
 		if (buf[k] == '%') {
 			if (k + 2 >= t1 || !IS(buf[k + 1], C_HEX) || !IS(buf[k + 2], C_HEX))
-				return fail(p, 400,
-					    "invalid percent-escape in the request target (byte %zu)",
-					    k - t0 + 1);
+				return fail(
+				    p, 400,
+				    "invalid percent-escape in the request target (byte %zu)",
+				    k - t0 + 1);
 			if (buf[k + 1] == '0' && buf[k + 2] == '0')
 				return fail(p, 400, "%%00 (NUL) in the request target");
 		}
@@ -184,8 +187,9 @@ static int header_line(struct httpp *p, const char *buf, size_t ls, size_t le)
 	size_t i = ls, vs, ve;
 
 	if (buf[ls] == ' ' || buf[ls] == '\t')
-		return fail(p, 400, "obsolete line folding (a header line starting with a blank) is "
-				    "not accepted");
+		return fail(p, 400,
+			    "obsolete line folding (a header line starting with a blank) is "
+			    "not accepted");
 	while (i < le && IS(buf[i], C_TCHAR))
 		i++;
 	if (i >= le)
@@ -346,13 +350,19 @@ int httpp_parse_head(struct httpp *p, char *buf, size_t len, struct httpp_head *
 		}
 		i = (size_t)(lf - buf);
 		p->scanned = i + 1;
-		if (i == ls || buf[i - 1] != '\r')
-			return fail(p, 400, "bare LF in the request head: lines must end with CRLF");
-		le = i - 1;
-		p->line_start = i + 1;
-		if (p->stage == 0 && le - ls > p->lim.request_line)
+		/* the limits first, exactly as for an incomplete line, so that the
+		 * answer does not depend on how the bytes were split */
+		if (p->stage == 0 && i - ls > p->lim.request_line + 1)
 			return fail(p, 414, "request line too long (at most %zu bytes)",
 				    p->lim.request_line);
+		if (i > p->lim.head)
+			return fail(p, 431, "request head too large (at most %zu bytes)",
+				    p->lim.head);
+		if (i == ls || buf[i - 1] != '\r')
+			return fail(p, 400,
+				    "bare LF in the request head: lines must end with CRLF");
+		le = i - 1;
+		p->line_start = i + 1;
 		if (i + 1 > p->lim.head)
 			return fail(p, 431, "request head too large (at most %zu bytes)",
 				    p->lim.head);
@@ -373,7 +383,8 @@ int httpp_parse_head(struct httpp *p, char *buf, size_t len, struct httpp_head *
 	}
 	/* incomplete: refuse as soon as a limit is passed */
 	if (p->stage == 0 && len - p->line_start > p->lim.request_line + 1)
-		return fail(p, 414, "request line too long (at most %zu bytes)", p->lim.request_line);
+		return fail(p, 414, "request line too long (at most %zu bytes)",
+			    p->lim.request_line);
 	if (len > p->lim.head)
 		return fail(p, 431, "request head too large (at most %zu bytes)", p->lim.head);
 	return HTTPP_AGAIN;
@@ -474,7 +485,8 @@ int httpp_chunked_feed(struct httpp_chunked *c, const char *in, size_t len, size
 				break;
 			}
 			if (c->state == CH_SIZE0)
-				return chunk_fail(c, 400, "invalid chunk size: expected hex digits");
+				return chunk_fail(c, 400,
+						  "invalid chunk size: expected hex digits");
 			if (ch == '\r')
 				c->state = CH_SIZE_LF;
 			else if (ch == ';')
@@ -482,7 +494,8 @@ int httpp_chunked_feed(struct httpp_chunked *c, const char *in, size_t len, size
 			else if (ch == ' ' || ch == '\t')
 				c->state = CH_SIZE_WS;
 			else
-				return chunk_fail(c, 400, "invalid chunk size: expected hex digits");
+				return chunk_fail(c, 400,
+						  "invalid chunk size: expected hex digits");
 			break;
 		case CH_SIZE_WS:
 			if (ch == ';')

@@ -140,8 +140,8 @@ typedef void (*http_gone_fn)(struct http_req *req, void *arg);
  * from the request deadlines (and from http_inflight) but bounded by its
  * write buffer. `gone` may be NULL. Returns 0, or -1 when the request was
  * already answered (a bug, logged). */
-int http_stream_begin(struct http_req *req, int status, const char *content_type,
-		      http_gone_fn gone, void *arg);
+int http_stream_begin(struct http_req *req, int status, const char *content_type, http_gone_fn gone,
+		      void *arg);
 /* Queue `len` bytes of the stream and start sending them. Returns the bytes
  * now waiting for the client (backpressure: the application may skip or
  * coalesce while this is high), or -1 when the client is gone (and `gone` is

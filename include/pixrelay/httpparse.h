@@ -59,7 +59,7 @@ struct httpp_limits {
 extern const struct httpp_limits httpp_default_limits;
 
 struct httpp_header {
-	const char *name; /* as sent (case kept), NUL-terminated */
+	const char *name;  /* as sent (case kept), NUL-terminated */
 	const char *value; /* surrounding blanks removed, NUL-terminated */
 	size_t name_len, value_len;
 };

@@ -100,9 +100,9 @@ static void test_simple(void)
 		  HTTPP_OK);
 	CHECK_INT(h.keep_alive, 1);
 	free(buf);
-	CHECK_INT(parse_all("GET / HTTP/1.1\r\nHost: a\r\nConnection: foo, close\r\n\r\n", &p, &h,
-			    &buf),
-		  HTTPP_OK);
+	CHECK_INT(
+	    parse_all("GET / HTTP/1.1\r\nHost: a\r\nConnection: foo, close\r\n\r\n", &p, &h, &buf),
+	    HTTPP_OK);
 	CHECK_INT(h.keep_alive, 0);
 	free(buf);
 	/* HTTP/1.2 counts as 1.1 */
@@ -190,8 +190,9 @@ static void test_refusals(void)
 	CHECK_INT(refusal("GET / HTTP/1.1\r\nHost: a\r\nX: a\x7f\r\n\r\n", m, sizeof(m)), 400);
 	{
 		/* a NUL inside a value: "Bearer key\0junk" */
-		static const char raw[] = "GET / HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer k\0junk"
-					  "\r\n\r\n";
+		static const char raw[] =
+		    "GET / HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer k\0junk"
+		    "\r\n\r\n";
 		struct httpp p;
 		static struct httpp_head h;
 		char buf[sizeof(raw)];
@@ -210,36 +211,40 @@ static void test_refusals(void)
 			  "\r\n",
 			  m, sizeof(m)),
 		  400);
-	CHECK_INT(refusal("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 1, 1\r\n\r\n", m, sizeof(m)),
-		  400);
+	CHECK_INT(
+	    refusal("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 1, 1\r\n\r\n", m, sizeof(m)),
+	    400);
 	CHECK_STR(m, "invalid Content-Length: expected 0 to 18 digits");
 	CHECK_INT(refusal("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: -1\r\n\r\n", m, sizeof(m)),
 		  400);
 	CHECK_INT(refusal("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: +1\r\n\r\n", m, sizeof(m)),
 		  400);
-	CHECK_INT(refusal("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 0x10\r\n\r\n", m,
-			  sizeof(m)),
-		  400);
+	CHECK_INT(
+	    refusal("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 0x10\r\n\r\n", m, sizeof(m)),
+	    400);
 	CHECK_INT(refusal("POST / HTTP/1.1\r\nHost: a\r\nContent-Length:\r\n\r\n", m, sizeof(m)),
 		  400);
-	CHECK_INT(refusal("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 9999999999999999999\r\n\r\n",
-			  m, sizeof(m)),
-		  400);
+	CHECK_INT(
+	    refusal("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 9999999999999999999\r\n\r\n", m,
+		    sizeof(m)),
+	    400);
 	CHECK_INT(refusal("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n"
 			  "Transfer-Encoding: chunked\r\n\r\n",
 			  m, sizeof(m)),
 		  400);
 	CHECK_STR(m, "both Transfer-Encoding and Content-Length: send only one");
-	CHECK_INT(refusal("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", m,
-			  sizeof(m)),
+	CHECK_INT(refusal("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
+			  m, sizeof(m)),
 		  501);
 	CHECK_STR(m, "Transfer-Encoding: only chunked is supported");
 	CHECK_INT(refusal("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n"
 			  "Transfer-Encoding: chunked\r\n\r\n",
 			  m, sizeof(m)),
 		  400);
-	CHECK_INT(refusal("POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", m, sizeof(m)), 400);
-	CHECK_INT(refusal("POST / HTTP/1.1\r\nHost: a\r\nExpect: 200-ok\r\n\r\n", m, sizeof(m)), 417);
+	CHECK_INT(refusal("POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", m, sizeof(m)),
+		  400);
+	CHECK_INT(refusal("POST / HTTP/1.1\r\nHost: a\r\nExpect: 200-ok\r\n\r\n", m, sizeof(m)),
+		  417);
 	/* HTTP/1.0 ignores Expect */
 	CHECK_INT(refusal("POST / HTTP/1.0\r\nExpect: 200-ok\r\n\r\n", m, sizeof(m)), 0);
 
@@ -280,8 +285,8 @@ static void test_refusals(void)
 
 /* Decode a chunked body fed in pieces of `step` bytes; returns the result
  * and the decoded body in out. */
-static int dechunk(const char *in, size_t len, size_t step, uint64_t max, char *out,
-		   size_t *outlen, size_t *consumed, struct httpp_chunked *c)
+static int dechunk(const char *in, size_t len, size_t step, uint64_t max, char *out, size_t *outlen,
+		   size_t *consumed, struct httpp_chunked *c)
 {
 	size_t pos = 0, avail = 0, n = 0;
 	int rc = HTTPP_AGAIN;
