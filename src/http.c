@@ -623,7 +623,14 @@ static void report(struct req *r)
 	}
 }
 
-/* Append the head of an answer to `h` (at least 512 + hdrs bytes). */
+/* Bytes build_head may write: the fixed lines (at most about 300), the
+ * content type and the application's headers. */
+static size_t head_room(const struct req *r, const char *ctype)
+{
+	return 400 + strlen(ctype) + r->hdrs_len;
+}
+
+/* Write the head of an answer into `h` (head_room bytes). */
 static size_t build_head(struct req *r, char *h, int status, const char *ctype, long clen, int keep,
 			 int chunked)
 {
@@ -725,10 +732,10 @@ static void finish(struct req *r, int status, const char *ctype, const void *p1,
 	keep = may_keep(r);
 	if (!c->dead) {
 		char fixed[768], *h = fixed;
-		size_t n;
+		size_t n, need = head_room(r, ctype);
 		long blen = (long)(n1 + n2 + n3);
-		if (r->hdrs_len + 512 > sizeof(fixed))
-			h = mem_alloc(r->hdrs_len + 512);
+		if (need > sizeof(fixed))
+			h = mem_alloc(need);
 		n = build_head(r, h, status, ctype, blen, keep && c->state != CS_BODY, 0);
 		out_mark(c);
 		evbuffer_add(c->out, h, n);
@@ -863,7 +870,7 @@ static void early_error(struct conn *c, int status, const char *fmt, ...)
 		}
 	}
 	c->close_after = 1;
-	if (status == 503 || status == 408)
+	if (status == 503)
 		http_add_header(&r->pub, "Retry-After", "1");
 	http_reply_error(&r->pub, status, "%s", msg);
 }
@@ -1298,8 +1305,11 @@ static ssize_t conn_read(struct conn *c)
 		dst = c->ibuf + c->ilen;
 		room = IBUF_SIZE - c->ilen;
 	}
-	if (room == 0)
-		return -1;
+	if (room == 0) {
+		/* cannot happen: the head fits and bodies are taken as they come */
+		log_error("BUG: no room to read on a connection");
+		return -2;
+	}
 	n = read(c->fd, dst, room);
 	if (n < 0)
 		return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? -1 : -2;
@@ -1459,9 +1469,9 @@ int http_stream_begin(struct http_req *pub, int status, const char *content_type
 	{
 		int keep = may_keep(r) && c->head.minor >= 1;
 		char fixed[768], *h = fixed;
-		size_t n;
-		if (r->hdrs_len + 512 > sizeof(fixed))
-			h = mem_alloc(r->hdrs_len + 512);
+		size_t n, need = head_room(r, content_type);
+		if (need > sizeof(fixed))
+			h = mem_alloc(need);
 		if (!keep)
 			r->app_close = 1;
 		n = build_head(r, h, status, content_type, -1, keep, c->head.minor >= 1);
