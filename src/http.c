@@ -115,6 +115,7 @@ struct conn {
 	uint64_t req_start_us; /* first byte of the current request */
 	int started;	       /* a byte of the current request arrived */
 	int close_after;       /* close once the output is sent */
+	int linger;	       /* ... after reading what the client still sends */
 	int processing;	       /* inside conn_process */
 	int dead;	       /* socket closed; kept for the application's request */
 	int freeing;
@@ -684,7 +685,9 @@ static void request_done(struct conn *c, struct req *r, int keep)
 		return;
 	}
 	if (!keep || c->state == CS_BODY) {
-		/* an answer before the end of the body: the rest is not read */
+		/* linger only when the client may still be sending: a request
+		 * refused before its end (or not parsed), or bytes after it */
+		c->linger = c->close_after || c->state == CS_BODY || c->pos < c->ilen;
 		c->close_after = 1;
 		c->state = CS_CLOSING;
 		c->deadline = 0;
@@ -1061,6 +1064,10 @@ static void conn_settle(struct conn *c)
 		return;
 	}
 	if (c->state == CS_CLOSING && evbuffer_get_length(c->out) == 0) {
+		if (!c->linger) {
+			conn_kill(c);
+			return;
+		}
 		/* the last answer is out: shut the write side and read what the
 		 * client still sends until it closes, so that a reset does not
 		 * destroy the answer before it is read */
