@@ -116,6 +116,7 @@ struct conn {
 	int started;	       /* a byte of the current request arrived */
 	int close_after;       /* close once the output is sent */
 	int linger;	       /* ... after reading what the client still sends */
+	int eof;	       /* the client sent its end: nothing more to read */
 	int processing;	       /* inside conn_process */
 	int dead;	       /* socket closed; kept for the application's request */
 	int freeing;
@@ -888,9 +889,11 @@ static void conn_events(struct conn *c)
 		size_t pending = evbuffer_get_length(c->out);
 		switch (c->state) {
 		case CS_HEAD:
-			want_r = pending < OUT_LOW_WATER;
+			want_r = pending < OUT_LOW_WATER && !c->eof;
 			break;
 		case CS_BODY:
+			want_r = !c->eof;
+			break;
 		case CS_STREAM:
 		case CS_LINGER:
 			want_r = 1;
@@ -1255,6 +1258,11 @@ static int conn_process(struct conn *c)
 	while (!c->dead && !c->freeing) {
 		if (c->state == CS_HEAD) {
 			int rc;
+			if (c->ilen == c->req_off && c->eof) {
+				c->state = CS_CLOSING;
+				c->linger = 0;
+				break;
+			}
 			if (c->ilen == c->req_off || evbuffer_get_length(c->out) >= OUT_LOW_WATER)
 				break;
 			if (!c->started) {
@@ -1266,6 +1274,12 @@ static int conn_process(struct conn *c)
 			}
 			rc = httpp_parse_head(&c->parser, c->ibuf + c->req_off,
 					      c->ilen - c->req_off, &c->head);
+			if (rc == HTTPP_AGAIN && c->eof) {
+				/* a request cut short by the client's end */
+				c->state = CS_CLOSING;
+				c->linger = 0;
+				break;
+			}
 			if (rc == HTTPP_AGAIN)
 				break;
 			if (rc == HTTPP_ERROR)
@@ -1275,9 +1289,13 @@ static int conn_process(struct conn *c)
 			continue;
 		}
 		if (c->state == CS_BODY) {
-			if (body_take(c))
-				break;
-			continue;
+			if (!body_take(c))
+				continue;
+			if (c->eof) {
+				c->state = CS_CLOSING;
+				c->linger = 0;
+			}
+			break;
 		}
 		break;
 	}
@@ -1359,10 +1377,15 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
 	n = conn_read(c);
 	if (n == -1)
 		return;
-	if (n == -2 || n == 0) {
-		/* the client left mid-request (or between requests) */
+	if (n == -2 || (n == 0 && c->ilen == c->req_off && evbuffer_get_length(c->out) == 0)) {
+		/* the client left (or is done, and nothing is owed to it) */
 		conn_kill(c);
 		return;
+	}
+	if (n == 0) {
+		/* a half-close: what was read is still answered, then the
+		 * connection closes */
+		c->eof = 1;
 	}
 	if (conn_process(c) < 0)
 		return;

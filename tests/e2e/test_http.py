@@ -425,6 +425,28 @@ class Strictness(Base):
         self.assertTrue(all("connection" not in a[1] for a in answers[:30]))
         self.assertTrue(closed)
 
+    def test_half_close_after_requests_gets_every_answer(self):
+        # like `printf ... | nc -N`: requests, then the end of the client's
+        # sending side, while answers are still on their way
+        qr = ("/v1/qrcode/%s?size=20" % self.charge).encode()
+        s = socket.socket()
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        s.settimeout(10)
+        s.connect(("127.0.0.1", self.px.port))
+        s.sendall((b"GET " + qr + b" HTTP/1.1\r\nHost: t\r\n\r\n") * 3000)
+        s.shutdown(socket.SHUT_WR)
+        time.sleep(0.5)
+        data = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+        s.close()
+        answers = parse_responses(data)
+        self.assertEqual(len(answers), 3000)
+        self.assertTrue(all(a[0] == 200 and a[2].startswith(b"\x89PNG") for a in answers))
+
     def test_keep_alive_and_http_1_0(self):
         c = http.client.HTTPConnection("127.0.0.1", self.px.port, timeout=5)
         for _ in range(50):
