@@ -131,7 +131,8 @@ void http_add_header(struct http_req *req, const char *name, const char *value);
 /* Called once, from the event loop, when a stream's client went away (closed
  * the connection, failed a write, left HTTP_STREAM_MAX_PENDING unread, or
  * made no progress for http-timeout while data waited), or when the server
- * is freed. The application must then call http_stream_end (here or later). */
+ * is freed. The application must then call http_stream_end (here or later);
+ * after http_stream_end it is not called. */
 typedef void (*http_gone_fn)(struct http_req *req, void *arg);
 
 /* Answer `status` with a body that follows in pieces: HTTP/1.1 clients get
