@@ -45,7 +45,18 @@ static const struct opt opts[] = {
     {"max-file", L(max_file), "5242880", 1024, 64L << 20,
      "largest decoded size of one uploaded file (PDF, JPG, PNG), in bytes"},
     {"http-timeout", L(http_timeout), "30", 1, 3600,
-     "seconds a client may stay silent while sending a request or reading a reply"},
+     "seconds a client may stay silent while sending a request or reading a reply, and an "
+     "idle keep-alive connection is kept"},
+    {"http-header-timeout", L(http_header_timeout), "10", 1, 3600,
+     "seconds a client has to send a whole request head (from the connection's start, or "
+     "from the first byte of a later request)"},
+    {"http-body-timeout", L(http_body_timeout), "60", 1, 86400,
+     "seconds a client has to send a whole request body, from the end of its head"},
+    {"http-send-timeout", L(http_send_timeout), "60", 1, 86400,
+     "seconds a client has to receive a whole response"},
+    {"max-body-memory", L(max_body_memory), "268435456", 1048576, 64L << 30,
+     "bytes of request bodies held at once over all connections; a body that does not fit "
+     "gets 503"},
     {"redis-timeout-ms", L(redis_timeout_ms), "5000", 50, 600000,
      "milliseconds before a Redis command without reply fails (and the connection is reset)"},
     {"shutdown-grace", L(shutdown_grace), "10", 0, 600,

@@ -949,9 +949,11 @@ static void start_delivery(struct delivery *dl)
 	/* an answer is read only to keep its first KiB: a small read buffer
 	 * (curl's default is 16 KiB per request in flight) */
 	curl_easy_setopt(dl->easy, CURLOPT_BUFFERSIZE, 2048L);
-	/* an HTTP/2 destination (https, negotiated) carries many postbacks on
-	 * one connection */
-	curl_easy_setopt(dl->easy, CURLOPT_PIPEWAIT, 1L);
+	/* an https destination may offer HTTP/2 (negotiated): then many
+	 * postbacks share one connection. Not for http: there, waiting to learn
+	 * whether a connection multiplexes would queue them behind one answer */
+	if (strncasecmp(dl->url, "https:", 6) == 0)
+		curl_easy_setopt(dl->easy, CURLOPT_PIPEWAIT, 1L);
 	if (curl_multi_add_handle(dl->pool->multi, dl->easy) != CURLM_OK) {
 		struct host *h = dl->host;
 		h->active--;

@@ -9,6 +9,7 @@
 #include "pixrelay/keyspace.h"
 #include "pixrelay/log.h"
 #include "pixrelay/mem.h"
+#include "pixrelay/metrics.h"
 #include "pixrelay/netaddr.h"
 #include "pixrelay/redis.h"
 #include "pixrelay/redisd.h"
@@ -128,6 +129,13 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	evtimer_add(s->drain_timer, &tv);
 }
 
+/* Every answered request, for /metrics. */
+static void on_observed(void *arg, const struct http_observation *o)
+{
+	metrics_http(o->route ? o->route : "", http_method_name(o->method), o->status,
+		     (double)o->duration_us / 1e6);
+}
+
 static void on_log_timer(evutil_socket_t fd, short what, void *arg)
 {
 	log_flush();
@@ -213,6 +221,7 @@ int server_run(struct config *cfg)
 	s.app.http = http_new(s.app.base, cfg, api_routes, api_nroutes, api_authenticate, &s.app);
 	if (!s.app.http)
 		goto done;
+	http_set_observer(s.app.http, on_observed, NULL);
 	if (cfg->base_url_derived) {
 		char host[256];
 		int port = 0;
