@@ -823,12 +823,24 @@ void accounts_balance(struct rds *r, const struct config *cfg, enum auth_env env
 /* ---- what the dashboard shows ---- */
 
 /* The record fields an account is shown with, in the order of account_ledger.lua. */
-enum { AF_ID, AF_KIND, AF_OFFICIAL, AF_TRADE, AF_TAXID, AF_STATUS, AF_OWNER, AF_PIXKEY,
-       AF_POSTBACK, AF_BALANCE, AF_CREATED, AF_COUNT };
+enum {
+	AF_ID,
+	AF_KIND,
+	AF_OFFICIAL,
+	AF_TRADE,
+	AF_TAXID,
+	AF_STATUS,
+	AF_OWNER,
+	AF_PIXKEY,
+	AF_POSTBACK,
+	AF_BALANCE,
+	AF_CREATED,
+	AF_COUNT
+};
 
 static const char *const shown_fields[AF_COUNT] = {
-    "id",     "kind",	 "officialName", "tradeName", "taxID",	   "status",
-    "owner",  "pix_key", "postback_url", "balance",   "created_at"};
+    "id",    "kind",	"officialName", "tradeName", "taxID",	  "status",
+    "owner", "pix_key", "postback_url", "balance",   "created_at"};
 
 static void str_or_null_if_empty(yajl_gen g, const char *name, const redisReply *e)
 {
@@ -858,8 +870,9 @@ static void account_fields(yajl_gen g, enum auth_env env, redisReply **e)
 	str_or_null_if_empty(g, "pixKey", e[AF_PIXKEY]);
 	str_or_null_if_empty(g, "postbackUrl", e[AF_POSTBACK]);
 	json_str(g, "balance");
-	json_int(g, e[AF_BALANCE]->type == REDIS_REPLY_STRING ? strtoll(e[AF_BALANCE]->str, NULL, 10)
-							       : 0);
+	json_int(g, e[AF_BALANCE]->type == REDIS_REPLY_STRING
+			? strtoll(e[AF_BALANCE]->str, NULL, 10)
+			: 0);
 	json_str(g, "createdAt");
 	if (e[AF_CREATED]->type == REDIS_REPLY_STRING && e[AF_CREATED]->len > 0) {
 		timefmt_format(t, strtoull(e[AF_CREATED]->str, NULL, 10));
@@ -1209,8 +1222,9 @@ void accounts_secrets(struct rds *r, const struct config *cfg, enum auth_env env
 {
 	struct ashow *a;
 	char k[KS_KEY_MAX];
-	const char *argv[] = {"HMGET",		     k,		       "id", "signing_secret",
-			      "signing_secret_prev", "webhook_secret", "ingest_secret"};
+	const char *argv[] = {
+	    "HMGET",	    k, "id", "signing_secret", "signing_secret_prev", "webhook_secret",
+	    "ingest_secret"};
 
 	if (ks_account_key(k, sizeof(k), cfg->prefix, env, id) < 0) {
 		cb(ud, ACCOUNTS_NO_ACCOUNT, NULL, NULL);

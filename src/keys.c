@@ -558,12 +558,22 @@ int keys_account_show(redisContext *c, const char *prefix, enum auth_env env, co
 /* ---- asynchronous, for the server ---- */
 
 /* The fields of a key record as key_list returns them, and as keys_render reads them. */
-enum { KF_ID, KF_ENV, KF_KIND, KF_ACCOUNT, KF_DESCRIPTION, KF_HINT, KF_CREATED, KF_USED,
-       KF_REVOKED, KF_COUNT };
+enum {
+	KF_ID,
+	KF_ENV,
+	KF_KIND,
+	KF_ACCOUNT,
+	KF_DESCRIPTION,
+	KF_HINT,
+	KF_CREATED,
+	KF_USED,
+	KF_REVOKED,
+	KF_COUNT
+};
 
-static const char *const key_fields[KF_COUNT] = {
-    "id", "env", "kind", "account", "description", "hint", "created_at", "last_used_at",
-    "revoked_at"};
+static const char *const key_fields[KF_COUNT] = {"id",	       "env",	       "kind",
+						 "account",    "description",  "hint",
+						 "created_at", "last_used_at", "revoked_at"};
 
 static void json_ms(yajl_gen g, const char *name, const char *ms)
 {
