@@ -311,13 +311,13 @@ class KeysApi(unittest.TestCase):
         self.assertEqual(self.px.request("POST", "/v1/keys/%s/revoke" % unknown).status, 401)
 
 
-def _account_body():
+def _account_body(tax_id="11222333000181"):
     import base64
     pdf = base64.b64encode(b"%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n").decode()
     png = base64.b64encode(bytes.fromhex(
         "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c489")).decode()
     return {"officialName": "Loja do Bairro Ltda", "tradeName": "Loja do Bairro",
-            "taxID": "11222333000181", "documents": [pdf],
+            "taxID": tax_id, "documents": [pdf],
             "address": {"zipcode": "01310-100", "street": "Av. Paulista", "number": "1000",
                         "neighborhood": "Bela Vista", "city": "São Paulo", "state": "SP"},
             "representatives": [{"name": "Fulano de Tal", "birthDate": "1990-05-17",
