@@ -3,6 +3,7 @@
 #include "pixrelay/accounts.h"
 
 #include "pixrelay/charges.h"
+#include "pixrelay/dashboard.h"
 #include "pixrelay/events.h"
 #include "pixrelay/ingest.h"
 #include "pixrelay/qrpng.h"
@@ -1491,6 +1492,9 @@ const struct http_route api_routes[] = {
     {EVHTTP_REQ_GET, "/healthz", handle_healthz, 0},
     {EVHTTP_REQ_GET, "/readyz", handle_readyz, 0},
     {EVHTTP_REQ_GET, "/v1/openapi.yaml", handle_openapi, HTTP_ENVELOPE},
+    {EVHTTP_REQ_GET, "/dashboard", dashboard_redirect, 0},
+    {EVHTTP_REQ_GET, "/dashboard/", dashboard_index, 0},
+    {EVHTTP_REQ_GET, "/dashboard/{file}", dashboard_file, 0},
     {EVHTTP_REQ_GET, "/v1/me", handle_me, HTTP_AUTH | HTTP_ENVELOPE},
     {EVHTTP_REQ_POST, "/v1/charge/pix/create", handle_charge_create,
      HTTP_AUTH | HTTP_JSON_BODY | HTTP_ENVELOPE},
