@@ -8,7 +8,7 @@ export async function render(main, where, gen) {
   if (where.id) return renderOne(main, where.id, gen);
   main.append(h("h1", {}, "Accounts"),
     h("p", { class: "lead" }, session.master && !session.acting
-      ? "Every account of the " + session.me.environment + ", newest first."
+      ? "Every account of " + session.envName + ", newest first."
       : "The account this key acts for."));
   const view = await listView({
     columns: [

@@ -17,6 +17,8 @@ export const session = {
   get me() { return me; },
   get master() { return me && me.key.kind === "master"; },
   get acting() { return api.acting(); },
+  // "the sandbox" / "production"
+  get envName() { return me && me.environment === "production" ? "production" : "the sandbox"; },
   // Is the page that asked still the one shown? (stale answers are dropped)
   current(gen) { return gen === generation; },
 };
@@ -95,6 +97,7 @@ function signInView(message) {
 
 export async function route() {
   const gen = ++generation;
+  document.getElementById("toast").hidden = true;
   if (!api.signedIn()) {
     signInView();
     return;

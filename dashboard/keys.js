@@ -16,7 +16,7 @@ function secretPanel(key) {
 
 export async function render(main, where, gen) {
   const owner = session.acting ? session.acting.name
-    : session.master ? "every account of the " + session.me.environment : "your account";
+    : session.master ? "every account of " + session.envName : "your account";
   main.append(h("h1", {}, "API keys"),
     h("p", { class: "lead" }, "Keys of " + owner + ". A key's text is shown once, when it is made."));
 
@@ -42,7 +42,7 @@ export async function render(main, where, gen) {
   const listBox = h("div");
   main.append(listBox);
   const columns = [
-    { title: "Description", cell: (k) => k.description },
+    { title: "Description", class: "wrap", cell: (k) => k.description },
     { title: "Key", cell: (k) => h("span", { title: k.id }, h("code", {}, k.hint)) },
     { title: "Environment", cell: (k) => badge(k.environment) },
     { title: "Kind", cell: (k) => k.kind },
