@@ -52,6 +52,16 @@ try {
   assert.equal(hdr["x-content-type-options"], "nosniff");
   assert.equal(hdr["referrer-policy"], "no-referrer");
 
+  // figures, printed (not judged): what loading the page costs
+  out.figures = await page.evaluate(() => {
+    const nav = performance.getEntriesByType("navigation")[0];
+    const files = performance.getEntriesByType("resource").filter((r) => r.name.includes("/dashboard/"));
+    return { domContentLoadedMs: Math.round(nav.domContentLoadedEventEnd),
+             loadMs: Math.round(nav.loadEventEnd),
+             files: files.length + 1,
+             bytes: nav.encodedBodySize + files.reduce((n, r) => n + r.encodedBodySize, 0) };
+  });
+
   // ---- sign in ----
   await page.locator("#apikey").fill("not a key");
   await page.getByRole("button", { name: "Sign in" }).click();

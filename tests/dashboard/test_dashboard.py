@@ -137,6 +137,8 @@ class Dashboard(unittest.TestCase):
         if p.returncode != 0:
             self.fail("the browser test failed (exit %d):\n%s%s" % (p.returncode, p.stdout, p.stderr))
         out = json.loads(p.stdout.strip().splitlines()[-1])
+        print("dashboard: first load of /dashboard/ in chromium: %(files)d files, %(bytes)d bytes, "
+              "DOMContentLoaded at %(domContentLoadedMs)d ms, load at %(loadMs)d ms" % out["figures"])
 
         # the replayed event arrived at the sink: once dead (410), then delivered (200)
         self.assertEqual(out["replayed"], dead)
