@@ -1,5 +1,6 @@
 #include "pixrelay/accounts.h"
 
+#include "pixrelay/cache.h"
 #include "pixrelay/events.h"
 #include "pixrelay/ids.h"
 #include "pixrelay/json.h"
@@ -1235,4 +1236,125 @@ void accounts_secrets(struct rds *r, const struct config *cfg, enum auth_env env
 	a->ud = ud;
 	a->env = env;
 	rds_cmd_argv(r, on_secrets, a, 7, argv, NULL);
+}
+
+/* ---- what hot paths need of an account, cached ---- */
+
+#define INFO_CACHE_MS 300000
+
+struct lookup {
+	accounts_info_fn cb;
+	void *ud;
+	struct cache *cache;
+	uint64_t ticket;
+	char ckey[40];
+	int replies, found;
+	struct accounts_info info;
+	char err[128];
+};
+
+static void lookup_done(struct lookup *l)
+{
+	char v[256];
+
+	if (l->err[0]) {
+		l->cb(l->ud, -1, NULL, l->err);
+	} else if (!l->found) {
+		l->cb(l->ud, ACCOUNTS_NOT_FOUND, NULL, NULL);
+	} else {
+		snprintf(v, sizeof(v), "%s\t%s\t%s", auth_env_name(l->info.env),
+			 l->info.ingest_secret, l->info.pix_key);
+		cache_put(l->cache, l->ckey, v, l->ticket, INFO_CACHE_MS);
+		mem_wipe(v, sizeof(v));
+		l->cb(l->ud, 0, &l->info, NULL);
+	}
+	mem_wipe(&l->info, sizeof(l->info));
+	free(l);
+}
+
+struct lookup_env {
+	struct lookup *l;
+	enum auth_env env;
+};
+
+static void on_info(void *ud, redisReply *reply, const char *err)
+{
+	struct lookup_env *le = ud;
+	struct lookup *l = le->l;
+
+	if (err) {
+		snprintf(l->err, sizeof(l->err), "%s", err);
+	} else if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 3 &&
+		   reply->element[0]->type == REDIS_REPLY_STRING) {
+		redisReply **e = reply->element;
+		l->found = 1;
+		l->info.env = le->env;
+		snprintf(l->info.ingest_secret, sizeof(l->info.ingest_secret), "%s",
+			 e[1]->type == REDIS_REPLY_STRING ? e[1]->str : "");
+		snprintf(l->info.pix_key, sizeof(l->info.pix_key), "%s",
+			 e[2]->type == REDIS_REPLY_STRING ? e[2]->str : "");
+	}
+	free(le);
+	if (++l->replies == 2)
+		lookup_done(l);
+}
+
+/* Parse a cached "env\tingest\tpix" into info; 0 or -1. */
+static int info_parse(const char *v, struct accounts_info *info)
+{
+	const char *t1 = strchr(v, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
+	char env[16];
+
+	if (!t2 || (size_t)(t1 - v) >= sizeof(env))
+		return -1;
+	memcpy(env, v, (size_t)(t1 - v));
+	env[t1 - v] = '\0';
+	if (auth_env_parse(env, &info->env) < 0)
+		return -1;
+	snprintf(info->ingest_secret, sizeof(info->ingest_secret), "%.*s", (int)(t2 - t1 - 1),
+		 t1 + 1);
+	snprintf(info->pix_key, sizeof(info->pix_key), "%s", t2 + 1);
+	return 0;
+}
+
+void accounts_lookup(struct rds *r, struct cache *c, const struct config *cfg, const char *id,
+		     accounts_info_fn cb, void *ud)
+{
+	struct lookup *l;
+	char ckey[40];
+	const char *cached;
+
+	if (ks_shard_of(id) < 0 || strlen(id) != IDS_ULID_LEN) {
+		cb(ud, ACCOUNTS_NOT_FOUND, NULL, NULL);
+		return;
+	}
+	snprintf(ckey, sizeof(ckey), "a:%s", id);
+	cached = cache_get(c, ckey);
+	if (cached) {
+		struct accounts_info info;
+		if (info_parse(cached, &info) == 0) {
+			cb(ud, 0, &info, NULL);
+			mem_wipe(&info, sizeof(info));
+			return;
+		}
+	}
+	l = mem_new(struct lookup);
+	l->cb = cb;
+	l->ud = ud;
+	l->cache = c;
+	l->ticket = cache_ticket(c);
+	snprintf(l->ckey, sizeof(l->ckey), "%s", ckey);
+	/* the environment is not known: both records at once (one round trip,
+	 * one slot: an account's shard holds both) */
+	for (int e = 0; e < 2; e++) {
+		struct lookup_env *le = mem_new(struct lookup_env);
+		char k[KS_KEY_MAX];
+		le->l = l;
+		le->env = (enum auth_env)e;
+		ks_account_key(k, sizeof(k), cfg->prefix, le->env, id);
+		{
+			const char *argv[] = {"HMGET", k, "id", "ingest_secret", "pix_key"};
+			rds_cmd_argv(r, on_info, le, 5, argv, NULL);
+		}
+	}
 }

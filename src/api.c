@@ -46,16 +46,17 @@ static void reply_unauthorized(struct http_req *req, const char *msg)
 
 /* ---- authentication ---- */
 
-static void on_account_checked(void *ud, redisReply *reply, const char *err)
+static void on_account_checked(void *ud, int result, const struct accounts_info *info,
+			       const char *err)
 {
 	struct http_req *req = ud;
 	struct api_caller *caller = req->auth;
 
-	if (err) {
+	if (result < 0) {
 		reply_unavailable(req);
 		return;
 	}
-	if (reply->type != REDIS_REPLY_INTEGER || reply->integer != 1) {
+	if (result != 0 || info->env != caller->key.env) {
 		http_reply_error(req, 404, "account not found: X-Account-ID %s", caller->account);
 		return;
 	}
@@ -68,9 +69,6 @@ static void on_key(void *ud, int status, const struct auth_key *key, const char 
 	struct app *app = app_of(req);
 	struct api_caller *caller;
 	const char *acting = http_header(req, "X-Account-ID");
-	char rkey[KS_KEY_MAX];
-	const char *argv[2];
-
 	if (err) {
 		log_warn("authentication failed for request %s: %s", req->request_id, err);
 		reply_unavailable(req);
@@ -116,10 +114,7 @@ static void on_key(void *ud, int status, const struct auth_key *key, const char 
 		return;
 	}
 	snprintf(caller->account, sizeof(caller->account), "%s", acting);
-	ks_account_key(rkey, sizeof(rkey), app->cfg->prefix, key->env, acting);
-	argv[0] = "EXISTS";
-	argv[1] = rkey;
-	rds_cmd_argv(app->rds, on_account_checked, req, 2, argv, NULL);
+	accounts_lookup(app->rds, app->cache, app->cfg, acting, on_account_checked, req);
 }
 
 void api_authenticate(struct http_req *req)
@@ -149,7 +144,7 @@ void api_authenticate(struct http_req *req)
 		reply_unavailable(req);
 		return;
 	}
-	auth_lookup(app->rds, app->cfg->prefix, token, len, on_key, req);
+	auth_lookup(app->rds, app->cache, app->cfg->prefix, token, len, on_key, req);
 }
 
 /* ---- operational endpoints ---- */
@@ -293,7 +288,8 @@ static void handle_charge_create(struct http_req *req)
 		return;
 	}
 	yajl_tree_free(body);
-	charges_create(app->rds, app->cfg, c->key.env, c->account, &in, on_charge_created, req);
+	charges_create(app->rds, app->cache, app->cfg, c->key.env, c->account, &in,
+		       on_charge_created, req);
 	charge_input_deinit(&in);
 }
 
@@ -705,45 +701,29 @@ static void ingest_with_secret(struct http_req *req, const char *secret)
 		http_reply_error(req, 400, "%s", err);
 		return;
 	}
-	ingest_submit(app->rds, app->cfg, x->env, x->account, &x->note, x->event, on_ingested, req);
+	ingest_submit(app->ingest, x->env, x->account, &x->note, x->event, on_ingested, req);
 }
 
-static void ingest_lookup(struct http_req *req);
-
-static void on_ingest_account(void *ud, redisReply *reply, const char *err)
+static void on_ingest_account(void *ud, int result, const struct accounts_info *info,
+			      const char *err)
 {
 	struct http_req *req = ud;
 	struct ingest_ctx *x = req->state;
 
-	if (err) {
+	if (result < 0) {
 		free(x);
 		req->state = NULL;
 		reply_unavailable(req);
 		return;
 	}
-	if (reply->type == REDIS_REPLY_STRING) {
-		ingest_with_secret(req, reply->str);
+	if (result != 0) {
+		free(x);
+		req->state = NULL;
+		http_reply_error(req, 404, "account not found: %s", req->params[0]);
 		return;
 	}
-	if (x->env == AUTH_SANDBOX) {
-		x->env = AUTH_PRODUCTION;
-		ingest_lookup(req);
-		return;
-	}
-	free(x);
-	req->state = NULL;
-	http_reply_error(req, 404, "account not found: %s", req->params[0]);
-}
-
-static void ingest_lookup(struct http_req *req)
-{
-	struct app *app = app_of(req);
-	struct ingest_ctx *x = req->state;
-	char k[KS_KEY_MAX];
-	const char *argv[] = {"HGET", k, "ingest_secret"};
-
-	ks_account_key(k, sizeof(k), app->cfg->prefix, x->env, x->account);
-	rds_cmd_argv(app->rds, on_ingest_account, req, 3, argv, NULL);
+	x->env = info->env;
+	ingest_with_secret(req, info->ingest_secret);
 }
 
 /* POST /v1/webhooks/ingest/{accountId}: no API key; the account's ingest
@@ -762,10 +742,9 @@ static void handle_ingest(struct http_req *req)
 		return;
 	}
 	x = mem_new(struct ingest_ctx);
-	x->env = AUTH_SANDBOX;
 	snprintf(x->account, sizeof(x->account), "%s", req->params[0]);
 	req->state = x;
-	ingest_lookup(req);
+	accounts_lookup(app->rds, app->cache, app->cfg, x->account, on_ingest_account, req);
 }
 
 /* ---- event lists ---- */
@@ -1362,7 +1341,7 @@ static void handle_key_revoke(struct http_req *req)
 		http_reply_error(req, 404, "key not found: %.40s", req->params[0]);
 		return;
 	}
-	keys_revoke_async(app->rds, app->cfg->prefix, c->key.env,
+	keys_revoke_async(app->rds, app->cache, app->cfg->prefix, c->key.env,
 			  env_scope(req) ? NULL : c->account, req->params[0], on_key_revoked, req);
 }
 

@@ -1,5 +1,6 @@
 #include "pixrelay/charges.h"
 
+#include "pixrelay/accounts.h"
 #include "pixrelay/brcode.h"
 #include "pixrelay/events.h"
 #include "pixrelay/ids.h"
@@ -181,36 +182,33 @@ static void store(struct create *c, const char *pix_key)
 	free(mid);
 }
 
-static void on_account(void *ud, redisReply *reply, const char *err)
+static void on_account(void *ud, int result, const struct accounts_info *info, const char *err)
 {
 	struct create *c = ud;
 
-	if (err) {
+	if (result < 0) {
 		c->cb(c->ud, -1, NULL, err);
 		create_free(c);
 		return;
 	}
-	if (reply->type != REDIS_REPLY_STRING || reply->len == 0) {
+	if (result != 0 || info->env != c->env || !info->pix_key[0]) {
 		c->cb(c->ud, -1, NULL, "the account has no Pix key");
 		create_free(c);
 		return;
 	}
-	store(c, reply->str);
+	store(c, info->pix_key);
 }
 
-void charges_create(struct rds *r, const struct config *cfg, enum auth_env env, const char *account,
-		    const struct charge_input *in, charges_fn cb, void *ud)
+void charges_create(struct rds *r, struct cache *cache, const struct config *cfg, enum auth_env env,
+		    const char *account, const struct charge_input *in, charges_fn cb, void *ud)
 {
 	struct create *c;
-	char k[KS_KEY_MAX];
-	const char *argv[3];
 
 	if (ks_shard_of(account) < 0) {
 		cb(ud, -1, NULL, "the account id names no shard");
 		return;
 	}
 	c = mem_new(struct create);
-
 	c->r = r;
 	c->cfg = cfg;
 	c->env = env;
@@ -230,11 +228,7 @@ void charges_create(struct rds *r, const struct config *cfg, enum auth_env env, 
 		store(c, cfg->pix_key);
 		return;
 	}
-	ks_account_key(k, sizeof(k), cfg->prefix, env, account);
-	argv[0] = "HGET";
-	argv[1] = k;
-	argv[2] = "pix_key";
-	rds_cmd_argv(r, on_account, c, 3, argv, NULL);
+	accounts_lookup(r, cache, cfg, account, on_account, c);
 }
 
 /* ---- read ---- */
@@ -355,7 +349,8 @@ static void on_transition(void *ud, redisReply *reply, const char *err)
 
 	if (err) {
 		t->cb(t->ud, -1, NULL, err);
-	} else if ((rc = charges_reply(reply, &json, t->event_out)) < 0 ||
+	} else if (reply->type != REDIS_REPLY_ARRAY ||
+		   (rc = charges_reply(reply->element, reply->elements, &json, t->event_out)) < 0 ||
 		   rc == CHARGES_DUPLICATE || rc == CHARGES_RELAYED) {
 		t->cb(t->ud, -1, NULL, "unexpected reply from charge_transition");
 	} else {
@@ -397,33 +392,32 @@ void charges_transition(struct rds *r, const struct config *cfg, enum auth_env e
 	}
 }
 
-int charges_reply(const redisReply *reply, const char **json, char *event_out)
+int charges_reply(redisReply *const *e, size_t n, const char **json, char *event_out)
 {
-	redisReply **e;
 	const char *what;
 
 	*json = NULL;
-	if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 1 ||
-	    reply->element[0]->type != REDIS_REPLY_STRING)
+	if (n < 1)
 		return -1;
-	e = reply->element;
-	what = e[0]->str;
-	for (size_t i = 1; i < reply->elements; i++)
+	for (size_t i = 0; i < n; i++)
 		if (e[i]->type != REDIS_REPLY_STRING)
 			return -1;
-	if (strcmp(what, "ok") == 0 && reply->elements == 4) {
+	what = e[0]->str;
+	if (strcmp(what, "ok") == 0 && n == 4) {
 		if (event_out)
 			snprintf(event_out, EVENTS_ID_MAX, "%s", e[3]->str);
 		*json = e[2]->str;
 		return 0;
 	}
-	if (strcmp(what, "expired") == 0 && reply->elements == 3) {
+	if (strcmp(what, "expired") == 0 && n == 3) {
+		if (event_out)
+			snprintf(event_out, EVENTS_ID_MAX, "%s", e[2]->str);
 		*json = e[1]->str;
 		return CHARGES_EXPIRED;
 	}
 	if (strcmp(what, "not_found") == 0)
 		return CHARGES_NOT_FOUND;
-	if (reply->elements != 2)
+	if (n != 2)
 		return -1;
 	*json = e[1]->str;
 	if (strcmp(what, "refused") == 0)

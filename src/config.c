@@ -79,6 +79,12 @@ static const struct opt opts[] = {
     {"delivery-per-host", L(delivery_per_host), "8", 1, 10000,
      "postback deliveries in flight at once to one destination host at first; the limit adapts "
      "to how the host answers"},
+    {"delivery-per-account", L(delivery_per_account), "128", 1, 10000,
+     "postback deliveries of one account leased at once by this process: a tenant with "
+     "slow destinations holds no more"},
+    {"delivery-sandbox-share", L(delivery_sandbox_share), "50", 1, 100,
+     "percent of delivery-concurrency that sandbox postbacks may hold at once (production "
+     "may use all of it)"},
     {"delivery-per-host-max", L(delivery_per_host_max), "64", 1, 10000,
      "the most postback deliveries in flight at once to one destination host that answers "
      "fast"},

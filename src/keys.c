@@ -1,5 +1,6 @@
 #include "pixrelay/keys.h"
 
+#include "pixrelay/cache.h"
 #include "pixrelay/ids.h"
 #include "pixrelay/json.h"
 #include "pixrelay/keyspace.h"
@@ -621,6 +622,7 @@ int keys_valid_id(const char *id)
 
 struct keys_call {
 	struct rds *r;
+	struct cache *cache;
 	keys_fn cb;
 	void *ud;
 	enum auth_env env;
@@ -795,7 +797,11 @@ void keys_create_async(struct rds *r, const char *prefix, enum auth_env env, con
 static void on_key_revoked(void *ud, redisReply *reply, const char *err)
 {
 	struct keys_call *k = ud;
+	char ckey[80];
 
+	/* whatever the answer, this process asks Redis about the key next time */
+	snprintf(ckey, sizeof(ckey), "k:%s", k->sha);
+	cache_forget(k->cache, ckey);
 	if (err)
 		k->cb(k->ud, -1, NULL, err);
 	else if (reply->type != REDIS_REPLY_INTEGER)
@@ -846,6 +852,8 @@ static void on_key_record(void *ud, redisReply *reply, const char *err)
 	k->json = mem_strndup(s, len);
 	yajl_gen_free(g);
 	if (revoked) {
+		snprintf(msg, sizeof(msg), "k:%s", k->sha);
+		cache_forget(k->cache, msg);
 		k->cb(k->ud, KEYS_ALREADY_REVOKED, k->json, NULL);
 		call_free(k);
 		return;
@@ -884,13 +892,14 @@ static void on_key_sha(void *ud, redisReply *reply, const char *err)
 	rds_cmd_argv(k->r, on_key_record, k, 2 + KF_COUNT, argv, NULL);
 }
 
-void keys_revoke_async(struct rds *r, const char *prefix, enum auth_env env, const char *account,
-		       const char *key_id, keys_fn cb, void *ud)
+void keys_revoke_async(struct rds *r, struct cache *c, const char *prefix, enum auth_env env,
+		       const char *account, const char *key_id, keys_fn cb, void *ud)
 {
 	struct keys_call *k = call_new(r, prefix, env, account, cb, ud);
 	char kid[256];
 	const char *argv[2];
 
+	k->cache = c;
 	snprintf(k->id, sizeof(k->id), "%s", key_id);
 	snprintf(k->now, sizeof(k->now), "%llu", (unsigned long long)ids_now_ms());
 	auth_redis_key_id(kid, sizeof(kid), prefix, k->id);

@@ -2,8 +2,11 @@
 
 #include "pixrelay/api.h"
 #include "pixrelay/auth.h"
+#include "pixrelay/cache.h"
 #include "pixrelay/http.h"
+#include "pixrelay/ingest.h"
 #include "pixrelay/keys.h"
+#include "pixrelay/keyspace.h"
 #include "pixrelay/log.h"
 #include "pixrelay/mem.h"
 #include "pixrelay/netaddr.h"
@@ -188,9 +191,17 @@ int server_run(struct config *cfg)
 	s.app.base = event_base_new();
 	if (!s.app.base)
 		mem_oom(__FILE__, __LINE__);
+	/* two priorities: cache invalidations (0) before everything else (1) */
+	event_base_priority_init(s.app.base, 2);
 	if (redisd)
 		redisd_supervise(redisd, s.app.base);
 	s.app.rds = rds_new(s.app.base, &addr, cfg->redis_timeout_ms);
+	{
+		char channel[256];
+		ks_invalidation_channel(channel, sizeof(channel), cfg->prefix);
+		s.app.cache = cache_new(s.app.base, &addr, cfg->redis_timeout_ms, channel);
+	}
+	s.app.ingest = ingest_queue_new(s.app.base, s.app.rds, cfg);
 	if (cfg->dispatch) {
 		/* its own connection: delivery bookkeeping never queues in front of
 		 * the API's requests */
@@ -234,8 +245,10 @@ done:
 	/* Redis first: callbacks still pending answer their requests (503) and
 	 * record nothing for deliveries (their leases run out) while the HTTP
 	 * server, the dispatcher and so every request still exist */
+	ingest_queue_free(s.app.ingest);
 	rds_free(s.app.rds);
 	rds_free(s.dispatch_rds);
+	cache_free(s.app.cache);
 	dispatch_free(s.app.dispatch);
 	http_free(s.app.http);
 	if (s.sigterm)

@@ -89,4 +89,25 @@ void accounts_show(struct rds *r, const struct config *cfg, enum auth_env env, c
 void accounts_secrets(struct rds *r, const struct config *cfg, enum auth_env env, const char *id,
 		      accounts_fn cb, void *ud);
 
+/* What the hot paths need of an account (ingest, charge creation, acting
+ * for an account with a master key). */
+struct accounts_info {
+	enum auth_env env;
+	char ingest_secret[80];
+	char pix_key[80];
+};
+
+/* result 0 with info (borrowed for the call), ACCOUNTS_NOT_FOUND, or -1 with
+ * err. */
+typedef void (*accounts_info_fn)(void *ud, int result, const struct accounts_info *info,
+				 const char *err);
+
+/* Look account `id` up in either environment: from the cache `c` (may be
+ * NULL) when it holds it — then cb runs at once, before this returns — else
+ * in Redis, both environments' records in one round trip, cb later; the
+ * answer is then cached for 5 minutes (forgotten at once on "a:<id>"). */
+struct cache;
+void accounts_lookup(struct rds *r, struct cache *c, const struct config *cfg, const char *id,
+		     accounts_info_fn cb, void *ud);
+
 #endif

@@ -111,10 +111,13 @@ void keys_create_async(struct rds *r, const char *prefix, enum auth_env env, con
 
 /* Revoke key `key_id` when it is of `env` and, unless account is NULL, of
  * `account`: like keys_revoke (the same script; the invalidation message
- * tells every process that caches keys to forget it). result 0 when revoked
- * now, KEYS_ALREADY_REVOKED, both with json = the key; KEYS_NOT_FOUND (also
- * for a key of another environment or account); or -1 with err. */
-void keys_revoke_async(struct rds *r, const char *prefix, enum auth_env env, const char *account,
-		       const char *key_id, keys_fn cb, void *ud);
+ * tells every process that caches keys to forget it). This process's cache
+ * `c` (may be NULL) forgets the key before cb runs, so that its next request
+ * with the key is refused whenever the announcement arrives. result 0 when
+ * revoked now, KEYS_ALREADY_REVOKED, both with json = the key; KEYS_NOT_FOUND
+ * (also for a key of another environment or account); or -1 with err. */
+struct cache;
+void keys_revoke_async(struct rds *r, struct cache *c, const char *prefix, enum auth_env env,
+		       const char *account, const char *key_id, keys_fn cb, void *ud);
 
 #endif
