@@ -7,13 +7,16 @@ pkgs=(meson ninja-build pkg-config gcc libevent-dev libyajl-dev libhiredis-dev
 	libcurl4-openssl-dev libssl-dev libqrencode-dev libpng-dev redis-server python3)
 if [ "${1:-}" = "--test" ]; then
 	pkgs+=(zbar-tools openssl curl clang-format python3-yaml python3-jsonschema
-		nginx systemd man-db groff-base prometheus)
+		nginx systemd man-db groff-base prometheus chromium)
 	# openapi-spec-validator is packaged from Debian 13 (trixie) on, not in
 	# bookworm: tests/docs/check_openapi.py then checks the structure itself
 	if apt-cache show python3-openapi-spec-validator >/dev/null 2>&1; then
 		pkgs+=(python3-openapi-spec-validator)
 	fi
-	# the OpenAPI linters (tests/docs/package.json) run on Node.js; a node
+	# chromium: the dashboard's browser test (tests/dashboard) drives Debian's
+	# build with playwright-core, which downloads no browser of its own.
+	# The OpenAPI linters (tests/docs/package.json) and playwright-core
+	# (tests/dashboard/package.json) run on Node.js; a node
 	# that is already there (from Debian or elsewhere) is used as it is
 	if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
 		pkgs+=(nodejs npm)

@@ -4,6 +4,7 @@
 #include "pixrelay/cache.h"
 
 #include "pixrelay/charges.h"
+#include "pixrelay/dashboard.h"
 #include "pixrelay/events.h"
 #include "pixrelay/ingest.h"
 #include "pixrelay/qrpng.h"
@@ -17,6 +18,8 @@
 #include "pixrelay/log.h"
 #include "pixrelay/mem.h"
 #include "pixrelay/metrics.h"
+#include "pixrelay/httpparse.h"
+#include "pixrelay/page.h"
 
 #include <stdint.h>
 #include <time.h>
@@ -1316,11 +1319,359 @@ static void handle_balance(struct http_req *req)
 	accounts_balance(app->rds, app->cfg, c->key.env, c->account, 50, on_balance, req);
 }
 
+/* ---- listings and key management (the dashboard's API) ---- */
+
+/* Read the query parameters of a listing. Each must be one of `names` and
+ * given once; values[i] gets the decoded value of names[i] (owned, NULL when
+ * absent). Returns 0, or -1 after answering 400 (values all NULL then). */
+struct query_walk {
+	struct http_req *req;
+	const char *const *names;
+	size_t n;
+	char **values;
+	const char *allowed;
+};
+
+static int query_param(void *ud, const char *key, const char *value)
+{
+	struct query_walk *w = ud;
+	size_t i;
+
+	for (i = 0; i < w->n; i++)
+		if (strcmp(key, w->names[i]) == 0)
+			break;
+	if (i == w->n) {
+		http_reply_error(w->req, 400, "unknown query parameter '%.64s'; allowed: %s", key,
+				 w->allowed);
+		return -1;
+	}
+	if (w->values[i]) {
+		http_reply_error(w->req, 400, "%s: given more than once", w->names[i]);
+		return -1;
+	}
+	w->values[i] = mem_strdup(value);
+	return 0;
+}
+
+static int query_params(struct http_req *req, const char *const *names, size_t n, char **values)
+{
+	char allowed[128] = "";
+	struct query_walk w = {req, names, n, values, allowed};
+
+	for (size_t i = 0; i < n; i++) {
+		values[i] = NULL;
+		snprintf(allowed + strlen(allowed), sizeof(allowed) - strlen(allowed), "%s%s",
+			 i ? ", " : "", names[i]);
+	}
+	if (httpp_query_each(http_query_string(req), query_param, &w) != 0) {
+		for (size_t i = 0; i < n; i++) {
+			free(values[i]);
+			values[i] = NULL;
+		}
+		return -1;
+	}
+	return 0;
+}
+
+static void query_free(char **values, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(values[i]);
+}
+
+/* `limit` (NULL: `def`) as a page size from 1 to `max`; 0, or -1 after answering 400. */
+static int query_limit(struct http_req *req, const char *value, int def, int max, int *out)
+{
+	if (!value) {
+		*out = def;
+		return 0;
+	}
+	if (page_parse_limit(value, max, out) < 0) {
+		http_reply_error(req, 400, "limit: must be an integer from 1 to %d", max);
+		return -1;
+	}
+	return 0;
+}
+
+/* `cursor` (NULL: from the newest) for ids of `id_prefix`; 0, or -1 after answering 400. */
+static int query_cursor(struct http_req *req, const char *value, const char *id_prefix,
+			struct page_cursor *out)
+{
+	page_cursor_start(out);
+	if (value && page_parse_cursor(value, id_prefix, out) < 0) {
+		http_reply_error(req, 400, "cursor: not a cursor this endpoint returned");
+		return -1;
+	}
+	return 0;
+}
+
+/* Nonzero when the whole environment is in view: a master key acting for no
+ * particular account (no X-Account-ID). Otherwise the acting account is. */
+static int env_scope(struct http_req *req)
+{
+	struct api_caller *c = req->auth;
+	const char *acting = http_header(req, "X-Account-ID");
+
+	return c->key.kind == AUTH_MASTER_KEY && (!acting || !*acting);
+}
+
+static void on_listed(void *ud, int result, const char *json, const char *err)
+{
+	struct http_req *req = ud;
+
+	if (result < 0)
+		reply_failure(req, err);
+	else
+		http_reply_data(req, 200, json, strlen(json));
+}
+
+#define LIST_DEFAULT 20
+
+/* GET /v1/keys?limit=&cursor= : the keys of the acting account, or of the
+ * whole environment for a master key without X-Account-ID. */
+static void handle_keys_list(struct http_req *req)
+{
+	static const char *const names[] = {"limit", "cursor"};
+	struct app *app = app_of(req);
+	struct api_caller *c = req->auth;
+	char *v[2];
+	struct page_cursor from;
+	int limit;
+
+	if (query_params(req, names, 2, v) < 0)
+		return;
+	if (query_limit(req, v[0], LIST_DEFAULT, 100, &limit) == 0 &&
+	    query_cursor(req, v[1], "key_", &from) == 0)
+		keys_page(app->rds, app->cfg->prefix, c->key.env,
+			  env_scope(req) ? NULL : c->account, &from, limit, on_listed, req);
+	query_free(v, 2);
+}
+
+static void on_key_created(void *ud, int result, const char *json, const char *err)
+{
+	struct http_req *req = ud;
+	struct api_caller *c = req->auth;
+
+	if (result < 0) {
+		reply_failure(req, err);
+		return;
+	}
+	log_info("request %s: key %s created a key for account %s", req->request_id, c->key.id,
+		 c->account);
+	http_reply_data(req, 200, json, strlen(json));
+}
+
+/* POST /v1/keys {"description"}: a new account key of the acting account;
+ * the answer is the only time its text is shown. */
+static void handle_keys_create(struct http_req *req)
+{
+	struct app *app = app_of(req);
+	struct api_caller *c = req->auth;
+	yajl_val body = NULL, v;
+	char err[512];
+	long chars;
+
+	if (json_parse_object(req->body, req->body_len, &body, err, sizeof(err)) < 0) {
+		http_reply_error(req, 400, "%s", err);
+		return;
+	}
+	for (size_t i = 0; i < body->u.object.len; i++) {
+		if (strcmp(body->u.object.keys[i], "description") != 0) {
+			http_reply_error(req, 400, "unknown field '%.64s'; allowed: description",
+					 body->u.object.keys[i]);
+			goto done;
+		}
+	}
+	v = json_get(body, "description");
+	if (!v || YAJL_IS_NULL(v)) {
+		http_reply_error(req, 400,
+				 "description: is required (what the key is for, 1 to %d "
+				 "characters)",
+				 KEYS_DESCRIPTION_MAX);
+		goto done;
+	}
+	if (!YAJL_IS_STRING(v) || !v->u.string) {
+		http_reply_error(req, 400, "description: must be a string");
+		goto done;
+	}
+	chars = validate_utf8_chars(v->u.string, strlen(v->u.string));
+	if (chars < 1 || chars > KEYS_DESCRIPTION_MAX) {
+		http_reply_error(req, 400, "description: must be 1 to %d characters",
+				 KEYS_DESCRIPTION_MAX);
+		goto done;
+	}
+	if (validate_has_control(v->u.string)) {
+		http_reply_error(req, 400, "description: must not contain control characters");
+		goto done;
+	}
+	keys_create_async(app->rds, app->cfg->prefix, c->key.env, c->account, v->u.string,
+			  on_key_created, req);
+done:
+	yajl_tree_free(body);
+}
+
+static void on_key_revoked(void *ud, int result, const char *json, const char *err)
+{
+	struct http_req *req = ud;
+	struct api_caller *c = req->auth;
+
+	if (result < 0) {
+		reply_failure(req, err);
+	} else if (result == KEYS_NOT_FOUND) {
+		http_reply_error(req, 404, "key not found: %s", req->params[0]);
+	} else {
+		if (result == 0)
+			log_info("request %s: key %s revoked key %s", req->request_id, c->key.id,
+				 req->params[0]);
+		http_reply_data(req, 200, json, strlen(json));
+	}
+}
+
+/* POST /v1/keys/{id}/revoke: at once, for every process; revoking a revoked
+ * key again answers it as it is. */
+static void handle_key_revoke(struct http_req *req)
+{
+	struct app *app = app_of(req);
+	struct api_caller *c = req->auth;
+
+	if (!keys_valid_id(req->params[0])) {
+		http_reply_error(req, 404, "key not found: %.40s", req->params[0]);
+		return;
+	}
+	keys_revoke_async(app->rds, app->cache, app->cfg->prefix, c->key.env,
+			  env_scope(req) ? NULL : c->account, req->params[0], on_key_revoked, req);
+}
+
+static const char *const charge_states[] = {"PENDING",	"PAID",	  "EXPIRED",
+					    "REFUNDED", "FAILED", NULL};
+
+/* GET /v1/charges?status=&limit=&cursor= : the acting account's charges, newest first. */
+static void handle_charges_list(struct http_req *req)
+{
+	static const char *const names[] = {"status", "limit", "cursor"};
+	struct app *app = app_of(req);
+	struct api_caller *c = req->auth;
+	struct charges_filter f;
+	char *v[3];
+
+	if (query_params(req, names, 3, v) < 0)
+		return;
+	memset(&f, 0, sizeof(f));
+	f.status = v[0];
+	if (v[0] && !one_of(v[0], charge_states))
+		http_reply_error(req, 400,
+				 "status: must be PENDING, PAID, EXPIRED, REFUNDED or FAILED");
+	else if (query_limit(req, v[1], LIST_DEFAULT, CHARGES_LIST_MAX, &f.limit) == 0 &&
+		 query_cursor(req, v[2], "", &f.from) == 0)
+		charges_list(app->rds, app->cfg, c->key.env, c->account, &f, on_listed, req);
+	query_free(v, 3);
+}
+
+/* GET /v1/baas/accounts?limit=&cursor= : the environment's accounts (a master
+ * key without X-Account-ID), else the acting account alone. */
+static void handle_accounts_list(struct http_req *req)
+{
+	static const char *const names[] = {"limit", "cursor"};
+	struct app *app = app_of(req);
+	struct api_caller *c = req->auth;
+	struct page_cursor from;
+	char *v[2];
+	int limit;
+
+	if (query_params(req, names, 2, v) < 0)
+		return;
+	if (query_limit(req, v[0], LIST_DEFAULT, ACCOUNTS_LIST_MAX, &limit) == 0 &&
+	    query_cursor(req, v[1], "", &from) == 0)
+		accounts_list(app->rds, app->cfg, c->key.env, env_scope(req) ? NULL : c->account,
+			      &from, limit, on_listed, req);
+	query_free(v, 2);
+}
+
+/* Nonzero when the path's account is in the caller's view; else 404 answered. */
+static int account_in_view(struct http_req *req)
+{
+	struct api_caller *c = req->auth;
+	const char *id = req->params[0];
+
+	if (!ids_is_ulid(id) || ks_shard_of(id) < 0) {
+		http_reply_error(req, 404, "account not found: %.40s", id);
+		return 0;
+	}
+	if (!env_scope(req) && strcmp(id, c->account) != 0) {
+		http_reply_error(req, 404, "account not found: %s", id);
+		return 0;
+	}
+	return 1;
+}
+
+static void on_account_read(void *ud, int result, const char *json, const char *err)
+{
+	reply_read(ud, result, ACCOUNTS_NO_ACCOUNT, "account", json, err);
+}
+
+/* GET /v1/baas/accounts/{id}?limit=&cursor= : an account with its balance,
+ * postbackUrl and a page of its ledger (limit and cursor page the ledger). */
+static void handle_account_get(struct http_req *req)
+{
+	static const char *const names[] = {"limit", "cursor"};
+	struct app *app = app_of(req);
+	struct api_caller *c = req->auth;
+	char *v[2], pos[16] = "", fp[PAGE_FP_LEN + 1] = "";
+	int limit;
+
+	if (query_params(req, names, 2, v) < 0)
+		return;
+	if (query_limit(req, v[0], LIST_DEFAULT, ACCOUNTS_LEDGER_MAX, &limit) < 0)
+		goto done;
+	if (v[1] && page_parse_ledger_cursor(v[1], pos, fp) < 0) {
+		http_reply_error(req, 400, "cursor: not a cursor this endpoint returned");
+		goto done;
+	}
+	if (!account_in_view(req))
+		goto done;
+	accounts_show(app->rds, app->cfg, c->key.env, req->params[0], limit, pos, fp,
+		      on_account_read, req);
+done:
+	query_free(v, 2);
+}
+
+static void on_secrets_read(void *ud, int result, const char *json, const char *err)
+{
+	struct http_req *req = ud;
+	struct api_caller *c = req->auth;
+
+	if (result == 0)
+		log_info("request %s: key %s revealed the secrets of account %s", req->request_id,
+			 c->key.id, req->params[0]);
+	reply_read(req, result, ACCOUNTS_NO_ACCOUNT, "account", json, err);
+}
+
+/* POST /v1/baas/accounts/{id}/secrets/reveal: the account's webhook secrets,
+ * for master keys only (the ingest secret can mark charges paid). */
+static void handle_account_secrets(struct http_req *req)
+{
+	struct app *app = app_of(req);
+	struct api_caller *c = req->auth;
+
+	if (c->key.kind != AUTH_MASTER_KEY) {
+		http_reply_error(req, 403,
+				 "revealing an account's secrets needs a master key; an account "
+				 "key cannot see them");
+		return;
+	}
+	if (!account_in_view(req))
+		return;
+	accounts_secrets(app->rds, app->cfg, c->key.env, req->params[0], on_secrets_read, req);
+}
+
 const struct http_route api_routes[] = {
     {EVHTTP_REQ_GET, "/healthz", handle_healthz, 0},
     {EVHTTP_REQ_GET, "/readyz", handle_readyz, 0},
     {EVHTTP_REQ_GET, "/metrics", handle_metrics, 0},
     {EVHTTP_REQ_GET, "/v1/openapi.yaml", handle_openapi, HTTP_ENVELOPE},
+    {EVHTTP_REQ_GET, "/dashboard", dashboard_redirect, 0},
+    {EVHTTP_REQ_GET, "/dashboard/", dashboard_index, 0},
+    {EVHTTP_REQ_GET, "/dashboard/{file}", dashboard_file, 0},
     {EVHTTP_REQ_GET, "/v1/me", handle_me, HTTP_AUTH | HTTP_ENVELOPE},
     {EVHTTP_REQ_POST, "/v1/charge/pix/create", handle_charge_create,
      HTTP_AUTH | HTTP_JSON_BODY | HTTP_ENVELOPE},
@@ -1341,6 +1692,14 @@ const struct http_route api_routes[] = {
     {EVHTTP_REQ_POST, "/v1/baas/internal-transfer", handle_transfer,
      HTTP_AUTH | HTTP_ACTS_AS | HTTP_JSON_BODY | HTTP_ENVELOPE},
     {EVHTTP_REQ_GET, "/v1/baas/balance", handle_balance, HTTP_AUTH | HTTP_ENVELOPE},
+    {EVHTTP_REQ_GET, "/v1/keys", handle_keys_list, HTTP_AUTH | HTTP_ENVELOPE},
+    {EVHTTP_REQ_POST, "/v1/keys", handle_keys_create, HTTP_AUTH | HTTP_JSON_BODY | HTTP_ENVELOPE},
+    {EVHTTP_REQ_POST, "/v1/keys/{id}/revoke", handle_key_revoke, HTTP_AUTH | HTTP_ENVELOPE},
+    {EVHTTP_REQ_GET, "/v1/charges", handle_charges_list, HTTP_AUTH | HTTP_ENVELOPE},
+    {EVHTTP_REQ_GET, "/v1/baas/accounts", handle_accounts_list, HTTP_AUTH | HTTP_ENVELOPE},
+    {EVHTTP_REQ_GET, "/v1/baas/accounts/{id}", handle_account_get, HTTP_AUTH | HTTP_ENVELOPE},
+    {EVHTTP_REQ_POST, "/v1/baas/accounts/{id}/secrets/reveal", handle_account_secrets,
+     HTTP_AUTH | HTTP_ENVELOPE},
 };
 
 const size_t api_nroutes = sizeof(api_routes) / sizeof(api_routes[0]);

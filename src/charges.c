@@ -4,6 +4,7 @@
 #include "pixrelay/brcode.h"
 #include "pixrelay/events.h"
 #include "pixrelay/ids.h"
+#include "pixrelay/json.h"
 #include "pixrelay/keys.h"
 #include "pixrelay/keyspace.h"
 #include "pixrelay/log.h"
@@ -477,4 +478,95 @@ void charges_expire_due(struct rds *r, const struct config *cfg, int shard,
 		argv[5 + i] = evts[i];
 	}
 	rds_script(r, on_expired, x, SCRIPT_EXPIRE_DUE, 1, 5 + EXPIRY_BATCH, argv, NULL);
+}
+
+/* ---- listing ---- */
+
+struct list {
+	charges_fn cb;
+	void *ud;
+};
+
+static void on_list(void *ud, redisReply *reply, const char *err)
+{
+	struct list *l = ud;
+	size_t n;
+	yajl_gen g;
+	const char *s;
+	size_t len;
+	redisReply *score, *id;
+
+	if (err) {
+		l->cb(l->ud, -1, NULL, err);
+		goto done;
+	}
+	if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 2 ||
+	    (reply->elements - 2) % 5 != 0) {
+		l->cb(l->ud, -1, NULL, "unexpected reply from charge_list");
+		goto done;
+	}
+	for (size_t i = 0; i < reply->elements; i++) {
+		if (reply->element[i]->type != REDIS_REPLY_STRING) {
+			l->cb(l->ud, -1, NULL, "unexpected reply from charge_list");
+			goto done;
+		}
+	}
+	n = (reply->elements - 2) / 5;
+	g = json_gen_new();
+	json_open(g);
+	json_str(g, "charges");
+	json_open_array(g);
+	for (size_t i = 0; i < n; i++) {
+		redisReply **e = reply->element + i * 5;
+		char *json = charge_assemble(e[1]->str, e[2]->str, e[3]->str, e[4]->str);
+		json_raw(g, json, strlen(json));
+		free(json);
+	}
+	json_close_array(g);
+	score = reply->element[reply->elements - 2];
+	id = reply->element[reply->elements - 1];
+	json_str(g, "nextCursor");
+	if (score->len && id->len) {
+		char *cur = mem_printf("%s_%s", score->str, id->str);
+		json_str(g, cur);
+		free(cur);
+	} else {
+		json_null(g);
+	}
+	json_close(g);
+	s = json_buf(g, &len);
+	l->cb(l->ud, 0, s, NULL);
+	yajl_gen_free(g);
+done:
+	free(l);
+}
+
+void charges_list(struct rds *r, const struct config *cfg, enum auth_env env, const char *account,
+		  const struct charges_filter *f, charges_fn cb, void *ud)
+{
+	struct list *l;
+	char sp[KS_PREFIX_MAX], idx[KS_KEY_MAX], kp[KS_KEY_MAX], lim[16], cap[16];
+	int shard = ks_shard_of(account);
+	const char *argv[7];
+
+	if (shard < 0) {
+		cb(ud, -1, NULL, "the account id names no shard");
+		return;
+	}
+	l = mem_new(struct list);
+	l->cb = cb;
+	l->ud = ud;
+	ks_shard_prefix(sp, sizeof(sp), cfg->prefix, shard);
+	snprintf(idx, sizeof(idx), "%scharges:%s", sp, account);
+	snprintf(kp, sizeof(kp), "%sch:", sp);
+	snprintf(lim, sizeof(lim), "%d", f->limit);
+	snprintf(cap, sizeof(cap), "%d", CHARGES_SCAN_CAP);
+	argv[0] = idx;
+	argv[1] = kp;
+	argv[2] = f->from.score;
+	argv[3] = f->from.id;
+	argv[4] = f->status ? f->status : "";
+	argv[5] = lim;
+	argv[6] = cap;
+	rds_script(r, on_list, l, SCRIPT_CHARGE_LIST, 1, 7, argv, NULL);
 }

@@ -435,6 +435,13 @@ const char *http_header(struct http_req *pub, const char *name)
 	return joined;
 }
 
+const char *http_query_string(struct http_req *pub)
+{
+	struct req *r = (struct req *)pub;
+
+	return has_head(r) ? r->conn->head.query : NULL;
+}
+
 char *http_query(struct http_req *pub, const char *name)
 {
 	struct req *r = (struct req *)pub;

@@ -625,3 +625,32 @@ char *httpp_query_value(const char *query, const char *name)
 	}
 	return NULL;
 }
+
+int httpp_query_each(const char *query, int (*fn)(void *ud, const char *key, const char *value),
+		     void *ud)
+{
+	const char *s = query;
+	int rc = 0;
+
+	classes_init();
+	while (s && *s && rc == 0) {
+		const char *e = strchr(s, '&'), *eq;
+		char *key, *value;
+		if (!e)
+			e = s + strlen(s);
+		eq = memchr(s, '=', (size_t)(e - s));
+		key = mem_alloc((size_t)((eq ? eq : e) - s) + 1);
+		form_decode(s, eq ? eq : e, key);
+		value = mem_alloc(eq ? (size_t)(e - eq) : 1);
+		if (eq)
+			form_decode(eq + 1, e, value);
+		else
+			value[0] = '\0';
+		if (*key || eq)
+			rc = fn(ud, key, value);
+		free(key);
+		free(value);
+		s = *e ? e + 1 : e;
+	}
+	return rc;
+}

@@ -41,6 +41,10 @@ static const char *const names[SCRIPT_COUNT] = {
 	[SCRIPT_TRANSFER_FINISH] = "transfer_finish",
 	[SCRIPT_SECRET_ROTATE] = "secret_rotate",
 	[SCRIPT_SHARD_STATS] = "shard_stats",
+	[SCRIPT_KEY_LIST] = "key_list",
+	[SCRIPT_CHARGE_LIST] = "charge_list",
+	[SCRIPT_ACCOUNT_LIST] = "account_list",
+	[SCRIPT_ACCOUNT_LEDGER] = "account_ledger",
 };
 /* clang-format on */
 

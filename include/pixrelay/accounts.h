@@ -22,6 +22,7 @@
 #include "pixrelay/account.h"
 #include "pixrelay/auth.h"
 #include "pixrelay/config.h"
+#include "pixrelay/page.h"
 #include "pixrelay/redis.h"
 
 enum accounts_result {
@@ -36,6 +37,7 @@ enum accounts_result {
 	ACCOUNTS_FULL = 9,	    /* the environment holds max-accounts (json = the limit) */
 	ACCOUNTS_STORAGE = 10,	    /* max-stored-file-bytes reached (json = bytes kept now) */
 	ACCOUNTS_PLATFORM = 11,	    /* the platform account is not reviewed */
+	ACCOUNTS_NO_ACCOUNT = 12,   /* no account of this id in the environment */
 };
 
 /* result 0 or one of the above, or -1 with err; json borrowed for the call. */
@@ -82,6 +84,33 @@ void accounts_transfer_recover(struct rds *r, const struct config *cfg, int shar
  * {"account", "balance", "entries": [...]}. */
 void accounts_balance(struct rds *r, const struct config *cfg, enum auth_env env,
 		      const char *account, int entries, accounts_fn cb, void *ud);
+
+/* ---- what the dashboard shows ---- */
+
+#define ACCOUNTS_LIST_MAX 100
+#define ACCOUNTS_LEDGER_MAX 100
+
+/* A page of at most `limit` accounts of `env`, newest first, from `from`, as
+ * {"accounts": [...], "nextCursor": ...}; each account without its secrets
+ * (id, environment, kind, names, taxID, status, owner, pixKey, postbackUrl,
+ * balance, createdAt). With `only` (not NULL) the page holds that one account
+ * (on the first page). cb runs exactly once, later. */
+void accounts_list(struct rds *r, const struct config *cfg, enum auth_env env, const char *only,
+		   const struct page_cursor *from, int limit, accounts_fn cb, void *ud);
+
+/* Account `id` of `env` as accounts_list shows it, with a page of at most
+ * `limit` ledger entries, newest first, in "ledger": {"entries", "nextCursor"}.
+ * `pos` and `fp` (from page_parse_ledger_cursor; pos "" = from the newest) say
+ * where the page starts. result 0, ACCOUNTS_NO_ACCOUNT, or -1 with err. */
+void accounts_show(struct rds *r, const struct config *cfg, enum auth_env env, const char *id,
+		   int limit, const char *pos, const char *fp, accounts_fn cb, void *ud);
+
+/* The webhook secrets of account `id` of `env`: {"account",
+ * "postbackSigningSecret", "postbackSigningSecretPrevious" (null unless a
+ * rotation is under way), "postbackSignature", "ingestSecret"}. json is wiped
+ * when cb returns. result 0, ACCOUNTS_NO_ACCOUNT, or -1 with err. */
+void accounts_secrets(struct rds *r, const struct config *cfg, enum auth_env env, const char *id,
+		      accounts_fn cb, void *ud);
 
 /* What the hot paths need of an account (ingest, charge creation, acting
  * for an account with a master key). */

@@ -11,6 +11,7 @@
 #include "pixrelay/auth.h"
 #include "pixrelay/charge.h"
 #include "pixrelay/config.h"
+#include "pixrelay/page.h"
 #include "pixrelay/redis.h"
 
 /* Expected outcomes besides 0. */
@@ -69,6 +70,25 @@ int charges_reply(redisReply *const *e, size_t n, const char **json, char *event
  * failure); n == 16 means more may be due. */
 void charges_expire_due(struct rds *r, const struct config *cfg, int shard,
 			void (*done)(void *ud, int n), void *ud);
+
+/* Which charges to list. */
+struct charges_filter {
+	const char *status; /* PENDING, PAID, ...; NULL = any */
+	int limit;	    /* 1 .. CHARGES_LIST_MAX */
+	struct page_cursor from;
+};
+
+#define CHARGES_LIST_MAX 100
+
+/* A page of the charges of `account`, newest first, as {"charges": [...],
+ * "nextCursor": ...} (each charge as GET /v1/charge/pix/{id} shows it). With
+ * a status filter at most CHARGES_SCAN_CAP charges are looked at per page, so
+ * a page may be short (even empty) with a cursor to go on. cb runs exactly
+ * once, later. */
+void charges_list(struct rds *r, const struct config *cfg, enum auth_env env, const char *account,
+		  const struct charges_filter *f, charges_fn cb, void *ud);
+
+#define CHARGES_SCAN_CAP 2000
 
 /* Nonzero when `id` has the shape of a charge id (a ULID). */
 int charges_valid_id(const char *id);

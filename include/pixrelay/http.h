@@ -103,6 +103,9 @@ void http_next(struct http_req *req);
 const char *http_header(struct http_req *req, const char *name);
 /* The decoded value of query parameter `name`, or NULL; owned by the caller. */
 char *http_query(struct http_req *req, const char *name);
+/* The query string as sent (after '?', escapes kept), or NULL; borrowed
+ * until the reply. httpp_query_each walks it. */
+const char *http_query_string(struct http_req *req);
 
 /* Reply with a JSON body exactly as given. */
 void http_reply_raw(struct http_req *req, int status, const char *json, size_t len);

@@ -153,4 +153,11 @@ int httpp_chunked_feed(struct httpp_chunked *c, const char *in, size_t len, size
  * with '+' as a space; NULL when absent. The caller owns the result. */
 char *httpp_query_value(const char *query, const char *name);
 
+/* Call fn(ud, key, value) for each parameter of `query` (NULL: none), in
+ * order, decoded like httpp_query_value (borrowed for the call); an empty
+ * item ("a=1&&b=2") is skipped. Stops at the first nonzero return of fn and
+ * returns it; 0 when every parameter was seen. Linear in the query. */
+int httpp_query_each(const char *query, int (*fn)(void *ud, const char *key, const char *value),
+		     void *ud);
+
 #endif

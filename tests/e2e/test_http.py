@@ -323,8 +323,9 @@ class Strictness(Base):
             ]
             for name, raw, status, msg in c:
                 cases.append((name, path, raw, status, msg, True))
-            # errors after routing keep the connection
-            allow = method
+            # errors after routing keep the connection; every method of the
+            # pattern, in the order of the route table
+            allow = ", ".join(m2 for m2, p2, _ in api_routes() if p2 == pattern)
             cases.append(("wrong method", path, other + b" " + p + b" HTTP/1.1\r\n" + host +
                           b"\r\n", 405, "method %s not allowed on %s; allowed: %s"
                           % (other.decode(), path, allow), False))
@@ -333,7 +334,7 @@ class Strictness(Base):
             cases.append(("unknown path below", path + "/x/y/z", m + b" " + p +
                           b"/x/y/z HTTP/1.1\r\n" + host + b"\r\n", 404,
                           "no such endpoint: %s %s/x/y/z" % (method, path), False))
-            if method == "POST":
+            if method == "POST" and "GET" not in allow.split(", "):
                 cases.append(("HEAD on POST", path, b"HEAD " + p + b" HTTP/1.1\r\n" + host +
                               b"\r\n", 405, None, False))
         return cases
