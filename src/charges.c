@@ -1,8 +1,10 @@
 #include "pixrelay/charges.h"
 
+#include "pixrelay/accounts.h"
 #include "pixrelay/brcode.h"
 #include "pixrelay/events.h"
 #include "pixrelay/ids.h"
+#include "pixrelay/json.h"
 #include "pixrelay/keys.h"
 #include "pixrelay/keyspace.h"
 #include "pixrelay/log.h"
@@ -180,36 +182,33 @@ static void store(struct create *c, const char *pix_key)
 	free(mid);
 }
 
-static void on_account(void *ud, redisReply *reply, const char *err)
+static void on_account(void *ud, int result, const struct accounts_info *info, const char *err)
 {
 	struct create *c = ud;
 
-	if (err) {
+	if (result < 0) {
 		c->cb(c->ud, -1, NULL, err);
 		create_free(c);
 		return;
 	}
-	if (reply->type != REDIS_REPLY_STRING || reply->len == 0) {
+	if (result != 0 || info->env != c->env || !info->pix_key[0]) {
 		c->cb(c->ud, -1, NULL, "the account has no Pix key");
 		create_free(c);
 		return;
 	}
-	store(c, reply->str);
+	store(c, info->pix_key);
 }
 
-void charges_create(struct rds *r, const struct config *cfg, enum auth_env env, const char *account,
-		    const struct charge_input *in, charges_fn cb, void *ud)
+void charges_create(struct rds *r, struct cache *cache, const struct config *cfg, enum auth_env env,
+		    const char *account, const struct charge_input *in, charges_fn cb, void *ud)
 {
 	struct create *c;
-	char k[KS_KEY_MAX];
-	const char *argv[3];
 
 	if (ks_shard_of(account) < 0) {
 		cb(ud, -1, NULL, "the account id names no shard");
 		return;
 	}
 	c = mem_new(struct create);
-
 	c->r = r;
 	c->cfg = cfg;
 	c->env = env;
@@ -229,11 +228,7 @@ void charges_create(struct rds *r, const struct config *cfg, enum auth_env env, 
 		store(c, cfg->pix_key);
 		return;
 	}
-	ks_account_key(k, sizeof(k), cfg->prefix, env, account);
-	argv[0] = "HGET";
-	argv[1] = k;
-	argv[2] = "pix_key";
-	rds_cmd_argv(r, on_account, c, 3, argv, NULL);
+	accounts_lookup(r, cache, cfg, account, on_account, c);
 }
 
 /* ---- read ---- */
@@ -354,7 +349,8 @@ static void on_transition(void *ud, redisReply *reply, const char *err)
 
 	if (err) {
 		t->cb(t->ud, -1, NULL, err);
-	} else if ((rc = charges_reply(reply, &json, t->event_out)) < 0 ||
+	} else if (reply->type != REDIS_REPLY_ARRAY ||
+		   (rc = charges_reply(reply->element, reply->elements, &json, t->event_out)) < 0 ||
 		   rc == CHARGES_DUPLICATE || rc == CHARGES_RELAYED) {
 		t->cb(t->ud, -1, NULL, "unexpected reply from charge_transition");
 	} else {
@@ -396,33 +392,32 @@ void charges_transition(struct rds *r, const struct config *cfg, enum auth_env e
 	}
 }
 
-int charges_reply(const redisReply *reply, const char **json, char *event_out)
+int charges_reply(redisReply *const *e, size_t n, const char **json, char *event_out)
 {
-	redisReply **e;
 	const char *what;
 
 	*json = NULL;
-	if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 1 ||
-	    reply->element[0]->type != REDIS_REPLY_STRING)
+	if (n < 1)
 		return -1;
-	e = reply->element;
-	what = e[0]->str;
-	for (size_t i = 1; i < reply->elements; i++)
+	for (size_t i = 0; i < n; i++)
 		if (e[i]->type != REDIS_REPLY_STRING)
 			return -1;
-	if (strcmp(what, "ok") == 0 && reply->elements == 4) {
+	what = e[0]->str;
+	if (strcmp(what, "ok") == 0 && n == 4) {
 		if (event_out)
 			snprintf(event_out, EVENTS_ID_MAX, "%s", e[3]->str);
 		*json = e[2]->str;
 		return 0;
 	}
-	if (strcmp(what, "expired") == 0 && reply->elements == 3) {
+	if (strcmp(what, "expired") == 0 && n == 3) {
+		if (event_out)
+			snprintf(event_out, EVENTS_ID_MAX, "%s", e[2]->str);
 		*json = e[1]->str;
 		return CHARGES_EXPIRED;
 	}
 	if (strcmp(what, "not_found") == 0)
 		return CHARGES_NOT_FOUND;
-	if (reply->elements != 2)
+	if (n != 2)
 		return -1;
 	*json = e[1]->str;
 	if (strcmp(what, "refused") == 0)
@@ -483,4 +478,95 @@ void charges_expire_due(struct rds *r, const struct config *cfg, int shard,
 		argv[5 + i] = evts[i];
 	}
 	rds_script(r, on_expired, x, SCRIPT_EXPIRE_DUE, 1, 5 + EXPIRY_BATCH, argv, NULL);
+}
+
+/* ---- listing ---- */
+
+struct list {
+	charges_fn cb;
+	void *ud;
+};
+
+static void on_list(void *ud, redisReply *reply, const char *err)
+{
+	struct list *l = ud;
+	size_t n;
+	yajl_gen g;
+	const char *s;
+	size_t len;
+	redisReply *score, *id;
+
+	if (err) {
+		l->cb(l->ud, -1, NULL, err);
+		goto done;
+	}
+	if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 2 ||
+	    (reply->elements - 2) % 5 != 0) {
+		l->cb(l->ud, -1, NULL, "unexpected reply from charge_list");
+		goto done;
+	}
+	for (size_t i = 0; i < reply->elements; i++) {
+		if (reply->element[i]->type != REDIS_REPLY_STRING) {
+			l->cb(l->ud, -1, NULL, "unexpected reply from charge_list");
+			goto done;
+		}
+	}
+	n = (reply->elements - 2) / 5;
+	g = json_gen_new();
+	json_open(g);
+	json_str(g, "charges");
+	json_open_array(g);
+	for (size_t i = 0; i < n; i++) {
+		redisReply **e = reply->element + i * 5;
+		char *json = charge_assemble(e[1]->str, e[2]->str, e[3]->str, e[4]->str);
+		json_raw(g, json, strlen(json));
+		free(json);
+	}
+	json_close_array(g);
+	score = reply->element[reply->elements - 2];
+	id = reply->element[reply->elements - 1];
+	json_str(g, "nextCursor");
+	if (score->len && id->len) {
+		char *cur = mem_printf("%s_%s", score->str, id->str);
+		json_str(g, cur);
+		free(cur);
+	} else {
+		json_null(g);
+	}
+	json_close(g);
+	s = json_buf(g, &len);
+	l->cb(l->ud, 0, s, NULL);
+	yajl_gen_free(g);
+done:
+	free(l);
+}
+
+void charges_list(struct rds *r, const struct config *cfg, enum auth_env env, const char *account,
+		  const struct charges_filter *f, charges_fn cb, void *ud)
+{
+	struct list *l;
+	char sp[KS_PREFIX_MAX], idx[KS_KEY_MAX], kp[KS_KEY_MAX], lim[16], cap[16];
+	int shard = ks_shard_of(account);
+	const char *argv[7];
+
+	if (shard < 0) {
+		cb(ud, -1, NULL, "the account id names no shard");
+		return;
+	}
+	l = mem_new(struct list);
+	l->cb = cb;
+	l->ud = ud;
+	ks_shard_prefix(sp, sizeof(sp), cfg->prefix, shard);
+	snprintf(idx, sizeof(idx), "%scharges:%s", sp, account);
+	snprintf(kp, sizeof(kp), "%sch:", sp);
+	snprintf(lim, sizeof(lim), "%d", f->limit);
+	snprintf(cap, sizeof(cap), "%d", CHARGES_SCAN_CAP);
+	argv[0] = idx;
+	argv[1] = kp;
+	argv[2] = f->from.score;
+	argv[3] = f->from.id;
+	argv[4] = f->status ? f->status : "";
+	argv[5] = lim;
+	argv[6] = cap;
+	rds_script(r, on_list, l, SCRIPT_CHARGE_LIST, 1, 7, argv, NULL);
 }

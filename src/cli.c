@@ -1,6 +1,8 @@
 #include "pixrelay/cli.h"
 
+#include "pixrelay/accounts.h"
 #include "pixrelay/auth.h"
+#include "pixrelay/base64.h"
 #include "pixrelay/brcode.h"
 #include "pixrelay/config.h"
 #include "pixrelay/events.h"
@@ -17,12 +19,14 @@
 #include "pixrelay/server.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char usage_main[] =
@@ -34,6 +38,8 @@ static const char usage_main[] =
     "  keys create|list|revoke\n"
     "                        manage API keys\n"
     "  account show|set      show an account, set its postbackUrl\n"
+    "  review list|show|approve|reject\n"
+    "                        the operator's KYC review of new business accounts\n"
     "  secrets [show|rotate|end-rotation]\n"
     "                        an account's postback signing and ingest secrets\n"
     "  events list|show|replay\n"
@@ -948,6 +954,270 @@ done:
 	return rc;
 }
 
+static const char usage_review[] =
+    "usage: pixrelay review list --env sandbox|production [--limit N] [--json]\n"
+    "       pixrelay review show ACCOUNT_ID --env sandbox|production [--files DIR]\n"
+    "       pixrelay review approve ACCOUNT_ID --env sandbox|production [--json]\n"
+    "       pixrelay review reject ACCOUNT_ID --env sandbox|production [--reason TEXT]\n"
+    "                              [--json]\n\n"
+    "The operator's KYC review of business accounts. A new account waits for it\n"
+    "(in production; in the sandbox too with sandbox-review = 1): until it is\n"
+    "approved, its representatives make no group, so no other account's money can\n"
+    "be moved through it (internal transfers).\n\n"
+    "list     the accounts waiting, oldest first (default --limit 50).\n"
+    "show     one account with its KYC data, and the other accounts that name the\n"
+    "         same representatives, with their status and owner; --files DIR also\n"
+    "         writes its documents and pictures into DIR (<sha256>.pdf|jpg|png).\n"
+    "approve  its representatives count for groups from now on.\n"
+    "reject   they do not, also when it was approved before (--reason is kept).\n";
+
+/* The extension of a file by its magic bytes (account.h). */
+static const char *review_file_ext(const unsigned char *d, size_t n)
+{
+	if (n >= 5 && memcmp(d, "%PDF-", 5) == 0)
+		return "pdf";
+	if (n >= 3 && d[0] == 0xff && d[1] == 0xd8 && d[2] == 0xff)
+		return "jpg";
+	if (n >= 8 && memcmp(d, "\x89PNG\r\n\x1a\n", 8) == 0)
+		return "png";
+	return "bin";
+}
+
+/* Write the files of a `review show` answer ("files": {sha256: base64})
+ * into dir, readable by the operator alone. Returns 0 or -1 (printed). */
+static int review_write_files(yajl_val files, const char *dir)
+{
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+		fprintf(stderr, "pixrelay review show: cannot create %s: %s\n", dir,
+			strerror(errno));
+		return -1;
+	}
+	for (size_t i = 0; YAJL_IS_OBJECT(files) && i < files->u.object.len; i++) {
+		const char *sha = files->u.object.keys[i];
+		const char *b64 = YAJL_GET_STRING(files->u.object.values[i]);
+		unsigned char *data;
+		size_t n = 0;
+		char *path;
+		int fd;
+		if (!b64 || strspn(sha, "0123456789abcdef") != 64 || sha[64])
+			continue;
+		data = base64_decode(b64, strlen(b64), &n);
+		if (!data)
+			continue;
+		path = mem_printf("%s/%s.%s", dir, sha, review_file_ext(data, n));
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		if (fd < 0 || write(fd, data, n) != (ssize_t)n) {
+			fprintf(stderr, "pixrelay review show: cannot write %s: %s\n", path,
+				strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			free(path);
+			free(data);
+			return -1;
+		}
+		close(fd);
+		printf("wrote %s (%zu bytes)\n", path, n);
+		free(path);
+		free(data);
+	}
+	return 0;
+}
+
+/* Print the accounts waiting for review as a table. */
+static void review_print_list(const char *json)
+{
+	char err[128];
+	yajl_val root = NULL, list;
+
+	if (json_parse_object(json, strlen(json), &root, err, sizeof(err)) < 0)
+		return;
+	list = json_get(root, "accounts");
+	printf("%s accounts waiting for review\n",
+	       YAJL_IS_NUMBER(json_get(root, "total")) ? json_get(root, "total")->u.number.r : "0");
+	if (YAJL_IS_ARRAY(list) && list->u.array.len) {
+		printf("%-26s %-19s %-14s %-30s %-5s %s\n", "ACCOUNT", "CREATED", "TAXID", "NAME",
+		       "REPS", "ALSO CLAIMED BY");
+		for (size_t i = 0; i < list->u.array.len; i++) {
+			yajl_val a = list->u.array.values[i], reps = json_get(a, "representatives");
+			const char *name = YAJL_GET_STRING(json_get(a, "officialName"));
+			const char *taxid = YAJL_GET_STRING(json_get(a, "taxID"));
+			printf("%-26s %-19s %-14s %-30.30s %-5zu %s\n",
+			       YAJL_GET_STRING(json_get(a, "id")),
+			       YAJL_GET_STRING(json_get(a, "createdAt")), taxid ? taxid : "-",
+			       name ? name : "-", YAJL_IS_ARRAY(reps) ? reps->u.array.len : 0,
+			       YAJL_IS_NUMBER(json_get(a, "alsoClaimedBy"))
+				   ? json_get(a, "alsoClaimedBy")->u.number.r
+				   : "0");
+		}
+	}
+	yajl_tree_free(root);
+}
+
+/* Print a `review show` answer indented, its files (if any) written into dir
+ * instead. Returns 0 or -1. */
+static int review_print_show(const char *json, const char *dir)
+{
+	char err[128];
+	yajl_val root = NULL;
+	yajl_gen g;
+	size_t len;
+	const char *out;
+	int rc = 0;
+
+	if (json_parse_object(json, strlen(json), &root, err, sizeof(err)) < 0) {
+		fprintf(stderr, "pixrelay review show: %s\n", err);
+		return -1;
+	}
+	g = json_gen_new();
+	yajl_gen_config(g, yajl_gen_beautify, 1);
+	json_open(g);
+	for (size_t i = 0; i < root->u.object.len; i++) {
+		if (strcmp(root->u.object.keys[i], "files") == 0)
+			continue;
+		json_str(g, root->u.object.keys[i]);
+		json_write_value(g, root->u.object.values[i]);
+	}
+	json_close(g);
+	out = json_buf(g, &len);
+	fwrite(out, 1, len, stdout);
+	yajl_gen_free(g);
+	if (dir)
+		rc = review_write_files(json_get(root, "files"), dir);
+	yajl_tree_free(root);
+	return rc;
+}
+
+static int cmd_review(const struct config *cfg, int argc, char **argv)
+{
+	static const struct option lo[] = {{"env", required_argument, NULL, 'e'},
+					   {"limit", required_argument, NULL, 'l'},
+					   {"files", required_argument, NULL, 'f'},
+					   {"reason", required_argument, NULL, 'r'},
+					   {"json", no_argument, NULL, 'j'},
+					   {"help", no_argument, NULL, 'h'},
+					   {NULL, 0, NULL, 0}};
+	const char *verb, *envs = NULL, *dir = NULL, *reason = NULL, *id = NULL;
+	long limit = 50;
+	int json = 0, opt, rc;
+	enum auth_env env;
+	struct cli_redis cr;
+	struct cli_call call;
+	char *end = NULL;
+
+	if ((rc = cli_action(argc, argv, usage_review, &verb)) >= 0)
+		return rc;
+	while ((opt = getopt_long(argc - 1, argv + 1, "h", lo, NULL)) != -1) {
+		switch (opt) {
+		case 'e':
+			envs = optarg;
+			break;
+		case 'l':
+			limit = strtol(optarg, &end, 10);
+			if (!*optarg || *end)
+				limit = 0;
+			break;
+		case 'f':
+			dir = optarg;
+			break;
+		case 'r':
+			reason = optarg;
+			break;
+		case 'j':
+			json = 1;
+			break;
+		default:
+			fputs(usage_review, stderr);
+			return 2;
+		}
+	}
+	if (strcmp(verb, "list") && strcmp(verb, "show") && strcmp(verb, "approve") &&
+	    strcmp(verb, "reject")) {
+		fprintf(stderr, "pixrelay review: unknown action '%s'\n\n%s", verb, usage_review);
+		return 2;
+	}
+	if (!envs || auth_env_parse(envs, &env) < 0) {
+		fprintf(stderr, "pixrelay review: --env sandbox|production is required\n");
+		return 2;
+	}
+	if (strcmp(verb, "list") == 0) {
+		if (limit < 1 || limit > 1000) {
+			fprintf(stderr, "pixrelay review list: --limit must be from 1 to 1000\n");
+			return 2;
+		}
+	} else {
+		id = optind + 1 < argc ? argv[optind + 1] : NULL;
+		if (!id) {
+			fprintf(stderr, "pixrelay review %s: ACCOUNT_ID is required\n", verb);
+			return 2;
+		}
+		if (optind + 2 < argc) {
+			fprintf(stderr, "pixrelay review %s: unexpected argument '%s'\n", verb,
+				argv[optind + 2]);
+			return 2;
+		}
+	}
+	if (reason && (strlen(reason) > 500 || validate_has_control(reason))) {
+		fprintf(stderr, "pixrelay review reject: --reason must be at most 500 characters, "
+				"without control characters\n");
+		return 2;
+	}
+	if (reason && strcmp(verb, "reject") != 0) {
+		fprintf(stderr, "pixrelay review %s: --reason goes with reject\n", verb);
+		return 2;
+	}
+	if (cli_redis_open(cfg, &cr) < 0)
+		return 1;
+	rc = 1;
+	if (cli_call_open(&call, cfg, &cr) == 0) {
+		if (strcmp(verb, "list") == 0)
+			accounts_review_list(call.r, cfg, env, (int)limit, cli_call_done, &call);
+		else if (strcmp(verb, "show") == 0)
+			accounts_review_show(call.r, cfg, env, id, dir != NULL, cli_call_done,
+					     &call);
+		else
+			accounts_review_decide(call.r, cfg, env, id, strcmp(verb, "approve") == 0,
+					       reason, cli_call_done, &call);
+		cli_call_wait(&call);
+		if (call.result < 0) {
+			fprintf(stderr, "pixrelay review %s: %s\n", verb, call.err);
+		} else if (call.result == ACCOUNTS_NOT_FOUND) {
+			fprintf(stderr, "pixrelay review %s: no account %s in %s\n", verb, id,
+				auth_env_name(env));
+		} else if (call.result == ACCOUNTS_PLATFORM) {
+			fprintf(
+			    stderr,
+			    "pixrelay review %s: %s is the platform account of %s, which has no "
+			    "KYC review\n",
+			    verb, id, auth_env_name(env));
+		} else if (strcmp(verb, "list") == 0) {
+			if (json)
+				printf("%s\n", call.json);
+			else
+				review_print_list(call.json);
+			rc = 0;
+		} else if (strcmp(verb, "show") == 0) {
+			rc = review_print_show(call.json, dir) < 0 ? 1 : 0;
+		} else {
+			char err[128];
+			yajl_val v = NULL;
+			if (json) {
+				printf("%s\n", call.json);
+			} else if (json_parse_object(call.json, strlen(call.json), &v, err,
+						     sizeof(err)) == 0) {
+				const char *before = YAJL_GET_STRING(json_get(v, "previous"));
+				printf("account %s: KYC %s (it was %s)\n", id,
+				       strcmp(verb, "approve") == 0 ? "approved" : "rejected",
+				       before ? before : "never reviewed");
+				yajl_tree_free(v);
+			}
+			rc = 0;
+		}
+	}
+	cli_call_close(&call);
+	cli_redis_close(&cr);
+	return rc;
+}
+
 int cli_main(int argc, char **argv)
 {
 	struct config cfg;
@@ -981,6 +1251,8 @@ int cli_main(int argc, char **argv)
 		rc = cmd_init(&cfg, nrest, rest);
 	} else if (strcmp(cmd, "account") == 0) {
 		rc = cmd_account(&cfg, nrest, rest);
+	} else if (strcmp(cmd, "review") == 0) {
+		rc = cmd_review(&cfg, nrest, rest);
 	} else if (strcmp(cmd, "events") == 0) {
 		rc = cmd_events(&cfg, nrest, rest);
 	} else if (strcmp(cmd, "tail") == 0) {

@@ -9,6 +9,7 @@
 #include "pixrelay/json.h"
 #include "pixrelay/keyspace.h"
 #include "pixrelay/log.h"
+#include "pixrelay/metrics.h"
 #include "pixrelay/mem.h"
 #include "pixrelay/netaddr.h"
 #include "pixrelay/sign.h"
@@ -76,6 +77,16 @@ struct host {
 	unsigned leasing;			 /* offered to settle calls under way */
 };
 
+/* What this process holds of one account's deliveries (a tenant may hold
+ * at most delivery-per-account). */
+struct tenant {
+	struct tenant *next; /* in its bucket */
+	char account[IDS_ULID_LEN + 1];
+	unsigned held;
+};
+
+#define TENANT_BUCKETS 1024
+
 /* The outcome of one attempt, waiting for its shard's next settle call. */
 struct outcome {
 	struct outcome *next;
@@ -124,6 +135,9 @@ struct dispatch {
 	int stopped;
 	struct host *buckets[HOST_BUCKETS];
 	struct host *hosts; /* every host, for walking them */
+	struct tenant *tenants[TENANT_BUCKETS];
+	unsigned ntenants;    /* with deliveries held */
+	unsigned env_held[2]; /* deliveries held, by environment */
 	unsigned nhosts;
 	uint64_t hosts_swept_ms;
 	double settle_ms;      /* round trip of a settle call (EWMA) */
@@ -143,13 +157,14 @@ struct delivery {
 	char *url, *body, *account;
 	char *signing, *signing_prev, *compat;
 	char env[16];
+	struct tenant *tenant;
 	int attempts, budget_base;
 	long long created_ms;
 	struct host *host;
 	struct pool *pool;
 	CURL *easy;
 	struct curl_slist *headers;
-	char response[RESPONSE_KEEP + 1];
+	char *response; /* the answer's first RESPONSE_KEEP bytes, allocated when it comes */
 	size_t response_len;
 	long long retry_after_ms;
 	int refused_address;
@@ -207,6 +222,7 @@ static void delivery_free(struct delivery *dl)
 	free(dl->url);
 	free(dl->body);
 	free(dl->account);
+	free(dl->response);
 	if (dl->signing)
 		mem_wipe(dl->signing, strlen(dl->signing));
 	if (dl->signing_prev)
@@ -264,7 +280,10 @@ static struct host *host_get(struct dispatch *d, const char *name)
 
 /* How many more events of `h` this process would take now: its limit in
  * flight, and enough waiting to keep it busy for two settle round trips
- * (the time it takes to lease more), at least as many again as its limit. */
+ * (the time it takes to lease more) at the rate it answers. A slow host
+ * gets next to no waiting room: its slots free slowly, and what would wait
+ * for them would hold capacity (its tenant's and its environment's) for
+ * nothing. */
 static unsigned host_budget(const struct dispatch *d, const struct host *h, uint64_t now)
 {
 	unsigned held = h->active + h->nwaiting, room;
@@ -275,15 +294,16 @@ static unsigned host_budget(const struct dispatch *d, const struct host *h, uint
 	if (h->open_until_ms)
 		/* half-open: one probe */
 		return held || h->probing ? 0 : 1;
-	room = h->limit + (ahead > h->limit ? (unsigned)ahead : h->limit);
+	room = h->limit + 1 + (unsigned)ahead;
 	if (room > HOST_QUEUE_MAX)
 		room = HOST_QUEUE_MAX;
 	return held >= room ? 0 : room - held;
 }
 
+/* A host this process knows nothing of yet: its first limit, and one more. */
 static unsigned default_budget(const struct dispatch *d)
 {
-	return 2 * (unsigned)d->cfg->delivery_per_host;
+	return (unsigned)d->cfg->delivery_per_host + 1;
 }
 
 static void host_free(struct dispatch *d, struct host *h)
@@ -323,6 +343,56 @@ static void hosts_sweep(struct dispatch *d, uint64_t now)
 	}
 }
 
+static struct tenant *tenant_hold(struct dispatch *d, const char *account)
+{
+	unsigned b = host_bucket(account) % TENANT_BUCKETS;
+	struct tenant *t;
+
+	for (t = d->tenants[b]; t; t = t->next)
+		if (strcmp(t->account, account) == 0)
+			break;
+	if (!t) {
+		t = mem_new(struct tenant);
+		snprintf(t->account, sizeof(t->account), "%s", account);
+		t->next = d->tenants[b];
+		d->tenants[b] = t;
+		d->ntenants++;
+	}
+	t->held++;
+	return t;
+}
+
+static void tenant_release(struct dispatch *d, struct tenant *t)
+{
+	struct tenant **pp;
+
+	if (--t->held)
+		return;
+	pp = &d->tenants[host_bucket(t->account) % TENANT_BUCKETS];
+	while (*pp != t)
+		pp = &(*pp)->next;
+	*pp = t->next;
+	d->ntenants--;
+	free(t);
+}
+
+static int env_of(const struct delivery *dl)
+{
+	return strcmp(dl->env, "production") == 0 ? AUTH_PRODUCTION : AUTH_SANDBOX;
+}
+
+/* What an environment may still be given: production the whole capacity,
+ * the sandbox (anyone may have a sandbox key) delivery-sandbox-share of it. */
+static unsigned env_budget(const struct dispatch *d, int env)
+{
+	unsigned cap = (unsigned)d->cfg->delivery_concurrency;
+
+	if (env == AUTH_SANDBOX)
+		cap = (unsigned)((unsigned long long)cap *
+				 (unsigned long)d->cfg->delivery_sandbox_share / 100);
+	return d->env_held[env] >= cap ? 0 : cap - d->env_held[env];
+}
+
 enum host_health {
 	HOST_FINE,	  /* answered in time (2xx, or a 4xx other than 429) */
 	HOST_STRAINED,	  /* 429, 5xx, or the connection failed: fewer at once */
@@ -360,11 +430,16 @@ static void host_learn(struct dispatch *d, struct host *h, enum host_health heal
 	}
 	h->successes = 0;
 	h->limit = h->limit > 1 ? h->limit / 2 : 1;
-	if (health == HOST_UNREACHABLE && ++h->failures >= BREAKER_FAILURES) {
-		if (!h->open_until_ms)
-			log_warn("destination %s did not answer %u times in a row: pausing "
-				 "deliveries to it for %lld ms",
-				 h->name, h->failures, h->cooldown_ms);
+	if (health != HOST_UNREACHABLE)
+		return;
+	h->failures++;
+	if (h->open_until_ms > now)
+		return; /* open already: an attempt made before it opened */
+	if (h->open_until_ms || h->failures >= BREAKER_FAILURES) {
+		/* too many timeouts in a row, or the probe timed out too */
+		log_warn("destination %s did not answer %u times in a row: pausing deliveries "
+			 "to it for %lld ms",
+			 h->name, h->failures, h->cooldown_ms);
 		h->open_until_ms = now + (uint64_t)h->cooldown_ms;
 		h->cooldown_ms =
 		    h->cooldown_ms * 2 > BREAKER_MAX_MS ? BREAKER_MAX_MS : h->cooldown_ms * 2;
@@ -457,8 +532,10 @@ static void complete(struct delivery *dl, const char *what, long long next_ms, l
 		char at[25];
 		size_t len;
 		const char *entry;
-		dl->response[dl->response_len] = '\0';
-		sanitize(dl->response);
+		if (dl->response) {
+			dl->response[dl->response_len] = '\0';
+			sanitize(dl->response);
+		}
 		json_open(g);
 		json_str(g, "at");
 		timefmt_rfc3339(at, dl->start_ms);
@@ -497,8 +574,11 @@ static void complete(struct delivery *dl, const char *what, long long next_ms, l
 		s->outcomes = o;
 	s->outcomes_tail = o;
 	s->noutcomes++;
+	metrics_delivery(dl->env, what, (double)(now - dl->start_ms) / 1000.0);
 	d->queued++;
 	d->held--;
+	d->env_held[env_of(dl)]--;
+	tenant_release(d, dl->tenant);
 	delivery_free(dl);
 	settle_soon(d, s);
 }
@@ -725,6 +805,8 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *userdata)
 	struct delivery *dl = userdata;
 	size_t n = size * nmemb, room = RESPONSE_KEEP - dl->response_len;
 
+	if (!dl->response && n)
+		dl->response = mem_alloc(RESPONSE_KEEP + 1);
 	memcpy(dl->response + dl->response_len, ptr, n < room ? n : room);
 	dl->response_len += n < room ? n : room;
 	return n; /* the rest is read and dropped */
@@ -864,6 +946,14 @@ static void start_delivery(struct delivery *dl)
 	 * address checks above must see the destination itself */
 	curl_easy_setopt(dl->easy, CURLOPT_PROXY, "");
 	curl_easy_setopt(dl->easy, CURLOPT_ERRORBUFFER, dl->errbuf);
+	/* an answer is read only to keep its first KiB: a small read buffer
+	 * (curl's default is 16 KiB per request in flight) */
+	curl_easy_setopt(dl->easy, CURLOPT_BUFFERSIZE, 2048L);
+	/* an https destination may offer HTTP/2 (negotiated): then many
+	 * postbacks share one connection. Not for http: there, waiting to learn
+	 * whether a connection multiplexes would queue them behind one answer */
+	if (strncasecmp(dl->url, "https:", 6) == 0)
+		curl_easy_setopt(dl->easy, CURLOPT_PIPEWAIT, 1L);
 	if (curl_multi_add_handle(dl->pool->multi, dl->easy) != CURLM_OK) {
 		struct host *h = dl->host;
 		h->active--;
@@ -902,6 +992,8 @@ static void begin(struct dispatch *d, struct shard *s, const char *token, redisR
 	h = host_get(d, host);
 	h->last_ms = dl->start_ms;
 	dl->host = h;
+	dl->tenant = tenant_hold(d, dl->account);
+	d->env_held[env_of(dl)]++;
 	d->held++;
 	if (h->active < h->limit && !(h->open_until_ms && h->probing) && !h->waiting) {
 		start_delivery(dl);
@@ -1028,6 +1120,8 @@ static void settle(struct dispatch *d, struct shard *s, unsigned lease)
 {
 	char sp[KS_PREFIX_MAX], hosts_k[KS_KEY_MAX], lease_k[KS_KEY_MAX], dead_k[KS_KEY_MAX];
 	char now_s[32], lease_ms[32], max[16], cap[16], ttl[24], deflt[16], nh[16], no[16];
+	char acct_deflt[16], na[16], envb[2][16], (*abudgets)[16] = NULL;
+	unsigned nacct = 0, per_account = (unsigned)d->cfg->delivery_per_account;
 	struct settle *c = mem_new(struct settle);
 	unsigned n = s->noutcomes < OUTCOMES_MAX ? s->noutcomes : OUTCOMES_MAX;
 	unsigned nover = 0, argc;
@@ -1070,7 +1164,10 @@ static void settle(struct dispatch *d, struct shard *s, unsigned lease)
 	if (lease)
 		for (struct host *h = d->hosts; h; h = h->all_next)
 			nover += shard_budget(d, s, h, now) != dflt;
-	argc = 13 + 2 * nover + 7 * n;
+	/* the accounts holding deliveries: their budget is below the default */
+	if (lease)
+		nacct = d->ntenants;
+	argc = 17 + 2 * nover + 2 * nacct + 7 * n;
 	argv = mem_calloc(argc, sizeof(char *));
 	lens = mem_calloc(argc, sizeof(size_t));
 	if (nover) {
@@ -1092,6 +1189,14 @@ static void settle(struct dispatch *d, struct shard *s, unsigned lease)
 	snprintf(no, sizeof(no), "%u", n);
 	argv[11] = nh;
 	argv[12] = no;
+	snprintf(acct_deflt, sizeof(acct_deflt), "%u", per_account);
+	snprintf(na, sizeof(na), "%u", nacct);
+	for (int e = 0; e < 2; e++)
+		snprintf(envb[e], sizeof(envb[e]), "%u", lease ? env_budget(d, e) : 0);
+	argv[13] = acct_deflt;
+	argv[14] = na;
+	argv[15] = envb[AUTH_SANDBOX];
+	argv[16] = envb[AUTH_PRODUCTION];
 	{
 		unsigned i = 0;
 		for (struct host *h = d->hosts; lease && h && i < nover; h = h->all_next) {
@@ -1099,8 +1204,8 @@ static void settle(struct dispatch *d, struct shard *s, unsigned lease)
 			if (budget == dflt)
 				continue;
 			snprintf(budgets[i], sizeof(budgets[i]), "%u", budget);
-			argv[13 + 2 * i] = h->name;
-			argv[14 + 2 * i] = budgets[i];
+			argv[17 + 2 * i] = h->name;
+			argv[18 + 2 * i] = budgets[i];
 			/* what this call may lease is not offered to another meanwhile */
 			if (budget) {
 				h->leasing += budget;
@@ -1110,10 +1215,21 @@ static void settle(struct dispatch *d, struct shard *s, unsigned lease)
 			i++;
 		}
 	}
+	if (nacct) {
+		unsigned i = 0;
+		abudgets = mem_calloc(nacct, sizeof(*abudgets));
+		for (int b = 0; b < TENANT_BUCKETS && i < nacct; b++)
+			for (struct tenant *t = d->tenants[b]; t && i < nacct; t = t->next, i++) {
+				snprintf(abudgets[i], sizeof(abudgets[i]), "%u",
+					 t->held >= per_account ? 0 : per_account - t->held);
+				argv[17 + 2 * nover + 2 * i] = t->account;
+				argv[18 + 2 * nover + 2 * i] = abudgets[i];
+			}
+	}
 	/* the outcomes: their texts stay alive until rds_script has copied them */
 	{
 		char(*nums)[2][24] = mem_calloc(n ? n : 1, sizeof(*nums));
-		unsigned at = 13 + 2 * nover;
+		unsigned at = 17 + 2 * nover + 2 * nacct;
 		o = s->outcomes;
 		for (unsigned i = 0; i < n; i++, o = o->next) {
 			snprintf(nums[i][0], 24, "%lld", o->next_ms);
@@ -1142,6 +1258,7 @@ static void settle(struct dispatch *d, struct shard *s, unsigned lease)
 	s->noutcomes -= n;
 	d->queued -= n;
 	free(budgets);
+	free(abudgets);
 	free(argv);
 	free(lens);
 }
@@ -1344,6 +1461,21 @@ void dispatch_stop(struct dispatch *d)
 	}
 }
 
+void dispatch_stats(const struct dispatch *d, struct dispatch_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!d)
+		return;
+	for (const struct host *h = d->hosts; h; h = h->all_next) {
+		out->active += h->active;
+		out->waiting += h->nwaiting;
+		out->hosts++;
+		out->open += h->open_until_ms > ids_now_ms();
+	}
+	out->tenants = d->ntenants;
+	out->outcomes = d->queued;
+}
+
 unsigned dispatch_inflight(const struct dispatch *d)
 {
 	/* a settle under way may hold leases or outcomes: wait for its answer */
@@ -1385,6 +1517,12 @@ void dispatch_free(struct dispatch *d)
 			outcome_free(o);
 		}
 	}
+	for (int b = 0; b < TENANT_BUCKETS; b++)
+		while (d->tenants[b]) {
+			struct tenant *t = d->tenants[b];
+			d->tenants[b] = t->next;
+			free(t);
+		}
 	free(d->shards);
 	netaddr_list_deinit(&d->allow);
 	free(d);

@@ -524,3 +524,52 @@ void events_replay_many(struct rds *r, const struct config *cfg, enum auth_env e
 	m->ud = ud;
 	events_list(r, cfg, env, account, f, 1, on_ids, m);
 }
+
+/* ---- how a shard's queue stands ---- */
+
+struct stats_call {
+	void (*cb)(void *ud, int result, const struct events_stats *st, const char *err);
+	void *ud;
+};
+
+static void on_stats(void *ud, redisReply *reply, const char *err)
+{
+	struct stats_call *c = ud;
+	struct events_stats st;
+
+	memset(&st, 0, sizeof(st));
+	if (err) {
+		c->cb(c->ud, -1, NULL, err);
+	} else if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 4 ||
+		   reply->element[3]->type != REDIS_REPLY_STRING) {
+		c->cb(c->ud, -1, NULL, "unexpected reply from shard_stats");
+	} else {
+		st.pending = reply->element[0]->integer;
+		st.delivering = reply->element[1]->integer;
+		st.dead = reply->element[2]->integer;
+		st.earliest_due_ms =
+		    reply->element[3]->len ? strtoll(reply->element[3]->str, NULL, 10) : 0;
+		c->cb(c->ud, 0, &st, NULL);
+	}
+	free(c);
+}
+
+void events_shard_stats(struct rds *r, const struct config *cfg, int shard,
+			void (*cb)(void *ud, int result, const struct events_stats *st,
+				   const char *err),
+			void *ud)
+{
+	struct stats_call *c = mem_new(struct stats_call);
+	char sp[KS_PREFIX_MAX], k1[KS_KEY_MAX], k2[KS_KEY_MAX], k3[KS_KEY_MAX];
+
+	c->cb = cb;
+	c->ud = ud;
+	ks_shard_prefix(sp, sizeof(sp), cfg->prefix, shard);
+	snprintf(k1, sizeof(k1), "%shosts", sp);
+	snprintf(k2, sizeof(k2), "%slease", sp);
+	snprintf(k3, sizeof(k3), "%sdead", sp);
+	{
+		const char *argv[] = {k1, k2, k3, sp};
+		rds_script(r, on_stats, c, SCRIPT_SHARD_STATS, 3, 4, argv, NULL);
+	}
+}

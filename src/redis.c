@@ -2,6 +2,7 @@
 
 #include "pixrelay/log.h"
 #include "pixrelay/mem.h"
+#include "pixrelay/metrics.h"
 #include "pixrelay/rslot.h"
 
 #include <hiredis/adapters/libevent.h>
@@ -61,6 +62,7 @@ struct node {
 	int seed;    /* the address given: kept even when it owns no slots */
 	int retired; /* no longer in the map: closed, not reconnected */
 	int subscribed;
+	int was_connected; /* the next connection is a reconnection */
 	int timer_armed;
 	long backoff_ms;
 	struct event *reconnect_timer, *connect_timer, *timer;
@@ -83,6 +85,7 @@ struct cmd {
 	struct cmd *prev, *next; /* in a node's sent or waiting list, or parked */
 	uint64_t deadline_ms;	 /* of the whole command, retries included */
 	uint64_t sent_ms;
+	uint64_t sent_us; /* for the latency metric */
 	uint64_t due_ms;  /* parked: when to go again */
 	const char *fail; /* parked: fail with this when due */
 	const char *why;  /* the last reason it had to be tried again */
@@ -151,6 +154,14 @@ static uint64_t now_ms(struct rds *r)
 
 	event_base_gettimeofday_cached(r->base, &tv);
 	return (uint64_t)tv.tv_sec * 1000 + (uint64_t)tv.tv_usec / 1000;
+}
+
+static uint64_t now_us(void)
+{
+	struct timeval tv;
+
+	gettimeofday(&tv, NULL);
+	return (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec;
 }
 
 static struct timeval tv_ms(long ms)
@@ -798,6 +809,8 @@ static void node_send(struct node *n, struct cmd *c)
 		return;
 	}
 	c->sent_ms = now_ms(r);
+	if (!c->icb)
+		c->sent_us = now_us();
 	list_append(&n->sent, &n->sent_tail, c);
 	node_arm(n);
 }
@@ -1017,6 +1030,8 @@ static void on_result(redisAsyncContext *ac, void *replyp, void *privdata)
 	redisReply *reply = replyp, *res = reply;
 
 	c->after = AFTER_FREE;
+	if (reply && !c->icb)
+		metrics_redis((double)(now_us() - c->sent_us) / 1e6);
 	if (c->done)
 		goto out;
 	if (!reply) {
@@ -1174,6 +1189,9 @@ static void on_connect(const redisAsyncContext *ac, int status)
 	}
 	n->connected = 1;
 	note(r, "redis %s connected", n->name);
+	if (n->was_connected && !r->own_base)
+		metrics_redis_reconnect();
+	n->was_connected = 1;
 	n->setup_left = 1; /* held until every setup command is queued */
 	if (r->addr.password[0] && n->role != ROLE_SENTINEL) {
 		const char *argv[] = {"AUTH", r->addr.password};
@@ -1267,6 +1285,12 @@ static void connect_now(struct node *n)
 	n->connected = 0;
 	n->ready = 0;
 	redisLibeventAttach(ac, r->base);
+	if (n->role == ROLE_SUB && event_base_get_npriorities(r->base) > 1) {
+		/* announcements first: when one arrives together with a request,
+		 * the request must not be served from what it announces as stale */
+		redisLibeventEvents *e = ac->ev.data;
+		event_priority_set(e->rev, 0);
+	}
 	redisAsyncSetConnectCallback(ac, on_connect);
 	redisAsyncSetDisconnectCallback(ac, on_disconnect);
 	evtimer_add(n->connect_timer, &tv);

@@ -31,11 +31,20 @@ static const char *const names[SCRIPT_COUNT] = {
 	[SCRIPT_EVENT_LIST] = "event_list",
 	[SCRIPT_ACCOUNT_PUT] = "account_put",
 	[SCRIPT_ACCOUNT_INDEX] = "account_index",
+	[SCRIPT_ACCOUNT_ADMIT] = "account_admit",
+	[SCRIPT_ACCOUNT_QUEUE] = "account_queue",
+	[SCRIPT_ACCOUNT_CLAIMS] = "account_claims",
+	[SCRIPT_ACCOUNT_REVIEW] = "account_review",
 	[SCRIPT_TRANSFER_RESOLVE] = "transfer_resolve",
 	[SCRIPT_TRANSFER_DEBIT] = "transfer_debit",
 	[SCRIPT_TRANSFER_CREDIT] = "transfer_credit",
 	[SCRIPT_TRANSFER_FINISH] = "transfer_finish",
 	[SCRIPT_SECRET_ROTATE] = "secret_rotate",
+	[SCRIPT_SHARD_STATS] = "shard_stats",
+	[SCRIPT_KEY_LIST] = "key_list",
+	[SCRIPT_CHARGE_LIST] = "charge_list",
+	[SCRIPT_ACCOUNT_LIST] = "account_list",
+	[SCRIPT_ACCOUNT_LEDGER] = "account_ledger",
 };
 /* clang-format on */
 

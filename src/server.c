@@ -2,10 +2,14 @@
 
 #include "pixrelay/api.h"
 #include "pixrelay/auth.h"
+#include "pixrelay/cache.h"
 #include "pixrelay/http.h"
+#include "pixrelay/ingest.h"
 #include "pixrelay/keys.h"
+#include "pixrelay/keyspace.h"
 #include "pixrelay/log.h"
 #include "pixrelay/mem.h"
+#include "pixrelay/metrics.h"
 #include "pixrelay/netaddr.h"
 #include "pixrelay/redis.h"
 #include "pixrelay/redisd.h"
@@ -128,6 +132,13 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	evtimer_add(s->drain_timer, &tv);
 }
 
+/* Every answered request, for /metrics. */
+static void on_observed(void *arg, const struct http_observation *o)
+{
+	metrics_http(o->route ? o->route : "", http_method_name(o->method), o->status,
+		     (double)o->duration_us / 1e6);
+}
+
 static void on_log_timer(evutil_socket_t fd, short what, void *arg)
 {
 	log_flush();
@@ -191,10 +202,18 @@ int server_run(struct config *cfg)
 	s.app.base = event_base_new();
 	if (!s.app.base)
 		mem_oom(__FILE__, __LINE__);
+	/* two priorities: cache invalidations (0) before everything else (1) */
+	event_base_priority_init(s.app.base, 2);
 	if (redisd)
 		redisd_supervise(redisd, s.app.base);
 	s.app.rds = rds_new(s.app.base, &addr, cfg->redis_timeout_ms);
 	rds_set_wait(s.app.rds, (int)cfg->redis_wait_replicas);
+	{
+		char channel[256];
+		ks_invalidation_channel(channel, sizeof(channel), cfg->prefix);
+		s.app.cache = cache_new(s.app.base, &addr, cfg->redis_timeout_ms, channel);
+	}
+	s.app.ingest = ingest_queue_new(s.app.base, s.app.rds, cfg);
 	if (cfg->dispatch) {
 		/* its own connections: delivery bookkeeping never queues in front
 		 * of the API's requests */
@@ -207,6 +226,7 @@ int server_run(struct config *cfg)
 	s.app.http = http_new(s.app.base, cfg, api_routes, api_nroutes, api_authenticate, &s.app);
 	if (!s.app.http)
 		goto done;
+	http_set_observer(s.app.http, on_observed, NULL);
 	if (cfg->base_url_derived) {
 		char host[256];
 		int port = 0;
@@ -242,8 +262,10 @@ done:
 	/* Redis first: callbacks still pending answer their requests (503) and
 	 * record nothing for deliveries (their leases run out) while the HTTP
 	 * server, the dispatcher and so every request still exist */
+	ingest_queue_free(s.app.ingest);
 	rds_free(s.app.rds);
 	rds_free(s.dispatch_rds);
+	cache_free(s.app.cache);
 	dispatch_free(s.app.dispatch);
 	http_free(s.app.http);
 	if (s.sigterm)

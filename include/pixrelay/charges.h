@@ -11,6 +11,7 @@
 #include "pixrelay/auth.h"
 #include "pixrelay/charge.h"
 #include "pixrelay/config.h"
+#include "pixrelay/page.h"
 #include "pixrelay/redis.h"
 
 /* Expected outcomes besides 0. */
@@ -35,8 +36,9 @@ typedef void (*charges_fn)(void *ud, int result, const char *json, const char *e
 
 /* Create a charge for `account` from a validated request. Takes nothing;
  * cb runs exactly once, later. */
-void charges_create(struct rds *r, const struct config *cfg, enum auth_env env, const char *account,
-		    const struct charge_input *in, charges_fn cb, void *ud);
+struct cache;
+void charges_create(struct rds *r, struct cache *cache, const struct config *cfg, enum auth_env env,
+		    const char *account, const struct charge_input *in, charges_fn cb, void *ud);
 
 /* Read a charge of `account` (another account's charge is CHARGES_NOT_FOUND). */
 void charges_get(struct rds *r, const struct config *cfg, enum auth_env env, const char *account,
@@ -56,18 +58,37 @@ void charges_transition(struct rds *r, const struct config *cfg, enum auth_env e
 			const char *account, const char *id, enum charges_action action,
 			const char *amount, char *event_out, charges_fn cb, void *ud);
 
-/* Read the reply of a script built on charge_move (charge_transition,
- * ingest): returns 0 or a CHARGES_* outcome with *json (borrowed from the
- * reply: the charge, a status, an amount or an event id as the outcome
- * says), writing the event id into event_out (NULL or EVENTS_ID_MAX bytes)
- * on 0; -1 when the reply is malformed. */
-int charges_reply(const redisReply *reply, const char **json, char *event_out);
+/* Read an answer of charge_move (charge_transition, ingest): its `n`
+ * elements `e`. Returns 0 or a CHARGES_* outcome with *json (borrowed from
+ * e: the charge, a status, an amount or an event id as the outcome says),
+ * writing the new event's id into event_out (NULL or EVENTS_ID_MAX bytes)
+ * on 0 and CHARGES_EXPIRED; -1 when the answer is malformed. */
+int charges_reply(redisReply *const *e, size_t n, const char **json, char *event_out);
 
 /* Expire the pending charges of `shard` whose time has come (a batch of at
  * most 16). done(ud, n) runs once, later, with how many were expired (-1 on
  * failure); n == 16 means more may be due. */
 void charges_expire_due(struct rds *r, const struct config *cfg, int shard,
 			void (*done)(void *ud, int n), void *ud);
+
+/* Which charges to list. */
+struct charges_filter {
+	const char *status; /* PENDING, PAID, ...; NULL = any */
+	int limit;	    /* 1 .. CHARGES_LIST_MAX */
+	struct page_cursor from;
+};
+
+#define CHARGES_LIST_MAX 100
+
+/* A page of the charges of `account`, newest first, as {"charges": [...],
+ * "nextCursor": ...} (each charge as GET /v1/charge/pix/{id} shows it). With
+ * a status filter at most CHARGES_SCAN_CAP charges are looked at per page, so
+ * a page may be short (even empty) with a cursor to go on. cb runs exactly
+ * once, later. */
+void charges_list(struct rds *r, const struct config *cfg, enum auth_env env, const char *account,
+		  const struct charges_filter *f, charges_fn cb, void *ud);
+
+#define CHARGES_SCAN_CAP 2000
 
 /* Nonzero when `id` has the shape of a charge id (a ULID). */
 int charges_valid_id(const char *id);

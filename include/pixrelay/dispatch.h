@@ -54,6 +54,18 @@ void dispatch_kick(struct dispatch *d, const char *id);
 void dispatch_stop(struct dispatch *d);
 /* Deliveries, outcomes and leases not yet settled. */
 unsigned dispatch_inflight(const struct dispatch *d);
+/* What a dispatcher holds now (for /metrics). */
+struct dispatch_stats {
+	unsigned active;   /* requests in flight */
+	unsigned waiting;  /* leased, waiting for a slot of their host */
+	unsigned outcomes; /* recorded, not yet settled in Redis */
+	unsigned hosts;	   /* destination hosts it knows */
+	unsigned open;	   /* of which with an open circuit */
+	unsigned tenants;  /* accounts holding deliveries */
+};
+/* All zero when d is NULL. */
+void dispatch_stats(const struct dispatch *d, struct dispatch_stats *out);
+
 /* Abandon what is in flight (its leases will run out) and free. */
 void dispatch_free(struct dispatch *d);
 

@@ -65,4 +65,19 @@ void events_list(struct rds *r, const struct config *cfg, enum auth_env env, con
 void events_replay_many(struct rds *r, const struct config *cfg, enum auth_env env,
 			const char *account, const struct events_filter *f, events_fn cb, void *ud);
 
+/* How the delivery queue of a shard stands (shard_stats). */
+struct events_stats {
+	long long pending;	   /* due, or waiting for their next attempt */
+	long long delivering;	   /* leased to a dispatcher now */
+	long long dead;		   /* dead and still kept */
+	long long earliest_due_ms; /* when the earliest pending event is due (0 = none) */
+};
+
+/* Read how `shard`'s queue stands; cb runs once, later: 0 with st
+ * (borrowed for the call), or -1 with err. */
+void events_shard_stats(struct rds *r, const struct config *cfg, int shard,
+			void (*cb)(void *ud, int result, const struct events_stats *st,
+				   const char *err),
+			void *ud);
+
 #endif

@@ -8,7 +8,7 @@ if #KEYS ~= 2 or #ARGV ~= 5 then
 end
 local p, id, now = ARGV[1], ARGV[2], ARGV[3]
 local ek = p .. 'e:' .. id
-local e = redis.call('HMGET', ek, 'state', 'account', 'env', 'order', 'attempts', 'url', 'host')
+local e = redis.call('HMGET', ek, 'state', 'account', 'env', 'order', 'attempts', 'url', 'queue')
 if not e[1] then return 0 end
 if (ARGV[4] ~= '' and e[2] ~= ARGV[4]) or e[3] ~= ARGV[5] then return 0 end
 if e[1] == 'pending' or e[1] == 'delivering' then return 2 end
@@ -21,6 +21,6 @@ redis.call('HSET', ek, 'state', 'pending', 'budget_base', e[5], 'budget_ms', now
   'updated_ms', now, 'last_error', '')
 local ok = p .. 'o:' .. e[4]
 if redis.call('RPUSH', ok, id) == 1 then
-  due_add(p, e[7] or url_host(e[6]), id, now)
+  due_add(p, e[7] or (e[3] .. ':' .. e[2] .. ':' .. url_host(e[6])), id, now)
 end
 return 1

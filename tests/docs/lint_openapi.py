@@ -29,6 +29,8 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MIN_NODE = (18, 17)
+# the problems listed, each with its reason, in .redocly.lint-ignore.yaml
+IGNORED = 3
 
 
 def die(msg):
@@ -93,10 +95,11 @@ def lint_redocly(root):
     if problems or p.returncode != 0:
         die("@redocly/cli lint: %d errors, %d warnings" % (totals.get("errors", -1),
                                                           totals.get("warnings", -1)))
-    if ignored != 1:
-        die("expected exactly the 1 problem listed in .redocly.lint-ignore.yaml to be "
-            "ignored, got %d: update that file and its reasons" % ignored)
-    return "@redocly/cli lint: no errors, no warnings (1 explained in .redocly.lint-ignore.yaml)"
+    if ignored != IGNORED:
+        die("expected exactly the %d problems listed in .redocly.lint-ignore.yaml to be "
+            "ignored, got %d: update that file and its reasons" % (IGNORED, ignored))
+    return ("@redocly/cli lint: no errors, no warnings (%d explained in .redocly.lint-ignore.yaml)"
+            % IGNORED)
 
 
 def lint_spectral(root):

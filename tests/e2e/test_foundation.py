@@ -114,6 +114,26 @@ class Foundation(unittest.TestCase):
         finally:
             self.assertEqual(other.stop(), 0)
 
+    def test_a_cached_key_is_never_served_after_its_revocation(self):
+        # keys are cached in the process and forgotten when a revocation is
+        # announced; while the announcements cannot be heard (its
+        # subscription to them was cut), nothing is cached
+        k = self.px.create_key("sandbox", description="cached")
+        for _ in range(3):
+            self.assertEqual(self.px.request("GET", "/v1/me", headers=auth(k["key"])).status, 200)
+        self.assertGreaterEqual(self.redis.cmd("CLIENT", "KILL", "TYPE", "pubsub"), 1)
+        self.px.cli("keys", "revoke", k["id"])
+        r = self.px.request("GET", "/v1/me", headers=auth(k["key"]))
+        self.assertEqual((r.status, r.json["error"]), (401, "API key revoked"))
+        # the subscription comes back by itself, and with it the cache
+        wait_for(lambda: self.redis.cmd("PUBSUB", "NUMSUB", "pixrelay:invalidate")[1] >= 1,
+                 what="the cache to listen again")
+        k2 = self.px.create_key("sandbox", description="cached again")
+        self.assertEqual(self.px.request("GET", "/v1/me", headers=auth(k2["key"])).status, 200)
+        self.px.cli("keys", "revoke", k2["id"])
+        r = self.px.request("GET", "/v1/me", headers=auth(k2["key"]))
+        self.assertEqual((r.status, r.json["error"]), (401, "API key revoked"))
+
     def test_environment_comes_from_the_key(self):
         r = self.px.request("GET", "/v1/me", headers=auth(self.live))
         self.assertEqual(r.status, 200)

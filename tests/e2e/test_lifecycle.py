@@ -140,7 +140,8 @@ class Lifecycle(Base):
         self.px.stop()
         self.procs.remove(self.px)
         px = self.start(["--delivery-concurrency", "4", "--delivery-per-host", "1",
-                         "--delivery-timeout-ms", "5000"], name="fair")
+                         "--delivery-sandbox-share", "100", "--delivery-timeout-ms", "5000"],
+                        name="fair")
         self.sink.script("/slow-host", [Reply(200, delay=1.5)] * 12)
         for _ in range(12):
             c = self.charge(px=px, postbackUrl=self.sink.url("/slow-host"))

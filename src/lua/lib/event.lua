@@ -1,10 +1,13 @@
--- The delivery queue of a shard is split by destination host, so that a dispatcher leases
--- exactly what each destination can take now (no event of a busy host is leased only to be
--- put back, and one slow host cannot fill the leases others need):
---   p hosts        zset: destination host -> when its earliest due event may be attempted
---   p due:<host>   zset: event id -> when it may next be attempted
+-- The delivery queue of a shard is split by environment, account and destination host, so
+-- that a dispatcher leases exactly what each destination, tenant and environment may have
+-- now (no event of a busy host is leased only to be put back, and one slow host or tenant
+-- cannot fill the leases others need):
+--   p hosts          zset: queue "<env>:<account>:<host>" -> when its earliest due event may
+--                    be attempted
+--   p due:<queue>    zset: event id -> when it may next be attempted
 -- The host is the URL's authority without user info, lower-cased ("example.com:8443");
--- dispatch.c computes it the same way (dispatch_url_host).
+-- dispatch.c computes it the same way (dispatch_url_host). An event keeps its queue's name
+-- in its field `queue`.
 local function url_host(url)
   local a = string.match(url, '^[%a][%w+.-]*://([^/?#]*)') or ''
   local at = string.find(a, '@[^@]*$')
@@ -12,10 +15,10 @@ local function url_host(url)
   return string.lower(a)
 end
 
--- due_add: event `id` of destination `host` may be attempted at `at` (ms).
-local function due_add(p, host, id, at)
-  redis.call('ZADD', p .. 'due:' .. host, at, id)
-  redis.call('ZADD', p .. 'hosts', 'LT', at, host)
+-- due_add: event `id` of queue `q` may be attempted at `at` (ms).
+local function due_add(p, q, id, at)
+  redis.call('ZADD', p .. 'due:' .. q, at, id)
+  redis.call('ZADD', p .. 'hosts', 'LT', at, q)
 end
 
 -- event_write: record event `id` and queue it for delivery, in the shard of key prefix `p`
@@ -37,11 +40,11 @@ local function event_write(p, id, env, account, etype, url, body, order, now, tt
     redis.call('EXPIRE', ek, ttl)
     return
   end
-  local host = url_host(url)
+  local q = env .. ':' .. account .. ':' .. url_host(url)
   redis.call('HSET', ek, 'id', id, 'env', env, 'account', account, 'type', etype, 'url', url,
-    'host', host, 'body', body, 'order', order, 'created_ms', now, 'updated_ms', now,
+    'queue', q, 'body', body, 'order', order, 'created_ms', now, 'updated_ms', now,
     'next_ms', now, 'state', 'pending', 'attempts', 0)
   if redis.call('RPUSH', p .. 'o:' .. order, id) == 1 then
-    due_add(p, host, id, now)
+    due_add(p, q, id, now)
   end
 end
