@@ -342,6 +342,24 @@ static size_t digits(size_t v)
 	return n;
 }
 
+/* "<mark><v>\r\n" at p; returns the end. */
+static char *put_count(char *p, char mark, size_t v)
+{
+	char d[24];
+	int n = 0;
+
+	*p++ = mark;
+	do {
+		d[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		*p++ = d[--n];
+	*p++ = '\r';
+	*p++ = '\n';
+	return p;
+}
+
 /* A command of `nhead` fixed arguments then argc given ones, formatted into
  * one block with its bookkeeping; `key` is the index (over both) of the
  * argument it is routed by, or -1. */
@@ -367,11 +385,11 @@ static struct cmd *cmd_new(struct rds *r, rds_reply_fn cb, void *ud, int nhead, 
 	c->ud = ud;
 	c->slot = -1;
 	c->len = total;
-	p = c->buf + sprintf(c->buf, "*%d\r\n", nhead + argc);
+	p = put_count(c->buf, '*', (size_t)(nhead + argc));
 	for (int i = 0; i < nhead + argc; i++) {
 		const char *s = i < nhead ? head[i] : argv[i - nhead];
 		size_t n = i < nhead ? hl[i] : lens ? lens[i - nhead] : strlen(s);
-		p += sprintf(p, "$%zu\r\n", n);
+		p = put_count(p, '$', n);
 		if (i == key) {
 			c->keyoff = (size_t)(p - c->buf);
 			c->keylen = n;
@@ -431,14 +449,12 @@ static void list_remove(struct cmd **head, struct cmd **tail, struct cmd *c)
 
 /* ---- parked commands: sent again (or failed) by one timer ---- */
 
-static void park_arm(struct rds *r)
+/* Have the park timer fire at `due` unless it fires sooner already. */
+static void park_arm(struct rds *r, uint64_t due)
 {
-	uint64_t due = UINT64_MAX, now;
+	uint64_t now;
 
-	for (struct cmd *c = r->parked; c; c = c->next)
-		if (c->due_ms < due)
-			due = c->due_ms;
-	if (due == UINT64_MAX || (r->park_armed && r->park_due <= due))
+	if (r->park_armed && r->park_due <= due)
 		return;
 	now = now_ms(r);
 	{
@@ -467,7 +483,7 @@ static void park(struct cmd *c, long delay_ms, const char *fail)
 	if (r->parked)
 		r->parked->prev = c;
 	r->parked = c;
-	park_arm(r);
+	park_arm(r, c->due_ms);
 }
 
 /* Try c again later, or fail it when its time is up. */
@@ -510,7 +526,14 @@ static void on_park_timer(evutil_socket_t fd, short what, void *arg)
 			route(c);
 		}
 	}
-	park_arm(r);
+	{
+		uint64_t next = UINT64_MAX;
+		for (struct cmd *c = r->parked; c; c = c->next)
+			if (c->due_ms < next)
+				next = c->due_ms;
+		if (next != UINT64_MAX)
+			park_arm(r, next);
+	}
 }
 
 /* ---- nodes ---- */
@@ -598,7 +621,8 @@ static struct node *node_get(struct rds *r, const char *host, size_t hostlen, in
 		n->retired = 0;
 		n->backoff_ms = RECONNECT_MIN_MS;
 	}
-	if (!n->ac && !evtimer_pending(n->reconnect_timer, NULL))
+	/* a subscriber needs the map only: it keeps one connection for it */
+	if (!n->ac && !evtimer_pending(n->reconnect_timer, NULL) && !r->channel)
 		connect_now(n);
 	return n;
 }
@@ -606,11 +630,14 @@ static struct node *node_get(struct rds *r, const char *host, size_t hostlen, in
 static void schedule_reconnect(struct node *n)
 {
 	struct timeval tv = tv_ms(n->backoff_ms);
+	/* Sentinel's master: each try asks the sentinels first, so a promoted
+	 * replica is found within half a second */
+	long max = n->r->mode == MODE_SENTINEL ? RECONNECT_MAX_MS / 4 : RECONNECT_MAX_MS;
 
 	if (n->r->closing || n->retired)
 		return;
 	evtimer_add(n->reconnect_timer, &tv);
-	n->backoff_ms = n->backoff_ms * 2 > RECONNECT_MAX_MS ? RECONNECT_MAX_MS : n->backoff_ms * 2;
+	n->backoff_ms = n->backoff_ms * 2 > max ? max : n->backoff_ms * 2;
 }
 
 /* The commands waiting for n, which will not be ready soon: elsewhere, later,
@@ -1365,6 +1392,14 @@ static void on_refresh_timer(evutil_socket_t fd, short what, void *arg)
 		for (n = r->nodes; n && !(n->role == ROLE_DATA && n->ready); n = n->next)
 			;
 	if (!n) {
+		/* no node to ask (a subscriber connects one at a time): connect
+		 * one that is idle */
+		for (n = r->nodes; n; n = n->next)
+			if (n->role == ROLE_DATA && !n->ac && !n->retired &&
+			    !evtimer_pending(n->reconnect_timer, NULL)) {
+				connect_now(n);
+				break;
+			}
 		refresh_soon(r, REFRESH_UNHEALTHY_MS);
 		return;
 	}

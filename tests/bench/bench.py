@@ -18,6 +18,12 @@ For 1 and then 2 pixrelay processes on one Redis (unix socket, AOF
 and, once, the resident memory of one process holding 10,000 deliveries in
 flight (100 destinations that answer after 4 s).
 
+With BENCH_REDIS=cluster the Redis is a Redis Cluster on loopback TCP
+(tests/e2e/harness.py's Cluster, AOF `appendfsync always`): BENCH_PRIMARIES
+primaries (3) with BENCH_REPLICAS replicas each (0); redis-benchmark runs
+with --cluster, and every Redis figure is summed over the primaries.
+BENCH_WAIT=N starts pixrelay with --redis-wait-replicas N (replicas needed).
+
 Redis work is read from INFO commandstats (commands and EVALSHA calls per
 event), AOF size and used_memory. Every acknowledged event must be delivered,
 with exactly the body stored (the sink hashes what it got). It prints the
@@ -39,12 +45,17 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "e2e"))
-from harness import _read_resp, acct_key, new_ulid, shard_of  # noqa: E402
+from harness import Cluster, _read_resp, acct_key, key_slot, new_ulid, shard_of  # noqa: E402
 
 CONNS = int(os.environ.get("BENCH_CONNECTIONS", "64"))
 THREADS = int(os.environ.get("BENCH_THREADS", "2"))
 PROCS = [int(x) for x in os.environ.get("BENCH_PROCESSES", "1,2").split(",")]
 INFLIGHT = int(os.environ.get("BENCH_INFLIGHT", "10000"))
+MODE = os.environ.get("BENCH_REDIS", "single")
+PRIMARIES = int(os.environ.get("BENCH_PRIMARIES", "3"))
+REPLICAS = int(os.environ.get("BENCH_REPLICAS", "0"))
+WAIT = int(os.environ.get("BENCH_WAIT", "0"))
+ACCOUNTS = int(os.environ.get("BENCH_ACCOUNTS", "1"))
 PREFIX = "pixrelay:"
 LIVE = []
 
@@ -62,12 +73,15 @@ def fnv(data):
 
 
 class R:
-    """RESP over a unix socket (stdlib only)."""
+    """RESP over a unix socket or loopback TCP (stdlib only)."""
 
-    def __init__(self, path):
-        self.s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.s.settimeout(60)
-        self.s.connect(path)
+    def __init__(self, path=None, port=None):
+        if path:
+            self.s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self.s.settimeout(60)
+            self.s.connect(path)
+        else:
+            self.s = socket.create_connection(("127.0.0.1", port), timeout=60)
         self.f = self.s.makefile("rb")
 
     @staticmethod
@@ -147,10 +161,13 @@ def cpu_s(pid):
 
 
 class Redis:
+    """One redis-server on a unix socket."""
+
     def __init__(self, work):
         self.dir = os.path.join(work, "redis")
         os.makedirs(self.dir, exist_ok=True)
         self.sock = os.path.join(self.dir, "redis.sock")
+        self.url = "unix://" + self.sock
         with open(os.path.join(self.dir, "redis.conf"), "w") as f:
             f.write("port 0\nunixsocket %s\nunixsocketperm 700\ndir %s\nappendonly yes\n"
                     "appendfsync always\nsave \"\"\nlogfile %s/redis.log\n"
@@ -166,8 +183,94 @@ class Redis:
                 time.sleep(0.02)
         raise RuntimeError("redis-server did not start")
 
+    def benchmark_args(self):
+        return ["-s", self.sock]
+
+    def pids(self):
+        return [self.proc.pid]
+
+    def primaries(self):
+        return [self.r]
+
+    def cmd(self, *args):
+        return self.r.cmd(*args)
+
+    def pipe(self, cmds):
+        return self.r.pipe(cmds)
+
     def stop(self):
         stop(self.proc)
+
+
+class ClusterRedis:
+    """A Redis Cluster on loopback (the harness's), seen as one Redis: Redis
+    figures summed over the primaries, commands routed by their key."""
+
+    def __init__(self, work):
+        d = os.path.join(work, "redis")
+        os.makedirs(d, exist_ok=True)
+        self.c = Cluster(d, primaries=PRIMARIES, replicas=REPLICAS)
+        self.c.start()
+        for n in self.c.nodes:
+            LIVE.append(n.proc)
+        self.url = self.c.url
+        self.conns = {}
+        self.refresh()
+
+    def refresh(self):
+        self.slots = {}
+        for port, ranges in self.c.primaries().items():
+            for a, b in ranges:
+                for x in range(a, b + 1):
+                    self.slots[x] = port
+            if port not in self.conns:
+                self.conns[port] = R(port=port)
+
+    def benchmark_args(self):
+        return ["--cluster", "-h", "127.0.0.1", "-p", str(self.c.nodes[0].port)]
+
+    def pids(self):
+        return [n.proc.pid for n in self.c.nodes if n.proc]
+
+    def primaries(self):
+        return [self.conns[p] for p in sorted(set(self.slots.values()))]
+
+    def node(self, key):
+        return self.conns[self.slots[key_slot(key)]]
+
+    def cmd(self, *args):
+        if str(args[0]).upper() in ("FLUSHALL", "CONFIG"):
+            return [r.cmd(*args) for r in self.primaries()][0]
+        return self.node(args[1]).cmd(*args)
+
+    def pipe(self, cmds):
+        by = {}
+        for i, c in enumerate(cmds):
+            by.setdefault(self.slots[key_slot(c[1])], []).append(i)
+        out = [None] * len(cmds)
+        for port, idx in by.items():
+            for i, v in zip(idx, self.conns[port].pipe([cmds[i] for i in idx])):
+                out[i] = v
+        return out
+
+    def stop(self):
+        self.c.stop()
+
+
+def new_redis(work):
+    return ClusterRedis(work) if MODE == "cluster" else Redis(work)
+
+
+def cmdstats(redis):
+    total = {}
+    for r in redis.primaries():
+        for k, v in r.cmdstats().items():
+            total[k] = total.get(k, 0) + v
+    return total
+
+
+def info_sum(redis, section, field):
+    return sum(int(r.info(section)[field]) for r in redis.primaries())
 
 
 class Sink:
@@ -202,8 +305,9 @@ class Pix:
     def __init__(self, binary, work, redis, name, args=()):
         self.log_path = os.path.join(work, name + ".log")
         self.err = open(self.log_path, "ab")
+        extra = ["--redis-wait-replicas", str(WAIT)] if WAIT else []
         self.proc = spawn([binary, "serve", "--listen", "127.0.0.1:0", "--redis",
-                           "unix://" + redis.sock, "--log-level", "warn"] + list(args),
+                           redis.url, "--log-level", "warn"] + extra + list(args),
                           stdout=subprocess.DEVNULL, stderr=self.err)
         self.port = None
         for _ in range(500):
@@ -234,7 +338,7 @@ class Pix:
 
 
 def cli(binary, redis, *args):
-    p = subprocess.run([binary, "--redis", "unix://" + redis.sock] + list(args),
+    p = subprocess.run([binary, "--redis", redis.url] + list(args),
                        capture_output=True, text=True, timeout=60)
     if p.returncode != 0:
         raise RuntimeError("pixrelay %s: %s" % (" ".join(args), p.stderr))
@@ -243,13 +347,17 @@ def cli(binary, redis, *args):
 
 def raw_rpush(redis, secs):
     n = 60000 * secs
-    out = subprocess.run(["redis-benchmark", "-s", redis.sock, "-t", "rpush", "-d", "1024",
-                          "-c", str(CONNS), "-n", str(n), "--csv"],
+    out = subprocess.run(["redis-benchmark"] + redis.benchmark_args() +
+                         ["-t", "rpush", "-d", "1024", "-c", str(CONNS), "-n", str(n), "--csv"],
                          capture_output=True, text=True, timeout=600).stdout
-    rows = [line.replace('"', "").split(",") for line in out.strip().splitlines()]
+    # --cluster prints the nodes first
+    lines = out.strip().splitlines()
+    lines = lines[next(i for i, line in enumerate(lines) if line.startswith('"test"')):]
+    rows = [line.replace('"', "").split(",") for line in lines]
     head, vals = rows[0], rows[-1]
     row = dict(zip(head, vals))
-    redis.r.cmd("FLUSHALL")
+    for r in redis.primaries():
+        r.cmd("FLUSHALL")
     return float(row["rps"]), float(row["p99_latency_ms"])
 
 
@@ -298,10 +406,18 @@ def wait_delivered(sink, n, stall_s=15, limit_s=600):
 
 
 def check_exact(redis, sink, acked):
-    """Every acknowledged event delivered, with the body stored."""
-    got = sink.dump()
-    bodies = redis.r.pipe([("HGET", "%s{s%d}:e:%s" % (PREFIX, shard_of(e), e), "body")
-                           for e in acked])
+    """Every acknowledged event delivered, with the body stored. The sink may
+    have counted enough events before the last acknowledged ones came (those
+    answered after wrk stopped are delivered too): wait while it makes
+    progress."""
+    got, last, until = sink.dump(), -1, time.time() + 15
+    while time.time() < until and any(e not in got for e in acked):
+        if len(got) != last:
+            last, until = len(got), time.time() + 15
+        time.sleep(0.2)
+        got = sink.dump()
+    bodies = redis.pipe([("HGET", "%s{s%d}:e:%s" % (PREFIX, shard_of(e), e), "body")
+                         for e in acked])
     missing = sum(1 for e in acked if e not in got)
     differ = sum(1 for e, b in zip(acked, bodies)
                  if e in got and (b is None or fnv(b if isinstance(b, bytes) else b.encode()) != got[e]))
@@ -312,7 +428,7 @@ def run_config(binary, sink_bin, work, nproc, secs, results):
     log("--- %d process(es) ---" % nproc)
     d = os.path.join(work, "p%d" % nproc)
     os.makedirs(d)
-    redis = Redis(d)
+    redis = new_redis(d)
     sink = Sink(sink_bin)
     res = {"procs": nproc}
     try:
@@ -323,26 +439,38 @@ def run_config(binary, sink_bin, work, nproc, secs, results):
         secret = json.loads(cli(binary, redis, "secrets", "--env", "sandbox", "--json"))["ingestSecret"]
         cli(binary, redis, "account", "set", "--env", "sandbox", "--postback-url",
             "http://127.0.0.1:%d/hook" % sink.ports[0])
+        accounts = [account]
+        for k in range(1, ACCOUNTS):
+            # more accounts, one shard each after the platform's, with its secret
+            acct = new_ulid((shard_of(account) + k) % 16)
+            redis.cmd("HSET", acct_key("sandbox", acct), "id", acct, "env", "sandbox",
+                      "kind", "business", "status", "ACTIVE", "ingest_secret", secret,
+                      "signing_secret", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+                      "postback_url", "http://127.0.0.1:%d/hook" % sink.ports[0], "balance", "0")
+            accounts.append(acct)
+        account = ",".join(accounts)
 
         # ingest: API-only processes, the events stay pending
         api = [Pix(binary, d, redis, "api%d" % i, ["--dispatch", "0"]) for i in range(nproc)]
-        before, mem0 = redis.r.cmdstats(), int(redis.r.info("memory")["used_memory"])
-        aof0 = int(redis.r.info("persistence")["aof_current_size"])
-        cpu0 = [cpu_s(p.proc.pid) for p in api] + [cpu_s(redis.proc.pid)]
+        before, mem0 = cmdstats(redis), info_sum(redis, "memory", "used_memory")
+        aof0 = info_sum(redis, "persistence", "aof_current_size")
+        rcpu = lambda: sum(cpu_s(pid) for pid in redis.pids())
+        cpu0 = [cpu_s(p.proc.pid) for p in api] + [rcpu()]
         ing = wrk(api, account, secret, secs, "i", d)
-        cpu1 = [cpu_s(p.proc.pid) for p in api] + [cpu_s(redis.proc.pid)]
+        cpu1 = [cpu_s(p.proc.pid) for p in api] + [rcpu()]
         time.sleep(0.5)  # answers in flight when wrk stopped
-        diff = cmddiff(before, redis.r.cmdstats())
-        n_events = int(redis.r.cmd("ZCARD", "%s{s%d}:a:%s" % (PREFIX, shard_of(account), account)))
+        diff = cmddiff(before, cmdstats(redis))
+        n_events = sum(int(redis.cmd("ZCARD", "%s{s%d}:a:%s" % (PREFIX, shard_of(a), a)))
+                       for a in accounts)
         res.update(ingest_rps=ing["rate"], ingest_p50=ing["p50"], ingest_p99=ing["p99"],
                    ingest_ok=ing["ok"], ingest_bad=ing["other"] + ing["errors"],
                    ingest_cmds=sum(diff.values()) / max(1, n_events),
                    ingest_evalsha=diff.get("evalsha", 0) / max(1, n_events),
-                   ingest_aof=(int(redis.r.info("persistence")["aof_current_size"]) - aof0) / max(1, n_events),
-                   mem_per_event=(int(redis.r.info("memory")["used_memory"]) - mem0) / max(1, n_events),
+                   ingest_aof=(info_sum(redis, "persistence", "aof_current_size") - aof0) / max(1, n_events),
+                   mem_per_event=(info_sum(redis, "memory", "used_memory") - mem0) / max(1, n_events),
                    ingest_cpu=[(b - a) / ing["secs"] for a, b in zip(cpu0, cpu1)])
         acked = ing["acked"]
-        states = redis.r.pipe([("HGET", "%s{s%d}:e:%s" % (PREFIX, shard_of(e), e), "state") for e in acked])
+        states = redis.pipe([("HGET", "%s{s%d}:e:%s" % (PREFIX, shard_of(e), e), "state") for e in acked])
         res["ingest_stored"] = sum(1 for s in states if s in (b"pending", "pending"))
         log("ingest: %d acked in %.1f s (%.0f/s, p99 %.2f ms), %d stored pending, %d events in Redis"
             % (ing["ok"], ing["secs"], ing["rate"], ing["p99"], res["ingest_stored"], n_events))
@@ -350,12 +478,12 @@ def run_config(binary, sink_bin, work, nproc, secs, results):
             p.stop()
 
         # drain: the backlog, by dispatching processes started now
-        before = redis.r.cmdstats()
+        before = cmdstats(redis)
         t0 = time.time()
         disp = [Pix(binary, d, redis, "disp%d" % i) for i in range(nproc)]
         st, complete = wait_delivered(sink, n_events)
         t1 = st["last_ms"] / 1000.0
-        diff = cmddiff(before, redis.r.cmdstats())
+        diff = cmddiff(before, cmdstats(redis))
         delivered = st["unique"]
         res.update(backlog=n_events, drain_delivered=delivered, drain_complete=complete,
                    drain_s=t1 - t0, drain_rps=delivered / max(1e-9, t1 - t0),
@@ -393,7 +521,7 @@ def run_inflight(binary, sink_bin, work):
     log("--- %d deliveries in flight ---" % INFLIGHT)
     d = os.path.join(work, "inflight")
     os.makedirs(d)
-    redis = Redis(d)
+    redis = new_redis(d)
     hosts = 100
     sink = Sink(sink_bin, ports=hosts, delay_ms=4000)
     try:
@@ -407,7 +535,7 @@ def run_inflight(binary, sink_bin, work):
         conns = {}
         for h, port in enumerate(sink.ports):
             acct = new_ulid(h % 16)
-            redis.r.cmd("HSET", acct_key("sandbox", acct), "id", acct, "env", "sandbox",
+            redis.cmd("HSET", acct_key("sandbox", acct), "id", acct, "env", "sandbox",
                         "kind", "business", "status", "ACTIVE", "ingest_secret", "s3cret",
                         "signing_secret", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
                         "postback_url", "http://127.0.0.1:%d/hook" % port, "balance", "0")
@@ -467,6 +595,10 @@ def main():
     print()
     print("pixrelay benchmark: %d s phases, %d connections, 1 KB events, AOF appendfsync always"
           % (secs, CONNS))
+    print("redis: %s; %d account(s)%s" % (
+        "one redis-server, unix socket" if MODE != "cluster" else
+        "a Redis Cluster of %d primaries with %d replica(s) each, loopback TCP" % (PRIMARIES, REPLICAS),
+        ACCOUNTS, "; pixrelay --redis-wait-replicas %d" % WAIT if WAIT else ""))
     print("machine: %d cpus (%s), load average before: %s" % (m["cpus"], m["cpu"], " ".join(m["load"])))
     print()
     print("| figure | " + " | ".join("%d process%s" % (r["procs"], "es" if r["procs"] > 1 else "")
@@ -484,7 +616,7 @@ def main():
     row("ingest: Redis commands / EVALSHA per event", lambda r: "%.2f / %.2f" % (r["ingest_cmds"], r["ingest_evalsha"]))
     row("ingest: AOF bytes per event", lambda r: "%.0f" % r["ingest_aof"])
     row("Redis memory per retained event", lambda r: "%.0f B" % r["mem_per_event"])
-    row("ingest CPU, pixrelay(s) / redis (1.0 = a core)", lambda r: " + ".join("%.2f" % c for c in r["ingest_cpu"][:-1]) + " / %.2f" % r["ingest_cpu"][-1])
+    row("ingest CPU, pixrelay(s) / redis (all nodes; 1.0 = a core)", lambda r: " + ".join("%.2f" % c for c in r["ingest_cpu"][:-1]) + " / %.2f" % r["ingest_cpu"][-1])
     row("backlog drained to one host", lambda r: "%d of %d in %.1f s: %.0f/s" % (r["drain_delivered"], r["backlog"], r["drain_s"], r["drain_rps"]))
     row("**drain / raw**", lambda r: "**%.2f×**" % (r["drain_rps"] / r["raw_rps"]), "≥ 0.4×")
     row("drain: Redis commands / EVALSHA (round trips) per delivered event", lambda r: "%.2f / %.3f" % (r["drain_cmds"], r["drain_evalsha"]), "< 1 round trip")

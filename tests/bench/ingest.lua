@@ -1,6 +1,7 @@
 -- wrk script for POST /v1/webhooks/ingest/{accountId} (tests/bench/run.sh).
 --
--- Environment: BENCH_ACCOUNT (account id), BENCH_SECRET (its ingest secret,
+-- Environment: BENCH_ACCOUNT (account id, or several separated by commas,
+-- taken in turn), BENCH_SECRET (their ingest secret,
 -- sent as the header `signature`), BENCH_TAG (makes ids unique per run and
 -- phase), BENCH_OUT (file that receives the results).
 --
@@ -33,7 +34,10 @@ function init(args)
   other = 0
   dup = 0
   acked = {}
-  path = "/v1/webhooks/ingest/" .. account
+  paths = {}
+  for a in string.gmatch(account, "[^,]+") do
+    paths[#paths + 1] = "/v1/webhooks/ingest/" .. a
+  end
   headers = { ["Content-Type"] = "application/json", ["signature"] = secret }
   prefix = tag .. "-" .. tid .. "-"
   -- about 1 KB per notification, as a provider's usually are
@@ -46,7 +50,7 @@ function request()
   local body = '{"id":"up-' .. id .. '","event":"EVENT:CHARGE_PAID","data":{"id":"ch-' .. id
     .. '","value":1990,"status":"COMPLETED","paidAt":"2026-01-01T00:00:00Z",'
     .. '"customer":{"name":"Bench Customer","email":"bench@example.com"},"note":"' .. pad .. '"}}'
-  return wrk.format("POST", path, headers, body)
+  return wrk.format("POST", paths[sent % #paths + 1], headers, body)
 end
 
 function response(status, hdrs, body)
