@@ -43,6 +43,7 @@ enum after {
 	AFTER_ASK,    /* send it once to `ask` after ASKING */
 	AFTER_RETRY,  /* route it again a little later */
 	AFTER_RELOAD, /* load its script on the same node, then send it there again */
+	AFTER_HOLD,   /* answered: held until a WAIT confirms the replicas have it */
 };
 
 /* One connection to one Redis node. Nodes are freed only with their client,
@@ -68,6 +69,11 @@ struct node {
 	struct event *reconnect_timer, *connect_timer, *timer;
 	struct cmd *sent, *sent_tail;	    /* sent, waiting for replies, oldest first */
 	struct cmd *waiting, *waiting_tail; /* to send once the node is ready */
+	/* rds_set_wait: scripts answered, held until one WAIT covers them */
+	struct cmd *held, *held_tail;
+	uint64_t wseq;	      /* scripts sent on this connection */
+	uint64_t wait_covers; /* the last of them the WAIT on its way covers */
+	int wait_inflight;
 	struct node *next;
 };
 
@@ -90,12 +96,13 @@ struct cmd {
 	const char *fail; /* parked: fail with this when due */
 	const char *why;  /* the last reason it had to be tried again */
 	redisReply *held; /* the answer, kept until WAIT confirms */
+	uint64_t wseq;	  /* its number among the scripts sent on its connection */
 	enum after after;
 	int slot;   /* -1: any node */
 	int parts;  /* replies still to come for the current send */
 	int script; /* script id + 1 for EVALSHA */
 	int tries;
-	unsigned char done, reloaded, asking, redirects, guard_sent, wait_sent;
+	unsigned char done, reloaded, asking, redirects, guard_sent;
 	unsigned char part_error; /* rslot_error + 1 of the first error of a guarded part */
 	int part_slot, part_port;
 	char part_text[96];    /* its host (MOVED, ASK) or its text */
@@ -144,6 +151,7 @@ static void node_send(struct node *n, struct cmd *c);
 static void update_ready(struct rds *r);
 static void node_ready(struct node *n);
 static void node_down(struct node *n);
+static void node_wait(struct node *n);
 static void refresh_soon(struct rds *r, long delay_ms);
 static void sub_retarget(struct rds *r);
 static void sentinel_resolve(struct rds *r);
@@ -714,6 +722,8 @@ static void on_node_timer(evutil_socket_t fd, short what, void *arg)
 	uint64_t now = now_ms(n->r);
 
 	n->timer_armed = 0;
+	if (n->held && (!head || n->held->sent_ms < head->sent_ms))
+		head = n->held; /* answered, but its WAIT has not come back */
 	if (!head)
 		return;
 	if (now >= head->sent_ms + (uint64_t)n->r->timeout_ms) {
@@ -746,7 +756,6 @@ static const char EXEC[] = "*1\r\n$4\r\nEXEC\r\n";
 
 static void on_result(redisAsyncContext *ac, void *replyp, void *privdata);
 static void on_part(redisAsyncContext *ac, void *replyp, void *privdata);
-static void on_wait_reply(redisAsyncContext *ac, void *replyp, void *privdata);
 
 static int put(redisAsyncContext *ac, redisCallbackFn *fn, struct cmd *c, const char *buf,
 	       size_t len)
@@ -794,7 +803,6 @@ static void node_send(struct node *n, struct cmd *c)
 	c->after = AFTER_FREE;
 	c->guard_sent = r->mode == MODE_CLUSTER && c->script && c->keylen &&
 			guard_format(c, guard, sizeof(guard), &glen) == 0;
-	c->wait_sent = r->wait_replicas > 0 && c->script;
 	if (c->held) {
 		freeReplyObject(c->held);
 		c->held = NULL;
@@ -817,14 +825,8 @@ static void node_send(struct node *n, struct cmd *c)
 	} else if (rc == 0 && put(ac, on_result, c, c->buf, c->len) < 0) {
 		rc = -1;
 	}
-	if (rc == 0 && c->wait_sent) {
-		char w[64];
-		int wl = snprintf(w, sizeof(w), "*3\r\n$4\r\nWAIT\r\n$%zu\r\n%d\r\n$%zu\r\n%ld\r\n",
-				  digits((size_t)r->wait_replicas), r->wait_replicas,
-				  digits((size_t)(r->timeout_ms / 2)), r->timeout_ms / 2);
-		if (put(ac, on_wait_reply, c, w, (size_t)wl) < 0)
-			mem_oom(__FILE__, __LINE__);
-	}
+	if (rc == 0 && c->script)
+		c->wseq = ++n->wseq;
 	if (rc < 0) {
 		/* the connection is going away: not sent */
 		n->ready = 0;
@@ -904,6 +906,11 @@ static void finish(struct cmd *c)
 		return;
 	}
 	switch (c->after) {
+	case AFTER_HOLD:
+		list_append(&n->held, &n->held_tail, c);
+		node_arm(n);
+		node_wait(n);
+		break;
 	case AFTER_ROUTE:
 		route(c);
 		break;
@@ -1028,26 +1035,61 @@ static void on_part(redisAsyncContext *ac, void *replyp, void *privdata)
 		finish(c);
 }
 
-static void on_wait_reply(redisAsyncContext *ac, void *replyp, void *privdata)
+/* The answer to a WAIT: the scripts it covers are confirmed (or not). With
+ * no reply (the connection is gone) none can be confirmed any more. */
+static void on_node_wait(redisAsyncContext *ac, void *replyp, void *privdata)
 {
-	struct cmd *c = privdata;
+	struct node *n = privdata;
+	struct rds *r = n->r;
 	redisReply *reply = replyp;
+	int ok = reply && reply->type == REDIS_REPLY_INTEGER && reply->integer >= r->wait_replicas;
+	char msg[120];
 
-	if (c->held && !c->done) {
-		if (reply && reply->type == REDIS_REPLY_INTEGER &&
-		    reply->integer >= c->r->wait_replicas) {
+	n->wait_inflight = 0;
+	snprintf(msg, sizeof(msg), "redis: the change reached %lld of %d replicas in time",
+		 reply && reply->type == REDIS_REPLY_INTEGER ? reply->integer : 0LL,
+		 r->wait_replicas);
+	while (n->held && (!reply || n->held->wseq <= n->wait_covers)) {
+		struct cmd *c = n->held;
+		list_remove(&n->held, &n->held_tail, c);
+		if (ok)
 			complete(c, c->held, NULL);
-		} else {
-			char msg[120];
-			snprintf(msg, sizeof(msg),
-				 "redis: the change reached %lld of %d replicas in time",
-				 reply && reply->type == REDIS_REPLY_INTEGER ? reply->integer : 0LL,
-				 c->r->wait_replicas);
-			complete(c, NULL, reply ? msg : "redis connection lost");
-		}
+		else
+			complete(c, NULL,
+				 reply	      ? msg
+				 : r->closing ? "redis client closed"
+					      : "redis connection lost");
+		cmd_free(c);
 	}
-	if (--c->parts == 0)
-		finish(c);
+	if (reply)
+		node_wait(n);
+}
+
+/* One WAIT for every script answered on n and not confirmed yet, unless one
+ * is on its way already: a WAIT covers every write sent before it on the
+ * connection, so while it waits the next answers gather for the next one
+ * (and Redis, blocked on it, lets the commands behind it queue). */
+static void node_wait(struct node *n)
+{
+	struct rds *r = n->r;
+	char w[64];
+	int wl;
+
+	if (!n->held || n->wait_inflight)
+		return;
+	if (!n->ac) {
+		on_node_wait(NULL, NULL, n);
+		return;
+	}
+	wl = snprintf(w, sizeof(w), "*3\r\n$4\r\nWAIT\r\n$%zu\r\n%d\r\n$%zu\r\n%ld\r\n",
+		      digits((size_t)r->wait_replicas), r->wait_replicas,
+		      digits((size_t)(r->timeout_ms / 2)), r->timeout_ms / 2);
+	if (redisAsyncFormattedCommand(n->ac, on_node_wait, n, w, (size_t)wl) != REDIS_OK) {
+		on_node_wait(NULL, NULL, n);
+		return;
+	}
+	n->wait_inflight = 1;
+	n->wait_covers = n->wseq;
 }
 
 static void on_result(redisAsyncContext *ac, void *replyp, void *privdata)
@@ -1092,10 +1134,12 @@ static void on_result(redisAsyncContext *ac, void *replyp, void *privdata)
 			give_up(c, res, res->str);
 		goto out;
 	}
-	if (c->wait_sent)
+	if (r->wait_replicas > 0 && c->script) {
 		c->held = reply_dup(res);
-	else
+		c->after = AFTER_HOLD;
+	} else {
 		complete(c, res, NULL);
+	}
 out:
 	if (--c->parts == 0)
 		finish(c);

@@ -227,7 +227,10 @@ class ClusterRedis:
                 self.conns[port] = R(port=port)
 
     def benchmark_args(self):
-        return ["--cluster", "-h", "127.0.0.1", "-p", str(self.c.nodes[0].port)]
+        # redis-benchmark --cluster wants more than one node; with one
+        # primary its keys are all in that node's slots anyway
+        return (["--cluster"] if PRIMARIES > 1 else []) + ["-h", "127.0.0.1", "-p",
+                                                             str(self.c.nodes[0].port)]
 
     def pids(self):
         return [n.proc.pid for n in self.c.nodes if n.proc]

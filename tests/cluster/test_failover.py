@@ -15,7 +15,6 @@ reports how many were). The killed node then rejoins as a replica, and with
 WAIT the promoted primary's writes are refused (503) until it has.
 """
 import os
-import re
 import signal
 import sys
 import threading
@@ -23,7 +22,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
-from harness import Cluster, Pixrelay, Workdir, auth, key_slot, shard_of, wait_for  # noqa: E402
+from harness import Cluster, Pixrelay, Workdir, auth, shard_of  # noqa: E402
 
 CLIENTS = 4
 GRACE_S = 3.0  # after the cluster is whole again, until pixrelay must answer 200

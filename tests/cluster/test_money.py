@@ -251,7 +251,7 @@ class Money(unittest.TestCase):
                     continue
                 side = debits if e["amount"] < 0 else credits
                 side.setdefault(e["transfer"], []).append((a["id"], abs(e["amount"])))
-        applied = statuses = 0
+        applied = 0
         counts = {}
         for t in plan:
             status = results.get(t["i"], (None,))[0]

@@ -268,7 +268,7 @@ class Cluster:
         for n in self.nodes:
             if not n.running():
                 n.start()
-        if not self.created:
+        if not self.created and self.primaries_wanted >= 3:
             args = [REDIS_CLI, "--cluster", "create"]
             args += ["127.0.0.1:%d" % n.port for n in self.nodes]
             args += ["--cluster-replicas", str(self.replicas), "--cluster-yes"]
@@ -276,8 +276,27 @@ class Cluster:
             if p.returncode != 0:
                 raise RuntimeError("redis-cli --cluster create: " + p.stdout + p.stderr)
             self.created = True
+        elif not self.created:
+            self._create_small()
         self.wait_ok()
         return self
+
+    def _create_small(self):
+        """redis-cli --cluster create wants 3 primaries at least: fewer
+        (the benchmark's single primary) are assigned by hand."""
+        n = self.primaries_wanted
+        prim, reps = self.nodes[:n], self.nodes[n:]
+        for i, node in enumerate(prim):
+            node.cmd("CLUSTER", "ADDSLOTSRANGE", i * 16384 // n, (i + 1) * 16384 // n - 1)
+        for node in self.nodes[1:]:
+            node.cmd("CLUSTER", "MEET", "127.0.0.1", self.nodes[0].port)
+        wait_for(lambda: all(len(x.cmd("CLUSTER", "NODES").splitlines()) == len(self.nodes)
+                             for x in self.nodes), what="the nodes to meet")
+        for i, node in enumerate(reps):
+            master = prim[i % n].cmd("CLUSTER", "MYID")
+            wait_for(lambda: node.cmd("CLUSTER", "REPLICATE", master) == "OK",
+                     what="a replica to follow its primary")
+        self.created = True
 
     def primaries(self):
         """Ports of the running nodes that are primaries now, with their slot ranges."""
