@@ -6,6 +6,7 @@
 #include "pixrelay/charges.h"
 #include "pixrelay/dashboard.h"
 #include "pixrelay/events.h"
+#include "pixrelay/evstream.h"
 #include "pixrelay/ingest.h"
 #include "pixrelay/qrpng.h"
 #include "pixrelay/timefmt.h"
@@ -668,6 +669,52 @@ static int event_id_ok(struct http_req *req)
 		return 0;
 	}
 	return 1;
+}
+
+/* GET /v1/events/stream[?since=TIME|EVENT_ID]: the caller's account's events
+ * as they are created, as Server-Sent Events; Last-Event-ID (or since)
+ * resumes (evstream.h). */
+static void handle_events_stream(struct http_req *req)
+{
+	struct app *app = app_of(req);
+	struct api_caller *c = req->auth;
+	const char *last = http_header(req, "Last-Event-ID");
+	char *since = http_query(req, "since");
+	long long from_ms = 0;
+	const char *skip = NULL;
+
+	if (last && *last) {
+		long long ms = evstream_id_ms(last);
+		if (ms < 0 || ks_shard_of(last) != ks_shard_of(c->account)) {
+			free(since);
+			http_reply_error(
+			    req, 400,
+			    "Last-Event-ID: must be the id of an event of this account "
+			    "(evt_...)");
+			return;
+		}
+		from_ms = ms > EVSTREAM_RESUME_OVERLAP_MS ? ms - EVSTREAM_RESUME_OVERLAP_MS : 1;
+		skip = last;
+	} else if (since) {
+		long long ms = evstream_id_ms(since);
+		if (ms >= 0 && ks_shard_of(since) == ks_shard_of(c->account)) {
+			from_ms =
+			    ms > EVSTREAM_RESUME_OVERLAP_MS ? ms - EVSTREAM_RESUME_OVERLAP_MS : 1;
+			skip = since;
+		} else if (ms >= 0 || timefmt_parse(since, &from_ms) < 0) {
+			free(since);
+			http_reply_error(
+			    req, 400,
+			    "since: must be an event id of this account, Unix seconds, "
+			    "'YYYY-MM-DD HH:MM:SS' (UTC) or RFC 3339");
+			return;
+		}
+		if (from_ms <= 0)
+			from_ms = 1;
+	}
+	/* skip is copied at once */
+	evstream_open(app->streams, req, c->key.env, c->account, from_ms, skip);
+	free(since);
 }
 
 /* GET /v1/events/{id} */
@@ -1683,6 +1730,7 @@ const struct http_route api_routes[] = {
      HTTP_AUTH | HTTP_ENVELOPE},
     {EVHTTP_REQ_POST, "/v1/charge/{id}/refund", handle_refund, HTTP_AUTH | HTTP_ENVELOPE},
     {EVHTTP_REQ_GET, "/v1/events", handle_events_list, HTTP_AUTH | HTTP_ENVELOPE},
+    {EVHTTP_REQ_GET, "/v1/events/stream", handle_events_stream, HTTP_AUTH | HTTP_ENVELOPE},
     {EVHTTP_REQ_POST, "/v1/events/replay", handle_events_replay, HTTP_AUTH | HTTP_ENVELOPE},
     {EVHTTP_REQ_GET, "/v1/events/{id}", handle_event_get, HTTP_AUTH | HTTP_ENVELOPE},
     {EVHTTP_REQ_POST, "/v1/events/{id}/replay", handle_event_replay, HTTP_AUTH | HTTP_ENVELOPE},
