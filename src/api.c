@@ -524,16 +524,29 @@ static void handle_qrcode(struct http_req *req)
 
 /* ---- charge lifecycle ---- */
 
+/* A charge transition under way: what it does, and its event's id once made. */
+struct transition {
+	const char *verb;
+	char event[EVENTS_ID_MAX];
+};
+
 static void on_transitioned(void *ud, int result, const char *json, const char *err)
 {
 	struct http_req *req = ud;
 	struct app *app = app_of(req);
-	const char *verb = req->state ? (const char *)req->state : "changed";
+	struct transition *t = req->state;
+	const char *verb = t->verb;
+	char event[EVENTS_ID_MAX];
 
+	snprintf(event, sizeof(event), "%s", t->event);
+	free(t);
 	req->state = NULL;
 	switch (result) {
 	case 0:
 		dispatch_kick(app->dispatch, req->params[0]);
+		/* the event it made, for tools (pixrelay trigger) */
+		if (*event)
+			http_add_header(req, "X-Event-Id", event);
 		http_reply_data(req, 200, json, strlen(json));
 		return;
 	case CHARGES_NOT_FOUND:
@@ -545,6 +558,8 @@ static void on_transitioned(void *ud, int result, const char *json, const char *
 		return;
 	case CHARGES_EXPIRED:
 		dispatch_kick(app->dispatch, req->params[0]);
+		if (*event)
+			http_add_header(req, "X-Event-Id", event);
 		http_reply_error(req, 400, "charge expired before the payment; it is EXPIRED now");
 		return;
 	case CHARGES_AMOUNT_MISMATCH:
@@ -571,6 +586,7 @@ static void simulate(struct http_req *req, enum charges_action action, const cha
 {
 	struct app *app = app_of(req);
 	struct api_caller *c = req->auth;
+	struct transition *t;
 
 	if (c->key.env != AUTH_SANDBOX) {
 		http_reply_error(req, 403, "%s", refusal);
@@ -580,9 +596,11 @@ static void simulate(struct http_req *req, enum charges_action action, const cha
 		http_reply_error(req, 404, "charge not found: %.40s", req->params[0]);
 		return;
 	}
-	req->state = (void *)verb;
+	t = mem_new(struct transition);
+	t->verb = verb;
+	req->state = t;
 	charges_transition(app->rds, app->cfg, c->key.env, c->account, req->params[0], action, NULL,
-			   NULL, on_transitioned, req);
+			   t->event, on_transitioned, req);
 }
 
 static void handle_simulate_payment(struct http_req *req)
@@ -591,6 +609,16 @@ static void handle_simulate_payment(struct http_req *req)
 		 "simulate-payment works with sandbox keys only; production charges are paid by "
 		 "the payment provider's notification",
 		 "paid");
+}
+
+/* Sandbox: the charge expires now, as it would at expiresAt (a charge
+ * cannot expire sooner than 5 minutes after creation otherwise). */
+static void handle_simulate_expiry(struct http_req *req)
+{
+	simulate(req, CHARGES_EXPIRE,
+		 "simulate-expiry works with sandbox keys only; production charges expire at "
+		 "their expiresAt",
+		 "expired");
 }
 
 static void handle_simulate_failure(struct http_req *req)
@@ -607,6 +635,7 @@ static void handle_refund(struct http_req *req)
 {
 	struct app *app = app_of(req);
 	struct api_caller *c = req->auth;
+	struct transition *t;
 	yajl_val body = NULL, v;
 	char err[512], amount[32] = "";
 
@@ -649,9 +678,12 @@ static void handle_refund(struct http_req *req)
 		http_reply_error(req, 404, "charge not found: %.40s", req->params[0]);
 		return;
 	}
-	req->state = (void *)"refunded";
+	t = mem_new(struct transition);
+	t->verb = "refunded";
+	req->state = t;
 	charges_transition(app->rds, app->cfg, c->key.env, c->account, req->params[0],
-			   CHARGES_REFUND, amount[0] ? amount : NULL, NULL, on_transitioned, req);
+			   CHARGES_REFUND, amount[0] ? amount : NULL, t->event, on_transitioned,
+			   req);
 }
 
 /* ---- events ---- */
@@ -1725,6 +1757,8 @@ const struct http_route api_routes[] = {
     {EVHTTP_REQ_GET, "/v1/charge/pix/{id}", handle_charge_get, HTTP_AUTH | HTTP_ENVELOPE},
     {EVHTTP_REQ_GET, "/v1/qrcode/{id}", handle_qrcode, HTTP_ENVELOPE},
     {EVHTTP_REQ_POST, "/v1/charge/pix/{id}/simulate-payment", handle_simulate_payment,
+     HTTP_AUTH | HTTP_ENVELOPE},
+    {EVHTTP_REQ_POST, "/v1/charge/pix/{id}/simulate-expiry", handle_simulate_expiry,
      HTTP_AUTH | HTTP_ENVELOPE},
     {EVHTTP_REQ_POST, "/v1/charge/pix/{id}/simulate-failure", handle_simulate_failure,
      HTTP_AUTH | HTTP_ENVELOPE},
