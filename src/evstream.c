@@ -67,11 +67,14 @@ struct stream {
 	int ops;      /* Redis calls under way that hold this stream */
 	int fetching;
 	int shard;
-	long long from_ms; /* catching up: the next page starts at this time ... */
-	long offset;	   /* ... after this many events of that time */
-	struct msg *buf, *buf_tail;
+	long long from_ms;	    /* catching up: the next page starts at this time ... */
+	long offset;		    /* ... after this many events of that time */
+	struct msg *buf, *buf_tail; /* live events waiting while it catches up */
 	unsigned nbuf;
-	struct seen *seen; /* while catching up, and a moment after */
+	struct msg *page, *page_tail; /* read while catching up, not yet sent */
+	int page_more;		      /* the index has more after them */
+	int fetched;		      /* a page was asked for */
+	struct seen *seen;	      /* while catching up, and a moment after */
 	char skip[KS_EVENT_ID_MAX];
 	struct event *timer;
 	uint64_t deadline_ms; /* opening must be done by then */
@@ -98,6 +101,7 @@ struct evstream {
 static void stream_advance(struct stream *s);
 static void stream_close(struct stream *s, const char *why);
 static void stream_go_live(struct stream *s);
+static void stream_fetch(struct stream *s);
 static void on_gone(struct http_req *req, void *arg);
 
 /* ---- small pieces ---- */
@@ -254,16 +258,13 @@ static void acct_load(struct acct *a)
 
 /* ---- writing to a client ---- */
 
-/* Write SSE text; drops a client that does not read (returns -1 then). */
+/* Write SSE text, unless the client has more than stream-max-pending bytes
+ * unread already: then it is dropped (returns -1). An event larger than the
+ * limit still goes to a client that keeps up. */
 static int stream_write(struct stream *s, const char *data, size_t len)
 {
-	long pending = http_stream_write(s->req, data, len);
+	long pending = http_stream_write(s->req, NULL, 0);
 
-	if (pending < 0) {
-		stream_close(s, NULL);
-		return -1;
-	}
-	s->last_write_ms = ids_now_ms();
 	if (pending > s->h->cfg->stream_max_pending) {
 		log_info("live stream of request %s: %ld bytes unread; dropping the client (it "
 			 "may reconnect and resume)",
@@ -271,6 +272,13 @@ static int stream_write(struct stream *s, const char *data, size_t len)
 		stream_close(s, NULL);
 		return -1;
 	}
+	if (pending >= 0)
+		pending = http_stream_write(s->req, data, len);
+	if (pending < 0) {
+		stream_close(s, NULL);
+		return -1;
+	}
+	s->last_write_ms = ids_now_ms();
 	return 0;
 }
 
@@ -356,23 +364,60 @@ static void on_page(void *ud, int result, const struct events_item *items, size_
 		return;
 	}
 	for (size_t i = 0; i < n; i++) {
+		struct msg *m;
 		if (items[i].created_ms == s->from_ms) {
 			s->offset++;
 		} else {
 			s->from_ms = items[i].created_ms;
 			s->offset = 1;
 		}
-		if (strcmp(items[i].id, s->skip) == 0 || seen_has(s->seen, items[i].id))
+		if (strcmp(items[i].id, s->skip) == 0)
 			continue;
-		if (stream_send(s, items[i].id, items[i].type, items[i].url, items[i].body,
-				items[i].created_ms) < 0)
-			return;
+		m = mem_new(struct msg);
+		m->id = mem_strdup(items[i].id);
+		m->type = mem_strdup(items[i].type);
+		m->url = mem_strdup(items[i].url);
+		m->body = mem_strdup(items[i].body);
+		m->ms = items[i].created_ms;
+		if (s->page_tail)
+			s->page_tail->next = m;
+		else
+			s->page = m;
+		s->page_tail = m;
 	}
-	if (more) {
-		stream_advance(s);
+	s->page_more = more;
+	stream_advance(s);
+}
+
+/* Send what the last page read while the client keeps up; then the next
+ * page, or live. */
+static void stream_replay(struct stream *s)
+{
+	long pending = http_stream_write(s->req, NULL, 0);
+
+	while (pending >= 0 && pending < REPLAY_LOW && s->page) {
+		struct msg *m = s->page;
+		int rc = 0;
+		s->page = m->next;
+		if (!s->page)
+			s->page_tail = NULL;
+		if (!seen_has(s->seen, m->id))
+			rc = stream_send(s, m->id, m->type, m->url, m->body, m->ms);
+		msg_free(m);
+		if (rc < 0)
+			return;
+		pending = http_stream_write(s->req, NULL, 0);
+	}
+	if (pending < 0) {
+		stream_close(s, NULL);
 		return;
 	}
-	stream_go_live(s);
+	if (s->page || pending >= REPLAY_LOW)
+		return; /* the timer comes back */
+	if (s->page_more || (s->from_ms > 0 && !s->fetched))
+		stream_fetch(s);
+	else
+		stream_go_live(s);
 }
 
 /* Caught up: what waited meanwhile, then live. */
@@ -397,6 +442,7 @@ static void stream_go_live(struct stream *s)
 static void stream_fetch(struct stream *s)
 {
 	s->fetching = 1;
+	s->fetched = 1;
 	s->ops++;
 	events_after(s->h->r, s->h->cfg, s->a->env, s->a->id, s->from_ms, s->offset, PAGE, on_page,
 		     s);
@@ -513,15 +559,8 @@ static void stream_advance(struct stream *s)
 			return;
 		}
 	}
-	if (s->state == S_REPLAY && !s->fetching) {
-		long pending = http_stream_write(s->req, NULL, 0);
-		if (pending < 0) {
-			stream_close(s, NULL);
-			return;
-		}
-		if (pending < REPLAY_LOW)
-			stream_fetch(s);
-	}
+	if (s->state == S_REPLAY && !s->fetching)
+		stream_replay(s);
 }
 
 static void stream_arm(struct stream *s)
@@ -611,6 +650,11 @@ static void stream_close(struct stream *s, const char *why)
 	while (s->buf) {
 		struct msg *m = s->buf;
 		s->buf = m->next;
+		msg_free(m);
+	}
+	while (s->page) {
+		struct msg *m = s->page;
+		s->page = m->next;
 		msg_free(m);
 	}
 	free(s->seen);

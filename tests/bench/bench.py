@@ -356,7 +356,7 @@ def run_config(binary, sink_bin, work, nproc, secs, results):
             time.sleep(1)
             stop(stream)
             with open(stream_out, errors="replace") as f:
-                res["stream_events"] = sum(1 for line in f if line.startswith("id: "))
+                res["stream_events"] = len({line for line in f if line.startswith("id: ")})
         res.update(ingest_rps=ing["rate"], ingest_p50=ing["p50"], ingest_p99=ing["p99"],
                    ingest_ok=ing["ok"], ingest_bad=ing["other"] + ing["errors"],
                    ingest_cmds=sum(diff.values()) / max(1, n_events),
