@@ -1067,14 +1067,14 @@ static void tail_print(struct tailer *t, const char *msg, size_t len)
 		printf("%.*s\n", (int)len, msg);
 	} else if (json_parse_object(msg, len, &v, err, sizeof(err)) == 0) {
 		yajl_val st = json_get(v, "status"), er = json_get(v, "error");
-		printf(
-		    "%s %s %-10s %-30s -> %s  %s%s %lld ms%s%s\n",
-		    YAJL_GET_STRING(json_get(v, "at")), YAJL_GET_STRING(json_get(v, "env")),
-		    YAJL_GET_STRING(json_get(v, "outcome")), YAJL_GET_STRING(json_get(v, "event")),
-		    YAJL_GET_STRING(json_get(v, "destination")), YAJL_IS_INTEGER(st) ? "HTTP " : "",
-		    YAJL_IS_INTEGER(st) ? st->u.number.r : "no answer",
-		    (long long)YAJL_GET_INTEGER(json_get(v, "durationMs")),
-		    YAJL_IS_STRING(er) ? "  " : "", YAJL_IS_STRING(er) ? er->u.string : "");
+		printf("%s %s %-10s %-30s -> %s  %s%s %lld ms%s%s\n",
+		       YAJL_GET_STRING(json_get(v, "at")), YAJL_GET_STRING(json_get(v, "env")),
+		       YAJL_GET_STRING(json_get(v, "state")), YAJL_GET_STRING(json_get(v, "event")),
+		       YAJL_GET_STRING(json_get(v, "destination")),
+		       YAJL_IS_INTEGER(st) ? "HTTP " : "",
+		       YAJL_IS_INTEGER(st) ? st->u.number.r : "no answer",
+		       (long long)YAJL_GET_INTEGER(json_get(v, "durationMs")),
+		       YAJL_IS_STRING(er) ? "  " : "", YAJL_IS_STRING(er) ? er->u.string : "");
 		yajl_tree_free(v);
 	}
 	fflush(stdout);
@@ -1189,6 +1189,9 @@ static int cmd_tail(const struct config *cfg, int argc, char **argv)
 			return want_help(argc, argv) ? 0 : 2;
 		}
 	}
+	/* its own words, not the Redis client's info lines */
+	if (strcmp(cfg->log_level, "info") == 0)
+		log_set_level(LOG_WARN);
 	if (cli_redis_open(cfg, &cr) < 0)
 		return 1;
 	t.exit_code = 1;

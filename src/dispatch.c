@@ -489,6 +489,8 @@ static void publish(struct delivery *dl, const char *outcome, long status, const
 		json_null(g);
 	json_str(g, "outcome");
 	json_str(g, outcome);
+	json_str(g, "state"); /* the event's state now, named as the API names it */
+	json_str(g, strcmp(outcome, "retry") == 0 ? "pending" : outcome);
 	json_str(g, "durationMs");
 	json_int(g, (long long)(now - dl->start_ms));
 	json_str(g, "error");
