@@ -542,6 +542,11 @@ static void stream_advance(struct stream *s)
 		}
 		s->begun = 1;
 		s->state = S_REPLAY;
+		if (s->req->method == EVHTTP_REQ_HEAD) {
+			/* the head is all a HEAD gets */
+			stream_close(s, NULL);
+			return;
+		}
 		{
 			char hello[160];
 			int n =
