@@ -27,15 +27,8 @@ struct lookup {
 
 static void json_time_field(yajl_gen g, const char *name, const char *ms)
 {
-	char t[25];
-
 	json_str(g, name);
-	if (!ms || !*ms) {
-		json_null(g);
-		return;
-	}
-	timefmt_rfc3339(t, strtoull(ms, NULL, 10));
-	json_str(g, t);
+	json_time_ms(g, ms);
 }
 
 /* Render an event (HGETALL reply) and its log (LRANGE reply) as JSON. */
@@ -116,26 +109,6 @@ static void on_log(void *ud, redisReply *reply, const char *err)
 	lookup_free(l);
 }
 
-/* hiredis frees a reply after its callback: keep a deep copy */
-static redisReply *copy_reply(const redisReply *r)
-{
-	redisReply *c = mem_new(redisReply);
-
-	c->type = r->type;
-	c->integer = r->integer;
-	if (r->str) {
-		c->str = mem_strndup(r->str, r->len);
-		c->len = r->len;
-	}
-	if (r->elements) {
-		c->element = mem_calloc(r->elements, sizeof(redisReply *));
-		c->elements = r->elements;
-		for (size_t i = 0; i < r->elements; i++)
-			c->element[i] = copy_reply(r->element[i]);
-	}
-	return c;
-}
-
 static void on_event(void *ud, redisReply *reply, const char *err)
 {
 	struct lookup *l = ud;
@@ -155,7 +128,7 @@ static void on_event(void *ud, redisReply *reply, const char *err)
 		lookup_free(l);
 		return;
 	}
-	l->event = copy_reply(reply);
+	l->event = rds_reply_copy(reply);
 	snprintf(k, sizeof(k), "%slog:%s", l->prefix, l->id);
 	{
 		const char *argv[] = {"LRANGE", k, "0", "-1"};
