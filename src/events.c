@@ -616,7 +616,7 @@ static void on_after_fields(void *ud, redisReply *reply, const char *err)
 		a->failed = 1;
 		snprintf(a->err, sizeof(a->err), "%s", err);
 	} else if (!err) {
-		a->fields[i] = copy_reply(reply);
+		a->fields[i] = rds_reply_copy(reply);
 	}
 	if (--a->left == 0)
 		after_finish(a);
