@@ -298,7 +298,8 @@ struct listener {
 	struct queued *queue;
 	size_t nqueue, capqueue;
 	int overflow;
-	long status; /* of the stream's answer */
+	long status;  /* of the stream's answer */
+	int got_body; /* its first bytes (the greeting) came */
 	struct body errbody;
 	char hello[256];
 	char seen[SEEN_MAX][EVENTS_ID_MAX];
@@ -350,6 +351,7 @@ static size_t on_stream_body(char *ptr, size_t size, size_t nmemb, void *ud)
 		curl_easy_getinfo(L->stream, CURLINFO_RESPONSE_CODE, &L->status);
 	if (L->status != 200)
 		return on_body(ptr, size, nmemb, &L->errbody);
+	L->got_body = 1;
 	return sse_feed(&L->sse, ptr, n) < 0 ? 0 : n;
 }
 
@@ -536,6 +538,7 @@ static int listen_once(struct listener *L, CURLM *multi, CURL *c, const char *ur
 	CURLcode result = CURLE_OK;
 
 	L->status = 0;
+	L->got_body = 0;
 	free(L->errbody.buf);
 	memset(&L->errbody, 0, sizeof(L->errbody));
 	L->errbody.max = ERRBODY_MAX;
@@ -563,7 +566,7 @@ static int listen_once(struct listener *L, CURLM *multi, CURL *c, const char *ur
 		curl_multi_perform(multi, &running);
 		if (L->status == 0)
 			curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &L->status);
-		if (L->status == 200 && !announced) {
+		if (L->status == 200 && L->got_body && !announced) {
 			announced = 1;
 			*connected = 1;
 			fprintf(stderr,
