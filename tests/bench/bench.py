@@ -324,6 +324,12 @@ def run_config(binary, sink_bin, work, nproc, secs, results):
     res = {"procs": nproc}
     try:
         res["raw_rps"], res["raw_p99"] = raw_rpush(redis, max(3, secs // 2))
+        # raw HTTP: libcurl multi on libevent, 64 at a time, to the same sink
+        out = subprocess.run([os.path.join(os.path.dirname(sink_bin), "rawpost"),
+                              "http://127.0.0.1:%d/raw" % sink.ports[0], str(CONNS), "40000"],
+                             capture_output=True, text=True, timeout=300).stdout
+        res["raw_http"] = float(re.search(r"rate=([0-9.]+)", out).group(1))
+        log("raw HTTP POST (libcurl multi, %d at a time): %.0f/s" % (CONNS, res["raw_http"]))
         log("raw RPUSH -d 1024 -c %d: %.0f/s, p99 %.2f ms" % (CONNS, res["raw_rps"], res["raw_p99"]))
         init = json.loads(cli(binary, redis, "init", "--json"))
         account = init["sandbox"]["account"]
@@ -524,9 +530,13 @@ def main():
     row("ingest CPU, pixrelay(s) / redis (1.0 = a core)", lambda r: " + ".join("%.2f" % c for c in r["ingest_cpu"][:-1]) + " / %.2f" % r["ingest_cpu"][-1])
     row("backlog drained to one host", lambda r: "%d of %d in %.1f s: %.0f/s" % (r["drain_delivered"], r["backlog"], r["drain_s"], r["drain_rps"]))
     row("**drain / raw**", lambda r: "**%.2f×**" % (r["drain_rps"] / r["raw_rps"]), "≥ 0.4×")
+    row("raw HTTP POST to the sink (libcurl multi on libevent, %d at a time)" % CONNS,
+        lambda r: "%.0f/s" % r["raw_http"])
+    row("drain / raw HTTP", lambda r: "%.2f×" % (r["drain_rps"] / r["raw_http"]))
     row("drain: Redis commands / EVALSHA (round trips) per delivered event", lambda r: "%.2f / %.3f" % (r["drain_cmds"], r["drain_evalsha"]), "< 1 round trip")
     row("drain CPU, pixrelay(s) / redis / sink", lambda r: " + ".join("%.2f" % c for c in r["drain_cpu"][:-2]) + " / %.2f / %.2f" % tuple(r["drain_cpu"][-2:]))
     row("end to end (ingest and delivery at once)", lambda r: "%.0f/s (ingest %.0f/s)" % (r["e2e_rps"], r["e2e_ingest_rps"]))
+    row("end to end / raw HTTP", lambda r: "%.2f×" % (r["e2e_rps"] / r["raw_http"]))
     row("**end to end / raw**", lambda r: "**%.2f×**" % (r["e2e_rps"] / r["raw_rps"]), "≥ 0.25×")
     row("end to end CPU, pixrelay(s) / redis / sink", lambda r: " + ".join("%.2f" % c for c in r["e2e_cpu"][:-2]) + " / %.2f / %.2f" % tuple(r["e2e_cpu"][-2:]))
     row("peak RSS per process (drain, e2e)", lambda r: "%.1f MB, %.1f MB" % (r["drain_rss_mb"], r["e2e_rss_mb"]))

@@ -49,4 +49,6 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/pixrelay-bench.XXXXXX")
 trap '[ "${BENCH_KEEP:-0}" = 1 ] && echo "kept $WORK" >&2 || rm -rf "$WORK"' EXIT
 read -r -a LIBEVENT <<<"$(pkg-config --cflags --libs libevent)"
 cc -O2 -o "$WORK/sink" tests/bench/sink.c "${LIBEVENT[@]}"
+read -r -a CURL <<<"$(pkg-config --cflags --libs libcurl)"
+cc -O2 -o "$WORK/rawpost" tests/bench/rawpost.c "${LIBEVENT[@]}" "${CURL[@]}"
 python3 tests/bench/bench.py "$BIN" "$WORK/sink" "$WORK" "$SECS"
