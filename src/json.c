@@ -132,7 +132,7 @@ static int fail(struct build *b, const char *fmt, ...)
 }
 
 /* The path of the value being added, e.g. "a.b[3]" (cut to `size`), for a
- * message. Keys are shown up to 32 bytes each, control bytes as '?'. */
+ * message; keys as json_echo quotes them. */
 static void current_path(const struct build *b, char *out, size_t size)
 {
 	size_t n = 0;
@@ -141,23 +141,24 @@ static void current_path(const struct build *b, char *out, size_t size)
 	for (int i = 0; i < b->depth && n + 1 < size; i++) {
 		const struct frame *f = &b->stack[i];
 		int top = i == b->depth - 1;
-		char part[48];
+		char echo[JSON_ECHO_MAX + 1];
+		int w;
 
 		if (YAJL_IS_OBJECT(f->v)) {
 			/* an open child is its parent's last member */
 			const char *k = top ? f->key : f->v->u.object.keys[f->v->u.object.len - 1];
-			size_t j = 0;
-
-			if (i)
-				part[j++] = '.';
-			for (const char *p = k ? k : ""; *p && j < 33; p++)
-				part[j++] = ((unsigned char)*p < 0x20 || *p == 0x7f) ? '?' : *p;
-			part[j] = '\0';
+			w = snprintf(out + n, size - n, "%s%s", i ? "." : "",
+				     json_echo(echo, k ? k : ""));
 		} else {
-			snprintf(part, sizeof(part), "[%zu]",
-				 top ? f->v->u.array.len : f->v->u.array.len - 1);
+			w = snprintf(out + n, size - n, "[%zu]",
+				     top ? f->v->u.array.len : f->v->u.array.len - 1);
 		}
-		n += (size_t)snprintf(out + n, size - n, "%s", part);
+		if (w < 0 || (size_t)w >= size - n) {
+			/* cut: drop a partial character at the end */
+			out[n] = '\0';
+			break;
+		}
+		n += (size_t)w;
 	}
 }
 
@@ -176,7 +177,7 @@ static int add(struct build *b, yajl_val v)
 	struct frame *f;
 
 	if (++b->values > JSON_MAX_VALUES) {
-		char path[128];
+		char path[160];
 
 		current_path(b, path, sizeof(path));
 		yajl_tree_free(v);
@@ -350,9 +351,11 @@ static int on_end_map(void *ctx)
 	struct build *b = ctx;
 	yajl_val o = b->stack[b->depth - 1].v;
 	size_t d = first_duplicate(o->u.object.keys, o->u.object.len);
+	char echo[JSON_ECHO_MAX + 1];
 
 	if (d < o->u.object.len)
-		return fail(b, "invalid JSON: duplicate field '%.64s'", o->u.object.keys[d]);
+		return fail(b, "invalid JSON: duplicate field '%s'",
+			    json_echo(echo, o->u.object.keys[d]));
 	b->depth--;
 	return 1;
 }
@@ -441,6 +444,24 @@ done:
 	if (h)
 		yajl_free(h);
 	return rc;
+}
+
+char *json_echo(char out[JSON_ECHO_MAX + 1], const char *s)
+{
+	size_t n = strnlen(s, JSON_ECHO_MAX + 1);
+
+	if (n > JSON_ECHO_MAX) {
+		n = JSON_ECHO_MAX;
+		/* s[n] is the first byte left out: back up to a character start */
+		while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+			n--;
+	}
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		out[i] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
+	}
+	out[n] = '\0';
+	return out;
 }
 
 yajl_val json_get(yajl_val obj, const char *key)

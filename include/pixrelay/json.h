@@ -31,6 +31,14 @@ int json_parse_object(const char *body, size_t len, yajl_val *out, char *err, si
  * callers look up a fixed set of names, after refusing unknown keys. */
 yajl_val json_get(yajl_val obj, const char *key);
 
+/* Bytes of a key or value quoted back in a message. */
+#define JSON_ECHO_MAX 64
+
+/* Copy `s` into `out` for quoting it in a message: at most JSON_ECHO_MAX
+ * bytes, cut at a UTF-8 character boundary (a cut character would make the
+ * whole message invalid UTF-8), control characters as '?'. Returns out. */
+char *json_echo(char out[JSON_ECHO_MAX + 1], const char *s);
+
 /* Nonzero when `v` is a JSON number holding an integer (no fraction, no
  * exponent, within int64); writes it to *out. */
 int json_as_int64(yajl_val v, int64_t *out);

@@ -215,6 +215,38 @@ int main(void)
 			 err),
 		  0);
 
+	/* a key quoted back is cut at a character boundary, controls as '?' */
+	{
+		char key[200] = "", body[300], want[300];
+		for (int i = 0; i < 40; i++)
+			strcat(key, "\xc3\xa9"); /* 80 bytes of é */
+		snprintf(body, sizeof(body), "{\"%s\":1,\"%s\":2}", key, key);
+		CHECK_INT(parses(body, err), -1);
+		snprintf(want, sizeof(want), "invalid JSON: duplicate field '%.64s'", key);
+		CHECK_STR(err, want);
+		strcpy(key, "x");
+		for (int i = 0; i < 21; i++)
+			strcat(key, "\xe2\x82\xac"); /* 1 + 63 bytes of € */
+		snprintf(body, sizeof(body), "{\"%sz\":1,\"%sz\":2}", key, key);
+		CHECK_INT(parses(body, err), -1);
+		snprintf(want, sizeof(want), "invalid JSON: duplicate field '%s'", key);
+		CHECK_STR(err, want);
+		strcpy(key, "x");
+		for (int i = 0; i < 22; i++)
+			strcat(key, "\xe2\x82\xac"); /* 1 + 66 bytes: the 22nd is left out */
+		snprintf(body, sizeof(body), "{\"%s\":1,\"%s\":2}", key, key);
+		CHECK_INT(parses(body, err), -1);
+		snprintf(want, sizeof(want), "invalid JSON: duplicate field '%.64s'", key);
+		CHECK_STR(err, want);
+		CHECK_INT(parses("{\"a\\u0001\\t\":1,\"a\\u0001\\t\":1}", err), -1);
+		CHECK_STR(err, "invalid JSON: duplicate field 'a?" "?'");
+	}
+	{
+		char out[JSON_ECHO_MAX + 1];
+		CHECK_STR(json_echo(out, ""), "");
+		CHECK_STR(json_echo(out, "abc\x7f"), "abc?");
+	}
+
 	/* at most JSON_MAX_VALUES values: the root and its array count too */
 	{
 		char *s = array_of(JSON_MAX_VALUES - 2);
