@@ -12,10 +12,11 @@
 # undefined (installing clang and libFuzzer from Debian when missing), then
 # runs the targets one at a time under `nice`, each on a scratch corpus seeded
 # from tests/fuzz/corpus/<target>, with tests/fuzz/dict/<target>.dict. After
-# each run the corpus in the tree is rebuilt with -set_cover_merge=1 from
-# itself and what the run found: the smallest set of inputs with the same
-# coverage, plus every hand-named seed (regression inputs keep their names;
-# found inputs are named by their SHA-1, as libFuzzer names them).
+# each run the corpus in the tree is rebuilt with -set_cover_merge=1
+# -use_counters=0 from itself and what the run found: a small set of inputs
+# that reaches every edge the run reached, plus every hand-named seed
+# (regression inputs keep their names; found inputs are named by their SHA-1,
+# as libFuzzer names them).
 #
 # Prints one line per target: executions, exec/s, coverage (cov: edges, ft:
 # features) at the end, corpus files and bytes before and after, and the
@@ -122,7 +123,8 @@ for t in "${targets[@]}"; do
 		if [ "$MERGE" = 1 ]; then
 			# smallest covering set of the old corpus and the new finds
 			merged=$(mktemp -d)
-			nice -n 10 "$bin" -set_cover_merge=1 -close_fd_mask=2 "$merged" "$corpus" \
+			nice -n 10 "$bin" -set_cover_merge=1 -use_counters=0 -close_fd_mask=2 \
+				"$merged" "$corpus" \
 				"$scratch" >>"$log" 2>&1
 			declare -A keep=()
 			for f in "$corpus"/*; do
