@@ -346,7 +346,7 @@ static void json_cases(void)
 			put(&t, "]");
 	}
 	put(&t, "]}");
-	row("json", "9,000 arrays 32 deep", p_json, t.s, t.len);
+	row("json", "9,000 arrays 32 deep (values are the bound)", p_json, t.s, t.len);
 	free(t.s);
 	t = (struct text){0};
 	put(&t, "{\"a\":");
@@ -493,11 +493,13 @@ static void account_cases(void)
 	for (int i = 0; i < ACCOUNT_MAX_DOCUMENTS; i++)
 		put(&t, "%s\"%s\"", i ? "," : "", big_pdf);
 	put(&t, "],%s,\"representatives\":[", addr);
-	for (int i = 0; i < ACCOUNT_MAX_REPRESENTATIVES; i++)
+	for (int i = 0; i < ACCOUNT_MAX_REPRESENTATIVES - 1; i++)
 		rep(&t, i, big_png);
-	t.s[t.len - 10] = '!';
+	big_png[strlen(big_png) - 1] = '!';
+	rep(&t, ACCOUNT_MAX_REPRESENTATIVES - 1, big_png);
 	put(&t, "]}");
-	row("account", "16 MiB, last picture not base64", p_account, t.s, t.len);
+	row("account", "16 MiB, the last representative's pictures not base64", p_account, t.s,
+	    t.len);
 	free(t.s);
 
 	row("file", "5 MiB PDF as base64", p_file, big_pdf, strlen(big_pdf));
