@@ -54,8 +54,8 @@ static void check_parse(const char *body, size_t len)
 			__builtin_trap();
 		return;
 	}
-	if (!n.id || !n.event || !n.charge_id || !n.data_json ||
-	    strlen(n.id) > INGEST_ID_MAX || strlen(n.charge_id) > INGEST_ID_MAX)
+	if (!n.id || !n.event || !n.charge_id || !n.data_json || strlen(n.id) > INGEST_ID_MAX ||
+	    strlen(n.charge_id) > INGEST_ID_MAX)
 		__builtin_trap();
 	(void)ingest_action(n.event);
 	if (json_parse_object(n.data_json, strlen(n.data_json), &v, err, sizeof(err)) != 0)

@@ -239,7 +239,8 @@ int main(void)
 		snprintf(want, sizeof(want), "invalid JSON: duplicate field '%.64s'", key);
 		CHECK_STR(err, want);
 		CHECK_INT(parses("{\"a\\u0001\\t\":1,\"a\\u0001\\t\":1}", err), -1);
-		CHECK_STR(err, "invalid JSON: duplicate field 'a?" "?'");
+		CHECK_STR(err, "invalid JSON: duplicate field 'a?"
+			       "?'");
 	}
 	{
 		char out[JSON_ECHO_MAX + 1];
