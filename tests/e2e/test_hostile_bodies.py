@@ -191,6 +191,20 @@ class HostileBodies(unittest.TestCase):
                            "postbackUrl: must be at most 2048 characters (got %d)"
                            % (len(raw) - len(b'{"amount":500,"postbackUrl":"') - 2))
 
+    def test_long_keys_quoted_back(self):
+        # a key quoted back is cut at 64 bytes on a character boundary: a
+        # cut character made the whole message "\ufffd"
+        key = "é" * 80
+        raw = json.dumps({"amount": 500, key: 1}).encode()
+        self.assertRefused(self.post("/v1/charge/pix/create", raw),
+                           "unknown field '%s'; %s" % ("é" * 32, CHARGE_FIELDS))
+        raw = ('{"%s":1,"%s":2}' % ("x" + "€" * 30, "x" + "€" * 30)).encode()
+        self.assertRefused(self.post("/v1/charge/pix/create", raw),
+                           "invalid JSON: duplicate field '%s'" % ("x" + "€" * 21))
+        raw = ('{"%s\\u0007":1}' % ("é" * 10)).encode()
+        self.assertRefused(self.post("/v1/charge/chg_x/refund", raw),
+                           "unknown field '%s?'; allowed: amount, reason" % ("é" * 10))
+
     def test_body_over_the_cap(self):
         raw = fill(b'{"amount":500,"comment":"', b"a", b'"}', MAX_BODY + 1)
         self.assertEqual(len(raw), MAX_BODY + 1)
