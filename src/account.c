@@ -606,3 +606,49 @@ void account_input_deinit(struct account_input *in)
 	free(in->postback_url);
 	memset(in, 0, sizeof(*in));
 }
+
+size_t account_file_slots(const struct account_input *in)
+{
+	return in->ndocuments + 3 * in->nrepresentatives;
+}
+
+struct account_file *account_file_slot(const struct account_input *in, size_t i)
+{
+	struct account_representative *r;
+
+	if (i < in->ndocuments)
+		return &in->documents[i];
+	i -= in->ndocuments;
+	r = &in->representatives[i / 3];
+	return i % 3 == 0   ? &r->picture_face
+	       : i % 3 == 1 ? &r->picture_identity_front
+			    : &r->picture_identity_back;
+}
+
+int account_file_first(const struct account_input *in, size_t i)
+{
+	const struct account_file *f = account_file_slot(in, i);
+
+	if (!f->len)
+		return 0;
+	for (size_t j = 0; j < i; j++) {
+		const struct account_file *e = account_file_slot(in, j);
+		if (e->len && strcmp(e->sha256, f->sha256) == 0)
+			return 0;
+	}
+	return 1;
+}
+
+void account_files_usage(const struct account_input *in, size_t *files, size_t *bytes)
+{
+	size_t n = 0, b = 0;
+
+	for (size_t i = 0; i < account_file_slots(in); i++) {
+		if (account_file_first(in, i)) {
+			n++;
+			b += account_file_slot(in, i)->len;
+		}
+	}
+	*files = n;
+	*bytes = b;
+}

@@ -1,8 +1,10 @@
 #include "pixrelay/api.h"
 
 #include "pixrelay/accounts.h"
+#include "pixrelay/cache.h"
 
 #include "pixrelay/charges.h"
+#include "pixrelay/dashboard.h"
 #include "pixrelay/events.h"
 #include "pixrelay/ingest.h"
 #include "pixrelay/qrpng.h"
@@ -13,8 +15,12 @@
 #include "pixrelay/ids.h"
 #include "pixrelay/json.h"
 #include "pixrelay/keys.h"
+#include "pixrelay/keyspace.h"
 #include "pixrelay/log.h"
 #include "pixrelay/mem.h"
+#include "pixrelay/metrics.h"
+#include "pixrelay/httpparse.h"
+#include "pixrelay/page.h"
 
 #include <stdint.h>
 #include <time.h>
@@ -42,16 +48,17 @@ static void reply_unauthorized(struct http_req *req, const char *msg)
 
 /* ---- authentication ---- */
 
-static void on_account_checked(void *ud, redisReply *reply, const char *err)
+static void on_account_checked(void *ud, int result, const struct accounts_info *info,
+			       const char *err)
 {
 	struct http_req *req = ud;
 	struct api_caller *caller = req->auth;
 
-	if (err) {
+	if (result < 0) {
 		reply_unavailable(req);
 		return;
 	}
-	if (reply->type != REDIS_REPLY_INTEGER || reply->integer != 1) {
+	if (result != 0 || info->env != caller->key.env) {
 		http_reply_error(req, 404, "account not found: X-Account-ID %s", caller->account);
 		return;
 	}
@@ -64,9 +71,6 @@ static void on_key(void *ud, int status, const struct auth_key *key, const char 
 	struct app *app = app_of(req);
 	struct api_caller *caller;
 	const char *acting = http_header(req, "X-Account-ID");
-	char rkey[256];
-	const char *argv[2];
-
 	if (err) {
 		log_warn("authentication failed for request %s: %s", req->request_id, err);
 		reply_unavailable(req);
@@ -112,10 +116,7 @@ static void on_key(void *ud, int status, const struct auth_key *key, const char 
 		return;
 	}
 	snprintf(caller->account, sizeof(caller->account), "%s", acting);
-	keys_redis_account(rkey, sizeof(rkey), app->cfg->prefix, key->env, acting);
-	argv[0] = "EXISTS";
-	argv[1] = rkey;
-	rds_cmd_argv(app->rds, on_account_checked, req, 2, argv, NULL);
+	accounts_lookup(app->rds, app->cache, app->cfg, acting, on_account_checked, req);
 }
 
 void api_authenticate(struct http_req *req)
@@ -145,7 +146,7 @@ void api_authenticate(struct http_req *req)
 		reply_unavailable(req);
 		return;
 	}
-	auth_lookup(app->rds, app->cfg->prefix, token, len, on_key, req);
+	auth_lookup(app->rds, app->cache, app->cfg->prefix, token, len, on_key, req);
 }
 
 /* ---- operational endpoints ---- */
@@ -155,6 +156,149 @@ static void handle_healthz(struct http_req *req)
 	static const char body[] = "{\"status\":\"ok\"}";
 
 	http_reply_raw(req, 200, body, sizeof(body) - 1);
+}
+
+/* docs/openapi.yaml, built in by tools/embed_file.py (meson.build) */
+extern const char api_openapi_yaml[];
+extern const size_t api_openapi_yaml_len;
+
+/* GET /v1/openapi.yaml: the description of this API, as built into the
+ * binary, so that it always matches the server answering. */
+static void handle_openapi(struct http_req *req)
+{
+	http_reply_bytes(req, 200, "application/yaml", "no-cache", api_openapi_yaml,
+			 api_openapi_yaml_len);
+}
+
+/* ---- metrics ---- */
+
+/* The figures of /metrics that come from Redis: one shard_stats call per
+ * shard, answered together. */
+struct scrape {
+	struct http_req *req;
+	int left, failed;
+	int nshards;
+	struct events_stats *stats;
+};
+
+#define GAUGE(g, n, h, l, v)                                                                       \
+	do {                                                                                       \
+		(g)->name = (n);                                                                   \
+		(g)->help = (h);                                                                   \
+		(g)->labels = (l);                                                                 \
+		(g)->value = (v);                                                                  \
+		(g)++;                                                                             \
+	} while (0)
+
+static void scrape_done(struct scrape *sc)
+{
+	struct app *app = app_of(sc->req);
+	struct dispatch_stats ds;
+	unsigned long long hits, misses;
+	size_t n = 12 + (size_t)sc->nshards * 5, len;
+	struct metrics_gauge *gauges = mem_calloc(n, sizeof(*gauges)), *g = gauges;
+	char(*labels)[48] = mem_calloc((size_t)sc->nshards * 4 + 1, sizeof(*labels));
+	uint64_t now = ids_now_ms();
+	char *text;
+
+	dispatch_stats(app->dispatch, &ds);
+	cache_counts(app->cache, &hits, &misses);
+	GAUGE(g, "pixrelay_http_connections", "Client connections open.", "",
+	      http_connections(app->http));
+	GAUGE(g, "pixrelay_http_requests_in_flight", "Requests read and not yet answered.", "",
+	      http_inflight(app->http));
+	GAUGE(g, "pixrelay_deliveries_in_flight", "Postback requests in flight in this process.",
+	      "", ds.active);
+	GAUGE(g, "pixrelay_deliveries_waiting",
+	      "Postbacks leased by this process, waiting for a slot of their destination.", "",
+	      ds.waiting);
+	GAUGE(g, "pixrelay_destinations_paused",
+	      "Destination hosts whose circuit is open (paused after timeouts).", "", ds.open);
+	GAUGE(g, "pixrelay_cache_hits", "Keys and accounts found in the process's cache.", "",
+	      (double)hits);
+	GAUGE(g, "pixrelay_cache_misses", "Keys and accounts read from Redis.", "", (double)misses);
+	GAUGE(g, "pixrelay_redis_up", "1 when Redis answered this scrape, 0 when it did not.", "",
+	      sc->failed ? 0 : 1);
+	for (int st = 0; !sc->failed && st < 3; st++)
+		for (int i = 0; i < sc->nshards; i++) {
+			static const char *const names[] = {"pending", "delivering", "dead"};
+			const struct events_stats *e = &sc->stats[i];
+			char *l = labels[st * sc->nshards + i];
+			snprintf(l, 48, "shard=\"%d\",state=\"%s\"", i, names[st]);
+			GAUGE(g, "pixrelay_events",
+			      "Events in the delivery queues, by shard and state (delivered ones "
+			      "are not counted).",
+			      l,
+			      (double)(st == 0	 ? e->pending
+				       : st == 1 ? e->delivering
+						 : e->dead));
+		}
+	for (int i = 0; !sc->failed && i < sc->nshards; i++) {
+		const struct events_stats *e = &sc->stats[i];
+		char *l = labels[3 * sc->nshards + i];
+		snprintf(l, 48, "shard=\"%d\"", i);
+		GAUGE(g, "pixrelay_delivery_lag_seconds",
+		      "How long the most overdue pending event of a shard has waited past its due "
+		      "time (0 when none is overdue).",
+		      l,
+		      e->earliest_due_ms && (uint64_t)e->earliest_due_ms < now
+			  ? (double)(now - (uint64_t)e->earliest_due_ms) / 1000.0
+			  : 0);
+	}
+	text = metrics_render(gauges, (size_t)(g - gauges), &len);
+	http_reply_bytes(sc->req, 200, "text/plain; version=0.0.4; charset=utf-8", "no-store", text,
+			 len);
+	free(text);
+	free(labels);
+	free(gauges);
+	free(sc->stats);
+	free(sc);
+}
+
+struct scrape_shard {
+	struct scrape *sc;
+	int shard;
+};
+
+static void on_shard_scraped(void *ud, int result, const struct events_stats *st, const char *err)
+{
+	struct scrape_shard *ss = ud;
+	struct scrape *sc = ss->sc;
+
+	if (result < 0)
+		sc->failed = 1;
+	else
+		sc->stats[ss->shard] = *st;
+	free(ss);
+	if (--sc->left == 0)
+		scrape_done(sc);
+}
+
+/* GET /metrics: the Prometheus text format (no key: serve it where only the
+ * scraper reaches, see docs/metrics.md). */
+static void handle_metrics(struct http_req *req)
+{
+	struct app *app = app_of(req);
+	struct scrape *sc = mem_new(struct scrape);
+
+	sc->req = req;
+	sc->nshards = (int)app->cfg->shards;
+	sc->stats = mem_calloc((size_t)sc->nshards, sizeof(*sc->stats));
+	if (!rds_ready(app->rds)) {
+		sc->failed = 1;
+		scrape_done(sc);
+		return;
+	}
+	/* one count more, held by this loop: an answer may come at once */
+	sc->left = sc->nshards + 1;
+	for (int i = 0; i < sc->nshards; i++) {
+		struct scrape_shard *ss = mem_new(struct scrape_shard);
+		ss->sc = sc;
+		ss->shard = i;
+		events_shard_stats(app->rds, app->cfg, i, on_shard_scraped, ss);
+	}
+	if (--sc->left == 0)
+		scrape_done(sc);
 }
 
 static void handle_readyz(struct http_req *req)
@@ -277,7 +421,8 @@ static void handle_charge_create(struct http_req *req)
 		return;
 	}
 	yajl_tree_free(body);
-	charges_create(app->rds, app->cfg, c->key.env, c->account, &in, on_charge_created, req);
+	charges_create(app->rds, app->cache, app->cfg, c->key.env, c->account, &in,
+		       on_charge_created, req);
 	charge_input_deinit(&in);
 }
 
@@ -388,7 +533,7 @@ static void on_transitioned(void *ud, int result, const char *json, const char *
 	req->state = NULL;
 	switch (result) {
 	case 0:
-		dispatch_kick(app->dispatch);
+		dispatch_kick(app->dispatch, req->params[0]);
 		http_reply_data(req, 200, json, strlen(json));
 		return;
 	case CHARGES_NOT_FOUND:
@@ -399,7 +544,7 @@ static void on_transitioned(void *ud, int result, const char *json, const char *
 				 strcmp(verb, "refunded") == 0 ? "PAID" : "PENDING", verb);
 		return;
 	case CHARGES_EXPIRED:
-		dispatch_kick(app->dispatch);
+		dispatch_kick(app->dispatch, req->params[0]);
 		http_reply_error(req, 400, "charge expired before the payment; it is EXPIRED now");
 		return;
 	case CHARGES_AMOUNT_MISMATCH:
@@ -437,7 +582,7 @@ static void simulate(struct http_req *req, enum charges_action action, const cha
 	}
 	req->state = (void *)verb;
 	charges_transition(app->rds, app->cfg, c->key.env, c->account, req->params[0], action, NULL,
-			   NULL, NULL, on_transitioned, req);
+			   NULL, on_transitioned, req);
 }
 
 static void handle_simulate_payment(struct http_req *req)
@@ -485,8 +630,7 @@ static void handle_refund(struct http_req *req)
 	}
 	req->state = (void *)"refunded";
 	charges_transition(app->rds, app->cfg, c->key.env, c->account, req->params[0],
-			   CHARGES_REFUND, NULL, amount[0] ? amount : NULL, NULL, on_transitioned,
-			   req);
+			   CHARGES_REFUND, amount[0] ? amount : NULL, NULL, on_transitioned, req);
 }
 
 /* ---- events ---- */
@@ -496,12 +640,10 @@ static void on_event_read(void *ud, int result, const char *json, const char *er
 	reply_read(ud, result, EVENTS_NOT_FOUND, "event", json, err);
 }
 
-/* Nonzero when the path names an event id of one of our shards; else 404. */
+/* Nonzero when the path names an event id; else 404. */
 static int event_id_ok(struct http_req *req)
 {
-	int shard = events_id_shard(req->params[0]);
-
-	if (shard < 0 || shard >= app_of(req)->cfg->queue_shards) {
+	if (strncmp(req->params[0], "evt_", 4) != 0 || ks_shard_of(req->params[0]) < 0) {
 		http_reply_error(req, 404, "event not found: %.40s", req->params[0]);
 		return 0;
 	}
@@ -536,7 +678,7 @@ static void on_event_replayed(void *ud, int result, const char *json, const char
 		json_str(g, "requeued");
 		json_bool(g, result == 0);
 		json_close(g);
-		dispatch_kick(app->dispatch);
+		dispatch_kick(app->dispatch, req->params[0]);
 		http_reply_gen(req, 200, g);
 		yajl_gen_free(g);
 	}
@@ -599,18 +741,6 @@ static void ingest_fail(struct http_req *req, const char *err)
 	reply_failure(req, err);
 }
 
-static void on_ingest_relayed(void *ud, int result, const char *evt, const char *err)
-{
-	struct http_req *req = ud;
-
-	if (result < 0) {
-		ingest_fail(req, err);
-		return;
-	}
-	dispatch_kick(app_of(req)->dispatch);
-	ingest_done(req, 200, evt, result == CHARGES_DUPLICATE, NULL, NULL);
-}
-
 static const char *json_status_of(const char *charge_json, char *out, size_t size)
 {
 	const char *p = charge_json ? strstr(charge_json, "\"status\":\"") : NULL;
@@ -622,25 +752,30 @@ static const char *json_status_of(const char *charge_json, char *out, size_t siz
 	return out;
 }
 
-static void on_ingest_transition(void *ud, int result, const char *json, const char *err)
+static void on_ingested(void *ud, int result, const char *json, const char *err)
 {
 	struct http_req *req = ud;
 	struct app *app = app_of(req);
 	struct ingest_ctx *x = req->state;
 	char status[16], why[96];
 
+	metrics_ingest(result == 0 || result == CHARGES_EXPIRED ? "accepted"
+		       : result == CHARGES_RELAYED		? "relayed"
+		       : result == CHARGES_DUPLICATE		? "duplicate"
+		       : result < 0				? "failed"
+								: "ignored");
 	switch (result) {
 	case 0:
-		dispatch_kick(app->dispatch);
+		dispatch_kick(app->dispatch, x->account);
 		ingest_done(req, 200, x->event[0] ? x->event : NULL, 0, NULL,
 			    json_status_of(json, status, sizeof(status)));
 		return;
+	case CHARGES_RELAYED:
+		dispatch_kick(app->dispatch, x->account);
+		ingest_done(req, 200, json, 0, NULL, NULL);
+		return;
 	case CHARGES_DUPLICATE:
 		ingest_done(req, 200, json, 1, NULL, NULL);
-		return;
-	case CHARGES_NOT_FOUND:
-		ingest_relay(app->rds, app->cfg, x->env, x->account, &x->note, on_ingest_relayed,
-			     req);
 		return;
 	case CHARGES_REFUSED:
 		snprintf(why, sizeof(why), "the charge is %s", json);
@@ -648,7 +783,7 @@ static void on_ingest_transition(void *ud, int result, const char *json, const c
 		ingest_done(req, 200, NULL, 0, why, json);
 		return;
 	case CHARGES_EXPIRED:
-		dispatch_kick(app->dispatch);
+		dispatch_kick(app->dispatch, x->account);
 		ingest_done(req, 200, NULL, 0, "the charge had expired; it is EXPIRED now",
 			    "EXPIRED");
 		return;
@@ -683,52 +818,29 @@ static void ingest_with_secret(struct http_req *req, const char *secret)
 		http_reply_error(req, 400, "%s", err);
 		return;
 	}
-	if (!charges_valid_id(x->note.charge_id)) {
-		ingest_relay(app->rds, app->cfg, x->env, x->account, &x->note, on_ingest_relayed,
-			     req);
-		return;
-	}
-	charges_transition(app->rds, app->cfg, x->env, x->account, x->note.charge_id,
-			   ingest_action(x->note.event), x->note.id, NULL, x->event,
-			   on_ingest_transition, req);
+	ingest_submit(app->ingest, x->env, x->account, &x->note, x->event, on_ingested, req);
 }
 
-static void ingest_lookup(struct http_req *req);
-
-static void on_ingest_account(void *ud, redisReply *reply, const char *err)
+static void on_ingest_account(void *ud, int result, const struct accounts_info *info,
+			      const char *err)
 {
 	struct http_req *req = ud;
 	struct ingest_ctx *x = req->state;
 
-	if (err) {
+	if (result < 0) {
 		free(x);
 		req->state = NULL;
 		reply_unavailable(req);
 		return;
 	}
-	if (reply->type == REDIS_REPLY_STRING) {
-		ingest_with_secret(req, reply->str);
+	if (result != 0) {
+		free(x);
+		req->state = NULL;
+		http_reply_error(req, 404, "account not found: %s", req->params[0]);
 		return;
 	}
-	if (x->env == AUTH_SANDBOX) {
-		x->env = AUTH_PRODUCTION;
-		ingest_lookup(req);
-		return;
-	}
-	free(x);
-	req->state = NULL;
-	http_reply_error(req, 404, "account not found: %s", req->params[0]);
-}
-
-static void ingest_lookup(struct http_req *req)
-{
-	struct app *app = app_of(req);
-	struct ingest_ctx *x = req->state;
-	char k[256];
-	const char *argv[] = {"HGET", k, "ingest_secret"};
-
-	keys_redis_account(k, sizeof(k), app->cfg->prefix, x->env, x->account);
-	rds_cmd_argv(app->rds, on_ingest_account, req, 3, argv, NULL);
+	x->env = info->env;
+	ingest_with_secret(req, info->ingest_secret);
 }
 
 /* POST /v1/webhooks/ingest/{accountId}: no API key; the account's ingest
@@ -738,7 +850,7 @@ static void handle_ingest(struct http_req *req)
 	struct app *app = app_of(req);
 	struct ingest_ctx *x;
 
-	if (!ids_is_ulid(req->params[0])) {
+	if (!ids_is_ulid(req->params[0]) || ks_shard_of(req->params[0]) < 0) {
 		http_reply_error(req, 404, "account not found: %.40s", req->params[0]);
 		return;
 	}
@@ -747,10 +859,9 @@ static void handle_ingest(struct http_req *req)
 		return;
 	}
 	x = mem_new(struct ingest_ctx);
-	x->env = AUTH_SANDBOX;
 	snprintf(x->account, sizeof(x->account), "%s", req->params[0]);
 	req->state = x;
-	ingest_lookup(req);
+	accounts_lookup(app->rds, app->cache, app->cfg, x->account, on_ingest_account, req);
 }
 
 /* ---- event lists ---- */
@@ -812,7 +923,7 @@ static void on_bulk_replayed(void *ud, int result, const char *json, const char 
 		reply_failure(req, err);
 		return;
 	}
-	dispatch_kick(app_of(req)->dispatch);
+	dispatch_kick(app_of(req)->dispatch, ((struct api_caller *)req->auth)->account);
 	http_reply_data(req, 200, json, strlen(json));
 }
 
@@ -848,14 +959,42 @@ static void handle_events_replay(struct http_req *req)
 static void on_account_created(void *ud, int result, const char *json, const char *err)
 {
 	struct http_req *req = ud;
+	const struct config *cfg = app_of(req)->cfg;
+	char wait[24];
 
-	if (result < 0)
-		reply_failure(req, err);
-	else if (result == ACCOUNTS_DUPLICATE)
+	switch (result) {
+	case 0:
+		http_reply_data(req, 200, json, strlen(json));
+		break;
+	case ACCOUNTS_DUPLICATE:
 		http_reply_error(
 		    req, 400, "taxID: already registered in this environment (account %s)", json);
-	else
-		http_reply_data(req, 200, json, strlen(json));
+		break;
+	case ACCOUNTS_RATE:
+		/* whole seconds, rounded up: a retry after Retry-After succeeds */
+		snprintf(wait, sizeof(wait), "%lld", (strtoll(json, NULL, 10) + 999) / 1000);
+		http_add_header(req, "Retry-After", wait);
+		http_reply_error(req, 429,
+				 "too many accounts created with this API key: at most %ld in an "
+				 "hour (max-accounts-per-key-hour); retry in %s s",
+				 cfg->max_accounts_per_key_hour, wait);
+		break;
+	case ACCOUNTS_FULL:
+		http_reply_error(req, 403,
+				 "this environment holds the most business accounts it may "
+				 "(max-accounts = %s); the operator must raise the limit",
+				 json);
+		break;
+	case ACCOUNTS_STORAGE:
+		http_reply_error(req, 403,
+				 "this environment keeps the most account files it may "
+				 "(max-stored-file-bytes = %ld, %s bytes kept); the operator must "
+				 "raise the limit",
+				 cfg->max_stored_file_bytes, json);
+		break;
+	default:
+		reply_failure(req, err ? err : "account creation failed");
+	}
 }
 
 /* POST /v1/baas/account/create */
@@ -869,6 +1008,7 @@ static void handle_account_create(struct http_req *req)
 	char err[512];
 	time_t now = time(NULL);
 	struct tm tm;
+	size_t files = 0, bytes = 0;
 
 	if (json_parse_object(req->body, req->body_len, &body, err, sizeof(err)) < 0) {
 		http_reply_error(req, 400, "%s", err);
@@ -883,7 +1023,24 @@ static void handle_account_create(struct http_req *req)
 		return;
 	}
 	yajl_tree_free(body);
-	accounts_create(app->rds, app->cfg, c->key.env, c->account, &in, on_account_created, req);
+	/* what the account would keep, against the per-account quotas: sizes,
+	 * 413 like a body over max-upload, before anything is stored */
+	account_files_usage(&in, &files, &bytes);
+	if (files > (size_t)app->cfg->max_account_files) {
+		http_reply_error(req, 413,
+				 "documents and pictures: %zu different files, more than the %ld "
+				 "an account may keep (max-account-files)",
+				 files, app->cfg->max_account_files);
+	} else if (bytes > (size_t)app->cfg->max_account_bytes) {
+		http_reply_error(req, 413,
+				 "documents and pictures: %zu bytes in all, more than the %ld an "
+				 "account may keep (max-account-bytes)",
+				 bytes, app->cfg->max_account_bytes);
+	} else {
+		accounts_create(app->rds, app->cfg, c->key.env, c->account,
+				c->key.kind == AUTH_MASTER_KEY ? NULL : c->key.id, &in,
+				on_account_created, req);
+	}
 	account_input_deinit(&in);
 }
 
@@ -898,7 +1055,7 @@ static void on_transfer(void *ud, int result, const char *json, const char *err)
 	case 0:
 	case ACCOUNTS_REPLAYED:
 		if (result == 0)
-			dispatch_kick(app_of(req)->dispatch);
+			dispatch_kick(app_of(req)->dispatch, NULL);
 		/* spec 4.3: exactly two fields, no envelope */
 		body = mem_printf("{\"amount\":%s,\"status\":\"DONE\"}", amount);
 		http_reply_raw(req, 200, body, strlen(body));
@@ -908,10 +1065,25 @@ static void on_transfer(void *ud, int result, const char *json, const char *err)
 		http_reply_error(req, 404, "%s: no account has this Pix key", json);
 		break;
 	case ACCOUNTS_FORBIDDEN:
-		http_reply_error(
-		    req, 403,
-		    "the accounts of from_key and to_key must both belong to the caller's "
-		    "group (the caller's account, or an account sharing a member with it)");
+		/* only the caller's own review status is said, never another's */
+		if (json && strcmp(json, "pending") == 0)
+			http_reply_error(
+			    req, 403,
+			    "the accounts of from_key and to_key must both belong to the caller's "
+			    "group, and the caller's account is waiting for the operator's KYC "
+			    "review: until it is approved, its group is itself alone");
+		else if (json && strcmp(json, "rejected") == 0)
+			http_reply_error(
+			    req, 403,
+			    "the accounts of from_key and to_key must both belong to the caller's "
+			    "group, and the caller's account was rejected in the operator's KYC "
+			    "review: its group is itself alone");
+		else
+			http_reply_error(
+			    req, 403,
+			    "the accounts of from_key and to_key must both belong to the caller's "
+			    "group: the caller's account, or an account of the same owner sharing "
+			    "a member with it, both approved in the operator's KYC review");
 		break;
 	case ACCOUNTS_SAME:
 		http_reply_error(req, 400, "from_key and to_key belong to the same account");
@@ -988,9 +1160,371 @@ static void handle_balance(struct http_req *req)
 	accounts_balance(app->rds, app->cfg, c->key.env, c->account, 50, on_balance, req);
 }
 
+/* ---- listings and key management (the dashboard's API) ---- */
+
+/* Read the query parameters of a listing. Each must be one of `names` and
+ * given once; values[i] gets the decoded value of names[i] (owned, NULL when
+ * absent). Returns 0, or -1 after answering 400 (values all NULL then). */
+struct query_walk {
+	struct http_req *req;
+	const char *const *names;
+	size_t n;
+	char **values;
+	const char *allowed;
+};
+
+static int query_param(void *ud, const char *key, const char *value)
+{
+	struct query_walk *w = ud;
+	size_t i;
+
+	for (i = 0; i < w->n; i++)
+		if (strcmp(key, w->names[i]) == 0)
+			break;
+	if (i == w->n) {
+		char echo[JSON_ECHO_MAX + 1];
+
+		http_reply_error(w->req, 400, "unknown query parameter '%s'; allowed: %s",
+				 json_echo(echo, key), w->allowed);
+		return -1;
+	}
+	if (w->values[i]) {
+		http_reply_error(w->req, 400, "%s: given more than once", w->names[i]);
+		return -1;
+	}
+	w->values[i] = mem_strdup(value);
+	return 0;
+}
+
+static int query_params(struct http_req *req, const char *const *names, size_t n, char **values)
+{
+	char allowed[128] = "";
+	struct query_walk w = {req, names, n, values, allowed};
+
+	for (size_t i = 0; i < n; i++) {
+		values[i] = NULL;
+		snprintf(allowed + strlen(allowed), sizeof(allowed) - strlen(allowed), "%s%s",
+			 i ? ", " : "", names[i]);
+	}
+	if (httpp_query_each(http_query_string(req), query_param, &w) != 0) {
+		for (size_t i = 0; i < n; i++) {
+			free(values[i]);
+			values[i] = NULL;
+		}
+		return -1;
+	}
+	return 0;
+}
+
+static void query_free(char **values, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(values[i]);
+}
+
+/* `limit` (NULL: `def`) as a page size from 1 to `max`; 0, or -1 after answering 400. */
+static int query_limit(struct http_req *req, const char *value, int def, int max, int *out)
+{
+	if (!value) {
+		*out = def;
+		return 0;
+	}
+	if (page_parse_limit(value, max, out) < 0) {
+		http_reply_error(req, 400, "limit: must be an integer from 1 to %d", max);
+		return -1;
+	}
+	return 0;
+}
+
+/* `cursor` (NULL: from the newest) for ids of `id_prefix`; 0, or -1 after answering 400. */
+static int query_cursor(struct http_req *req, const char *value, const char *id_prefix,
+			struct page_cursor *out)
+{
+	page_cursor_start(out);
+	if (value && page_parse_cursor(value, id_prefix, out) < 0) {
+		http_reply_error(req, 400, "cursor: not a cursor this endpoint returned");
+		return -1;
+	}
+	return 0;
+}
+
+/* Nonzero when the whole environment is in view: a master key acting for no
+ * particular account (no X-Account-ID). Otherwise the acting account is. */
+static int env_scope(struct http_req *req)
+{
+	struct api_caller *c = req->auth;
+	const char *acting = http_header(req, "X-Account-ID");
+
+	return c->key.kind == AUTH_MASTER_KEY && (!acting || !*acting);
+}
+
+static void on_listed(void *ud, int result, const char *json, const char *err)
+{
+	struct http_req *req = ud;
+
+	if (result < 0)
+		reply_failure(req, err);
+	else
+		http_reply_data(req, 200, json, strlen(json));
+}
+
+#define LIST_DEFAULT 20
+
+/* GET /v1/keys?limit=&cursor= : the keys of the acting account, or of the
+ * whole environment for a master key without X-Account-ID. */
+static void handle_keys_list(struct http_req *req)
+{
+	static const char *const names[] = {"limit", "cursor"};
+	struct app *app = app_of(req);
+	struct api_caller *c = req->auth;
+	char *v[2];
+	struct page_cursor from;
+	int limit;
+
+	if (query_params(req, names, 2, v) < 0)
+		return;
+	if (query_limit(req, v[0], LIST_DEFAULT, 100, &limit) == 0 &&
+	    query_cursor(req, v[1], "key_", &from) == 0)
+		keys_page(app->rds, app->cfg->prefix, c->key.env,
+			  env_scope(req) ? NULL : c->account, &from, limit, on_listed, req);
+	query_free(v, 2);
+}
+
+static void on_key_created(void *ud, int result, const char *json, const char *err)
+{
+	struct http_req *req = ud;
+	struct api_caller *c = req->auth;
+
+	if (result < 0) {
+		reply_failure(req, err);
+		return;
+	}
+	log_info("request %s: key %s created a key for account %s", req->request_id, c->key.id,
+		 c->account);
+	http_reply_data(req, 200, json, strlen(json));
+}
+
+/* POST /v1/keys {"description"}: a new account key of the acting account;
+ * the answer is the only time its text is shown. */
+static void handle_keys_create(struct http_req *req)
+{
+	struct app *app = app_of(req);
+	struct api_caller *c = req->auth;
+	yajl_val body = NULL, v;
+	char err[512];
+	long chars;
+
+	if (json_parse_object(req->body, req->body_len, &body, err, sizeof(err)) < 0) {
+		http_reply_error(req, 400, "%s", err);
+		return;
+	}
+	for (size_t i = 0; i < body->u.object.len; i++) {
+		if (strcmp(body->u.object.keys[i], "description") != 0) {
+			char echo[JSON_ECHO_MAX + 1];
+
+			http_reply_error(req, 400, "unknown field '%s'; allowed: description",
+					 json_echo(echo, body->u.object.keys[i]));
+			goto done;
+		}
+	}
+	v = json_get(body, "description");
+	if (!v || YAJL_IS_NULL(v)) {
+		http_reply_error(req, 400,
+				 "description: is required (what the key is for, 1 to %d "
+				 "characters)",
+				 KEYS_DESCRIPTION_MAX);
+		goto done;
+	}
+	if (!YAJL_IS_STRING(v) || !v->u.string) {
+		http_reply_error(req, 400, "description: must be a string");
+		goto done;
+	}
+	chars = validate_utf8_chars(v->u.string, strlen(v->u.string));
+	if (chars < 1 || chars > KEYS_DESCRIPTION_MAX) {
+		http_reply_error(req, 400, "description: must be 1 to %d characters",
+				 KEYS_DESCRIPTION_MAX);
+		goto done;
+	}
+	if (validate_has_control(v->u.string)) {
+		http_reply_error(req, 400, "description: must not contain control characters");
+		goto done;
+	}
+	keys_create_async(app->rds, app->cfg->prefix, c->key.env, c->account, v->u.string,
+			  on_key_created, req);
+done:
+	yajl_tree_free(body);
+}
+
+static void on_key_revoked(void *ud, int result, const char *json, const char *err)
+{
+	struct http_req *req = ud;
+	struct api_caller *c = req->auth;
+
+	if (result < 0) {
+		reply_failure(req, err);
+	} else if (result == KEYS_NOT_FOUND) {
+		http_reply_error(req, 404, "key not found: %s", req->params[0]);
+	} else {
+		if (result == 0)
+			log_info("request %s: key %s revoked key %s", req->request_id, c->key.id,
+				 req->params[0]);
+		http_reply_data(req, 200, json, strlen(json));
+	}
+}
+
+/* POST /v1/keys/{id}/revoke: at once, for every process; revoking a revoked
+ * key again answers it as it is. */
+static void handle_key_revoke(struct http_req *req)
+{
+	struct app *app = app_of(req);
+	struct api_caller *c = req->auth;
+
+	if (!keys_valid_id(req->params[0])) {
+		http_reply_error(req, 404, "key not found: %.40s", req->params[0]);
+		return;
+	}
+	keys_revoke_async(app->rds, app->cache, app->cfg->prefix, c->key.env,
+			  env_scope(req) ? NULL : c->account, req->params[0], on_key_revoked, req);
+}
+
+static const char *const charge_states[] = {"PENDING",	"PAID",	  "EXPIRED",
+					    "REFUNDED", "FAILED", NULL};
+
+static int one_of(const char *s, const char *const *list)
+{
+	for (; *list; list++)
+		if (strcmp(s, *list) == 0)
+			return 1;
+	return 0;
+}
+
+/* GET /v1/charges?status=&limit=&cursor= : the acting account's charges, newest first. */
+static void handle_charges_list(struct http_req *req)
+{
+	static const char *const names[] = {"status", "limit", "cursor"};
+	struct app *app = app_of(req);
+	struct api_caller *c = req->auth;
+	struct charges_filter f;
+	char *v[3];
+
+	if (query_params(req, names, 3, v) < 0)
+		return;
+	memset(&f, 0, sizeof(f));
+	f.status = v[0];
+	if (v[0] && !one_of(v[0], charge_states))
+		http_reply_error(req, 400,
+				 "status: must be PENDING, PAID, EXPIRED, REFUNDED or FAILED");
+	else if (query_limit(req, v[1], LIST_DEFAULT, CHARGES_LIST_MAX, &f.limit) == 0 &&
+		 query_cursor(req, v[2], "", &f.from) == 0)
+		charges_list(app->rds, app->cfg, c->key.env, c->account, &f, on_listed, req);
+	query_free(v, 3);
+}
+
+/* GET /v1/baas/accounts?limit=&cursor= : the environment's accounts (a master
+ * key without X-Account-ID), else the acting account alone. */
+static void handle_accounts_list(struct http_req *req)
+{
+	static const char *const names[] = {"limit", "cursor"};
+	struct app *app = app_of(req);
+	struct api_caller *c = req->auth;
+	struct page_cursor from;
+	char *v[2];
+	int limit;
+
+	if (query_params(req, names, 2, v) < 0)
+		return;
+	if (query_limit(req, v[0], LIST_DEFAULT, ACCOUNTS_LIST_MAX, &limit) == 0 &&
+	    query_cursor(req, v[1], "", &from) == 0)
+		accounts_list(app->rds, app->cfg, c->key.env, env_scope(req) ? NULL : c->account,
+			      &from, limit, on_listed, req);
+	query_free(v, 2);
+}
+
+/* Nonzero when the path's account is in the caller's view; else 404 answered. */
+static int account_in_view(struct http_req *req)
+{
+	struct api_caller *c = req->auth;
+	const char *id = req->params[0];
+
+	if (!ids_is_ulid(id) || ks_shard_of(id) < 0) {
+		http_reply_error(req, 404, "account not found: %.40s", id);
+		return 0;
+	}
+	if (!env_scope(req) && strcmp(id, c->account) != 0) {
+		http_reply_error(req, 404, "account not found: %s", id);
+		return 0;
+	}
+	return 1;
+}
+
+static void on_account_read(void *ud, int result, const char *json, const char *err)
+{
+	reply_read(ud, result, ACCOUNTS_NO_ACCOUNT, "account", json, err);
+}
+
+/* GET /v1/baas/accounts/{id}?limit=&cursor= : an account with its balance,
+ * postbackUrl and a page of its ledger (limit and cursor page the ledger). */
+static void handle_account_get(struct http_req *req)
+{
+	static const char *const names[] = {"limit", "cursor"};
+	struct app *app = app_of(req);
+	struct api_caller *c = req->auth;
+	char *v[2], pos[16] = "", fp[PAGE_FP_LEN + 1] = "";
+	int limit;
+
+	if (query_params(req, names, 2, v) < 0)
+		return;
+	if (query_limit(req, v[0], LIST_DEFAULT, ACCOUNTS_LEDGER_MAX, &limit) < 0)
+		goto done;
+	if (v[1] && page_parse_ledger_cursor(v[1], pos, fp) < 0) {
+		http_reply_error(req, 400, "cursor: not a cursor this endpoint returned");
+		goto done;
+	}
+	if (!account_in_view(req))
+		goto done;
+	accounts_show(app->rds, app->cfg, c->key.env, req->params[0], limit, pos, fp,
+		      on_account_read, req);
+done:
+	query_free(v, 2);
+}
+
+static void on_secrets_read(void *ud, int result, const char *json, const char *err)
+{
+	struct http_req *req = ud;
+	struct api_caller *c = req->auth;
+
+	if (result == 0)
+		log_info("request %s: key %s revealed the secrets of account %s", req->request_id,
+			 c->key.id, req->params[0]);
+	reply_read(req, result, ACCOUNTS_NO_ACCOUNT, "account", json, err);
+}
+
+/* POST /v1/baas/accounts/{id}/secrets/reveal: the account's webhook secrets,
+ * for master keys only (the ingest secret can mark charges paid). */
+static void handle_account_secrets(struct http_req *req)
+{
+	struct app *app = app_of(req);
+	struct api_caller *c = req->auth;
+
+	if (c->key.kind != AUTH_MASTER_KEY) {
+		http_reply_error(req, 403,
+				 "revealing an account's secrets needs a master key; an account "
+				 "key cannot see them");
+		return;
+	}
+	if (!account_in_view(req))
+		return;
+	accounts_secrets(app->rds, app->cfg, c->key.env, req->params[0], on_secrets_read, req);
+}
+
 const struct http_route api_routes[] = {
     {EVHTTP_REQ_GET, "/healthz", handle_healthz, 0},
     {EVHTTP_REQ_GET, "/readyz", handle_readyz, 0},
+    {EVHTTP_REQ_GET, "/metrics", handle_metrics, 0},
+    {EVHTTP_REQ_GET, "/v1/openapi.yaml", handle_openapi, HTTP_ENVELOPE},
+    {EVHTTP_REQ_GET, "/dashboard", dashboard_redirect, 0},
+    {EVHTTP_REQ_GET, "/dashboard/", dashboard_index, 0},
+    {EVHTTP_REQ_GET, "/dashboard/{file}", dashboard_file, 0},
     {EVHTTP_REQ_GET, "/v1/me", handle_me, HTTP_AUTH | HTTP_ENVELOPE},
     {EVHTTP_REQ_POST, "/v1/charge/pix/create", handle_charge_create,
      HTTP_AUTH | HTTP_JSON_BODY | HTTP_ENVELOPE},
@@ -1011,6 +1545,14 @@ const struct http_route api_routes[] = {
     {EVHTTP_REQ_POST, "/v1/baas/internal-transfer", handle_transfer,
      HTTP_AUTH | HTTP_ACTS_AS | HTTP_JSON_BODY | HTTP_ENVELOPE},
     {EVHTTP_REQ_GET, "/v1/baas/balance", handle_balance, HTTP_AUTH | HTTP_ENVELOPE},
+    {EVHTTP_REQ_GET, "/v1/keys", handle_keys_list, HTTP_AUTH | HTTP_ENVELOPE},
+    {EVHTTP_REQ_POST, "/v1/keys", handle_keys_create, HTTP_AUTH | HTTP_JSON_BODY | HTTP_ENVELOPE},
+    {EVHTTP_REQ_POST, "/v1/keys/{id}/revoke", handle_key_revoke, HTTP_AUTH | HTTP_ENVELOPE},
+    {EVHTTP_REQ_GET, "/v1/charges", handle_charges_list, HTTP_AUTH | HTTP_ENVELOPE},
+    {EVHTTP_REQ_GET, "/v1/baas/accounts", handle_accounts_list, HTTP_AUTH | HTTP_ENVELOPE},
+    {EVHTTP_REQ_GET, "/v1/baas/accounts/{id}", handle_account_get, HTTP_AUTH | HTTP_ENVELOPE},
+    {EVHTTP_REQ_POST, "/v1/baas/accounts/{id}/secrets/reveal", handle_account_secrets,
+     HTTP_AUTH | HTTP_ENVELOPE},
 };
 
 const size_t api_nroutes = sizeof(api_routes) / sizeof(api_routes[0]);

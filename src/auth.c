@@ -1,5 +1,6 @@
 #include "pixrelay/auth.h"
 
+#include "pixrelay/cache.h"
 #include "pixrelay/ids.h"
 #include "pixrelay/mem.h"
 
@@ -14,6 +15,8 @@
 
 /* last_used_at is written at most this often per key */
 #define TOUCH_INTERVAL_MS "60000"
+/* a key's lookup is cached as long as its last use may go unrecorded */
+#define CACHE_MS 60000
 
 const char *auth_env_name(enum auth_env env)
 {
@@ -109,7 +112,35 @@ struct lookup {
 	auth_lookup_fn cb;
 	void *ud;
 	enum auth_env token_env;
+	struct cache *cache;
+	uint64_t ticket;
+	char ckey[80];
 };
+
+/* A key record as the cache keeps it: "id env kind account revoked(0|1)". */
+static void remember(struct lookup *l, const struct auth_key *key, int revoked)
+{
+	char v[160];
+
+	snprintf(v, sizeof(v), "%s %s %s %s %d", key->id, auth_env_name(key->env),
+		 auth_kind_name(key->kind), key->account, revoked);
+	cache_put(l->cache, l->ckey, v, l->ticket, CACHE_MS);
+}
+
+/* 0 with the key and *revoked from a cached record, or -1 when malformed. */
+static int recall(const char *v, struct auth_key *key, int *revoked)
+{
+	char id[AUTH_ID_MAX], env[16], kind[16], account[32];
+
+	memset(key, 0, sizeof(*key));
+	if (sscanf(v, "%39s %15s %15s %31s %d", id, env, kind, account, revoked) != 5 ||
+	    auth_env_parse(env, &key->env) < 0)
+		return -1;
+	snprintf(key->id, sizeof(key->id), "%s", id);
+	snprintf(key->account, sizeof(key->account), "%s", account);
+	key->kind = strcmp(kind, "master") == 0 ? AUTH_MASTER_KEY : AUTH_ACCOUNT_KEY;
+	return 0;
+}
 
 static void on_lookup(void *ud, redisReply *reply, const char *err)
 {
@@ -141,6 +172,7 @@ static void on_lookup(void *ud, redisReply *reply, const char *err)
 	key.kind =
 	    strcmp(reply->element[2]->str, "master") == 0 ? AUTH_MASTER_KEY : AUTH_ACCOUNT_KEY;
 	snprintf(key.account, sizeof(key.account), "%s", reply->element[3]->str);
+	remember(l, &key, reply->element[4]->len > 0);
 	if (reply->element[4]->len > 0)
 		l->cb(l->ud, AUTH_REVOKED, &key, NULL);
 	else
@@ -149,18 +181,29 @@ done:
 	free(l);
 }
 
-void auth_lookup(struct rds *r, const char *prefix, const char *token, size_t len,
+void auth_lookup(struct rds *r, struct cache *c, const char *prefix, const char *token, size_t len,
 		 auth_lookup_fn cb, void *ud)
 {
 	struct lookup *l = mem_new(struct lookup);
 	char sha[65], rkey[256], now[32];
-	const char *argv[3];
+	const char *argv[3], *cached;
+	struct auth_key key;
+	int revoked = 0;
 
 	l->cb = cb;
 	l->ud = ud;
+	l->cache = c;
 	if (auth_token_env(token, len, &l->token_env) < 0)
 		l->token_env = AUTH_SANDBOX;
 	ids_sha256_hex(sha, token, len);
+	snprintf(l->ckey, sizeof(l->ckey), "k:%s", sha);
+	cached = cache_get(c, l->ckey);
+	if (cached && recall(cached, &key, &revoked) == 0 && key.env == l->token_env) {
+		free(l);
+		cb(ud, revoked ? AUTH_REVOKED : AUTH_OK, &key, NULL);
+		return;
+	}
+	l->ticket = cache_ticket(c);
 	auth_redis_key_record(rkey, sizeof(rkey), prefix, sha);
 	snprintf(now, sizeof(now), "%llu", (unsigned long long)ids_now_ms());
 	argv[0] = rkey;

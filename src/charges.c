@@ -1,9 +1,12 @@
 #include "pixrelay/charges.h"
 
+#include "pixrelay/accounts.h"
 #include "pixrelay/brcode.h"
 #include "pixrelay/events.h"
 #include "pixrelay/ids.h"
+#include "pixrelay/json.h"
 #include "pixrelay/keys.h"
+#include "pixrelay/keyspace.h"
 #include "pixrelay/log.h"
 #include "pixrelay/mem.h"
 #include "pixrelay/timefmt.h"
@@ -17,10 +20,9 @@ int charges_valid_id(const char *id)
 	return ids_is_ulid(id);
 }
 
-static void charge_key(char *out, size_t size, const char *prefix, enum auth_env env,
-		       const char *id)
+static void charge_key(char *out, size_t size, const char *prefix, const char *id)
 {
-	snprintf(out, size, "%s{%s}:ch:%s", prefix, auth_env_name(env), id);
+	ks_key(out, size, prefix, "ch:", id);
 }
 
 /* ---- create ---- */
@@ -85,7 +87,8 @@ static void store(struct create *c, const char *pix_key)
 {
 	const struct config *cfg = c->cfg;
 	char id[IDS_ULID_LEN + 1], code[BRCODE_ENCODE_BUF], err[256], fp[65];
-	char cus[41], created_txt[TIMEFMT_LEN + 1], k1[256], k2[256], k3[256], k4[256], kp[256];
+	char cus[41], created_txt[TIMEFMT_LEN + 1], k1[KS_KEY_MAX], k2[KS_KEY_MAX], k3[KS_KEY_MAX];
+	char k4[KS_KEY_MAX], kp[KS_KEY_MAX], sp[KS_PREFIX_MAX];
 	char created_ms[32], expires_ms[32], amount[32], fee_s[32];
 	char *image_url, *head = NULL, *mid = NULL, desc[CHARGE_COMMENT_MAX + 1] = "";
 	uint64_t now = ids_now_ms();
@@ -95,7 +98,8 @@ static void store(struct create *c, const char *pix_key)
 	const char *argv[19];
 	size_t room;
 
-	ids_ulid_at(id, now);
+	/* in the shard of its account, like everything of the account */
+	ks_ulid_at(ks_shard_of(c->account), now, id);
 	memset(&bi, 0, sizeof(bi));
 	bi.pix_key = pix_key;
 	/* field 26 holds at most 99 chars: GUI (18) + key (4 + n) + description (4 + m) */
@@ -143,12 +147,12 @@ static void store(struct create *c, const char *pix_key)
 	c->json = charge_assemble(head, "PENDING", mid, created_txt);
 	charge_fingerprint(&c->in, fp);
 
-	charge_key(k1, sizeof(k1), cfg->prefix, c->env, id);
-	snprintf(k2, sizeof(k2), "%s{%s}:ext:%s", cfg->prefix, auth_env_name(c->env), c->account);
-	snprintf(k3, sizeof(k3), "%s{%s}:expiry", cfg->prefix, auth_env_name(c->env));
-	snprintf(k4, sizeof(k4), "%s{%s}:charges:%s", cfg->prefix, auth_env_name(c->env),
-		 c->account);
-	snprintf(kp, sizeof(kp), "%s{%s}:ch:", cfg->prefix, auth_env_name(c->env));
+	ks_shard_prefix(sp, sizeof(sp), cfg->prefix, ks_shard_of(id));
+	snprintf(k1, sizeof(k1), "%sch:%s", sp, id);
+	snprintf(k2, sizeof(k2), "%sext:%s", sp, c->account);
+	snprintf(k3, sizeof(k3), "%sexpiry", sp);
+	snprintf(k4, sizeof(k4), "%scharges:%s", sp, c->account);
+	snprintf(kp, sizeof(kp), "%sch:", sp);
 	snprintf(created_ms, sizeof(created_ms), "%llu", (unsigned long long)now);
 	snprintf(expires_ms, sizeof(expires_ms), "%llu", (unsigned long long)v.expires_ms);
 	snprintf(amount, sizeof(amount), "%lld", (long long)c->in.amount);
@@ -178,30 +182,33 @@ static void store(struct create *c, const char *pix_key)
 	free(mid);
 }
 
-static void on_account(void *ud, redisReply *reply, const char *err)
+static void on_account(void *ud, int result, const struct accounts_info *info, const char *err)
 {
 	struct create *c = ud;
 
-	if (err) {
+	if (result < 0) {
 		c->cb(c->ud, -1, NULL, err);
 		create_free(c);
 		return;
 	}
-	if (reply->type != REDIS_REPLY_STRING || reply->len == 0) {
+	if (result != 0 || info->env != c->env || !info->pix_key[0]) {
 		c->cb(c->ud, -1, NULL, "the account has no Pix key");
 		create_free(c);
 		return;
 	}
-	store(c, reply->str);
+	store(c, info->pix_key);
 }
 
-void charges_create(struct rds *r, const struct config *cfg, enum auth_env env, const char *account,
-		    const struct charge_input *in, charges_fn cb, void *ud)
+void charges_create(struct rds *r, struct cache *cache, const struct config *cfg, enum auth_env env,
+		    const char *account, const struct charge_input *in, charges_fn cb, void *ud)
 {
-	struct create *c = mem_new(struct create);
-	char k[256];
-	const char *argv[3];
+	struct create *c;
 
+	if (ks_shard_of(account) < 0) {
+		cb(ud, -1, NULL, "the account id names no shard");
+		return;
+	}
+	c = mem_new(struct create);
 	c->r = r;
 	c->cfg = cfg;
 	c->env = env;
@@ -221,11 +228,7 @@ void charges_create(struct rds *r, const struct config *cfg, enum auth_env env, 
 		store(c, cfg->pix_key);
 		return;
 	}
-	keys_redis_account(k, sizeof(k), cfg->prefix, env, account);
-	argv[0] = "HGET";
-	argv[1] = k;
-	argv[2] = "pix_key";
-	rds_cmd_argv(r, on_account, c, 3, argv, NULL);
+	accounts_lookup(r, cache, cfg, account, on_account, c);
 }
 
 /* ---- read ---- */
@@ -273,74 +276,59 @@ done:
 void charges_get(struct rds *r, const struct config *cfg, enum auth_env env, const char *account,
 		 const char *id, charges_fn cb, void *ud)
 {
-	struct get *g = mem_new(struct get);
-	char k[256];
+	struct get *g;
+	char k[KS_KEY_MAX];
 	const char *argv[] = {"HMGET", k, "head", "status", "mid", "updated_at", "account"};
 
+	/* a charge lives in its account's shard: another shard's id is not the account's */
+	if (ks_shard_of(id) < 0 || ks_shard_of(id) != ks_shard_of(account)) {
+		cb(ud, CHARGES_NOT_FOUND, NULL, NULL);
+		return;
+	}
+	g = mem_new(struct get);
 	g->cb = cb;
 	g->ud = ud;
 	snprintf(g->account, sizeof(g->account), "%s", account);
-	charge_key(k, sizeof(k), cfg->prefix, env, id);
+	charge_key(k, sizeof(k), cfg->prefix, id);
 	rds_cmd_argv(r, on_get, g, 7, argv, NULL);
 }
 
 /* ---- QR lookup ---- */
 
 struct find {
-	struct rds *r;
-	const struct config *cfg;
-	char id[32];
-	int env; /* the environment being looked in */
 	charges_fn cb;
 	void *ud;
 };
-
-static void find_in(struct find *f);
 
 static void on_find(void *ud, redisReply *reply, const char *err)
 {
 	struct find *f = ud;
 
-	if (err) {
+	if (err)
 		f->cb(f->ud, -1, NULL, err);
-		free(f);
-		return;
-	}
-	if (reply->type == REDIS_REPLY_STRING) {
+	else if (reply->type == REDIS_REPLY_STRING)
 		f->cb(f->ud, 0, reply->str, NULL);
-		free(f);
-		return;
-	}
-	if (f->env == AUTH_SANDBOX) {
-		f->env = AUTH_PRODUCTION;
-		find_in(f);
-		return;
-	}
-	f->cb(f->ud, CHARGES_NOT_FOUND, NULL, NULL);
+	else
+		f->cb(f->ud, CHARGES_NOT_FOUND, NULL, NULL);
 	free(f);
-}
-
-static void find_in(struct find *f)
-{
-	char k[256];
-	const char *argv[] = {"HGET", k, "br_code"};
-
-	charge_key(k, sizeof(k), f->cfg->prefix, (enum auth_env)f->env, f->id);
-	rds_cmd_argv(f->r, on_find, f, 3, argv, NULL);
 }
 
 void charges_find_brcode(struct rds *r, const struct config *cfg, const char *id, charges_fn cb,
 			 void *ud)
 {
-	struct find *f = mem_new(struct find);
+	struct find *f;
+	char k[KS_KEY_MAX];
+	const char *argv[] = {"HGET", k, "br_code"};
 
-	f->r = r;
-	f->cfg = cfg;
-	snprintf(f->id, sizeof(f->id), "%s", id);
-	f->env = AUTH_SANDBOX;
+	if (ks_shard_of(id) < 0) {
+		cb(ud, CHARGES_NOT_FOUND, NULL, NULL);
+		return;
+	}
+	f = mem_new(struct find);
 	f->cb = cb;
 	f->ud = ud;
-	find_in(f);
+	charge_key(k, sizeof(k), cfg->prefix, id);
+	rds_cmd_argv(r, on_find, f, 3, argv, NULL);
 }
 
 /* ---- transitions ---- */
@@ -356,144 +344,229 @@ struct transition {
 static void on_transition(void *ud, redisReply *reply, const char *err)
 {
 	struct transition *t = ud;
-	redisReply **e;
-	const char *what;
+	const char *json;
+	int rc;
 
 	if (err) {
 		t->cb(t->ud, -1, NULL, err);
-		goto done;
-	}
-	if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 1 ||
-	    reply->element[0]->type != REDIS_REPLY_STRING) {
+	} else if (reply->type != REDIS_REPLY_ARRAY ||
+		   (rc = charges_reply(reply->element, reply->elements, &json, t->event_out)) < 0 ||
+		   rc == CHARGES_DUPLICATE || rc == CHARGES_RELAYED) {
 		t->cb(t->ud, -1, NULL, "unexpected reply from charge_transition");
-		goto done;
+	} else {
+		t->cb(t->ud, rc, json, NULL);
 	}
-	e = reply->element;
-	what = e[0]->str;
-	if (strcmp(what, "ok") == 0 && reply->elements == 4) {
-		if (t->event_out && e[3]->type == REDIS_REPLY_STRING)
-			snprintf(t->event_out, EVENTS_ID_MAX, "%s", e[3]->str);
-		t->cb(t->ud, 0, e[2]->str, NULL);
-	} else if (strcmp(what, "expired") == 0 && reply->elements == 3)
-		t->cb(t->ud, CHARGES_EXPIRED, e[1]->str, NULL);
-	else if (strcmp(what, "not_found") == 0)
-		t->cb(t->ud, CHARGES_NOT_FOUND, NULL, NULL);
-	else if (strcmp(what, "refused") == 0 && reply->elements == 2)
-		t->cb(t->ud, CHARGES_REFUSED, e[1]->str, NULL);
-	else if (strcmp(what, "duplicate") == 0 && reply->elements == 2)
-		t->cb(t->ud, CHARGES_DUPLICATE, e[1]->str, NULL);
-	else if (strcmp(what, "amount_mismatch") == 0 && reply->elements == 2)
-		t->cb(t->ud, CHARGES_AMOUNT_MISMATCH, e[1]->str, NULL);
-	else if (strcmp(what, "insufficient") == 0 && reply->elements == 2)
-		t->cb(t->ud, CHARGES_INSUFFICIENT, e[1]->str, NULL);
-	else
-		t->cb(t->ud, -1, NULL, "unexpected reply from charge_transition");
-done:
 	free(t);
 }
 
 void charges_transition(struct rds *r, const struct config *cfg, enum auth_env env,
 			const char *account, const char *id, enum charges_action action,
-			const char *upstream_id, const char *amount, char *event_out, charges_fn cb,
-			void *ud)
+			const char *amount, char *event_out, charges_fn cb, void *ud)
 {
-	struct transition *t = mem_new(struct transition);
-	const char *envn = auth_env_name(env);
-	char k1[256], k2[256], k3[256], k4[256], now[32], now_txt[TIMEFMT_LEN + 1];
-	char evt[EVENTS_ID_MAX], acct_prefix[256], dedupe[512] = "", ttl[32];
+	struct transition *t;
+	char k1[KS_KEY_MAX], sp[KS_PREFIX_MAX], now[32], now_txt[TIMEFMT_LEN + 1];
+	char evt[EVENTS_ID_MAX], ttl[32];
+	int shard = ks_shard_of(id);
 	uint64_t ms = ids_now_ms();
 
+	if (event_out)
+		event_out[0] = '\0';
+	if (shard < 0 || (*account && shard != ks_shard_of(account))) {
+		cb(ud, CHARGES_NOT_FOUND, NULL, NULL);
+		return;
+	}
+	t = mem_new(struct transition);
 	t->cb = cb;
 	t->ud = ud;
 	t->event_out = event_out;
-	if (event_out)
-		event_out[0] = '\0';
-	charge_key(k1, sizeof(k1), cfg->prefix, env, id);
-	events_outbox_key(k2, sizeof(k2), cfg->prefix, env);
-	snprintf(k3, sizeof(k3), "%s{%s}:expiry", cfg->prefix, envn);
-	/* the script appends the account: the scheduler does not know it */
-	snprintf(k4, sizeof(k4), "%s{%s}:ledger:", cfg->prefix, envn);
+	ks_shard_prefix(sp, sizeof(sp), cfg->prefix, shard);
+	snprintf(k1, sizeof(k1), "%sch:%s", sp, id);
 	snprintf(now, sizeof(now), "%llu", (unsigned long long)ms);
 	timefmt_format(now_txt, ms);
-	events_new_id(events_shard_of(id, cfg->queue_shards), evt);
-	snprintf(acct_prefix, sizeof(acct_prefix), "%s{%s}:acct:", cfg->prefix, envn);
-	if (upstream_id)
-		snprintf(dedupe, sizeof(dedupe), "%s{%s}:upstream:%s:%s", cfg->prefix, envn,
-			 account ? account : "", upstream_id);
+	ks_event_id(shard, evt);
 	snprintf(ttl, sizeof(ttl), "%ld", cfg->event_retention_days * 86400);
 	{
-		const char *argv[] = {k1,
-				      k2,
-				      k3,
-				      k4,
-				      action_names[action],
-				      now,
-				      now_txt,
-				      evt,
-				      acct_prefix,
-				      account ? account : "",
-				      upstream_id ? dedupe : "",
-				      upstream_id ? upstream_id : "",
-				      amount ? amount : "",
-				      ttl};
-		rds_script(r, on_transition, t, SCRIPT_CHARGE_TRANSITION, 4, 14, argv, NULL);
+		const char *argv[] = {k1,  sp,	    id,	 action_names[action], account,
+				      now, now_txt, evt, amount ? amount : "", ttl};
+		rds_script(r, on_transition, t, SCRIPT_CHARGE_TRANSITION, 1, 10, argv, NULL);
 	}
+}
+
+int charges_reply(redisReply *const *e, size_t n, const char **json, char *event_out)
+{
+	const char *what;
+
+	*json = NULL;
+	if (n < 1)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (e[i]->type != REDIS_REPLY_STRING)
+			return -1;
+	what = e[0]->str;
+	if (strcmp(what, "ok") == 0 && n == 4) {
+		if (event_out)
+			snprintf(event_out, EVENTS_ID_MAX, "%s", e[3]->str);
+		*json = e[2]->str;
+		return 0;
+	}
+	if (strcmp(what, "expired") == 0 && n == 3) {
+		if (event_out)
+			snprintf(event_out, EVENTS_ID_MAX, "%s", e[2]->str);
+		*json = e[1]->str;
+		return CHARGES_EXPIRED;
+	}
+	if (strcmp(what, "not_found") == 0)
+		return CHARGES_NOT_FOUND;
+	if (n != 2)
+		return -1;
+	*json = e[1]->str;
+	if (strcmp(what, "refused") == 0)
+		return CHARGES_REFUSED;
+	if (strcmp(what, "duplicate") == 0)
+		return CHARGES_DUPLICATE;
+	if (strcmp(what, "amount_mismatch") == 0)
+		return CHARGES_AMOUNT_MISMATCH;
+	if (strcmp(what, "insufficient") == 0)
+		return CHARGES_INSUFFICIENT;
+	if (strcmp(what, "relayed") == 0)
+		return CHARGES_RELAYED;
+	return -1;
 }
 
 /* ---- expiry scheduler ---- */
 
+#define EXPIRY_BATCH 16
+
 struct expiry {
-	struct rds *r;
-	const struct config *cfg;
-	enum auth_env env;
 	void (*done)(void *ud, int n);
 	void *ud;
-	size_t left;
-	int expired;
 };
 
-static void on_one_expired(void *ud, int result, const char *json, const char *err)
+static void on_expired(void *ud, redisReply *reply, const char *err)
 {
 	struct expiry *x = ud;
 
-	if (result == 0)
-		x->expired++;
-	else if (result < 0)
+	if (err)
 		log_warn("expiry: %s", err);
-	if (--x->left == 0) {
-		x->done(x->ud, x->expired);
-		free(x);
-	}
+	x->done(x->ud, err ? -1 : reply->type == REDIS_REPLY_INTEGER ? (int)reply->integer : 0);
+	free(x);
 }
 
-static void on_due(void *ud, redisReply *reply, const char *err)
-{
-	struct expiry *x = ud;
-
-	if (err || reply->type != REDIS_REPLY_ARRAY || reply->elements == 0) {
-		x->done(x->ud, err ? -1 : 0);
-		free(x);
-		return;
-	}
-	x->left = reply->elements;
-	for (size_t i = 0; i < reply->elements; i++)
-		charges_transition(x->r, x->cfg, x->env, "", reply->element[i]->str, CHARGES_EXPIRE,
-				   NULL, NULL, NULL, on_one_expired, x);
-}
-
-void charges_expire_due(struct rds *r, const struct config *cfg, enum auth_env env,
+void charges_expire_due(struct rds *r, const struct config *cfg, int shard,
 			void (*done)(void *ud, int n), void *ud)
 {
 	struct expiry *x = mem_new(struct expiry);
-	char k[256], now[32];
-	const char *argv[] = {"ZRANGEBYSCORE", k, "-inf", now, "LIMIT", "0", "200"};
+	char sp[KS_PREFIX_MAX], k[KS_KEY_MAX], now[32], now_txt[TIMEFMT_LEN + 1], ttl[32];
+	char evts[EXPIRY_BATCH][EVENTS_ID_MAX];
+	const char *argv[5 + EXPIRY_BATCH];
+	uint64_t ms = ids_now_ms();
 
-	x->r = r;
-	x->cfg = cfg;
-	x->env = env;
 	x->done = done;
 	x->ud = ud;
-	snprintf(k, sizeof(k), "%s{%s}:expiry", cfg->prefix, auth_env_name(env));
-	snprintf(now, sizeof(now), "%llu", (unsigned long long)ids_now_ms());
-	rds_cmd_argv(r, on_due, x, 7, argv, NULL);
+	ks_shard_prefix(sp, sizeof(sp), cfg->prefix, shard);
+	snprintf(k, sizeof(k), "%sexpiry", sp);
+	snprintf(now, sizeof(now), "%llu", (unsigned long long)ms);
+	timefmt_format(now_txt, ms);
+	snprintf(ttl, sizeof(ttl), "%ld", cfg->event_retention_days * 86400);
+	argv[0] = k;
+	argv[1] = sp;
+	argv[2] = now;
+	argv[3] = now_txt;
+	argv[4] = ttl;
+	for (int i = 0; i < EXPIRY_BATCH; i++) {
+		ks_event_id(shard, evts[i]);
+		argv[5 + i] = evts[i];
+	}
+	rds_script(r, on_expired, x, SCRIPT_EXPIRE_DUE, 1, 5 + EXPIRY_BATCH, argv, NULL);
+}
+
+/* ---- listing ---- */
+
+struct list {
+	charges_fn cb;
+	void *ud;
+};
+
+static void on_list(void *ud, redisReply *reply, const char *err)
+{
+	struct list *l = ud;
+	size_t n;
+	yajl_gen g;
+	const char *s;
+	size_t len;
+	redisReply *score, *id;
+
+	if (err) {
+		l->cb(l->ud, -1, NULL, err);
+		goto done;
+	}
+	if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 2 ||
+	    (reply->elements - 2) % 5 != 0) {
+		l->cb(l->ud, -1, NULL, "unexpected reply from charge_list");
+		goto done;
+	}
+	for (size_t i = 0; i < reply->elements; i++) {
+		if (reply->element[i]->type != REDIS_REPLY_STRING) {
+			l->cb(l->ud, -1, NULL, "unexpected reply from charge_list");
+			goto done;
+		}
+	}
+	n = (reply->elements - 2) / 5;
+	g = json_gen_new();
+	json_open(g);
+	json_str(g, "charges");
+	json_open_array(g);
+	for (size_t i = 0; i < n; i++) {
+		redisReply **e = reply->element + i * 5;
+		char *json = charge_assemble(e[1]->str, e[2]->str, e[3]->str, e[4]->str);
+		json_raw(g, json, strlen(json));
+		free(json);
+	}
+	json_close_array(g);
+	score = reply->element[reply->elements - 2];
+	id = reply->element[reply->elements - 1];
+	json_str(g, "nextCursor");
+	if (score->len && id->len) {
+		char *cur = mem_printf("%s_%s", score->str, id->str);
+		json_str(g, cur);
+		free(cur);
+	} else {
+		json_null(g);
+	}
+	json_close(g);
+	s = json_buf(g, &len);
+	l->cb(l->ud, 0, s, NULL);
+	yajl_gen_free(g);
+done:
+	free(l);
+}
+
+void charges_list(struct rds *r, const struct config *cfg, enum auth_env env, const char *account,
+		  const struct charges_filter *f, charges_fn cb, void *ud)
+{
+	struct list *l;
+	char sp[KS_PREFIX_MAX], idx[KS_KEY_MAX], kp[KS_KEY_MAX], lim[16], cap[16];
+	int shard = ks_shard_of(account);
+	const char *argv[7];
+
+	if (shard < 0) {
+		cb(ud, -1, NULL, "the account id names no shard");
+		return;
+	}
+	l = mem_new(struct list);
+	l->cb = cb;
+	l->ud = ud;
+	ks_shard_prefix(sp, sizeof(sp), cfg->prefix, shard);
+	snprintf(idx, sizeof(idx), "%scharges:%s", sp, account);
+	snprintf(kp, sizeof(kp), "%sch:", sp);
+	snprintf(lim, sizeof(lim), "%d", f->limit);
+	snprintf(cap, sizeof(cap), "%d", CHARGES_SCAN_CAP);
+	argv[0] = idx;
+	argv[1] = kp;
+	argv[2] = f->from.score;
+	argv[3] = f->from.id;
+	argv[4] = f->status ? f->status : "";
+	argv[5] = lim;
+	argv[6] = cap;
+	rds_script(r, on_list, l, SCRIPT_CHARGE_LIST, 1, 7, argv, NULL);
 }

@@ -1,6 +1,8 @@
 #include "pixrelay/cli.h"
 
+#include "pixrelay/accounts.h"
 #include "pixrelay/auth.h"
+#include "pixrelay/base64.h"
 #include "pixrelay/brcode.h"
 #include "pixrelay/config.h"
 #include "pixrelay/events.h"
@@ -11,14 +13,21 @@
 #include "pixrelay/keys.h"
 #include "pixrelay/log.h"
 #include "pixrelay/mem.h"
+#include "pixrelay/netaddr.h"
 #include "pixrelay/redis.h"
 #include "pixrelay/redisd.h"
 #include "pixrelay/server.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static const char usage_main[] =
     "usage: pixrelay [SETTINGS] COMMAND [ARGS]\n"
@@ -28,8 +37,17 @@ static const char usage_main[] =
     "  init                  create the platform account of an environment (idempotent)\n"
     "  keys create|list|revoke\n"
     "                        manage API keys\n"
-    "  secrets               show an account's postback signing secrets\n"
+    "  account show|set      show an account, set its postbackUrl\n"
+    "  review list|show|approve|reject\n"
+    "                        the operator's KYC review of new business accounts\n"
+    "  secrets [show|rotate|end-rotation]\n"
+    "                        an account's postback signing and ingest secrets\n"
+    "  events list|show|replay\n"
+    "                        postback events: list them, show one with its attempts, replay\n"
+    "  tail                  print postback delivery attempts as they happen\n"
+    "  brcode decode CODE    check a Pix copy-and-paste code and print its fields\n"
     "  version               print the version\n"
+    "  help                  this text and every setting\n"
     "\n"
     "Every command takes --help. Settings may come before or after the command.\n";
 
@@ -39,6 +57,7 @@ static const char usage_main[] =
 struct cli_redis {
 	redisContext *c;
 	struct redisd *own;
+	struct rds_addr addr; /* for an asynchronous client (cli_call) */
 };
 
 static int cli_redis_open(const struct config *cfg, struct cli_redis *cr)
@@ -72,6 +91,7 @@ static int cli_redis_open(const struct config *cfg, struct cli_redis *cr)
 		}
 		redisd_socket_path(cfg->data_dir, addr.path, sizeof(addr.path));
 	}
+	cr->addr = addr;
 	cr->c = rds_sync_connect(&addr, cfg->redis_timeout_ms, err, sizeof(err));
 	if (!cr->c) {
 		fprintf(stderr, "pixrelay: %s\n", err);
@@ -111,8 +131,53 @@ static int cli_action(int argc, char **argv, const char *usage, const char **ver
 	return -1;
 }
 
+/* Refuse a listen address that cannot work before serve creates anything
+ * (data directory, embedded Redis): malformed (2), or a host that does not
+ * resolve or an address that cannot be bound now (1; the trial socket is
+ * closed again). 0 when it looks fine. */
+static int cli_check_listen(const char *listen)
+{
+	struct addrinfo hints, *res = NULL;
+	char host[256], port_s[8];
+	int port = 0, fd = -1, one = 1, rc = 1, gai;
+
+	if (netaddr_split_hostport(listen, host, sizeof(host), &port) < 0) {
+		fprintf(stderr,
+			"pixrelay: listen: expected host:port, [IPv6]:port or :port with a port "
+			"from 0 to 65535, got '%s'\n",
+			listen);
+		return 2;
+	}
+	snprintf(port_s, sizeof(port_s), "%d", port);
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+	gai = getaddrinfo(host, port_s, &hints, &res);
+	if (gai != 0) {
+		fprintf(stderr, "pixrelay: listen: cannot resolve '%s': %s\n", host,
+			gai_strerror(gai));
+		return 2;
+	}
+	fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    bind(fd, res->ai_addr, res->ai_addrlen) < 0) {
+		fprintf(stderr, "pixrelay: listen: cannot listen on %s: %s\n", listen,
+			strerror(errno));
+		goto done;
+	}
+	rc = 0;
+done:
+	if (fd >= 0)
+		close(fd);
+	freeaddrinfo(res);
+	return rc;
+}
+
 static int cmd_serve(struct config *cfg, int argc, char **argv)
 {
+	int rc;
+
 	if (want_help(argc, argv)) {
 		printf("usage: pixrelay serve [SETTINGS]\n\n"
 		       "Serve the v1 API on --listen. Without --redis, a private redis-server is\n"
@@ -124,6 +189,8 @@ static int cmd_serve(struct config *cfg, int argc, char **argv)
 		fprintf(stderr, "pixrelay serve: unexpected argument '%s' (see --help)\n", argv[1]);
 		return 2;
 	}
+	if ((rc = cli_check_listen(cfg->listen)) != 0)
+		return rc;
 	return server_run(cfg);
 }
 
@@ -178,8 +245,8 @@ static int cmd_init(const struct config *cfg, int argc, char **argv)
 		    !(env == AUTH_SANDBOX && strcmp(envs, "test") == 0) &&
 		    !(env == AUTH_PRODUCTION && strcmp(envs, "live") == 0))
 			continue;
-		if (keys_platform_init(cr.c, cfg->prefix, env, id, &created, err, sizeof(err)) <
-		    0) {
+		if (keys_platform_init(cr.c, cfg->prefix, cfg->shards, env, id, &created, err,
+				       sizeof(err)) < 0) {
 			fprintf(stderr, "pixrelay init: %s\n", err);
 			goto done;
 		}
@@ -397,7 +464,8 @@ static int cli_open_account(const struct config *cfg, enum auth_env env, const c
 		snprintf(out, 32, "%s", account);
 		return 0;
 	}
-	if (keys_platform_init(cr->c, cfg->prefix, env, out, &created, err, sizeof(err)) < 0) {
+	if (keys_platform_init(cr->c, cfg->prefix, cfg->shards, env, out, &created, err,
+			       sizeof(err)) < 0) {
 		fprintf(stderr, "pixrelay: %s\n", err);
 		cli_redis_close(cr);
 		return -1;
@@ -405,191 +473,132 @@ static int cli_open_account(const struct config *cfg, enum auth_env env, const c
 	return 0;
 }
 
-struct cli_event_row {
-	redisReply **f; /* the 10 fields event_list returns, borrowed */
-	unsigned long long created;
+/* One asynchronous call of a domain module (the same code the server runs),
+ * made from the command line on a private event loop. */
+struct cli_call {
+	struct event_base *base;
+	struct rds *r;
+	int done, result;
+	char *json;
+	char err[256];
 };
 
-static int row_newest_first(const void *a, const void *b)
+static void on_cli_wait(evutil_socket_t fd, short what, void *arg)
 {
-	const struct cli_event_row *x = a, *y = b;
+	struct cli_call *k = arg;
 
-	if (x->created != y->created)
-		return x->created < y->created ? 1 : -1;
-	return -strcmp(x->f[0]->str, y->f[0]->str);
+	if (rds_ready(k->r))
+		event_base_loopbreak(k->base);
 }
 
-/* The newest events of the account across every shard, merged by time. */
-static int events_list_cli(redisContext *c, const struct config *cfg, enum auth_env env,
-			   const char *account, const char *state, long limit, int json)
+/* Connect to the Redis of cr and wait until it is ready. Returns 0, or -1
+ * with the problem printed (call cli_call_close either way). */
+static int cli_call_open(struct cli_call *k, const struct config *cfg, const struct cli_redis *cr)
 {
-	redisReply **replies = mem_calloc((size_t)cfg->queue_shards, sizeof(*replies));
-	struct cli_event_row *rows = NULL;
-	size_t nrows = 0, cap = 0, shown;
-	char lim[16];
-	int rc = 1;
-	yajl_gen g = NULL;
+	struct event *ev;
+	struct timeval tick = {0, 10000};
+	uint64_t until = ids_now_ms() + (uint64_t)cfg->redis_timeout_ms;
 
-	snprintf(lim, sizeof(lim), "%ld", limit);
-	for (long sh = 0; sh < cfg->queue_shards; sh++) {
-		char prefix[256], idx[300];
-		redisReply *r;
-		events_shard_prefix(prefix, sizeof(prefix), cfg->prefix, (int)sh);
-		snprintf(idx, sizeof(idx), "%sa:%s:%s", prefix, auth_env_name(env), account);
-		{
-			const char *argv[] = {idx, prefix, "+inf", "", "0", state ? state : "",
-					      "",  lim,	   "2000"};
-			r = rds_sync_script(c, SCRIPT_EVENT_LIST, 1, 9, argv);
-		}
-		replies[sh] = r;
-		if (!r || r->type != REDIS_REPLY_ARRAY) {
-			fprintf(stderr, "pixrelay events list: %s\n",
-				r && r->str ? r->str : "redis error");
-			goto done;
-		}
-		for (size_t i = 0; i + 10 < r->elements; i += 10) {
-			if (nrows == cap) {
-				cap = cap ? 2 * cap : 64;
-				rows = mem_realloc(rows, cap * sizeof(*rows));
-			}
-			rows[nrows].f = r->element + i;
-			rows[nrows++].created = strtoull(r->element[i + 1]->str, NULL, 10);
-		}
+	memset(k, 0, sizeof(*k));
+	k->base = event_base_new();
+	if (!k->base)
+		mem_oom(__FILE__, __LINE__);
+	k->r = rds_new(k->base, &cr->addr, cfg->redis_timeout_ms);
+	ev = event_new(k->base, -1, EV_PERSIST, on_cli_wait, k);
+	event_add(ev, &tick);
+	while (!rds_ready(k->r) && ids_now_ms() < until)
+		event_base_dispatch(k->base);
+	event_free(ev);
+	if (!rds_ready(k->r)) {
+		fprintf(stderr, "pixrelay: redis: %s\n", rds_last_error(k->r));
+		return -1;
 	}
-	if (nrows > 1)
-		qsort(rows, nrows, sizeof(*rows), row_newest_first);
-	shown = nrows < (size_t)limit ? nrows : (size_t)limit;
-	if (json) {
-		g = json_gen_new();
-		json_open_array(g);
-	} else {
-		printf("%-30s %-22s %-10s %-8s %-24s %s\n", "EVENT", "TYPE", "STATE", "ATTEMPTS",
-		       "CREATED", "DESTINATION / LAST ERROR");
-	}
-	for (size_t i = 0; i < shown; i++) {
-		redisReply **e = rows[i].f;
-		char created[25];
-		timefmt_rfc3339(created, rows[i].created);
-		if (g) {
-			json_open(g);
-			json_str(g, "id");
-			json_str(g, e[0]->str);
-			json_str(g, "type");
-			json_str(g, e[2]->str);
-			json_str(g, "state");
-			json_str(g, e[3]->str);
-			json_str(g, "attempts");
-			json_int(g, strtoll(e[5]->str, NULL, 10));
-			json_str(g, "createdAt");
-			json_str(g, created);
-			json_str(g, "destination");
-			json_str_or_null(g, *e[4]->str ? e[4]->str : NULL);
-			json_str(g, "lastError");
-			json_str_or_null(g, e[9]->len ? e[9]->str : NULL);
-			json_close(g);
-		} else {
-			printf("%-30s %-22s %-10s %-8s %-24s %s%s%s\n", e[0]->str, e[2]->str,
-			       e[3]->str, e[5]->str, created, e[4]->str, e[9]->len ? " / " : "",
-			       e[9]->str ? e[9]->str : "");
-		}
-	}
-	if (g) {
+	return 0;
+}
+
+static void cli_call_done(void *ud, int result, const char *json, const char *err)
+{
+	struct cli_call *k = ud;
+
+	k->done = 1;
+	k->result = result;
+	k->json = json ? mem_strdup(json) : NULL;
+	snprintf(k->err, sizeof(k->err), "%s", err ? err : "");
+	event_base_loopbreak(k->base);
+}
+
+/* Run the loop until the call made with cli_call_done answers. */
+static void cli_call_wait(struct cli_call *k)
+{
+	while (!k->done)
+		event_base_dispatch(k->base);
+}
+
+static void cli_call_close(struct cli_call *k)
+{
+	rds_free(k->r);
+	if (k->base)
+		event_base_free(k->base);
+	free(k->json);
+}
+
+/* Print an event list ({"events": [...]}) as a table, or its events as a
+ * JSON array. */
+static void print_event_list(const char *json, int as_json)
+{
+	char err[128];
+	yajl_val root = NULL, events;
+
+	if (json_parse_object(json, strlen(json), &root, err, sizeof(err)) < 0)
+		return;
+	events = json_get(root, "events");
+	if (as_json) {
+		yajl_gen g = json_gen_new();
 		size_t len;
 		const char *out;
-		json_close_array(g);
+		json_write_value(g, events);
 		out = json_buf(g, &len);
 		printf("%.*s\n", (int)len, out);
 		yajl_gen_free(g);
+		yajl_tree_free(root);
+		return;
 	}
-	rc = 0;
-done:
-	for (long sh = 0; sh < cfg->queue_shards; sh++)
-		freeReplyObject(replies[sh]);
-	free(replies);
-	free(rows);
-	return rc;
+	printf("%-30s %-22s %-10s %-8s %-24s %s\n", "EVENT", "TYPE", "STATE", "ATTEMPTS", "CREATED",
+	       "DESTINATION / LAST ERROR");
+	for (size_t i = 0; YAJL_IS_ARRAY(events) && i < events->u.array.len; i++) {
+		yajl_val e = events->u.array.values[i];
+		const char *dest = YAJL_GET_STRING(json_get(e, "destination"));
+		const char *last = YAJL_GET_STRING(json_get(e, "lastError"));
+		yajl_val attempts = json_get(e, "attempts");
+		printf("%-30s %-22s %-10s %-8s %-24s %s%s%s\n", YAJL_GET_STRING(json_get(e, "id")),
+		       YAJL_GET_STRING(json_get(e, "type")), YAJL_GET_STRING(json_get(e, "state")),
+		       attempts && YAJL_IS_NUMBER(attempts) ? YAJL_GET_NUMBER(attempts) : "0",
+		       YAJL_GET_STRING(json_get(e, "createdAt")), dest ? dest : "",
+		       last ? " / " : "", last ? last : "");
+	}
+	yajl_tree_free(root);
 }
 
-static int events_show_cli(redisContext *c, const struct config *cfg, enum auth_env env,
-			   const char *account, const char *id)
+/* Print JSON text indented. */
+static void print_pretty(const char *json)
 {
-	int shard = events_id_shard(id);
-	char prefix[256];
-	redisReply *h, *log;
+	char err[128];
+	yajl_val root = NULL;
 	yajl_gen g;
 	size_t len;
-	const char *s;
-	int rc = 1;
+	const char *out;
 
-	if (shard < 0 || shard >= cfg->queue_shards) {
-		fprintf(stderr, "pixrelay events show: not an event id: %s\n", id);
-		return 1;
-	}
-	events_shard_prefix(prefix, sizeof(prefix), cfg->prefix, shard);
-	h = redisCommand(c, "HGETALL %se:%s", prefix, id);
-	log = redisCommand(c, "LRANGE %slog:%s 0 -1", prefix, id);
-	if (!h || h->type != REDIS_REPLY_ARRAY || h->elements == 0) {
-		fprintf(stderr, "pixrelay events show: no event %s\n", id);
-		goto done;
-	}
-	for (size_t i = 0; i + 1 < h->elements; i += 2) {
-		if ((strcmp(h->element[i]->str, "account") == 0 &&
-		     strcmp(h->element[i + 1]->str, account) != 0) ||
-		    (strcmp(h->element[i]->str, "env") == 0 &&
-		     strcmp(h->element[i + 1]->str, auth_env_name(env)) != 0)) {
-			fprintf(stderr,
-				"pixrelay events show: event %s belongs to another account or "
-				"environment\n",
-				id);
-			goto done;
-		}
+	if (json_parse_object(json, strlen(json), &root, err, sizeof(err)) < 0) {
+		printf("%s\n", json);
+		return;
 	}
 	g = json_gen_new();
 	yajl_gen_config(g, yajl_gen_beautify, 1);
-	events_render(g, h, log && log->type == REDIS_REPLY_ARRAY ? log : NULL);
-	s = json_buf(g, &len);
-	fwrite(s, 1, len, stdout);
+	json_write_value(g, root);
+	out = json_buf(g, &len);
+	fwrite(out, 1, len, stdout);
 	yajl_gen_free(g);
-	rc = 0;
-done:
-	freeReplyObject(h);
-	freeReplyObject(log);
-	return rc;
-}
-
-static int events_replay_cli(redisContext *c, const struct config *cfg, enum auth_env env,
-			     const char *account, const char *id)
-{
-	int shard = events_id_shard(id);
-	char prefix[256], due[300], dead[300], now[32];
-	redisReply *r;
-	int rc = 1;
-
-	if (shard < 0 || shard >= cfg->queue_shards) {
-		fprintf(stderr, "pixrelay events replay: not an event id: %s\n", id);
-		return 1;
-	}
-	events_shard_prefix(prefix, sizeof(prefix), cfg->prefix, shard);
-	snprintf(due, sizeof(due), "%sdue", prefix);
-	snprintf(dead, sizeof(dead), "%sdead", prefix);
-	snprintf(now, sizeof(now), "%llu", (unsigned long long)ids_now_ms());
-	{
-		const char *argv[] = {due, dead, prefix, id, now, account, auth_env_name(env)};
-		r = rds_sync_script(c, SCRIPT_EVENT_REPLAY, 2, 7, argv);
-	}
-	if (!r || r->type != REDIS_REPLY_INTEGER)
-		fprintf(stderr, "pixrelay events replay: %s\n",
-			r && r->str ? r->str : "redis error");
-	else if (r->integer == 0)
-		fprintf(stderr, "pixrelay events replay: no event %s for this account\n", id);
-	else {
-		printf("%s %s\n", id,
-		       r->integer == 1 ? "queued for delivery again"
-				       : "is already waiting or in flight");
-		rc = 0;
-	}
-	freeReplyObject(r);
-	return rc;
+	yajl_tree_free(root);
 }
 
 static int cmd_events(const struct config *cfg, int argc, char **argv)
@@ -606,6 +615,7 @@ static int cmd_events(const struct config *cfg, int argc, char **argv)
 	int json = 0, opt, rc = 1;
 	enum auth_env env;
 	struct cli_redis cr;
+	struct cli_call call;
 	char acct[32];
 
 	if ((rc = cli_action(argc, argv, usage_events, &verb)) >= 0)
@@ -645,14 +655,45 @@ static int cmd_events(const struct config *cfg, int argc, char **argv)
 		fprintf(stderr, "pixrelay events: unknown action '%s'\n\n%s", verb, usage_events);
 		return 2;
 	}
+	if (state && strcmp(state, "pending") != 0 && strcmp(state, "delivering") != 0 &&
+	    strcmp(state, "delivered") != 0 && strcmp(state, "dead") != 0) {
+		fprintf(stderr,
+			"pixrelay events: --state must be pending, delivering, delivered or "
+			"dead\n");
+		return 2;
+	}
 	if (cli_open_account(cfg, env, account, &cr, acct) < 0)
 		return 1;
-	if (strcmp(verb, "list") == 0)
-		rc = events_list_cli(cr.c, cfg, env, acct, state, limit, json);
-	else if (strcmp(verb, "show") == 0)
-		rc = events_show_cli(cr.c, cfg, env, acct, argv[optind + 1]);
-	else
-		rc = events_replay_cli(cr.c, cfg, env, acct, argv[optind + 1]);
+	if (cli_call_open(&call, cfg, &cr) == 0) {
+		const char *id = optind + 1 < argc ? argv[optind + 1] : "";
+		if (strcmp(verb, "list") == 0) {
+			struct events_filter f;
+			memset(&f, 0, sizeof(f));
+			f.state = state;
+			f.limit = (int)limit;
+			events_list(call.r, cfg, env, acct, &f, 0, cli_call_done, &call);
+		} else if (strcmp(verb, "show") == 0) {
+			events_get(call.r, cfg, env, acct, id, cli_call_done, &call);
+		} else {
+			events_replay(call.r, cfg, env, acct, id, cli_call_done, &call);
+		}
+		cli_call_wait(&call);
+		if (call.result < 0)
+			fprintf(stderr, "pixrelay events %s: %s\n", verb, call.err);
+		else if (call.result == EVENTS_NOT_FOUND)
+			fprintf(stderr, "pixrelay events %s: no event %s for this account\n", verb,
+				id);
+		else if (strcmp(verb, "list") == 0)
+			print_event_list(call.json, json);
+		else if (strcmp(verb, "show") == 0)
+			print_pretty(call.json);
+		else
+			printf("%s %s\n", id,
+			       call.result == 0 ? "queued for delivery again"
+						: "is already waiting or in flight");
+		rc = call.result < 0 || call.result == EVENTS_NOT_FOUND ? 1 : 0;
+	}
+	cli_call_close(&call);
 	cli_redis_close(&cr);
 	return rc;
 }
@@ -906,6 +947,270 @@ done:
 	return rc;
 }
 
+static const char usage_review[] =
+    "usage: pixrelay review list --env sandbox|production [--limit N] [--json]\n"
+    "       pixrelay review show ACCOUNT_ID --env sandbox|production [--files DIR]\n"
+    "       pixrelay review approve ACCOUNT_ID --env sandbox|production [--json]\n"
+    "       pixrelay review reject ACCOUNT_ID --env sandbox|production [--reason TEXT]\n"
+    "                              [--json]\n\n"
+    "The operator's KYC review of business accounts. A new account waits for it\n"
+    "(in production; in the sandbox too with sandbox-review = 1): until it is\n"
+    "approved, its representatives make no group, so no other account's money can\n"
+    "be moved through it (internal transfers).\n\n"
+    "list     the accounts waiting, oldest first (default --limit 50).\n"
+    "show     one account with its KYC data, and the other accounts that name the\n"
+    "         same representatives, with their status and owner; --files DIR also\n"
+    "         writes its documents and pictures into DIR (<sha256>.pdf|jpg|png).\n"
+    "approve  its representatives count for groups from now on.\n"
+    "reject   they do not, also when it was approved before (--reason is kept).\n";
+
+/* The extension of a file by its magic bytes (account.h). */
+static const char *review_file_ext(const unsigned char *d, size_t n)
+{
+	if (n >= 5 && memcmp(d, "%PDF-", 5) == 0)
+		return "pdf";
+	if (n >= 3 && d[0] == 0xff && d[1] == 0xd8 && d[2] == 0xff)
+		return "jpg";
+	if (n >= 8 && memcmp(d, "\x89PNG\r\n\x1a\n", 8) == 0)
+		return "png";
+	return "bin";
+}
+
+/* Write the files of a `review show` answer ("files": {sha256: base64})
+ * into dir, readable by the operator alone. Returns 0 or -1 (printed). */
+static int review_write_files(yajl_val files, const char *dir)
+{
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+		fprintf(stderr, "pixrelay review show: cannot create %s: %s\n", dir,
+			strerror(errno));
+		return -1;
+	}
+	for (size_t i = 0; YAJL_IS_OBJECT(files) && i < files->u.object.len; i++) {
+		const char *sha = files->u.object.keys[i];
+		const char *b64 = YAJL_GET_STRING(files->u.object.values[i]);
+		unsigned char *data;
+		size_t n = 0;
+		char *path;
+		int fd;
+		if (!b64 || strspn(sha, "0123456789abcdef") != 64 || sha[64])
+			continue;
+		data = base64_decode(b64, strlen(b64), &n);
+		if (!data)
+			continue;
+		path = mem_printf("%s/%s.%s", dir, sha, review_file_ext(data, n));
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		if (fd < 0 || write(fd, data, n) != (ssize_t)n) {
+			fprintf(stderr, "pixrelay review show: cannot write %s: %s\n", path,
+				strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			free(path);
+			free(data);
+			return -1;
+		}
+		close(fd);
+		printf("wrote %s (%zu bytes)\n", path, n);
+		free(path);
+		free(data);
+	}
+	return 0;
+}
+
+/* Print the accounts waiting for review as a table. */
+static void review_print_list(const char *json)
+{
+	char err[128];
+	yajl_val root = NULL, list;
+
+	if (json_parse_object(json, strlen(json), &root, err, sizeof(err)) < 0)
+		return;
+	list = json_get(root, "accounts");
+	printf("%s accounts waiting for review\n",
+	       YAJL_IS_NUMBER(json_get(root, "total")) ? json_get(root, "total")->u.number.r : "0");
+	if (YAJL_IS_ARRAY(list) && list->u.array.len) {
+		printf("%-26s %-19s %-14s %-30s %-5s %s\n", "ACCOUNT", "CREATED", "TAXID", "NAME",
+		       "REPS", "ALSO CLAIMED BY");
+		for (size_t i = 0; i < list->u.array.len; i++) {
+			yajl_val a = list->u.array.values[i], reps = json_get(a, "representatives");
+			const char *name = YAJL_GET_STRING(json_get(a, "officialName"));
+			const char *taxid = YAJL_GET_STRING(json_get(a, "taxID"));
+			printf("%-26s %-19s %-14s %-30.30s %-5zu %s\n",
+			       YAJL_GET_STRING(json_get(a, "id")),
+			       YAJL_GET_STRING(json_get(a, "createdAt")), taxid ? taxid : "-",
+			       name ? name : "-", YAJL_IS_ARRAY(reps) ? reps->u.array.len : 0,
+			       YAJL_IS_NUMBER(json_get(a, "alsoClaimedBy"))
+				   ? json_get(a, "alsoClaimedBy")->u.number.r
+				   : "0");
+		}
+	}
+	yajl_tree_free(root);
+}
+
+/* Print a `review show` answer indented, its files (if any) written into dir
+ * instead. Returns 0 or -1. */
+static int review_print_show(const char *json, const char *dir)
+{
+	char err[128];
+	yajl_val root = NULL;
+	yajl_gen g;
+	size_t len;
+	const char *out;
+	int rc = 0;
+
+	if (json_parse_object(json, strlen(json), &root, err, sizeof(err)) < 0) {
+		fprintf(stderr, "pixrelay review show: %s\n", err);
+		return -1;
+	}
+	g = json_gen_new();
+	yajl_gen_config(g, yajl_gen_beautify, 1);
+	json_open(g);
+	for (size_t i = 0; i < root->u.object.len; i++) {
+		if (strcmp(root->u.object.keys[i], "files") == 0)
+			continue;
+		json_str(g, root->u.object.keys[i]);
+		json_write_value(g, root->u.object.values[i]);
+	}
+	json_close(g);
+	out = json_buf(g, &len);
+	fwrite(out, 1, len, stdout);
+	yajl_gen_free(g);
+	if (dir)
+		rc = review_write_files(json_get(root, "files"), dir);
+	yajl_tree_free(root);
+	return rc;
+}
+
+static int cmd_review(const struct config *cfg, int argc, char **argv)
+{
+	static const struct option lo[] = {{"env", required_argument, NULL, 'e'},
+					   {"limit", required_argument, NULL, 'l'},
+					   {"files", required_argument, NULL, 'f'},
+					   {"reason", required_argument, NULL, 'r'},
+					   {"json", no_argument, NULL, 'j'},
+					   {"help", no_argument, NULL, 'h'},
+					   {NULL, 0, NULL, 0}};
+	const char *verb, *envs = NULL, *dir = NULL, *reason = NULL, *id = NULL;
+	long limit = 50;
+	int json = 0, opt, rc;
+	enum auth_env env;
+	struct cli_redis cr;
+	struct cli_call call;
+	char *end = NULL;
+
+	if ((rc = cli_action(argc, argv, usage_review, &verb)) >= 0)
+		return rc;
+	while ((opt = getopt_long(argc - 1, argv + 1, "h", lo, NULL)) != -1) {
+		switch (opt) {
+		case 'e':
+			envs = optarg;
+			break;
+		case 'l':
+			limit = strtol(optarg, &end, 10);
+			if (!*optarg || *end)
+				limit = 0;
+			break;
+		case 'f':
+			dir = optarg;
+			break;
+		case 'r':
+			reason = optarg;
+			break;
+		case 'j':
+			json = 1;
+			break;
+		default:
+			fputs(usage_review, stderr);
+			return 2;
+		}
+	}
+	if (strcmp(verb, "list") && strcmp(verb, "show") && strcmp(verb, "approve") &&
+	    strcmp(verb, "reject")) {
+		fprintf(stderr, "pixrelay review: unknown action '%s'\n\n%s", verb, usage_review);
+		return 2;
+	}
+	if (!envs || auth_env_parse(envs, &env) < 0) {
+		fprintf(stderr, "pixrelay review: --env sandbox|production is required\n");
+		return 2;
+	}
+	if (strcmp(verb, "list") == 0) {
+		if (limit < 1 || limit > 1000) {
+			fprintf(stderr, "pixrelay review list: --limit must be from 1 to 1000\n");
+			return 2;
+		}
+	} else {
+		id = optind + 1 < argc ? argv[optind + 1] : NULL;
+		if (!id) {
+			fprintf(stderr, "pixrelay review %s: ACCOUNT_ID is required\n", verb);
+			return 2;
+		}
+		if (optind + 2 < argc) {
+			fprintf(stderr, "pixrelay review %s: unexpected argument '%s'\n", verb,
+				argv[optind + 2]);
+			return 2;
+		}
+	}
+	if (reason && (strlen(reason) > 500 || validate_has_control(reason))) {
+		fprintf(stderr, "pixrelay review reject: --reason must be at most 500 characters, "
+				"without control characters\n");
+		return 2;
+	}
+	if (reason && strcmp(verb, "reject") != 0) {
+		fprintf(stderr, "pixrelay review %s: --reason goes with reject\n", verb);
+		return 2;
+	}
+	if (cli_redis_open(cfg, &cr) < 0)
+		return 1;
+	rc = 1;
+	if (cli_call_open(&call, cfg, &cr) == 0) {
+		if (strcmp(verb, "list") == 0)
+			accounts_review_list(call.r, cfg, env, (int)limit, cli_call_done, &call);
+		else if (strcmp(verb, "show") == 0)
+			accounts_review_show(call.r, cfg, env, id, dir != NULL, cli_call_done,
+					     &call);
+		else
+			accounts_review_decide(call.r, cfg, env, id, strcmp(verb, "approve") == 0,
+					       reason, cli_call_done, &call);
+		cli_call_wait(&call);
+		if (call.result < 0) {
+			fprintf(stderr, "pixrelay review %s: %s\n", verb, call.err);
+		} else if (call.result == ACCOUNTS_NOT_FOUND) {
+			fprintf(stderr, "pixrelay review %s: no account %s in %s\n", verb, id,
+				auth_env_name(env));
+		} else if (call.result == ACCOUNTS_PLATFORM) {
+			fprintf(
+			    stderr,
+			    "pixrelay review %s: %s is the platform account of %s, which has no "
+			    "KYC review\n",
+			    verb, id, auth_env_name(env));
+		} else if (strcmp(verb, "list") == 0) {
+			if (json)
+				printf("%s\n", call.json);
+			else
+				review_print_list(call.json);
+			rc = 0;
+		} else if (strcmp(verb, "show") == 0) {
+			rc = review_print_show(call.json, dir) < 0 ? 1 : 0;
+		} else {
+			char err[128];
+			yajl_val v = NULL;
+			if (json) {
+				printf("%s\n", call.json);
+			} else if (json_parse_object(call.json, strlen(call.json), &v, err,
+						     sizeof(err)) == 0) {
+				const char *before = YAJL_GET_STRING(json_get(v, "previous"));
+				printf("account %s: KYC %s (it was %s)\n", id,
+				       strcmp(verb, "approve") == 0 ? "approved" : "rejected",
+				       before ? before : "never reviewed");
+				yajl_tree_free(v);
+			}
+			rc = 0;
+		}
+	}
+	cli_call_close(&call);
+	cli_redis_close(&cr);
+	return rc;
+}
+
 int cli_main(int argc, char **argv)
 {
 	struct config cfg;
@@ -939,6 +1244,8 @@ int cli_main(int argc, char **argv)
 		rc = cmd_init(&cfg, nrest, rest);
 	} else if (strcmp(cmd, "account") == 0) {
 		rc = cmd_account(&cfg, nrest, rest);
+	} else if (strcmp(cmd, "review") == 0) {
+		rc = cmd_review(&cfg, nrest, rest);
 	} else if (strcmp(cmd, "events") == 0) {
 		rc = cmd_events(&cfg, nrest, rest);
 	} else if (strcmp(cmd, "tail") == 0) {

@@ -45,7 +45,18 @@ static const struct opt opts[] = {
     {"max-file", L(max_file), "5242880", 1024, 64L << 20,
      "largest decoded size of one uploaded file (PDF, JPG, PNG), in bytes"},
     {"http-timeout", L(http_timeout), "30", 1, 3600,
-     "seconds a client may stay silent while sending a request or reading a reply"},
+     "seconds a client may stay silent while sending a request or reading a reply, and an "
+     "idle keep-alive connection is kept"},
+    {"http-header-timeout", L(http_header_timeout), "10", 1, 3600,
+     "seconds a client has to send a whole request head (from the connection's start, or "
+     "from the first byte of a later request)"},
+    {"http-body-timeout", L(http_body_timeout), "60", 1, 86400,
+     "seconds a client has to send a whole request body, from the end of its head"},
+    {"http-send-timeout", L(http_send_timeout), "60", 1, 86400,
+     "seconds a client has to receive a whole response"},
+    {"max-body-memory", L(max_body_memory), "268435456", 1048576, 64L << 30,
+     "bytes of request bodies held at once over all connections; a body that does not fit "
+     "gets 503"},
     {"redis-timeout-ms", L(redis_timeout_ms), "5000", 50, 600000,
      "milliseconds before a Redis command without reply fails (and the connection is reset)"},
     {"shutdown-grace", L(shutdown_grace), "10", 0, 600,
@@ -69,12 +80,25 @@ static const struct opt opts[] = {
      "expiration of a charge that gives none, in seconds"},
     {"max-expiration", L(max_expiration), "2592000", 300, 31536000,
      "largest charge expiration accepted, in seconds"},
-    {"queue-shards", L(queue_shards), "8", 1, 32,
-     "delivery queue shards, each under its own Redis hash tag; change only with empty queues"},
-    {"delivery-concurrency", L(delivery_concurrency), "64", 1, 10000,
-     "postback deliveries in flight at once in this process"},
+    {"shards", L(shards), "16", 1, 1024,
+     "shards (Redis hash tags) that new accounts are spread over, each holding its accounts' "
+     "data and delivery queue; every process must use the same value, which may grow but never "
+     "shrink"},
+    {"delivery-concurrency", L(delivery_concurrency), "512", 1, 10000,
+     "postback deliveries leased at once by this process (in flight or waiting for a slot of "
+     "their host)"},
     {"delivery-per-host", L(delivery_per_host), "8", 1, 10000,
-     "postback deliveries in flight at once to one destination host"},
+     "postback deliveries in flight at once to one destination host at first; the limit adapts "
+     "to how the host answers"},
+    {"delivery-per-account", L(delivery_per_account), "128", 1, 10000,
+     "postback deliveries of one account leased at once by this process: a tenant with "
+     "slow destinations holds no more"},
+    {"delivery-sandbox-share", L(delivery_sandbox_share), "50", 1, 100,
+     "percent of delivery-concurrency that sandbox postbacks may hold at once (production "
+     "may use all of it)"},
+    {"delivery-per-host-max", L(delivery_per_host_max), "64", 1, 10000,
+     "the most postback deliveries in flight at once to one destination host that answers "
+     "fast"},
     {"delivery-timeout-ms", L(delivery_timeout_ms), "10000", 100, 600000,
      "time a destination has to answer a postback, in milliseconds"},
     {"delivery-connect-timeout-ms", L(delivery_connect_timeout_ms), "3000", 100, 600000,
@@ -94,10 +118,24 @@ static const struct opt opts[] = {
     {"event-retention-days", L(event_retention_days), "30", 1, 3650,
      "days a delivered or dead event (and its attempt log) is kept after its last change"},
     {"destination-allow", S(destination_allow), "", 0, 0,
-     "comma-separated CIDRs that production postbacks may reach although they are not "
-     "public (sandbox postbacks may reach any address)"},
+     "comma-separated addresses or CIDRs, each with an optional port (10.0.0.5:8080, "
+     "[fd00::/8]:443), that production postbacks may reach although they are not public "
+     "(sandbox postbacks may reach any address)"},
     {"dispatch", L(dispatch), "1", 0, 1,
      "1: this process delivers postbacks and runs the expiry scheduler; 0: API only"},
+    {"max-account-files", L(max_account_files), "30", 1, 1000,
+     "files (documents and pictures, each counted once) that one account may keep"},
+    {"max-account-bytes", L(max_account_bytes), "12582912", 1024, 1L << 30,
+     "decoded bytes of the files that one account may keep"},
+    {"max-accounts-per-key-hour", L(max_accounts_per_key_hour), "20", 0, 1000000,
+     "accounts one account key may create in any hour (0: no limit; master keys have none)"},
+    {"max-accounts", L(max_accounts), "0", 0, 1000000000,
+     "business accounts each environment may hold (0: no limit)"},
+    {"max-stored-file-bytes", L(max_stored_file_bytes), "2147483648", 0, 1L << 40,
+     "decoded bytes of account files each environment may keep in Redis (0: no limit)"},
+    {"sandbox-review", L(sandbox_review), "0", 0, 1,
+     "1: sandbox accounts wait for the operator's KYC review like production ones; 0: they "
+     "are approved when created"},
 };
 
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))

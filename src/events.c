@@ -2,6 +2,7 @@
 
 #include "pixrelay/ids.h"
 #include "pixrelay/json.h"
+#include "pixrelay/keyspace.h"
 #include "pixrelay/log.h"
 #include "pixrelay/mem.h"
 #include "pixrelay/timefmt.h"
@@ -9,314 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define PUMP_BATCH 100
-
-static const char crockford[] = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
-
-int events_shard_of(const char *order_key, long nshards)
-{
-	/* FNV-1a: stable across processes and versions, which the mapping must be */
-	uint32_t h = 2166136261u;
-
-	for (const unsigned char *p = (const unsigned char *)order_key; *p; p++) {
-		h ^= *p;
-		h *= 16777619u;
-	}
-	return (int)(h % (uint32_t)(nshards > 0 ? nshards : 1));
-}
-
-void events_new_id(int shard, char out[EVENTS_ID_MAX])
-{
-	memcpy(out, "evt_", 4);
-	ids_ulid(out + 4);
-	out[4 + IDS_ULID_LEN - 1] = crockford[shard & 31];
-}
-
-int events_id_shard(const char *id)
-{
-	const char *p;
-
-	if (strncmp(id, "evt_", 4) != 0 || !ids_is_ulid(id + 4))
-		return -1;
-	p = strchr(crockford, id[4 + IDS_ULID_LEN - 1]);
-	return p ? (int)(p - crockford) : -1;
-}
-
-void events_shard_prefix(char *out, size_t size, const char *prefix, int shard)
-{
-	snprintf(out, size, "%s{q%d}:", prefix, shard);
-}
-
-void events_outbox_key(char *out, size_t size, const char *prefix, enum auth_env env)
-{
-	snprintf(out, size, "%s{%s}:outbox", prefix, auth_env_name(env));
-}
-
-/* ---- pump: outbox -> shards ---- */
-
-/* One outbox entry on its way to its shard. */
-struct pump_entry {
-	char *raw;  /* the entry as stored, to remove it by value */
-	yajl_val v; /* parsed; NULL when malformed */
-	const char *order;
-	int state; /* ENTRY_* */
-	long pred; /* the previous entry of the same order key in this batch, or -1 */
-};
-
-enum { ENTRY_WAITING, ENTRY_SENT, ENTRY_OK, ENTRY_FAILED, ENTRY_BLOCKED };
-
-struct pump {
-	struct rds *r;
-	const struct config *cfg;
-	enum auth_env env;
-	void (*done)(void *ud, int moved);
-	void *ud;
-	size_t n;
-	struct pump_entry *e; /* oldest first */
-	size_t in_flight;     /* enqueues sent, not answered */
-	size_t removing;      /* LREMs not yet answered */
-	int moved;
-	int failed;
-	int sending, again; /* pump_send_ready is running / must run again */
-};
-
-static void pump_free(struct pump *p)
-{
-	for (size_t i = 0; i < p->n; i++) {
-		free(p->e[i].raw);
-		yajl_tree_free(p->e[i].v);
-	}
-	free(p->e);
-	free(p);
-}
-
-static void on_removed(void *ud, redisReply *reply, const char *err)
-{
-	struct pump *p = ud;
-
-	if (err)
-		log_warn("outbox: cannot remove a moved event: %s", err);
-	if (--p->removing > 0)
-		return;
-	p->done(p->ud, p->moved);
-	pump_free(p);
-}
-
-/* Every entry is settled: remove those that reached their shard. Entries
- * left behind (a failure, or waiting behind one of the same charge) are
- * tried again by the next pump, oldest first. */
-static void pump_finish(struct pump *p)
-{
-	char outbox[256];
-	size_t nremove = 0;
-
-	events_outbox_key(outbox, sizeof(outbox), p->cfg->prefix, p->env);
-	for (size_t i = 0; i < p->n; i++)
-		if (p->e[i].state == ENTRY_OK)
-			nremove++;
-	p->moved = (int)nremove;
-	if (nremove == 0) {
-		p->done(p->ud, p->failed ? -1 : 0);
-		pump_free(p);
-		return;
-	}
-	/* one count more, held by this loop: at shutdown the callbacks run at
-	 * once, and the last one frees p */
-	p->removing = nremove + 1;
-	for (size_t i = 0; i < p->n; i++) {
-		if (p->e[i].state != ENTRY_OK)
-			continue;
-		{
-			const char *argv[] = {"LREM", outbox, "-1", p->e[i].raw};
-			rds_cmd_argv(p->r, on_removed, p, 4, argv, NULL);
-		}
-	}
-	on_removed(p, NULL, NULL);
-}
-
-struct enqueue_cb {
-	struct pump *p;
-	size_t i;
-};
-
-static void pump_send_ready(struct pump *p);
-static void pump_send_round(struct pump *p);
-
-static void on_enqueued(void *ud, redisReply *reply, const char *err)
-{
-	struct enqueue_cb *c = ud;
-	struct pump *p = c->p;
-
-	if (err) {
-		log_warn("outbox: cannot enqueue an event: %s", err);
-		p->e[c->i].state = ENTRY_FAILED;
-		p->failed = 1;
-	} else {
-		p->e[c->i].state = ENTRY_OK;
-	}
-	free(c);
-	p->in_flight--;
-	pump_send_ready(p);
-}
-
-static void enqueue_one(struct pump *p, size_t i)
-{
-	yajl_val v = p->e[i].v;
-	char prefix[256], due[300], created[32], now[32], ttl[32];
-	struct enqueue_cb *c = mem_new(struct enqueue_cb);
-	const char *id = YAJL_GET_STRING(json_get(v, "id"));
-	yajl_val cv = json_get(v, "created");
-
-	c->p = p;
-	c->i = i;
-	events_shard_prefix(prefix, sizeof(prefix), p->cfg->prefix, events_id_shard(id));
-	snprintf(due, sizeof(due), "%sdue", prefix);
-	snprintf(created, sizeof(created), "%lld",
-		 YAJL_IS_INTEGER(cv) ? YAJL_GET_INTEGER(cv) : (long long)YAJL_GET_DOUBLE(cv));
-	snprintf(now, sizeof(now), "%llu", (unsigned long long)ids_now_ms());
-	snprintf(ttl, sizeof(ttl), "%ld", p->cfg->event_retention_days * 86400);
-	p->e[i].state = ENTRY_SENT;
-	p->in_flight++;
-	{
-		const char *argv[] = {due,
-				      prefix,
-				      id,
-				      auth_env_name(p->env),
-				      YAJL_GET_STRING(json_get(v, "account")),
-				      YAJL_GET_STRING(json_get(v, "type")),
-				      YAJL_GET_STRING(json_get(v, "url")),
-				      YAJL_GET_STRING(json_get(v, "body")),
-				      p->e[i].order,
-				      created,
-				      now,
-				      ttl};
-		rds_script(p->r, on_enqueued, c, SCRIPT_EVENT_ENQUEUE, 1, 12, argv, NULL);
-	}
-}
-
-/* Send every entry whose earlier entries of the same order key (charge) are
- * in their shard already; block those behind a failure. Entries of
- * different charges go out together. */
-static void pump_send_ready(struct pump *p)
-{
-	/* at shutdown an answer may come at once, from inside enqueue_one:
-	 * then the loop below runs again instead of nesting */
-	if (p->sending) {
-		p->again = 1;
-		return;
-	}
-	p->sending = 1;
-	do {
-		p->again = 0;
-		pump_send_round(p);
-	} while (p->again);
-	p->sending = 0;
-	if (p->in_flight == 0)
-		pump_finish(p);
-}
-
-static void pump_send_round(struct pump *p)
-{
-	for (size_t i = 0; i < p->n; i++) {
-		struct pump_entry *e = &p->e[i];
-		int pred_state = e->pred < 0 ? ENTRY_OK : p->e[e->pred].state;
-		if (e->state != ENTRY_WAITING)
-			continue;
-		if (pred_state == ENTRY_FAILED || pred_state == ENTRY_BLOCKED)
-			e->state = ENTRY_BLOCKED; /* it waits for the next pump */
-		else if (pred_state == ENTRY_OK)
-			enqueue_one(p, i);
-	}
-}
-
-/* Parse an entry; a malformed one (which would block the outbox for good)
- * is logged and counted as moved, so that it is removed. */
-static void pump_parse(struct pump *p, struct pump_entry *e)
-{
-	char err[128];
-	const char *id, *order;
-	yajl_val cv;
-
-	if (json_parse_object(e->raw, strlen(e->raw), &e->v, err, sizeof(err)) < 0)
-		e->v = NULL;
-	id = e->v ? YAJL_GET_STRING(json_get(e->v, "id")) : NULL;
-	order = e->v ? YAJL_GET_STRING(json_get(e->v, "order")) : NULL;
-	cv = e->v ? json_get(e->v, "created") : NULL;
-	if (id && events_id_shard(id) >= p->cfg->queue_shards) {
-		/* written by a process with more shards: never drop it */
-		log_error("outbox: event %s belongs to delivery shard %d, but queue-shards is %ld "
-			  "here; it waits until this process has the same (larger) queue-shards",
-			  id, events_id_shard(id), p->cfg->queue_shards);
-		e->state = ENTRY_BLOCKED;
-		e->order = "";
-		return;
-	}
-	if (!id || !order || !YAJL_GET_STRING(json_get(e->v, "type")) ||
-	    !YAJL_GET_STRING(json_get(e->v, "account")) ||
-	    !YAJL_GET_STRING(json_get(e->v, "url")) || !YAJL_GET_STRING(json_get(e->v, "body")) ||
-	    !YAJL_IS_NUMBER(cv) || events_id_shard(id) < 0) {
-		log_error("outbox: dropping malformed entry: %.200s", e->raw);
-		e->state = ENTRY_OK;
-		e->order = "";
-		return;
-	}
-	e->order = order;
-	e->state = ENTRY_WAITING;
-}
-
-static void on_outbox(void *ud, redisReply *reply, const char *err)
-{
-	struct pump *p = ud;
-	size_t n;
-
-	if (err || reply->type != REDIS_REPLY_ARRAY) {
-		p->done(p->ud, -1);
-		pump_free(p);
-		return;
-	}
-	n = reply->elements;
-	if (n == 0) {
-		p->done(p->ud, 0);
-		pump_free(p);
-		return;
-	}
-	p->e = mem_calloc(n, sizeof(*p->e));
-	/* LPUSH puts the newest first: walk from the end to go oldest first */
-	for (size_t i = 0; i < n; i++) {
-		redisReply *r = reply->element[n - 1 - i];
-		p->e[p->n].raw = mem_strndup(r->str ? r->str : "", r->str ? r->len : 0);
-		pump_parse(p, &p->e[p->n]);
-		p->e[p->n].pred = -1;
-		/* once per batch: which earlier entry of the same charge comes first */
-		for (size_t j = p->n; j-- > 0;) {
-			if (p->e[p->n].state == ENTRY_WAITING && p->e[j].state == ENTRY_WAITING &&
-			    strcmp(p->e[j].order, p->e[p->n].order) == 0) {
-				p->e[p->n].pred = (long)j;
-				break;
-			}
-		}
-		p->n++;
-	}
-	pump_send_ready(p);
-}
-
-void events_pump(struct rds *r, const struct config *cfg, enum auth_env env,
-		 void (*done)(void *ud, int moved), void *ud)
-{
-	struct pump *p = mem_new(struct pump);
-	char outbox[256], start[16];
-	const char *argv[] = {"LRANGE", outbox, start, "-1"};
-
-	p->r = r;
-	p->cfg = cfg;
-	p->env = env;
-	p->done = done;
-	p->ud = ud;
-	events_outbox_key(outbox, sizeof(outbox), cfg->prefix, env);
-	snprintf(start, sizeof(start), "-%d", PUMP_BATCH);
-	rds_cmd_argv(r, on_outbox, p, 4, argv, NULL);
-}
 
 /* ---- inspection and replay ---- */
 
@@ -382,11 +75,15 @@ void events_render(yajl_gen g, const redisReply *h, const redisReply *log)
 	else
 		json_null(g);
 	if (log) {
+		/* the earlier attempts, then the latest, kept with the event */
+		const char *last = rds_hash_field(h, "attempt");
 		json_str(g, "attemptLog");
 		json_open_array(g);
 		for (size_t i = 0; i < log->elements; i++)
 			if (log->element[i]->str)
 				json_raw(g, log->element[i]->str, log->element[i]->len);
+		if (last && *last)
+			json_raw(g, last, strlen(last));
 		json_close_array(g);
 	}
 	json_close(g);
@@ -469,10 +166,11 @@ static void on_event(void *ud, redisReply *reply, const char *err)
 static struct lookup *lookup_new(struct rds *r, const struct config *cfg, enum auth_env env,
 				 const char *account, const char *id, events_fn cb, void *ud)
 {
-	int shard = events_id_shard(id);
+	int shard = ks_shard_of(id);
 	struct lookup *l;
 
-	if (shard < 0 || shard >= cfg->queue_shards)
+	/* an account's events live in its shard: an id of another shard is not its */
+	if (strncmp(id, "evt_", 4) != 0 || shard < 0 || shard != ks_shard_of(account))
 		return NULL;
 	l = mem_new(struct lookup);
 	l->r = r;
@@ -480,7 +178,7 @@ static struct lookup *lookup_new(struct rds *r, const struct config *cfg, enum a
 	l->env = env;
 	snprintf(l->account, sizeof(l->account), "%s", account);
 	snprintf(l->id, sizeof(l->id), "%s", id);
-	events_shard_prefix(l->prefix, sizeof(l->prefix), cfg->prefix, shard);
+	ks_shard_prefix(l->prefix, sizeof(l->prefix), cfg->prefix, shard);
 	l->cb = cb;
 	l->ud = ud;
 	return l;
@@ -533,7 +231,7 @@ void events_replay(struct rds *r, const struct config *cfg, enum auth_env env, c
 		cb(ud, EVENTS_NOT_FOUND, NULL, NULL);
 		return;
 	}
-	snprintf(due, sizeof(due), "%sdue", l->prefix);
+	snprintf(due, sizeof(due), "%shosts", l->prefix);
 	snprintf(dead, sizeof(dead), "%sdead", l->prefix);
 	snprintf(now, sizeof(now), "%llu", (unsigned long long)ids_now_ms());
 	{
@@ -562,7 +260,6 @@ struct list {
 	int ids_only;
 	events_fn cb;
 	void *ud;
-	long shards, replies;
 	int failed;
 	int more;
 	struct list_item *items;
@@ -575,20 +272,12 @@ int events_parse_cursor(const char *s, long long *ms, const char **id)
 	char *end = NULL;
 	long long v = strtoll(s, &end, 10);
 
-	if (end == s || *end != '_' || v <= 0 || events_id_shard(end + 1) < 0)
+	if (end == s || *end != '_' || v <= 0 || strncmp(end + 1, "evt_", 4) != 0 ||
+	    ks_shard_of(end + 1) < 0)
 		return -1;
 	*ms = v;
 	*id = end + 1;
 	return 0;
-}
-
-static int item_cmp(const void *a, const void *b)
-{
-	const struct list_item *x = a, *y = b;
-
-	if (x->created != y->created)
-		return x->created < y->created ? 1 : -1;
-	return -strcmp(x->fields[0], y->fields[0]);
 }
 
 static void list_free(struct list *l)
@@ -611,16 +300,21 @@ static void list_finish(struct list *l)
 		list_free(l);
 		return;
 	}
-	if (l->n > 1)
-		qsort(l->items, l->n, sizeof(*l->items), item_cmp);
 	shown = l->n < (size_t)l->limit ? l->n : (size_t)l->limit;
 	if (l->ids_only) {
-		char *ids = mem_strdup("");
+		size_t total = 1, at = 0;
+		char *ids;
+		for (size_t i = 0; i < shown; i++)
+			total += strlen(l->items[i].fields[0]) + 1;
+		ids = mem_alloc(total);
 		for (size_t i = 0; i < shown; i++) {
-			char *next = mem_printf("%s%s%s", ids, i ? " " : "", l->items[i].fields[0]);
-			free(ids);
-			ids = next;
+			size_t n = strlen(l->items[i].fields[0]);
+			if (i)
+				ids[at++] = ' ';
+			memcpy(ids + at, l->items[i].fields[0], n);
+			at += n;
 		}
+		ids[at] = '\0';
 		l->cb(l->ud, 0, ids, NULL);
 		free(ids);
 		list_free(l);
@@ -699,8 +393,7 @@ static void on_shard_list(void *ud, redisReply *reply, const char *err)
 			l->items[l->n++] = it;
 		}
 	}
-	if (++l->replies == l->shards)
-		list_finish(l);
+	list_finish(l);
 }
 
 void events_list(struct rds *r, const struct config *cfg, enum auth_env env, const char *account,
@@ -717,7 +410,6 @@ void events_list(struct rds *r, const struct config *cfg, enum auth_env env, con
 	l->ids_only = ids_only;
 	l->cb = cb;
 	l->ud = ud;
-	l->shards = cfg->queue_shards;
 	{
 		long long max = f->until_ms > 0 ? f->until_ms : 0;
 		if (f->cursor_ms > 0 && (max == 0 || f->cursor_ms < max))
@@ -730,22 +422,21 @@ void events_list(struct rds *r, const struct config *cfg, enum auth_env env, con
 	snprintf(mins, sizeof(mins), "%lld", f->since_ms > 0 ? f->since_ms : 0);
 	snprintf(limit, sizeof(limit), "%d", f->limit);
 	snprintf(cap, sizeof(cap), "%d", SCAN_CAP);
-	for (long i = 0; i < l->shards; i++) {
-		char prefix[256], idx[300];
-		events_shard_prefix(prefix, sizeof(prefix), cfg->prefix, (int)i);
-		snprintf(idx, sizeof(idx), "%sa:%s:%s", prefix, auth_env_name(env), account);
-		{
-			const char *argv[] = {idx,
-					      prefix,
-					      maxs,
-					      f->cursor_ms > 0 && f->cursor_id ? f->cursor_id : "",
-					      mins,
-					      f->state ? f->state : "",
-					      f->type ? f->type : "",
-					      limit,
-					      cap};
-			rds_script(r, on_shard_list, l, SCRIPT_EVENT_LIST, 1, 9, argv, NULL);
-		}
+	{
+		char prefix[KS_PREFIX_MAX], idx[KS_KEY_MAX];
+		int shard = ks_shard_of(account);
+		const char *argv[] = {idx,
+				      prefix,
+				      maxs,
+				      f->cursor_ms > 0 && f->cursor_id ? f->cursor_id : "",
+				      mins,
+				      f->state ? f->state : "",
+				      f->type ? f->type : "",
+				      limit,
+				      cap};
+		ks_shard_prefix(prefix, sizeof(prefix), cfg->prefix, shard < 0 ? 0 : shard);
+		snprintf(idx, sizeof(idx), "%sa:%s", prefix, account);
+		rds_script(r, on_shard_list, l, SCRIPT_EVENT_LIST, 1, 9, argv, NULL);
 	}
 }
 
@@ -832,4 +523,53 @@ void events_replay_many(struct rds *r, const struct config *cfg, enum auth_env e
 	m->cb = cb;
 	m->ud = ud;
 	events_list(r, cfg, env, account, f, 1, on_ids, m);
+}
+
+/* ---- how a shard's queue stands ---- */
+
+struct stats_call {
+	void (*cb)(void *ud, int result, const struct events_stats *st, const char *err);
+	void *ud;
+};
+
+static void on_stats(void *ud, redisReply *reply, const char *err)
+{
+	struct stats_call *c = ud;
+	struct events_stats st;
+
+	memset(&st, 0, sizeof(st));
+	if (err) {
+		c->cb(c->ud, -1, NULL, err);
+	} else if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 4 ||
+		   reply->element[3]->type != REDIS_REPLY_STRING) {
+		c->cb(c->ud, -1, NULL, "unexpected reply from shard_stats");
+	} else {
+		st.pending = reply->element[0]->integer;
+		st.delivering = reply->element[1]->integer;
+		st.dead = reply->element[2]->integer;
+		st.earliest_due_ms =
+		    reply->element[3]->len ? strtoll(reply->element[3]->str, NULL, 10) : 0;
+		c->cb(c->ud, 0, &st, NULL);
+	}
+	free(c);
+}
+
+void events_shard_stats(struct rds *r, const struct config *cfg, int shard,
+			void (*cb)(void *ud, int result, const struct events_stats *st,
+				   const char *err),
+			void *ud)
+{
+	struct stats_call *c = mem_new(struct stats_call);
+	char sp[KS_PREFIX_MAX], k1[KS_KEY_MAX], k2[KS_KEY_MAX], k3[KS_KEY_MAX];
+
+	c->cb = cb;
+	c->ud = ud;
+	ks_shard_prefix(sp, sizeof(sp), cfg->prefix, shard);
+	snprintf(k1, sizeof(k1), "%shosts", sp);
+	snprintf(k2, sizeof(k2), "%slease", sp);
+	snprintf(k3, sizeof(k3), "%sdead", sp);
+	{
+		const char *argv[] = {k1, k2, k3, sp};
+		rds_script(r, on_stats, c, SCRIPT_SHARD_STATS, 3, 4, argv, NULL);
+	}
 }

@@ -4,8 +4,10 @@
 #include "pixrelay/ids.h"
 #include "pixrelay/json.h"
 #include "pixrelay/keys.h"
+#include "pixrelay/keyspace.h"
 #include "pixrelay/mem.h"
 #include "pixrelay/sign.h"
+#include "pixrelay/timefmt.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -156,53 +158,202 @@ int ingest_verify(const char *secret, const char *wh_id, const char *wh_ts, cons
 	return -1;
 }
 
-struct relay {
+/* ---- taking notifications: one script call per shard and turn of the loop ---- */
+
+#define BATCH_MAX 128 /* notifications per script call */
+
+/* One notification waiting for its shard's next call. */
+struct item {
+	struct item *next;
 	charges_fn cb;
 	void *ud;
+	char *event_out;
+	char env[16];
+	char account[IDS_ULID_LEN + 1];
+	char cid[IDS_ULID_LEN + 1];
+	const char *action;
+	char evt[EVENTS_ID_MAX];
+	char *upstream_id, *type, *body, *order;
 };
 
-static void on_relayed(void *ud, redisReply *reply, const char *err)
-{
-	struct relay *x = ud;
+struct ingest_queue {
+	struct rds *r;
+	const struct config *cfg;
+	struct event *flush;
+	struct item *items[KS_SHARDS_MAX]; /* per shard, newest first */
+	unsigned count[KS_SHARDS_MAX];
+	int pending; /* some shard has items */
+};
 
-	if (err)
-		x->cb(x->ud, -1, NULL, err);
-	else if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
-		 reply->element[0]->type == REDIS_REPLY_STRING &&
-		 reply->element[1]->type == REDIS_REPLY_STRING)
-		x->cb(x->ud, strcmp(reply->element[0]->str, "ok") == 0 ? 0 : CHARGES_DUPLICATE,
-		      reply->element[1]->str, NULL);
-	else
-		x->cb(x->ud, -1, NULL, "unexpected reply from ingest_relay");
-	free(x);
+/* One script call and the notifications it carries, oldest first. */
+struct batch {
+	struct item **items;
+	unsigned n;
+};
+
+static void item_free(struct item *it)
+{
+	free(it->upstream_id);
+	free(it->type);
+	free(it->body);
+	free(it->order);
+	free(it);
 }
 
-void ingest_relay(struct rds *r, const struct config *cfg, enum auth_env env, const char *account,
-		  const struct ingest_note *n, charges_fn cb, void *ud)
+/* Answer one notification from its 5 elements of the reply: a count, then
+ * that many of the next 4. */
+static void answer(struct item *it, redisReply **e)
 {
-	struct relay *x = mem_new(struct relay);
-	char k1[512], k2[256], acct[256], evt[EVENTS_ID_MAX], now[32], ttl[32];
-	char *order, *body;
+	const char *json;
+	int rc = -1;
 
-	x->cb = cb;
-	x->ud = ud;
-	/* events about one upstream charge keep their order too */
-	order = mem_printf("upstream:%s:%s", account, n->charge_id);
-	events_new_id(events_shard_of(order, cfg->queue_shards), evt);
-	body =
-	    mem_printf("{\"id\":\"%s\",\"event\":\"%s\",\"data\":%s}", evt, n->event, n->data_json);
-	/* per account: one account's notification ids cannot shadow another's */
-	snprintf(k1, sizeof(k1), "%s{%s}:upstream:%s:%s", cfg->prefix, auth_env_name(env), account,
-		 n->id);
-	snprintf(ttl, sizeof(ttl), "%ld", cfg->event_retention_days * 86400);
-	events_outbox_key(k2, sizeof(k2), cfg->prefix, env);
-	keys_redis_account(acct, sizeof(acct), cfg->prefix, env, account);
-	snprintf(now, sizeof(now), "%llu", (unsigned long long)ids_now_ms());
-	{
-		const char *argv[] = {k1,   k2,	  n->id, evt, n->event, account,
-				      acct, body, order, now, ttl};
-		rds_script(r, on_relayed, x, SCRIPT_INGEST_RELAY, 2, 11, argv, NULL);
+	if (e[0]->type == REDIS_REPLY_INTEGER && e[0]->integer >= 1 && e[0]->integer <= 4)
+		rc = charges_reply(e + 1, (size_t)e[0]->integer, &json, it->event_out);
+	if (rc < 0)
+		it->cb(it->ud, -1, NULL, "unexpected reply from ingest");
+	else
+		it->cb(it->ud, rc, json, NULL);
+}
+
+static void on_batch(void *ud, redisReply *reply, const char *err)
+{
+	struct batch *b = ud;
+	int ok = !err && reply->type == REDIS_REPLY_ARRAY && reply->elements == 5 * (size_t)b->n;
+
+	for (unsigned i = 0; i < b->n; i++) {
+		struct item *it = b->items[i];
+		if (ok)
+			answer(it, reply->element + 5 * i);
+		else
+			it->cb(it->ud, -1, NULL, err ? err : "unexpected reply from ingest");
+		item_free(it);
 	}
-	free(order);
-	free(body);
+	free(b->items);
+	free(b);
+}
+
+/* Send up to BATCH_MAX of shard's items (oldest first) in one call. */
+static void send_batch(struct ingest_queue *q, int shard)
+{
+	struct batch *b = mem_new(struct batch);
+	unsigned n = q->count[shard] < BATCH_MAX ? q->count[shard] : BATCH_MAX, argc = 6 + 9 * n;
+	char sp[KS_PREFIX_MAX], key[KS_KEY_MAX], now[32], now_txt[TIMEFMT_LEN + 1], ttl[32];
+	char count[16];
+	const char **argv = mem_calloc(argc, sizeof(char *));
+	uint64_t ms = ids_now_ms();
+	struct item **pp = &q->items[shard];
+
+	/* the list is newest first: take the n oldest, its tail */
+	for (unsigned skip = q->count[shard] - n; skip; skip--)
+		pp = &(*pp)->next;
+	b->items = mem_calloc(n, sizeof(*b->items));
+	b->n = n;
+	for (unsigned i = n; i-- > 0;) {
+		b->items[i] = *pp;
+		*pp = (*pp)->next;
+	}
+	q->count[shard] -= n;
+	ks_shard_prefix(sp, sizeof(sp), q->cfg->prefix, shard);
+	snprintf(key, sizeof(key), "%singest", sp);
+	snprintf(now, sizeof(now), "%llu", (unsigned long long)ms);
+	timefmt_format(now_txt, ms);
+	snprintf(ttl, sizeof(ttl), "%ld", q->cfg->event_retention_days * 86400);
+	snprintf(count, sizeof(count), "%u", n);
+	argv[0] = key;
+	argv[1] = sp;
+	argv[2] = now;
+	argv[3] = now_txt;
+	argv[4] = ttl;
+	argv[5] = count;
+	for (unsigned i = 0; i < n; i++) {
+		const struct item *it = b->items[i];
+		const char **a = argv + 6 + 9 * i;
+		a[0] = it->account;
+		a[1] = it->env;
+		a[2] = it->upstream_id;
+		a[3] = it->cid;
+		a[4] = it->action;
+		a[5] = it->type;
+		a[6] = it->evt;
+		a[7] = it->body;
+		a[8] = it->order;
+	}
+	rds_script(q->r, on_batch, b, SCRIPT_INGEST, 1, (int)argc, argv, NULL);
+	free(argv);
+}
+
+static void on_flush(evutil_socket_t fd, short what, void *arg)
+{
+	struct ingest_queue *q = arg;
+
+	q->pending = 0;
+	for (int s = 0; s < KS_SHARDS_MAX; s++)
+		while (q->count[s])
+			send_batch(q, s);
+}
+
+struct ingest_queue *ingest_queue_new(struct event_base *base, struct rds *r,
+				      const struct config *cfg)
+{
+	struct ingest_queue *q = mem_new(struct ingest_queue);
+
+	q->r = r;
+	q->cfg = cfg;
+	q->flush = evtimer_new(base, on_flush, q);
+	return q;
+}
+
+void ingest_queue_free(struct ingest_queue *q)
+{
+	if (!q)
+		return;
+	for (int s = 0; s < KS_SHARDS_MAX; s++)
+		while (q->items[s]) {
+			struct item *it = q->items[s];
+			q->items[s] = it->next;
+			it->cb(it->ud, -1, NULL, "redis client closed");
+			item_free(it);
+		}
+	event_free(q->flush);
+	free(q);
+}
+
+void ingest_submit(struct ingest_queue *q, enum auth_env env, const char *account,
+		   const struct ingest_note *n, char *event_out, charges_fn cb, void *ud)
+{
+	static const char *const actions[] = {"pay", "expire", "refund", "fail"};
+	struct item *it;
+	int shard = ks_shard_of(account);
+
+	if (event_out)
+		event_out[0] = '\0';
+	if (shard < 0 || strlen(account) != IDS_ULID_LEN) {
+		cb(ud, -1, NULL, "the account id names no shard");
+		return;
+	}
+	it = mem_new(struct item);
+	it->cb = cb;
+	it->ud = ud;
+	it->event_out = event_out;
+	snprintf(it->env, sizeof(it->env), "%s", auth_env_name(env));
+	memcpy(it->account, account, IDS_ULID_LEN + 1);
+	/* a charge of this account lives in its shard; any other id is relayed */
+	if (ids_is_ulid(n->charge_id) && ks_shard_of(n->charge_id) == shard)
+		memcpy(it->cid, n->charge_id, IDS_ULID_LEN + 1);
+	it->action = actions[ingest_action(n->event)];
+	ks_event_id(shard, it->evt);
+	it->upstream_id = mem_strdup(n->id);
+	it->type = mem_strdup(n->event);
+	it->body = mem_printf("{\"id\":\"%s\",\"event\":\"%s\",\"data\":%s}", it->evt, n->event,
+			      n->data_json);
+	/* events about one upstream charge keep their order too */
+	it->order = mem_printf("upstream:%s:%s", account, n->charge_id);
+	it->next = q->items[shard];
+	q->items[shard] = it;
+	q->count[shard]++;
+	if (!q->pending) {
+		struct timeval zero = {0, 0};
+		q->pending = 1;
+		evtimer_add(q->flush, &zero);
+	}
 }

@@ -1,19 +1,15 @@
 #include "pixrelay/keys.h"
 
+#include "pixrelay/cache.h"
 #include "pixrelay/ids.h"
 #include "pixrelay/json.h"
+#include "pixrelay/keyspace.h"
 #include "pixrelay/mem.h"
 #include "pixrelay/sign.h"
 #include "pixrelay/timefmt.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-void keys_redis_account(char *out, size_t size, const char *prefix, enum auth_env env,
-			const char *id)
-{
-	snprintf(out, size, "%s{%s}:acct:%s", prefix, auth_env_name(env), id);
-}
 
 static void reply_error(redisContext *c, redisReply *r, char *err, size_t errlen)
 {
@@ -25,71 +21,164 @@ static void reply_error(redisContext *c, redisReply *r, char *err, size_t errlen
 		snprintf(err, errlen, "redis: unexpected reply type %d", r->type);
 }
 
-int keys_platform_init(redisContext *c, const char *prefix, enum auth_env env, char *account_id,
-		       int *created, char *err, size_t errlen)
+/* This version's key layout is 2 (docs/storage.md). Refuse a Redis holding
+ * the layout of 0.1, which it does not read; mark an empty one as layout 2. */
+static int layout_check(redisContext *c, const char *prefix, char *err, size_t errlen)
 {
-	char id[IDS_ULID_LEN + 1], k1[256], k2[256], k3[256], k4[256], now[32];
-	char evp[IDS_UUID_LEN + 1], signing[SIGN_SECRET_LEN + 1], compat[41];
-	char ingest[SIGN_SECRET_LEN + 1];
-	const char *argv[12];
-	redisReply *r;
+	redisReply *r = redisCommand(c, "GET %s{meta}:layout", prefix);
 	int rc = -1;
 
-	ids_ulid(id);
-	snprintf(k1, sizeof(k1), "%s{%s}:platform", prefix, auth_env_name(env));
-	keys_redis_account(k2, sizeof(k2), prefix, env, id);
-	snprintf(k3, sizeof(k3), "%s{%s}:accounts", prefix, auth_env_name(env));
-	snprintf(k4, sizeof(k4), "%s{%s}:pixkeys", prefix, auth_env_name(env));
+	if (!r || r->type == REDIS_REPLY_ERROR) {
+		reply_error(c, r, err, errlen);
+		goto done;
+	}
+	if (r->type == REDIS_REPLY_STRING) {
+		if (strcmp(r->str, "2") == 0)
+			rc = 0;
+		else
+			snprintf(err, errlen,
+				 "this Redis holds pixrelay data of key layout %s, which this "
+				 "version does not read",
+				 r->str);
+		goto done;
+	}
+	freeReplyObject(r);
+	r = redisCommand(c, "EXISTS %s{sandbox}:accounts %s{production}:accounts", prefix, prefix);
+	if (!r || r->type != REDIS_REPLY_INTEGER) {
+		reply_error(c, r, err, errlen);
+		goto done;
+	}
+	if (r->integer > 0) {
+		snprintf(err, errlen,
+			 "this Redis holds pixrelay 0.1 data (key layout 1), which this version "
+			 "does not read: use an empty Redis or another prefix (docs/storage.md, "
+			 "Upgrading from 0.1)");
+		goto done;
+	}
+	freeReplyObject(r);
+	r = redisCommand(c, "SET %s{meta}:layout 2 NX", prefix);
+	if (!r || r->type == REDIS_REPLY_ERROR) {
+		reply_error(c, r, err, errlen);
+		goto done;
+	}
+	rc = 0;
+done:
+	freeReplyObject(r);
+	return rc;
+}
+
+int keys_platform_init(redisContext *c, const char *prefix, long shards, enum auth_env env,
+		       char *account_id, int *created, char *err, size_t errlen)
+{
+	char id[IDS_ULID_LEN + 1], key[KS_KEY_MAX], sp[KS_PREFIX_MAX], fp[KS_PREFIX_MAX + 8];
+	char gp[KS_PREFIX_MAX], taxids[KS_KEY_MAX], now[32];
+	char evp[IDS_UUID_LEN + 1], signing[SIGN_SECRET_LEN + 1], compat[41];
+	char ingest[SIGN_SECRET_LEN + 1];
+	const char *name = env == AUTH_PRODUCTION ? "Platform (production)" : "Platform (sandbox)";
+	int shard = ks_random_shard(shards), rc = -1;
+	redisReply *r = NULL;
+
+	if (layout_check(c, prefix, err, errlen) < 0)
+		return -1;
+	rc = keys_platform_id(c, prefix, env, account_id, err, errlen);
+	if (rc != KEYS_NOT_FOUND) {
+		*created = 0;
+		return rc;
+	}
+	rc = -1;
+	ks_ulid(shard, id);
+	ks_account_key(key, sizeof(key), prefix, env, id);
+	ks_shard_prefix(sp, sizeof(sp), prefix, shard);
+	snprintf(fp, sizeof(fp), "%sfile:", sp);
+	ks_env_prefix(gp, sizeof(gp), prefix, env);
+	snprintf(taxids, sizeof(taxids), "%staxids", gp);
 	ids_uuid4(evp);
 	sign_secret_new(signing, sizeof(signing));
 	sign_secret_new(ingest, sizeof(ingest));
 	memcpy(compat, "pxrwh_", 6);
 	ids_base62(compat + 6, 32);
 	snprintf(now, sizeof(now), "%llu", (unsigned long long)ids_now_ms());
-	argv[0] = k1;
-	argv[1] = k2;
-	argv[2] = k3;
-	argv[3] = k4;
-	argv[4] = id;
-	argv[5] = auth_env_name(env);
-	argv[6] = now;
-	argv[7] = env == AUTH_PRODUCTION ? "Platform (production)" : "Platform (sandbox)";
-	argv[8] = evp;
-	argv[9] = signing;
-	argv[10] = compat;
-	argv[11] = ingest;
-	r = rds_sync_script(c, SCRIPT_PLATFORM_INIT, 4, 12, argv);
-	if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
-	    r->element[0]->type != REDIS_REPLY_STRING) {
+	{
+		const char *argv[] = {key,
+				      fp,
+				      "15",
+				      "id",
+				      id,
+				      "env",
+				      auth_env_name(env),
+				      "kind",
+				      "platform",
+				      "officialName",
+				      name,
+				      "tradeName",
+				      name,
+				      "status",
+				      "ACTIVE",
+				      "created_at",
+				      now,
+				      "owner",
+				      "",
+				      "pix_key",
+				      evp,
+				      "signing_secret",
+				      signing,
+				      "signing_secret_prev",
+				      "",
+				      "webhook_secret",
+				      compat,
+				      "postback_url",
+				      "",
+				      "ingest_secret",
+				      ingest,
+				      "balance",
+				      "0"};
+		r = rds_sync_script(c, SCRIPT_ACCOUNT_PUT, 1, (int)(sizeof(argv) / sizeof(argv[0])),
+				    argv);
+	}
+	if (!r || r->type != REDIS_REPLY_INTEGER) {
 		reply_error(c, r, err, errlen);
 		goto done;
 	}
-	snprintf(account_id, IDS_ULID_LEN + 1, "%s", r->element[0]->str);
-	*created = r->element[1]->integer == 1;
+	freeReplyObject(r);
+	{
+		const char *argv[] = {taxids, gp, id, "", now, "1", "1", evp};
+		r = rds_sync_script(c, SCRIPT_ACCOUNT_INDEX, 1, 8, argv);
+	}
+	if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+	    r->element[0]->type != REDIS_REPLY_STRING ||
+	    r->element[1]->type != REDIS_REPLY_STRING) {
+		reply_error(c, r, err, errlen);
+		goto done;
+	}
+	*created = strcmp(r->element[0]->str, "created") == 0;
+	if (!*created)
+		/* another process made it first: this record is not needed */
+		freeReplyObject(redisCommand(c, "DEL %s", key));
+	snprintf(account_id, IDS_ULID_LEN + 1, "%s", r->element[1]->str);
 	rc = 0;
+done:
 	mem_wipe(signing, sizeof(signing));
 	mem_wipe(compat, sizeof(compat));
 	mem_wipe(ingest, sizeof(ingest));
-done:
 	freeReplyObject(r);
 	return rc;
 }
 
 int keys_account_exists(redisContext *c, const char *prefix, enum auth_env env, const char *id)
 {
-	char k[256];
+	char k[KS_KEY_MAX];
 	redisReply *r;
 	int rc;
 
-	keys_redis_account(k, sizeof(k), prefix, env, id);
+	ks_account_key(k, sizeof(k), prefix, env, id);
 	r = redisCommand(c, "EXISTS %s", k);
 	rc = r && r->type == REDIS_REPLY_INTEGER ? (int)r->integer : -1;
 	freeReplyObject(r);
 	return rc;
 }
 
-static int platform_id(redisContext *c, const char *prefix, enum auth_env env, char *out, char *err,
-		       size_t errlen)
+int keys_platform_id(redisContext *c, const char *prefix, enum auth_env env, char *out, char *err,
+		     size_t errlen)
 {
 	redisReply *r = redisCommand(c, "GET %s{%s}:platform", prefix, auth_env_name(env));
 	int rc = -1;
@@ -118,7 +207,7 @@ int keys_create(redisContext *c, const char *prefix, enum auth_env env, enum aut
 
 	if (kind == AUTH_MASTER_KEY || !account) {
 		/* master keys belong to the platform account */
-		rc = platform_id(c, prefix, env, acct, err, errlen);
+		rc = keys_platform_id(c, prefix, env, acct, err, errlen);
 		if (rc != 0) {
 			if (rc == KEYS_NOT_FOUND)
 				snprintf(err, errlen,
@@ -283,8 +372,8 @@ int keys_list(redisContext *c, const char *prefix, FILE *out, int json, char *er
 
 int keys_revoke(redisContext *c, const char *prefix, const char *key_id, char *err, size_t errlen)
 {
-	char kid[256], rec[256], now[32];
-	const char *argv[2];
+	char kid[256], rec[256], now[32], chan[256], msg[80];
+	const char *argv[4];
 	redisReply *sha, *r;
 	int rc = -1;
 
@@ -301,11 +390,15 @@ int keys_revoke(redisContext *c, const char *prefix, const char *key_id, char *e
 		return KEYS_NOT_FOUND;
 	}
 	auth_redis_key_record(rec, sizeof(rec), prefix, sha->str);
+	ks_invalidation_channel(chan, sizeof(chan), prefix);
+	snprintf(msg, sizeof(msg), "k:%s", sha->str);
 	freeReplyObject(sha);
 	snprintf(now, sizeof(now), "%llu", (unsigned long long)ids_now_ms());
 	argv[0] = rec;
 	argv[1] = now;
-	r = rds_sync_script(c, SCRIPT_KEY_REVOKE, 1, 2, argv);
+	argv[2] = chan;
+	argv[3] = msg;
+	r = rds_sync_script(c, SCRIPT_KEY_REVOKE, 1, 4, argv);
 	if (!r || r->type != REDIS_REPLY_INTEGER) {
 		reply_error(c, r, err, errlen);
 	} else if (r->integer == 1) {
@@ -324,11 +417,11 @@ int keys_account_secrets(redisContext *c, const char *prefix, enum auth_env env,
 			 char *signing, size_t slen, char *compat, size_t clen, char *ingest,
 			 size_t ilen, char *err, size_t errlen)
 {
-	char k[256];
+	char k[KS_KEY_MAX];
 	redisReply *r;
 	int rc = -1;
 
-	keys_redis_account(k, sizeof(k), prefix, env, id);
+	ks_account_key(k, sizeof(k), prefix, env, id);
 	r = redisCommand(c, "HMGET %s signing_secret webhook_secret ingest_secret", k);
 	if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 3) {
 		reply_error(c, r, err, errlen);
@@ -350,12 +443,12 @@ int keys_account_secrets(redisContext *c, const char *prefix, enum auth_env env,
 int keys_rotate_signing(redisContext *c, const char *prefix, enum auth_env env, const char *id,
 			int end_rotation, char *out, size_t outlen, char *err, size_t errlen)
 {
-	char k[256], secret[SIGN_SECRET_LEN + 1] = "";
+	char k[KS_KEY_MAX], secret[SIGN_SECRET_LEN + 1] = "";
 	const char *argv[2];
 	redisReply *r;
 	int rc = -1;
 
-	keys_redis_account(k, sizeof(k), prefix, env, id);
+	ks_account_key(k, sizeof(k), prefix, env, id);
 	if (!end_rotation)
 		sign_secret_new(secret, sizeof(secret));
 	argv[0] = k;
@@ -378,7 +471,7 @@ int keys_rotate_signing(redisContext *c, const char *prefix, enum auth_env env, 
 int keys_set_postback(redisContext *c, const char *prefix, enum auth_env env, const char *id,
 		      const char *url, char *err, size_t errlen)
 {
-	char k[256];
+	char k[KS_KEY_MAX];
 	redisReply *r;
 	int rc;
 
@@ -390,7 +483,7 @@ int keys_set_postback(redisContext *c, const char *prefix, enum auth_env env, co
 			snprintf(err, errlen, "redis: %s", c->errstr[0] ? c->errstr : "error");
 		return rc == 0 ? KEYS_NOT_FOUND : -1;
 	}
-	keys_redis_account(k, sizeof(k), prefix, env, id);
+	ks_account_key(k, sizeof(k), prefix, env, id);
 	r = redisCommand(c, "HSET %s postback_url %s", k, url);
 	rc = r && r->type == REDIS_REPLY_INTEGER ? 0 : -1;
 	if (rc < 0)
@@ -417,13 +510,13 @@ int keys_account_show(redisContext *c, const char *prefix, enum auth_env env, co
 		     {"postback_url", "postbackUrl", 's'},
 		     {"balance", "balance", 'i'},
 		     {"created_at", "createdAt", 't'}};
-	char k[256];
+	char k[KS_KEY_MAX];
 	redisReply *h;
 	yajl_gen g;
 	const char *s;
 	size_t len;
 
-	keys_redis_account(k, sizeof(k), prefix, env, id);
+	ks_account_key(k, sizeof(k), prefix, env, id);
 	h = redisCommand(c, "HGETALL %s", k);
 	if (!h || h->type != REDIS_REPLY_ARRAY) {
 		reply_error(c, h, err, errlen);
@@ -461,4 +554,356 @@ int keys_account_show(redisContext *c, const char *prefix, enum auth_env env, co
 	yajl_gen_free(g);
 	freeReplyObject(h);
 	return 0;
+}
+
+/* ---- asynchronous, for the server ---- */
+
+/* The fields of a key record as key_list returns them, and as keys_render reads them. */
+enum {
+	KF_ID,
+	KF_ENV,
+	KF_KIND,
+	KF_ACCOUNT,
+	KF_DESCRIPTION,
+	KF_HINT,
+	KF_CREATED,
+	KF_USED,
+	KF_REVOKED,
+	KF_COUNT
+};
+
+static const char *const key_fields[KF_COUNT] = {"id",	       "env",	       "kind",
+						 "account",    "description",  "hint",
+						 "created_at", "last_used_at", "revoked_at"};
+
+static void json_ms(yajl_gen g, const char *name, const char *ms)
+{
+	char t[25];
+
+	json_str(g, name);
+	if (!ms || !*ms) {
+		json_null(g);
+		return;
+	}
+	timefmt_rfc3339(t, strtoull(ms, NULL, 10));
+	json_str(g, t);
+}
+
+/* One key as the API shows it; `secret` (NULL = none) is its text. */
+static void keys_render(yajl_gen g, const char *const f[KF_COUNT], const char *secret)
+{
+	json_open(g);
+	json_str(g, "id");
+	json_str(g, f[KF_ID]);
+	if (secret) {
+		json_str(g, "key");
+		json_str(g, secret);
+	}
+	json_str(g, "environment");
+	json_str(g, f[KF_ENV]);
+	json_str(g, "kind");
+	json_str(g, f[KF_KIND]);
+	json_str(g, "account");
+	json_str(g, f[KF_ACCOUNT]);
+	json_str(g, "description");
+	json_str(g, f[KF_DESCRIPTION]);
+	json_str(g, "hint");
+	json_str(g, f[KF_HINT]);
+	json_ms(g, "createdAt", f[KF_CREATED]);
+	json_ms(g, "lastUsedAt", f[KF_USED]);
+	json_ms(g, "revokedAt", f[KF_REVOKED]);
+	json_close(g);
+}
+
+int keys_valid_id(const char *id)
+{
+	return strncmp(id, "key_", 4) == 0 && ids_is_ulid(id + 4);
+}
+
+struct keys_call {
+	struct rds *r;
+	struct cache *cache;
+	keys_fn cb;
+	void *ud;
+	enum auth_env env;
+	char account[32]; /* "" = any of env */
+	char prefix[KS_PREFIX_MAX];
+	char id[AUTH_ID_MAX];
+	char rec[256];
+	char sha[65];
+	char now[32];
+	char *json;
+};
+
+static struct keys_call *call_new(struct rds *r, const char *prefix, enum auth_env env,
+				  const char *account, keys_fn cb, void *ud)
+{
+	struct keys_call *k = mem_new(struct keys_call);
+
+	k->r = r;
+	snprintf(k->prefix, sizeof(k->prefix), "%s", prefix);
+	k->env = env;
+	k->cb = cb;
+	k->ud = ud;
+	snprintf(k->account, sizeof(k->account), "%s", account ? account : "");
+	return k;
+}
+
+static void call_free(struct keys_call *k)
+{
+	if (k->json) {
+		mem_wipe(k->json, strlen(k->json));
+		free(k->json);
+	}
+	free(k);
+}
+
+/* A redis string element as a C string ("" for anything else). */
+static const char *str_of(const redisReply *e)
+{
+	return e && e->type == REDIS_REPLY_STRING ? e->str : "";
+}
+
+static void on_key_page(void *ud, redisReply *reply, const char *err)
+{
+	struct keys_call *k = ud;
+	size_t n;
+	yajl_gen g;
+	const char *s, *score, *id;
+	size_t len;
+
+	if (err) {
+		k->cb(k->ud, -1, NULL, err);
+		goto done;
+	}
+	if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 2 ||
+	    (reply->elements - 2) % KF_COUNT != 0) {
+		k->cb(k->ud, -1, NULL, "unexpected reply from key_list");
+		goto done;
+	}
+	n = (reply->elements - 2) / KF_COUNT;
+	g = json_gen_new();
+	json_open(g);
+	json_str(g, "keys");
+	json_open_array(g);
+	for (size_t i = 0; i < n; i++) {
+		const char *f[KF_COUNT];
+		for (int j = 0; j < KF_COUNT; j++)
+			f[j] = str_of(reply->element[i * KF_COUNT + (size_t)j]);
+		keys_render(g, f, NULL);
+	}
+	json_close_array(g);
+	score = str_of(reply->element[reply->elements - 2]);
+	id = str_of(reply->element[reply->elements - 1]);
+	json_str(g, "nextCursor");
+	if (*score && *id) {
+		char *cur = mem_printf("%s_%s", score, id);
+		json_str(g, cur);
+		free(cur);
+	} else {
+		json_null(g);
+	}
+	json_close(g);
+	s = json_buf(g, &len);
+	k->cb(k->ud, 0, s, NULL);
+	yajl_gen_free(g);
+done:
+	call_free(k);
+}
+
+void keys_page(struct rds *r, const char *prefix, enum auth_env env, const char *account,
+	       const struct page_cursor *from, int limit, keys_fn cb, void *ud)
+{
+	struct keys_call *k = call_new(r, prefix, env, account, cb, ud);
+	char all[256], kp[256], lim[16];
+	const char *argv[7];
+
+	auth_redis_key_all(all, sizeof(all), prefix);
+	snprintf(kp, sizeof(kp), "%s{keys}:", prefix);
+	snprintf(lim, sizeof(lim), "%d", limit);
+	argv[0] = all;
+	argv[1] = kp;
+	argv[2] = auth_env_name(env);
+	argv[3] = k->account;
+	argv[4] = from->score;
+	argv[5] = from->id;
+	argv[6] = lim;
+	rds_script(r, on_key_page, k, SCRIPT_KEY_LIST, 1, 7, argv, NULL);
+}
+
+static void on_key_created(void *ud, redisReply *reply, const char *err)
+{
+	struct keys_call *k = ud;
+
+	if (err)
+		k->cb(k->ud, -1, NULL, err);
+	else if (reply->type != REDIS_REPLY_INTEGER)
+		k->cb(k->ud, -1, NULL, "unexpected reply from key_create");
+	else
+		k->cb(k->ud, 0, k->json, NULL);
+	call_free(k);
+}
+
+void keys_create_async(struct rds *r, const char *prefix, enum auth_env env, const char *account,
+		       const char *description, keys_fn cb, void *ud)
+{
+	struct keys_call *k = call_new(r, prefix, env, account, cb, ud);
+	char text[AUTH_KEY_MAX], hint[24], k2[256], k3[256];
+	const char *argv[11];
+	const char *f[KF_COUNT];
+	yajl_gen g = json_gen_new();
+	size_t len;
+	const char *s;
+
+	auth_key_generate(env, text);
+	ids_sha256_hex(k->sha, text, strlen(text));
+	memcpy(k->id, "key_", 4);
+	ids_ulid(k->id + 4);
+	snprintf(hint, sizeof(hint), "%.13s...", text);
+	snprintf(k->now, sizeof(k->now), "%llu", (unsigned long long)ids_now_ms());
+	auth_redis_key_record(k->rec, sizeof(k->rec), prefix, k->sha);
+	auth_redis_key_id(k2, sizeof(k2), prefix, k->id);
+	auth_redis_key_all(k3, sizeof(k3), prefix);
+	f[KF_ID] = k->id;
+	f[KF_ENV] = auth_env_name(env);
+	f[KF_KIND] = auth_kind_name(AUTH_ACCOUNT_KEY);
+	f[KF_ACCOUNT] = k->account;
+	f[KF_DESCRIPTION] = description;
+	f[KF_HINT] = hint;
+	f[KF_CREATED] = k->now;
+	f[KF_USED] = "";
+	f[KF_REVOKED] = "";
+	keys_render(g, f, text);
+	s = json_buf(g, &len);
+	k->json = mem_strndup(s, len);
+	/* yajl's buffer held the text too */
+	mem_wipe((char *)s, len);
+	yajl_gen_free(g);
+	mem_wipe(text, sizeof(text));
+	argv[0] = k->rec;
+	argv[1] = k2;
+	argv[2] = k3;
+	argv[3] = k->id;
+	argv[4] = auth_env_name(env);
+	argv[5] = auth_kind_name(AUTH_ACCOUNT_KEY);
+	argv[6] = k->account;
+	argv[7] = description;
+	argv[8] = k->now;
+	argv[9] = hint;
+	argv[10] = k->sha;
+	rds_script(r, on_key_created, k, SCRIPT_KEY_CREATE, 3, 11, argv, NULL);
+}
+
+static void on_key_revoked(void *ud, redisReply *reply, const char *err)
+{
+	struct keys_call *k = ud;
+	char ckey[80];
+
+	/* whatever the answer, this process asks Redis about the key next time */
+	snprintf(ckey, sizeof(ckey), "k:%s", k->sha);
+	cache_forget(k->cache, ckey);
+	if (err)
+		k->cb(k->ud, -1, NULL, err);
+	else if (reply->type != REDIS_REPLY_INTEGER)
+		k->cb(k->ud, -1, NULL, "unexpected reply from key_revoke");
+	else if (reply->integer == 0)
+		k->cb(k->ud, KEYS_NOT_FOUND, NULL, NULL);
+	else
+		k->cb(k->ud, reply->integer == 1 ? 0 : KEYS_ALREADY_REVOKED, k->json, NULL);
+	call_free(k);
+}
+
+static void on_key_record(void *ud, redisReply *reply, const char *err)
+{
+	struct keys_call *k = ud;
+	const char *f[KF_COUNT];
+	char chan[256], msg[80];
+	const char *argv[4];
+	yajl_gen g;
+	const char *s;
+	size_t len;
+	int revoked;
+
+	if (err) {
+		k->cb(k->ud, -1, NULL, err);
+		call_free(k);
+		return;
+	}
+	if (reply->type != REDIS_REPLY_ARRAY || reply->elements != KF_COUNT) {
+		k->cb(k->ud, -1, NULL, "unexpected reply to HMGET");
+		call_free(k);
+		return;
+	}
+	for (int j = 0; j < KF_COUNT; j++)
+		f[j] = str_of(reply->element[j]);
+	/* a key of another environment or account is not found for this caller */
+	if (strcmp(f[KF_ID], k->id) != 0 || strcmp(f[KF_ENV], auth_env_name(k->env)) != 0 ||
+	    (*k->account && strcmp(f[KF_ACCOUNT], k->account) != 0)) {
+		k->cb(k->ud, KEYS_NOT_FOUND, NULL, NULL);
+		call_free(k);
+		return;
+	}
+	revoked = *f[KF_REVOKED] != '\0';
+	if (!revoked)
+		f[KF_REVOKED] = k->now;
+	g = json_gen_new();
+	keys_render(g, f, NULL);
+	s = json_buf(g, &len);
+	k->json = mem_strndup(s, len);
+	yajl_gen_free(g);
+	if (revoked) {
+		snprintf(msg, sizeof(msg), "k:%s", k->sha);
+		cache_forget(k->cache, msg);
+		k->cb(k->ud, KEYS_ALREADY_REVOKED, k->json, NULL);
+		call_free(k);
+		return;
+	}
+	/* exactly what keys_revoke sends */
+	ks_invalidation_channel(chan, sizeof(chan), k->prefix);
+	snprintf(msg, sizeof(msg), "k:%s", k->sha);
+	argv[0] = k->rec;
+	argv[1] = k->now;
+	argv[2] = chan;
+	argv[3] = msg;
+	rds_script(k->r, on_key_revoked, k, SCRIPT_KEY_REVOKE, 1, 4, argv, NULL);
+}
+
+static void on_key_sha(void *ud, redisReply *reply, const char *err)
+{
+	struct keys_call *k = ud;
+	const char *argv[2 + KF_COUNT];
+
+	if (err) {
+		k->cb(k->ud, -1, NULL, err);
+		call_free(k);
+		return;
+	}
+	if (reply->type != REDIS_REPLY_STRING || reply->len != 64) {
+		k->cb(k->ud, KEYS_NOT_FOUND, NULL, NULL);
+		call_free(k);
+		return;
+	}
+	snprintf(k->sha, sizeof(k->sha), "%s", reply->str);
+	auth_redis_key_record(k->rec, sizeof(k->rec), k->prefix, k->sha);
+	argv[0] = "HMGET";
+	argv[1] = k->rec;
+	for (int j = 0; j < KF_COUNT; j++)
+		argv[2 + j] = key_fields[j];
+	rds_cmd_argv(k->r, on_key_record, k, 2 + KF_COUNT, argv, NULL);
+}
+
+void keys_revoke_async(struct rds *r, struct cache *c, const char *prefix, enum auth_env env,
+		       const char *account, const char *key_id, keys_fn cb, void *ud)
+{
+	struct keys_call *k = call_new(r, prefix, env, account, cb, ud);
+	char kid[256];
+	const char *argv[2];
+
+	k->cache = c;
+	snprintf(k->id, sizeof(k->id), "%s", key_id);
+	snprintf(k->now, sizeof(k->now), "%llu", (unsigned long long)ids_now_ms());
+	auth_redis_key_id(kid, sizeof(kid), prefix, k->id);
+	argv[0] = "GET";
+	argv[1] = kid;
+	rds_cmd_argv(r, on_key_sha, k, 2, argv, NULL);
 }

@@ -9,6 +9,18 @@
 static enum log_level min_level = LOG_INFO;
 static const char *const level_names[] = {"debug", "info", "warn", "error"};
 
+static char stderr_buf[1 << 16];
+
+void log_buffered(void)
+{
+	setvbuf(stderr, stderr_buf, _IOFBF, sizeof(stderr_buf));
+}
+
+void log_flush(void)
+{
+	fflush(stderr);
+}
+
 void log_set_level(enum log_level level)
 {
 	min_level = level;

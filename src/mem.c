@@ -9,6 +9,7 @@
 void mem_oom(const char *file, int line)
 {
 	fprintf(stderr, "pixrelay: out of memory at %s:%d\n", file, line);
+	fflush(stderr);
 	abort();
 }
 

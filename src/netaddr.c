@@ -67,6 +67,44 @@ static int parse_ip(const char *ip, int *family, unsigned char out[16])
 	return -1;
 }
 
+/* Split one allow-list entry into its address part (with "/bits" if any)
+ * and its port (0 when none). Writes into addr (size bytes). */
+static int split_entry(const char *tok, char *addr, size_t size, int *port)
+{
+	const char *colon = NULL, *a = tok;
+	size_t al;
+
+	*port = 0;
+	if (*tok == '[') {
+		const char *close = strchr(tok, ']');
+		if (!close || close[1] != ':')
+			return -1;
+		a = tok + 1;
+		al = (size_t)(close - a);
+		colon = close + 1;
+	} else {
+		const char *first = strchr(tok, ':');
+		/* an IPv4 entry has at most one colon, before its port; an IPv6 entry
+		 * without brackets has no port */
+		if (first && !strchr(first + 1, ':'))
+			colon = first;
+		al = colon ? (size_t)(colon - tok) : strlen(tok);
+	}
+	if (al == 0 || al >= size)
+		return -1;
+	memcpy(addr, a, al);
+	addr[al] = '\0';
+	if (colon) {
+		char *end = NULL;
+		long p = strtol(colon + 1, &end, 10);
+		if (end == colon + 1 || *end || p < 1 || p > 65535 || colon[1] == '+' ||
+		    colon[1] == '-' || colon[1] == ' ')
+			return -1;
+		*port = (int)p;
+	}
+	return 0;
+}
+
 int netaddr_list_parse(struct netaddr_list *list, const char *spec, char *err, size_t errlen)
 {
 	char *copy = mem_strdup(spec), *save = NULL, *tok;
@@ -75,19 +113,23 @@ int netaddr_list_parse(struct netaddr_list *list, const char *spec, char *err, s
 	memset(list, 0, sizeof(*list));
 	for (tok = strtok_r(copy, ", \t", &save); tok; tok = strtok_r(NULL, ", \t", &save)) {
 		struct netaddr_cidr c;
-		char *slash = strchr(tok, '/');
+		char addr[INET6_ADDRSTRLEN + 8], *slash;
 		int maxbits;
 
+		if (split_entry(tok, addr, sizeof(addr), &c.port) < 0)
+			goto bad;
+		slash = strchr(addr, '/');
 		if (slash)
 			*slash = '\0';
-		if (parse_ip(tok, &c.family, c.addr) < 0)
+		if (parse_ip(addr, &c.family, c.addr) < 0)
 			goto bad;
 		maxbits = c.family == AF_INET ? 32 : 128;
 		c.bits = maxbits;
 		if (slash) {
 			char *end = NULL;
 			long b = strtol(slash + 1, &end, 10);
-			if (end == slash + 1 || *end || b < 0 || b > maxbits)
+			if (end == slash + 1 || *end || b < 0 || b > maxbits || slash[1] == '-' ||
+			    slash[1] == '+' || slash[1] == ' ')
 				goto bad;
 			c.bits = (int)b;
 		}
@@ -95,9 +137,8 @@ int netaddr_list_parse(struct netaddr_list *list, const char *spec, char *err, s
 		list->items[list->n++] = c;
 		continue;
 	bad:
-		if (slash)
-			*slash = '/';
-		snprintf(err, errlen, "not an IP address or CIDR: '%s'", tok);
+		snprintf(err, errlen, "not an IP address or CIDR, with an optional port: '%.100s'",
+			 tok);
 		netaddr_list_deinit(list);
 		goto done;
 	}
@@ -114,7 +155,8 @@ void netaddr_list_deinit(struct netaddr_list *list)
 	list->n = 0;
 }
 
-int netaddr_list_contains(const struct netaddr_list *list, const char *ip)
+/* port < 0: any entry matches whatever its port */
+static int list_match(const struct netaddr_list *list, const char *ip, int port)
 {
 	unsigned char a[16];
 	int family;
@@ -126,6 +168,8 @@ int netaddr_list_contains(const struct netaddr_list *list, const char *ip)
 		int full = c->bits / 8, rest = c->bits % 8;
 		if (c->family != family)
 			continue;
+		if (port >= 0 && c->port != 0 && c->port != port)
+			continue;
 		if (memcmp(a, c->addr, (size_t)full) != 0)
 			continue;
 		if (rest) {
@@ -136,6 +180,16 @@ int netaddr_list_contains(const struct netaddr_list *list, const char *ip)
 		return 1;
 	}
 	return 0;
+}
+
+int netaddr_list_contains(const struct netaddr_list *list, const char *ip)
+{
+	return list_match(list, ip, -1);
+}
+
+int netaddr_list_contains_port(const struct netaddr_list *list, const char *ip, int port)
+{
+	return list_match(list, ip, port < 0 ? 0 : port);
 }
 
 static int v4_public(const unsigned char a[4])
@@ -156,7 +210,42 @@ static int v4_public(const unsigned char a[4])
 		return 0; /* benchmarking */
 	if ((a[0] == 198 && a[1] == 51 && a[2] == 100) || (a[0] == 203 && a[1] == 0 && a[2] == 113))
 		return 0; /* TEST-NET-2, TEST-NET-3 */
+	if (a[0] == 192 && a[1] == 88 && a[2] == 99)
+		return 0; /* 6to4 relay anycast */
 	return 1;
+}
+
+static int v6_public(const unsigned char a[16])
+{
+	static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+
+	if (memcmp(a, mapped, 12) == 0)
+		return v4_public(a + 12);
+	/* only global unicast is public: everything below 2000::/3 (IPv4-
+	 * compatible, SIIT, NAT64, ...) or above it (unique local, link-local,
+	 * multicast) may lead to an address that is not */
+	if ((a[0] & 0xe0) != 0x20)
+		return 0;
+	if (a[0] == 0x20 && a[1] == 0x01 && a[2] < 0x02)
+		return 0; /* 2001::/23: Teredo, benchmarking, ORCHID, ... */
+	if (a[0] == 0x20 && a[1] == 0x01 && a[2] == 0x0d && a[3] == 0xb8)
+		return 0; /* documentation */
+	if (a[0] == 0x3f && a[1] == 0xff && (a[2] & 0xf0) == 0)
+		return 0; /* documentation, 3fff::/20 */
+	if (a[0] == 0x20 && a[1] == 0x02)
+		return v4_public(a + 2); /* 6to4 leads to its embedded IPv4 address */
+	return 1;
+}
+
+int netaddr_ip_is_public(const char *ip)
+{
+	unsigned char b[16];
+
+	if (inet_pton(AF_INET, ip, b) == 1)
+		return v4_public(b);
+	if (inet_pton(AF_INET6, ip, b) == 1)
+		return v6_public(b);
+	return 0;
 }
 
 int netaddr_is_public(const struct sockaddr *sa)
@@ -164,36 +253,26 @@ int netaddr_is_public(const struct sockaddr *sa)
 	if (sa->sa_family == AF_INET)
 		return v4_public(
 		    (const unsigned char *)&((const struct sockaddr_in *)sa)->sin_addr);
-	if (sa->sa_family == AF_INET6) {
-		const unsigned char *a = ((const struct sockaddr_in6 *)sa)->sin6_addr.s6_addr;
-		static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-		static const unsigned char zero[16] = {0};
-		if (memcmp(a, mapped, 12) == 0)
-			return v4_public(a + 12);
-		if (memcmp(a, zero, 15) == 0)
-			return 0; /* :: and ::1 */
-		if ((a[0] & 0xfe) == 0xfc || a[0] == 0xff)
-			return 0; /* unique local, multicast */
-		if (a[0] == 0xfe && (a[1] & 0xc0) == 0x80)
-			return 0; /* link-local */
-		if (a[0] == 0x20 && a[1] == 0x01 && a[2] == 0x0d && a[3] == 0xb8)
-			return 0; /* documentation */
-		if (a[0] == 0x00 && a[1] == 0x64 && a[2] == 0xff && a[3] == 0x9b)
-			return 0; /* NAT64: may reach an internal v4 address */
-		return 1;
-	}
+	if (sa->sa_family == AF_INET6)
+		return v6_public(((const struct sockaddr_in6 *)sa)->sin6_addr.s6_addr);
 	return 0;
 }
 
 int netaddr_list_contains_sa(const struct netaddr_list *list, const struct sockaddr *sa)
 {
 	char ip[INET6_ADDRSTRLEN];
+	int port;
 
-	if (sa->sa_family == AF_INET)
-		inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, ip, sizeof(ip));
-	else if (sa->sa_family == AF_INET6)
-		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, ip, sizeof(ip));
-	else
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *s4 = (const struct sockaddr_in *)sa;
+		inet_ntop(AF_INET, &s4->sin_addr, ip, sizeof(ip));
+		port = ntohs(s4->sin_port);
+	} else if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)sa;
+		inet_ntop(AF_INET6, &s6->sin6_addr, ip, sizeof(ip));
+		port = ntohs(s6->sin6_port);
+	} else {
 		return 0;
-	return netaddr_list_contains(list, ip);
+	}
+	return netaddr_list_contains_port(list, ip, port);
 }

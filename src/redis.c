@@ -2,12 +2,14 @@
 
 #include "pixrelay/log.h"
 #include "pixrelay/mem.h"
+#include "pixrelay/metrics.h"
 
 #include <hiredis/adapters/libevent.h>
 #include <hiredis/async.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 
 #define RECONNECT_MIN_MS 50
 #define RECONNECT_MAX_MS 2000
@@ -22,6 +24,7 @@ struct pending {
 	int script;   /* script id + 1 when this is an EVALSHA */
 	int argc;     /* copied argv, kept for the NOSCRIPT retry */
 	char **argv;
+	uint64_t sent_us;
 	size_t *lens;
 	struct pending *prev, *next;
 };
@@ -40,6 +43,12 @@ struct rds {
 	struct pending *pending; /* commands sent and not yet answered */
 	char last_error[256];
 	int closing;
+	int was_connected; /* a connection was made before (the next is a reconnection) */
+	/* a subscriber client (rds_new_subscriber): one channel, no scripts */
+	char *channel;
+	rds_message_fn on_message;
+	void *message_ud;
+	int subscribed; /* the SUBSCRIBE of this connection was confirmed */
 };
 
 static void connect_now(struct rds *r);
@@ -189,6 +198,14 @@ static void arm_timer(struct pending *p)
 
 static void on_reply(redisAsyncContext *ac, void *replyp, void *privdata);
 
+static uint64_t now_us(void)
+{
+	struct timeval tv;
+
+	gettimeofday(&tv, NULL);
+	return (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec;
+}
+
 static int send_pending(struct rds *r, struct pending *p)
 {
 	if (redisAsyncCommandArgv(r->ac, on_reply, p, p->argc, (const char **)p->argv, p->lens) !=
@@ -199,11 +216,21 @@ static int send_pending(struct rds *r, struct pending *p)
 		r->pending->prev = p;
 	r->pending = p;
 	arm_timer(p);
+	p->sent_us = now_us();
 	return 0;
 }
 
+static void on_subscription(redisAsyncContext *ac, void *replyp, void *privdata);
+
 static void mark_ready(struct rds *r)
 {
+	if (r->channel && !r->subscribed) {
+		/* ready once the subscription is confirmed (on_subscription) */
+		const char *argv[] = {"SUBSCRIBE", r->channel};
+		if (redisAsyncCommandArgv(r->ac, on_subscription, r, 2, argv, NULL) != REDIS_OK)
+			reset_connection(r, "cannot subscribe");
+		return;
+	}
 	r->ready = 1;
 	r->backoff_ms = RECONNECT_MIN_MS;
 	r->last_error[0] = '\0';
@@ -272,6 +299,9 @@ static void on_connect(const redisAsyncContext *ac, int status)
 	}
 	r->connected = 1;
 	log_info("redis connected");
+	if (r->was_connected)
+		metrics_redis_reconnect();
+	r->was_connected = 1;
 	r->setup_left = 1; /* held until every setup command is queued */
 	if (r->addr.password[0]) {
 		const char *argv[] = {"AUTH", r->addr.password};
@@ -283,7 +313,7 @@ static void on_connect(const redisAsyncContext *ac, int status)
 		snprintf(db, sizeof(db), "%d", r->addr.db);
 		send_setup(r, 2, argv);
 	}
-	for (int i = 0; i < SCRIPT_COUNT; i++) {
+	for (int i = 0; !r->channel && i < SCRIPT_COUNT; i++) {
 		const char *argv[] = {"SCRIPT", "LOAD", scripts_body((enum script_id)i)};
 		send_setup(r, 3, argv);
 	}
@@ -294,10 +324,14 @@ static void on_connect(const redisAsyncContext *ac, int status)
 static void on_disconnect(const redisAsyncContext *ac, int status)
 {
 	struct rds *r = ac->data;
+	int was_subscribed = r->subscribed;
 
 	r->ac = NULL;
 	r->connected = 0;
 	r->ready = 0;
+	r->subscribed = 0;
+	if (was_subscribed && !r->closing)
+		r->on_message(r->message_ud, RDS_SUB_LOST, NULL, 0);
 	if (status != REDIS_OK)
 		set_error(r, ac->errstr[0] ? ac->errstr : "redis connection lost");
 	else if (!r->last_error[0])
@@ -354,12 +388,19 @@ static void connect_now(struct rds *r)
 	r->ac = ac;
 	r->connected = 0;
 	redisLibeventAttach(ac, r->base);
+	if (r->channel && event_base_get_npriorities(r->base) > 1) {
+		/* announcements first: when one arrives together with a request, the
+		 * request must not be served from what it announces as stale */
+		redisLibeventEvents *e = ac->ev.data;
+		event_priority_set(e->rev, 0);
+	}
 	redisAsyncSetConnectCallback(ac, on_connect);
 	redisAsyncSetDisconnectCallback(ac, on_disconnect);
 	evtimer_add(r->connect_timer, &tv);
 }
 
-struct rds *rds_new(struct event_base *base, const struct rds_addr *addr, long timeout_ms)
+static struct rds *create(struct event_base *base, const struct rds_addr *addr, long timeout_ms,
+			  const char *channel, rds_message_fn cb, void *ud)
 {
 	struct rds *r = mem_new(struct rds);
 
@@ -369,9 +410,46 @@ struct rds *rds_new(struct event_base *base, const struct rds_addr *addr, long t
 	r->backoff_ms = RECONNECT_MIN_MS;
 	r->reconnect_timer = evtimer_new(base, on_reconnect, r);
 	r->connect_timer = evtimer_new(base, on_connect_timeout, r);
+	if (channel) {
+		r->channel = mem_strdup(channel);
+		r->on_message = cb;
+		r->message_ud = ud;
+	}
 	set_error(r, "redis not connected yet");
 	connect_now(r);
 	return r;
+}
+
+struct rds *rds_new(struct event_base *base, const struct rds_addr *addr, long timeout_ms)
+{
+	return create(base, addr, timeout_ms, NULL, NULL, NULL);
+}
+
+/* Every reply on a subscribed connection: the confirmation, then messages.
+ * A NULL reply comes when the connection goes; on_disconnect says so. */
+static void on_subscription(redisAsyncContext *ac, void *replyp, void *privdata)
+{
+	struct rds *r = privdata;
+	redisReply *reply = replyp;
+
+	if (!reply || reply->type != REDIS_REPLY_ARRAY || reply->elements != 3 ||
+	    reply->element[0]->type != REDIS_REPLY_STRING)
+		return;
+	if (strcmp(reply->element[0]->str, "subscribe") == 0) {
+		r->subscribed = 1;
+		mark_ready(r);
+		r->on_message(r->message_ud, RDS_SUB_READY, NULL, 0);
+	} else if (strcmp(reply->element[0]->str, "message") == 0 &&
+		   reply->element[2]->type == REDIS_REPLY_STRING) {
+		r->on_message(r->message_ud, RDS_SUB_MESSAGE, reply->element[2]->str,
+			      reply->element[2]->len);
+	}
+}
+
+struct rds *rds_new_subscriber(struct event_base *base, const struct rds_addr *addr,
+			       long timeout_ms, const char *channel, rds_message_fn cb, void *ud)
+{
+	return create(base, addr, timeout_ms, channel, cb, ud);
 }
 
 void rds_free(struct rds *r)
@@ -384,6 +462,7 @@ void rds_free(struct rds *r)
 		redisAsyncFree(r->ac);
 	event_free(r->reconnect_timer);
 	event_free(r->connect_timer);
+	free(r->channel);
 	free(r);
 }
 
@@ -406,6 +485,8 @@ static void on_reply(redisAsyncContext *ac, void *replyp, void *privdata)
 	pending_unlink(p);
 	if (p->timer)
 		evtimer_del(p->timer);
+	if (reply && !p->internal)
+		metrics_redis((double)(now_us() - p->sent_us) / 1e6);
 	if (p->done)
 		goto done;
 	if (reply && reply->type == REDIS_REPLY_ERROR && p->script &&

@@ -2,10 +2,14 @@
 
 #include "pixrelay/api.h"
 #include "pixrelay/auth.h"
+#include "pixrelay/cache.h"
 #include "pixrelay/http.h"
+#include "pixrelay/ingest.h"
 #include "pixrelay/keys.h"
+#include "pixrelay/keyspace.h"
 #include "pixrelay/log.h"
 #include "pixrelay/mem.h"
+#include "pixrelay/metrics.h"
 #include "pixrelay/netaddr.h"
 #include "pixrelay/redis.h"
 #include "pixrelay/redisd.h"
@@ -19,6 +23,8 @@
 
 struct server {
 	struct app app;
+	struct event *log_timer;  /* flushes the buffered log */
+	struct rds *dispatch_rds; /* the dispatcher's own connection */
 	struct event *sigterm, *sigint, *drain_timer;
 	struct timeval drain_start;
 	int exit_code;
@@ -38,8 +44,8 @@ static void bootstrap(const struct config *cfg, const struct rds_addr *addr)
 		log_error("bootstrap: %s", err);
 		return;
 	}
-	if (keys_platform_init(c, cfg->prefix, AUTH_SANDBOX, account, &created, err, sizeof(err)) <
-	    0) {
+	if (keys_platform_init(c, cfg->prefix, cfg->shards, AUTH_SANDBOX, account, &created, err,
+			       sizeof(err)) < 0) {
 		log_error("bootstrap: %s", err);
 		goto done;
 	}
@@ -123,6 +129,18 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	evtimer_add(s->drain_timer, &tv);
 }
 
+/* Every answered request, for /metrics. */
+static void on_observed(void *arg, const struct http_observation *o)
+{
+	metrics_http(o->route ? o->route : "", http_method_name(o->method), o->status,
+		     (double)o->duration_us / 1e6);
+}
+
+static void on_log_timer(evutil_socket_t fd, short what, void *arg)
+{
+	log_flush();
+}
+
 static void raise_fd_limit(void)
 {
 	struct rlimit rl;
@@ -181,17 +199,29 @@ int server_run(struct config *cfg)
 	s.app.base = event_base_new();
 	if (!s.app.base)
 		mem_oom(__FILE__, __LINE__);
+	/* two priorities: cache invalidations (0) before everything else (1) */
+	event_base_priority_init(s.app.base, 2);
 	if (redisd)
 		redisd_supervise(redisd, s.app.base);
 	s.app.rds = rds_new(s.app.base, &addr, cfg->redis_timeout_ms);
+	{
+		char channel[256];
+		ks_invalidation_channel(channel, sizeof(channel), cfg->prefix);
+		s.app.cache = cache_new(s.app.base, &addr, cfg->redis_timeout_ms, channel);
+	}
+	s.app.ingest = ingest_queue_new(s.app.base, s.app.rds, cfg);
 	if (cfg->dispatch) {
-		s.app.dispatch = dispatch_new(s.app.base, s.app.rds, cfg);
+		/* its own connection: delivery bookkeeping never queues in front of
+		 * the API's requests */
+		s.dispatch_rds = rds_new(s.app.base, &addr, cfg->redis_timeout_ms);
+		s.app.dispatch = dispatch_new(s.app.base, s.dispatch_rds, cfg);
 		if (!s.app.dispatch)
 			goto done;
 	}
 	s.app.http = http_new(s.app.base, cfg, api_routes, api_nroutes, api_authenticate, &s.app);
 	if (!s.app.http)
 		goto done;
+	http_set_observer(s.app.http, on_observed, NULL);
 	if (cfg->base_url_derived) {
 		char host[256];
 		int port = 0;
@@ -202,6 +232,12 @@ int server_run(struct config *cfg)
 			    mem_printf(strchr(host, ':') ? "http://[%s]:%d/v1" : "http://%s:%d/v1",
 				       host, http_port(s.app.http));
 		}
+	}
+	{
+		struct timeval tv = {0, 100000};
+		log_buffered();
+		s.log_timer = event_new(s.app.base, -1, EV_PERSIST, on_log_timer, NULL);
+		event_add(s.log_timer, &tv);
 	}
 	s.sigterm = evsignal_new(s.app.base, SIGTERM, on_signal, &s);
 	s.sigint = evsignal_new(s.app.base, SIGINT, on_signal, &s);
@@ -218,7 +254,10 @@ done:
 	/* Redis first: callbacks still pending answer their requests (503) and
 	 * record nothing for deliveries (their leases run out) while the HTTP
 	 * server, the dispatcher and so every request still exist */
+	ingest_queue_free(s.app.ingest);
 	rds_free(s.app.rds);
+	rds_free(s.dispatch_rds);
+	cache_free(s.app.cache);
 	dispatch_free(s.app.dispatch);
 	http_free(s.app.http);
 	if (s.sigterm)
@@ -227,6 +266,9 @@ done:
 		event_free(s.sigint);
 	if (s.drain_timer)
 		event_free(s.drain_timer);
+	if (s.log_timer)
+		event_free(s.log_timer);
+	log_flush();
 	redisd_stop(redisd);
 	event_base_free(s.app.base);
 	return s.exit_code;

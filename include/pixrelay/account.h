@@ -83,6 +83,21 @@ struct account_input {
 int account_parse_create(yajl_val body, const struct account_limits *lim, long long today_days,
 			 struct account_input *out, char *err, size_t errlen);
 
+/* The file slots of a request: its documents, then three pictures per
+ * representative (face, identity front, identity back). account_file_slot
+ * returns slot i (< account_file_slots(in)), borrowed; len 0 when absent. */
+size_t account_file_slots(const struct account_input *in);
+struct account_file *account_file_slot(const struct account_input *in, size_t i);
+
+/* Nonzero when slot i holds a file and no earlier slot has the same content
+ * (SHA-256): the account keeps each content once. */
+int account_file_first(const struct account_input *in, size_t i);
+
+/* What an account made from `in` keeps: the number of distinct files and
+ * their decoded bytes (for the quotas max-account-files and
+ * max-account-bytes). */
+void account_files_usage(const struct account_input *in, size_t *files, size_t *bytes);
+
 /* Free everything `in` owns and zero it. Safe on a zeroed struct. */
 void account_input_deinit(struct account_input *in);
 

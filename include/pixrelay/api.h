@@ -19,6 +19,8 @@ struct app {
 	const struct config *cfg;
 	struct event_base *base;
 	struct rds *rds;
+	struct cache *cache;	     /* keys and accounts, invalidated through Redis */
+	struct ingest_queue *ingest; /* notifications waiting for their write */
 	struct http_server *http;
 	struct dispatch *dispatch; /* NULL when this process does not deliver */
 	int embedded_redis;

@@ -64,9 +64,13 @@ void auth_redis_key_all(char *out, size_t size, const char *prefix);
  * AUTH_REVOKED; or err set (Redis unavailable) with status -1. */
 typedef void (*auth_lookup_fn)(void *ud, int status, const struct auth_key *key, const char *err);
 
-/* Look up a token (already shape-checked) asynchronously. The token is copied;
- * cb runs exactly once, later. */
-void auth_lookup(struct rds *r, const char *prefix, const char *token, size_t len,
+/* Look up a token (already shape-checked): from the cache `c` (may be NULL)
+ * when it holds the key, then cb runs at once, before auth_lookup returns;
+ * else from Redis, cb runs exactly once, later, and the result is cached for
+ * a minute (the key's last use is recorded at most once a minute anyway).
+ * The token is copied. */
+struct cache;
+void auth_lookup(struct rds *r, struct cache *c, const char *prefix, const char *token, size_t len,
 		 auth_lookup_fn cb, void *ud);
 
 #endif

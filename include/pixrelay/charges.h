@@ -1,7 +1,9 @@
-/* charges: Pix charges in Redis (create, read, the QR lookup), asynchronous.
+/* charges: Pix charges in Redis (create, read, the QR lookup, state
+ * changes, expiry), asynchronous.
  *
- * Keys of one environment share the hash tag {<env>} so that a charge, its
- * account's indexes and (later) its balance change in one atomic script.
+ * A charge lives in the shard of its account (keyspace.h): its id names that
+ * shard, and its state change, the account's balance and ledger and the
+ * event it produces are one script on one slot.
  */
 #ifndef PIXRELAY_CHARGES_H
 #define PIXRELAY_CHARGES_H
@@ -9,6 +11,7 @@
 #include "pixrelay/auth.h"
 #include "pixrelay/charge.h"
 #include "pixrelay/config.h"
+#include "pixrelay/page.h"
 #include "pixrelay/redis.h"
 
 /* Expected outcomes besides 0. */
@@ -21,6 +24,7 @@ enum charges_result {
 	CHARGES_DUPLICATE = 6,	  /* this upstream notification was seen (json = event id) */
 	CHARGES_INSUFFICIENT = 7, /* the account's balance cannot cover a refund (json = balance) */
 	CHARGES_AMOUNT_MISMATCH = 8, /* a refund amount other than the charge's (json = amount) */
+	CHARGES_RELAYED = 9,	     /* ingest: relayed as received (json = event id) */
 };
 
 enum charges_action { CHARGES_PAY, CHARGES_EXPIRE, CHARGES_REFUND, CHARGES_FAIL };
@@ -32,8 +36,9 @@ typedef void (*charges_fn)(void *ud, int result, const char *json, const char *e
 
 /* Create a charge for `account` from a validated request. Takes nothing;
  * cb runs exactly once, later. */
-void charges_create(struct rds *r, const struct config *cfg, enum auth_env env, const char *account,
-		    const struct charge_input *in, charges_fn cb, void *ud);
+struct cache;
+void charges_create(struct rds *r, struct cache *cache, const struct config *cfg, enum auth_env env,
+		    const char *account, const struct charge_input *in, charges_fn cb, void *ud);
 
 /* Read a charge of `account` (another account's charge is CHARGES_NOT_FOUND). */
 void charges_get(struct rds *r, const struct config *cfg, enum auth_env env, const char *account,
@@ -45,20 +50,45 @@ void charges_find_brcode(struct rds *r, const struct config *cfg, const char *id
 			 void *ud);
 
 /* Move charge `id` of `account` ("" = whichever: the scheduler) by `action`,
- * once, atomically with its event (and balance change). `upstream_id` (may
- * be NULL) deduplicates notifications from an upstream provider; `amount`
- * (may be NULL) must equal the charge's amount. On 0, json is the charge in
- * its new state, and `event_out` (NULL, or EVENTS_ID_MAX bytes that live
- * until cb runs) receives the new event's id. */
+ * once, atomically with its event (and balance change). `amount` (may be
+ * NULL) must equal the charge's amount. On 0, json is the charge in its new
+ * state, and `event_out` (NULL, or EVENTS_ID_MAX bytes that live until cb
+ * runs) receives the new event's id. */
 void charges_transition(struct rds *r, const struct config *cfg, enum auth_env env,
 			const char *account, const char *id, enum charges_action action,
-			const char *upstream_id, const char *amount, char *event_out, charges_fn cb,
-			void *ud);
+			const char *amount, char *event_out, charges_fn cb, void *ud);
 
-/* Expire the pending charges of `env` whose time has come (a batch).
- * done(ud, n) runs once, later, with how many were expired (-1 on failure). */
-void charges_expire_due(struct rds *r, const struct config *cfg, enum auth_env env,
+/* Read an answer of charge_move (charge_transition, ingest): its `n`
+ * elements `e`. Returns 0 or a CHARGES_* outcome with *json (borrowed from
+ * e: the charge, a status, an amount or an event id as the outcome says),
+ * writing the new event's id into event_out (NULL or EVENTS_ID_MAX bytes)
+ * on 0 and CHARGES_EXPIRED; -1 when the answer is malformed. */
+int charges_reply(redisReply *const *e, size_t n, const char **json, char *event_out);
+
+/* Expire the pending charges of `shard` whose time has come (a batch of at
+ * most 16). done(ud, n) runs once, later, with how many were expired (-1 on
+ * failure); n == 16 means more may be due. */
+void charges_expire_due(struct rds *r, const struct config *cfg, int shard,
 			void (*done)(void *ud, int n), void *ud);
+
+/* Which charges to list. */
+struct charges_filter {
+	const char *status; /* PENDING, PAID, ...; NULL = any */
+	int limit;	    /* 1 .. CHARGES_LIST_MAX */
+	struct page_cursor from;
+};
+
+#define CHARGES_LIST_MAX 100
+
+/* A page of the charges of `account`, newest first, as {"charges": [...],
+ * "nextCursor": ...} (each charge as GET /v1/charge/pix/{id} shows it). With
+ * a status filter at most CHARGES_SCAN_CAP charges are looked at per page, so
+ * a page may be short (even empty) with a cursor to go on. cb runs exactly
+ * once, later. */
+void charges_list(struct rds *r, const struct config *cfg, enum auth_env env, const char *account,
+		  const struct charges_filter *f, charges_fn cb, void *ud);
+
+#define CHARGES_SCAN_CAP 2000
 
 /* Nonzero when `id` has the shape of a charge id (a ULID). */
 int charges_valid_id(const char *id);

@@ -18,25 +18,32 @@ struct config {
 	char *prefix;	       /* prefix of every Redis key */
 	char *trusted_proxies; /* comma-separated addresses/CIDRs whose X-Forwarded-* is believed */
 	char *log_level;
-	long max_body;		 /* bytes of a JSON request body */
-	long max_upload;	 /* bytes of a request body carrying files (account creation) */
-	long max_file;		 /* decoded bytes of one uploaded file */
-	long http_timeout;	 /* seconds a client may stay idle mid-request */
-	long redis_timeout_ms;	 /* a Redis command without reply by then fails */
-	long shutdown_grace;	 /* seconds to finish requests in flight on SIGTERM */
-	long max_connections;	 /* open client connections at most */
-	long bootstrap;		 /* 1: on first run with embedded Redis, create a sandbox key */
-	char *pix_key;		 /* Pix key written into BR Codes (empty: the account's own key) */
-	char *merchant_name;	 /* BR Code field 59 */
-	char *merchant_city;	 /* BR Code field 60 */
-	long fee_fixed;		 /* cents added to every charge's fee */
-	long fee_bps;		 /* fee in basis points of the amount (80 = 0.80 %) */
-	long default_expiration; /* seconds, when a charge gives none */
-	long max_expiration;	 /* seconds, the largest expiration accepted */
-	long queue_shards;	 /* delivery queue shards (each its own hash tag) */
-	long delivery_concurrency; /* deliveries in flight per process */
-	long delivery_per_host;	   /* deliveries in flight per destination host */
-	long delivery_timeout_ms;  /* whole request */
+	long max_body;		  /* bytes of a JSON request body */
+	long max_upload;	  /* bytes of a request body carrying files (account creation) */
+	long max_file;		  /* decoded bytes of one uploaded file */
+	long http_timeout;	  /* seconds a client may stay idle mid-request */
+	long http_header_timeout; /* seconds to receive a request head */
+	long http_body_timeout;	  /* seconds to receive a request body */
+	long http_send_timeout;	  /* seconds to send a response */
+	long max_body_memory;	  /* bytes of request bodies held at once, all connections */
+	long redis_timeout_ms;	  /* a Redis command without reply by then fails */
+	long shutdown_grace;	  /* seconds to finish requests in flight on SIGTERM */
+	long max_connections;	  /* open client connections at most */
+	long bootstrap;		  /* 1: on first run with embedded Redis, create a sandbox key */
+	char *pix_key;		  /* Pix key written into BR Codes (empty: the account's own key) */
+	char *merchant_name;	  /* BR Code field 59 */
+	char *merchant_city;	  /* BR Code field 60 */
+	long fee_fixed;		  /* cents added to every charge's fee */
+	long fee_bps;		  /* fee in basis points of the amount (80 = 0.80 %) */
+	long default_expiration;  /* seconds, when a charge gives none */
+	long max_expiration;	  /* seconds, the largest expiration accepted */
+	long shards;		  /* shards (hash tags) new accounts are spread over */
+	long delivery_concurrency;   /* deliveries in flight per process */
+	long delivery_per_host;	     /* deliveries in flight per destination host, at first */
+	long delivery_per_host_max;  /* ... at most, for a host that answers fast */
+	long delivery_per_account;   /* deliveries of one account held at once */
+	long delivery_sandbox_share; /* percent of delivery_concurrency for the sandbox */
+	long delivery_timeout_ms;    /* whole request */
 	long delivery_connect_timeout_ms;
 	long retry_base_ms;
 	long retry_factor_pct; /* 300 = each delay three times the one before */
@@ -48,6 +55,14 @@ struct config {
 	char *destination_allow;   /* CIDRs allowed as destinations in production despite being
 				      private */
 	long dispatch;		   /* 1: this process delivers events */
+
+	/* accounts: KYC review and quotas (0 = no limit where said) */
+	long sandbox_review;		/* 1: sandbox accounts wait for KYC review too */
+	long max_account_files;		/* files one account may keep */
+	long max_account_bytes;		/* decoded bytes of one account's files */
+	long max_accounts_per_key_hour; /* accounts an account key may create per hour; 0 */
+	long max_accounts;		/* business accounts per environment; 0 */
+	long max_stored_file_bytes;	/* bytes of account files per environment; 0 */
 };
 
 /* Fill `cfg` from argv (flags it recognises are consumed; others are left for

@@ -1,39 +1,23 @@
 /* events: notifications about charges, and their delivery queues in Redis.
  *
- * A state change writes its event into the environment's outbox in the same
- * atomic script (same hash tag as the charge). The pump then moves each event
- * into one of `queue-shards` delivery shards, each under its own hash tag
- * {q<n>}, where claiming, completing, retrying and dead-lettering are single
- * scripts. The shard of an event is chosen by its order key (the charge id),
- * so all events of one charge share a shard and go out one after another;
- * the last character of an event id names its shard.
+ * An event is written by the same script as the state change that makes it,
+ * into the shard of its account (see keyspace.h): its hash holds the payload
+ * (stored once), and the shard's due set, lease set and per-order lists are
+ * its delivery queue, which dispatch.c works through with event_settle.
+ * Events of one order key (a charge) go out one after another. This module
+ * reads, lists and replays them.
  */
 #ifndef PIXRELAY_EVENTS_H
 #define PIXRELAY_EVENTS_H
 
 #include "pixrelay/auth.h"
 #include "pixrelay/config.h"
+#include "pixrelay/keyspace.h"
 #include "pixrelay/redis.h"
 
 #include <yajl/yajl_gen.h>
 
-#define EVENTS_ID_MAX 32 /* "evt_" + ULID + NUL fits */
-
-/* The shard (0..nshards-1) of an order key. */
-int events_shard_of(const char *order_key, long nshards);
-/* A new event id for `shard`: "evt_" + a ULID whose last character is the shard. */
-void events_new_id(int shard, char out[EVENTS_ID_MAX]);
-/* The shard named by an event id, or -1 when `id` is not an event id. */
-int events_id_shard(const char *id);
-/* "<prefix>{q<n>}:" */
-void events_shard_prefix(char *out, size_t size, const char *prefix, int shard);
-/* "<prefix>{<env>}:outbox" */
-void events_outbox_key(char *out, size_t size, const char *prefix, enum auth_env env);
-
-/* Move up to a batch of events from the outbox of `env` into their shards,
- * oldest first. done(ud, moved) runs once, later; moved < 0 on failure. */
-void events_pump(struct rds *r, const struct config *cfg, enum auth_env env,
-		 void (*done)(void *ud, int moved), void *ud);
+#define EVENTS_ID_MAX KS_EVENT_ID_MAX /* "evt_" + ULID + NUL fits */
 
 /* result 0 with json, EVENTS_NOT_FOUND, or -1 with err. */
 enum events_result { EVENTS_NOT_FOUND = 1, EVENTS_BUSY = 2 };
@@ -49,8 +33,9 @@ void events_get(struct rds *r, const struct config *cfg, enum auth_env env, cons
 void events_replay(struct rds *r, const struct config *cfg, enum auth_env env, const char *account,
 		   const char *id, events_fn cb, void *ud);
 
-/* Render an event (its HGETALL reply) and its attempt log (LRANGE reply, or
- * NULL) as one JSON object into g. */
+/* Render an event (its HGETALL reply) as one JSON object into g, with its
+ * attempt log when `log` (the LRANGE of its earlier attempts) is not NULL:
+ * those, then the latest attempt, kept in the event itself. */
 void events_render(yajl_gen g, const redisReply *event, const redisReply *log);
 
 /* Which events to list. Strings borrowed; "" = any. */
@@ -79,5 +64,20 @@ void events_list(struct rds *r, const struct config *cfg, enum auth_env env, con
  * {"matched": n, "requeued": m}. */
 void events_replay_many(struct rds *r, const struct config *cfg, enum auth_env env,
 			const char *account, const struct events_filter *f, events_fn cb, void *ud);
+
+/* How the delivery queue of a shard stands (shard_stats). */
+struct events_stats {
+	long long pending;	   /* due, or waiting for their next attempt */
+	long long delivering;	   /* leased to a dispatcher now */
+	long long dead;		   /* dead and still kept */
+	long long earliest_due_ms; /* when the earliest pending event is due (0 = none) */
+};
+
+/* Read how `shard`'s queue stands; cb runs once, later: 0 with st
+ * (borrowed for the call), or -1 with err. */
+void events_shard_stats(struct rds *r, const struct config *cfg, int shard,
+			void (*cb)(void *ud, int result, const struct events_stats *st,
+				   const char *err),
+			void *ud);
 
 #endif

@@ -16,6 +16,8 @@
 #include "pixrelay/config.h"
 #include "pixrelay/redis.h"
 
+#include <event2/event.h>
+
 #include <stddef.h>
 
 #define INGEST_ID_MAX 128
@@ -43,9 +45,26 @@ int ingest_verify(const char *secret, const char *wh_id, const char *wh_ts, cons
 		  const char *compat_sig, const char *body, size_t len, long long now_s, char *err,
 		  size_t errlen);
 
-/* Relay a notification about an unknown charge. cb: 0 with the event id,
- * CHARGES_DUPLICATE with the earlier event id, or -1 with err. */
-void ingest_relay(struct rds *r, const struct config *cfg, enum auth_env env, const char *account,
-		  const struct ingest_note *n, charges_fn cb, void *ud);
+/* Where verified notifications wait for their durable write: the
+ * notifications that arrive during one turn of the loop are written by one
+ * script call (`ingest`) per shard (up to 128 each), so that many share one
+ * round trip and one fsync. Borrowed: base, r, cfg. */
+struct ingest_queue;
+struct ingest_queue *ingest_queue_new(struct event_base *base, struct rds *r,
+				      const struct config *cfg);
+/* Free; notifications still waiting get cb -1 "redis client closed". */
+void ingest_queue_free(struct ingest_queue *q);
+
+/* Take a verified notification for `account`: once per upstream
+ * notification id, either the charge it names moves through the state
+ * machine with its event, or, for a charge pixrelay does not know, it is
+ * relayed as received. cb runs once, later, with 0 (json = the charge; its
+ * event id in event_out), CHARGES_RELAYED or CHARGES_DUPLICATE (json = the
+ * event id), CHARGES_EXPIRED (json = the charge, which expired instead; the
+ * event id in event_out), CHARGES_REFUSED (json = the charge's status),
+ * CHARGES_INSUFFICIENT (json = the balance), or -1 with err. event_out is
+ * NULL or EVENTS_ID_MAX bytes that live until cb runs. */
+void ingest_submit(struct ingest_queue *q, enum auth_env env, const char *account,
+		   const struct ingest_note *n, char *event_out, charges_fn cb, void *ud);
 
 #endif

@@ -1,13 +1,22 @@
 /* keys: managing API keys (create, list, revoke) and the platform account.
  *
- * These are operator actions, run from the command line or at start-up
- * before the event loop; they use a blocking Redis connection. The hot path,
- * checking a key on each request, is auth_lookup.
+ * Most of these are operator actions, run from the command line or at
+ * start-up before the event loop; they use a blocking Redis connection. The
+ * server's API (GET/POST /v1/keys, POST /v1/keys/{id}/revoke) uses the
+ * asynchronous functions at the end. The hot path, checking a key on each
+ * request, is auth_lookup.
+ *
+ * Keys live under {keys}: the record <prefix>{keys}:h:<sha256>, the id
+ * <prefix>{keys}:id:<key id> -> sha256, and three indexes by creation time:
+ * every key (:all), the keys of an environment (:env:<env>) and of an
+ * account (:acct:<env>:<account>).
  */
 #ifndef PIXRELAY_KEYS_H
 #define PIXRELAY_KEYS_H
 
 #include "pixrelay/auth.h"
+#include "pixrelay/page.h"
+#include "pixrelay/redis.h"
 
 #include <hiredis/hiredis.h>
 #include <stdint.h>
@@ -22,8 +31,13 @@ enum keys_result {
 /* Create the platform account of `env` unless it exists. Writes its id
  * (IDS_ULID_LEN + 1 bytes) and *created (1 when made now). Returns 0 or -1
  * with err. */
-int keys_platform_init(redisContext *c, const char *prefix, enum auth_env env, char *account_id,
-		       int *created, char *err, size_t errlen);
+int keys_platform_init(redisContext *c, const char *prefix, long shards, enum auth_env env,
+		       char *account_id, int *created, char *err, size_t errlen);
+
+/* The id of the platform account of `env` into out (IDS_ULID_LEN + 1 bytes):
+ * 0, KEYS_NOT_FOUND, or -1 with err. */
+int keys_platform_id(redisContext *c, const char *prefix, enum auth_env env, char *out, char *err,
+		     size_t errlen);
 
 /* Nonzero when account `id` exists in `env`; -1 on Redis failure. */
 int keys_account_exists(redisContext *c, const char *prefix, enum auth_env env, const char *id);
@@ -71,8 +85,39 @@ int keys_set_postback(redisContext *c, const char *prefix, enum auth_env env, co
 int keys_account_show(redisContext *c, const char *prefix, enum auth_env env, const char *id,
 		      FILE *out, char *err, size_t errlen);
 
-/* Redis key of an account record: <prefix>{<env>}:acct:<id> */
-void keys_redis_account(char *out, size_t size, const char *prefix, enum auth_env env,
-			const char *id);
+/* ---- asynchronous, for the server ---- */
+
+#define KEYS_DESCRIPTION_MAX 200 /* characters a description may have */
+
+/* result 0 or a KEYS_* outcome, or -1 with err; json borrowed for the call. */
+typedef void (*keys_fn)(void *ud, int result, const char *json, const char *err);
+
+/* Nonzero when `id` has the shape of a key id ("key_" + ULID). */
+int keys_valid_id(const char *id);
+
+/* A page of at most `limit` keys of `env` (never their text), newest first,
+ * starting at `from`: the keys of `account`, or every key of the environment
+ * when account is NULL. json is {"keys": [...], "nextCursor": ...}. cb runs
+ * exactly once, later. */
+void keys_page(struct rds *r, const char *prefix, enum auth_env env, const char *account,
+	       const struct page_cursor *from, int limit, keys_fn cb, void *ud);
+
+/* Create an account key of `account` (which the caller has checked exists)
+ * with `description`. On 0, json is the key with its text in "key", shown
+ * this once: the buffer is wiped when cb returns. cb runs exactly once,
+ * later. */
+void keys_create_async(struct rds *r, const char *prefix, enum auth_env env, const char *account,
+		       const char *description, keys_fn cb, void *ud);
+
+/* Revoke key `key_id` when it is of `env` and, unless account is NULL, of
+ * `account`: like keys_revoke (the same script; the invalidation message
+ * tells every process that caches keys to forget it). This process's cache
+ * `c` (may be NULL) forgets the key before cb runs, so that its next request
+ * with the key is refused whenever the announcement arrives. result 0 when
+ * revoked now, KEYS_ALREADY_REVOKED, both with json = the key; KEYS_NOT_FOUND
+ * (also for a key of another environment or account); or -1 with err. */
+struct cache;
+void keys_revoke_async(struct rds *r, struct cache *c, const char *prefix, enum auth_env env,
+		       const char *account, const char *key_id, keys_fn cb, void *ud);
 
 #endif

@@ -11,6 +11,12 @@
 enum log_level { LOG_DEBUG = 0, LOG_INFO = 1, LOG_WARN = 2, LOG_ERROR = 3 };
 
 void log_set_level(enum log_level level);
+/* Buffer log lines (up to 64 KiB) instead of writing each at once; the
+ * caller then calls log_flush() at least every 100 ms and before exiting.
+ * The server does, so that a busy process spends one write per turn of its
+ * loop on logging instead of one per line. */
+void log_buffered(void);
+void log_flush(void);
 /* Parse "debug", "info", "warn" or "error"; returns 0 or -1. */
 int log_parse_level(const char *s, enum log_level *out);
 void log_msg(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -44,6 +44,19 @@ int rds_parse_addr(const char *url, struct rds_addr *out);
  * Takes nothing; the caller frees with rds_free. */
 struct rds *rds_new(struct event_base *base, const struct rds_addr *addr, long timeout_ms);
 
+/* What happens on a subscriber client: a message (msg, len: borrowed for the
+ * call), the subscription (re)established, or the connection lost (messages
+ * published meanwhile are missed; it reconnects and subscribes again by
+ * itself). */
+enum rds_sub_event { RDS_SUB_MESSAGE, RDS_SUB_READY, RDS_SUB_LOST };
+typedef void (*rds_message_fn)(void *ud, enum rds_sub_event what, const char *msg, size_t len);
+
+/* A client that only listens to pub/sub `channel` (no commands, no scripts):
+ * cb runs for each event above, from the loop. Borrowed: base, cb's ud for
+ * the client's life. Freed with rds_free (cb is not called then). */
+struct rds *rds_new_subscriber(struct event_base *base, const struct rds_addr *addr,
+			       long timeout_ms, const char *channel, rds_message_fn cb, void *ud);
+
 /* Close the connection; pending callbacks run with err "redis client closed". */
 void rds_free(struct rds *r);
 

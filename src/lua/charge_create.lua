@@ -1,11 +1,11 @@
 -- charge_create: store a new PENDING charge, or answer for its externalID.
--- KEYS[1] = <prefix>{<env>}:ch:<id>           the charge
--- KEYS[2] = <prefix>{<env>}:ext:<account>     hash externalID -> "<id> <fingerprint>"
--- KEYS[3] = <prefix>{<env>}:expiry            zset charge id -> expires_ms
--- KEYS[4] = <prefix>{<env>}:charges:<account> zset charge id -> created_ms
+-- KEYS[1] = <prefix>{s<k>}:ch:<id>            the charge (in its account's shard)
+-- KEYS[2] = <prefix>{s<k>}:ext:<account>       hash externalID -> "<id> <fingerprint>"
+-- KEYS[3] = <prefix>{s<k>}:expiry              zset charge id -> expires_ms
+-- KEYS[4] = <prefix>{s<k>}:charges:<account>   zset charge id -> created_ms
 -- ARGV = id, account, env, externalID ('' = none), fingerprint, head, mid,
 --        created_ms, expires_ms, updated_at (text), amount, fee, postbackUrl, brCode,
---        charge key prefix (<prefix>{<env>}:ch:, same hash tag, to read an earlier charge)
+--        charge key prefix (<prefix>{s<k>}:ch:, same hash tag, to read an earlier charge)
 -- Returns {'created'}, {'existing', head, status, mid, updated_at} for the same
 -- request again, or {'conflict', id} for another request with a used externalID.
 if #KEYS ~= 4 or #ARGV ~= 15 then

@@ -1,5 +1,5 @@
 -- event_list: one shard's events of an account, newest first, filtered.
--- KEYS[1] = <prefix>{q<n>}:a:<env>:<account>   zset event id -> created_ms
+-- KEYS[1] = <prefix>{s<k>}:a:<account>   zset event id -> created_ms
 -- ARGV = shard key prefix, max created_ms (inclusive), id to start below when
 --        created_ms == max ('' = none), min created_ms, state ('' = any),
 --        type ('' = any), limit, scan cap

@@ -2,6 +2,8 @@
 -- KEYS[1] = <prefix>{keys}:h:<sha256>   the key record
 -- KEYS[2] = <prefix>{keys}:id:<key id>  id -> sha256
 -- KEYS[3] = <prefix>{keys}:all          zset of key ids by creation time
+-- The key is also listed in <prefix>{keys}:env:<env> and <prefix>{keys}:acct:<env>:<account>
+-- (same hash tag), the indexes key_list pages through.
 -- ARGV = id, env, kind, account, description, created_ms, hint, sha256
 -- Returns 1, or an error when the hash or id already exists.
 if #KEYS ~= 3 or #ARGV ~= 8 then
@@ -15,4 +17,7 @@ redis.call('HSET', KEYS[1], 'id', ARGV[1], 'env', ARGV[2], 'kind', ARGV[3],
   'hint', ARGV[7], 'last_used_at', '', 'revoked_at', '')
 redis.call('SET', KEYS[2], ARGV[8])
 redis.call('ZADD', KEYS[3], ARGV[6], ARGV[1])
+local p = string.sub(KEYS[3], 1, -4)
+redis.call('ZADD', p .. 'env:' .. ARGV[2], ARGV[6], ARGV[1])
+redis.call('ZADD', p .. 'acct:' .. ARGV[2] .. ':' .. ARGV[4], ARGV[6], ARGV[1])
 return 1

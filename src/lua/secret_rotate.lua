@@ -1,5 +1,5 @@
 -- secret_rotate: rotate an account's postback signing secret without downtime.
--- KEYS[1] = <prefix>{<env>}:acct:<id>
+-- KEYS[1] = <prefix>{s<k>}:acct:<env>:<id>
 -- ARGV[1] = the new secret, or '' to end a rotation (forget the previous one)
 -- While a previous secret is kept, every postback carries both signatures.
 -- Returns 1, or 0 when the account does not exist.

@@ -36,6 +36,8 @@ function init(args)
   path = "/v1/webhooks/ingest/" .. account
   headers = { ["Content-Type"] = "application/json", ["signature"] = secret }
   prefix = tag .. "-" .. tid .. "-"
+  -- about 1 KB per notification, as a provider's usually are
+  pad = string.rep("x", 1024 - 250)
 end
 
 function request()
@@ -43,7 +45,7 @@ function request()
   local id = prefix .. sent
   local body = '{"id":"up-' .. id .. '","event":"EVENT:CHARGE_PAID","data":{"id":"ch-' .. id
     .. '","value":1990,"status":"COMPLETED","paidAt":"2026-01-01T00:00:00Z",'
-    .. '"customer":{"name":"Bench Customer","email":"bench@example.com"}}}'
+    .. '"customer":{"name":"Bench Customer","email":"bench@example.com"},"note":"' .. pad .. '"}}'
   return wrk.format("POST", path, headers, body)
 end
 

@@ -172,6 +172,11 @@ def check_schema(doc, s, where):
         err("%s: an array schema needs items" % where)
     if "nullable" in s and not isinstance(s["nullable"], bool):
         err("%s: nullable must be true or false" % where)
+    if s.get("nullable") is True and t is None:
+        # OpenAPI 3.0.3: nullable adds null to the type of its own schema
+        # only; beside allOf/$ref it admits nothing (and linters refuse it)
+        err("%s: nullable without a type (for a $ref that may be null, use anyOf with "
+            "#/components/schemas/NullValue)" % where)
     if "required" in s:
         req = s["required"]
         if not isinstance(req, list) or not req or not all(isinstance(r, str) for r in req):

@@ -258,3 +258,33 @@ class Workdir:
 
     def cleanup(self):
         shutil.rmtree(self.path, ignore_errors=True)
+
+
+# ---- where pixrelay keeps things in Redis (src/keyspace.c) ----
+
+CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+SHARDS = 16  # the default of the `shards` setting
+
+
+def shard_of(id):
+    """The shard an id names: its last two Crockford characters."""
+    u = id[4:] if len(id) == 30 and id[3] == "_" else id
+    return CROCKFORD.index(u[-2]) * 32 + CROCKFORD.index(u[-1])
+
+
+def new_ulid(shard=None):
+    """A ULID-shaped id naming `shard` (a random one of the default shards if None)."""
+    import random
+    if shard is None:
+        shard = random.randrange(SHARDS)
+    body = "01" + "".join(random.choice(CROCKFORD) for _ in range(22))
+    return body + CROCKFORD[shard // 32] + CROCKFORD[shard % 32]
+
+
+def rkey(what, id, prefix="pixrelay:"):
+    """The Redis key of `what` (e.g. "ch:") for an id, in the id's shard."""
+    return "%s{s%d}:%s%s" % (prefix, shard_of(id), what, id)
+
+
+def acct_key(env, id, prefix="pixrelay:"):
+    return rkey("acct:%s:" % env, id, prefix)

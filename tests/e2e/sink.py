@@ -147,7 +147,8 @@ class _Server(ThreadingHTTPServer):
 
 
 class Sink:
-    def __init__(self):
+    def __init__(self, host="127.0.0.1", port=0):
+        self._host, self._port = host, port
         self._lock = threading.Condition()
         self._scripts = {}
         self._requests = []
@@ -159,7 +160,7 @@ class Sink:
     # ---- life cycle ----
 
     def start(self):
-        self._server = _Server(("127.0.0.1", 0), _Handler)
+        self._server = _Server((self._host, self._port), _Handler)
         self._server.sink = self
         self._thread = threading.Thread(target=self._server.serve_forever,
                                         kwargs={"poll_interval": 0.05}, daemon=True)
@@ -171,7 +172,7 @@ class Sink:
         return self._server.server_address[1]
 
     def url(self, path):
-        return "http://127.0.0.1:%d%s" % (self.port, path)
+        return "http://%s:%d%s" % (self._host, self.port, path)
 
     def close(self):
         """Stop serving: answers being delayed are dropped, open connections closed."""

@@ -4,7 +4,7 @@ import json
 import threading
 import unittest
 
-from harness import Pixrelay, Redis, Workdir, auth, wait_for
+from harness import Pixrelay, Redis, Workdir, auth, shard_of, wait_for
 
 PDF = base64.b64encode(b"%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n").decode()
 PNG = base64.b64encode(bytes.fromhex("89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c489")).decode()
@@ -106,7 +106,9 @@ class Accounts(unittest.TestCase):
         self.assertNotIn(PDF[:40], self.px.log())
         import hashlib
         sha = hashlib.sha256(base64.b64decode(PDF)).hexdigest()
-        self.assertEqual(self.redis.cmd("EXISTS", "pixrelay:{sandbox}:file:" + sha), 1)
+        # in the account's shard, with everything else of the account
+        self.assertEqual(self.redis.cmd("HEXISTS", "pixrelay:{s%d}:files:%s" % (shard_of(d["id"]), d["id"]),
+                                        sha), 1)
 
     def test_same_taxid_is_fine_in_the_other_environment(self):
         a = self.make("07549767000113", [CPFS[2]])
@@ -171,8 +173,8 @@ class Accounts(unittest.TestCase):
         r = self.transfer({"amount": 1, "from_key": evp_a, "to_key": evp_c}, a["id"])
         self.assertEqual(r.status, 403)
         self.assertEqual(r.json["error"], "the accounts of from_key and to_key must both belong to "
-                         "the caller's group (the caller's account, or an account sharing a member "
-                         "with it)")
+                         "the caller's group: the caller's account, or an account of the same owner "
+                         "sharing a member with it, both approved in the operator's KYC review")
         r = self.transfer({"amount": 1, "from_key": evp_a, "to_key": evp_b}, c["id"])
         self.assertEqual(r.status, 403)
         # unknown keys

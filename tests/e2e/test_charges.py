@@ -18,7 +18,7 @@ import threading
 import time
 import unittest
 
-from harness import Pixrelay, Redis, Workdir, auth
+from harness import Pixrelay, Redis, Workdir, acct_key, auth, new_ulid
 
 CREATE = "/v1/charge/pix/create"
 ENVELOPE_KEYS = {"error", "status", "data"}
@@ -78,10 +78,6 @@ def png_size(data):
     return struct.unpack(">II", data[16:24])
 
 
-def new_ulid():
-    return "01" + "".join(random.choice(CROCKFORD) for _ in range(24))
-
-
 def free_port():
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
@@ -116,7 +112,7 @@ class Env:
         # its own Pix key), and an account key for it
         cls.other = new_ulid()
         cls.other_pix_key = "b1f7c2a4-3d5e-4f60-8a9b-0c1d2e3f4a5b"
-        cls.redis.cmd("HSET", "pixrelay:{sandbox}:acct:" + cls.other, "id", cls.other,
+        cls.redis.cmd("HSET", acct_key("sandbox", cls.other), "id", cls.other,
                       "env", "sandbox", "kind", "business", "officialName", "Other Ltda",
                       "tradeName", "Other", "status", "ACTIVE", "created_at", "0", "owner", "",
                       "pix_key", cls.other_pix_key)
@@ -188,7 +184,7 @@ class ChargesBase(unittest.TestCase):
         return (px or self.px).request("GET", path)
 
     def pix_key_of(self, env, account):
-        return self.redis.cmd("HGET", "pixrelay:{%s}:acct:%s" % (env, account), "pix_key")
+        return self.redis.cmd("HGET", acct_key(env, account), "pix_key")
 
     def start_extra(self, args, name):
         p = Pixrelay(self.wd.path, self.redis, args=args, name=name).start()

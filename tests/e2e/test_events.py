@@ -129,5 +129,35 @@ class Events(unittest.TestCase):
                               if e["attempts"] == 2]) == 3 or None, what="the dead ones tried again")
 
 
+class WithoutDispatcher(unittest.TestCase):
+    def test_an_event_is_visible_at_once_on_a_process_that_does_not_deliver(self):
+        # the event is written with the state change that makes it: an
+        # API-only process (--dispatch 0) shows it before anything delivers
+        wd = Workdir()
+        redis = Redis(wd.path).start()
+        px = Pixrelay(wd.path, redis, args=["--dispatch", "0"]).start()
+        try:
+            px.wait_ready()
+            px.cli("init")
+            key = px.create_key("sandbox")["key"]
+            r = px.request("POST", "/v1/charge/pix/create",
+                           body={"amount": 700, "postbackUrl": "http://127.0.0.1:9/none"},
+                           headers=auth(key))
+            cid = r.json["data"]["id"]
+            r = px.request("POST", "/v1/charge/pix/%s/simulate-payment" % cid, headers=auth(key))
+            self.assertEqual(r.status, 200, r)
+            events = px.request("GET", "/v1/events", headers=auth(key)).json["data"]["events"]
+            self.assertEqual([(e["type"], e["state"], e["attempts"]) for e in events],
+                             [("EVENT:CHARGE_PAID", "pending", 0)])
+            r = px.request("GET", "/v1/events/" + events[0]["id"], headers=auth(key))
+            self.assertEqual(r.status, 200, r)
+            self.assertEqual(r.json["data"]["payload"]["data"]["id"], cid)
+            self.assertEqual(r.json["data"]["attemptLog"], [])
+        finally:
+            px.stop()
+            redis.stop()
+            wd.cleanup()
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -6,7 +6,7 @@ import json
 import time
 import unittest
 
-from harness import Pixrelay, Redis, Workdir, auth, wait_for
+from harness import Pixrelay, Redis, Workdir, auth, rkey, shard_of, wait_for
 from sink import Sink
 
 
@@ -166,13 +166,15 @@ class Ingest(unittest.TestCase):
         self.assertEqual(r.status, 401)
 
     def test_acknowledged_means_stored(self):
-        # every 200 has its event in Redis at once (in the outbox or a shard)
+        # every 200 has its event in Redis at once, in the account's shard
         for i in range(20):
             r = self.post({"id": "up-dur-%d" % i, "event": "EVENT:CHARGE_EXPIRED",
                            "data": {"id": "upc-dur-%d" % i}})
             self.assertEqual(r.status, 200)
-            self.assertEqual(self.redis.cmd("GET", "pixrelay:{sandbox}:upstream:%s:up-dur-%d" % (self.account, i)),
-                             r.json["data"]["event"])
+            evt = r.json["data"]["event"]
+            self.assertEqual(self.redis.cmd("GET", "pixrelay:{s%d}:up:%s:up-dur-%d" % (shard_of(self.account), self.account, i)),
+                             evt)
+            self.assertEqual(self.redis.cmd("HGET", rkey("e:", evt), "type"), "EVENT:CHARGE_EXPIRED")
 
     def test_redis_down_answers_503_so_the_provider_retries(self):
         wd = Workdir()

@@ -7,7 +7,7 @@ import threading
 import time
 import unittest
 
-from harness import Pixrelay, Redis, Workdir, auth, wait_for
+from harness import Pixrelay, Redis, Workdir, auth, rkey, shard_of, wait_for
 from sink import Sink
 
 CREATE = "/v1/charge/pix/create"
@@ -140,7 +140,8 @@ class Lifecycle(Base):
         self.px.stop()
         self.procs.remove(self.px)
         px = self.start(["--delivery-concurrency", "4", "--delivery-per-host", "1",
-                         "--delivery-timeout-ms", "5000"], name="fair")
+                         "--delivery-sandbox-share", "100", "--delivery-timeout-ms", "5000"],
+                        name="fair")
         self.sink.script("/slow-host", [Reply(200, delay=1.5)] * 12)
         for _ in range(12):
             c = self.charge(px=px, postbackUrl=self.sink.url("/slow-host"))
@@ -177,8 +178,8 @@ class Lifecycle(Base):
         self.procs.remove(self.px)
         # the charge's time comes while no pixrelay runs
         past = int(time.time() * 1000) - 1000
-        self.redis.cmd("HSET", "pixrelay:{sandbox}:ch:" + c["id"], "expires_ms", past)
-        self.redis.cmd("ZADD", "pixrelay:{sandbox}:expiry", past, c["id"])
+        self.redis.cmd("HSET", rkey("ch:", c["id"]), "expires_ms", past)
+        self.redis.cmd("ZADD", "pixrelay:{s%d}:expiry" % shard_of(c["id"]), past, c["id"])
         px = self.start(name="restarted")
         body = self.sink.wait_count(1, path="/exp", timeout=10)[0].json
         self.assertEqual(body["event"], "EVENT:CHARGE_EXPIRED")

@@ -25,7 +25,7 @@ import time
 import unittest
 from email.utils import formatdate
 
-from harness import BIN, Pixrelay, Redis, Workdir, auth, wait_for
+from harness import BIN, Pixrelay, Redis, Workdir, acct_key, auth, new_ulid, rkey, shard_of, wait_for
 from sink import Reply, Sink
 
 CREATE = "/v1/charge/pix/create"
@@ -44,18 +44,6 @@ UNAVAILABLE = "service unavailable: storage is unreachable; retry later"
 def version():
     out = subprocess.run([BIN, "version"], capture_output=True, text=True, timeout=10).stdout
     return out.split()[-1]
-
-
-def shard_of(order_key, shards):
-    """FNV-1a 32-bit, as pixrelay maps a charge to its delivery shard."""
-    h = 2166136261
-    for b in order_key.encode():
-        h = ((h ^ b) * 16777619) & 0xFFFFFFFF
-    return h % shards
-
-
-def new_ulid():
-    return "01" + "".join(random.choice(CROCKFORD) for _ in range(24))
 
 
 # ---- independent signature checks ----
@@ -641,8 +629,8 @@ class Lifecycle(PostbackBase):
 
     def _expire_in_redis(self, stack, cid):
         past = int(time.time() * 1000) - 1000
-        stack.redis.cmd("HSET", "pixrelay:{sandbox}:ch:" + cid, "expires_ms", past)
-        stack.redis.cmd("ZADD", "pixrelay:{sandbox}:expiry", past, cid)
+        stack.redis.cmd("HSET", rkey("ch:", cid), "expires_ms", past)
+        stack.redis.cmd("ZADD", "pixrelay:{s%d}:expiry" % shard_of(cid), past, cid)
 
     def test_expiry_by_the_scheduler(self):
         path = self.path()
@@ -694,7 +682,7 @@ class Lifecycle(PostbackBase):
         # another sandbox account (no API creates accounts yet: stored as
         # test_charges.py does it)
         other = new_ulid()
-        self.main.redis.cmd("HSET", "pixrelay:{sandbox}:acct:" + other, "id", other,
+        self.main.redis.cmd("HSET", acct_key("sandbox", other), "id", other,
                             "env", "sandbox", "kind", "business", "officialName", "Other",
                             "tradeName", "Other", "status", "ACTIVE", "created_at", "0",
                             "owner", "", "pix_key", "c1f7c2a4-3d5e-4f60-8a9b-0c1d2e3f4a5b")
@@ -731,8 +719,8 @@ class Resilience(PostbackBase):
         self.assertEqual(ev["attemptLog"][-1]["status"], 200)
         self.assertEqual(self.sink.count(path), 2)
         # delivered by the new process
-        self.assertRegex(heir.log(), r"delivery event=%s .*status=200 outcome=delivered"
-                         % first.webhook_id)
+        line = r"delivery event=%s .*status=200 outcome=delivered" % first.webhook_id
+        wait_for(lambda: re.search(line, heir.log()), timeout=2, what="the delivery's log line")
 
     def test_sigkill_of_redis_after_acks(self):
         stack = Env.stack("redis-killed")
@@ -740,19 +728,26 @@ class Resilience(PostbackBase):
         px = stack.start("pixrelay", ["--delivery-timeout-ms", "6000"])
         waiting = [self.path("-waiting%d" % i) for i in range(5)]
         inflight = [self.path("-inflight%d" % i) for i in range(4)]
+        # two destinations: one that asks to come back later, one that
+        # holds its answers (a host that answers 503 gets fewer requests at
+        # once, which would queue the held ones one after another)
+        slow = Sink().start()
+        self.addCleanup(slow.close)
+        sinks = {p: self.sink for p in waiting}
+        sinks.update({p: slow for p in inflight})
         for p in waiting:
             # first attempt answered "come back in 2 s": pending when Redis dies
             self.sink.script(p, [Reply(503, {"Retry-After": "2"})])
         for p in inflight:
             # first attempt held 3 s by the sink: in flight when Redis dies
-            self.sink.script(p, [Reply(200, delay=3.0)])
-        charges = [self.create(self.sink.url(p), key=stack.key, px=px)
+            slow.script(p, [Reply(200, delay=3.0)])
+        charges = [self.create(sinks[p].url(p), key=stack.key, px=px)
                    for p in waiting + inflight]
         late_path = self.path("-late")
         late = self.create(self.sink.url(late_path), key=stack.key, px=px)
         for ch in charges:
             self.paid(ch["id"], key=stack.key, px=px)  # acknowledged
-        ids = {p: self.sink.wait_count(1, path=p)[0].webhook_id for p in waiting + inflight}
+        ids = {p: sinks[p].wait_count(1, path=p)[0].webhook_id for p in waiting + inflight}
         for p in waiting:
             self.wait_event(ids[p], "pending", key=stack.key, px=px)
 
@@ -774,7 +769,7 @@ class Resilience(PostbackBase):
         for p in inflight:
             ev = self.wait_event(ids[p], "delivered", key=stack.key, px=px, timeout=15)
             self.assertEqual([a["status"] for a in ev["attemptLog"]], [200])
-            self.assertEqual(self.sink.count(p), 1)
+            self.assertEqual(slow.count(p), 1)
         # the charge whose payment was refused during the outage can be paid now
         self.assertEqual(self.charge(late["id"], key=stack.key, px=px)["status"], "PENDING")
         self.paid(late["id"], key=stack.key, px=px)
@@ -782,25 +777,30 @@ class Resilience(PostbackBase):
                          "EVENT:CHARGE_PAID")
 
     def test_every_shard_is_polled_each_tick(self):
-        # 8 events in 8 different delivery shards, all due at once, are all
-        # attempted within about one tick (regression: the claim loop once
-        # reserved capacity so that only 2 of 8 shards were polled per tick)
+        # 8 events in 8 different shards (of 8 accounts), all due at once, are
+        # all attempted within about one tick (regression: the claim loop
+        # once reserved capacity so that only 2 of 8 shards were polled per
+        # tick)
         stack = Env.stack("shards")
         api = stack.start("api", dispatch=False)
         path = self.path()
-        by_shard = {}
-        while len(by_shard) < 8:
-            ch = self.create(self.sink.url(path), key=stack.key, px=api)
-            by_shard.setdefault(shard_of(ch["id"], 8), ch)
-        for ch in by_shard.values():
-            self.paid(ch["id"], key=stack.key, px=api)
+        charges = []
+        for shard in range(8):
+            acct = new_ulid(shard)
+            stack.redis.cmd("HSET", acct_key("sandbox", acct), "id", acct, "env", "sandbox",
+                            "kind", "business", "status", "ACTIVE", "created_at", "0",
+                            "owner", "", "pix_key", "c1f7c2a4-3d5e-4f60-8a9b-0c1d2e3f4a5%d" % shard)
+            key = stack.tool.create_key("sandbox", account=acct)["key"]
+            ch = self.create(self.sink.url(path), key=key, px=api)
+            self.assertEqual(shard_of(ch["id"]), shard)
+            self.paid(ch["id"], key=key, px=api)
+            charges.append(ch)
         self.assertEqual(self.sink.count(path), 0)
         stack.start("dispatcher")
         reqs = self.sink.wait_count(8, path=path)
         times = [q.time for q in reqs]
         self.assertLess(max(times) - min(times), 0.5, sorted(t - min(times) for t in times))
-        self.assertEqual({q.json["data"]["id"] for q in reqs},
-                         {ch["id"] for ch in by_shard.values()})
+        self.assertEqual({q.json["data"]["id"] for q in reqs}, {ch["id"] for ch in charges})
 
     def test_two_processes_deliver_each_event_once(self):
         second = self.main.start("second")

@@ -210,5 +210,28 @@ def _alive(pid):
         return False
 
 
+class Layout(unittest.TestCase):
+    def test_init_refuses_a_redis_holding_0_1_data(self):
+        # 0.1 kept every account of an environment under {sandbox}: this
+        # version does not read that layout and says so instead of writing
+        # beside it
+        wd = Workdir()
+        redis = Redis(wd.path).start()
+        try:
+            redis.cmd("ZADD", "pixrelay:{sandbox}:accounts", "1", "01JCM0K7RXS4V1M8H3Q2N5B6TA")
+            p = Pixrelay(wd.path, redis).cli("init", check=False)
+            self.assertEqual(p.returncode, 1, p.stderr)
+            self.assertIn("this Redis holds pixrelay 0.1 data (key layout 1), which this "
+                          "version does not read", p.stderr)
+            self.assertIsNone(redis.cmd("GET", "pixrelay:{meta}:layout"))
+            # an empty Redis is marked with this version's layout
+            redis.cmd("DEL", "pixrelay:{sandbox}:accounts")
+            Pixrelay(wd.path, redis).cli("init")
+            self.assertEqual(redis.cmd("GET", "pixrelay:{meta}:layout"), "2")
+        finally:
+            redis.stop()
+            wd.cleanup()
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

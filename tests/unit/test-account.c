@@ -763,6 +763,48 @@ static void test_decode_file(void)
 	}
 }
 
+/* The files an account keeps: each content once, in slot order. */
+static void test_files_usage(void)
+{
+	char *body = make_body(NULL, NULL);
+	struct account_input in;
+	char err[512];
+	size_t files = 99, bytes = 99;
+
+	CHECK(body != NULL);
+	if (!body || run(body, 0, &in, err, sizeof(err)) != 0) {
+		CHECK(0);
+		free(body);
+		return;
+	}
+	free(body);
+	/* two documents (the same PDF twice), face PNG, front JPG, back JPG again */
+	CHECK_INT(account_file_slots(&in), 5);
+	CHECK(account_file_slot(&in, 0) == &in.documents[0]);
+	CHECK(account_file_slot(&in, 1) == &in.documents[1]);
+	CHECK(account_file_slot(&in, 2) == &in.representatives[0].picture_face);
+	CHECK(account_file_slot(&in, 3) == &in.representatives[0].picture_identity_front);
+	CHECK(account_file_slot(&in, 4) == &in.representatives[0].picture_identity_back);
+	CHECK_INT(account_file_first(&in, 0), 1);
+	CHECK_INT(account_file_first(&in, 1), 0);
+	CHECK_INT(account_file_first(&in, 2), 1);
+	CHECK_INT(account_file_first(&in, 3), 1);
+	CHECK_INT(account_file_first(&in, 4), 0);
+	account_files_usage(&in, &files, &bytes);
+	CHECK_INT(files, 3);
+	CHECK_INT(bytes, sizeof(pdf) + sizeof(png) + sizeof(jpg));
+	/* an absent picture is no file */
+	account_file_deinit(&in.representatives[0].picture_identity_back);
+	CHECK_INT(account_file_first(&in, 4), 0);
+	account_files_usage(&in, &files, &bytes);
+	CHECK_INT(files, 3);
+	account_file_deinit(&in.representatives[0].picture_identity_front);
+	account_files_usage(&in, &files, &bytes);
+	CHECK_INT(files, 2);
+	CHECK_INT(bytes, sizeof(pdf) + sizeof(png));
+	account_input_deinit(&in);
+}
+
 int main(void)
 {
 	base64_encode(pdf, sizeof(pdf), pdf64);
@@ -782,5 +824,6 @@ int main(void)
 	test_representatives();
 	test_postback();
 	test_decode_file();
+	test_files_usage();
 	return check_finish("account");
 }

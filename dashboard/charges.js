@@ -1,0 +1,63 @@
+// Charges: the list (by status) and one charge with its QR image and BR Code.
+import * as api from "./api.js";
+import { session } from "./app.js";
+import { h, badge, when, money, listView, dl, copyButton } from "./ui.js";
+
+const STATUSES = ["PENDING", "PAID", "EXPIRED", "REFUNDED", "FAILED"];
+
+export async function render(main, where, gen) {
+  if (where.id) return renderOne(main, where.id, gen);
+  const status = where.query.status || "";
+  const pick = h("select", { id: "status", on: { change: () => {
+    location.hash = "#/charges" + (pick.value ? "?status=" + pick.value : "");
+  } } }, h("option", { value: "" }, "any"),
+    STATUSES.map((s) => h("option", { value: s, selected: s === status }, s)));
+  main.append(h("h1", {}, "Charges"),
+    h("p", { class: "lead" }, "Pix charges of " + (session.acting ? session.acting.name : "your account") + ", newest first."),
+    h("form", { class: "filters" }, h("label", { for: "status" }, "Status", pick)));
+  const view = await listView({
+    columns: [
+      { title: "Created", cell: (c) => when(c.createdAt) },
+      { title: "Amount", class: "num", cell: (c) => money(c.amount) },
+      { title: "Status", cell: (c) => badge(c.status) },
+      { title: "External id", cell: (c) => c.externalID || "—" },
+      { title: "Expires", cell: (c) => when(c.expiresAt) },
+      { title: "Id", cell: (c) => h("a", { href: "#/charges/" + c.id }, c.id) },
+    ],
+    href: (c) => "#/charges/" + c.id,
+    empty: "No charges" + (status ? " " + status : "") + ".",
+    load: async (cursor) => {
+      const d = await api.request("GET", "/charges", { query: { status, limit: 50, cursor } });
+      return { rows: d.charges, next: d.nextCursor };
+    },
+  });
+  if (session.current(gen)) main.append(view);
+}
+
+async function renderOne(main, id, gen) {
+  const c = await api.request("GET", "/charge/pix/" + encodeURIComponent(id));
+  if (!session.current(gen)) return;
+  // the image from this server (the page may not reach base-url's host)
+  const img = h("img", { class: "qr", id: "qr", alt: "QR code of the charge",
+                         src: new URL("../v1/qrcode/" + encodeURIComponent(c.id) + "?size=6", document.baseURI).pathname });
+  const cus = c.customer || {};
+  main.append(h("p", { class: "crumbs" }, h("a", { href: "#/charges" }, "Charges"), " / ", c.id),
+    h("h1", {}, money(c.amount), " ", badge(c.status)),
+    h("div", { class: "split" },
+      h("div", {},
+        dl([
+          ["Id", h("code", {}, c.id)],
+          ["Status", badge(c.status)],
+          ["Amount", money(c.amount)],
+          ["Fee", money(c.fee)],
+          ["External id", c.externalID],
+          ["Comment", c.comment],
+          ["Created", when(c.createdAt)],
+          ["Updated", when(c.updatedAt)],
+          ["Expires", when(c.expiresAt)],
+          ["Customer", c.customer ? [cus.name, cus.document, cus.email, cus.phone].filter(Boolean).join(" · ") : null],
+        ]),
+        h("h2", {}, "BR Code ", copyButton(() => c.brCode)),
+        h("pre", { class: "code brcode", id: "brcode" }, c.brCode)),
+      h("figure", {}, img, h("figcaption", {}, "Scan with a bank app"))));
+}

@@ -1,0 +1,51 @@
+-- ingest: upstream providers' notifications for accounts of one shard, each once per
+-- upstream notification id, in one durable write however many there are: either the charge
+-- a notification names moves through the state machine (with its event), or, for a charge
+-- pixrelay does not know, the notification is relayed as received. A process gathers the
+-- notifications that arrive during one turn of its loop into one call per shard.
+-- KEYS[1] = <prefix>{s<k>}:ingest   (names the shard; not written)
+-- ARGV = shard key prefix, now (ms), now as text, retention (seconds), number n of
+--        notifications, then n times 9: account, env, upstream id, charge id ('' = not one
+--        of this account's), action (pay | expire | refund), event type, event id, body to
+--        relay, order key of a relayed event
+-- Returns a flat list of 5 elements per notification, in order: how many of the next 4
+-- are its answer, then {'duplicate', event id} | {'relayed', event id} | what charge_move
+-- returns ({'ok', status, charge json, event id}, ...), padded with ''.
+--@include event
+--@include transition
+if #KEYS ~= 1 or #ARGV < 5 or #ARGV ~= 5 + 9 * tonumber(ARGV[5]) then
+  return redis.error_reply('ERR ingest: wants 1 keys and 5 + 9n arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local p, now, now_txt, ttl = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local out = {}
+local accounts = {}
+for i = 0, tonumber(ARGV[5]) - 1 do
+  local a = 6 + 9 * i
+  local account, env, evt = ARGV[a], ARGV[a + 1], ARGV[a + 6]
+  local dk = p .. 'up:' .. account .. ':' .. ARGV[a + 2]
+  local r
+  -- remembered at once (one command for the check and the write); forgotten again when
+  -- the notification changes nothing
+  local seen = redis.call('SET', dk, evt, 'NX', 'GET', 'EX', ttl)
+  if seen then
+    r = {'duplicate', seen}
+  elseif ARGV[a + 3] ~= '' then
+    r = charge_move(p, ARGV[a + 3], ARGV[a + 4], account, now, now_txt, evt, '', ttl)
+    if r[1] ~= 'not_found' and not ((r[1] == 'ok' or r[1] == 'expired') and r[#r] ~= '') then
+      redis.call('DEL', dk)
+    end
+  end
+  if not r or r[1] == 'not_found' then
+    local ak = p .. 'acct:' .. env .. ':' .. account
+    local url = accounts[ak]
+    if not url then
+      url = redis.call('HGET', ak, 'postback_url') or ''
+      accounts[ak] = url
+    end
+    event_write(p, evt, env, account, ARGV[a + 5], url, ARGV[a + 7], ARGV[a + 8], now, ttl)
+    r = {'relayed', evt}
+  end
+  out[#out + 1] = #r
+  for j = 1, 4 do out[#out + 1] = r[j] or '' end
+end
+return out

@@ -1,0 +1,50 @@
+-- The delivery queue of a shard is split by environment, account and destination host, so
+-- that a dispatcher leases exactly what each destination, tenant and environment may have
+-- now (no event of a busy host is leased only to be put back, and one slow host or tenant
+-- cannot fill the leases others need):
+--   p hosts          zset: queue "<env>:<account>:<host>" -> when its earliest due event may
+--                    be attempted
+--   p due:<queue>    zset: event id -> when it may next be attempted
+-- The host is the URL's authority without user info, lower-cased ("example.com:8443");
+-- dispatch.c computes it the same way (dispatch_url_host). An event keeps its queue's name
+-- in its field `queue`.
+local function url_host(url)
+  local a = string.match(url, '^[%a][%w+.-]*://([^/?#]*)') or ''
+  local at = string.find(a, '@[^@]*$')
+  if at then a = string.sub(a, at + 1) end
+  return string.lower(a)
+end
+
+-- due_add: event `id` of queue `q` may be attempted at `at` (ms).
+local function due_add(p, q, id, at)
+  redis.call('ZADD', p .. 'due:' .. q, at, id)
+  redis.call('ZADD', p .. 'hosts', 'LT', at, q)
+end
+
+-- event_write: record event `id` and queue it for delivery, in the shard of key prefix `p`
+-- (<prefix>{s<k>}:). Its payload is written once, into the event hash; its delivery queue,
+-- listing index and per-order list are in the same shard:
+--   p e:<id>       hash: the event (body, destination, state, attempts, ...)
+--   p a:<account>  zset: the account's events by creation time (listing)
+--   p o:<order>    list: the events of one order key (a charge) not yet settled, oldest
+--                  first; only its head is due, so they go out one after another
+-- Without a destination the event is recorded as delivered nowhere and expires with the
+-- retention (ttl seconds).
+local function event_write(p, id, env, account, etype, url, body, order, now, ttl)
+  local ek = p .. 'e:' .. id
+  redis.call('ZADD', p .. 'a:' .. account, now, id)
+  if url == '' then
+    redis.call('HSET', ek, 'id', id, 'env', env, 'account', account, 'type', etype, 'url', '',
+      'body', body, 'order', order, 'created_ms', now, 'updated_ms', now, 'state', 'delivered',
+      'attempts', 0, 'last_error', 'no postbackUrl on the charge or the account')
+    redis.call('EXPIRE', ek, ttl)
+    return
+  end
+  local q = env .. ':' .. account .. ':' .. url_host(url)
+  redis.call('HSET', ek, 'id', id, 'env', env, 'account', account, 'type', etype, 'url', url,
+    'queue', q, 'body', body, 'order', order, 'created_ms', now, 'updated_ms', now,
+    'next_ms', now, 'state', 'pending', 'attempts', 0)
+  if redis.call('RPUSH', p .. 'o:' .. order, id) == 1 then
+    due_add(p, q, id, now)
+  end
+end

@@ -1,0 +1,63 @@
+-- charge_move: move charge `cid` of shard prefix `p` by `action` (pay | expire | refund |
+-- fail) once, with its balance change, ledger entry and event (id `evt`), all in the shard.
+-- `account` ('' = any: the expiry scheduler) must own the charge; `amount` ('' = the
+-- charge's own) must equal the charge's amount for a refund. A payment that comes after
+-- expiresAt expires the charge instead.
+-- Returns {'ok', status, charge json, event id ('' when none)} | {'not_found'} |
+--   {'refused', current status} | {'expired', charge json, event id} |
+--   {'insufficient', balance} | {'amount_mismatch', amount}
+local function charge_move(p, cid, action, account, now, now_txt, evt, amount, ttl)
+  local ck = p .. 'ch:' .. cid
+  local c = redis.call('HMGET', ck, 'status', 'account', 'expires_ms', 'head', 'mid',
+    'amount', 'fee', 'postback_url', 'env')
+  if not c[1] then return {'not_found'} end
+  local status, owner, env = c[1], c[2], c[9]
+  if account ~= '' and account ~= owner then return {'not_found'} end
+
+  local to, event
+  if action == 'pay' and status == 'PENDING' and tonumber(now) >= tonumber(c[3]) then
+    action = 'expire_late'
+  end
+  if action == 'pay' then
+    to, event = 'PAID', 'EVENT:CHARGE_PAID'
+  elseif action == 'expire' or action == 'expire_late' then
+    to, event = 'EXPIRED', 'EVENT:CHARGE_EXPIRED'
+  elseif action == 'refund' then
+    to, event = 'REFUNDED', 'EVENT:CHARGE_REFUND'
+  elseif action == 'fail' then
+    to, event = 'FAILED', nil
+  else
+    return redis.error_reply('ERR unknown action')
+  end
+  local from = (to == 'REFUNDED') and 'PAID' or 'PENDING'
+  if status ~= from then return {'refused', status} end
+
+  if amount ~= '' and amount ~= c[6] then return {'amount_mismatch', c[6]} end
+  local net = tonumber(c[6]) - tonumber(c[7])
+  local acct_key = p .. 'acct:' .. env .. ':' .. owner
+  if to == 'REFUNDED' then
+    local bal = tonumber(redis.call('HGET', acct_key, 'balance') or '0')
+    if bal < net then return {'insufficient', tostring(bal)} end
+  end
+
+  redis.call('HSET', ck, 'status', to, 'updated_at', now_txt, 'updated_ms', now)
+  redis.call('ZREM', p .. 'expiry', cid)
+  local json = c[4] .. to .. c[5] .. now_txt .. '"}'
+
+  if to == 'PAID' or to == 'REFUNDED' then
+    local delta = (to == 'PAID') and net or -net
+    local bal = redis.call('HINCRBY', acct_key, 'balance', delta)
+    local lk = p .. 'ledger:' .. owner
+    redis.call('LPUSH', lk, cjson.encode({at = tonumber(now), amount = delta, balance = bal,
+      kind = (to == 'PAID') and 'charge_paid' or 'charge_refunded', charge = cid}))
+    redis.call('LTRIM', lk, 0, 999)
+  end
+
+  if not event then return {'ok', to, json, ''} end
+  local url = c[8]
+  if url == '' then url = redis.call('HGET', acct_key, 'postback_url') or '' end
+  local body = '{"id":"' .. evt .. '","event":"' .. event .. '","data":' .. json .. '}'
+  event_write(p, evt, env, owner, event, url, body, cid, now, ttl)
+  if action == 'expire_late' then return {'expired', json, evt} end
+  return {'ok', to, json, evt}
+end

@@ -1,0 +1,516 @@
+#!/usr/bin/env python3
+"""Throughput benchmark of pixrelay against the raw Redis of the same run.
+
+    python3 tests/bench/bench.py BIN SINK WORKDIR [seconds]
+
+run.sh builds pixrelay and the sink and calls this; see docs/performance.md.
+For 1 and then 2 pixrelay processes on one Redis (unix socket, AOF
+`appendfsync always`), all on 127.0.0.1, 1 KB notifications, 64 connections:
+
+  raw      redis-benchmark -t rpush -d 1024 -c 64 (rate and p99);
+  ingest   wrk POSTs upstream notifications to API-only processes for
+           `seconds`; every 200 is counted, then checked in Redis;
+  drain    the backlog this left (every event pending, one destination) is
+           delivered by dispatching processes started afterwards, with default
+           settings; rate from their start to the last delivery;
+  e2e      ingest for `seconds` while the same processes deliver; rate from
+           the first ingest to the last delivery;
+and, once, the resident memory of one process holding 10,000 deliveries in
+flight (100 destinations that answer after 4 s).
+
+Redis work is read from INFO commandstats (commands and EVALSHA calls per
+event), AOF size and used_memory. Every acknowledged event must be delivered,
+with exactly the body stored (the sink hashes what it got). It prints the
+figures as ratios to the raw Redis of the same run. It is a measurement, not
+a test: exit 0 however slow; 1 when something could not be run; 3 when an
+acknowledged event was lost or delivered with another body.
+"""
+import http.client
+import json
+import os
+import re
+import resource
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "e2e"))
+from harness import _read_resp, acct_key, new_ulid, shard_of  # noqa: E402
+
+CONNS = int(os.environ.get("BENCH_CONNECTIONS", "64"))
+THREADS = int(os.environ.get("BENCH_THREADS", "2"))
+PROCS = [int(x) for x in os.environ.get("BENCH_PROCESSES", "1,2").split(",")]
+INFLIGHT = int(os.environ.get("BENCH_INFLIGHT", "10000"))
+PREFIX = "pixrelay:"
+LIVE = []
+
+
+def log(msg):
+    sys.stderr.write("[bench %s] %s\n" % (time.strftime("%H:%M:%S"), msg))
+    sys.stderr.flush()
+
+
+def fnv(data):
+    h = 1469598103934665603
+    for b in data:
+        h = ((h ^ b) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
+    return h or 1
+
+
+class R:
+    """RESP over a unix socket (stdlib only)."""
+
+    def __init__(self, path):
+        self.s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.s.settimeout(60)
+        self.s.connect(path)
+        self.f = self.s.makefile("rb")
+
+    @staticmethod
+    def enc(args):
+        out = [b"*%d\r\n" % len(args)]
+        for a in args:
+            a = a if isinstance(a, bytes) else str(a).encode()
+            out.append(b"$%d\r\n%s\r\n" % (len(a), a))
+        return b"".join(out)
+
+    def cmd(self, *args):
+        self.s.sendall(self.enc(args))
+        return _read_resp(self.f)
+
+    def pipe(self, cmds, chunk=2000):
+        out = []
+        for i in range(0, len(cmds), chunk):
+            part = cmds[i:i + chunk]
+            self.s.sendall(b"".join(self.enc(c) for c in part))
+            out.extend(_read_resp(self.f) for _ in part)
+        return out
+
+    def info(self, section):
+        text = self.cmd("INFO", section)
+        text = text.decode() if isinstance(text, bytes) else text
+        return dict(line.split(":", 1) for line in text.splitlines() if ":" in line)
+
+    def cmdstats(self):
+        calls = {}
+        for k, v in self.info("commandstats").items():
+            m = re.search(r"calls=(\d+)", v)
+            if k.startswith("cmdstat_") and m:
+                calls[k[8:]] = int(m.group(1))
+        return calls
+
+
+def cmddiff(before, after):
+    return {k: after.get(k, 0) - before.get(k, 0) for k in after if after.get(k, 0) != before.get(k, 0)}
+
+
+def spawn(args, **kw):
+    p = subprocess.Popen(args, **kw)
+    LIVE.append(p)
+    return p
+
+
+def stop(p, sig=signal.SIGTERM, timeout=20):
+    if p.poll() is None:
+        p.send_signal(sig)
+        try:
+            p.wait(timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait(5)
+    if p in LIVE:
+        LIVE.remove(p)
+
+
+def rss_kb(pid, field="VmRSS"):
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def cpu_s(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except OSError:
+        return 0.0
+
+
+class Redis:
+    def __init__(self, work):
+        self.dir = os.path.join(work, "redis")
+        os.makedirs(self.dir, exist_ok=True)
+        self.sock = os.path.join(self.dir, "redis.sock")
+        with open(os.path.join(self.dir, "redis.conf"), "w") as f:
+            f.write("port 0\nunixsocket %s\nunixsocketperm 700\ndir %s\nappendonly yes\n"
+                    "appendfsync always\nsave \"\"\nlogfile %s/redis.log\n"
+                    % (self.sock, self.dir, self.dir))
+        self.proc = spawn(["redis-server", os.path.join(self.dir, "redis.conf")],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(500):
+            try:
+                self.r = R(self.sock)
+                self.r.cmd("PING")
+                return
+            except OSError:
+                time.sleep(0.02)
+        raise RuntimeError("redis-server did not start")
+
+    def stop(self):
+        stop(self.proc)
+
+
+class Sink:
+    def __init__(self, binary, ports=1, delay_ms=0):
+        self.proc = spawn([binary, "--ports", str(ports), "--delay-ms", str(delay_ms)],
+                          stdout=subprocess.PIPE, text=True)
+        line = self.proc.stdout.readline().split()
+        self.ports = [int(p) for p in line[1:]]
+
+    def get(self, path):
+        c = http.client.HTTPConnection("127.0.0.1", self.ports[0], timeout=30)
+        c.request("GET", path)
+        body = c.getresponse().read()
+        c.close()
+        return body
+
+    def stats(self):
+        return json.loads(self.get("/stats"))
+
+    def dump(self):
+        out = {}
+        for line in self.get("/dump").decode().splitlines():
+            i, h = line.split()
+            out[i] = int(h, 16)
+        return out
+
+    def stop(self):
+        stop(self.proc)
+
+
+class Pix:
+    def __init__(self, binary, work, redis, name, args=()):
+        self.log_path = os.path.join(work, name + ".log")
+        self.err = open(self.log_path, "ab")
+        self.proc = spawn([binary, "serve", "--listen", "127.0.0.1:0", "--redis",
+                           "unix://" + redis.sock, "--log-level", "warn"] + list(args),
+                          stdout=subprocess.DEVNULL, stderr=self.err)
+        self.port = None
+        for _ in range(500):
+            if self.proc.poll() is not None:
+                raise RuntimeError("pixrelay exited: " + open(self.log_path).read()[-2000:])
+            out = subprocess.run(["ss", "-Hltnp"], capture_output=True, text=True).stdout
+            m = re.search(r"127\.0\.0\.1:(\d+)\s.*pid=%d," % self.proc.pid, out)
+            if m:
+                self.port = int(m.group(1))
+                break
+            time.sleep(0.02)
+        if not self.port:
+            raise RuntimeError("pixrelay did not listen")
+        for _ in range(500):
+            try:
+                c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=5)
+                c.request("GET", "/readyz")
+                if c.getresponse().status == 200:
+                    return
+            except OSError:
+                pass
+            time.sleep(0.02)
+        raise RuntimeError("pixrelay not ready")
+
+    def stop(self):
+        stop(self.proc)
+        self.err.close()
+
+
+def cli(binary, redis, *args):
+    p = subprocess.run([binary, "--redis", "unix://" + redis.sock] + list(args),
+                       capture_output=True, text=True, timeout=60)
+    if p.returncode != 0:
+        raise RuntimeError("pixrelay %s: %s" % (" ".join(args), p.stderr))
+    return p.stdout
+
+
+def raw_rpush(redis, secs):
+    n = 60000 * secs
+    out = subprocess.run(["redis-benchmark", "-s", redis.sock, "-t", "rpush", "-d", "1024",
+                          "-c", str(CONNS), "-n", str(n), "--csv"],
+                         capture_output=True, text=True, timeout=600).stdout
+    rows = [line.replace('"', "").split(",") for line in out.strip().splitlines()]
+    head, vals = rows[0], rows[-1]
+    row = dict(zip(head, vals))
+    redis.r.cmd("FLUSHALL")
+    return float(row["rps"]), float(row["p99_latency_ms"])
+
+
+def wrk(pixes, account, secret, secs, tag, work):
+    """Ingest for `secs` over CONNS connections split across the processes."""
+    procs, outs = [], []
+    per = max(1, CONNS // len(pixes))
+    for i, px in enumerate(pixes):
+        out = os.path.join(work, "wrk-%s-%d" % (tag, i))
+        env = dict(os.environ, BENCH_ACCOUNT=account, BENCH_SECRET=secret,
+                   BENCH_TAG="%s%d" % (tag, i), BENCH_OUT=out)
+        procs.append(spawn(["wrk", "-t", str(max(1, THREADS // len(pixes))), "-c", str(per),
+                            "-d", "%ds" % secs, "--timeout", "10s", "-s",
+                            os.path.join(HERE, "ingest.lua"),
+                            "http://127.0.0.1:%d" % px.port],
+                           env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        outs.append(out)
+    for p in procs:
+        p.wait(secs + 60)
+        LIVE.remove(p)
+    res = {"ok": 0, "other": 0, "errors": 0, "p99": 0.0, "p50": 0.0, "secs": 0.0, "acked": []}
+    for out in outs:
+        kv = dict(line.split("=", 1) for line in open(out).read().split())
+        res["ok"] += int(kv["ok"])
+        res["other"] += int(kv["other"])
+        res["errors"] += sum(int(kv[k]) for k in kv if k.startswith("errors_"))
+        res["p99"] = max(res["p99"], float(kv["lat_p99_ms"]))
+        res["p50"] = max(res["p50"], float(kv["lat_p50_ms"]))
+        res["secs"] = max(res["secs"], float(kv["duration_s"]))
+        res["acked"] += open(out + ".acked").read().split()
+    res["rate"] = res["ok"] / res["secs"]
+    return res
+
+
+def wait_delivered(sink, n, stall_s=15, limit_s=600):
+    last, last_change, start = -1, time.time(), time.time()
+    while True:
+        st = sink.stats()
+        if st["unique"] >= n:
+            return st, True
+        if st["unique"] != last:
+            last, last_change = st["unique"], time.time()
+        if time.time() - last_change > stall_s or time.time() - start > limit_s:
+            return st, False
+        time.sleep(0.05)
+
+
+def check_exact(redis, sink, acked):
+    """Every acknowledged event delivered, with the body stored."""
+    got = sink.dump()
+    bodies = redis.r.pipe([("HGET", "%s{s%d}:e:%s" % (PREFIX, shard_of(e), e), "body")
+                           for e in acked])
+    missing = sum(1 for e in acked if e not in got)
+    differ = sum(1 for e, b in zip(acked, bodies)
+                 if e in got and (b is None or fnv(b if isinstance(b, bytes) else b.encode()) != got[e]))
+    return missing, differ
+
+
+def run_config(binary, sink_bin, work, nproc, secs, results):
+    log("--- %d process(es) ---" % nproc)
+    d = os.path.join(work, "p%d" % nproc)
+    os.makedirs(d)
+    redis = Redis(d)
+    sink = Sink(sink_bin)
+    res = {"procs": nproc}
+    try:
+        res["raw_rps"], res["raw_p99"] = raw_rpush(redis, max(3, secs // 2))
+        log("raw RPUSH -d 1024 -c %d: %.0f/s, p99 %.2f ms" % (CONNS, res["raw_rps"], res["raw_p99"]))
+        init = json.loads(cli(binary, redis, "init", "--json"))
+        account = init["sandbox"]["account"]
+        secret = json.loads(cli(binary, redis, "secrets", "--env", "sandbox", "--json"))["ingestSecret"]
+        cli(binary, redis, "account", "set", "--env", "sandbox", "--postback-url",
+            "http://127.0.0.1:%d/hook" % sink.ports[0])
+
+        # ingest: API-only processes, the events stay pending
+        api = [Pix(binary, d, redis, "api%d" % i, ["--dispatch", "0"]) for i in range(nproc)]
+        before, mem0 = redis.r.cmdstats(), int(redis.r.info("memory")["used_memory"])
+        aof0 = int(redis.r.info("persistence")["aof_current_size"])
+        cpu0 = [cpu_s(p.proc.pid) for p in api] + [cpu_s(redis.proc.pid)]
+        ing = wrk(api, account, secret, secs, "i", d)
+        cpu1 = [cpu_s(p.proc.pid) for p in api] + [cpu_s(redis.proc.pid)]
+        time.sleep(0.5)  # answers in flight when wrk stopped
+        diff = cmddiff(before, redis.r.cmdstats())
+        n_events = int(redis.r.cmd("ZCARD", "%s{s%d}:a:%s" % (PREFIX, shard_of(account), account)))
+        res.update(ingest_rps=ing["rate"], ingest_p50=ing["p50"], ingest_p99=ing["p99"],
+                   ingest_ok=ing["ok"], ingest_bad=ing["other"] + ing["errors"],
+                   ingest_cmds=sum(diff.values()) / max(1, n_events),
+                   ingest_evalsha=diff.get("evalsha", 0) / max(1, n_events),
+                   ingest_aof=(int(redis.r.info("persistence")["aof_current_size"]) - aof0) / max(1, n_events),
+                   mem_per_event=(int(redis.r.info("memory")["used_memory"]) - mem0) / max(1, n_events),
+                   ingest_cpu=[(b - a) / ing["secs"] for a, b in zip(cpu0, cpu1)])
+        acked = ing["acked"]
+        states = redis.r.pipe([("HGET", "%s{s%d}:e:%s" % (PREFIX, shard_of(e), e), "state") for e in acked])
+        res["ingest_stored"] = sum(1 for s in states if s in (b"pending", "pending"))
+        log("ingest: %d acked in %.1f s (%.0f/s, p99 %.2f ms), %d stored pending, %d events in Redis"
+            % (ing["ok"], ing["secs"], ing["rate"], ing["p99"], res["ingest_stored"], n_events))
+        for p in api:
+            p.stop()
+
+        # drain: the backlog, by dispatching processes started now
+        before = redis.r.cmdstats()
+        t0 = time.time()
+        disp = [Pix(binary, d, redis, "disp%d" % i) for i in range(nproc)]
+        cpu0 = [cpu_s(p.proc.pid) for p in disp] + [cpu_s(redis.proc.pid), cpu_s(sink.proc.pid)]
+        st, complete = wait_delivered(sink, n_events)
+        cpu1 = [cpu_s(p.proc.pid) for p in disp] + [cpu_s(redis.proc.pid), cpu_s(sink.proc.pid)]
+        t1 = st["last_ms"] / 1000.0
+        diff = cmddiff(before, redis.r.cmdstats())
+        delivered = st["unique"]
+        res.update(backlog=n_events, drain_delivered=delivered, drain_complete=complete,
+                   drain_s=t1 - t0, drain_rps=delivered / max(1e-9, t1 - t0),
+                   drain_cmds=sum(diff.values()) / max(1, delivered),
+                   drain_evalsha=diff.get("evalsha", 0) / max(1, delivered),
+                   drain_rss_mb=max(rss_kb(p.proc.pid, "VmHWM") for p in disp) / 1024.0,
+                   drain_cpu=[(b - a) / max(1e-9, time.time() - t0) for a, b in zip(cpu0, cpu1)])
+        log("drain: %d of %d delivered in %.1f s (%.0f/s)" % (delivered, n_events, t1 - t0, res["drain_rps"]))
+        missing, differ = check_exact(redis, sink, acked)
+        res.update(lost=missing, differ=differ)
+
+        # end to end: ingest while the same processes deliver
+        base = sink.stats()["unique"]
+        t0 = time.time()
+        cpu0 = [cpu_s(p.proc.pid) for p in disp] + [cpu_s(redis.proc.pid), cpu_s(sink.proc.pid)]
+        e2e = wrk(disp, account, secret, secs, "e", d)
+        st, complete = wait_delivered(sink, base + e2e["ok"])
+        cpu1 = [cpu_s(p.proc.pid) for p in disp] + [cpu_s(redis.proc.pid), cpu_s(sink.proc.pid)]
+        t1 = st["last_ms"] / 1000.0
+        res.update(e2e_ingest_rps=e2e["rate"], e2e_events=st["unique"] - base,
+                   e2e_complete=complete, e2e_rps=(st["unique"] - base) / max(1e-9, t1 - t0),
+                   e2e_rss_mb=max(rss_kb(p.proc.pid, "VmHWM") for p in disp) / 1024.0,
+                   e2e_cpu=[(b - a) / max(1e-9, time.time() - t0) for a, b in zip(cpu0, cpu1)])
+        missing, differ = check_exact(redis, sink, e2e["acked"])
+        res["lost"] += missing
+        res["differ"] += differ
+        log("e2e: %d ingested (%.0f/s), delivered at %.0f/s" % (e2e["ok"], e2e["rate"], res["e2e_rps"]))
+        res["mismatch"] = sink.stats()["mismatch"]
+        for p in disp:
+            p.stop()
+    finally:
+        sink.stop()
+        redis.stop()
+    results.append(res)
+
+
+def run_inflight(binary, sink_bin, work):
+    """Resident memory of one process holding INFLIGHT deliveries."""
+    log("--- %d deliveries in flight ---" % INFLIGHT)
+    d = os.path.join(work, "inflight")
+    os.makedirs(d)
+    redis = Redis(d)
+    hosts = 100
+    sink = Sink(sink_bin, ports=hosts, delay_ms=4000)
+    try:
+        cli(binary, redis, "init")
+        per = (INFLIGHT + hosts - 1) // hosts
+        # the events first (an API-only process), then one process delivers them all at once
+        api = Pix(binary, d, redis, "inflight-api", ["--dispatch", "0"])
+        pad = "x" * 800
+        conns = {}
+        for h, port in enumerate(sink.ports):
+            acct = new_ulid(h % 16)
+            redis.r.cmd("HSET", acct_key("sandbox", acct), "id", acct, "env", "sandbox",
+                        "kind", "business", "status", "ACTIVE", "ingest_secret", "s3cret",
+                        "signing_secret", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+                        "postback_url", "http://127.0.0.1:%d/hook" % port, "balance", "0")
+            conns[acct] = http.client.HTTPConnection("127.0.0.1", api.port, timeout=30)
+        for i in range(per):
+            for acct, c in conns.items():
+                body = json.dumps({"id": "up-%s-%d" % (acct, i), "event": "EVENT:CHARGE_PAID",
+                                   "data": {"id": "ch-%s-%d" % (acct, i), "note": pad}})
+                c.request("POST", "/v1/webhooks/ingest/" + acct, body=body,
+                          headers={"signature": "s3cret", "Content-Type": "application/json"})
+                r = c.getresponse()
+                r.read()
+                if r.status != 200:
+                    raise RuntimeError("ingest: %d" % r.status)
+        api.stop()
+        px = Pix(binary, d, redis, "inflight",
+                 ["--delivery-concurrency", str(INFLIGHT), "--delivery-per-host", str(per),
+                  "--delivery-per-host-max", str(per), "--delivery-per-account", str(per),
+                  "--delivery-sandbox-share", "100", "--delivery-timeout-ms", "30000"])
+        rss0 = rss_kb(px.proc.pid)
+        peak, held = 0, 0
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            held = max(held, sink.stats()["inflight"])
+            peak = max(peak, rss_kb(px.proc.pid))
+            if held >= INFLIGHT * 0.98:
+                time.sleep(0.5)
+                peak = max(peak, rss_kb(px.proc.pid))
+                break
+            time.sleep(0.1)
+        px.stop()
+        return {"inflight": held, "rss0_mb": rss0 / 1024.0, "rss_mb": peak / 1024.0}
+    finally:
+        sink.stop()
+        redis.stop()
+
+
+def machine():
+    out = {}
+    out["cpus"] = os.cpu_count()
+    with open("/proc/cpuinfo") as f:
+        m = re.search(r"model name\s*:\s*(.*)", f.read())
+        out["cpu"] = m.group(1) if m else "?"
+    out["load"] = open("/proc/loadavg").read().split()[:3]
+    return out
+
+
+def main():
+    binary, sink_bin, work = sys.argv[1:4]
+    secs = int(sys.argv[4]) if len(sys.argv) > 4 else 10
+    resource.setrlimit(resource.RLIMIT_NOFILE, resource.getrlimit(resource.RLIMIT_NOFILE)[1:] * 2)
+    results = []
+    m = machine()
+    log("machine: %d cpus (%s), load %s" % (m["cpus"], m["cpu"], " ".join(m["load"])))
+    try:
+        for n in PROCS:
+            run_config(binary, sink_bin, work, n, secs, results)
+        mem = run_inflight(binary, sink_bin, work) if INFLIGHT else None
+    finally:
+        for p in list(LIVE):
+            stop(p, signal.SIGKILL, 5)
+
+    print()
+    print("pixrelay benchmark: %d s phases, %d connections, 1 KB events, AOF appendfsync always"
+          % (secs, CONNS))
+    print("machine: %d cpus (%s), load average before: %s" % (m["cpus"], m["cpu"], " ".join(m["load"])))
+    print()
+    print("| figure | " + " | ".join("%d process%s" % (r["procs"], "es" if r["procs"] > 1 else "")
+                                       for r in results) + " | target |")
+    print("|---|" + "---|" * len(results) + "---|")
+
+    def row(name, fmt, target=""):
+        print("| %s | %s | %s |" % (name, " | ".join(fmt(r) for r in results), target))
+    row("raw Redis RPUSH (redis-benchmark -d 1024 -c %d)" % CONNS,
+        lambda r: "%.0f/s, p99 %.2f ms" % (r["raw_rps"], r["raw_p99"]))
+    row("ingest, acknowledged", lambda r: "%.0f/s, p50 %.2f ms, p99 %.2f ms" % (r["ingest_rps"], r["ingest_p50"], r["ingest_p99"]))
+    row("**ingest / raw**", lambda r: "**%.2f×**" % (r["ingest_rps"] / r["raw_rps"]), "≥ 0.5×")
+    row("ingest p99 / raw p99", lambda r: "%.1f×" % (r["ingest_p99"] / r["raw_p99"]), "≤ 3×")
+    row("ingest: non-200 answers, acknowledged and stored", lambda r: "%d, %d of %d" % (r["ingest_bad"], r["ingest_stored"], r["ingest_ok"]))
+    row("ingest: Redis commands / EVALSHA per event", lambda r: "%.2f / %.2f" % (r["ingest_cmds"], r["ingest_evalsha"]))
+    row("ingest: AOF bytes per event", lambda r: "%.0f" % r["ingest_aof"])
+    row("Redis memory per retained event", lambda r: "%.0f B" % r["mem_per_event"])
+    row("ingest CPU, pixrelay(s) / redis (1.0 = a core)", lambda r: " + ".join("%.2f" % c for c in r["ingest_cpu"][:-1]) + " / %.2f" % r["ingest_cpu"][-1])
+    row("backlog drained to one host", lambda r: "%d of %d in %.1f s: %.0f/s" % (r["drain_delivered"], r["backlog"], r["drain_s"], r["drain_rps"]))
+    row("**drain / raw**", lambda r: "**%.2f×**" % (r["drain_rps"] / r["raw_rps"]), "≥ 0.4×")
+    row("drain: Redis commands / EVALSHA (round trips) per delivered event", lambda r: "%.2f / %.3f" % (r["drain_cmds"], r["drain_evalsha"]), "< 1 round trip")
+    row("drain CPU, pixrelay(s) / redis / sink", lambda r: " + ".join("%.2f" % c for c in r["drain_cpu"][:-2]) + " / %.2f / %.2f" % tuple(r["drain_cpu"][-2:]))
+    row("end to end (ingest and delivery at once)", lambda r: "%.0f/s (ingest %.0f/s)" % (r["e2e_rps"], r["e2e_ingest_rps"]))
+    row("**end to end / raw**", lambda r: "**%.2f×**" % (r["e2e_rps"] / r["raw_rps"]), "≥ 0.25×")
+    row("end to end CPU, pixrelay(s) / redis / sink", lambda r: " + ".join("%.2f" % c for c in r["e2e_cpu"][:-2]) + " / %.2f / %.2f" % tuple(r["e2e_cpu"][-2:]))
+    row("peak RSS per process (drain, e2e)", lambda r: "%.1f MB, %.1f MB" % (r["drain_rss_mb"], r["e2e_rss_mb"]))
+    row("acknowledged events lost / delivered with another body", lambda r: "%d / %d" % (r["lost"], r["differ"] + r["mismatch"]), "0 / 0")
+    if mem:
+        print()
+        print("RSS of one process with up to %d deliveries in flight at once (100 hosts answering after 4 s): "
+              "%.1f MB (%.1f MB before); target ≤ 64 MiB" % (mem["inflight"], mem["rss_mb"], mem["rss0_mb"]))
+    bad = any(r["lost"] or r["differ"] or r["mismatch"] for r in results)
+    return 3 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,192 @@
+// Drives Debian's chromium through the dashboard, as a person would, with
+// playwright-core (no browser download). Started by test_dashboard.py, which
+// runs redis-server, pixrelay and a postback sink and passes what it made in
+// the environment variable DASHBOARD_TEST (JSON). Prints one JSON line with
+// what the Python side checks at the sink; exits non-zero on any failure.
+import { chromium } from "playwright-core";
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const cfg = JSON.parse(process.env.DASHBOARD_TEST);
+const base = cfg.url; // http://127.0.0.1:PORT
+const shots = cfg.screenshots; // a directory
+const out = {};
+const problems = [];
+
+async function api(method, path, key, body) {
+  const headers = { Authorization: "Bearer " + key };
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  const r = await fetch(base + "/v1" + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  return { status: r.status, json: await r.json() };
+}
+
+const profile = mkdtempSync(join(tmpdir(), "pixrelay-chromium-"));
+const context = await chromium.launchPersistentContext(profile, {
+  executablePath: cfg.chromium || "/usr/bin/chromium",
+  headless: true,
+  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  viewport: { width: 1280, height: 860 },
+  timeout: 60000,
+});
+try {
+  await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: base });
+  const page = context.pages()[0] || await context.newPage();
+  page.setDefaultTimeout(15000);
+  page.on("pageerror", (e) => problems.push("page error: " + e.message));
+  page.on("console", (m) => {
+    // a refused key (401) is expected once; anything else, CSP violations included, is not
+    if (m.type() === "error" && !/status of 401/.test(m.text())) problems.push("console: " + m.text());
+  });
+  const shot = (name) => page.screenshot({ path: join(shots, name + ".png"), fullPage: true });
+
+  // ---- the page and its headers ----
+  const res = await page.goto(base + "/dashboard");
+  assert.equal(page.url(), base + "/dashboard/");
+  const hdr = res.headers();
+  assert.match(hdr["content-security-policy"], /default-src 'none'; script-src 'self'; style-src 'self'/);
+  assert.match(hdr["content-security-policy"], /frame-ancestors 'none'/);
+  assert.equal(hdr["x-frame-options"], "DENY");
+  assert.equal(hdr["x-content-type-options"], "nosniff");
+  assert.equal(hdr["referrer-policy"], "no-referrer");
+
+  // figures, printed (not judged): what loading the page costs
+  out.figures = await page.evaluate(() => {
+    const nav = performance.getEntriesByType("navigation")[0];
+    const files = performance.getEntriesByType("resource").filter((r) => r.name.includes("/dashboard/"));
+    return { domContentLoadedMs: Math.round(nav.domContentLoadedEventEnd),
+             loadMs: Math.round(nav.loadEventEnd),
+             files: files.length + 1,
+             bytes: nav.encodedBodySize + files.reduce((n, r) => n + r.encodedBodySize, 0) };
+  });
+
+  // ---- sign in ----
+  await page.locator("#apikey").fill("not a key");
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByText("That is not a pixrelay API key").waitFor();
+  await page.locator("#apikey").fill(cfg.revokedKey);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByText("Signing in failed: API key revoked").waitFor();
+  await shot("signin");
+  await page.locator("#apikey").fill(cfg.master);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.locator("#env.sandbox").waitFor();
+  assert.match(await page.locator("#env").innerText(), /SANDBOX/);
+  assert.equal(await page.evaluate(() => sessionStorage.getItem("pixrelay.key")), cfg.master);
+  assert.equal(await page.evaluate(() => localStorage.length), 0);
+  assert.ok(!page.url().includes(cfg.master), "the key is in the URL");
+  assert.equal(await page.locator("#apikey").count(), 0);
+
+  // ---- keys: create, copy, use, revoke ----
+  await page.getByRole("link", { name: "Keys" }).click();
+  await page.locator("#key-description").fill("browser test key");
+  await page.getByRole("button", { name: "Create key" }).click();
+  const secret = (await page.locator("#new-key-text").innerText()).trim();
+  assert.match(secret, /^pxr_test_[0-9A-Za-z]{44}$/);
+  await page.getByRole("button", { name: "Copy key" }).click();
+  await page.getByRole("button", { name: "Copied" }).waitFor();
+  const copied = await page.evaluate(() => navigator.clipboard.readText());
+  assert.equal(copied, secret, "the clipboard holds the new key");
+  await shot("keys");
+  let me = await api("GET", "/me", copied);
+  assert.equal(me.status, 200, JSON.stringify(me.json));
+  assert.equal(me.json.data.key.kind, "account");
+  await page.getByRole("button", { name: "Done, I have stored it" }).click();
+  assert.equal(await page.locator("#new-key-text").count(), 0, "the text is gone from the page");
+  const row = page.locator("tr", { hasText: "browser test key" });
+  await row.getByRole("button", { name: "Revoke" }).click();
+  await page.locator("#confirm-text").getByText("browser test key").waitFor();
+  await page.locator("#confirm-ok").click();
+  await page.getByText("Key \u201cbrowser test key\u201d revoked.").waitFor();
+  await row.locator(".badge.revoked").waitFor();
+  me = await api("GET", "/me", copied);
+  assert.deepEqual([me.status, me.json.error], [401, "API key revoked"]);
+  out.revokedKeyId = (await api("GET", "/keys?limit=100", cfg.master)).json.data.keys
+    .find((k) => k.description === "browser test key").id;
+
+  // ---- events: a dead one, opened, replayed until delivered ----
+  await page.getByRole("link", { name: "Events" }).click();
+  await page.locator("#state").selectOption("dead");
+  await page.getByRole("button", { name: "Filter" }).click();
+  await page.waitForURL(/#\/events\?state=dead/);
+  await page.locator("tr", { hasText: cfg.deadEvent }).waitFor();
+  assert.equal(await page.locator("tbody tr .badge.delivered").count(), 0, "the filter shows dead events only");
+  await shot("events");
+  await page.locator("tr", { hasText: cfg.deadEvent }).click();
+  await page.waitForURL(new RegExp("#/events/" + cfg.deadEvent));
+  await page.locator("h1 .badge.dead").waitFor();
+  const attempt = page.locator("table.attempts tbody tr").first();
+  assert.match(await attempt.innerText(), /410/);
+  assert.match(await page.locator("#payload").innerText(), new RegExp(cfg.deadEvent));
+  assert.match(await page.locator("pre.code").first().innerText(), new RegExp("webhook-id: " + cfg.deadEvent));
+  await shot("event");
+  await page.locator("#replay").click();
+  await page.getByText("Queued to be delivered again.").waitFor();
+  await page.locator("h1 .badge.delivered").waitFor({ timeout: 30000 });
+  assert.match(await page.locator("table.attempts tbody tr").last().innerText(), /200/);
+  out.replayed = cfg.deadEvent;
+  await shot("event-delivered");
+
+  // bulk: every dead event matching the filter
+  await page.goto(base + "/dashboard/#/events?state=dead");
+  await page.locator("tr", { hasText: cfg.bulkEvent }).waitFor();
+  await page.locator("#bulk-replay").click();
+  await page.locator("#confirm-ok").click();
+  await page.getByText(/^\d+ matched, \d+ queued again\.$/).waitFor();
+  out.bulkToast = await page.locator("#toast").innerText();
+
+  // ---- charges: list, one with its QR image and BR Code ----
+  await page.getByRole("link", { name: "Charges" }).click();
+  await page.locator("tr", { hasText: cfg.charge }).waitFor();
+  await shot("charges");
+  await page.locator("tr", { hasText: cfg.charge }).click();
+  await page.locator("#brcode").waitFor();
+  const charge = (await api("GET", "/charge/pix/" + cfg.charge, cfg.master)).json.data;
+  assert.equal(await page.locator("#brcode").innerText(), charge.brCode);
+  await page.waitForFunction(() => document.getElementById("qr").complete && document.getElementById("qr").naturalWidth > 0);
+  await shot("charge");
+
+  // ---- accounts: list, one with balance, ledger and secrets on request ----
+  await page.getByRole("link", { name: "Accounts" }).click();
+  await page.locator("tr", { hasText: cfg.shopName }).waitFor();
+  assert.equal(await page.locator("table.list tbody tr").count(), 2);
+  await shot("accounts");
+  await page.locator("tr", { hasText: cfg.shopName }).click();
+  await page.locator("#balance").waitFor();
+  assert.equal(await page.locator("#secrets code.secret").count(), 0, "secrets are hidden until asked for");
+  await page.locator("tr", { hasText: "charge paid" }).first().waitFor();
+  await shot("account");
+  await page.locator("#reveal").click();
+  await page.locator("#secrets code.secret").first().waitFor();
+  const shown = await page.locator("#secrets").innerText();
+  assert.ok(shown.includes(cfg.shopSigningSecret), "the signing secret is shown");
+  await page.getByRole("button", { name: "Hide" }).click();
+  assert.equal(await page.locator("#secrets code.secret").count(), 0);
+
+  // ---- sign out; production is marked ----
+  await page.locator("#signout").click();
+  await page.locator("#apikey").waitFor();
+  assert.equal(await page.evaluate(() => sessionStorage.length), 0);
+  await page.locator("#apikey").fill(cfg.liveMaster);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.locator("#env.production").waitFor();
+  assert.match(await page.locator("#env").innerText(), /PRODUCTION/);
+  assert.ok(await page.evaluate(() => document.body.classList.contains("is-production")));
+  assert.match(await page.title(), /PRODUCTION/);
+  await page.getByRole("link", { name: "Accounts" }).click();
+  await page.locator("tr", { hasText: "Platform (production)" }).waitFor();
+  await shot("production");
+
+  // ---- a revoked session key signs the page out ----
+  await page.evaluate((k) => sessionStorage.setItem("pixrelay.key", k), cfg.revokedKey);
+  await page.getByRole("link", { name: "Events" }).click();
+  await page.getByText("Signed out: API key revoked").waitFor();
+
+  assert.deepEqual(problems, []);
+  process.stdout.write(JSON.stringify(out) + "\n");
+} finally {
+  await context.close();
+  rmSync(profile, { recursive: true, force: true });
+}

@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+"""The dashboard in a real browser: Debian's chromium driven by playwright-core.
+
+It starts a real redis-server, the real pixrelay binary and a real postback
+sink (tests/e2e), makes what the pages show (keys, charges, a business
+account, events that died at once because the sink answered 410 Gone), then
+runs dashboard.mjs: sign in, create a key and copy it, use it, revoke it and
+see it refused, open a dead event, replay it and see it delivered, bulk
+replay, a charge with its QR image, accounts with their secrets on request,
+production marked. Then it checks at the sink that the replayed events
+arrived, and that no key's text is in the server's log.
+
+playwright-core is pinned in package.json / package-lock.json here, installed
+with `npm ci --ignore-scripts` (it downloads no browser) into node_modules
+(ignored by git) when missing or made from another lock file. Screenshots of
+each page go to $PIXRELAY_SCREENSHOTS when set (update_screenshots.sh points
+it at docs/screenshots), else to a temporary directory.
+"""
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "e2e"))
+
+from harness import Pixrelay, Redis, Workdir, auth, wait_for  # noqa: E402
+from sink import Sink  # noqa: E402
+from test_keys_api import _account_body  # noqa: E402
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+def install():
+    """npm ci, unless node_modules was made from this very lock file."""
+    with open(os.path.join(HERE, "package-lock.json"), "rb") as f:
+        want = hashlib.sha256(f.read()).hexdigest()
+    stamp = os.path.join(HERE, "node_modules", ".pixrelay-lock-sha256")
+    with open(os.path.join(HERE, ".npm-install.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            with open(stamp) as f:
+                if f.read().strip() == want:
+                    return
+        except OSError:
+            pass
+        env = dict(os.environ, npm_config_fund="false", npm_config_audit="false",
+                   npm_config_update_notifier="false")
+        p = subprocess.run(["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund",
+                            "--loglevel=error"], cwd=HERE, env=env, capture_output=True,
+                           text=True, timeout=900)
+        if p.returncode != 0:
+            raise AssertionError("npm ci failed in tests/dashboard (is the npm registry "
+                                 "reachable?):\n" + p.stdout + p.stderr)
+        with open(stamp, "w") as f:
+            f.write(want + "\n")
+
+
+class Dashboard(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        for tool in (CHROMIUM, shutil.which("node"), shutil.which("npm")):
+            if not tool or not os.path.exists(tool):
+                raise AssertionError("chromium, node and npm are needed "
+                                     "(bash deploy/install-deps.sh --test installs them)")
+        install()
+        cls.wd = Workdir()
+        cls.redis = Redis(cls.wd.path).start()
+        cls.sink = Sink().start()
+        cls.px = Pixrelay(cls.wd.path, cls.redis).start()
+        cls.px.wait_ready()
+        init = json.loads(cls.px.cli("init", "--json").stdout)
+        cls.platform = init["sandbox"]["account"]
+        cls.master = cls.px.create_key("sandbox", master=True, description="ops")["key"]
+        cls.live_master = cls.px.create_key("production", master=True, description="ops")["key"]
+        revoked = cls.px.create_key("sandbox", description="old laptop")
+        cls.px.cli("keys", "revoke", revoked["id"])
+        cls.revoked = revoked["key"]
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.px.stop()
+        cls.sink.close()
+        cls.redis.stop()
+        cls.wd.cleanup()
+
+    def call(self, method, path, body=None, account=None):
+        r = self.px.request(method, path, body=body, headers=auth(self.master, account))
+        self.assertEqual(r.status, 200, r)
+        return r.json["data"]
+
+    def paid_charge(self, url, amount, account=None):
+        c = self.call("POST", "/v1/charge/pix/create", {"amount": amount, "postbackUrl": url,
+                                                         "comment": "Pedido %d" % amount}, account)
+        self.call("POST", "/v1/charge/pix/%s/simulate-payment" % c["id"], account=account)
+        return c["id"]
+
+    def event_of(self, charge, state, account=None):
+        def find():
+            evs = self.call("GET", "/v1/events?limit=100", account=account)["events"]
+            for e in evs:
+                full = self.call("GET", "/v1/events/" + e["id"], account=account)
+                if full["payload"]["data"]["id"] == charge and e["state"] == state:
+                    return e["id"]
+            return None
+        return wait_for(find, timeout=20, what="the event of %s to be %s" % (charge, state))
+
+    def test_a_person_uses_the_dashboard(self):
+        # what the pages show
+        shop = self.call("POST", "/v1/baas/account/create",
+                         dict(_account_body(), postbackUrl=self.sink.url("/shop")), self.platform)
+        self.paid_charge(self.sink.url("/shop"), 15000, shop["id"])
+        self.sink.script("/gone", [410, 410])
+        dead = self.event_of(self.paid_charge(self.sink.url("/gone"), 2500), "dead")
+        bulk = self.event_of(self.paid_charge(self.sink.url("/gone"), 3100), "dead")
+        ok = self.paid_charge(self.sink.url("/ok"), 4200)
+        self.event_of(ok, "delivered")
+        pending = self.call("POST", "/v1/charge/pix/create", {"amount": 990, "externalID": "order-77"})
+        secrets = self.call("POST", "/v1/baas/accounts/%s/secrets/reveal" % shop["id"])
+
+        shots = os.environ.get("PIXRELAY_SCREENSHOTS") or tempfile.mkdtemp(prefix="pixrelay-shots-")
+        os.makedirs(shots, exist_ok=True)
+        cfg = {"url": "http://127.0.0.1:%d" % self.px.port, "screenshots": shots,
+               "chromium": CHROMIUM, "master": self.master, "liveMaster": self.live_master,
+               "revokedKey": self.revoked, "deadEvent": dead, "bulkEvent": bulk,
+               "charge": pending["id"], "shopName": shop["tradeName"],
+               "shopSigningSecret": secrets["postbackSigningSecret"]}
+        p = subprocess.run(["node", os.path.join(HERE, "dashboard.mjs")], cwd=HERE,
+                           env=dict(os.environ, DASHBOARD_TEST=json.dumps(cfg)),
+                           capture_output=True, text=True, timeout=240)
+        if p.returncode != 0:
+            self.fail("the browser test failed (exit %d):\n%s%s" % (p.returncode, p.stdout, p.stderr))
+        out = json.loads(p.stdout.strip().splitlines()[-1])
+        print("dashboard: first load of /dashboard/ in chromium: %(files)d files, %(bytes)d bytes, "
+              "DOMContentLoaded at %(domContentLoadedMs)d ms, load at %(loadMs)d ms" % out["figures"])
+
+        # the replayed event arrived at the sink: once dead (410), then delivered (200)
+        self.assertEqual(out["replayed"], dead)
+        got = self.sink.requests(path="/gone", webhook_id=dead)
+        self.assertEqual([r.reply.status for r in got], [410, 200])
+        self.assertEqual(got[-1].json["id"], dead)
+        # the bulk replay sent the other dead one again
+        self.assertRegex(out["bulkToast"], r"^\d+ matched, [1-9]\d* queued again\.$")
+        self.sink.wait_count(2, path="/gone", webhook_id=bulk, timeout=20)
+        # the key made in the browser was revoked through the API, and is refused
+        keys = self.call("GET", "/v1/keys?limit=100")["keys"]
+        made = [k for k in keys if k["id"] == out["revokedKeyId"]]
+        self.assertEqual(len(made), 1)
+        self.assertIsNotNone(made[0]["revokedAt"])
+        self.assertIsNotNone(made[0]["lastUsedAt"])
+        # every page has its screenshot
+        for name in ("signin", "keys", "events", "event", "event-delivered", "charges", "charge",
+                     "accounts", "account", "production"):
+            with open(os.path.join(shots, name + ".png"), "rb") as f:
+                self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n", name)
+        # no key's text in the server's log
+        time.sleep(0.2)  # the log is flushed every 100 ms
+        log = self.px.log()
+        for k in (self.master, self.live_master, self.revoked):
+            self.assertNotIn(k, log)
+        self.assertNotIn(secrets["postbackSigningSecret"], log)
+        if not os.environ.get("PIXRELAY_SCREENSHOTS"):
+            shutil.rmtree(shots, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    unittest.main()

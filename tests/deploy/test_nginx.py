@@ -1,0 +1,434 @@
+"""deploy/nginx.conf as shipped, run by real nginx in front of two real
+pixrelay processes that share one real redis-server.
+
+The file under test is deploy/nginx.conf itself. Only its lines marked
+"site:" (pid file, logs, listen address, certificate, the two upstream
+servers) are replaced, textually, each of which must be found exactly once;
+temporary-file paths are added at the top of the http block so that nginx
+writes nothing outside the test's directory. Everything else (the upstream
+policy, the request-id map, the headers sent to pixrelay, the rate limit, the
+JSON error pages) runs as shipped. nginx runs as a child process on the
+loopback with a self-signed certificate made by deploy/nginx-selfcert.sh; as
+root its workers drop to www-data as the file says, otherwise it runs as the
+calling user.
+
+The client connects from 127.0.0.2 (the whole of 127.0.0.0/8 is the
+loopback), while pixrelay trusts only 127.0.0.1, nginx's own address: so
+pixrelay's log shows 127.0.0.2 only if nginx passed it in X-Forwarded-For.
+"""
+import http.client
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
+from harness import Fatal, Pixrelay, Redis, Workdir, _live, auth, wait_for  # noqa: E402
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+SHIPPED = os.path.join(ROOT, "deploy", "nginx.conf")
+SELFCERT = os.path.join(ROOT, "deploy", "nginx-selfcert.sh")
+NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
+CURL = shutil.which("curl")
+PUBLIC = "pay.example.test"
+CLIENT = "127.0.0.2"
+BURSTER = "127.0.0.3"
+RID_RE = re.compile(r"^[0-9a-f]{32}$")  # nginx's $request_id
+
+
+def envelope(status, msg):
+    return {"error": msg, "status": status, "data": []}
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def render(text, subs, http_prefix):
+    """The shipped file with each (old, new) replaced; old must occur once."""
+    for old, new in subs:
+        n = text.count(old)
+        if n != 1:
+            raise AssertionError("deploy/nginx.conf: %r found %d times, expected once "
+                                 "(the test replaces the lines marked 'site:')" % (old, n))
+        text = text.replace(old, new)
+    if text.count("\nhttp {\n") != 1:
+        raise AssertionError("deploy/nginx.conf: no single 'http {' line")
+    return text.replace("\nhttp {\n", "\nhttp {\n" + http_prefix, 1)
+
+
+class PublicHTTPS(http.client.HTTPSConnection):
+    """HTTPS to nginx's loopback address, verifying the certificate for the
+    public name (as a client that resolved pay.example.test would)."""
+
+    def connect(self):
+        http.client.HTTPConnection.connect(self)
+        self.sock = self._context.wrap_socket(self.sock, server_hostname=PUBLIC)
+
+
+class Response:
+    def __init__(self, r):
+        self.status = r.status
+        self.headers = r.getheaders()
+        self.body = r.read()
+
+    @property
+    def json(self):
+        return json.loads(self.body)
+
+    def header(self, name):
+        vals = [v for k, v in self.headers if k.lower() == name.lower()]
+        if len(vals) > 1:
+            raise AssertionError("header %s sent %d times: %r" % (name, len(vals), vals))
+        return vals[0] if vals else None
+
+    def __repr__(self):
+        return "<%d %r>" % (self.status, self.body[:300])
+
+
+class NginxInFront(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        if not os.path.exists(NGINX):
+            raise AssertionError("nginx is not installed (bash deploy/install-deps.sh --test)")
+        cls.wd = Workdir()
+        cls.nginx = None
+        try:
+            cls._start()
+        except BaseException:
+            cls.tearDownClass()
+            raise
+
+    @classmethod
+    def _start(cls):
+        wd = cls.wd.path
+        if os.geteuid() == 0:
+            # nginx's workers run as www-data (the shipped `user` line) and
+            # must reach their temporary directories inside this one
+            os.chmod(wd, 0o711)
+        cls.redis = Redis(wd).start()
+        base = "https://%s/v1" % PUBLIC
+        args = ["--base-url", base, "--trusted-proxies", "127.0.0.1"]
+        cls.px = [Pixrelay(wd, cls.redis, args=args, name="px%d" % i).start() for i in (1, 2)]
+        for p in cls.px:
+            p.wait_ready()
+        cls.px[0].cli("init", "--env", "sandbox")
+        cls.key = cls.px[0].create_key("sandbox")["key"]
+
+        ngx = os.path.join(wd, "nginx")
+        os.makedirs(ngx)
+        if os.geteuid() == 0:
+            os.chmod(ngx, 0o711)
+        tls = os.path.join(ngx, "tls")
+        subprocess.run(["bash", SELFCERT, tls, PUBLIC], check=True, capture_output=True)
+        cls.cert = os.path.join(tls, "fullchain.pem")
+        cls.port = free_port()
+        with open(SHIPPED) as f:
+            shipped = f.read()
+        subs = [
+            ("pid /run/nginx.pid;", "pid %s/nginx.pid;" % ngx),
+            ("error_log /var/log/nginx/error.log warn;", "error_log %s/error.log info;" % ngx),
+            ("access_log /var/log/nginx/pixrelay.access.log pixrelay;",
+             "access_log %s/access.log pixrelay;" % ngx),
+            ("listen 443 ssl http2;", "listen 127.0.0.1:%d ssl http2;" % cls.port),
+            ("ssl_certificate /etc/nginx/pixrelay/fullchain.pem;",
+             "ssl_certificate %s/fullchain.pem;" % tls),
+            ("ssl_certificate_key /etc/nginx/pixrelay/privkey.pem;",
+             "ssl_certificate_key %s/privkey.pem;" % tls),
+            ("server 127.0.0.1:8081 ", "server 127.0.0.1:%d " % cls.px[0].port),
+            ("server 127.0.0.1:8082 ", "server 127.0.0.1:%d " % cls.px[1].port),
+        ]
+        temp = "".join("    %s_temp_path %s/%s;\n" % (k, ngx, k)
+                       for k in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
+        cls.conf = os.path.join(ngx, "nginx.conf")
+        with open(cls.conf, "w") as f:
+            f.write(render(shipped, subs, temp))
+        cls.ngx = ngx
+        cls.nginx_cmd = [NGINX, "-p", ngx + "/", "-c", cls.conf, "-e", "stderr"]
+        cls.nginx_err = open(os.path.join(ngx, "stderr.log"), "ab")
+        cls.nginx = subprocess.Popen(cls.nginx_cmd + ["-g", "daemon off;"],
+                                     stdout=subprocess.DEVNULL, stderr=cls.nginx_err)
+        _live.append(cls.nginx)
+
+        def up():
+            if cls.nginx.poll() is not None:
+                raise Fatal("nginx exited at start:\n" + cls.nginx_log())
+            with socket.create_connection(("127.0.0.1", cls.port), timeout=1):
+                return True
+
+        wait_for(up, what="nginx to listen")
+
+    @classmethod
+    def tearDownClass(cls):
+        if getattr(cls, "nginx", None) and cls.nginx.poll() is None:
+            cls.nginx.send_signal(signal.SIGQUIT)  # graceful stop
+            try:
+                cls.nginx.wait(10)
+            except subprocess.TimeoutExpired:
+                cls.nginx.kill()
+                cls.nginx.wait(5)
+        if getattr(cls, "nginx", None) in _live:
+            _live.remove(cls.nginx)
+        if getattr(cls, "nginx_err", None):
+            cls.nginx_err.close()
+        for p in getattr(cls, "px", []):
+            p.stop()
+        if getattr(cls, "redis", None):
+            cls.redis.stop()
+        cls.wd.cleanup()
+
+    @classmethod
+    def nginx_log(cls):
+        with open(os.path.join(cls.ngx, "stderr.log"), errors="replace") as f:
+            out = f.read()
+        p = os.path.join(cls.ngx, "error.log")
+        if os.path.exists(p):
+            with open(p, errors="replace") as f:
+                out += f.read()
+        return out
+
+    # ---- helpers ----
+
+    def access_log(self):
+        with open(os.path.join(self.ngx, "access.log"), errors="replace") as f:
+            return f.read()
+
+    def context(self):
+        ctx = ssl.create_default_context(cafile=self.cert)
+        return ctx
+
+    def conn(self, source=CLIENT):
+        return PublicHTTPS("127.0.0.1", self.port, source_address=(source, 0),
+                           context=self.context(), timeout=15)
+
+    def request(self, method, path, body=None, headers=None, source=CLIENT, conn=None):
+        c = conn or self.conn(source)
+        hdrs = {"Host": PUBLIC}
+        hdrs.update(headers or {})
+        data = None
+        if body is not None:
+            data = json.dumps(body).encode()
+            hdrs.setdefault("Content-Type", "application/json")
+        try:
+            c.request(method, path, body=data, headers=hdrs)
+            return Response(c.getresponse())
+        finally:
+            if conn is None:
+                c.close()
+
+    def pixrelay_lines(self, request_id):
+        """pixrelay's request log lines carrying this request id, from both."""
+        found = []
+        for p in self.px:
+            for line in p.log().splitlines():
+                if " request " in line and ("request_id=%s " % request_id) in line:
+                    found.append((p, line))
+        return found
+
+    def one_pixrelay_line(self, request_id):
+        return wait_for(lambda: len(self.pixrelay_lines(request_id)) == 1 and
+                        self.pixrelay_lines(request_id)[0],
+                        what="one pixrelay log line for request %s" % request_id)
+
+    # ---- the file itself ----
+
+    def test_configuration_passes_nginx_t(self):
+        p = subprocess.run(self.nginx_cmd + ["-t"], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("test is successful", p.stderr)
+
+    def test_tls_with_the_certificate_and_not_without(self):
+        r = self.request("GET", "/healthz")
+        self.assertEqual(r.status, 200)
+        c = PublicHTTPS("127.0.0.1", self.port, source_address=(CLIENT, 0),
+                        context=ssl.create_default_context(), timeout=15)
+        with self.assertRaises(ssl.SSLCertVerificationError):
+            c.request("GET", "/healthz", headers={"Host": PUBLIC})
+        c.close()
+        # HSTS on every answer, the proxy's own ones included
+        self.assertEqual(r.header("Strict-Transport-Security"), "max-age=31536000")
+
+    # ---- what goes through ----
+
+    def test_healthz_reachable_through_nginx(self):
+        r = self.request("GET", "/healthz")
+        self.assertEqual(r.status, 200)
+        self.assertEqual(r.json, {"status": "ok"})
+
+    def test_readyz_only_from_the_machine_itself(self):
+        r = self.request("GET", "/readyz", source=CLIENT)
+        self.assertEqual(r.status, 403)
+        self.assertEqual(r.json, envelope(
+            403, "forbidden: this path is only served to the local machine"))
+        self.assertTrue(r.header("Content-Type").startswith("application/json"), r.headers)
+        r = self.request("GET", "/readyz", source="127.0.0.1")
+        self.assertEqual(r.status, 200)
+        self.assertEqual(r.json["ready"], True)
+
+    def test_public_base_url_in_brcode_image_url_and_the_qr_through_nginx(self):
+        # a hostile Host and X-Forwarded-Proto change nothing: the URL comes
+        # from --base-url only
+        r = self.request("POST", "/v1/charge/pix/create",
+                         body={"amount": 1990, "comment": "through nginx"},
+                         headers=dict(auth(self.key), **{"X-Forwarded-Proto": "http",
+                                                         "X-Forwarded-Host": "evil.example"}))
+        self.assertEqual(r.status, 200, r)
+        d = r.json["data"]
+        url = d["brCodeImageUrl"]
+        self.assertEqual(url, "https://%s/v1/qrcode/%s" % (PUBLIC, d["id"]))
+        # fetch that very URL as a browser would, pay.example.test:443 being nginx
+        if not CURL:
+            self.fail("curl is not installed (bash deploy/install-deps.sh --test)")
+        out = os.path.join(self.wd.path, "qr.png")
+        p = subprocess.run([CURL, "-sS", "--cacert", self.cert, "--interface", CLIENT,
+                            "--connect-to", "%s:443:127.0.0.1:%d" % (PUBLIC, self.port),
+                            "-o", out, "-w", "%{http_code} %{content_type}", url],
+                           capture_output=True, text=True, timeout=30)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout, "200 image/png")
+        with open(out, "rb") as f:
+            self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+
+    def test_client_address_reaches_pixrelay_and_a_claimed_one_does_not(self):
+        rid = "xff-check-%d" % time.time_ns()
+        r = self.request("GET", "/v1/me", headers=dict(auth(self.key), **{
+            "X-Request-Id": rid, "X-Forwarded-For": "203.0.113.9"}))
+        self.assertEqual(r.status, 200, r)
+        _, line = self.one_pixrelay_line(rid)
+        self.assertRegex(line, r" client=127\.0\.0\.2$")
+        self.assertNotIn("203.0.113.9", line)
+
+    def test_request_id_kept_when_valid(self):
+        rid = "shop-42:order.7_a-%d" % time.time_ns()
+        r = self.request("GET", "/v1/me", headers=dict(auth(self.key), **{"X-Request-Id": rid}))
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(r.header("X-Request-Id"), rid)
+        self.one_pixrelay_line(rid)
+        # nginx logs the same id
+        wait_for(lambda: ("request_id=%s " % rid) in self.access_log(),
+                 what="nginx access log line")
+
+    def test_request_id_made_by_nginx_when_missing_or_invalid(self):
+        for sent in (None, "has space", "x" * 65, "emoji-\u00e9"):
+            headers = auth(self.key)
+            if sent is not None:
+                headers["X-Request-Id"] = sent.encode("utf-8").decode("latin-1")
+            r = self.request("GET", "/v1/me", headers=headers)
+            self.assertEqual(r.status, 200, r)
+            rid = r.header("X-Request-Id")
+            self.assertRegex(rid, RID_RE, "sent %r" % sent)
+            self.one_pixrelay_line(rid)
+
+    def test_requests_are_spread_over_both_processes(self):
+        ids = ["lb-%d-%d" % (i, time.time_ns()) for i in range(20)]
+        c = self.conn()
+        try:
+            for rid in ids:
+                r = self.request("GET", "/v1/me", conn=c,
+                                 headers=dict(auth(self.key), **{"X-Request-Id": rid}))
+                self.assertEqual(r.status, 200, r)
+        finally:
+            c.close()
+        served = {}
+        for rid in ids:
+            p, _ = self.one_pixrelay_line(rid)
+            served[p.log_path] = served.get(p.log_path, 0) + 1
+        self.assertEqual(len(served), 2, "only one process was used: %r" % served)
+        self.assertEqual(sum(served.values()), 20)
+
+    # ---- what nginx refuses itself: the JSON envelope ----
+
+    def test_burst_gets_429_envelope_with_retry_after_per_client(self):
+        c = self.conn(BURSTER)
+        limited = None
+        sent = 0
+        try:
+            # 50 a second with bursts of 100: 400 requests in a row cannot
+            # all pass unless they take 6 seconds (a generous liveness bound)
+            while sent < 400 and limited is None:
+                r = self.request("GET", "/v1/qrcode/none", conn=c)
+                sent += 1
+                if r.status == 429:
+                    limited = r
+                else:
+                    self.assertEqual(r.status, 404, r)
+        finally:
+            c.close()
+        self.assertIsNotNone(limited, "no 429 after %d requests" % sent)
+        self.assertGreater(sent, 100)  # the burst passes
+        self.assertEqual(limited.json, envelope(
+            429, "too many requests: at most 50 a second from one address; "
+                 "retry after the Retry-After seconds"))
+        self.assertEqual(limited.header("Retry-After"), "1")
+        self.assertTrue(limited.header("Content-Type").startswith("application/json"))
+        self.assertRegex(limited.header("X-Request-Id"), RID_RE)
+        # another client is not limited
+        r = self.request("GET", "/healthz", source=CLIENT)
+        self.assertEqual(r.status, 200)
+        r = self.request("GET", "/v1/qrcode/none", source=CLIENT)
+        self.assertEqual(r.status, 404)
+        self.assertEqual(r.json, envelope(404, "QR code not found: none"))
+
+    def test_body_over_the_proxy_limit_gets_413_envelope(self):
+        c = self.conn()
+        try:
+            c.putrequest("POST", "/v1/charge/pix/create", skip_host=True)
+            c.putheader("Host", PUBLIC)
+            c.putheader("Content-Type", "application/json")
+            c.putheader("Content-Length", str(18 * 1024 * 1024))
+            c.endheaders()
+            r = Response(c.getresponse())
+        finally:
+            c.close()
+        self.assertEqual(r.status, 413)
+        self.assertEqual(r.json, envelope(
+            413, "request body too large: at most 17 MiB reach the service"))
+
+    def test_malformed_request_gets_400_envelope(self):
+        s = socket.create_connection(("127.0.0.1", self.port), timeout=10,
+                                     source_address=(CLIENT, 0))
+        tls = self.context().wrap_socket(s, server_hostname=PUBLIC)
+        try:
+            tls.sendall(b"GET /healthz HTTP/1.1\r\nHost: " + PUBLIC.encode() +
+                        b"\r\nContent-Length: nope\r\n\r\n")
+            data = b""
+            while True:
+                chunk = tls.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+        finally:
+            tls.close()
+        head, _, body = data.partition(b"\r\n\r\n")
+        self.assertTrue(head.startswith(b"HTTP/1.1 400 "), head)
+        self.assertEqual(json.loads(body), envelope(400, "bad request: the proxy could not "
+                                                         "parse it"))
+
+    # Last (unittest runs tests in name order): stops the processes.
+    def test_zz_one_process_down_then_both(self):
+        self.px[1].stop()
+        for i in range(6):
+            r = self.request("GET", "/v1/me", headers=auth(self.key))
+            self.assertEqual(r.status, 200, "request %d with one process down: %r" % (i, r))
+        self.px[0].stop()
+        r = self.request("GET", "/v1/me", headers=auth(self.key))
+        self.assertEqual(r.status, 502, r)
+        self.assertEqual(r.json, envelope(502, "bad gateway: no pixrelay process answered; "
+                                               "retry later"))
+        self.assertEqual(r.header("Retry-After"), "5")
+        self.assertRegex(r.header("X-Request-Id"), RID_RE)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

@@ -1,0 +1,113 @@
+"""GET /metrics: the Prometheus text format, checked by promtool (Debian's
+prometheus package), with figures that follow what the process did."""
+import json
+import re
+import subprocess
+import unittest
+
+from harness import Pixrelay, Redis, Workdir, auth, wait_for
+from sink import Sink
+
+
+def value(text, name, **labels):
+    """The value of the series `name` with exactly these labels, or None."""
+    want = ",".join('%s="%s"' % kv for kv in sorted(labels.items()))
+    for line in text.splitlines():
+        if line.startswith("#"):
+            continue
+        m = re.match(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$', line)
+        if not m or m.group(1) != name:
+            continue
+        got = ",".join(sorted((m.group(2) or "").split(","))) if m.group(2) else ""
+        if got == want:
+            return float(m.group(3))
+    return None
+
+
+class Metrics(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.wd = Workdir()
+        cls.redis = Redis(cls.wd.path).start()
+        cls.sink = Sink().start()
+        cls.px = Pixrelay(cls.wd.path, cls.redis, args=["--retry-max-attempts", "1"]).start()
+        cls.px.wait_ready()
+        cls.px.cli("init")
+        cls.key = cls.px.create_key("sandbox")["key"]
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.px.stop()
+        cls.sink.close()
+        cls.redis.stop()
+        cls.wd.cleanup()
+
+    def scrape(self):
+        r = self.px.request("GET", "/metrics")
+        self.assertEqual(r.status, 200)
+        self.assertEqual(r.header("Content-Type"), "text/plain; version=0.0.4; charset=utf-8")
+        return r.body.decode()
+
+    def test_promtool_accepts_the_exposition(self):
+        text = self.scrape()
+        p = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True,
+                           text=True, timeout=30)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertEqual(value(text, "pixrelay_build_info", version=text.split('version="')[1].split('"')[0]), 1)
+        self.assertEqual(value(text, "pixrelay_redis_up"), 1)
+
+    def test_deliveries_and_events_are_counted(self):
+        before = self.scrape()
+        ok = value(before, "pixrelay_deliveries_total", env="sandbox", outcome="delivered") or 0
+        dead = value(before, "pixrelay_deliveries_total", env="sandbox", outcome="dead") or 0
+        for url in (self.sink.url("/m"), "http://127.0.0.1:1/none"):
+            r = self.px.request("POST", "/v1/charge/pix/create",
+                                body={"amount": 900, "postbackUrl": url}, headers=auth(self.key))
+            self.px.request("POST", "/v1/charge/pix/%s/simulate-payment" % r.json["data"]["id"],
+                            headers=auth(self.key))
+        self.sink.wait_count(1, path="/m")
+
+        def dead_events(t):
+            return sum(v for v in (value(t, "pixrelay_events", shard=str(s), state="dead")
+                                   for s in range(16)) if v)
+
+        def counted():
+            # counted when the attempt ends; in the dead set once recorded in Redis
+            t = self.scrape()
+            return t if (value(t, "pixrelay_deliveries_total", env="sandbox", outcome="delivered") == ok + 1
+                         and value(t, "pixrelay_deliveries_total", env="sandbox", outcome="dead") == dead + 1
+                         and dead_events(t) >= 1) else None
+        text = wait_for(counted, what="the two attempts counted")
+        self.assertGreaterEqual(value(text, "pixrelay_delivery_duration_seconds_count",
+                                      env="sandbox", outcome="delivered"), 1)
+        self.assertIsNotNone(value(text, "pixrelay_delivery_lag_seconds", shard="0"))
+        # requests by route pattern (never the path the client sent), Redis round trips
+        self.assertGreaterEqual(value(text, "pixrelay_http_requests_total",
+                                      route="/v1/charge/pix/{id}/simulate-payment",
+                                      method="POST", status="200"), 2)
+        self.assertGreaterEqual(value(text, "pixrelay_http_request_duration_seconds_count",
+                                      route="/v1/charge/pix/create", method="POST"), 2)
+        self.assertGreater(value(text, "pixrelay_redis_command_duration_seconds_count"), 0)
+        self.assertEqual(value(text, "pixrelay_redis_reconnects_total"), 0)
+
+    def test_ingest_results_are_counted(self):
+        before = value(self.scrape(), "pixrelay_ingest_total", result="relayed") or 0
+        secrets = json.loads(self.px.cli("secrets", "--env", "sandbox", "--json").stdout)
+        for i in range(3):
+            r = self.px.request("POST", "/v1/webhooks/ingest/" + secrets["account"],
+                                body={"id": "up-m-%d" % i, "event": "EVENT:CHARGE_PAID",
+                                      "data": {"id": "upstream-charge-%d" % i}},
+                                headers={"signature": secrets["ingestSecret"]})
+            self.assertEqual(r.status, 200, r)
+        dup = self.px.request("POST", "/v1/webhooks/ingest/" + secrets["account"],
+                              body={"id": "up-m-0", "event": "EVENT:CHARGE_PAID",
+                                    "data": {"id": "upstream-charge-0"}},
+                              headers={"signature": secrets["ingestSecret"]})
+        self.assertEqual(dup.json["data"]["duplicate"], True)
+        text = self.scrape()
+        self.assertEqual(value(text, "pixrelay_ingest_total", result="relayed"), before + 3)
+        self.assertGreaterEqual(value(text, "pixrelay_ingest_total", result="duplicate"), 1)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

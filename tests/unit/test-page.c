@@ -1,0 +1,61 @@
+#include "pixrelay/page.h"
+
+#include "check.h"
+
+int main(void)
+{
+	struct page_cursor c;
+	char pos[16], fp[PAGE_FP_LEN + 1];
+	int n = 0;
+
+	page_cursor_start(&c);
+	CHECK_STR(c.score, "+inf");
+	CHECK_STR(c.id, "");
+
+	CHECK_INT(page_parse_cursor("1795308078008_key_01M80B6GXRC6162E4XN5NPCTY3", "key_", &c), 0);
+	CHECK_STR(c.score, "1795308078008");
+	CHECK_STR(c.id, "key_01M80B6GXRC6162E4XN5NPCTY3");
+	CHECK_INT(page_parse_cursor("1795308078008_01M80B6GXRC6162E4XN5NPCTY3", "", &c), 0);
+	CHECK_STR(c.id, "01M80B6GXRC6162E4XN5NPCTY3");
+	/* the wrong kind of id, a bad time, junk */
+	CHECK_INT(page_parse_cursor("1795308078008_01M80B6GXRC6162E4XN5NPCTY3", "key_", &c), -1);
+	CHECK_INT(page_parse_cursor("1795308078008_key_01M80B6GXRC6162E4XN5NPCTY3", "", &c), -1);
+	CHECK_INT(page_parse_cursor("_01M80B6GXRC6162E4XN5NPCTY3", "", &c), -1);
+	CHECK_INT(page_parse_cursor("0_01M80B6GXRC6162E4XN5NPCTY3", "", &c), -1);
+	CHECK_INT(page_parse_cursor("-5_01M80B6GXRC6162E4XN5NPCTY3", "", &c), -1);
+	CHECK_INT(page_parse_cursor("12x_01M80B6GXRC6162E4XN5NPCTY3", "", &c), -1);
+	CHECK_INT(page_parse_cursor("1234567890123456_01M80B6GXRC6162E4XN5NPCTY3", "", &c), -1);
+	CHECK_INT(page_parse_cursor("17_01M80B6GXRC6162E4XN5NPCTY", "", &c), -1);
+	CHECK_INT(page_parse_cursor("17_01M80B6GXRC6162E4XN5NPCTY3x", "", &c), -1);
+	CHECK_INT(page_parse_cursor("", "", &c), -1);
+	CHECK_INT(page_parse_cursor(NULL, "", &c), -1);
+	/* a failed parse leaves the cursor as it was */
+	CHECK_STR(c.id, "01M80B6GXRC6162E4XN5NPCTY3");
+
+	CHECK_INT(page_parse_limit("1", 100, &n), 0);
+	CHECK_INT(n, 1);
+	CHECK_INT(page_parse_limit("100", 100, &n), 0);
+	CHECK_INT(n, 100);
+	CHECK_INT(page_parse_limit("101", 100, &n), -1);
+	CHECK_INT(page_parse_limit("0", 100, &n), -1);
+	CHECK_INT(page_parse_limit("-1", 100, &n), -1);
+	CHECK_INT(page_parse_limit("+5", 100, &n), -1);
+	CHECK_INT(page_parse_limit("05", 100, &n), -1);
+	CHECK_INT(page_parse_limit("5 ", 100, &n), -1);
+	CHECK_INT(page_parse_limit("2.0", 100, &n), -1);
+	CHECK_INT(page_parse_limit("", 100, &n), -1);
+	CHECK_INT(page_parse_limit("99999999999999999999", 100, &n), -1);
+	CHECK_INT(n, 100);
+
+	CHECK_INT(page_parse_ledger_cursor("20.3f2a9c0d1b4e", pos, fp), 0);
+	CHECK_STR(pos, "20");
+	CHECK_STR(fp, "3f2a9c0d1b4e");
+	CHECK_INT(page_parse_ledger_cursor("1000000.3f2a9c0d1b4e", pos, fp), 0);
+	CHECK_INT(page_parse_ledger_cursor("1000001.3f2a9c0d1b4e", pos, fp), -1);
+	CHECK_INT(page_parse_ledger_cursor("0.3f2a9c0d1b4e", pos, fp), -1);
+	CHECK_INT(page_parse_ledger_cursor("20.3F2A9C0D1B4E", pos, fp), -1);
+	CHECK_INT(page_parse_ledger_cursor("20.3f2a9c0d1b4", pos, fp), -1);
+	CHECK_INT(page_parse_ledger_cursor("20_3f2a9c0d1b4e", pos, fp), -1);
+	CHECK_INT(page_parse_ledger_cursor(".3f2a9c0d1b4e", pos, fp), -1);
+	return check_finish("page");
+}
