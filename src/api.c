@@ -6,6 +6,7 @@
 #include "pixrelay/charges.h"
 #include "pixrelay/dashboard.h"
 #include "pixrelay/events.h"
+#include "pixrelay/evstream.h"
 #include "pixrelay/ingest.h"
 #include "pixrelay/qrpng.h"
 #include "pixrelay/reqbody.h"
@@ -524,16 +525,29 @@ static void handle_qrcode(struct http_req *req)
 
 /* ---- charge lifecycle ---- */
 
+/* A charge transition under way: what it does, and its event's id once made. */
+struct transition {
+	const char *verb;
+	char event[EVENTS_ID_MAX];
+};
+
 static void on_transitioned(void *ud, int result, const char *json, const char *err)
 {
 	struct http_req *req = ud;
 	struct app *app = app_of(req);
-	const char *verb = req->state ? (const char *)req->state : "changed";
+	struct transition *t = req->state;
+	const char *verb = t->verb;
+	char event[EVENTS_ID_MAX];
 
+	snprintf(event, sizeof(event), "%s", t->event);
+	free(t);
 	req->state = NULL;
 	switch (result) {
 	case 0:
 		dispatch_kick(app->dispatch, req->params[0]);
+		/* the event it made, for tools (pixrelay trigger) */
+		if (*event)
+			http_add_header(req, "X-Event-Id", event);
 		http_reply_data(req, 200, json, strlen(json));
 		return;
 	case CHARGES_NOT_FOUND:
@@ -545,6 +559,8 @@ static void on_transitioned(void *ud, int result, const char *json, const char *
 		return;
 	case CHARGES_EXPIRED:
 		dispatch_kick(app->dispatch, req->params[0]);
+		if (*event)
+			http_add_header(req, "X-Event-Id", event);
 		http_reply_error(req, 400, "charge expired before the payment; it is EXPIRED now");
 		return;
 	case CHARGES_AMOUNT_MISMATCH:
@@ -571,6 +587,7 @@ static void simulate(struct http_req *req, enum charges_action action, const cha
 {
 	struct app *app = app_of(req);
 	struct api_caller *c = req->auth;
+	struct transition *t;
 
 	if (c->key.env != AUTH_SANDBOX) {
 		http_reply_error(req, 403, "%s", refusal);
@@ -580,9 +597,11 @@ static void simulate(struct http_req *req, enum charges_action action, const cha
 		http_reply_error(req, 404, "charge not found: %.40s", req->params[0]);
 		return;
 	}
-	req->state = (void *)verb;
+	t = mem_new(struct transition);
+	t->verb = verb;
+	req->state = t;
 	charges_transition(app->rds, app->cfg, c->key.env, c->account, req->params[0], action, NULL,
-			   NULL, on_transitioned, req);
+			   t->event, on_transitioned, req);
 }
 
 static void handle_simulate_payment(struct http_req *req)
@@ -591,6 +610,16 @@ static void handle_simulate_payment(struct http_req *req)
 		 "simulate-payment works with sandbox keys only; production charges are paid by "
 		 "the payment provider's notification",
 		 "paid");
+}
+
+/* Sandbox: the charge expires now, as it would at expiresAt (a charge
+ * cannot expire sooner than 5 minutes after creation otherwise). */
+static void handle_simulate_expiry(struct http_req *req)
+{
+	simulate(req, CHARGES_EXPIRE,
+		 "simulate-expiry works with sandbox keys only; production charges expire at "
+		 "their expiresAt",
+		 "expired");
 }
 
 static void handle_simulate_failure(struct http_req *req)
@@ -607,6 +636,7 @@ static void handle_refund(struct http_req *req)
 {
 	struct app *app = app_of(req);
 	struct api_caller *c = req->auth;
+	struct transition *t;
 	yajl_val body = NULL;
 	char err[512], amount[32] = "";
 	int64_t n = 0;
@@ -628,9 +658,12 @@ static void handle_refund(struct http_req *req)
 		http_reply_error(req, 404, "charge not found: %.40s", req->params[0]);
 		return;
 	}
-	req->state = (void *)"refunded";
+	t = mem_new(struct transition);
+	t->verb = "refunded";
+	req->state = t;
 	charges_transition(app->rds, app->cfg, c->key.env, c->account, req->params[0],
-			   CHARGES_REFUND, amount[0] ? amount : NULL, NULL, on_transitioned, req);
+			   CHARGES_REFUND, amount[0] ? amount : NULL, t->event, on_transitioned,
+			   req);
 }
 
 /* ---- events ---- */
@@ -648,6 +681,52 @@ static int event_id_ok(struct http_req *req)
 		return 0;
 	}
 	return 1;
+}
+
+/* GET /v1/events/stream[?since=TIME|EVENT_ID]: the caller's account's events
+ * as they are created, as Server-Sent Events; Last-Event-ID (or since)
+ * resumes (evstream.h). */
+static void handle_events_stream(struct http_req *req)
+{
+	struct app *app = app_of(req);
+	struct api_caller *c = req->auth;
+	const char *last = http_header(req, "Last-Event-ID");
+	char *since = http_query(req, "since");
+	long long from_ms = 0;
+	const char *skip = NULL;
+
+	if (last && *last) {
+		long long ms = evstream_id_ms(last);
+		if (ms < 0 || ks_shard_of(last) != ks_shard_of(c->account)) {
+			free(since);
+			http_reply_error(
+			    req, 400,
+			    "Last-Event-ID: must be the id of an event of this account "
+			    "(evt_...)");
+			return;
+		}
+		from_ms = ms > EVSTREAM_RESUME_OVERLAP_MS ? ms - EVSTREAM_RESUME_OVERLAP_MS : 1;
+		skip = last;
+	} else if (since) {
+		long long ms = evstream_id_ms(since);
+		if (ms >= 0 && ks_shard_of(since) == ks_shard_of(c->account)) {
+			from_ms =
+			    ms > EVSTREAM_RESUME_OVERLAP_MS ? ms - EVSTREAM_RESUME_OVERLAP_MS : 1;
+			skip = since;
+		} else if (ms >= 0 || timefmt_parse(since, &from_ms) < 0) {
+			free(since);
+			http_reply_error(
+			    req, 400,
+			    "since: must be an event id of this account, Unix seconds, "
+			    "'YYYY-MM-DD HH:MM:SS' (UTC) or RFC 3339");
+			return;
+		}
+		if (from_ms <= 0)
+			from_ms = 1;
+	}
+	/* skip is copied at once */
+	evstream_open(app->streams, req, c->key.env, c->account, from_ms, skip);
+	free(since);
 }
 
 /* GET /v1/events/{id} */
@@ -1532,10 +1611,13 @@ const struct http_route api_routes[] = {
     {EVHTTP_REQ_GET, "/v1/qrcode/{id}", handle_qrcode, HTTP_ENVELOPE},
     {EVHTTP_REQ_POST, "/v1/charge/pix/{id}/simulate-payment", handle_simulate_payment,
      HTTP_AUTH | HTTP_ENVELOPE},
+    {EVHTTP_REQ_POST, "/v1/charge/pix/{id}/simulate-expiry", handle_simulate_expiry,
+     HTTP_AUTH | HTTP_ENVELOPE},
     {EVHTTP_REQ_POST, "/v1/charge/pix/{id}/simulate-failure", handle_simulate_failure,
      HTTP_AUTH | HTTP_ENVELOPE},
     {EVHTTP_REQ_POST, "/v1/charge/{id}/refund", handle_refund, HTTP_AUTH | HTTP_ENVELOPE},
     {EVHTTP_REQ_GET, "/v1/events", handle_events_list, HTTP_AUTH | HTTP_ENVELOPE},
+    {EVHTTP_REQ_GET, "/v1/events/stream", handle_events_stream, HTTP_AUTH | HTTP_ENVELOPE},
     {EVHTTP_REQ_POST, "/v1/events/replay", handle_events_replay, HTTP_AUTH | HTTP_ENVELOPE},
     {EVHTTP_REQ_GET, "/v1/events/{id}", handle_event_get, HTTP_AUTH | HTTP_ENVELOPE},
     {EVHTTP_REQ_POST, "/v1/events/{id}/replay", handle_event_replay, HTTP_AUTH | HTTP_ENVELOPE},

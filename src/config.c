@@ -123,6 +123,16 @@ static const struct opt opts[] = {
      "(sandbox postbacks may reach any address)"},
     {"dispatch", L(dispatch), "1", 0, 1,
      "1: this process delivers postbacks and runs the expiry scheduler; 0: API only"},
+    {"stream-max", L(stream_max), "1000", 0, 100000,
+     "live event streams (GET /v1/events/stream) this process serves at once (0: none)"},
+    {"stream-max-per-account", L(stream_max_per_account), "10", 1, 100000,
+     "live event streams one account may hold open on this process"},
+    {"stream-heartbeat", L(stream_heartbeat), "15", 1, 3600,
+     "seconds of silence after which a live stream gets a keep-alive comment (proxies close "
+     "idle connections)"},
+    {"stream-max-pending", L(stream_max_pending), "262144", 4096, 1048576,
+     "bytes a live stream's client may leave unread before it is dropped (it reconnects and "
+     "resumes)"},
     {"max-account-files", L(max_account_files), "30", 1, 1000,
      "files (documents and pictures, each counted once) that one account may keep"},
     {"max-account-bytes", L(max_account_bytes), "12582912", 1024, 1L << 30,

@@ -1,6 +1,7 @@
 #include "pixrelay/json.h"
 
 #include "pixrelay/mem.h"
+#include "pixrelay/timefmt.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -586,4 +587,16 @@ void json_write_value(yajl_gen g, yajl_val v)
 			json_write_value(g, v->u.array.values[i]);
 		yajl_gen_array_close(g);
 	}
+}
+
+void json_time_ms(yajl_gen g, const char *ms)
+{
+	char t[25];
+
+	if (!ms || !*ms) {
+		json_null(g);
+		return;
+	}
+	timefmt_rfc3339(t, strtoull(ms, NULL, 10));
+	json_str(g, t);
 }

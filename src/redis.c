@@ -662,3 +662,22 @@ const char *rds_hash_field(const redisReply *h, const char *name)
 				   : "";
 	return NULL;
 }
+
+redisReply *rds_reply_copy(const redisReply *r)
+{
+	redisReply *c = mem_new(redisReply);
+
+	c->type = r->type;
+	c->integer = r->integer;
+	if (r->str) {
+		c->str = mem_strndup(r->str, r->len);
+		c->len = r->len;
+	}
+	if (r->elements) {
+		c->element = mem_calloc(r->elements, sizeof(redisReply *));
+		c->elements = r->elements;
+		for (size_t i = 0; i < r->elements; i++)
+			c->element[i] = rds_reply_copy(r->element[i]);
+	}
+	return c;
+}

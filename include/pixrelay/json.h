@@ -62,6 +62,10 @@ void json_raw(yajl_gen g, const char *text, size_t len);
 /* Write a parsed value into g as it was (numbers keep their text). */
 void json_write_value(yajl_gen g, yajl_val v);
 
+/* A time given as milliseconds since the epoch in text ("1795412399017") as
+ * RFC 3339 UTC ("2026-11-23T05:39:59.017Z"); null when ms is NULL or "". */
+void json_time_ms(yajl_gen g, const char *ms);
+
 /* The generator's buffer, borrowed until the next call on `g`. */
 const char *json_buf(yajl_gen g, size_t *len);
 

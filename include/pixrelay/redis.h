@@ -91,4 +91,8 @@ redisContext *rds_sync_connect(const struct rds_addr *addr, long timeout_ms, cha
 redisReply *rds_sync_script(redisContext *c, enum script_id id, int nkeys, int argc,
 			    const char **argv);
 
+/* A deep copy of a reply, to keep past its callback (hiredis frees replies
+ * when the callback returns); free it with freeReplyObject. */
+redisReply *rds_reply_copy(const redisReply *r);
+
 #endif

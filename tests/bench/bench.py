@@ -45,6 +45,7 @@ CONNS = int(os.environ.get("BENCH_CONNECTIONS", "64"))
 THREADS = int(os.environ.get("BENCH_THREADS", "2"))
 PROCS = [int(x) for x in os.environ.get("BENCH_PROCESSES", "1,2").split(",")]
 INFLIGHT = int(os.environ.get("BENCH_INFLIGHT", "10000"))
+STREAM = os.environ.get("BENCH_STREAM", "0") == "1"  # a live stream open during ingest
 PREFIX = "pixrelay:"
 LIVE = []
 
@@ -102,6 +103,12 @@ class R:
             if k.startswith("cmdstat_") and m:
                 calls[k[8:]] = int(m.group(1))
         return calls
+
+
+def evalsha_usec(redis):
+    """Total microseconds Redis spent in EVALSHA so far."""
+    m = re.search(r"usec=(\d+)", redis.info("commandstats").get("cmdstat_evalsha", ""))
+    return int(m.group(1)) if m else 0
 
 
 def cmddiff(before, after):
@@ -326,6 +333,16 @@ def run_config(binary, sink_bin, work, nproc, secs, results):
 
         # ingest: API-only processes, the events stay pending
         api = [Pix(binary, d, redis, "api%d" % i, ["--dispatch", "0"]) for i in range(nproc)]
+        stream = None
+        if STREAM:
+            # GET /v1/events/stream of the account, read by curl, for the whole phase
+            key = json.loads(cli(binary, redis, "keys", "create", "--env", "sandbox",
+                                 "--account", account, "--json"))["key"]
+            stream_out = os.path.join(d, "stream.txt")
+            stream = spawn(["curl", "-sN", "-o", stream_out, "-H", "Authorization: Bearer " + key,
+                            "http://127.0.0.1:%d/v1/events/stream" % api[0].port])
+            time.sleep(1)
+        usec0 = evalsha_usec(redis.r)
         before, mem0 = redis.r.cmdstats(), int(redis.r.info("memory")["used_memory"])
         aof0 = int(redis.r.info("persistence")["aof_current_size"])
         cpu0 = [cpu_s(p.proc.pid) for p in api] + [cpu_s(redis.proc.pid)]
@@ -334,6 +351,12 @@ def run_config(binary, sink_bin, work, nproc, secs, results):
         time.sleep(0.5)  # answers in flight when wrk stopped
         diff = cmddiff(before, redis.r.cmdstats())
         n_events = int(redis.r.cmd("ZCARD", "%s{s%d}:a:%s" % (PREFIX, shard_of(account), account)))
+        res["ingest_script_us"] = (evalsha_usec(redis.r) - usec0) / max(1, diff.get("evalsha", 0))
+        if stream:
+            time.sleep(1)
+            stop(stream)
+            with open(stream_out, errors="replace") as f:
+                res["stream_events"] = len({line for line in f if line.startswith("id: ")})
         res.update(ingest_rps=ing["rate"], ingest_p50=ing["p50"], ingest_p99=ing["p99"],
                    ingest_ok=ing["ok"], ingest_bad=ing["other"] + ing["errors"],
                    ingest_cmds=sum(diff.values()) / max(1, n_events),
@@ -492,6 +515,10 @@ def main():
     row("ingest p99 / raw p99", lambda r: "%.1f×" % (r["ingest_p99"] / r["raw_p99"]), "≤ 3×")
     row("ingest: non-200 answers, acknowledged and stored", lambda r: "%d, %d of %d" % (r["ingest_bad"], r["ingest_stored"], r["ingest_ok"]))
     row("ingest: Redis commands / EVALSHA per event", lambda r: "%.2f / %.2f" % (r["ingest_cmds"], r["ingest_evalsha"]))
+    row("ingest: Redis time per EVALSHA (INFO commandstats)", lambda r: "%.1f µs" % r["ingest_script_us"])
+    if STREAM:
+        row("ingest: events received by a live stream open meanwhile",
+            lambda r: "%d of %d" % (r.get("stream_events", 0), r["ingest_ok"]))
     row("ingest: AOF bytes per event", lambda r: "%.0f" % r["ingest_aof"])
     row("Redis memory per retained event", lambda r: "%.0f B" % r["mem_per_event"])
     row("ingest CPU, pixrelay(s) / redis (1.0 = a core)", lambda r: " + ".join("%.2f" % c for c in r["ingest_cpu"][:-1]) + " / %.2f" % r["ingest_cpu"][-1])

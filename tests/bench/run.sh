@@ -12,7 +12,8 @@
 #
 # Environment: BENCH_CONNECTIONS (64), BENCH_THREADS (wrk threads, 2),
 # BENCH_PROCESSES ("1,2": the configurations measured), BENCH_INFLIGHT
-# (10000; 0 skips the memory phase), BENCH_KEEP=1 (keep the work directory
+# (10000; 0 skips the memory phase), BENCH_STREAM=1 (a live event stream,
+# GET /v1/events/stream, open during ingest), BENCH_KEEP=1 (keep the work directory
 # and its logs), PIXRELAY_BIN (use this binary instead of building).
 set -euo pipefail
 
