@@ -200,11 +200,17 @@ static char *trim(char *s)
 	return s;
 }
 
-/* Apply `name = value` lines for settings not already set (seen[i] == 0). */
+#define CONFIG_LINE_MAX 4096
+
+/* Apply `name = value` lines for settings not already set (seen[i] == 0).
+ * A line longer than CONFIG_LINE_MAX bytes or holding a NUL byte is refused
+ * (read in pieces, the end of a long comment would become a setting). */
 static int load_file(struct config *cfg, const char *path, char *seen)
 {
 	FILE *f = fopen(path, "r");
-	char line[4096];
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
 	int lineno = 0, rc = -1;
 
 	if (!f) {
@@ -212,11 +218,20 @@ static int load_file(struct config *cfg, const char *path, char *seen)
 			strerror(errno));
 		return -1;
 	}
-	while (fgets(line, sizeof(line), f)) {
+	while ((len = getline(&line, &cap, f)) >= 0) {
 		char *eq, *key, *val, from[300];
 		const struct opt *o;
 
 		lineno++;
+		if (len > CONFIG_LINE_MAX) {
+			fprintf(stderr, "pixrelay: %s:%d: line longer than %d bytes\n", path,
+				lineno, CONFIG_LINE_MAX);
+			goto done;
+		}
+		if (strlen(line) != (size_t)len) {
+			fprintf(stderr, "pixrelay: %s:%d: NUL byte in line\n", path, lineno);
+			goto done;
+		}
 		key = trim(line);
 		if (*key == '#' || *key == '\0')
 			continue;
@@ -230,7 +245,7 @@ static int load_file(struct config *cfg, const char *path, char *seen)
 		val = trim(eq + 1);
 		o = find_opt(key, strlen(key));
 		if (!o) {
-			fprintf(stderr, "pixrelay: %s:%d: unknown setting '%s'\n", path, lineno,
+			fprintf(stderr, "pixrelay: %s:%d: unknown setting '%.64s'\n", path, lineno,
 				key);
 			goto done;
 		}
@@ -239,8 +254,14 @@ static int load_file(struct config *cfg, const char *path, char *seen)
 			goto done;
 		seen[o - opts] = 1;
 	}
+	if (ferror(f)) {
+		fprintf(stderr, "pixrelay: cannot read config file %s: %s\n", path,
+			strerror(errno));
+		goto done;
+	}
 	rc = 0;
 done:
+	free(line);
 	fclose(f);
 	return rc;
 }
