@@ -14,7 +14,6 @@
 #include <strings.h>
 
 #define PATH_MAX_LEN 128
-#define KEY_ECHO_MAX 64 /* bytes of an unknown key quoted back in a message */
 #define MIME_MAX 63
 
 static const char *const top_fields[] = {
@@ -66,33 +65,22 @@ static void path_join(char *buf, const char *prefix, const char *key)
 	buf[n + klen] = '\0';
 }
 
-/* Refuse any key of `obj` that is not in `known`. The key is quoted back
- * shortened (at a UTF-8 boundary) and with control bytes replaced. */
+/* Refuse any key of `obj` that is not in `known`, quoted back as json_echo
+ * does. */
 static int check_unknown(yajl_val obj, const char *path, const char *const *known, size_t nknown,
 			 char *err, size_t errlen)
 {
 	for (size_t i = 0; i < obj->u.object.len; i++) {
 		const char *key = obj->u.object.keys[i];
-		char echo[KEY_ECHO_MAX + 1];
-		size_t k, n;
+		char echo[JSON_ECHO_MAX + 1];
+		size_t k;
 
 		for (k = 0; k < nknown; k++)
 			if (strcmp(key, known[k]) == 0)
 				break;
 		if (k < nknown)
 			continue;
-		n = strlen(key);
-		if (n > KEY_ECHO_MAX) {
-			n = KEY_ECHO_MAX;
-			while (n > 0 && ((unsigned char)key[n] & 0xc0) == 0x80)
-				n--;
-		}
-		for (size_t j = 0; j < n; j++) {
-			unsigned char c = (unsigned char)key[j];
-			echo[j] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
-		}
-		echo[n] = '\0';
-		fail_at(err, errlen, path, "unknown field '%s'", echo);
+		fail_at(err, errlen, path, "unknown field '%s'", json_echo(echo, key));
 		return -1;
 	}
 	return 0;

@@ -941,8 +941,8 @@ static long long reply_int(const redisReply *r)
 	return reply_is_str(r) ? strtoll(r->str, NULL, 10) : 0;
 }
 
-/* A time in ms (text) as the API writes times, or null. */
-static void json_time_ms(yajl_gen g, const char *ms)
+/* A time in ms (text) as the spec writes times ("YYYY-MM-DD HH:MM:SS", UTC), or null. */
+static void json_spec_time_ms(yajl_gen g, const char *ms)
 {
 	char t[TIMEFMT_LEN + 1];
 
@@ -1018,7 +1018,7 @@ static void queue_answer(struct queue *q)
 		json_str(g, "id");
 		json_str(g, it->id);
 		json_str(g, "createdAt");
-		json_time_ms(g, it->created);
+		json_spec_time_ms(g, it->created);
 		json_str(g, "owner");
 		json_str_or_null(g, *it->owner ? it->owner : NULL);
 		for (size_t k = 0; k < 3; k++) {
@@ -1299,7 +1299,7 @@ static void on_show_record(void *ud, redisReply *reply, const char *err)
 		else if (shown[i].type == 'i')
 			json_int(g, strtoll(v, NULL, 10));
 		else if (shown[i].type == 't')
-			json_time_ms(g, v);
+			json_spec_time_ms(g, v);
 		else
 			json_str(g, v);
 	}
@@ -1683,36 +1683,6 @@ struct alist {
 	char err[256];
 };
 
-static redisReply *reply_copy(const redisReply *r)
-{
-	redisReply *c = mem_new(redisReply);
-
-	c->type = r->type;
-	c->integer = r->integer;
-	if (r->str) {
-		c->str = mem_strndup(r->str, r->len);
-		c->len = r->len;
-	}
-	if (r->elements) {
-		c->element = mem_calloc(r->elements, sizeof(redisReply *));
-		c->elements = r->elements;
-		for (size_t i = 0; i < r->elements; i++)
-			c->element[i] = reply_copy(r->element[i]);
-	}
-	return c;
-}
-
-static void reply_copy_free(redisReply *c)
-{
-	if (!c)
-		return;
-	for (size_t i = 0; i < c->elements; i++)
-		reply_copy_free(c->element[i]);
-	free(c->element);
-	free(c->str);
-	free(c);
-}
-
 static void alist_finish(struct alist *l)
 {
 	yajl_gen g;
@@ -1746,7 +1716,7 @@ static void alist_finish(struct alist *l)
 	yajl_gen_free(g);
 done:
 	for (size_t i = 0; i < l->n; i++)
-		reply_copy_free(l->found[i]);
+		freeReplyObject(l->found[i]);
 	free(l->found);
 	free(l->cursor);
 	free(l);
@@ -1766,7 +1736,7 @@ static void on_alist_item(void *ud, redisReply *reply, const char *err)
 		l->failed = 1;
 		snprintf(l->err, sizeof(l->err), "%s", err);
 	} else if (!err) {
-		l->found[it->at] = reply_copy(reply);
+		l->found[it->at] = rds_reply_copy(reply);
 	}
 	free(it);
 	if (--l->left == 0)

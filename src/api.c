@@ -6,8 +6,10 @@
 #include "pixrelay/charges.h"
 #include "pixrelay/dashboard.h"
 #include "pixrelay/events.h"
+#include "pixrelay/evstream.h"
 #include "pixrelay/ingest.h"
 #include "pixrelay/qrpng.h"
+#include "pixrelay/reqbody.h"
 #include "pixrelay/timefmt.h"
 #include "pixrelay/validate.h"
 
@@ -523,16 +525,29 @@ static void handle_qrcode(struct http_req *req)
 
 /* ---- charge lifecycle ---- */
 
+/* A charge transition under way: what it does, and its event's id once made. */
+struct transition {
+	const char *verb;
+	char event[EVENTS_ID_MAX];
+};
+
 static void on_transitioned(void *ud, int result, const char *json, const char *err)
 {
 	struct http_req *req = ud;
 	struct app *app = app_of(req);
-	const char *verb = req->state ? (const char *)req->state : "changed";
+	struct transition *t = req->state;
+	const char *verb = t->verb;
+	char event[EVENTS_ID_MAX];
 
+	snprintf(event, sizeof(event), "%s", t->event);
+	free(t);
 	req->state = NULL;
 	switch (result) {
 	case 0:
 		dispatch_kick(app->dispatch, req->params[0]);
+		/* the event it made, for tools (pixrelay trigger) */
+		if (*event)
+			http_add_header(req, "X-Event-Id", event);
 		http_reply_data(req, 200, json, strlen(json));
 		return;
 	case CHARGES_NOT_FOUND:
@@ -544,6 +559,8 @@ static void on_transitioned(void *ud, int result, const char *json, const char *
 		return;
 	case CHARGES_EXPIRED:
 		dispatch_kick(app->dispatch, req->params[0]);
+		if (*event)
+			http_add_header(req, "X-Event-Id", event);
 		http_reply_error(req, 400, "charge expired before the payment; it is EXPIRED now");
 		return;
 	case CHARGES_AMOUNT_MISMATCH:
@@ -570,6 +587,7 @@ static void simulate(struct http_req *req, enum charges_action action, const cha
 {
 	struct app *app = app_of(req);
 	struct api_caller *c = req->auth;
+	struct transition *t;
 
 	if (c->key.env != AUTH_SANDBOX) {
 		http_reply_error(req, 403, "%s", refusal);
@@ -579,9 +597,11 @@ static void simulate(struct http_req *req, enum charges_action action, const cha
 		http_reply_error(req, 404, "charge not found: %.40s", req->params[0]);
 		return;
 	}
-	req->state = (void *)verb;
+	t = mem_new(struct transition);
+	t->verb = verb;
+	req->state = t;
 	charges_transition(app->rds, app->cfg, c->key.env, c->account, req->params[0], action, NULL,
-			   NULL, on_transitioned, req);
+			   t->event, on_transitioned, req);
 }
 
 static void handle_simulate_payment(struct http_req *req)
@@ -590,6 +610,16 @@ static void handle_simulate_payment(struct http_req *req)
 		 "simulate-payment works with sandbox keys only; production charges are paid by "
 		 "the payment provider's notification",
 		 "paid");
+}
+
+/* Sandbox: the charge expires now, as it would at expiresAt (a charge
+ * cannot expire sooner than 5 minutes after creation otherwise). */
+static void handle_simulate_expiry(struct http_req *req)
+{
+	simulate(req, CHARGES_EXPIRE,
+		 "simulate-expiry works with sandbox keys only; production charges expire at "
+		 "their expiresAt",
+		 "expired");
 }
 
 static void handle_simulate_failure(struct http_req *req)
@@ -606,51 +636,34 @@ static void handle_refund(struct http_req *req)
 {
 	struct app *app = app_of(req);
 	struct api_caller *c = req->auth;
-	yajl_val body = NULL, v;
+	struct transition *t;
+	yajl_val body = NULL;
 	char err[512], amount[32] = "";
+	int64_t n = 0;
 
-	if (req->body_len > 0) {
-		if (json_parse_object(req->body, req->body_len, &body, err, sizeof(err)) < 0) {
-			http_reply_error(req, 400, "%s", err);
-			return;
-		}
-		for (size_t i = 0; i < body->u.object.len; i++) {
-			const char *k = body->u.object.keys[i];
-			if (strcmp(k, "amount") != 0 && strcmp(k, "reason") != 0) {
-				http_reply_error(
-				    req, 400, "unknown field '%.64s'; allowed: amount, reason", k);
-				yajl_tree_free(body);
-				return;
-			}
-		}
-		v = json_get(body, "reason");
-		if (v && !YAJL_IS_NULL(v) &&
-		    (!YAJL_IS_STRING(v) || !v->u.string || strlen(v->u.string) > 500)) {
-			http_reply_error(req, 400,
-					 "reason: must be a string of at most 500 characters");
-			yajl_tree_free(body);
-			return;
-		}
-		v = json_get(body, "amount");
-		if (v && !YAJL_IS_NULL(v)) {
-			int64_t n;
-			if (!json_as_int64(v, &n) || n < 1) {
-				http_reply_error(
-				    req, 400, "amount: must be a positive integer number of cents");
-				yajl_tree_free(body);
-				return;
-			}
-			snprintf(amount, sizeof(amount), "%lld", (long long)n);
-		}
-		yajl_tree_free(body);
+	if (req->body_len > 0 &&
+	    json_parse_object(req->body, req->body_len, &body, err, sizeof(err)) < 0) {
+		http_reply_error(req, 400, "%s", err);
+		return;
 	}
+	if (reqbody_refund(body, &n, err, sizeof(err)) < 0) {
+		yajl_tree_free(body);
+		http_reply_error(req, 400, "%s", err);
+		return;
+	}
+	yajl_tree_free(body);
+	if (n > 0)
+		snprintf(amount, sizeof(amount), "%lld", (long long)n);
 	if (!charges_valid_id(req->params[0])) {
 		http_reply_error(req, 404, "charge not found: %.40s", req->params[0]);
 		return;
 	}
-	req->state = (void *)"refunded";
+	t = mem_new(struct transition);
+	t->verb = "refunded";
+	req->state = t;
 	charges_transition(app->rds, app->cfg, c->key.env, c->account, req->params[0],
-			   CHARGES_REFUND, amount[0] ? amount : NULL, NULL, on_transitioned, req);
+			   CHARGES_REFUND, amount[0] ? amount : NULL, t->event, on_transitioned,
+			   req);
 }
 
 /* ---- events ---- */
@@ -668,6 +681,52 @@ static int event_id_ok(struct http_req *req)
 		return 0;
 	}
 	return 1;
+}
+
+/* GET /v1/events/stream[?since=TIME|EVENT_ID]: the caller's account's events
+ * as they are created, as Server-Sent Events; Last-Event-ID (or since)
+ * resumes (evstream.h). */
+static void handle_events_stream(struct http_req *req)
+{
+	struct app *app = app_of(req);
+	struct api_caller *c = req->auth;
+	const char *last = http_header(req, "Last-Event-ID");
+	char *since = http_query(req, "since");
+	long long from_ms = 0;
+	const char *skip = NULL;
+
+	if (last && *last) {
+		long long ms = evstream_id_ms(last);
+		if (ms < 0 || ks_shard_of(last) != ks_shard_of(c->account)) {
+			free(since);
+			http_reply_error(
+			    req, 400,
+			    "Last-Event-ID: must be the id of an event of this account "
+			    "(evt_...)");
+			return;
+		}
+		from_ms = ms > EVSTREAM_RESUME_OVERLAP_MS ? ms - EVSTREAM_RESUME_OVERLAP_MS : 1;
+		skip = last;
+	} else if (since) {
+		long long ms = evstream_id_ms(since);
+		if (ms >= 0 && ks_shard_of(since) == ks_shard_of(c->account)) {
+			from_ms =
+			    ms > EVSTREAM_RESUME_OVERLAP_MS ? ms - EVSTREAM_RESUME_OVERLAP_MS : 1;
+			skip = since;
+		} else if (ms >= 0 || timefmt_parse(since, &from_ms) < 0) {
+			free(since);
+			http_reply_error(
+			    req, 400,
+			    "since: must be an event id of this account, Unix seconds, "
+			    "'YYYY-MM-DD HH:MM:SS' (UTC) or RFC 3339");
+			return;
+		}
+		if (from_ms <= 0)
+			from_ms = 1;
+	}
+	/* skip is copied at once */
+	evstream_open(app->streams, req, c->key.env, c->account, from_ms, skip);
+	free(since);
 }
 
 /* GET /v1/events/{id} */
@@ -886,71 +945,6 @@ static void handle_ingest(struct http_req *req)
 
 /* ---- event lists ---- */
 
-static const char *const event_states[] = {"pending", "delivering", "delivered", "dead", NULL};
-static const char *const event_types[] = {"EVENT:CHARGE_PAID", "EVENT:CHARGE_EXPIRED",
-					  "EVENT:CHARGE_REFUND", NULL};
-
-static int one_of(const char *s, const char *const *list)
-{
-	for (; *list; list++)
-		if (strcmp(s, *list) == 0)
-			return 1;
-	return 0;
-}
-
-/* Check one filter value; returns 0, or -1 after answering 400. `value` may be NULL. */
-static int filter_field(struct http_req *req, const char *name, const char *value,
-			struct events_filter *f, int max_limit)
-{
-	long long ms;
-	char *end = NULL;
-
-	if (!value)
-		return 0;
-	if (strcmp(name, "state") == 0) {
-		if (!one_of(value, event_states)) {
-			http_reply_error(req, 400,
-					 "state: must be pending, delivering, delivered or dead");
-			return -1;
-		}
-		f->state = value;
-	} else if (strcmp(name, "type") == 0) {
-		if (!one_of(value, event_types)) {
-			http_reply_error(req, 400,
-					 "type: must be EVENT:CHARGE_PAID, "
-					 "EVENT:CHARGE_EXPIRED or EVENT:CHARGE_REFUND");
-			return -1;
-		}
-		f->type = value;
-	} else if (strcmp(name, "since") == 0 || strcmp(name, "until") == 0) {
-		if (timefmt_parse(value, &ms) < 0) {
-			http_reply_error(
-			    req, 400,
-			    "%s: must be Unix seconds, 'YYYY-MM-DD HH:MM:SS' (UTC) or RFC 3339",
-			    name);
-			return -1;
-		}
-		if (name[0] == 's')
-			f->since_ms = ms;
-		else
-			f->until_ms = ms;
-	} else if (strcmp(name, "limit") == 0) {
-		long n = strtol(value, &end, 10);
-		if (end == value || *end || n < 1 || n > max_limit) {
-			http_reply_error(req, 400, "limit: must be an integer from 1 to %d",
-					 max_limit);
-			return -1;
-		}
-		f->limit = (int)n;
-	} else if (strcmp(name, "cursor") == 0) {
-		if (events_parse_cursor(value, &f->cursor_ms, &f->cursor_id) < 0) {
-			http_reply_error(req, 400, "cursor: not a cursor this endpoint returned");
-			return -1;
-		}
-	}
-	return 0;
-}
-
 struct list_query {
 	char *values[6];
 };
@@ -983,8 +977,11 @@ static void handle_events_list(struct http_req *req)
 	f.limit = 20;
 	req->state = q;
 	for (int i = 0; i < 6; i++) {
+		char err[256];
+
 		q->values[i] = http_query(req, names[i]);
-		if (filter_field(req, names[i], q->values[i], &f, 100) < 0) {
+		if (reqbody_filter_field(names[i], q->values[i], &f, 100, err, sizeof(err)) < 0) {
+			http_reply_error(req, 400, "%s", err);
 			for (int j = 0; j <= i; j++)
 				free(q->values[j]);
 			free(q);
@@ -1013,7 +1010,6 @@ static void on_bulk_replayed(void *ud, int result, const char *json, const char 
  * deliver again every event that matches (state defaults to dead). */
 static void handle_events_replay(struct http_req *req)
 {
-	static const char *const names[] = {"state", "type", "since", "until", "limit"};
 	struct app *app = app_of(req);
 	struct api_caller *c = req->auth;
 	struct events_filter f;
@@ -1028,38 +1024,10 @@ static void handle_events_replay(struct http_req *req)
 		http_reply_error(req, 400, "%s", err);
 		return;
 	}
-	for (size_t i = 0; body && i < body->u.object.len; i++) {
-		const char *k = body->u.object.keys[i];
-		yajl_val v = body->u.object.values[i];
-		char num[32];
-		const char *value = NULL;
-		size_t j;
-		for (j = 0; j < 5; j++)
-			if (strcmp(k, names[j]) == 0)
-				break;
-		if (j == 5) {
-			http_reply_error(
-			    req, 400,
-			    "unknown field '%.64s'; allowed: state, type, since, until, limit", k);
-			yajl_tree_free(body);
-			return;
-		}
-		if (YAJL_IS_STRING(v)) {
-			value = v->u.string;
-		} else if (YAJL_IS_INTEGER(v) && j >= 2) {
-			/* since, until and limit may be numbers */
-			snprintf(num, sizeof(num), "%lld", YAJL_GET_INTEGER(v));
-			value = num;
-		} else if (!YAJL_IS_NULL(v)) {
-			http_reply_error(req, 400, "%s: must be a string%s", k,
-					 j >= 2 ? " or an integer" : "");
-			yajl_tree_free(body);
-			return;
-		}
-		if (filter_field(req, k, value, &f, EVENTS_LIST_MAX) < 0) {
-			yajl_tree_free(body);
-			return;
-		}
+	if (reqbody_replay(body, &f, err, sizeof(err)) < 0) {
+		http_reply_error(req, 400, "%s", err);
+		yajl_tree_free(body);
+		return;
 	}
 	req->state = body;
 	events_replay_many(app->rds, app->cfg, c->key.env, c->account, &f, on_bulk_replayed, req);
@@ -1213,30 +1181,6 @@ static void on_transfer(void *ud, int result, const char *json, const char *err)
 	free(amount);
 }
 
-static const char *pix_key_of(yajl_val body, const char *name, char *err, size_t errlen)
-{
-	yajl_val v = json_get(body, name);
-	const char *s = YAJL_IS_STRING(v) ? v->u.string : NULL;
-
-	if (!v || YAJL_IS_NULL(v)) {
-		snprintf(err, errlen, "%s: is required (a Pix key)", name);
-		return NULL;
-	}
-	if (!s) {
-		snprintf(err, errlen, "%s: must be a string (a Pix key)", name);
-		return NULL;
-	}
-	if (!*s || strlen(s) > 77) {
-		snprintf(err, errlen, "%s: must be a Pix key of 1 to 77 characters", name);
-		return NULL;
-	}
-	if (validate_has_control(s)) {
-		snprintf(err, errlen, "%s: must not contain control characters", name);
-		return NULL;
-	}
-	return s;
-}
-
 /* POST /v1/baas/internal-transfer {"amount", "from_key", "to_key"} */
 static void handle_transfer(struct http_req *req)
 {
@@ -1244,7 +1188,8 @@ static void handle_transfer(struct http_req *req)
 	struct api_caller *c = req->auth;
 	const char *idem = http_header(req, "Idempotency-Key");
 	const char *from, *to;
-	yajl_val body = NULL, v;
+	struct reqbody_transfer t;
+	yajl_val body = NULL;
 	char err[512], fp[65];
 	int64_t amount = 0;
 
@@ -1252,38 +1197,13 @@ static void handle_transfer(struct http_req *req)
 		http_reply_error(req, 400, "%s", err);
 		return;
 	}
-	for (size_t i = 0; i < body->u.object.len; i++) {
-		const char *k = body->u.object.keys[i];
-		if (strcmp(k, "amount") && strcmp(k, "from_key") && strcmp(k, "to_key")) {
-			http_reply_error(req, 400,
-					 "unknown field '%.64s'; allowed: amount, from_key, to_key",
-					 k);
-			goto done;
-		}
-	}
-	v = json_get(body, "amount");
-	if (!v || YAJL_IS_NULL(v)) {
-		http_reply_error(req, 400, "amount: is required (an integer number of cents)");
-		goto done;
-	}
-	if (!json_as_int64(v, &amount)) {
-		http_reply_error(req, 400, "amount: must be an integer number of cents");
-		goto done;
-	}
-	if (amount < 1) {
-		http_reply_error(req, 400, "amount: must be at least 1 (cent)");
-		goto done;
-	}
-	if (amount > CHARGE_MAX_AMOUNT) {
-		http_reply_error(req, 400, "amount: must be at most %lld (cents)",
-				 CHARGE_MAX_AMOUNT);
-		goto done;
-	}
-	if (!(from = pix_key_of(body, "from_key", err, sizeof(err))) ||
-	    !(to = pix_key_of(body, "to_key", err, sizeof(err)))) {
+	if (reqbody_transfer(body, &t, err, sizeof(err)) < 0) {
 		http_reply_error(req, 400, "%s", err);
 		goto done;
 	}
+	amount = t.amount;
+	from = t.from_key;
+	to = t.to_key;
 	if (idem && (!*idem || strlen(idem) > 255)) {
 		http_reply_error(req, 400, "Idempotency-Key: must be 1 to 255 characters");
 		goto done;
@@ -1341,8 +1261,10 @@ static int query_param(void *ud, const char *key, const char *value)
 		if (strcmp(key, w->names[i]) == 0)
 			break;
 	if (i == w->n) {
-		http_reply_error(w->req, 400, "unknown query parameter '%.64s'; allowed: %s", key,
-				 w->allowed);
+		char echo[JSON_ECHO_MAX + 1];
+
+		http_reply_error(w->req, 400, "unknown query parameter '%s'; allowed: %s",
+				 json_echo(echo, key), w->allowed);
 		return -1;
 	}
 	if (w->values[i]) {
@@ -1477,8 +1399,10 @@ static void handle_keys_create(struct http_req *req)
 	}
 	for (size_t i = 0; i < body->u.object.len; i++) {
 		if (strcmp(body->u.object.keys[i], "description") != 0) {
-			http_reply_error(req, 400, "unknown field '%.64s'; allowed: description",
-					 body->u.object.keys[i]);
+			char echo[JSON_ECHO_MAX + 1];
+
+			http_reply_error(req, 400, "unknown field '%s'; allowed: description",
+					 json_echo(echo, body->u.object.keys[i]));
 			goto done;
 		}
 	}
@@ -1544,6 +1468,14 @@ static void handle_key_revoke(struct http_req *req)
 
 static const char *const charge_states[] = {"PENDING",	"PAID",	  "EXPIRED",
 					    "REFUNDED", "FAILED", NULL};
+
+static int one_of(const char *s, const char *const *list)
+{
+	for (; *list; list++)
+		if (strcmp(s, *list) == 0)
+			return 1;
+	return 0;
+}
 
 /* GET /v1/charges?status=&limit=&cursor= : the acting account's charges, newest first. */
 static void handle_charges_list(struct http_req *req)
@@ -1679,10 +1611,13 @@ const struct http_route api_routes[] = {
     {EVHTTP_REQ_GET, "/v1/qrcode/{id}", handle_qrcode, HTTP_ENVELOPE},
     {EVHTTP_REQ_POST, "/v1/charge/pix/{id}/simulate-payment", handle_simulate_payment,
      HTTP_AUTH | HTTP_ENVELOPE},
+    {EVHTTP_REQ_POST, "/v1/charge/pix/{id}/simulate-expiry", handle_simulate_expiry,
+     HTTP_AUTH | HTTP_ENVELOPE},
     {EVHTTP_REQ_POST, "/v1/charge/pix/{id}/simulate-failure", handle_simulate_failure,
      HTTP_AUTH | HTTP_ENVELOPE},
     {EVHTTP_REQ_POST, "/v1/charge/{id}/refund", handle_refund, HTTP_AUTH | HTTP_ENVELOPE},
     {EVHTTP_REQ_GET, "/v1/events", handle_events_list, HTTP_AUTH | HTTP_ENVELOPE},
+    {EVHTTP_REQ_GET, "/v1/events/stream", handle_events_stream, HTTP_AUTH | HTTP_ENVELOPE},
     {EVHTTP_REQ_POST, "/v1/events/replay", handle_events_replay, HTTP_AUTH | HTTP_ENVELOPE},
     {EVHTTP_REQ_GET, "/v1/events/{id}", handle_event_get, HTTP_AUTH | HTTP_ENVELOPE},
     {EVHTTP_REQ_POST, "/v1/events/{id}/replay", handle_event_replay, HTTP_AUTH | HTTP_ENVELOPE},

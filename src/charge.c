@@ -66,12 +66,11 @@ int charge_parse_create(yajl_val body, const struct charge_limits *lim, struct c
 			if (strcmp(body->u.object.keys[i], known_fields[k]) == 0)
 				break;
 		if (k == NKNOWN) {
-			char name[80] = "";
-			snprintf(name, sizeof(name), "%s", body->u.object.keys[i]);
+			char echo[JSON_ECHO_MAX + 1];
 			snprintf(err, errlen,
 				 "unknown field '%s'; allowed: amount, externalID, "
 				 "expiration, comment, name, email, phone, document, postbackUrl",
-				 name);
+				 json_echo(echo, body->u.object.keys[i]));
 			goto fail;
 		}
 	}

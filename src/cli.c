@@ -4,6 +4,7 @@
 #include "pixrelay/auth.h"
 #include "pixrelay/base64.h"
 #include "pixrelay/brcode.h"
+#include "pixrelay/charges.h"
 #include "pixrelay/config.h"
 #include "pixrelay/events.h"
 #include "pixrelay/timefmt.h"
@@ -11,17 +12,20 @@
 #include "pixrelay/ids.h"
 #include "pixrelay/json.h"
 #include "pixrelay/keys.h"
+#include "pixrelay/listen.h"
 #include "pixrelay/log.h"
 #include "pixrelay/mem.h"
 #include "pixrelay/netaddr.h"
 #include "pixrelay/redis.h"
 #include "pixrelay/redisd.h"
 #include "pixrelay/server.h"
+#include "pixrelay/sign.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <netdb.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,8 +47,13 @@ static const char usage_main[] =
     "  secrets [show|rotate|end-rotation]\n"
     "                        an account's postback signing and ingest secrets\n"
     "  events list|show|replay\n"
-    "                        postback events: list them, show one with its attempts, replay\n"
+    "                        postback events: list them, show one with its attempts,\n"
+    "                        replay one or all a filter selects\n"
     "  tail                  print postback delivery attempts as they happen\n"
+    "  listen --forward-to URL\n"
+    "                        forward an account's events, live, to a local URL (no tunnel)\n"
+    "  trigger charge.paid|charge.expired|charge.refunded|charge.failed\n"
+    "                        make a sandbox charge paid, expired, refunded or failed\n"
     "  brcode decode CODE    check a Pix copy-and-paste code and print its fields\n"
     "  version               print the version\n"
     "  help                  this text and every setting\n"
@@ -441,13 +450,6 @@ static int cmd_brcode(int argc, char **argv)
 	return rc < 0 ? 1 : 0;
 }
 
-static const char usage_events[] =
-    "usage: pixrelay events list [--env E] [--account ID] [--state S] [--limit N] [--json]\n"
-    "       pixrelay events show EVENT_ID [--env E] [--account ID]\n"
-    "       pixrelay events replay EVENT_ID [--env E] [--account ID]\n\n"
-    "The postback events of an account (default: the platform account of the\n"
-    "sandbox), newest first; one event with its attempt log; deliver one again.\n";
-
 /* Open the Redis of cfg and name the account a command is about: --account,
  * else the platform account of env. Returns 0 (close cr after), or -1 with
  * the problem printed and nothing left open. */
@@ -578,44 +580,832 @@ static void print_event_list(const char *json, int as_json)
 	yajl_tree_free(root);
 }
 
-/* Print JSON text indented. */
-static void print_pretty(const char *json)
+/* ---- the base URL of the running server ---- */
+
+#define SERVED_FRESH_MS 15000 /* a dispatcher heartbeat younger than this is alive */
+
+/* Read <prefix>{meta}:dispatchers (dispatch.c's heartbeats): how many
+ * processes dispatch now, the base URL of the freshest (into url, "" when
+ * none) and the age of the newest heartbeat (-1 when none). 0, or -1 when
+ * Redis could not be read. */
+static int cli_read_dispatchers(struct rds *c, const char *prefix, int *alive, char *url,
+				size_t size, long long *age_ms)
+{
+	char k[256], err[256];
+	const char *argv[] = {"HGETALL", k};
+	redisReply *r;
+	uint64_t now = ids_now_ms(), best = 0;
+
+	snprintf(k, sizeof(k), "%s{meta}:dispatchers", prefix);
+	r = rds_call(c, 2, argv, NULL, err, sizeof(err));
+
+	*alive = 0;
+	*age_ms = -1;
+	if (url)
+		url[0] = '\0';
+	if (!r || r->type != REDIS_REPLY_ARRAY) {
+		freeReplyObject(r);
+		return -1;
+	}
+	for (size_t i = 0; i + 1 < r->elements; i += 2) {
+		const char *v = r->element[i + 1]->str, *sp;
+		uint64_t ms;
+		if (!v)
+			continue;
+		ms = strtoull(v, NULL, 10);
+		sp = strchr(v, ' ');
+		if (ms + SERVED_FRESH_MS >= now)
+			(*alive)++;
+		if (ms > best) {
+			best = ms;
+			if (url && sp)
+				snprintf(url, size, "%s", sp + 1);
+		}
+	}
+	if (best)
+		*age_ms = now > best ? (long long)(now - best) : 0;
+	if (url && (!best || best + SERVED_FRESH_MS < now))
+		url[0] = '\0';
+	freeReplyObject(r);
+	return 0;
+}
+
+/* The base URL a command talks to: base-url when it was set, else the one a
+ * running `serve` of these settings announces (its heartbeat), else the
+ * default from listen. Never starts the embedded Redis for this. */
+static void cli_base_url(const struct config *cfg, char *out, size_t size)
+{
+	struct rds_addr addr;
+	struct rds *c = NULL;
+	char err[256], url[512] = "";
+	int alive;
+	long long age;
+	struct stat st;
+
+	snprintf(out, size, "%s", cfg->base_url);
+	if (!cfg->base_url_derived)
+		return;
+	memset(&addr, 0, sizeof(addr));
+	if (*cfg->redis) {
+		if (rds_parse_addr(cfg->redis, &addr) < 0)
+			return;
+	} else {
+		redisd_socket_path(cfg->data_dir, addr.path, sizeof(addr.path));
+		if (stat(addr.path, &st) < 0)
+			return; /* no serve runs on this data directory */
+	}
+	c = rds_open(&addr, 1000, err, sizeof(err));
+	if (!c)
+		return;
+	if (cli_read_dispatchers(c, cfg->prefix, &alive, url, sizeof(url), &age) == 0 && *url)
+		snprintf(out, size, "%s", url);
+	rds_free(c);
+}
+
+/* The API key of listen and trigger: --api-key, else PIXRELAY_API_KEY. */
+static const char *cli_api_key(const char *given)
+{
+	const char *k = given && *given ? given : getenv("PIXRELAY_API_KEY");
+
+	return k && *k ? k : NULL;
+}
+
+/* ---- pixrelay listen ---- */
+
+static const char usage_listen[] =
+    "usage: pixrelay listen --forward-to URL [--api-key KEY] [--account ID]\n"
+    "                       [--signing-secret whsec_...] [--signature VALUE]\n"
+    "                       [--since TIME|EVENT_ID] [--max-events N] [--json]\n\n"
+    "Forward an account's postback events, live, to a local URL: no tunnel, the\n"
+    "events come over GET /v1/events/stream of the pixrelay at --base-url (default:\n"
+    "the one this machine's 'pixrelay serve' announces, else http://<listen>/v1),\n"
+    "local or remote. Each is POSTed to URL with the body and headers its postback\n"
+    "carries, signed with the account's signing secret when the server sent it, so\n"
+    "your verification code passes; one line per event shows what URL answered and\n"
+    "how fast. If the stream breaks, listen reconnects and resumes after the last\n"
+    "event it got.\n\n"
+    "  --api-key KEY         the account's API key (else $PIXRELAY_API_KEY)\n"
+    "  --account ID          with a master key: the account whose events to take\n"
+    "  --signing-secret S    sign again with this secret instead (else\n"
+    "                        $PIXRELAY_SIGNING_SECRET)\n"
+    "  --signature VALUE     also send the compatibility header 'signature: VALUE'\n"
+    "                        (pixrelay secrets shows it)\n"
+    "  --since T             first the events since T (Unix seconds, 'YYYY-MM-DD\n"
+    "                        HH:MM:SS', RFC 3339, a duration such as 1h, or an event id)\n"
+    "  --max-events N        stop after forwarding N events\n"
+    "  --json                one JSON object per event on standard output\n";
+
+/* Parse a --since value: a duration ago (90s, 15m, 1h, 2d, 1w) or a time;
+ * event ids are left to the caller. 0 or -1. */
+static int cli_parse_since(const char *s, long long *ms)
+{
+	char *end = NULL;
+	long long n = strtoll(s, &end, 10), unit = 0;
+
+	if (end != s && n >= 0 && end[0] && !end[1]) {
+		switch (end[0]) {
+		case 's':
+			unit = 1000;
+			break;
+		case 'm':
+			unit = 60000;
+			break;
+		case 'h':
+			unit = 3600000;
+			break;
+		case 'd':
+			unit = 86400000;
+			break;
+		case 'w':
+			unit = 7 * 86400000LL;
+			break;
+		default:
+			break;
+		}
+		if (unit && n <= 3650LL * 86400000 / unit) {
+			*ms = (long long)ids_now_ms() - n * unit;
+			if (*ms < 1)
+				*ms = 1;
+			return 0;
+		}
+	}
+	return timefmt_parse(s, ms);
+}
+
+static int cmd_listen(const struct config *cfg, int argc, char **argv)
+{
+	static const struct option lo[] = {{"forward-to", required_argument, NULL, 'f'},
+					   {"api-key", required_argument, NULL, 'k'},
+					   {"account", required_argument, NULL, 'a'},
+					   {"signing-secret", required_argument, NULL, 's'},
+					   {"signature", required_argument, NULL, 'S'},
+					   {"since", required_argument, NULL, 'i'},
+					   {"max-events", required_argument, NULL, 'm'},
+					   {"json", no_argument, NULL, 'j'},
+					   {"help", no_argument, NULL, 'h'},
+					   {NULL, 0, NULL, 0}};
+	struct listen_opts o;
+	const char *key = NULL, *since = NULL;
+	char base[512], since_txt[32], *end = NULL;
+	int opt;
+
+	memset(&o, 0, sizeof(o));
+	o.timeout_ms = cfg->delivery_timeout_ms;
+	o.signing_secret = getenv("PIXRELAY_SIGNING_SECRET");
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (opt) {
+		case 'f':
+			o.forward_to = optarg;
+			break;
+		case 'k':
+			key = optarg;
+			break;
+		case 'a':
+			o.account = optarg;
+			break;
+		case 's':
+			o.signing_secret = optarg;
+			break;
+		case 'S':
+			o.signature = optarg;
+			break;
+		case 'i':
+			since = optarg;
+			break;
+		case 'm':
+			o.max_events = strtol(optarg, &end, 10);
+			if (!*optarg || *end || o.max_events < 1) {
+				fprintf(stderr, "pixrelay listen: --max-events must be a positive "
+						"integer\n");
+				return 2;
+			}
+			break;
+		case 'j':
+			o.json = 1;
+			break;
+		case 'h':
+			fputs(usage_listen, stdout);
+			return 0;
+		default:
+			fputs(usage_listen, stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "pixrelay listen: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	if (!o.forward_to || !validate_http_url(o.forward_to)) {
+		fprintf(stderr, "pixrelay listen: --forward-to must be an absolute http or https "
+				"URL (e.g. http://localhost:3000/webhooks)\n");
+		return 2;
+	}
+	o.api_key = cli_api_key(key);
+	if (!o.api_key) {
+		fprintf(stderr, "pixrelay listen: an API key is required: --api-key KEY or "
+				"PIXRELAY_API_KEY\n");
+		return 2;
+	}
+	if (o.signing_secret && !*o.signing_secret)
+		o.signing_secret = NULL;
+	if (o.signing_secret) {
+		char sig[64];
+		if (sign_signature(o.signing_secret, "x", 0, "", 0, sig, sizeof(sig)) != 0) {
+			fprintf(stderr, "pixrelay listen: --signing-secret must be a whsec_... "
+					"secret (pixrelay secrets shows it)\n");
+			return 2;
+		}
+	}
+	if (since) {
+		long long ms;
+		if (strncmp(since, "evt_", 4) == 0) {
+			o.since = since;
+		} else if (cli_parse_since(since, &ms) == 0) {
+			snprintf(since_txt, sizeof(since_txt), "%lld", ms / 1000);
+			o.since = since_txt;
+		} else {
+			fprintf(stderr,
+				"pixrelay listen: --since must be a duration (1h), Unix seconds, "
+				"'YYYY-MM-DD HH:MM:SS', RFC 3339 or an event id\n");
+			return 2;
+		}
+	}
+	cli_base_url(cfg, base, sizeof(base));
+	o.base_url = base;
+	return listen_run(&o);
+}
+
+/* ---- pixrelay trigger ---- */
+
+static const char usage_trigger[] =
+    "usage: pixrelay trigger charge.paid|charge.expired|charge.refunded|charge.failed\n"
+    "                        [--postback-url URL] [--amount CENTS] [--api-key KEY]\n"
+    "                        [--account ID] [--json]\n\n"
+    "Create a sandbox charge through the API of --base-url (local or remote) and\n"
+    "drive it to that state, printing the event it made:\n"
+    "  charge.paid      simulate-payment            EVENT:CHARGE_PAID\n"
+    "  charge.expired   simulate-expiry (at once)   EVENT:CHARGE_EXPIRED\n"
+    "  charge.refunded  simulate-payment, refund    EVENT:CHARGE_PAID, EVENT:CHARGE_REFUND\n"
+    "  charge.failed    simulate-failure            no event (FAILED is not notified)\n"
+    "The events go to --postback-url (else the account's postbackUrl) and to every\n"
+    "'pixrelay listen' of the account. Needs a sandbox key (--api-key or\n"
+    "$PIXRELAY_API_KEY).\n";
+
+/* One step of trigger: `method path` with body; prints the server's message
+ * and returns -1 unless it answered 200. data (the envelope's) is written
+ * when asked (caller frees with yajl_tree_free). */
+static int trigger_step(const char *base, const char *key, const char *account, const char *method,
+			const char *path, const char *body, char *event_id, yajl_val *data)
+{
+	char err[512], perr[128], *out = NULL;
+	long status = listen_api(base, key, account, method, path, body, 30000, &out, event_id, err,
+				 sizeof(err));
+	yajl_val v = NULL;
+	int rc = -1;
+
+	if (status == 0) {
+		fprintf(stderr, "pixrelay trigger: %s\n", err);
+		free(out);
+		return -1;
+	}
+	if (out && json_parse_object(out, strlen(out), &v, perr, sizeof(perr)) < 0)
+		v = NULL;
+	if (status != 200) {
+		const char *msg = YAJL_GET_STRING(json_get(v, "error"));
+		fprintf(stderr, "pixrelay trigger: %s %s%s answered %ld: %s\n", method, base, path,
+			status, msg ? msg : "(no message)");
+	} else {
+		rc = 0;
+		if (data) {
+			yajl_val d = json_get(v, "data");
+			yajl_gen g = json_gen_new();
+			size_t len;
+			const char *s;
+			json_write_value(g, d);
+			s = json_buf(g, &len);
+			if (json_parse_object(s, len, data, perr, sizeof(perr)) < 0)
+				*data = NULL;
+			yajl_gen_free(g);
+		}
+	}
+	yajl_tree_free(v);
+	free(out);
+	return rc;
+}
+
+static int cmd_trigger(const struct config *cfg, int argc, char **argv)
+{
+	static const struct option lo[] = {{"postback-url", required_argument, NULL, 'p'},
+					   {"amount", required_argument, NULL, 'm'},
+					   {"api-key", required_argument, NULL, 'k'},
+					   {"account", required_argument, NULL, 'a'},
+					   {"json", no_argument, NULL, 'j'},
+					   {"help", no_argument, NULL, 'h'},
+					   {NULL, 0, NULL, 0}};
+	static const char *const kinds[] = {"charge.paid", "charge.expired", "charge.refunded",
+					    "charge.failed"};
+	const char *what = NULL, *url = NULL, *account = NULL, *key = NULL;
+	long amount = 1000;
+	int json = 0, opt, kind = -1, rc = 1;
+	char base[512], *end = NULL, *body, *path = NULL, charge[64] = "";
+	char ev1[EVENTS_ID_MAX] = "", ev2[EVENTS_ID_MAX] = "", status[16] = "";
+	yajl_val data = NULL;
+
+	if (argc < 2 || want_help(argc, argv)) {
+		fputs(usage_trigger, argc < 2 ? stderr : stdout);
+		return argc < 2 ? 2 : 0;
+	}
+	what = argv[1];
+	optind = 1;
+	while ((opt = getopt_long(argc - 1, argv + 1, "h", lo, NULL)) != -1) {
+		switch (opt) {
+		case 'p':
+			url = optarg;
+			break;
+		case 'm':
+			amount = strtol(optarg, &end, 10);
+			if (!*optarg || *end || amount < 1 || amount > 100000000) {
+				fprintf(stderr,
+					"pixrelay trigger: --amount must be cents from 1 to "
+					"100000000\n");
+				return 2;
+			}
+			break;
+		case 'k':
+			key = optarg;
+			break;
+		case 'a':
+			account = optarg;
+			break;
+		case 'j':
+			json = 1;
+			break;
+		default:
+			fputs(usage_trigger, stderr);
+			return 2;
+		}
+	}
+	for (int i = 0; i < 4; i++)
+		if (strcmp(what, kinds[i]) == 0)
+			kind = i;
+	if (kind < 0) {
+		fprintf(stderr,
+			"pixrelay trigger: unknown event '%s': charge.paid, charge.expired, "
+			"charge.refunded or charge.failed\n",
+			what);
+		return 2;
+	}
+	if (optind + 1 < argc) {
+		fprintf(stderr, "pixrelay trigger: unexpected argument '%s'\n", argv[optind + 1]);
+		return 2;
+	}
+	if (url && !validate_http_url(url)) {
+		fprintf(stderr,
+			"pixrelay trigger: --postback-url must be an absolute http or https URL\n");
+		return 2;
+	}
+	key = cli_api_key(key);
+	if (!key) {
+		fprintf(stderr, "pixrelay trigger: an API key is required: --api-key KEY or "
+				"PIXRELAY_API_KEY\n");
+		return 2;
+	}
+	cli_base_url(cfg, base, sizeof(base));
+	{
+		yajl_gen g = json_gen_new();
+		size_t len;
+		const char *s;
+		char comment[64];
+		json_open(g);
+		json_str(g, "amount");
+		json_int(g, amount);
+		json_str(g, "comment");
+		snprintf(comment, sizeof(comment), "pixrelay trigger %s", what);
+		json_str(g, comment);
+		if (url) {
+			json_str(g, "postbackUrl");
+			json_str(g, url);
+		}
+		json_close(g);
+		s = json_buf(g, &len);
+		body = mem_strndup(s, len);
+		yajl_gen_free(g);
+	}
+	if (trigger_step(base, key, account, "POST", "/charge/pix/create", body, NULL, &data) < 0)
+		goto done;
+	snprintf(charge, sizeof(charge), "%s",
+		 YAJL_GET_STRING(json_get(data, "id")) ? YAJL_GET_STRING(json_get(data, "id"))
+						       : "");
+	yajl_tree_free(data);
+	data = NULL;
+	if (!charges_valid_id(charge)) {
+		fprintf(stderr, "pixrelay trigger: the server made no charge id\n");
+		goto done;
+	}
+	{
+		static const char *const steps[] = {"simulate-payment", "simulate-expiry",
+						    "simulate-payment", "simulate-failure"};
+		path = mem_printf("/charge/pix/%s/%s", charge, steps[kind]);
+		if (trigger_step(base, key, account, "POST", path, NULL, ev1, &data) < 0)
+			goto done;
+		free(path);
+		path = NULL;
+	}
+	if (kind == 2) {
+		yajl_tree_free(data);
+		data = NULL;
+		path = mem_printf("/charge/%s/refund", charge);
+		if (trigger_step(base, key, account, "POST", path, NULL, ev2, &data) < 0)
+			goto done;
+	}
+	snprintf(status, sizeof(status), "%s",
+		 YAJL_GET_STRING(json_get(data, "status"))
+		     ? YAJL_GET_STRING(json_get(data, "status"))
+		     : "?");
+	if (json) {
+		printf("{\"charge\":\"%s\",\"status\":\"%s\",\"events\":[", charge, status);
+		if (*ev1)
+			printf("\"%s\"", ev1);
+		if (*ev2)
+			printf(",\"%s\"", ev2);
+		printf("],\"event\":%s%s%s}\n", *ev2 || *ev1 ? "\"" : "",
+		       *ev2 ? ev2 : (*ev1 ? ev1 : "null"), *ev2 || *ev1 ? "\"" : "");
+	} else {
+		printf("charge %s (%ld cents) is %s\n", charge, amount, status);
+		if (*ev1)
+			printf("event %s (%s)\n", ev1,
+			       kind == 1 ? "EVENT:CHARGE_EXPIRED" : "EVENT:CHARGE_PAID");
+		if (*ev2)
+			printf("event %s (EVENT:CHARGE_REFUND)\n", ev2);
+		if (kind == 3)
+			printf("no event: a FAILED charge is not notified (postbacks are sent for "
+			       "paid, expired and refunded charges)\n");
+	}
+	rc = 0;
+done:
+	yajl_tree_free(data);
+	free(path);
+	free(body);
+	return rc;
+}
+
+/* ---- pixrelay tail ---- */
+
+struct tailer {
+	struct cli_call *k;
+	struct rds *sub;
+	struct event *timer, *sigint, *sigterm;
+	int json;
+	int dispatching; /* processes dispatching at the last look; -1 before the first */
+	int asking;
+	int exit_code;
+	char key[256];
+};
+
+static void tail_print(struct tailer *t, const char *msg, size_t len)
+{
+	yajl_val v = NULL;
+	char err[64];
+
+	if (t->json) {
+		printf("%.*s\n", (int)len, msg);
+	} else if (json_parse_object(msg, len, &v, err, sizeof(err)) == 0) {
+		yajl_val st = json_get(v, "status"), er = json_get(v, "error");
+		printf("%s %s %-10s %-30s -> %s  %s%s %lld ms%s%s\n",
+		       YAJL_GET_STRING(json_get(v, "at")), YAJL_GET_STRING(json_get(v, "env")),
+		       YAJL_GET_STRING(json_get(v, "state")), YAJL_GET_STRING(json_get(v, "event")),
+		       YAJL_GET_STRING(json_get(v, "destination")),
+		       YAJL_IS_INTEGER(st) ? "HTTP " : "",
+		       YAJL_IS_INTEGER(st) ? st->u.number.r : "no answer",
+		       (long long)YAJL_GET_INTEGER(json_get(v, "durationMs")),
+		       YAJL_IS_STRING(er) ? "  " : "", YAJL_IS_STRING(er) ? er->u.string : "");
+		yajl_tree_free(v);
+	}
+	fflush(stdout);
+}
+
+static void tail_quit(struct tailer *t, int code)
+{
+	t->exit_code = code;
+	t->k->done = 1;
+	event_base_loopbreak(t->k->base);
+}
+
+static void on_tail_message(void *ud, enum rds_sub_event what, const char *msg, size_t len)
+{
+	struct tailer *t = ud;
+
+	if (what == RDS_SUB_MESSAGE) {
+		tail_print(t, msg, len);
+	} else if (what == RDS_SUB_LOST) {
+		fprintf(stderr,
+			"pixrelay tail: lost the connection to Redis (%s): the server or its Redis "
+			"stopped\n",
+			rds_last_error(t->sub)[0] ? rds_last_error(t->sub) : "closed");
+		tail_quit(t, 1);
+	}
+}
+
+static void on_tail_dispatchers(void *ud, redisReply *reply, const char *err)
+{
+	struct tailer *t = ud;
+	uint64_t now = ids_now_ms(), newest = 0;
+	int alive = 0;
+
+	t->asking = 0;
+	if (t->k->done)
+		return; /* closing: the call was cut short */
+	if (err) {
+		fprintf(stderr,
+			"pixrelay tail: Redis does not answer (%s): the server or its "
+			"Redis stopped\n",
+			err);
+		tail_quit(t, 1);
+		return;
+	}
+	for (size_t i = 0; reply->type == REDIS_REPLY_ARRAY && i + 1 < reply->elements; i += 2) {
+		uint64_t ms =
+		    reply->element[i + 1]->str ? strtoull(reply->element[i + 1]->str, NULL, 10) : 0;
+		if (ms + SERVED_FRESH_MS >= now)
+			alive++;
+		if (ms > newest)
+			newest = ms;
+	}
+	if (alive == 0 && t->dispatching > 0) {
+		fprintf(stderr,
+			"pixrelay tail: no process is dispatching any more (the last heartbeat "
+			"was %llu s ago): the server stopped\n",
+			(unsigned long long)((now - newest) / 1000));
+		tail_quit(t, 1);
+		return;
+	}
+	if (alive == 0 && t->dispatching < 0)
+		fprintf(stderr, "pixrelay tail: no process is dispatching: postbacks wait until a "
+				"'pixrelay serve' (with dispatch = 1) runs on this Redis\n");
+	else if (alive > 0 && t->dispatching <= 0)
+		fprintf(stderr,
+			"pixrelay tail: %d process%s dispatching; waiting for deliveries "
+			"(Ctrl-C to stop)...\n",
+			alive, alive == 1 ? " is" : "es are");
+	t->dispatching = alive;
+}
+
+static void on_tail_timer(evutil_socket_t fd, short what, void *arg)
+{
+	struct tailer *t = arg;
+	struct timeval tv = {2, 0};
+
+	if (!t->asking) {
+		const char *argv[] = {"HGETALL", t->key};
+		t->asking = 1;
+		rds_cmd_argv(t->k->r, on_tail_dispatchers, t, 2, argv, NULL);
+	}
+	evtimer_add(t->timer, &tv);
+}
+
+static void on_tail_signal(evutil_socket_t fd, short what, void *arg)
+{
+	tail_quit(arg, 0);
+}
+
+/* pixrelay tail: every delivery attempt as it happens. */
+static int cmd_tail(const struct config *cfg, int argc, char **argv)
+{
+	struct cli_redis cr;
+	struct cli_call call;
+	struct tailer t;
+	char channel[256];
+	struct timeval now = {0, 0};
+
+	memset(&t, 0, sizeof(t));
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--json") == 0) {
+			t.json = 1;
+		} else {
+			fputs(
+			    "usage: pixrelay tail [--json]\n\n"
+			    "Print every postback delivery attempt as it happens (event, "
+			    "destination,\n"
+			    "status, outcome, latency) until interrupted. Says when no process is\n"
+			    "dispatching; exits with status 1 when the server or its Redis goes "
+			    "away.\n",
+			    want_help(argc, argv) ? stdout : stderr);
+			return want_help(argc, argv) ? 0 : 2;
+		}
+	}
+	/* its own words, not the Redis client's info lines */
+	if (strcmp(cfg->log_level, "info") == 0)
+		log_set_level(LOG_WARN);
+	if (cli_redis_open(cfg, &cr) < 0)
+		return 1;
+	t.exit_code = 1;
+	if (cli_call_open(&call, cfg, &cr) == 0) {
+		t.k = &call;
+		t.dispatching = -1;
+		snprintf(t.key, sizeof(t.key), "%s{meta}:dispatchers", cfg->prefix);
+		snprintf(channel, sizeof(channel), "%sdeliveries", cfg->prefix);
+		t.sub = rds_new_subscriber(call.base, &cr.addr, cfg->redis_timeout_ms, channel,
+					   on_tail_message, &t);
+		t.timer = evtimer_new(call.base, on_tail_timer, &t);
+		t.sigint = evsignal_new(call.base, SIGINT, on_tail_signal, &t);
+		t.sigterm = evsignal_new(call.base, SIGTERM, on_tail_signal, &t);
+		evsignal_add(t.sigint, NULL);
+		evsignal_add(t.sigterm, NULL);
+		evtimer_add(t.timer, &now);
+		if (!t.json)
+			fprintf(stderr, "pixrelay tail: watching postback deliveries (Ctrl-C to "
+					"stop)\n");
+		cli_call_wait(&call);
+		rds_free(t.sub);
+		event_free(t.timer);
+		event_free(t.sigint);
+		event_free(t.sigterm);
+	}
+	cli_call_close(&call);
+	cli_redis_close(&cr);
+	return t.exit_code;
+}
+
+/* ---- pixrelay events ---- */
+
+static const char usage_events[] =
+    "usage: pixrelay events list [FILTERS] [--limit N] [--json]\n"
+    "       pixrelay events show EVENT_ID [--json]\n"
+    "       pixrelay events replay EVENT_ID [--json]\n"
+    "       pixrelay events replay FILTERS [--limit N] [--json]\n\n"
+    "The postback events of an account (--account ID, default: the platform\n"
+    "account of --env, default sandbox): list them newest first, show one with its\n"
+    "attempt log, deliver one again, or every one a filter selects (bulk replay,\n"
+    "with progress on standard error; --limit caps how many, default all).\n\n"
+    "FILTERS: --state pending|delivering|delivered|dead (bulk replay: default dead)\n"
+    "         --type EVENT:CHARGE_PAID|EVENT:CHARGE_EXPIRED|EVENT:CHARGE_REFUND\n"
+    "         --since T, --until T: Unix seconds, 'YYYY-MM-DD HH:MM:SS' (UTC),\n"
+    "         RFC 3339, or a duration ago (90s, 15m, 1h, 2d, 1w)\n";
+
+/* Print one event (events_get's JSON) for a person. */
+static void print_event(const char *json)
 {
 	char err[128];
-	yajl_val root = NULL;
-	yajl_gen g;
-	size_t len;
-	const char *out;
+	yajl_val e = NULL, log, payload;
 
-	if (json_parse_object(json, strlen(json), &root, err, sizeof(err)) < 0) {
+	if (json_parse_object(json, strlen(json), &e, err, sizeof(err)) < 0) {
 		printf("%s\n", json);
 		return;
 	}
-	g = json_gen_new();
-	yajl_gen_config(g, yajl_gen_beautify, 1);
-	json_write_value(g, root);
-	out = json_buf(g, &len);
-	fwrite(out, 1, len, stdout);
-	yajl_gen_free(g);
+#define S(name) (YAJL_GET_STRING(json_get(e, name)) ? YAJL_GET_STRING(json_get(e, name)) : "-")
+	printf("event %s  %s  %s\n", S("id"), S("type"), S("state"));
+	printf("  destination   %s\n", S("destination"));
+	printf("  created       %s\n", S("createdAt"));
+	printf("  updated       %s\n", S("updatedAt"));
+	if (YAJL_GET_STRING(json_get(e, "nextAttemptAt")))
+		printf("  next attempt  %s\n", S("nextAttemptAt"));
+	if (YAJL_GET_STRING(json_get(e, "deliveredAt")))
+		printf("  delivered     %s\n", S("deliveredAt"));
+	if (YAJL_GET_STRING(json_get(e, "deadAt")))
+		printf("  dead          %s\n", S("deadAt"));
+	printf("  attempts      %lld\n", (long long)YAJL_GET_INTEGER(json_get(e, "attempts")));
+	if (YAJL_IS_INTEGER(json_get(e, "lastStatus")))
+		printf("  last status   HTTP %lld\n",
+		       (long long)YAJL_GET_INTEGER(json_get(e, "lastStatus")));
+	if (YAJL_GET_STRING(json_get(e, "lastError")))
+		printf("  last error    %s\n", S("lastError"));
+#undef S
+	log = json_get(e, "attemptLog");
+	if (YAJL_IS_ARRAY(log) && log->u.array.len) {
+		printf("attempts:\n");
+		for (size_t i = 0; i < log->u.array.len; i++) {
+			yajl_val a = log->u.array.values[i], st = json_get(a, "status");
+			const char *at = YAJL_GET_STRING(json_get(a, "at"));
+			const char *er = YAJL_GET_STRING(json_get(a, "error"));
+			const char *out = YAJL_GET_STRING(json_get(a, "outcome"));
+			printf("  #%-3lld %s  %-9s %s%s  %lld ms%s%s\n",
+			       (long long)YAJL_GET_INTEGER(json_get(a, "attempt")), at ? at : "-",
+			       out ? out : "-", YAJL_IS_INTEGER(st) ? "HTTP " : "",
+			       YAJL_IS_INTEGER(st) ? st->u.number.r : "no answer",
+			       (long long)YAJL_GET_INTEGER(json_get(a, "durationMs")),
+			       er ? "  " : "", er ? er : "");
+		}
+	}
+	payload = json_get(e, "payload");
+	if (payload && !YAJL_IS_NULL(payload)) {
+		yajl_gen g = json_gen_new();
+		size_t len;
+		const char *out;
+		yajl_gen_config(g, yajl_gen_beautify, 1);
+		json_write_value(g, payload);
+		out = json_buf(g, &len);
+		printf("payload:\n%.*s", (int)len, out);
+		if (len && out[len - 1] != '\n')
+			putchar('\n');
+		yajl_gen_free(g);
+	}
+	yajl_tree_free(e);
+}
+
+/* Bulk replay on the call's loop: page through the filter, replay each. */
+struct bulk {
+	struct cli_call *k;
+	const struct config *cfg;
+	enum auth_env env;
+	const char *account;
+	struct events_filter f;
+	long cap; /* at most this many (0: all) */
+	long matched, requeued, busy, left;
+	int pages, failed, json;
+	char cursor[96];
+};
+
+static void bulk_next(struct bulk *b);
+
+static void on_bulk_one(void *ud, int result, const char *json, const char *err)
+{
+	struct bulk *b = ud;
+
+	if (result == 0)
+		b->requeued++;
+	else if (result == EVENTS_BUSY)
+		b->busy++;
+	else if (result < 0 && !b->failed) {
+		b->failed = 1;
+		snprintf(b->k->err, sizeof(b->k->err), "%s", err);
+	}
+	if (--b->left == 0)
+		bulk_next(b);
+}
+
+static void on_bulk_page(void *ud, int result, const char *json, const char *err)
+{
+	struct bulk *b = ud;
+	yajl_val root = NULL, events, next;
+	char perr[128];
+
+	if (result < 0 || json_parse_object(json, strlen(json), &root, perr, sizeof(perr)) < 0) {
+		b->failed = 1;
+		snprintf(b->k->err, sizeof(b->k->err), "%s", result < 0 ? err : perr);
+		b->k->done = 1;
+		event_base_loopbreak(b->k->base);
+		return;
+	}
+	events = json_get(root, "events");
+	next = json_get(root, "nextCursor");
+	b->cursor[0] = '\0';
+	if (YAJL_IS_STRING(next) && strlen(next->u.string) < sizeof(b->cursor))
+		snprintf(b->cursor, sizeof(b->cursor), "%s", next->u.string);
+	b->pages++;
+	b->left = 1; /* this loop's own count */
+	for (size_t i = 0; YAJL_IS_ARRAY(events) && i < events->u.array.len; i++) {
+		const char *id = YAJL_GET_STRING(json_get(events->u.array.values[i], "id"));
+		if (!id || (b->cap && b->matched >= b->cap))
+			continue;
+		b->matched++;
+		b->left++;
+		events_replay(b->k->r, b->cfg, b->env, b->account, id, on_bulk_one, b);
+	}
+	if (b->cap && b->matched >= b->cap)
+		b->cursor[0] = '\0';
 	yajl_tree_free(root);
+	on_bulk_one(b, 1, NULL, NULL);
+}
+
+static void bulk_next(struct bulk *b)
+{
+	if (b->pages > 0 && (b->cursor[0] || b->pages > 1) && !b->json)
+		fprintf(stderr, "replaying: %ld matched, %ld queued again, %ld already waiting%s\n",
+			b->matched, b->requeued, b->busy, b->cursor[0] ? "..." : "");
+	if (b->failed || (b->pages > 0 && !b->cursor[0])) {
+		b->k->done = 1;
+		event_base_loopbreak(b->k->base);
+		return;
+	}
+	if (b->cursor[0] && events_parse_cursor(b->cursor, &b->f.cursor_ms, &b->f.cursor_id) < 0) {
+		b->k->done = 1;
+		event_base_loopbreak(b->k->base);
+		return;
+	}
+	b->f.limit = EVENTS_LIST_MAX;
+	if (b->cap && b->cap - b->matched < EVENTS_LIST_MAX)
+		b->f.limit = (int)(b->cap - b->matched);
+	events_list(b->k->r, b->cfg, b->env, b->account, &b->f, 0, on_bulk_page, b);
 }
 
 static int cmd_events(const struct config *cfg, int argc, char **argv)
 {
-	static const struct option lo[] = {{"env", required_argument, NULL, 'e'},
-					   {"account", required_argument, NULL, 'a'},
-					   {"state", required_argument, NULL, 's'},
-					   {"limit", required_argument, NULL, 'l'},
-					   {"json", no_argument, NULL, 'j'},
-					   {"help", no_argument, NULL, 'h'},
-					   {NULL, 0, NULL, 0}};
-	const char *verb, *envs = "sandbox", *account = NULL, *state = NULL;
-	long limit = 20;
-	int json = 0, opt, rc = 1;
+	static const struct option lo[] = {
+	    {"env", required_argument, NULL, 'e'},   {"account", required_argument, NULL, 'a'},
+	    {"state", required_argument, NULL, 's'}, {"type", required_argument, NULL, 't'},
+	    {"since", required_argument, NULL, 'S'}, {"until", required_argument, NULL, 'U'},
+	    {"limit", required_argument, NULL, 'l'}, {"json", no_argument, NULL, 'j'},
+	    {"help", no_argument, NULL, 'h'},	     {NULL, 0, NULL, 0}};
+	const char *verb, *envs = "sandbox", *account = NULL, *state = NULL, *type = NULL;
+	long limit = -1;
+	long long since_ms = 0, until_ms = 0;
+	int json = 0, opt, rc = 1, filtered = 0;
 	enum auth_env env;
 	struct cli_redis cr;
 	struct cli_call call;
-	char acct[32];
+	char acct[32], *end = NULL;
+	const char *id;
 
 	if ((rc = cli_action(argc, argv, usage_events, &verb)) >= 0)
 		return rc;
@@ -630,9 +1420,31 @@ static int cmd_events(const struct config *cfg, int argc, char **argv)
 			break;
 		case 's':
 			state = optarg;
+			filtered = 1;
+			break;
+		case 't':
+			type = optarg;
+			filtered = 1;
+			break;
+		case 'S':
+		case 'U':
+			if (cli_parse_since(optarg, opt == 'S' ? &since_ms : &until_ms) < 0) {
+				fprintf(
+				    stderr,
+				    "pixrelay events: --%s must be a duration (1h), Unix seconds, "
+				    "'YYYY-MM-DD HH:MM:SS' or RFC 3339\n",
+				    opt == 'S' ? "since" : "until");
+				return 2;
+			}
+			filtered = 1;
 			break;
 		case 'l':
-			limit = strtol(optarg, NULL, 10);
+			limit = strtol(optarg, &end, 10);
+			if (!*optarg || *end || limit < 1) {
+				fprintf(stderr,
+					"pixrelay events: --limit must be a positive integer\n");
+				return 2;
+			}
 			break;
 		case 'j':
 			json = 1;
@@ -642,16 +1454,12 @@ static int cmd_events(const struct config *cfg, int argc, char **argv)
 			return 2;
 		}
 	}
-	if (auth_env_parse(envs, &env) < 0 || limit < 1 || limit > 1000) {
-		fputs(usage_events, stderr);
-		return 2;
-	}
-	if ((strcmp(verb, "show") == 0 || strcmp(verb, "replay") == 0) && optind + 1 >= argc) {
-		fprintf(stderr, "pixrelay events %s: EVENT_ID is required\n", verb);
-		return 2;
-	}
 	if (strcmp(verb, "list") != 0 && strcmp(verb, "show") != 0 && strcmp(verb, "replay") != 0) {
 		fprintf(stderr, "pixrelay events: unknown action '%s'\n\n%s", verb, usage_events);
+		return 2;
+	}
+	if (auth_env_parse(envs, &env) < 0) {
+		fprintf(stderr, "pixrelay events: --env must be sandbox or production\n");
 		return 2;
 	}
 	if (state && strcmp(state, "pending") != 0 && strcmp(state, "delivering") != 0 &&
@@ -661,15 +1469,87 @@ static int cmd_events(const struct config *cfg, int argc, char **argv)
 			"dead\n");
 		return 2;
 	}
+	if (type && strcmp(type, "EVENT:CHARGE_PAID") != 0 &&
+	    strcmp(type, "EVENT:CHARGE_EXPIRED") != 0 && strcmp(type, "EVENT:CHARGE_REFUND") != 0) {
+		fprintf(stderr, "pixrelay events: --type must be EVENT:CHARGE_PAID, "
+				"EVENT:CHARGE_EXPIRED or EVENT:CHARGE_REFUND\n");
+		return 2;
+	}
+	id = optind + 1 < argc ? argv[optind + 1] : NULL;
+	if (id && optind + 2 < argc) {
+		fprintf(stderr, "pixrelay events %s: unexpected argument '%s'\n", verb,
+			argv[optind + 2]);
+		return 2;
+	}
+	if (strcmp(verb, "list") == 0 && id) {
+		fprintf(stderr, "pixrelay events list: unexpected argument '%s'\n", id);
+		return 2;
+	}
+	if (strcmp(verb, "list") == 0 && limit > EVENTS_LIST_MAX) {
+		fprintf(stderr, "pixrelay events list: --limit must be from 1 to %d\n",
+			EVENTS_LIST_MAX);
+		return 2;
+	}
+	if (strcmp(verb, "show") == 0 && !id) {
+		fprintf(stderr, "pixrelay events show: EVENT_ID is required\n");
+		return 2;
+	}
+	if (strcmp(verb, "replay") == 0 && !id && !filtered) {
+		fprintf(stderr, "pixrelay events replay: EVENT_ID, or a filter (--state, --type, "
+				"--since, --until) for a bulk replay, is required\n");
+		return 2;
+	}
+	if (strcmp(verb, "replay") == 0 && id && filtered) {
+		fprintf(stderr, "pixrelay events replay: give EVENT_ID or filters, not both\n");
+		return 2;
+	}
 	if (cli_open_account(cfg, env, account, &cr, acct) < 0)
 		return 1;
 	if (cli_call_open(&call, cfg, &cr) == 0) {
-		const char *id = optind + 1 < argc ? argv[optind + 1] : "";
+		if (strcmp(verb, "replay") == 0 && !id) {
+			struct bulk b;
+			memset(&b, 0, sizeof(b));
+			b.k = &call;
+			b.cfg = cfg;
+			b.env = env;
+			b.account = acct;
+			b.f.state = state ? state : "dead";
+			b.f.type = type;
+			b.f.since_ms = since_ms;
+			b.f.until_ms = until_ms;
+			b.cap = limit > 0 ? limit : 0;
+			b.json = json;
+			bulk_next(&b);
+			cli_call_wait(&call);
+			if (b.failed) {
+				fprintf(stderr,
+					"pixrelay events replay: %s (%ld queued again before)\n",
+					call.err, b.requeued);
+			} else {
+				if (json)
+					printf("{\"matched\":%ld,\"requeued\":%ld,"
+					       "\"alreadyWaiting\":%ld}\n",
+					       b.matched, b.requeued, b.busy);
+				else
+					printf("%ld %s event%s matched; %ld queued for delivery "
+					       "again, %ld "
+					       "already waiting or in flight\n",
+					       b.matched, b.f.state, b.matched == 1 ? "" : "s",
+					       b.requeued, b.busy);
+				rc = 0;
+			}
+			cli_call_close(&call);
+			cli_redis_close(&cr);
+			return rc;
+		}
 		if (strcmp(verb, "list") == 0) {
 			struct events_filter f;
 			memset(&f, 0, sizeof(f));
 			f.state = state;
-			f.limit = (int)limit;
+			f.type = type;
+			f.since_ms = since_ms;
+			f.until_ms = until_ms;
+			f.limit = limit > 0 ? (int)limit : 20;
 			events_list(call.r, cfg, env, acct, &f, 0, cli_call_done, &call);
 		} else if (strcmp(verb, "show") == 0) {
 			events_get(call.r, cfg, env, acct, id, cli_call_done, &call);
@@ -680,12 +1560,17 @@ static int cmd_events(const struct config *cfg, int argc, char **argv)
 		if (call.result < 0)
 			fprintf(stderr, "pixrelay events %s: %s\n", verb, call.err);
 		else if (call.result == EVENTS_NOT_FOUND)
-			fprintf(stderr, "pixrelay events %s: no event %s for this account\n", verb,
-				id);
+			fprintf(stderr, "pixrelay events %s: no event %s for account %s (%s)\n",
+				verb, id, acct, auth_env_name(env));
 		else if (strcmp(verb, "list") == 0)
 			print_event_list(call.json, json);
+		else if (strcmp(verb, "show") == 0 && json)
+			printf("%s\n", call.json);
 		else if (strcmp(verb, "show") == 0)
-			print_pretty(call.json);
+			print_event(call.json);
+		else if (json)
+			printf("{\"id\":\"%s\",\"requeued\":%s}\n", id,
+			       call.result == 0 ? "true" : "false");
 		else
 			printf("%s %s\n", id,
 			       call.result == 0 ? "queued for delivery again"
@@ -695,80 +1580,6 @@ static int cmd_events(const struct config *cfg, int argc, char **argv)
 	cli_call_close(&call);
 	cli_redis_close(&cr);
 	return rc;
-}
-
-/* pixrelay tail: every delivery attempt as it happens. */
-static void on_tail(void *ud, enum rds_sub_event what, const char *msg, size_t len)
-{
-	int *state = ud; /* [0]: --json, [1]: said "waiting" */
-
-	if (what == RDS_SUB_READY) {
-		if (!state[0] && !state[1])
-			fprintf(stderr, "waiting for deliveries (Ctrl-C to stop)...\n");
-		state[1] = 1;
-		return;
-	}
-	if (what == RDS_SUB_LOST) {
-		fprintf(stderr, "pixrelay tail: connection to redis lost; reconnecting (deliveries "
-				"meanwhile are not shown)\n");
-		return;
-	}
-	if (state[0]) {
-		printf("%.*s\n", (int)len, msg);
-	} else {
-		yajl_val v = NULL;
-		char err[64];
-		if (json_parse_object(msg, len, &v, err, sizeof(err)) == 0) {
-			yajl_val st = json_get(v, "status"), er = json_get(v, "error");
-			printf(
-			    "%s %s %-10s %-30s -> %s  %s%s %lld ms%s%s\n",
-			    YAJL_GET_STRING(json_get(v, "at")), YAJL_GET_STRING(json_get(v, "env")),
-			    YAJL_GET_STRING(json_get(v, "outcome")),
-			    YAJL_GET_STRING(json_get(v, "event")),
-			    YAJL_GET_STRING(json_get(v, "destination")),
-			    YAJL_IS_INTEGER(st) ? "HTTP " : "",
-			    YAJL_IS_INTEGER(st) ? st->u.number.r : "no answer",
-			    (long long)YAJL_GET_INTEGER(json_get(v, "durationMs")),
-			    YAJL_IS_STRING(er) ? "  " : "", YAJL_IS_STRING(er) ? er->u.string : "");
-			yajl_tree_free(v);
-		}
-	}
-	fflush(stdout);
-}
-
-static int cmd_tail(const struct config *cfg, int argc, char **argv)
-{
-	struct cli_redis cr;
-	struct event_base *base;
-	struct rds *sub;
-	char channel[256];
-	int state[2] = {0, 0};
-
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--json") == 0) {
-			state[0] = 1;
-		} else {
-			fputs("usage: pixrelay tail [--json]\n\n"
-			      "Print every postback delivery attempt as it happens (event, "
-			      "destination,\n"
-			      "status, outcome, latency) until interrupted.\n",
-			      want_help(argc, argv) ? stdout : stderr);
-			return want_help(argc, argv) ? 0 : 2;
-		}
-	}
-	if (cli_redis_open(cfg, &cr) < 0)
-		return 1;
-	snprintf(channel, sizeof(channel), "%sdeliveries", cfg->prefix);
-	base = event_base_new();
-	if (!base)
-		mem_oom(__FILE__, __LINE__);
-	sub = rds_new_subscriber(base, &cr.addr, cfg->redis_timeout_ms, channel, on_tail, state);
-	fflush(stdout);
-	event_base_dispatch(base); /* until interrupted */
-	rds_free(sub);
-	event_base_free(base);
-	cli_redis_close(&cr);
-	return 0;
 }
 
 static const char usage_account[] =
@@ -872,7 +1683,7 @@ static int cmd_secrets(const struct config *cfg, int argc, char **argv)
 	int json = 0, opt, rc = 1;
 	enum auth_env env;
 	struct cli_redis cr;
-	char id[32], signing[128], compat[128], ingest[128], err[256];
+	char id[32], signing[128], compat[128], ingest[128], err[256], base[512] = "";
 
 	if (argc > 1 && argv[1][0] != '-') {
 		verb = argv[1];
@@ -936,15 +1747,23 @@ static int cmd_secrets(const struct config *cfg, int argc, char **argv)
 		fprintf(stderr, "pixrelay secrets: %s\n", err);
 		goto done;
 	}
+	if (cfg->base_url_derived) {
+		/* the base URL a running serve announces, rather than the default */
+		int alive;
+		long long age;
+		cli_read_dispatchers(cr.c, cfg->prefix, &alive, base, sizeof(base), &age);
+	}
+	if (!*base)
+		snprintf(base, sizeof(base), "%s", cfg->base_url);
 	if (json)
 		printf("{\"account\":\"%s\",\"signingSecret\":\"%s\",\"signature\":\"%s\","
-		       "\"ingestSecret\":\"%s\"}\n",
-		       id, signing, compat, ingest);
+		       "\"ingestSecret\":\"%s\",\"ingestUrl\":\"%s/webhooks/ingest/%s\"}\n",
+		       id, signing, compat, ingest, base, id);
 	else
 		printf(
 		    "account %s (%s)\n  postback signing secret: %s\n  postback signature header: "
 		    "%s\n  ingest secret (for %s/webhooks/ingest/%s): %s\n",
-		    id, auth_env_name(env), signing, compat, cfg->base_url, id, ingest);
+		    id, auth_env_name(env), signing, compat, base, id, ingest);
 	rc = 0;
 done:
 	mem_wipe(signing, sizeof(signing));
@@ -1257,6 +2076,10 @@ int cli_main(int argc, char **argv)
 		rc = cmd_events(&cfg, nrest, rest);
 	} else if (strcmp(cmd, "tail") == 0) {
 		rc = cmd_tail(&cfg, nrest, rest);
+	} else if (strcmp(cmd, "listen") == 0) {
+		rc = cmd_listen(&cfg, nrest, rest);
+	} else if (strcmp(cmd, "trigger") == 0) {
+		rc = cmd_trigger(&cfg, nrest, rest);
 	} else if (strcmp(cmd, "brcode") == 0) {
 		rc = cmd_brcode(nrest, rest);
 	} else if (strcmp(cmd, "secrets") == 0) {

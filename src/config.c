@@ -127,6 +127,16 @@ static const struct opt opts[] = {
      "(sandbox postbacks may reach any address)"},
     {"dispatch", L(dispatch), "1", 0, 1,
      "1: this process delivers postbacks and runs the expiry scheduler; 0: API only"},
+    {"stream-max", L(stream_max), "1000", 0, 100000,
+     "live event streams (GET /v1/events/stream) this process serves at once (0: none)"},
+    {"stream-max-per-account", L(stream_max_per_account), "10", 1, 100000,
+     "live event streams one account may hold open on this process"},
+    {"stream-heartbeat", L(stream_heartbeat), "15", 1, 3600,
+     "seconds of silence after which a live stream gets a keep-alive comment (proxies close "
+     "idle connections)"},
+    {"stream-max-pending", L(stream_max_pending), "262144", 4096, 1048576,
+     "bytes a live stream's client may leave unread before it is dropped (it reconnects and "
+     "resumes)"},
     {"max-account-files", L(max_account_files), "30", 1, 1000,
      "files (documents and pictures, each counted once) that one account may keep"},
     {"max-account-bytes", L(max_account_bytes), "12582912", 1024, 1L << 30,
@@ -194,11 +204,17 @@ static char *trim(char *s)
 	return s;
 }
 
-/* Apply `name = value` lines for settings not already set (seen[i] == 0). */
+#define CONFIG_LINE_MAX 4096
+
+/* Apply `name = value` lines for settings not already set (seen[i] == 0).
+ * A line longer than CONFIG_LINE_MAX bytes or holding a NUL byte is refused
+ * (read in pieces, the end of a long comment would become a setting). */
 static int load_file(struct config *cfg, const char *path, char *seen)
 {
 	FILE *f = fopen(path, "r");
-	char line[4096];
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
 	int lineno = 0, rc = -1;
 
 	if (!f) {
@@ -206,11 +222,20 @@ static int load_file(struct config *cfg, const char *path, char *seen)
 			strerror(errno));
 		return -1;
 	}
-	while (fgets(line, sizeof(line), f)) {
+	while ((len = getline(&line, &cap, f)) >= 0) {
 		char *eq, *key, *val, from[300];
 		const struct opt *o;
 
 		lineno++;
+		if (len > CONFIG_LINE_MAX) {
+			fprintf(stderr, "pixrelay: %s:%d: line longer than %d bytes\n", path,
+				lineno, CONFIG_LINE_MAX);
+			goto done;
+		}
+		if (strlen(line) != (size_t)len) {
+			fprintf(stderr, "pixrelay: %s:%d: NUL byte in line\n", path, lineno);
+			goto done;
+		}
 		key = trim(line);
 		if (*key == '#' || *key == '\0')
 			continue;
@@ -224,7 +249,7 @@ static int load_file(struct config *cfg, const char *path, char *seen)
 		val = trim(eq + 1);
 		o = find_opt(key, strlen(key));
 		if (!o) {
-			fprintf(stderr, "pixrelay: %s:%d: unknown setting '%s'\n", path, lineno,
+			fprintf(stderr, "pixrelay: %s:%d: unknown setting '%.64s'\n", path, lineno,
 				key);
 			goto done;
 		}
@@ -233,8 +258,14 @@ static int load_file(struct config *cfg, const char *path, char *seen)
 			goto done;
 		seen[o - opts] = 1;
 	}
+	if (ferror(f)) {
+		fprintf(stderr, "pixrelay: cannot read config file %s: %s\n", path,
+			strerror(errno));
+		goto done;
+	}
 	rc = 0;
 done:
+	free(line);
 	fclose(f);
 	return rc;
 }

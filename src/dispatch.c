@@ -45,6 +45,8 @@
 #define BREAKER_MIN_MS 5000
 #define BREAKER_MAX_MS 300000
 #define SUBSCRIBERS_EVERY_MS 1000
+#define HEARTBEAT_EVERY_MS 5000 /* <prefix>{meta}:dispatchers: who dispatches (pixrelay tail) */
+#define HEARTBEAT_FORGET_MS 60000
 
 /* One curl multi handle, with its connection cache, per environment: a
  * connection opened for a sandbox postback (which may reach any address) is
@@ -144,6 +146,7 @@ struct dispatch {
 	long long subscribers; /* of the deliveries channel (pixrelay tail) */
 	uint64_t subscribers_ms;
 	int counting;
+	uint64_t beat_ms, swept_beats_ms;
 	struct delivery *active; /* in curl now (freed by dispatch_free if still there) */
 };
 
@@ -486,6 +489,8 @@ static void publish(struct delivery *dl, const char *outcome, long status, const
 		json_null(g);
 	json_str(g, "outcome");
 	json_str(g, outcome);
+	json_str(g, "state"); /* the event's state now, named as the API names it */
+	json_str(g, strcmp(outcome, "retry") == 0 ? "pending" : outcome);
 	json_str(g, "durationMs");
 	json_int(g, (long long)(now - dl->start_ms));
 	json_str(g, "error");
@@ -1341,6 +1346,51 @@ static void on_recovered(void *ud, int n)
 	free(j);
 }
 
+static void on_beats(void *ud, redisReply *reply, const char *err)
+{
+	struct dispatch *d = ud;
+	char key[256];
+	uint64_t now = ids_now_ms();
+
+	if (err || reply->type != REDIS_REPLY_ARRAY || !rds_ready(d->r))
+		return;
+	snprintf(key, sizeof(key), "%s{meta}:dispatchers", d->cfg->prefix);
+	for (size_t i = 0; i + 1 < reply->elements; i += 2) {
+		const char *who = reply->element[i]->str, *v = reply->element[i + 1]->str;
+		if (who && v && now > strtoull(v, NULL, 10) + HEARTBEAT_FORGET_MS) {
+			const char *argv[] = {"HDEL", key, who};
+			rds_cmd_argv(d->r, on_published, NULL, 3, argv, NULL);
+		}
+	}
+}
+
+/* Say that this process dispatches: field <token> of <prefix>{meta}:dispatchers
+ * = "<ms> <base URL>" every 5 s (read by pixrelay tail and the command line);
+ * fields of processes silent for a minute are removed. */
+static void heartbeat(struct dispatch *d, uint64_t now, int leaving)
+{
+	char key[256], *v;
+
+	snprintf(key, sizeof(key), "%s{meta}:dispatchers", d->cfg->prefix);
+	if (leaving) {
+		const char *argv[] = {"HDEL", key, d->token};
+		rds_cmd_argv(d->r, on_published, NULL, 3, argv, NULL);
+		return;
+	}
+	d->beat_ms = now;
+	v = mem_printf("%llu %s", (unsigned long long)now, d->cfg->base_url);
+	{
+		const char *argv[] = {"HSET", key, d->token, v};
+		rds_cmd_argv(d->r, on_published, NULL, 4, argv, NULL);
+	}
+	free(v);
+	if (now - d->swept_beats_ms >= HEARTBEAT_FORGET_MS) {
+		const char *argv[] = {"HGETALL", key};
+		d->swept_beats_ms = now;
+		rds_cmd_argv(d->r, on_beats, d, 2, argv, NULL);
+	}
+}
+
 static void on_tick(evutil_socket_t fd, short kind, void *arg)
 {
 	struct dispatch *d = arg;
@@ -1354,6 +1404,8 @@ static void on_tick(evutil_socket_t fd, short kind, void *arg)
 	hosts_sweep(d, now);
 	if (d->stopped || !rds_ready(d->r))
 		return;
+	if (now - d->beat_ms >= HEARTBEAT_EVERY_MS)
+		heartbeat(d, now, 0);
 	if (!d->counting && now - d->subscribers_ms >= SUBSCRIBERS_EVERY_MS) {
 		char channel[256];
 		snprintf(channel, sizeof(channel), "%sdeliveries", d->cfg->prefix);
@@ -1456,6 +1508,8 @@ void dispatch_stop(struct dispatch *d)
 	if (d) {
 		d->stopped = 1;
 		event_del(d->tick);
+		if (rds_ready(d->r))
+			heartbeat(d, ids_now_ms(), 1);
 		/* those not started yet go back to the queue now */
 		expire_waiting(d, 1, ids_now_ms());
 	}

@@ -27,15 +27,8 @@ struct lookup {
 
 static void json_time_field(yajl_gen g, const char *name, const char *ms)
 {
-	char t[25];
-
 	json_str(g, name);
-	if (!ms || !*ms) {
-		json_null(g);
-		return;
-	}
-	timefmt_rfc3339(t, strtoull(ms, NULL, 10));
-	json_str(g, t);
+	json_time_ms(g, ms);
 }
 
 /* Render an event (HGETALL reply) and its log (LRANGE reply) as JSON. */
@@ -116,26 +109,6 @@ static void on_log(void *ud, redisReply *reply, const char *err)
 	lookup_free(l);
 }
 
-/* hiredis frees a reply after its callback: keep a deep copy */
-static redisReply *copy_reply(const redisReply *r)
-{
-	redisReply *c = mem_new(redisReply);
-
-	c->type = r->type;
-	c->integer = r->integer;
-	if (r->str) {
-		c->str = mem_strndup(r->str, r->len);
-		c->len = r->len;
-	}
-	if (r->elements) {
-		c->element = mem_calloc(r->elements, sizeof(redisReply *));
-		c->elements = r->elements;
-		for (size_t i = 0; i < r->elements; i++)
-			c->element[i] = copy_reply(r->element[i]);
-	}
-	return c;
-}
-
 static void on_event(void *ud, redisReply *reply, const char *err)
 {
 	struct lookup *l = ud;
@@ -155,7 +128,7 @@ static void on_event(void *ud, redisReply *reply, const char *err)
 		lookup_free(l);
 		return;
 	}
-	l->event = copy_reply(reply);
+	l->event = rds_reply_copy(reply);
 	snprintf(k, sizeof(k), "%slog:%s", l->prefix, l->id);
 	{
 		const char *argv[] = {"LRANGE", k, "0", "-1"};
@@ -571,5 +544,157 @@ void events_shard_stats(struct rds *r, const struct config *cfg, int shard,
 	{
 		const char *argv[] = {k1, k2, k3, sp};
 		rds_script(r, on_stats, c, SCRIPT_SHARD_STATS, 3, 4, argv, NULL);
+	}
+}
+
+/* ---- the events after a point, oldest first (live streams) ---- */
+
+struct after {
+	events_items_fn cb;
+	void *ud;
+	char env[16];
+	char account[32];
+	size_t n, left;
+	int limit, more, failed;
+	char **ids;
+	long long *ms;
+	redisReply **fields; /* HMGET type url body env account, per id */
+	char err[256];
+};
+
+static void after_free(struct after *a)
+{
+	for (size_t i = 0; i < a->n; i++) {
+		free(a->ids[i]);
+		if (a->fields[i])
+			freeReplyObject(a->fields[i]);
+	}
+	free(a->ids);
+	free(a->ms);
+	free(a->fields);
+	free(a);
+}
+
+static void after_finish(struct after *a)
+{
+	struct events_item *items;
+	size_t k = 0;
+
+	if (a->failed) {
+		a->cb(a->ud, -1, NULL, 0, 0, a->err);
+		after_free(a);
+		return;
+	}
+	items = mem_calloc(a->n ? a->n : 1, sizeof(*items));
+	for (size_t i = 0; i < a->n; i++) {
+		redisReply *f = a->fields[i];
+		if (!f || f->type != REDIS_REPLY_ARRAY || f->elements != 5 || !f->element[0]->str ||
+		    !f->element[2]->str)
+			continue; /* gone with the retention */
+		/* the index is the account's: the hash must say so too */
+		if (!f->element[3]->str || strcmp(f->element[3]->str, a->env) != 0 ||
+		    !f->element[4]->str || strcmp(f->element[4]->str, a->account) != 0)
+			continue;
+		items[k].id = a->ids[i];
+		items[k].type = f->element[0]->str;
+		items[k].url = f->element[1]->str ? f->element[1]->str : "";
+		items[k].body = f->element[2]->str;
+		items[k].created_ms = a->ms[i];
+		k++;
+	}
+	a->cb(a->ud, 0, items, k, a->more, NULL);
+	free(items);
+	after_free(a);
+}
+
+static void on_after_fields(void *ud, redisReply *reply, const char *err)
+{
+	struct after *a = ud;
+	size_t i = a->n - a->left;
+
+	if (err && !a->failed) {
+		a->failed = 1;
+		snprintf(a->err, sizeof(a->err), "%s", err);
+	} else if (!err) {
+		a->fields[i] = rds_reply_copy(reply);
+	}
+	if (--a->left == 0)
+		after_finish(a);
+}
+
+struct after_call {
+	struct after *a;
+	struct rds *r;
+	char prefix[KS_PREFIX_MAX];
+};
+
+static void on_after_index(void *ud, redisReply *reply, const char *err)
+{
+	struct after_call *c = ud;
+	struct after *a = c->a;
+	size_t n;
+
+	if (err || reply->type != REDIS_REPLY_ARRAY) {
+		a->failed = 1;
+		snprintf(a->err, sizeof(a->err), "%s", err ? err : "unexpected reply to ZRANGE");
+		free(c);
+		after_finish(a);
+		return;
+	}
+	n = reply->elements / 2;
+	a->n = n;
+	a->more = n >= (size_t)a->limit;
+	a->left = n;
+	a->ids = mem_calloc(n ? n : 1, sizeof(char *));
+	a->ms = mem_calloc(n ? n : 1, sizeof(long long));
+	a->fields = mem_calloc(n ? n : 1, sizeof(redisReply *));
+	for (size_t i = 0; i < n; i++) {
+		redisReply *id = reply->element[2 * i], *score = reply->element[2 * i + 1];
+		a->ids[i] = mem_strndup(id->str ? id->str : "", id->str ? id->len : 0);
+		a->ms[i] = score->str ? strtoll(score->str, NULL, 10) : 0;
+	}
+	if (n == 0) {
+		free(c);
+		after_finish(a);
+		return;
+	}
+	/* replies come back in order: the i-th HMGET answers the i-th id */
+	for (size_t i = 0; i < n; i++) {
+		char k[KS_KEY_MAX];
+		const char *argv[] = {"HMGET", k, "type", "url", "body", "env", "account"};
+		snprintf(k, sizeof(k), "%se:%s", c->prefix, a->ids[i]);
+		rds_cmd_argv(c->r, on_after_fields, a, 7, argv, NULL);
+	}
+	free(c);
+}
+
+void events_after(struct rds *r, const struct config *cfg, enum auth_env env, const char *account,
+		  long long from_ms, long offset, int limit, events_items_fn cb, void *ud)
+{
+	struct after *a = mem_new(struct after);
+	struct after_call *c = mem_new(struct after_call);
+	char idx[KS_KEY_MAX], mins[32], offs[32], lims[16];
+	int shard = ks_shard_of(account);
+
+	a->cb = cb;
+	a->ud = ud;
+	snprintf(a->env, sizeof(a->env), "%s", auth_env_name(env));
+	snprintf(a->account, sizeof(a->account), "%s", account);
+	c->a = a;
+	c->r = r;
+	ks_shard_prefix(c->prefix, sizeof(c->prefix), cfg->prefix, shard < 0 ? 0 : shard);
+	snprintf(idx, sizeof(idx), "%sa:%s", c->prefix, account);
+	snprintf(mins, sizeof(mins), "%lld", from_ms > 0 ? from_ms : 0);
+	snprintf(offs, sizeof(offs), "%ld", offset > 0 ? offset : 0);
+	if (limit < 1)
+		limit = 1;
+	if (limit > EVENTS_AFTER_MAX)
+		limit = EVENTS_AFTER_MAX;
+	a->limit = limit;
+	snprintf(lims, sizeof(lims), "%d", limit);
+	{
+		const char *argv[] = {"ZRANGE", idx,  mins, "+inf",	 "BYSCORE",
+				      "LIMIT",	offs, lims, "WITHSCORES"};
+		rds_cmd_argv(r, on_after_index, c, 9, argv, NULL);
 	}
 }

@@ -618,15 +618,8 @@ static const char *const key_fields[KF_COUNT] = {"id",	       "env",	       "kin
 
 static void json_ms(yajl_gen g, const char *name, const char *ms)
 {
-	char t[25];
-
 	json_str(g, name);
-	if (!ms || !*ms) {
-		json_null(g);
-		return;
-	}
-	timefmt_rfc3339(t, strtoull(ms, NULL, 10));
-	json_str(g, t);
+	json_time_ms(g, ms);
 }
 
 /* One key as the API shows it; `secret` (NULL = none) is its text. */

@@ -315,8 +315,7 @@ done:
 
 /* ---- replies ---- */
 
-/* A deep copy of a reply, freed with freeReplyObject. */
-static redisReply *reply_dup(const redisReply *src)
+redisReply *rds_reply_copy(const redisReply *src)
 {
 	redisReply *d = mem_new(redisReply);
 
@@ -324,15 +323,13 @@ static redisReply *reply_dup(const redisReply *src)
 	d->integer = src->integer;
 	if (src->str) {
 		d->len = src->len;
-		d->str = mem_alloc(src->len + 1);
-		memcpy(d->str, src->str, src->len);
-		d->str[src->len] = '\0';
+		d->str = mem_strndup(src->str, src->len);
 	}
-	if (src->type == REDIS_REPLY_ARRAY && src->elements) {
+	if (src->elements) {
 		d->elements = src->elements;
 		d->element = mem_calloc(src->elements, sizeof(redisReply *));
 		for (size_t i = 0; i < src->elements; i++)
-			d->element[i] = reply_dup(src->element[i]);
+			d->element[i] = rds_reply_copy(src->element[i]);
 	}
 	return d;
 }
@@ -1135,7 +1132,7 @@ static void on_result(redisAsyncContext *ac, void *replyp, void *privdata)
 		goto out;
 	}
 	if (r->wait_replicas > 0 && c->script) {
-		c->held = reply_dup(res);
+		c->held = rds_reply_copy(res);
 		c->after = AFTER_HOLD;
 	} else {
 		complete(c, res, NULL);
@@ -1830,7 +1827,7 @@ static void on_call(void *ud, redisReply *reply, const char *err)
 
 	k->done = 1;
 	if (reply)
-		k->reply = reply_dup(reply);
+		k->reply = rds_reply_copy(reply);
 	else
 		snprintf(k->err, sizeof(k->err), "%s", err ? err : "no reply");
 }

@@ -3,6 +3,7 @@
 #include "pixrelay/log.h"
 #include "pixrelay/mem.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <hiredis/hiredis.h>
@@ -55,6 +56,90 @@ static int mkdir_p(const char *path, mode_t mode)
 	return rc;
 }
 
+/* Clear the group and other bits of `path` (described by *st), which must
+ * belong to this user (root may tighten anyone's). Returns 0, or -1 with err. */
+static int make_private(const char *path, const struct stat *st, char *err, size_t errlen)
+{
+	mode_t mode = st->st_mode & 07777;
+
+	if (st->st_uid != geteuid() && geteuid() != 0) {
+		snprintf(err, errlen,
+			 "%s belongs to uid %u, not to this user (uid %u); the data directory "
+			 "holds secrets and must be this user's alone: chown it, or choose "
+			 "another --data-dir",
+			 path, (unsigned)st->st_uid, (unsigned)geteuid());
+		return -1;
+	}
+	if (!(mode & 077))
+		return 0;
+	if (chmod(path, mode & 0700) < 0) {
+		snprintf(err, errlen, "cannot make %s private (chmod): %s", path, strerror(errno));
+		return -1;
+	}
+	log_warn("%s was open to other users (mode %04o); it is now %04o", path, (unsigned)mode,
+		 (unsigned)(mode & 0700));
+	return 0;
+}
+
+/* make_private on `dir` and everything in it, `depth` levels down (the
+ * AOF directory is one). Symbolic links are left as they are. */
+static int make_tree_private(const char *dir, int depth, char *err, size_t errlen)
+{
+	DIR *d = NULL;
+	struct dirent *e;
+	int rc = -1;
+
+	if (!(d = opendir(dir))) {
+		snprintf(err, errlen, "cannot read %s: %s", dir, strerror(errno));
+		goto done;
+	}
+	while ((e = readdir(d))) {
+		char path[4096];
+		struct stat st;
+
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) >= sizeof(path))
+			continue;
+		if (lstat(path, &st) < 0) {
+			if (errno == ENOENT)
+				continue;
+			snprintf(err, errlen, "cannot stat %s: %s", path, strerror(errno));
+			goto done;
+		}
+		if (S_ISLNK(st.st_mode))
+			continue;
+		if (make_private(path, &st, err, errlen) < 0)
+			goto done;
+		if (S_ISDIR(st.st_mode) && depth > 0 &&
+		    make_tree_private(path, depth - 1, err, errlen) < 0)
+			goto done;
+	}
+	rc = 0;
+done:
+	if (d)
+		closedir(d);
+	return rc;
+}
+
+int redisd_check_private(const char *data_dir, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (stat(data_dir, &st) < 0) {
+		snprintf(err, errlen, "cannot stat data directory %s: %s", data_dir,
+			 strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "data directory %s is not a directory", data_dir);
+		return -1;
+	}
+	if (make_private(data_dir, &st, err, errlen) < 0)
+		return -1;
+	return make_tree_private(data_dir, 2, err, errlen);
+}
+
 int redisd_lock(const char *data_dir, int *lock_fd, char *err, size_t errlen)
 {
 	char path[4096];
@@ -65,6 +150,8 @@ int redisd_lock(const char *data_dir, int *lock_fd, char *err, size_t errlen)
 			 strerror(errno));
 		return -1;
 	}
+	if (redisd_check_private(data_dir, err, errlen) < 0)
+		return -1;
 	snprintf(path, sizeof(path), "%s/pixrelay.lock", data_dir);
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0) {
@@ -93,8 +180,16 @@ static int conf_safe(const char *s)
 
 static int write_conf(struct redisd *d, char *err, size_t errlen)
 {
-	FILE *f = fopen(d->conf_path, "w");
+	int fd = open(d->conf_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	FILE *f = NULL;
 
+	/* an older file keeps its mode through O_TRUNC */
+	if (fd >= 0 && fchmod(fd, 0600) < 0) {
+		close(fd);
+		fd = -1;
+	}
+	if (fd >= 0 && !(f = fdopen(fd, "w")))
+		close(fd);
 	if (!f) {
 		snprintf(err, errlen, "cannot write %s: %s", d->conf_path, strerror(errno));
 		return -1;
@@ -166,6 +261,9 @@ static pid_t spawn(struct redisd *d)
 		if (getppid() != parent)
 			_exit(1);
 		setpgid(0, 0); /* a Ctrl-C meant for pixrelay must not hit Redis first */
+		/* the AOF holds every secret: whatever Redis creates (AOF directory
+		 * and files, rewrites, log, pid file) is for this user alone */
+		umask(077);
 		execlp(d->binary, d->binary, d->conf_path, (char *)NULL);
 		fprintf(stderr, "pixrelay: cannot run %s: %s\n", d->binary, strerror(errno));
 		_exit(127);

@@ -3,6 +3,7 @@
 #include "pixrelay/api.h"
 #include "pixrelay/auth.h"
 #include "pixrelay/cache.h"
+#include "pixrelay/evstream.h"
 #include "pixrelay/http.h"
 #include "pixrelay/ingest.h"
 #include "pixrelay/keys.h"
@@ -128,6 +129,7 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	s->app.draining = 1;
 	http_stop_accepting(s->app.http);
 	dispatch_stop(s->app.dispatch);
+	evstream_stop(s->app.streams); /* their clients resume on another process */
 	gettimeofday(&s->drain_start, NULL);
 	evtimer_add(s->drain_timer, &tv);
 }
@@ -214,6 +216,7 @@ int server_run(struct config *cfg)
 		s.app.cache = cache_new(s.app.base, &addr, cfg->redis_timeout_ms, channel);
 	}
 	s.app.ingest = ingest_queue_new(s.app.base, s.app.rds, cfg);
+	s.app.streams = evstream_new(s.app.base, s.app.rds, &addr, cfg);
 	if (cfg->dispatch) {
 		/* its own connections: delivery bookkeeping never queues in front
 		 * of the API's requests */
@@ -264,6 +267,7 @@ done:
 	 * server, the dispatcher and so every request still exist */
 	ingest_queue_free(s.app.ingest);
 	rds_free(s.app.rds);
+	evstream_free(s.app.streams);
 	rds_free(s.dispatch_rds);
 	cache_free(s.app.cache);
 	dispatch_free(s.app.dispatch);

@@ -25,51 +25,91 @@ void timefmt_rfc3339(char out[25], uint64_t ms)
 	snprintf(out, 25, "%s.%03uZ", buf, (unsigned)(ms % 1000));
 }
 
+/* Exactly `n` decimal digits at p, their value in *v; -1 otherwise (a NUL
+ * stops it, so p is never read past the end). */
+static int digits(const char *p, int n, int *v)
+{
+	int x = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (p[i] < '0' || p[i] > '9')
+			return -1;
+		x = x * 10 + (p[i] - '0');
+	}
+	*v = x;
+	return 0;
+}
+
+/* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant). */
+static long long days_from_civil(long long y, int m, int d)
+{
+	long long era, yoe, doy, doe;
+
+	y -= m <= 2;
+	era = (y >= 0 ? y : y - 399) / 400;
+	yoe = y - era * 400;
+	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + doe - 719468;
+}
+
 int timefmt_parse(const char *s, long long *ms)
 {
-	struct tm tm;
-	const char *p;
-	char *end = NULL;
-	long long v, frac = 0;
-	int off = 0;
+	static const int mdays[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+	int y, mo, d, h, mi, sec, oh, om, dim;
+	long long frac = 0, t, off = 0;
+	const char *p = s;
+	size_t n = strspn(s, "0123456789");
 
-	if (!*s)
-		return -1;
-	v = strtoll(s, &end, 10);
-	if (*end == '\0' && end != s) {
-		if (v < 0 || v > 253402300799LL)
+	/* Unix seconds: digits only, up to 9999-12-31T23:59:59Z */
+	if (n > 0 && s[n] == '\0') {
+		if (n > 12)
 			return -1;
-		*ms = v * 1000;
+		t = strtoll(s, NULL, 10);
+		if (t > 253402300799LL)
+			return -1;
+		*ms = t * 1000;
 		return 0;
 	}
-	memset(&tm, 0, sizeof(tm));
-	p = strptime(s, "%Y-%m-%d", &tm);
-	if (!p || (*p != ' ' && *p != 'T'))
+	/* YYYY-MM-DD, ' ' or 'T', HH:MM:SS, each index read only once the one
+	 * before it was a digit or a separator (never past the NUL) */
+	if (digits(p, 4, &y) || p[4] != '-' || digits(p + 5, 2, &mo) || p[7] != '-' ||
+	    digits(p + 8, 2, &d) || (p[10] != ' ' && p[10] != 'T') || digits(p + 11, 2, &h) ||
+	    p[13] != ':' || digits(p + 14, 2, &mi) || p[16] != ':' || digits(p + 17, 2, &sec))
 		return -1;
-	p = strptime(p + 1, "%H:%M:%S", &tm);
-	if (!p)
+	if (mo < 1 || mo > 12 || h > 23 || mi > 59 || sec > 60)
 		return -1;
+	dim = mdays[mo - 1];
+	if (mo == 2 && ((y % 4 == 0 && y % 100 != 0) || y % 400 == 0))
+		dim = 29;
+	if (d < 1 || d > dim)
+		return -1;
+	p += 19;
 	if (*p == '.') {
-		int digits = 0;
-		for (p++; *p >= '0' && *p <= '9'; p++, digits++)
-			if (digits < 3)
+		int count = 0;
+		/* milliseconds: the first three digits count, any more are dropped */
+		for (p++; *p >= '0' && *p <= '9'; p++, count++)
+			if (count < 3)
 				frac = frac * 10 + (*p - '0');
-		if (digits == 0)
+		if (count == 0)
 			return -1;
-		for (; digits < 3; digits++)
+		for (; count < 3; count++)
 			frac *= 10;
 	}
 	if (*p == 'Z') {
 		p++;
 	} else if (*p == '+' || *p == '-') {
-		int hh, mm;
-		if (sscanf(p + 1, "%2d:%2d", &hh, &mm) != 2 || hh > 23 || mm > 59)
+		if (digits(p + 1, 2, &oh) || p[3] != ':' || digits(p + 4, 2, &om) || oh > 23 ||
+		    om > 59)
 			return -1;
-		off = (hh * 60 + mm) * 60 * (*p == '+' ? 1 : -1);
+		off = (oh * 60LL + om) * 60 * (*p == '+' ? 1 : -1);
 		p += 6;
 	}
 	if (*p)
 		return -1;
-	*ms = ((long long)timegm(&tm) - off) * 1000 + frac;
-	return *ms < 0 ? -1 : 0;
+	t = days_from_civil(y, mo, d) * 86400 + h * 3600LL + mi * 60LL + sec - off;
+	if (t < 0)
+		return -1;
+	*ms = t * 1000 + frac;
+	return 0;
 }

@@ -23,6 +23,7 @@ struct app {
 	struct ingest_queue *ingest; /* notifications waiting for their write */
 	struct http_server *http;
 	struct dispatch *dispatch; /* NULL when this process does not deliver */
+	struct evstream *streams;  /* live event streams (GET /v1/events/stream) */
 	int embedded_redis;
 	int draining; /* set on SIGTERM: /readyz says not ready */
 };

@@ -56,6 +56,12 @@ struct config {
 				      private */
 	long dispatch;		   /* 1: this process delivers events */
 
+	/* live event streams (GET /v1/events/stream) */
+	long stream_max;	     /* streams served at once by this process */
+	long stream_max_per_account; /* ... for one account */
+	long stream_heartbeat;	     /* seconds between keep-alive comments */
+	long stream_max_pending;     /* bytes unread before a client is dropped */
+
 	/* accounts: KYC review and quotas (0 = no limit where said) */
 	long sandbox_review;		/* 1: sandbox accounts wait for KYC review too */
 	long max_account_files;		/* files one account may keep */

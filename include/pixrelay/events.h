@@ -65,6 +65,26 @@ void events_list(struct rds *r, const struct config *cfg, enum auth_env env, con
 void events_replay_many(struct rds *r, const struct config *cfg, enum auth_env env,
 			const char *account, const struct events_filter *f, events_fn cb, void *ud);
 
+/* One event as a live stream sends it (evstream.h); strings borrowed for
+ * the callback. */
+struct events_item {
+	const char *id, *type, *url, *body;
+	long long created_ms;
+};
+
+#define EVENTS_AFTER_MAX 200
+
+/* The events of `account` of `env` created at or after `from_ms`, oldest
+ * first (events of one millisecond by id), skipping the first `offset` of
+ * them, at most `limit` (1..EVENTS_AFTER_MAX). cb runs once, later: 0 with
+ * the items (n of them; `more` is 1 when the page was full), or -1 with err.
+ * Events already gone with the retention are left out. Two round trips: the
+ * index, then every event's fields at once. */
+typedef void (*events_items_fn)(void *ud, int result, const struct events_item *items, size_t n,
+				int more, const char *err);
+void events_after(struct rds *r, const struct config *cfg, enum auth_env env, const char *account,
+		  long long from_ms, long offset, int limit, events_items_fn cb, void *ud);
+
 /* How the delivery queue of a shard stands (shard_stats). */
 struct events_stats {
 	long long pending;	   /* due, or waiting for their next attempt */

@@ -1,7 +1,10 @@
-/* json: parsing request bodies with yajl's tree API, and shaping replies.
+/* json: parsing request bodies into yajl trees, and shaping replies.
  *
- * Parsing treats the body as hostile: it refuses NUL bytes, nesting deeper
- * than JSON_MAX_DEPTH (yajl frees trees recursively), invalid UTF-8 and
+ * Parsing treats the body as hostile and costs time linear in its length
+ * (n log n in the keys of one object): it refuses NUL bytes, \u0000, lone
+ * UTF-16 surrogates, invalid UTF-8, comments (strict RFC 8259), nesting
+ * deeper than JSON_MAX_DEPTH (trees are freed recursively), more than
+ * JSON_MAX_VALUES values (so memory stays a small multiple of the body) and
  * duplicate object keys, before any handler sees a value.
  */
 #ifndef PIXRELAY_JSON_H
@@ -13,14 +16,28 @@
 #include <yajl/yajl_tree.h>
 
 #define JSON_MAX_DEPTH 32
+/* Values of every kind (objects, arrays, members' values, items, scalars)
+ * in one body; no request of the API comes near it. */
+#define JSON_MAX_VALUES 10000
 
-/* Parse `len` bytes into a tree whose root must be an object.
- * Returns 0 and sets *out (caller frees with yajl_tree_free), or -1 with a
- * message for the client in `err`. */
+/* Parse `len` bytes (not NUL-terminated) into a tree whose root must be an
+ * object. Returns 0 and sets *out (caller frees with yajl_tree_free), or -1
+ * with a message for the client in `err`, e.g. "invalid JSON: duplicate
+ * field 'amount'", "invalid JSON: nested deeper than 32 levels", "invalid
+ * JSON: more than 10000 values in the body (at items[9998])". */
 int json_parse_object(const char *body, size_t len, yajl_val *out, char *err, size_t errlen);
 
-/* Find `key` in object `obj`; NULL when absent. Borrowed. */
+/* Find `key` in object `obj`; NULL when absent. Borrowed. A linear scan:
+ * callers look up a fixed set of names, after refusing unknown keys. */
 yajl_val json_get(yajl_val obj, const char *key);
+
+/* Bytes of a key or value quoted back in a message. */
+#define JSON_ECHO_MAX 64
+
+/* Copy `s` into `out` for quoting it in a message: at most JSON_ECHO_MAX
+ * bytes, cut at a UTF-8 character boundary (a cut character would make the
+ * whole message invalid UTF-8), control characters as '?'. Returns out. */
+char *json_echo(char out[JSON_ECHO_MAX + 1], const char *s);
 
 /* Nonzero when `v` is a JSON number holding an integer (no fraction, no
  * exponent, within int64); writes it to *out. */
@@ -44,6 +61,10 @@ void json_raw(yajl_gen g, const char *text, size_t len);
 
 /* Write a parsed value into g as it was (numbers keep their text). */
 void json_write_value(yajl_gen g, yajl_val v);
+
+/* A time given as milliseconds since the epoch in text ("1795412399017") as
+ * RFC 3339 UTC ("2026-11-23T05:39:59.017Z"); null when ms is NULL or "". */
+void json_time_ms(yajl_gen g, const char *ms);
 
 /* The generator's buffer, borrowed until the next call on `g`. */
 const char *json_buf(yajl_gen g, size_t *len);

@@ -157,4 +157,8 @@ redisReply *rds_call(struct rds *r, int argc, const char **argv, const size_t *l
 redisReply *rds_call_script(struct rds *r, enum script_id id, int nkeys, int argc,
 			    const char **argv, char *err, size_t errlen);
 
+/* A deep copy of a reply, to keep past its callback (hiredis frees replies
+ * when the callback returns); free it with freeReplyObject. */
+redisReply *rds_reply_copy(const redisReply *r);
+
 #endif

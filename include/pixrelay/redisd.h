@@ -2,7 +2,9 @@
  *
  * It listens only on a unix socket inside the data directory (no TCP port),
  * with appendonly yes and appendfsync always, so an answer given after a
- * write means the write is on disk. One process at a time owns a data
+ * write means the write is on disk. Every file in the data directory is
+ * private (0600, directories 0700): the child runs with umask 077 and the
+ * modes are checked at each start (redisd_check_private). One process at a time owns a data
  * directory (an flock on <data-dir>/pixrelay.lock); the child gets SIGTERM if
  * its parent dies, so it never outlives pixrelay.
  */
@@ -17,9 +19,20 @@ struct redisd;
 /* The socket path of the embedded Redis of `data_dir` into out. */
 void redisd_socket_path(const char *data_dir, char *out, size_t size);
 
-/* Try to own `data_dir` (created if missing, mode 0700). Returns 0 when this
- * process now owns it, 1 when another process does (its Redis may be used
- * through the socket), -1 on error with err set. */
+/* Make `data_dir` private to this user, as redisd_lock does at every start:
+ * the directory and every file and directory in it (two levels down:
+ * appendonlydir/ and its files) lose their group and other permission bits,
+ * with a warning in the log for each one changed (a directory made before
+ * pixrelay, with the usual 0755/0644, would show the AOF, and so every
+ * secret, to every user). Symbolic links inside are left alone. Returns 0,
+ * or -1 with err set when something belongs to another user (unless this
+ * is root), cannot be changed, or data_dir is not a directory. */
+int redisd_check_private(const char *data_dir, char *err, size_t errlen);
+
+/* Try to own `data_dir` (created if missing, mode 0700, and made private with
+ * redisd_check_private). Returns 0 when this process now owns it, 1 when
+ * another process does (its Redis may be used through the socket), -1 on
+ * error with err set. */
 int redisd_lock(const char *data_dir, int *lock_fd, char *err, size_t errlen);
 
 /* Start redis-server for `data_dir` (which the caller has locked; lock_fd is

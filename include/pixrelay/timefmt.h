@@ -14,9 +14,12 @@ void timefmt_format(char out[TIMEFMT_LEN + 1], uint64_t ms);
 /* Format as RFC 3339 with milliseconds, `2026-11-22T00:15:51.123Z`. */
 void timefmt_rfc3339(char out[25], uint64_t ms);
 
-/* Parse a moment: Unix seconds ("1795307992"), "YYYY-MM-DD HH:MM:SS" (UTC) or
- * RFC 3339 ("2026-11-22T00:15:51Z", "...51.123Z", "...51+00:00"). Writes
- * milliseconds since the epoch; 0 or -1. */
+/* Parse a moment: Unix seconds ("1795307992", digits only), "YYYY-MM-DD
+ * HH:MM:SS" (UTC) or RFC 3339 ("2026-11-22T00:15:51Z", "...51.123Z",
+ * "...51+00:00"): exactly these digit counts, a real date, from 1970 to
+ * 9999-12-31T23:59:59Z (leap second :60 allowed, milliseconds beyond 3
+ * digits dropped). Writes milliseconds since the epoch and returns 0, or
+ * returns -1. Reads `s` only up to its NUL. */
 int timefmt_parse(const char *s, long long *ms);
 
 #endif

@@ -14,6 +14,7 @@ if (ARGV[4] ~= '' and e[2] ~= ARGV[4]) or e[3] ~= ARGV[5] then return 0 end
 if e[1] == 'pending' or e[1] == 'delivering' then return 2 end
 if e[6] == '' then return 2 end
 redis.call('ZREM', KEYS[2], id)
+redis.call('HDEL', ek, 'dead_ms', 'delivered_ms')
 redis.call('PERSIST', ek)
 redis.call('PERSIST', p .. 'log:' .. id)
 -- a fresh budget: attempts and age are counted from now

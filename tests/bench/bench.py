@@ -56,6 +56,7 @@ PRIMARIES = int(os.environ.get("BENCH_PRIMARIES", "3"))
 REPLICAS = int(os.environ.get("BENCH_REPLICAS", "0"))
 WAIT = int(os.environ.get("BENCH_WAIT", "0"))
 ACCOUNTS = int(os.environ.get("BENCH_ACCOUNTS", "1"))
+STREAM = os.environ.get("BENCH_STREAM", "0") == "1"  # a live stream open during ingest
 PREFIX = "pixrelay:"
 LIVE = []
 
@@ -116,6 +117,12 @@ class R:
             if k.startswith("cmdstat_") and m:
                 calls[k[8:]] = int(m.group(1))
         return calls
+
+
+def evalsha_usec(redis):
+    """Total microseconds Redis spent in EVALSHA so far."""
+    m = re.search(r"usec=(\d+)", redis.info("commandstats").get("cmdstat_evalsha", ""))
+    return int(m.group(1)) if m else 0
 
 
 def cmddiff(before, after):
@@ -436,6 +443,12 @@ def run_config(binary, sink_bin, work, nproc, secs, results):
     res = {"procs": nproc}
     try:
         res["raw_rps"], res["raw_p99"] = raw_rpush(redis, max(3, secs // 2))
+        # raw HTTP: libcurl multi on libevent, 64 at a time, to the same sink
+        out = subprocess.run([os.path.join(os.path.dirname(sink_bin), "rawpost"),
+                              "http://127.0.0.1:%d/raw" % sink.ports[0], str(CONNS), "40000"],
+                             capture_output=True, text=True, timeout=300).stdout
+        res["raw_http"] = float(re.search(r"rate=([0-9.]+)", out).group(1))
+        log("raw HTTP POST (libcurl multi, %d at a time): %.0f/s" % (CONNS, res["raw_http"]))
         log("raw RPUSH -d 1024 -c %d: %.0f/s, p99 %.2f ms" % (CONNS, res["raw_rps"], res["raw_p99"]))
         init = json.loads(cli(binary, redis, "init", "--json"))
         account = init["sandbox"]["account"]
@@ -455,6 +468,16 @@ def run_config(binary, sink_bin, work, nproc, secs, results):
 
         # ingest: API-only processes, the events stay pending
         api = [Pix(binary, d, redis, "api%d" % i, ["--dispatch", "0"]) for i in range(nproc)]
+        stream = None
+        if STREAM:
+            # GET /v1/events/stream of the account, read by curl, for the whole phase
+            key = json.loads(cli(binary, redis, "keys", "create", "--env", "sandbox",
+                                 "--account", accounts[0], "--json"))["key"]
+            stream_out = os.path.join(d, "stream.txt")
+            stream = spawn(["curl", "-sN", "-o", stream_out, "-H", "Authorization: Bearer " + key,
+                            "http://127.0.0.1:%d/v1/events/stream" % api[0].port])
+            time.sleep(1)
+        usec0 = sum(evalsha_usec(r) for r in redis.primaries())
         before, mem0 = cmdstats(redis), info_sum(redis, "memory", "used_memory")
         aof0 = info_sum(redis, "persistence", "aof_current_size")
         rcpu = lambda: sum(cpu_s(pid) for pid in redis.pids())
@@ -465,6 +488,13 @@ def run_config(binary, sink_bin, work, nproc, secs, results):
         diff = cmddiff(before, cmdstats(redis))
         n_events = sum(int(redis.cmd("ZCARD", "%s{s%d}:a:%s" % (PREFIX, shard_of(a), a)))
                        for a in accounts)
+        res["ingest_script_us"] = ((sum(evalsha_usec(r) for r in redis.primaries()) - usec0)
+                                   / max(1, diff.get("evalsha", 0)))
+        if stream:
+            time.sleep(1)
+            stop(stream)
+            with open(stream_out, errors="replace") as f:
+                res["stream_events"] = len({line for line in f if line.startswith("id: ")})
         res.update(ingest_rps=ing["rate"], ingest_p50=ing["p50"], ingest_p99=ing["p99"],
                    ingest_ok=ing["ok"], ingest_bad=ing["other"] + ing["errors"],
                    ingest_cmds=sum(diff.values()) / max(1, n_events),
@@ -484,7 +514,9 @@ def run_config(binary, sink_bin, work, nproc, secs, results):
         before = cmdstats(redis)
         t0 = time.time()
         disp = [Pix(binary, d, redis, "disp%d" % i) for i in range(nproc)]
+        cpu0 = [cpu_s(p.proc.pid) for p in disp] + [rcpu(), cpu_s(sink.proc.pid)]
         st, complete = wait_delivered(sink, n_events)
+        cpu1 = [cpu_s(p.proc.pid) for p in disp] + [rcpu(), cpu_s(sink.proc.pid)]
         t1 = st["last_ms"] / 1000.0
         diff = cmddiff(before, cmdstats(redis))
         delivered = st["unique"]
@@ -492,7 +524,8 @@ def run_config(binary, sink_bin, work, nproc, secs, results):
                    drain_s=t1 - t0, drain_rps=delivered / max(1e-9, t1 - t0),
                    drain_cmds=sum(diff.values()) / max(1, delivered),
                    drain_evalsha=diff.get("evalsha", 0) / max(1, delivered),
-                   drain_rss_mb=max(rss_kb(p.proc.pid, "VmHWM") for p in disp) / 1024.0)
+                   drain_rss_mb=max(rss_kb(p.proc.pid, "VmHWM") for p in disp) / 1024.0,
+                   drain_cpu=[(b - a) / max(1e-9, time.time() - t0) for a, b in zip(cpu0, cpu1)])
         log("drain: %d of %d delivered in %.1f s (%.0f/s)" % (delivered, n_events, t1 - t0, res["drain_rps"]))
         missing, differ = check_exact(redis, sink, acked)
         res.update(lost=missing, differ=differ)
@@ -500,12 +533,15 @@ def run_config(binary, sink_bin, work, nproc, secs, results):
         # end to end: ingest while the same processes deliver
         base = sink.stats()["unique"]
         t0 = time.time()
+        cpu0 = [cpu_s(p.proc.pid) for p in disp] + [rcpu(), cpu_s(sink.proc.pid)]
         e2e = wrk(disp, account, secret, secs, "e", d)
         st, complete = wait_delivered(sink, base + e2e["ok"])
+        cpu1 = [cpu_s(p.proc.pid) for p in disp] + [rcpu(), cpu_s(sink.proc.pid)]
         t1 = st["last_ms"] / 1000.0
         res.update(e2e_ingest_rps=e2e["rate"], e2e_events=st["unique"] - base,
                    e2e_complete=complete, e2e_rps=(st["unique"] - base) / max(1e-9, t1 - t0),
-                   e2e_rss_mb=max(rss_kb(p.proc.pid, "VmHWM") for p in disp) / 1024.0)
+                   e2e_rss_mb=max(rss_kb(p.proc.pid, "VmHWM") for p in disp) / 1024.0,
+                   e2e_cpu=[(b - a) / max(1e-9, time.time() - t0) for a, b in zip(cpu0, cpu1)])
         missing, differ = check_exact(redis, sink, e2e["acked"])
         res["lost"] += missing
         res["differ"] += differ
@@ -530,10 +566,8 @@ def run_inflight(binary, sink_bin, work):
     try:
         cli(binary, redis, "init")
         per = (INFLIGHT + hosts - 1) // hosts
-        px = Pix(binary, d, redis, "inflight",
-                 ["--delivery-concurrency", str(INFLIGHT), "--delivery-per-host", str(per),
-                  "--delivery-per-host-max", str(per), "--delivery-timeout-ms", "30000"])
-        rss0 = rss_kb(px.proc.pid)
+        # the events first (an API-only process), then one process delivers them all at once
+        api = Pix(binary, d, redis, "inflight-api", ["--dispatch", "0"])
         pad = "x" * 800
         conns = {}
         for h, port in enumerate(sink.ports):
@@ -542,7 +576,7 @@ def run_inflight(binary, sink_bin, work):
                         "kind", "business", "status", "ACTIVE", "ingest_secret", "s3cret",
                         "signing_secret", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
                         "postback_url", "http://127.0.0.1:%d/hook" % port, "balance", "0")
-            conns[acct] = http.client.HTTPConnection("127.0.0.1", px.port, timeout=30)
+            conns[acct] = http.client.HTTPConnection("127.0.0.1", api.port, timeout=30)
         for i in range(per):
             for acct, c in conns.items():
                 body = json.dumps({"id": "up-%s-%d" % (acct, i), "event": "EVENT:CHARGE_PAID",
@@ -553,10 +587,16 @@ def run_inflight(binary, sink_bin, work):
                 r.read()
                 if r.status != 200:
                     raise RuntimeError("ingest: %d" % r.status)
+        api.stop()
+        px = Pix(binary, d, redis, "inflight",
+                 ["--delivery-concurrency", str(INFLIGHT), "--delivery-per-host", str(per),
+                  "--delivery-per-host-max", str(per), "--delivery-per-account", str(per),
+                  "--delivery-sandbox-share", "100", "--delivery-timeout-ms", "30000"])
+        rss0 = rss_kb(px.proc.pid)
         peak, held = 0, 0
         deadline = time.time() + 30
         while time.time() < deadline:
-            held = sink.stats()["inflight"]
+            held = max(held, sink.stats()["inflight"])
             peak = max(peak, rss_kb(px.proc.pid))
             if held >= INFLIGHT * 0.98:
                 time.sleep(0.5)
@@ -617,19 +657,29 @@ def main():
     row("ingest p99 / raw p99", lambda r: "%.1f×" % (r["ingest_p99"] / r["raw_p99"]), "≤ 3×")
     row("ingest: non-200 answers, acknowledged and stored", lambda r: "%d, %d of %d" % (r["ingest_bad"], r["ingest_stored"], r["ingest_ok"]))
     row("ingest: Redis commands / EVALSHA per event", lambda r: "%.2f / %.2f" % (r["ingest_cmds"], r["ingest_evalsha"]))
+    row("ingest: Redis time per EVALSHA (INFO commandstats)", lambda r: "%.1f µs" % r["ingest_script_us"])
+    if STREAM:
+        row("ingest: events received by a live stream open meanwhile",
+            lambda r: "%d of %d" % (r.get("stream_events", 0), r["ingest_ok"]))
     row("ingest: AOF bytes per event", lambda r: "%.0f" % r["ingest_aof"])
     row("Redis memory per retained event", lambda r: "%.0f B" % r["mem_per_event"])
     row("ingest CPU, pixrelay(s) / redis (all nodes; 1.0 = a core)", lambda r: " + ".join("%.2f" % c for c in r["ingest_cpu"][:-1]) + " / %.2f" % r["ingest_cpu"][-1])
     row("backlog drained to one host", lambda r: "%d of %d in %.1f s: %.0f/s" % (r["drain_delivered"], r["backlog"], r["drain_s"], r["drain_rps"]))
     row("**drain / raw**", lambda r: "**%.2f×**" % (r["drain_rps"] / r["raw_rps"]), "≥ 0.4×")
+    row("raw HTTP POST to the sink (libcurl multi on libevent, %d at a time)" % CONNS,
+        lambda r: "%.0f/s" % r["raw_http"])
+    row("drain / raw HTTP", lambda r: "%.2f×" % (r["drain_rps"] / r["raw_http"]))
     row("drain: Redis commands / EVALSHA (round trips) per delivered event", lambda r: "%.2f / %.3f" % (r["drain_cmds"], r["drain_evalsha"]), "< 1 round trip")
+    row("drain CPU, pixrelay(s) / redis / sink", lambda r: " + ".join("%.2f" % c for c in r["drain_cpu"][:-2]) + " / %.2f / %.2f" % tuple(r["drain_cpu"][-2:]))
     row("end to end (ingest and delivery at once)", lambda r: "%.0f/s (ingest %.0f/s)" % (r["e2e_rps"], r["e2e_ingest_rps"]))
+    row("end to end / raw HTTP", lambda r: "%.2f×" % (r["e2e_rps"] / r["raw_http"]))
     row("**end to end / raw**", lambda r: "**%.2f×**" % (r["e2e_rps"] / r["raw_rps"]), "≥ 0.25×")
+    row("end to end CPU, pixrelay(s) / redis / sink", lambda r: " + ".join("%.2f" % c for c in r["e2e_cpu"][:-2]) + " / %.2f / %.2f" % tuple(r["e2e_cpu"][-2:]))
     row("peak RSS per process (drain, e2e)", lambda r: "%.1f MB, %.1f MB" % (r["drain_rss_mb"], r["e2e_rss_mb"]))
     row("acknowledged events lost / delivered with another body", lambda r: "%d / %d" % (r["lost"], r["differ"] + r["mismatch"]), "0 / 0")
     if mem:
         print()
-        print("RSS of one process with %d deliveries in flight (100 hosts answering after 4 s): "
+        print("RSS of one process with up to %d deliveries in flight at once (100 hosts answering after 4 s): "
               "%.1f MB (%.1f MB before); target ≤ 64 MiB" % (mem["inflight"], mem["rss_mb"], mem["rss0_mb"]))
     bad = any(r["lost"] or r["differ"] or r["mismatch"] for r in results)
     return 3 if bad else 0

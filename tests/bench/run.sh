@@ -12,7 +12,8 @@
 #
 # Environment: BENCH_CONNECTIONS (64), BENCH_THREADS (wrk threads, 2),
 # BENCH_PROCESSES ("1,2": the configurations measured), BENCH_INFLIGHT
-# (10000; 0 skips the memory phase), BENCH_KEEP=1 (keep the work directory
+# (10000; 0 skips the memory phase), BENCH_STREAM=1 (a live event stream,
+# GET /v1/events/stream, open during ingest), BENCH_KEEP=1 (keep the work directory
 # and its logs), PIXRELAY_BIN (use this binary instead of building).
 set -euo pipefail
 
@@ -48,4 +49,6 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/pixrelay-bench.XXXXXX")
 trap '[ "${BENCH_KEEP:-0}" = 1 ] && echo "kept $WORK" >&2 || rm -rf "$WORK"' EXIT
 read -r -a LIBEVENT <<<"$(pkg-config --cflags --libs libevent)"
 cc -O2 -o "$WORK/sink" tests/bench/sink.c "${LIBEVENT[@]}"
+read -r -a CURL <<<"$(pkg-config --cflags --libs libcurl)"
+cc -O2 -o "$WORK/rawpost" tests/bench/rawpost.c "${LIBEVENT[@]}" "${CURL[@]}"
 python3 tests/bench/bench.py "$BIN" "$WORK/sink" "$WORK" "$SECS"

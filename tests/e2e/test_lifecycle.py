@@ -105,7 +105,7 @@ class Lifecycle(Base):
         listed = json.loads(self.px.cli("events", "list", "--json").stdout)
         self.assertEqual([e["id"] for e in listed], [evt])
         self.assertEqual(listed[0]["destination"], self.sink.url("/cli"))
-        shown = json.loads(self.px.cli("events", "show", evt).stdout)
+        shown = json.loads(self.px.cli("events", "show", evt, "--json").stdout)
         self.assertEqual(shown["attemptLog"][0]["status"], 200)
         self.assertEqual(shown["payload"]["data"]["id"], c["id"])
         out = self.px.cli("events", "replay", evt).stdout

@@ -75,6 +75,40 @@ int main(void)
 		char *argv[] = {"--config", path, NULL};
 		CHECK_INT(config_load(&c, 2, argv, &rest, &nrest), -1);
 	}
+	/* a long comment is refused, not read in pieces whose last one would
+	 * become a setting */
+	f = fopen(path, "w");
+	fprintf(f, "# ");
+	for (int i = 0; i < 4093; i++)
+		fputc('a', f);
+	fprintf(f, "prefix = evil:\n");
+	fclose(f);
+	{
+		char *argv[] = {"--config", path, NULL};
+		CHECK_INT(config_load(&c, 2, argv, &rest, &nrest), -1);
+	}
+	/* the longest line allowed: 4095 characters and its newline */
+	f = fopen(path, "w");
+	fprintf(f, "base-url = http://h/");
+	for (int i = 0; i < 4095 - 20; i++)
+		fputc('a', f);
+	fprintf(f, "\n");
+	fclose(f);
+	{
+		char *argv[] = {"--config", path, NULL};
+		CHECK_INT(config_load(&c, 2, argv, &rest, &nrest), 0);
+		CHECK_INT(strlen(c.base_url), 4095 - 11);
+		free(rest);
+		config_deinit(&c);
+	}
+	/* a NUL byte does not hide the rest of a line */
+	f = fopen(path, "w");
+	fwrite("prefix = a\0b\n", 1, 13, f);
+	fclose(f);
+	{
+		char *argv[] = {"--config", path, NULL};
+		CHECK_INT(config_load(&c, 2, argv, &rest, &nrest), -1);
+	}
 	unlink(path);
 	return check_finish("config");
 }

@@ -2,7 +2,62 @@
 
 #include "check.h"
 
+#include <stdarg.h>
+
 #include <stdlib.h>
+
+/* A growing text buffer for the large bodies below. */
+struct text {
+	char *s;
+	size_t len, cap;
+};
+
+static void put(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void put(struct text *t, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (t->len + (size_t)n + 1 > t->cap) {
+		t->cap = (t->len + (size_t)n + 1) * 2;
+		t->s = realloc(t->s, t->cap);
+		if (!t->s)
+			abort();
+	}
+	va_start(ap, fmt);
+	vsnprintf(t->s + t->len, t->cap - t->len, fmt, ap);
+	va_end(ap);
+	t->len += (size_t)n;
+}
+
+/* {"k0":0,"k1":1,...} with `n` keys, key `dup_at` repeating key `dup_of`
+ * (no repeat when dup_at < 0). */
+static char *object_of(int n, int dup_at, int dup_of)
+{
+	struct text t = {0};
+
+	put(&t, "{");
+	for (int i = 0; i < n; i++)
+		put(&t, "%s\"k%d\":%d", i ? "," : "", i == dup_at ? dup_of : i, i);
+	put(&t, "}");
+	return t.s;
+}
+
+/* {"a":[0,0,...]} with `n` items. */
+static char *array_of(int n)
+{
+	struct text t = {0};
+
+	put(&t, "{\"a\":[");
+	for (int i = 0; i < n; i++)
+		put(&t, "%s0", i ? "," : "");
+	put(&t, "]}");
+	return t.s;
+}
 
 static int parses(const char *s, char *err)
 {
@@ -69,6 +124,158 @@ int main(void)
 	CHECK_STR(err, "invalid JSON: nested deeper than 32 levels");
 	/* brackets inside strings do not count */
 	CHECK_INT(parses("{\"a\":\"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\\\"[[[\"}", err), 0);
+
+	/* exactly JSON_MAX_DEPTH levels are fine, one more is not */
+	{
+		struct text t = {0};
+		for (int i = 0; i < JSON_MAX_DEPTH; i++)
+			put(&t, "%s", i == 0 ? "{\"a\":" : i % 2 ? "[" : "{\"b\":");
+		put(&t, "1");
+		for (int i = JSON_MAX_DEPTH - 1; i >= 0; i--)
+			put(&t, "%s", i % 2 ? "]" : "}");
+		CHECK_INT(parses(t.s, err), 0);
+		free(t.s);
+	}
+
+	/* comments are not JSON (yajl_tree_parse allowed them) */
+	CHECK_INT(parses("{\"a\":1 /* c */}", err), -1);
+	CHECK(strncmp(err, "invalid JSON: ", 14) == 0);
+	CHECK_INT(parses("{\"a\":1} // c", err), -1);
+	CHECK(strncmp(err, "invalid JSON: ", 14) == 0);
+	/* one value only: trailing text is refused */
+	CHECK_INT(parses("{\"a\":1} {}", err), -1);
+	CHECK(strncmp(err, "invalid JSON: ", 14) == 0);
+	CHECK_INT(parses("{} 1", err), -1);
+	CHECK(strncmp(err, "invalid JSON: ", 14) == 0);
+	/* a value that is not an object is refused at once, even unfinished */
+	CHECK_INT(parses("[1,2,", err), -1);
+	CHECK_STR(err, "request body must be a JSON object");
+
+	/* numbers keep their text; integers only within int64 */
+	{
+		const char *s = "{\"a\":9223372036854775807,\"b\":-9223372036854775808,"
+				"\"c\":9223372036854775808,\"d\":-0,\"e\":1E+2}";
+		CHECK_INT(json_parse_object(s, strlen(s), &v, err, sizeof(err)), 0);
+	}
+	CHECK(json_as_int64(json_get(v, "a"), &n));
+	CHECK_INT(n, INT64_MAX);
+	CHECK(json_as_int64(json_get(v, "b"), &n));
+	CHECK_INT(n, INT64_MIN);
+	CHECK(!json_as_int64(json_get(v, "c"), &n));
+	CHECK(json_as_int64(json_get(v, "d"), &n));
+	CHECK_INT(n, 0);
+	CHECK(!json_as_int64(json_get(v, "e"), &n));
+	CHECK(YAJL_IS_DOUBLE(json_get(v, "e")));
+	CHECK_STR(json_get(v, "e")->u.number.r, "1E+2");
+	CHECK_STR(json_get(v, "c")->u.number.r, "9223372036854775808");
+	yajl_tree_free(v);
+
+	/* escapes and UTF-8 are decoded; keys too */
+	{
+		const char *s = "{\"k\\u00e9\":\"a\\n\\ud83d\\ude00\"}";
+		CHECK_INT(json_parse_object(s, strlen(s), &v, err, sizeof(err)), 0);
+	}
+	CHECK_STR(v->u.object.keys[0], "k\xc3\xa9");
+	CHECK_STR(v->u.object.values[0]->u.string, "a\n\xf0\x9f\x98\x80");
+	yajl_tree_free(v);
+
+	/* large objects: every key kept in order, a repeat found wherever it is,
+	 * and the message names the first repeat in the body's order */
+	{
+		char *s = object_of(5000, -1, 0);
+		CHECK_INT(json_parse_object(s, strlen(s), &v, err, sizeof(err)), 0);
+		CHECK_INT(v->u.object.len, 5000);
+		CHECK_STR(v->u.object.keys[4321], "k4321");
+		CHECK_INT(v->u.object.values[4321]->u.number.i, 4321);
+		yajl_tree_free(v);
+		free(s);
+		s = object_of(5000, 4999, 0);
+		CHECK_INT(parses(s, err), -1);
+		CHECK_STR(err, "invalid JSON: duplicate field 'k0'");
+		free(s);
+		s = object_of(5000, 17, 3000);
+		CHECK_INT(parses(s, err), -1);
+		CHECK_STR(err, "invalid JSON: duplicate field 'k3000'");
+		free(s);
+	}
+	/* every key the same: the second one is the first repeat */
+	{
+		struct text t = {0};
+		put(&t, "{\"x\":{");
+		for (int i = 0; i < 3000; i++)
+			put(&t, "%s\"same\":%d", i ? "," : "", i);
+		put(&t, "}}");
+		CHECK_INT(parses(t.s, err), -1);
+		CHECK_STR(err, "invalid JSON: duplicate field 'same'");
+		free(t.s);
+	}
+	/* keys differing only in their last byte, and a prefix of another */
+	CHECK_INT(parses("{\"ab\":1,\"a\":2,\"abc\":3,\"b\":4,\"ba\":5,\"abd\":6,\"\":7,"
+			 "\"a\\u0001\":8,\"ab \":9}",
+			 err),
+		  0);
+
+	/* a key quoted back is cut at a character boundary, controls as '?' */
+	{
+		char key[200] = "", body[300], want[300];
+		for (int i = 0; i < 40; i++)
+			strcat(key, "\xc3\xa9"); /* 80 bytes of é */
+		snprintf(body, sizeof(body), "{\"%s\":1,\"%s\":2}", key, key);
+		CHECK_INT(parses(body, err), -1);
+		snprintf(want, sizeof(want), "invalid JSON: duplicate field '%.64s'", key);
+		CHECK_STR(err, want);
+		strcpy(key, "x");
+		for (int i = 0; i < 21; i++)
+			strcat(key, "\xe2\x82\xac"); /* 1 + 63 bytes of € */
+		snprintf(body, sizeof(body), "{\"%sz\":1,\"%sz\":2}", key, key);
+		CHECK_INT(parses(body, err), -1);
+		snprintf(want, sizeof(want), "invalid JSON: duplicate field '%s'", key);
+		CHECK_STR(err, want);
+		strcpy(key, "x");
+		for (int i = 0; i < 22; i++)
+			strcat(key, "\xe2\x82\xac"); /* 1 + 66 bytes: the 22nd is left out */
+		snprintf(body, sizeof(body), "{\"%s\":1,\"%s\":2}", key, key);
+		CHECK_INT(parses(body, err), -1);
+		snprintf(want, sizeof(want), "invalid JSON: duplicate field '%.64s'", key);
+		CHECK_STR(err, want);
+		CHECK_INT(parses("{\"a\\u0001\\t\":1,\"a\\u0001\\t\":1}", err), -1);
+		CHECK_STR(err, "invalid JSON: duplicate field 'a?"
+			       "?'");
+	}
+	{
+		char out[JSON_ECHO_MAX + 1];
+		CHECK_STR(json_echo(out, ""), "");
+		CHECK_STR(json_echo(out, "abc\x7f"), "abc?");
+	}
+
+	/* at most JSON_MAX_VALUES values: the root and its array count too */
+	{
+		char *s = array_of(JSON_MAX_VALUES - 2);
+		CHECK_INT(json_parse_object(s, strlen(s), &v, err, sizeof(err)), 0);
+		CHECK_INT(json_get(v, "a")->u.array.len, JSON_MAX_VALUES - 2);
+		yajl_tree_free(v);
+		free(s);
+		s = array_of(JSON_MAX_VALUES - 1);
+		CHECK_INT(parses(s, err), -1);
+		CHECK_STR(err, "invalid JSON: more than 10000 values in the body (at a[9998])");
+		free(s);
+		s = object_of(JSON_MAX_VALUES + 5, -1, 0);
+		CHECK_INT(parses(s, err), -1);
+		CHECK_STR(err, "invalid JSON: more than 10000 values in the body (at k9999)");
+		free(s);
+	}
+	{
+		struct text t = {0};
+		put(&t, "{\"o\":{\"list\":[{\"x\\u0001y\":[");
+		for (int i = 0; i < JSON_MAX_VALUES; i++)
+			put(&t, "%snull", i ? "," : "");
+		put(&t, "]}]}}");
+		CHECK_INT(parses(t.s, err), -1);
+		CHECK_STR(
+		    err,
+		    "invalid JSON: more than 10000 values in the body (at o.list[0].x?y[9995])");
+		free(t.s);
+	}
 
 	{
 		yajl_gen g = json_gen_new();

@@ -28,11 +28,20 @@ end
 --   p a:<account>  zset: the account's events by creation time (listing)
 --   p o:<order>    list: the events of one order key (a charge) not yet settled, oldest
 --                  first; only its head is due, so they go out one after another
+--   p live         string: the channel of live streams (below), absent when none is open
 -- Without a destination the event is recorded as delivered nowhere and expires with the
 -- retention (ttl seconds).
 local function event_write(p, id, env, account, etype, url, body, order, now, ttl)
   local ek = p .. 'e:' .. id
   redis.call('ZADD', p .. 'a:' .. account, now, id)
+  -- Live streams (GET /v1/events/stream): while a process serves one for an account of this
+  -- shard, p live names the pub/sub channel it listens on (set with a TTL, see evstream.h).
+  -- Without it this costs one GET of a missing key.
+  local live = redis.call('GET', p .. 'live')
+  if live then
+    redis.call('PUBLISH', live, id .. '\n' .. env .. '\n' .. account .. '\n' .. now .. '\n' ..
+      etype .. '\n' .. url .. '\n' .. body)
+  end
   if url == '' then
     redis.call('HSET', ek, 'id', id, 'env', env, 'account', account, 'type', etype, 'url', '',
       'body', body, 'order', order, 'created_ms', now, 'updated_ms', now, 'state', 'delivered',

@@ -1,0 +1,259 @@
+"""GET /v1/events/stream: live events as Server-Sent Events, resumable, bounded."""
+import json
+import time
+import unittest
+
+from accountdata import account_body, cpf
+from harness import Pixrelay, Redis, Workdir, auth, wait_for
+from sse import Stream, verify
+
+
+class EventStream(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.wd = Workdir()
+        cls.redis = Redis(cls.wd.path).start()
+        cls.px = Pixrelay(cls.wd.path, cls.redis,
+                          args=["--stream-max-per-account", "3", "--stream-heartbeat", "1",
+                                "--stream-max-pending", "4096"]).start()
+        cls.px.wait_ready()
+        init = json.loads(cls.px.cli("init", "--json").stdout)
+        cls.platform = init["sandbox"]["account"]
+        cls.key = cls.px.create_key("sandbox")["key"]
+        cls.master = cls.px.create_key("sandbox", master=True)["key"]
+        cls.secrets = json.loads(cls.px.cli("secrets", "--env", "sandbox", "--json").stdout)
+        r = cls.px.request("POST", "/v1/baas/account/create", headers=auth(cls.master, cls.platform),
+                           body=account_body([cpf()]))
+        assert r.status == 200, r
+        cls.other = r.json["data"]["id"]
+        cls.other_key = cls.px.create_key("sandbox", account=cls.other)["key"]
+        cls.live_platform = init["production"]["account"]
+        cls.live_secrets = json.loads(cls.px.cli("secrets", "--env", "production", "--json").stdout)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.px.stop()
+        cls.redis.stop()
+        cls.wd.cleanup()
+
+    def setUp(self):
+        self.open = []
+
+    def tearDown(self):
+        for s in self.open:
+            s.close()
+        time.sleep(0.2)  # the server sees them go
+
+    def stream(self, key=None, **kw):
+        s = Stream(self.px.port, self.key if key is None else key, **kw)
+        self.open.append(s)
+        return s
+
+    def paid(self, key=None):
+        """A sandbox charge paid now: (charge id, event id)."""
+        r = self.px.request("POST", "/v1/charge/pix/create", body={"amount": 1234},
+                            headers=auth(key or self.key))
+        self.assertEqual(r.status, 200, r)
+        cid = r.json["data"]["id"]
+        r = self.px.request("POST", "/v1/charge/pix/%s/simulate-payment" % cid,
+                            headers=auth(key or self.key))
+        self.assertEqual(r.status, 200, r)
+        return cid, r.header("X-Event-Id")
+
+    def test_auth_is_required_like_every_v1_route(self):
+        s = self.stream(key="")
+        self.assertEqual(s.head(), 401)
+        self.assertEqual(self.px.request("GET", "/v1/events/stream").json,
+                         {"error": "missing API key: send the header Authorization: Bearer <API key>",
+                          "status": 401, "data": []})
+        r = self.px.request("GET", "/v1/events/stream", headers=auth("pxr_test_" + "x" * 40))
+        self.assertEqual((r.status, r.json["error"]), (401, "invalid API key"))
+        k = self.px.create_key("sandbox")
+        self.px.cli("keys", "revoke", k["id"])
+        r = self.px.request("GET", "/v1/events/stream", headers=auth(k["key"]))
+        self.assertEqual((r.status, r.json["error"]), (401, "API key revoked"))
+
+    def test_bad_resume_points_are_refused(self):
+        r = self.px.request("GET", "/v1/events/stream", headers=dict(auth(self.key), **{"Last-Event-ID": "nope"}))
+        self.assertEqual((r.status, r.json["error"]),
+                         (400, "Last-Event-ID: must be the id of an event of this account (evt_...)"))
+        r = self.px.request("GET", "/v1/events/stream?since=yesterday", headers=auth(self.key))
+        self.assertEqual((r.status, r.json["error"]),
+                         (400, "since: must be an event id of this account, Unix seconds, "
+                               "'YYYY-MM-DD HH:MM:SS' (UTC) or RFC 3339"))
+
+    def test_live_events_signed_like_their_postback(self):
+        s = self.stream()
+        self.assertEqual(s.head(), 200)
+        self.assertEqual(s.headers["content-type"], "text/event-stream")
+        self.assertEqual(s.headers["cache-control"], "no-store")
+        s.wait_comment("pixrelay live events of account %s (sandbox)" % self.platform)
+        cid, evt = self.paid()
+        self.assertTrue(evt.startswith("evt_"))
+        (eid, data), = s.wait_events(1)
+        self.assertEqual(eid, evt)
+        self.assertEqual(set(data), {"id", "type", "createdAt", "destination", "headers", "body"})
+        self.assertEqual((data["id"], data["type"], data["destination"]), (evt, "EVENT:CHARGE_PAID", None))
+        h = data["headers"]
+        self.assertEqual(h["Content-Type"], "application/json")
+        self.assertEqual(h["webhook-id"], evt)
+        self.assertNotIn("signature", h)  # the compatibility header is the secret itself
+        self.assertTrue(verify(self.secrets["signingSecret"], h, data["body"].encode()))
+        self.assertFalse(verify(self.live_secrets["signingSecret"], h, data["body"].encode()))
+        payload = json.loads(data["body"])
+        self.assertEqual((payload["id"], payload["event"], payload["data"]["id"], payload["data"]["status"]),
+                         (evt, "EVENT:CHARGE_PAID", cid, "PAID"))
+        # exactly the stored payload
+        stored = self.px.request("GET", "/v1/events/" + evt, headers=auth(self.key)).json["data"]["payload"]
+        self.assertEqual(payload, stored)
+
+    def test_another_accounts_events_are_never_seen(self):
+        mine = self.stream()
+        theirs = self.stream(key=self.other_key)
+        self.assertEqual((mine.head(), theirs.head()), (200, 200))
+        theirs.wait_comment("account %s (sandbox)" % self.other)
+        # production platform account: an ingested notification about an unknown charge
+        r = self.px.request("POST", "/v1/webhooks/ingest/" + self.live_platform,
+                            body={"id": "up-%f" % time.time(), "event": "EVENT:CHARGE_PAID",
+                                  "data": {"id": "x"}},
+                            headers={"signature": self.live_secrets["ingestSecret"]})
+        self.assertEqual(r.status, 200, r)
+        _, other_evt = self.paid(self.other_key)
+        _, my_evt = self.paid()
+        self.assertEqual([e for e, _ in mine.wait_events(1)], [my_evt])
+        self.assertEqual([e for e, _ in theirs.wait_events(1)], [other_evt])
+        time.sleep(0.5)
+        mine._fill(0.2)
+        mine._parse()
+        theirs._parse()
+        self.assertEqual(len(mine.events), 1)
+        self.assertEqual(len(theirs.events), 1)
+        # a master key acting for the other account sees its events, not the platform's
+        as_other = self.stream(key=self.master, headers={"X-Account-ID": self.other})
+        self.assertEqual(as_other.head(), 200)
+        as_other.wait_comment("account %s (sandbox)" % self.other)
+        _, e2 = self.paid(self.other_key)
+        self.assertEqual([e for e, _ in as_other.wait_events(1)], [e2])
+
+    def test_resume_with_last_event_id_and_since(self):
+        s = self.stream()
+        self.assertEqual(s.head(), 200)
+        s.wait_comment("pixrelay live events")
+        _, a = self.paid()
+        s.wait_events(1)
+        s.close()
+        _, b = self.paid()
+        _, c = self.paid()
+        r = self.stream(headers={"Last-Event-ID": a})
+        self.assertEqual(r.head(), 200)
+
+        def ours(stream, want, among=None):
+            # a resume starts a few seconds before the last id (docs): earlier events
+            # of other tests may come again; ours come in order, once
+            def have():
+                stream._parse()
+                if all(x in [e for e, _ in stream.events] for x in want):
+                    return True
+                stream._fill(0.2)
+            wait_for(have, what=str(want) + repr(stream.body[-3000:]))
+            got = [e for e, _ in stream.events]
+            self.assertEqual(len(got), len(set(got)), "no event twice")
+            return [e for e in got if e in (among or (a, b, c, d))]
+
+        d = None
+        self.assertEqual(ours(r, [b, c]), [b, c])
+        _, d = self.paid()  # then live
+        self.assertEqual(ours(r, [b, c, d]), [b, c, d])
+        # ?since= an event id: after it; ?since= a time: from then
+        r2 = self.stream(path="/v1/events/stream?since=" + b)
+        self.assertEqual(r2.head(), 200)
+        self.assertEqual(ours(r2, [c, d], among=(b, c, d)), [c, d])
+        t = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 3600))
+        r3 = self.stream(path="/v1/events/stream?since=" + t)
+        self.assertEqual(r3.head(), 200)
+        self.assertEqual(ours(r3, [a, b, c, d]), [a, b, c, d])
+
+    def test_heartbeats_keep_an_idle_stream_alive(self):
+        s = self.stream(key=self.other_key)
+        self.assertEqual(s.head(), 200)
+        s.wait_comment("keep-alive", timeout=5)
+
+    def test_streams_per_account_are_limited(self):
+        ss = [self.stream(key=self.other_key) for _ in range(3)]
+        for s in ss:
+            self.assertEqual(s.head(), 200)
+        wait_for(lambda: all(any("pixrelay live" in c for c in (s._parse() or s.comments)) for s in ss) or
+                 [s._fill(0.1) for s in ss] and False, what="three streams open")
+        r = self.px.request("GET", "/v1/events/stream", headers=auth(self.other_key))
+        self.assertEqual(r.status, 429)
+        self.assertEqual(r.json["error"], "too many live streams for this account: 3 are open "
+                                          "(limit 3 per process, stream-max-per-account); close one")
+        self.assertEqual(r.header("Retry-After"), "5")
+        ss[0].close()
+        # the server notices the client left, and the place is free again
+        s = wait_for(lambda: (lambda t: t if t.head() == 200 else t.close())(self.stream(key=self.other_key)),
+                     what="a fourth stream once one closed")
+        self.assertEqual(s.status, 200)
+        for x in ss[1:] + [s]:
+            x.close()
+
+    def test_a_client_that_does_not_read_is_dropped(self):
+        # a small receive window, and nothing read after the head
+        big = "x" * 100000
+        ingest = json.loads(self.px.cli("secrets", "--env", "sandbox", "--account", self.other,
+                                        "--json").stdout)["ingestSecret"]
+        s = self.stream(key=self.other_key, rcvbuf=4096)
+        self.assertEqual(s.head(), 200)
+        for i in range(80):
+            r = self.px.request("POST", "/v1/webhooks/ingest/" + self.other,
+                                body={"id": "big-%d-%f" % (i, time.time()), "event": "EVENT:CHARGE_PAID",
+                                      "data": {"id": "y", "pad": big}},
+                                headers={"signature": ingest})
+            self.assertEqual(r.status, 200, r)
+            if "unread; dropping the client" in self.px.log()[self.px.log_offset:]:
+                break
+        wait_for(lambda: "unread; dropping the client" in self.px.log()[self.px.log_offset:],
+                 what="the slow client dropped")
+        self.assertTrue(s.wait_eof(20), "the connection was closed")
+        self.assertLess(len(s.body), 80 * 100000)
+        # the account may stream again, and a client that reads gets events larger than
+        # stream-max-pending (4096 here)
+        s2 = self.stream(key=self.other_key, path="/v1/events/stream?since=" +
+                         time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 600)))
+        self.assertEqual(s2.head(), 200)
+        self.assertGreaterEqual(len(s2.wait_events(3, timeout=20)), 3)
+        self.assertIn(big, s2.events[0][1]["body"])
+
+
+class StreamStops(unittest.TestCase):
+    def test_sigterm_ends_streams_and_redis_loss_ends_them(self):
+        wd = Workdir()
+        redis = Redis(wd.path).start()
+        px = Pixrelay(wd.path, redis).start()
+        try:
+            px.wait_ready()
+            px.cli("init")
+            key = px.create_key("sandbox")["key"]
+            s = Stream(px.port, key)
+            self.assertEqual(s.head(), 200)
+            s.wait_comment("pixrelay live events")
+            redis.stop()
+            self.assertTrue(s.wait_eof(15), "the stream ended when Redis went away")
+            s.close()
+            redis.start()
+            px.wait_ready(20)
+            s = wait_for(lambda: (lambda t: t if t.head() == 200 else None)(Stream(px.port, key)),
+                         timeout=20, what="a stream once Redis is back")
+            s.wait_comment("pixrelay live events")
+            px.proc.send_signal(15)
+            self.assertTrue(s.wait_eof(15), "SIGTERM ended the stream")
+            self.assertEqual(px.proc.wait(20), 0)
+            s.close()
+        finally:
+            px.stop()
+            redis.stop()
+            wd.cleanup()
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
