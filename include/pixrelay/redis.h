@@ -29,7 +29,8 @@
  *    a node whose connection is lost fail (they may have run); commands that
  *    certainly did not run are sent again until their timeout;
  *  - optionally (rds_set_wait) answers a script only after WAIT has
- *    confirmed that N replicas have it;
+ *    confirmed that N replicas have it: one WAIT at a time per connection,
+ *    covering every script answered before it was sent;
  *  - calls each callback exactly once, never from inside the call that
  *    queued the command (except while rds_free runs: then at once, with
  *    err "redis client closed").
@@ -100,10 +101,13 @@ struct rds *rds_new_subscriber(struct event_base *base, const struct rds_addr *a
 			       long timeout_ms, const char *channel, rds_message_fn cb, void *ud);
 
 /* Answer scripts (EVALSHA) only once WAIT has confirmed that `replicas`
- * replicas of the node have received the change (0, the default: do not
- * wait). WAIT may take up to half the command timeout; fewer replicas in
- * that time make the command fail with "redis: the change reached N of M
- * replicas in time" (it did happen on the primary). */
+ * replicas of their node have received the change (0, the default: do not
+ * wait). A WAIT covers every write sent before it on its connection, so one
+ * is in flight per connection at a time and its answer releases every
+ * script answered before it was sent. WAIT may take up to half the command
+ * timeout; fewer replicas in that time make those scripts fail with
+ * "redis: the change reached N of M replicas in time" (the change did
+ * happen on the primary). */
 void rds_set_wait(struct rds *r, int replicas);
 
 /* Close every connection; pending callbacks run with err "redis client

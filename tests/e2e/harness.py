@@ -181,10 +181,12 @@ _KEYLESS = {"PING", "INFO", "CLUSTER", "SCRIPT", "DBSIZE", "FLUSHALL", "FLUSHDB"
 
 
 def _free_port_pair():
-    """A loopback port p with p + 10000 (its cluster bus) free too."""
+    """A loopback port p with p + 10000 (its cluster bus) free too, both below
+    the ephemeral range (32768 and up), where no outgoing connection takes
+    one while a node is stopped for a while."""
     import random
     for _ in range(200):
-        p = random.randrange(20000, 30000)
+        p = random.randrange(11000, 22000)
         socks = []
         try:
             for q in (p, p + 10000):
@@ -200,12 +202,21 @@ def _free_port_pair():
     raise RuntimeError("no free port pair")
 
 
+class PortTaken(RuntimeError):
+    pass
+
+
 class ClusterNode:
     def __init__(self, root, port, node_timeout):
+        self.root, self.node_timeout = root, node_timeout
+        self.configure(port)
+
+    def configure(self, port):
         self.port = port
-        self.dir = os.path.join(root, "n%d" % port)
+        self.dir = os.path.join(self.root, "n%d" % port)
         os.makedirs(self.dir, exist_ok=True)
         self.proc = None
+        node_timeout = self.node_timeout
         with open(os.path.join(self.dir, "redis.conf"), "w") as f:
             f.write("port %d\nbind 127.0.0.1\ndir %s\nlogfile %s/redis.log\n"
                     "cluster-enabled yes\ncluster-config-file nodes.conf\n"
@@ -218,7 +229,21 @@ class ClusterNode:
         self.proc = subprocess.Popen([REDIS_SERVER, os.path.join(self.dir, "redis.conf")],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         _live.append(self.proc)
-        wait_for(lambda: self.cmd("PING") == "PONG", what="redis node %d to answer" % self.port)
+
+        def up():
+            if self.proc.poll() is not None:
+                raise Fatal("exited")
+            return self.cmd("PING") == "PONG"
+        try:
+            wait_for(up, what="redis node %d to answer" % self.port)
+        except Fatal:
+            _live.remove(self.proc)
+            self.proc = None
+            with open(os.path.join(self.dir, "redis.log"), errors="replace") as f:
+                log = f.read()
+            if "Address already in use" in log:
+                raise PortTaken(self.port)
+            raise AssertionError("redis node %d exited: %s" % (self.port, log[-1000:]))
 
     def running(self):
         return self.proc is not None and self.proc.poll() is None
@@ -266,8 +291,16 @@ class Cluster:
 
     def start(self):
         for n in self.nodes:
-            if not n.running():
-                n.start()
+            for _ in range(5):
+                if n.running():
+                    break
+                try:
+                    n.start()
+                except PortTaken:
+                    if self.created:
+                        raise
+                    # taken since it was chosen (another test's node?): another
+                    n.configure(_free_port_pair())
         if not self.created and self.primaries_wanted >= 3:
             args = [REDIS_CLI, "--cluster", "create"]
             args += ["127.0.0.1:%d" % n.port for n in self.nodes]
