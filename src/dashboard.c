@@ -1,6 +1,7 @@
 #include "pixrelay/dashboard.h"
 
 #include "pixrelay/http.h"
+#include "pixrelay/json.h"
 
 #include <string.h>
 
@@ -48,7 +49,10 @@ static void serve(struct http_req *req, const struct dashboard_asset *a)
 {
 	security_headers(req);
 	if (!a) {
-		http_reply_error(req, 404, "no such dashboard file: %.64s", req->params[0]);
+		char echo[JSON_ECHO_MAX + 1];
+
+		http_reply_error(req, 404, "no such dashboard file: %s",
+				 json_echo(echo, req->params[0]));
 		return;
 	}
 	http_add_header(req, "ETag", a->etag);

@@ -80,11 +80,13 @@ struct host {
 };
 
 /* What this process holds of one account's deliveries (a tenant may hold
- * at most delivery-per-account). */
+ * delivery-per-account, and what it finishes in two settle round trips). */
 struct tenant {
 	struct tenant *next; /* in its bucket */
 	char account[IDS_ULID_LEN + 1];
 	unsigned held;
+	unsigned done_now; /* attempts finished in this tick */
+	double rate;	   /* attempts finished per second (EWMA) */
 };
 
 #define TENANT_BUCKETS 1024
@@ -138,8 +140,10 @@ struct dispatch {
 	struct host *buckets[HOST_BUCKETS];
 	struct host *hosts; /* every host, for walking them */
 	struct tenant *tenants[TENANT_BUCKETS];
-	unsigned ntenants;    /* with deliveries held */
-	unsigned env_held[2]; /* deliveries held, by environment */
+	unsigned ntenants;	  /* with deliveries held, or held a moment ago */
+	unsigned env_held[2];	  /* deliveries held, by environment */
+	unsigned env_done_now[2]; /* attempts finished in this tick */
+	double env_rate[2];	  /* attempts finished per second (EWMA) */
 	unsigned nhosts;
 	uint64_t hosts_swept_ms;
 	double settle_ms;      /* round trip of a settle call (EWMA) */
@@ -287,17 +291,23 @@ static struct host *host_get(struct dispatch *d, const char *name)
  * gets next to no waiting room: its slots free slowly, and what would wait
  * for them would hold capacity (its tenant's and its environment's) for
  * nothing. */
+static unsigned ahead(const struct dispatch *d, double rate)
+{
+	double n = rate * d->settle_ms * 2 / 1000.0;
+
+	return n < HOST_QUEUE_MAX ? (unsigned)n : HOST_QUEUE_MAX;
+}
+
 static unsigned host_budget(const struct dispatch *d, const struct host *h, uint64_t now)
 {
 	unsigned held = h->active + h->nwaiting, room;
-	double ahead = h->rate * d->settle_ms * 2 / 1000.0;
 
 	if (h->open_until_ms > now)
 		return 0;
 	if (h->open_until_ms)
 		/* half-open: one probe */
 		return held || h->probing ? 0 : 1;
-	room = h->limit + 1 + (unsigned)ahead;
+	room = h->limit + 1 + ahead(d, h->rate);
 	if (room > HOST_QUEUE_MAX)
 		room = HOST_QUEUE_MAX;
 	return held >= room ? 0 : room - held;
@@ -365,24 +375,42 @@ static struct tenant *tenant_hold(struct dispatch *d, const char *account)
 	return t;
 }
 
+/* A tenant is forgotten on the tick, once it holds nothing and its rate
+ * has decayed: one that empties between two leases keeps its rate. */
 static void tenant_release(struct dispatch *d, struct tenant *t)
 {
-	struct tenant **pp;
+	t->held--;
+}
 
-	if (--t->held)
-		return;
-	pp = &d->tenants[host_bucket(t->account) % TENANT_BUCKETS];
-	while (*pp != t)
-		pp = &(*pp)->next;
-	*pp = t->next;
-	d->ntenants--;
-	free(t);
+static void tenants_tick(struct dispatch *d)
+{
+	for (int b = 0; b < TENANT_BUCKETS; b++) {
+		struct tenant **pp = &d->tenants[b];
+		while (*pp) {
+			struct tenant *t = *pp;
+			t->rate = 0.7 * t->rate + 0.3 * t->done_now * (1000.0 / TICK_MS);
+			t->done_now = 0;
+			if (!t->held && t->rate < 1) {
+				*pp = t->next;
+				d->ntenants--;
+				free(t);
+			} else {
+				pp = &t->next;
+			}
+		}
+	}
 }
 
 static int env_of(const struct delivery *dl)
 {
 	return strcmp(dl->env, "production") == 0 ? AUTH_PRODUCTION : AUTH_SANDBOX;
 }
+
+/* The caps below count what is held, in flight or waiting for its host;
+ * each is raised by what its holder finishes in two settle round trips, as
+ * a host's waiting room is: a tenant whose deliveries are answered fast
+ * keeps its slots busy through the time it takes to lease more, and one
+ * whose deliveries hang finishes next to nothing and gets nothing more. */
 
 /* What an environment may still be given: production the whole capacity,
  * the sandbox (anyone may have a sandbox key) delivery-sandbox-share of it. */
@@ -393,7 +421,16 @@ static unsigned env_budget(const struct dispatch *d, int env)
 	if (env == AUTH_SANDBOX)
 		cap = (unsigned)((unsigned long long)cap *
 				 (unsigned long)d->cfg->delivery_sandbox_share / 100);
+	cap += ahead(d, d->env_rate[env]);
 	return d->env_held[env] >= cap ? 0 : cap - d->env_held[env];
+}
+
+/* What an account may still be given. */
+static unsigned tenant_budget(const struct dispatch *d, const struct tenant *t)
+{
+	unsigned cap = (unsigned)d->cfg->delivery_per_account + ahead(d, t->rate);
+
+	return t->held >= cap ? 0 : cap - t->held;
 }
 
 enum host_health {
@@ -658,6 +695,8 @@ static void finish(struct delivery *dl, CURLcode result)
 	 * counts towards opening the circuit */
 	h->active--;
 	h->done_now++;
+	dl->tenant->done_now++;
+	d->env_done_now[env_of(dl)]++;
 	if (dl->refused_address)
 		host_learn(d, h, HOST_FINE, 1, now);
 	else if (result == CURLE_OPERATION_TIMEDOUT)
@@ -1226,7 +1265,7 @@ static void settle(struct dispatch *d, struct shard *s, unsigned lease)
 		for (int b = 0; b < TENANT_BUCKETS && i < nacct; b++)
 			for (struct tenant *t = d->tenants[b]; t && i < nacct; t = t->next, i++) {
 				snprintf(abudgets[i], sizeof(abudgets[i]), "%u",
-					 t->held >= per_account ? 0 : per_account - t->held);
+					 tenant_budget(d, t));
 				argv[17 + 2 * nover + 2 * i] = t->account;
 				argv[18 + 2 * nover + 2 * i] = abudgets[i];
 			}
@@ -1273,7 +1312,8 @@ static void settle(struct dispatch *d, struct shard *s, unsigned lease)
 static void pump(struct dispatch *d)
 {
 	uint64_t now = ids_now_ms();
-	unsigned cap = (unsigned)d->cfg->delivery_concurrency;
+	unsigned cap = (unsigned)d->cfg->delivery_concurrency +
+		       ahead(d, d->env_rate[AUTH_SANDBOX] + d->env_rate[AUTH_PRODUCTION]);
 
 	if (!rds_ready(d->r))
 		return;
@@ -1400,6 +1440,12 @@ static void on_tick(evutil_socket_t fd, short kind, void *arg)
 	for (struct host *h = d->hosts; h; h = h->all_next) {
 		h->rate = 0.7 * h->rate + 0.3 * h->done_now * (1000.0 / TICK_MS);
 		h->done_now = 0;
+	}
+	tenants_tick(d);
+	for (int e = 0; e < 2; e++) {
+		d->env_rate[e] =
+		    0.7 * d->env_rate[e] + 0.3 * d->env_done_now[e] * (1000.0 / TICK_MS);
+		d->env_done_now[e] = 0;
 	}
 	hosts_sweep(d, now);
 	if (d->stopped || !rds_ready(d->r))

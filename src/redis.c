@@ -422,10 +422,12 @@ static void complete(struct cmd *c, redisReply *reply, const char *err)
 	if (c->done)
 		return;
 	c->done = 1;
-	if (!c->icb)
+	if (c->icb) {
+		if (!c->r->closing)
+			c->icb(c, reply, err);
+	} else if (c->cb) {
 		c->cb(c->ud, reply, err);
-	else if (!c->r->closing)
-		c->icb(c, reply, err);
+	}
 }
 
 static void list_append(struct cmd **head, struct cmd **tail, struct cmd *c)

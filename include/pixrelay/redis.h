@@ -123,7 +123,8 @@ int rds_ready(const struct rds *r);
 const char *rds_last_error(const struct rds *r);
 
 /* Send one command given as argv (binary-safe with lens, or NUL-terminated
- * strings when lens is NULL); argv is copied before this returns. When its
+ * strings when lens is NULL); argv is copied before this returns. cb may be
+ * NULL when nobody waits for the answer. When its
  * node is not ready, cb gets err "redis unavailable" (in a cluster, after
  * trying again until the timeout). */
 void rds_cmd_argv(struct rds *r, rds_reply_fn cb, void *ud, int argc, const char **argv,

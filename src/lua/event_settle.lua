@@ -47,6 +47,7 @@ end
 
 -- The attempt log: the latest attempt in the event's field `attempt`, the
 -- ones before it in the list log:<id> (the oldest dropped beyond the cap).
+due_batch()
 for i = 0, tonumber(ARGV[10]) - 1 do
   local a = first_outcome + 7 * i
   local id, outcome = ARGV[a], ARGV[a + 2]
@@ -101,6 +102,7 @@ for _, id in ipairs(expired) do
   local q = redis.call('HGET', ek, 'queue')
   if q then due_add(p, q, id, now) end
 end
+due_flush(p)
 
 local out = {#recorded, ''}
 local left = tonumber(ARGV[4])

@@ -19,6 +19,7 @@ end
 local p, now, now_txt, ttl = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local out = {}
 local accounts = {}
+due_batch()
 for i = 0, tonumber(ARGV[5]) - 1 do
   local a = 6 + 9 * i
   local account, env, evt = ARGV[a], ARGV[a + 1], ARGV[a + 6]
@@ -48,4 +49,5 @@ for i = 0, tonumber(ARGV[5]) - 1 do
   out[#out + 1] = #r
   for j = 1, 4 do out[#out + 1] = r[j] or '' end
 end
+due_flush(p)
 return out

@@ -317,7 +317,8 @@ class Pix:
         self.err = open(self.log_path, "ab")
         extra = ["--redis-wait-replicas", str(WAIT)] if WAIT else []
         self.proc = spawn([binary, "serve", "--listen", "127.0.0.1:0", "--redis",
-                           redis.url, "--log-level", "warn"] + extra + list(args),
+                           redis.url, "--log-level",
+                           os.environ.get("BENCH_LOG_LEVEL", "warn")] + extra + list(args),
                           stdout=subprocess.DEVNULL, stderr=self.err)
         self.port = None
         for _ in range(500):
@@ -434,6 +435,26 @@ def check_exact(redis, sink, acked):
     return missing, differ
 
 
+def profile(procs, phase):
+    """BENCH_PROFILE=1: the processes' Redis round trips and delivery times
+    (their /metrics histograms, cumulative since start) as mean and count."""
+    if not os.environ.get("BENCH_PROFILE"):
+        return
+    for p in procs:
+        c = http.client.HTTPConnection("127.0.0.1", p.port, timeout=5)
+        c.request("GET", "/metrics")
+        text = c.getresponse().read().decode()
+        sums = {}
+        for line in text.splitlines():
+            m = re.match(r'(pixrelay_(?:redis_command|delivery)_duration_seconds)_(sum|count)\{?([^}]*)\}? (\S+)', line)
+            if m:
+                sums.setdefault((m.group(1), m.group(3)), {})[m.group(2)] = float(m.group(4))
+        for (name, labels), v in sorted(sums.items()):
+            if v.get("count"):
+                log("profile %s pid %d: %s{%s} n=%d mean %.2f ms" % (phase, p.proc.pid, name.split("_")[1],
+                    labels, v["count"], 1000 * v["sum"] / v["count"]))
+
+
 def run_config(binary, sink_bin, work, nproc, secs, results):
     log("--- %d process(es) ---" % nproc)
     d = os.path.join(work, "p%d" % nproc)
@@ -527,6 +548,7 @@ def run_config(binary, sink_bin, work, nproc, secs, results):
                    drain_rss_mb=max(rss_kb(p.proc.pid, "VmHWM") for p in disp) / 1024.0,
                    drain_cpu=[(b - a) / max(1e-9, time.time() - t0) for a, b in zip(cpu0, cpu1)])
         log("drain: %d of %d delivered in %.1f s (%.0f/s)" % (delivered, n_events, t1 - t0, res["drain_rps"]))
+        profile(disp, "drain")
         missing, differ = check_exact(redis, sink, acked)
         res.update(lost=missing, differ=differ)
 
@@ -546,6 +568,7 @@ def run_config(binary, sink_bin, work, nproc, secs, results):
         res["lost"] += missing
         res["differ"] += differ
         log("e2e: %d ingested (%.0f/s), delivered at %.0f/s" % (e2e["ok"], e2e["rate"], res["e2e_rps"]))
+        profile(disp, "e2e")
         res["mismatch"] = sink.stats()["mismatch"]
         for p in disp:
             p.stop()

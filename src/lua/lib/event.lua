@@ -15,10 +15,37 @@ local function url_host(url)
   return string.lower(a)
 end
 
--- due_add: event `id` of queue `q` may be attempted at `at` (ms).
+-- due_add: event `id` of queue `q` may be attempted at `at` (ms). Between due_batch() and
+-- due_flush(p), the queues' times in p hosts are gathered and written once per queue (a call
+-- that queues many events of one destination updates its entry once).
+local due_later = nil
 local function due_add(p, q, id, at)
   redis.call('ZADD', p .. 'due:' .. q, at, id)
-  redis.call('ZADD', p .. 'hosts', 'LT', at, q)
+  if due_later then
+    local t = due_later[q]
+    at = tonumber(at)
+    if not t or at < t then due_later[q] = at end
+  else
+    redis.call('ZADD', p .. 'hosts', 'LT', at, q)
+  end
+end
+
+local function due_batch()
+  due_later = {}
+end
+
+local function due_flush(p)
+  local args = {}
+  for q, at in pairs(due_later) do
+    args[#args + 1] = at
+    args[#args + 1] = q
+    if #args >= 1000 then
+      redis.call('ZADD', p .. 'hosts', 'LT', unpack(args))
+      args = {}
+    end
+  end
+  if #args > 0 then redis.call('ZADD', p .. 'hosts', 'LT', unpack(args)) end
+  due_later = nil
 end
 
 -- event_write: record event `id` and queue it for delivery, in the shard of key prefix `p`
@@ -31,13 +58,19 @@ end
 --   p live         string: the channel of live streams (below), absent when none is open
 -- Without a destination the event is recorded as delivered nowhere and expires with the
 -- retention (ttl seconds).
+-- What p live held, looked up once per call (nothing else writes while a script runs).
+local live_known = {}
 local function event_write(p, id, env, account, etype, url, body, order, now, ttl)
   local ek = p .. 'e:' .. id
   redis.call('ZADD', p .. 'a:' .. account, now, id)
   -- Live streams (GET /v1/events/stream): while a process serves one for an account of this
   -- shard, p live names the pub/sub channel it listens on (set with a TTL, see evstream.h).
-  -- Without it this costs one GET of a missing key.
-  local live = redis.call('GET', p .. 'live')
+  -- Without it this costs one GET of a missing key per call.
+  local live = live_known[p]
+  if live == nil then
+    live = redis.call('GET', p .. 'live') or false
+    live_known[p] = live
+  end
   if live then
     redis.call('PUBLISH', live, id .. '\n' .. env .. '\n' .. account .. '\n' .. now .. '\n' ..
       etype .. '\n' .. url .. '\n' .. body)
