@@ -180,14 +180,24 @@ class Money(unittest.TestCase):
                     time.sleep(0.002)
                     continue
                 victim = state["victim"]
+                # catch it between a debit and its credit: stop it, give the
+                # survivor time to finish its own, and look; if nothing of
+                # the victim's is half done, let it run a moment and look again
+                left = set()
+                for _ in range(50):
+                    victim.proc.send_signal(signal.SIGSTOP)
+                    seen = self.half_done()
+                    time.sleep(0.1)
+                    left = seen & self.half_done()
+                    if left or state["stop"]:
+                        break
+                    victim.proc.send_signal(signal.SIGCONT)
+                    time.sleep(0.005)
                 victim.proc.send_signal(signal.SIGKILL)
                 victim.proc.wait()
                 with lock:
                     state["victim"] = None
                     state["kills"] += 1
-                seen = self.half_done()
-                time.sleep(0.3)  # the survivor finishes its own in the meantime
-                left = seen & self.half_done()
                 state["leftovers"] |= left
                 if left or state["kills"] == len(marks) or state["stop"]:
                     return
