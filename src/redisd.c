@@ -203,6 +203,7 @@ static int write_conf(struct redisd *d, char *err, size_t errlen)
 		"appendonly yes\n"
 		"appendfsync always\n"
 		"save \"\"\n"
+		"hash-max-listpack-value 2048\n"
 		"daemonize no\n"
 		"protected-mode yes\n"
 		"logfile \"%s/redis.log\"\n"

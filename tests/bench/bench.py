@@ -56,6 +56,8 @@ PRIMARIES = int(os.environ.get("BENCH_PRIMARIES", "3"))
 REPLICAS = int(os.environ.get("BENCH_REPLICAS", "0"))
 WAIT = int(os.environ.get("BENCH_WAIT", "0"))
 ACCOUNTS = int(os.environ.get("BENCH_ACCOUNTS", "1"))
+# extra redis.conf lines for the benchmark's single Redis (BENCH_REDIS_CONF="a b;c d")
+REDIS_CONF = "".join(l.strip() + "\n" for l in os.environ.get("BENCH_REDIS_CONF", "").split(";") if l.strip())
 STREAM = os.environ.get("BENCH_STREAM", "0") == "1"  # a live stream open during ingest
 PREFIX = "pixrelay:"
 LIVE = []
@@ -180,8 +182,9 @@ class Redis:
             # would move the rates and make the AOF bytes per event unreadable
             f.write("port 0\nunixsocket %s\nunixsocketperm 700\ndir %s\nappendonly yes\n"
                     "appendfsync always\nauto-aof-rewrite-percentage 0\nsave \"\"\n"
-                    "logfile %s/redis.log\n"
-                    % (self.sock, self.dir, self.dir))
+                    "hash-max-listpack-value 2048\n"
+                    "logfile %s/redis.log\n%s"
+                    % (self.sock, self.dir, self.dir, REDIS_CONF))
         self.proc = spawn(["redis-server", os.path.join(self.dir, "redis.conf")],
                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for _ in range(500):

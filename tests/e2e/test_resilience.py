@@ -106,6 +106,11 @@ class EmbeddedRedis(unittest.TestCase):
             r = px.request("GET", "/v1/me", headers=auth(key))
             self.assertEqual(r.status, 200)
             platform = r.json["data"]["account"]
+            # hashes with a 1 KB event body keep the compact encoding (docs/configuration.md)
+            sock = os.path.join(px.data_dir, "redis.sock")
+            cfg = subprocess.run(["redis-cli", "-s", sock, "CONFIG", "GET", "hash-max-listpack-value"],
+                                 capture_output=True, text=True, timeout=10).stdout.split()
+            self.assertEqual(cfg, ["hash-max-listpack-value", "2048"])
             # the CLI finds the running service's Redis through the data dir
             init = json.loads(px.cli("init", "--json").stdout)
             self.assertEqual(init["sandbox"]["account"], platform)
