@@ -2,6 +2,7 @@
 
 #include <openssl/evp.h>
 #include <openssl/rand.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,39 @@ void ids_random(void *buf, size_t n)
 		fprintf(stderr, "pixrelay: RAND_bytes failed\n");
 		abort();
 	}
+}
+
+/* Random bytes for ids that are not secrets (ULIDs), drawn from RAND_bytes
+ * 512 at a time: one call per event id cost about a microsecond of OpenSSL's
+ * locking, a tenth of ingest's own time. A forked child starts with an empty
+ * pool so parent and child never share bytes. */
+static __thread unsigned char pool[512];
+static __thread size_t pool_left;
+static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
+
+static void pool_forget(void)
+{
+	pool_left = 0;
+}
+
+static void pool_init(void)
+{
+	pthread_atfork(NULL, NULL, pool_forget);
+}
+
+static void id_random(unsigned char *buf, size_t n)
+{
+	pthread_once(&pool_once, pool_init);
+	if (n > sizeof(pool)) {
+		ids_random(buf, n);
+		return;
+	}
+	if (pool_left < n) {
+		ids_random(pool, sizeof(pool));
+		pool_left = sizeof(pool);
+	}
+	memcpy(buf, pool + sizeof(pool) - pool_left, n);
+	pool_left -= n;
 }
 
 uint64_t ids_now_ms(void)
@@ -35,7 +69,7 @@ void ids_ulid_at(char out[IDS_ULID_LEN + 1], uint64_t ms)
 		out[i] = crockford[ms & 31];
 		ms >>= 5;
 	}
-	ids_random(r, sizeof(r));
+	id_random(r, sizeof(r));
 	for (int i = 0; i < 16; i++) {
 		int bit = i * 5, byte = bit / 8, shift = bit % 8;
 		unsigned v = (unsigned)r[byte] << 8 | (byte + 1 < 10 ? r[byte + 1] : 0);
