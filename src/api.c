@@ -280,8 +280,14 @@ static void on_shard_scraped(void *ud, int result, const struct events_stats *st
 static void handle_metrics(struct http_req *req)
 {
 	struct app *app = app_of(req);
-	struct scrape *sc = mem_new(struct scrape);
+	struct scrape *sc;
 
+	if (app->metrics_http && req->srv != app->metrics_http) {
+		/* metrics-listen is set: /metrics is not on the public listener */
+		http_reply_error(req, 404, "no such endpoint: GET /metrics");
+		return;
+	}
+	sc = mem_new(struct scrape);
 	sc->req = req;
 	sc->nshards = (int)app->cfg->shards;
 	sc->stats = mem_calloc((size_t)sc->nshards, sizeof(*sc->stats));
@@ -1638,3 +1644,10 @@ const struct http_route api_routes[] = {
 };
 
 const size_t api_nroutes = sizeof(api_routes) / sizeof(api_routes[0]);
+
+const struct http_route api_metrics_routes[] = {
+    {EVHTTP_REQ_GET, "/healthz", handle_healthz, 0},
+    {EVHTTP_REQ_GET, "/readyz", handle_readyz, 0},
+    {EVHTTP_REQ_GET, "/metrics", handle_metrics, 0},
+};
+const size_t api_metrics_nroutes = sizeof(api_metrics_routes) / sizeof(api_metrics_routes[0]);

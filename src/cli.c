@@ -143,7 +143,7 @@ static int cli_action(int argc, char **argv, const char *usage, const char **ver
  * (data directory, embedded Redis): malformed (2), or a host that does not
  * resolve or an address that cannot be bound now (1; the trial socket is
  * closed again). 0 when it looks fine. */
-static int cli_check_listen(const char *listen)
+static int cli_check_listen(const char *setting, const char *listen)
 {
 	struct addrinfo hints, *res = NULL;
 	char host[256], port_s[8];
@@ -151,9 +151,9 @@ static int cli_check_listen(const char *listen)
 
 	if (netaddr_split_hostport(listen, host, sizeof(host), &port) < 0) {
 		fprintf(stderr,
-			"pixrelay: listen: expected host:port, [IPv6]:port or :port with a port "
+			"pixrelay: %s: expected host:port, [IPv6]:port or :port with a port "
 			"from 0 to 65535, got '%s'\n",
-			listen);
+			setting, listen);
 		return 2;
 	}
 	snprintf(port_s, sizeof(port_s), "%d", port);
@@ -163,14 +163,14 @@ static int cli_check_listen(const char *listen)
 	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
 	gai = getaddrinfo(host, port_s, &hints, &res);
 	if (gai != 0) {
-		fprintf(stderr, "pixrelay: listen: cannot resolve '%s': %s\n", host,
+		fprintf(stderr, "pixrelay: %s: cannot resolve '%s': %s\n", setting, host,
 			gai_strerror(gai));
 		return 2;
 	}
 	fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
 	    bind(fd, res->ai_addr, res->ai_addrlen) < 0) {
-		fprintf(stderr, "pixrelay: listen: cannot listen on %s: %s\n", listen,
+		fprintf(stderr, "pixrelay: %s: cannot listen on %s: %s\n", setting, listen,
 			strerror(errno));
 		goto done;
 	}
@@ -197,7 +197,10 @@ static int cmd_serve(struct config *cfg, int argc, char **argv)
 		fprintf(stderr, "pixrelay serve: unexpected argument '%s' (see --help)\n", argv[1]);
 		return 2;
 	}
-	if ((rc = cli_check_listen(cfg->listen)) != 0)
+	if ((rc = cli_check_listen("listen", cfg->listen)) != 0)
+		return rc;
+	if (cfg->metrics_listen[0] &&
+	    (rc = cli_check_listen("metrics-listen", cfg->metrics_listen)) != 0)
 		return rc;
 	return server_run(cfg);
 }

@@ -24,6 +24,10 @@ struct opt {
 
 static const struct opt opts[] = {
     {"listen", S(listen), "127.0.0.1:8080", 0, 0, "address:port the HTTP server listens on"},
+    {"metrics-listen", S(metrics_listen), "", 0, 0,
+     "address:port of a second listener that serves only /metrics, /healthz and /readyz; "
+     "when set, the main listener answers 404 for /metrics (empty: /metrics is on the main "
+     "listener)"},
     {"base-url", S(base_url), "", 0, 0,
      "public base URL ending in /v1, used in links such as brCodeImageUrl "
      "(default http://<listen>/v1)"},

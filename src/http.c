@@ -1728,7 +1728,7 @@ static int listen_on(const char *host, int port)
 	return fd;
 }
 
-struct http_server *http_new(struct event_base *base, const struct config *cfg,
+struct http_server *http_new(struct event_base *base, const struct config *cfg, const char *listen,
 			     const struct http_route *routes, size_t nroutes, http_auth_fn auth,
 			     void *app)
 {
@@ -1749,13 +1749,13 @@ struct http_server *http_new(struct event_base *base, const struct config *cfg,
 		log_error("trusted-proxies: %s", err);
 		goto fail;
 	}
-	if (netaddr_split_hostport(cfg->listen, host, sizeof(host), &port) < 0) {
-		log_error("listen: expected host:port, got '%s'", cfg->listen);
+	if (netaddr_split_hostport(listen, host, sizeof(host), &port) < 0) {
+		log_error("listen: expected host:port, got '%s'", listen);
 		goto fail;
 	}
 	srv->lfd = listen_on(host, port);
 	if (srv->lfd < 0) {
-		log_error("cannot listen on %s: %s", cfg->listen, strerror(errno));
+		log_error("cannot listen on %s: %s", listen, strerror(errno));
 		goto fail;
 	}
 	if (getsockname(srv->lfd, (struct sockaddr *)&ss, &sl) == 0) {

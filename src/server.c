@@ -226,10 +226,21 @@ int server_run(struct config *cfg)
 		if (!s.app.dispatch)
 			goto done;
 	}
-	s.app.http = http_new(s.app.base, cfg, api_routes, api_nroutes, api_authenticate, &s.app);
+	s.app.http = http_new(s.app.base, cfg, cfg->listen, api_routes, api_nroutes,
+			      api_authenticate, &s.app);
 	if (!s.app.http)
 		goto done;
 	http_set_observer(s.app.http, on_observed, NULL);
+	if (cfg->metrics_listen[0]) {
+		s.app.metrics_http =
+		    http_new(s.app.base, cfg, cfg->metrics_listen, api_metrics_routes,
+			     api_metrics_nroutes, api_authenticate, &s.app);
+		if (!s.app.metrics_http)
+			goto done;
+		http_set_observer(s.app.metrics_http, on_observed, NULL);
+		log_info("metrics on %s (port %d)", cfg->metrics_listen,
+			 http_port(s.app.metrics_http));
+	}
 	if (cfg->base_url_derived) {
 		char host[256];
 		int port = 0;
@@ -272,6 +283,7 @@ done:
 	cache_free(s.app.cache);
 	dispatch_free(s.app.dispatch);
 	http_free(s.app.http);
+	http_free(s.app.metrics_http);
 	if (s.sigterm)
 		event_free(s.sigterm);
 	if (s.sigint)

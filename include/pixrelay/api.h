@@ -22,8 +22,9 @@ struct app {
 	struct cache *cache;	     /* keys and accounts, invalidated through Redis */
 	struct ingest_queue *ingest; /* notifications waiting for their write */
 	struct http_server *http;
-	struct dispatch *dispatch; /* NULL when this process does not deliver */
-	struct evstream *streams;  /* live event streams (GET /v1/events/stream) */
+	struct http_server *metrics_http; /* the metrics-listen listener, or NULL */
+	struct dispatch *dispatch;	  /* NULL when this process does not deliver */
+	struct evstream *streams;	  /* live event streams (GET /v1/events/stream) */
 	int embedded_redis;
 	int draining; /* set on SIGTERM: /readyz says not ready */
 };
@@ -36,6 +37,9 @@ struct api_caller {
 
 extern const struct http_route api_routes[];
 extern const size_t api_nroutes;
+/* The routes of the metrics-listen listener: /metrics, /healthz, /readyz. */
+extern const struct http_route api_metrics_routes[];
+extern const size_t api_metrics_nroutes;
 
 /* The http_auth_fn of the routes: Bearer key, then X-Account-ID. */
 void api_authenticate(struct http_req *req);

@@ -10,6 +10,7 @@
 
 struct config {
 	char *listen;	       /* host:port the HTTP server binds */
+	char *metrics_listen;  /* host:port of the metrics listener; empty = none */
 	char *base_url;	       /* public base URL ending in /v1 (derived from listen when unset) */
 	int base_url_derived;  /* base_url was not given: serve fixes its port once bound */
 	char *redis;	       /* redis://host:port[/db], unix:///path or /path; empty = embedded */

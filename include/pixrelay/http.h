@@ -77,9 +77,10 @@ struct http_req {
 	int replied;
 };
 
-/* Create the server and bind cfg->listen. Routes and app are borrowed for the
- * server's life. Returns NULL after logging why it could not bind. */
-struct http_server *http_new(struct event_base *base, const struct config *cfg,
+/* Create the server and bind `listen` (host:port). Routes and app are
+ * borrowed for the server's life. Returns NULL after logging why it could not
+ * bind. */
+struct http_server *http_new(struct event_base *base, const struct config *cfg, const char *listen,
 			     const struct http_route *routes, size_t nroutes, http_auth_fn auth,
 			     void *app);
 /* Stop accepting new connections (requests in flight go on; idle keep-alive

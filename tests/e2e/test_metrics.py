@@ -1,11 +1,12 @@
 """GET /metrics: the Prometheus text format, checked by promtool (Debian's
 prometheus package), with figures that follow what the process did."""
+import http.client
 import json
 import re
 import subprocess
 import unittest
 
-from harness import Pixrelay, Redis, Workdir, auth, wait_for
+from harness import BIN, Pixrelay, Redis, Workdir, auth, wait_for
 from sink import Sink
 
 
@@ -107,6 +108,65 @@ class Metrics(unittest.TestCase):
         text = self.scrape()
         self.assertEqual(value(text, "pixrelay_ingest_total", result="relayed"), before + 3)
         self.assertGreaterEqual(value(text, "pixrelay_ingest_total", result="duplicate"), 1)
+
+
+class MetricsListen(unittest.TestCase):
+    """metrics-listen: /metrics, /healthz and /readyz on an address of their own,
+    and no /metrics on the main listener."""
+
+    def setUp(self):
+        self.wd = Workdir()
+        self.redis = Redis(self.wd.path).start()
+
+    def tearDown(self):
+        self.redis.stop()
+        self.wd.cleanup()
+
+    def get(self, port, path):
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        try:
+            c.request("GET", path)
+            r = c.getresponse()
+            return r.status, r.getheader("Content-Type"), r.read().decode()
+        finally:
+            c.close()
+
+    def test_metrics_on_their_own_address_only(self):
+        px = Pixrelay(self.wd.path, self.redis, args=["--metrics-listen", "127.0.0.1:0"]).start()
+        try:
+            px.wait_ready()
+            port = int(wait_for(lambda: re.search(r"metrics on \S+ \(port (\d+)\)", px.log()),
+                                what="the metrics port").group(1))
+            self.assertNotEqual(port, px.port)
+            # the public listener no longer has it, and says so in the envelope
+            r = px.request("GET", "/metrics")
+            self.assertEqual(r.status, 404)
+            self.assertEqual(r.json["error"], "no such endpoint: GET /metrics")
+            self.assertEqual(px.request("GET", "/v1/me").status, 401)
+            # the metrics listener: the exposition, probes, and nothing of the API
+            status, ctype, text = self.get(port, "/metrics")
+            self.assertEqual(status, 200)
+            self.assertEqual(ctype, "text/plain; version=0.0.4; charset=utf-8")
+            p = subprocess.run(["promtool", "check", "metrics"], input=text,
+                               capture_output=True, text=True, timeout=30)
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            # the requests of the main listener are what it counts
+            self.assertEqual(value(text, "pixrelay_http_requests_total", route="/v1/me",
+                                   method="GET", status="401"), 1)
+            self.assertEqual(self.get(port, "/healthz")[0], 200)
+            self.assertEqual(self.get(port, "/readyz")[0], 200)
+            status, _, body = self.get(port, "/v1/me")
+            self.assertEqual(status, 404)
+            self.assertIn("no such endpoint", body)
+        finally:
+            self.assertEqual(px.stop(), 0)
+
+    def test_a_bad_metrics_address_is_refused_before_anything_starts(self):
+        p = subprocess.run([BIN, "serve", "--listen", "127.0.0.1:0", "--redis", self.redis.url,
+                            "--metrics-listen", "127.0.0.1:99999"],
+                           capture_output=True, text=True, timeout=20)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("pixrelay: metrics-listen: expected host:port", p.stderr)
 
 
 if __name__ == "__main__":

@@ -243,7 +243,8 @@ int main(void)
 	CHECK_INT(config_load(&cfg, 5, argv, &rest, &nrest), 0);
 	free(rest);
 	base = event_base_new();
-	srv = http_new(base, &cfg, routes, sizeof(routes) / sizeof(routes[0]), no_auth, NULL);
+	srv = http_new(base, &cfg, cfg.listen, routes, sizeof(routes) / sizeof(routes[0]), no_auth,
+		       NULL);
 	CHECK(srv != NULL);
 	if (!srv)
 		return check_finish("http");
