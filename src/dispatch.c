@@ -990,9 +990,9 @@ static void start_delivery(struct delivery *dl)
 	 * address checks above must see the destination itself */
 	curl_easy_setopt(dl->easy, CURLOPT_PROXY, "");
 	curl_easy_setopt(dl->easy, CURLOPT_ERRORBUFFER, dl->errbuf);
-	/* an answer is read only to keep its first KiB: a small read buffer
-	 * (curl's default is 16 KiB per request in flight) */
-	curl_easy_setopt(dl->easy, CURLOPT_BUFFERSIZE, 2048L);
+	/* an answer is read only to keep its first KiB: the smallest read
+	 * buffer curl takes (its default is 16 KiB per request in flight) */
+	curl_easy_setopt(dl->easy, CURLOPT_BUFFERSIZE, 1024L);
 	/* an https destination may offer HTTP/2 (negotiated): then many
 	 * postbacks share one connection. Not for http: there, waiting to learn
 	 * whether a connection multiplexes would queue them behind one answer */
