@@ -69,10 +69,8 @@ if ! command -v clang >/dev/null || [ -z "$rt" ]; then
 fi
 
 if [ ! -f "$BUILD/build.ninja" ]; then
-	# no --werror: clang warns about a few things gcc does not, in files the
-	# fuzz targets do not build
-	CC=clang nice -n 10 meson setup "$BUILD" -Dfuzz=true -Db_sanitize=address,undefined \
-		-Db_lundef=false --buildtype=debugoptimized >/dev/null
+	CC=clang nice -n 10 meson setup "$BUILD" --werror -Dfuzz=true \
+		-Db_sanitize=address,undefined -Db_lundef=false --buildtype=debugoptimized >/dev/null
 fi
 nice -n 10 ninja -C "$BUILD" $(printf 'tests/fuzz/fuzz-%s ' "${targets[@]}") >/dev/null
 
