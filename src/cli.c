@@ -84,6 +84,11 @@ static int cli_redis_open(const struct config *cfg, struct cli_redis *cr)
 				"redis://[:password@]host[:port][/db], unix:///path or /path)\n");
 			return -1;
 		}
+		if (rds_addr_set_sentinel_password(&addr, cfg->redis_sentinel_password) < 0) {
+			fprintf(stderr,
+				"pixrelay: redis-sentinel-password: longer than 255 bytes\n");
+			return -1;
+		}
 	} else {
 		rc = redisd_lock(cfg->data_dir, &lock_fd, err, sizeof(err));
 		if (rc < 0) {
@@ -650,7 +655,8 @@ static void cli_base_url(const struct config *cfg, char *out, size_t size)
 		return;
 	memset(&addr, 0, sizeof(addr));
 	if (*cfg->redis) {
-		if (rds_parse_addr(cfg->redis, &addr) < 0)
+		if (rds_parse_addr(cfg->redis, &addr) < 0 ||
+		    rds_addr_set_sentinel_password(&addr, cfg->redis_sentinel_password) < 0)
 			return;
 	} else {
 		redisd_socket_path(cfg->data_dir, addr.path, sizeof(addr.path));

@@ -64,6 +64,9 @@ static const struct opt opts[] = {
      "gets 503"},
     {"redis-timeout-ms", L(redis_timeout_ms), "5000", 50, 600000,
      "milliseconds before a Redis command without reply fails (and the connection is reset)"},
+    {"redis-sentinel-password", S(redis_sentinel_password), "", 0, 0,
+     "password the sentinels of a redis-sentinel:// address require (the master's goes in "
+     "the address); empty: they are asked without one"},
     {"redis-wait-replicas", L(redis_wait_replicas), "0", 0, 16,
      "acknowledge a change only once WAIT confirms that this many replicas of its Redis "
      "primary have it (0: once the primary has it)"},

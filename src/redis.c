@@ -313,6 +313,14 @@ done:
 	return rc;
 }
 
+int rds_addr_set_sentinel_password(struct rds_addr *a, const char *password)
+{
+	if (strlen(password) >= sizeof(a->sentinel_password))
+		return -1;
+	strcpy(a->sentinel_password, password);
+	return 0;
+}
+
 /* ---- replies ---- */
 
 redisReply *rds_reply_copy(const redisReply *src)
@@ -1156,7 +1164,7 @@ static void on_setup_reply(struct cmd *c, redisReply *reply, const char *err)
 		char msg[200];
 		snprintf(msg, sizeof(msg), "setup failed: %.150s", err);
 		node_reset(n, msg);
-		if (n->r->wake_on_ready && n->seed)
+		if (n->r->wake_on_ready && (n->seed || n->role == ROLE_SENTINEL))
 			event_base_loopbreak(n->r->base);
 		return;
 	}
@@ -1263,8 +1271,10 @@ static void on_connect(const redisAsyncContext *ac, int status)
 		metrics_redis_reconnect();
 	n->was_connected = 1;
 	n->setup_left = 1; /* held until every setup command is queued */
-	if (r->addr.password[0] && n->role != ROLE_SENTINEL) {
-		const char *argv[] = {"AUTH", r->addr.password};
+	if (n->role == ROLE_SENTINEL ? r->addr.sentinel_password[0] != '\0'
+				     : r->addr.password[0] != '\0') {
+		const char *argv[] = {"AUTH", n->role == ROLE_SENTINEL ? r->addr.sentinel_password
+								       : r->addr.password};
 		setup(n, 2, argv);
 	}
 	if (n->role == ROLE_SUB) {

@@ -199,6 +199,9 @@ int server_run(struct config *cfg)
 			  "redis://[:password@]host[:port][/db], "
 			  "unix:///path[?db=N] or /path)");
 		return 1;
+	} else if (rds_addr_set_sentinel_password(&addr, cfg->redis_sentinel_password) < 0) {
+		log_error("redis-sentinel-password: longer than 255 bytes");
+		return 1;
 	}
 
 	s.app.base = event_base_new();

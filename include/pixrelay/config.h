@@ -73,6 +73,7 @@ struct config {
 
 	/* WAIT for this many replicas before acknowledging a change */
 	long redis_wait_replicas;
+	char *redis_sentinel_password; /* AUTH to the sentinels; empty = none */
 };
 
 /* Fill `cfg` from argv (flags it recognises are consumed; others are left for

@@ -65,6 +65,7 @@ struct rds_addr {
 	int port;
 	int db;
 	char password[256];
+	char sentinel_password[256]; /* AUTH to the sentinels; empty: none */
 	char master[128];
 	int nsentinels;
 	struct rds_hostport {
@@ -79,6 +80,11 @@ struct rds_addr {
  * (sentinels on port 26379 unless given; the password is the master's).
  * Returns 0, or -1 when malformed. */
 int rds_parse_addr(const char *url, struct rds_addr *out);
+
+/* The password the sentinels of a redis-sentinel:// address require (the
+ * redis-sentinel-password setting; "" for none). Returns 0, or -1 when it is
+ * too long. */
+int rds_addr_set_sentinel_password(struct rds_addr *a, const char *password);
 
 /* Create a client for `addr` on `base`; it starts connecting at once.
  * Takes nothing; the caller frees with rds_free. */

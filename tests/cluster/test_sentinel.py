@@ -12,7 +12,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
-from harness import (REDIS_SERVER, ClusterNode, Pixrelay, Workdir, _free_port_pair, _live,  # noqa: E402
+from harness import (BIN, REDIS_SERVER, ClusterNode, Pixrelay, Workdir, _free_port_pair, _live,  # noqa: E402
                      _tcp_cmd, auth, wait_for)
 from test_failover import GRACE_S, Load  # noqa: E402
 
@@ -36,8 +36,9 @@ class Node(ClusterNode):
 
 
 class SentinelProc:
-    def __init__(self, root, port, master_port):
+    def __init__(self, root, port, master_port, password=None):
         self.port = port
+        self.password = password
         self.dir = os.path.join(root, "s%d" % port)
         os.makedirs(self.dir, exist_ok=True)
         self.conf = os.path.join(self.dir, "sentinel.conf")
@@ -48,13 +49,20 @@ class SentinelProc:
                     "sentinel failover-timeout %s 5000\n"
                     "sentinel parallel-syncs %s 1\n"
                     % (port, self.dir, self.dir, MASTER, master_port, MASTER, MASTER, MASTER))
+            if password:
+                # clients and the other sentinels must authenticate
+                f.write("requirepass %s\nsentinel sentinel-pass %s\n" % (password, password))
         self.proc = subprocess.Popen([REDIS_SERVER, self.conf, "--sentinel"],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         _live.append(self.proc)
-        wait_for(lambda: _tcp_cmd(port, "PING") == "PONG", what="sentinel to answer")
+        wait_for(lambda: _tcp_cmd(port, "PING", password=password) == "PONG",
+                 what="sentinel to answer")
+
+    def cmd(self, *args):
+        return _tcp_cmd(self.port, *args, password=self.password)
 
     def master(self):
-        return _tcp_cmd(self.port, "SENTINEL", "get-master-addr-by-name", MASTER)
+        return self.cmd("SENTINEL", "get-master-addr-by-name", MASTER)
 
     def stop(self):
         if self.proc.poll() is None:
@@ -64,7 +72,10 @@ class SentinelProc:
             _live.remove(self.proc)
 
 
-class Sentinel(unittest.TestCase):
+class SentinelSetup(unittest.TestCase):
+    """One master, one replica, three sentinels (with PASSWORD, if set)."""
+    PASSWORD = None
+
     def setUp(self):
         self.wd = Workdir()
         self.master = Node(self.wd.path, _free_port_pair())
@@ -73,10 +84,10 @@ class Sentinel(unittest.TestCase):
         self.replica.start()
         wait_for(lambda: self.replica.info("replication")["master_link_status"] == "up",
                  what="the replica to sync")
-        self.sentinels = [SentinelProc(self.wd.path, _free_port_pair(), self.master.port)
-                          for _ in range(3)]
+        self.sentinels = [SentinelProc(self.wd.path, _free_port_pair(), self.master.port,
+                                       self.PASSWORD) for _ in range(3)]
         # every sentinel knows the replica and the other sentinels
-        wait_for(lambda: all(int(dict(zip(*[iter(_tcp_cmd(s.port, "SENTINEL", "master", MASTER))] * 2))
+        wait_for(lambda: all(int(dict(zip(*[iter(s.cmd("SENTINEL", "master", MASTER))] * 2))
                                   ["num-other-sentinels"]) == 2 for s in self.sentinels),
                  timeout=30, what="the sentinels to find each other")
         self.url = "redis-sentinel://%s/%s" % (
@@ -92,6 +103,8 @@ class Sentinel(unittest.TestCase):
         self.replica.stop()
         self.wd.cleanup()
 
+
+class Sentinel(SentinelSetup):
     def test_sigkill_of_the_master_during_load(self):
         class Addr:
             url = self.url
@@ -142,6 +155,39 @@ class Sentinel(unittest.TestCase):
                          "(the sentinels took %.1f s)\n"
                          % (len(load.answers), sum(1 for a in load.answers if a[2] == 503), window,
                             t_ok - t_kill))
+
+
+class SentinelPassword(SentinelSetup):
+    """Sentinels with requirepass: redis-sentinel-password, never logged."""
+    PASSWORD = "s3nt1nel-only-pw"
+
+    def test_sentinels_that_require_a_password(self):
+        class Addr:
+            url = self.url
+        # without it: not ready, and the log says why
+        px = self.px = Pixrelay(self.wd.path, Addr()).start()
+        wait_for(lambda: "NOAUTH" in px.log() or "Authentication required" in px.log() or None,
+                 what="the sentinels' refusal in the log")
+        self.assertEqual(px.request("GET", "/readyz").status, 503)
+        self.assertEqual(px.stop(), 0)
+        p = subprocess.run([BIN, "--redis", self.url, "init"], capture_output=True, text=True,
+                           timeout=30)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("Authentication required", p.stderr)
+        # with it (a flag for serve, the environment for the CLI below): the
+        # sentinels answer and the master is used
+        px = self.px = Pixrelay(self.wd.path, Addr(),
+                                args=["--redis-sentinel-password", self.PASSWORD],
+                                env={"PIXRELAY_REDIS_SENTINEL_PASSWORD": self.PASSWORD}).start()
+        px.wait_ready()
+        self.assertIn("redis sentinel: master '%s' is 127.0.0.1:%d" % (MASTER, self.master.port),
+                      px.log())
+        px.cli("init")
+        key = px.create_key("sandbox")
+        self.assertEqual(px.request("GET", "/v1/me", headers=auth(key["key"])).status, 200)
+        self.assertEqual(px.stop(), 0)
+        self.px = None
+        self.assertNotIn(self.PASSWORD, px.log() + px.output())
 
 
 if __name__ == "__main__":

@@ -140,11 +140,15 @@ def _resp_encode(args):
     return out
 
 
-def _tcp_cmd(port, *args, asking=False, timeout=5):
-    """One command to 127.0.0.1:port; an error reply raises RuntimeError."""
+def _tcp_cmd(port, *args, asking=False, timeout=5, password=None):
+    """One command to 127.0.0.1:port (after AUTH when a password is given); an
+    error reply raises RuntimeError."""
     s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
     f = s.makefile("rb")
     try:
+        if password:
+            s.sendall(_resp_encode(["AUTH", password]))
+            _read_resp(f)
         if asking:
             s.sendall(_resp_encode(["ASKING"]))
             _read_resp(f)
