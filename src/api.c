@@ -280,14 +280,8 @@ static void on_shard_scraped(void *ud, int result, const struct events_stats *st
 static void handle_metrics(struct http_req *req)
 {
 	struct app *app = app_of(req);
-	struct scrape *sc;
+	struct scrape *sc = mem_new(struct scrape);
 
-	if (app->metrics_http && req->srv != app->metrics_http) {
-		/* metrics-listen is set: /metrics is not on the public listener */
-		http_reply_error(req, 404, "no such endpoint: GET /metrics");
-		return;
-	}
-	sc = mem_new(struct scrape);
 	sc->req = req;
 	sc->nshards = (int)app->cfg->shards;
 	sc->stats = mem_calloc((size_t)sc->nshards, sizeof(*sc->stats));

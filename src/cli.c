@@ -146,19 +146,20 @@ static int cli_action(int argc, char **argv, const char *usage, const char **ver
 
 /* Refuse a listen address that cannot work before serve creates anything
  * (data directory, embedded Redis): malformed (2), or a host that does not
- * resolve or an address that cannot be bound now (1; the trial socket is
- * closed again). 0 when it looks fine. */
-static int cli_check_listen(const char *setting, const char *listen)
+ * resolve or an address that cannot be bound now (1). 0 when it looks fine.
+ * The trial socket is closed again, unless `keep` is given: then it is left
+ * listening in *keep, so that a second address cannot be the same one. */
+static int cli_check_listen(const char *setting, const char *addr, int *keep)
 {
 	struct addrinfo hints, *res = NULL;
 	char host[256], port_s[8];
 	int port = 0, fd = -1, one = 1, rc = 1, gai;
 
-	if (netaddr_split_hostport(listen, host, sizeof(host), &port) < 0) {
+	if (netaddr_split_hostport(addr, host, sizeof(host), &port) < 0) {
 		fprintf(stderr,
 			"pixrelay: %s: expected host:port, [IPv6]:port or :port with a port "
 			"from 0 to 65535, got '%s'\n",
-			setting, listen);
+			setting, addr);
 		return 2;
 	}
 	snprintf(port_s, sizeof(port_s), "%d", port);
@@ -174,12 +175,16 @@ static int cli_check_listen(const char *setting, const char *listen)
 	}
 	fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
-	    bind(fd, res->ai_addr, res->ai_addrlen) < 0) {
-		fprintf(stderr, "pixrelay: %s: cannot listen on %s: %s\n", setting, listen,
+	    bind(fd, res->ai_addr, res->ai_addrlen) < 0 || (keep && listen(fd, 1) < 0)) {
+		fprintf(stderr, "pixrelay: %s: cannot listen on %s: %s\n", setting, addr,
 			strerror(errno));
 		goto done;
 	}
 	rc = 0;
+	if (keep) {
+		*keep = fd;
+		fd = -1;
+	}
 done:
 	if (fd >= 0)
 		close(fd);
@@ -202,11 +207,16 @@ static int cmd_serve(struct config *cfg, int argc, char **argv)
 		fprintf(stderr, "pixrelay serve: unexpected argument '%s' (see --help)\n", argv[1]);
 		return 2;
 	}
-	if ((rc = cli_check_listen("listen", cfg->listen)) != 0)
-		return rc;
-	if (cfg->metrics_listen[0] &&
-	    (rc = cli_check_listen("metrics-listen", cfg->metrics_listen)) != 0)
-		return rc;
+	{
+		int held = -1;
+		rc = cli_check_listen("listen", cfg->listen, cfg->metrics_listen[0] ? &held : NULL);
+		if (rc == 0 && cfg->metrics_listen[0])
+			rc = cli_check_listen("metrics-listen", cfg->metrics_listen, NULL);
+		if (held >= 0)
+			close(held);
+		if (rc != 0)
+			return rc;
+	}
 	return server_run(cfg);
 }
 

@@ -19,10 +19,12 @@ void ids_random(void *buf, size_t n)
 	}
 }
 
-/* Random bytes for ids that are not secrets (ULIDs), drawn from RAND_bytes
- * 512 at a time: one call per event id cost about a microsecond of OpenSSL's
- * locking, a tenth of ingest's own time. A forked child starts with an empty
- * pool so parent and child never share bytes. */
+/* Random bytes for event ids (ids_event_ulid_at), drawn from RAND_bytes 512
+ * at a time: one call per event id cost about a microsecond of OpenSSL's
+ * locking, a tenth of ingest's own time. Nothing that must stay unguessable
+ * (secrets, charge ids, which open GET /v1/qrcode/{id}) comes from here. A
+ * forked child starts with an empty pool so parent and child never share
+ * bytes. */
 static __thread unsigned char pool[512];
 static __thread size_t pool_left;
 static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
@@ -60,22 +62,35 @@ uint64_t ids_now_ms(void)
 	return (uint64_t)tv.tv_sec * 1000u + (uint64_t)tv.tv_usec / 1000u;
 }
 
-void ids_ulid_at(char out[IDS_ULID_LEN + 1], uint64_t ms)
+/* 48 bits of time in 10 chars, then the 80 bits of r in 16 chars. */
+static void ulid_encode(char out[IDS_ULID_LEN + 1], uint64_t ms, const unsigned char r[10])
 {
-	unsigned char r[10];
-
-	/* 48 bits of time in 10 chars, then 80 random bits in 16 chars */
 	for (int i = 9; i >= 0; i--) {
 		out[i] = crockford[ms & 31];
 		ms >>= 5;
 	}
-	id_random(r, sizeof(r));
 	for (int i = 0; i < 16; i++) {
 		int bit = i * 5, byte = bit / 8, shift = bit % 8;
 		unsigned v = (unsigned)r[byte] << 8 | (byte + 1 < 10 ? r[byte + 1] : 0);
 		out[10 + i] = crockford[(v >> (11 - shift)) & 31];
 	}
 	out[IDS_ULID_LEN] = '\0';
+}
+
+void ids_ulid_at(char out[IDS_ULID_LEN + 1], uint64_t ms)
+{
+	unsigned char r[10];
+
+	ids_random(r, sizeof(r));
+	ulid_encode(out, ms, r);
+}
+
+void ids_event_ulid_at(char out[IDS_ULID_LEN + 1], uint64_t ms)
+{
+	unsigned char r[10];
+
+	id_random(r, sizeof(r));
+	ulid_encode(out, ms, r);
 }
 
 void ids_ulid(char out[IDS_ULID_LEN + 1])

@@ -23,11 +23,17 @@ int ks_shard_of(const char *id)
 	return crock_value(u[IDS_ULID_LEN - 2]) * 32 + crock_value(u[IDS_ULID_LEN - 1]);
 }
 
+/* The last two characters of a ULID name its shard. */
+static void ulid_stamp(int shard, char out[IDS_ULID_LEN + 1])
+{
+	out[IDS_ULID_LEN - 2] = crockford[(shard >> 5) & 31];
+	out[IDS_ULID_LEN - 1] = crockford[shard & 31];
+}
+
 void ks_ulid_at(int shard, uint64_t ms, char out[IDS_ULID_LEN + 1])
 {
 	ids_ulid_at(out, ms);
-	out[IDS_ULID_LEN - 2] = crockford[(shard >> 5) & 31];
-	out[IDS_ULID_LEN - 1] = crockford[shard & 31];
+	ulid_stamp(shard, out);
 }
 
 void ks_ulid(int shard, char out[IDS_ULID_LEN + 1])
@@ -38,7 +44,8 @@ void ks_ulid(int shard, char out[IDS_ULID_LEN + 1])
 void ks_event_id(int shard, char out[KS_EVENT_ID_MAX])
 {
 	memcpy(out, "evt_", 4);
-	ks_ulid(shard, out + 4);
+	ids_event_ulid_at(out + 4, ids_now_ms());
+	ulid_stamp(shard, out + 4);
 }
 
 int ks_random_shard(long nshards)

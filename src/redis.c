@@ -1154,6 +1154,20 @@ out:
 
 /* ---- connections ---- */
 
+/* Sentinel: the next connection of this sentinel node goes to the next
+ * sentinel of the address (this one is down, or refused us). */
+static void sentinel_next(struct node *n)
+{
+	struct rds *r = n->r;
+	struct rds_hostport *s;
+
+	if (n->role != ROLE_SENTINEL || r->addr.nsentinels < 2)
+		return;
+	r->sentinel_next = (r->sentinel_next + 1) % r->addr.nsentinels;
+	s = &r->addr.sentinels[r->sentinel_next];
+	node_set_address(n, s->host, s->port, NULL);
+}
+
 static void on_setup_reply(struct cmd *c, redisReply *reply, const char *err)
 {
 	struct node *n = c->node;
@@ -1164,6 +1178,7 @@ static void on_setup_reply(struct cmd *c, redisReply *reply, const char *err)
 		char msg[200];
 		snprintf(msg, sizeof(msg), "setup failed: %.150s", err);
 		node_reset(n, msg);
+		sentinel_next(n);
 		if (n->r->wake_on_ready && (n->seed || n->role == ROLE_SENTINEL))
 			event_base_loopbreak(n->r->base);
 		return;
@@ -1254,12 +1269,7 @@ static void on_connect(const redisAsyncContext *ac, int status)
 	if (status != REDIS_OK) {
 		/* hiredis frees the context after this callback */
 		node_error(n, "cannot connect to redis %s: %.150s", n->name, ac->errstr);
-		if (n->role == ROLE_SENTINEL && r->addr.nsentinels > 1) {
-			struct rds_hostport *s;
-			r->sentinel_next = (r->sentinel_next + 1) % r->addr.nsentinels;
-			s = &r->addr.sentinels[r->sentinel_next];
-			node_set_address(n, s->host, s->port, NULL);
-		}
+		sentinel_next(n);
 		if (r->wake_on_ready && (n->seed || n->role == ROLE_SENTINEL))
 			event_base_loopbreak(r->base);
 		node_down(n);
@@ -1728,7 +1738,7 @@ void rds_free(struct rds *r)
 	free(r->slots);
 	free(r->channel);
 	own = r->own_base ? r->base : NULL;
-	mem_wipe(r->addr.password, sizeof(r->addr.password));
+	mem_wipe(&r->addr, sizeof(r->addr)); /* its passwords */
 	free(r);
 	if (own)
 		event_base_free(own);

@@ -28,6 +28,7 @@ struct server {
 	struct rds *dispatch_rds; /* the dispatcher's own connection */
 	struct event *sigterm, *sigint, *drain_timer;
 	struct timeval drain_start;
+	struct http_route *public_routes; /* with metrics-listen: the API without /metrics */
 	int exit_code;
 };
 
@@ -229,8 +230,22 @@ int server_run(struct config *cfg)
 		if (!s.app.dispatch)
 			goto done;
 	}
-	s.app.http = http_new(s.app.base, cfg, cfg->listen, api_routes, api_nroutes,
-			      api_authenticate, &s.app);
+	{
+		/* with a metrics listener, /metrics is unknown to the public one
+		 * (404 for every method, as any path it does not serve) */
+		const struct http_route *routes = api_routes;
+		size_t n = api_nroutes;
+		if (cfg->metrics_listen[0]) {
+			s.public_routes = mem_calloc(api_nroutes, sizeof(*s.public_routes));
+			n = 0;
+			for (size_t i = 0; i < api_nroutes; i++)
+				if (strcmp(api_routes[i].pattern, "/metrics") != 0)
+					s.public_routes[n++] = api_routes[i];
+			routes = s.public_routes;
+		}
+		s.app.http =
+		    http_new(s.app.base, cfg, cfg->listen, routes, n, api_authenticate, &s.app);
+	}
 	if (!s.app.http)
 		goto done;
 	http_set_observer(s.app.http, on_observed, NULL);
@@ -287,6 +302,7 @@ done:
 	dispatch_free(s.app.dispatch);
 	http_free(s.app.http);
 	http_free(s.app.metrics_http);
+	free(s.public_routes);
 	if (s.sigterm)
 		event_free(s.sigterm);
 	if (s.sigint)

@@ -54,7 +54,8 @@ static unsigned char *secret_key(const char *secret, size_t *keylen)
 /* The HMAC-SHA256 context, made once per thread: fetching the algorithm and
  * setting its digest cost more than the MAC of a 1 KB body (OpenSSL 3 takes
  * locks and searches parameters for each), so each signature only re-keys
- * it. */
+ * it. Between signatures it holds the state keyed by the last secret used,
+ * as the account cache holds the secrets themselves (docs/security.md). */
 static EVP_MAC_CTX *mac_ctx(void)
 {
 	static __thread EVP_MAC_CTX *ctx;
@@ -87,6 +88,9 @@ static void mac_compute(const unsigned char *key, size_t keylen, const char *msg
 	int tslen = snprintf(ts, sizeof(ts), ".%lld.", timestamp);
 	size_t maclen = 0;
 
+	/* a NULL key would make EVP_MAC_init keep the previous one */
+	if (!key)
+		abort();
 	if (EVP_MAC_init(ctx, key, keylen, NULL) != 1 ||
 	    EVP_MAC_update(ctx, (const unsigned char *)msg_id, strlen(msg_id)) != 1 ||
 	    EVP_MAC_update(ctx, (const unsigned char *)ts, (size_t)tslen) != 1 ||

@@ -18,6 +18,10 @@ void ids_random(void *buf, size_t n);
 /* Write a ULID (26 Crockford base32 chars + NUL) for `ms` milliseconds since the
  * epoch; `out` needs IDS_ULID_LEN + 1 bytes. */
 void ids_ulid_at(char out[IDS_ULID_LEN + 1], uint64_t ms);
+/* The same from a per-thread pool of random bytes (512 drawn at a time):
+ * twenty times cheaper, for event ids only; never for an id that must stay
+ * unguessable. */
+void ids_event_ulid_at(char out[IDS_ULID_LEN + 1], uint64_t ms);
 /* A ULID for the current time. */
 void ids_ulid(char out[IDS_ULID_LEN + 1]);
 /* Nonzero when `s` is exactly a canonical (upper-case) ULID. */

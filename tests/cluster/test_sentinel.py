@@ -174,6 +174,12 @@ class SentinelPassword(SentinelSetup):
                            timeout=30)
         self.assertNotEqual(p.returncode, 0)
         self.assertIn("Authentication required", p.stderr)
+        # a wrong one: refused at once, and not echoed
+        p = subprocess.run([BIN, "--redis", self.url, "--redis-sentinel-password", "bad-pw-7731",
+                            "init"], capture_output=True, text=True, timeout=30)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("WRONGPASS", p.stderr)
+        self.assertNotIn("bad-pw-7731", p.stderr)
         # with it (a flag for serve, the environment for the CLI below): the
         # sentinels answer and the master is used
         px = self.px = Pixrelay(self.wd.path, Addr(),
@@ -188,6 +194,18 @@ class SentinelPassword(SentinelSetup):
         self.assertEqual(px.stop(), 0)
         self.px = None
         self.assertNotIn(self.PASSWORD, px.log() + px.output())
+
+        # the first address refuses the AUTH (a Redis that is no sentinel, without a
+        # password): pixrelay passes on to the next one
+        class First:
+            url = "redis-sentinel://127.0.0.1:%d,%s" % (self.replica.port, self.url.split("://")[1])
+        px = self.px = Pixrelay(self.wd.path, First(),
+                                env={"PIXRELAY_REDIS_SENTINEL_PASSWORD": self.PASSWORD}).start()
+        px.wait_ready(timeout=20)
+        self.assertIn("redis 127.0.0.1:%d: setup failed" % self.replica.port, px.log())
+        self.assertEqual(px.request("GET", "/v1/me", headers=auth(key["key"])).status, 200)
+        self.assertEqual(px.stop(), 0)
+        self.px = None
 
 
 if __name__ == "__main__":

@@ -2,7 +2,9 @@
 prometheus package), with figures that follow what the process did."""
 import http.client
 import json
+import os
 import re
+import socket
 import subprocess
 import unittest
 
@@ -138,10 +140,17 @@ class MetricsListen(unittest.TestCase):
             port = int(wait_for(lambda: re.search(r"metrics on \S+ \(port (\d+)\)", px.log()),
                                 what="the metrics port").group(1))
             self.assertNotEqual(port, px.port)
-            # the public listener no longer has it, and says so in the envelope
-            r = px.request("GET", "/metrics")
-            self.assertEqual(r.status, 404)
-            self.assertEqual(r.json["error"], "no such endpoint: GET /metrics")
+            # the public listener no longer has it: for every method, the same
+            # answer as a path it never served
+            for method in ("GET", "POST", "HEAD"):
+                r = px.request(method, "/metrics")
+                other = px.request(method, "/nothing-here")
+                self.assertEqual((r.status, other.status), (404, 404), method)
+                if method != "HEAD":
+                    self.assertEqual(r.json, {"error": "no such endpoint: %s /metrics" % method,
+                                              "status": 404, "data": []})
+                    self.assertEqual(set(r.json), set(other.json))
+                self.assertIsNone(r.header("Allow"))
             self.assertEqual(px.request("GET", "/v1/me").status, 401)
             # the metrics listener: the exposition, probes, and nothing of the API
             status, ctype, text = self.get(port, "/metrics")
@@ -153,6 +162,8 @@ class MetricsListen(unittest.TestCase):
             # the requests of the main listener are what it counts
             self.assertEqual(value(text, "pixrelay_http_requests_total", route="/v1/me",
                                    method="GET", status="401"), 1)
+            self.assertIsNone(value(text, "pixrelay_http_requests_total", route="/metrics",
+                                    method="GET", status="404"))
             self.assertEqual(self.get(port, "/healthz")[0], 200)
             self.assertEqual(self.get(port, "/readyz")[0], 200)
             status, _, body = self.get(port, "/v1/me")
@@ -167,6 +178,18 @@ class MetricsListen(unittest.TestCase):
                            capture_output=True, text=True, timeout=20)
         self.assertEqual(p.returncode, 2)
         self.assertIn("pixrelay: metrics-listen: expected host:port", p.stderr)
+        # the same address as listen: refused before anything is created
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        data = os.path.join(self.wd.path, "same-data")
+        p = subprocess.run([BIN, "serve", "--listen", "127.0.0.1:%d" % port, "--data-dir", data,
+                            "--metrics-listen", "127.0.0.1:%d" % port],
+                           capture_output=True, text=True, timeout=20)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("pixrelay: metrics-listen: cannot listen on 127.0.0.1:%d: Address already "
+                      "in use" % port, p.stderr)
+        self.assertFalse(os.path.exists(data))
 
 
 if __name__ == "__main__":
