@@ -14,6 +14,10 @@
 #define TS 1614265330LL
 #define BODY "{\"test\": 2432232314}"
 #define SIG "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="
+#define LONG_SECRET                                                                                \
+	"whsec_"                                                                                   \
+	"AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8gISIjJCUmJygpKissLS4vMDEyMzQ1Njc4OTo7PD0+P0BB" \
+	"QkNERUZHSElKS0xNTk9QUVJTVFVWV1hZWltcXV5fYGFiYw=="
 #define OTHER_SECRET "whsec_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8"
 
 static int verify(const char *secret, const char *id, long long ts, const char *body,
@@ -41,6 +45,18 @@ static void test_signature(void)
 	CHECK_INT(sign_signature(OTHER_SECRET "=", "evt", 1700000000, "a\0b", 3, out, sizeof(out)),
 		  0);
 	CHECK_STR(out, "v1,z/iozIUjzz2iRe7VMZlHM9AMkLeNlD/qZz+uwEnDBbI=");
+	/* a key longer than SHA-256's block (100 bytes: 0, 1, ..., 99), and keys
+	 * taking turns: the context is re-keyed each time, nothing of the last
+	 * key stays */
+	for (int round = 0; round < 2; round++) {
+		CHECK_INT(sign_signature(LONG_SECRET, "evt_long", 1700000000, "{\"x\":1}", 7, out,
+					 sizeof(out)),
+			  0);
+		CHECK_STR(out, "v1,EdAt7p2bdjoBHffMy3CgVZmtrsoE53lQLKqf6YhmaNk=");
+		CHECK_INT(sign_signature(SECRET, MSG_ID, TS, BODY, strlen(BODY), out, sizeof(out)),
+			  0);
+		CHECK_STR(out, SIG);
+	}
 
 	/* malformed secrets: SIGN_BAD_SECRET (-1), out untouched */
 	static const char *const bad[] = {
