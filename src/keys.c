@@ -728,14 +728,7 @@ static void on_key_page(void *ud, redisReply *reply, const char *err)
 	json_close_array(g);
 	score = str_of(reply->element[reply->elements - 2]);
 	id = str_of(reply->element[reply->elements - 1]);
-	json_str(g, "nextCursor");
-	if (*score && *id) {
-		char *cur = mem_printf("%s_%s", score, id);
-		json_str(g, cur);
-		free(cur);
-	} else {
-		json_null(g);
-	}
+	page_write_next(g, score, id);
 	json_close(g);
 	s = json_buf(g, &len);
 	k->cb(k->ud, 0, s, NULL);
