@@ -18,6 +18,8 @@ import subprocess
 import tempfile
 import time
 
+from sink import Sink
+
 BIN = os.environ.get("PIXRELAY_BIN", os.path.join(os.path.dirname(__file__), "../../build/pixrelay"))
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
 REDIS_CLI = shutil.which("redis-cli") or "/usr/bin/redis-cli"
@@ -534,6 +536,38 @@ class Workdir:
 
     def cleanup(self):
         shutil.rmtree(self.path, ignore_errors=True)
+
+
+def start_stack(on, args=(), name="pixrelay", sink=False, port=0):
+    """Start, as attributes of `on` (a test class or a test case), a work dir
+    `on.wd`, a Redis `on.redis`, with sink=True a Sink `on.sink`, and a ready
+    pixrelay `on.px` run with `args` (listening on `port`, 0: any); returns
+    on.px. stop_stack(on) stops them again."""
+    on.wd = Workdir()
+    on.redis = Redis(on.wd.path).start()
+    if sink:
+        on.sink = Sink().start()
+    on.px = Pixrelay(on.wd.path, on.redis, args=args, name=name).start(port)
+    on.px.wait_ready()
+    return on.px
+
+
+def stop_stack(on):
+    """Stop what start_stack started on `on` (and `on.sink` if it has one),
+    pixrelay first, and remove the work dir."""
+    on.px.stop()
+    if getattr(on, "sink", None) is not None:
+        on.sink.close()
+    on.redis.stop()
+    on.wd.cleanup()
+
+
+def init_platforms(px):
+    """Run `pixrelay init --json`: the platform account of each environment,
+    {"sandbox": ID, "production": ID}."""
+    init = json.loads(px.cli("init", "--json").stdout)
+    return {env: init[env]["account"] for env in ("sandbox", "production")}
+
 
 
 # ---- where pixrelay keeps things in Redis (src/keyspace.c) ----

@@ -6,7 +6,7 @@ import json
 import unittest
 
 import netns
-from harness import Pixrelay, Redis, Workdir, auth, wait_for
+from harness import Pixrelay, Redis, Workdir, auth, init_platforms, wait_for
 from sink import Sink
 
 CREATE = "/v1/charge/pix/create"
@@ -45,10 +45,10 @@ class Destinations(unittest.TestCase):
         px.start()
         px.wait_ready()
         self.procs.append(px)
-        init = json.loads(px.cli("init", "--json").stdout)
+        init = init_platforms(px)
         self.test_key = px.create_key("sandbox")["key"]
         self.live_key = px.create_key("production")["key"]
-        self.live_platform = init["production"]["account"]
+        self.live_platform = init["production"]
         return px
 
     def charge(self, px, key, url):

@@ -12,13 +12,12 @@ file and directory under the data directory is checked; then an AOF left
 world-readable (as an older pixrelay left it) is fixed at the next start.
 """
 import base64
-import json
 import os
 import socket
 import stat
 import unittest
 
-from harness import Pixrelay, Workdir, _read_resp, auth, wait_for
+from harness import Pixrelay, Workdir, _read_resp, auth, init_platforms, wait_for
 
 PDF = base64.b64encode(b"%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n").decode()
 PNG = base64.b64encode(bytes.fromhex("89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c489")).decode()
@@ -85,8 +84,8 @@ class FilesAtRest(unittest.TestCase):
                       % self.px.data_dir, log)
 
         # data: keys, an account with KYC files, a paid charge, rotated secrets
-        init = json.loads(self.px.cli("init", "--json").stdout)
-        platform = init["sandbox"]["account"]
+        init = init_platforms(self.px)
+        platform = init["sandbox"]
         master = self.px.create_key("sandbox", master=True)["key"]
         body = {"officialName": "Empresa Ltda", "tradeName": "Loja", "taxID": "11222333000181",
                 "documents": [PDF],

@@ -7,7 +7,7 @@ import threading
 import time
 import unittest
 
-from harness import Pixrelay, Redis, Workdir, auth, rkey, shard_of, wait_for
+from harness import Pixrelay, Redis, Workdir, auth, init_platforms, rkey, shard_of, wait_for
 from sink import Sink
 
 CREATE = "/v1/charge/pix/create"
@@ -20,8 +20,8 @@ class Base(unittest.TestCase):
         self.sink = Sink().start()
         self.procs = []
         self.px = self.start()
-        init = json.loads(self.px.cli("init", "--json").stdout)
-        self.live_platform = init["production"]["account"]
+        init = init_platforms(self.px)
+        self.live_platform = init["production"]
         self.key = self.px.create_key("sandbox")["key"]
         self.live = self.px.create_key("production")["key"]
 
