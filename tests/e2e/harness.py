@@ -17,6 +17,7 @@ import socket
 import subprocess
 import tempfile
 import time
+import unittest
 
 from sink import Sink
 
@@ -568,6 +569,32 @@ def init_platforms(px):
     init = json.loads(px.cli("init", "--json").stdout)
     return {env: init[env]["account"] for env in ("sandbox", "production")}
 
+
+class Processes(unittest.TestCase):
+    """For each test, a work dir, a Redis, a Sink and the pixrelay processes
+    that start() starts on them (self.procs), all stopped after the test."""
+
+    def setUp(self):
+        self.wd = Workdir()
+        self.redis = Redis(self.wd.path).start()
+        self.sink = Sink().start()
+        self.procs = []
+
+    def tearDown(self):
+        for p in self.procs:
+            p.stop()
+        self.sink.close()
+        self.redis.stop()
+        self.wd.cleanup()
+
+    def start(self, args=(), name=None):
+        """A ready pixrelay run with `args`, named px0, px1, ... unless `name`."""
+        px = Pixrelay(self.wd.path, self.redis, args=list(args),
+                      name=name or "px%d" % len(self.procs))
+        px.start()
+        px.wait_ready()
+        self.procs.append(px)
+        return px
 
 
 # ---- where pixrelay keeps things in Redis (src/keyspace.c) ----
