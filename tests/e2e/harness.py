@@ -88,28 +88,21 @@ class SingleRedis:
 
     def cmd(self, *args):
         """Send one command with RESP and return a simple decoded reply."""
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.settimeout(5)
-        s.connect(self.sock)
-        out = b"*%d\r\n" % len(args)
-        for a in args:
-            a = a if isinstance(a, bytes) else str(a).encode()
-            out += b"$%d\r\n%s\r\n" % (len(a), a)
-        s.sendall(out)
-        f = s.makefile("rb")
-        try:
-            return _read_resp(f)
-        finally:
-            f.close()
-            s.close()
+        return unix_cmd(self.sock, *args)
 
     def stop(self, sig=signal.SIGTERM):
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(sig)
-            self.proc.wait(10)
-        if self.proc in _live:
-            _live.remove(self.proc)
+        _stop(self.proc, sig)
         self.proc = None
+
+
+def _stop(proc, sig):
+    """Send `sig` to a child started here if it still runs, wait for it, and
+    forget it."""
+    if proc and proc.poll() is None:
+        proc.send_signal(sig)
+        proc.wait(10)
+    if proc in _live:
+        _live.remove(proc)
 
 
 def _read_resp(f):
@@ -141,6 +134,21 @@ def _resp_encode(args):
         a = a if isinstance(a, bytes) else str(a).encode()
         out += b"$%d\r\n%s\r\n" % (len(a), a)
     return out
+
+
+def unix_cmd(path, *args, timeout=5):
+    """One command to the Redis on the unix socket `path`; an error reply
+    raises RuntimeError."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(timeout)
+    s.connect(path)
+    s.sendall(_resp_encode(args))
+    f = s.makefile("rb")
+    try:
+        return _read_resp(f)
+    finally:
+        f.close()
+        s.close()
 
 
 def _tcp_cmd(port, *args, asking=False, timeout=5):
@@ -259,11 +267,7 @@ class ClusterNode:
                     if ":" in line)
 
     def stop(self, sig=signal.SIGTERM):
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(sig)
-            self.proc.wait(10)
-        if self.proc in _live:
-            _live.remove(self.proc)
+        _stop(self.proc, sig)
         self.proc = None
 
 
