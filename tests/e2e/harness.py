@@ -191,6 +191,16 @@ _KEYLESS = {"PING", "INFO", "CLUSTER", "SCRIPT", "DBSIZE", "FLUSHALL", "FLUSHDB"
             "CONFIG", "WAIT", "TIME", "ROLE", "CLIENT", "LASTSAVE", "BGREWRITEAOF", "SAVE"}
 
 
+def free_port():
+    """A loopback TCP port free now (the kernel's choice; it may be taken
+    again before it is used)."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
 def _free_port_pair():
     """A loopback port p with p + 10000 (its cluster bus) free too, both below
     the ephemeral range (32768 and up), where no outgoing connection takes

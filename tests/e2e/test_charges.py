@@ -11,14 +11,13 @@ import os
 import random
 import re
 import shutil
-import socket
 import struct
 import subprocess
 import threading
 import time
 import unittest
 
-from harness import Pixrelay, acct_key, auth, init_platforms, new_ulid, start_stack, stop_stack
+from harness import Pixrelay, acct_key, auth, free_port, init_platforms, new_ulid, start_stack, stop_stack
 
 CREATE = "/v1/charge/pix/create"
 ENVELOPE_KEYS = {"error", "status", "data"}
@@ -76,14 +75,6 @@ def png_size(data):
     assert data[:8] == b"\x89PNG\r\n\x1a\n", data[:16]
     assert data[12:16] == b"IHDR"
     return struct.unpack(">II", data[16:24])
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 JSON_CT = {"Content-Type": "application/json"}
