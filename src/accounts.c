@@ -1252,24 +1252,20 @@ static void on_show_claims(void *ud, redisReply *reply, const char *err)
 
 static void on_show_record(void *ud, redisReply *reply, const char *err)
 {
-	/* record field -> JSON name; 'i' an integer, 't' a time in ms, 's' text */
-	static const struct {
-		const char *field, *name;
-		char type;
-	} shown[] = {{"kind", "kind", 's'},
-		     {"officialName", "officialName", 's'},
-		     {"tradeName", "tradeName", 's'},
-		     {"taxID", "taxID", 's'},
-		     {"status", "status", 's'},
-		     {"owner", "owner", 's'},
-		     {"key_id", "createdWithKey", 's'},
-		     {"created_at", "createdAt", 't'},
-		     {"postback_url", "postbackUrl", 's'},
-		     {"balance", "balance", 'i'},
-		     {"files", "fileCount", 'i'},
-		     {"file_bytes", "fileBytes", 'i'},
-		     {"reviewed_at", "reviewedAt", 't'},
-		     {"review_reason", "reviewReason", 's'}};
+	static const struct keys_shown shown[] = {{"kind", "kind", 's'},
+						  {"officialName", "officialName", 's'},
+						  {"tradeName", "tradeName", 's'},
+						  {"taxID", "taxID", 's'},
+						  {"status", "status", 's'},
+						  {"owner", "owner", 's'},
+						  {"key_id", "createdWithKey", 's'},
+						  {"created_at", "createdAt", 't'},
+						  {"postback_url", "postbackUrl", 's'},
+						  {"balance", "balance", 'i'},
+						  {"files", "fileCount", 'i'},
+						  {"file_bytes", "fileBytes", 'i'},
+						  {"reviewed_at", "reviewedAt", 't'},
+						  {"review_reason", "reviewReason", 's'}};
 	struct show *sh = ud;
 	yajl_gen g = sh->g;
 	const char *details, *owner;
@@ -1291,18 +1287,7 @@ static void on_show_record(void *ud, redisReply *reply, const char *err)
 	json_str(g, sh->id);
 	json_str(g, "environment");
 	json_str(g, auth_env_name(sh->env));
-	for (size_t i = 0; i < sizeof(shown) / sizeof(shown[0]); i++) {
-		const char *v = rds_hash_field(reply, shown[i].field);
-		json_str(g, shown[i].name);
-		if (!v || !*v)
-			json_null(g);
-		else if (shown[i].type == 'i')
-			json_int(g, strtoll(v, NULL, 10));
-		else if (shown[i].type == 't')
-			json_spec_time_ms(g, v);
-		else
-			json_str(g, v);
-	}
+	keys_write_fields(g, reply, shown, sizeof(shown) / sizeof(shown[0]));
 	/* the KYC data kept from the request: address, documents, representatives */
 	details = rds_hash_field(reply, "details");
 	if (details && json_parse_object(details, strlen(details), &d, perr, sizeof(perr)) == 0) {

@@ -1,5 +1,7 @@
 #include "pixrelay/backoff.h"
 
+#include "pixrelay/timefmt.h"
+
 #include <limits.h>
 #include <math.h>
 #include <string.h>
@@ -128,19 +130,6 @@ static const char *const day_long[] = {"Monday", "Tuesday",  "Wednesday", "Thurs
 static const char *const months[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
 				     "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
 
-/* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm). */
-static long long days_from_civil(long long y, int m, int d)
-{
-	long long era, yoe, doy, doe;
-
-	y -= m <= 2;
-	era = (y >= 0 ? y : y - 399) / 400;
-	yoe = y - era * 400;
-	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + doe - 719468;
-}
-
 /* The Gregorian year that contains Unix time `t`. */
 static long long year_of(long long t)
 {
@@ -152,15 +141,6 @@ static long long year_of(long long t)
 	long long mp = (5 * doy + 2) / 153;
 
 	return yoe + era * 400 + (mp >= 10);
-}
-
-static int days_in_month(long long y, int m)
-{
-	static const int mdays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-
-	if (m == 2 && y % 4 == 0 && (y % 100 != 0 || y % 400 == 0))
-		return 29;
-	return mdays[m - 1];
 }
 
 /* "HH:MM:SS" */
@@ -217,9 +197,9 @@ static int http_date(struct cursor c, long long now_s, long long *t)
 	}
 	return -1;
 found:
-	if (d < 1 || d > days_in_month(year, mon + 1))
+	if (d < 1 || d > timefmt_days_in_month(year, mon + 1))
 		return -1;
-	*t = days_from_civil(year, mon + 1, d) * 86400 + h * 3600LL + mi * 60LL + s;
+	*t = timefmt_days_from_civil(year, mon + 1, d) * 86400 + h * 3600LL + mi * 60LL + s;
 	return 0;
 }
 

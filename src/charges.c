@@ -525,14 +525,7 @@ static void on_list(void *ud, redisReply *reply, const char *err)
 	json_close_array(g);
 	score = reply->element[reply->elements - 2];
 	id = reply->element[reply->elements - 1];
-	json_str(g, "nextCursor");
-	if (score->len && id->len) {
-		char *cur = mem_printf("%s_%s", score->str, id->str);
-		json_str(g, cur);
-		free(cur);
-	} else {
-		json_null(g);
-	}
+	page_write_next(g, score->str, id->str);
 	json_close(g);
 	s = json_buf(g, &len);
 	l->cb(l->ud, 0, s, NULL);

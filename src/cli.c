@@ -144,6 +144,29 @@ static int cli_action(int argc, char **argv, const char *usage, const char **ver
 	return -1;
 }
 
+/* Nonzero when verb is one of the NULL-terminated verbs of command cmd; else
+ * 0 with "pixrelay CMD: unknown action 'VERB'" and the usage on stderr. */
+static int cli_verb_known(const char *cmd, const char *usage, const char *verb,
+			  const char *const verbs[])
+{
+	for (size_t i = 0; verbs[i]; i++)
+		if (strcmp(verb, verbs[i]) == 0)
+			return 1;
+	fprintf(stderr, "pixrelay %s: unknown action '%s'\n\n%s", cmd, verb, usage);
+	return 0;
+}
+
+/* Parse the --env that command cmd requires into *env: 0, or -1 with
+ * "pixrelay CMD: --env sandbox|production is required" on stderr. */
+static int cli_env_required(const char *cmd, const char *envs, enum auth_env *env)
+{
+	if (!envs || auth_env_parse(envs, env) < 0) {
+		fprintf(stderr, "pixrelay %s: --env sandbox|production is required\n", cmd);
+		return -1;
+	}
+	return 0;
+}
+
 /* Refuse a listen address that cannot work before serve creates anything
  * (data directory, embedded Redis): malformed (2), or a host that does not
  * resolve or an address that cannot be bound now (1). 0 when it looks fine.
@@ -359,11 +382,8 @@ static int cmd_keys(const struct config *cfg, int argc, char **argv)
 		enum auth_env env;
 		char secret[AUTH_KEY_MAX];
 		struct auth_key key;
-		if (!envs || auth_env_parse(envs, &env) < 0) {
-			fprintf(stderr,
-				"pixrelay keys create: --env sandbox|production is required\n");
+		if (cli_env_required("keys create", envs, &env) < 0)
 			return 2;
-		}
 		if (master && account) {
 			fprintf(stderr, "pixrelay keys create: --master and --account exclude each "
 					"other (master keys belong to the platform account)\n");
@@ -1473,10 +1493,9 @@ static int cmd_events(const struct config *cfg, int argc, char **argv)
 			return 2;
 		}
 	}
-	if (strcmp(verb, "list") != 0 && strcmp(verb, "show") != 0 && strcmp(verb, "replay") != 0) {
-		fprintf(stderr, "pixrelay events: unknown action '%s'\n\n%s", verb, usage_events);
+	if (!cli_verb_known("events", usage_events, verb,
+			    (const char *const[]){"list", "show", "replay", NULL}))
 		return 2;
-	}
 	if (auth_env_parse(envs, &env) < 0) {
 		fprintf(stderr, "pixrelay events: --env must be sandbox or production\n");
 		return 2;
@@ -1641,14 +1660,10 @@ static int cmd_account(const struct config *cfg, int argc, char **argv)
 			return 2;
 		}
 	}
-	if (strcmp(verb, "show") != 0 && strcmp(verb, "set") != 0) {
-		fprintf(stderr, "pixrelay account: unknown action '%s'\n\n%s", verb, usage_account);
+	if (!cli_verb_known("account", usage_account, verb,
+			    (const char *const[]){"show", "set", NULL}) ||
+	    cli_env_required("account", envs, &env) < 0)
 		return 2;
-	}
-	if (!envs || auth_env_parse(envs, &env) < 0) {
-		fprintf(stderr, "pixrelay account: --env sandbox|production is required\n");
-		return 2;
-	}
 	if (strcmp(verb, "set") == 0) {
 		if (!url) {
 			fprintf(stderr, "pixrelay account set: --postback-url is required\n");
@@ -1728,14 +1743,10 @@ static int cmd_secrets(const struct config *cfg, int argc, char **argv)
 			return 2;
 		}
 	}
-	if (strcmp(verb, "show") && strcmp(verb, "rotate") && strcmp(verb, "end-rotation")) {
-		fprintf(stderr, "pixrelay secrets: unknown action '%s'\n\n%s", verb, usage_secrets);
+	if (!cli_verb_known("secrets", usage_secrets, verb,
+			    (const char *const[]){"show", "rotate", "end-rotation", NULL}) ||
+	    cli_env_required("secrets", envs, &env) < 0)
 		return 2;
-	}
-	if (!envs || auth_env_parse(envs, &env) < 0) {
-		fprintf(stderr, "pixrelay secrets: --env sandbox|production is required\n");
-		return 2;
-	}
 	if (cli_open_account(cfg, env, account, &cr, id) < 0)
 		return 1;
 	if (strcmp(verb, "show") != 0) {
@@ -1968,15 +1979,10 @@ static int cmd_review(const struct config *cfg, int argc, char **argv)
 			return 2;
 		}
 	}
-	if (strcmp(verb, "list") && strcmp(verb, "show") && strcmp(verb, "approve") &&
-	    strcmp(verb, "reject")) {
-		fprintf(stderr, "pixrelay review: unknown action '%s'\n\n%s", verb, usage_review);
+	if (!cli_verb_known("review", usage_review, verb,
+			    (const char *const[]){"list", "show", "approve", "reject", NULL}) ||
+	    cli_env_required("review", envs, &env) < 0)
 		return 2;
-	}
-	if (!envs || auth_env_parse(envs, &env) < 0) {
-		fprintf(stderr, "pixrelay review: --env sandbox|production is required\n");
-		return 2;
-	}
 	if (strcmp(verb, "list") == 0) {
 		if (limit < 1 || limit > 1000) {
 			fprintf(stderr, "pixrelay review list: --limit must be from 1 to 1000\n");

@@ -5,6 +5,7 @@
 #include "pixrelay/keyspace.h"
 #include "pixrelay/log.h"
 #include "pixrelay/mem.h"
+#include "pixrelay/page.h"
 #include "pixrelay/timefmt.h"
 
 #include <stdio.h>
@@ -267,6 +268,7 @@ static void list_finish(struct list *l)
 	yajl_gen g;
 	size_t len, shown;
 	const char *s;
+	char ms[PAGE_SCORE_MAX] = "";
 
 	if (l->failed) {
 		l->cb(l->ud, -1, NULL, l->err);
@@ -323,15 +325,9 @@ static void list_finish(struct list *l)
 		json_close(g);
 	}
 	json_close_array(g);
-	json_str(g, "nextCursor");
-	if (shown > 0 && (l->n > shown || l->more)) {
-		char *cur = mem_printf("%lld_%s", l->items[shown - 1].created,
-				       l->items[shown - 1].fields[0]);
-		json_str(g, cur);
-		free(cur);
-	} else {
-		json_null(g);
-	}
+	if (shown > 0 && (l->n > shown || l->more))
+		snprintf(ms, sizeof(ms), "%lld", l->items[shown - 1].created);
+	page_write_next(g, ms, shown > 0 ? l->items[shown - 1].fields[0] : NULL);
 	json_close(g);
 	s = json_buf(g, &len);
 	l->cb(l->ud, 0, s, NULL);

@@ -532,24 +532,39 @@ int keys_set_postback(struct rds *c, const char *prefix, enum auth_env env, cons
 	return rc;
 }
 
+void keys_write_fields(yajl_gen g, const redisReply *h, const struct keys_shown *shown, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const char *v = rds_hash_field(h, shown[i].field);
+		char t[TIMEFMT_LEN + 1];
+		json_str(g, shown[i].name);
+		if (!v || !*v) {
+			json_null(g);
+		} else if (shown[i].type == 'i') {
+			json_int(g, strtoll(v, NULL, 10));
+		} else if (shown[i].type == 't') {
+			timefmt_format(t, strtoull(v, NULL, 10));
+			json_str(g, t);
+		} else {
+			json_str(g, v);
+		}
+	}
+}
+
 int keys_account_show(struct rds *c, const char *prefix, enum auth_env env, const char *id,
 		      FILE *out, char *err, size_t errlen)
 {
-	/* Redis field -> JSON name; 'i' an integer, 't' a time in ms, 's' text */
-	static const struct {
-		const char *field, *name;
-		char type;
-	} shown[] = {{"id", "id", 's'},
-		     {"kind", "kind", 's'},
-		     {"officialName", "officialName", 's'},
-		     {"tradeName", "tradeName", 's'},
-		     {"taxID", "taxID", 's'},
-		     {"status", "status", 's'},
-		     {"owner", "owner", 's'},
-		     {"pix_key", "pixKey", 's'},
-		     {"postback_url", "postbackUrl", 's'},
-		     {"balance", "balance", 'i'},
-		     {"created_at", "createdAt", 't'}};
+	static const struct keys_shown shown[] = {{"id", "id", 's'},
+						  {"kind", "kind", 's'},
+						  {"officialName", "officialName", 's'},
+						  {"tradeName", "tradeName", 's'},
+						  {"taxID", "taxID", 's'},
+						  {"status", "status", 's'},
+						  {"owner", "owner", 's'},
+						  {"pix_key", "pixKey", 's'},
+						  {"postback_url", "postbackUrl", 's'},
+						  {"balance", "balance", 'i'},
+						  {"created_at", "createdAt", 't'}};
 	char k[KS_KEY_MAX], why[256] = "";
 	redisReply *h;
 	yajl_gen g;
@@ -573,21 +588,7 @@ int keys_account_show(struct rds *c, const char *prefix, enum auth_env env, cons
 	json_open(g);
 	json_str(g, "environment");
 	json_str(g, auth_env_name(env));
-	for (size_t i = 0; i < sizeof(shown) / sizeof(shown[0]); i++) {
-		const char *v = field(h, shown[i].field);
-		char t[TIMEFMT_LEN + 1];
-		json_str(g, shown[i].name);
-		if (!v || !*v) {
-			json_null(g);
-		} else if (shown[i].type == 'i') {
-			json_int(g, strtoll(v, NULL, 10));
-		} else if (shown[i].type == 't') {
-			timefmt_format(t, strtoull(v, NULL, 10));
-			json_str(g, t);
-		} else {
-			json_str(g, v);
-		}
-	}
+	keys_write_fields(g, h, shown, sizeof(shown) / sizeof(shown[0]));
 	json_close(g);
 	s = json_buf(g, &len);
 	fwrite(s, 1, len, out);
@@ -728,14 +729,7 @@ static void on_key_page(void *ud, redisReply *reply, const char *err)
 	json_close_array(g);
 	score = str_of(reply->element[reply->elements - 2]);
 	id = str_of(reply->element[reply->elements - 1]);
-	json_str(g, "nextCursor");
-	if (*score && *id) {
-		char *cur = mem_printf("%s_%s", score, id);
-		json_str(g, cur);
-		free(cur);
-	} else {
-		json_null(g);
-	}
+	page_write_next(g, score, id);
 	json_close(g);
 	s = json_buf(g, &len);
 	k->cb(k->ud, 0, s, NULL);

@@ -1,8 +1,11 @@
 #include "pixrelay/page.h"
 
 #include "pixrelay/ids.h"
+#include "pixrelay/json.h"
+#include "pixrelay/mem.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void page_cursor_start(struct page_cursor *c)
@@ -64,4 +67,18 @@ int page_parse_ledger_cursor(const char *s, char pos[16], char fp[PAGE_FP_LEN + 
 	snprintf(pos, 16, "%.*s", (int)n, s);
 	snprintf(fp, PAGE_FP_LEN + 1, "%s", dot + 1);
 	return 0;
+}
+
+void page_write_next(yajl_gen g, const char *score, const char *id)
+{
+	char *cur;
+
+	json_str(g, "nextCursor");
+	if (!score || !*score || !id || !*id) {
+		json_null(g);
+		return;
+	}
+	cur = mem_printf("%s_%s", score, id);
+	json_str(g, cur);
+	free(cur);
 }

@@ -40,8 +40,8 @@ static int digits(const char *p, int n, int *v)
 	return 0;
 }
 
-/* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant). */
-static long long days_from_civil(long long y, int m, int d)
+/* H. Hinnant's algorithm */
+long long timefmt_days_from_civil(long long y, int m, int d)
 {
 	long long era, yoe, doy, doe;
 
@@ -53,10 +53,18 @@ static long long days_from_civil(long long y, int m, int d)
 	return era * 146097 + doe - 719468;
 }
 
-int timefmt_parse(const char *s, long long *ms)
+int timefmt_days_in_month(long long y, int m)
 {
 	static const int mdays[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-	int y, mo, d, h, mi, sec, oh, om, dim;
+
+	if (m == 2 && y % 4 == 0 && (y % 100 != 0 || y % 400 == 0))
+		return 29;
+	return mdays[m - 1];
+}
+
+int timefmt_parse(const char *s, long long *ms)
+{
+	int y, mo, d, h, mi, sec, oh, om;
 	long long frac = 0, t, off = 0;
 	const char *p = s;
 	size_t n = strspn(s, "0123456789");
@@ -79,10 +87,7 @@ int timefmt_parse(const char *s, long long *ms)
 		return -1;
 	if (mo < 1 || mo > 12 || h > 23 || mi > 59 || sec > 60)
 		return -1;
-	dim = mdays[mo - 1];
-	if (mo == 2 && ((y % 4 == 0 && y % 100 != 0) || y % 400 == 0))
-		dim = 29;
-	if (d < 1 || d > dim)
+	if (d < 1 || d > timefmt_days_in_month(y, mo))
 		return -1;
 	p += 19;
 	if (*p == '.') {
@@ -107,7 +112,7 @@ int timefmt_parse(const char *s, long long *ms)
 	}
 	if (*p)
 		return -1;
-	t = days_from_civil(y, mo, d) * 86400 + h * 3600LL + mi * 60LL + sec - off;
+	t = timefmt_days_from_civil(y, mo, d) * 86400 + h * 3600LL + mi * 60LL + sec - off;
 	if (t < 0)
 		return -1;
 	*ms = t * 1000 + frac;

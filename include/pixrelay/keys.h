@@ -21,6 +21,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <yajl/yajl_gen.h>
 
 /* Expected outcomes (positive) besides 0 = done. */
 enum keys_result {
@@ -84,6 +85,18 @@ int keys_set_postback(struct rds *c, const char *prefix, enum auth_env env, cons
  * or -1 with err. */
 int keys_account_show(struct rds *c, const char *prefix, enum auth_env env, const char *id,
 		      FILE *out, char *err, size_t errlen);
+
+/* A field of an account record (a Redis hash) shown in JSON: its name in the
+ * hash, its JSON name, and its type: 'i' an integer, 't' a time in ms (shown
+ * as "YYYY-MM-DD HH:MM:SS", UTC), 's' text. */
+struct keys_shown {
+	const char *field, *name;
+	char type;
+};
+
+/* Write the n fields `shown` of the HGETALL reply h, JSON name and value,
+ * into the object open in g: null where h lacks the field or it is "". */
+void keys_write_fields(yajl_gen g, const redisReply *h, const struct keys_shown *shown, size_t n);
 
 /* ---- asynchronous, for the server ---- */
 

@@ -10,6 +10,7 @@
 #define PIXRELAY_PAGE_H
 
 #include <stddef.h>
+#include <yajl/yajl_gen.h>
 
 #define PAGE_ID_MAX 48	  /* an id of a cursor + NUL fits */
 #define PAGE_SCORE_MAX 24 /* a time in ms as text + NUL fits */
@@ -35,5 +36,9 @@ int page_parse_limit(const char *s, int max, int *out);
  * 1 to 1000000. Writes the position as text into pos (16 bytes) and the
  * fingerprint into fp (PAGE_FP_LEN + 1 bytes); 0, or -1. */
 int page_parse_ledger_cursor(const char *s, char pos[16], char fp[PAGE_FP_LEN + 1]);
+
+/* Write "nextCursor" and the cursor "<score>_<id>" of the next page into the
+ * object open in g, or null (the last page) when score or id is NULL or "". */
+void page_write_next(yajl_gen g, const char *score, const char *id);
 
 #endif

@@ -22,4 +22,10 @@ void timefmt_rfc3339(char out[25], uint64_t ms);
  * returns -1. Reads `s` only up to its NUL. */
 int timefmt_parse(const char *s, long long *ms);
 
+/* Days since 1970-01-01 of the proleptic Gregorian date y-m-d (m from 1 to
+ * 12); negative before it. */
+long long timefmt_days_from_civil(long long y, int m, int d);
+/* The number of days of month m (1 to 12) of year y. */
+int timefmt_days_in_month(long long y, int m);
+
 #endif

@@ -30,7 +30,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
-from harness import Fatal, Pixrelay, Redis, Workdir, _live, auth, wait_for  # noqa: E402
+from harness import Fatal, Pixrelay, Redis, Workdir, _live, auth, free_port, wait_for  # noqa: E402
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 SHIPPED = os.path.join(ROOT, "deploy", "nginx.conf")
@@ -45,14 +45,6 @@ RID_RE = re.compile(r"^[0-9a-f]{32}$")  # nginx's $request_id
 
 def envelope(status, msg):
     return {"error": msg, "status": status, "data": []}
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def render(text, subs, http_prefix):

@@ -17,6 +17,9 @@ import socket
 import subprocess
 import tempfile
 import time
+import unittest
+
+from sink import Sink
 
 BIN = os.environ.get("PIXRELAY_BIN", os.path.join(os.path.dirname(__file__), "../../build/pixrelay"))
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
@@ -85,28 +88,21 @@ class SingleRedis:
 
     def cmd(self, *args):
         """Send one command with RESP and return a simple decoded reply."""
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.settimeout(5)
-        s.connect(self.sock)
-        out = b"*%d\r\n" % len(args)
-        for a in args:
-            a = a if isinstance(a, bytes) else str(a).encode()
-            out += b"$%d\r\n%s\r\n" % (len(a), a)
-        s.sendall(out)
-        f = s.makefile("rb")
-        try:
-            return _read_resp(f)
-        finally:
-            f.close()
-            s.close()
+        return unix_cmd(self.sock, *args)
 
     def stop(self, sig=signal.SIGTERM):
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(sig)
-            self.proc.wait(10)
-        if self.proc in _live:
-            _live.remove(self.proc)
+        _stop(self.proc, sig)
         self.proc = None
+
+
+def _stop(proc, sig):
+    """Send `sig` to a child started here if it still runs, wait for it, and
+    forget it."""
+    if proc and proc.poll() is None:
+        proc.send_signal(sig)
+        proc.wait(10)
+    if proc in _live:
+        _live.remove(proc)
 
 
 def _read_resp(f):
@@ -138,6 +134,21 @@ def _resp_encode(args):
         a = a if isinstance(a, bytes) else str(a).encode()
         out += b"$%d\r\n%s\r\n" % (len(a), a)
     return out
+
+
+def unix_cmd(path, *args, timeout=5):
+    """One command to the Redis on the unix socket `path`; an error reply
+    raises RuntimeError."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(timeout)
+    s.connect(path)
+    s.sendall(_resp_encode(args))
+    f = s.makefile("rb")
+    try:
+        return _read_resp(f)
+    finally:
+        f.close()
+        s.close()
 
 
 def _tcp_cmd(port, *args, asking=False, timeout=5, password=None):
@@ -182,6 +193,16 @@ def key_slot(key):
 
 _KEYLESS = {"PING", "INFO", "CLUSTER", "SCRIPT", "DBSIZE", "FLUSHALL", "FLUSHDB", "KEYS", "SCAN",
             "CONFIG", "WAIT", "TIME", "ROLE", "CLIENT", "LASTSAVE", "BGREWRITEAOF", "SAVE"}
+
+
+def free_port():
+    """A loopback TCP port free now (the kernel's choice; it may be taken
+    again before it is used)."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
 
 
 def _free_port_pair():
@@ -260,11 +281,7 @@ class ClusterNode:
                     if ":" in line)
 
     def stop(self, sig=signal.SIGTERM):
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(sig)
-            self.proc.wait(10)
-        if self.proc in _live:
-            _live.remove(self.proc)
+        _stop(self.proc, sig)
         self.proc = None
 
 
@@ -538,6 +555,64 @@ class Workdir:
 
     def cleanup(self):
         shutil.rmtree(self.path, ignore_errors=True)
+
+
+def start_stack(on, args=(), name="pixrelay", sink=False, port=0):
+    """Start, as attributes of `on` (a test class or a test case), a work dir
+    `on.wd`, a Redis `on.redis`, with sink=True a Sink `on.sink`, and a ready
+    pixrelay `on.px` run with `args` (listening on `port`, 0: any); returns
+    on.px. stop_stack(on) stops them again."""
+    on.wd = Workdir()
+    on.redis = Redis(on.wd.path).start()
+    if sink:
+        on.sink = Sink().start()
+    on.px = Pixrelay(on.wd.path, on.redis, args=args, name=name).start(port)
+    on.px.wait_ready()
+    return on.px
+
+
+def stop_stack(on):
+    """Stop what start_stack started on `on` (and `on.sink` if it has one),
+    pixrelay first, and remove the work dir."""
+    on.px.stop()
+    if getattr(on, "sink", None) is not None:
+        on.sink.close()
+    on.redis.stop()
+    on.wd.cleanup()
+
+
+def init_platforms(px):
+    """Run `pixrelay init --json`: the platform account of each environment,
+    {"sandbox": ID, "production": ID}."""
+    init = json.loads(px.cli("init", "--json").stdout)
+    return {env: init[env]["account"] for env in ("sandbox", "production")}
+
+
+class Processes(unittest.TestCase):
+    """For each test, a work dir, a Redis, a Sink and the pixrelay processes
+    that start() starts on them (self.procs), all stopped after the test."""
+
+    def setUp(self):
+        self.wd = Workdir()
+        self.redis = Redis(self.wd.path).start()
+        self.sink = Sink().start()
+        self.procs = []
+
+    def tearDown(self):
+        for p in self.procs:
+            p.stop()
+        self.sink.close()
+        self.redis.stop()
+        self.wd.cleanup()
+
+    def start(self, args=(), name=None):
+        """A ready pixrelay run with `args`, named px0, px1, ... unless `name`."""
+        px = Pixrelay(self.wd.path, self.redis, args=list(args),
+                      name=name or "px%d" % len(self.procs))
+        px.start()
+        px.wait_ready()
+        self.procs.append(px)
+        return px
 
 
 # ---- where pixrelay keeps things in Redis (src/keyspace.c) ----

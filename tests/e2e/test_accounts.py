@@ -1,10 +1,9 @@
 """Banking as a service: accounts, Pix keys, groups, balances, transfers."""
 import base64
-import json
 import threading
 import unittest
 
-from harness import Pixrelay, Redis, Workdir, auth, shard_of, wait_for
+from harness import auth, init_platforms, shard_of, start_stack, stop_stack, wait_for
 
 PDF = base64.b64encode(b"%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n").decode()
 PNG = base64.b64encode(bytes.fromhex("89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c489")).decode()
@@ -34,22 +33,17 @@ def account_body(cnpj, cpfs, **extra):
 class Accounts(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.wd = Workdir()
-        cls.redis = Redis(cls.wd.path).start()
-        cls.px = Pixrelay(cls.wd.path, cls.redis).start()
-        cls.px.wait_ready()
-        init = json.loads(cls.px.cli("init", "--json").stdout)
-        cls.platform = init["sandbox"]["account"]
+        start_stack(cls)
+        init = init_platforms(cls.px)
+        cls.platform = init["sandbox"]
         cls.master = cls.px.create_key("sandbox", master=True)["key"]
         cls.live_master = cls.px.create_key("production", master=True)["key"]
-        cls.live_platform = init["production"]["account"]
+        cls.live_platform = init["production"]
         cls.key = cls.px.create_key("sandbox")["key"]
 
     @classmethod
     def tearDownClass(cls):
-        cls.px.stop()
-        cls.redis.stop()
-        cls.wd.cleanup()
+        stop_stack(cls)
 
     def create(self, body, key=None, account=None):
         key = key or self.master

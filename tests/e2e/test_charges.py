@@ -11,14 +11,13 @@ import os
 import random
 import re
 import shutil
-import socket
 import struct
 import subprocess
 import threading
 import time
 import unittest
 
-from harness import Pixrelay, Redis, Workdir, acct_key, auth, new_ulid
+from harness import Pixrelay, acct_key, auth, free_port, init_platforms, new_ulid, start_stack, stop_stack
 
 CREATE = "/v1/charge/pix/create"
 ENVELOPE_KEYS = {"error", "status", "data"}
@@ -78,14 +77,6 @@ def png_size(data):
     return struct.unpack(">II", data[16:24])
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
 JSON_CT = {"Content-Type": "application/json"}
 
 
@@ -97,14 +88,11 @@ class Env:
     def start(cls):
         if cls.ready:
             return cls
-        cls.wd = Workdir()
-        cls.redis = Redis(cls.wd.path).start()
         # a fixed port, so that the default base URL (http://<listen>/v1) is usable
-        cls.px = Pixrelay(cls.wd.path, cls.redis, args=["--max-body", "4096"]).start(free_port())
-        cls.px.wait_ready()
-        init = json.loads(cls.px.cli("init", "--json").stdout)
-        cls.sandbox_platform = init["sandbox"]["account"]
-        cls.production_platform = init["production"]["account"]
+        start_stack(cls, args=["--max-body", "4096"], port=free_port())
+        init = init_platforms(cls.px)
+        cls.sandbox_platform = init["sandbox"]
+        cls.production_platform = init["production"]
         cls.key = cls.px.create_key("sandbox")["key"]
         cls.live = cls.px.create_key("production")["key"]
         cls.master = cls.px.create_key("sandbox", master=True)["key"]
@@ -127,9 +115,7 @@ class Env:
             return
         for p in cls.extra:
             p.stop()
-        cls.px.stop()
-        cls.redis.stop()
-        cls.wd.cleanup()
+        stop_stack(cls)
         cls.ready = False
 
 

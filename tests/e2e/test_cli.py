@@ -8,16 +8,13 @@ import subprocess
 import time
 import unittest
 
-from harness import BIN, Pixrelay, Redis, Workdir, auth, wait_for
+from harness import BIN, Pixrelay, Redis, Workdir, auth, start_stack, stop_stack, wait_for
 
 
 class EventsCli(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.wd = Workdir()
-        cls.redis = Redis(cls.wd.path).start()
-        cls.px = Pixrelay(cls.wd.path, cls.redis, args=["--retry-max-attempts", "1"]).start()
-        cls.px.wait_ready()
+        start_stack(cls, args=["--retry-max-attempts", "1"])
         cls.px.cli("init")
         cls.key = cls.px.create_key("sandbox")["key"]
         cls.dead, cls.ok = [], []
@@ -36,9 +33,7 @@ class EventsCli(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        cls.px.stop()
-        cls.redis.stop()
-        cls.wd.cleanup()
+        stop_stack(cls)
 
     def test_show_is_for_people_and_json_on_request(self):
         p = self.px.cli("events", "show", self.dead[0])

@@ -4,7 +4,7 @@ import os
 import re
 import unittest
 
-from harness import Pixrelay, Redis, Workdir
+from harness import start_stack, stop_stack
 
 SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "dashboard")
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
@@ -17,16 +17,11 @@ TYPES = {".html": "text/html; charset=utf-8", ".css": "text/css; charset=utf-8",
 class DashboardHttp(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.wd = Workdir()
-        cls.redis = Redis(cls.wd.path).start()
-        cls.px = Pixrelay(cls.wd.path, cls.redis).start()
-        cls.px.wait_ready()
+        start_stack(cls)
 
     @classmethod
     def tearDownClass(cls):
-        cls.px.stop()
-        cls.redis.stop()
-        cls.wd.cleanup()
+        stop_stack(cls)
 
     def assertSecure(self, r):
         self.assertEqual(r.header("Content-Security-Policy"), CSP)

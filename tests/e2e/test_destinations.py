@@ -6,14 +6,13 @@ import json
 import unittest
 
 import netns
-from harness import Pixrelay, Redis, Workdir, auth, wait_for
-from sink import Sink
+from harness import Pixrelay, Processes, auth, init_platforms, wait_for
 
 CREATE = "/v1/charge/pix/create"
 
 
 @unittest.skipUnless(netns.available(), "needs root for network namespaces (CI runs as root)")
-class Destinations(unittest.TestCase):
+class Destinations(Processes):
     @classmethod
     def setUpClass(cls):
         cls.pub = netns.NetHost("pub", "11.77.0.1", "11.77.0.2").create()
@@ -27,28 +26,12 @@ class Destinations(unittest.TestCase):
         cls.pub.destroy()
         cls.priv.destroy()
 
-    def setUp(self):
-        self.wd = Workdir()
-        self.redis = Redis(self.wd.path).start()
-        self.sink = Sink().start()
-        self.procs = []
-
-    def tearDown(self):
-        for p in self.procs:
-            p.stop()
-        self.sink.close()
-        self.redis.stop()
-        self.wd.cleanup()
-
     def start(self, args=()):
-        px = Pixrelay(self.wd.path, self.redis, args=list(args), name="px%d" % len(self.procs))
-        px.start()
-        px.wait_ready()
-        self.procs.append(px)
-        init = json.loads(px.cli("init", "--json").stdout)
+        px = super().start(args)
+        init = init_platforms(px)
         self.test_key = px.create_key("sandbox")["key"]
         self.live_key = px.create_key("production")["key"]
-        self.live_platform = init["production"]["account"]
+        self.live_platform = init["production"]
         return px
 
     def charge(self, px, key, url):

@@ -3,18 +3,13 @@ import json
 import time
 import unittest
 
-from harness import Pixrelay, Redis, Workdir, auth, wait_for
-from sink import Sink
+from harness import Pixrelay, Redis, Workdir, auth, start_stack, stop_stack, wait_for
 
 
 class Events(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.wd = Workdir()
-        cls.redis = Redis(cls.wd.path).start()
-        cls.sink = Sink().start()
-        cls.px = Pixrelay(cls.wd.path, cls.redis, args=["--retry-max-attempts", "1"]).start()
-        cls.px.wait_ready()
+        start_stack(cls, args=["--retry-max-attempts", "1"], sink=True)
         cls.px.cli("init")
         cls.key = cls.px.create_key("sandbox")["key"]
         cls.live = cls.px.create_key("production")["key"]
@@ -37,10 +32,7 @@ class Events(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        cls.px.stop()
-        cls.sink.close()
-        cls.redis.stop()
-        cls.wd.cleanup()
+        stop_stack(cls)
 
     def get(self, query, key=None):
         return self.px.request("GET", "/v1/events" + query, headers=auth(key or self.key))

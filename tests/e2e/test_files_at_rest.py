@@ -12,33 +12,14 @@ file and directory under the data directory is checked; then an AOF left
 world-readable (as an older pixrelay left it) is fixed at the next start.
 """
 import base64
-import json
 import os
-import socket
 import stat
 import unittest
 
-from harness import Pixrelay, Workdir, _read_resp, auth, wait_for
+from harness import Pixrelay, Workdir, auth, init_platforms, unix_cmd, wait_for
 
 PDF = base64.b64encode(b"%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n").decode()
 PNG = base64.b64encode(bytes.fromhex("89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c489")).decode()
-
-
-def redis_cmd(sock_path, *args):
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.settimeout(10)
-    s.connect(sock_path)
-    out = b"*%d\r\n" % len(args)
-    for a in args:
-        a = a.encode()
-        out += b"$%d\r\n%s\r\n" % (len(a), a)
-    s.sendall(out)
-    f = s.makefile("rb")
-    try:
-        return _read_resp(f)
-    finally:
-        f.close()
-        s.close()
 
 
 def modes(top):
@@ -85,8 +66,8 @@ class FilesAtRest(unittest.TestCase):
                       % self.px.data_dir, log)
 
         # data: keys, an account with KYC files, a paid charge, rotated secrets
-        init = json.loads(self.px.cli("init", "--json").stdout)
-        platform = init["sandbox"]["account"]
+        init = init_platforms(self.px)
+        platform = init["sandbox"]
         master = self.px.create_key("sandbox", master=True)["key"]
         body = {"officialName": "Empresa Ltda", "tradeName": "Loja", "taxID": "11222333000181",
                 "documents": [PDF],
@@ -109,9 +90,9 @@ class FilesAtRest(unittest.TestCase):
         self.px.cli("secrets", "rotate", "--env", "sandbox")
 
         # a rewrite makes new AOF files (base and incr) and a new manifest
-        self.assertEqual(redis_cmd(self.sock, "BGREWRITEAOF"),
+        self.assertEqual(unix_cmd(self.sock, "BGREWRITEAOF", timeout=10),
                          "Background append only file rewriting started")
-        wait_for(lambda: redis_cmd(self.sock, "INFO", "persistence").find(
+        wait_for(lambda: unix_cmd(self.sock, "INFO", "persistence", timeout=10).find(
             "aof_rewrite_in_progress:0") >= 0, what="the AOF rewrite")
         found = modes(self.px.data_dir)
         for name in ["appendonlydir", "redis.conf", "redis.log", "redis.pid", "pixrelay.lock",

@@ -5,30 +5,23 @@ import socket
 import time
 import unittest
 
-from harness import Pixrelay, Redis, Workdir, auth, wait_for
+from harness import Pixrelay, auth, init_platforms, start_stack, stop_stack, wait_for
 
 
 class Foundation(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.wd = Workdir()
-        cls.redis = Redis(cls.wd.path).start()
-        cls.px = Pixrelay(cls.wd.path, cls.redis,
-                          args=["--trusted-proxies", "10.9.9.9, 127.0.0.1",
-                                "--max-body", "2048"]).start()
-        cls.px.wait_ready()
-        init = json.loads(cls.px.cli("init", "--json").stdout)
-        cls.sandbox_platform = init["sandbox"]["account"]
-        cls.production_platform = init["production"]["account"]
+        start_stack(cls, args=["--trusted-proxies", "10.9.9.9, 127.0.0.1", "--max-body", "2048"])
+        init = init_platforms(cls.px)
+        cls.sandbox_platform = init["sandbox"]
+        cls.production_platform = init["production"]
         cls.key = cls.px.create_key("sandbox")["key"]
         cls.live = cls.px.create_key("production")["key"]
         cls.master = cls.px.create_key("sandbox", master=True)["key"]
 
     @classmethod
     def tearDownClass(cls):
-        cls.px.stop()
-        cls.redis.stop()
-        cls.wd.cleanup()
+        stop_stack(cls)
 
     def test_healthz_and_readyz(self):
         r = self.px.request("GET", "/healthz")

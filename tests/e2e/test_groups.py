@@ -15,7 +15,7 @@ import stat
 import unittest
 
 from accountdata import JPG_BYTES, PDF_BYTES, PNG_BYTES, account_body, cpf
-from harness import Pixrelay, Redis, Workdir, auth, shard_of
+from harness import Pixrelay, auth, init_platforms, shard_of, start_stack, stop_stack
 from test_ingest import wh_headers
 
 GROUP = ("the accounts of from_key and to_key must both belong to the caller's group: the "
@@ -31,24 +31,18 @@ REJECTED = ("the accounts of from_key and to_key must both belong to the caller'
 class Groups(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.wd = Workdir()
-        cls.redis = Redis(cls.wd.path).start()
         # the sandbox reviewed like production (sandbox-review), over two shards so that
         # both "one shard" and "two shards" come quickly
-        cls.px = Pixrelay(cls.wd.path, cls.redis,
-                          args=["--sandbox-review", "1", "--shards", "2"]).start()
-        cls.px.wait_ready()
-        init = json.loads(cls.px.cli("init", "--json").stdout)
-        cls.platform = init["sandbox"]["account"]
-        cls.live_platform = init["production"]["account"]
+        start_stack(cls, args=["--sandbox-review", "1", "--shards", "2"])
+        init = init_platforms(cls.px)
+        cls.platform = init["sandbox"]
+        cls.live_platform = init["production"]
         cls.master = cls.px.create_key("sandbox", master=True)["key"]
         cls.live_master = cls.px.create_key("production", master=True)["key"]
 
     @classmethod
     def tearDownClass(cls):
-        cls.px.stop()
-        cls.redis.stop()
-        cls.wd.cleanup()
+        stop_stack(cls)
 
     # --- helpers ---
 

@@ -15,7 +15,7 @@ import threading
 import time
 import unittest
 
-from harness import Pixrelay, Redis, Workdir, auth
+from harness import auth, init_platforms, start_stack, stop_stack
 
 MIB = 1 << 20
 MAX_BODY = MIB            # max-body default
@@ -74,12 +74,9 @@ class Poller(threading.Thread):
 class HostileBodies(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.wd = Workdir()
-        cls.redis = Redis(cls.wd.path).start()
-        cls.px = Pixrelay(cls.wd.path, cls.redis).start()
-        cls.px.wait_ready()
-        init = json.loads(cls.px.cli("init", "--json").stdout)
-        cls.platform = init["sandbox"]["account"]
+        start_stack(cls)
+        init = init_platforms(cls.px)
+        cls.platform = init["sandbox"]
         cls.key = cls.px.create_key("sandbox")["key"]  # a free sandbox key
         cls.master = cls.px.create_key("sandbox", master=True)["key"]
         s = json.loads(cls.px.cli("secrets", "--env", "sandbox", "--json").stdout)
@@ -94,9 +91,7 @@ class HostileBodies(unittest.TestCase):
         p = cls.poller
         print("\n/healthz during hostile bodies: %d answers, worst %.1f ms" %
               (p.count, p.worst * 1e3), file=sys.stderr)
-        cls.px.stop()
-        cls.redis.stop()
-        cls.wd.cleanup()
+        stop_stack(cls)
         # checked last, over every test of the class
         assert not p.failures, "healthz failed: %s" % p.failures[:5]
         assert p.count > 0, "healthz was never polled"

@@ -18,7 +18,7 @@ import threading
 import time
 import unittest
 
-from harness import Pixrelay, Redis, Workdir, auth, wait_for
+from harness import Pixrelay, auth, start_stack, wait_for
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MAX_BODY = 4096
@@ -134,10 +134,7 @@ class Base(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.wd = Workdir()
-        cls.redis = Redis(cls.wd.path).start()
-        cls.px = Pixrelay(cls.wd.path, cls.redis, args=cls.args, name=cls.__name__).start()
-        cls.px.wait_ready()
+        start_stack(cls, args=cls.args, name=cls.__name__)
         cls.px.cli("init")
         cls.key = cls.px.create_key("sandbox")["key"]
 

@@ -6,8 +6,7 @@ import json
 import time
 import unittest
 
-from harness import Pixrelay, Redis, Workdir, auth, rkey, shard_of, wait_for
-from sink import Sink
+from harness import Pixrelay, Redis, Workdir, auth, rkey, shard_of, start_stack, stop_stack, wait_for
 
 
 def wh_headers(secret, body, msg_id="msg_1", ts=None):
@@ -22,11 +21,7 @@ def wh_headers(secret, body, msg_id="msg_1", ts=None):
 class Ingest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.wd = Workdir()
-        cls.redis = Redis(cls.wd.path).start()
-        cls.sink = Sink().start()
-        cls.px = Pixrelay(cls.wd.path, cls.redis).start()
-        cls.px.wait_ready()
+        start_stack(cls, sink=True)
         cls.px.cli("init")
         s = json.loads(cls.px.cli("secrets", "--env", "sandbox", "--json").stdout)
         cls.account, cls.secret, cls.signing = s["account"], s["ingestSecret"], s["signingSecret"]
@@ -39,10 +34,7 @@ class Ingest(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        cls.px.stop()
-        cls.sink.close()
-        cls.redis.stop()
-        cls.wd.cleanup()
+        stop_stack(cls)
 
     def post(self, body, headers=None, raw=None, path=None):
         data = raw if raw is not None else json.dumps(body).encode()

@@ -7,8 +7,8 @@ import socket
 import time
 import unittest
 
-from harness import Pixrelay, Redis, Workdir, acct_key, auth, new_ulid, wait_for
-from sink import Reply, Sink
+from harness import Processes, acct_key, auth, new_ulid, wait_for
+from sink import Reply
 
 CREATE = "/v1/charge/pix/create"
 
@@ -32,27 +32,7 @@ class BlackHoles:
             s.close()
 
 
-class Isolation(unittest.TestCase):
-    def setUp(self):
-        self.wd = Workdir()
-        self.redis = Redis(self.wd.path).start()
-        self.sink = Sink().start()
-        self.procs = []
-
-    def tearDown(self):
-        for p in self.procs:
-            p.stop()
-        self.sink.close()
-        self.redis.stop()
-        self.wd.cleanup()
-
-    def start(self, args=()):
-        px = Pixrelay(self.wd.path, self.redis, args=list(args), name="px%d" % len(self.procs))
-        px.start()
-        px.wait_ready()
-        self.procs.append(px)
-        return px
-
+class Isolation(Processes):
     def charge(self, px, key, url):
         r = px.request("POST", CREATE, body={"amount": 1000, "postbackUrl": url}, headers=auth(key))
         self.assertEqual(r.status, 200, r)

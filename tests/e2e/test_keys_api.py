@@ -5,12 +5,11 @@ of its environment (or one account's with X-Account-ID); never the other
 environment's, never a key's text after its creation.
 """
 import hashlib
-import json
 import socket
 import threading
 import unittest
 
-from harness import Pixrelay, Redis, Workdir, auth, new_ulid
+from harness import auth, init_platforms, new_ulid, start_stack, stop_stack
 
 FIELDS = {"id", "environment", "kind", "account", "description", "hint", "createdAt",
           "lastUsedAt", "revokedAt"}
@@ -64,12 +63,9 @@ class Subscriber:
 class KeysApi(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.wd = Workdir()
-        cls.redis = Redis(cls.wd.path).start()
-        cls.px = Pixrelay(cls.wd.path, cls.redis).start()
-        cls.px.wait_ready()
-        init = json.loads(cls.px.cli("init", "--json").stdout)
-        cls.platform = init["sandbox"]["account"]
+        start_stack(cls)
+        init = init_platforms(cls.px)
+        cls.platform = init["sandbox"]
         cls.master = cls.px.create_key("sandbox", master=True, description="ops")["key"]
         cls.key = cls.px.create_key("sandbox", description="platform key")["key"]
         cls.live_master = cls.px.create_key("production", master=True)["key"]
@@ -82,9 +78,7 @@ class KeysApi(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        cls.px.stop()
-        cls.redis.stop()
-        cls.wd.cleanup()
+        stop_stack(cls)
 
     def get(self, query="", key=None, account=None):
         return self.px.request("GET", "/v1/keys" + query, headers=auth(key or self.key, account))

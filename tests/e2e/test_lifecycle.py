@@ -7,36 +7,22 @@ import threading
 import time
 import unittest
 
-from harness import Pixrelay, Redis, Workdir, auth, rkey, shard_of, wait_for
-from sink import Sink
+from harness import Processes, auth, init_platforms, rkey, shard_of, wait_for
 
 CREATE = "/v1/charge/pix/create"
 
 
-class Base(unittest.TestCase):
+class Base(Processes):
     def setUp(self):
-        self.wd = Workdir()
-        self.redis = Redis(self.wd.path).start()
-        self.sink = Sink().start()
-        self.procs = []
+        super().setUp()
         self.px = self.start()
-        init = json.loads(self.px.cli("init", "--json").stdout)
-        self.live_platform = init["production"]["account"]
+        init = init_platforms(self.px)
+        self.live_platform = init["production"]
         self.key = self.px.create_key("sandbox")["key"]
         self.live = self.px.create_key("production")["key"]
 
-    def tearDown(self):
-        for p in self.procs:
-            p.stop()
-        self.sink.close()
-        self.redis.stop()
-        self.wd.cleanup()
-
     def start(self, args=(), name="pixrelay"):
-        p = Pixrelay(self.wd.path, self.redis, args=list(args), name=name).start()
-        p.wait_ready()
-        self.procs.append(p)
-        return p
+        return super().start(args, name)
 
     def charge(self, px=None, key=None, **body):
         body.setdefault("amount", 1000)

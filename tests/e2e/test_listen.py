@@ -6,7 +6,7 @@ import subprocess
 import time
 import unittest
 
-from harness import BIN, Pixrelay, Redis, Workdir, auth, wait_for
+from harness import BIN, Pixrelay, auth, start_stack, stop_stack, wait_for
 from sink import Sink
 from sse import verify
 
@@ -14,10 +14,7 @@ from sse import verify
 class Listen(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.wd = Workdir()
-        cls.redis = Redis(cls.wd.path).start()
-        cls.px = Pixrelay(cls.wd.path, cls.redis).start()
-        cls.px.wait_ready()
+        start_stack(cls)
         cls.px.cli("init")
         cls.key = cls.px.create_key("sandbox")["key"]
         cls.live_key = cls.px.create_key("production")["key"]
@@ -26,10 +23,7 @@ class Listen(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        cls.px.stop()
-        cls.sink.close()
-        cls.redis.stop()
-        cls.wd.cleanup()
+        stop_stack(cls)
 
     def base(self, px=None):
         return "http://127.0.0.1:%d/v1" % (px or self.px).port

@@ -5,7 +5,7 @@ import json
 import time
 import unittest
 
-from harness import Pixrelay, Redis, Workdir, auth, new_ulid, wait_for
+from harness import auth, init_platforms, new_ulid, start_stack, stop_stack, wait_for
 from test_keys_api import _account_body
 
 ACCOUNT_FIELDS = {"id", "environment", "kind", "officialName", "tradeName", "taxID", "status",
@@ -15,13 +15,10 @@ ACCOUNT_FIELDS = {"id", "environment", "kind", "officialName", "tradeName", "tax
 class Listings(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.wd = Workdir()
-        cls.redis = Redis(cls.wd.path).start()
-        cls.px = Pixrelay(cls.wd.path, cls.redis).start()
-        cls.px.wait_ready()
-        init = json.loads(cls.px.cli("init", "--json").stdout)
-        cls.platform = init["sandbox"]["account"]
-        cls.live_platform = init["production"]["account"]
+        start_stack(cls)
+        init = init_platforms(cls.px)
+        cls.platform = init["sandbox"]
+        cls.live_platform = init["production"]
         cls.master = cls.px.create_key("sandbox", master=True)["key"]
         cls.live_master = cls.px.create_key("production", master=True)["key"]
         cls.key = cls.px.create_key("sandbox")["key"]
@@ -68,9 +65,7 @@ class Listings(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        cls.px.stop()
-        cls.redis.stop()
-        cls.wd.cleanup()
+        stop_stack(cls)
 
     def get(self, path, key=None, account=None):
         return self.px.request("GET", path, headers=auth(key or self.key, account))

@@ -8,8 +8,7 @@ import socket
 import subprocess
 import unittest
 
-from harness import BIN, Pixrelay, Redis, Workdir, auth, wait_for
-from sink import Sink
+from harness import BIN, Pixrelay, Redis, Workdir, auth, start_stack, stop_stack, wait_for
 
 
 def value(text, name, **labels):
@@ -30,20 +29,13 @@ def value(text, name, **labels):
 class Metrics(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.wd = Workdir()
-        cls.redis = Redis(cls.wd.path).start()
-        cls.sink = Sink().start()
-        cls.px = Pixrelay(cls.wd.path, cls.redis, args=["--retry-max-attempts", "1"]).start()
-        cls.px.wait_ready()
+        start_stack(cls, args=["--retry-max-attempts", "1"], sink=True)
         cls.px.cli("init")
         cls.key = cls.px.create_key("sandbox")["key"]
 
     @classmethod
     def tearDownClass(cls):
-        cls.px.stop()
-        cls.sink.close()
-        cls.redis.stop()
-        cls.wd.cleanup()
+        stop_stack(cls)
 
     def scrape(self):
         r = self.px.request("GET", "/metrics")

@@ -25,7 +25,7 @@ import time
 import unittest
 from email.utils import formatdate
 
-from harness import BIN, Pixrelay, Redis, Workdir, acct_key, auth, new_ulid, rkey, shard_of, wait_for
+from harness import BIN, Pixrelay, Redis, Workdir, acct_key, auth, init_platforms, new_ulid, rkey, shard_of, wait_for
 from sink import Reply, Sink
 
 CREATE = "/v1/charge/pix/create"
@@ -79,9 +79,9 @@ class Stack:
         self.redis = Redis(d).start()
         self.procs = []
         tool = Pixrelay(d, self.redis, name="cli")
-        init = json.loads(tool.cli("init", "--json").stdout)
-        self.sandbox_platform = init["sandbox"]["account"]
-        self.production_platform = init["production"]["account"]
+        init = init_platforms(tool)
+        self.sandbox_platform = init["sandbox"]
+        self.production_platform = init["production"]
         self.key = tool.create_key("sandbox")["key"]
         self.live = tool.create_key("production")["key"]
         self.secrets = json.loads(tool.cli("secrets", "--env", "sandbox", "--json").stdout)

@@ -13,7 +13,7 @@ import time
 import unittest
 
 from accountdata import JPG, JPG_BYTES, PDF, PDF_BYTES, PNG, PNG_BYTES, account_body, cpf, rep
-from harness import Pixrelay, Redis, Workdir, auth, wait_for
+from harness import Pixrelay, Redis, Workdir, auth, init_platforms, wait_for
 
 DEFAULT_BYTES = len(PDF_BYTES) + len(PNG_BYTES) + len(JPG_BYTES)  # what account_body keeps
 STORED = 2 * DEFAULT_BYTES + 60  # max-stored-file-bytes of FileStorage
@@ -35,9 +35,9 @@ class Stack:
                    for i in range(n)]
         for p in self.px:
             p.wait_ready()
-        init = json.loads(self.px[0].cli("init", "--json").stdout)
-        self.platform = init["sandbox"]["account"]
-        self.live_platform = init["production"]["account"]
+        init = init_platforms(self.px[0])
+        self.platform = init["sandbox"]
+        self.live_platform = init["production"]
         self.master = self.px[0].create_key("sandbox", master=True)["key"]
         self.live_master = self.px[0].create_key("production", master=True)["key"]
 

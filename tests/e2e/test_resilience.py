@@ -7,22 +7,17 @@ import threading
 import time
 import unittest
 
-from harness import BIN, Pixrelay, Redis, Workdir, auth, wait_for
+from harness import BIN, Pixrelay, Redis, Workdir, auth, start_stack, stop_stack, wait_for
 
 
 class ExternalRedis(unittest.TestCase):
     def setUp(self):
-        self.wd = Workdir()
-        self.redis = Redis(self.wd.path).start()
-        self.px = Pixrelay(self.wd.path, self.redis, args=["--redis-timeout-ms", "500"]).start()
-        self.px.wait_ready()
+        start_stack(self, args=["--redis-timeout-ms", "500"])
         self.px.cli("init")
         self.key = self.px.create_key("sandbox")["key"]
 
     def tearDown(self):
-        self.px.stop()
-        self.redis.stop()
-        self.wd.cleanup()
+        stop_stack(self)
 
     def test_redis_down_answers_503_then_recovers(self):
         self.assertEqual(self.px.request("GET", "/v1/me", headers=auth(self.key)).status, 200)

@@ -4,21 +4,17 @@ import time
 import unittest
 
 from accountdata import account_body, cpf
-from harness import Pixrelay, Redis, Workdir, auth, wait_for
+from harness import Pixrelay, Redis, Workdir, auth, init_platforms, start_stack, stop_stack, wait_for
 from sse import Stream, verify
 
 
 class EventStream(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.wd = Workdir()
-        cls.redis = Redis(cls.wd.path).start()
-        cls.px = Pixrelay(cls.wd.path, cls.redis,
-                          args=["--stream-max-per-account", "3", "--stream-heartbeat", "1",
-                                "--stream-max-pending", "4096"]).start()
-        cls.px.wait_ready()
-        init = json.loads(cls.px.cli("init", "--json").stdout)
-        cls.platform = init["sandbox"]["account"]
+        start_stack(cls, args=["--stream-max-per-account", "3", "--stream-heartbeat", "1",
+                               "--stream-max-pending", "4096"])
+        init = init_platforms(cls.px)
+        cls.platform = init["sandbox"]
         cls.key = cls.px.create_key("sandbox")["key"]
         cls.master = cls.px.create_key("sandbox", master=True)["key"]
         cls.secrets = json.loads(cls.px.cli("secrets", "--env", "sandbox", "--json").stdout)
@@ -27,14 +23,12 @@ class EventStream(unittest.TestCase):
         assert r.status == 200, r
         cls.other = r.json["data"]["id"]
         cls.other_key = cls.px.create_key("sandbox", account=cls.other)["key"]
-        cls.live_platform = init["production"]["account"]
+        cls.live_platform = init["production"]
         cls.live_secrets = json.loads(cls.px.cli("secrets", "--env", "production", "--json").stdout)
 
     @classmethod
     def tearDownClass(cls):
-        cls.px.stop()
-        cls.redis.stop()
-        cls.wd.cleanup()
+        stop_stack(cls)
 
     def setUp(self):
         self.open = []

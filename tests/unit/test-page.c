@@ -1,11 +1,31 @@
 #include "pixrelay/page.h"
 
+#include "pixrelay/json.h"
+
 #include "check.h"
+
+#include <yajl/yajl_gen.h>
+
+/* {"nextCursor": ...} as page_write_next writes it, in buf. */
+static const char *next_of(char *buf, size_t size, const char *score, const char *id)
+{
+	yajl_gen g = json_gen_new();
+	const char *s;
+	size_t len;
+
+	json_open(g);
+	page_write_next(g, score, id);
+	json_close(g);
+	s = json_buf(g, &len);
+	snprintf(buf, size, "%.*s", (int)len, s);
+	yajl_gen_free(g);
+	return buf;
+}
 
 int main(void)
 {
 	struct page_cursor c;
-	char pos[16], fp[PAGE_FP_LEN + 1];
+	char pos[16], fp[PAGE_FP_LEN + 1], buf[128];
 	int n = 0;
 
 	page_cursor_start(&c);
@@ -57,5 +77,13 @@ int main(void)
 	CHECK_INT(page_parse_ledger_cursor("20.3f2a9c0d1b4", pos, fp), -1);
 	CHECK_INT(page_parse_ledger_cursor("20_3f2a9c0d1b4e", pos, fp), -1);
 	CHECK_INT(page_parse_ledger_cursor(".3f2a9c0d1b4e", pos, fp), -1);
+
+	/* the cursor of the next page, or null on the last one */
+	CHECK_STR(next_of(buf, sizeof(buf), "1795308078008", "key_01M80B6GXRC6162E4XN5NPCTY3"),
+		  "{\"nextCursor\":\"1795308078008_key_01M80B6GXRC6162E4XN5NPCTY3\"}");
+	CHECK_STR(next_of(buf, sizeof(buf), "", "key_01M80B6GXRC6162E4XN5NPCTY3"),
+		  "{\"nextCursor\":null}");
+	CHECK_STR(next_of(buf, sizeof(buf), "1795308078008", ""), "{\"nextCursor\":null}");
+	CHECK_STR(next_of(buf, sizeof(buf), NULL, NULL), "{\"nextCursor\":null}");
 	return check_finish("page");
 }

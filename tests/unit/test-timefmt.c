@@ -89,5 +89,14 @@ int main(void)
 			free(p);
 		}
 	}
+	/* the calendar arithmetic that timefmt_parse and backoff's HTTP dates share */
+	CHECK_INT(timefmt_days_from_civil(1970, 1, 1), 0);
+	CHECK_INT(timefmt_days_from_civil(1969, 12, 31), -1);
+	CHECK_INT(timefmt_days_from_civil(2000, 3, 1), 11017);
+	CHECK_INT(timefmt_days_in_month(2024, 2), 29);
+	CHECK_INT(timefmt_days_in_month(2000, 2), 29);
+	CHECK_INT(timefmt_days_in_month(1900, 2), 28);
+	CHECK_INT(timefmt_days_in_month(2023, 4), 30);
+	CHECK_INT(timefmt_days_in_month(2023, 12), 31);
 	return check_finish("timefmt");
 }
