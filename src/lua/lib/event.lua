@@ -15,12 +15,30 @@ local function url_host(url)
   return string.lower(a)
 end
 
--- due_add: event `id` of queue `q` may be attempted at `at` (ms). Between due_batch() and
--- due_flush(p), the queues' times in p hosts are gathered and written once per queue (a call
--- that queues many events of one destination updates its entry once).
+-- Sorted-set additions of one call, gathered between due_batch() and due_flush(p) and
+-- written with one ZADD per key: a call that queues many events of one destination or one
+-- account writes each of those sets once (one command and one AOF entry, not one per
+-- event). Nothing in between may read a set it added to. Outside a batch, at once.
+local zadd_later = nil -- key -> {score, member, score, member, ...}
+local function zadd(key, score, member)
+  if not zadd_later then
+    redis.call('ZADD', key, score, member)
+    return
+  end
+  local l = zadd_later[key]
+  if not l then
+    l = {}
+    zadd_later[key] = l
+  end
+  l[#l + 1] = score
+  l[#l + 1] = member
+end
+
+-- due_add: event `id` of queue `q` may be attempted at `at` (ms). In a batch, the queues'
+-- times in p hosts are gathered too and written once per queue.
 local due_later = nil
 local function due_add(p, q, id, at)
-  redis.call('ZADD', p .. 'due:' .. q, at, id)
+  zadd(p .. 'due:' .. q, at, id)
   if due_later then
     local t = due_later[q]
     at = tonumber(at)
@@ -32,19 +50,31 @@ end
 
 local function due_batch()
   due_later = {}
+  zadd_later = {}
+end
+
+-- ZADD key [LT] score member ... in pieces of at most 500 pairs.
+local function zadd_all(key, lt, pairs_list)
+  for i = 1, #pairs_list, 1000 do
+    local j = math.min(i + 999, #pairs_list)
+    if lt then
+      redis.call('ZADD', key, 'LT', unpack(pairs_list, i, j))
+    else
+      redis.call('ZADD', key, unpack(pairs_list, i, j))
+    end
+  end
 end
 
 local function due_flush(p)
+  local later = zadd_later
+  zadd_later = nil
+  for key, l in pairs(later) do zadd_all(key, false, l) end
   local args = {}
   for q, at in pairs(due_later) do
     args[#args + 1] = at
     args[#args + 1] = q
-    if #args >= 1000 then
-      redis.call('ZADD', p .. 'hosts', 'LT', unpack(args))
-      args = {}
-    end
   end
-  if #args > 0 then redis.call('ZADD', p .. 'hosts', 'LT', unpack(args)) end
+  if #args > 0 then zadd_all(p .. 'hosts', true, args) end
   due_later = nil
 end
 
@@ -62,7 +92,7 @@ end
 local live_known = {}
 local function event_write(p, id, env, account, etype, url, body, order, now, ttl)
   local ek = p .. 'e:' .. id
-  redis.call('ZADD', p .. 'a:' .. account, now, id)
+  zadd(p .. 'a:' .. account, now, id)
   -- Live streams (GET /v1/events/stream): while a process serves one for an account of this
   -- shard, p live names the pub/sub channel it listens on (set with a TTL, see evstream.h).
   -- Without it this costs one GET of a missing key per call.
