@@ -96,6 +96,7 @@ struct conn {
 	enum cstate state;
 	struct event rev, wev, tmo, resume;
 	int rev_on, wev_on;
+	int app_readable; /* readable while the application had the request */
 	uint64_t tmo_at; /* when the timer fires (ms), 0 = not armed */
 	char *ibuf;
 	size_t ilen;	/* bytes in ibuf */
@@ -906,6 +907,11 @@ static void conn_events(struct conn *c)
 			want_r = 1;
 			break;
 		case CS_APP:
+			/* reading stays armed while the application works (two
+			 * epoll_ctl calls less per request); only bytes or an end
+			 * that arrive meanwhile turn it off until the answer */
+			want_r = c->rev_on && !c->app_readable;
+			break;
 		case CS_CLOSING:
 			break;
 		}
@@ -1111,6 +1117,7 @@ static void dispatch(struct conn *c)
 	int path_known = 0;
 
 	c->state = CS_APP;
+	c->app_readable = 0;
 	c->deadline = 0;
 	c->idle_ms = 0;
 	r->dispatched = 1;
@@ -1377,6 +1384,11 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			return;
 		conn_kill(c);
+		return;
+	}
+	if (c->state == CS_APP) {
+		c->app_readable = 1; /* read once the answer is out */
+		conn_events(c);
 		return;
 	}
 	if (c->state != CS_HEAD && c->state != CS_BODY)

@@ -13,6 +13,7 @@ import os
 import re
 import resource
 import select
+import signal
 import socket
 import threading
 import time
@@ -422,6 +423,36 @@ class Strictness(Base):
         self.assertEqual(json.loads(answers[1][2])["data"]["account"] is not None, True)
         self.assertTrue(all("connection" not in a[1] for a in answers[:30]))
         self.assertTrue(closed)
+
+    def test_bytes_sent_while_a_request_is_worked_on_wait_without_spinning(self):
+        # reading stays armed while the application has a request: a second
+        # request arriving then is answered after the first, and the process
+        # does not spin on the unread bytes meanwhile
+        key = self.px.create_key("sandbox")["key"]  # not cached: /v1/me needs Redis
+        os.kill(self.redis.proc.pid, signal.SIGSTOP)
+        s = socket.create_connection(("127.0.0.1", self.px.port), timeout=10)
+        try:
+            s.sendall(b"GET /v1/me HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer %s\r\n"
+                      b"X-Request-Id: first\r\n\r\n" % key.encode())
+            time.sleep(0.2)
+            s.sendall(b"GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n"
+                      b"X-Request-Id: second\r\n\r\n")
+            cpu0 = proc_stat(self.px.proc.pid)[0]
+            time.sleep(1.0)
+            cpu1 = proc_stat(self.px.proc.pid)[0]
+        finally:
+            os.kill(self.redis.proc.pid, signal.SIGCONT)
+        got = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            got += chunk
+        s.close()
+        self.assertLess(cpu1 - cpu0, 0.3)
+        answers = parse_responses(got)
+        self.assertEqual([(a[0], a[1]["x-request-id"]) for a in answers],
+                         [(200, "first"), (200, "second")])
 
     def test_half_close_after_requests_gets_every_answer(self):
         # like `printf ... | nc -N`: requests, then the end of the client's
