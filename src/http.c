@@ -97,7 +97,7 @@ struct conn {
 	struct event rev, wev, tmo, resume;
 	int rev_on, wev_on;
 	int app_readable; /* readable while the application had the request */
-	uint64_t tmo_at; /* when the timer fires (ms), 0 = not armed */
+	uint64_t tmo_at;  /* when the timer fires (ms), 0 = not armed */
 	char *ibuf;
 	size_t ilen;	/* bytes in ibuf */
 	size_t req_off; /* the current request starts here */
@@ -872,7 +872,7 @@ static void early_error(struct conn *c, int status, const char *fmt, ...)
 	va_end(ap);
 	if (!r) {
 		r = c->req = req_new(c);
-		ids_ulid(r->pub.request_id);
+		ids_pooled_ulid_at(r->pub.request_id, ids_now_ms());
 		if (c->parser.stage == 1) {
 			/* the request line was read: log its method and path */
 			r->pub.method = to_evhttp(c->parser.m);
@@ -1169,7 +1169,7 @@ static void head_done(struct conn *c)
 	if (rid && valid_request_id(rid))
 		snprintf(r->pub.request_id, sizeof(r->pub.request_id), "%s", rid);
 	else
-		ids_ulid(r->pub.request_id);
+		ids_pooled_ulid_at(r->pub.request_id, ids_now_ms());
 	resolve_client(&r->pub, c->peer);
 	route_find(r, allow, sizeof(allow), &path_known);
 	cap = r->pub.route && (r->pub.route->flags & HTTP_UPLOAD) ? srv->cfg->max_upload

@@ -19,10 +19,11 @@ void ids_random(void *buf, size_t n)
 	}
 }
 
-/* Random bytes for event ids (ids_event_ulid_at), drawn from RAND_bytes 512
- * at a time: one call per event id cost about a microsecond of OpenSSL's
- * locking, a tenth of ingest's own time. Nothing that must stay unguessable
- * (secrets, charge ids, which open GET /v1/qrcode/{id}) comes from here. A
+/* Random bytes for event and request ids (ids_pooled_ulid_at), drawn from
+ * RAND_bytes 512 at a time: one call per id cost about a microsecond of
+ * OpenSSL's locking, a tenth of ingest's own time. Nothing that must stay
+ * unguessable (secrets, charge ids, which open GET /v1/qrcode/{id}) comes
+ * from here. A
  * forked child starts with an empty pool so parent and child never share
  * bytes. */
 static __thread unsigned char pool[512];
@@ -85,7 +86,7 @@ void ids_ulid_at(char out[IDS_ULID_LEN + 1], uint64_t ms)
 	ulid_encode(out, ms, r);
 }
 
-void ids_event_ulid_at(char out[IDS_ULID_LEN + 1], uint64_t ms)
+void ids_pooled_ulid_at(char out[IDS_ULID_LEN + 1], uint64_t ms)
 {
 	unsigned char r[10];
 

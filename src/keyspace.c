@@ -44,7 +44,7 @@ void ks_ulid(int shard, char out[IDS_ULID_LEN + 1])
 void ks_event_id(int shard, char out[KS_EVENT_ID_MAX])
 {
 	memcpy(out, "evt_", 4);
-	ids_event_ulid_at(out + 4, ids_now_ms());
+	ids_pooled_ulid_at(out + 4, ids_now_ms());
 	ulid_stamp(shard, out + 4);
 }
 

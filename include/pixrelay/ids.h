@@ -19,9 +19,10 @@ void ids_random(void *buf, size_t n);
  * epoch; `out` needs IDS_ULID_LEN + 1 bytes. */
 void ids_ulid_at(char out[IDS_ULID_LEN + 1], uint64_t ms);
 /* The same from a per-thread pool of random bytes (512 drawn at a time):
- * twenty times cheaper, for event ids only; never for an id that must stay
- * unguessable. */
-void ids_event_ulid_at(char out[IDS_ULID_LEN + 1], uint64_t ms);
+ * twenty times cheaper, for ids that are made at every request and need not
+ * stay unguessable (event ids, request ids); never for a secret or an id
+ * that opens something (charge ids open GET /v1/qrcode/{id}). */
+void ids_pooled_ulid_at(char out[IDS_ULID_LEN + 1], uint64_t ms);
 /* A ULID for the current time. */
 void ids_ulid(char out[IDS_ULID_LEN + 1]);
 /* Nonzero when `s` is exactly a canonical (upper-case) ULID. */

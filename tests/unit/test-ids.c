@@ -35,7 +35,7 @@ int main(void)
 		pid_t pid;
 
 		for (int i = 0; i < 1000; i++)
-			ids_event_ulid_at(many[i], 1469918176385ull);
+			ids_pooled_ulid_at(many[i], 1469918176385ull);
 		qsort(many, 1000, sizeof(many[0]), (int (*)(const void *, const void *))strcmp);
 		for (int i = 1; i < 1000; i++)
 			dup += strcmp(many[i - 1], many[i]) == 0;
@@ -45,12 +45,12 @@ int main(void)
 		pid = fork();
 		CHECK(pid >= 0);
 		if (pid == 0) {
-			ids_event_ulid_at(a, 1469918176385ull);
+			ids_pooled_ulid_at(a, 1469918176385ull);
 			_exit(write(fds[1], a, IDS_ULID_LEN) == IDS_ULID_LEN ? 0 : 1);
 		}
 		close(fds[1]);
 		if (pid > 0) {
-			ids_event_ulid_at(b, 1469918176385ull);
+			ids_pooled_ulid_at(b, 1469918176385ull);
 			CHECK(read(fds[0], a, IDS_ULID_LEN) == IDS_ULID_LEN);
 			a[IDS_ULID_LEN] = '\0';
 			CHECK(waitpid(pid, &status, 0) == pid && status == 0);
