@@ -1541,6 +1541,11 @@ struct dispatch *dispatch_new(struct event_base *base, struct rds *r, const stru
 		curl_multi_setopt(pl->multi, CURLMOPT_SOCKETDATA, pl);
 		curl_multi_setopt(pl->multi, CURLMOPT_TIMERFUNCTION, timer_cb);
 		curl_multi_setopt(pl->multi, CURLMOPT_TIMERDATA, pl);
+		/* keep every connection the busiest moment used: curl's default
+		 * cache is 4 per transfer in the multi at the time, so each lull
+		 * between leases closed connections that the next burst opened
+		 * again (2.6 % of postbacks paid a new connection) */
+		curl_multi_setopt(pl->multi, CURLMOPT_MAXCONNECTS, d->cfg->delivery_concurrency);
 		pl->timer = evtimer_new(base, on_curl_timer, pl);
 	}
 	d->tick = event_new(base, -1, EV_PERSIST, on_tick, d);
