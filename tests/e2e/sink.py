@@ -153,6 +153,8 @@ class Sink:
         self._scripts = {}
         self._requests = []
         self._conns = set()
+        self.accepted = 0  # connections accepted so far
+        self.max_open = 0  # most connections open at once
         self._stopping = threading.Event()
         self._server = None
         self._thread = None
@@ -194,6 +196,9 @@ class Sink:
     def _track(self, conn, alive):
         with self._lock:
             (self._conns.add if alive else self._conns.discard)(conn)
+            if alive:
+                self.accepted += 1
+                self.max_open = max(self.max_open, len(self._conns))
 
     # ---- scripting ----
 

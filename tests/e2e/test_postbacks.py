@@ -278,6 +278,25 @@ class Delivery(PostbackBase):
         # exactly one request
         self.assertEqual(self.sink.count(path), 1)
 
+    def test_connections_are_kept_across_quiet_moments(self):
+        # two bursts of slow answers with a quiet second between: the second
+        # burst reuses the first one's connections instead of opening new
+        # ones (every connection ever opened was needed at the busiest moment)
+        sink = Sink().start()
+        try:
+            path = self.path()
+            sink.script(path, [Reply(delay=0.3)] * 32)
+            for burst in (1, 2):
+                ids = [self.create(sink.url(path))["id"] for _ in range(16)]
+                for cid in ids:
+                    self.paid(cid)
+                sink.wait_count(16 * burst, path=path, timeout=20)
+                time.sleep(1.0)
+            self.assertGreater(sink.max_open, 1)
+            self.assertEqual(sink.accepted, sink.max_open)
+        finally:
+            sink.close()
+
     def test_retries_after_500_with_growing_gaps(self):
         path = self.path()
         self.sink.script(path, [500, 500, 200])
