@@ -1544,8 +1544,14 @@ struct dispatch *dispatch_new(struct event_base *base, struct rds *r, const stru
 		/* keep every connection the busiest moment used: curl's default
 		 * cache is 4 per transfer in the multi at the time, so each lull
 		 * between leases closed connections that the next burst opened
-		 * again (2.6 % of postbacks paid a new connection) */
-		curl_multi_setopt(pl->multi, CURLMOPT_MAXCONNECTS, d->cfg->delivery_concurrency);
+		 * again (2.6 % of postbacks paid a new connection). Each pool
+		 * keeps what it may have in flight: the sandbox its share. */
+		{
+			long keep = d->cfg->delivery_concurrency;
+			if (i == AUTH_SANDBOX)
+				keep = keep * d->cfg->delivery_sandbox_share / 100;
+			curl_multi_setopt(pl->multi, CURLMOPT_MAXCONNECTS, keep > 0 ? keep : 1L);
+		}
 		pl->timer = evtimer_new(base, on_curl_timer, pl);
 	}
 	d->tick = event_new(base, -1, EV_PERSIST, on_tick, d);
