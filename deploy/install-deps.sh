@@ -7,12 +7,13 @@ pkgs=(meson ninja-build pkg-config gcc libevent-dev libyajl-dev libhiredis-dev
 	libcurl4-openssl-dev libssl-dev libqrencode-dev libpng-dev redis-server python3)
 if [ "${1:-}" = "--test" ]; then
 	pkgs+=(zbar-tools openssl curl clang-format python3-yaml python3-jsonschema
-		nginx systemd man-db groff-base prometheus chromium)
+		nginx systemd man-db groff-base prometheus chromium wrk iproute2)
 	# openapi-spec-validator is packaged from Debian 13 (trixie) on, not in
 	# bookworm: tests/docs/check_openapi.py then checks the structure itself
 	if apt-cache show python3-openapi-spec-validator >/dev/null 2>&1; then
 		pkgs+=(python3-openapi-spec-validator)
 	fi
+	# wrk and iproute2 (ss): the benchmark's short form (tests/bench)
 	# chromium: the dashboard's browser test (tests/dashboard) drives Debian's
 	# build with playwright-core, which downloads no browser of its own.
 	# The OpenAPI linters (tests/docs/package.json) and playwright-core

@@ -112,10 +112,10 @@ class R:
         text = text.decode() if isinstance(text, bytes) else text
         return dict(line.split(":", 1) for line in text.splitlines() if ":" in line)
 
-    def cmdstats(self):
+    def cmdstats(self, field="calls"):
         calls = {}
         for k, v in self.info("commandstats").items():
-            m = re.search(r"calls=(\d+)", v)
+            m = re.search(field + r"=(\d+)", v)
             if k.startswith("cmdstat_") and m:
                 calls[k[8:]] = int(m.group(1))
         return calls
@@ -277,10 +277,10 @@ def new_redis(work):
     return ClusterRedis(work) if MODE == "cluster" else Redis(work)
 
 
-def cmdstats(redis):
+def cmdstats(redis, field="calls"):
     total = {}
     for r in redis.primaries():
-        for k, v in r.cmdstats().items():
+        for k, v in r.cmdstats(field).items():
             total[k] = total.get(k, 0) + v
     return total
 
@@ -364,6 +364,7 @@ def cli(binary, redis, *args):
 
 def raw_rpush(redis, secs):
     n = 60000 * secs
+    cpu0 = sum(cpu_s(pid) for pid in redis.pids())
     out = subprocess.run(["redis-benchmark"] + redis.benchmark_args() +
                          ["-t", "rpush", "-d", "1024", "-c", str(CONNS), "-n", str(n), "--csv"],
                          capture_output=True, text=True, timeout=600).stdout
@@ -373,9 +374,72 @@ def raw_rpush(redis, secs):
     rows = [line.replace('"', "").split(",") for line in lines]
     head, vals = rows[0], rows[-1]
     row = dict(zip(head, vals))
+    cpu = sum(cpu_s(pid) for pid in redis.pids()) - cpu0
     for r in redis.primaries():
         r.cmd("FLUSHALL")
-    return float(row["rps"]), float(row["p99_latency_ms"])
+    return float(row["rps"]), float(row["p99_latency_ms"]), cpu / n
+
+
+# Notifications per script call in the ceiling phase: what pixrelay's calls carry at
+# saturation (about 0.08-0.1 EVALSHA per ingested event), and the calls in flight that
+# 64 waiting connections make of them.
+CEILING_BATCH = 12
+
+
+def ingest_ceiling(redis, secs, sink_port, script):
+    """What Redis alone does for pixrelay's ingest: redis-benchmark sends `script` (a
+    path; src/lua/ingest.lua is expanded as pixrelay loads it) with CEILING_BATCH new
+    notifications per call in ingest.lua's arguments, CONNS / CEILING_BATCH calls at a
+    time; no pixrelay, no HTTP. Returns (events/s, Redis CPU seconds per event), or None
+    on a cluster."""
+    if MODE == "cluster":
+        return None
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "tools"))
+    from embed_scripts import expand
+    script = expand(script).decode()
+    r = redis.primaries()[0]
+    sha = r.cmd("SCRIPT", "LOAD", script)
+    sha = sha.decode() if isinstance(sha, bytes) else sha
+    p = "ceiling:{s1}:"
+    r.cmd("HSET", p + "acct:sandbox:acct", "postback_url", "http://127.0.0.1:%d/hook" % sink_port)
+    body = json.dumps({"x": "a" * 1000})
+    args = []
+    for _ in range(CEILING_BATCH):
+        # a new upstream id, event id and order key per notification (redis-benchmark
+        # puts a random number below -r in each __rand_int__: a few repeats in a
+        # million, answered as duplicates)
+        args += ["acct", "sandbox", "up__rand_int__", "", "", "charge.paid", "ev__rand_int__",
+                 body, "ord__rand_int__"]
+    now = int(time.time() * 1000)
+    head = [p + "ingest", p, str(now), "2026-01-01T00:00:00Z", "86400", str(CEILING_BATCH)]
+    # one call first: the script must take these arguments (redis-benchmark does not
+    # look at its answers)
+    one = r.cmd("EVALSHA", sha, "1", *head, *[a.replace("__rand_int__", "-first") for a in args])
+    if not isinstance(one, list) or b"relayed" not in [x if isinstance(x, bytes) else str(x).encode()
+                                                         for x in one]:
+        raise RuntimeError("%s answered %r" % (script[:40], one))
+    cpu0 = sum(cpu_s(pid) for pid in redis.pids())
+    t0 = time.time()
+    calls = 1500 * secs
+    subprocess.run(["redis-benchmark"] + redis.benchmark_args() +
+                   ["-c", str(max(1, CONNS // CEILING_BATCH)), "-n", str(calls),
+                    "-r", "2147483647", "-q", "EVALSHA", sha, "1"] + head + args,
+                   capture_output=True, text=True, timeout=600, check=True)
+    dt = time.time() - t0
+    cpu = sum(cpu_s(pid) for pid in redis.pids()) - cpu0
+    events = calls * CEILING_BATCH
+    for r in redis.primaries():
+        r.cmd("FLUSHALL")
+    return events / dt, cpu / events
+
+
+CEILINGS = [
+    ("ceiling", "pixrelay's ingest script", os.path.join(HERE, "..", "..", "src", "lua", "ingest.lua")),
+    ("ceiling_writes", "only the three writes every event needs (ceiling_writes.lua)",
+     os.path.join(HERE, "ceiling_writes.lua")),
+    ("ceiling_rpush", "one RPUSH per notification (ceiling_rpush.lua)",
+     os.path.join(HERE, "ceiling_rpush.lua")),
+]
 
 
 def wrk(pixes, account, secret, secs, tag, work):
@@ -441,6 +505,20 @@ def check_exact(redis, sink, acked):
     return missing, differ
 
 
+def redis_profile(redis, before, events, phase):
+    """BENCH_PROFILE=1: Redis' time per command (INFO commandstats `usec`,
+    commands run inside a script counted in the script's time too) since
+    `before` (cmdstats(redis, "usec")), per event and per call."""
+    if not os.environ.get("BENCH_PROFILE"):
+        return
+    usec = cmddiff(before[0], cmdstats(redis, "usec"))
+    calls = cmddiff(before[1], cmdstats(redis))
+    for k in sorted(usec, key=usec.get, reverse=True):
+        log("profile %s redis %s: %.2f us/event, %.3f calls/event, %.2f us/call"
+            % (phase, k, usec[k] / max(1, events), calls.get(k, 0) / max(1, events),
+               usec[k] / max(1, calls.get(k, 1))))
+
+
 def profile(procs, phase):
     """BENCH_PROFILE=1: the processes' Redis round trips and delivery times
     (their /metrics histograms, cumulative since start) as mean and count."""
@@ -469,14 +547,27 @@ def run_config(binary, sink_bin, work, nproc, secs, results):
     sink = Sink(sink_bin)
     res = {"procs": nproc}
     try:
-        res["raw_rps"], res["raw_p99"] = raw_rpush(redis, max(3, secs // 2))
+        res["raw_rps"], res["raw_p99"], res["raw_cpu"] = raw_rpush(redis, max(3, secs // 2))
+        for name, _, script in CEILINGS:
+            res[name] = ingest_ceiling(redis, max(3, secs // 2), sink.ports[0], script)
         # raw HTTP: libcurl multi on libevent, 64 at a time, to the same sink
+        # (its CPU and the sink's per request: what a postback costs with no Redis)
+        ru0, sink0 = resource.getrusage(resource.RUSAGE_CHILDREN), cpu_s(sink.proc.pid)
         out = subprocess.run([os.path.join(os.path.dirname(sink_bin), "rawpost"),
                               "http://127.0.0.1:%d/raw" % sink.ports[0], str(CONNS), "40000"],
                              capture_output=True, text=True, timeout=300).stdout
+        ru1, sink1 = resource.getrusage(resource.RUSAGE_CHILDREN), cpu_s(sink.proc.pid)
         res["raw_http"] = float(re.search(r"rate=([0-9.]+)", out).group(1))
-        log("raw HTTP POST (libcurl multi, %d at a time): %.0f/s" % (CONNS, res["raw_http"]))
-        log("raw RPUSH -d 1024 -c %d: %.0f/s, p99 %.2f ms" % (CONNS, res["raw_rps"], res["raw_p99"]))
+        res["raw_http_cpu"] = ((ru1.ru_utime + ru1.ru_stime - ru0.ru_utime - ru0.ru_stime) / 40000,
+                               (sink1 - sink0) / 40000)
+        log("raw HTTP POST (libcurl multi, %d at a time): %.0f/s, CPU per request %.1f us client + %.1f us sink"
+            % (CONNS, res["raw_http"], 1e6 * res["raw_http_cpu"][0], 1e6 * res["raw_http_cpu"][1]))
+        log("raw RPUSH -d 1024 -c %d: %.0f/s, p99 %.2f ms, Redis CPU %.1f us each"
+            % (CONNS, res["raw_rps"], res["raw_p99"], 1e6 * res["raw_cpu"]))
+        for name, what, _ in CEILINGS:
+            if res[name]:
+                log("Redis alone running %s (%d per call): %.0f/s, Redis CPU %.1f us per event"
+                    % (what, CEILING_BATCH, res[name][0], 1e6 * res[name][1]))
         init = json.loads(cli(binary, redis, "init", "--json"))
         account = init["sandbox"]["account"]
         secret = json.loads(cli(binary, redis, "secrets", "--env", "sandbox", "--json"))["ingestSecret"]
@@ -506,6 +597,7 @@ def run_config(binary, sink_bin, work, nproc, secs, results):
             time.sleep(1)
         usec0 = sum(evalsha_usec(r) for r in redis.primaries())
         before, mem0 = cmdstats(redis), info_sum(redis, "memory", "used_memory")
+        prof0 = (cmdstats(redis, "usec"), before)
         aof0 = info_sum(redis, "persistence", "aof_current_size")
         rewrites0 = info_sum(redis, "persistence", "aof_rewrites")
         rcpu = lambda: sum(cpu_s(pid) for pid in redis.pids())
@@ -516,6 +608,7 @@ def run_config(binary, sink_bin, work, nproc, secs, results):
         diff = cmddiff(before, cmdstats(redis))
         n_events = sum(int(redis.cmd("ZCARD", "%s{s%d}:a:%s" % (PREFIX, shard_of(a), a)))
                        for a in accounts)
+        redis_profile(redis, prof0, n_events, "ingest")
         res["ingest_script_us"] = ((sum(evalsha_usec(r) for r in redis.primaries()) - usec0)
                                    / max(1, diff.get("evalsha", 0)))
         if stream:
@@ -542,6 +635,7 @@ def run_config(binary, sink_bin, work, nproc, secs, results):
 
         # drain: the backlog, by dispatching processes started now
         before = cmdstats(redis)
+        prof0 = (cmdstats(redis, "usec"), before)
         t0 = time.time()
         disp = [Pix(binary, d, redis, "disp%d" % i) for i in range(nproc)]
         cpu0 = [cpu_s(p.proc.pid) for p in disp] + [rcpu(), cpu_s(sink.proc.pid)]
@@ -558,11 +652,13 @@ def run_config(binary, sink_bin, work, nproc, secs, results):
                    drain_cpu=[(b - a) / max(1e-9, time.time() - t0) for a, b in zip(cpu0, cpu1)])
         log("drain: %d of %d delivered in %.1f s (%.0f/s)" % (delivered, n_events, t1 - t0, res["drain_rps"]))
         profile(disp, "drain")
+        redis_profile(redis, prof0, delivered, "drain")
         missing, differ = check_exact(redis, sink, acked)
         res.update(lost=missing, differ=differ)
 
         # end to end: ingest while the same processes deliver
         base = sink.stats()["unique"]
+        prof0 = (cmdstats(redis, "usec"), cmdstats(redis))
         t0 = time.time()
         cpu0 = [cpu_s(p.proc.pid) for p in disp] + [rcpu(), cpu_s(sink.proc.pid)]
         e2e = wrk(disp, account, secret, secs, "e", d)
@@ -578,6 +674,7 @@ def run_config(binary, sink_bin, work, nproc, secs, results):
         res["differ"] += differ
         log("e2e: %d ingested (%.0f/s), delivered at %.0f/s" % (e2e["ok"], e2e["rate"], res["e2e_rps"]))
         profile(disp, "e2e")
+        redis_profile(redis, prof0, st["unique"] - base, "e2e")
         res["mismatch"] = sink.stats()["mismatch"]
         for p in disp:
             p.stop()
@@ -686,6 +783,14 @@ def main():
         lambda r: "%.0f/s, p99 %.2f ms" % (r["raw_rps"], r["raw_p99"]))
     row("ingest, acknowledged", lambda r: "%.0f/s, p50 %.2f ms, p99 %.2f ms" % (r["ingest_rps"], r["ingest_p50"], r["ingest_p99"]))
     row("**ingest / raw**", lambda r: "**%.2f×**" % (r["ingest_rps"] / r["raw_rps"]), "≥ 0.5×")
+    for name, what, _ in CEILINGS:
+        row("Redis alone, %d notifications a call (no pixrelay, no HTTP): %s" % (CEILING_BATCH, what),
+            lambda r, n=name: "%.0f/s = %.2f× raw, Redis CPU %.1f µs each" % (
+                r[n][0], r[n][0] / r["raw_rps"], 1e6 * r[n][1]) if r[n] else "–")
+    row("ingest / Redis alone running pixrelay's script",
+        lambda r: "%.2f×" % (r["ingest_rps"] / r["ceiling"][0]) if r["ceiling"] else "–")
+    row("Redis CPU per event: raw RPUSH / ingest",
+        lambda r: "%.1f / %.1f µs" % (1e6 * r["raw_cpu"], 1e6 * r["ingest_cpu"][-1] / max(1, r["ingest_rps"])))
     row("ingest p99 / raw p99", lambda r: "%.1f×" % (r["ingest_p99"] / r["raw_p99"]), "≤ 3×")
     row("ingest: non-200 answers, acknowledged and stored", lambda r: "%d, %d of %d" % (r["ingest_bad"], r["ingest_stored"], r["ingest_ok"]))
     row("ingest: Redis commands / EVALSHA per event", lambda r: "%.2f / %.2f" % (r["ingest_cmds"], r["ingest_evalsha"]))
@@ -701,6 +806,8 @@ def main():
     row("**drain / raw**", lambda r: "**%.2f×**" % (r["drain_rps"] / r["raw_rps"]), "≥ 0.4×")
     row("raw HTTP POST to the sink (libcurl multi on libevent, %d at a time)" % CONNS,
         lambda r: "%.0f/s" % r["raw_http"])
+    row("raw HTTP: CPU per request, client / sink",
+        lambda r: "%.1f / %.1f µs" % tuple(1e6 * c for c in r["raw_http_cpu"]))
     row("drain / raw HTTP", lambda r: "%.2f×" % (r["drain_rps"] / r["raw_http"]))
     row("drain: Redis commands / EVALSHA (round trips) per delivered event", lambda r: "%.2f / %.3f" % (r["drain_cmds"], r["drain_evalsha"]), "< 1 round trip")
     row("drain CPU, pixrelay(s) / redis / sink", lambda r: " + ".join("%.2f" % c for c in r["drain_cpu"][:-2]) + " / %.2f / %.2f" % tuple(r["drain_cpu"][-2:]))

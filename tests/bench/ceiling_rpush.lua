@@ -1,0 +1,9 @@
+-- One RPUSH of each notification's body, with the arguments of src/lua/ingest.lua
+-- (tests/bench/bench.py, the ceiling phase): what a script call carrying many
+-- notifications costs Redis by itself, to compare with raw RPUSH.
+local out = {}
+for i = 0, tonumber(ARGV[5]) - 1 do
+  redis.call('RPUSH', ARGV[1] .. 'q', ARGV[6 + 9 * i + 7])
+  out[#out + 1] = 'relayed'
+end
+return out
