@@ -180,6 +180,15 @@ class SentinelPassword(SentinelSetup):
         self.assertNotEqual(p.returncode, 0)
         self.assertIn("WRONGPASS", p.stderr)
         self.assertNotIn("bad-pw-7731", p.stderr)
+        # one longer than 255 bytes: refused before anything starts, by serve and by the
+        # CLI alike, never cut to a prefix and tried, and not echoed
+        long_pw = "L" * 256
+        for args in (["serve", "--listen", "127.0.0.1:0"], ["init"]):
+            p = subprocess.run([BIN, "--redis", self.url, "--redis-sentinel-password", long_pw] + args,
+                               capture_output=True, text=True, timeout=30)
+            self.assertEqual(p.returncode, 1, (args, p.stderr))
+            self.assertIn("redis-sentinel-password: longer than 255 bytes", p.stderr)
+            self.assertNotIn(long_pw[:20], p.stderr)
         # with it (a flag for serve, the environment for the CLI below): the
         # sentinels answer and the master is used
         px = self.px = Pixrelay(self.wd.path, Addr(),

@@ -2,6 +2,8 @@
 
 #include "check.h"
 
+#include <string.h>
+
 int main(void)
 {
 	struct rds_addr a;
@@ -60,5 +62,22 @@ int main(void)
 	CHECK_INT(rds_parse_addr("redis-sentinel://a,b,c,d,e,f,g,h,i/m", &a), -1); /* 9 > 8 */
 	CHECK_INT(rds_parse_addr("redis-sentinel://a,b,c,d,e,f,g,h/m", &a), 0);
 	CHECK_INT(a.nsentinels, 8);
+
+	/* redis-sentinel-password: up to 255 bytes kept whole; a longer one is
+	 * refused (the caller says so and does not start), never cut */
+	{
+		char pw[300];
+		memset(pw, 'p', sizeof(pw) - 1);
+		pw[sizeof(pw) - 1] = '\0';
+		pw[255] = '\0';
+		CHECK_INT(rds_addr_set_sentinel_password(&a, pw), 0);
+		CHECK_STR(a.sentinel_password, pw);
+		pw[255] = 'p';
+		pw[256] = '\0';
+		CHECK_INT(rds_addr_set_sentinel_password(&a, pw), -1);
+		CHECK_INT((int)strlen(a.sentinel_password), 255); /* the last one kept */
+		CHECK_INT(rds_addr_set_sentinel_password(&a, ""), 0);
+		CHECK_STR(a.sentinel_password, "");
+	}
 	return check_finish("redis_addr");
 }
