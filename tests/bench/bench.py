@@ -7,7 +7,12 @@ run.sh builds pixrelay and the sink and calls this; see docs/performance.md.
 For 1 and then 2 pixrelay processes on one Redis (unix socket, AOF
 `appendfsync always`), all on 127.0.0.1, 1 KB notifications, 64 connections:
 
-  raw      redis-benchmark -t rpush -d 1024 -c 64 (rate and p99);
+  raw      redis-benchmark -t rpush -d 1024 -c 64 (rate, p99, Redis CPU per
+           RPUSH), and a bare libcurl program posting to the sink (rate, CPU
+           per request of the client and of the sink);
+  alone    redis-benchmark sending scripts of 12 notifications a call with no
+           pixrelay: pixrelay's ingest script, ceiling_writes.lua (the three
+           writes every event needs) and ceiling_rpush.lua (one RPUSH each);
   ingest   wrk POSTs upstream notifications to API-only processes for
            `seconds`; every 200 is counted, then checked in Redis;
   drain    the backlog this left (every event pending, one destination) is
@@ -119,6 +124,12 @@ class R:
             if k.startswith("cmdstat_") and m:
                 calls[k[8:]] = int(m.group(1))
         return calls
+
+
+def evalsha_failed(r):
+    """EVALSHA calls of one node that failed or were rejected so far."""
+    stats = r.info("commandstats").get("cmdstat_evalsha", "")
+    return sum(int(v) for v in re.findall(r"(?:failed|rejected)_calls=(\d+)", stats))
 
 
 def evalsha_usec(redis):
@@ -414,10 +425,12 @@ def ingest_ceiling(redis, secs, sink_port, script):
     head = [p + "ingest", p, str(now), "2026-01-01T00:00:00Z", "86400", str(CEILING_BATCH)]
     # one call first: the script must take these arguments (redis-benchmark does not
     # look at its answers)
-    one = r.cmd("EVALSHA", sha, "1", *head, *[a.replace("__rand_int__", "-first") for a in args])
-    if not isinstance(one, list) or b"relayed" not in [x if isinstance(x, bytes) else str(x).encode()
-                                                         for x in one]:
+    first = [a.replace("__rand_int__", "-first%d" % (i // 9)) for i, a in enumerate(args)]
+    one = r.cmd("EVALSHA", sha, "1", *head, *first)
+    answers = [x if isinstance(x, bytes) else str(x).encode() for x in one] if isinstance(one, list) else []
+    if answers.count(b"relayed") != CEILING_BATCH:
         raise RuntimeError("%s answered %r" % (script[:40], one))
+    failed0 = evalsha_failed(r)
     cpu0 = sum(cpu_s(pid) for pid in redis.pids())
     t0 = time.time()
     calls = 1500 * secs
@@ -428,6 +441,9 @@ def ingest_ceiling(redis, secs, sink_port, script):
     dt = time.time() - t0
     cpu = sum(cpu_s(pid) for pid in redis.pids()) - cpu0
     events = calls * CEILING_BATCH
+    # redis-benchmark counts error answers as answers: none may have come
+    if evalsha_failed(r) != failed0:
+        raise RuntimeError("%s: %d calls failed" % (script[:40], evalsha_failed(r) - failed0))
     for r in redis.primaries():
         r.cmd("FLUSHALL")
     return events / dt, cpu / events
@@ -508,7 +524,7 @@ def check_exact(redis, sink, acked):
 def redis_profile(redis, before, events, phase):
     """BENCH_PROFILE=1: Redis' time per command (INFO commandstats `usec`,
     commands run inside a script counted in the script's time too) since
-    `before` (cmdstats(redis, "usec")), per event and per call."""
+    `before` = (cmdstats(redis, "usec"), cmdstats(redis)), per event and per call."""
     if not os.environ.get("BENCH_PROFILE"):
         return
     usec = cmddiff(before[0], cmdstats(redis, "usec"))
@@ -815,12 +831,12 @@ def main():
     row("end to end / raw HTTP", lambda r: "%.2f×" % (r["e2e_rps"] / r["raw_http"]))
     row("**end to end / raw**", lambda r: "**%.2f×**" % (r["e2e_rps"] / r["raw_rps"]), "≥ 0.25×")
     row("end to end CPU, pixrelay(s) / redis / sink", lambda r: " + ".join("%.2f" % c for c in r["e2e_cpu"][:-2]) + " / %.2f / %.2f" % tuple(r["e2e_cpu"][-2:]))
-    row("peak RSS per process (drain, e2e)", lambda r: "%.1f MB, %.1f MB" % (r["drain_rss_mb"], r["e2e_rss_mb"]))
+    row("peak RSS per process (drain, e2e)", lambda r: "%.1f MiB, %.1f MiB" % (r["drain_rss_mb"], r["e2e_rss_mb"]))
     row("acknowledged events lost / delivered with another body", lambda r: "%d / %d" % (r["lost"], r["differ"] + r["mismatch"]), "0 / 0")
     if mem:
         print()
         print("RSS of one process with up to %d deliveries in flight at once (100 hosts answering after 4 s): "
-              "%.1f MB (%.1f MB before); target ≤ 64 MiB" % (mem["inflight"], mem["rss_mb"], mem["rss0_mb"]))
+              "%.1f MiB (%.1f MiB before); target ≤ 64 MiB" % (mem["inflight"], mem["rss_mb"], mem["rss0_mb"]))
     bad = any(r["lost"] or r["differ"] or r["mismatch"] for r in results)
     return 3 if bad else 0
 

@@ -72,10 +72,11 @@ int main(void)
 		pw[255] = '\0';
 		CHECK_INT(rds_addr_set_sentinel_password(&a, pw), 0);
 		CHECK_STR(a.sentinel_password, pw);
-		pw[255] = 'p';
-		pw[256] = '\0';
-		CHECK_INT(rds_addr_set_sentinel_password(&a, pw), -1);
-		CHECK_INT((int)strlen(a.sentinel_password), 255); /* the last one kept */
+		char longer[300];
+		memset(longer, 'q', 256);
+		longer[256] = '\0';
+		CHECK_INT(rds_addr_set_sentinel_password(&a, longer), -1);
+		CHECK_STR(a.sentinel_password, pw); /* the last one kept, not a prefix */
 		CHECK_INT(rds_addr_set_sentinel_password(&a, ""), 0);
 		CHECK_STR(a.sentinel_password, "");
 	}
