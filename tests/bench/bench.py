@@ -652,6 +652,9 @@ def run_config(binary, sink_bin, work, nproc, secs, results):
         # drain: the backlog, by dispatching processes started now
         before = cmdstats(redis)
         prof0 = (cmdstats(redis, "usec"), before)
+        aof0 = info_sum(redis, "persistence", "aof_current_size")
+        rewrites0 = info_sum(redis, "persistence", "aof_rewrites")
+        mem0 = info_sum(redis, "memory", "used_memory")
         t0 = time.time()
         disp = [Pix(binary, d, redis, "disp%d" % i) for i in range(nproc)]
         cpu0 = [cpu_s(p.proc.pid) for p in disp] + [rcpu(), cpu_s(sink.proc.pid)]
@@ -664,6 +667,9 @@ def run_config(binary, sink_bin, work, nproc, secs, results):
                    drain_s=t1 - t0, drain_rps=delivered / max(1e-9, t1 - t0),
                    drain_cmds=sum(diff.values()) / max(1, delivered),
                    drain_evalsha=diff.get("evalsha", 0) / max(1, delivered),
+                   drain_aof=(None if info_sum(redis, "persistence", "aof_rewrites") != rewrites0 else
+                              (info_sum(redis, "persistence", "aof_current_size") - aof0) / max(1, delivered)),
+                   drain_mem=(info_sum(redis, "memory", "used_memory") - mem0) / max(1, delivered),
                    drain_rss_mb=max(rss_kb(p.proc.pid, "VmHWM") for p in disp) / 1024.0,
                    drain_cpu=[(b - a) / max(1e-9, time.time() - t0) for a, b in zip(cpu0, cpu1)])
         log("drain: %d of %d delivered in %.1f s (%.0f/s)" % (delivered, n_events, t1 - t0, res["drain_rps"]))
@@ -826,6 +832,9 @@ def main():
         lambda r: "%.1f / %.1f µs" % tuple(1e6 * c for c in r["raw_http_cpu"]))
     row("drain / raw HTTP", lambda r: "%.2f×" % (r["drain_rps"] / r["raw_http"]))
     row("drain: Redis commands / EVALSHA (round trips) per delivered event", lambda r: "%.2f / %.3f" % (r["drain_cmds"], r["drain_evalsha"]), "< 1 round trip")
+    row("drain: AOF bytes per delivered event; Redis memory per event, change while delivered",
+        lambda r: "%s; %+.0f B" % ("%.0f" % r["drain_aof"] if r["drain_aof"] is not None
+                                   else "– (an AOF rewrite ran during the phase)", r["drain_mem"]))
     row("drain CPU, pixrelay(s) / redis / sink", lambda r: " + ".join("%.2f" % c for c in r["drain_cpu"][:-2]) + " / %.2f / %.2f" % tuple(r["drain_cpu"][-2:]))
     row("end to end (ingest and delivery at once)", lambda r: "%.0f/s (ingest %.0f/s)" % (r["e2e_rps"], r["e2e_ingest_rps"]))
     row("end to end / raw HTTP", lambda r: "%.2f×" % (r["e2e_rps"] / r["raw_http"]))

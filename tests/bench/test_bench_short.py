@@ -62,7 +62,8 @@ def main():
               "ingest: Redis time per EVALSHA", "ingest: AOF bytes per event",
               "Redis memory per retained event", "ingest CPU", "**drain / raw**",
               "raw HTTP POST to the sink", "raw HTTP: CPU per request, client / sink", "drain / raw HTTP",
-              "drain: Redis commands / EVALSHA (round trips) per delivered event", "drain CPU",
+              "drain: Redis commands / EVALSHA (round trips) per delivered event",
+              "drain: AOF bytes per delivered event", "drain CPU",
               "end to end (ingest and delivery at once)", "end to end / raw HTTP",
               "**end to end / raw**", "end to end CPU", "peak RSS per process"]
     missing = [n for n in needed if not any(k.startswith(n) for k in rows)]
