@@ -33,15 +33,23 @@ static void json_time_field(yajl_gen g, const char *name, const char *ms)
 }
 
 /* Render an event (HGETALL reply) and its log (LRANGE reply) as JSON. */
-void events_render(yajl_gen g, const redisReply *h, const redisReply *log)
+/* The value of field `name` of h, or `dflt` when the hash has none. */
+static const char *field_or(const redisReply *h, const char *name, const char *dflt)
+{
+	const char *v = rds_hash_field(h, name);
+	return v ? v : dflt;
+}
+
+void events_render(yajl_gen g, const char *id, const redisReply *h, const redisReply *log)
 {
 	const char *url = rds_hash_field(h, "url"), *status = rds_hash_field(h, "last_status");
 	const char *err = rds_hash_field(h, "last_error"), *body = rds_hash_field(h, "body");
-	const char *state = rds_hash_field(h, "state");
+	const char *state = field_or(h, "state", "");
+	const char *created = rds_hash_field(h, "created_ms");
 
 	json_open(g);
 	json_str(g, "id");
-	json_str(g, rds_hash_field(h, "id"));
+	json_str(g, field_or(h, "id", id));
 	json_str(g, "type");
 	json_str(g, rds_hash_field(h, "type"));
 	json_str(g, "state");
@@ -49,11 +57,11 @@ void events_render(yajl_gen g, const redisReply *h, const redisReply *log)
 	json_str(g, "destination");
 	json_str_or_null(g, url && *url ? url : NULL);
 	json_str(g, "attempts");
-	json_int(g, strtoll(rds_hash_field(h, "attempts"), NULL, 10));
-	json_time_field(g, "createdAt", rds_hash_field(h, "created_ms"));
-	json_time_field(g, "updatedAt", rds_hash_field(h, "updated_ms"));
+	json_int(g, strtoll(field_or(h, "attempts", "0"), NULL, 10));
+	json_time_field(g, "createdAt", created);
+	json_time_field(g, "updatedAt", field_or(h, "updated_ms", created));
 	json_time_field(g, "nextAttemptAt",
-			strcmp(state, "pending") == 0 ? rds_hash_field(h, "next_ms") : NULL);
+			strcmp(state, "pending") == 0 ? field_or(h, "next_ms", created) : NULL);
 	json_time_field(g, "deliveredAt", rds_hash_field(h, "delivered_ms"));
 	json_time_field(g, "deadAt", rds_hash_field(h, "dead_ms"));
 	json_str(g, "lastStatus");
@@ -103,7 +111,7 @@ static void on_log(void *ud, redisReply *reply, const char *err)
 		return;
 	}
 	g = json_gen_new();
-	events_render(g, l->event, reply);
+	events_render(g, l->id, l->event, reply);
 	s = json_buf(g, &len);
 	l->cb(l->ud, 0, s, NULL);
 	yajl_gen_free(g);

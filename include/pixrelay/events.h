@@ -33,10 +33,12 @@ void events_get(struct rds *r, const struct config *cfg, enum auth_env env, cons
 void events_replay(struct rds *r, const struct config *cfg, enum auth_env env, const char *account,
 		   const char *id, events_fn cb, void *ud);
 
-/* Render an event (its HGETALL reply) as one JSON object into g, with its
+/* Render event `id` (its HGETALL reply) as one JSON object into g, with its
  * attempt log when `log` (the LRANGE of its earlier attempts) is not NULL:
- * those, then the latest attempt, kept in the event itself. */
-void events_render(yajl_gen g, const redisReply *event, const redisReply *log);
+ * those, then the latest attempt, kept in the event itself. A field a new
+ * event's hash leaves out (src/lua/lib/event.lua) is rendered as its
+ * default: attempts 0, updatedAt and nextAttemptAt its creation. */
+void events_render(yajl_gen g, const char *id, const redisReply *event, const redisReply *log);
 
 /* Which events to list. Strings borrowed; "" = any. */
 struct events_filter {

@@ -18,7 +18,7 @@ redis.call('HDEL', ek, 'dead_ms', 'delivered_ms')
 redis.call('PERSIST', ek)
 redis.call('PERSIST', p .. 'log:' .. id)
 -- a fresh budget: attempts and age are counted from now
-redis.call('HSET', ek, 'state', 'pending', 'budget_base', e[5], 'budget_ms', now, 'next_ms', now,
+redis.call('HSET', ek, 'state', 'pending', 'budget_base', e[5] or '0', 'budget_ms', now, 'next_ms', now,
   'updated_ms', now, 'last_error', '')
 local ok = p .. 'o:' .. e[4]
 if redis.call('RPUSH', ok, id) == 1 then

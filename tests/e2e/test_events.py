@@ -141,10 +141,20 @@ class WithoutDispatcher(unittest.TestCase):
             events = px.request("GET", "/v1/events", headers=auth(key)).json["data"]["events"]
             self.assertEqual([(e["type"], e["state"], e["attempts"]) for e in events],
                              [("EVENT:CHARGE_PAID", "pending", 0)])
-            r = px.request("GET", "/v1/events/" + events[0]["id"], headers=auth(key))
+            # never attempted: no attempt, updated when created, due since then
+            e = events[0]
+            self.assertRegex(e["id"], r"^evt_")
+            self.assertEqual((e["updatedAt"], e["nextAttemptAt"]), (e["createdAt"], e["createdAt"]))
+            self.assertIsNone(e["lastStatus"])
+            r = px.request("GET", "/v1/events/" + e["id"], headers=auth(key))
             self.assertEqual(r.status, 200, r)
-            self.assertEqual(r.json["data"]["payload"]["data"]["id"], cid)
-            self.assertEqual(r.json["data"]["attemptLog"], [])
+            d = r.json["data"]
+            self.assertEqual(d["payload"]["data"]["id"], cid)
+            self.assertEqual(d["attemptLog"], [])
+            self.assertEqual((d["id"], d["state"], d["attempts"]), (e["id"], "pending", 0))
+            self.assertEqual((d["createdAt"], d["updatedAt"], d["nextAttemptAt"]),
+                             (e["createdAt"], e["createdAt"], e["createdAt"]))
+            self.assertIsNone(d["deliveredAt"])
         finally:
             px.stop()
             redis.stop()
