@@ -88,9 +88,6 @@ end
 --   p live         string: the channel of live streams (below), absent when none is open
 -- Without a destination the event is recorded as delivered nowhere and expires with the
 -- retention (ttl seconds).
--- A new event's hash leaves out what its key and its other fields already say (readers
--- default them): its id (the key), updated_ms and next_ms (= created_ms), attempts (0).
--- Four fewer fields are about 2 us less Redis CPU and 80 bytes less AOF per event.
 -- What p live held, looked up once per call (nothing else writes while a script runs).
 local live_known = {}
 local function event_write(p, id, env, account, etype, url, body, order, now, ttl)
@@ -109,15 +106,16 @@ local function event_write(p, id, env, account, etype, url, body, order, now, tt
       etype .. '\n' .. url .. '\n' .. body)
   end
   if url == '' then
-    redis.call('HSET', ek, 'env', env, 'account', account, 'type', etype, 'url', '',
-      'body', body, 'order', order, 'created_ms', now, 'state', 'delivered',
-      'last_error', 'no postbackUrl on the charge or the account')
+    redis.call('HSET', ek, 'id', id, 'env', env, 'account', account, 'type', etype, 'url', '',
+      'body', body, 'order', order, 'created_ms', now, 'updated_ms', now, 'state', 'delivered',
+      'attempts', 0, 'last_error', 'no postbackUrl on the charge or the account')
     redis.call('EXPIRE', ek, ttl)
     return
   end
   local q = env .. ':' .. account .. ':' .. url_host(url)
-  redis.call('HSET', ek, 'env', env, 'account', account, 'type', etype, 'url', url,
-    'queue', q, 'body', body, 'order', order, 'created_ms', now, 'state', 'pending')
+  redis.call('HSET', ek, 'id', id, 'env', env, 'account', account, 'type', etype, 'url', url,
+    'queue', q, 'body', body, 'order', order, 'created_ms', now, 'updated_ms', now,
+    'next_ms', now, 'state', 'pending', 'attempts', 0)
   if redis.call('RPUSH', p .. 'o:' .. order, id) == 1 then
     due_add(p, q, id, now)
   end
