@@ -32,7 +32,6 @@ static void json_time_field(yajl_gen g, const char *name, const char *ms)
 	json_time_ms(g, ms);
 }
 
-/* Render an event (HGETALL reply) and its log (LRANGE reply) as JSON. */
 /* The value of field `name` of h, or `dflt` when the hash has none. */
 static const char *field_or(const redisReply *h, const char *name, const char *dflt)
 {
@@ -49,7 +48,7 @@ void events_render(yajl_gen g, const char *id, const redisReply *h, const redisR
 
 	json_open(g);
 	json_str(g, "id");
-	json_str(g, field_or(h, "id", id));
+	json_str(g, id); /* the key's: a stored `id` field says the same */
 	json_str(g, "type");
 	json_str(g, rds_hash_field(h, "type"));
 	json_str(g, "state");

@@ -23,9 +23,8 @@ void ids_random(void *buf, size_t n)
  * RAND_bytes 512 at a time: one call per id cost about a microsecond of
  * OpenSSL's locking, a tenth of ingest's own time. Nothing that must stay
  * unguessable (secrets, charge ids, which open GET /v1/qrcode/{id}) comes
- * from here. A
- * forked child starts with an empty pool so parent and child never share
- * bytes. */
+ * from here. A forked child starts with an empty pool so parent and child
+ * never share bytes. */
 static __thread unsigned char pool[512];
 static __thread size_t pool_left;
 static pthread_once_t pool_once = PTHREAD_ONCE_INIT;

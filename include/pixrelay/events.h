@@ -36,9 +36,9 @@ void events_replay(struct rds *r, const struct config *cfg, enum auth_env env, c
 /* Render event `id` (its HGETALL reply) as one JSON object into g, with its
  * attempt log when `log` (the LRANGE of its earlier attempts) is not NULL:
  * those, then the latest attempt, kept in the event itself. A field the hash
- * lacks is rendered as its default (id the given one, attempts 0, updatedAt
- * and nextAttemptAt its creation), so that a later version may stop writing
- * them (docs/performance.md) while this one still runs. */
+ * lacks is rendered as its default (attempts 0, updatedAt and nextAttemptAt
+ * its creation), so that a later version may stop writing them
+ * (docs/performance.md) while this one still runs. */
 void events_render(yajl_gen g, const char *id, const redisReply *event, const redisReply *log);
 
 /* Which events to list. Strings borrowed; "" = any. */

@@ -30,7 +30,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
-from harness import Fatal, Pixrelay, Redis, Workdir, _live, auth, free_port, wait_for  # noqa: E402
+from harness import Fatal, Pixrelay, Redis, Workdir, _live, auth, free_port, read_to_eof, wait_for  # noqa: E402
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 SHIPPED = os.path.join(ROOT, "deploy", "nginx.conf")
@@ -394,12 +394,7 @@ class NginxInFront(unittest.TestCase):
         try:
             tls.sendall(b"GET /healthz HTTP/1.1\r\nHost: " + PUBLIC.encode() +
                         b"\r\nContent-Length: nope\r\n\r\n")
-            data = b""
-            while True:
-                chunk = tls.recv(65536)
-                if not chunk:
-                    break
-                data += chunk
+            data = read_to_eof(tls)
         finally:
             tls.close()
         head, _, body = data.partition(b"\r\n\r\n")

@@ -44,6 +44,16 @@ class Fatal(AssertionError):
     """Raised inside a wait_for predicate to stop waiting at once."""
 
 
+def read_to_eof(sock):
+    """Every byte a socket (plain or TLS) receives until the peer closes."""
+    data = b""
+    while True:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return data
+        data += chunk
+
+
 def wait_for(pred, timeout=10.0, interval=0.02, what="condition"):
     deadline = time.time() + timeout
     while time.time() < deadline:

@@ -19,7 +19,7 @@ import threading
 import time
 import unittest
 
-from harness import Pixrelay, auth, start_stack, wait_for
+from harness import Pixrelay, auth, read_to_eof, start_stack, wait_for
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MAX_BODY = 4096
@@ -442,12 +442,7 @@ class Strictness(Base):
             cpu1 = proc_stat(self.px.proc.pid)[0]
         finally:
             os.kill(self.redis.proc.pid, signal.SIGCONT)
-        got = b""
-        while True:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            got += chunk
+        got = read_to_eof(s)
         s.close()
         self.assertLess(cpu1 - cpu0, 0.3)
         answers = parse_responses(got)
@@ -465,12 +460,7 @@ class Strictness(Base):
         s.sendall((b"GET " + qr + b" HTTP/1.1\r\nHost: t\r\n\r\n") * 3000)
         s.shutdown(socket.SHUT_WR)
         time.sleep(0.5)
-        data = b""
-        while True:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            data += chunk
+        data = read_to_eof(s)
         s.close()
         answers = parse_responses(data)
         self.assertEqual(len(answers), 3000)
@@ -501,12 +491,7 @@ class Strictness(Base):
                   b"Expect: 100-continue\r\nConnection: close\r\n\r\n" % (self.key.encode(), len(body)))
         self.assertEqual(s.recv(100), b"HTTP/1.1 100 Continue\r\n\r\n")
         s.sendall(body)
-        data = b""
-        while True:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            data += chunk
+        data = read_to_eof(s)
         s.close()
         (status, _, got), = parse_responses(data)
         self.assertEqual(status, 200)
