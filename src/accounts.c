@@ -117,7 +117,7 @@ static char *details_json(const struct account_input *in)
 struct create {
 	struct rds *r;
 	const struct config *cfg;
-	enum auth_env env;
+	enum env env;
 	accounts_fn cb;
 	void *ud;
 	char id[IDS_ULID_LEN + 1];
@@ -257,12 +257,12 @@ static void index_arg(struct create *c, const char *s)
 	c->argv[c->argc++] = mem_strdup(s);
 }
 
-void accounts_create(struct rds *r, const struct config *cfg, enum auth_env env, const char *owner,
+void accounts_create(struct rds *r, const struct config *cfg, enum env env, const char *owner,
 		     const char *key_id, struct account_input *in, accounts_fn cb, void *ud)
 {
 	struct create *c = mem_new(struct create);
-	const char *envn = auth_env_name(env);
-	const char *review = env == AUTH_SANDBOX && !cfg->sandbox_review ? "approved" : "pending";
+	const char *envn = env_name(env);
+	const char *review = env == ENV_SANDBOX && !cfg->sandbox_review ? "approved" : "pending";
 	char evp[IDS_UUID_LEN + 1], signing[SIGN_SECRET_LEN + 1];
 	char ingest[SIGN_SECRET_LEN + 1], compat[41], created[32], created_txt[TIMEFMT_LEN + 1];
 	char gp[KS_PREFIX_MAX], taxids[KS_KEY_MAX];
@@ -460,13 +460,13 @@ void accounts_create(struct rds *r, const struct config *cfg, enum auth_env env,
 struct transfer {
 	struct rds *r;
 	const struct config *cfg;
-	enum auth_env env;
+	enum env env;
 	accounts_fn cb;
 	void *ud;
 	char *caller, *from_key, *to_key, *idem, *fingerprint;
 	char from[IDS_ULID_LEN + 1], to[IDS_ULID_LEN + 1];
 	char id[IDS_ULID_LEN + 5];
-	char evt_in[EVENTS_ID_MAX];
+	char evt_in[EVENT_ID_MAX];
 	char amount[24], at[24], at_txt[TIMEFMT_LEN + 1];
 	int replayed;
 };
@@ -535,19 +535,9 @@ static void transfer_credit(struct transfer *t)
 	snprintf(k, sizeof(k), "%sxin:%s", dp, t->id);
 	snprintf(ttl, sizeof(ttl), "%ld", t->cfg->event_retention_days * 86400);
 	{
-		const char *argv[] = {k,
-				      dp,
-				      t->id,
-				      t->amount,
-				      t->from,
-				      t->to,
-				      t->from_key,
-				      t->to_key,
-				      t->at,
-				      t->at_txt,
-				      auth_env_name(t->env),
-				      t->evt_in,
-				      ttl};
+		const char *argv[] = {
+		    k,	       dp,    t->id,	 t->amount,	   t->from,   t->to, t->from_key,
+		    t->to_key, t->at, t->at_txt, env_name(t->env), t->evt_in, ttl};
 		rds_script(t->r, on_credited, t, SCRIPT_TRANSFER_CREDIT, 1, 13, argv, NULL);
 	}
 }
@@ -613,7 +603,7 @@ static void on_resolved(void *ud, redisReply *reply, const char *err)
 	struct transfer *t = ud;
 	const char *what = NULL;
 	char sp[KS_PREFIX_MAX], ak[KS_KEY_MAX], ik[KS_KEY_MAX + 72] = "", ttl[24];
-	char evt_out[EVENTS_ID_MAX];
+	char evt_out[EVENT_ID_MAX];
 	uint64_t ms = ids_now_ms();
 
 	if (err) {
@@ -676,7 +666,7 @@ static void on_resolved(void *ud, redisReply *reply, const char *err)
 				      t->to_key,
 				      t->at,
 				      t->at_txt,
-				      auth_env_name(t->env),
+				      env_name(t->env),
 				      ik,
 				      t->fingerprint ? t->fingerprint : "",
 				      evt_out,
@@ -686,10 +676,9 @@ static void on_resolved(void *ud, redisReply *reply, const char *err)
 	}
 }
 
-void accounts_transfer(struct rds *r, const struct config *cfg, enum auth_env env,
-		       const char *caller, const char *from_key, const char *to_key,
-		       long long amount, const char *idem, const char *fingerprint, accounts_fn cb,
-		       void *ud)
+void accounts_transfer(struct rds *r, const struct config *cfg, enum env env, const char *caller,
+		       const char *from_key, const char *to_key, long long amount, const char *idem,
+		       const char *fingerprint, accounts_fn cb, void *ud)
 {
 	struct transfer *t = mem_new(struct transfer);
 	char gp[KS_PREFIX_MAX], k1[KS_KEY_MAX];
@@ -747,15 +736,15 @@ static void on_record(void *ud, redisReply *reply, const char *err)
 			   "at", "at_txt", "env",  "evt_in", "state"};
 	const char *v[11];
 	struct transfer *t;
-	enum auth_env env;
+	enum env env;
 
 	for (int i = 0; i < 11; i++)
 		v[i] = err ? NULL : rds_hash_field(reply, f[i]);
 	for (int i = 0; i < 11; i++)
 		if (!v[i])
 			goto skip;
-	if (strcmp(v[10], "debited") != 0 || auth_env_parse(v[8], &env) < 0 ||
-	    ks_shard_of(v[0]) < 0 || ks_shard_of(v[3]) < 0)
+	if (strcmp(v[10], "debited") != 0 || env_parse(v[8], &env) < 0 || ks_shard_of(v[0]) < 0 ||
+	    ks_shard_of(v[3]) < 0)
 		goto skip;
 	log_info("transfer %s: finishing a transfer left debited", v[0]);
 	t = mem_new(struct transfer);
@@ -893,8 +882,8 @@ static void on_balance(void *ud, redisReply *reply, const char *err)
 	}
 }
 
-void accounts_balance(struct rds *r, const struct config *cfg, enum auth_env env,
-		      const char *account, int entries, accounts_fn cb, void *ud)
+void accounts_balance(struct rds *r, const struct config *cfg, enum env env, const char *account,
+		      int entries, accounts_fn cb, void *ud)
 {
 	struct balance *b;
 	char k[KS_KEY_MAX];
@@ -968,7 +957,7 @@ struct queue_item {
 struct queue {
 	struct rds *r;
 	const struct config *cfg;
-	enum auth_env env;
+	enum env env;
 	accounts_fn cb;
 	void *ud;
 	long long total;
@@ -1116,7 +1105,7 @@ static void on_queue(void *ud, redisReply *reply, const char *err)
 	}
 }
 
-void accounts_review_list(struct rds *r, const struct config *cfg, enum auth_env env, int limit,
+void accounts_review_list(struct rds *r, const struct config *cfg, enum env env, int limit,
 			  accounts_fn cb, void *ud)
 {
 	struct queue *q = mem_new(struct queue);
@@ -1143,7 +1132,7 @@ void accounts_review_list(struct rds *r, const struct config *cfg, enum auth_env
 struct show {
 	struct rds *r;
 	const struct config *cfg;
-	enum auth_env env;
+	enum env env;
 	accounts_fn cb;
 	void *ud;
 	int files;
@@ -1286,7 +1275,7 @@ static void on_show_record(void *ud, redisReply *reply, const char *err)
 	json_str(g, "id");
 	json_str(g, sh->id);
 	json_str(g, "environment");
-	json_str(g, auth_env_name(sh->env));
+	json_str(g, env_name(sh->env));
 	keys_write_fields(g, reply, shown, sizeof(shown) / sizeof(shown[0]));
 	/* the KYC data kept from the request: address, documents, representatives */
 	details = rds_hash_field(reply, "details");
@@ -1306,8 +1295,8 @@ static void on_show_record(void *ud, redisReply *reply, const char *err)
 	}
 }
 
-void accounts_review_show(struct rds *r, const struct config *cfg, enum auth_env env,
-			  const char *id, int files, accounts_fn cb, void *ud)
+void accounts_review_show(struct rds *r, const struct config *cfg, enum env env, const char *id,
+			  int files, accounts_fn cb, void *ud)
 {
 	struct show *sh;
 	char k[KS_KEY_MAX];
@@ -1337,7 +1326,7 @@ void accounts_review_show(struct rds *r, const struct config *cfg, enum auth_env
 struct decide {
 	struct rds *r;
 	const struct config *cfg;
-	enum auth_env env;
+	enum env env;
 	accounts_fn cb;
 	void *ud;
 	int approve;
@@ -1445,9 +1434,8 @@ static void on_decide_record(void *ud, redisReply *reply, const char *err)
 	}
 }
 
-void accounts_review_decide(struct rds *r, const struct config *cfg, enum auth_env env,
-			    const char *id, int approve, const char *reason, accounts_fn cb,
-			    void *ud)
+void accounts_review_decide(struct rds *r, const struct config *cfg, enum env env, const char *id,
+			    int approve, const char *reason, accounts_fn cb, void *ud)
 {
 	struct decide *dc;
 	char k[KS_KEY_MAX];
@@ -1496,8 +1484,8 @@ static void lookup_done(struct lookup *l)
 	} else if (!l->found) {
 		l->cb(l->ud, ACCOUNTS_NOT_FOUND, NULL, NULL);
 	} else {
-		snprintf(v, sizeof(v), "%s\t%s\t%s", auth_env_name(l->info.env),
-			 l->info.ingest_secret, l->info.pix_key);
+		snprintf(v, sizeof(v), "%s\t%s\t%s", env_name(l->info.env), l->info.ingest_secret,
+			 l->info.pix_key);
 		cache_put(l->cache, l->ckey, v, l->ticket, INFO_CACHE_MS);
 		mem_wipe(v, sizeof(v));
 		l->cb(l->ud, 0, &l->info, NULL);
@@ -1508,7 +1496,7 @@ static void lookup_done(struct lookup *l)
 
 struct lookup_env {
 	struct lookup *l;
-	enum auth_env env;
+	enum env env;
 };
 
 static void on_info(void *ud, redisReply *reply, const char *err)
@@ -1543,7 +1531,7 @@ static int info_parse(const char *v, struct accounts_info *info)
 		return -1;
 	memcpy(env, v, (size_t)(t1 - v));
 	env[t1 - v] = '\0';
-	if (auth_env_parse(env, &info->env) < 0)
+	if (env_parse(env, &info->env) < 0)
 		return -1;
 	snprintf(info->ingest_secret, sizeof(info->ingest_secret), "%.*s", (int)(t2 - t1 - 1),
 		 t1 + 1);
@@ -1584,7 +1572,7 @@ void accounts_lookup(struct rds *r, struct cache *c, const struct config *cfg, c
 		struct lookup_env *le = mem_new(struct lookup_env);
 		char k[KS_KEY_MAX];
 		le->l = l;
-		le->env = (enum auth_env)e;
+		le->env = (enum env)e;
 		ks_account_key(k, sizeof(k), cfg->prefix, le->env, id);
 		{
 			const char *argv[] = {"HMGET", k, "id", "ingest_secret", "pix_key"};
@@ -1626,14 +1614,14 @@ static void str_or_null_if_empty(yajl_gen g, const char *name, const redisReply 
 
 /* Write the fields of an account (AF_COUNT elements, AF_ID a string) into an
  * object already open in g. */
-static void account_fields(yajl_gen g, enum auth_env env, redisReply **e)
+static void account_fields(yajl_gen g, enum env env, redisReply **e)
 {
 	char t[TIMEFMT_LEN + 1];
 
 	json_str(g, "id");
 	json_strn(g, e[AF_ID]->str, e[AF_ID]->len);
 	json_str(g, "environment");
-	json_str(g, auth_env_name(env));
+	json_str(g, env_name(env));
 	str_or_null_if_empty(g, "kind", e[AF_KIND]);
 	str_or_null_if_empty(g, "officialName", e[AF_OFFICIAL]);
 	str_or_null_if_empty(g, "tradeName", e[AF_TRADE]);
@@ -1660,7 +1648,7 @@ static void account_fields(yajl_gen g, enum auth_env env, redisReply **e)
 struct alist {
 	accounts_fn cb;
 	void *ud;
-	enum auth_env env;
+	enum env env;
 	size_t n, left;
 	redisReply **found; /* deep copies of the HMGET replies, by position */
 	char *cursor;	    /* NULL = no more */
@@ -1802,7 +1790,7 @@ done:
 	free(st);
 }
 
-void accounts_list(struct rds *r, const struct config *cfg, enum auth_env env, const char *only,
+void accounts_list(struct rds *r, const struct config *cfg, enum env env, const char *only,
 		   const struct page_cursor *from, int limit, accounts_fn cb, void *ud)
 {
 	struct alist *l = mem_new(struct alist);
@@ -1843,7 +1831,7 @@ void accounts_list(struct rds *r, const struct config *cfg, enum auth_env env, c
 struct ashow {
 	accounts_fn cb;
 	void *ud;
-	enum auth_env env;
+	enum env env;
 };
 
 static void on_ashow(void *ud, redisReply *reply, const char *err)
@@ -1897,8 +1885,8 @@ done:
 	free(a);
 }
 
-void accounts_show(struct rds *r, const struct config *cfg, enum auth_env env, const char *id,
-		   int limit, const char *pos, const char *fp, accounts_fn cb, void *ud)
+void accounts_show(struct rds *r, const struct config *cfg, enum env env, const char *id, int limit,
+		   const char *pos, const char *fp, accounts_fn cb, void *ud)
 {
 	struct ashow *a;
 	char k1[KS_KEY_MAX], k2[KS_KEY_MAX], lim[16];
@@ -1960,7 +1948,7 @@ done:
 	free(a);
 }
 
-void accounts_secrets(struct rds *r, const struct config *cfg, enum auth_env env, const char *id,
+void accounts_secrets(struct rds *r, const struct config *cfg, enum env env, const char *id,
 		      accounts_fn cb, void *ud)
 {
 	struct ashow *a;

@@ -125,7 +125,7 @@ void api_authenticate(struct http_req *req)
 	struct app *app = app_of(req);
 	const char *token = NULL;
 	size_t len = 0;
-	enum auth_env env;
+	enum env env;
 
 	switch (auth_bearer(http_header(req, "Authorization"), &token, &len)) {
 	case AUTH_MISSING:
@@ -344,14 +344,14 @@ static void handle_me(struct http_req *req)
 	json_str(g, "kind");
 	json_str(g, auth_kind_name(c->key.kind));
 	json_str(g, "environment");
-	json_str(g, auth_env_name(c->key.env));
+	json_str(g, env_name(c->key.env));
 	json_str(g, "account");
 	json_str(g, c->key.account);
 	json_close(g);
 	json_str(g, "account");
 	json_str(g, c->account);
 	json_str(g, "environment");
-	json_str(g, auth_env_name(c->key.env));
+	json_str(g, env_name(c->key.env));
 	json_close(g);
 	http_reply_gen(req, 200, g);
 	yajl_gen_free(g);
@@ -528,7 +528,7 @@ static void handle_qrcode(struct http_req *req)
 /* A charge transition under way: what it does, and its event's id once made. */
 struct transition {
 	const char *verb;
-	char event[EVENTS_ID_MAX];
+	char event[EVENT_ID_MAX];
 };
 
 static void on_transitioned(void *ud, int result, const char *json, const char *err)
@@ -537,7 +537,7 @@ static void on_transitioned(void *ud, int result, const char *json, const char *
 	struct app *app = app_of(req);
 	struct transition *t = req->state;
 	const char *verb = t->verb;
-	char event[EVENTS_ID_MAX];
+	char event[EVENT_ID_MAX];
 
 	snprintf(event, sizeof(event), "%s", t->event);
 	free(t);
@@ -589,7 +589,7 @@ static void simulate(struct http_req *req, enum charges_action action, const cha
 	struct api_caller *c = req->auth;
 	struct transition *t;
 
-	if (c->key.env != AUTH_SANDBOX) {
+	if (c->key.env != ENV_SANDBOX) {
 		http_reply_error(req, 403, "%s", refusal);
 		return;
 	}
@@ -778,9 +778,9 @@ static void handle_event_replay(struct http_req *req)
 /* ---- ingest from an upstream provider ---- */
 
 struct ingest_ctx {
-	enum auth_env env;
+	enum env env;
 	char account[32];
-	char event[EVENTS_ID_MAX];
+	char event[EVENT_ID_MAX];
 	struct ingest_note note;
 };
 
@@ -971,7 +971,7 @@ static void handle_events_list(struct http_req *req)
 	struct app *app = app_of(req);
 	struct api_caller *c = req->auth;
 	struct list_query *q = mem_new(struct list_query);
-	struct events_filter f;
+	struct event_filter f;
 
 	memset(&f, 0, sizeof(f));
 	f.limit = 20;
@@ -1012,7 +1012,7 @@ static void handle_events_replay(struct http_req *req)
 {
 	struct app *app = app_of(req);
 	struct api_caller *c = req->auth;
-	struct events_filter f;
+	struct event_filter f;
 	yajl_val body = NULL;
 	char err[512];
 
@@ -1597,51 +1597,51 @@ static void handle_account_secrets(struct http_req *req)
 }
 
 const struct http_route api_routes[] = {
-    {EVHTTP_REQ_GET, "/healthz", handle_healthz, 0},
-    {EVHTTP_REQ_GET, "/readyz", handle_readyz, 0},
-    {EVHTTP_REQ_GET, "/metrics", handle_metrics, 0},
-    {EVHTTP_REQ_GET, "/v1/openapi.yaml", handle_openapi, HTTP_ENVELOPE},
-    {EVHTTP_REQ_GET, "/dashboard", dashboard_redirect, 0},
-    {EVHTTP_REQ_GET, "/dashboard/", dashboard_index, 0},
-    {EVHTTP_REQ_GET, "/dashboard/{file}", dashboard_file, 0},
-    {EVHTTP_REQ_GET, "/v1/me", handle_me, HTTP_AUTH | HTTP_ENVELOPE},
-    {EVHTTP_REQ_POST, "/v1/charge/pix/create", handle_charge_create,
+    {HTTP_GET, "/healthz", handle_healthz, 0},
+    {HTTP_GET, "/readyz", handle_readyz, 0},
+    {HTTP_GET, "/metrics", handle_metrics, 0},
+    {HTTP_GET, "/v1/openapi.yaml", handle_openapi, HTTP_ENVELOPE},
+    {HTTP_GET, "/dashboard", dashboard_redirect, 0},
+    {HTTP_GET, "/dashboard/", dashboard_index, 0},
+    {HTTP_GET, "/dashboard/{file}", dashboard_file, 0},
+    {HTTP_GET, "/v1/me", handle_me, HTTP_AUTH | HTTP_ENVELOPE},
+    {HTTP_POST, "/v1/charge/pix/create", handle_charge_create,
      HTTP_AUTH | HTTP_JSON_BODY | HTTP_ENVELOPE},
-    {EVHTTP_REQ_GET, "/v1/charge/pix/{id}", handle_charge_get, HTTP_AUTH | HTTP_ENVELOPE},
-    {EVHTTP_REQ_GET, "/v1/qrcode/{id}", handle_qrcode, HTTP_ENVELOPE},
-    {EVHTTP_REQ_POST, "/v1/charge/pix/{id}/simulate-payment", handle_simulate_payment,
+    {HTTP_GET, "/v1/charge/pix/{id}", handle_charge_get, HTTP_AUTH | HTTP_ENVELOPE},
+    {HTTP_GET, "/v1/qrcode/{id}", handle_qrcode, HTTP_ENVELOPE},
+    {HTTP_POST, "/v1/charge/pix/{id}/simulate-payment", handle_simulate_payment,
      HTTP_AUTH | HTTP_ENVELOPE},
-    {EVHTTP_REQ_POST, "/v1/charge/pix/{id}/simulate-expiry", handle_simulate_expiry,
+    {HTTP_POST, "/v1/charge/pix/{id}/simulate-expiry", handle_simulate_expiry,
      HTTP_AUTH | HTTP_ENVELOPE},
-    {EVHTTP_REQ_POST, "/v1/charge/pix/{id}/simulate-failure", handle_simulate_failure,
+    {HTTP_POST, "/v1/charge/pix/{id}/simulate-failure", handle_simulate_failure,
      HTTP_AUTH | HTTP_ENVELOPE},
-    {EVHTTP_REQ_POST, "/v1/charge/{id}/refund", handle_refund, HTTP_AUTH | HTTP_ENVELOPE},
-    {EVHTTP_REQ_GET, "/v1/events", handle_events_list, HTTP_AUTH | HTTP_ENVELOPE},
-    {EVHTTP_REQ_GET, "/v1/events/stream", handle_events_stream, HTTP_AUTH | HTTP_ENVELOPE},
-    {EVHTTP_REQ_POST, "/v1/events/replay", handle_events_replay, HTTP_AUTH | HTTP_ENVELOPE},
-    {EVHTTP_REQ_GET, "/v1/events/{id}", handle_event_get, HTTP_AUTH | HTTP_ENVELOPE},
-    {EVHTTP_REQ_POST, "/v1/events/{id}/replay", handle_event_replay, HTTP_AUTH | HTTP_ENVELOPE},
-    {EVHTTP_REQ_POST, "/v1/webhooks/ingest/{id}", handle_ingest, HTTP_JSON_BODY | HTTP_ENVELOPE},
-    {EVHTTP_REQ_POST, "/v1/baas/account/create", handle_account_create,
+    {HTTP_POST, "/v1/charge/{id}/refund", handle_refund, HTTP_AUTH | HTTP_ENVELOPE},
+    {HTTP_GET, "/v1/events", handle_events_list, HTTP_AUTH | HTTP_ENVELOPE},
+    {HTTP_GET, "/v1/events/stream", handle_events_stream, HTTP_AUTH | HTTP_ENVELOPE},
+    {HTTP_POST, "/v1/events/replay", handle_events_replay, HTTP_AUTH | HTTP_ENVELOPE},
+    {HTTP_GET, "/v1/events/{id}", handle_event_get, HTTP_AUTH | HTTP_ENVELOPE},
+    {HTTP_POST, "/v1/events/{id}/replay", handle_event_replay, HTTP_AUTH | HTTP_ENVELOPE},
+    {HTTP_POST, "/v1/webhooks/ingest/{id}", handle_ingest, HTTP_JSON_BODY | HTTP_ENVELOPE},
+    {HTTP_POST, "/v1/baas/account/create", handle_account_create,
      HTTP_AUTH | HTTP_ACTS_AS | HTTP_JSON_BODY | HTTP_ENVELOPE | HTTP_UPLOAD},
-    {EVHTTP_REQ_POST, "/v1/baas/internal-transfer", handle_transfer,
+    {HTTP_POST, "/v1/baas/internal-transfer", handle_transfer,
      HTTP_AUTH | HTTP_ACTS_AS | HTTP_JSON_BODY | HTTP_ENVELOPE},
-    {EVHTTP_REQ_GET, "/v1/baas/balance", handle_balance, HTTP_AUTH | HTTP_ENVELOPE},
-    {EVHTTP_REQ_GET, "/v1/keys", handle_keys_list, HTTP_AUTH | HTTP_ENVELOPE},
-    {EVHTTP_REQ_POST, "/v1/keys", handle_keys_create, HTTP_AUTH | HTTP_JSON_BODY | HTTP_ENVELOPE},
-    {EVHTTP_REQ_POST, "/v1/keys/{id}/revoke", handle_key_revoke, HTTP_AUTH | HTTP_ENVELOPE},
-    {EVHTTP_REQ_GET, "/v1/charges", handle_charges_list, HTTP_AUTH | HTTP_ENVELOPE},
-    {EVHTTP_REQ_GET, "/v1/baas/accounts", handle_accounts_list, HTTP_AUTH | HTTP_ENVELOPE},
-    {EVHTTP_REQ_GET, "/v1/baas/accounts/{id}", handle_account_get, HTTP_AUTH | HTTP_ENVELOPE},
-    {EVHTTP_REQ_POST, "/v1/baas/accounts/{id}/secrets/reveal", handle_account_secrets,
+    {HTTP_GET, "/v1/baas/balance", handle_balance, HTTP_AUTH | HTTP_ENVELOPE},
+    {HTTP_GET, "/v1/keys", handle_keys_list, HTTP_AUTH | HTTP_ENVELOPE},
+    {HTTP_POST, "/v1/keys", handle_keys_create, HTTP_AUTH | HTTP_JSON_BODY | HTTP_ENVELOPE},
+    {HTTP_POST, "/v1/keys/{id}/revoke", handle_key_revoke, HTTP_AUTH | HTTP_ENVELOPE},
+    {HTTP_GET, "/v1/charges", handle_charges_list, HTTP_AUTH | HTTP_ENVELOPE},
+    {HTTP_GET, "/v1/baas/accounts", handle_accounts_list, HTTP_AUTH | HTTP_ENVELOPE},
+    {HTTP_GET, "/v1/baas/accounts/{id}", handle_account_get, HTTP_AUTH | HTTP_ENVELOPE},
+    {HTTP_POST, "/v1/baas/accounts/{id}/secrets/reveal", handle_account_secrets,
      HTTP_AUTH | HTTP_ENVELOPE},
 };
 
 const size_t api_nroutes = sizeof(api_routes) / sizeof(api_routes[0]);
 
 const struct http_route api_metrics_routes[] = {
-    {EVHTTP_REQ_GET, "/healthz", handle_healthz, 0},
-    {EVHTTP_REQ_GET, "/readyz", handle_readyz, 0},
-    {EVHTTP_REQ_GET, "/metrics", handle_metrics, 0},
+    {HTTP_GET, "/healthz", handle_healthz, 0},
+    {HTTP_GET, "/readyz", handle_readyz, 0},
+    {HTTP_GET, "/metrics", handle_metrics, 0},
 };
 const size_t api_metrics_nroutes = sizeof(api_metrics_routes) / sizeof(api_metrics_routes[0]);

@@ -18,24 +18,6 @@
 /* a key's lookup is cached as long as its last use may go unrecorded */
 #define CACHE_MS 60000
 
-const char *auth_env_name(enum auth_env env)
-{
-	return env == AUTH_PRODUCTION ? "production" : "sandbox";
-}
-
-int auth_env_parse(const char *s, enum auth_env *out)
-{
-	if (strcmp(s, "sandbox") == 0 || strcmp(s, "test") == 0) {
-		*out = AUTH_SANDBOX;
-		return 0;
-	}
-	if (strcmp(s, "production") == 0 || strcmp(s, "live") == 0) {
-		*out = AUTH_PRODUCTION;
-		return 0;
-	}
-	return -1;
-}
-
 const char *auth_kind_name(enum auth_kind kind)
 {
 	return kind == AUTH_MASTER_KEY ? "master" : "account";
@@ -66,16 +48,16 @@ int auth_bearer(const char *header, const char **token, size_t *len)
 	return AUTH_OK;
 }
 
-int auth_token_env(const char *token, size_t len, enum auth_env *env)
+int auth_token_env(const char *token, size_t len, enum env *env)
 {
-	enum auth_env e;
+	enum env e;
 
 	if (len != PREFIX_LEN + AUTH_KEY_RANDOM)
 		return -1;
 	if (memcmp(token, PREFIX_TEST, PREFIX_LEN) == 0)
-		e = AUTH_SANDBOX;
+		e = ENV_SANDBOX;
 	else if (memcmp(token, PREFIX_LIVE, PREFIX_LEN) == 0)
-		e = AUTH_PRODUCTION;
+		e = ENV_PRODUCTION;
 	else
 		return -1;
 	for (size_t i = PREFIX_LEN; i < len; i++) {
@@ -87,9 +69,9 @@ int auth_token_env(const char *token, size_t len, enum auth_env *env)
 	return 0;
 }
 
-void auth_key_generate(enum auth_env env, char out[AUTH_KEY_MAX])
+void auth_key_generate(enum env env, char out[AUTH_KEY_MAX])
 {
-	memcpy(out, env == AUTH_PRODUCTION ? PREFIX_LIVE : PREFIX_TEST, PREFIX_LEN);
+	memcpy(out, env == ENV_PRODUCTION ? PREFIX_LIVE : PREFIX_TEST, PREFIX_LEN);
 	ids_base62(out + PREFIX_LEN, AUTH_KEY_RANDOM);
 }
 
@@ -111,7 +93,7 @@ void auth_redis_key_all(char *out, size_t size, const char *prefix)
 struct lookup {
 	auth_lookup_fn cb;
 	void *ud;
-	enum auth_env token_env;
+	enum env token_env;
 	struct cache *cache;
 	uint64_t ticket;
 	char ckey[80];
@@ -122,7 +104,7 @@ static void remember(struct lookup *l, const struct auth_key *key, int revoked)
 {
 	char v[160];
 
-	snprintf(v, sizeof(v), "%s %s %s %s %d", key->id, auth_env_name(key->env),
+	snprintf(v, sizeof(v), "%s %s %s %s %d", key->id, env_name(key->env),
 		 auth_kind_name(key->kind), key->account, revoked);
 	cache_put(l->cache, l->ckey, v, l->ticket, CACHE_MS);
 }
@@ -134,7 +116,7 @@ static int recall(const char *v, struct auth_key *key, int *revoked)
 
 	memset(key, 0, sizeof(*key));
 	if (sscanf(v, "%39s %15s %15s %31s %d", id, env, kind, account, revoked) != 5 ||
-	    auth_env_parse(env, &key->env) < 0)
+	    env_parse(env, &key->env) < 0)
 		return -1;
 	snprintf(key->id, sizeof(key->id), "%s", id);
 	snprintf(key->account, sizeof(key->account), "%s", account);
@@ -163,7 +145,7 @@ static void on_lookup(void *ud, redisReply *reply, const char *err)
 		}
 	}
 	snprintf(key.id, sizeof(key.id), "%s", reply->element[0]->str);
-	if (auth_env_parse(reply->element[1]->str, &key.env) < 0 || key.env != l->token_env) {
+	if (env_parse(reply->element[1]->str, &key.env) < 0 || key.env != l->token_env) {
 		/* a record whose environment disagrees with the key's own prefix is
 		 * not believed */
 		l->cb(l->ud, AUTH_INVALID, NULL, NULL);
@@ -194,7 +176,7 @@ void auth_lookup(struct rds *r, struct cache *c, const char *prefix, const char 
 	l->ud = ud;
 	l->cache = c;
 	if (auth_token_env(token, len, &l->token_env) < 0)
-		l->token_env = AUTH_SANDBOX;
+		l->token_env = ENV_SANDBOX;
 	ids_sha256_hex(sha, token, len);
 	snprintf(l->ckey, sizeof(l->ckey), "k:%s", sha);
 	cached = cache_get(c, l->ckey);

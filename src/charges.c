@@ -5,7 +5,6 @@
 #include "pixrelay/events.h"
 #include "pixrelay/ids.h"
 #include "pixrelay/json.h"
-#include "pixrelay/keys.h"
 #include "pixrelay/keyspace.h"
 #include "pixrelay/log.h"
 #include "pixrelay/mem.h"
@@ -30,7 +29,7 @@ static void charge_key(char *out, size_t size, const char *prefix, const char *i
 struct create {
 	struct rds *r;
 	const struct config *cfg;
-	enum auth_env env;
+	enum env env;
 	char account[32];
 	struct charge_input in;
 	charges_fn cb;
@@ -123,7 +122,7 @@ static void store(struct create *c, const char *pix_key)
 		return;
 	}
 	image_url = mem_printf("%s/qrcode/%s", cfg->base_url, id);
-	charge_customer_id(auth_env_name(c->env), c->account, c->in.document, cus);
+	charge_customer_id(env_name(c->env), c->account, c->in.document, cus);
 	memset(&v, 0, sizeof(v));
 	v.id = id;
 	v.external_id = c->in.external_id;
@@ -163,7 +162,7 @@ static void store(struct create *c, const char *pix_key)
 	argv[3] = k4;
 	argv[4] = id;
 	argv[5] = c->account;
-	argv[6] = auth_env_name(c->env);
+	argv[6] = env_name(c->env);
 	argv[7] = c->in.external_id ? c->in.external_id : "";
 	argv[8] = fp;
 	argv[9] = head;
@@ -199,7 +198,7 @@ static void on_account(void *ud, int result, const struct accounts_info *info, c
 	store(c, info->pix_key);
 }
 
-void charges_create(struct rds *r, struct cache *cache, const struct config *cfg, enum auth_env env,
+void charges_create(struct rds *r, struct cache *cache, const struct config *cfg, enum env env,
 		    const char *account, const struct charge_input *in, charges_fn cb, void *ud)
 {
 	struct create *c;
@@ -273,7 +272,7 @@ done:
 	free(g);
 }
 
-void charges_get(struct rds *r, const struct config *cfg, enum auth_env env, const char *account,
+void charges_get(struct rds *r, const struct config *cfg, enum env env, const char *account,
 		 const char *id, charges_fn cb, void *ud)
 {
 	struct get *g;
@@ -359,13 +358,13 @@ static void on_transition(void *ud, redisReply *reply, const char *err)
 	free(t);
 }
 
-void charges_transition(struct rds *r, const struct config *cfg, enum auth_env env,
-			const char *account, const char *id, enum charges_action action,
-			const char *amount, char *event_out, charges_fn cb, void *ud)
+void charges_transition(struct rds *r, const struct config *cfg, enum env env, const char *account,
+			const char *id, enum charges_action action, const char *amount,
+			char *event_out, charges_fn cb, void *ud)
 {
 	struct transition *t;
 	char k1[KS_KEY_MAX], sp[KS_PREFIX_MAX], now[32], now_txt[TIMEFMT_LEN + 1];
-	char evt[EVENTS_ID_MAX], ttl[32];
+	char evt[EVENT_ID_MAX], ttl[32];
 	int shard = ks_shard_of(id);
 	uint64_t ms = ids_now_ms();
 
@@ -405,13 +404,13 @@ int charges_reply(redisReply *const *e, size_t n, const char **json, char *event
 	what = e[0]->str;
 	if (strcmp(what, "ok") == 0 && n == 4) {
 		if (event_out)
-			snprintf(event_out, EVENTS_ID_MAX, "%s", e[3]->str);
+			snprintf(event_out, EVENT_ID_MAX, "%s", e[3]->str);
 		*json = e[2]->str;
 		return 0;
 	}
 	if (strcmp(what, "expired") == 0 && n == 3) {
 		if (event_out)
-			snprintf(event_out, EVENTS_ID_MAX, "%s", e[2]->str);
+			snprintf(event_out, EVENT_ID_MAX, "%s", e[2]->str);
 		*json = e[1]->str;
 		return CHARGES_EXPIRED;
 	}
@@ -457,7 +456,7 @@ void charges_expire_due(struct rds *r, const struct config *cfg, int shard,
 {
 	struct expiry *x = mem_new(struct expiry);
 	char sp[KS_PREFIX_MAX], k[KS_KEY_MAX], now[32], now_txt[TIMEFMT_LEN + 1], ttl[32];
-	char evts[EXPIRY_BATCH][EVENTS_ID_MAX];
+	char evts[EXPIRY_BATCH][EVENT_ID_MAX];
 	const char *argv[5 + EXPIRY_BATCH];
 	uint64_t ms = ids_now_ms();
 
@@ -534,7 +533,7 @@ done:
 	free(l);
 }
 
-void charges_list(struct rds *r, const struct config *cfg, enum auth_env env, const char *account,
+void charges_list(struct rds *r, const struct config *cfg, enum env env, const char *account,
 		  const struct charges_filter *f, charges_fn cb, void *ud)
 {
 	struct list *l;

@@ -158,9 +158,9 @@ static int cli_verb_known(const char *cmd, const char *usage, const char *verb,
 
 /* Parse the --env that command cmd requires into *env: 0, or -1 with
  * "pixrelay CMD: --env sandbox|production is required" on stderr. */
-static int cli_env_required(const char *cmd, const char *envs, enum auth_env *env)
+static int cli_env_required(const char *cmd, const char *envs, enum env *env)
 {
-	if (!envs || auth_env_parse(envs, env) < 0) {
+	if (!envs || env_parse(envs, env) < 0) {
 		fprintf(stderr, "pixrelay %s: --env sandbox|production is required\n", cmd);
 		return -1;
 	}
@@ -273,8 +273,8 @@ static int cmd_init(const struct config *cfg, int argc, char **argv)
 		}
 	}
 	if (strcmp(envs, "all") != 0) {
-		enum auth_env e;
-		if (auth_env_parse(envs, &e) < 0) {
+		enum env e;
+		if (env_parse(envs, &e) < 0) {
 			fprintf(stderr,
 				"pixrelay init: --env must be sandbox, production or all\n");
 			return 2;
@@ -287,12 +287,12 @@ static int cmd_init(const struct config *cfg, int argc, char **argv)
 		json_open(g);
 	}
 	for (int i = 0; i < 2; i++) {
-		enum auth_env env = i ? AUTH_PRODUCTION : AUTH_SANDBOX;
+		enum env env = i ? ENV_PRODUCTION : ENV_SANDBOX;
 		char id[32], err[256];
 		int created = 0;
-		if (strcmp(envs, "all") != 0 && strcmp(envs, auth_env_name(env)) != 0 &&
-		    !(env == AUTH_SANDBOX && strcmp(envs, "test") == 0) &&
-		    !(env == AUTH_PRODUCTION && strcmp(envs, "live") == 0))
+		if (strcmp(envs, "all") != 0 && strcmp(envs, env_name(env)) != 0 &&
+		    !(env == ENV_SANDBOX && strcmp(envs, "test") == 0) &&
+		    !(env == ENV_PRODUCTION && strcmp(envs, "live") == 0))
 			continue;
 		if (keys_platform_init(cr.c, cfg->prefix, cfg->shards, env, id, &created, err,
 				       sizeof(err)) < 0) {
@@ -300,7 +300,7 @@ static int cmd_init(const struct config *cfg, int argc, char **argv)
 			goto done;
 		}
 		if (g) {
-			json_str(g, auth_env_name(env));
+			json_str(g, env_name(env));
 			json_open(g);
 			json_str(g, "account");
 			json_str(g, id);
@@ -308,7 +308,7 @@ static int cmd_init(const struct config *cfg, int argc, char **argv)
 			json_bool(g, created);
 			json_close(g);
 		} else {
-			printf("%s platform account: %s (%s)\n", auth_env_name(env), id,
+			printf("%s platform account: %s (%s)\n", env_name(env), id,
 			       created ? "created" : "already there");
 		}
 	}
@@ -379,7 +379,7 @@ static int cmd_keys(const struct config *cfg, int argc, char **argv)
 		}
 	}
 	if (strcmp(verb, "create") == 0) {
-		enum auth_env env;
+		enum env env;
 		char secret[AUTH_KEY_MAX];
 		struct auth_key key;
 		if (cli_env_required("keys create", envs, &env) < 0)
@@ -410,12 +410,12 @@ static int cmd_keys(const struct config *cfg, int argc, char **argv)
 		} else if (json) {
 			printf("{\"id\":\"%s\",\"key\":\"%s\",\"env\":\"%s\",\"kind\":\"%s\","
 			       "\"account\":\"%s\"}\n",
-			       key.id, secret, auth_env_name(env), auth_kind_name(key.kind),
+			       key.id, secret, env_name(env), auth_kind_name(key.kind),
 			       key.account);
 		} else {
 			printf("created %s key %s for account %s (%s)\n\n    %s\n\n"
 			       "This is the only time the key is shown.\n",
-			       auth_kind_name(key.kind), key.id, key.account, auth_env_name(env),
+			       auth_kind_name(key.kind), key.id, key.account, env_name(env),
 			       secret);
 		}
 		mem_wipe(secret, sizeof(secret));
@@ -491,7 +491,7 @@ static int cmd_brcode(int argc, char **argv)
 /* Open the Redis of cfg and name the account a command is about: --account,
  * else the platform account of env. Returns 0 (close cr after), or -1 with
  * the problem printed and nothing left open. */
-static int cli_open_account(const struct config *cfg, enum auth_env env, const char *account,
+static int cli_open_account(const struct config *cfg, enum env env, const char *account,
 			    struct cli_redis *cr, char out[32])
 {
 	char err[256];
@@ -948,7 +948,7 @@ static int cmd_trigger(const struct config *cfg, int argc, char **argv)
 	long amount = 1000;
 	int json = 0, opt, kind = -1, rc = 1;
 	char base[512], *end = NULL, *body, *path = NULL, charge[64] = "";
-	char ev1[EVENTS_ID_MAX] = "", ev2[EVENTS_ID_MAX] = "", status[16] = "";
+	char ev1[EVENT_ID_MAX] = "", ev2[EVENT_ID_MAX] = "", status[16] = "";
 	yajl_val data = NULL;
 
 	if (argc < 2 || want_help(argc, argv)) {
@@ -1346,9 +1346,9 @@ static void print_event(const char *json)
 struct bulk {
 	struct cli_call *k;
 	const struct config *cfg;
-	enum auth_env env;
+	enum env env;
 	const char *account;
-	struct events_filter f;
+	struct event_filter f;
 	long cap; /* at most this many (0: all) */
 	long matched, requeued, busy, left;
 	int pages, failed, json;
@@ -1417,13 +1417,13 @@ static void bulk_next(struct bulk *b)
 		event_base_loopbreak(b->k->base);
 		return;
 	}
-	if (b->cursor[0] && events_parse_cursor(b->cursor, &b->f.cursor_ms, &b->f.cursor_id) < 0) {
+	if (b->cursor[0] && event_parse_cursor(b->cursor, &b->f.cursor_ms, &b->f.cursor_id) < 0) {
 		b->k->done = 1;
 		event_base_loopbreak(b->k->base);
 		return;
 	}
-	b->f.limit = EVENTS_LIST_MAX;
-	if (b->cap && b->cap - b->matched < EVENTS_LIST_MAX)
+	b->f.limit = EVENT_LIST_MAX;
+	if (b->cap && b->cap - b->matched < EVENT_LIST_MAX)
 		b->f.limit = (int)(b->cap - b->matched);
 	events_list(b->k->r, b->cfg, b->env, b->account, &b->f, 0, on_bulk_page, b);
 }
@@ -1440,7 +1440,7 @@ static int cmd_events(const struct config *cfg, int argc, char **argv)
 	long limit = -1;
 	long long since_ms = 0, until_ms = 0;
 	int json = 0, opt, rc = 1, filtered = 0;
-	enum auth_env env;
+	enum env env;
 	struct cli_redis cr;
 	struct cli_call call;
 	char acct[32], *end = NULL;
@@ -1496,7 +1496,7 @@ static int cmd_events(const struct config *cfg, int argc, char **argv)
 	if (!cli_verb_known("events", usage_events, verb,
 			    (const char *const[]){"list", "show", "replay", NULL}))
 		return 2;
-	if (auth_env_parse(envs, &env) < 0) {
+	if (env_parse(envs, &env) < 0) {
 		fprintf(stderr, "pixrelay events: --env must be sandbox or production\n");
 		return 2;
 	}
@@ -1523,9 +1523,9 @@ static int cmd_events(const struct config *cfg, int argc, char **argv)
 		fprintf(stderr, "pixrelay events list: unexpected argument '%s'\n", id);
 		return 2;
 	}
-	if (strcmp(verb, "list") == 0 && limit > EVENTS_LIST_MAX) {
+	if (strcmp(verb, "list") == 0 && limit > EVENT_LIST_MAX) {
 		fprintf(stderr, "pixrelay events list: --limit must be from 1 to %d\n",
-			EVENTS_LIST_MAX);
+			EVENT_LIST_MAX);
 		return 2;
 	}
 	if (strcmp(verb, "show") == 0 && !id) {
@@ -1581,7 +1581,7 @@ static int cmd_events(const struct config *cfg, int argc, char **argv)
 			return rc;
 		}
 		if (strcmp(verb, "list") == 0) {
-			struct events_filter f;
+			struct event_filter f;
 			memset(&f, 0, sizeof(f));
 			f.state = state;
 			f.type = type;
@@ -1599,7 +1599,7 @@ static int cmd_events(const struct config *cfg, int argc, char **argv)
 			fprintf(stderr, "pixrelay events %s: %s\n", verb, call.err);
 		else if (call.result == EVENTS_NOT_FOUND)
 			fprintf(stderr, "pixrelay events %s: no event %s for account %s (%s)\n",
-				verb, id, acct, auth_env_name(env));
+				verb, id, acct, env_name(env));
 		else if (strcmp(verb, "list") == 0)
 			print_event_list(call.json, json);
 		else if (strcmp(verb, "show") == 0 && json)
@@ -1637,7 +1637,7 @@ static int cmd_account(const struct config *cfg, int argc, char **argv)
 					   {NULL, 0, NULL, 0}};
 	const char *verb, *envs = NULL, *account = NULL, *url = NULL;
 	int opt, rc = 1;
-	enum auth_env env;
+	enum env env;
 	struct cli_redis cr;
 	char id[32], err[256];
 
@@ -1715,7 +1715,7 @@ static int cmd_secrets(const struct config *cfg, int argc, char **argv)
 					   {NULL, 0, NULL, 0}};
 	const char *envs = NULL, *account = NULL, *verb = "show";
 	int json = 0, opt, rc = 1;
-	enum auth_env env;
+	enum env env;
 	struct cli_redis cr;
 	char id[32], signing[128], compat[128], ingest[128], err[256], base[512] = "";
 
@@ -1793,7 +1793,7 @@ static int cmd_secrets(const struct config *cfg, int argc, char **argv)
 		printf(
 		    "account %s (%s)\n  postback signing secret: %s\n  postback signature header: "
 		    "%s\n  ingest secret (for %s/webhooks/ingest/%s): %s\n",
-		    id, auth_env_name(env), signing, compat, base, id, ingest);
+		    id, env_name(env), signing, compat, base, id, ingest);
 	rc = 0;
 done:
 	mem_wipe(signing, sizeof(signing));
@@ -1948,7 +1948,7 @@ static int cmd_review(const struct config *cfg, int argc, char **argv)
 	const char *verb, *envs = NULL, *dir = NULL, *reason = NULL, *id = NULL;
 	long limit = 50;
 	int json = 0, opt, rc;
-	enum auth_env env;
+	enum env env;
 	struct cli_redis cr;
 	struct cli_call call;
 	char *end = NULL;
@@ -2026,13 +2026,13 @@ static int cmd_review(const struct config *cfg, int argc, char **argv)
 			fprintf(stderr, "pixrelay review %s: %s\n", verb, call.err);
 		} else if (call.result == ACCOUNTS_NOT_FOUND) {
 			fprintf(stderr, "pixrelay review %s: no account %s in %s\n", verb, id,
-				auth_env_name(env));
+				env_name(env));
 		} else if (call.result == ACCOUNTS_PLATFORM) {
 			fprintf(
 			    stderr,
 			    "pixrelay review %s: %s is the platform account of %s, which has no "
 			    "KYC review\n",
-			    verb, id, auth_env_name(env));
+			    verb, id, env_name(env));
 		} else if (strcmp(verb, "list") == 0) {
 			if (json)
 				printf("%s\n", call.json);

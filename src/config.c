@@ -161,7 +161,7 @@ static const struct opt opts[] = {
 
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
 
-static void env_name(char *buf, size_t size, const char *name)
+static void env_var_name(char *buf, size_t size, const char *name)
 {
 	size_t n = (size_t)snprintf(buf, size, "PIXRELAY_");
 	for (; *name && n + 1 < size; name++)
@@ -346,7 +346,7 @@ int config_load(struct config *cfg, int argc, char **argv, char ***rest, int *nr
 
 		if (seen[i])
 			continue;
-		env_name(var, sizeof(var), opts[i].name);
+		env_var_name(var, sizeof(var), opts[i].name);
 		v = getenv(var);
 		if (v) {
 			if (set_value(cfg, &opts[i], v, var) < 0)
@@ -403,7 +403,7 @@ void config_usage(FILE *out)
 		     "by --config / PIXRELAY_CONFIG):\n");
 	for (size_t i = 0; i < NOPTS; i++) {
 		char var[80];
-		env_name(var, sizeof(var), opts[i].name);
+		env_var_name(var, sizeof(var), opts[i].name);
 		fprintf(out, "  --%-18s %s\n  %-20s   env %s, default '%s'\n", opts[i].name,
 			opts[i].help, "", var, opts[i].def);
 	}

@@ -94,7 +94,7 @@ struct tenant {
 /* The outcome of one attempt, waiting for its shard's next settle call. */
 struct outcome {
 	struct outcome *next;
-	char id[EVENTS_ID_MAX];
+	char id[EVENT_ID_MAX];
 	char token[IDS_ULID_LEN + 24];
 	const char *what; /* delivered | retry | dead | release */
 	long long next_ms;
@@ -122,7 +122,7 @@ struct dispatch {
 	struct event_base *base;
 	struct rds *r;
 	const struct config *cfg;
-	struct pool pools[2]; /* by enum auth_env */
+	struct pool pools[2]; /* by enum env */
 	struct event *tick;   /* every TICK_MS */
 	struct event *flush;  /* zero-delay: settle the shards that want it */
 	struct netaddr_list allow;
@@ -160,7 +160,7 @@ struct delivery {
 	char token[IDS_ULID_LEN + 24]; /* the lease's token: only its holder may settle it */
 	struct delivery *prev_active, *next_active; /* in curl now */
 	struct delivery *next_waiting;
-	char id[EVENTS_ID_MAX];
+	char id[EVENT_ID_MAX];
 	char *url, *body, *account;
 	char *signing, *signing_prev, *compat;
 	char env[16];
@@ -403,7 +403,7 @@ static void tenants_tick(struct dispatch *d)
 
 static int env_of(const struct delivery *dl)
 {
-	return strcmp(dl->env, "production") == 0 ? AUTH_PRODUCTION : AUTH_SANDBOX;
+	return strcmp(dl->env, "production") == 0 ? ENV_PRODUCTION : ENV_SANDBOX;
 }
 
 /* The caps below count what is held, in flight or waiting for its host;
@@ -418,7 +418,7 @@ static unsigned env_budget(const struct dispatch *d, int env)
 {
 	unsigned cap = (unsigned)d->cfg->delivery_concurrency;
 
-	if (env == AUTH_SANDBOX)
+	if (env == ENV_SANDBOX)
 		cap = (unsigned)((unsigned long long)cap *
 				 (unsigned long)d->cfg->delivery_sandbox_share / 100);
 	cap += ahead(d, d->env_rate[env]);
@@ -938,7 +938,7 @@ static void start_delivery(struct delivery *dl)
 		dl->host->probing = 1;
 	dl->start_ms = ids_now_ms();
 	now_s = (long long)(dl->start_ms / 1000);
-	dl->pool = &d->pools[strcmp(dl->env, "production") == 0 ? AUTH_PRODUCTION : AUTH_SANDBOX];
+	dl->pool = &d->pools[strcmp(dl->env, "production") == 0 ? ENV_PRODUCTION : ENV_SANDBOX];
 	dl->easy = dl->pool->nspare ? dl->pool->spare[--dl->pool->nspare] : curl_easy_init();
 	if (!dl->easy)
 		mem_oom(__FILE__, __LINE__);
@@ -1239,8 +1239,8 @@ static void settle(struct dispatch *d, struct shard *s, unsigned lease)
 		snprintf(envb[e], sizeof(envb[e]), "%u", lease ? env_budget(d, e) : 0);
 	argv[13] = acct_deflt;
 	argv[14] = na;
-	argv[15] = envb[AUTH_SANDBOX];
-	argv[16] = envb[AUTH_PRODUCTION];
+	argv[15] = envb[ENV_SANDBOX];
+	argv[16] = envb[ENV_PRODUCTION];
 	{
 		unsigned i = 0;
 		for (struct host *h = d->hosts; lease && h && i < nover; h = h->all_next) {
@@ -1313,7 +1313,7 @@ static void pump(struct dispatch *d)
 {
 	uint64_t now = ids_now_ms();
 	unsigned cap = (unsigned)d->cfg->delivery_concurrency +
-		       ahead(d, d->env_rate[AUTH_SANDBOX] + d->env_rate[AUTH_PRODUCTION]);
+		       ahead(d, d->env_rate[ENV_SANDBOX] + d->env_rate[ENV_PRODUCTION]);
 
 	if (!rds_ready(d->r))
 		return;
@@ -1548,7 +1548,7 @@ struct dispatch *dispatch_new(struct event_base *base, struct rds *r, const stru
 		 * keeps what it may have in flight: the sandbox its share. */
 		{
 			long keep = d->cfg->delivery_concurrency;
-			if (i == AUTH_SANDBOX)
+			if (i == ENV_SANDBOX)
 				keep = keep * d->cfg->delivery_sandbox_share / 100;
 			curl_multi_setopt(pl->multi, CURLMOPT_MAXCONNECTS, keep > 0 ? keep : 1L);
 		}

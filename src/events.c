@@ -3,10 +3,8 @@
 #include "pixrelay/ids.h"
 #include "pixrelay/json.h"
 #include "pixrelay/keyspace.h"
-#include "pixrelay/log.h"
 #include "pixrelay/mem.h"
 #include "pixrelay/page.h"
-#include "pixrelay/timefmt.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,9 +15,9 @@
 struct lookup {
 	struct rds *r;
 	const struct config *cfg;
-	enum auth_env env;
+	enum env env;
 	char account[32];
-	char id[EVENTS_ID_MAX];
+	char id[EVENT_ID_MAX];
 	char prefix[256];
 	events_fn cb;
 	void *ud;
@@ -131,7 +129,7 @@ static void on_event(void *ud, redisReply *reply, const char *err)
 	account = rds_hash_field(reply, "account");
 	env = rds_hash_field(reply, "env");
 	if (!account || !env || strcmp(account, l->account) != 0 ||
-	    strcmp(env, auth_env_name(l->env)) != 0) {
+	    strcmp(env, env_name(l->env)) != 0) {
 		l->cb(l->ud, EVENTS_NOT_FOUND, NULL, NULL);
 		lookup_free(l);
 		return;
@@ -144,7 +142,7 @@ static void on_event(void *ud, redisReply *reply, const char *err)
 	}
 }
 
-static struct lookup *lookup_new(struct rds *r, const struct config *cfg, enum auth_env env,
+static struct lookup *lookup_new(struct rds *r, const struct config *cfg, enum env env,
 				 const char *account, const char *id, events_fn cb, void *ud)
 {
 	int shard = ks_shard_of(id);
@@ -170,7 +168,7 @@ struct deferred_nf {
 	void *ud;
 };
 
-void events_get(struct rds *r, const struct config *cfg, enum auth_env env, const char *account,
+void events_get(struct rds *r, const struct config *cfg, enum env env, const char *account,
 		const char *id, events_fn cb, void *ud)
 {
 	struct lookup *l = lookup_new(r, cfg, env, account, id, cb, ud);
@@ -202,7 +200,7 @@ static void on_replayed(void *ud, redisReply *reply, const char *err)
 	lookup_free(l);
 }
 
-void events_replay(struct rds *r, const struct config *cfg, enum auth_env env, const char *account,
+void events_replay(struct rds *r, const struct config *cfg, enum env env, const char *account,
 		   const char *id, events_fn cb, void *ud)
 {
 	struct lookup *l = lookup_new(r, cfg, env, account, id, cb, ud);
@@ -216,8 +214,7 @@ void events_replay(struct rds *r, const struct config *cfg, enum auth_env env, c
 	snprintf(dead, sizeof(dead), "%sdead", l->prefix);
 	snprintf(now, sizeof(now), "%llu", (unsigned long long)ids_now_ms());
 	{
-		const char *argv[] = {due, dead,    l->prefix,	       l->id,
-				      now, account, auth_env_name(env)};
+		const char *argv[] = {due, dead, l->prefix, l->id, now, account, env_name(env)};
 		rds_script(r, on_replayed, l, SCRIPT_EVENT_REPLAY, 2, 7, argv, NULL);
 	}
 }
@@ -235,7 +232,7 @@ struct list_item {
 struct list {
 	struct rds *r;
 	const struct config *cfg;
-	enum auth_env env;
+	enum env env;
 	char account[32];
 	int limit;
 	int ids_only;
@@ -247,19 +244,6 @@ struct list {
 	size_t n, cap;
 	char err[256];
 };
-
-int events_parse_cursor(const char *s, long long *ms, const char **id)
-{
-	char *end = NULL;
-	long long v = strtoll(s, &end, 10);
-
-	if (end == s || *end != '_' || v <= 0 || strncmp(end + 1, "evt_", 4) != 0 ||
-	    ks_shard_of(end + 1) < 0)
-		return -1;
-	*ms = v;
-	*id = end + 1;
-	return 0;
-}
 
 static void list_free(struct list *l)
 {
@@ -372,8 +356,8 @@ static void on_shard_list(void *ud, redisReply *reply, const char *err)
 	list_finish(l);
 }
 
-void events_list(struct rds *r, const struct config *cfg, enum auth_env env, const char *account,
-		 const struct events_filter *f, int ids_only, events_fn cb, void *ud)
+void events_list(struct rds *r, const struct config *cfg, enum env env, const char *account,
+		 const struct event_filter *f, int ids_only, events_fn cb, void *ud)
 {
 	struct list *l = mem_new(struct list);
 	char maxs[32], mins[32], limit[16], cap[16];
@@ -421,7 +405,7 @@ void events_list(struct rds *r, const struct config *cfg, enum auth_env env, con
 struct many {
 	struct rds *r;
 	const struct config *cfg;
-	enum auth_env env;
+	enum env env;
 	char account[32];
 	events_fn cb;
 	void *ud;
@@ -487,8 +471,8 @@ static void on_ids(void *ud, int result, const char *ids, const char *err)
 	on_one_replayed(m, EVENTS_BUSY, NULL, NULL);
 }
 
-void events_replay_many(struct rds *r, const struct config *cfg, enum auth_env env,
-			const char *account, const struct events_filter *f, events_fn cb, void *ud)
+void events_replay_many(struct rds *r, const struct config *cfg, enum env env, const char *account,
+			const struct event_filter *f, events_fn cb, void *ud)
 {
 	struct many *m = mem_new(struct many);
 
@@ -671,7 +655,7 @@ static void on_after_index(void *ud, redisReply *reply, const char *err)
 	free(c);
 }
 
-void events_after(struct rds *r, const struct config *cfg, enum auth_env env, const char *account,
+void events_after(struct rds *r, const struct config *cfg, enum env env, const char *account,
 		  long long from_ms, long offset, int limit, events_items_fn cb, void *ud)
 {
 	struct after *a = mem_new(struct after);
@@ -681,7 +665,7 @@ void events_after(struct rds *r, const struct config *cfg, enum auth_env env, co
 
 	a->cb = cb;
 	a->ud = ud;
-	snprintf(a->env, sizeof(a->env), "%s", auth_env_name(env));
+	snprintf(a->env, sizeof(a->env), "%s", env_name(env));
 	snprintf(a->account, sizeof(a->account), "%s", account);
 	c->a = a;
 	c->r = r;

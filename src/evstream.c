@@ -36,7 +36,7 @@ struct msg {
 /* The streams of one account in this process, and its signing secrets. */
 struct acct {
 	struct acct *next; /* in its bucket */
-	enum auth_env env;
+	enum env env;
 	char id[32];
 	struct stream *streams;
 	unsigned n;
@@ -173,12 +173,12 @@ static void seen_add(struct seen *s, const char *id)
 	s->count++;
 }
 
-static unsigned acct_bucket(enum auth_env env, const char *id)
+static unsigned acct_bucket(enum env env, const char *id)
 {
 	return (unsigned)(hash_id(id) + (uint64_t)env) % ACCT_BUCKETS;
 }
 
-static struct acct *acct_find(struct evstream *h, enum auth_env env, const char *id)
+static struct acct *acct_find(struct evstream *h, enum env env, const char *id)
 {
 	for (struct acct *a = h->buckets[acct_bucket(env, id)]; a; a = a->next)
 		if (a->env == env && strcmp(a->id, id) == 0)
@@ -542,7 +542,7 @@ static void stream_advance(struct stream *s)
 		}
 		s->begun = 1;
 		s->state = S_REPLAY;
-		if (s->req->method == EVHTTP_REQ_HEAD) {
+		if (s->req->method == HTTP_HEAD) {
 			/* the head is all a HEAD gets */
 			stream_close(s, NULL);
 			return;
@@ -552,7 +552,7 @@ static void stream_advance(struct stream *s)
 			int n =
 			    snprintf(hello, sizeof(hello),
 				     "retry: 2000\n: pixrelay live events of account %s (%s)\n\n",
-				     a->id, auth_env_name(a->env));
+				     a->id, env_name(a->env));
 			if (stream_write(s, hello, (size_t)n) < 0)
 				return;
 		}
@@ -676,7 +676,7 @@ static void on_published(struct evstream *h, const char *msg, size_t len)
 	const char *f[7], *p = msg, *end = msg + len;
 	size_t flen[7];
 	char env_s[16], account[32];
-	enum auth_env env;
+	enum env env;
 	struct acct *a;
 	struct stream *next;
 	struct msg m;
@@ -697,7 +697,7 @@ static void on_published(struct evstream *h, const char *msg, size_t len)
 	env_s[flen[1]] = '\0';
 	memcpy(account, f[2], flen[2]);
 	account[flen[2]] = '\0';
-	if (auth_env_parse(env_s, &env) < 0 || !(a = acct_find(h, env, account)))
+	if (env_parse(env_s, &env) < 0 || !(a = acct_find(h, env, account)))
 		return;
 	m.next = NULL;
 	m.id = mem_strndup(f[0], flen[0]);
@@ -790,7 +790,7 @@ struct evstream *evstream_new(struct event_base *base, struct rds *r, const stru
 	return h;
 }
 
-int evstream_open(struct evstream *h, struct http_req *req, enum auth_env env, const char *account,
+int evstream_open(struct evstream *h, struct http_req *req, enum env env, const char *account,
 		  long long from_ms, const char *skip_id)
 {
 	struct acct *a;

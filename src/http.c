@@ -186,56 +186,56 @@ static const char *http_date(struct http_server *srv)
 
 /* ---- names ---- */
 
-const char *http_method_name(enum evhttp_cmd_type m)
+const char *http_method_name(enum http_method m)
 {
 	switch (m) {
-	case EVHTTP_REQ_GET:
+	case HTTP_GET:
 		return "GET";
-	case EVHTTP_REQ_POST:
+	case HTTP_POST:
 		return "POST";
-	case EVHTTP_REQ_HEAD:
+	case HTTP_HEAD:
 		return "HEAD";
-	case EVHTTP_REQ_PUT:
+	case HTTP_PUT:
 		return "PUT";
-	case EVHTTP_REQ_DELETE:
+	case HTTP_DELETE:
 		return "DELETE";
-	case EVHTTP_REQ_OPTIONS:
+	case HTTP_OPTIONS:
 		return "OPTIONS";
-	case EVHTTP_REQ_TRACE:
+	case HTTP_TRACE:
 		return "TRACE";
-	case EVHTTP_REQ_CONNECT:
+	case HTTP_CONNECT:
 		return "CONNECT";
-	case EVHTTP_REQ_PATCH:
+	case HTTP_PATCH:
 		return "PATCH";
 	}
 	return "-";
 }
 
-static enum evhttp_cmd_type to_evhttp(enum httpp_method m)
+static enum http_method to_method(enum httpp_method m)
 {
 	switch (m) {
 	case HTTPP_GET:
-		return EVHTTP_REQ_GET;
+		return HTTP_GET;
 	case HTTPP_HEAD:
-		return EVHTTP_REQ_HEAD;
+		return HTTP_HEAD;
 	case HTTPP_POST:
-		return EVHTTP_REQ_POST;
+		return HTTP_POST;
 	case HTTPP_PUT:
-		return EVHTTP_REQ_PUT;
+		return HTTP_PUT;
 	case HTTPP_DELETE:
-		return EVHTTP_REQ_DELETE;
+		return HTTP_DELETE;
 	case HTTPP_OPTIONS:
-		return EVHTTP_REQ_OPTIONS;
+		return HTTP_OPTIONS;
 	case HTTPP_TRACE:
-		return EVHTTP_REQ_TRACE;
+		return HTTP_TRACE;
 	case HTTPP_CONNECT:
-		return EVHTTP_REQ_CONNECT;
+		return HTTP_CONNECT;
 	case HTTPP_PATCH:
-		return EVHTTP_REQ_PATCH;
+		return HTTP_PATCH;
 	case HTTPP_UNKNOWN:
 		break;
 	}
-	return (enum evhttp_cmd_type)0;
+	return (enum http_method)0;
 }
 
 static const char *reason(int status)
@@ -549,7 +549,7 @@ static void route_find(struct req *r, char *allow, size_t allow_size, int *path_
 {
 	struct http_server *srv = r->pub.srv;
 	const char *path = r->pub.path;
-	enum evhttp_cmd_type method = r->pub.method;
+	enum http_method method = r->pub.method;
 	size_t off[HTTP_MAX_PARAMS], len[HTTP_MAX_PARAMS];
 	int np = 0, literal = 0;
 
@@ -568,8 +568,7 @@ static void route_find(struct req *r, char *allow, size_t allow_size, int *path_
 		if (!match(rt->pattern, path, off, len, &np))
 			continue;
 		*path_known = 1;
-		if (rt->method == method ||
-		    (method == EVHTTP_REQ_HEAD && rt->method == EVHTTP_REQ_GET)) {
+		if (rt->method == method || (method == HTTP_HEAD && rt->method == HTTP_GET)) {
 			r->pub.route = rt;
 			if (np) {
 				r->scratch = mem_strdup(path);
@@ -754,7 +753,7 @@ static void finish(struct req *r, int status, const char *ctype, const void *p1,
 		if (h != fixed)
 			free(h);
 		r->bytes_out = n;
-		if (r->pub.method != EVHTTP_REQ_HEAD) {
+		if (r->pub.method != HTTP_HEAD) {
 			if (n1)
 				evbuffer_add(c->out, p1, n1);
 			if (n2)
@@ -875,7 +874,7 @@ static void early_error(struct conn *c, int status, const char *fmt, ...)
 		ids_pooled_ulid_at(r->pub.request_id, ids_now_ms());
 		if (c->parser.stage == 1) {
 			/* the request line was read: log its method and path */
-			r->pub.method = to_evhttp(c->parser.m);
+			r->pub.method = to_method(c->parser.m);
 			r->scratch = mem_strndup(c->ibuf + c->req_off + c->parser.path.off,
 						 c->parser.path.len);
 			r->pub.path = r->scratch;
@@ -1163,7 +1162,7 @@ static void head_done(struct conn *c)
 	c->state = CS_BODY; /* has_head: the head is the request's from now on */
 	c->pos = c->req_off + h->head_len;
 	r->bytes_in = h->head_len;
-	r->pub.method = to_evhttp(h->method);
+	r->pub.method = to_method(h->method);
 	r->pub.path = h->path;
 	rid = http_header(&r->pub, "X-Request-Id");
 	if (rid && valid_request_id(rid))
@@ -1530,7 +1529,7 @@ int http_stream_begin(struct http_req *pub, int status, const char *content_type
 			free(h);
 		r->bytes_out = n;
 	}
-	r->stream_head = pub->method == EVHTTP_REQ_HEAD;
+	r->stream_head = pub->method == HTTP_HEAD;
 	c->state = CS_STREAM;
 	c->deadline = 0;
 	c->idle_ms = 0;

@@ -3,7 +3,6 @@
 #include "pixrelay/events.h"
 #include "pixrelay/ids.h"
 #include "pixrelay/json.h"
-#include "pixrelay/keys.h"
 #include "pixrelay/keyspace.h"
 #include "pixrelay/mem.h"
 #include "pixrelay/sign.h"
@@ -172,7 +171,7 @@ struct item {
 	char account[IDS_ULID_LEN + 1];
 	char cid[IDS_ULID_LEN + 1];
 	const char *action;
-	char evt[EVENTS_ID_MAX];
+	char evt[EVENT_ID_MAX];
 	char *upstream_id, *type, *body, *order;
 };
 
@@ -318,7 +317,7 @@ void ingest_queue_free(struct ingest_queue *q)
 	free(q);
 }
 
-void ingest_submit(struct ingest_queue *q, enum auth_env env, const char *account,
+void ingest_submit(struct ingest_queue *q, enum env env, const char *account,
 		   const struct ingest_note *n, char *event_out, charges_fn cb, void *ud)
 {
 	static const char *const actions[] = {"pay", "expire", "refund", "fail"};
@@ -335,7 +334,7 @@ void ingest_submit(struct ingest_queue *q, enum auth_env env, const char *accoun
 	it->cb = cb;
 	it->ud = ud;
 	it->event_out = event_out;
-	snprintf(it->env, sizeof(it->env), "%s", auth_env_name(env));
+	snprintf(it->env, sizeof(it->env), "%s", env_name(env));
 	memcpy(it->account, account, IDS_ULID_LEN + 1);
 	/* a charge of this account lives in its shard; any other id is relayed */
 	if (ids_is_ulid(n->charge_id) && ks_shard_of(n->charge_id) == shard)

@@ -100,14 +100,14 @@ done:
 	return rc;
 }
 
-int keys_platform_init(struct rds *c, const char *prefix, long shards, enum auth_env env,
+int keys_platform_init(struct rds *c, const char *prefix, long shards, enum env env,
 		       char *account_id, int *created, char *err, size_t errlen)
 {
 	char id[IDS_ULID_LEN + 1], key[KS_KEY_MAX], sp[KS_PREFIX_MAX], fp[KS_PREFIX_MAX + 8];
 	char gp[KS_PREFIX_MAX], taxids[KS_KEY_MAX], now[32];
 	char evp[IDS_UUID_LEN + 1], signing[SIGN_SECRET_LEN + 1], compat[41];
 	char ingest[SIGN_SECRET_LEN + 1], why[256] = "";
-	const char *name = env == AUTH_PRODUCTION ? "Platform (production)" : "Platform (sandbox)";
+	const char *name = env == ENV_PRODUCTION ? "Platform (production)" : "Platform (sandbox)";
 	int shard = ks_random_shard(shards), rc = -1;
 	redisReply *r = NULL;
 
@@ -138,7 +138,7 @@ int keys_platform_init(struct rds *c, const char *prefix, long shards, enum auth
 				      "id",
 				      id,
 				      "env",
-				      auth_env_name(env),
+				      env_name(env),
 				      "kind",
 				      "platform",
 				      "officialName",
@@ -197,7 +197,7 @@ done:
 	return rc;
 }
 
-int keys_account_exists(struct rds *c, const char *prefix, enum auth_env env, const char *id)
+int keys_account_exists(struct rds *c, const char *prefix, enum env env, const char *id)
 {
 	char k[KS_KEY_MAX], why[256] = "";
 	redisReply *r;
@@ -210,14 +210,14 @@ int keys_account_exists(struct rds *c, const char *prefix, enum auth_env env, co
 	return rc;
 }
 
-int keys_platform_id(struct rds *c, const char *prefix, enum auth_env env, char *out, char *err,
+int keys_platform_id(struct rds *c, const char *prefix, enum env env, char *out, char *err,
 		     size_t errlen)
 {
 	char k[256], why[256] = "";
 	redisReply *r;
 	int rc = -1;
 
-	snprintf(k, sizeof(k), "%s{%s}:platform", prefix, auth_env_name(env));
+	snprintf(k, sizeof(k), "%s{%s}:platform", prefix, env_name(env));
 	r = cmd(c, why, "GET", k, NULL);
 
 	if (!r || r->type == REDIS_REPLY_ERROR) {
@@ -232,7 +232,7 @@ int keys_platform_id(struct rds *c, const char *prefix, enum auth_env env, char 
 	return rc;
 }
 
-int keys_create(struct rds *c, const char *prefix, enum auth_env env, enum auth_kind kind,
+int keys_create(struct rds *c, const char *prefix, enum env env, enum auth_kind kind,
 		const char *account, const char *description, char secret[AUTH_KEY_MAX],
 		struct auth_key *out, char *err, size_t errlen)
 {
@@ -249,7 +249,7 @@ int keys_create(struct rds *c, const char *prefix, enum auth_env env, enum auth_
 			if (rc == KEYS_NOT_FOUND)
 				snprintf(err, errlen,
 					 "no %s platform account: run 'pixrelay init --env %s'",
-					 auth_env_name(env), auth_env_name(env));
+					 env_name(env), env_name(env));
 			return rc;
 		}
 		if (kind == AUTH_MASTER_KEY && account && strcmp(account, acct) != 0) {
@@ -269,7 +269,7 @@ int keys_create(struct rds *c, const char *prefix, enum auth_env env, enum auth_
 			return -1;
 		}
 		if (rc == 0) {
-			snprintf(err, errlen, "no account %s in %s", account, auth_env_name(env));
+			snprintf(err, errlen, "no account %s in %s", account, env_name(env));
 			return KEYS_NOT_FOUND;
 		}
 		snprintf(acct, sizeof(acct), "%s", account);
@@ -287,7 +287,7 @@ int keys_create(struct rds *c, const char *prefix, enum auth_env env, enum auth_
 	argv[1] = k2;
 	argv[2] = k3;
 	argv[3] = id;
-	argv[4] = auth_env_name(env);
+	argv[4] = env_name(env);
 	argv[5] = auth_kind_name(kind);
 	argv[6] = acct;
 	argv[7] = description ? description : "";
@@ -452,7 +452,7 @@ int keys_revoke(struct rds *c, const char *prefix, const char *key_id, char *err
 	return rc;
 }
 
-int keys_account_secrets(struct rds *c, const char *prefix, enum auth_env env, const char *id,
+int keys_account_secrets(struct rds *c, const char *prefix, enum env env, const char *id,
 			 char *signing, size_t slen, char *compat, size_t clen, char *ingest,
 			 size_t ilen, char *err, size_t errlen)
 {
@@ -465,7 +465,7 @@ int keys_account_secrets(struct rds *c, const char *prefix, enum auth_env env, c
 	if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 3) {
 		reply_error(why, r, err, errlen);
 	} else if (r->element[0]->type != REDIS_REPLY_STRING) {
-		snprintf(err, errlen, "no account %s in %s", id, auth_env_name(env));
+		snprintf(err, errlen, "no account %s in %s", id, env_name(env));
 		rc = KEYS_NOT_FOUND;
 	} else {
 		snprintf(signing, slen, "%s", r->element[0]->str);
@@ -479,7 +479,7 @@ int keys_account_secrets(struct rds *c, const char *prefix, enum auth_env env, c
 	return rc;
 }
 
-int keys_rotate_signing(struct rds *c, const char *prefix, enum auth_env env, const char *id,
+int keys_rotate_signing(struct rds *c, const char *prefix, enum env env, const char *id,
 			int end_rotation, char *out, size_t outlen, char *err, size_t errlen)
 {
 	char k[KS_KEY_MAX], secret[SIGN_SECRET_LEN + 1] = "", why[256] = "";
@@ -496,7 +496,7 @@ int keys_rotate_signing(struct rds *c, const char *prefix, enum auth_env env, co
 	if (!r || r->type != REDIS_REPLY_INTEGER) {
 		reply_error(why, r, err, errlen);
 	} else if (r->integer == 0) {
-		snprintf(err, errlen, "no account %s in %s", id, auth_env_name(env));
+		snprintf(err, errlen, "no account %s in %s", id, env_name(env));
 		rc = KEYS_NOT_FOUND;
 	} else {
 		snprintf(out, outlen, "%s", secret);
@@ -507,7 +507,7 @@ int keys_rotate_signing(struct rds *c, const char *prefix, enum auth_env env, co
 	return rc;
 }
 
-int keys_set_postback(struct rds *c, const char *prefix, enum auth_env env, const char *id,
+int keys_set_postback(struct rds *c, const char *prefix, enum env env, const char *id,
 		      const char *url, char *err, size_t errlen)
 {
 	char k[KS_KEY_MAX], why[256] = "";
@@ -517,7 +517,7 @@ int keys_set_postback(struct rds *c, const char *prefix, enum auth_env env, cons
 	rc = keys_account_exists(c, prefix, env, id);
 	if (rc <= 0) {
 		if (rc == 0)
-			snprintf(err, errlen, "no account %s in %s", id, auth_env_name(env));
+			snprintf(err, errlen, "no account %s in %s", id, env_name(env));
 		else
 			snprintf(err, errlen, "redis: %s",
 				 rds_last_error(c)[0] ? rds_last_error(c) : "error");
@@ -551,8 +551,8 @@ void keys_write_fields(yajl_gen g, const redisReply *h, const struct keys_shown 
 	}
 }
 
-int keys_account_show(struct rds *c, const char *prefix, enum auth_env env, const char *id,
-		      FILE *out, char *err, size_t errlen)
+int keys_account_show(struct rds *c, const char *prefix, enum env env, const char *id, FILE *out,
+		      char *err, size_t errlen)
 {
 	static const struct keys_shown shown[] = {{"id", "id", 's'},
 						  {"kind", "kind", 's'},
@@ -579,7 +579,7 @@ int keys_account_show(struct rds *c, const char *prefix, enum auth_env env, cons
 		return -1;
 	}
 	if (h->elements == 0) {
-		snprintf(err, errlen, "no account %s in %s", id, auth_env_name(env));
+		snprintf(err, errlen, "no account %s in %s", id, env_name(env));
 		freeReplyObject(h);
 		return KEYS_NOT_FOUND;
 	}
@@ -587,7 +587,7 @@ int keys_account_show(struct rds *c, const char *prefix, enum auth_env env, cons
 	yajl_gen_config(g, yajl_gen_beautify, 1);
 	json_open(g);
 	json_str(g, "environment");
-	json_str(g, auth_env_name(env));
+	json_str(g, env_name(env));
 	keys_write_fields(g, h, shown, sizeof(shown) / sizeof(shown[0]));
 	json_close(g);
 	s = json_buf(g, &len);
@@ -659,7 +659,7 @@ struct keys_call {
 	struct cache *cache;
 	keys_fn cb;
 	void *ud;
-	enum auth_env env;
+	enum env env;
 	char account[32]; /* "" = any of env */
 	char prefix[KS_PREFIX_MAX];
 	char id[AUTH_ID_MAX];
@@ -669,7 +669,7 @@ struct keys_call {
 	char *json;
 };
 
-static struct keys_call *call_new(struct rds *r, const char *prefix, enum auth_env env,
+static struct keys_call *call_new(struct rds *r, const char *prefix, enum env env,
 				  const char *account, keys_fn cb, void *ud)
 {
 	struct keys_call *k = mem_new(struct keys_call);
@@ -738,7 +738,7 @@ done:
 	call_free(k);
 }
 
-void keys_page(struct rds *r, const char *prefix, enum auth_env env, const char *account,
+void keys_page(struct rds *r, const char *prefix, enum env env, const char *account,
 	       const struct page_cursor *from, int limit, keys_fn cb, void *ud)
 {
 	struct keys_call *k = call_new(r, prefix, env, account, cb, ud);
@@ -750,7 +750,7 @@ void keys_page(struct rds *r, const char *prefix, enum auth_env env, const char 
 	snprintf(lim, sizeof(lim), "%d", limit);
 	argv[0] = all;
 	argv[1] = kp;
-	argv[2] = auth_env_name(env);
+	argv[2] = env_name(env);
 	argv[3] = k->account;
 	argv[4] = from->score;
 	argv[5] = from->id;
@@ -771,7 +771,7 @@ static void on_key_created(void *ud, redisReply *reply, const char *err)
 	call_free(k);
 }
 
-void keys_create_async(struct rds *r, const char *prefix, enum auth_env env, const char *account,
+void keys_create_async(struct rds *r, const char *prefix, enum env env, const char *account,
 		       const char *description, keys_fn cb, void *ud)
 {
 	struct keys_call *k = call_new(r, prefix, env, account, cb, ud);
@@ -792,7 +792,7 @@ void keys_create_async(struct rds *r, const char *prefix, enum auth_env env, con
 	auth_redis_key_id(k2, sizeof(k2), prefix, k->id);
 	auth_redis_key_all(k3, sizeof(k3), prefix);
 	f[KF_ID] = k->id;
-	f[KF_ENV] = auth_env_name(env);
+	f[KF_ENV] = env_name(env);
 	f[KF_KIND] = auth_kind_name(AUTH_ACCOUNT_KEY);
 	f[KF_ACCOUNT] = k->account;
 	f[KF_DESCRIPTION] = description;
@@ -811,7 +811,7 @@ void keys_create_async(struct rds *r, const char *prefix, enum auth_env env, con
 	argv[1] = k2;
 	argv[2] = k3;
 	argv[3] = k->id;
-	argv[4] = auth_env_name(env);
+	argv[4] = env_name(env);
 	argv[5] = auth_kind_name(AUTH_ACCOUNT_KEY);
 	argv[6] = k->account;
 	argv[7] = description;
@@ -864,7 +864,7 @@ static void on_key_record(void *ud, redisReply *reply, const char *err)
 	for (int j = 0; j < KF_COUNT; j++)
 		f[j] = str_of(reply->element[j]);
 	/* a key of another environment or account is not found for this caller */
-	if (strcmp(f[KF_ID], k->id) != 0 || strcmp(f[KF_ENV], auth_env_name(k->env)) != 0 ||
+	if (strcmp(f[KF_ID], k->id) != 0 || strcmp(f[KF_ENV], env_name(k->env)) != 0 ||
 	    (*k->account && strcmp(f[KF_ACCOUNT], k->account) != 0)) {
 		k->cb(k->ud, KEYS_NOT_FOUND, NULL, NULL);
 		call_free(k);
@@ -919,7 +919,7 @@ static void on_key_sha(void *ud, redisReply *reply, const char *err)
 	rds_cmd_argv(k->r, on_key_record, k, 2 + KF_COUNT, argv, NULL);
 }
 
-void keys_revoke_async(struct rds *r, struct cache *c, const char *prefix, enum auth_env env,
+void keys_revoke_async(struct rds *r, struct cache *c, const char *prefix, enum env env,
 		       const char *account, const char *key_id, keys_fn cb, void *ud)
 {
 	struct keys_call *k = call_new(r, prefix, env, account, cb, ud);

@@ -63,9 +63,9 @@ void ks_shard_prefix(char *out, size_t size, const char *prefix, int shard)
 	snprintf(out, size, "%s{s%d}:", prefix, shard);
 }
 
-void ks_env_prefix(char *out, size_t size, const char *prefix, enum auth_env env)
+void ks_env_prefix(char *out, size_t size, const char *prefix, enum env env)
 {
-	snprintf(out, size, "%s{%s}:", prefix, auth_env_name(env));
+	snprintf(out, size, "%s{%s}:", prefix, env_name(env));
 }
 
 int ks_key(char *out, size_t size, const char *prefix, const char *what, const char *id)
@@ -81,11 +81,11 @@ int ks_key(char *out, size_t size, const char *prefix, const char *what, const c
 	return 0;
 }
 
-int ks_account_key(char *out, size_t size, const char *prefix, enum auth_env env, const char *id)
+int ks_account_key(char *out, size_t size, const char *prefix, enum env env, const char *id)
 {
 	char what[32];
 
-	snprintf(what, sizeof(what), "acct:%s:", auth_env_name(env));
+	snprintf(what, sizeof(what), "acct:%s:", env_name(env));
 	return ks_key(out, size, prefix, what, id);
 }
 

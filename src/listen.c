@@ -1,6 +1,6 @@
 #include "pixrelay/listen.h"
 
-#include "pixrelay/events.h"
+#include "pixrelay/event.h"
 #include "pixrelay/ids.h"
 #include "pixrelay/json.h"
 #include "pixrelay/mem.h"
@@ -198,7 +198,7 @@ static size_t on_head(char *buf, size_t size, size_t nitems, void *ud)
 		}
 		while (vl && (v[vl - 1] == '\r' || v[vl - 1] == '\n' || v[vl - 1] == ' '))
 			vl--;
-		if (vl < EVENTS_ID_MAX) {
+		if (vl < EVENT_ID_MAX) {
 			memcpy(h->event_id, v, vl);
 			h->event_id[vl] = '\0';
 		}
@@ -302,7 +302,7 @@ struct listener {
 	int got_body; /* its first bytes (the greeting) came */
 	struct body errbody;
 	char hello[256];
-	char seen[SEEN_MAX][EVENTS_ID_MAX];
+	char seen[SEEN_MAX][EVENT_ID_MAX];
 	unsigned nseen, seen_at;
 	unsigned long forwarded;
 };
@@ -365,7 +365,7 @@ static int seen_has(const struct listener *L, const char *id)
 
 static void seen_add(struct listener *L, const char *id)
 {
-	snprintf(L->seen[L->seen_at], EVENTS_ID_MAX, "%s", id);
+	snprintf(L->seen[L->seen_at], EVENT_ID_MAX, "%s", id);
 	L->seen_at = (L->seen_at + 1) % SEEN_MAX;
 	if (L->nseen < SEEN_MAX)
 		L->nseen++;
@@ -445,7 +445,7 @@ static void forward(struct listener *L, const char *data, size_t len)
 	type = YAJL_GET_STRING(json_get(v, "type"));
 	body = YAJL_GET_STRING(json_get(v, "body"));
 	headers = json_get(v, "headers");
-	if (!id || !type || !body || !YAJL_IS_OBJECT(headers) || strlen(id) >= EVENTS_ID_MAX) {
+	if (!id || !type || !body || !YAJL_IS_OBJECT(headers) || strlen(id) >= EVENT_ID_MAX) {
 		fprintf(stderr, "pixrelay listen: an event without id, type, headers or body was "
 				"skipped\n");
 		goto done;

@@ -131,8 +131,8 @@ static const char *const event_states[] = {"pending", "delivering", "delivered",
 static const char *const event_types[] = {"EVENT:CHARGE_PAID", "EVENT:CHARGE_EXPIRED",
 					  "EVENT:CHARGE_REFUND"};
 
-int reqbody_filter_field(const char *name, const char *value, struct events_filter *f,
-			 int max_limit, char *err, size_t errlen)
+int reqbody_filter_field(const char *name, const char *value, struct event_filter *f, int max_limit,
+			 char *err, size_t errlen)
 {
 	long long ms;
 	char *end = NULL;
@@ -181,7 +181,7 @@ int reqbody_filter_field(const char *name, const char *value, struct events_filt
 		long long cms;
 		const char *cid;
 
-		if (events_parse_cursor(value, &cms, &cid) < 0) {
+		if (event_parse_cursor(value, &cms, &cid) < 0) {
 			snprintf(err, errlen, "cursor: not a cursor this endpoint returned");
 			return -1;
 		}
@@ -191,7 +191,7 @@ int reqbody_filter_field(const char *name, const char *value, struct events_filt
 	return 0;
 }
 
-int reqbody_replay(yajl_val body, struct events_filter *f, char *err, size_t errlen)
+int reqbody_replay(yajl_val body, struct event_filter *f, char *err, size_t errlen)
 {
 	static const char *const names[] = {"state", "type", "since", "until", "limit"};
 
@@ -219,7 +219,7 @@ int reqbody_replay(yajl_val body, struct events_filter *f, char *err, size_t err
 				 j >= 2 ? " or an integer" : "");
 			return -1;
 		}
-		if (reqbody_filter_field(k, value, f, EVENTS_LIST_MAX, err, errlen) < 0)
+		if (reqbody_filter_field(k, value, f, EVENT_LIST_MAX, err, errlen) < 0)
 			return -1;
 	}
 	return 0;

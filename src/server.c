@@ -46,7 +46,7 @@ static void bootstrap(const struct config *cfg, const struct rds_addr *addr)
 		log_error("bootstrap: %s", err);
 		return;
 	}
-	if (keys_platform_init(c, cfg->prefix, cfg->shards, AUTH_SANDBOX, account, &created, err,
+	if (keys_platform_init(c, cfg->prefix, cfg->shards, ENV_SANDBOX, account, &created, err,
 			       sizeof(err)) < 0) {
 		log_error("bootstrap: %s", err);
 		goto done;
@@ -58,16 +58,16 @@ static void bootstrap(const struct config *cfg, const struct rds_addr *addr)
 	}
 	if (!r || r->type != REDIS_REPLY_INTEGER || r->integer > 0)
 		goto done;
-	if (keys_create(c, cfg->prefix, AUTH_SANDBOX, AUTH_ACCOUNT_KEY, account,
+	if (keys_create(c, cfg->prefix, ENV_SANDBOX, AUTH_ACCOUNT_KEY, account,
 			"created at first start", secret, &key, err, sizeof(err)) != 0) {
 		log_error("bootstrap: %s", err);
 		goto done;
 	}
 	{
 		char signing[128] = "", compat[128] = "", ingest[128] = "";
-		keys_account_secrets(c, cfg->prefix, AUTH_SANDBOX, account, signing,
-				     sizeof(signing), compat, sizeof(compat), ingest,
-				     sizeof(ingest), err, sizeof(err));
+		keys_account_secrets(c, cfg->prefix, ENV_SANDBOX, account, signing, sizeof(signing),
+				     compat, sizeof(compat), ingest, sizeof(ingest), err,
+				     sizeof(err));
 		mem_wipe(ingest, sizeof(ingest));
 		printf("\npixrelay: first start. A sandbox API key was created for the sandbox "
 		       "platform\naccount %s. It is shown only this once; keep it:\n\n    %s\n\n"

@@ -54,7 +54,7 @@ typedef void (*accounts_fn)(void *ud, int result, const char *json, const char *
  * to check first. Takes the data of the files of `in` (their `data` become
  * NULL, the rest of `in` stays the caller's); the rest is borrowed for the
  * call. */
-void accounts_create(struct rds *r, const struct config *cfg, enum auth_env env, const char *owner,
+void accounts_create(struct rds *r, const struct config *cfg, enum env env, const char *owner,
 		     const char *key_id, struct account_input *in, accounts_fn cb, void *ud);
 
 /* Move `amount` cents from the account of Pix key `from_key` to that of
@@ -69,10 +69,9 @@ void accounts_create(struct rds *r, const struct config *cfg, enum auth_env env,
  * if a step after the debit fails (Redis unavailable, or this process
  * dies), the record stays "debited" and accounts_transfer_recover, run by
  * every dispatcher, finishes it. */
-void accounts_transfer(struct rds *r, const struct config *cfg, enum auth_env env,
-		       const char *caller, const char *from_key, const char *to_key,
-		       long long amount, const char *idem, const char *fingerprint, accounts_fn cb,
-		       void *ud);
+void accounts_transfer(struct rds *r, const struct config *cfg, enum env env, const char *caller,
+		       const char *from_key, const char *to_key, long long amount, const char *idem,
+		       const char *fingerprint, accounts_fn cb, void *ud);
 
 /* Finish the transfers of `shard` that were debited more than 10 s ago and
  * never marked done (a process died between the steps). done(ud, n) runs
@@ -82,8 +81,8 @@ void accounts_transfer_recover(struct rds *r, const struct config *cfg, int shar
 
 /* The balance of `account` and its latest ledger entries (newest first):
  * {"account", "balance", "entries": [...]}. */
-void accounts_balance(struct rds *r, const struct config *cfg, enum auth_env env,
-		      const char *account, int entries, accounts_fn cb, void *ud);
+void accounts_balance(struct rds *r, const struct config *cfg, enum env env, const char *account,
+		      int entries, accounts_fn cb, void *ud);
 
 /* ---- what the dashboard shows ---- */
 
@@ -95,27 +94,27 @@ void accounts_balance(struct rds *r, const struct config *cfg, enum auth_env env
  * (id, environment, kind, names, taxID, status, owner, pixKey, postbackUrl,
  * balance, createdAt). With `only` (not NULL) the page holds that one account
  * (on the first page). cb runs exactly once, later. */
-void accounts_list(struct rds *r, const struct config *cfg, enum auth_env env, const char *only,
+void accounts_list(struct rds *r, const struct config *cfg, enum env env, const char *only,
 		   const struct page_cursor *from, int limit, accounts_fn cb, void *ud);
 
 /* Account `id` of `env` as accounts_list shows it, with a page of at most
  * `limit` ledger entries, newest first, in "ledger": {"entries", "nextCursor"}.
  * `pos` and `fp` (from page_parse_ledger_cursor; pos "" = from the newest) say
  * where the page starts. result 0, ACCOUNTS_NO_ACCOUNT, or -1 with err. */
-void accounts_show(struct rds *r, const struct config *cfg, enum auth_env env, const char *id,
-		   int limit, const char *pos, const char *fp, accounts_fn cb, void *ud);
+void accounts_show(struct rds *r, const struct config *cfg, enum env env, const char *id, int limit,
+		   const char *pos, const char *fp, accounts_fn cb, void *ud);
 
 /* The webhook secrets of account `id` of `env`: {"account",
  * "postbackSigningSecret", "postbackSigningSecretPrevious" (null unless a
  * rotation is under way), "postbackSignature", "ingestSecret"}. json is wiped
  * when cb returns. result 0, ACCOUNTS_NO_ACCOUNT, or -1 with err. */
-void accounts_secrets(struct rds *r, const struct config *cfg, enum auth_env env, const char *id,
+void accounts_secrets(struct rds *r, const struct config *cfg, enum env env, const char *id,
 		      accounts_fn cb, void *ud);
 
 /* What the hot paths need of an account (ingest, charge creation, acting
  * for an account with a master key). */
 struct accounts_info {
-	enum auth_env env;
+	enum env env;
 	char ingest_secret[80];
 	char pix_key[80];
 };
@@ -139,7 +138,7 @@ void accounts_lookup(struct rds *r, struct cache *c, const struct config *cfg, c
  * {"total": n, "accounts": [{id, createdAt, owner, officialName, tradeName,
  * taxID, representatives: [CPF...], alsoClaimedBy: n}]}, where alsoClaimedBy
  * counts the other accounts that name one of its representatives. */
-void accounts_review_list(struct rds *r, const struct config *cfg, enum auth_env env, int limit,
+void accounts_review_list(struct rds *r, const struct config *cfg, enum env env, int limit,
 			  accounts_fn cb, void *ud);
 
 /* One account with its KYC data (company, address, documents,
@@ -147,16 +146,15 @@ void accounts_review_list(struct rds *r, const struct config *cfg, enum auth_env
  * for each representative, the other accounts that name the same CPF with
  * their status and owner. With `files` nonzero also "files": {sha256:
  * base64}. ACCOUNTS_NOT_FOUND when `id` is no account of env. */
-void accounts_review_show(struct rds *r, const struct config *cfg, enum auth_env env,
-			  const char *id, int files, accounts_fn cb, void *ud);
+void accounts_review_show(struct rds *r, const struct config *cfg, enum env env, const char *id,
+			  int files, accounts_fn cb, void *ud);
 
 /* Approve (approve nonzero) or reject account `id`; `reason` (may be NULL)
  * is kept with the decision. Approval makes its members count for groups at
  * once; rejection, also of an account approved before, stops them at once.
  * On 0, json is {"id", "kycStatus", "previous"}; else ACCOUNTS_NOT_FOUND or
  * ACCOUNTS_PLATFORM. */
-void accounts_review_decide(struct rds *r, const struct config *cfg, enum auth_env env,
-			    const char *id, int approve, const char *reason, accounts_fn cb,
-			    void *ud);
+void accounts_review_decide(struct rds *r, const struct config *cfg, enum env env, const char *id,
+			    int approve, const char *reason, accounts_fn cb, void *ud);
 
 #endif

@@ -8,6 +8,7 @@
 #ifndef PIXRELAY_AUTH_H
 #define PIXRELAY_AUTH_H
 
+#include "pixrelay/env.h"
 #include "pixrelay/redis.h"
 
 #include <stddef.h>
@@ -16,13 +17,8 @@
 #define AUTH_KEY_RANDOM 44 /* random characters after the prefix */
 #define AUTH_ID_MAX 40
 
-enum auth_env { AUTH_SANDBOX = 0, AUTH_PRODUCTION = 1 };
 enum auth_kind { AUTH_ACCOUNT_KEY = 0, AUTH_MASTER_KEY = 1 };
 
-/* "sandbox" / "production" */
-const char *auth_env_name(enum auth_env env);
-/* Parse "sandbox" or "production" (also "test"/"live"); 0 or -1. */
-int auth_env_parse(const char *s, enum auth_env *out);
 /* "account" / "master" */
 const char *auth_kind_name(enum auth_kind kind);
 
@@ -38,7 +34,7 @@ enum auth_status {
 /* A key as stored: never its text. */
 struct auth_key {
 	char id[AUTH_ID_MAX];
-	enum auth_env env;
+	enum env env;
 	enum auth_kind kind;
 	char account[32]; /* the account that owns the key */
 };
@@ -50,10 +46,10 @@ int auth_bearer(const char *header, const char **token, size_t *len);
 
 /* Check a token's shape and read its environment from its prefix.
  * Returns 0, or -1 when it cannot be a pixrelay key. */
-int auth_token_env(const char *token, size_t len, enum auth_env *env);
+int auth_token_env(const char *token, size_t len, enum env *env);
 
 /* Make a new key's text for `env` into out (AUTH_KEY_MAX bytes). */
-void auth_key_generate(enum auth_env env, char out[AUTH_KEY_MAX]);
+void auth_key_generate(enum env env, char out[AUTH_KEY_MAX]);
 
 /* Redis key names; out has `size` bytes. */
 void auth_redis_key_record(char *out, size_t size, const char *prefix, const char *sha256_hex);

@@ -37,11 +37,11 @@ typedef void (*charges_fn)(void *ud, int result, const char *json, const char *e
 /* Create a charge for `account` from a validated request. Takes nothing;
  * cb runs exactly once, later. */
 struct cache;
-void charges_create(struct rds *r, struct cache *cache, const struct config *cfg, enum auth_env env,
+void charges_create(struct rds *r, struct cache *cache, const struct config *cfg, enum env env,
 		    const char *account, const struct charge_input *in, charges_fn cb, void *ud);
 
 /* Read a charge of `account` (another account's charge is CHARGES_NOT_FOUND). */
-void charges_get(struct rds *r, const struct config *cfg, enum auth_env env, const char *account,
+void charges_get(struct rds *r, const struct config *cfg, enum env env, const char *account,
 		 const char *id, charges_fn cb, void *ud);
 
 /* Find the brCode of charge `id` in either environment (for the QR image,
@@ -52,16 +52,16 @@ void charges_find_brcode(struct rds *r, const struct config *cfg, const char *id
 /* Move charge `id` of `account` ("" = whichever: the scheduler) by `action`,
  * once, atomically with its event (and balance change). `amount` (may be
  * NULL) must equal the charge's amount. On 0, json is the charge in its new
- * state, and `event_out` (NULL, or EVENTS_ID_MAX bytes that live until cb
+ * state, and `event_out` (NULL, or EVENT_ID_MAX bytes that live until cb
  * runs) receives the new event's id. */
-void charges_transition(struct rds *r, const struct config *cfg, enum auth_env env,
-			const char *account, const char *id, enum charges_action action,
-			const char *amount, char *event_out, charges_fn cb, void *ud);
+void charges_transition(struct rds *r, const struct config *cfg, enum env env, const char *account,
+			const char *id, enum charges_action action, const char *amount,
+			char *event_out, charges_fn cb, void *ud);
 
 /* Read an answer of charge_move (charge_transition, ingest): its `n`
  * elements `e`. Returns 0 or a CHARGES_* outcome with *json (borrowed from
  * e: the charge, a status, an amount or an event id as the outcome says),
- * writing the new event's id into event_out (NULL or EVENTS_ID_MAX bytes)
+ * writing the new event's id into event_out (NULL or EVENT_ID_MAX bytes)
  * on 0 and CHARGES_EXPIRED; -1 when the answer is malformed. */
 int charges_reply(redisReply *const *e, size_t n, const char **json, char *event_out);
 
@@ -85,7 +85,7 @@ struct charges_filter {
  * a status filter at most CHARGES_SCAN_CAP charges are looked at per page, so
  * a page may be short (even empty) with a cursor to go on. cb runs exactly
  * once, later. */
-void charges_list(struct rds *r, const struct config *cfg, enum auth_env env, const char *account,
+void charges_list(struct rds *r, const struct config *cfg, enum env env, const char *account,
 		  const struct charges_filter *f, charges_fn cb, void *ud);
 
 #define CHARGES_SCAN_CAP 2000

@@ -12,25 +12,24 @@
 
 #include "pixrelay/auth.h"
 #include "pixrelay/config.h"
+#include "pixrelay/event.h"
 #include "pixrelay/keyspace.h"
 #include "pixrelay/redis.h"
 
 #include <yajl/yajl_gen.h>
-
-#define EVENTS_ID_MAX KS_EVENT_ID_MAX /* "evt_" + ULID + NUL fits */
 
 /* result 0 with json, EVENTS_NOT_FOUND, or -1 with err. */
 enum events_result { EVENTS_NOT_FOUND = 1, EVENTS_BUSY = 2 };
 typedef void (*events_fn)(void *ud, int result, const char *json, const char *err);
 
 /* An event of `account` in `env` with its attempt log, as JSON. */
-void events_get(struct rds *r, const struct config *cfg, enum auth_env env, const char *account,
+void events_get(struct rds *r, const struct config *cfg, enum env env, const char *account,
 		const char *id, events_fn cb, void *ud);
 
 /* Deliver an event again (same id, fresh attempt budget). result 0 when
  * requeued, EVENTS_BUSY when it is already waiting or in flight,
  * EVENTS_NOT_FOUND. */
-void events_replay(struct rds *r, const struct config *cfg, enum auth_env env, const char *account,
+void events_replay(struct rds *r, const struct config *cfg, enum env env, const char *account,
 		   const char *id, events_fn cb, void *ud);
 
 /* Render event `id` (its HGETALL reply) as one JSON object into g, with its
@@ -41,32 +40,16 @@ void events_replay(struct rds *r, const struct config *cfg, enum auth_env env, c
  * (docs/performance.md) while this one still runs. */
 void events_render(yajl_gen g, const char *id, const redisReply *event, const redisReply *log);
 
-/* Which events to list. Strings borrowed; "" = any. */
-struct events_filter {
-	const char *state;   /* pending, delivering, delivered, dead */
-	const char *type;    /* EVENT:CHARGE_PAID, ... */
-	long long since_ms;  /* created at or after (0 = any) */
-	long long until_ms;  /* created at or before (0 = any) */
-	int limit;	     /* 1..EVENTS_LIST_MAX */
-	long long cursor_ms; /* continue below this point (0 = from the newest) */
-	const char *cursor_id;
-};
-
-#define EVENTS_LIST_MAX 1000
-
-/* Parse an opaque cursor ("<ms>_<event id>"); 0 or -1. The id points into s. */
-int events_parse_cursor(const char *s, long long *ms, const char **id);
-
 /* The events of `account`, newest first, as {"events": [...], "nextCursor": ...}.
  * When `ids_only` is nonzero, json is instead a space-separated list of ids
  * (for bulk replay). */
-void events_list(struct rds *r, const struct config *cfg, enum auth_env env, const char *account,
-		 const struct events_filter *f, int ids_only, events_fn cb, void *ud);
+void events_list(struct rds *r, const struct config *cfg, enum env env, const char *account,
+		 const struct event_filter *f, int ids_only, events_fn cb, void *ud);
 
 /* Replay every event the filter selects (at most f->limit); json is
  * {"matched": n, "requeued": m}. */
-void events_replay_many(struct rds *r, const struct config *cfg, enum auth_env env,
-			const char *account, const struct events_filter *f, events_fn cb, void *ud);
+void events_replay_many(struct rds *r, const struct config *cfg, enum env env, const char *account,
+			const struct event_filter *f, events_fn cb, void *ud);
 
 /* One event as a live stream sends it (evstream.h); strings borrowed for
  * the callback. */
@@ -85,7 +68,7 @@ struct events_item {
  * index, then every event's fields at once. */
 typedef void (*events_items_fn)(void *ud, int result, const struct events_item *items, size_t n,
 				int more, const char *err);
-void events_after(struct rds *r, const struct config *cfg, enum auth_env env, const char *account,
+void events_after(struct rds *r, const struct config *cfg, enum env env, const char *account,
 		  long long from_ms, long offset, int limit, events_items_fn cb, void *ud);
 
 /* How the delivery queue of a shard stands (shard_stats). */

@@ -66,7 +66,7 @@ struct evstream *evstream_new(struct event_base *base, struct rds *r, const stru
  * Last-Event-ID, or NULL). The request is answered in every case: 429/503
  * when refused, 503 when Redis cannot be used, else a 200 text/event-stream
  * that lasts until the client goes, the process stops or is too slow. */
-int evstream_open(struct evstream *h, struct http_req *req, enum auth_env env, const char *account,
+int evstream_open(struct evstream *h, struct http_req *req, enum env env, const char *account,
 		  long long from_ms, const char *skip_id);
 
 /* Streams open now. */

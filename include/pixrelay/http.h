@@ -30,10 +30,23 @@
 #include "pixrelay/config.h"
 
 #include <event2/event.h>
-#include <event2/http.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <yajl/yajl_gen.h>
+
+/* A request's method, one bit each, so that a route names the methods it
+ * serves as a mask. 0: a method the parser did not know. */
+enum http_method {
+	HTTP_GET = 1 << 0,
+	HTTP_POST = 1 << 1,
+	HTTP_HEAD = 1 << 2,
+	HTTP_PUT = 1 << 3,
+	HTTP_DELETE = 1 << 4,
+	HTTP_OPTIONS = 1 << 5,
+	HTTP_TRACE = 1 << 6,
+	HTTP_CONNECT = 1 << 7,
+	HTTP_PATCH = 1 << 8,
+};
 
 #define HTTP_MAX_PARAMS 4
 
@@ -49,7 +62,7 @@ enum http_route_flags {
 };
 
 struct http_route {
-	enum evhttp_cmd_type method;
+	enum http_method method;
 	const char *pattern; /* "/v1/charge/pix/{id}": {x} matches one path segment */
 	void (*handler)(struct http_req *req);
 	unsigned flags;
@@ -62,7 +75,7 @@ typedef void (*http_auth_fn)(struct http_req *req);
 struct http_req {
 	struct http_server *srv;
 	const struct http_route *route;	     /* NULL until a route matched */
-	enum evhttp_cmd_type method;	     /* 0 when it was not understood */
+	enum http_method method;	     /* 0 when it was not understood */
 	const char *params[HTTP_MAX_PARAMS]; /* path parameters, in pattern order */
 	const char *path; /* the path as sent (percent-escapes kept), NULL if unparsed */
 	const char *body; /* request body, NUL-terminated; "" when none */
@@ -122,7 +135,7 @@ void http_reply_gen(struct http_req *req, int status, yajl_gen g);
 void http_reply_bytes(struct http_req *req, int status, const char *content_type,
 		      const char *cache_control, const void *data, size_t len);
 /* "GET", "POST", ... for a method; "?" when not understood (0). */
-const char *http_method_name(enum evhttp_cmd_type m);
+const char *http_method_name(enum http_method m);
 
 /* Add a response header before replying. A name or value with CR, LF or
  * NUL is refused (logged as a bug). "Connection: close" closes the
@@ -164,8 +177,8 @@ void http_stream_end(struct http_req *req);
 
 /* One answered request. */
 struct http_observation {
-	const char *route;	     /* the route's pattern, or NULL when none matched */
-	enum evhttp_cmd_type method; /* 0 when the method was not understood */
+	const char *route;	 /* the route's pattern, or NULL when none matched */
+	enum http_method method; /* 0 when the method was not understood */
 	int status;
 	uint64_t duration_us;	 /* first byte of the request to the reply queued (streams:
 				    to their end) */

@@ -63,8 +63,8 @@ void ingest_queue_free(struct ingest_queue *q);
  * event id), CHARGES_EXPIRED (json = the charge, which expired instead; the
  * event id in event_out), CHARGES_REFUSED (json = the charge's status),
  * CHARGES_INSUFFICIENT (json = the balance), or -1 with err. event_out is
- * NULL or EVENTS_ID_MAX bytes that live until cb runs. */
-void ingest_submit(struct ingest_queue *q, enum auth_env env, const char *account,
+ * NULL or EVENT_ID_MAX bytes that live until cb runs. */
+void ingest_submit(struct ingest_queue *q, enum env env, const char *account,
 		   const struct ingest_note *n, char *event_out, charges_fn cb, void *ud);
 
 #endif

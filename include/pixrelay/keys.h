@@ -32,22 +32,22 @@ enum keys_result {
 /* Create the platform account of `env` unless it exists. Writes its id
  * (IDS_ULID_LEN + 1 bytes) and *created (1 when made now). Returns 0 or -1
  * with err. */
-int keys_platform_init(struct rds *c, const char *prefix, long shards, enum auth_env env,
+int keys_platform_init(struct rds *c, const char *prefix, long shards, enum env env,
 		       char *account_id, int *created, char *err, size_t errlen);
 
 /* The id of the platform account of `env` into out (IDS_ULID_LEN + 1 bytes):
  * 0, KEYS_NOT_FOUND, or -1 with err. */
-int keys_platform_id(struct rds *c, const char *prefix, enum auth_env env, char *out, char *err,
+int keys_platform_id(struct rds *c, const char *prefix, enum env env, char *out, char *err,
 		     size_t errlen);
 
 /* Nonzero when account `id` exists in `env`; -1 on Redis failure. */
-int keys_account_exists(struct rds *c, const char *prefix, enum auth_env env, const char *id);
+int keys_account_exists(struct rds *c, const char *prefix, enum env env, const char *id);
 
 /* Create a key. `account` is the owning account (NULL: the platform account
  * of env, which must exist). Writes the key's text (shown once) into secret
  * and its record into *out. Returns 0, KEYS_NOT_FOUND when the account does
  * not exist, or -1 with err. */
-int keys_create(struct rds *c, const char *prefix, enum auth_env env, enum auth_kind kind,
+int keys_create(struct rds *c, const char *prefix, enum env env, enum auth_kind kind,
 		const char *account, const char *description, char secret[AUTH_KEY_MAX],
 		struct auth_key *out, char *err, size_t errlen);
 
@@ -63,7 +63,7 @@ int keys_revoke(struct rds *c, const char *prefix, const char *key_id, char *err
  * secret of its postbacks (whsec_...), the compatibility secret sent as the
  * `signature` header, and the secret an upstream provider signs ingested
  * notifications with. Returns 0, KEYS_NOT_FOUND, or -1 with err. */
-int keys_account_secrets(struct rds *c, const char *prefix, enum auth_env env, const char *id,
+int keys_account_secrets(struct rds *c, const char *prefix, enum env env, const char *id,
 			 char *signing, size_t slen, char *compat, size_t clen, char *ingest,
 			 size_t ilen, char *err, size_t errlen);
 
@@ -71,20 +71,20 @@ int keys_account_secrets(struct rds *c, const char *prefix, enum auth_env env, c
  * kept as the previous (postbacks carry both signatures) and a new one is
  * written into `out` (SIGN_SECRET_LEN + 1 bytes). With end_rotation nonzero,
  * forget the previous one instead. Returns 0, KEYS_NOT_FOUND or -1 with err. */
-int keys_rotate_signing(struct rds *c, const char *prefix, enum auth_env env, const char *id,
+int keys_rotate_signing(struct rds *c, const char *prefix, enum env env, const char *id,
 			int end_rotation, char *out, size_t outlen, char *err, size_t errlen);
 
 /* Set (or clear, with "") the postbackUrl of account `id`: it receives the
  * events of the account's charges that name none, and relayed upstream
  * notifications. The URL must already be valid. Returns 0, KEYS_NOT_FOUND,
  * or -1 with err. */
-int keys_set_postback(struct rds *c, const char *prefix, enum auth_env env, const char *id,
+int keys_set_postback(struct rds *c, const char *prefix, enum env env, const char *id,
 		      const char *url, char *err, size_t errlen);
 
 /* Print account `id` (no secrets) as JSON into out. Returns 0, KEYS_NOT_FOUND
  * or -1 with err. */
-int keys_account_show(struct rds *c, const char *prefix, enum auth_env env, const char *id,
-		      FILE *out, char *err, size_t errlen);
+int keys_account_show(struct rds *c, const char *prefix, enum env env, const char *id, FILE *out,
+		      char *err, size_t errlen);
 
 /* A field of an account record (a Redis hash) shown in JSON: its name in the
  * hash, its JSON name, and its type: 'i' an integer, 't' a time in ms (shown
@@ -112,14 +112,14 @@ int keys_valid_id(const char *id);
  * starting at `from`: the keys of `account`, or every key of the environment
  * when account is NULL. json is {"keys": [...], "nextCursor": ...}. cb runs
  * exactly once, later. */
-void keys_page(struct rds *r, const char *prefix, enum auth_env env, const char *account,
+void keys_page(struct rds *r, const char *prefix, enum env env, const char *account,
 	       const struct page_cursor *from, int limit, keys_fn cb, void *ud);
 
 /* Create an account key of `account` (which the caller has checked exists)
  * with `description`. On 0, json is the key with its text in "key", shown
  * this once: the buffer is wiped when cb returns. cb runs exactly once,
  * later. */
-void keys_create_async(struct rds *r, const char *prefix, enum auth_env env, const char *account,
+void keys_create_async(struct rds *r, const char *prefix, enum env env, const char *account,
 		       const char *description, keys_fn cb, void *ud);
 
 /* Revoke key `key_id` when it is of `env` and, unless account is NULL, of
@@ -130,7 +130,7 @@ void keys_create_async(struct rds *r, const char *prefix, enum auth_env env, con
  * revoked now, KEYS_ALREADY_REVOKED, both with json = the key; KEYS_NOT_FOUND
  * (also for a key of another environment or account); or -1 with err. */
 struct cache;
-void keys_revoke_async(struct rds *r, struct cache *c, const char *prefix, enum auth_env env,
+void keys_revoke_async(struct rds *r, struct cache *c, const char *prefix, enum env env,
 		       const char *account, const char *key_id, keys_fn cb, void *ud);
 
 #endif

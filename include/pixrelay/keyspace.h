@@ -20,7 +20,7 @@
 #ifndef PIXRELAY_KEYSPACE_H
 #define PIXRELAY_KEYSPACE_H
 
-#include "pixrelay/auth.h"
+#include "pixrelay/env.h"
 #include "pixrelay/ids.h"
 
 #include <stddef.h>
@@ -47,13 +47,13 @@ int ks_random_shard(long nshards);
 /* "<prefix>{s<k>}:" */
 void ks_shard_prefix(char *out, size_t size, const char *prefix, int shard);
 /* "<prefix>{<env>}:" */
-void ks_env_prefix(char *out, size_t size, const char *prefix, enum auth_env env);
+void ks_env_prefix(char *out, size_t size, const char *prefix, enum env env);
 
 /* "<prefix>{s<k>}:<what><id>" where k is the shard of `id`. Returns 0, or -1
  * (out = "") when id names no shard. */
 int ks_key(char *out, size_t size, const char *prefix, const char *what, const char *id);
 /* The record of account `id` of `env`: "<prefix>{s<k>}:acct:<env>:<id>". */
-int ks_account_key(char *out, size_t size, const char *prefix, enum auth_env env, const char *id);
+int ks_account_key(char *out, size_t size, const char *prefix, enum env env, const char *id);
 
 /* The Redis pub/sub channel that tells every process to forget what it
  * cached ("<prefix>invalidate"; messages "k:<sha256 of an API key>",

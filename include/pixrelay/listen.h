@@ -75,7 +75,7 @@ int listen_run(const struct listen_opts *o);
  * key (and X-Account-ID when account is given), `body` JSON or NULL.
  * Returns the HTTP status (0 when no answer came, with the reason in err)
  * and the answer's body in *out (malloc'd, NUL-terminated; NULL if none),
- * and its X-Event-Id header in event_id (EVENTS_ID_MAX bytes, "" if none;
+ * and its X-Event-Id header in event_id (EVENT_ID_MAX bytes, "" if none;
  * may be NULL). */
 long listen_api(const char *base_url, const char *api_key, const char *account, const char *method,
 		const char *path, const char *body, long timeout_ms, char **out, char *event_id,

@@ -11,7 +11,7 @@
 #ifndef PIXRELAY_REQBODY_H
 #define PIXRELAY_REQBODY_H
 
-#include "pixrelay/events.h"
+#include "pixrelay/event.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -42,14 +42,14 @@ int reqbody_transfer(yajl_val body, struct reqbody_transfer *out, char *err, siz
  * type point to static names, cursor_id into `value`) and 0 returned; else
  * -1 with e.g. "since: must be Unix seconds, 'YYYY-MM-DD HH:MM:SS' (UTC) or
  * RFC 3339" and *f untouched. */
-int reqbody_filter_field(const char *name, const char *value, struct events_filter *f,
-			 int max_limit, char *err, size_t errlen);
+int reqbody_filter_field(const char *name, const char *value, struct event_filter *f, int max_limit,
+			 char *err, size_t errlen);
 
 /* POST /v1/events/replay: {"state", "type", "since", "until", "limit"}, all
  * optional (state, type: strings; since, until, limit: strings or
  * integers); `body` may be NULL. Fills *f (the caller sets its defaults
- * first; limit up to EVENTS_LIST_MAX). Returns 0, or -1 with the message
+ * first; limit up to EVENT_LIST_MAX). Returns 0, or -1 with the message
  * (*f may then be partly changed). */
-int reqbody_replay(yajl_val body, struct events_filter *f, char *err, size_t errlen);
+int reqbody_replay(yajl_val body, struct event_filter *f, char *err, size_t errlen);
 
 #endif

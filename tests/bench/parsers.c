@@ -185,7 +185,7 @@ static void p_transfer(const char *in, size_t len, char *out, size_t outlen)
 
 static void p_replay(const char *in, size_t len, char *out, size_t outlen)
 {
-	struct events_filter f = {.state = "dead", .limit = 100};
+	struct event_filter f = {.state = "dead", .limit = 100};
 	yajl_val v = NULL;
 
 	if (json_parse_object(in, len, &v, out, outlen) < 0)

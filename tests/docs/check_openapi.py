@@ -9,7 +9,7 @@ usage: check_openapi.py [SOURCE_ROOT]
    operations have responses, path parameters are declared, schema keywords
    are those of OpenAPI 3.0, ...), so the check still means something where
    the validator is not packaged (Debian bookworm).
-2. Every route of the route table in src/api.c (`{EVHTTP_REQ_..., "/path",
+2. Every route of the route table in src/api.c (`{HTTP_..., "/path",
    handler, flags}`) is in `paths` with its method, and `paths` has no
    operation that the table lacks: the document cannot fall behind the code.
    Path parameters may be named differently (`{id}` in the code,
@@ -345,9 +345,9 @@ def code_routes(root):
         sys.exit(1)
     table = re.sub(r"/\*.*?\*/|//[^\n]*", "", m.group(1), flags=re.S)
     routes = re.findall(
-        r"\{\s*EVHTTP_REQ_([A-Z]+)\s*,\s*\"([^\"]*)\"\s*,\s*\w+\s*,\s*([^{}]*?)\s*\}", table)
+        r"\{\s*HTTP_([A-Z]+)\s*,\s*\"([^\"]*)\"\s*,\s*\w+\s*,\s*([^{}]*?)\s*\}", table)
     if not routes:
-        print("check_openapi: no {EVHTTP_REQ_..., \"/path\", ...} entry in api_routes[] of %s"
+        print("check_openapi: no {HTTP_..., \"/path\", ...} entry in api_routes[] of %s"
               % path, file=sys.stderr)
         sys.exit(1)
     return [(method.lower(), p, set(re.findall(r"HTTP_[A-Z_]+", flags)))

@@ -32,7 +32,7 @@ def api_routes():
         src = f.read()
     table = src[src.index("const struct http_route api_routes[]"):]
     table = table[:table.index("};")]
-    routes = re.findall(r'\{EVHTTP_REQ_(\w+),\s*"([^"]+)",\s*\w+,\s*([^}]*)\}', table)
+    routes = re.findall(r'\{HTTP_(\w+),\s*"([^"]+)",\s*\w+,\s*([^}]*)\}', table)
     assert len(routes) >= 15, routes
     return [(m, p, f) for m, p, f in routes]
 

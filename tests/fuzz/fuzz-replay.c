@@ -1,7 +1,7 @@
 /* Fuzz the event filters: the body of POST /v1/events/replay (through
  * json_parse_object and reqbody_replay) and, for the query of GET
  * /v1/events, the input read as "name=value" through reqbody_filter_field
- * (which also reaches timefmt_parse and events_parse_cursor). Accept or
+ * (which also reaches timefmt_parse and event_parse_cursor). Accept or
  * refuse with a message; never crash, leak or read out of bounds. */
 #include "pixrelay/json.h"
 #include "pixrelay/reqbody.h"
@@ -12,7 +12,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static void check_filter(const struct events_filter *f, int max_limit)
+static void check_filter(const struct event_filter *f, int max_limit)
 {
 	if (f->limit < 1 || f->limit > max_limit)
 		__builtin_trap();
@@ -20,7 +20,7 @@ static void check_filter(const struct events_filter *f, int max_limit)
 
 static void fuzz_query(const uint8_t *data, size_t size)
 {
-	struct events_filter f = {.limit = 20};
+	struct event_filter f = {.limit = 20};
 	char *text = malloc(size + 1), *eq, err[512] = "";
 
 	if (!text)
@@ -43,7 +43,7 @@ static void fuzz_query(const uint8_t *data, size_t size)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct events_filter f = {.state = "dead", .limit = 100};
+	struct event_filter f = {.state = "dead", .limit = 100};
 	char err[512] = "";
 	yajl_val v = NULL;
 
@@ -52,7 +52,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	err[0] = '\0';
 	if (reqbody_replay(v, &f, err, sizeof(err)) == 0)
-		check_filter(&f, EVENTS_LIST_MAX);
+		check_filter(&f, EVENT_LIST_MAX);
 	else if (err[0] == '\0')
 		__builtin_trap();
 	yajl_tree_free(v);

@@ -102,9 +102,9 @@ static void h_echo(struct http_req *req)
 }
 
 static const struct http_route routes[] = {
-    {EVHTTP_REQ_GET, "/stream", h_stream, 0}, {EVHTTP_REQ_GET, "/forever", h_forever, 0},
-    {EVHTTP_REQ_GET, "/flood", h_flood, 0},   {EVHTTP_REQ_GET, "/slow", h_slow, 0},
-    {EVHTTP_REQ_POST, "/echo", h_echo, 0},
+    {HTTP_GET, "/stream", h_stream, 0}, {HTTP_GET, "/forever", h_forever, 0},
+    {HTTP_GET, "/flood", h_flood, 0},	{HTTP_GET, "/slow", h_slow, 0},
+    {HTTP_POST, "/echo", h_echo, 0},
 };
 
 static void no_auth(struct http_req *req)
@@ -290,13 +290,13 @@ int main(void)
 	o = find_obs("/stream", 200);
 	CHECK(o != NULL);
 	if (o) {
-		CHECK_INT(o->method, EVHTTP_REQ_GET);
+		CHECK_INT(o->method, HTTP_GET);
 		CHECK(o->response_bytes > 100);
 		CHECK(o->request_bytes == strlen("GET /stream HTTP/1.1\r\nHost: t\r\n\r\n"));
 		CHECK(o->duration_us >= 25000);
 	}
 	o = find_obs("/echo", 200);
-	CHECK(o != NULL && o->method == EVHTTP_REQ_POST && o->request_bytes > 7);
+	CHECK(o != NULL && o->method == HTTP_POST && o->request_bytes > 7);
 	CHECK(find_obs("/slow", 200) != NULL);
 	o = find_obs(NULL, 501);
 	CHECK(o != NULL && (int)o->method == 0);

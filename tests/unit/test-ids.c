@@ -14,7 +14,7 @@ int main(void)
 	char k[AUTH_KEY_MAX];
 	const char *tok;
 	size_t len;
-	enum auth_env env;
+	enum env env;
 
 	/* the time part of a ULID is the big-endian millisecond count */
 	ids_ulid_at(a, 1469918176385ull);
@@ -72,15 +72,15 @@ int main(void)
 	timefmt_rfc3339(r, 1614265330123ull);
 	CHECK_STR(r, "2021-02-25T15:02:10.123Z");
 
-	auth_key_generate(AUTH_SANDBOX, k);
+	auth_key_generate(ENV_SANDBOX, k);
 	CHECK(strncmp(k, "pxr_test_", 9) == 0);
 	CHECK_INT(strlen(k), 9 + AUTH_KEY_RANDOM);
 	CHECK_INT(auth_token_env(k, strlen(k), &env), 0);
-	CHECK_INT(env, AUTH_SANDBOX);
-	auth_key_generate(AUTH_PRODUCTION, k);
+	CHECK_INT(env, ENV_SANDBOX);
+	auth_key_generate(ENV_PRODUCTION, k);
 	CHECK(strncmp(k, "pxr_live_", 9) == 0);
 	CHECK_INT(auth_token_env(k, strlen(k), &env), 0);
-	CHECK_INT(env, AUTH_PRODUCTION);
+	CHECK_INT(env, ENV_PRODUCTION);
 	CHECK_INT(auth_token_env(k, strlen(k) - 1, &env), -1);
 	k[20] = '-';
 	CHECK_INT(auth_token_env(k, strlen(k), &env), -1);

@@ -46,7 +46,7 @@ static int transfer(const char *text, struct reqbody_transfer *t, char *from, ch
 	return rc;
 }
 
-static int replay(const char *text, struct events_filter *f)
+static int replay(const char *text, struct event_filter *f)
 {
 	yajl_val v = parse(text);
 	int rc = reqbody_replay(v, f, err, sizeof(err));
@@ -142,7 +142,7 @@ static void test_transfer(void)
 
 static void test_filters(void)
 {
-	struct events_filter f, before;
+	struct event_filter f, before;
 
 	memset(&f, 0, sizeof(f));
 	CHECK_INT(reqbody_filter_field("state", "dead", &f, 100, err, sizeof(err)), 0);
