@@ -1,4 +1,4 @@
-#include "pixrelay/cli.h"
+#include "pixrelay/cli/cli.h"
 
 int main(int argc, char **argv)
 {

@@ -399,7 +399,7 @@ CEILING_BATCH = 12
 
 def ingest_ceiling(redis, secs, sink_port, script):
     """What Redis alone does for pixrelay's ingest: redis-benchmark sends `script` (a
-    path; src/lua/ingest.lua is expanded as pixrelay loads it) with CEILING_BATCH new
+    path; src/store/lua/ingest.lua is expanded as pixrelay loads it) with CEILING_BATCH new
     notifications per call in ingest.lua's arguments, CONNS / CEILING_BATCH calls at a
     time; no pixrelay, no HTTP. Returns (events/s, Redis CPU seconds per event), or None
     on a cluster."""
@@ -450,7 +450,7 @@ def ingest_ceiling(redis, secs, sink_port, script):
 
 
 CEILINGS = [
-    ("ceiling", "pixrelay's ingest script", os.path.join(HERE, "..", "..", "src", "lua", "ingest.lua")),
+    ("ceiling", "pixrelay's ingest script", os.path.join(HERE, "..", "..", "src", "store", "lua", "ingest.lua")),
     ("ceiling_writes", "only the three writes every event needs (ceiling_writes.lua)",
      os.path.join(HERE, "ceiling_writes.lua")),
     ("ceiling_rpush", "one RPUSH per notification (ceiling_rpush.lua)",

@@ -1,4 +1,4 @@
--- One RPUSH of each notification's body, with the arguments of src/lua/ingest.lua
+-- One RPUSH of each notification's body, with the arguments of src/store/lua/ingest.lua
 -- (tests/bench/bench.py, the ceiling phase): what a script call carrying many
 -- notifications costs Redis by itself, to compare with raw RPUSH.
 local out = {}

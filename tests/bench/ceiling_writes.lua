@@ -1,5 +1,5 @@
 -- The three writes every ingested notification needs whatever the layout, with the
--- arguments of src/lua/ingest.lua (tests/bench/bench.py, the ceiling phase): the upstream
+-- arguments of src/store/lua/ingest.lua (tests/bench/bench.py, the ceiling phase): the upstream
 -- id remembered (SET NX GET EX), the event stored (a hash of its body and state) and
 -- queued behind its charge (RPUSH). Nothing else: no listing index, no due set, none of the
 -- event's other fields. Not pixrelay's script: a measure of what Redis charges for the

@@ -11,17 +11,17 @@
  * matters is that no line is far above the others per MiB: every parser is
  * linear (or bounded) in its input.
  */
-#include "pixrelay/account.h"
-#include "pixrelay/backoff.h"
-#include "pixrelay/base64.h"
-#include "pixrelay/brcode.h"
-#include "pixrelay/charge.h"
-#include "pixrelay/ingest.h"
-#include "pixrelay/json.h"
-#include "pixrelay/netaddr.h"
-#include "pixrelay/reqbody.h"
-#include "pixrelay/timefmt.h"
-#include "pixrelay/validate.h"
+#include "pixrelay/pix/account.h"
+#include "pixrelay/pix/backoff.h"
+#include "pixrelay/core/base64.h"
+#include "pixrelay/pix/brcode.h"
+#include "pixrelay/pix/charge.h"
+#include "pixrelay/store/ingest.h"
+#include "pixrelay/core/json.h"
+#include "pixrelay/core/netaddr.h"
+#include "pixrelay/pix/reqbody.h"
+#include "pixrelay/core/timefmt.h"
+#include "pixrelay/core/validate.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* rdsbench: what pixrelay's Redis layer (src/redis.c) costs its process per
+/* rdsbench: what pixrelay's Redis layer (src/redis/redis.c) costs its process per
  * command, apart from Redis: N commands (HSET of 6 fields, 1 KB in all, over
  * keys of 16 hash tags), 64 in flight, and the CPU time of this process per
  * command. Not built by meson; see docs/performance.md:
@@ -8,7 +8,7 @@
  *       -lm -lpthread -o rdsbench
  *   ./rdsbench unix:///path/redis.sock 1000000
  */
-#include "pixrelay/redis.h"
+#include "pixrelay/redis/redis.h"
 
 #include <event2/event.h>
 #include <stdio.h>

@@ -25,13 +25,13 @@ def run(args, **kw):
 
 
 def dispatched_commands():
-    """The command names src/cli.c dispatches on (aliases such as --help aside)."""
-    with open(os.path.join(ROOT, "src", "cli.c")) as f:
+    """The command names src/cli/cli.c dispatches on (aliases such as --help aside)."""
+    with open(os.path.join(ROOT, "src", "cli", "cli.c")) as f:
         text = f.read()
     names = set(re.findall(r'strcmp\(cmd, "([a-z][a-z-]*)"\)', text))
     names |= set(re.findall(r'\{\s*"([a-z][a-z-]*)"\s*,\s*cmd_\w+', text))
     if len(names) < 5:
-        raise AssertionError("cannot find the commands in src/cli.c (strcmp(cmd, \"name\") or "
+        raise AssertionError("cannot find the commands in src/cli/cli.c (strcmp(cmd, \"name\") or "
                              "a {\"name\", cmd_name} table); update this test")
     return names
 

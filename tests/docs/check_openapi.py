@@ -9,7 +9,7 @@ usage: check_openapi.py [SOURCE_ROOT]
    operations have responses, path parameters are declared, schema keywords
    are those of OpenAPI 3.0, ...), so the check still means something where
    the validator is not packaged (Debian bookworm).
-2. Every route of the route table in src/api.c (`{HTTP_..., "/path",
+2. Every route of the route table in src/api/api.c (`{HTTP_..., "/path",
    handler, flags}`) is in `paths` with its method, and `paths` has no
    operation that the table lacks: the document cannot fall behind the code.
    Path parameters may be named differently (`{id}` in the code,
@@ -328,10 +328,10 @@ def check_structure(doc):
                         err("%s: security scheme %s is not in components" % (where, name))
 
 
-# ---- 2. the route table of src/api.c ----
+# ---- 2. the route table of src/api/api.c ----
 
 def code_routes(root):
-    path = os.path.join(root, "src", "api.c")
+    path = os.path.join(root, "src", "api", "api.c")
     try:
         with open(path, encoding="utf-8") as f:
             text = f.read()
@@ -367,12 +367,12 @@ def check_routes(doc, routes):
         in_code.add((method, shape(path)))
         item = by_shape.get(shape(path))
         if not isinstance(item, dict):
-            err("route %s %s of src/api.c is not in paths" % (method.upper(), path))
+            err("route %s %s of src/api/api.c is not in paths" % (method.upper(), path))
             continue
         op = item.get(method)
         if not isinstance(op, dict):
             have = sorted(m.upper() for m in METHODS if m in item)
-            err("route %s %s of src/api.c is documented with %s only"
+            err("route %s %s of src/api/api.c is documented with %s only"
                 % (method.upper(), path, ", ".join(have) or "no method"))
             continue
         security = op.get("security", doc.get("security"))
@@ -390,7 +390,7 @@ def check_routes(doc, routes):
         for method in METHODS:
             if isinstance(item, dict) and method in item and \
                     (method, shape(path)) not in in_code:
-                err("%s %s is documented but not in the route table of src/api.c"
+                err("%s %s is documented but not in the route table of src/api/api.c"
                     % (method.upper(), path))
     return len(routes)
 
@@ -480,11 +480,11 @@ def main():
     check_structure(doc)
     finish_if_errors("is not valid OpenAPI 3.0")
     nroutes = check_routes(doc, code_routes(root))
-    finish_if_errors("does not match the route table of src/api.c")
+    finish_if_errors("does not match the route table of src/api/api.c")
     nexamples = check_examples(doc)
     finish_if_errors("has examples that contradict its schemas")
     print("openapi: docs/openapi.yaml is valid OpenAPI %s (%s), documents the %d routes of "
-          "src/api.c, %s"
+          "src/api/api.c, %s"
           % (doc["openapi"],
              validator or "structural checks only: openapi-spec-validator is not installed",
              nroutes,

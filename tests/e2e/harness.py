@@ -625,7 +625,7 @@ class Processes(unittest.TestCase):
         return px
 
 
-# ---- where pixrelay keeps things in Redis (src/keyspace.c) ----
+# ---- where pixrelay keeps things in Redis (src/pix/keyspace.c) ----
 
 CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 SHARDS = 16  # the default of the `shards` setting

@@ -39,7 +39,7 @@ class Foundation(unittest.TestCase):
         top = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../..")
         sys.path.insert(0, os.path.join(top, "tools"))
         from embed_scripts import expand  # the body Redis gets, shared functions included
-        lua = sorted(glob.glob(os.path.join(top, "src/lua/*.lua")))
+        lua = sorted(glob.glob(os.path.join(top, "src/store/lua/*.lua")))
         self.assertGreater(len(lua), 10)
         shas = [hashlib.sha1(expand(f)).hexdigest() for f in lua]
         self.assertEqual(self.redis.cmd("SCRIPT", "EXISTS", *shas), [1] * len(shas))

@@ -1,5 +1,5 @@
 """The HTTP server against hostile clients, over raw sockets (issue 9, items 3,
-6 and 8): a catalogue of malformed requests on every route of src/api.c,
+6 and 8): a catalogue of malformed requests on every route of src/api/api.c,
 HEAD, keep-alive and pipelining, Expect, chunked bodies, body caps before the
 body is read, and drills: slowloris, running out of file descriptors, large
 trickled bodies and memory, and a client that does not read its answers.
@@ -27,8 +27,8 @@ MAX_UPLOAD = 65536
 
 
 def api_routes():
-    """(method, pattern, flags) of every route in src/api.c's table."""
-    with open(os.path.join(HERE, "../../src/api.c")) as f:
+    """(method, pattern, flags) of every route in src/api/api.c's table."""
+    with open(os.path.join(HERE, "../../src/api/api.c")) as f:
         src = f.read()
     table = src[src.index("const struct http_route api_routes[]"):]
     table = table[:table.index("};")]

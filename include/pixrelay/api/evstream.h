@@ -1,0 +1,87 @@
+/* evstream: live streams of an account's events (GET /v1/events/stream, SSE).
+ *
+ * Every event is written by a script through event_write (src/lua/lib/
+ * event.lua). While this process serves a stream for an account of shard k,
+ * it keeps the key <prefix>{s<k>}:live set (30 s TTL, renewed every 10 s) to
+ * the name of one pub/sub channel, <prefix>live; event_write reads that key
+ * and, when it is there, PUBLISHes the event on the channel in the same
+ * script. Each process has one subscriber connection on the channel (opened
+ * with its first stream) and hands each message to the streams of its
+ * account in the process: no Redis command per stream and per event.
+ *
+ * Cost on the hot path (every charge transition, expiry, ingest, transfer):
+ * one GET of a missing key per event while no stream is open in the shard;
+ * with one open, a PUBLISH of the event (id, account, type, destination,
+ * body: ~1 KB) to the channel (on Redis Cluster PUBLISH is broadcast to every
+ * node). docs/performance.md has the measured figures.
+ *
+ * A stream opens in this order: the account's signing secrets are read (the
+ * stream signs each event as its postback would be signed, at the moment it
+ * is sent), the subscriber is ready, the shard's key is set; only then are
+ * the events the client missed (Last-Event-ID or ?since) read from the
+ * account's index, oldest first, in pages paced by what the client has read,
+ * while live messages wait in a bounded buffer; then the buffer, then live.
+ * Nothing is lost between the two: an event written after the key was set is
+ * published, one written before is in the index. Duplicates (an event both
+ * read and published) are dropped by id. A resume starts RESUME_OVERLAP_MS
+ * before the last event id's time (events of several processes may be
+ * written out of their timestamps' order), so a client may see an event again
+ * after reconnecting: ids are stable, skip the ones you have.
+ *
+ * Bounds: stream-max streams per process, stream-max-per-account per account
+ * in a process; a client with more than stream-max-pending bytes unread is
+ * dropped (it reconnects and resumes); a comment line every stream-heartbeat
+ * seconds keeps proxies from closing an idle stream; live messages waiting
+ * during a replay are capped (the stream ends; a reconnect resumes).
+ * When the subscriber connection is lost every stream ends (clients resume).
+ */
+#ifndef PIXRELAY_EVSTREAM_H
+#define PIXRELAY_EVSTREAM_H
+
+#include "pixrelay/store/auth.h"
+#include "pixrelay/core/config.h"
+#include "pixrelay/http/http.h"
+#include "pixrelay/redis/redis.h"
+
+#include <event2/event.h>
+
+#define EVSTREAM_RESUME_OVERLAP_MS 5000
+
+struct evstream;
+
+/* Why evstream_open refused a stream (it answered the request itself). */
+enum evstream_result {
+	EVSTREAM_OK = 0,
+	EVSTREAM_TOO_MANY = 1, /* per process or per account: 429 answered */
+	EVSTREAM_STOPPED = 2,  /* the process is stopping: 503 answered */
+};
+
+/* The streams of this process. Borrowed for its life: base, r (commands),
+ * addr (the subscriber connects there), cfg. */
+struct evstream *evstream_new(struct event_base *base, struct rds *r, const struct rds_addr *addr,
+			      const struct config *cfg);
+
+/* Serve `req` as a stream of the events of `account` of `env` created from
+ * `from_ms` on (0: only new ones), skipping `skip_id` (the client's
+ * Last-Event-ID, or NULL). The request is answered in every case: 429/503
+ * when refused, 503 when Redis cannot be used, else a 200 text/event-stream
+ * that lasts until the client goes, the process stops or is too slow. */
+int evstream_open(struct evstream *h, struct http_req *req, enum env env, const char *account,
+		  long long from_ms, const char *skip_id);
+
+/* Streams open now. */
+unsigned evstream_count(const struct evstream *h);
+
+/* End every stream (SIGTERM: clients reconnect to another process) and
+ * refuse new ones. NULL is fine. */
+void evstream_stop(struct evstream *h);
+
+/* End every stream and free. Call after the command client `r` was freed
+ * (its callbacks have run) and before the HTTP server is. NULL is fine. */
+void evstream_free(struct evstream *h);
+
+/* The time (ms) encoded in an event id ("evt_" + ULID), or -1 when `id` is
+ * not one. */
+long long evstream_id_ms(const char *id);
+
+#endif

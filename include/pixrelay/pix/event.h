@@ -1,0 +1,27 @@
+/* event: what an event is, apart from where it is stored (no I/O): its id,
+ * the filter of a listing and the opaque cursor that continues one.
+ */
+#ifndef PIXRELAY_EVENT_H
+#define PIXRELAY_EVENT_H
+
+#include "pixrelay/pix/keyspace.h"
+
+#define EVENT_ID_MAX KS_EVENT_ID_MAX /* "evt_" + ULID + NUL fits */
+
+/* Which events to list. Strings borrowed; "" = any. */
+struct event_filter {
+	const char *state;   /* pending, delivering, delivered, dead */
+	const char *type;    /* EVENT:CHARGE_PAID, ... */
+	long long since_ms;  /* created at or after (0 = any) */
+	long long until_ms;  /* created at or before (0 = any) */
+	int limit;	     /* 1..EVENT_LIST_MAX */
+	long long cursor_ms; /* continue below this point (0 = from the newest) */
+	const char *cursor_id;
+};
+
+#define EVENT_LIST_MAX 1000
+
+/* Parse an opaque cursor ("<ms>_<event id>"); 0 or -1. The id points into s. */
+int event_parse_cursor(const char *s, long long *ms, const char **id);
+
+#endif

@@ -1,0 +1,53 @@
+/* cache: what rarely changes, kept in the process so that a request need not
+ * ask Redis — API keys (by the SHA-256 of their text) and accounts (their
+ * environment, ingest secret and Pix key) — and forgotten at once when any
+ * process changes it.
+ *
+ * Changes are announced on the Redis channel <prefix>invalidate
+ * (ks_invalidation_channel): "k:<sha256>" for a key, "a:<account id>" for an
+ * account; the cache listens with a subscriber client of its own. While that
+ * subscription is not established (at start, after a lost connection) the
+ * cache holds and returns nothing, so no announcement can be missed while an
+ * entry is in use. A read that started before an announcement is never
+ * stored after it (cache_ticket). Entries expire after a time given per
+ * entry, and the table is bounded (CACHE_SLOTS entries; a new entry replaces
+ * the one in its slot).
+ *
+ * A NULL cache is valid everywhere: it holds nothing (command-line tools).
+ */
+#ifndef PIXRELAY_CACHE_H
+#define PIXRELAY_CACHE_H
+
+#include "pixrelay/redis/redis.h"
+
+#include <event2/event.h>
+#include <stdint.h>
+
+#define CACHE_SLOTS 16384
+
+struct cache;
+
+/* A cache listening on `channel` of the Redis at addr. Borrowed: base. */
+struct cache *cache_new(struct event_base *base, const struct rds_addr *addr, long timeout_ms,
+			const char *channel);
+void cache_free(struct cache *c);
+
+/* Take before reading from Redis what will be cached, and give to
+ * cache_put: an announcement that came in between makes the put a no-op. */
+uint64_t cache_ticket(const struct cache *c);
+
+/* The value of `key`, borrowed until the next call on c, or NULL (absent,
+ * expired, or the cache is not listening). */
+const char *cache_get(struct cache *c, const char *key);
+
+/* Remember key -> value for `ttl_ms`, unless an announcement came since
+ * `ticket` or the cache is not listening. Copies both. */
+void cache_put(struct cache *c, const char *key, const char *value, uint64_t ticket, long ttl_ms);
+
+/* Forget `key` (what an announcement does). */
+void cache_forget(struct cache *c, const char *key);
+
+/* Entries served and missed since the start (for metrics). */
+void cache_counts(const struct cache *c, unsigned long long *hits, unsigned long long *misses);
+
+#endif

@@ -1,0 +1,160 @@
+/* accounts: business accounts, Pix keys, groups, balances, internal
+ * transfers and the operator's KYC review in Redis (spec 4.2, 4.3),
+ * asynchronous.
+ *
+ * An account's group is itself plus every account that shares at least one
+ * member (a representative, by CPF) with it — the spec's rule, not
+ * transitive. A member is only a claim of whoever created the account, so it
+ * counts once the operator has approved the KYC of both accounts, and only
+ * between accounts of one owner (docs/security.md, "Groups"). A new account
+ * is pending (in production, and in the sandbox with sandbox-review = 1)
+ * until the operator approves or rejects it.
+ *
+ * What accounts keep is bounded: files and bytes per account (checked by the
+ * caller with account_files_usage), accounts per account key per hour and
+ * accounts and file bytes per environment (checked here, atomically with the
+ * creation). Money moves only inside one atomic script per change, so a
+ * balance never goes negative and a transfer happens once.
+ */
+#ifndef PIXRELAY_ACCOUNTS_H
+#define PIXRELAY_ACCOUNTS_H
+
+#include "pixrelay/pix/account.h"
+#include "pixrelay/store/auth.h"
+#include "pixrelay/core/config.h"
+#include "pixrelay/pix/page.h"
+#include "pixrelay/redis/redis.h"
+
+enum accounts_result {
+	ACCOUNTS_DUPLICATE = 1,	    /* taxID taken (json = that account's id) */
+	ACCOUNTS_NOT_FOUND = 2,	    /* a Pix key is unknown (json = "from_key" or "to_key") */
+	ACCOUNTS_FORBIDDEN = 3,	    /* outside the caller's group (json = caller's review status) */
+	ACCOUNTS_SAME = 4,	    /* both keys name one account */
+	ACCOUNTS_INSUFFICIENT = 5,  /* json = the source's balance */
+	ACCOUNTS_IDEM_CONFLICT = 6, /* Idempotency-Key reused with another body */
+	ACCOUNTS_REPLAYED = 7,	    /* Idempotency-Key seen with this body: nothing moved now */
+	ACCOUNTS_RATE = 8,	    /* the key made its accounts of the hour (json = ms to wait) */
+	ACCOUNTS_FULL = 9,	    /* the environment holds max-accounts (json = the limit) */
+	ACCOUNTS_STORAGE = 10,	    /* max-stored-file-bytes reached (json = bytes kept now) */
+	ACCOUNTS_PLATFORM = 11,	    /* the platform account is not reviewed */
+	ACCOUNTS_NO_ACCOUNT = 12,   /* no account of this id in the environment */
+};
+
+/* result 0 or one of the above, or -1 with err; json borrowed for the call. */
+typedef void (*accounts_fn)(void *ud, int result, const char *json, const char *err);
+
+/* Create an account owned by `owner`, with the API key `key_id` (NULL for a
+ * master key: no hourly limit). Three steps: account_admit checks the quotas
+ * and the taxID before anything is written; account_put writes the record
+ * and files into the account's shard; account_index checks again and makes
+ * the account known, or refuses it (then the record and files are deleted).
+ * On 0, json is the account as the API shows it, with its webhook secrets
+ * (shown this once); else ACCOUNTS_DUPLICATE, ACCOUNTS_RATE, ACCOUNTS_FULL or
+ * ACCOUNTS_STORAGE. The per-account limits (files, bytes) are the caller's
+ * to check first. Takes the data of the files of `in` (their `data` become
+ * NULL, the rest of `in` stays the caller's); the rest is borrowed for the
+ * call. */
+void accounts_create(struct rds *r, const struct config *cfg, enum env env, const char *owner,
+		     const char *key_id, struct account_input *in, accounts_fn cb, void *ud);
+
+/* Move `amount` cents from the account of Pix key `from_key` to that of
+ * `to_key`, for `caller`. `idem` (NULL = none) with `fingerprint` makes a
+ * retry safe (scoped to the caller and the source account).
+ *
+ * Accounts live in shards (keyspace.h). Between accounts of one shard the
+ * transfer is one script. Across shards it is three, each atomic: the debit
+ * with a transfer record in the source's shard, the credit in the
+ * destination's (applied once per transfer id, however often it is sent),
+ * and marking the record done. cb gets 0 only once the money has arrived;
+ * if a step after the debit fails (Redis unavailable, or this process
+ * dies), the record stays "debited" and accounts_transfer_recover, run by
+ * every dispatcher, finishes it. */
+void accounts_transfer(struct rds *r, const struct config *cfg, enum env env, const char *caller,
+		       const char *from_key, const char *to_key, long long amount, const char *idem,
+		       const char *fingerprint, accounts_fn cb, void *ud);
+
+/* Finish the transfers of `shard` that were debited more than 10 s ago and
+ * never marked done (a process died between the steps). done(ud, n) runs
+ * once, later, with how many were looked at (-1 on failure). */
+void accounts_transfer_recover(struct rds *r, const struct config *cfg, int shard,
+			       void (*done)(void *ud, int n), void *ud);
+
+/* The balance of `account` and its latest ledger entries (newest first):
+ * {"account", "balance", "entries": [...]}. */
+void accounts_balance(struct rds *r, const struct config *cfg, enum env env, const char *account,
+		      int entries, accounts_fn cb, void *ud);
+
+/* ---- what the dashboard shows ---- */
+
+#define ACCOUNTS_LIST_MAX 100
+#define ACCOUNTS_LEDGER_MAX 100
+
+/* A page of at most `limit` accounts of `env`, newest first, from `from`, as
+ * {"accounts": [...], "nextCursor": ...}; each account without its secrets
+ * (id, environment, kind, names, taxID, status, owner, pixKey, postbackUrl,
+ * balance, createdAt). With `only` (not NULL) the page holds that one account
+ * (on the first page). cb runs exactly once, later. */
+void accounts_list(struct rds *r, const struct config *cfg, enum env env, const char *only,
+		   const struct page_cursor *from, int limit, accounts_fn cb, void *ud);
+
+/* Account `id` of `env` as accounts_list shows it, with a page of at most
+ * `limit` ledger entries, newest first, in "ledger": {"entries", "nextCursor"}.
+ * `pos` and `fp` (from page_parse_ledger_cursor; pos "" = from the newest) say
+ * where the page starts. result 0, ACCOUNTS_NO_ACCOUNT, or -1 with err. */
+void accounts_show(struct rds *r, const struct config *cfg, enum env env, const char *id, int limit,
+		   const char *pos, const char *fp, accounts_fn cb, void *ud);
+
+/* The webhook secrets of account `id` of `env`: {"account",
+ * "postbackSigningSecret", "postbackSigningSecretPrevious" (null unless a
+ * rotation is under way), "postbackSignature", "ingestSecret"}. json is wiped
+ * when cb returns. result 0, ACCOUNTS_NO_ACCOUNT, or -1 with err. */
+void accounts_secrets(struct rds *r, const struct config *cfg, enum env env, const char *id,
+		      accounts_fn cb, void *ud);
+
+/* What the hot paths need of an account (ingest, charge creation, acting
+ * for an account with a master key). */
+struct accounts_info {
+	enum env env;
+	char ingest_secret[80];
+	char pix_key[80];
+};
+
+/* result 0 with info (borrowed for the call), ACCOUNTS_NOT_FOUND, or -1 with
+ * err. */
+typedef void (*accounts_info_fn)(void *ud, int result, const struct accounts_info *info,
+				 const char *err);
+
+/* Look account `id` up in either environment: from the cache `c` (may be
+ * NULL) when it holds it — then cb runs at once, before this returns — else
+ * in Redis, both environments' records in one round trip, cb later; the
+ * answer is then cached for 5 minutes (forgotten at once on "a:<id>"). */
+struct cache;
+void accounts_lookup(struct rds *r, struct cache *c, const struct config *cfg, const char *id,
+		     accounts_info_fn cb, void *ud);
+
+/* ---- the operator's KYC review (the `pixrelay review` commands) ---- */
+
+/* The accounts waiting for review, oldest first, at most `limit`:
+ * {"total": n, "accounts": [{id, createdAt, owner, officialName, tradeName,
+ * taxID, representatives: [CPF...], alsoClaimedBy: n}]}, where alsoClaimedBy
+ * counts the other accounts that name one of its representatives. */
+void accounts_review_list(struct rds *r, const struct config *cfg, enum env env, int limit,
+			  accounts_fn cb, void *ud);
+
+/* One account with its KYC data (company, address, documents,
+ * representatives and their pictures by SHA-256), its review status and,
+ * for each representative, the other accounts that name the same CPF with
+ * their status and owner. With `files` nonzero also "files": {sha256:
+ * base64}. ACCOUNTS_NOT_FOUND when `id` is no account of env. */
+void accounts_review_show(struct rds *r, const struct config *cfg, enum env env, const char *id,
+			  int files, accounts_fn cb, void *ud);
+
+/* Approve (approve nonzero) or reject account `id`; `reason` (may be NULL)
+ * is kept with the decision. Approval makes its members count for groups at
+ * once; rejection, also of an account approved before, stops them at once.
+ * On 0, json is {"id", "kycStatus", "previous"}; else ACCOUNTS_NOT_FOUND or
+ * ACCOUNTS_PLATFORM. */
+void accounts_review_decide(struct rds *r, const struct config *cfg, enum env env, const char *id,
+			    int approve, const char *reason, accounts_fn cb, void *ud);
+
+#endif

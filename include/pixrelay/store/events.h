@@ -1,0 +1,89 @@
+/* events: notifications about charges, and their delivery queues in Redis.
+ *
+ * An event is written by the same script as the state change that makes it,
+ * into the shard of its account (see keyspace.h): its hash holds the payload
+ * (stored once), and the shard's due set, lease set and per-order lists are
+ * its delivery queue, which dispatch.c works through with event_settle.
+ * Events of one order key (a charge) go out one after another. This module
+ * reads, lists and replays them.
+ */
+#ifndef PIXRELAY_EVENTS_H
+#define PIXRELAY_EVENTS_H
+
+#include "pixrelay/store/auth.h"
+#include "pixrelay/core/config.h"
+#include "pixrelay/pix/event.h"
+#include "pixrelay/pix/keyspace.h"
+#include "pixrelay/redis/redis.h"
+
+#include <yajl/yajl_gen.h>
+
+/* result 0 with json, EVENTS_NOT_FOUND, or -1 with err. */
+enum events_result { EVENTS_NOT_FOUND = 1, EVENTS_BUSY = 2 };
+typedef void (*events_fn)(void *ud, int result, const char *json, const char *err);
+
+/* An event of `account` in `env` with its attempt log, as JSON. */
+void events_get(struct rds *r, const struct config *cfg, enum env env, const char *account,
+		const char *id, events_fn cb, void *ud);
+
+/* Deliver an event again (same id, fresh attempt budget). result 0 when
+ * requeued, EVENTS_BUSY when it is already waiting or in flight,
+ * EVENTS_NOT_FOUND. */
+void events_replay(struct rds *r, const struct config *cfg, enum env env, const char *account,
+		   const char *id, events_fn cb, void *ud);
+
+/* Render event `id` (its HGETALL reply) as one JSON object into g, with its
+ * attempt log when `log` (the LRANGE of its earlier attempts) is not NULL:
+ * those, then the latest attempt, kept in the event itself. A field the hash
+ * lacks is rendered as its default (attempts 0, updatedAt and nextAttemptAt
+ * its creation), so that a later version may stop writing them
+ * (docs/performance.md) while this one still runs. */
+void events_render(yajl_gen g, const char *id, const redisReply *event, const redisReply *log);
+
+/* The events of `account`, newest first, as {"events": [...], "nextCursor": ...}.
+ * When `ids_only` is nonzero, json is instead a space-separated list of ids
+ * (for bulk replay). */
+void events_list(struct rds *r, const struct config *cfg, enum env env, const char *account,
+		 const struct event_filter *f, int ids_only, events_fn cb, void *ud);
+
+/* Replay every event the filter selects (at most f->limit); json is
+ * {"matched": n, "requeued": m}. */
+void events_replay_many(struct rds *r, const struct config *cfg, enum env env, const char *account,
+			const struct event_filter *f, events_fn cb, void *ud);
+
+/* One event as a live stream sends it (evstream.h); strings borrowed for
+ * the callback. */
+struct events_item {
+	const char *id, *type, *url, *body;
+	long long created_ms;
+};
+
+#define EVENTS_AFTER_MAX 200
+
+/* The events of `account` of `env` created at or after `from_ms`, oldest
+ * first (events of one millisecond by id), skipping the first `offset` of
+ * them, at most `limit` (1..EVENTS_AFTER_MAX). cb runs once, later: 0 with
+ * the items (n of them; `more` is 1 when the page was full), or -1 with err.
+ * Events already gone with the retention are left out. Two round trips: the
+ * index, then every event's fields at once. */
+typedef void (*events_items_fn)(void *ud, int result, const struct events_item *items, size_t n,
+				int more, const char *err);
+void events_after(struct rds *r, const struct config *cfg, enum env env, const char *account,
+		  long long from_ms, long offset, int limit, events_items_fn cb, void *ud);
+
+/* How the delivery queue of a shard stands (shard_stats). */
+struct events_stats {
+	long long pending;	   /* due, or waiting for their next attempt */
+	long long delivering;	   /* leased to a dispatcher now */
+	long long dead;		   /* dead and still kept */
+	long long earliest_due_ms; /* when the earliest pending event is due (0 = none) */
+};
+
+/* Read how `shard`'s queue stands; cb runs once, later: 0 with st
+ * (borrowed for the call), or -1 with err. */
+void events_shard_stats(struct rds *r, const struct config *cfg, int shard,
+			void (*cb)(void *ud, int result, const struct events_stats *st,
+				   const char *err),
+			void *ud);
+
+#endif

@@ -1,0 +1,318 @@
+#include "pixrelay/api/server.h"
+
+#include "pixrelay/api/api.h"
+#include "pixrelay/store/auth.h"
+#include "pixrelay/redis/cache.h"
+#include "pixrelay/api/evstream.h"
+#include "pixrelay/http/http.h"
+#include "pixrelay/store/ingest.h"
+#include "pixrelay/store/keys.h"
+#include "pixrelay/pix/keyspace.h"
+#include "pixrelay/core/log.h"
+#include "pixrelay/core/mem.h"
+#include "pixrelay/core/metrics.h"
+#include "pixrelay/core/netaddr.h"
+#include "pixrelay/redis/redis.h"
+#include "pixrelay/redis/redisd.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+
+struct server {
+	struct app app;
+	struct event *log_timer;  /* flushes the buffered log */
+	struct rds *dispatch_rds; /* the dispatcher's own connection */
+	struct event *sigterm, *sigint, *drain_timer;
+	struct timeval drain_start;
+	struct http_route *public_routes; /* with metrics-listen: the API without /metrics */
+	int exit_code;
+};
+
+/* First start on a laptop: make the sandbox platform account and, when no key
+ * exists yet, a sandbox key, printed once on stdout. */
+static void bootstrap(const struct config *cfg, const struct rds_addr *addr)
+{
+	char err[256], account[32], secret[AUTH_KEY_MAX], kall[256];
+	struct auth_key key;
+	struct rds *c = rds_open(addr, cfg->redis_timeout_ms, err, sizeof(err));
+	redisReply *r = NULL;
+	int created = 0;
+
+	if (!c) {
+		log_error("bootstrap: %s", err);
+		return;
+	}
+	if (keys_platform_init(c, cfg->prefix, cfg->shards, ENV_SANDBOX, account, &created, err,
+			       sizeof(err)) < 0) {
+		log_error("bootstrap: %s", err);
+		goto done;
+	}
+	auth_redis_key_all(kall, sizeof(kall), cfg->prefix);
+	{
+		const char *argv[] = {"ZCARD", kall};
+		r = rds_call(c, 2, argv, NULL, err, sizeof(err));
+	}
+	if (!r || r->type != REDIS_REPLY_INTEGER || r->integer > 0)
+		goto done;
+	if (keys_create(c, cfg->prefix, ENV_SANDBOX, AUTH_ACCOUNT_KEY, account,
+			"created at first start", secret, &key, err, sizeof(err)) != 0) {
+		log_error("bootstrap: %s", err);
+		goto done;
+	}
+	{
+		char signing[128] = "", compat[128] = "", ingest[128] = "";
+		keys_account_secrets(c, cfg->prefix, ENV_SANDBOX, account, signing, sizeof(signing),
+				     compat, sizeof(compat), ingest, sizeof(ingest), err,
+				     sizeof(err));
+		mem_wipe(ingest, sizeof(ingest));
+		printf("\npixrelay: first start. A sandbox API key was created for the sandbox "
+		       "platform\naccount %s. It is shown only this once; keep it:\n\n    %s\n\n"
+		       "Postbacks to your postbackUrl are signed (Standard Webhooks) with\n"
+		       "    webhook signing secret: %s\n"
+		       "and carry the header 'signature: %s'.\n"
+		       "(pixrelay secrets --env sandbox shows them again.)\n\n"
+		       "Try:  curl -H 'Authorization: Bearer %s' %s/me\n"
+		       "More keys: pixrelay keys create --env sandbox --description TEXT\n\n",
+		       account, secret, signing, compat, secret, cfg->base_url);
+		mem_wipe(signing, sizeof(signing));
+		mem_wipe(compat, sizeof(compat));
+	}
+	fflush(stdout);
+	mem_wipe(secret, sizeof(secret));
+done:
+	freeReplyObject(r);
+	rds_free(c);
+}
+
+static double elapsed_s(const struct timeval *since)
+{
+	struct timeval now;
+
+	gettimeofday(&now, NULL);
+	return (double)(now.tv_sec - since->tv_sec) + (double)(now.tv_usec - since->tv_usec) / 1e6;
+}
+
+static void on_drain_tick(evutil_socket_t fd, short what, void *arg)
+{
+	struct server *s = arg;
+	unsigned left = http_inflight(s->app.http) + dispatch_inflight(s->app.dispatch);
+
+	if (left == 0 || elapsed_s(&s->drain_start) >= (double)s->app.cfg->shutdown_grace) {
+		if (left)
+			log_warn("shutdown: %u requests or deliveries still in flight after %ld s; "
+				 "stopping anyway (their leases will run out)",
+				 left, s->app.cfg->shutdown_grace);
+		event_base_loopbreak(s->app.base);
+		return;
+	}
+	{
+		struct timeval tv = {0, 20000};
+		evtimer_add(s->drain_timer, &tv);
+	}
+}
+
+static void on_signal(evutil_socket_t sig, short what, void *arg)
+{
+	struct server *s = arg;
+	struct timeval tv = {0, 0};
+
+	if (s->app.draining) {
+		log_warn("second signal: stopping now");
+		event_base_loopbreak(s->app.base);
+		return;
+	}
+	log_info("%s received: no new connections; finishing %u requests in flight",
+		 sig == SIGTERM ? "SIGTERM" : "SIGINT", http_inflight(s->app.http));
+	s->app.draining = 1;
+	http_stop_accepting(s->app.http);
+	dispatch_stop(s->app.dispatch);
+	evstream_stop(s->app.streams); /* their clients resume on another process */
+	gettimeofday(&s->drain_start, NULL);
+	evtimer_add(s->drain_timer, &tv);
+}
+
+/* Every answered request, for /metrics. */
+static void on_observed(void *arg, const struct http_observation *o)
+{
+	metrics_http(o->route ? o->route : "", http_method_name(o->method), o->status,
+		     (double)o->duration_us / 1e6);
+}
+
+static void on_log_timer(evutil_socket_t fd, short what, void *arg)
+{
+	log_flush();
+}
+
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+int server_run(struct config *cfg)
+{
+	struct server s;
+	struct rds_addr addr;
+	struct redisd *redisd = NULL;
+	char err[512];
+	int lock_fd = -1, rc;
+
+	memset(&s, 0, sizeof(s));
+	s.exit_code = 1;
+	s.app.cfg = cfg;
+	signal(SIGPIPE, SIG_IGN);
+	raise_fd_limit();
+
+	if (!*cfg->redis) {
+		rc = redisd_lock(cfg->data_dir, &lock_fd, err, sizeof(err));
+		if (rc != 0) {
+			if (rc == 1)
+				log_error("data directory %s is in use by another pixrelay serve; "
+					  "give this one another --data-dir, or share a Redis with "
+					  "--redis",
+					  cfg->data_dir);
+			else
+				log_error("%s", err);
+			return 1;
+		}
+		redisd = redisd_start(cfg->redis_server, cfg->data_dir, lock_fd, 10000, err,
+				      sizeof(err));
+		if (!redisd) {
+			log_error("embedded redis: %s", err);
+			return 1;
+		}
+		memset(&addr, 0, sizeof(addr));
+		redisd_socket_path(cfg->data_dir, addr.path, sizeof(addr.path));
+		s.app.embedded_redis = 1;
+		if (cfg->bootstrap)
+			bootstrap(cfg, &addr);
+	} else if (rds_parse_addr(cfg->redis, &addr) < 0) {
+		/* the value is not echoed: it may hold a password */
+		log_error("redis: cannot parse the setting (expected "
+			  "redis://[:password@]host[:port][/db], "
+			  "unix:///path[?db=N] or /path)");
+		return 1;
+	} else if (rds_addr_set_sentinel_password(&addr, cfg->redis_sentinel_password) < 0) {
+		log_error("redis-sentinel-password: longer than 255 bytes");
+		return 1;
+	}
+
+	s.app.base = event_base_new();
+	if (!s.app.base)
+		mem_oom(__FILE__, __LINE__);
+	/* two priorities: cache invalidations (0) before everything else (1) */
+	event_base_priority_init(s.app.base, 2);
+	if (redisd)
+		redisd_supervise(redisd, s.app.base);
+	s.app.rds = rds_new(s.app.base, &addr, cfg->redis_timeout_ms);
+	rds_set_wait(s.app.rds, (int)cfg->redis_wait_replicas);
+	{
+		char channel[256];
+		ks_invalidation_channel(channel, sizeof(channel), cfg->prefix);
+		s.app.cache = cache_new(s.app.base, &addr, cfg->redis_timeout_ms, channel);
+	}
+	s.app.ingest = ingest_queue_new(s.app.base, s.app.rds, cfg);
+	s.app.streams = evstream_new(s.app.base, s.app.rds, &addr, cfg);
+	if (cfg->dispatch) {
+		/* its own connections: delivery bookkeeping never queues in front
+		 * of the API's requests */
+		s.dispatch_rds = rds_new(s.app.base, &addr, cfg->redis_timeout_ms);
+		rds_set_wait(s.dispatch_rds, (int)cfg->redis_wait_replicas);
+		s.app.dispatch = dispatch_new(s.app.base, s.dispatch_rds, cfg);
+		if (!s.app.dispatch)
+			goto done;
+	}
+	{
+		/* with a metrics listener, /metrics is unknown to the public one
+		 * (404 for every method, as any path it does not serve) */
+		const struct http_route *routes = api_routes;
+		size_t n = api_nroutes;
+		if (cfg->metrics_listen[0]) {
+			s.public_routes = mem_calloc(api_nroutes, sizeof(*s.public_routes));
+			n = 0;
+			for (size_t i = 0; i < api_nroutes; i++)
+				if (strcmp(api_routes[i].pattern, "/metrics") != 0)
+					s.public_routes[n++] = api_routes[i];
+			routes = s.public_routes;
+		}
+		s.app.http =
+		    http_new(s.app.base, cfg, cfg->listen, routes, n, api_authenticate, &s.app);
+	}
+	if (!s.app.http)
+		goto done;
+	http_set_observer(s.app.http, on_observed, NULL);
+	if (cfg->metrics_listen[0]) {
+		s.app.metrics_http =
+		    http_new(s.app.base, cfg, cfg->metrics_listen, api_metrics_routes,
+			     api_metrics_nroutes, api_authenticate, &s.app);
+		if (!s.app.metrics_http)
+			goto done;
+		http_set_observer(s.app.metrics_http, on_observed, NULL);
+		log_info("metrics on %s (port %d)", cfg->metrics_listen,
+			 http_port(s.app.metrics_http));
+	}
+	if (cfg->base_url_derived) {
+		char host[256];
+		int port = 0;
+		if (netaddr_split_hostport(cfg->listen, host, sizeof(host), &port) == 0 &&
+		    port == 0) {
+			free(cfg->base_url);
+			cfg->base_url =
+			    mem_printf(strchr(host, ':') ? "http://[%s]:%d/v1" : "http://%s:%d/v1",
+				       host, http_port(s.app.http));
+		}
+	}
+	{
+		struct timeval tv = {0, 100000};
+		log_buffered();
+		s.log_timer = event_new(s.app.base, -1, EV_PERSIST, on_log_timer, NULL);
+		event_add(s.log_timer, &tv);
+	}
+	s.sigterm = evsignal_new(s.app.base, SIGTERM, on_signal, &s);
+	s.sigint = evsignal_new(s.app.base, SIGINT, on_signal, &s);
+	s.drain_timer = evtimer_new(s.app.base, on_drain_tick, &s);
+	evsignal_add(s.sigterm, NULL);
+	evsignal_add(s.sigint, NULL);
+	log_info("pixrelay %s listening on %s (port %d), base URL %s, redis %s", PIXRELAY_VERSION,
+		 cfg->listen, http_port(s.app.http), cfg->base_url,
+		 redisd		  ? "embedded"
+		 : addr.master[0] ? addr.master
+		 : addr.path[0]	  ? addr.path
+				  : addr.host);
+	event_base_dispatch(s.app.base);
+	s.exit_code = 0;
+	log_info("pixrelay stopped");
+done:
+	/* Redis first: callbacks still pending answer their requests (503) and
+	 * record nothing for deliveries (their leases run out) while the HTTP
+	 * server, the dispatcher and so every request still exist */
+	ingest_queue_free(s.app.ingest);
+	rds_free(s.app.rds);
+	evstream_free(s.app.streams);
+	rds_free(s.dispatch_rds);
+	cache_free(s.app.cache);
+	dispatch_free(s.app.dispatch);
+	http_free(s.app.http);
+	http_free(s.app.metrics_http);
+	free(s.public_routes);
+	if (s.sigterm)
+		event_free(s.sigterm);
+	if (s.sigint)
+		event_free(s.sigint);
+	if (s.drain_timer)
+		event_free(s.drain_timer);
+	if (s.log_timer)
+		event_free(s.log_timer);
+	log_flush();
+	redisd_stop(redisd);
+	event_base_free(s.app.base);
+	return s.exit_code;
+}

@@ -1,0 +1,1860 @@
+#include "pixrelay/http/http.h"
+
+#include "pixrelay/http/httpparse.h"
+#include "pixrelay/core/ids.h"
+#include "pixrelay/core/json.h"
+#include "pixrelay/core/log.h"
+#include "pixrelay/core/mem.h"
+#include "pixrelay/core/netaddr.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <event2/buffer.h>
+#include <event2/event_struct.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Input buffer of a connection: room for a whole head wherever the request
+ * starts in it, and for reading a chunked body after the head. */
+#define HEAD_MAX 16384
+#define BODY_ROOM 16384
+#define IBUF_SIZE (2 * HEAD_MAX + BODY_ROOM)
+/* The next pipelined request is taken only while less than this waits to
+ * be sent, so a client that does not read cannot make the server buffer. */
+#define OUT_LOW_WATER (64 * 1024)
+/* Requests handled in one go on a connection before others get a turn. */
+#define REQUESTS_PER_TURN 16
+/* After the last answer: how long and how much to read (and drop) before
+ * closing, so the answer is not destroyed by a reset. */
+#define LINGER_MS 2000
+#define LINGER_BYTES (1024 * 1024)
+/* Connections over max-connections answered 503 at the same time; more are
+ * closed without an answer. */
+#define REFUSED_MAX 64
+/* Bodies from this size live in their own mapping (returned at once). */
+#define BODY_MMAP_MIN (64 * 1024)
+#define BODY_CHUNKED_START 4096
+#define ACCEPT_BATCH 64
+#define ACCEPT_PAUSE_MS 250
+#define ACCEPT_LOG_MS 10000
+
+enum cstate {
+	CS_HEAD,    /* reading a request head (or idle between requests) */
+	CS_BODY,    /* reading its body */
+	CS_APP,	    /* the application has the request */
+	CS_STREAM,  /* a streamed reply is going on */
+	CS_CLOSING, /* sending the last answer, then closing */
+	CS_LINGER,  /* answer sent, write side shut: dropping input until EOF */
+};
+
+struct conn;
+
+/* A request: the public part and what only this module sees. */
+struct req {
+	struct http_req pub;
+	struct conn *conn;
+	char *scratch; /* path copy cut into segments for params */
+	char *body;
+	size_t body_cap;
+	int body_mapped;
+	size_t reserved; /* bytes counted in srv->body_bytes */
+	char *hdrs;	 /* response headers added by the application */
+	size_t hdrs_len, hdrs_cap;
+	int has_cache_control, app_close;
+	char **combined; /* values of repeated headers, joined with ", " */
+	unsigned ncombined;
+	int dispatched; /* handed to the application (counted in inflight) */
+	int stream;
+	int stream_head; /* HEAD on a stream: nothing but the head is sent */
+	http_gone_fn gone;
+	void *gone_arg;
+	int gone_state; /* 0, 1 pending, 2 called */
+	int in_gone;
+	int ended;
+	int status;
+	uint64_t bytes_in, bytes_out;
+};
+
+struct conn {
+	struct http_server *srv;
+	struct conn *prev, *next;
+	int fd;
+	int refused; /* over max-connections: 503, then closed */
+	enum cstate state;
+	struct event rev, wev, tmo, resume;
+	int rev_on, wev_on;
+	int app_readable; /* readable while the application had the request */
+	uint64_t tmo_at;  /* when the timer fires (ms), 0 = not armed */
+	char *ibuf;
+	size_t ilen;	/* bytes in ibuf */
+	size_t req_off; /* the current request starts here */
+	size_t pos;	/* next unconsumed byte (body phase and after) */
+	struct evbuffer *out;
+	struct httpp parser;
+	struct httpp_head head;
+	struct httpp_chunked chunk;
+	struct req *req;
+	char peer[64];
+	uint64_t deadline;     /* hard deadline of the phase (ms), 0 = none */
+	uint64_t idle_ms;      /* read inactivity allowed in the phase, 0 = none */
+	uint64_t send_by;      /* the queued answer must be sent by then, 0 = none */
+	uint64_t last_in;      /* ms */
+	uint64_t last_out;     /* ms */
+	uint64_t req_start_us; /* first byte of the current request */
+	int started;	       /* a byte of the current request arrived */
+	int close_after;       /* close once the output is sent */
+	int linger;	       /* ... after reading what the client still sends */
+	int eof;	       /* the client sent its end: nothing more to read */
+	int processing;	       /* inside conn_process */
+	int dead;	       /* socket closed; kept for the application's request */
+	int freeing;
+	size_t lingered;
+};
+
+struct http_server {
+	struct event_base *base;
+	const struct config *cfg;
+	const struct http_route *routes;
+	size_t nroutes;
+	http_auth_fn auth;
+	void *app;
+	struct netaddr_list trusted;
+	int lfd;
+	struct event *lev, *pause_timer;
+	int paused;
+	uint64_t last_accept_log;
+	unsigned accept_errors; /* since the last log line */
+	struct conn *conns;
+	unsigned nconns, nrefused, inflight;
+	size_t body_bytes;
+	int draining;
+	int port;
+	http_observer_fn observer;
+	void *observer_arg;
+	time_t date_sec;
+	char date[40];
+};
+
+static int conn_process(struct conn *c);
+static void conn_settle(struct conn *c);
+static void conn_kill(struct conn *c);
+static void req_free(struct req *r);
+
+/* ---- time ---- */
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static uint64_t now_us(void)
+{
+	struct timeval tv;
+
+	gettimeofday(&tv, NULL);
+	return (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec;
+}
+
+static const char *http_date(struct http_server *srv)
+{
+	time_t t = time(NULL);
+
+	if (t != srv->date_sec) {
+		struct tm tm;
+		gmtime_r(&t, &tm);
+		strftime(srv->date, sizeof(srv->date), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+		srv->date_sec = t;
+	}
+	return srv->date;
+}
+
+/* ---- names ---- */
+
+const char *http_method_name(enum http_method m)
+{
+	switch (m) {
+	case HTTP_GET:
+		return "GET";
+	case HTTP_POST:
+		return "POST";
+	case HTTP_HEAD:
+		return "HEAD";
+	case HTTP_PUT:
+		return "PUT";
+	case HTTP_DELETE:
+		return "DELETE";
+	case HTTP_OPTIONS:
+		return "OPTIONS";
+	case HTTP_TRACE:
+		return "TRACE";
+	case HTTP_CONNECT:
+		return "CONNECT";
+	case HTTP_PATCH:
+		return "PATCH";
+	}
+	return "-";
+}
+
+static enum http_method to_method(enum httpp_method m)
+{
+	switch (m) {
+	case HTTPP_GET:
+		return HTTP_GET;
+	case HTTPP_HEAD:
+		return HTTP_HEAD;
+	case HTTPP_POST:
+		return HTTP_POST;
+	case HTTPP_PUT:
+		return HTTP_PUT;
+	case HTTPP_DELETE:
+		return HTTP_DELETE;
+	case HTTPP_OPTIONS:
+		return HTTP_OPTIONS;
+	case HTTPP_TRACE:
+		return HTTP_TRACE;
+	case HTTPP_CONNECT:
+		return HTTP_CONNECT;
+	case HTTPP_PATCH:
+		return HTTP_PATCH;
+	case HTTPP_UNKNOWN:
+		break;
+	}
+	return (enum http_method)0;
+}
+
+static const char *reason(int status)
+{
+	switch (status) {
+	case 100:
+		return "Continue";
+	case 200:
+		return "OK";
+	case 201:
+		return "Created";
+	case 202:
+		return "Accepted";
+	case 204:
+		return "No Content";
+	case 400:
+		return "Bad Request";
+	case 401:
+		return "Unauthorized";
+	case 403:
+		return "Forbidden";
+	case 404:
+		return "Not Found";
+	case 405:
+		return "Method Not Allowed";
+	case 408:
+		return "Request Timeout";
+	case 409:
+		return "Conflict";
+	case 410:
+		return "Gone";
+	case 413:
+		return "Content Too Large";
+	case 414:
+		return "URI Too Long";
+	case 415:
+		return "Unsupported Media Type";
+	case 417:
+		return "Expectation Failed";
+	case 422:
+		return "Unprocessable Content";
+	case 429:
+		return "Too Many Requests";
+	case 431:
+		return "Request Header Fields Too Large";
+	case 500:
+		return "Internal Server Error";
+	case 501:
+		return "Not Implemented";
+	case 502:
+		return "Bad Gateway";
+	case 503:
+		return "Service Unavailable";
+	case 504:
+		return "Gateway Timeout";
+	case 505:
+		return "HTTP Version Not Supported";
+	}
+	return "Status";
+}
+
+/* ---- bodies ---- */
+
+static size_t page_round(size_t n)
+{
+	return (n + 4095) & ~(size_t)4095;
+}
+
+/* Make room for `cap` bytes of body, contents kept. Large bodies get a
+ * mapping of their own so that their memory goes back to the system when the
+ * request ends, whatever the allocator does. */
+static void body_grow(struct req *r, size_t cap)
+{
+	void *p;
+
+	if (cap <= r->body_cap)
+		return;
+	if (r->body_mapped) {
+		p = mremap(r->body, page_round(r->body_cap), page_round(cap), MREMAP_MAYMOVE);
+		if (p == MAP_FAILED)
+			mem_oom(__FILE__, __LINE__);
+	} else if (cap < BODY_MMAP_MIN) {
+		p = mem_realloc(r->body, cap);
+	} else {
+		p = mmap(NULL, page_round(cap), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			 -1, 0);
+		if (p == MAP_FAILED)
+			mem_oom(__FILE__, __LINE__);
+		if (r->pub.body_len)
+			memcpy(p, r->body, r->pub.body_len);
+		free(r->body);
+		r->body_mapped = 1;
+	}
+	r->body = p;
+	r->body_cap = cap;
+}
+
+static void body_release(struct req *r)
+{
+	struct http_server *srv = r->pub.srv;
+
+	if (r->body_mapped)
+		munmap(r->body, page_round(r->body_cap));
+	else
+		free(r->body);
+	r->body = NULL;
+	r->body_cap = 0;
+	r->body_mapped = 0;
+	srv->body_bytes -= r->reserved;
+	r->reserved = 0;
+}
+
+/* Count `n` more bytes of body against max-body-memory. Returns -1 when they
+ * do not fit while other bodies are held (one body alone always fits). */
+static int body_budget(struct req *r, size_t n)
+{
+	struct http_server *srv = r->pub.srv;
+	size_t others = srv->body_bytes - r->reserved;
+
+	if (others > 0 && srv->body_bytes + n > (size_t)srv->cfg->max_body_memory)
+		return -1;
+	srv->body_bytes += n;
+	r->reserved += n;
+	return 0;
+}
+
+/* ---- requests ---- */
+
+static struct req *req_new(struct conn *c)
+{
+	struct req *r = mem_new(struct req);
+
+	r->conn = c;
+	r->pub.srv = c->srv;
+	r->pub.app = c->srv->app;
+	r->pub.body = "";
+	r->pub.start_us = c->req_start_us ? c->req_start_us : now_us();
+	snprintf(r->pub.client, sizeof(r->pub.client), "%s", c->peer);
+	snprintf(r->pub.scheme, sizeof(r->pub.scheme), "http");
+	return r;
+}
+
+static void req_free(struct req *r)
+{
+	if (!r)
+		return;
+	body_release(r);
+	for (unsigned i = 0; i < r->ncombined; i++)
+		free(r->combined[i]);
+	free(r->combined);
+	free(r->hdrs);
+	free(r->scratch);
+	free(r->pub.auth);
+	free(r);
+}
+
+static int has_head(const struct req *r)
+{
+	return r->conn && r->conn->req == r && r->pub.path && r->conn->state != CS_HEAD;
+}
+
+const char *http_header(struct http_req *pub, const char *name)
+{
+	struct req *r = (struct req *)pub;
+	const struct httpp_head *h;
+	const struct httpp_header *first;
+	unsigned count = 0;
+	size_t n = 0, len = 0;
+	char *joined;
+
+	if (!has_head(r))
+		return NULL;
+	h = &r->conn->head;
+	first = httpp_header(h, name, &count);
+	if (count <= 1)
+		return first ? first->value : NULL;
+	/* a repeated field is its values joined by ", " (RFC 9110 5.3): a
+	 * singleton such as Authorization then fails its own validation */
+	n = strlen(name);
+	for (unsigned i = 0; i < h->nheaders; i++)
+		if (h->headers[i].name_len == n && strcasecmp(h->headers[i].name, name) == 0)
+			len += h->headers[i].value_len + 2;
+	joined = mem_alloc(len + 1);
+	len = 0;
+	for (unsigned i = 0; i < h->nheaders; i++) {
+		if (h->headers[i].name_len != n || strcasecmp(h->headers[i].name, name) != 0)
+			continue;
+		if (len) {
+			memcpy(joined + len, ", ", 2);
+			len += 2;
+		}
+		memcpy(joined + len, h->headers[i].value, h->headers[i].value_len);
+		len += h->headers[i].value_len;
+	}
+	joined[len] = '\0';
+	r->combined = mem_realloc(r->combined, (r->ncombined + 1) * sizeof(*r->combined));
+	r->combined[r->ncombined++] = joined;
+	return joined;
+}
+
+const char *http_query_string(struct http_req *pub)
+{
+	struct req *r = (struct req *)pub;
+
+	return has_head(r) ? r->conn->head.query : NULL;
+}
+
+char *http_query(struct http_req *pub, const char *name)
+{
+	struct req *r = (struct req *)pub;
+
+	if (!has_head(r))
+		return NULL;
+	return httpp_query_value(r->conn->head.query, name);
+}
+
+static int valid_request_id(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > 64)
+		return 0;
+	for (; *s; s++)
+		if (!(('a' <= *s && *s <= 'z') || ('A' <= *s && *s <= 'Z') ||
+		      ('0' <= *s && *s <= '9') || *s == '-' || *s == '_' || *s == '.' || *s == ':'))
+			return 0;
+	return 1;
+}
+
+/* Client address and scheme: the peer, unless the peer is a trusted proxy,
+ * in which case the right-most X-Forwarded-For entry that is not itself a
+ * trusted proxy. */
+static void resolve_client(struct http_req *req, const char *peer)
+{
+	struct http_server *srv = req->srv;
+	const char *fwd, *proto;
+
+	if (!netaddr_list_contains(&srv->trusted, peer))
+		return;
+	proto = http_header(req, "X-Forwarded-Proto");
+	if (proto && (strcasecmp(proto, "https") == 0 || strcasecmp(proto, "http") == 0))
+		snprintf(req->scheme, sizeof(req->scheme), "%s",
+			 strcasecmp(proto, "https") ? "http" : "https");
+	fwd = http_header(req, "X-Forwarded-For");
+	if (!fwd)
+		return;
+	{
+		char *copy = mem_strdup(fwd), *end = copy + strlen(copy);
+		while (end > copy) {
+			char *start = end, *item;
+			while (start > copy && start[-1] != ',')
+				start--;
+			*end = '\0';
+			item = start;
+			while (*item == ' ' || *item == '\t')
+				item++;
+			for (char *t = item + strlen(item);
+			     t > item && (t[-1] == ' ' || t[-1] == '\t');)
+				*--t = '\0';
+			if (!netaddr_list_contains(&srv->trusted, item)) {
+				unsigned char tmp[16];
+				/* only an address is believed; anything else stops here */
+				if (inet_pton(AF_INET, item, tmp) == 1 ||
+				    inet_pton(AF_INET6, item, tmp) == 1)
+					snprintf(req->client, sizeof(req->client), "%s", item);
+				break;
+			}
+			snprintf(req->client, sizeof(req->client), "%s", item);
+			end = start > copy ? start - 1 : copy;
+		}
+		free(copy);
+	}
+}
+
+/* Match `path` against `pattern`; on success store where each {x} segment
+ * is (offset and length in path). */
+static int match(const char *pattern, const char *path, size_t *off, size_t *len, int *np)
+{
+	const char *p = pattern, *s = path;
+	int n = 0;
+
+	while (*p && *s) {
+		if (*p == '{') {
+			size_t seg = strcspn(s, "/");
+			if (seg == 0 || n >= HTTP_MAX_PARAMS)
+				return 0;
+			off[n] = (size_t)(s - path);
+			len[n] = seg;
+			n++;
+			s += seg;
+			p = strchr(p, '}');
+			if (!p)
+				return 0;
+			p++;
+			continue;
+		}
+		if (*p != *s)
+			return 0;
+		p++;
+		s++;
+	}
+	if (*p || *s)
+		return 0;
+	*np = n;
+	return 1;
+}
+
+/* Find the route of the request; on a wrong method, `allow` lists the
+ * methods of the path (and *path_known is set). */
+static void route_find(struct req *r, char *allow, size_t allow_size, int *path_known)
+{
+	struct http_server *srv = r->pub.srv;
+	const char *path = r->pub.path;
+	enum http_method method = r->pub.method;
+	size_t off[HTTP_MAX_PARAMS], len[HTTP_MAX_PARAMS];
+	int np = 0, literal = 0;
+
+	*path_known = 0;
+	allow[0] = '\0';
+	/* a literal route owns its path: GET /v1/charge/pix/create is a wrong
+	 * method there, not a charge called "create" */
+	for (size_t i = 0; i < srv->nroutes && !literal; i++)
+		if (!strchr(srv->routes[i].pattern, '{') &&
+		    match(srv->routes[i].pattern, path, off, len, &np))
+			literal = 1;
+	for (size_t i = 0; i < srv->nroutes; i++) {
+		const struct http_route *rt = &srv->routes[i];
+		if (literal && strchr(rt->pattern, '{'))
+			continue;
+		if (!match(rt->pattern, path, off, len, &np))
+			continue;
+		*path_known = 1;
+		if (rt->method == method || (method == HTTP_HEAD && rt->method == HTTP_GET)) {
+			r->pub.route = rt;
+			if (np) {
+				r->scratch = mem_strdup(path);
+				for (int k = 0; k < np; k++) {
+					r->scratch[off[k] + len[k]] = '\0';
+					r->pub.params[k] = r->scratch + off[k];
+				}
+			}
+			return;
+		}
+		if (!strstr(allow, http_method_name(rt->method)))
+			snprintf(allow + strlen(allow), allow_size - strlen(allow), "%s%s",
+				 allow[0] ? ", " : "", http_method_name(rt->method));
+	}
+}
+
+static int is_json_type(const char *ct)
+{
+	size_t n = strlen("application/json");
+
+	if (!ct)
+		return 0;
+	while (*ct == ' ')
+		ct++;
+	return strncasecmp(ct, "application/json", n) == 0 &&
+	       (ct[n] == '\0' || ct[n] == ';' || ct[n] == ' ');
+}
+
+/* ---- answers ---- */
+
+/* Note that output is about to be queued: an empty buffer starts the send
+ * deadline. */
+static void out_mark(struct conn *c)
+{
+	if (evbuffer_get_length(c->out) == 0) {
+		uint64_t now = now_ms();
+		c->send_by = now + (uint64_t)c->srv->cfg->http_send_timeout * 1000u;
+		c->last_out = now;
+	}
+}
+
+static void report(struct req *r)
+{
+	struct http_server *srv = r->pub.srv;
+	char path[1200] = "";
+	uint64_t dur = now_us() - r->pub.start_us;
+
+	log_escape(path, sizeof(path), r->pub.path ? r->pub.path : "-");
+	log_info("request method=%s path=\"%s\" status=%d duration_ms=%.3f request_id=%s client=%s",
+		 http_method_name(r->pub.method), path, r->status, (double)dur / 1000.0,
+		 r->pub.request_id, r->pub.client);
+	if (srv->observer) {
+		struct http_observation o;
+		o.route = r->pub.route ? r->pub.route->pattern : NULL;
+		o.method = r->pub.method;
+		o.status = r->status;
+		o.duration_us = dur;
+		o.request_bytes = r->bytes_in;
+		o.response_bytes = r->bytes_out;
+		srv->observer(srv->observer_arg, &o);
+	}
+}
+
+/* Bytes build_head may write: the fixed lines (at most about 300), the
+ * content type and the application's headers. */
+static size_t head_room(const struct req *r, const char *ctype)
+{
+	return 400 + strlen(ctype) + r->hdrs_len;
+}
+
+/* Write the head of an answer into `h` (head_room bytes). */
+static size_t build_head(struct req *r, char *h, int status, const char *ctype, long clen, int keep,
+			 int chunked)
+{
+	struct conn *c = r->conn;
+	size_t n;
+
+	n = (size_t)sprintf(h, "HTTP/1.1 %d %s\r\nDate: %s\r\nContent-Type: %s\r\n", status,
+			    reason(status), http_date(c->srv), ctype);
+	if (clen >= 0)
+		n += (size_t)sprintf(h + n, "Content-Length: %ld\r\n", clen);
+	if (chunked)
+		n += (size_t)sprintf(h + n, "Transfer-Encoding: chunked\r\n");
+	n += (size_t)sprintf(h + n, "X-Request-Id: %s\r\n", r->pub.request_id);
+	if (!r->has_cache_control)
+		n += (size_t)sprintf(h + n, "Cache-Control: no-store\r\n");
+	if (r->hdrs_len) {
+		memcpy(h + n, r->hdrs, r->hdrs_len);
+		n += r->hdrs_len;
+	}
+	if (!keep)
+		n += (size_t)sprintf(h + n, "Connection: close\r\n");
+	else if (c->head.minor == 0)
+		n += (size_t)sprintf(h + n, "Connection: keep-alive\r\n");
+	memcpy(h + n, "\r\n", 2);
+	return n + 2;
+}
+
+static int may_keep(struct req *r)
+{
+	struct conn *c = r->conn;
+
+	return c->state != CS_HEAD && c->head.keep_alive && !c->close_after && !r->app_close &&
+	       !c->srv->draining;
+}
+
+/* Free a connection now, or once conn_process is off the stack. */
+static void conn_release(struct conn *c);
+
+/* The request is answered: free it and make the connection ready for the
+ * next one (or for closing). */
+static void request_done(struct conn *c, struct req *r, int keep)
+{
+	struct http_server *srv = c->srv;
+
+	if (r->dispatched && !r->stream)
+		srv->inflight--;
+	req_free(r);
+	c->req = NULL;
+	if (c->dead) {
+		conn_release(c);
+		return;
+	}
+	if (!keep || c->state == CS_BODY) {
+		/* linger only when the client may still be sending: a request
+		 * refused before its end (or not parsed), or bytes after it */
+		c->linger = c->close_after || c->state == CS_BODY || c->pos < c->ilen;
+		c->close_after = 1;
+		c->state = CS_CLOSING;
+		c->deadline = 0;
+		c->idle_ms = 0;
+	} else {
+		c->req_off = c->pos;
+		if (c->req_off == c->ilen) {
+			c->req_off = c->ilen = 0;
+		} else if (c->req_off > IBUF_SIZE - HEAD_MAX - BODY_ROOM) {
+			memmove(c->ibuf, c->ibuf + c->req_off, c->ilen - c->req_off);
+			c->ilen -= c->req_off;
+			c->req_off = 0;
+		}
+		c->pos = c->req_off;
+		httpp_init(&c->parser, NULL);
+		c->state = CS_HEAD;
+		c->started = 0;
+		c->req_start_us = 0;
+		c->deadline = 0;
+		c->idle_ms = (uint64_t)srv->cfg->http_timeout * 1000u;
+		c->last_in = now_ms();
+	}
+	if (!c->processing) {
+		/* answered from a later callback: send now, and take the next
+		 * pipelined request on the next turn of the loop */
+		if (c->state == CS_HEAD && c->ilen > c->req_off)
+			event_active(&c->resume, EV_TIMEOUT, 1);
+		conn_settle(c);
+	}
+}
+
+/* Queue an answer of `status` with the body pieces given (NULL ends). */
+static void finish(struct req *r, int status, const char *ctype, const void *p1, size_t n1,
+		   const void *p2, size_t n2, const void *p3, size_t n3)
+{
+	struct conn *c = r->conn;
+	int keep;
+
+	if (r->pub.replied) {
+		log_error("BUG: second reply to request %s ignored", r->pub.request_id);
+		return;
+	}
+	r->pub.replied = 1;
+	r->status = status;
+	keep = may_keep(r);
+	if (!c->dead) {
+		char fixed[768], *h = fixed;
+		size_t n, need = head_room(r, ctype);
+		long blen = (long)(n1 + n2 + n3);
+		if (need > sizeof(fixed))
+			h = mem_alloc(need);
+		n = build_head(r, h, status, ctype, blen, keep && c->state != CS_BODY, 0);
+		out_mark(c);
+		evbuffer_add(c->out, h, n);
+		if (h != fixed)
+			free(h);
+		r->bytes_out = n;
+		if (r->pub.method != HTTP_HEAD) {
+			if (n1)
+				evbuffer_add(c->out, p1, n1);
+			if (n2)
+				evbuffer_add(c->out, p2, n2);
+			if (n3)
+				evbuffer_add(c->out, p3, n3);
+			r->bytes_out += (uint64_t)blen;
+		}
+	}
+	report(r);
+	request_done(c, r, keep);
+}
+
+void http_add_header(struct http_req *pub, const char *name, const char *value)
+{
+	struct req *r = (struct req *)pub;
+	size_t nl = strlen(name), vl = strlen(value);
+
+	if (strpbrk(name, "\r\n:") || strpbrk(value, "\r\n") || nl == 0) {
+		log_error("BUG: response header %.64s refused (CR, LF or colon)", name);
+		return;
+	}
+	if (strcasecmp(name, "Connection") == 0) {
+		if (strcasecmp(value, "close") == 0)
+			r->app_close = 1;
+		return;
+	}
+	if (strcasecmp(name, "Cache-Control") == 0)
+		r->has_cache_control = 1;
+	if (r->hdrs_len + nl + vl + 5 > r->hdrs_cap) {
+		r->hdrs_cap = (r->hdrs_len + nl + vl + 5) * 2;
+		r->hdrs = mem_realloc(r->hdrs, r->hdrs_cap);
+	}
+	memcpy(r->hdrs + r->hdrs_len, name, nl);
+	r->hdrs_len += nl;
+	memcpy(r->hdrs + r->hdrs_len, ": ", 2);
+	r->hdrs_len += 2;
+	memcpy(r->hdrs + r->hdrs_len, value, vl);
+	r->hdrs_len += vl;
+	memcpy(r->hdrs + r->hdrs_len, "\r\n", 2);
+	r->hdrs_len += 2;
+}
+
+void http_reply_bytes(struct http_req *req, int status, const char *content_type,
+		      const char *cache_control, const void *data, size_t len)
+{
+	if (cache_control)
+		http_add_header(req, "Cache-Control", cache_control);
+	finish((struct req *)req, status, content_type, data, len, NULL, 0, NULL, 0);
+}
+
+void http_reply_raw(struct http_req *req, int status, const char *json, size_t len)
+{
+	finish((struct req *)req, status, "application/json; charset=utf-8", json, len, NULL, 0,
+	       NULL, 0);
+}
+
+void http_reply_data(struct http_req *req, int status, const char *data_json, size_t len)
+{
+	char pre[64];
+	int n = snprintf(pre, sizeof(pre), "{\"error\":null,\"status\":%d,\"data\":", status);
+
+	finish((struct req *)req, status, "application/json; charset=utf-8", pre, (size_t)n,
+	       data_json, len, "}", 1);
+}
+
+void http_reply_gen(struct http_req *req, int status, yajl_gen g)
+{
+	size_t len = 0;
+	const char *s = json_buf(g, &len);
+
+	http_reply_data(req, status, s, len);
+}
+
+void http_reply_error(struct http_req *req, int status, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	yajl_gen g = json_gen_new();
+	size_t len = 0;
+	const char *s;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	json_open(g);
+	json_str(g, "error");
+	json_str(g, msg);
+	json_str(g, "status");
+	json_int(g, status);
+	if (!req->route || (req->route->flags & HTTP_ENVELOPE)) {
+		json_str(g, "data");
+		json_open_array(g);
+		json_close_array(g);
+	}
+	json_close(g);
+	s = json_buf(g, &len);
+	http_reply_raw(req, status, s, len);
+	yajl_gen_free(g);
+}
+
+/* Answer before the application saw the request (malformed, too large,
+ * too slow, over capacity), then close the connection. */
+static void early_error(struct conn *c, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void early_error(struct conn *c, int status, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	struct req *r = c->req;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (!r) {
+		r = c->req = req_new(c);
+		ids_pooled_ulid_at(r->pub.request_id, ids_now_ms());
+		if (c->parser.stage == 1) {
+			/* the request line was read: log its method and path */
+			r->pub.method = to_method(c->parser.m);
+			r->scratch = mem_strndup(c->ibuf + c->req_off + c->parser.path.off,
+						 c->parser.path.len);
+			r->pub.path = r->scratch;
+		}
+	}
+	c->close_after = 1;
+	if (status == 503)
+		http_add_header(&r->pub, "Retry-After", "1");
+	http_reply_error(&r->pub, status, "%s", msg);
+}
+
+/* ---- the connection ---- */
+
+static void conn_events(struct conn *c)
+{
+	int want_r = 0, want_w = 0;
+
+	if (!c->dead) {
+		size_t pending = evbuffer_get_length(c->out);
+		switch (c->state) {
+		case CS_HEAD:
+			want_r = pending < OUT_LOW_WATER && !c->eof;
+			break;
+		case CS_BODY:
+			want_r = !c->eof;
+			break;
+		case CS_STREAM:
+		case CS_LINGER:
+			want_r = 1;
+			break;
+		case CS_APP:
+			/* reading stays armed while the application works (two
+			 * epoll_ctl calls less per request); only bytes or an end
+			 * that arrive meanwhile turn it off until the answer */
+			want_r = c->rev_on && !c->app_readable;
+			break;
+		case CS_CLOSING:
+			break;
+		}
+		want_w = pending > 0 && c->state != CS_LINGER;
+	}
+	if (want_r != c->rev_on) {
+		if (want_r)
+			event_add(&c->rev, NULL);
+		else
+			event_del(&c->rev);
+		c->rev_on = want_r;
+	}
+	if (want_w != c->wev_on) {
+		if (want_w)
+			event_add(&c->wev, NULL);
+		else
+			event_del(&c->wev);
+		c->wev_on = want_w;
+	}
+}
+
+/* Arm the timer for the earliest deadline that applies now. */
+static void conn_arm(struct conn *c)
+{
+	uint64_t t = 0, now;
+	size_t pending;
+
+#define EARLIEST(x)                                                                                \
+	do {                                                                                       \
+		uint64_t x_ = (x);                                                                 \
+		if (x_ && (!t || x_ < t))                                                          \
+			t = x_;                                                                    \
+	} while (0)
+	if (!c->dead) {
+		pending = evbuffer_get_length(c->out);
+		EARLIEST(c->deadline);
+		if (c->idle_ms)
+			EARLIEST(c->last_in + c->idle_ms);
+		if (pending) {
+			if (c->state != CS_STREAM)
+				EARLIEST(c->send_by);
+			EARLIEST(c->last_out + (uint64_t)c->srv->cfg->http_timeout * 1000u);
+		}
+	}
+#undef EARLIEST
+	if (!t) {
+		if (c->tmo_at)
+			event_del(&c->tmo);
+		c->tmo_at = 0;
+		return;
+	}
+	if (c->tmo_at && c->tmo_at <= t)
+		return; /* it fires earlier and looks again */
+	now = now_ms();
+	{
+		uint64_t ms = t > now ? t - now : 0;
+		struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000};
+		event_add(&c->tmo, &tv);
+	}
+	c->tmo_at = t;
+}
+
+static void conn_free(struct conn *c)
+{
+	struct http_server *srv = c->srv;
+
+	if (c->req) {
+		if (c->req->dispatched && !c->req->stream)
+			srv->inflight--;
+		req_free(c->req);
+	}
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		srv->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	event_del(&c->rev);
+	event_del(&c->wev);
+	event_del(&c->tmo);
+	event_del(&c->resume);
+	if (c->fd >= 0)
+		close(c->fd);
+	if (c->refused)
+		srv->nrefused--;
+	else
+		srv->nconns--;
+	free(c->ibuf);
+	if (c->out)
+		evbuffer_free(c->out);
+	free(c);
+	if (srv->paused && srv->lev) {
+		/* a descriptor was freed: try accepting again at once */
+		srv->paused = 0;
+		event_del(srv->pause_timer);
+		event_add(srv->lev, NULL);
+	}
+}
+
+static void conn_release(struct conn *c)
+{
+	if (c->processing) {
+		c->freeing = 1;
+		return;
+	}
+	conn_free(c);
+}
+
+/* The socket is done (error, timeout, client gone). A request the
+ * application holds keeps the connection object until it is answered; a
+ * stream's `gone` is called from the loop. */
+static void conn_kill(struct conn *c)
+{
+	struct req *r = c->req;
+
+	if (!c->dead) {
+		c->dead = 1;
+		event_del(&c->rev);
+		event_del(&c->wev);
+		event_del(&c->tmo);
+		c->rev_on = c->wev_on = 0;
+		c->tmo_at = 0;
+		close(c->fd);
+		c->fd = -1;
+	}
+	if (r && r->dispatched) {
+		if (r->stream && !r->ended && r->gone_state == 0) {
+			r->gone_state = 1;
+			event_active(&c->resume, EV_TIMEOUT, 1);
+		}
+		return;
+	}
+	conn_release(c);
+}
+
+/* Write what is queued. Returns -1 when the socket failed. */
+static int conn_flush(struct conn *c)
+{
+	while (evbuffer_get_length(c->out) > 0) {
+		int n = evbuffer_write(c->out, c->fd);
+		if (n > 0) {
+			c->last_out = now_ms();
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n == 0 || errno == EAGAIN || errno == EWOULDBLOCK)
+			return 0;
+		return -1;
+	}
+	c->send_by = 0;
+	return 0;
+}
+
+/* After any work on a connection: send, close when due, update events and
+ * the timer. The connection may be freed. */
+static void conn_settle(struct conn *c)
+{
+	if (c->dead) {
+		if (!c->req || !c->req->dispatched)
+			conn_release(c);
+		return;
+	}
+	if (conn_flush(c) < 0) {
+		conn_kill(c);
+		return;
+	}
+	if (c->state == CS_CLOSING && evbuffer_get_length(c->out) == 0) {
+		if (!c->linger) {
+			conn_kill(c);
+			return;
+		}
+		/* the last answer is out: shut the write side and read what the
+		 * client still sends until it closes, so that a reset does not
+		 * destroy the answer before it is read */
+		shutdown(c->fd, SHUT_WR);
+		c->state = CS_LINGER;
+		c->deadline = now_ms() + LINGER_MS;
+		c->idle_ms = 0;
+	}
+	conn_events(c);
+	conn_arm(c);
+}
+
+/* A new request begins on the connection. */
+static void request_begin(struct conn *c)
+{
+	uint64_t now = now_ms();
+
+	c->started = 1;
+	c->req_start_us = now_us();
+	if (c->deadline == 0)
+		c->deadline = now + (uint64_t)c->srv->cfg->http_header_timeout * 1000u;
+	c->idle_ms = (uint64_t)c->srv->cfg->http_timeout * 1000u;
+}
+
+/* Hand the complete request to the application. */
+static void dispatch(struct conn *c)
+{
+	struct req *r = c->req;
+	struct http_server *srv = c->srv;
+	char allow[128];
+	int path_known = 0;
+
+	c->state = CS_APP;
+	c->app_readable = 0;
+	c->deadline = 0;
+	c->idle_ms = 0;
+	r->dispatched = 1;
+	srv->inflight++;
+	if (r->body) {
+		r->body[r->pub.body_len] = '\0';
+		r->pub.body = r->body;
+	}
+	if (!r->pub.route) {
+		route_find(r, allow, sizeof(allow), &path_known);
+		if (path_known) {
+			http_add_header(&r->pub, "Allow", allow);
+			http_reply_error(&r->pub, 405, "method %s not allowed on %s; allowed: %s",
+					 http_method_name(r->pub.method), r->pub.path, allow);
+		} else {
+			http_reply_error(&r->pub, 404, "no such endpoint: %s %s",
+					 http_method_name(r->pub.method), r->pub.path);
+		}
+		return;
+	}
+	if (r->pub.body_len > 0 && !is_json_type(http_header(&r->pub, "Content-Type"))) {
+		http_reply_error(&r->pub, 415, "Content-Type must be application/json");
+		return;
+	}
+	if (r->pub.route->flags & HTTP_AUTH)
+		srv->auth(&r->pub);
+	else
+		r->pub.route->handler(&r->pub);
+}
+
+/* The head is in: set up the request and its body. */
+static void head_done(struct conn *c)
+{
+	struct http_server *srv = c->srv;
+	const struct httpp_head *h = &c->head;
+	struct req *r = req_new(c);
+	const char *rid;
+	char allow[128];
+	int path_known;
+	long cap;
+
+	c->req = r;
+	c->state = CS_BODY; /* has_head: the head is the request's from now on */
+	c->pos = c->req_off + h->head_len;
+	r->bytes_in = h->head_len;
+	r->pub.method = to_method(h->method);
+	r->pub.path = h->path;
+	rid = http_header(&r->pub, "X-Request-Id");
+	if (rid && valid_request_id(rid))
+		snprintf(r->pub.request_id, sizeof(r->pub.request_id), "%s", rid);
+	else
+		ids_pooled_ulid_at(r->pub.request_id, ids_now_ms());
+	resolve_client(&r->pub, c->peer);
+	route_find(r, allow, sizeof(allow), &path_known);
+	cap = r->pub.route && (r->pub.route->flags & HTTP_UPLOAD) ? srv->cfg->max_upload
+								  : srv->cfg->max_body;
+	if (h->content_length > cap) {
+		early_error(c, 413, "request body too large: %lld bytes, the limit is %ld",
+			    (long long)h->content_length, cap);
+		return;
+	}
+	if (!h->chunked && h->content_length <= 0) {
+		dispatch(c);
+		return;
+	}
+	{
+		size_t need = h->chunked ? BODY_CHUNKED_START : (size_t)h->content_length + 1;
+		if (body_budget(r, need) < 0) {
+			early_error(c, 503, "too many request bodies in progress; retry shortly");
+			return;
+		}
+		body_grow(r, need);
+	}
+	if (h->chunked)
+		httpp_chunked_init(&c->chunk, (uint64_t)cap);
+	if (h->expect_continue) {
+		out_mark(c);
+		evbuffer_add(c->out, "HTTP/1.1 100 Continue\r\n\r\n", 25);
+	}
+	c->deadline = now_ms() + (uint64_t)srv->cfg->http_body_timeout * 1000u;
+	c->idle_ms = (uint64_t)srv->cfg->http_timeout * 1000u;
+}
+
+/* Take body bytes from the input buffer. Returns 1 when more are needed. */
+static int body_take(struct conn *c)
+{
+	struct req *r = c->req;
+	const struct httpp_head *h = &c->head;
+
+	if (!h->chunked) {
+		size_t want = (size_t)h->content_length - r->pub.body_len;
+		size_t n = c->ilen - c->pos < want ? c->ilen - c->pos : want;
+		memcpy(r->body + r->pub.body_len, c->ibuf + c->pos, n);
+		r->pub.body_len += n;
+		r->bytes_in += n;
+		c->pos += n;
+		if (r->pub.body_len == (size_t)h->content_length) {
+			dispatch(c);
+			return 0;
+		}
+		return 1;
+	}
+	while (c->pos < c->ilen) {
+		size_t used, dlen;
+		const char *data;
+		int rc = httpp_chunked_feed(&c->chunk, c->ibuf + c->pos, c->ilen - c->pos, &used,
+					    &data, &dlen);
+		c->pos += used;
+		r->bytes_in += used;
+		if (rc == HTTPP_ERROR) {
+			if (c->chunk.status == 413)
+				early_error(c, 413,
+					    "request body too large: the limit is %llu bytes",
+					    (unsigned long long)c->chunk.max);
+			else
+				early_error(c, c->chunk.status, "%s", c->chunk.error);
+			return 0;
+		}
+		if (dlen) {
+			size_t need = r->pub.body_len + dlen + 1;
+			if (need > r->body_cap) {
+				size_t cap = r->body_cap * 2 > need ? r->body_cap * 2 : need;
+				if (cap > c->chunk.max + 1)
+					cap = (size_t)c->chunk.max + 1;
+				if (body_budget(r, cap - r->body_cap) < 0) {
+					early_error(c, 503,
+						    "too many request bodies in progress; retry "
+						    "shortly");
+					return 0;
+				}
+				body_grow(r, cap);
+			}
+			memcpy(r->body + r->pub.body_len, data, dlen);
+			r->pub.body_len += dlen;
+		}
+		if (rc == HTTPP_OK) {
+			dispatch(c);
+			return 0;
+		}
+	}
+	/* all consumed: the next read may reuse the space after the head */
+	c->ilen = c->pos = c->req_off + h->head_len;
+	return 1;
+}
+
+/* Work through what was read. Returns -1 when the connection was freed. */
+static int conn_process(struct conn *c)
+{
+	int turns = REQUESTS_PER_TURN;
+
+	c->processing = 1;
+	while (!c->dead && !c->freeing) {
+		if (c->state == CS_HEAD) {
+			int rc;
+			if (c->ilen == c->req_off && c->eof) {
+				c->state = CS_CLOSING;
+				c->linger = 0;
+				break;
+			}
+			if (c->ilen == c->req_off || evbuffer_get_length(c->out) >= OUT_LOW_WATER)
+				break;
+			if (!c->started) {
+				if (turns-- == 0) {
+					event_active(&c->resume, EV_TIMEOUT, 1);
+					break;
+				}
+				request_begin(c);
+			}
+			rc = httpp_parse_head(&c->parser, c->ibuf + c->req_off,
+					      c->ilen - c->req_off, &c->head);
+			if (rc == HTTPP_AGAIN && c->eof) {
+				/* a request cut short by the client's end */
+				c->state = CS_CLOSING;
+				c->linger = 0;
+				break;
+			}
+			if (rc == HTTPP_AGAIN)
+				break;
+			if (rc == HTTPP_ERROR)
+				early_error(c, c->parser.status, "%s", c->parser.error);
+			else
+				head_done(c);
+			continue;
+		}
+		if (c->state == CS_BODY) {
+			if (!body_take(c))
+				continue;
+			if (c->eof) {
+				c->state = CS_CLOSING;
+				c->linger = 0;
+			}
+			break;
+		}
+		break;
+	}
+	c->processing = 0;
+	if (c->freeing) {
+		conn_free(c);
+		return -1;
+	}
+	return 0;
+}
+
+/* Read once from the socket. Returns the bytes read, 0 at end of input,
+ * -1 when nothing is there, -2 on error. */
+static ssize_t conn_read(struct conn *c)
+{
+	struct req *r = c->req;
+	char *dst;
+	size_t room;
+	ssize_t n;
+	int direct = 0;
+
+	if (!c->ibuf)
+		c->ibuf = mem_alloc(IBUF_SIZE);
+	if (c->state == CS_BODY && !c->head.chunked && c->pos == c->ilen) {
+		/* straight into the body: its bytes are copied only once */
+		dst = r->body + r->pub.body_len;
+		room = (size_t)c->head.content_length - r->pub.body_len;
+		direct = 1;
+	} else {
+		if (c->state == CS_BODY && c->pos == c->ilen)
+			c->ilen = c->pos = c->req_off + c->head.head_len;
+		dst = c->ibuf + c->ilen;
+		room = IBUF_SIZE - c->ilen;
+	}
+	if (room == 0) {
+		/* cannot happen: the head fits and bodies are taken as they come */
+		log_error("BUG: no room to read on a connection");
+		return -2;
+	}
+	n = read(c->fd, dst, room);
+	if (n < 0)
+		return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? -1 : -2;
+	if (n == 0)
+		return 0;
+	c->last_in = now_ms();
+	if (direct) {
+		r->pub.body_len += (size_t)n;
+		r->bytes_in += (uint64_t)n;
+	} else {
+		c->ilen += (size_t)n;
+	}
+	return n;
+}
+
+static void on_read(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+	ssize_t n;
+
+	if (c->state == CS_LINGER || c->state == CS_STREAM) {
+		char sink[16384];
+		n = read(fd, sink, sizeof(sink));
+		if (n > 0 && c->state == CS_LINGER && (c->lingered += (size_t)n) < LINGER_BYTES)
+			return;
+		if (n > 0 && c->state == CS_STREAM) {
+			/* a stream is the last exchange of its connection */
+			c->close_after = 1;
+			if (c->req)
+				c->req->app_close = 1;
+			return;
+		}
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return;
+		conn_kill(c);
+		return;
+	}
+	if (c->state == CS_APP) {
+		c->app_readable = 1; /* read once the answer is out */
+		conn_events(c);
+		return;
+	}
+	if (c->state != CS_HEAD && c->state != CS_BODY)
+		return;
+	n = conn_read(c);
+	if (n == -1)
+		return;
+	if (n == -2 || (n == 0 && c->ilen == c->req_off && evbuffer_get_length(c->out) == 0)) {
+		/* the client left (or is done, and nothing is owed to it) */
+		conn_kill(c);
+		return;
+	}
+	if (n == 0) {
+		/* a half-close: what was read is still answered, then the
+		 * connection closes */
+		c->eof = 1;
+	}
+	if (conn_process(c) < 0)
+		return;
+	conn_settle(c);
+}
+
+static void on_write(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+
+	if (conn_flush(c) < 0) {
+		conn_kill(c);
+		return;
+	}
+	if (c->state == CS_HEAD && c->ilen > c->req_off && conn_process(c) < 0)
+		return;
+	conn_settle(c);
+}
+
+static void call_gone(struct conn *c);
+
+static void on_resume(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+
+	if (c->dead) {
+		if (c->req && c->req->gone_state == 1)
+			call_gone(c);
+		return;
+	}
+	if (conn_process(c) < 0)
+		return;
+	conn_settle(c);
+}
+
+static void on_timer(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+	struct http_server *srv = c->srv;
+	uint64_t now = now_ms(), idle = (uint64_t)srv->cfg->http_timeout * 1000u;
+	int late_in;
+
+	c->tmo_at = 0;
+	if (evbuffer_get_length(c->out) > 0 &&
+	    ((c->state != CS_STREAM && c->send_by && now >= c->send_by) ||
+	     now >= c->last_out + idle)) {
+		/* the client does not take its answer */
+		conn_kill(c);
+		return;
+	}
+	late_in =
+	    (c->deadline && now >= c->deadline) || (c->idle_ms && now >= c->last_in + c->idle_ms);
+	if (late_in) {
+		if (!(c->state == CS_HEAD && c->started && c->ilen > c->req_off) &&
+		    c->state != CS_BODY) {
+			/* idle between requests, or lingering: close quietly */
+			conn_kill(c);
+			return;
+		}
+		c->processing = 1;
+		early_error(c, 408, "request %s not received in time",
+			    c->state == CS_BODY ? "body" : "head");
+		c->processing = 0;
+		if (c->freeing) {
+			conn_free(c);
+			return;
+		}
+	}
+	conn_settle(c);
+}
+
+/* ---- streams ---- */
+
+static void stream_finish(struct req *r);
+
+static void call_gone(struct conn *c)
+{
+	struct req *r = c->req;
+
+	r->gone_state = 2;
+	if (r->gone) {
+		r->in_gone = 1;
+		r->gone(&r->pub, r->gone_arg);
+		r->in_gone = 0;
+	}
+	if (r->ended)
+		stream_finish(r);
+}
+
+int http_stream_begin(struct http_req *pub, int status, const char *content_type, http_gone_fn gone,
+		      void *arg)
+{
+	struct req *r = (struct req *)pub;
+	struct conn *c = r->conn;
+
+	if (pub->replied) {
+		log_error("BUG: stream begun on request %s, which was answered", pub->request_id);
+		return -1;
+	}
+	pub->replied = 1;
+	r->stream = 1;
+	r->status = status;
+	r->gone = gone;
+	r->gone_arg = arg;
+	c->srv->inflight--;
+	if (c->dead) {
+		r->gone_state = 1;
+		event_active(&c->resume, EV_TIMEOUT, 1);
+		return 0;
+	}
+	{
+		int keep = may_keep(r) && c->head.minor >= 1;
+		char fixed[768], *h = fixed;
+		size_t n, need = head_room(r, content_type);
+		if (need > sizeof(fixed))
+			h = mem_alloc(need);
+		if (!keep)
+			r->app_close = 1;
+		n = build_head(r, h, status, content_type, -1, keep, c->head.minor >= 1);
+		out_mark(c);
+		evbuffer_add(c->out, h, n);
+		if (h != fixed)
+			free(h);
+		r->bytes_out = n;
+	}
+	r->stream_head = pub->method == HTTP_HEAD;
+	c->state = CS_STREAM;
+	c->deadline = 0;
+	c->idle_ms = 0;
+	if (!c->processing)
+		conn_settle(c);
+	return 0;
+}
+
+long http_stream_write(struct http_req *pub, const void *data, size_t len)
+{
+	struct req *r = (struct req *)pub;
+	struct conn *c = r->conn;
+	size_t pending;
+
+	if (!r->stream || r->ended) {
+		log_error("BUG: stream write on request %s, which is not a stream",
+			  pub->request_id);
+		return -1;
+	}
+	if (c->dead || r->gone_state)
+		return -1;
+	if (r->stream_head)
+		return 0;
+	if (len) {
+		out_mark(c);
+		if (c->head.minor >= 1) {
+			char size[24];
+			int n = snprintf(size, sizeof(size), "%zx\r\n", len);
+			evbuffer_add(c->out, size, (size_t)n);
+			evbuffer_add(c->out, data, len);
+			evbuffer_add(c->out, "\r\n", 2);
+			r->bytes_out += (uint64_t)n + len + 2;
+		} else {
+			evbuffer_add(c->out, data, len);
+			r->bytes_out += len;
+		}
+	}
+	pending = evbuffer_get_length(c->out);
+	if (pending > HTTP_STREAM_MAX_PENDING) {
+		log_info("stream of request %s: the client does not read; closing",
+			 pub->request_id);
+		conn_kill(c);
+		return -1;
+	}
+	if (!c->processing) {
+		conn_settle(c);
+		if (c->dead)
+			return -1;
+	}
+	return (long)evbuffer_get_length(c->out);
+}
+
+static void stream_finish(struct req *r)
+{
+	struct conn *c = r->conn;
+
+	report(r);
+	if (!c->dead && c->head.minor >= 1 && !r->stream_head) {
+		out_mark(c);
+		evbuffer_add(c->out, "0\r\n\r\n", 5);
+		r->bytes_out += 5;
+	}
+	request_done(c, r, !r->app_close && !c->close_after && c->head.minor >= 1);
+}
+
+void http_stream_end(struct http_req *pub)
+{
+	struct req *r = (struct req *)pub;
+
+	if (!r->stream || r->ended) {
+		log_error("BUG: stream end on request %s, which is not an open stream",
+			  pub->request_id);
+		return;
+	}
+	r->ended = 1;
+	if (r->in_gone)
+		return; /* call_gone finishes it when the callback returns */
+	stream_finish(r);
+}
+
+/* ---- accepting ---- */
+
+static void accept_trouble(struct http_server *srv, int err)
+{
+	uint64_t now = now_ms();
+	struct timeval tv = {0, ACCEPT_PAUSE_MS * 1000};
+
+	/* out of descriptors (or memory): accept() would fail again at once,
+	 * so stop watching the socket for a moment instead of spinning */
+	srv->accept_errors++;
+	if (!srv->last_accept_log || now - srv->last_accept_log >= ACCEPT_LOG_MS) {
+		log_warn("cannot accept connections: %s (%u connections open); pausing accepts "
+			 "for %d ms at a time (%u pauses since the last such line)",
+			 strerror(err), srv->nconns, ACCEPT_PAUSE_MS, srv->accept_errors);
+		srv->last_accept_log = now;
+		srv->accept_errors = 0;
+	}
+	event_del(srv->lev);
+	evtimer_add(srv->pause_timer, &tv);
+	srv->paused = 1;
+}
+
+static void on_pause_end(evutil_socket_t fd, short what, void *arg)
+{
+	struct http_server *srv = arg;
+
+	if (srv->paused && srv->lev) {
+		srv->paused = 0;
+		event_add(srv->lev, NULL);
+	}
+}
+
+static void conn_accepted(struct http_server *srv, int fd, const struct sockaddr_storage *ss)
+{
+	struct conn *c;
+	int one = 1, refused = srv->nconns >= (unsigned)srv->cfg->max_connections;
+
+	if (refused && srv->nrefused >= REFUSED_MAX) {
+		close(fd);
+		return;
+	}
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	c = mem_new(struct conn);
+	c->srv = srv;
+	c->fd = fd;
+	c->refused = refused;
+	c->out = evbuffer_new();
+	if (!c->out)
+		mem_oom(__FILE__, __LINE__);
+	httpp_init(&c->parser, NULL);
+	if (ss->ss_family == AF_INET)
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)ss)->sin_addr, c->peer,
+			  sizeof(c->peer));
+	else if (ss->ss_family == AF_INET6)
+		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)ss)->sin6_addr, c->peer,
+			  sizeof(c->peer));
+	else
+		snprintf(c->peer, sizeof(c->peer), "-");
+	event_assign(&c->rev, srv->base, fd, EV_READ | EV_PERSIST, on_read, c);
+	event_assign(&c->wev, srv->base, fd, EV_WRITE | EV_PERSIST, on_write, c);
+	evtimer_assign(&c->tmo, srv->base, on_timer, c);
+	event_assign(&c->resume, srv->base, -1, 0, on_resume, c);
+	c->next = srv->conns;
+	if (srv->conns)
+		srv->conns->prev = c;
+	srv->conns = c;
+	c->last_in = now_ms();
+	c->state = CS_HEAD;
+	if (refused) {
+		srv->nrefused++;
+		c->processing = 1;
+		early_error(c, 503, "too many connections; retry shortly");
+		c->processing = 0;
+	} else {
+		srv->nconns++;
+		/* the first request's head is due from the connection's start */
+		c->deadline = c->last_in + (uint64_t)srv->cfg->http_header_timeout * 1000u;
+		c->idle_ms = (uint64_t)srv->cfg->http_timeout * 1000u;
+	}
+	conn_settle(c);
+}
+
+static void on_accept(evutil_socket_t lfd, short what, void *arg)
+{
+	struct http_server *srv = arg;
+
+	for (int i = 0; i < ACCEPT_BATCH && srv->lev; i++) {
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof(ss);
+		int fd = accept4(lfd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			if (errno != EAGAIN && errno != EWOULDBLOCK)
+				accept_trouble(srv, errno);
+			return;
+		}
+		conn_accepted(srv, fd, &ss);
+	}
+}
+
+static int listen_on(const char *host, int port)
+{
+	struct addrinfo hints, *res = NULL, *ai;
+	char portstr[16];
+	int fd = -1, one = 1;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+	snprintf(portstr, sizeof(portstr), "%d", port);
+	if (getaddrinfo(*host ? host : NULL, portstr, &hints, &res) != 0)
+		return -1;
+	for (ai = res; ai; ai = ai->ai_next) {
+		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
+			    ai->ai_protocol);
+		if (fd < 0)
+			continue;
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(fd, 1024) == 0)
+			break;
+		close(fd);
+		fd = -1;
+	}
+	freeaddrinfo(res);
+	return fd;
+}
+
+struct http_server *http_new(struct event_base *base, const struct config *cfg, const char *listen,
+			     const struct http_route *routes, size_t nroutes, http_auth_fn auth,
+			     void *app)
+{
+	struct http_server *srv = mem_new(struct http_server);
+	char host[256], err[256];
+	int port = 0;
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+
+	srv->base = base;
+	srv->cfg = cfg;
+	srv->routes = routes;
+	srv->nroutes = nroutes;
+	srv->auth = auth;
+	srv->app = app;
+	srv->lfd = -1;
+	if (netaddr_list_parse(&srv->trusted, cfg->trusted_proxies, err, sizeof(err)) < 0) {
+		log_error("trusted-proxies: %s", err);
+		goto fail;
+	}
+	if (netaddr_split_hostport(listen, host, sizeof(host), &port) < 0) {
+		log_error("listen: expected host:port, got '%s'", listen);
+		goto fail;
+	}
+	srv->lfd = listen_on(host, port);
+	if (srv->lfd < 0) {
+		log_error("cannot listen on %s: %s", listen, strerror(errno));
+		goto fail;
+	}
+	if (getsockname(srv->lfd, (struct sockaddr *)&ss, &sl) == 0) {
+		if (ss.ss_family == AF_INET)
+			srv->port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+		else if (ss.ss_family == AF_INET6)
+			srv->port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+	}
+	srv->lev = event_new(base, srv->lfd, EV_READ | EV_PERSIST, on_accept, srv);
+	srv->pause_timer = evtimer_new(base, on_pause_end, srv);
+	if (!srv->lev || !srv->pause_timer)
+		mem_oom(__FILE__, __LINE__);
+	event_add(srv->lev, NULL);
+	return srv;
+fail:
+	http_free(srv);
+	return NULL;
+}
+
+void http_set_observer(struct http_server *srv, http_observer_fn fn, void *arg)
+{
+	srv->observer = fn;
+	srv->observer_arg = arg;
+}
+
+void http_next(struct http_req *req)
+{
+	req->route->handler(req);
+}
+
+void http_stop_accepting(struct http_server *srv)
+{
+	struct conn *c, *next;
+
+	if (srv->lev) {
+		event_free(srv->lev);
+		srv->lev = NULL;
+	}
+	if (srv->pause_timer)
+		event_del(srv->pause_timer);
+	srv->paused = 0;
+	if (srv->lfd >= 0) {
+		close(srv->lfd);
+		srv->lfd = -1;
+	}
+	srv->draining = 1;
+	/* idle keep-alive connections would only hold the drain up */
+	for (c = srv->conns; c; c = next) {
+		next = c->next;
+		if (!c->dead && c->state == CS_HEAD && c->ilen == c->req_off &&
+		    evbuffer_get_length(c->out) == 0)
+			conn_kill(c);
+	}
+}
+
+unsigned http_inflight(const struct http_server *srv)
+{
+	return srv->inflight;
+}
+
+unsigned http_connections(const struct http_server *srv)
+{
+	return srv->nconns;
+}
+
+int http_port(const struct http_server *srv)
+{
+	return srv->port;
+}
+
+void http_free(struct http_server *srv)
+{
+	if (!srv)
+		return;
+	http_stop_accepting(srv);
+	while (srv->conns) {
+		struct conn *c = srv->conns;
+		struct req *r = c->req;
+		if (r && r->stream && !r->ended && r->gone_state != 2) {
+			/* tell the application its stream is over; it may end it */
+			conn_kill(c);
+			call_gone(c);
+			continue;
+		}
+		conn_free(c);
+	}
+	if (srv->pause_timer)
+		event_free(srv->pause_timer);
+	netaddr_list_deinit(&srv->trusted);
+	free(srv);
+}

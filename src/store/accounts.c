@@ -1,0 +1,1969 @@
+#include "pixrelay/store/accounts.h"
+
+#include "pixrelay/core/base64.h"
+#include "pixrelay/redis/cache.h"
+#include "pixrelay/store/events.h"
+#include "pixrelay/core/ids.h"
+#include "pixrelay/core/json.h"
+#include "pixrelay/store/keys.h"
+#include "pixrelay/pix/keyspace.h"
+#include "pixrelay/core/log.h"
+#include "pixrelay/core/mem.h"
+#include "pixrelay/pix/sign.h"
+#include "pixrelay/core/timefmt.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const kind_names[] = {"", "pdf", "jpeg", "png"};
+
+static void file_json(yajl_gen g, const char *name, const struct account_file *f)
+{
+	json_str(g, name);
+	if (!f->len) {
+		json_null(g);
+		return;
+	}
+	json_open(g);
+	json_str(g, "sha256");
+	json_str(g, f->sha256);
+	json_str(g, "type");
+	json_str(g, kind_names[f->kind]);
+	json_str(g, "bytes");
+	json_int(g, (long long)f->len);
+	json_close(g);
+}
+
+/* What is kept of the request besides the indexed fields: the address, the
+ * representatives (files by SHA-256) and the documents. */
+static char *details_json(const struct account_input *in)
+{
+	yajl_gen g = json_gen_new();
+	const char *s;
+	size_t len;
+	char *out;
+
+	json_open(g);
+	json_str(g, "address");
+	json_open(g);
+	json_str(g, "zipcode");
+	json_str(g, in->address.zipcode);
+	json_str(g, "street");
+	json_str(g, in->address.street);
+	json_str(g, "number");
+	json_str(g, in->address.number);
+	json_str(g, "neighborhood");
+	json_str(g, in->address.neighborhood);
+	json_str(g, "city");
+	json_str(g, in->address.city);
+	json_str(g, "state");
+	json_str(g, in->address.state);
+	json_close(g);
+	json_str(g, "documents");
+	json_open_array(g);
+	for (size_t i = 0; i < in->ndocuments; i++) {
+		json_open(g);
+		json_str(g, "sha256");
+		json_str(g, in->documents[i].sha256);
+		json_str(g, "bytes");
+		json_int(g, (long long)in->documents[i].len);
+		json_close(g);
+	}
+	json_close_array(g);
+	json_str(g, "representatives");
+	json_open_array(g);
+	for (size_t i = 0; i < in->nrepresentatives; i++) {
+		const struct account_representative *r = &in->representatives[i];
+		json_open(g);
+		json_str(g, "name");
+		json_str(g, r->name);
+		json_str(g, "birthDate");
+		json_str(g, r->birth_date);
+		json_str(g, "email");
+		json_str(g, r->email);
+		json_str(g, "taxID");
+		json_str(g, r->tax_id);
+		json_str(g, "phone");
+		json_str(g, r->phone);
+		json_str(g, "documents");
+		json_open(g);
+		file_json(g, "picture_face", &r->picture_face);
+		file_json(g, "picture_identity_front", &r->picture_identity_front);
+		file_json(g, "picture_identity_back", &r->picture_identity_back);
+		json_str(g, "picture_identity_type");
+		json_str(g, r->picture_identity_type);
+		json_close(g);
+		json_close(g);
+	}
+	json_close_array(g);
+	json_close(g);
+	s = json_buf(g, &len);
+	out = mem_strndup(s, len);
+	yajl_gen_free(g);
+	return out;
+}
+
+/* ---- create ---- */
+
+/* Creation is three scripts: account_admit checks the quotas and the taxID
+ * in the environment before anything is written; account_put writes the
+ * record and files into the account's shard, where nothing points to it
+ * yet; account_index checks the same again, atomically, and makes the
+ * account known to the environment (taxID, Pix keys, owner, review status,
+ * members, listing, quota counters), once. If it refuses, the record and
+ * files are deleted again; if this process dies in between, they stay
+ * unreachable (no index names them). */
+struct create {
+	struct rds *r;
+	const struct config *cfg;
+	enum env env;
+	accounts_fn cb;
+	void *ud;
+	char id[IDS_ULID_LEN + 1];
+	char key[KS_KEY_MAX];
+	char files_key[KS_KEY_MAX];
+	char *json;
+	/* account_put's arguments: the record's fields (secrets among them),
+	 * then from put_files on the files, taken from the request */
+	int put_argc, put_files;
+	char **put_argv;
+	size_t *put_lens;
+	/* account_index's arguments */
+	int argc;
+	char **argv;
+};
+
+static void create_free(struct create *c)
+{
+	if (c->json) {
+		mem_wipe(c->json, strlen(c->json));
+		free(c->json);
+	}
+	for (int i = 0; i < c->put_argc; i++) {
+		if (i < c->put_files)
+			mem_wipe(c->put_argv[i], c->put_lens[i]);
+		free(c->put_argv[i]);
+	}
+	free(c->put_argv);
+	free(c->put_lens);
+	for (int i = 0; i < c->argc; i++)
+		free(c->argv[i]);
+	free(c->argv);
+	free(c);
+}
+
+static void on_ignored(void *ud, redisReply *reply, const char *err)
+{
+	if (err)
+		log_warn("cleanup: %s", err);
+}
+
+/* A refusal of account_admit or account_index: {'duplicate' | 'rate' |
+ * 'accounts' | 'bytes', detail} as a result code, or -1. */
+static int create_refusal(const redisReply *reply)
+{
+	static const struct {
+		const char *what;
+		int result;
+	} map[] = {{"duplicate", ACCOUNTS_DUPLICATE},
+		   {"rate", ACCOUNTS_RATE},
+		   {"accounts", ACCOUNTS_FULL},
+		   {"bytes", ACCOUNTS_STORAGE}};
+
+	if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
+	    reply->element[0]->type != REDIS_REPLY_STRING ||
+	    reply->element[1]->type != REDIS_REPLY_STRING)
+		return -1;
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (strcmp(reply->element[0]->str, map[i].what) == 0)
+			return map[i].result;
+	return -1;
+}
+
+static void on_indexed(void *ud, redisReply *reply, const char *err)
+{
+	struct create *c = ud;
+	int refused = err ? -1 : create_refusal(reply);
+
+	if (err) {
+		c->cb(c->ud, -1, NULL, err);
+	} else if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
+		   reply->element[0]->type == REDIS_REPLY_STRING &&
+		   strcmp(reply->element[0]->str, "created") == 0) {
+		c->cb(c->ud, 0, c->json, NULL);
+	} else if (refused > 0) {
+		/* refused after all (another creation got there first): the
+		 * record and files are nobody's */
+		const char *argv[] = {"DEL", c->key, c->files_key};
+		log_info("account %s: refused when made known (%s), removed again", c->id,
+			 reply->element[0]->str);
+		rds_cmd_argv(c->r, on_ignored, NULL, 3, argv, NULL);
+		c->cb(c->ud, refused, reply->element[1]->str, NULL);
+	} else {
+		c->cb(c->ud, -1, NULL, "unexpected reply from account_index");
+	}
+	create_free(c);
+}
+
+static void on_put(void *ud, redisReply *reply, const char *err)
+{
+	struct create *c = ud;
+
+	if (err) {
+		c->cb(c->ud, -1, NULL, err);
+		create_free(c);
+		return;
+	}
+	if (reply->type != REDIS_REPLY_INTEGER || reply->integer != 1) {
+		c->cb(c->ud, -1, NULL, "unexpected reply from account_put");
+		create_free(c);
+		return;
+	}
+	rds_script(c->r, on_indexed, c, SCRIPT_ACCOUNT_INDEX, 1, c->argc, (const char **)c->argv,
+		   NULL);
+}
+
+static void on_admitted(void *ud, redisReply *reply, const char *err)
+{
+	struct create *c = ud;
+	int refused = err ? -1 : create_refusal(reply);
+
+	if (err) {
+		c->cb(c->ud, -1, NULL, err);
+	} else if (refused > 0) {
+		c->cb(c->ud, refused, reply->element[1]->str, NULL);
+	} else if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 1 &&
+		   reply->element[0]->type == REDIS_REPLY_STRING &&
+		   strcmp(reply->element[0]->str, "ok") == 0) {
+		rds_script(c->r, on_put, c, SCRIPT_ACCOUNT_PUT, 1, c->put_argc,
+			   (const char **)c->put_argv, c->put_lens);
+		return;
+	} else {
+		c->cb(c->ud, -1, NULL, "unexpected reply from account_admit");
+	}
+	create_free(c);
+}
+
+/* account_put's next argument: `data` is taken (freed with c) */
+static void put_arg(struct create *c, char *data, size_t len)
+{
+	c->put_argv[c->put_argc] = data;
+	c->put_lens[c->put_argc++] = len;
+}
+
+static void index_arg(struct create *c, const char *s)
+{
+	c->argv[c->argc++] = mem_strdup(s);
+}
+
+void accounts_create(struct rds *r, const struct config *cfg, enum env env, const char *owner,
+		     const char *key_id, struct account_input *in, accounts_fn cb, void *ud)
+{
+	struct create *c = mem_new(struct create);
+	const char *envn = env_name(env);
+	const char *review = env == ENV_SANDBOX && !cfg->sandbox_review ? "approved" : "pending";
+	char evp[IDS_UUID_LEN + 1], signing[SIGN_SECRET_LEN + 1];
+	char ingest[SIGN_SECRET_LEN + 1], compat[41], created[32], created_txt[TIMEFMT_LEN + 1];
+	char gp[KS_PREFIX_MAX], taxids[KS_KEY_MAX];
+	char nfields[16], nfiles_s[24], nbytes_s[24], per_hour[24], max_accounts[24],
+	    max_stored[24];
+	uint64_t now = ids_now_ms();
+	char *details = details_json(in);
+	size_t nslots = account_file_slots(in), nfiles = 0, nbytes = 0;
+	yajl_gen g = json_gen_new();
+	const char *s;
+	size_t len;
+	int shard = ks_random_shard(cfg->shards);
+
+	c->r = r;
+	c->cfg = cfg;
+	c->env = env;
+	c->cb = cb;
+	c->ud = ud;
+	if (!key_id)
+		key_id = "";
+	ks_ulid_at(shard, now, c->id);
+	ids_uuid4(evp);
+	sign_secret_new(signing, sizeof(signing));
+	sign_secret_new(ingest, sizeof(ingest));
+	memcpy(compat, "pxrwh_", 6);
+	ids_base62(compat + 6, 32);
+	snprintf(created, sizeof(created), "%llu", (unsigned long long)now);
+	timefmt_format(created_txt, now);
+	ks_account_key(c->key, sizeof(c->key), cfg->prefix, env, c->id);
+	ks_key(c->files_key, sizeof(c->files_key), cfg->prefix, "files:", c->id);
+	account_files_usage(in, &nfiles, &nbytes);
+	snprintf(nfiles_s, sizeof(nfiles_s), "%zu", nfiles);
+	snprintf(nbytes_s, sizeof(nbytes_s), "%zu", nbytes);
+	snprintf(per_hour, sizeof(per_hour), "%ld", cfg->max_accounts_per_key_hour);
+	snprintf(max_accounts, sizeof(max_accounts), "%ld", cfg->max_accounts);
+	snprintf(max_stored, sizeof(max_stored), "%ld", cfg->max_stored_file_bytes);
+
+	/* account_put: the record, then each distinct file once */
+	{
+		const char *fields[] = {"id",
+					c->id,
+					"env",
+					envn,
+					"kind",
+					"business",
+					"owner",
+					owner,
+					"key_id",
+					key_id,
+					"created_at",
+					created,
+					"officialName",
+					in->official_name,
+					"tradeName",
+					in->trade_name,
+					"taxID",
+					in->tax_id,
+					"pix_key",
+					evp,
+					"signing_secret",
+					signing,
+					"signing_secret_prev",
+					"",
+					"webhook_secret",
+					compat,
+					"ingest_secret",
+					ingest,
+					"postback_url",
+					in->postback_url ? in->postback_url : "",
+					"details",
+					details,
+					"status",
+					"ACTIVE",
+					"kyc",
+					review,
+					"files",
+					nfiles_s,
+					"file_bytes",
+					nbytes_s,
+					"balance",
+					"0"};
+		size_t nf = sizeof(fields) / sizeof(fields[0]);
+		c->put_argv = mem_calloc(3 + nf + 2 * nfiles, sizeof(char *));
+		c->put_lens = mem_calloc(3 + nf + 2 * nfiles, sizeof(size_t));
+		snprintf(nfields, sizeof(nfields), "%zu", nf / 2);
+		put_arg(c, mem_strdup(c->key), strlen(c->key));
+		put_arg(c, mem_strdup(c->files_key), strlen(c->files_key));
+		put_arg(c, mem_strdup(nfields), strlen(nfields));
+		for (size_t i = 0; i < nf; i++)
+			put_arg(c, mem_strdup(fields[i]), strlen(fields[i]));
+		c->put_files = c->put_argc;
+	}
+	for (size_t i = 0; i < nslots; i++) {
+		struct account_file *f = account_file_slot(in, i);
+		if (!account_file_first(in, i))
+			continue;
+		put_arg(c, mem_strdup(f->sha256), 64);
+		put_arg(c, (char *)f->data, f->len);
+		f->data = NULL; /* taken: the request's memory is not copied */
+	}
+
+	/* account_index: the environment's indexes */
+	ks_env_prefix(gp, sizeof(gp), cfg->prefix, env);
+	snprintf(taxids, sizeof(taxids), "%staxids", gp);
+	c->argv = mem_calloc(17 + in->nrepresentatives, sizeof(char *));
+	index_arg(c, taxids);
+	index_arg(c, gp);
+	index_arg(c, c->id);
+	index_arg(c, in->tax_id);
+	index_arg(c, created);
+	index_arg(c, "0"); /* a business account */
+	index_arg(c, "2"); /* its two Pix keys: */
+	index_arg(c, evp);
+	index_arg(c, in->tax_id);
+	index_arg(c, owner);
+	index_arg(c, review);
+	index_arg(c, key_id);
+	index_arg(c, per_hour);
+	index_arg(c, max_accounts);
+	index_arg(c, max_stored);
+	index_arg(c, nbytes_s);
+	for (size_t i = 0; i < in->nrepresentatives; i++)
+		index_arg(c, in->representatives[i].tax_id);
+
+	/* the answer, shown once: it carries the secrets */
+	json_open(g);
+	json_str(g, "id");
+	json_str(g, c->id);
+	json_str(g, "officialName");
+	json_str(g, in->official_name);
+	json_str(g, "tradeName");
+	json_str(g, in->trade_name);
+	json_str(g, "taxID");
+	json_str(g, in->tax_id);
+	json_str(g, "status");
+	json_str(g, "ACTIVE");
+	json_str(g, "kycStatus");
+	json_str(g, strcmp(review, "approved") == 0 ? "APPROVED" : "PENDING");
+	json_str(g, "owner");
+	json_str(g, owner);
+	json_str(g, "pixKeys");
+	json_open_array(g);
+	json_open(g);
+	json_str(g, "type");
+	json_str(g, "EVP");
+	json_str(g, "key");
+	json_str(g, evp);
+	json_close(g);
+	json_open(g);
+	json_str(g, "type");
+	json_str(g, "CNPJ");
+	json_str(g, "key");
+	json_str(g, in->tax_id);
+	json_close(g);
+	json_close_array(g);
+	json_str(g, "postbackUrl");
+	json_str_or_null(g, in->postback_url);
+	json_str(g, "balance");
+	json_int(g, 0);
+	json_str(g, "createdAt");
+	json_str(g, created_txt);
+	json_str(g, "secrets");
+	json_open(g);
+	json_str(g, "postbackSigningSecret");
+	json_str(g, signing);
+	json_str(g, "postbackSignature");
+	json_str(g, compat);
+	json_str(g, "ingestSecret");
+	json_str(g, ingest);
+	json_close(g);
+	json_close(g);
+	s = json_buf(g, &len);
+	c->json = mem_strndup(s, len);
+	yajl_gen_free(g);
+
+	{
+		const char *argv[] = {taxids,	gp,	      in->tax_id, key_id,  created,
+				      per_hour, max_accounts, max_stored, nbytes_s};
+		rds_script(r, on_admitted, c, SCRIPT_ACCOUNT_ADMIT, 1, 9, argv, NULL);
+	}
+	mem_wipe(signing, sizeof(signing));
+	mem_wipe(ingest, sizeof(ingest));
+	mem_wipe(compat, sizeof(compat));
+	free(details);
+}
+
+/* ---- transfer ---- */
+
+/* An internal transfer, step by step (accounts.h): transfer_resolve (the
+ * environment's Pix keys and groups), transfer_debit (the source's shard;
+ * everything when both accounts share it), then, across shards,
+ * transfer_credit (the destination's shard) and transfer_finish (the
+ * source's). The same steps finish a transfer that a process left debited
+ * (accounts_transfer_recover). */
+struct transfer {
+	struct rds *r;
+	const struct config *cfg;
+	enum env env;
+	accounts_fn cb;
+	void *ud;
+	char *caller, *from_key, *to_key, *idem, *fingerprint;
+	char from[IDS_ULID_LEN + 1], to[IDS_ULID_LEN + 1];
+	char id[IDS_ULID_LEN + 5];
+	char evt_in[EVENT_ID_MAX];
+	char amount[24], at[24], at_txt[TIMEFMT_LEN + 1];
+	int replayed;
+};
+
+static void transfer_free(struct transfer *t)
+{
+	free(t->caller);
+	free(t->from_key);
+	free(t->to_key);
+	free(t->idem);
+	free(t->fingerprint);
+	free(t);
+}
+
+static void transfer_end(struct transfer *t, int result, const char *json, const char *err)
+{
+	if (t->cb)
+		t->cb(t->ud, result, json, err);
+	transfer_free(t);
+}
+
+static void on_finished(void *ud, redisReply *reply, const char *err)
+{
+	struct transfer *t = ud;
+
+	if (err) {
+		log_warn("transfer %s: credited, but cannot mark it done yet: %s (recovery will)",
+			 t->id, err);
+	}
+	/* the money has arrived either way */
+	transfer_end(t, t->replayed ? ACCOUNTS_REPLAYED : 0, NULL, NULL);
+}
+
+static void transfer_finish(struct transfer *t)
+{
+	char sp[KS_PREFIX_MAX], k[KS_KEY_MAX], ttl[24];
+
+	ks_shard_prefix(sp, sizeof(sp), t->cfg->prefix, ks_shard_of(t->id));
+	snprintf(k, sizeof(k), "%sxout", sp);
+	snprintf(ttl, sizeof(ttl), "%ld", t->cfg->event_retention_days * 86400);
+	{
+		const char *argv[] = {k, sp, t->id, ttl};
+		rds_script(t->r, on_finished, t, SCRIPT_TRANSFER_FINISH, 1, 4, argv, NULL);
+	}
+}
+
+static void on_credited(void *ud, redisReply *reply, const char *err)
+{
+	struct transfer *t = ud;
+
+	if (err) {
+		log_warn("transfer %s: debited, credit pending: %s", t->id, err);
+		transfer_end(t, -1, NULL,
+			     "the transfer was debited and will be completed by pixrelay; do not "
+			     "send it again");
+		return;
+	}
+	transfer_finish(t);
+}
+
+static void transfer_credit(struct transfer *t)
+{
+	char dp[KS_PREFIX_MAX], k[KS_KEY_MAX], ttl[24];
+
+	ks_shard_prefix(dp, sizeof(dp), t->cfg->prefix, ks_shard_of(t->to));
+	snprintf(k, sizeof(k), "%sxin:%s", dp, t->id);
+	snprintf(ttl, sizeof(ttl), "%ld", t->cfg->event_retention_days * 86400);
+	{
+		const char *argv[] = {
+		    k,	       dp,    t->id,	 t->amount,	   t->from,   t->to, t->from_key,
+		    t->to_key, t->at, t->at_txt, env_name(t->env), t->evt_in, ttl};
+		rds_script(t->r, on_credited, t, SCRIPT_TRANSFER_CREDIT, 1, 13, argv, NULL);
+	}
+}
+
+/* A replayed request whose transfer crossed shards: finish it if a process
+ * left it debited. */
+static void on_prior(void *ud, redisReply *reply, const char *err)
+{
+	struct transfer *t = ud;
+	const char *state = err ? NULL : rds_hash_field(reply, "state");
+
+	if (!state || strcmp(state, "debited") != 0) {
+		transfer_end(t, err ? -1 : ACCOUNTS_REPLAYED, NULL, err);
+		return;
+	}
+	snprintf(t->evt_in, sizeof(t->evt_in), "%s", rds_hash_field(reply, "evt_in"));
+	snprintf(t->at, sizeof(t->at), "%s", rds_hash_field(reply, "at"));
+	snprintf(t->at_txt, sizeof(t->at_txt), "%s", rds_hash_field(reply, "at_txt"));
+	t->replayed = 1;
+	transfer_credit(t);
+}
+
+static void on_debited(void *ud, redisReply *reply, const char *err)
+{
+	struct transfer *t = ud;
+	const char *what = NULL;
+
+	if (err) {
+		transfer_end(t, -1, NULL, err);
+		return;
+	}
+	if (reply->type == REDIS_REPLY_ARRAY && reply->elements >= 1)
+		what = reply->element[0]->str;
+	if (!what)
+		transfer_end(t, -1, NULL, "unexpected reply from transfer_debit");
+	else if (strcmp(what, "done") == 0)
+		transfer_end(t, 0, NULL, NULL);
+	else if (strcmp(what, "debited") == 0)
+		transfer_credit(t);
+	else if (strcmp(what, "replayed") == 0 && reply->elements == 2 &&
+		 ks_shard_of(t->from) != ks_shard_of(t->to)) {
+		char k[KS_KEY_MAX];
+		snprintf(t->id, sizeof(t->id), "%s", reply->element[1]->str);
+		ks_key(k, sizeof(k), t->cfg->prefix, "xfer:", t->id);
+		{
+			const char *argv[] = {"HGETALL", k};
+			rds_cmd_argv(t->r, on_prior, t, 2, argv, NULL);
+		}
+	} else if (strcmp(what, "replayed") == 0)
+		transfer_end(t, ACCOUNTS_REPLAYED, NULL, NULL);
+	else if (strcmp(what, "idem_conflict") == 0)
+		transfer_end(t, ACCOUNTS_IDEM_CONFLICT, NULL, NULL);
+	else if (strcmp(what, "insufficient") == 0 && reply->elements == 2)
+		transfer_end(t, ACCOUNTS_INSUFFICIENT, reply->element[1]->str, NULL);
+	else if (strcmp(what, "not_found") == 0)
+		transfer_end(t, ACCOUNTS_NOT_FOUND, "from_key", NULL);
+	else
+		transfer_end(t, -1, NULL, "unexpected reply from transfer_debit");
+}
+
+static void on_resolved(void *ud, redisReply *reply, const char *err)
+{
+	struct transfer *t = ud;
+	const char *what = NULL;
+	char sp[KS_PREFIX_MAX], ak[KS_KEY_MAX], ik[KS_KEY_MAX + 72] = "", ttl[24];
+	char evt_out[EVENT_ID_MAX];
+	uint64_t ms = ids_now_ms();
+
+	if (err) {
+		transfer_end(t, -1, NULL, err);
+		return;
+	}
+	if (reply->type == REDIS_REPLY_ARRAY && reply->elements >= 1)
+		what = reply->element[0]->str;
+	if (!what) {
+		transfer_end(t, -1, NULL, "unexpected reply from transfer_resolve");
+		return;
+	}
+	if (strcmp(what, "not_found") == 0 && reply->elements == 2) {
+		transfer_end(t, ACCOUNTS_NOT_FOUND, reply->element[1]->str, NULL);
+		return;
+	}
+	if (strcmp(what, "forbidden") == 0 && reply->elements == 2 &&
+	    reply->element[1]->type == REDIS_REPLY_STRING) {
+		transfer_end(t, ACCOUNTS_FORBIDDEN, reply->element[1]->str, NULL);
+		return;
+	}
+	if (strcmp(what, "same") == 0) {
+		transfer_end(t, ACCOUNTS_SAME, NULL, NULL);
+		return;
+	}
+	if (strcmp(what, "ok") != 0 || reply->elements != 3 ||
+	    ks_shard_of(reply->element[1]->str) < 0 || ks_shard_of(reply->element[2]->str) < 0) {
+		transfer_end(t, -1, NULL, "unexpected reply from transfer_resolve");
+		return;
+	}
+	snprintf(t->from, sizeof(t->from), "%s", reply->element[1]->str);
+	snprintf(t->to, sizeof(t->to), "%s", reply->element[2]->str);
+	/* the transfer and its source event live in the source's shard, the
+	 * destination's event in the destination's */
+	memcpy(t->id, "trf_", 4);
+	ks_ulid_at(ks_shard_of(t->from), ms, t->id + 4);
+	ks_event_id(ks_shard_of(t->from), evt_out);
+	ks_event_id(ks_shard_of(t->to), t->evt_in);
+	snprintf(t->at, sizeof(t->at), "%llu", (unsigned long long)ms);
+	timefmt_format(t->at_txt, ms);
+	ks_shard_prefix(sp, sizeof(sp), t->cfg->prefix, ks_shard_of(t->from));
+	ks_account_key(ak, sizeof(ak), t->cfg->prefix, t->env, t->from);
+	if (t->idem) {
+		char h[65];
+		/* the client's key is hashed: any bytes, bounded key length; it is
+		 * scoped to the caller and the source account */
+		ids_sha256_hex(h, t->idem, strlen(t->idem));
+		snprintf(ik, sizeof(ik), "%sidem:%s:%s", sp, t->caller, h);
+	}
+	snprintf(ttl, sizeof(ttl), "%ld", t->cfg->event_retention_days * 86400);
+	{
+		const char *argv[] = {ak,
+				      sp,
+				      ks_shard_of(t->from) == ks_shard_of(t->to) ? "1" : "0",
+				      t->id,
+				      t->amount,
+				      t->from,
+				      t->to,
+				      t->from_key,
+				      t->to_key,
+				      t->at,
+				      t->at_txt,
+				      env_name(t->env),
+				      ik,
+				      t->fingerprint ? t->fingerprint : "",
+				      evt_out,
+				      t->evt_in,
+				      ttl};
+		rds_script(t->r, on_debited, t, SCRIPT_TRANSFER_DEBIT, 1, 17, argv, NULL);
+	}
+}
+
+void accounts_transfer(struct rds *r, const struct config *cfg, enum env env, const char *caller,
+		       const char *from_key, const char *to_key, long long amount, const char *idem,
+		       const char *fingerprint, accounts_fn cb, void *ud)
+{
+	struct transfer *t = mem_new(struct transfer);
+	char gp[KS_PREFIX_MAX], k1[KS_KEY_MAX];
+
+	t->r = r;
+	t->cfg = cfg;
+	t->env = env;
+	t->cb = cb;
+	t->ud = ud;
+	t->caller = mem_strdup(caller);
+	t->from_key = mem_strdup(from_key);
+	t->to_key = mem_strdup(to_key);
+	t->idem = idem ? mem_strdup(idem) : NULL;
+	t->fingerprint = fingerprint ? mem_strdup(fingerprint) : NULL;
+	snprintf(t->amount, sizeof(t->amount), "%lld", amount);
+	ks_env_prefix(gp, sizeof(gp), cfg->prefix, env);
+	snprintf(k1, sizeof(k1), "%spixkeys", gp);
+	{
+		const char *argv[] = {k1, from_key, to_key, caller, gp};
+		rds_script(r, on_resolved, t, SCRIPT_TRANSFER_RESOLVE, 1, 5, argv, NULL);
+	}
+}
+
+/* ---- recovery of transfers left debited ---- */
+
+#define RECOVER_AFTER_MS 10000
+#define RECOVER_BATCH 20
+
+struct recovery {
+	void (*done)(void *ud, int n);
+	void *ud;
+	int left, total;
+};
+
+static void recovery_step_done(void *ud, int result, const char *json, const char *err)
+{
+	struct recovery *rc = ud;
+
+	if (--rc->left == 0) {
+		rc->done(rc->ud, rc->total);
+		free(rc);
+	}
+}
+
+struct recover_one {
+	struct rds *r;
+	const struct config *cfg;
+	struct recovery *rc;
+};
+
+static void on_record(void *ud, redisReply *reply, const char *err)
+{
+	struct recover_one *o = ud;
+	const char *f[] = {"id", "amount", "from", "to",     "from_key", "to_key",
+			   "at", "at_txt", "env",  "evt_in", "state"};
+	const char *v[11];
+	struct transfer *t;
+	enum env env;
+
+	for (int i = 0; i < 11; i++)
+		v[i] = err ? NULL : rds_hash_field(reply, f[i]);
+	for (int i = 0; i < 11; i++)
+		if (!v[i])
+			goto skip;
+	if (strcmp(v[10], "debited") != 0 || env_parse(v[8], &env) < 0 || ks_shard_of(v[0]) < 0 ||
+	    ks_shard_of(v[3]) < 0)
+		goto skip;
+	log_info("transfer %s: finishing a transfer left debited", v[0]);
+	t = mem_new(struct transfer);
+	t->r = o->r;
+	t->cfg = o->cfg;
+	t->env = env;
+	t->cb = recovery_step_done;
+	t->ud = o->rc;
+	snprintf(t->id, sizeof(t->id), "%s", v[0]);
+	snprintf(t->amount, sizeof(t->amount), "%s", v[1]);
+	snprintf(t->from, sizeof(t->from), "%s", v[2]);
+	snprintf(t->to, sizeof(t->to), "%s", v[3]);
+	t->from_key = mem_strdup(v[4]);
+	t->to_key = mem_strdup(v[5]);
+	snprintf(t->at, sizeof(t->at), "%s", v[6]);
+	snprintf(t->at_txt, sizeof(t->at_txt), "%s", v[7]);
+	snprintf(t->evt_in, sizeof(t->evt_in), "%s", v[9]);
+	free(o);
+	transfer_credit(t);
+	return;
+skip:
+	recovery_step_done(o->rc, err ? -1 : 0, NULL, err);
+	free(o);
+}
+
+static void on_stale(void *ud, redisReply *reply, const char *err)
+{
+	struct recover_one *o = ud;
+	struct recovery *rc = o->rc;
+
+	if (err || reply->type != REDIS_REPLY_ARRAY || reply->elements == 0) {
+		rc->done(rc->ud, err ? -1 : 0);
+		free(rc);
+		free(o);
+		return;
+	}
+	rc->total = (int)reply->elements;
+	/* one count more, held by this loop: a step may answer at once */
+	rc->left = (int)reply->elements + 1;
+	for (size_t i = 0; i < reply->elements; i++) {
+		struct recover_one *one = mem_new(struct recover_one);
+		char k[KS_KEY_MAX];
+		*one = *o;
+		ks_key(k, sizeof(k), o->cfg->prefix, "xfer:", reply->element[i]->str);
+		{
+			const char *argv[] = {"HGETALL", k};
+			rds_cmd_argv(o->r, on_record, one, 2, argv, NULL);
+		}
+	}
+	free(o);
+	recovery_step_done(rc, 0, NULL, NULL);
+}
+
+void accounts_transfer_recover(struct rds *r, const struct config *cfg, int shard,
+			       void (*done)(void *ud, int n), void *ud)
+{
+	struct recovery *rc = mem_new(struct recovery);
+	struct recover_one *o = mem_new(struct recover_one);
+	char sp[KS_PREFIX_MAX], k[KS_KEY_MAX], until[32], batch[16];
+
+	rc->done = done;
+	rc->ud = ud;
+	o->r = r;
+	o->cfg = cfg;
+	o->rc = rc;
+	ks_shard_prefix(sp, sizeof(sp), cfg->prefix, shard);
+	snprintf(k, sizeof(k), "%sxout", sp);
+	snprintf(until, sizeof(until), "%llu",
+		 (unsigned long long)(ids_now_ms() - RECOVER_AFTER_MS));
+	snprintf(batch, sizeof(batch), "%d", RECOVER_BATCH);
+	{
+		const char *argv[] = {"ZRANGEBYSCORE", k, "-inf", until, "LIMIT", "0", batch};
+		rds_cmd_argv(r, on_stale, o, 7, argv, NULL);
+	}
+}
+
+/* ---- balance ---- */
+
+struct balance {
+	struct rds *r;
+	accounts_fn cb;
+	void *ud;
+	char account[32];
+	char ledger[KS_KEY_MAX];
+	long long balance;
+	int entries;
+};
+
+static void on_ledger(void *ud, redisReply *reply, const char *err)
+{
+	struct balance *b = ud;
+	yajl_gen g;
+	const char *s;
+	size_t len;
+
+	if (err) {
+		b->cb(b->ud, -1, NULL, err);
+		free(b);
+		return;
+	}
+	g = json_gen_new();
+	json_open(g);
+	json_str(g, "account");
+	json_str(g, b->account);
+	json_str(g, "balance");
+	json_int(g, b->balance);
+	json_str(g, "entries");
+	json_open_array(g);
+	for (size_t i = 0; reply->type == REDIS_REPLY_ARRAY && i < reply->elements; i++)
+		if (reply->element[i]->str)
+			json_raw(g, reply->element[i]->str, reply->element[i]->len);
+	json_close_array(g);
+	json_close(g);
+	s = json_buf(g, &len);
+	b->cb(b->ud, 0, s, NULL);
+	yajl_gen_free(g);
+	free(b);
+}
+
+static void on_balance(void *ud, redisReply *reply, const char *err)
+{
+	struct balance *b = ud;
+	char stop[16];
+
+	if (err) {
+		b->cb(b->ud, -1, NULL, err);
+		free(b);
+		return;
+	}
+	b->balance = reply->str ? strtoll(reply->str, NULL, 10) : 0;
+	snprintf(stop, sizeof(stop), "%d", b->entries - 1);
+	{
+		const char *argv[] = {"LRANGE", b->ledger, "0", stop};
+		rds_cmd_argv(b->r, on_ledger, b, 4, argv, NULL);
+	}
+}
+
+void accounts_balance(struct rds *r, const struct config *cfg, enum env env, const char *account,
+		      int entries, accounts_fn cb, void *ud)
+{
+	struct balance *b;
+	char k[KS_KEY_MAX];
+	const char *argv[] = {"HGET", k, "balance"};
+
+	if (ks_account_key(k, sizeof(k), cfg->prefix, env, account) < 0) {
+		cb(ud, -1, NULL, "the account id names no shard");
+		return;
+	}
+	b = mem_new(struct balance);
+	b->r = r;
+	b->cb = cb;
+	b->ud = ud;
+	b->entries = entries;
+	snprintf(b->account, sizeof(b->account), "%s", account);
+	ks_key(b->ledger, sizeof(b->ledger), cfg->prefix, "ledger:", account);
+	rds_cmd_argv(r, on_balance, b, 3, argv, NULL);
+}
+
+/* ---- the operator's KYC review ---- */
+
+static const char *review_status_name(const char *s)
+{
+	if (!s || !*s)
+		return NULL;
+	if (strcmp(s, "approved") == 0)
+		return "APPROVED";
+	if (strcmp(s, "rejected") == 0)
+		return "REJECTED";
+	return "PENDING";
+}
+
+static int reply_is_str(const redisReply *r)
+{
+	return r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS;
+}
+
+/* An integer reply, or a string holding one (a Lua number may come as
+ * either); 0 otherwise. */
+static long long reply_int(const redisReply *r)
+{
+	if (r->type == REDIS_REPLY_INTEGER)
+		return r->integer;
+	return reply_is_str(r) ? strtoll(r->str, NULL, 10) : 0;
+}
+
+/* A time in ms (text) as the spec writes times ("YYYY-MM-DD HH:MM:SS", UTC), or null. */
+static void json_spec_time_ms(yajl_gen g, const char *ms)
+{
+	char t[TIMEFMT_LEN + 1];
+
+	if (!ms || !*ms) {
+		json_null(g);
+		return;
+	}
+	timefmt_format(t, strtoull(ms, NULL, 10));
+	json_str(g, t);
+}
+
+/* -- list -- */
+
+struct queue_item {
+	char id[IDS_ULID_LEN + 1];
+	char *created, *owner;
+	char **cpfs;
+	size_t ncpfs;
+	long long others;
+	char *names[3]; /* officialName, tradeName, taxID (from the record) */
+};
+
+struct queue {
+	struct rds *r;
+	const struct config *cfg;
+	enum env env;
+	accounts_fn cb;
+	void *ud;
+	long long total;
+	struct queue_item *items;
+	size_t n, left;
+	char *err;
+};
+
+static void queue_free(struct queue *q)
+{
+	for (size_t i = 0; i < q->n; i++) {
+		struct queue_item *it = &q->items[i];
+		free(it->created);
+		free(it->owner);
+		for (size_t k = 0; k < it->ncpfs; k++)
+			free(it->cpfs[k]);
+		free(it->cpfs);
+		for (size_t k = 0; k < 3; k++)
+			free(it->names[k]);
+	}
+	free(q->items);
+	free(q->err);
+	free(q);
+}
+
+static void queue_answer(struct queue *q)
+{
+	static const char *const names[] = {"officialName", "tradeName", "taxID"};
+	yajl_gen g;
+	const char *s;
+	size_t len;
+
+	if (q->err) {
+		q->cb(q->ud, -1, NULL, q->err);
+		queue_free(q);
+		return;
+	}
+	g = json_gen_new();
+	json_open(g);
+	json_str(g, "total");
+	json_int(g, q->total);
+	json_str(g, "accounts");
+	json_open_array(g);
+	for (size_t i = 0; i < q->n; i++) {
+		const struct queue_item *it = &q->items[i];
+		json_open(g);
+		json_str(g, "id");
+		json_str(g, it->id);
+		json_str(g, "createdAt");
+		json_spec_time_ms(g, it->created);
+		json_str(g, "owner");
+		json_str_or_null(g, *it->owner ? it->owner : NULL);
+		for (size_t k = 0; k < 3; k++) {
+			json_str(g, names[k]);
+			json_str_or_null(g, it->names[k]);
+		}
+		json_str(g, "representatives");
+		json_open_array(g);
+		for (size_t k = 0; k < it->ncpfs; k++)
+			json_str(g, it->cpfs[k]);
+		json_close_array(g);
+		json_str(g, "alsoClaimedBy");
+		json_int(g, it->others);
+		json_close(g);
+	}
+	json_close_array(g);
+	json_close(g);
+	s = json_buf(g, &len);
+	q->cb(q->ud, 0, s, NULL);
+	yajl_gen_free(g);
+	queue_free(q);
+}
+
+struct queue_slot {
+	struct queue *q;
+	size_t i;
+};
+
+static void on_queue_record(void *ud, redisReply *reply, const char *err)
+{
+	struct queue_slot *slot = ud;
+	struct queue *q = slot->q;
+
+	if (err) {
+		if (!q->err)
+			q->err = mem_strdup(err);
+	} else if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 3) {
+		for (size_t k = 0; k < 3; k++)
+			if (reply_is_str(reply->element[k]))
+				q->items[slot->i].names[k] =
+				    mem_strndup(reply->element[k]->str, reply->element[k]->len);
+	}
+	free(slot);
+	if (--q->left == 0)
+		queue_answer(q);
+}
+
+static void on_queue(void *ud, redisReply *reply, const char *err)
+{
+	struct queue *q = ud;
+	size_t n;
+
+	if (err || reply->type != REDIS_REPLY_ARRAY || reply->elements < 1) {
+		q->cb(q->ud, -1, NULL, err ? err : "unexpected reply from account_queue");
+		queue_free(q);
+		return;
+	}
+	q->total = reply_int(reply->element[0]);
+	n = reply->elements - 1;
+	q->items = mem_calloc(n ? n : 1, sizeof(struct queue_item));
+	for (size_t i = 0; i < n; i++) {
+		const redisReply *e = reply->element[i + 1], *cpfs;
+		struct queue_item *it = &q->items[q->n];
+		if (e->type != REDIS_REPLY_ARRAY || e->elements != 5 ||
+		    !reply_is_str(e->element[0]) || !ids_is_ulid(e->element[0]->str) ||
+		    e->element[3]->type != REDIS_REPLY_ARRAY)
+			continue;
+		cpfs = e->element[3];
+		snprintf(it->id, sizeof(it->id), "%s", e->element[0]->str);
+		it->created = mem_strdup(reply_is_str(e->element[1]) ? e->element[1]->str : "");
+		it->owner = mem_strdup(reply_is_str(e->element[2]) ? e->element[2]->str : "");
+		it->cpfs = mem_calloc(cpfs->elements ? cpfs->elements : 1, sizeof(char *));
+		for (size_t k = 0; k < cpfs->elements; k++)
+			if (reply_is_str(cpfs->element[k]))
+				it->cpfs[it->ncpfs++] = mem_strdup(cpfs->element[k]->str);
+		it->others = reply_int(e->element[4]);
+		q->n++;
+	}
+	if (q->n == 0) {
+		queue_answer(q);
+		return;
+	}
+	/* the names are in each account's shard: one HMGET each, all at once */
+	q->left = q->n;
+	for (size_t i = 0; i < q->n; i++) {
+		struct queue_slot *slot = mem_new(struct queue_slot);
+		char k[KS_KEY_MAX];
+		slot->q = q;
+		slot->i = i;
+		ks_account_key(k, sizeof(k), q->cfg->prefix, q->env, q->items[i].id);
+		{
+			const char *argv[] = {"HMGET", k, "officialName", "tradeName", "taxID"};
+			rds_cmd_argv(q->r, on_queue_record, slot, 5, argv, NULL);
+		}
+	}
+}
+
+void accounts_review_list(struct rds *r, const struct config *cfg, enum env env, int limit,
+			  accounts_fn cb, void *ud)
+{
+	struct queue *q = mem_new(struct queue);
+	char gp[KS_PREFIX_MAX], k[KS_KEY_MAX], lim[16];
+
+	q->r = r;
+	q->cfg = cfg;
+	q->env = env;
+	q->cb = cb;
+	q->ud = ud;
+	ks_env_prefix(gp, sizeof(gp), cfg->prefix, env);
+	snprintf(k, sizeof(k), "%sreview", gp);
+	snprintf(lim, sizeof(lim), "%d", limit < 1 ? 1 : limit);
+	{
+		const char *argv[] = {k, gp, lim};
+		rds_script(r, on_queue, q, SCRIPT_ACCOUNT_QUEUE, 1, 3, argv, NULL);
+	}
+}
+
+/* -- show -- */
+
+#define CLAIMS_SHOWN 50 /* other accounts named per CPF */
+
+struct show {
+	struct rds *r;
+	const struct config *cfg;
+	enum env env;
+	accounts_fn cb;
+	void *ud;
+	int files;
+	char id[IDS_ULID_LEN + 1];
+	char owner[IDS_ULID_LEN + 1];
+	char files_key[KS_KEY_MAX];
+	yajl_gen g; /* the answer, written step by step */
+};
+
+static void show_end(struct show *sh, int result, const char *err)
+{
+	if (result == 0) {
+		size_t len;
+		const char *s;
+		json_close(sh->g);
+		s = json_buf(sh->g, &len);
+		sh->cb(sh->ud, 0, s, NULL);
+	} else {
+		sh->cb(sh->ud, result, NULL, err);
+	}
+	yajl_gen_free(sh->g);
+	free(sh);
+}
+
+static void on_show_files(void *ud, redisReply *reply, const char *err)
+{
+	struct show *sh = ud;
+
+	if (err) {
+		show_end(sh, -1, err);
+		return;
+	}
+	json_str(sh->g, "files");
+	json_open(sh->g);
+	for (size_t i = 0; reply->type == REDIS_REPLY_ARRAY && i + 1 < reply->elements; i += 2) {
+		const redisReply *k = reply->element[i], *v = reply->element[i + 1];
+		char *b64;
+		if (!reply_is_str(k) || !reply_is_str(v))
+			continue;
+		b64 = mem_alloc(base64_encoded_len(v->len) + 1);
+		base64_encode(v->str, v->len, b64);
+		json_strn(sh->g, k->str, k->len);
+		json_str(sh->g, b64);
+		free(b64);
+	}
+	json_close(sh->g);
+	show_end(sh, 0, NULL);
+}
+
+static void on_show_claims(void *ud, redisReply *reply, const char *err)
+{
+	struct show *sh = ud;
+	yajl_gen g = sh->g;
+
+	if (err || reply->type != REDIS_REPLY_ARRAY || reply->elements < 2 ||
+	    !reply_is_str(reply->element[0]) || !reply_is_str(reply->element[1])) {
+		show_end(sh, -1, err ? err : "unexpected reply from account_claims");
+		return;
+	}
+	json_str(g, "kycStatus");
+	json_str_or_null(g, review_status_name(reply->element[0]->str));
+	json_str(g, "claims");
+	json_open_array(g);
+	for (size_t i = 2; i < reply->elements; i++) {
+		const redisReply *c = reply->element[i], *list;
+		if (c->type != REDIS_REPLY_ARRAY || c->elements != 3 ||
+		    !reply_is_str(c->element[0]) || c->element[2]->type != REDIS_REPLY_ARRAY)
+			continue;
+		list = c->element[2];
+		json_open(g);
+		json_str(g, "taxID");
+		json_str(g, c->element[0]->str);
+		json_str(g, "otherAccounts");
+		json_int(g, reply_int(c->element[1]));
+		json_str(g, "accounts");
+		json_open_array(g);
+		for (size_t k = 0; k + 2 < list->elements; k += 3) {
+			const redisReply *id = list->element[k], *st = list->element[k + 1],
+					 *ow = list->element[k + 2];
+			if (!reply_is_str(id) || !reply_is_str(st) || !reply_is_str(ow))
+				continue;
+			json_open(g);
+			json_str(g, "id");
+			json_str(g, id->str);
+			json_str(g, "kycStatus");
+			json_str_or_null(g, review_status_name(st->str));
+			json_str(g, "owner");
+			json_str_or_null(g, *ow->str ? ow->str : NULL);
+			json_str(g, "sameOwner");
+			json_bool(g, *ow->str && strcmp(ow->str, sh->owner) == 0);
+			json_close(g);
+		}
+		json_close_array(g);
+		json_close(g);
+	}
+	json_close_array(g);
+	if (!sh->files) {
+		show_end(sh, 0, NULL);
+		return;
+	}
+	{
+		const char *argv[] = {"HGETALL", sh->files_key};
+		rds_cmd_argv(sh->r, on_show_files, sh, 2, argv, NULL);
+	}
+}
+
+static void on_show_record(void *ud, redisReply *reply, const char *err)
+{
+	static const struct keys_shown shown[] = {{"kind", "kind", 's'},
+						  {"officialName", "officialName", 's'},
+						  {"tradeName", "tradeName", 's'},
+						  {"taxID", "taxID", 's'},
+						  {"status", "status", 's'},
+						  {"owner", "owner", 's'},
+						  {"key_id", "createdWithKey", 's'},
+						  {"created_at", "createdAt", 't'},
+						  {"postback_url", "postbackUrl", 's'},
+						  {"balance", "balance", 'i'},
+						  {"files", "fileCount", 'i'},
+						  {"file_bytes", "fileBytes", 'i'},
+						  {"reviewed_at", "reviewedAt", 't'},
+						  {"review_reason", "reviewReason", 's'}};
+	struct show *sh = ud;
+	yajl_gen g = sh->g;
+	const char *details, *owner;
+	yajl_val d = NULL;
+	char perr[128], gp[KS_PREFIX_MAX], k[KS_KEY_MAX], cap[16];
+
+	if (err) {
+		show_end(sh, -1, err);
+		return;
+	}
+	if (reply->type != REDIS_REPLY_ARRAY || reply->elements == 0) {
+		show_end(sh, ACCOUNTS_NOT_FOUND, NULL);
+		return;
+	}
+	owner = rds_hash_field(reply, "owner");
+	snprintf(sh->owner, sizeof(sh->owner), "%s", owner ? owner : "");
+	json_open(g);
+	json_str(g, "id");
+	json_str(g, sh->id);
+	json_str(g, "environment");
+	json_str(g, env_name(sh->env));
+	keys_write_fields(g, reply, shown, sizeof(shown) / sizeof(shown[0]));
+	/* the KYC data kept from the request: address, documents, representatives */
+	details = rds_hash_field(reply, "details");
+	if (details && json_parse_object(details, strlen(details), &d, perr, sizeof(perr)) == 0) {
+		for (size_t i = 0; i < d->u.object.len; i++) {
+			json_str(g, d->u.object.keys[i]);
+			json_write_value(g, d->u.object.values[i]);
+		}
+		yajl_tree_free(d);
+	}
+	ks_env_prefix(gp, sizeof(gp), sh->cfg->prefix, sh->env);
+	snprintf(k, sizeof(k), "%skyc", gp);
+	snprintf(cap, sizeof(cap), "%d", CLAIMS_SHOWN);
+	{
+		const char *argv[] = {k, gp, sh->id, cap};
+		rds_script(sh->r, on_show_claims, sh, SCRIPT_ACCOUNT_CLAIMS, 1, 4, argv, NULL);
+	}
+}
+
+void accounts_review_show(struct rds *r, const struct config *cfg, enum env env, const char *id,
+			  int files, accounts_fn cb, void *ud)
+{
+	struct show *sh;
+	char k[KS_KEY_MAX];
+
+	if (!ids_is_ulid(id) || ks_account_key(k, sizeof(k), cfg->prefix, env, id) < 0) {
+		cb(ud, ACCOUNTS_NOT_FOUND, NULL, NULL);
+		return;
+	}
+	sh = mem_new(struct show);
+	sh->r = r;
+	sh->cfg = cfg;
+	sh->env = env;
+	sh->cb = cb;
+	sh->ud = ud;
+	sh->files = files;
+	sh->g = json_gen_new();
+	snprintf(sh->id, sizeof(sh->id), "%s", id);
+	ks_key(sh->files_key, sizeof(sh->files_key), cfg->prefix, "files:", id);
+	{
+		const char *argv[] = {"HGETALL", k};
+		rds_cmd_argv(r, on_show_record, sh, 2, argv, NULL);
+	}
+}
+
+/* -- approve, reject -- */
+
+struct decide {
+	struct rds *r;
+	const struct config *cfg;
+	enum env env;
+	accounts_fn cb;
+	void *ud;
+	int approve;
+	char *reason;
+	char id[IDS_ULID_LEN + 1];
+	char key[KS_KEY_MAX];
+	char before[16];
+};
+
+static void decide_end(struct decide *dc, int result, const char *json, const char *err)
+{
+	dc->cb(dc->ud, result, json, err);
+	free(dc->reason);
+	free(dc);
+}
+
+static void on_decision_recorded(void *ud, redisReply *reply, const char *err)
+{
+	struct decide *dc = ud;
+	yajl_gen g;
+	const char *s;
+	size_t len;
+
+	/* the decision holds already (the environment's status is what counts);
+	 * the record's copy is for reading */
+	if (err)
+		log_warn("account %s: the review is decided, but its record is not updated: %s",
+			 dc->id, err);
+	g = json_gen_new();
+	json_open(g);
+	json_str(g, "id");
+	json_str(g, dc->id);
+	json_str(g, "kycStatus");
+	json_str(g, dc->approve ? "APPROVED" : "REJECTED");
+	json_str(g, "previous");
+	json_str_or_null(g, review_status_name(dc->before));
+	json_close(g);
+	s = json_buf(g, &len);
+	decide_end(dc, 0, s, NULL);
+	yajl_gen_free(g);
+}
+
+static void on_reviewed(void *ud, redisReply *reply, const char *err)
+{
+	struct decide *dc = ud;
+	const char *what = NULL;
+	char at[24];
+
+	if (err) {
+		decide_end(dc, -1, NULL, err);
+		return;
+	}
+	if (reply->type == REDIS_REPLY_ARRAY && reply->elements >= 1 &&
+	    reply_is_str(reply->element[0]))
+		what = reply->element[0]->str;
+	if (what && strcmp(what, "not_found") == 0) {
+		decide_end(dc, ACCOUNTS_NOT_FOUND, NULL, NULL);
+		return;
+	}
+	if (what && strcmp(what, "platform") == 0) {
+		decide_end(dc, ACCOUNTS_PLATFORM, NULL, NULL);
+		return;
+	}
+	if (!what || strcmp(what, "ok") != 0 || reply->elements != 2 ||
+	    !reply_is_str(reply->element[1])) {
+		decide_end(dc, -1, NULL, "unexpected reply from account_review");
+		return;
+	}
+	snprintf(dc->before, sizeof(dc->before), "%s", reply->element[1]->str);
+	snprintf(at, sizeof(at), "%llu", (unsigned long long)ids_now_ms());
+	{
+		const char *argv[] = {
+		    "HSET",	   dc->key, "kyc",	     dc->approve ? "approved" : "rejected",
+		    "reviewed_at", at,	    "review_reason", dc->reason};
+		rds_cmd_argv(dc->r, on_decision_recorded, dc, 8, argv, NULL);
+	}
+}
+
+static void on_decide_record(void *ud, redisReply *reply, const char *err)
+{
+	struct decide *dc = ud;
+	char gp[KS_PREFIX_MAX], k[KS_KEY_MAX];
+	const char *kind, *owner;
+
+	if (err) {
+		decide_end(dc, -1, NULL, err);
+		return;
+	}
+	if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
+	    !reply_is_str(reply->element[0])) {
+		decide_end(dc, ACCOUNTS_NOT_FOUND, NULL, NULL);
+		return;
+	}
+	kind = reply->element[0]->str;
+	owner = reply_is_str(reply->element[1]) ? reply->element[1]->str : "";
+	if (strcmp(kind, "platform") == 0) {
+		decide_end(dc, ACCOUNTS_PLATFORM, NULL, NULL);
+		return;
+	}
+	ks_env_prefix(gp, sizeof(gp), dc->cfg->prefix, dc->env);
+	snprintf(k, sizeof(k), "%skyc", gp);
+	{
+		const char *argv[] = {k, gp, dc->id, dc->approve ? "approved" : "rejected", owner};
+		rds_script(dc->r, on_reviewed, dc, SCRIPT_ACCOUNT_REVIEW, 1, 5, argv, NULL);
+	}
+}
+
+void accounts_review_decide(struct rds *r, const struct config *cfg, enum env env, const char *id,
+			    int approve, const char *reason, accounts_fn cb, void *ud)
+{
+	struct decide *dc;
+	char k[KS_KEY_MAX];
+
+	if (!ids_is_ulid(id) || ks_account_key(k, sizeof(k), cfg->prefix, env, id) < 0) {
+		cb(ud, ACCOUNTS_NOT_FOUND, NULL, NULL);
+		return;
+	}
+	dc = mem_new(struct decide);
+	dc->r = r;
+	dc->cfg = cfg;
+	dc->env = env;
+	dc->cb = cb;
+	dc->ud = ud;
+	dc->approve = approve;
+	dc->reason = mem_strdup(reason ? reason : "");
+	snprintf(dc->id, sizeof(dc->id), "%s", id);
+	snprintf(dc->key, sizeof(dc->key), "%s", k);
+	{
+		const char *argv[] = {"HMGET", k, "kind", "owner"};
+		rds_cmd_argv(r, on_decide_record, dc, 4, argv, NULL);
+	}
+}
+
+/* ---- what hot paths need of an account, cached ---- */
+
+#define INFO_CACHE_MS 300000
+
+struct lookup {
+	accounts_info_fn cb;
+	void *ud;
+	struct cache *cache;
+	uint64_t ticket;
+	char ckey[40];
+	int replies, found;
+	struct accounts_info info;
+	char err[128];
+};
+
+static void lookup_done(struct lookup *l)
+{
+	char v[256];
+
+	if (l->err[0]) {
+		l->cb(l->ud, -1, NULL, l->err);
+	} else if (!l->found) {
+		l->cb(l->ud, ACCOUNTS_NOT_FOUND, NULL, NULL);
+	} else {
+		snprintf(v, sizeof(v), "%s\t%s\t%s", env_name(l->info.env), l->info.ingest_secret,
+			 l->info.pix_key);
+		cache_put(l->cache, l->ckey, v, l->ticket, INFO_CACHE_MS);
+		mem_wipe(v, sizeof(v));
+		l->cb(l->ud, 0, &l->info, NULL);
+	}
+	mem_wipe(&l->info, sizeof(l->info));
+	free(l);
+}
+
+struct lookup_env {
+	struct lookup *l;
+	enum env env;
+};
+
+static void on_info(void *ud, redisReply *reply, const char *err)
+{
+	struct lookup_env *le = ud;
+	struct lookup *l = le->l;
+
+	if (err) {
+		snprintf(l->err, sizeof(l->err), "%s", err);
+	} else if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 3 &&
+		   reply->element[0]->type == REDIS_REPLY_STRING) {
+		redisReply **e = reply->element;
+		l->found = 1;
+		l->info.env = le->env;
+		snprintf(l->info.ingest_secret, sizeof(l->info.ingest_secret), "%s",
+			 e[1]->type == REDIS_REPLY_STRING ? e[1]->str : "");
+		snprintf(l->info.pix_key, sizeof(l->info.pix_key), "%s",
+			 e[2]->type == REDIS_REPLY_STRING ? e[2]->str : "");
+	}
+	free(le);
+	if (++l->replies == 2)
+		lookup_done(l);
+}
+
+/* Parse a cached "env\tingest\tpix" into info; 0 or -1. */
+static int info_parse(const char *v, struct accounts_info *info)
+{
+	const char *t1 = strchr(v, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
+	char env[16];
+
+	if (!t2 || (size_t)(t1 - v) >= sizeof(env))
+		return -1;
+	memcpy(env, v, (size_t)(t1 - v));
+	env[t1 - v] = '\0';
+	if (env_parse(env, &info->env) < 0)
+		return -1;
+	snprintf(info->ingest_secret, sizeof(info->ingest_secret), "%.*s", (int)(t2 - t1 - 1),
+		 t1 + 1);
+	snprintf(info->pix_key, sizeof(info->pix_key), "%s", t2 + 1);
+	return 0;
+}
+
+void accounts_lookup(struct rds *r, struct cache *c, const struct config *cfg, const char *id,
+		     accounts_info_fn cb, void *ud)
+{
+	struct lookup *l;
+	char ckey[40];
+	const char *cached;
+
+	if (ks_shard_of(id) < 0 || strlen(id) != IDS_ULID_LEN) {
+		cb(ud, ACCOUNTS_NOT_FOUND, NULL, NULL);
+		return;
+	}
+	snprintf(ckey, sizeof(ckey), "a:%s", id);
+	cached = cache_get(c, ckey);
+	if (cached) {
+		struct accounts_info info;
+		if (info_parse(cached, &info) == 0) {
+			cb(ud, 0, &info, NULL);
+			mem_wipe(&info, sizeof(info));
+			return;
+		}
+	}
+	l = mem_new(struct lookup);
+	l->cb = cb;
+	l->ud = ud;
+	l->cache = c;
+	l->ticket = cache_ticket(c);
+	snprintf(l->ckey, sizeof(l->ckey), "%s", ckey);
+	/* the environment is not known: both records at once (one round trip,
+	 * one slot: an account's shard holds both) */
+	for (int e = 0; e < 2; e++) {
+		struct lookup_env *le = mem_new(struct lookup_env);
+		char k[KS_KEY_MAX];
+		le->l = l;
+		le->env = (enum env)e;
+		ks_account_key(k, sizeof(k), cfg->prefix, le->env, id);
+		{
+			const char *argv[] = {"HMGET", k, "id", "ingest_secret", "pix_key"};
+			rds_cmd_argv(r, on_info, le, 5, argv, NULL);
+		}
+	}
+}
+
+/* ---- what the dashboard shows ---- */
+
+/* The record fields an account is shown with, in the order of account_ledger.lua. */
+enum {
+	AF_ID,
+	AF_KIND,
+	AF_OFFICIAL,
+	AF_TRADE,
+	AF_TAXID,
+	AF_STATUS,
+	AF_OWNER,
+	AF_PIXKEY,
+	AF_POSTBACK,
+	AF_BALANCE,
+	AF_CREATED,
+	AF_COUNT
+};
+
+static const char *const shown_fields[AF_COUNT] = {
+    "id",    "kind",	"officialName", "tradeName", "taxID",	  "status",
+    "owner", "pix_key", "postback_url", "balance",   "created_at"};
+
+static void str_or_null_if_empty(yajl_gen g, const char *name, const redisReply *e)
+{
+	json_str(g, name);
+	if (e->type == REDIS_REPLY_STRING && e->len > 0)
+		json_strn(g, e->str, e->len);
+	else
+		json_null(g);
+}
+
+/* Write the fields of an account (AF_COUNT elements, AF_ID a string) into an
+ * object already open in g. */
+static void account_fields(yajl_gen g, enum env env, redisReply **e)
+{
+	char t[TIMEFMT_LEN + 1];
+
+	json_str(g, "id");
+	json_strn(g, e[AF_ID]->str, e[AF_ID]->len);
+	json_str(g, "environment");
+	json_str(g, env_name(env));
+	str_or_null_if_empty(g, "kind", e[AF_KIND]);
+	str_or_null_if_empty(g, "officialName", e[AF_OFFICIAL]);
+	str_or_null_if_empty(g, "tradeName", e[AF_TRADE]);
+	str_or_null_if_empty(g, "taxID", e[AF_TAXID]);
+	str_or_null_if_empty(g, "status", e[AF_STATUS]);
+	str_or_null_if_empty(g, "owner", e[AF_OWNER]);
+	str_or_null_if_empty(g, "pixKey", e[AF_PIXKEY]);
+	str_or_null_if_empty(g, "postbackUrl", e[AF_POSTBACK]);
+	json_str(g, "balance");
+	json_int(g, e[AF_BALANCE]->type == REDIS_REPLY_STRING
+			? strtoll(e[AF_BALANCE]->str, NULL, 10)
+			: 0);
+	json_str(g, "createdAt");
+	if (e[AF_CREATED]->type == REDIS_REPLY_STRING && e[AF_CREATED]->len > 0) {
+		timefmt_format(t, strtoull(e[AF_CREATED]->str, NULL, 10));
+		json_str(g, t);
+	} else {
+		json_null(g);
+	}
+}
+
+/* A listing: the page's ids, then one HMGET per account (each in its own
+ * shard), answered when the last arrives. */
+struct alist {
+	accounts_fn cb;
+	void *ud;
+	enum env env;
+	size_t n, left;
+	redisReply **found; /* deep copies of the HMGET replies, by position */
+	char *cursor;	    /* NULL = no more */
+	int failed;
+	char err[256];
+};
+
+static void alist_finish(struct alist *l)
+{
+	yajl_gen g;
+	const char *s;
+	size_t len;
+
+	if (l->failed) {
+		l->cb(l->ud, -1, NULL, l->err);
+		goto done;
+	}
+	g = json_gen_new();
+	json_open(g);
+	json_str(g, "accounts");
+	json_open_array(g);
+	for (size_t i = 0; i < l->n; i++) {
+		redisReply *a = l->found[i];
+		/* an id the index names whose record is gone is left out */
+		if (!a || a->type != REDIS_REPLY_ARRAY || a->elements != AF_COUNT ||
+		    a->element[AF_ID]->type != REDIS_REPLY_STRING)
+			continue;
+		json_open(g);
+		account_fields(g, l->env, a->element);
+		json_close(g);
+	}
+	json_close_array(g);
+	json_str(g, "nextCursor");
+	json_str_or_null(g, l->cursor);
+	json_close(g);
+	s = json_buf(g, &len);
+	l->cb(l->ud, 0, s, NULL);
+	yajl_gen_free(g);
+done:
+	for (size_t i = 0; i < l->n; i++)
+		freeReplyObject(l->found[i]);
+	free(l->found);
+	free(l->cursor);
+	free(l);
+}
+
+struct alist_item {
+	struct alist *l;
+	size_t at;
+};
+
+static void on_alist_item(void *ud, redisReply *reply, const char *err)
+{
+	struct alist_item *it = ud;
+	struct alist *l = it->l;
+
+	if (err && !l->failed) {
+		l->failed = 1;
+		snprintf(l->err, sizeof(l->err), "%s", err);
+	} else if (!err) {
+		l->found[it->at] = rds_reply_copy(reply);
+	}
+	free(it);
+	if (--l->left == 0)
+		alist_finish(l);
+}
+
+static void alist_fetch(struct rds *r, const struct config *cfg, struct alist *l, size_t at,
+			const char *id)
+{
+	struct alist_item *it = mem_new(struct alist_item);
+	char k[KS_KEY_MAX];
+	const char *argv[2 + AF_COUNT];
+
+	it->l = l;
+	it->at = at;
+	if (ks_account_key(k, sizeof(k), cfg->prefix, l->env, id) < 0) {
+		/* not an account id: nothing to show for it */
+		free(it);
+		if (--l->left == 0)
+			alist_finish(l);
+		return;
+	}
+	argv[0] = "HMGET";
+	argv[1] = k;
+	for (int j = 0; j < AF_COUNT; j++)
+		argv[2 + j] = shown_fields[j];
+	rds_cmd_argv(r, on_alist_item, it, 2 + AF_COUNT, argv, NULL);
+}
+
+struct alist_start {
+	struct rds *r;
+	const struct config *cfg;
+	struct alist *l;
+};
+
+static void on_alist_ids(void *ud, redisReply *reply, const char *err)
+{
+	struct alist_start *st = ud;
+	struct alist *l = st->l;
+	size_t n;
+
+	if (err) {
+		l->failed = 1;
+		snprintf(l->err, sizeof(l->err), "%s", err);
+		alist_finish(l);
+		goto done;
+	}
+	if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 2) {
+		l->failed = 1;
+		snprintf(l->err, sizeof(l->err), "unexpected reply from account_list");
+		alist_finish(l);
+		goto done;
+	}
+	for (size_t i = 0; i < reply->elements; i++) {
+		if (reply->element[i]->type != REDIS_REPLY_STRING) {
+			l->failed = 1;
+			snprintf(l->err, sizeof(l->err), "unexpected reply from account_list");
+			alist_finish(l);
+			goto done;
+		}
+	}
+	n = reply->elements - 2;
+	if (reply->element[n]->len && reply->element[n + 1]->len)
+		l->cursor = mem_printf("%s_%s", reply->element[n]->str, reply->element[n + 1]->str);
+	if (n == 0) {
+		alist_finish(l);
+		goto done;
+	}
+	l->n = n;
+	l->found = mem_calloc(n, sizeof(redisReply *));
+	/* one count held by this loop, so that l outlives it */
+	l->left = n + 1;
+	for (size_t i = 0; i < n; i++)
+		alist_fetch(st->r, st->cfg, l, i, reply->element[i]->str);
+	if (--l->left == 0)
+		alist_finish(l);
+done:
+	free(st);
+}
+
+void accounts_list(struct rds *r, const struct config *cfg, enum env env, const char *only,
+		   const struct page_cursor *from, int limit, accounts_fn cb, void *ud)
+{
+	struct alist *l = mem_new(struct alist);
+	struct alist_start *st;
+	char idx[KS_KEY_MAX], gp[KS_PREFIX_MAX], lim[16];
+	const char *argv[4];
+
+	l->cb = cb;
+	l->ud = ud;
+	l->env = env;
+	if (only) {
+		/* the one account is the whole first page */
+		if (*from->id) {
+			l->left = 1;
+			alist_finish(l);
+			return;
+		}
+		l->n = 1;
+		l->found = mem_calloc(1, sizeof(redisReply *));
+		l->left = 1;
+		alist_fetch(r, cfg, l, 0, only);
+		return;
+	}
+	st = mem_new(struct alist_start);
+	st->r = r;
+	st->cfg = cfg;
+	st->l = l;
+	ks_env_prefix(gp, sizeof(gp), cfg->prefix, env);
+	snprintf(idx, sizeof(idx), "%saccounts", gp);
+	snprintf(lim, sizeof(lim), "%d", limit);
+	argv[0] = idx;
+	argv[1] = from->score;
+	argv[2] = from->id;
+	argv[3] = lim;
+	rds_script(r, on_alist_ids, st, SCRIPT_ACCOUNT_LIST, 1, 4, argv, NULL);
+}
+
+struct ashow {
+	accounts_fn cb;
+	void *ud;
+	enum env env;
+};
+
+static void on_ashow(void *ud, redisReply *reply, const char *err)
+{
+	struct ashow *a = ud;
+	yajl_gen g;
+	const char *s;
+	size_t len;
+	redisReply **e;
+
+	if (err) {
+		a->cb(a->ud, -1, NULL, err);
+		goto done;
+	}
+	if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 0) {
+		a->cb(a->ud, ACCOUNTS_NO_ACCOUNT, NULL, NULL);
+		goto done;
+	}
+	if (reply->type != REDIS_REPLY_ARRAY || reply->elements < AF_COUNT + 2 ||
+	    reply->element[AF_ID]->type != REDIS_REPLY_STRING) {
+		a->cb(a->ud, -1, NULL, "unexpected reply from account_ledger");
+		goto done;
+	}
+	e = reply->element;
+	g = json_gen_new();
+	json_open(g);
+	account_fields(g, a->env, e);
+	json_str(g, "ledger");
+	json_open(g);
+	json_str(g, "entries");
+	json_open_array(g);
+	for (size_t i = AF_COUNT + 2; i < reply->elements; i++)
+		if (e[i]->type == REDIS_REPLY_STRING)
+			json_raw(g, e[i]->str, e[i]->len);
+	json_close_array(g);
+	json_str(g, "nextCursor");
+	if (e[AF_COUNT]->type == REDIS_REPLY_STRING && e[AF_COUNT]->len > 0 &&
+	    e[AF_COUNT + 1]->type == REDIS_REPLY_STRING) {
+		char *cur = mem_printf("%s.%s", e[AF_COUNT]->str, e[AF_COUNT + 1]->str);
+		json_str(g, cur);
+		free(cur);
+	} else {
+		json_null(g);
+	}
+	json_close(g);
+	json_close(g);
+	s = json_buf(g, &len);
+	a->cb(a->ud, 0, s, NULL);
+	yajl_gen_free(g);
+done:
+	free(a);
+}
+
+void accounts_show(struct rds *r, const struct config *cfg, enum env env, const char *id, int limit,
+		   const char *pos, const char *fp, accounts_fn cb, void *ud)
+{
+	struct ashow *a;
+	char k1[KS_KEY_MAX], k2[KS_KEY_MAX], lim[16];
+	const char *argv[5];
+
+	if (ks_account_key(k1, sizeof(k1), cfg->prefix, env, id) < 0) {
+		cb(ud, ACCOUNTS_NO_ACCOUNT, NULL, NULL);
+		return;
+	}
+	a = mem_new(struct ashow);
+	a->cb = cb;
+	a->ud = ud;
+	a->env = env;
+	ks_key(k2, sizeof(k2), cfg->prefix, "ledger:", id);
+	snprintf(lim, sizeof(lim), "%d", limit);
+	argv[0] = k1;
+	argv[1] = k2;
+	argv[2] = pos ? pos : "";
+	argv[3] = fp ? fp : "";
+	argv[4] = lim;
+	rds_script(r, on_ashow, a, SCRIPT_ACCOUNT_LEDGER, 2, 5, argv, NULL);
+}
+
+static void on_secrets(void *ud, redisReply *reply, const char *err)
+{
+	struct ashow *a = ud;
+	yajl_gen g;
+	const char *s;
+	size_t len;
+	redisReply **e;
+
+	if (err) {
+		a->cb(a->ud, -1, NULL, err);
+		goto done;
+	}
+	if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 5) {
+		a->cb(a->ud, -1, NULL, "unexpected reply to HMGET");
+		goto done;
+	}
+	e = reply->element;
+	if (e[0]->type != REDIS_REPLY_STRING) {
+		a->cb(a->ud, ACCOUNTS_NO_ACCOUNT, NULL, NULL);
+		goto done;
+	}
+	g = json_gen_new();
+	json_open(g);
+	json_str(g, "account");
+	json_strn(g, e[0]->str, e[0]->len);
+	str_or_null_if_empty(g, "postbackSigningSecret", e[1]);
+	str_or_null_if_empty(g, "postbackSigningSecretPrevious", e[2]);
+	str_or_null_if_empty(g, "postbackSignature", e[3]);
+	str_or_null_if_empty(g, "ingestSecret", e[4]);
+	json_close(g);
+	s = json_buf(g, &len);
+	a->cb(a->ud, 0, s, NULL);
+	mem_wipe((char *)s, len);
+	yajl_gen_free(g);
+done:
+	free(a);
+}
+
+void accounts_secrets(struct rds *r, const struct config *cfg, enum env env, const char *id,
+		      accounts_fn cb, void *ud)
+{
+	struct ashow *a;
+	char k[KS_KEY_MAX];
+	const char *argv[] = {
+	    "HMGET",	    k, "id", "signing_secret", "signing_secret_prev", "webhook_secret",
+	    "ingest_secret"};
+
+	if (ks_account_key(k, sizeof(k), cfg->prefix, env, id) < 0) {
+		cb(ud, ACCOUNTS_NO_ACCOUNT, NULL, NULL);
+		return;
+	}
+	a = mem_new(struct ashow);
+	a->cb = cb;
+	a->ud = ud;
+	a->env = env;
+	rds_cmd_argv(r, on_secrets, a, 7, argv, NULL);
+}

@@ -1,0 +1,687 @@
+#include "pixrelay/store/events.h"
+
+#include "pixrelay/core/ids.h"
+#include "pixrelay/core/json.h"
+#include "pixrelay/pix/keyspace.h"
+#include "pixrelay/core/mem.h"
+#include "pixrelay/pix/page.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- inspection and replay ---- */
+
+struct lookup {
+	struct rds *r;
+	const struct config *cfg;
+	enum env env;
+	char account[32];
+	char id[EVENT_ID_MAX];
+	char prefix[256];
+	events_fn cb;
+	void *ud;
+	redisReply *event; /* HGETALL, kept until the log arrives */
+};
+
+static void json_time_field(yajl_gen g, const char *name, const char *ms)
+{
+	json_str(g, name);
+	json_time_ms(g, ms);
+}
+
+/* The value of field `name` of h, or `dflt` when the hash has none. */
+static const char *field_or(const redisReply *h, const char *name, const char *dflt)
+{
+	const char *v = rds_hash_field(h, name);
+	return v ? v : dflt;
+}
+
+void events_render(yajl_gen g, const char *id, const redisReply *h, const redisReply *log)
+{
+	const char *url = rds_hash_field(h, "url"), *status = rds_hash_field(h, "last_status");
+	const char *err = rds_hash_field(h, "last_error"), *body = rds_hash_field(h, "body");
+	const char *state = field_or(h, "state", "");
+	const char *created = rds_hash_field(h, "created_ms");
+
+	json_open(g);
+	json_str(g, "id");
+	json_str(g, id); /* the key's: a stored `id` field says the same */
+	json_str(g, "type");
+	json_str(g, rds_hash_field(h, "type"));
+	json_str(g, "state");
+	json_str(g, state);
+	json_str(g, "destination");
+	json_str_or_null(g, url && *url ? url : NULL);
+	json_str(g, "attempts");
+	json_int(g, strtoll(field_or(h, "attempts", "0"), NULL, 10));
+	json_time_field(g, "createdAt", created);
+	json_time_field(g, "updatedAt", field_or(h, "updated_ms", created));
+	json_time_field(g, "nextAttemptAt",
+			strcmp(state, "pending") == 0 ? field_or(h, "next_ms", created) : NULL);
+	json_time_field(g, "deliveredAt", rds_hash_field(h, "delivered_ms"));
+	json_time_field(g, "deadAt", rds_hash_field(h, "dead_ms"));
+	json_str(g, "lastStatus");
+	if (status && *status)
+		json_int(g, strtoll(status, NULL, 10));
+	else
+		json_null(g);
+	json_str(g, "lastError");
+	json_str_or_null(g, err && *err ? err : NULL);
+	json_str(g, "payload");
+	if (body && *body)
+		json_raw(g, body, strlen(body));
+	else
+		json_null(g);
+	if (log) {
+		/* the earlier attempts, then the latest, kept with the event */
+		const char *last = rds_hash_field(h, "attempt");
+		json_str(g, "attemptLog");
+		json_open_array(g);
+		for (size_t i = 0; i < log->elements; i++)
+			if (log->element[i]->str)
+				json_raw(g, log->element[i]->str, log->element[i]->len);
+		if (last && *last)
+			json_raw(g, last, strlen(last));
+		json_close_array(g);
+	}
+	json_close(g);
+}
+
+static void lookup_free(struct lookup *l)
+{
+	if (l->event)
+		freeReplyObject(l->event);
+	free(l);
+}
+
+static void on_log(void *ud, redisReply *reply, const char *err)
+{
+	struct lookup *l = ud;
+	yajl_gen g;
+	size_t len;
+	const char *s;
+
+	if (err) {
+		l->cb(l->ud, -1, NULL, err);
+		lookup_free(l);
+		return;
+	}
+	g = json_gen_new();
+	events_render(g, l->id, l->event, reply);
+	s = json_buf(g, &len);
+	l->cb(l->ud, 0, s, NULL);
+	yajl_gen_free(g);
+	lookup_free(l);
+}
+
+static void on_event(void *ud, redisReply *reply, const char *err)
+{
+	struct lookup *l = ud;
+	const char *account, *env;
+	char k[300];
+
+	if (err) {
+		l->cb(l->ud, -1, NULL, err);
+		lookup_free(l);
+		return;
+	}
+	account = rds_hash_field(reply, "account");
+	env = rds_hash_field(reply, "env");
+	if (!account || !env || strcmp(account, l->account) != 0 ||
+	    strcmp(env, env_name(l->env)) != 0) {
+		l->cb(l->ud, EVENTS_NOT_FOUND, NULL, NULL);
+		lookup_free(l);
+		return;
+	}
+	l->event = rds_reply_copy(reply);
+	snprintf(k, sizeof(k), "%slog:%s", l->prefix, l->id);
+	{
+		const char *argv[] = {"LRANGE", k, "0", "-1"};
+		rds_cmd_argv(l->r, on_log, l, 4, argv, NULL);
+	}
+}
+
+static struct lookup *lookup_new(struct rds *r, const struct config *cfg, enum env env,
+				 const char *account, const char *id, events_fn cb, void *ud)
+{
+	int shard = ks_shard_of(id);
+	struct lookup *l;
+
+	/* an account's events live in its shard: an id of another shard is not its */
+	if (strncmp(id, "evt_", 4) != 0 || shard < 0 || shard != ks_shard_of(account))
+		return NULL;
+	l = mem_new(struct lookup);
+	l->r = r;
+	l->cfg = cfg;
+	l->env = env;
+	snprintf(l->account, sizeof(l->account), "%s", account);
+	snprintf(l->id, sizeof(l->id), "%s", id);
+	ks_shard_prefix(l->prefix, sizeof(l->prefix), cfg->prefix, shard);
+	l->cb = cb;
+	l->ud = ud;
+	return l;
+}
+
+struct deferred_nf {
+	events_fn cb;
+	void *ud;
+};
+
+void events_get(struct rds *r, const struct config *cfg, enum env env, const char *account,
+		const char *id, events_fn cb, void *ud)
+{
+	struct lookup *l = lookup_new(r, cfg, env, account, id, cb, ud);
+	char k[300];
+
+	if (!l) {
+		cb(ud, EVENTS_NOT_FOUND, NULL, NULL);
+		return;
+	}
+	snprintf(k, sizeof(k), "%se:%s", l->prefix, l->id);
+	{
+		const char *argv[] = {"HGETALL", k};
+		rds_cmd_argv(r, on_event, l, 2, argv, NULL);
+	}
+}
+
+static void on_replayed(void *ud, redisReply *reply, const char *err)
+{
+	struct lookup *l = ud;
+
+	if (err)
+		l->cb(l->ud, -1, NULL, err);
+	else if (reply->type != REDIS_REPLY_INTEGER || reply->integer == 0)
+		l->cb(l->ud, EVENTS_NOT_FOUND, NULL, NULL);
+	else if (reply->integer == 2)
+		l->cb(l->ud, EVENTS_BUSY, NULL, NULL);
+	else
+		l->cb(l->ud, 0, NULL, NULL);
+	lookup_free(l);
+}
+
+void events_replay(struct rds *r, const struct config *cfg, enum env env, const char *account,
+		   const char *id, events_fn cb, void *ud)
+{
+	struct lookup *l = lookup_new(r, cfg, env, account, id, cb, ud);
+	char due[300], dead[300], now[32];
+
+	if (!l) {
+		cb(ud, EVENTS_NOT_FOUND, NULL, NULL);
+		return;
+	}
+	snprintf(due, sizeof(due), "%shosts", l->prefix);
+	snprintf(dead, sizeof(dead), "%sdead", l->prefix);
+	snprintf(now, sizeof(now), "%llu", (unsigned long long)ids_now_ms());
+	{
+		const char *argv[] = {due, dead, l->prefix, l->id, now, account, env_name(env)};
+		rds_script(r, on_replayed, l, SCRIPT_EVENT_REPLAY, 2, 7, argv, NULL);
+	}
+}
+
+/* ---- listing ---- */
+
+#define LIST_FIELDS 10
+#define SCAN_CAP 2000
+
+struct list_item {
+	long long created;
+	char *fields[LIST_FIELDS];
+};
+
+struct list {
+	struct rds *r;
+	const struct config *cfg;
+	enum env env;
+	char account[32];
+	int limit;
+	int ids_only;
+	events_fn cb;
+	void *ud;
+	int failed;
+	int more;
+	struct list_item *items;
+	size_t n, cap;
+	char err[256];
+};
+
+static void list_free(struct list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		for (int j = 0; j < LIST_FIELDS; j++)
+			free(l->items[i].fields[j]);
+	free(l->items);
+	free(l);
+}
+
+static void list_finish(struct list *l)
+{
+	yajl_gen g;
+	size_t len, shown;
+	const char *s;
+	char ms[PAGE_SCORE_MAX] = "";
+
+	if (l->failed) {
+		l->cb(l->ud, -1, NULL, l->err);
+		list_free(l);
+		return;
+	}
+	shown = l->n < (size_t)l->limit ? l->n : (size_t)l->limit;
+	if (l->ids_only) {
+		size_t total = 1, at = 0;
+		char *ids;
+		for (size_t i = 0; i < shown; i++)
+			total += strlen(l->items[i].fields[0]) + 1;
+		ids = mem_alloc(total);
+		for (size_t i = 0; i < shown; i++) {
+			size_t n = strlen(l->items[i].fields[0]);
+			if (i)
+				ids[at++] = ' ';
+			memcpy(ids + at, l->items[i].fields[0], n);
+			at += n;
+		}
+		ids[at] = '\0';
+		l->cb(l->ud, 0, ids, NULL);
+		free(ids);
+		list_free(l);
+		return;
+	}
+	g = json_gen_new();
+	json_open(g);
+	json_str(g, "events");
+	json_open_array(g);
+	for (size_t i = 0; i < shown; i++) {
+		char **f = l->items[i].fields;
+		json_open(g);
+		json_str(g, "id");
+		json_str(g, f[0]);
+		json_str(g, "type");
+		json_str(g, f[2]);
+		json_str(g, "state");
+		json_str(g, f[3]);
+		json_str(g, "destination");
+		json_str_or_null(g, *f[4] ? f[4] : NULL);
+		json_str(g, "attempts");
+		json_int(g, strtoll(f[5], NULL, 10));
+		json_time_field(g, "createdAt", f[1]);
+		json_time_field(g, "updatedAt", f[6]);
+		json_time_field(g, "nextAttemptAt", strcmp(f[3], "pending") == 0 ? f[7] : NULL);
+		json_str(g, "lastStatus");
+		if (*f[8])
+			json_int(g, strtoll(f[8], NULL, 10));
+		else
+			json_null(g);
+		json_str(g, "lastError");
+		json_str_or_null(g, *f[9] ? f[9] : NULL);
+		json_close(g);
+	}
+	json_close_array(g);
+	if (shown > 0 && (l->n > shown || l->more))
+		snprintf(ms, sizeof(ms), "%lld", l->items[shown - 1].created);
+	page_write_next(g, ms, shown > 0 ? l->items[shown - 1].fields[0] : NULL);
+	json_close(g);
+	s = json_buf(g, &len);
+	l->cb(l->ud, 0, s, NULL);
+	yajl_gen_free(g);
+	list_free(l);
+}
+
+static void on_shard_list(void *ud, redisReply *reply, const char *err)
+{
+	struct list *l = ud;
+
+	if (err) {
+		l->failed = 1;
+		snprintf(l->err, sizeof(l->err), "%s", err);
+	} else if (reply->type == REDIS_REPLY_ARRAY && reply->elements >= 1) {
+		size_t n = (reply->elements - 1) / LIST_FIELDS;
+		redisReply *last = reply->element[reply->elements - 1];
+		if (last->str && strcmp(last->str, "1") == 0)
+			l->more = 1;
+		for (size_t i = 0; i < n; i++) {
+			struct list_item it;
+			if (l->n == l->cap) {
+				l->cap = l->cap ? 2 * l->cap : 64;
+				l->items = mem_realloc(l->items, l->cap * sizeof(*l->items));
+			}
+			for (int j = 0; j < LIST_FIELDS; j++) {
+				redisReply *e = reply->element[i * LIST_FIELDS + (size_t)j];
+				it.fields[j] =
+				    mem_strndup(e->str ? e->str : "", e->str ? e->len : 0);
+			}
+			it.created = strtoll(it.fields[1], NULL, 10);
+			l->items[l->n++] = it;
+		}
+	}
+	list_finish(l);
+}
+
+void events_list(struct rds *r, const struct config *cfg, enum env env, const char *account,
+		 const struct event_filter *f, int ids_only, events_fn cb, void *ud)
+{
+	struct list *l = mem_new(struct list);
+	char maxs[32], mins[32], limit[16], cap[16];
+
+	l->r = r;
+	l->cfg = cfg;
+	l->env = env;
+	snprintf(l->account, sizeof(l->account), "%s", account);
+	l->limit = f->limit;
+	l->ids_only = ids_only;
+	l->cb = cb;
+	l->ud = ud;
+	{
+		long long max = f->until_ms > 0 ? f->until_ms : 0;
+		if (f->cursor_ms > 0 && (max == 0 || f->cursor_ms < max))
+			max = f->cursor_ms;
+		if (max > 0)
+			snprintf(maxs, sizeof(maxs), "%lld", max);
+		else
+			snprintf(maxs, sizeof(maxs), "+inf");
+	}
+	snprintf(mins, sizeof(mins), "%lld", f->since_ms > 0 ? f->since_ms : 0);
+	snprintf(limit, sizeof(limit), "%d", f->limit);
+	snprintf(cap, sizeof(cap), "%d", SCAN_CAP);
+	{
+		char prefix[KS_PREFIX_MAX], idx[KS_KEY_MAX];
+		int shard = ks_shard_of(account);
+		const char *argv[] = {idx,
+				      prefix,
+				      maxs,
+				      f->cursor_ms > 0 && f->cursor_id ? f->cursor_id : "",
+				      mins,
+				      f->state ? f->state : "",
+				      f->type ? f->type : "",
+				      limit,
+				      cap};
+		ks_shard_prefix(prefix, sizeof(prefix), cfg->prefix, shard < 0 ? 0 : shard);
+		snprintf(idx, sizeof(idx), "%sa:%s", prefix, account);
+		rds_script(r, on_shard_list, l, SCRIPT_EVENT_LIST, 1, 9, argv, NULL);
+	}
+}
+
+/* ---- bulk replay ---- */
+
+struct many {
+	struct rds *r;
+	const struct config *cfg;
+	enum env env;
+	char account[32];
+	events_fn cb;
+	void *ud;
+	int matched, requeued, left, failed;
+	char err[256];
+};
+
+static void many_finish(struct many *m)
+{
+	char json[96];
+
+	if (m->failed) {
+		m->cb(m->ud, -1, NULL, m->err);
+	} else {
+		snprintf(json, sizeof(json), "{\"matched\":%d,\"requeued\":%d}", m->matched,
+			 m->requeued);
+		m->cb(m->ud, 0, json, NULL);
+	}
+	free(m);
+}
+
+static void on_one_replayed(void *ud, int result, const char *json, const char *err)
+{
+	struct many *m = ud;
+
+	if (result == 0)
+		m->requeued++;
+	else if (result < 0 && !m->failed) {
+		m->failed = 1;
+		snprintf(m->err, sizeof(m->err), "%s", err);
+	}
+	if (--m->left == 0)
+		many_finish(m);
+}
+
+static void on_ids(void *ud, int result, const char *ids, const char *err)
+{
+	struct many *m = ud;
+	char *copy, *save = NULL;
+
+	if (result < 0) {
+		m->failed = 1;
+		snprintf(m->err, sizeof(m->err), "%s", err);
+		many_finish(m);
+		return;
+	}
+	copy = mem_strdup(ids);
+	for (char *t = strtok_r(copy, " ", &save); t; t = strtok_r(NULL, " ", &save))
+		m->matched++;
+	if (m->matched == 0) {
+		free(copy);
+		many_finish(m);
+		return;
+	}
+	/* one extra count held by this loop, so that m outlives it */
+	m->left = m->matched + 1;
+	free(copy);
+	copy = mem_strdup(ids);
+	save = NULL;
+	for (char *t = strtok_r(copy, " ", &save); t; t = strtok_r(NULL, " ", &save))
+		events_replay(m->r, m->cfg, m->env, m->account, t, on_one_replayed, m);
+	free(copy);
+	on_one_replayed(m, EVENTS_BUSY, NULL, NULL);
+}
+
+void events_replay_many(struct rds *r, const struct config *cfg, enum env env, const char *account,
+			const struct event_filter *f, events_fn cb, void *ud)
+{
+	struct many *m = mem_new(struct many);
+
+	m->r = r;
+	m->cfg = cfg;
+	m->env = env;
+	snprintf(m->account, sizeof(m->account), "%s", account);
+	m->cb = cb;
+	m->ud = ud;
+	events_list(r, cfg, env, account, f, 1, on_ids, m);
+}
+
+/* ---- how a shard's queue stands ---- */
+
+struct stats_call {
+	void (*cb)(void *ud, int result, const struct events_stats *st, const char *err);
+	void *ud;
+};
+
+static void on_stats(void *ud, redisReply *reply, const char *err)
+{
+	struct stats_call *c = ud;
+	struct events_stats st;
+
+	memset(&st, 0, sizeof(st));
+	if (err) {
+		c->cb(c->ud, -1, NULL, err);
+	} else if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 4 ||
+		   reply->element[3]->type != REDIS_REPLY_STRING) {
+		c->cb(c->ud, -1, NULL, "unexpected reply from shard_stats");
+	} else {
+		st.pending = reply->element[0]->integer;
+		st.delivering = reply->element[1]->integer;
+		st.dead = reply->element[2]->integer;
+		st.earliest_due_ms =
+		    reply->element[3]->len ? strtoll(reply->element[3]->str, NULL, 10) : 0;
+		c->cb(c->ud, 0, &st, NULL);
+	}
+	free(c);
+}
+
+void events_shard_stats(struct rds *r, const struct config *cfg, int shard,
+			void (*cb)(void *ud, int result, const struct events_stats *st,
+				   const char *err),
+			void *ud)
+{
+	struct stats_call *c = mem_new(struct stats_call);
+	char sp[KS_PREFIX_MAX], k1[KS_KEY_MAX], k2[KS_KEY_MAX], k3[KS_KEY_MAX];
+
+	c->cb = cb;
+	c->ud = ud;
+	ks_shard_prefix(sp, sizeof(sp), cfg->prefix, shard);
+	snprintf(k1, sizeof(k1), "%shosts", sp);
+	snprintf(k2, sizeof(k2), "%slease", sp);
+	snprintf(k3, sizeof(k3), "%sdead", sp);
+	{
+		const char *argv[] = {k1, k2, k3, sp};
+		rds_script(r, on_stats, c, SCRIPT_SHARD_STATS, 3, 4, argv, NULL);
+	}
+}
+
+/* ---- the events after a point, oldest first (live streams) ---- */
+
+struct after {
+	events_items_fn cb;
+	void *ud;
+	char env[16];
+	char account[32];
+	size_t n, left;
+	int limit, more, failed;
+	char **ids;
+	long long *ms;
+	redisReply **fields; /* HMGET type url body env account, per id */
+	char err[256];
+};
+
+static void after_free(struct after *a)
+{
+	for (size_t i = 0; i < a->n; i++) {
+		free(a->ids[i]);
+		if (a->fields[i])
+			freeReplyObject(a->fields[i]);
+	}
+	free(a->ids);
+	free(a->ms);
+	free(a->fields);
+	free(a);
+}
+
+static void after_finish(struct after *a)
+{
+	struct events_item *items;
+	size_t k = 0;
+
+	if (a->failed) {
+		a->cb(a->ud, -1, NULL, 0, 0, a->err);
+		after_free(a);
+		return;
+	}
+	items = mem_calloc(a->n ? a->n : 1, sizeof(*items));
+	for (size_t i = 0; i < a->n; i++) {
+		redisReply *f = a->fields[i];
+		if (!f || f->type != REDIS_REPLY_ARRAY || f->elements != 5 || !f->element[0]->str ||
+		    !f->element[2]->str)
+			continue; /* gone with the retention */
+		/* the index is the account's: the hash must say so too */
+		if (!f->element[3]->str || strcmp(f->element[3]->str, a->env) != 0 ||
+		    !f->element[4]->str || strcmp(f->element[4]->str, a->account) != 0)
+			continue;
+		items[k].id = a->ids[i];
+		items[k].type = f->element[0]->str;
+		items[k].url = f->element[1]->str ? f->element[1]->str : "";
+		items[k].body = f->element[2]->str;
+		items[k].created_ms = a->ms[i];
+		k++;
+	}
+	a->cb(a->ud, 0, items, k, a->more, NULL);
+	free(items);
+	after_free(a);
+}
+
+static void on_after_fields(void *ud, redisReply *reply, const char *err)
+{
+	struct after *a = ud;
+	size_t i = a->n - a->left;
+
+	if (err && !a->failed) {
+		a->failed = 1;
+		snprintf(a->err, sizeof(a->err), "%s", err);
+	} else if (!err) {
+		a->fields[i] = rds_reply_copy(reply);
+	}
+	if (--a->left == 0)
+		after_finish(a);
+}
+
+struct after_call {
+	struct after *a;
+	struct rds *r;
+	char prefix[KS_PREFIX_MAX];
+};
+
+static void on_after_index(void *ud, redisReply *reply, const char *err)
+{
+	struct after_call *c = ud;
+	struct after *a = c->a;
+	size_t n;
+
+	if (err || reply->type != REDIS_REPLY_ARRAY) {
+		a->failed = 1;
+		snprintf(a->err, sizeof(a->err), "%s", err ? err : "unexpected reply to ZRANGE");
+		free(c);
+		after_finish(a);
+		return;
+	}
+	n = reply->elements / 2;
+	a->n = n;
+	a->more = n >= (size_t)a->limit;
+	a->left = n;
+	a->ids = mem_calloc(n ? n : 1, sizeof(char *));
+	a->ms = mem_calloc(n ? n : 1, sizeof(long long));
+	a->fields = mem_calloc(n ? n : 1, sizeof(redisReply *));
+	for (size_t i = 0; i < n; i++) {
+		redisReply *id = reply->element[2 * i], *score = reply->element[2 * i + 1];
+		a->ids[i] = mem_strndup(id->str ? id->str : "", id->str ? id->len : 0);
+		a->ms[i] = score->str ? strtoll(score->str, NULL, 10) : 0;
+	}
+	if (n == 0) {
+		free(c);
+		after_finish(a);
+		return;
+	}
+	/* replies come back in order: the i-th HMGET answers the i-th id */
+	for (size_t i = 0; i < n; i++) {
+		char k[KS_KEY_MAX];
+		const char *argv[] = {"HMGET", k, "type", "url", "body", "env", "account"};
+		snprintf(k, sizeof(k), "%se:%s", c->prefix, a->ids[i]);
+		rds_cmd_argv(c->r, on_after_fields, a, 7, argv, NULL);
+	}
+	free(c);
+}
+
+void events_after(struct rds *r, const struct config *cfg, enum env env, const char *account,
+		  long long from_ms, long offset, int limit, events_items_fn cb, void *ud)
+{
+	struct after *a = mem_new(struct after);
+	struct after_call *c = mem_new(struct after_call);
+	char idx[KS_KEY_MAX], mins[32], offs[32], lims[16];
+	int shard = ks_shard_of(account);
+
+	a->cb = cb;
+	a->ud = ud;
+	snprintf(a->env, sizeof(a->env), "%s", env_name(env));
+	snprintf(a->account, sizeof(a->account), "%s", account);
+	c->a = a;
+	c->r = r;
+	ks_shard_prefix(c->prefix, sizeof(c->prefix), cfg->prefix, shard < 0 ? 0 : shard);
+	snprintf(idx, sizeof(idx), "%sa:%s", c->prefix, account);
+	snprintf(mins, sizeof(mins), "%lld", from_ms > 0 ? from_ms : 0);
+	snprintf(offs, sizeof(offs), "%ld", offset > 0 ? offset : 0);
+	if (limit < 1)
+		limit = 1;
+	if (limit > EVENTS_AFTER_MAX)
+		limit = EVENTS_AFTER_MAX;
+	a->limit = limit;
+	snprintf(lims, sizeof(lims), "%d", limit);
+	{
+		const char *argv[] = {"ZRANGE", idx,  mins, "+inf",	 "BYSCORE",
+				      "LIMIT",	offs, lims, "WITHSCORES"};
+		rds_cmd_argv(r, on_after_index, c, 9, argv, NULL);
+	}
+}

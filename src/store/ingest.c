@@ -1,0 +1,358 @@
+#include "pixrelay/store/ingest.h"
+
+#include "pixrelay/store/events.h"
+#include "pixrelay/core/ids.h"
+#include "pixrelay/core/json.h"
+#include "pixrelay/pix/keyspace.h"
+#include "pixrelay/core/mem.h"
+#include "pixrelay/pix/sign.h"
+#include "pixrelay/core/timefmt.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TOLERANCE_S 300
+
+static const char *const event_names[] = {"EVENT:CHARGE_PAID", "EVENT:CHARGE_EXPIRED",
+					  "EVENT:CHARGE_REFUND"};
+
+enum charges_action ingest_action(const char *event)
+{
+	if (strcmp(event, event_names[0]) == 0)
+		return CHARGES_PAY;
+	if (strcmp(event, event_names[1]) == 0)
+		return CHARGES_EXPIRE;
+	return CHARGES_REFUND;
+}
+
+/* A non-empty printable ASCII string of at most INGEST_ID_MAX chars, or NULL. */
+static const char *id_string(yajl_val v)
+{
+	const char *s = YAJL_IS_STRING(v) ? v->u.string : NULL;
+
+	if (!s || !*s || strlen(s) > INGEST_ID_MAX)
+		return NULL;
+	for (const char *p = s; *p; p++)
+		if ((unsigned char)*p < 0x21 || (unsigned char)*p > 0x7e)
+			return NULL;
+	return s;
+}
+
+int ingest_parse(const char *body, size_t len, struct ingest_note *out, char *err, size_t errlen)
+{
+	yajl_val root = NULL, v, data;
+	struct ingest_note n;
+	const char *s;
+	int rc = -1;
+
+	memset(&n, 0, sizeof(n));
+	if (json_parse_object(body, len, &root, err, errlen) < 0)
+		return -1;
+	s = id_string(json_get(root, "id"));
+	if (!s) {
+		snprintf(err, errlen,
+			 "id: must be the notification's id, 1 to %d printable characters",
+			 INGEST_ID_MAX);
+		goto done;
+	}
+	n.id = mem_strdup(s);
+	v = json_get(root, "event");
+	s = YAJL_IS_STRING(v) ? v->u.string : NULL;
+	if (!s) {
+		snprintf(err, errlen, "event: must be a string");
+		goto done;
+	}
+	for (size_t i = 0; i < 3; i++)
+		if (strcmp(s, event_names[i]) == 0)
+			n.event = mem_strdup(event_names[i]);
+	if (!n.event) {
+		snprintf(err, errlen,
+			 "event: must be EVENT:CHARGE_PAID, EVENT:CHARGE_EXPIRED or "
+			 "EVENT:CHARGE_REFUND");
+		goto done;
+	}
+	data = json_get(root, "data");
+	if (!YAJL_IS_OBJECT(data)) {
+		snprintf(err, errlen, "data: must be the charge, an object");
+		goto done;
+	}
+	s = id_string(json_get(data, "id"));
+	if (!s) {
+		snprintf(err, errlen,
+			 "data.id: must be the charge id, 1 to %d printable characters",
+			 INGEST_ID_MAX);
+		goto done;
+	}
+	n.charge_id = mem_strdup(s);
+	{
+		yajl_gen g = json_gen_new();
+		size_t l;
+		const char *text;
+		json_write_value(g, data);
+		text = json_buf(g, &l);
+		n.data_json = mem_strndup(text, l);
+		yajl_gen_free(g);
+	}
+	*out = n;
+	memset(&n, 0, sizeof(n));
+	rc = 0;
+done:
+	ingest_note_deinit(&n);
+	yajl_tree_free(root);
+	return rc;
+}
+
+void ingest_note_deinit(struct ingest_note *n)
+{
+	free(n->id);
+	free(n->event);
+	free(n->charge_id);
+	free(n->data_json);
+	memset(n, 0, sizeof(*n));
+}
+
+int ingest_verify(const char *secret, const char *wh_id, const char *wh_ts, const char *wh_sig,
+		  const char *compat_sig, const char *body, size_t len, long long now_s, char *err,
+		  size_t errlen)
+{
+	if (!secret || !*secret) {
+		snprintf(err, errlen, "ingest is not set up for this account");
+		return -1;
+	}
+	if (wh_sig) {
+		char *end = NULL;
+		long long ts;
+		int rc;
+		if (!wh_id || !wh_ts) {
+			snprintf(err, errlen,
+				 "webhook-signature needs webhook-id and webhook-timestamp");
+			return -1;
+		}
+		ts = strtoll(wh_ts, &end, 10);
+		if (end == wh_ts || *end) {
+			snprintf(err, errlen, "webhook-timestamp must be Unix seconds");
+			return -1;
+		}
+		rc = sign_verify(secret, wh_id, ts, body, len, wh_sig, now_s, TOLERANCE_S);
+		if (rc == SIGN_BAD_TIMESTAMP) {
+			snprintf(err, errlen, "webhook-timestamp is more than 5 minutes off");
+			return -1;
+		}
+		if (rc != 0) {
+			snprintf(err, errlen, "invalid webhook-signature");
+			return -1;
+		}
+		return 0;
+	}
+	if (compat_sig) {
+		if (sign_equal(compat_sig, secret))
+			return 0;
+		snprintf(err, errlen, "invalid signature");
+		return -1;
+	}
+	snprintf(err, errlen,
+		 "missing signature: send Standard Webhooks headers (webhook-id, "
+		 "webhook-timestamp, webhook-signature) or the header signature");
+	return -1;
+}
+
+/* ---- taking notifications: one script call per shard and turn of the loop ---- */
+
+#define BATCH_MAX 128 /* notifications per script call */
+
+/* One notification waiting for its shard's next call. */
+struct item {
+	struct item *next;
+	charges_fn cb;
+	void *ud;
+	char *event_out;
+	char env[16];
+	char account[IDS_ULID_LEN + 1];
+	char cid[IDS_ULID_LEN + 1];
+	const char *action;
+	char evt[EVENT_ID_MAX];
+	char *upstream_id, *type, *body, *order;
+};
+
+struct ingest_queue {
+	struct rds *r;
+	const struct config *cfg;
+	struct event *flush;
+	struct item *items[KS_SHARDS_MAX]; /* per shard, newest first */
+	unsigned count[KS_SHARDS_MAX];
+	int pending; /* some shard has items */
+};
+
+/* One script call and the notifications it carries, oldest first. */
+struct batch {
+	struct item **items;
+	unsigned n;
+};
+
+static void item_free(struct item *it)
+{
+	free(it->upstream_id);
+	free(it->type);
+	free(it->body);
+	free(it->order);
+	free(it);
+}
+
+/* Answer one notification from its 5 elements of the reply: a count, then
+ * that many of the next 4. */
+static void answer(struct item *it, redisReply **e)
+{
+	const char *json;
+	int rc = -1;
+
+	if (e[0]->type == REDIS_REPLY_INTEGER && e[0]->integer >= 1 && e[0]->integer <= 4)
+		rc = charges_reply(e + 1, (size_t)e[0]->integer, &json, it->event_out);
+	if (rc < 0)
+		it->cb(it->ud, -1, NULL, "unexpected reply from ingest");
+	else
+		it->cb(it->ud, rc, json, NULL);
+}
+
+static void on_batch(void *ud, redisReply *reply, const char *err)
+{
+	struct batch *b = ud;
+	int ok = !err && reply->type == REDIS_REPLY_ARRAY && reply->elements == 5 * (size_t)b->n;
+
+	for (unsigned i = 0; i < b->n; i++) {
+		struct item *it = b->items[i];
+		if (ok)
+			answer(it, reply->element + 5 * i);
+		else
+			it->cb(it->ud, -1, NULL, err ? err : "unexpected reply from ingest");
+		item_free(it);
+	}
+	free(b->items);
+	free(b);
+}
+
+/* Send up to BATCH_MAX of shard's items (oldest first) in one call. */
+static void send_batch(struct ingest_queue *q, int shard)
+{
+	struct batch *b = mem_new(struct batch);
+	unsigned n = q->count[shard] < BATCH_MAX ? q->count[shard] : BATCH_MAX, argc = 6 + 9 * n;
+	char sp[KS_PREFIX_MAX], key[KS_KEY_MAX], now[32], now_txt[TIMEFMT_LEN + 1], ttl[32];
+	char count[16];
+	const char **argv = mem_calloc(argc, sizeof(char *));
+	uint64_t ms = ids_now_ms();
+	struct item **pp = &q->items[shard];
+
+	/* the list is newest first: take the n oldest, its tail */
+	for (unsigned skip = q->count[shard] - n; skip; skip--)
+		pp = &(*pp)->next;
+	b->items = mem_calloc(n, sizeof(*b->items));
+	b->n = n;
+	for (unsigned i = n; i-- > 0;) {
+		b->items[i] = *pp;
+		*pp = (*pp)->next;
+	}
+	q->count[shard] -= n;
+	ks_shard_prefix(sp, sizeof(sp), q->cfg->prefix, shard);
+	snprintf(key, sizeof(key), "%singest", sp);
+	snprintf(now, sizeof(now), "%llu", (unsigned long long)ms);
+	timefmt_format(now_txt, ms);
+	snprintf(ttl, sizeof(ttl), "%ld", q->cfg->event_retention_days * 86400);
+	snprintf(count, sizeof(count), "%u", n);
+	argv[0] = key;
+	argv[1] = sp;
+	argv[2] = now;
+	argv[3] = now_txt;
+	argv[4] = ttl;
+	argv[5] = count;
+	for (unsigned i = 0; i < n; i++) {
+		const struct item *it = b->items[i];
+		const char **a = argv + 6 + 9 * i;
+		a[0] = it->account;
+		a[1] = it->env;
+		a[2] = it->upstream_id;
+		a[3] = it->cid;
+		a[4] = it->action;
+		a[5] = it->type;
+		a[6] = it->evt;
+		a[7] = it->body;
+		a[8] = it->order;
+	}
+	rds_script(q->r, on_batch, b, SCRIPT_INGEST, 1, (int)argc, argv, NULL);
+	free(argv);
+}
+
+static void on_flush(evutil_socket_t fd, short what, void *arg)
+{
+	struct ingest_queue *q = arg;
+
+	q->pending = 0;
+	for (int s = 0; s < KS_SHARDS_MAX; s++)
+		while (q->count[s])
+			send_batch(q, s);
+}
+
+struct ingest_queue *ingest_queue_new(struct event_base *base, struct rds *r,
+				      const struct config *cfg)
+{
+	struct ingest_queue *q = mem_new(struct ingest_queue);
+
+	q->r = r;
+	q->cfg = cfg;
+	q->flush = evtimer_new(base, on_flush, q);
+	return q;
+}
+
+void ingest_queue_free(struct ingest_queue *q)
+{
+	if (!q)
+		return;
+	for (int s = 0; s < KS_SHARDS_MAX; s++)
+		while (q->items[s]) {
+			struct item *it = q->items[s];
+			q->items[s] = it->next;
+			it->cb(it->ud, -1, NULL, "redis client closed");
+			item_free(it);
+		}
+	event_free(q->flush);
+	free(q);
+}
+
+void ingest_submit(struct ingest_queue *q, enum env env, const char *account,
+		   const struct ingest_note *n, char *event_out, charges_fn cb, void *ud)
+{
+	static const char *const actions[] = {"pay", "expire", "refund", "fail"};
+	struct item *it;
+	int shard = ks_shard_of(account);
+
+	if (event_out)
+		event_out[0] = '\0';
+	if (shard < 0 || strlen(account) != IDS_ULID_LEN) {
+		cb(ud, -1, NULL, "the account id names no shard");
+		return;
+	}
+	it = mem_new(struct item);
+	it->cb = cb;
+	it->ud = ud;
+	it->event_out = event_out;
+	snprintf(it->env, sizeof(it->env), "%s", env_name(env));
+	memcpy(it->account, account, IDS_ULID_LEN + 1);
+	/* a charge of this account lives in its shard; any other id is relayed */
+	if (ids_is_ulid(n->charge_id) && ks_shard_of(n->charge_id) == shard)
+		memcpy(it->cid, n->charge_id, IDS_ULID_LEN + 1);
+	it->action = actions[ingest_action(n->event)];
+	ks_event_id(shard, it->evt);
+	it->upstream_id = mem_strdup(n->id);
+	it->type = mem_strdup(n->event);
+	it->body = mem_printf("{\"id\":\"%s\",\"event\":\"%s\",\"data\":%s}", it->evt, n->event,
+			      n->data_json);
+	/* events about one upstream charge keep their order too */
+	it->order = mem_printf("upstream:%s:%s", account, n->charge_id);
+	it->next = q->items[shard];
+	q->items[shard] = it;
+	q->count[shard]++;
+	if (!q->pending) {
+		struct timeval zero = {0, 0};
+		q->pending = 1;
+		evtimer_add(q->flush, &zero);
+	}
+}
