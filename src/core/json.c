@@ -114,6 +114,7 @@ struct build {
 	int depth;
 	yajl_val root;
 	size_t values;
+	size_t max_values;
 	char *err;
 	size_t errlen;
 	int failed; /* err holds our own message (the parse was cancelled) */
@@ -177,13 +178,13 @@ static int add(struct build *b, yajl_val v)
 {
 	struct frame *f;
 
-	if (++b->values > JSON_MAX_VALUES) {
+	if (++b->values > b->max_values) {
 		char path[160];
 
 		current_path(b, path, sizeof(path));
 		yajl_tree_free(v);
-		return fail(b, "invalid JSON: more than %d values in the body (at %s)",
-			    JSON_MAX_VALUES, path[0] ? path : "the top");
+		return fail(b, "invalid JSON: more than %zu values in the body (at %s)",
+			    b->max_values, path[0] ? path : "the top");
 	}
 	if (b->depth == 0) {
 		if (b->root || !YAJL_IS_OBJECT(v)) {
@@ -398,6 +399,12 @@ static void yajl_free_fn(void *ctx, void *p)
 
 int json_parse_object(const char *body, size_t len, yajl_val *out, char *err, size_t errlen)
 {
+	return json_parse_object_max(body, len, JSON_MAX_VALUES, out, err, errlen);
+}
+
+int json_parse_object_max(const char *body, size_t len, size_t max_values, yajl_val *out, char *err,
+			  size_t errlen)
+{
 	static yajl_alloc_funcs alloc = {yajl_malloc, yajl_realloc, yajl_free_fn, NULL};
 	struct build b;
 	yajl_handle h = NULL;
@@ -405,6 +412,7 @@ int json_parse_object(const char *body, size_t len, yajl_val *out, char *err, si
 	int rc = -1;
 
 	memset(&b, 0, sizeof(b));
+	b.max_values = max_values;
 	b.err = err;
 	b.errlen = errlen;
 	if (len == 0) {

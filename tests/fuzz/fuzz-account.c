@@ -2,8 +2,8 @@
  * account_parse_create (with a small file limit), and also straight into
  * account_decode_file. Each must accept or refuse with a message, never
  * crash, leak or read out of bounds. */
-#include "pixrelay/account.h"
-#include "pixrelay/json.h"
+#include "pixrelay/pix/account.h"
+#include "pixrelay/core/json.h"
 
 #include <stdint.h>
 #include <stdlib.h>

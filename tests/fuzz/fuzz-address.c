@@ -7,8 +7,8 @@
  * scheme and no byte it promises to refuse; an address as text and as a
  * sockaddr gets the same answers from netaddr_ip_is_public /
  * netaddr_is_public and netaddr_list_contains_port / _contains_sa. */
-#include "pixrelay/netaddr.h"
-#include "pixrelay/validate.h"
+#include "pixrelay/core/netaddr.h"
+#include "pixrelay/core/validate.h"
 
 #include <arpa/inet.h>
 #include <stdint.h>

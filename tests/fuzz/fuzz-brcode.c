@@ -3,8 +3,8 @@
  * carry a CRC that verifies, give valid JSON, and, when it can be written
  * again by brcode_encode, come back as a code that decodes to the same key,
  * amount and txid. */
-#include "pixrelay/brcode.h"
-#include "pixrelay/json.h"
+#include "pixrelay/pix/brcode.h"
+#include "pixrelay/core/json.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -2,9 +2,9 @@
  * through json_parse_object and charge_parse_create, as the handler does.
  * Each must accept or refuse with a message, never crash, leak or read out
  * of bounds; what is accepted keeps the limits of charge.h. */
-#include "pixrelay/charge.h"
-#include "pixrelay/json.h"
-#include "pixrelay/validate.h"
+#include "pixrelay/pix/charge.h"
+#include "pixrelay/core/json.h"
+#include "pixrelay/core/validate.h"
 
 #include <stdint.h>
 #include <string.h>

@@ -2,7 +2,7 @@
  * by config_load as at start. It must load or refuse with a message on
  * stderr (run the fuzzer with -close_fd_mask=2), never crash, leak or read
  * out of bounds. */
-#include "pixrelay/config.h"
+#include "pixrelay/core/config.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -3,7 +3,7 @@
  * first input byte picks the piece size), both must give the same answer,
  * byte for byte; a refusal always carries an HTTP status and an ASCII
  * message; nothing may crash, leak or read out of bounds. */
-#include "pixrelay/httpparse.h"
+#include "pixrelay/http/httpparse.h"
 
 #include <stdint.h>
 #include <stdlib.h>

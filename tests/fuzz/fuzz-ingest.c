@@ -6,9 +6,9 @@
  * then the body. ingest_verify and ingest_parse must accept or refuse with a
  * message, never crash, leak or read out of bounds; a parsed notification
  * has its three strings and re-serialised data that parses again. */
-#include "pixrelay/ingest.h"
-#include "pixrelay/json.h"
-#include "pixrelay/sign.h"
+#include "pixrelay/store/ingest.h"
+#include "pixrelay/core/json.h"
+#include "pixrelay/pix/sign.h"
 
 #include <stdint.h>
 #include <stdlib.h>

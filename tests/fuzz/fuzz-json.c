@@ -4,7 +4,7 @@
  * at the root, no object with two equal keys, at most JSON_MAX_DEPTH levels
  * and JSON_MAX_VALUES values; and written out again, it must parse again to
  * the same text. */
-#include "pixrelay/json.h"
+#include "pixrelay/core/json.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,8 +1,8 @@
 /* Fuzz the refund body (POST /v1/charge/{id}/refund): json_parse_object then
  * reqbody_refund, as the handler does. Accept with a positive amount or
  * none, or refuse with a message; never crash, leak or read out of bounds. */
-#include "pixrelay/json.h"
-#include "pixrelay/reqbody.h"
+#include "pixrelay/core/json.h"
+#include "pixrelay/pix/reqbody.h"
 
 #include <stdint.h>
 

@@ -3,8 +3,8 @@
  * /v1/events, the input read as "name=value" through reqbody_filter_field
  * (which also reaches timefmt_parse and event_parse_cursor). Accept or
  * refuse with a message; never crash, leak or read out of bounds. */
-#include "pixrelay/json.h"
-#include "pixrelay/reqbody.h"
+#include "pixrelay/core/json.h"
+#include "pixrelay/pix/reqbody.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -3,8 +3,8 @@
  * the extremes. Never crash or overflow (UBSan); an accepted value gives a
  * delay from 0 to BACKOFF_RETRY_AFTER_MAX_S seconds. Also feeds the moment
  * parser of the event filters (timefmt_parse). */
-#include "pixrelay/backoff.h"
-#include "pixrelay/timefmt.h"
+#include "pixrelay/pix/backoff.h"
+#include "pixrelay/core/timefmt.h"
 
 #include <limits.h>
 #include <stdint.h>

@@ -1,9 +1,9 @@
 /* Fuzz the internal-transfer body (POST /v1/baas/internal-transfer):
  * json_parse_object then reqbody_transfer, as the handler does. What is
  * accepted has an amount in range and two Pix keys of 1..77 bytes. */
-#include "pixrelay/charge.h"
-#include "pixrelay/json.h"
-#include "pixrelay/reqbody.h"
+#include "pixrelay/pix/charge.h"
+#include "pixrelay/core/json.h"
+#include "pixrelay/pix/reqbody.h"
 
 #include <stdint.h>
 #include <string.h>

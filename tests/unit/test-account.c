@@ -3,10 +3,10 @@
  * the exact message. */
 #include "check.h"
 
-#include "pixrelay/account.h"
-#include "pixrelay/base64.h"
-#include "pixrelay/json.h"
-#include "pixrelay/mem.h"
+#include "pixrelay/pix/account.h"
+#include "pixrelay/core/base64.h"
+#include "pixrelay/core/json.h"
+#include "pixrelay/core/mem.h"
 
 #include <stdlib.h>
 #include <string.h>

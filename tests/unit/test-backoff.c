@@ -1,4 +1,4 @@
-#include "pixrelay/backoff.h"
+#include "pixrelay/pix/backoff.h"
 
 #include "check.h"
 

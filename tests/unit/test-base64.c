@@ -1,4 +1,4 @@
-#include "pixrelay/base64.h"
+#include "pixrelay/core/base64.h"
 
 #include "check.h"
 

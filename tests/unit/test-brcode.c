@@ -1,7 +1,7 @@
 /* Unit tests for brcode: CRC, ASCII folding, encoding and strict decoding,
  * against the vectors of shared/reference/pix-facts.md. */
-#include "pixrelay/brcode.h"
-#include "pixrelay/json.h"
+#include "pixrelay/pix/brcode.h"
+#include "pixrelay/core/json.h"
 #include "check.h"
 
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-#include "pixrelay/config.h"
+#include "pixrelay/core/config.h"
 
 #include "check.h"
 

@@ -4,9 +4,9 @@
  * comes after its client left, and the observer. A client thread speaks raw
  * HTTP over blocking sockets; the event loop runs in the main thread. */
 #include "check.h"
-#include "pixrelay/config.h"
-#include "pixrelay/http.h"
-#include "pixrelay/log.h"
+#include "pixrelay/core/config.h"
+#include "pixrelay/http/http.h"
+#include "pixrelay/core/log.h"
 
 #include <arpa/inet.h>
 #include <event2/event.h>

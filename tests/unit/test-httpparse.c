@@ -1,7 +1,7 @@
 /* Unit tests of the HTTP/1.1 request parser: heads, their refusals, chunked
  * bodies and query strings, fed at once and byte by byte. */
 #include "check.h"
-#include "pixrelay/httpparse.h"
+#include "pixrelay/http/httpparse.h"
 
 #include <stdlib.h>
 

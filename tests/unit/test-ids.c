@@ -1,6 +1,6 @@
-#include "pixrelay/ids.h"
-#include "pixrelay/auth.h"
-#include "pixrelay/timefmt.h"
+#include "pixrelay/core/ids.h"
+#include "pixrelay/store/auth.h"
+#include "pixrelay/core/timefmt.h"
 
 #include "check.h"
 

@@ -1,4 +1,4 @@
-#include "pixrelay/json.h"
+#include "pixrelay/core/json.h"
 
 #include "check.h"
 

@@ -1,4 +1,4 @@
-#include "pixrelay/netaddr.h"
+#include "pixrelay/core/netaddr.h"
 
 #include "check.h"
 

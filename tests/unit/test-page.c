@@ -1,6 +1,6 @@
-#include "pixrelay/page.h"
+#include "pixrelay/pix/page.h"
 
-#include "pixrelay/json.h"
+#include "pixrelay/core/json.h"
 
 #include "check.h"
 

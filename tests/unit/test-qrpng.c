@@ -1,6 +1,6 @@
 /* Unit tests for qrpng: the PNG's header and pixels, a round trip through a
  * real QR decoder (zbarimg), and the arguments that are refused. */
-#include "pixrelay/qrpng.h"
+#include "pixrelay/pix/qrpng.h"
 #include "check.h"
 
 #include <png.h>

@@ -1,4 +1,4 @@
-#include "pixrelay/redis.h"
+#include "pixrelay/redis/redis.h"
 
 #include "check.h"
 

@@ -2,8 +2,8 @@
  * filters, each refusal with its exact message. */
 #include "check.h"
 
-#include "pixrelay/json.h"
-#include "pixrelay/reqbody.h"
+#include "pixrelay/core/json.h"
+#include "pixrelay/pix/reqbody.h"
 
 #include <stdlib.h>
 #include <string.h>

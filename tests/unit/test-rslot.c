@@ -1,6 +1,6 @@
 /* rslot: slots of keys (the values were read from a real cluster node with
  * CLUSTER KEYSLOT), routing arguments, redirections and CLUSTER SLOTS. */
-#include "pixrelay/rslot.h"
+#include "pixrelay/redis/rslot.h"
 
 #include "check.h"
 

@@ -1,4 +1,4 @@
-#include "pixrelay/scripts.h"
+#include "pixrelay/redis/scripts.h"
 
 #include "check.h"
 

@@ -1,6 +1,6 @@
-#include "pixrelay/sign.h"
+#include "pixrelay/pix/sign.h"
 
-#include "pixrelay/base64.h"
+#include "pixrelay/core/base64.h"
 
 #include "check.h"
 

@@ -1,6 +1,6 @@
 /* Unit tests for taxid: the vectors of pix-facts.md, plus values computed
  * with an independent reference implementation. */
-#include "pixrelay/taxid.h"
+#include "pixrelay/pix/taxid.h"
 
 #include "check.h"
 

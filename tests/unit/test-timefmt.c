@@ -2,7 +2,7 @@
  * filters' since/until. */
 #include "check.h"
 
-#include "pixrelay/timefmt.h"
+#include "pixrelay/core/timefmt.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* Unit tests for validate. */
-#include "pixrelay/validate.h"
+#include "pixrelay/core/validate.h"
 
 #include "check.h"
 

@@ -26,6 +26,10 @@
  * field 'amount'", "invalid JSON: nested deeper than 32 levels", "invalid
  * JSON: more than 10000 values in the body (at items[9998])". */
 int json_parse_object(const char *body, size_t len, yajl_val *out, char *err, size_t errlen);
+/* The same with another ceiling on values than JSON_MAX_VALUES, for a body
+ * that may rightly hold more (a bank's batch of up to 1,000 Pix). */
+int json_parse_object_max(const char *body, size_t len, size_t max_values, yajl_val *out, char *err,
+			  size_t errlen);
 
 /* Find `key` in object `obj`; NULL when absent. Borrowed. A linear scan:
  * callers look up a fixed set of names, after refusing unknown keys. */

@@ -1,0 +1,101 @@
+/* bankpix: a bank's Pix notification in the Central Bank's API Pix standard,
+ * parsed and checked item by item (no I/O).
+ *
+ * The bank POSTs {"pix": [Pix, ...]} to the webhook URL registered for a Pix
+ * key (`callbacks.listaPix` of `PUT /webhook/{chave}`, API Pix 2.9.0). Each
+ * Pix is checked against the standard's schema on its own: one bad item is
+ * refused with the field at fault and never costs the good ones (the bank
+ * may not send them again). Values are exact: `valor` "110.00" is 11000
+ * cents, parsed as text, never through a float. What pixrelay decided where
+ * the schema is loose or wrong is in docs/banks.md ("What pixrelay accepts").
+ */
+#ifndef PIXRELAY_BANKPIX_H
+#define PIXRELAY_BANKPIX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define BANKPIX_ITEMS_MAX 1000	/* Pix in one notification (also GET /pix's page size) */
+#define BANKPIX_REFUNDS_MAX 100 /* devolucoes of one Pix */
+#define BANKPIX_E2E_LEN 32	/* endToEndId: [a-zA-Z0-9]{32} */
+#define BANKPIX_TXID_MAX 35	/* txid: [a-zA-Z0-9]{1,35} */
+#define BANKPIX_REFUND_ID_MAX 35
+#define BANKPIX_CHAVE_MAX 77 /* characters */
+#define BANKPIX_TEXT_MAX 140 /* infoPagador, motivo, descricao: characters */
+#define BANKPIX_VALOR_MAX 13 /* "9999999999.99" */
+#define BANKPIX_ERR_MAX 192
+
+enum bankpix_refund_status {
+	BANKPIX_EM_PROCESSAMENTO = 0,
+	BANKPIX_DEVOLVIDO = 1,
+	BANKPIX_NAO_REALIZADO = 2,
+};
+
+/* One devolucao (refund) of a Pix. */
+struct bankpix_refund {
+	char id[BANKPIX_REFUND_ID_MAX + 1];
+	char rtr_id[BANKPIX_E2E_LEN + 1];
+	int64_t cents;
+	enum bankpix_refund_status status;
+};
+
+/* One Pix as the bank reported it. `json` is the Pix again in a canonical
+ * form: the schema's fields only, in the schema's order, `devolucoes`
+ * always an array, `componentesValor` as received; it is what the
+ * merchant's event carries. Strings owned. */
+struct bankpix {
+	char e2e[BANKPIX_E2E_LEN + 1];
+	char txid[BANKPIX_TXID_MAX + 1]; /* "" when the Pix carries none */
+	int64_t cents;
+	long long horario_ms;
+	struct bankpix_refund *refunds;
+	size_t nrefunds;
+	char *json;
+};
+
+/* An item that failed the schema: its place in the array, its endToEndId
+ * when that much was readable ("" otherwise), and "pix[i].field: rule". */
+struct bankpix_refusal {
+	size_t index;
+	char e2e[BANKPIX_E2E_LEN + 1];
+	char err[BANKPIX_ERR_MAX];
+};
+
+/* A whole notification: the items that passed, in the bank's order, and
+ * those that did not. */
+struct bankpix_batch {
+	struct bankpix *items;
+	size_t n;
+	struct bankpix_refusal *refused;
+	size_t nrefused;
+};
+
+/* What bankpix_parse says of a body as a whole. */
+enum bankpix_result {
+	BANKPIX_OK = 0,
+	BANKPIX_MALFORMED = -1, /* not a JSON object with a "pix" array: 400 */
+	BANKPIX_TOO_MANY = -2,	/* more than BANKPIX_ITEMS_MAX items: 413 */
+};
+
+/* Parse `len` bytes (not NUL-terminated). BANKPIX_OK with *out filled (each
+ * item either in items or in refused; both may be empty), or a negative
+ * result with a message for the bank in err and *out untouched. Time and
+ * memory are linear in len. The caller frees with bankpix_batch_deinit. */
+int bankpix_parse(const char *body, size_t len, struct bankpix_batch *out, char *err,
+		  size_t errlen);
+void bankpix_batch_deinit(struct bankpix_batch *b);
+
+/* "123.45" (the standard's \d{1,10}\.\d{2}, whole string) as cents: 0, or
+ * -1 for anything else ("1.5", "01.00" is fine, "+1.00", "1e2", " 1.00"). */
+int bankpix_valor_cents(const char *s, int64_t *cents);
+
+/* The pixrelay charge a txid names: its 26-character id (what pixrelay
+ * creates at a bank as the cob's txid), or its id without the leading '0'
+ * (the 25 characters its static BR Code carries in field 62-05). Writes the
+ * charge id and returns 0, or returns -1 when the txid can name no charge. */
+int bankpix_charge_of_txid(const char *txid, char out[27]);
+
+/* The standard's name of a refund status ("DEVOLVIDO", ...). */
+const char *bankpix_refund_status_name(enum bankpix_refund_status s);
+
+#endif

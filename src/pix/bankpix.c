@@ -1,0 +1,424 @@
+/* bankpix: the body of a bank's Pix webhook ({"pix": [...]}, API Pix 2.9.0)
+ * read item by item against the standard's schema, each Pix turned into a
+ * struct bankpix (exact cents, its refunds, a canonical JSON for the
+ * merchant's event) or into a refusal naming the field at fault. What is
+ * done with them (matching charges, deduplication, events) is the bank
+ * store's (src/store/banks.c); this file has no I/O.
+ */
+#include "pixrelay/pix/bankpix.h"
+
+#include "pixrelay/core/ids.h"
+#include "pixrelay/core/json.h"
+#include "pixrelay/core/mem.h"
+#include "pixrelay/core/timefmt.h"
+#include "pixrelay/core/validate.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Values one Pix may bring at most (its object, its fields, componentesValor
+ * and up to BANKPIX_REFUNDS_MAX refunds with theirs); the tree of a whole
+ * body is capped at this times BANKPIX_ITEMS_MAX, a small multiple of the
+ * largest body the HTTP server takes anyway. */
+#define VALUES_PER_ITEM 64
+#define BODY_VALUES (BANKPIX_ITEMS_MAX * VALUES_PER_ITEM + 16)
+
+static const char *const refund_status_names[] = {"EM_PROCESSAMENTO", "DEVOLVIDO", "NAO_REALIZADO"};
+
+const char *bankpix_refund_status_name(enum bankpix_refund_status s)
+{
+	return (unsigned)s < 3 ? refund_status_names[s] : "?";
+}
+
+static int alnum_run(const char *s, size_t min, size_t max)
+{
+	size_t n = 0;
+
+	for (; s[n]; n++) {
+		char c = s[n];
+		if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')))
+			return 0;
+		if (n >= max)
+			return 0;
+	}
+	return n >= min;
+}
+
+int bankpix_valor_cents(const char *s, int64_t *cents)
+{
+	int64_t v = 0;
+	size_t n = 0;
+
+	while (s[n] >= '0' && s[n] <= '9') {
+		if (n == 10)
+			return -1;
+		v = v * 10 + (s[n] - '0');
+		n++;
+	}
+	if (n == 0 || s[n] != '.' || !(s[n + 1] >= '0' && s[n + 1] <= '9') ||
+	    !(s[n + 2] >= '0' && s[n + 2] <= '9') || s[n + 3] != '\0')
+		return -1;
+	*cents = v * 100 + (s[n + 1] - '0') * 10 + (s[n + 2] - '0');
+	return 0;
+}
+
+int bankpix_charge_of_txid(const char *txid, char out[27])
+{
+	char id[IDS_ULID_LEN + 2];
+	size_t n = strlen(txid);
+
+	if (n == IDS_ULID_LEN)
+		memcpy(id, txid, n + 1);
+	else if (n == IDS_ULID_LEN - 1) {
+		id[0] = '0';
+		memcpy(id + 1, txid, n + 1);
+	} else
+		return -1;
+	if (!ids_is_ulid(id))
+		return -1;
+	memcpy(out, id, IDS_ULID_LEN + 1);
+	return 0;
+}
+
+/* ---- one item ---- */
+
+/* Where a check failed: "pix[3].devolucoes[0].valor: must be ...". */
+struct where {
+	char *err;
+	size_t errlen;
+	size_t index;
+};
+
+static int refuse(const struct where *w, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int refuse(const struct where *w, const char *field, const char *fmt, ...)
+{
+	va_list ap;
+	int n = snprintf(w->err, w->errlen, "pix[%zu]%s%s: ", w->index, field[0] ? "." : "", field);
+
+	if (n < 0 || (size_t)n >= w->errlen)
+		return -1;
+	va_start(ap, fmt);
+	vsnprintf(w->err + n, w->errlen - (size_t)n, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* A member that may be absent: NULL for absent and for JSON null (the
+ * schema makes none of the optional fields nullable; banks send null for
+ * "none" all the same, and refusing a Pix for it would lose a payment). */
+static yajl_val optional(yajl_val obj, const char *key)
+{
+	yajl_val v = json_get(obj, key);
+
+	return v && !YAJL_IS_NULL(v) ? v : NULL;
+}
+
+/* A required or optional string member, at most `max` characters when max
+ * is not 0. 0 with *out (NULL when optional and absent), or -1. */
+static int string_field(const struct where *w, yajl_val obj, const char *key, const char *field,
+			int required, long max, const char **out)
+{
+	yajl_val v = required ? json_get(obj, key) : optional(obj, key);
+	long chars;
+
+	*out = NULL;
+	if (!v) {
+		if (required)
+			return refuse(w, field, "is required");
+		return 0;
+	}
+	if (!YAJL_IS_STRING(v))
+		return refuse(w, field, "must be a string");
+	if (max) {
+		chars = validate_utf8_chars(v->u.string, strlen(v->u.string));
+		if (chars < 0 || chars > max)
+			return refuse(w, field, "must be at most %ld characters", max);
+	}
+	*out = v->u.string;
+	return 0;
+}
+
+static int valor_field(const struct where *w, yajl_val obj, const char *field, int64_t *cents,
+		       const char **text)
+{
+	const char *s;
+
+	if (string_field(w, obj, "valor", field, 1, 0, &s) < 0)
+		return -1;
+	if (bankpix_valor_cents(s, cents) < 0)
+		return refuse(w, field,
+			      "must be 1 to 10 digits, a dot and 2 digits, like \"110.00\"");
+	*text = s;
+	return 0;
+}
+
+/* RFC 3339 with a time zone (the schema's date-time): a moment without one
+ * would be read 3 hours off in Brazil. */
+static int time_field(const struct where *w, yajl_val obj, const char *key, const char *field,
+		      int required, long long *ms, const char **text)
+{
+	const char *s;
+	size_t n;
+
+	if (string_field(w, obj, key, field, required, 0, &s) < 0)
+		return -1;
+	*text = s;
+	if (!s)
+		return 0;
+	n = strlen(s);
+	if (n < 20 || s[10] != 'T' || !(s[n - 1] == 'Z' || s[n - 6] == '+' || s[n - 6] == '-') ||
+	    timefmt_parse(s, ms) < 0)
+		return refuse(w, field,
+			      "must be an RFC 3339 date-time with a time zone, like "
+			      "\"2020-09-09T20:15:00.358Z\"");
+	return 0;
+}
+
+static int refund_parse(const struct where *w, yajl_val v, size_t j, struct bankpix_refund *r,
+			yajl_gen g)
+{
+	char f[64];
+	const char *id, *rtr, *valor, *status, *natureza, *descricao, *motivo, *sol = NULL,
+									       *liq = NULL;
+	yajl_val horario;
+	long long ms;
+	int st = -1;
+
+#define FIELD(name) (snprintf(f, sizeof(f), "devolucoes[%zu]%s%s", j, name[0] ? "." : "", name), f)
+	if (!YAJL_IS_OBJECT(v))
+		return refuse(w, FIELD(""), "must be an object");
+	if (string_field(w, v, "id", FIELD("id"), 1, 0, &id) < 0)
+		return -1;
+	if (!alnum_run(id, 1, BANKPIX_REFUND_ID_MAX))
+		return refuse(w, FIELD("id"), "must be 1 to 35 letters or digits");
+	if (string_field(w, v, "rtrId", FIELD("rtrId"), 1, 0, &rtr) < 0)
+		return -1;
+	if (!alnum_run(rtr, BANKPIX_E2E_LEN, BANKPIX_E2E_LEN))
+		return refuse(w, FIELD("rtrId"), "must be 32 letters or digits");
+	if (valor_field(w, v, FIELD("valor"), &r->cents, &valor) < 0)
+		return -1;
+	if (string_field(w, v, "status", FIELD("status"), 1, 0, &status) < 0)
+		return -1;
+	for (int k = 0; k < 3; k++)
+		if (strcmp(status, refund_status_names[k]) == 0)
+			st = k;
+	if (st < 0)
+		return refuse(w, FIELD("status"),
+			      "must be EM_PROCESSAMENTO, DEVOLVIDO or NAO_REALIZADO");
+	horario = json_get(v, "horario");
+	if (!horario)
+		return refuse(w, FIELD("horario"), "is required");
+	if (!YAJL_IS_OBJECT(horario))
+		return refuse(w, FIELD("horario"), "must be an object");
+	if (time_field(w, horario, "solicitacao", FIELD("horario.solicitacao"), 0, &ms, &sol) < 0 ||
+	    time_field(w, horario, "liquidacao", FIELD("horario.liquidacao"), 0, &ms, &liq) < 0)
+		return -1;
+	if (string_field(w, v, "natureza", FIELD("natureza"), 0, BANKPIX_TEXT_MAX, &natureza) < 0 ||
+	    string_field(w, v, "descricao", FIELD("descricao"), 0, BANKPIX_TEXT_MAX, &descricao) <
+		0 ||
+	    string_field(w, v, "motivo", FIELD("motivo"), 0, BANKPIX_TEXT_MAX, &motivo) < 0)
+		return -1;
+#undef FIELD
+	snprintf(r->id, sizeof(r->id), "%s", id);
+	snprintf(r->rtr_id, sizeof(r->rtr_id), "%s", rtr);
+	r->status = (enum bankpix_refund_status)st;
+
+	json_open(g);
+	json_str(g, "id");
+	json_str(g, id);
+	json_str(g, "rtrId");
+	json_str(g, rtr);
+	json_str(g, "valor");
+	json_str(g, valor);
+	if (natureza) {
+		json_str(g, "natureza");
+		json_str(g, natureza);
+	}
+	if (descricao) {
+		json_str(g, "descricao");
+		json_str(g, descricao);
+	}
+	json_str(g, "horario");
+	json_open(g);
+	if (sol) {
+		json_str(g, "solicitacao");
+		json_str(g, sol);
+	}
+	if (liq) {
+		json_str(g, "liquidacao");
+		json_str(g, liq);
+	}
+	json_close(g);
+	json_str(g, "status");
+	json_str(g, status);
+	if (motivo) {
+		json_str(g, "motivo");
+		json_str(g, motivo);
+	}
+	json_close(g);
+	return 0;
+}
+
+/* Check item `v` into *p (its strings owned), or -1 with the refusal's
+ * message in w->err and *p untouched but for e2e (kept when readable). */
+static int item_parse(const struct where *w, yajl_val v, struct bankpix *p)
+{
+	const char *e2e, *txid, *valor, *horario, *chave, *info;
+	yajl_val comp, dev;
+	struct bankpix_refund *refunds = NULL;
+	size_t nrefunds = 0;
+	yajl_gen g = NULL;
+	size_t len;
+	const char *buf;
+	int rc = -1;
+
+	if (!YAJL_IS_OBJECT(v))
+		return refuse(w, "", "must be an object");
+	if (string_field(w, v, "endToEndId", "endToEndId", 1, 0, &e2e) < 0)
+		return -1;
+	if (!alnum_run(e2e, BANKPIX_E2E_LEN, BANKPIX_E2E_LEN))
+		return refuse(w, "endToEndId", "must be 32 letters or digits");
+	memcpy(p->e2e, e2e, BANKPIX_E2E_LEN + 1);
+	if (string_field(w, v, "txid", "txid", 0, 0, &txid) < 0)
+		return -1;
+	if (txid && !alnum_run(txid, 1, BANKPIX_TXID_MAX))
+		return refuse(w, "txid", "must be 1 to 35 letters or digits");
+	if (valor_field(w, v, "valor", &p->cents, &valor) < 0 ||
+	    time_field(w, v, "horario", "horario", 1, &p->horario_ms, &horario) < 0 ||
+	    string_field(w, v, "chave", "chave", 0, BANKPIX_CHAVE_MAX, &chave) < 0 ||
+	    string_field(w, v, "infoPagador", "infoPagador", 0, BANKPIX_TEXT_MAX, &info) < 0)
+		return -1;
+	comp = optional(v, "componentesValor");
+	if (comp && !YAJL_IS_OBJECT(comp))
+		return refuse(w, "componentesValor", "must be an object");
+	dev = optional(v, "devolucoes");
+	if (dev && !YAJL_IS_ARRAY(dev) && !YAJL_IS_OBJECT(dev))
+		return refuse(w, "devolucoes", "must be an array of refunds");
+
+	g = json_gen_new();
+	json_open(g);
+	json_str(g, "endToEndId");
+	json_str(g, e2e);
+	if (txid) {
+		json_str(g, "txid");
+		json_str(g, txid);
+	}
+	json_str(g, "valor");
+	json_str(g, valor);
+	if (comp) {
+		json_str(g, "componentesValor");
+		json_write_value(g, comp);
+	}
+	if (chave) {
+		json_str(g, "chave");
+		json_str(g, chave);
+	}
+	json_str(g, "horario");
+	json_str(g, horario);
+	if (info) {
+		json_str(g, "infoPagador");
+		json_str(g, info);
+	}
+	if (dev) {
+		/* the standard's own example pixWebhook1 sends one refund as an
+		 * object: read it as an array of one (docs/banks.md) */
+		size_t n = YAJL_IS_ARRAY(dev) ? dev->u.array.len : 1;
+
+		if (n > BANKPIX_REFUNDS_MAX) {
+			refuse(w, "devolucoes", "more than %d refunds", BANKPIX_REFUNDS_MAX);
+			goto done;
+		}
+		refunds = n ? mem_calloc(n, sizeof(*refunds)) : NULL;
+		json_str(g, "devolucoes");
+		json_open_array(g);
+		for (size_t j = 0; j < n; j++) {
+			yajl_val r = YAJL_IS_ARRAY(dev) ? dev->u.array.values[j] : dev;
+			if (refund_parse(w, r, j, &refunds[j], g) < 0)
+				goto done;
+			nrefunds++;
+		}
+		json_close_array(g);
+	}
+	json_close(g);
+	if (txid)
+		memcpy(p->txid, txid, strlen(txid) + 1);
+	else
+		p->txid[0] = '\0';
+	buf = json_buf(g, &len);
+	p->json = mem_strndup(buf, len);
+	p->refunds = refunds;
+	p->nrefunds = nrefunds;
+	refunds = NULL;
+	rc = 0;
+done:
+	free(refunds);
+	if (g)
+		yajl_gen_free(g);
+	return rc;
+}
+
+/* ---- the body ---- */
+
+int bankpix_parse(const char *body, size_t len, struct bankpix_batch *out, char *err, size_t errlen)
+{
+	yajl_val root = NULL, list;
+	struct bankpix_batch b = {0};
+	int rc = BANKPIX_MALFORMED;
+
+	if (json_parse_object_max(body, len, BODY_VALUES, &root, err, errlen) < 0)
+		goto done;
+	list = json_get(root, "pix");
+	if (!list) {
+		snprintf(err, errlen, "pix: is required (a Pix notification is {\"pix\": [...]})");
+		goto done;
+	}
+	if (!YAJL_IS_ARRAY(list)) {
+		snprintf(err, errlen, "pix: must be an array");
+		goto done;
+	}
+	if (list->u.array.len > BANKPIX_ITEMS_MAX) {
+		snprintf(err, errlen, "pix: more than %d items in one notification",
+			 BANKPIX_ITEMS_MAX);
+		rc = BANKPIX_TOO_MANY;
+		goto done;
+	}
+	if (list->u.array.len) {
+		b.items = mem_calloc(list->u.array.len, sizeof(*b.items));
+		b.refused = mem_calloc(list->u.array.len, sizeof(*b.refused));
+	}
+	for (size_t i = 0; i < list->u.array.len; i++) {
+		struct bankpix *p = &b.items[b.n];
+		struct bankpix_refusal *r = &b.refused[b.nrefused];
+		struct where w = {r->err, sizeof(r->err), i};
+
+		memset(p, 0, sizeof(*p));
+		if (item_parse(&w, list->u.array.values[i], p) == 0) {
+			b.n++;
+			continue;
+		}
+		r->index = i;
+		memcpy(r->e2e, p->e2e, sizeof(r->e2e));
+		memset(p, 0, sizeof(*p));
+		b.nrefused++;
+	}
+	*out = b;
+	rc = BANKPIX_OK;
+done:
+	yajl_tree_free(root);
+	return rc;
+}
+
+void bankpix_batch_deinit(struct bankpix_batch *b)
+{
+	for (size_t i = 0; i < b->n; i++) {
+		free(b->items[i].refunds);
+		free(b->items[i].json);
+	}
+	free(b->items);
+	free(b->refused);
+	memset(b, 0, sizeof(*b));
+}

@@ -1,0 +1,280 @@
+/* Unit tests of bankpix: the API Pix webhook body, item by item, with the
+ * standard's own examples (pixWebhook1, pixWebhook2 of openapi.yaml 2.9.0),
+ * exact cents, each refusal's message, and the txid -> charge id rule. */
+#include "check.h"
+
+#include "pixrelay/pix/bankpix.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static char err[256];
+
+static int parse(const char *text, struct bankpix_batch *b)
+{
+	memset(b, 0x5a, sizeof(*b));
+	return bankpix_parse(text, strlen(text), b, err, sizeof(err));
+}
+
+static long long cents(const char *s)
+{
+	int64_t v = -7;
+
+	return bankpix_valor_cents(s, &v) < 0 ? -1 : v;
+}
+
+static void test_valor(void)
+{
+	CHECK_INT(cents("110.00"), 11000);
+	CHECK_INT(cents("0.01"), 1);
+	CHECK_INT(cents("0.00"), 0);
+	CHECK_INT(cents("01.00"), 100);
+	CHECK_INT(cents("9999999999.99"), 999999999999LL);
+	CHECK_INT(cents("12345678.91"), 1234567891LL); /* no float: .91 stays 91 */
+	CHECK_INT(cents("99999999999.99"), -1);	       /* 11 digits */
+	CHECK_INT(cents("1.5"), -1);
+	CHECK_INT(cents("1.500"), -1);
+	CHECK_INT(cents("1"), -1);
+	CHECK_INT(cents(".50"), -1);
+	CHECK_INT(cents("+1.00"), -1);
+	CHECK_INT(cents("-1.00"), -1);
+	CHECK_INT(cents("1e2"), -1);
+	CHECK_INT(cents(" 1.00"), -1);
+	CHECK_INT(cents("1.00 "), -1);
+	CHECK_INT(cents("1,00"), -1);
+	CHECK_INT(cents("abc1.00"), -1); /* the schema's unanchored pattern would take it */
+	CHECK_INT(cents(""), -1);
+}
+
+static void test_txid(void)
+{
+	char id[27] = "unchanged";
+
+	CHECK_INT(bankpix_charge_of_txid("01KAR5Z3W6D2PJ8V2Q1M7XTB0F", id), 0);
+	CHECK_STR(id, "01KAR5Z3W6D2PJ8V2Q1M7XTB0F");
+	/* a static BR Code carries the id without its leading 0 */
+	CHECK_INT(bankpix_charge_of_txid("1KAR5Z3W6D2PJ8V2Q1M7XTB0G", id), 0);
+	CHECK_STR(id, "01KAR5Z3W6D2PJ8V2Q1M7XTB0G");
+	strcpy(id, "unchanged");
+	CHECK_INT(bankpix_charge_of_txid("c3e0e7a4e7f1469a9f782d3d4999343c", id), -1);
+	CHECK_INT(bankpix_charge_of_txid("1KAR5Z3W6D2PJ8V2Q1M7XTBU", id), -1);	 /* 24 */
+	CHECK_INT(bankpix_charge_of_txid("1KAR5Z3W6D2PJ8V2Q1M7XTBUG", id), -1);	 /* U */
+	CHECK_INT(bankpix_charge_of_txid("01kar5z3w6d2pj8v2q1m7xtb0f", id), -1); /* lower case */
+	CHECK_INT(bankpix_charge_of_txid("01KAR5Z3W6D2PJ8V2Q1M7XTBUF", id), -1); /* U */
+	CHECK_INT(bankpix_charge_of_txid("", id), -1);
+	CHECK_STR(id, "unchanged");
+}
+
+/* The standard's examples, as openapi.yaml gives them (each is one Pix; the
+ * webhook body is {"pix": [them]}). */
+static const char example1[] =
+    "{\"endToEndId\":\"E12345678202009091221kkkkkkkkkkk\","
+    "\"txid\":\"c3e0e7a4e7f1469a9f782d3d4999343c\",\"valor\":\"110.00\","
+    "\"horario\":\"2020-09-09T20:15:00.358Z\",\"infoPagador\":\"0123456789\","
+    "\"devolucoes\":{\"id\":\"123ABC\",\"rtrId\":\"D12345678202009091221abcdf098765\","
+    "\"valor\":\"10.00\",\"horario\":{\"solicitacao\":\"2020-09-09T20:15:00.358Z\"},"
+    "\"status\":\"EM_PROCESSAMENTO\"}}";
+static const char example2[] =
+    "{\"endToEndId\":\"E87654321202009091221dfghi123456\","
+    "\"txid\":\"971122d8f37211eaadc10242ac120002\",\"valor\":\"110.00\","
+    "\"horario\":\"2020-09-09T20:15:00.358Z\",\"infoPagador\":\"0123456789\"}";
+
+static void test_examples(void)
+{
+	struct bankpix_batch b;
+	char body[2048];
+
+	snprintf(body, sizeof(body), "{\"pix\":[%s,%s]}", example1, example2);
+	CHECK_INT(parse(body, &b), BANKPIX_OK);
+	CHECK_INT(b.n, 2);
+	CHECK_INT(b.nrefused, 0);
+	CHECK_STR(b.items[0].e2e, "E12345678202009091221kkkkkkkkkkk");
+	CHECK_STR(b.items[0].txid, "c3e0e7a4e7f1469a9f782d3d4999343c");
+	CHECK_INT(b.items[0].cents, 11000);
+	CHECK_INT(b.items[0].horario_ms, 1599682500358LL);
+	/* pixWebhook1's refund, an object where the schema says array: one refund */
+	CHECK_INT(b.items[0].nrefunds, 1);
+	CHECK_STR(b.items[0].refunds[0].id, "123ABC");
+	CHECK_STR(b.items[0].refunds[0].rtr_id, "D12345678202009091221abcdf098765");
+	CHECK_INT(b.items[0].refunds[0].cents, 1000);
+	CHECK_INT(b.items[0].refunds[0].status, BANKPIX_EM_PROCESSAMENTO);
+	/* the canonical form the merchant gets: devolucoes an array */
+	CHECK_STR(
+	    b.items[0].json,
+	    "{\"endToEndId\":\"E12345678202009091221kkkkkkkkkkk\","
+	    "\"txid\":\"c3e0e7a4e7f1469a9f782d3d4999343c\",\"valor\":\"110.00\","
+	    "\"horario\":\"2020-09-09T20:15:00.358Z\",\"infoPagador\":\"0123456789\","
+	    "\"devolucoes\":[{\"id\":\"123ABC\",\"rtrId\":\"D12345678202009091221abcdf098765\","
+	    "\"valor\":\"10.00\",\"horario\":{\"solicitacao\":\"2020-09-09T20:15:00.358Z\"},"
+	    "\"status\":\"EM_PROCESSAMENTO\"}]}");
+	CHECK_STR(b.items[1].json, example2);
+	CHECK_INT(b.items[1].nrefunds, 0);
+	bankpix_batch_deinit(&b);
+}
+
+/* One bad item among good ones: the good ones pass, the bad one is refused
+ * with its index, its endToEndId and the field. */
+static const char *refusal(const char *item, char *e2e_out)
+{
+	static char msg[BANKPIX_ERR_MAX];
+	struct bankpix_batch b;
+	char body[4096];
+
+	snprintf(body, sizeof(body), "{\"pix\":[%s,%s,%s]}", example2, item, example2);
+	if (parse(body, &b) != BANKPIX_OK)
+		return "(body refused)";
+	if (b.n != 2 || b.nrefused != 1 || b.refused[0].index != 1) {
+		bankpix_batch_deinit(&b);
+		return "(no single refusal)";
+	}
+	snprintf(msg, sizeof(msg), "%s", b.refused[0].err);
+	if (e2e_out)
+		strcpy(e2e_out, b.refused[0].e2e);
+	bankpix_batch_deinit(&b);
+	return msg;
+}
+
+#define E2E "\"endToEndId\":\"E00000000202611261200abcdefghijk\""
+#define HOR "\"horario\":\"2026-11-26T12:00:00-03:00\""
+
+static void test_refusals(void)
+{
+	char e2e[40] = "";
+
+	CHECK_STR(refusal("[]", NULL), "pix[1]: must be an object");
+	CHECK_STR(refusal("{\"valor\":\"1.00\"," HOR "}", e2e), "pix[1].endToEndId: is required");
+	CHECK_STR(e2e, "");
+	CHECK_STR(refusal("{\"endToEndId\":\"E123\",\"valor\":\"1.00\"," HOR "}", NULL),
+		  "pix[1].endToEndId: must be 32 letters or digits");
+	CHECK_STR(refusal("{\"endToEndId\":7,\"valor\":\"1.00\"," HOR "}", NULL),
+		  "pix[1].endToEndId: must be a string");
+	CHECK_STR(refusal("{" E2E "," HOR "}", e2e), "pix[1].valor: is required");
+	CHECK_STR(e2e, "E00000000202611261200abcdefghijk");
+	CHECK_STR(refusal("{" E2E ",\"valor\":110.0," HOR "}", NULL),
+		  "pix[1].valor: must be a string");
+	CHECK_STR(refusal("{" E2E ",\"valor\":\"110\"," HOR "}", NULL),
+		  "pix[1].valor: must be 1 to 10 digits, a dot and 2 digits, like \"110.00\"");
+	CHECK_STR(refusal("{" E2E ",\"valor\":\"1.00\"}", NULL), "pix[1].horario: is required");
+	CHECK_STR(refusal("{" E2E ",\"valor\":\"1.00\",\"horario\":\"2026-11-26T12:00:00\"}", NULL),
+		  "pix[1].horario: must be an RFC 3339 date-time with a time zone, like "
+		  "\"2020-09-09T20:15:00.358Z\"");
+	CHECK_STR(
+	    refusal("{" E2E ",\"valor\":\"1.00\",\"horario\":\"2026-02-30T12:00:00Z\"}", NULL),
+	    "pix[1].horario: must be an RFC 3339 date-time with a time zone, like "
+	    "\"2020-09-09T20:15:00.358Z\"");
+	CHECK_STR(refusal("{" E2E ",\"valor\":\"1.00\"," HOR ",\"txid\":\"a-b\"}", NULL),
+		  "pix[1].txid: must be 1 to 35 letters or digits");
+	CHECK_STR(refusal("{" E2E ",\"valor\":\"1.00\"," HOR
+			  ",\"txid\":\"123456789012345678901234567890123456\"}",
+			  NULL),
+		  "pix[1].txid: must be 1 to 35 letters or digits");
+	CHECK_STR(refusal("{" E2E ",\"valor\":\"1.00\"," HOR ",\"componentesValor\":[]}", NULL),
+		  "pix[1].componentesValor: must be an object");
+	CHECK_STR(refusal("{" E2E ",\"valor\":\"1.00\"," HOR ",\"devolucoes\":\"x\"}", NULL),
+		  "pix[1].devolucoes: must be an array of refunds");
+	CHECK_STR(
+	    refusal("{" E2E ",\"valor\":\"1.00\"," HOR ",\"devolucoes\":[{\"id\":\"1\"}]}", NULL),
+	    "pix[1].devolucoes[0].rtrId: is required");
+	CHECK_STR(
+	    refusal("{" E2E ",\"valor\":\"1.00\"," HOR ",\"devolucoes\":[{\"id\":\"1\",\"rtrId\":"
+		    "\"D00000000202611261200abcdefghijk\",\"valor\":\"1.00\",\"horario\":{},"
+		    "\"status\":\"FEITO\"}]}",
+		    NULL),
+	    "pix[1].devolucoes[0].status: must be EM_PROCESSAMENTO, DEVOLVIDO or NAO_REALIZADO");
+	CHECK_STR(refusal("{" E2E ",\"valor\":\"1.00\"," HOR
+			  ",\"devolucoes\":[{\"id\":\"1\",\"rtrId\":"
+			  "\"D00000000202611261200abcdefghijk\",\"valor\":\"1.00\","
+			  "\"status\":\"DEVOLVIDO\"}]}",
+			  NULL),
+		  "pix[1].devolucoes[0].horario: is required");
+	CHECK_STR(refusal("{" E2E ",\"valor\":\"1.00\"," HOR
+			  ",\"devolucoes\":[{\"id\":\"1\",\"rtrId\":"
+			  "\"D00000000202611261200abcdefghijk\",\"valor\":\"1.00\",\"horario\":"
+			  "{\"liquidacao\":\"yesterday\"},\"status\":\"DEVOLVIDO\"}]}",
+			  NULL),
+		  "pix[1].devolucoes[0].horario.liquidacao: must be an RFC 3339 date-time with a "
+		  "time zone, like \"2020-09-09T20:15:00.358Z\"");
+	/* 141 characters of infoPagador (multi-byte characters count once) */
+	{
+		char item[1024], info[600] = "";
+		for (int i = 0; i < 140; i++)
+			strcat(info, "\xc3\xa7"); /* ç */
+		snprintf(item, sizeof(item),
+			 "{" E2E ",\"valor\":\"1.00\"," HOR ",\"infoPagador\":\"%s\"}", info);
+		CHECK_STR(refusal(item, NULL), "(no single refusal)"); /* 140: fine */
+		strcat(info, "c");
+		snprintf(item, sizeof(item),
+			 "{" E2E ",\"valor\":\"1.00\"," HOR ",\"infoPagador\":\"%s\"}", info);
+		CHECK_STR(refusal(item, NULL),
+			  "pix[1].infoPagador: must be at most 140 characters");
+	}
+}
+
+/* Optional fields given as null are absent; unknown fields are left out of
+ * the canonical form. */
+static void test_tolerance(void)
+{
+	struct bankpix_batch b;
+
+	CHECK_INT(
+	    parse("{\"pix\":[{" E2E ",\"valor\":\"2.50\"," HOR
+		  ",\"txid\":null,\"chave\":null,\"infoPagador\":null,\"devolucoes\":null,"
+		  "\"componentesValor\":{\"original\":{\"valor\":\"2.50\"}},\"extra\":[1,2]}],"
+		  "\"other\":true}",
+		  &b),
+	    BANKPIX_OK);
+	CHECK_INT(b.n, 1);
+	CHECK_STR(b.items[0].txid, "");
+	CHECK_INT(b.items[0].cents, 250);
+	CHECK_INT(b.items[0].horario_ms, 1795705200000LL);
+	CHECK_STR(b.items[0].json,
+		  "{\"endToEndId\":\"E00000000202611261200abcdefghijk\","
+		  "\"valor\":\"2.50\",\"componentesValor\":{\"original\":"
+		  "{\"valor\":\"2.50\"}},\"horario\":\"2026-11-26T12:00:00-03:00\"}");
+	bankpix_batch_deinit(&b);
+
+	CHECK_INT(parse("{\"pix\":[]}", &b), BANKPIX_OK);
+	CHECK_INT(b.n + b.nrefused, 0);
+	bankpix_batch_deinit(&b);
+}
+
+static void test_bodies(void)
+{
+	struct bankpix_batch b;
+	char *big;
+	size_t at;
+
+	CHECK_INT(parse("", &b), BANKPIX_MALFORMED);
+	CHECK_INT(parse("[]", &b), BANKPIX_MALFORMED);
+	CHECK_STR(err, "request body must be a JSON object");
+	CHECK_INT(parse("{\"pix\":{}}", &b), BANKPIX_MALFORMED);
+	CHECK_STR(err, "pix: must be an array");
+	CHECK_INT(parse("{\"evento\":\"teste_webhook\"}", &b), BANKPIX_MALFORMED);
+	CHECK_STR(err, "pix: is required (a Pix notification is {\"pix\": [...]})");
+
+	/* 1,000 items pass, 1,001 are too many */
+	big = malloc(1001 * sizeof(example2) + 64);
+	at = (size_t)sprintf(big, "{\"pix\":[");
+	for (int i = 0; i < 1000; i++)
+		at += (size_t)sprintf(big + at, "%s%s", i ? "," : "", example2);
+	strcpy(big + at, "]}");
+	CHECK_INT(parse(big, &b), BANKPIX_OK);
+	CHECK_INT(b.n, 1000);
+	bankpix_batch_deinit(&b);
+	at += (size_t)sprintf(big + at, ",%s", example2);
+	strcpy(big + at, "]}");
+	CHECK_INT(parse(big, &b), BANKPIX_TOO_MANY);
+	CHECK_STR(err, "pix: more than 1000 items in one notification");
+	free(big);
+}
+
+int main(void)
+{
+	test_valor();
+	test_txid();
+	test_examples();
+	test_refusals();
+	test_tolerance();
+	test_bodies();
+	return check_finish("bankpix");
+}
