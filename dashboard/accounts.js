@@ -1,7 +1,7 @@
 // Accounts: the list (a master key sees its environment's), one account with
 // its balance, postbackUrl and ledger; its secrets revealed on request.
 import * as api from "./api.js";
-import { session, route } from "./app.js";
+import { session, route } from "./session.js";
 import { h, badge, when, money, listView, dl, copyButton, errorBox, short } from "./ui.js";
 
 export async function render(main, where, gen) {

@@ -1,6 +1,8 @@
 // The dashboard's shell: sign-in, the environment banner, navigation and
-// routing (#/page/id?filters). Every page calls the public API (api.js).
+// routing (#/page/id?filters). Every page calls the public API (api.js) and
+// learns who is signed in from session.js, which this file keeps up to date.
 import * as api from "./api.js";
+import { session, setMe, nextGeneration, routeWith } from "./session.js";
 import { h, clear, errorBox } from "./ui.js";
 import * as keys from "./keys.js";
 import * as events from "./events.js";
@@ -9,19 +11,6 @@ import * as accounts from "./accounts.js";
 
 const pages = { keys, events, charges, accounts };
 const main = document.getElementById("main");
-let me = null;
-let generation = 0;
-
-// What a page may know about the session.
-export const session = {
-  get me() { return me; },
-  get master() { return me && me.key.kind === "master"; },
-  get acting() { return api.acting(); },
-  // "the sandbox" / "production"
-  get envName() { return me && me.environment === "production" ? "production" : "the sandbox"; },
-  // Is the page that asked still the one shown? (stale answers are dropped)
-  current(gen) { return gen === generation; },
-};
 
 function parseHash() {
   const raw = location.hash.replace(/^#\/?/, "");
@@ -32,6 +21,7 @@ function parseHash() {
 }
 
 function showEnvironment() {
+  const me = session.me;
   const env = document.getElementById("env");
   const prod = me.environment === "production";
   env.className = "env " + (prod ? "production" : "sandbox");
@@ -55,7 +45,7 @@ function showEnvironment() {
 }
 
 function signInView(message) {
-  me = null;
+  setMe(null);
   document.getElementById("env").hidden = true;
   document.getElementById("top").hidden = true;
   document.body.classList.remove("is-production");
@@ -83,7 +73,7 @@ function signInView(message) {
       return;
     }
     try {
-      me = await api.signIn(key);
+      setMe(await api.signIn(key));
       if (!location.hash || location.hash === "#" || location.hash === "#/") location.hash = "#/events";
       route();
     } catch (e) {
@@ -95,16 +85,16 @@ function signInView(message) {
   input.focus();
 }
 
-export async function route() {
-  const gen = ++generation;
+async function route() {
+  const gen = nextGeneration();
   document.getElementById("toast").hidden = true;
   if (!api.signedIn()) {
     signInView();
     return;
   }
-  if (!me) {
+  if (!session.me) {
     try {
-      me = await api.request("GET", "/me", { noActing: true });
+      setMe(await api.request("GET", "/me", { noActing: true }));
     } catch (e) {
       if (e.status !== 401) clear(main).append(errorBox(e));
       return;
@@ -128,6 +118,7 @@ export async function route() {
   }
 }
 
+routeWith(route);
 api.whenUnauthorized((message) => signInView("Signed out: " + message));
 document.getElementById("signout").addEventListener("click", () => {
   api.signOut();

@@ -1,6 +1,6 @@
 // Charges: the list (by status) and one charge with its QR image and BR Code.
 import * as api from "./api.js";
-import { session } from "./app.js";
+import { session } from "./session.js";
 import { h, badge, when, money, listView, dl, copyButton } from "./ui.js";
 
 const STATUSES = ["PENDING", "PAID", "EXPIRED", "REFUNDED", "FAILED"];

@@ -1,7 +1,7 @@
 // Events: the list with filters (state, type, time), one event with its
 // payload, headers and attempt log, replay of one, replay of a filter.
 import * as api from "./api.js";
-import { session } from "./app.js";
+import { session } from "./session.js";
 import { h, badge, when, listView, confirmDialog, toast, errorBox, dl, table, pretty, copyButton } from "./ui.js";
 
 const STATES = ["pending", "delivering", "delivered", "dead"];

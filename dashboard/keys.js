@@ -1,6 +1,6 @@
 // Keys: list, create (the text shown once, with a copy button), revoke.
 import * as api from "./api.js";
-import { session, route } from "./app.js";
+import { session, route } from "./session.js";
 import { h, badge, when, listView, confirmDialog, copyButton, toast, errorBox, short } from "./ui.js";
 
 function secretPanel(key) {
