@@ -1,4 +1,5 @@
 #include "pixrelay/api/api.h"
+#include "api_int.h"
 
 #include "pixrelay/store/accounts.h"
 #include "pixrelay/redis/cache.h"
@@ -27,128 +28,6 @@
 #include <time.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define MSG_UNAVAILABLE "service unavailable: storage is unreachable; retry later"
-
-static struct app *app_of(struct http_req *req)
-{
-	return req->app;
-}
-
-static void reply_unavailable(struct http_req *req)
-{
-	http_add_header(req, "Retry-After", "1");
-	http_reply_error(req, 503, MSG_UNAVAILABLE);
-}
-
-static void reply_unauthorized(struct http_req *req, const char *msg)
-{
-	http_add_header(req, "WWW-Authenticate", "Bearer");
-	http_reply_error(req, 401, "%s", msg);
-}
-
-/* ---- authentication ---- */
-
-static void on_account_checked(void *ud, int result, const struct accounts_info *info,
-			       const char *err)
-{
-	struct http_req *req = ud;
-	struct api_caller *caller = req->auth;
-
-	if (result < 0) {
-		reply_unavailable(req);
-		return;
-	}
-	if (result != 0 || info->env != caller->key.env) {
-		http_reply_error(req, 404, "account not found: X-Account-ID %s", caller->account);
-		return;
-	}
-	http_next(req);
-}
-
-static void on_key(void *ud, int status, const struct auth_key *key, const char *err)
-{
-	struct http_req *req = ud;
-	struct app *app = app_of(req);
-	struct api_caller *caller;
-	const char *acting = http_header(req, "X-Account-ID");
-	if (err) {
-		log_warn("authentication failed for request %s: %s", req->request_id, err);
-		reply_unavailable(req);
-		return;
-	}
-	if (status == AUTH_REVOKED) {
-		reply_unauthorized(req, "API key revoked");
-		return;
-	}
-	if (status != AUTH_OK) {
-		reply_unauthorized(req, "invalid API key");
-		return;
-	}
-	caller = mem_new(struct api_caller);
-	caller->key = *key;
-	snprintf(caller->account, sizeof(caller->account), "%s", key->account);
-	req->auth = caller;
-	if (key->kind != AUTH_MASTER_KEY) {
-		/* an account key acts for its own account only */
-		if (acting && strcmp(acting, key->account) != 0) {
-			http_reply_error(req, 403,
-					 "X-Account-ID names another account; only master keys may "
-					 "act on behalf of other accounts");
-			return;
-		}
-		http_next(req);
-		return;
-	}
-	if (!acting || !*acting) {
-		if (req->route->flags & HTTP_ACTS_AS) {
-			http_reply_error(
-			    req, 400,
-			    "X-Account-ID header is required with a master key on this "
-			    "operation");
-			return;
-		}
-		http_next(req);
-		return;
-	}
-	if (!ids_is_ulid(acting)) {
-		http_reply_error(req, 400,
-				 "X-Account-ID must be an account id (a 26-character ULID)");
-		return;
-	}
-	snprintf(caller->account, sizeof(caller->account), "%s", acting);
-	accounts_lookup(app->rds, app->cache, app->cfg, acting, on_account_checked, req);
-}
-
-void api_authenticate(struct http_req *req)
-{
-	struct app *app = app_of(req);
-	const char *token = NULL;
-	size_t len = 0;
-	enum env env;
-
-	switch (auth_bearer(http_header(req, "Authorization"), &token, &len)) {
-	case AUTH_MISSING:
-		reply_unauthorized(
-		    req, "missing API key: send the header Authorization: Bearer <API key>");
-		return;
-	case AUTH_MALFORMED:
-		reply_unauthorized(req,
-				   "malformed Authorization header: expected Bearer <API key>");
-		return;
-	default:
-		break;
-	}
-	if (auth_token_env(token, len, &env) < 0) {
-		reply_unauthorized(req, "invalid API key");
-		return;
-	}
-	if (!rds_ready(app->rds)) {
-		reply_unavailable(req);
-		return;
-	}
-	auth_lookup(app->rds, app->cache, app->cfg->prefix, token, len, on_key, req);
-}
 
 /* ---- operational endpoints ---- */
 
@@ -358,39 +237,12 @@ static void handle_me(struct http_req *req)
 }
 
 /* ---- charges ---- */
-
-/* Storage trouble (the connection, or Redis refusing for now) is a 503 the
- * client may retry; anything else is a 500. */
-static void reply_failure(struct http_req *req, const char *err)
-{
-	/* not "ERR": a script's own error is a bug, not a reason to retry */
-	static const char *const storage[] = {"redis",	  "OOM",     "LOADING",
-					      "READONLY", "BUSY",    "MASTERDOWN",
-					      "NOSCRIPT", "MISCONF", "TRYAGAIN"};
-
-	for (size_t i = 0; i < sizeof(storage) / sizeof(storage[0]); i++) {
-		if (strncmp(err, storage[i], strlen(storage[i])) == 0) {
-			log_warn("request %s failed: %s", req->request_id, err);
-			reply_unavailable(req);
-			return;
-		}
-	}
-	log_error("request %s failed: %s", req->request_id, err);
-	/* a configuration problem is said as it is; other details stay in the log */
-	if (strncmp(err, "cannot build", 12) == 0)
-		http_reply_error(req, 500, "%s", err);
-	else
-		http_reply_error(req, 500,
-				 "internal error; the log has the details under request id %s",
-				 req->request_id);
-}
-
 static void on_charge_created(void *ud, int result, const char *json, const char *err)
 {
 	struct http_req *req = ud;
 
 	if (result < 0) {
-		reply_failure(req, err);
+		api_reply_failure(req, err);
 	} else if (result == CHARGES_CONFLICT) {
 		http_reply_error(
 		    req, 400,
@@ -427,22 +279,9 @@ static void handle_charge_create(struct http_req *req)
 	charge_input_deinit(&in);
 }
 
-/* The answer to a read of one thing named by the path's first parameter:
- * the data, 404 when `result` is the module's not-found code, or the failure. */
-static void reply_read(struct http_req *req, int result, int not_found, const char *what,
-		       const char *json, const char *err)
-{
-	if (result < 0)
-		reply_failure(req, err);
-	else if (result == not_found)
-		http_reply_error(req, 404, "%s not found: %s", what, req->params[0]);
-	else
-		http_reply_data(req, 200, json, strlen(json));
-}
-
 static void on_charge_read(void *ud, int result, const char *json, const char *err)
 {
-	reply_read(ud, result, CHARGES_NOT_FOUND, "charge", json, err);
+	api_reply_read(ud, result, CHARGES_NOT_FOUND, "charge", json, err);
 }
 
 /* GET /v1/charge/pix/{id} */
@@ -470,7 +309,7 @@ static void on_qr_brcode(void *ud, int result, const char *brcode, const char *e
 
 	req->state = NULL;
 	if (result < 0) {
-		reply_failure(req, err);
+		api_reply_failure(req, err);
 		return;
 	}
 	if (result == CHARGES_NOT_FOUND) {
@@ -516,7 +355,7 @@ static void handle_qrcode(struct http_req *req)
 		return;
 	}
 	if (!rds_ready(app->rds)) {
-		reply_unavailable(req);
+		api_reply_unavailable(req);
 		return;
 	}
 	req->state = (void *)(intptr_t)scale;
@@ -575,7 +414,7 @@ static void on_transitioned(void *ud, int result, const char *json, const char *
 				 json);
 		return;
 	default:
-		reply_failure(req, err ? err : "charge transition failed");
+		api_reply_failure(req, err ? err : "charge transition failed");
 	}
 }
 
@@ -670,7 +509,7 @@ static void handle_refund(struct http_req *req)
 
 static void on_event_read(void *ud, int result, const char *json, const char *err)
 {
-	reply_read(ud, result, EVENTS_NOT_FOUND, "event", json, err);
+	api_reply_read(ud, result, EVENTS_NOT_FOUND, "event", json, err);
 }
 
 /* Nonzero when the path names an event id; else 404. */
@@ -746,7 +585,7 @@ static void on_event_replayed(void *ud, int result, const char *json, const char
 	struct app *app = app_of(req);
 
 	if (result < 0) {
-		reply_failure(req, err);
+		api_reply_failure(req, err);
 	} else if (result == EVENTS_NOT_FOUND) {
 		http_reply_error(req, 404, "event not found: %s", req->params[0]);
 	} else {
@@ -817,7 +656,7 @@ static void ingest_fail(struct http_req *req, const char *err)
 	ingest_note_deinit(&x->note);
 	free(x);
 	req->state = NULL;
-	reply_failure(req, err);
+	api_reply_failure(req, err);
 }
 
 static const char *json_status_of(const char *charge_json, char *out, size_t size)
@@ -909,7 +748,7 @@ static void on_ingest_account(void *ud, int result, const struct accounts_info *
 	if (result < 0) {
 		free(x);
 		req->state = NULL;
-		reply_unavailable(req);
+		api_reply_unavailable(req);
 		return;
 	}
 	if (result != 0) {
@@ -934,7 +773,7 @@ static void handle_ingest(struct http_req *req)
 		return;
 	}
 	if (!rds_ready(app->rds)) {
-		reply_unavailable(req);
+		api_reply_unavailable(req);
 		return;
 	}
 	x = mem_new(struct ingest_ctx);
@@ -959,7 +798,7 @@ static void on_events_listed(void *ud, int result, const char *json, const char 
 	free(q);
 	req->state = NULL;
 	if (result < 0)
-		reply_failure(req, err);
+		api_reply_failure(req, err);
 	else
 		http_reply_data(req, 200, json, strlen(json));
 }
@@ -999,7 +838,7 @@ static void on_bulk_replayed(void *ud, int result, const char *json, const char 
 	yajl_tree_free(body);
 	req->state = NULL;
 	if (result < 0) {
-		reply_failure(req, err);
+		api_reply_failure(req, err);
 		return;
 	}
 	dispatch_kick(app_of(req)->dispatch, ((struct api_caller *)req->auth)->account);
@@ -1072,7 +911,7 @@ static void on_account_created(void *ud, int result, const char *json, const cha
 				 cfg->max_stored_file_bytes, json);
 		break;
 	default:
-		reply_failure(req, err ? err : "account creation failed");
+		api_reply_failure(req, err ? err : "account creation failed");
 	}
 }
 
@@ -1176,7 +1015,7 @@ static void on_transfer(void *ud, int result, const char *json, const char *err)
 				 "Idempotency-Key: already used with a different request");
 		break;
 	default:
-		reply_failure(req, err ? err : "transfer failed");
+		api_reply_failure(req, err ? err : "transfer failed");
 	}
 	free(amount);
 }
@@ -1220,134 +1059,16 @@ done:
 	yajl_tree_free(body);
 }
 
-static void on_balance(void *ud, int result, const char *json, const char *err)
-{
-	struct http_req *req = ud;
-
-	if (result < 0)
-		reply_failure(req, err);
-	else
-		http_reply_data(req, 200, json, strlen(json));
-}
-
 /* GET /v1/baas/balance: the acting account's balance and latest ledger entries. */
 static void handle_balance(struct http_req *req)
 {
 	struct app *app = app_of(req);
 	struct api_caller *c = req->auth;
 
-	accounts_balance(app->rds, app->cfg, c->key.env, c->account, 50, on_balance, req);
+	accounts_balance(app->rds, app->cfg, c->key.env, c->account, 50, api_on_json, req);
 }
 
 /* ---- listings and key management (the dashboard's API) ---- */
-
-/* Read the query parameters of a listing. Each must be one of `names` and
- * given once; values[i] gets the decoded value of names[i] (owned, NULL when
- * absent). Returns 0, or -1 after answering 400 (values all NULL then). */
-struct query_walk {
-	struct http_req *req;
-	const char *const *names;
-	size_t n;
-	char **values;
-	const char *allowed;
-};
-
-static int query_param(void *ud, const char *key, const char *value)
-{
-	struct query_walk *w = ud;
-	size_t i;
-
-	for (i = 0; i < w->n; i++)
-		if (strcmp(key, w->names[i]) == 0)
-			break;
-	if (i == w->n) {
-		char echo[JSON_ECHO_MAX + 1];
-
-		http_reply_error(w->req, 400, "unknown query parameter '%s'; allowed: %s",
-				 json_echo(echo, key), w->allowed);
-		return -1;
-	}
-	if (w->values[i]) {
-		http_reply_error(w->req, 400, "%s: given more than once", w->names[i]);
-		return -1;
-	}
-	w->values[i] = mem_strdup(value);
-	return 0;
-}
-
-static int query_params(struct http_req *req, const char *const *names, size_t n, char **values)
-{
-	char allowed[128] = "";
-	struct query_walk w = {req, names, n, values, allowed};
-
-	for (size_t i = 0; i < n; i++) {
-		values[i] = NULL;
-		snprintf(allowed + strlen(allowed), sizeof(allowed) - strlen(allowed), "%s%s",
-			 i ? ", " : "", names[i]);
-	}
-	if (httpp_query_each(http_query_string(req), query_param, &w) != 0) {
-		for (size_t i = 0; i < n; i++) {
-			free(values[i]);
-			values[i] = NULL;
-		}
-		return -1;
-	}
-	return 0;
-}
-
-static void query_free(char **values, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(values[i]);
-}
-
-/* `limit` (NULL: `def`) as a page size from 1 to `max`; 0, or -1 after answering 400. */
-static int query_limit(struct http_req *req, const char *value, int def, int max, int *out)
-{
-	if (!value) {
-		*out = def;
-		return 0;
-	}
-	if (page_parse_limit(value, max, out) < 0) {
-		http_reply_error(req, 400, "limit: must be an integer from 1 to %d", max);
-		return -1;
-	}
-	return 0;
-}
-
-/* `cursor` (NULL: from the newest) for ids of `id_prefix`; 0, or -1 after answering 400. */
-static int query_cursor(struct http_req *req, const char *value, const char *id_prefix,
-			struct page_cursor *out)
-{
-	page_cursor_start(out);
-	if (value && page_parse_cursor(value, id_prefix, out) < 0) {
-		http_reply_error(req, 400, "cursor: not a cursor this endpoint returned");
-		return -1;
-	}
-	return 0;
-}
-
-/* Nonzero when the whole environment is in view: a master key acting for no
- * particular account (no X-Account-ID). Otherwise the acting account is. */
-static int env_scope(struct http_req *req)
-{
-	struct api_caller *c = req->auth;
-	const char *acting = http_header(req, "X-Account-ID");
-
-	return c->key.kind == AUTH_MASTER_KEY && (!acting || !*acting);
-}
-
-static void on_listed(void *ud, int result, const char *json, const char *err)
-{
-	struct http_req *req = ud;
-
-	if (result < 0)
-		reply_failure(req, err);
-	else
-		http_reply_data(req, 200, json, strlen(json));
-}
-
-#define LIST_DEFAULT 20
 
 /* GET /v1/keys?limit=&cursor= : the keys of the acting account, or of the
  * whole environment for a master key without X-Account-ID. */
@@ -1360,13 +1081,13 @@ static void handle_keys_list(struct http_req *req)
 	struct page_cursor from;
 	int limit;
 
-	if (query_params(req, names, 2, v) < 0)
+	if (api_query_params(req, names, 2, v) < 0)
 		return;
-	if (query_limit(req, v[0], LIST_DEFAULT, 100, &limit) == 0 &&
-	    query_cursor(req, v[1], "key_", &from) == 0)
+	if (api_query_limit(req, v[0], API_LIST_DEFAULT, 100, &limit) == 0 &&
+	    api_query_cursor(req, v[1], "key_", &from) == 0)
 		keys_page(app->rds, app->cfg->prefix, c->key.env,
-			  env_scope(req) ? NULL : c->account, &from, limit, on_listed, req);
-	query_free(v, 2);
+			  api_env_scope(req) ? NULL : c->account, &from, limit, api_on_json, req);
+	api_query_free(v, 2);
 }
 
 static void on_key_created(void *ud, int result, const char *json, const char *err)
@@ -1375,7 +1096,7 @@ static void on_key_created(void *ud, int result, const char *json, const char *e
 	struct api_caller *c = req->auth;
 
 	if (result < 0) {
-		reply_failure(req, err);
+		api_reply_failure(req, err);
 		return;
 	}
 	log_info("request %s: key %s created a key for account %s", req->request_id, c->key.id,
@@ -1440,7 +1161,7 @@ static void on_key_revoked(void *ud, int result, const char *json, const char *e
 	struct api_caller *c = req->auth;
 
 	if (result < 0) {
-		reply_failure(req, err);
+		api_reply_failure(req, err);
 	} else if (result == KEYS_NOT_FOUND) {
 		http_reply_error(req, 404, "key not found: %s", req->params[0]);
 	} else {
@@ -1463,7 +1184,8 @@ static void handle_key_revoke(struct http_req *req)
 		return;
 	}
 	keys_revoke_async(app->rds, app->cache, app->cfg->prefix, c->key.env,
-			  env_scope(req) ? NULL : c->account, req->params[0], on_key_revoked, req);
+			  api_env_scope(req) ? NULL : c->account, req->params[0], on_key_revoked,
+			  req);
 }
 
 static const char *const charge_states[] = {"PENDING",	"PAID",	  "EXPIRED",
@@ -1486,17 +1208,17 @@ static void handle_charges_list(struct http_req *req)
 	struct charges_filter f;
 	char *v[3];
 
-	if (query_params(req, names, 3, v) < 0)
+	if (api_query_params(req, names, 3, v) < 0)
 		return;
 	memset(&f, 0, sizeof(f));
 	f.status = v[0];
 	if (v[0] && !one_of(v[0], charge_states))
 		http_reply_error(req, 400,
 				 "status: must be PENDING, PAID, EXPIRED, REFUNDED or FAILED");
-	else if (query_limit(req, v[1], LIST_DEFAULT, CHARGES_LIST_MAX, &f.limit) == 0 &&
-		 query_cursor(req, v[2], "", &f.from) == 0)
-		charges_list(app->rds, app->cfg, c->key.env, c->account, &f, on_listed, req);
-	query_free(v, 3);
+	else if (api_query_limit(req, v[1], API_LIST_DEFAULT, CHARGES_LIST_MAX, &f.limit) == 0 &&
+		 api_query_cursor(req, v[2], "", &f.from) == 0)
+		charges_list(app->rds, app->cfg, c->key.env, c->account, &f, api_on_json, req);
+	api_query_free(v, 3);
 }
 
 /* GET /v1/baas/accounts?limit=&cursor= : the environment's accounts (a master
@@ -1510,13 +1232,14 @@ static void handle_accounts_list(struct http_req *req)
 	char *v[2];
 	int limit;
 
-	if (query_params(req, names, 2, v) < 0)
+	if (api_query_params(req, names, 2, v) < 0)
 		return;
-	if (query_limit(req, v[0], LIST_DEFAULT, ACCOUNTS_LIST_MAX, &limit) == 0 &&
-	    query_cursor(req, v[1], "", &from) == 0)
-		accounts_list(app->rds, app->cfg, c->key.env, env_scope(req) ? NULL : c->account,
-			      &from, limit, on_listed, req);
-	query_free(v, 2);
+	if (api_query_limit(req, v[0], API_LIST_DEFAULT, ACCOUNTS_LIST_MAX, &limit) == 0 &&
+	    api_query_cursor(req, v[1], "", &from) == 0)
+		accounts_list(app->rds, app->cfg, c->key.env,
+			      api_env_scope(req) ? NULL : c->account, &from, limit, api_on_json,
+			      req);
+	api_query_free(v, 2);
 }
 
 /* Nonzero when the path's account is in the caller's view; else 404 answered. */
@@ -1529,7 +1252,7 @@ static int account_in_view(struct http_req *req)
 		http_reply_error(req, 404, "account not found: %.40s", id);
 		return 0;
 	}
-	if (!env_scope(req) && strcmp(id, c->account) != 0) {
+	if (!api_env_scope(req) && strcmp(id, c->account) != 0) {
 		http_reply_error(req, 404, "account not found: %s", id);
 		return 0;
 	}
@@ -1538,7 +1261,7 @@ static int account_in_view(struct http_req *req)
 
 static void on_account_read(void *ud, int result, const char *json, const char *err)
 {
-	reply_read(ud, result, ACCOUNTS_NO_ACCOUNT, "account", json, err);
+	api_reply_read(ud, result, ACCOUNTS_NO_ACCOUNT, "account", json, err);
 }
 
 /* GET /v1/baas/accounts/{id}?limit=&cursor= : an account with its balance,
@@ -1551,9 +1274,9 @@ static void handle_account_get(struct http_req *req)
 	char *v[2], pos[16] = "", fp[PAGE_FP_LEN + 1] = "";
 	int limit;
 
-	if (query_params(req, names, 2, v) < 0)
+	if (api_query_params(req, names, 2, v) < 0)
 		return;
-	if (query_limit(req, v[0], LIST_DEFAULT, ACCOUNTS_LEDGER_MAX, &limit) < 0)
+	if (api_query_limit(req, v[0], API_LIST_DEFAULT, ACCOUNTS_LEDGER_MAX, &limit) < 0)
 		goto done;
 	if (v[1] && page_parse_ledger_cursor(v[1], pos, fp) < 0) {
 		http_reply_error(req, 400, "cursor: not a cursor this endpoint returned");
@@ -1564,7 +1287,7 @@ static void handle_account_get(struct http_req *req)
 	accounts_show(app->rds, app->cfg, c->key.env, req->params[0], limit, pos, fp,
 		      on_account_read, req);
 done:
-	query_free(v, 2);
+	api_query_free(v, 2);
 }
 
 static void on_secrets_read(void *ud, int result, const char *json, const char *err)
@@ -1575,7 +1298,7 @@ static void on_secrets_read(void *ud, int result, const char *json, const char *
 	if (result == 0)
 		log_info("request %s: key %s revealed the secrets of account %s", req->request_id,
 			 c->key.id, req->params[0]);
-	reply_read(req, result, ACCOUNTS_NO_ACCOUNT, "account", json, err);
+	api_reply_read(req, result, ACCOUNTS_NO_ACCOUNT, "account", json, err);
 }
 
 /* POST /v1/baas/accounts/{id}/secrets/reveal: the account's webhook secrets,
