@@ -69,4 +69,9 @@ int api_env_scope(struct http_req *req);
 
 /* ---- the handlers of the route table (api.c) ---- */
 
+/* api_metrics.c: /healthz, /readyz, /metrics (also on the metrics-listen listener) */
+void api_handle_healthz(struct http_req *req);
+void api_handle_readyz(struct http_req *req);
+void api_handle_metrics(struct http_req *req);
+
 #endif
