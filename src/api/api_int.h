@@ -74,4 +74,10 @@ void api_handle_healthz(struct http_req *req);
 void api_handle_readyz(struct http_req *req);
 void api_handle_metrics(struct http_req *req);
 
+/* api_keys.c: who the caller is, and its API keys */
+void api_handle_me(struct http_req *req);
+void api_handle_keys_list(struct http_req *req);
+void api_handle_keys_create(struct http_req *req);
+void api_handle_key_revoke(struct http_req *req);
+
 #endif
