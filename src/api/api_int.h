@@ -80,4 +80,14 @@ void api_handle_keys_list(struct http_req *req);
 void api_handle_keys_create(struct http_req *req);
 void api_handle_key_revoke(struct http_req *req);
 
+/* api_charges.c: charges, their QR image, sandbox simulations, refunds */
+void api_handle_charge_create(struct http_req *req);
+void api_handle_charge_get(struct http_req *req);
+void api_handle_qrcode(struct http_req *req);
+void api_handle_simulate_payment(struct http_req *req);
+void api_handle_simulate_expiry(struct http_req *req);
+void api_handle_simulate_failure(struct http_req *req);
+void api_handle_refund(struct http_req *req);
+void api_handle_charges_list(struct http_req *req);
+
 #endif
