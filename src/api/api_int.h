@@ -90,4 +90,11 @@ void api_handle_simulate_failure(struct http_req *req);
 void api_handle_refund(struct http_req *req);
 void api_handle_charges_list(struct http_req *req);
 
+/* api_events.c: events, their replay, the live stream's entry */
+void api_handle_events_list(struct http_req *req);
+void api_handle_events_stream(struct http_req *req);
+void api_handle_events_replay(struct http_req *req);
+void api_handle_event_get(struct http_req *req);
+void api_handle_event_replay(struct http_req *req);
+
 #endif
