@@ -97,4 +97,7 @@ void api_handle_events_replay(struct http_req *req);
 void api_handle_event_get(struct http_req *req);
 void api_handle_event_replay(struct http_req *req);
 
+/* api_ingest.c: a payment provider's notifications */
+void api_handle_ingest(struct http_req *req);
+
 #endif
