@@ -100,4 +100,12 @@ void api_handle_event_replay(struct http_req *req);
 /* api_ingest.c: a payment provider's notifications */
 void api_handle_ingest(struct http_req *req);
 
+/* api_accounts.c: banking as a service: accounts, transfers, balances */
+void api_handle_account_create(struct http_req *req);
+void api_handle_transfer(struct http_req *req);
+void api_handle_balance(struct http_req *req);
+void api_handle_accounts_list(struct http_req *req);
+void api_handle_account_get(struct http_req *req);
+void api_handle_account_secrets(struct http_req *req);
+
 #endif
