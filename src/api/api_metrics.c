@@ -1,0 +1,180 @@
+/* api_metrics: the operational endpoints, /healthz, /readyz and /metrics.
+ *
+ * They need no key and are also served on the metrics-listen listener
+ * (api_metrics_routes in api.c). /metrics renders the Prometheus text format
+ * from this process's counters and one events_shard_stats call per shard.
+ * /v1/openapi.yaml stays in api.c beside the route table it describes.
+ */
+#include "api_int.h"
+
+#include "pixrelay/redis/cache.h"
+#include "pixrelay/store/events.h"
+#include "pixrelay/core/ids.h"
+#include "pixrelay/core/json.h"
+#include "pixrelay/core/mem.h"
+#include "pixrelay/core/metrics.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+
+void api_handle_healthz(struct http_req *req)
+{
+	static const char body[] = "{\"status\":\"ok\"}";
+
+	http_reply_raw(req, 200, body, sizeof(body) - 1);
+}
+
+/* The figures of /metrics that come from Redis: one shard_stats call per
+ * shard, answered together. */
+struct scrape {
+	struct http_req *req;
+	int left, failed;
+	int nshards;
+	struct events_stats *stats;
+};
+
+#define GAUGE(g, n, h, l, v)                                                                       \
+	do {                                                                                       \
+		(g)->name = (n);                                                                   \
+		(g)->help = (h);                                                                   \
+		(g)->labels = (l);                                                                 \
+		(g)->value = (v);                                                                  \
+		(g)++;                                                                             \
+	} while (0)
+
+static void scrape_done(struct scrape *sc)
+{
+	struct app *app = app_of(sc->req);
+	struct dispatch_stats ds;
+	unsigned long long hits, misses;
+	size_t n = 12 + (size_t)sc->nshards * 5, len;
+	struct metrics_gauge *gauges = mem_calloc(n, sizeof(*gauges)), *g = gauges;
+	char(*labels)[48] = mem_calloc((size_t)sc->nshards * 4 + 1, sizeof(*labels));
+	uint64_t now = ids_now_ms();
+	char *text;
+
+	dispatch_stats(app->dispatch, &ds);
+	cache_counts(app->cache, &hits, &misses);
+	GAUGE(g, "pixrelay_http_connections", "Client connections open.", "",
+	      http_connections(app->http));
+	GAUGE(g, "pixrelay_http_requests_in_flight", "Requests read and not yet answered.", "",
+	      http_inflight(app->http));
+	GAUGE(g, "pixrelay_deliveries_in_flight", "Postback requests in flight in this process.",
+	      "", ds.active);
+	GAUGE(g, "pixrelay_deliveries_waiting",
+	      "Postbacks leased by this process, waiting for a slot of their destination.", "",
+	      ds.waiting);
+	GAUGE(g, "pixrelay_destinations_paused",
+	      "Destination hosts whose circuit is open (paused after timeouts).", "", ds.open);
+	GAUGE(g, "pixrelay_cache_hits", "Keys and accounts found in the process's cache.", "",
+	      (double)hits);
+	GAUGE(g, "pixrelay_cache_misses", "Keys and accounts read from Redis.", "", (double)misses);
+	GAUGE(g, "pixrelay_redis_up", "1 when Redis answered this scrape, 0 when it did not.", "",
+	      sc->failed ? 0 : 1);
+	for (int st = 0; !sc->failed && st < 3; st++)
+		for (int i = 0; i < sc->nshards; i++) {
+			static const char *const names[] = {"pending", "delivering", "dead"};
+			const struct events_stats *e = &sc->stats[i];
+			char *l = labels[st * sc->nshards + i];
+			snprintf(l, 48, "shard=\"%d\",state=\"%s\"", i, names[st]);
+			GAUGE(g, "pixrelay_events",
+			      "Events in the delivery queues, by shard and state (delivered ones "
+			      "are not counted).",
+			      l,
+			      (double)(st == 0	 ? e->pending
+				       : st == 1 ? e->delivering
+						 : e->dead));
+		}
+	for (int i = 0; !sc->failed && i < sc->nshards; i++) {
+		const struct events_stats *e = &sc->stats[i];
+		char *l = labels[3 * sc->nshards + i];
+		snprintf(l, 48, "shard=\"%d\"", i);
+		GAUGE(g, "pixrelay_delivery_lag_seconds",
+		      "How long the most overdue pending event of a shard has waited past its due "
+		      "time (0 when none is overdue).",
+		      l,
+		      e->earliest_due_ms && (uint64_t)e->earliest_due_ms < now
+			  ? (double)(now - (uint64_t)e->earliest_due_ms) / 1000.0
+			  : 0);
+	}
+	text = metrics_render(gauges, (size_t)(g - gauges), &len);
+	http_reply_bytes(sc->req, 200, "text/plain; version=0.0.4; charset=utf-8", "no-store", text,
+			 len);
+	free(text);
+	free(labels);
+	free(gauges);
+	free(sc->stats);
+	free(sc);
+}
+
+struct scrape_shard {
+	struct scrape *sc;
+	int shard;
+};
+
+static void on_shard_scraped(void *ud, int result, const struct events_stats *st, const char *err)
+{
+	struct scrape_shard *ss = ud;
+	struct scrape *sc = ss->sc;
+
+	if (result < 0)
+		sc->failed = 1;
+	else
+		sc->stats[ss->shard] = *st;
+	free(ss);
+	if (--sc->left == 0)
+		scrape_done(sc);
+}
+
+/* GET /metrics: the Prometheus text format (no key: serve it where only the
+ * scraper reaches, see docs/metrics.md). */
+void api_handle_metrics(struct http_req *req)
+{
+	struct app *app = app_of(req);
+	struct scrape *sc = mem_new(struct scrape);
+
+	sc->req = req;
+	sc->nshards = (int)app->cfg->shards;
+	sc->stats = mem_calloc((size_t)sc->nshards, sizeof(*sc->stats));
+	if (!rds_ready(app->rds)) {
+		sc->failed = 1;
+		scrape_done(sc);
+		return;
+	}
+	/* one count more, held by this loop: an answer may come at once */
+	sc->left = sc->nshards + 1;
+	for (int i = 0; i < sc->nshards; i++) {
+		struct scrape_shard *ss = mem_new(struct scrape_shard);
+		ss->sc = sc;
+		ss->shard = i;
+		events_shard_stats(app->rds, app->cfg, i, on_shard_scraped, ss);
+	}
+	if (--sc->left == 0)
+		scrape_done(sc);
+}
+
+void api_handle_readyz(struct http_req *req)
+{
+	struct app *app = app_of(req);
+	int redis_ok = rds_ready(app->rds);
+	int ready = redis_ok && !app->draining;
+	yajl_gen g = json_gen_new();
+	size_t len;
+	const char *s;
+
+	json_open(g);
+	json_str(g, "ready");
+	json_bool(g, ready);
+	json_str(g, "redis");
+	json_str(g, redis_ok ? "ok" : rds_last_error(app->rds));
+	json_str(g, "draining");
+	json_bool(g, app->draining);
+	json_str(g, "connections");
+	json_int(g, http_connections(app->http));
+	json_str(g, "inflight");
+	json_int(g, http_inflight(app->http));
+	json_close(g);
+	s = json_buf(g, &len);
+	http_reply_raw(req, ready ? 200 : 503, s, len);
+	yajl_gen_free(g);
+}
