@@ -1,0 +1,90 @@
+/* shardq: items gathered per shard during one turn of the event loop and
+ * handed to their owner in calls of a bounded size, oldest first, so that
+ * many durable writes share one script call (the ingest of upstream
+ * notifications, a bank's Pix). */
+#include "pixrelay/redis/shardq.h"
+
+#include "pixrelay/core/mem.h"
+
+#include <stdlib.h>
+
+struct shardq {
+	struct event *flush;
+	unsigned max;
+	shardq_send_fn send;
+	shardq_drop_fn drop;
+	void *owner;
+	struct shardq_item *items[KS_SHARDS_MAX]; /* per shard, newest first */
+	unsigned count[KS_SHARDS_MAX];
+	int pending; /* the timer is armed */
+};
+
+/* Hand up to max of shard's items, oldest first, to the owner. */
+static void send_some(struct shardq *q, int shard)
+{
+	unsigned n = q->count[shard] < q->max ? q->count[shard] : q->max;
+	struct shardq_item **items = mem_calloc(n, sizeof(*items));
+	struct shardq_item **pp = &q->items[shard];
+
+	/* the list is newest first: take the n oldest, its tail */
+	for (unsigned skip = q->count[shard] - n; skip; skip--)
+		pp = &(*pp)->next;
+	for (unsigned i = n; i-- > 0;) {
+		items[i] = *pp;
+		*pp = (*pp)->next;
+		items[i]->next = NULL;
+	}
+	q->count[shard] -= n;
+	q->send(q->owner, shard, items, n);
+}
+
+static void on_flush(evutil_socket_t fd, short what, void *arg)
+{
+	struct shardq *q = arg;
+
+	q->pending = 0;
+	for (int s = 0; s < KS_SHARDS_MAX; s++)
+		while (q->count[s])
+			send_some(q, s);
+}
+
+struct shardq *shardq_new(struct event_base *base, unsigned max, shardq_send_fn send,
+			  shardq_drop_fn drop, void *owner)
+{
+	struct shardq *q = mem_new(struct shardq);
+
+	q->max = max ? max : 1;
+	q->send = send;
+	q->drop = drop;
+	q->owner = owner;
+	q->flush = evtimer_new(base, on_flush, q);
+	if (!q->flush)
+		mem_oom(__FILE__, __LINE__);
+	return q;
+}
+
+void shardq_free(struct shardq *q)
+{
+	if (!q)
+		return;
+	for (int s = 0; s < KS_SHARDS_MAX; s++)
+		while (q->items[s]) {
+			struct shardq_item *it = q->items[s];
+			q->items[s] = it->next;
+			q->drop(q->owner, it);
+		}
+	event_free(q->flush);
+	free(q);
+}
+
+void shardq_add(struct shardq *q, int shard, struct shardq_item *item)
+{
+	item->next = q->items[shard];
+	q->items[shard] = item;
+	q->count[shard]++;
+	if (!q->pending) {
+		struct timeval zero = {0, 0};
+		q->pending = 1;
+		evtimer_add(q->flush, &zero);
+	}
+}
