@@ -1,3 +1,47 @@
+-- charge_apply: the change itself, once its checks passed: charge `cid` (its HMGET `c` of
+-- status, account, expires_ms, head, mid, amount, fee, postback_url, env, pix, and for
+-- the bank's Pix updated_at) becomes `to`,
+-- out of the expiry set, its net amount credited (PAID) or debited (REFUNDED) with a
+-- ledger entry, and its event `event` (nil: none) with id `evt` written. `pix` (nil or a
+-- JSON object) is what a bank reported of the Pix that paid it, `e2e` its endToEndId:
+-- kept on the charge and shown in its JSON (`"pix": {...}`). Returns the charge's JSON.
+local function charge_apply(p, cid, c, to, event, now, now_txt, evt, ttl, pix, e2e)
+  local ck = p .. 'ch:' .. cid
+  local owner, env = c[2], c[9]
+  local net = tonumber(c[6]) - tonumber(c[7])
+  local acct_key = p .. 'acct:' .. env .. ':' .. owner
+  if pix then
+    redis.call('HSET', ck, 'status', to, 'updated_at', now_txt, 'updated_ms', now, 'pix', pix,
+      'pix_e2e', e2e)
+  else
+    redis.call('HSET', ck, 'status', to, 'updated_at', now_txt, 'updated_ms', now)
+    pix = c[10]
+  end
+  redis.call('ZREM', p .. 'expiry', cid)
+  local json = c[4] .. to .. c[5] .. now_txt
+  if pix and pix ~= '' then
+    json = json .. '","pix":' .. pix .. '}'
+  else
+    json = json .. '"}'
+  end
+
+  if to == 'PAID' or to == 'REFUNDED' then
+    local delta = (to == 'PAID') and net or -net
+    local bal = redis.call('HINCRBY', acct_key, 'balance', delta)
+    local lk = p .. 'ledger:' .. owner
+    redis.call('LPUSH', lk, cjson.encode({at = tonumber(now), amount = delta, balance = bal,
+      kind = (to == 'PAID') and 'charge_paid' or 'charge_refunded', charge = cid}))
+    redis.call('LTRIM', lk, 0, 999)
+  end
+
+  if not event then return json end
+  local url = c[8]
+  if url == '' then url = redis.call('HGET', acct_key, 'postback_url') or '' end
+  local body = '{"id":"' .. evt .. '","event":"' .. event .. '","data":' .. json .. '}'
+  event_write(p, evt, env, owner, event, url, body, cid, now, ttl)
+  return json
+end
+
 -- charge_move: move charge `cid` of shard prefix `p` by `action` (pay | expire | refund |
 -- fail) once, with its balance change, ledger entry and event (id `evt`), all in the shard.
 -- `account` ('' = any: the expiry scheduler) must own the charge; `amount` ('' = the
@@ -9,7 +53,7 @@
 local function charge_move(p, cid, action, account, now, now_txt, evt, amount, ttl)
   local ck = p .. 'ch:' .. cid
   local c = redis.call('HMGET', ck, 'status', 'account', 'expires_ms', 'head', 'mid',
-    'amount', 'fee', 'postback_url', 'env')
+    'amount', 'fee', 'postback_url', 'env', 'pix')
   if not c[1] then return {'not_found'} end
   local status, owner, env = c[1], c[2], c[9]
   if account ~= '' and account ~= owner then return {'not_found'} end
@@ -40,24 +84,8 @@ local function charge_move(p, cid, action, account, now, now_txt, evt, amount, t
     if bal < net then return {'insufficient', tostring(bal)} end
   end
 
-  redis.call('HSET', ck, 'status', to, 'updated_at', now_txt, 'updated_ms', now)
-  redis.call('ZREM', p .. 'expiry', cid)
-  local json = c[4] .. to .. c[5] .. now_txt .. '"}'
-
-  if to == 'PAID' or to == 'REFUNDED' then
-    local delta = (to == 'PAID') and net or -net
-    local bal = redis.call('HINCRBY', acct_key, 'balance', delta)
-    local lk = p .. 'ledger:' .. owner
-    redis.call('LPUSH', lk, cjson.encode({at = tonumber(now), amount = delta, balance = bal,
-      kind = (to == 'PAID') and 'charge_paid' or 'charge_refunded', charge = cid}))
-    redis.call('LTRIM', lk, 0, 999)
-  end
-
+  local json = charge_apply(p, cid, c, to, event, now, now_txt, evt, ttl, nil, nil)
   if not event then return {'ok', to, json, ''} end
-  local url = c[8]
-  if url == '' then url = redis.call('HGET', acct_key, 'postback_url') or '' end
-  local body = '{"id":"' .. evt .. '","event":"' .. event .. '","data":' .. json .. '}'
-  event_write(p, evt, env, owner, event, url, body, cid, now, ttl)
   if action == 'expire_late' then return {'expired', json, evt} end
   return {'ok', to, json, evt}
 end
