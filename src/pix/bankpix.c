@@ -178,9 +178,11 @@ static int time_field(const struct where *w, yajl_val obj, const char *key, cons
 	return 0;
 }
 
-static int refund_parse(const struct where *w, yajl_val v, size_t j, struct bankpix_refund *r,
-			yajl_gen g)
+static int refund_parse(const struct where *w, yajl_val v, size_t j, struct bankpix_refund *r)
 {
+	yajl_gen g;
+	const char *buf;
+	size_t len;
 	char f[64];
 	const char *id, *rtr, *valor, *status, *natureza, *descricao, *motivo, *sol = NULL,
 									       *liq = NULL;
@@ -227,6 +229,7 @@ static int refund_parse(const struct where *w, yajl_val v, size_t j, struct bank
 	snprintf(r->rtr_id, sizeof(r->rtr_id), "%s", rtr);
 	r->status = (enum bankpix_refund_status)st;
 
+	g = json_gen_new();
 	json_open(g);
 	json_str(g, "id");
 	json_str(g, id);
@@ -260,7 +263,17 @@ static int refund_parse(const struct where *w, yajl_val v, size_t j, struct bank
 		json_str(g, motivo);
 	}
 	json_close(g);
+	buf = json_buf(g, &len);
+	r->json = mem_strndup(buf, len);
+	yajl_gen_free(g);
 	return 0;
+}
+
+static void refunds_free(struct bankpix_refund *r, size_t n)
+{
+	for (size_t j = 0; j < n; j++)
+		free(r[j].json);
+	free(r);
 }
 
 /* Check item `v` into *p (its strings owned), or -1 with the refusal's
@@ -337,8 +350,9 @@ static int item_parse(const struct where *w, yajl_val v, struct bankpix *p)
 		json_open_array(g);
 		for (size_t j = 0; j < n; j++) {
 			yajl_val r = YAJL_IS_ARRAY(dev) ? dev->u.array.values[j] : dev;
-			if (refund_parse(w, r, j, &refunds[j], g) < 0)
+			if (refund_parse(w, r, j, &refunds[j]) < 0)
 				goto done;
+			json_raw(g, refunds[j].json, strlen(refunds[j].json));
 			nrefunds++;
 		}
 		json_close_array(g);
@@ -353,9 +367,10 @@ static int item_parse(const struct where *w, yajl_val v, struct bankpix *p)
 	p->refunds = refunds;
 	p->nrefunds = nrefunds;
 	refunds = NULL;
+	nrefunds = 0;
 	rc = 0;
 done:
-	free(refunds);
+	refunds_free(refunds, nrefunds);
 	if (g)
 		yajl_gen_free(g);
 	return rc;
@@ -415,7 +430,7 @@ done:
 void bankpix_batch_deinit(struct bankpix_batch *b)
 {
 	for (size_t i = 0; i < b->n; i++) {
-		free(b->items[i].refunds);
+		refunds_free(b->items[i].refunds, b->items[i].nrefunds);
 		free(b->items[i].json);
 	}
 	free(b->items);

@@ -45,6 +45,10 @@ static const char *const names[SCRIPT_COUNT] = {
 	[SCRIPT_CHARGE_LIST] = "charge_list",
 	[SCRIPT_ACCOUNT_LIST] = "account_list",
 	[SCRIPT_ACCOUNT_LEDGER] = "account_ledger",
+	[SCRIPT_BANK_CONNECT] = "bank_connect",
+	[SCRIPT_BANK_DISCONNECT] = "bank_disconnect",
+	[SCRIPT_BANK_LOG] = "bank_log",
+	[SCRIPT_BANK_PIX] = "bank_pix",
 };
 /* clang-format on */
 

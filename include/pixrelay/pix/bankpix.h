@@ -31,12 +31,14 @@ enum bankpix_refund_status {
 	BANKPIX_NAO_REALIZADO = 2,
 };
 
-/* One devolucao (refund) of a Pix. */
+/* One devolucao (refund) of a Pix; `json` is it in the canonical form (the
+ * schema's fields only, in its order), owned. */
 struct bankpix_refund {
 	char id[BANKPIX_REFUND_ID_MAX + 1];
 	char rtr_id[BANKPIX_E2E_LEN + 1];
 	int64_t cents;
 	enum bankpix_refund_status status;
+	char *json;
 };
 
 /* One Pix as the bank reported it. `json` is the Pix again in a canonical

@@ -1,0 +1,128 @@
+/* banks: bank connections, and the Pix their banks report (docs/banks.md).
+ *
+ * A connection ties one Pix key (chave) of an account at its bank to a
+ * webhook URL of pixrelay, {base_url}/webhooks/bank/{id}, which the
+ * merchant registers at the bank; the bank POSTs {"pix": [...]} to that URL
+ * with /pix appended. It is authenticated either by the bank's client
+ * certificate (mutual TLS terminated by the reverse proxy, checked here
+ * against the connection's own trust list) or by a random token in the
+ * URL, for banks that offer no mTLS (kept only as its SHA-256).
+ *
+ * A connection lives in its account's shard, like the charges its Pix pay:
+ *   <prefix>{s<k>}:bank:<id>         hash: the connection
+ *   <prefix>{s<k>}:banks:<account>   zset: the account's connections by creation
+ *   <prefix>{<env>}:banks            zset: every connection of the environment
+ * and its id ("bnk_" + ULID) names that shard, so a webhook call leads
+ * straight to it. What it hears is written by the script bank_pix (see its
+ * header for its keys), one call per shard per turn of the loop, before
+ * the bank gets its answer.
+ */
+#ifndef PIXRELAY_BANKS_H
+#define PIXRELAY_BANKS_H
+
+#include "pixrelay/core/config.h"
+#include "pixrelay/pix/bankpix.h"
+#include "pixrelay/pix/env.h"
+#include "pixrelay/redis/redis.h"
+
+#include <event2/event.h>
+
+#define BANKS_ID_MAX 32	     /* "bnk_" + ULID + NUL */
+#define BANKS_PER_ACCOUNT 20 /* connections of one account */
+#define BANKS_TOKEN_LEN 43   /* random base62 characters of a URL token (about 256 bits) */
+#define BANKS_LOG_MAX 1000   /* notifications a connection keeps in its log */
+
+enum banks_auth { BANKS_MTLS = 0, BANKS_URL_TOKEN = 1 };
+
+/* Expected outcomes besides 0. */
+enum banks_result {
+	BANKS_NOT_FOUND = 1,  /* no such connection (of this account) */
+	BANKS_NO_ACCOUNT = 2, /* the account does not exist in this environment */
+	BANKS_LIMIT = 3,      /* BANKS_PER_ACCOUNT connections already */
+	BANKS_KEY_TAKEN = 4,  /* the account connected this Pix key already (json = its id) */
+};
+
+/* A connection as stored: what the receiver needs. Strings owned. */
+struct banks_conn {
+	char id[BANKS_ID_MAX];
+	char account[32];
+	enum env env;
+	enum banks_auth auth;
+	char *pix_key;
+	char *client_ca;    /* PEM of the trust list (mTLS); NULL for a URL token */
+	char token_sha[65]; /* SHA-256 of the URL token, hex; "" for mTLS */
+	long long created_ms;
+};
+void banks_conn_deinit(struct banks_conn *c);
+
+/* result 0 with json, a banks_result with json (or NULL), or -1 with err. */
+typedef void (*banks_fn)(void *ud, int result, const char *json, const char *err);
+/* result 0 with the connection (borrowed for the call), BANKS_NOT_FOUND, or
+ * -1 with err. */
+typedef void (*banks_conn_fn)(void *ud, int result, const struct banks_conn *c, const char *err);
+
+/* Check a Pix key as a connection takes it: 1 to 77 characters, printable
+ * ASCII without spaces (e-mail, +55 phone, CPF, CNPJ or random key). 0, or
+ * -1 with the rule in err. */
+int banks_check_pix_key(const char *key, char *err, size_t errlen);
+
+/* Connect a bank to `account` of `env` for Pix key `pix_key`: with the
+ * trust list `client_ca` (PEM, already checked by certcheck_new) for
+ * BANKS_MTLS, or with a new random URL token for BANKS_URL_TOKEN. json is
+ * the connection with its "webhookUrl" to register at the bank, the token
+ * in it (shown this once). cb runs once, later. */
+void banks_connect(struct rds *r, const struct config *cfg, enum env env, const char *account,
+		   const char *pix_key, enum banks_auth auth, const char *client_ca, banks_fn cb,
+		   void *ud);
+
+/* The connection `id`, whoever owns it (for the receiver). */
+void banks_get(struct rds *r, const struct config *cfg, const char *id, banks_conn_fn cb, void *ud);
+
+/* One connection of `account` ("" = any account of env: master keys and
+ * the operator) as JSON, without any secret. */
+void banks_show(struct rds *r, const struct config *cfg, enum env env, const char *account,
+		const char *id, banks_fn cb, void *ud);
+
+/* The connections of `account` ("" = every account of env), newest first:
+ * {"connections": [...]}. */
+void banks_list(struct rds *r, const struct config *cfg, enum env env, const char *account,
+		banks_fn cb, void *ud);
+
+/* Remove a connection: its webhook URL answers 401 from then on. What it
+ * heard stays for the retention (events, log, deduplication). */
+void banks_disconnect(struct rds *r, const struct config *cfg, enum env env, const char *account,
+		      const char *id, banks_fn cb, void *ud);
+
+/* What the connection heard, newest first, at most `limit` (1..1000):
+ * {"notifications": [...]}, each with its outcome and reason. */
+void banks_log(struct rds *r, const struct config *cfg, enum env env, const char *account,
+	       const char *id, int limit, banks_fn cb, void *ud);
+
+/* ---- receiving ---- */
+
+/* Where the Pix of authenticated bank calls wait for their durable write:
+ * those of one turn of the loop share one script call per shard (at most
+ * 128 Pix a call). Borrowed: base, r, cfg. */
+struct banks_queue;
+struct banks_queue *banks_queue_new(struct event_base *base, struct rds *r,
+				    const struct config *cfg);
+/* Free; calls still waiting get cb -1 "redis client closed". */
+void banks_queue_free(struct banks_queue *q);
+
+/* Take the Pix of one bank call on connection `c` (copied) and the items
+ * it refused, from `source` ("webhook" or "reconciliation"): every Pix once
+ * per endToEndId, matched to its charge or reported, every refusal logged.
+ * cb runs once, later: 0 with json {"received", "accepted", "duplicates",
+ * "refused": [...], "pix": [{"endToEndId", "outcome", "reason", "charge",
+ * "event"}]}, or -1 with err (nothing acknowledged: the bank should send it
+ * again). The batch is taken (emptied). */
+void banks_receive(struct banks_queue *q, const struct banks_conn *c, const char *source,
+		   struct bankpix_batch *b, banks_fn cb, void *ud);
+
+/* What each outcome counted since the start, for metrics: index by
+ * banks_outcome_names. */
+enum { BANKS_OUTCOMES = 10 };
+extern const char *const banks_outcome_names[BANKS_OUTCOMES];
+void banks_outcome_counts(const struct banks_queue *q, unsigned long long out[BANKS_OUTCOMES]);
+
+#endif
