@@ -1,6 +1,7 @@
 #include "pixrelay/api/api.h"
 
 #include "pixrelay/store/accounts.h"
+#include "pixrelay/store/transfers.h"
 #include "pixrelay/redis/cache.h"
 
 #include "pixrelay/store/charges.h"
@@ -1214,8 +1215,8 @@ static void handle_transfer(struct http_req *req)
 		free(canon);
 	}
 	req->state = mem_printf("%lld", (long long)amount);
-	accounts_transfer(app->rds, app->cfg, c->key.env, c->account, from, to, amount, idem, fp,
-			  on_transfer, req);
+	transfers_create(app->rds, app->cfg, c->key.env, c->account, from, to, amount, idem, fp,
+			 on_transfer, req);
 done:
 	yajl_tree_free(body);
 }

@@ -1,6 +1,7 @@
-/* accounts: business accounts, Pix keys, groups, balances, internal
- * transfers and the operator's KYC review in Redis (spec 4.2, 4.3),
- * asynchronous.
+/* accounts: business accounts, Pix keys, groups, balances and the ledger in
+ * Redis (spec 4.2), asynchronous. Internal transfers between accounts (spec
+ * 4.3) are transfers.h; the operator's KYC review is review.h. Both answer
+ * with accounts_fn and the results below.
  *
  * An account's group is itself plus every account that shares at least one
  * member (a representative, by CPF) with it — the spec's rule, not
@@ -56,28 +57,6 @@ typedef void (*accounts_fn)(void *ud, int result, const char *json, const char *
  * call. */
 void accounts_create(struct rds *r, const struct config *cfg, enum env env, const char *owner,
 		     const char *key_id, struct account_input *in, accounts_fn cb, void *ud);
-
-/* Move `amount` cents from the account of Pix key `from_key` to that of
- * `to_key`, for `caller`. `idem` (NULL = none) with `fingerprint` makes a
- * retry safe (scoped to the caller and the source account).
- *
- * Accounts live in shards (keyspace.h). Between accounts of one shard the
- * transfer is one script. Across shards it is three, each atomic: the debit
- * with a transfer record in the source's shard, the credit in the
- * destination's (applied once per transfer id, however often it is sent),
- * and marking the record done. cb gets 0 only once the money has arrived;
- * if a step after the debit fails (Redis unavailable, or this process
- * dies), the record stays "debited" and accounts_transfer_recover, run by
- * every dispatcher, finishes it. */
-void accounts_transfer(struct rds *r, const struct config *cfg, enum env env, const char *caller,
-		       const char *from_key, const char *to_key, long long amount, const char *idem,
-		       const char *fingerprint, accounts_fn cb, void *ud);
-
-/* Finish the transfers of `shard` that were debited more than 10 s ago and
- * never marked done (a process died between the steps). done(ud, n) runs
- * once, later, with how many were looked at (-1 on failure). */
-void accounts_transfer_recover(struct rds *r, const struct config *cfg, int shard,
-			       void (*done)(void *ud, int n), void *ud);
 
 /* The balance of `account` and its latest ledger entries (newest first):
  * {"account", "balance", "entries": [...]}. */
