@@ -8,6 +8,7 @@
 #include "api_int.h"
 
 #include "pixrelay/store/accounts.h"
+#include "pixrelay/store/transfers.h"
 #include "pixrelay/pix/account.h"
 #include "pixrelay/pix/keyspace.h"
 #include "pixrelay/pix/reqbody.h"
@@ -199,8 +200,8 @@ void api_handle_transfer(struct http_req *req)
 		free(canon);
 	}
 	req->state = mem_printf("%lld", (long long)amount);
-	accounts_transfer(app->rds, app->cfg, c->key.env, c->account, from, to, amount, idem, fp,
-			  on_transfer, req);
+	transfers_create(app->rds, app->cfg, c->key.env, c->account, from, to, amount, idem, fp,
+			 on_transfer, req);
 done:
 	yajl_tree_free(body);
 }

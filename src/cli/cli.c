@@ -1,6 +1,7 @@
 #include "pixrelay/cli/cli.h"
 
 #include "pixrelay/store/accounts.h"
+#include "pixrelay/store/review.h"
 #include "pixrelay/store/auth.h"
 #include "pixrelay/core/base64.h"
 #include "pixrelay/pix/brcode.h"
@@ -2014,13 +2015,12 @@ static int cmd_review(const struct config *cfg, int argc, char **argv)
 	rc = 1;
 	if (cli_call_open(&call, cfg, &cr) == 0) {
 		if (strcmp(verb, "list") == 0)
-			accounts_review_list(call.r, cfg, env, (int)limit, cli_call_done, &call);
+			review_list(call.r, cfg, env, (int)limit, cli_call_done, &call);
 		else if (strcmp(verb, "show") == 0)
-			accounts_review_show(call.r, cfg, env, id, dir != NULL, cli_call_done,
-					     &call);
+			review_show(call.r, cfg, env, id, dir != NULL, cli_call_done, &call);
 		else
-			accounts_review_decide(call.r, cfg, env, id, strcmp(verb, "approve") == 0,
-					       reason, cli_call_done, &call);
+			review_decide(call.r, cfg, env, id, strcmp(verb, "approve") == 0, reason,
+				      cli_call_done, &call);
 		cli_call_wait(&call);
 		if (call.result < 0) {
 			fprintf(stderr, "pixrelay review %s: %s\n", verb, call.err);

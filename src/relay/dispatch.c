@@ -1,6 +1,6 @@
 #include "pixrelay/relay/dispatch.h"
 
-#include "pixrelay/store/accounts.h"
+#include "pixrelay/store/transfers.h"
 #include "pixrelay/store/auth.h"
 #include "pixrelay/pix/backoff.h"
 #include "pixrelay/store/charges.h"
@@ -1478,7 +1478,7 @@ static void on_tick(evutil_socket_t fd, short kind, void *arg)
 			j->s = s;
 			s->recovering = 1;
 			s->recover_ms = now + RECOVER_EVERY_MS;
-			accounts_transfer_recover(d->r, d->cfg, s->id, on_recovered, j);
+			transfers_recover(d->r, d->cfg, s->id, on_recovered, j);
 		}
 	}
 	pump(d);

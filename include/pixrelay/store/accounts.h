@@ -1,6 +1,7 @@
-/* accounts: business accounts, Pix keys, groups, balances, internal
- * transfers and the operator's KYC review in Redis (spec 4.2, 4.3),
- * asynchronous.
+/* accounts: business accounts, Pix keys, groups, balances and the ledger in
+ * Redis (spec 4.2), asynchronous. Internal transfers between accounts (spec
+ * 4.3) are transfers.h; the operator's KYC review is review.h. Both answer
+ * with accounts_fn and the results below.
  *
  * An account's group is itself plus every account that shares at least one
  * member (a representative, by CPF) with it — the spec's rule, not
@@ -57,28 +58,6 @@ typedef void (*accounts_fn)(void *ud, int result, const char *json, const char *
 void accounts_create(struct rds *r, const struct config *cfg, enum env env, const char *owner,
 		     const char *key_id, struct account_input *in, accounts_fn cb, void *ud);
 
-/* Move `amount` cents from the account of Pix key `from_key` to that of
- * `to_key`, for `caller`. `idem` (NULL = none) with `fingerprint` makes a
- * retry safe (scoped to the caller and the source account).
- *
- * Accounts live in shards (keyspace.h). Between accounts of one shard the
- * transfer is one script. Across shards it is three, each atomic: the debit
- * with a transfer record in the source's shard, the credit in the
- * destination's (applied once per transfer id, however often it is sent),
- * and marking the record done. cb gets 0 only once the money has arrived;
- * if a step after the debit fails (Redis unavailable, or this process
- * dies), the record stays "debited" and accounts_transfer_recover, run by
- * every dispatcher, finishes it. */
-void accounts_transfer(struct rds *r, const struct config *cfg, enum env env, const char *caller,
-		       const char *from_key, const char *to_key, long long amount, const char *idem,
-		       const char *fingerprint, accounts_fn cb, void *ud);
-
-/* Finish the transfers of `shard` that were debited more than 10 s ago and
- * never marked done (a process died between the steps). done(ud, n) runs
- * once, later, with how many were looked at (-1 on failure). */
-void accounts_transfer_recover(struct rds *r, const struct config *cfg, int shard,
-			       void (*done)(void *ud, int n), void *ud);
-
 /* The balance of `account` and its latest ledger entries (newest first):
  * {"account", "balance", "entries": [...]}. */
 void accounts_balance(struct rds *r, const struct config *cfg, enum env env, const char *account,
@@ -131,30 +110,5 @@ typedef void (*accounts_info_fn)(void *ud, int result, const struct accounts_inf
 struct cache;
 void accounts_lookup(struct rds *r, struct cache *c, const struct config *cfg, const char *id,
 		     accounts_info_fn cb, void *ud);
-
-/* ---- the operator's KYC review (the `pixrelay review` commands) ---- */
-
-/* The accounts waiting for review, oldest first, at most `limit`:
- * {"total": n, "accounts": [{id, createdAt, owner, officialName, tradeName,
- * taxID, representatives: [CPF...], alsoClaimedBy: n}]}, where alsoClaimedBy
- * counts the other accounts that name one of its representatives. */
-void accounts_review_list(struct rds *r, const struct config *cfg, enum env env, int limit,
-			  accounts_fn cb, void *ud);
-
-/* One account with its KYC data (company, address, documents,
- * representatives and their pictures by SHA-256), its review status and,
- * for each representative, the other accounts that name the same CPF with
- * their status and owner. With `files` nonzero also "files": {sha256:
- * base64}. ACCOUNTS_NOT_FOUND when `id` is no account of env. */
-void accounts_review_show(struct rds *r, const struct config *cfg, enum env env, const char *id,
-			  int files, accounts_fn cb, void *ud);
-
-/* Approve (approve nonzero) or reject account `id`; `reason` (may be NULL)
- * is kept with the decision. Approval makes its members count for groups at
- * once; rejection, also of an account approved before, stops them at once.
- * On 0, json is {"id", "kycStatus", "previous"}; else ACCOUNTS_NOT_FOUND or
- * ACCOUNTS_PLATFORM. */
-void accounts_review_decide(struct rds *r, const struct config *cfg, enum env env, const char *id,
-			    int approve, const char *reason, accounts_fn cb, void *ud);
 
 #endif
