@@ -1,3 +1,5 @@
+#include "http_int.h"
+
 #include "pixrelay/http/http.h"
 
 #include "pixrelay/http/httpparse.h"
@@ -11,7 +13,6 @@
 #include <errno.h>
 #include <event2/buffer.h>
 #include <event2/event_struct.h>
-#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -50,126 +51,6 @@
 #define ACCEPT_BATCH 64
 #define ACCEPT_PAUSE_MS 250
 #define ACCEPT_LOG_MS 10000
-
-enum cstate {
-	CS_HEAD,    /* reading a request head (or idle between requests) */
-	CS_BODY,    /* reading its body */
-	CS_APP,	    /* the application has the request */
-	CS_STREAM,  /* a streamed reply is going on */
-	CS_CLOSING, /* sending the last answer, then closing */
-	CS_LINGER,  /* answer sent, write side shut: dropping input until EOF */
-};
-
-struct conn;
-
-/* A request: the public part and what only this module sees. */
-struct req {
-	struct http_req pub;
-	struct conn *conn;
-	char *scratch; /* path copy cut into segments for params */
-	char *body;
-	size_t body_cap;
-	int body_mapped;
-	size_t reserved; /* bytes counted in srv->body_bytes */
-	char *hdrs;	 /* response headers added by the application */
-	size_t hdrs_len, hdrs_cap;
-	int has_cache_control, app_close;
-	char **combined; /* values of repeated headers, joined with ", " */
-	unsigned ncombined;
-	int dispatched; /* handed to the application (counted in inflight) */
-	int stream;
-	int stream_head; /* HEAD on a stream: nothing but the head is sent */
-	http_gone_fn gone;
-	void *gone_arg;
-	int gone_state; /* 0, 1 pending, 2 called */
-	int in_gone;
-	int ended;
-	int status;
-	uint64_t bytes_in, bytes_out;
-};
-
-struct conn {
-	struct http_server *srv;
-	struct conn *prev, *next;
-	int fd;
-	int refused; /* over max-connections: 503, then closed */
-	enum cstate state;
-	struct event rev, wev, tmo, resume;
-	int rev_on, wev_on;
-	int app_readable; /* readable while the application had the request */
-	uint64_t tmo_at;  /* when the timer fires (ms), 0 = not armed */
-	char *ibuf;
-	size_t ilen;	/* bytes in ibuf */
-	size_t req_off; /* the current request starts here */
-	size_t pos;	/* next unconsumed byte (body phase and after) */
-	struct evbuffer *out;
-	struct httpp parser;
-	struct httpp_head head;
-	struct httpp_chunked chunk;
-	struct req *req;
-	char peer[64];
-	uint64_t deadline;     /* hard deadline of the phase (ms), 0 = none */
-	uint64_t idle_ms;      /* read inactivity allowed in the phase, 0 = none */
-	uint64_t send_by;      /* the queued answer must be sent by then, 0 = none */
-	uint64_t last_in;      /* ms */
-	uint64_t last_out;     /* ms */
-	uint64_t req_start_us; /* first byte of the current request */
-	int started;	       /* a byte of the current request arrived */
-	int close_after;       /* close once the output is sent */
-	int linger;	       /* ... after reading what the client still sends */
-	int eof;	       /* the client sent its end: nothing more to read */
-	int processing;	       /* inside conn_process */
-	int dead;	       /* socket closed; kept for the application's request */
-	int freeing;
-	size_t lingered;
-};
-
-struct http_server {
-	struct event_base *base;
-	const struct config *cfg;
-	const struct http_route *routes;
-	size_t nroutes;
-	http_auth_fn auth;
-	void *app;
-	struct netaddr_list trusted;
-	int lfd;
-	struct event *lev, *pause_timer;
-	int paused;
-	uint64_t last_accept_log;
-	unsigned accept_errors; /* since the last log line */
-	struct conn *conns;
-	unsigned nconns, nrefused, inflight;
-	size_t body_bytes;
-	int draining;
-	int port;
-	http_observer_fn observer;
-	void *observer_arg;
-	time_t date_sec;
-	char date[40];
-};
-
-static int conn_process(struct conn *c);
-static void conn_settle(struct conn *c);
-static void conn_kill(struct conn *c);
-static void req_free(struct req *r);
-
-/* ---- time ---- */
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-static uint64_t now_us(void)
-{
-	struct timeval tv;
-
-	gettimeofday(&tv, NULL);
-	return (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec;
-}
 
 static const char *http_date(struct http_server *srv)
 {
@@ -211,7 +92,7 @@ const char *http_method_name(enum http_method m)
 	return "-";
 }
 
-static enum http_method to_method(enum httpp_method m)
+enum http_method http_method_of(enum httpp_method m)
 {
 	switch (m) {
 	case HTTPP_GET:
@@ -307,7 +188,7 @@ static size_t page_round(size_t n)
 /* Make room for `cap` bytes of body, contents kept. Large bodies get a
  * mapping of their own so that their memory goes back to the system when the
  * request ends, whatever the allocator does. */
-static void body_grow(struct req *r, size_t cap)
+void http_body_grow(struct req *r, size_t cap)
 {
 	void *p;
 
@@ -333,7 +214,7 @@ static void body_grow(struct req *r, size_t cap)
 	r->body_cap = cap;
 }
 
-static void body_release(struct req *r)
+void http_body_release(struct req *r)
 {
 	struct http_server *srv = r->pub.srv;
 
@@ -350,7 +231,7 @@ static void body_release(struct req *r)
 
 /* Count `n` more bytes of body against max-body-memory. Returns -1 when they
  * do not fit while other bodies are held (one body alone always fits). */
-static int body_budget(struct req *r, size_t n)
+int http_body_budget(struct req *r, size_t n)
 {
 	struct http_server *srv = r->pub.srv;
 	size_t others = srv->body_bytes - r->reserved;
@@ -364,7 +245,7 @@ static int body_budget(struct req *r, size_t n)
 
 /* ---- requests ---- */
 
-static struct req *req_new(struct conn *c)
+struct req *http_req_new(struct conn *c)
 {
 	struct req *r = mem_new(struct req);
 
@@ -378,11 +259,11 @@ static struct req *req_new(struct conn *c)
 	return r;
 }
 
-static void req_free(struct req *r)
+void http_req_free(struct req *r)
 {
 	if (!r)
 		return;
-	body_release(r);
+	http_body_release(r);
 	for (unsigned i = 0; i < r->ncombined; i++)
 		free(r->combined[i]);
 	free(r->combined);
@@ -601,7 +482,7 @@ static int is_json_type(const char *ct)
 
 /* Note that output is about to be queued: an empty buffer starts the send
  * deadline. */
-static void out_mark(struct conn *c)
+void http_conn_out_mark(struct conn *c)
 {
 	if (evbuffer_get_length(c->out) == 0) {
 		uint64_t now = now_ms();
@@ -610,7 +491,7 @@ static void out_mark(struct conn *c)
 	}
 }
 
-static void report(struct req *r)
+void http_reply_report(struct req *r)
 {
 	struct http_server *srv = r->pub.srv;
 	char path[1200] = "";
@@ -667,7 +548,24 @@ static size_t build_head(struct req *r, char *h, int status, const char *ctype, 
 	return n + 2;
 }
 
-static int may_keep(struct req *r)
+void http_reply_queue_head(struct req *r, int status, const char *ctype, long clen, int keep,
+			   int chunked)
+{
+	struct conn *c = r->conn;
+	char fixed[768], *h = fixed;
+	size_t n, need = head_room(r, ctype);
+
+	if (need > sizeof(fixed))
+		h = mem_alloc(need);
+	n = build_head(r, h, status, ctype, clen, keep, chunked);
+	http_conn_out_mark(c);
+	evbuffer_add(c->out, h, n);
+	if (h != fixed)
+		free(h);
+	r->bytes_out = n;
+}
+
+int http_conn_may_keep(struct req *r)
 {
 	struct conn *c = r->conn;
 
@@ -680,13 +578,13 @@ static void conn_release(struct conn *c);
 
 /* The request is answered: free it and make the connection ready for the
  * next one (or for closing). */
-static void request_done(struct conn *c, struct req *r, int keep)
+void http_conn_request_done(struct conn *c, struct req *r, int keep)
 {
 	struct http_server *srv = c->srv;
 
 	if (r->dispatched && !r->stream)
 		srv->inflight--;
-	req_free(r);
+	http_req_free(r);
 	c->req = NULL;
 	if (c->dead) {
 		conn_release(c);
@@ -723,7 +621,7 @@ static void request_done(struct conn *c, struct req *r, int keep)
 		 * pipelined request on the next turn of the loop */
 		if (c->state == CS_HEAD && c->ilen > c->req_off)
 			event_active(&c->resume, EV_TIMEOUT, 1);
-		conn_settle(c);
+		http_conn_settle(c);
 	}
 }
 
@@ -740,19 +638,10 @@ static void finish(struct req *r, int status, const char *ctype, const void *p1,
 	}
 	r->pub.replied = 1;
 	r->status = status;
-	keep = may_keep(r);
+	keep = http_conn_may_keep(r);
 	if (!c->dead) {
-		char fixed[768], *h = fixed;
-		size_t n, need = head_room(r, ctype);
 		long blen = (long)(n1 + n2 + n3);
-		if (need > sizeof(fixed))
-			h = mem_alloc(need);
-		n = build_head(r, h, status, ctype, blen, keep && c->state != CS_BODY, 0);
-		out_mark(c);
-		evbuffer_add(c->out, h, n);
-		if (h != fixed)
-			free(h);
-		r->bytes_out = n;
+		http_reply_queue_head(r, status, ctype, blen, keep && c->state != CS_BODY, 0);
 		if (r->pub.method != HTTP_HEAD) {
 			if (n1)
 				evbuffer_add(c->out, p1, n1);
@@ -763,8 +652,8 @@ static void finish(struct req *r, int status, const char *ctype, const void *p1,
 			r->bytes_out += (uint64_t)blen;
 		}
 	}
-	report(r);
-	request_done(c, r, keep);
+	http_reply_report(r);
+	http_conn_request_done(c, r, keep);
 }
 
 void http_add_header(struct http_req *pub, const char *name, const char *value)
@@ -857,10 +746,7 @@ void http_reply_error(struct http_req *req, int status, const char *fmt, ...)
 
 /* Answer before the application saw the request (malformed, too large,
  * too slow, over capacity), then close the connection. */
-static void early_error(struct conn *c, int status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void early_error(struct conn *c, int status, const char *fmt, ...)
+void http_reply_early_error(struct conn *c, int status, const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;
@@ -870,11 +756,11 @@ static void early_error(struct conn *c, int status, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	if (!r) {
-		r = c->req = req_new(c);
+		r = c->req = http_req_new(c);
 		ids_pooled_ulid_at(r->pub.request_id, ids_now_ms());
 		if (c->parser.stage == 1) {
 			/* the request line was read: log its method and path */
-			r->pub.method = to_method(c->parser.m);
+			r->pub.method = http_method_of(c->parser.m);
 			r->scratch = mem_strndup(c->ibuf + c->req_off + c->parser.path.off,
 						 c->parser.path.len);
 			r->pub.path = r->scratch;
@@ -973,14 +859,14 @@ static void conn_arm(struct conn *c)
 	c->tmo_at = t;
 }
 
-static void conn_free(struct conn *c)
+void http_conn_free(struct conn *c)
 {
 	struct http_server *srv = c->srv;
 
 	if (c->req) {
 		if (c->req->dispatched && !c->req->stream)
 			srv->inflight--;
-		req_free(c->req);
+		http_req_free(c->req);
 	}
 	if (c->prev)
 		c->prev->next = c->next;
@@ -1016,13 +902,13 @@ static void conn_release(struct conn *c)
 		c->freeing = 1;
 		return;
 	}
-	conn_free(c);
+	http_conn_free(c);
 }
 
 /* The socket is done (error, timeout, client gone). A request the
  * application holds keeps the connection object until it is answered; a
  * stream's `gone` is called from the loop. */
-static void conn_kill(struct conn *c)
+void http_conn_kill(struct conn *c)
 {
 	struct req *r = c->req;
 
@@ -1067,7 +953,7 @@ static int conn_flush(struct conn *c)
 
 /* After any work on a connection: send, close when due, update events and
  * the timer. The connection may be freed. */
-static void conn_settle(struct conn *c)
+void http_conn_settle(struct conn *c)
 {
 	if (c->dead) {
 		if (!c->req || !c->req->dispatched)
@@ -1075,12 +961,12 @@ static void conn_settle(struct conn *c)
 		return;
 	}
 	if (conn_flush(c) < 0) {
-		conn_kill(c);
+		http_conn_kill(c);
 		return;
 	}
 	if (c->state == CS_CLOSING && evbuffer_get_length(c->out) == 0) {
 		if (!c->linger) {
-			conn_kill(c);
+			http_conn_kill(c);
 			return;
 		}
 		/* the last answer is out: shut the write side and read what the
@@ -1108,7 +994,7 @@ static void request_begin(struct conn *c)
 }
 
 /* Hand the complete request to the application. */
-static void dispatch(struct conn *c)
+void http_req_dispatch(struct conn *c)
 {
 	struct req *r = c->req;
 	struct http_server *srv = c->srv;
@@ -1148,11 +1034,11 @@ static void dispatch(struct conn *c)
 }
 
 /* The head is in: set up the request and its body. */
-static void head_done(struct conn *c)
+void http_req_head_done(struct conn *c)
 {
 	struct http_server *srv = c->srv;
 	const struct httpp_head *h = &c->head;
-	struct req *r = req_new(c);
+	struct req *r = http_req_new(c);
 	const char *rid;
 	char allow[128];
 	int path_known;
@@ -1162,7 +1048,7 @@ static void head_done(struct conn *c)
 	c->state = CS_BODY; /* has_head: the head is the request's from now on */
 	c->pos = c->req_off + h->head_len;
 	r->bytes_in = h->head_len;
-	r->pub.method = to_method(h->method);
+	r->pub.method = http_method_of(h->method);
 	r->pub.path = h->path;
 	rid = http_header(&r->pub, "X-Request-Id");
 	if (rid && valid_request_id(rid))
@@ -1174,26 +1060,28 @@ static void head_done(struct conn *c)
 	cap = r->pub.route && (r->pub.route->flags & HTTP_UPLOAD) ? srv->cfg->max_upload
 								  : srv->cfg->max_body;
 	if (h->content_length > cap) {
-		early_error(c, 413, "request body too large: %lld bytes, the limit is %ld",
-			    (long long)h->content_length, cap);
+		http_reply_early_error(c, 413,
+				       "request body too large: %lld bytes, the limit is %ld",
+				       (long long)h->content_length, cap);
 		return;
 	}
 	if (!h->chunked && h->content_length <= 0) {
-		dispatch(c);
+		http_req_dispatch(c);
 		return;
 	}
 	{
 		size_t need = h->chunked ? BODY_CHUNKED_START : (size_t)h->content_length + 1;
-		if (body_budget(r, need) < 0) {
-			early_error(c, 503, "too many request bodies in progress; retry shortly");
+		if (http_body_budget(r, need) < 0) {
+			http_reply_early_error(
+			    c, 503, "too many request bodies in progress; retry shortly");
 			return;
 		}
-		body_grow(r, need);
+		http_body_grow(r, need);
 	}
 	if (h->chunked)
 		httpp_chunked_init(&c->chunk, (uint64_t)cap);
 	if (h->expect_continue) {
-		out_mark(c);
+		http_conn_out_mark(c);
 		evbuffer_add(c->out, "HTTP/1.1 100 Continue\r\n\r\n", 25);
 	}
 	c->deadline = now_ms() + (uint64_t)srv->cfg->http_body_timeout * 1000u;
@@ -1201,7 +1089,7 @@ static void head_done(struct conn *c)
 }
 
 /* Take body bytes from the input buffer. Returns 1 when more are needed. */
-static int body_take(struct conn *c)
+int http_body_take(struct conn *c)
 {
 	struct req *r = c->req;
 	const struct httpp_head *h = &c->head;
@@ -1214,7 +1102,7 @@ static int body_take(struct conn *c)
 		r->bytes_in += n;
 		c->pos += n;
 		if (r->pub.body_len == (size_t)h->content_length) {
-			dispatch(c);
+			http_req_dispatch(c);
 			return 0;
 		}
 		return 1;
@@ -1228,11 +1116,11 @@ static int body_take(struct conn *c)
 		r->bytes_in += used;
 		if (rc == HTTPP_ERROR) {
 			if (c->chunk.status == 413)
-				early_error(c, 413,
-					    "request body too large: the limit is %llu bytes",
-					    (unsigned long long)c->chunk.max);
+				http_reply_early_error(
+				    c, 413, "request body too large: the limit is %llu bytes",
+				    (unsigned long long)c->chunk.max);
 			else
-				early_error(c, c->chunk.status, "%s", c->chunk.error);
+				http_reply_early_error(c, c->chunk.status, "%s", c->chunk.error);
 			return 0;
 		}
 		if (dlen) {
@@ -1241,19 +1129,20 @@ static int body_take(struct conn *c)
 				size_t cap = r->body_cap * 2 > need ? r->body_cap * 2 : need;
 				if (cap > c->chunk.max + 1)
 					cap = (size_t)c->chunk.max + 1;
-				if (body_budget(r, cap - r->body_cap) < 0) {
-					early_error(c, 503,
-						    "too many request bodies in progress; retry "
-						    "shortly");
+				if (http_body_budget(r, cap - r->body_cap) < 0) {
+					http_reply_early_error(
+					    c, 503,
+					    "too many request bodies in progress; retry "
+					    "shortly");
 					return 0;
 				}
-				body_grow(r, cap);
+				http_body_grow(r, cap);
 			}
 			memcpy(r->body + r->pub.body_len, data, dlen);
 			r->pub.body_len += dlen;
 		}
 		if (rc == HTTPP_OK) {
-			dispatch(c);
+			http_req_dispatch(c);
 			return 0;
 		}
 	}
@@ -1296,13 +1185,13 @@ static int conn_process(struct conn *c)
 			if (rc == HTTPP_AGAIN)
 				break;
 			if (rc == HTTPP_ERROR)
-				early_error(c, c->parser.status, "%s", c->parser.error);
+				http_reply_early_error(c, c->parser.status, "%s", c->parser.error);
 			else
-				head_done(c);
+				http_req_head_done(c);
 			continue;
 		}
 		if (c->state == CS_BODY) {
-			if (!body_take(c))
+			if (!http_body_take(c))
 				continue;
 			if (c->eof) {
 				c->state = CS_CLOSING;
@@ -1314,7 +1203,7 @@ static int conn_process(struct conn *c)
 	}
 	c->processing = 0;
 	if (c->freeing) {
-		conn_free(c);
+		http_conn_free(c);
 		return -1;
 	}
 	return 0;
@@ -1382,7 +1271,7 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
 		}
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			return;
-		conn_kill(c);
+		http_conn_kill(c);
 		return;
 	}
 	if (c->state == CS_APP) {
@@ -1397,7 +1286,7 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
 		return;
 	if (n == -2 || (n == 0 && c->ilen == c->req_off && evbuffer_get_length(c->out) == 0)) {
 		/* the client left (or is done, and nothing is owed to it) */
-		conn_kill(c);
+		http_conn_kill(c);
 		return;
 	}
 	if (n == 0) {
@@ -1407,7 +1296,7 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
 	}
 	if (conn_process(c) < 0)
 		return;
-	conn_settle(c);
+	http_conn_settle(c);
 }
 
 static void on_write(evutil_socket_t fd, short what, void *arg)
@@ -1415,15 +1304,13 @@ static void on_write(evutil_socket_t fd, short what, void *arg)
 	struct conn *c = arg;
 
 	if (conn_flush(c) < 0) {
-		conn_kill(c);
+		http_conn_kill(c);
 		return;
 	}
 	if (c->state == CS_HEAD && c->ilen > c->req_off && conn_process(c) < 0)
 		return;
-	conn_settle(c);
+	http_conn_settle(c);
 }
-
-static void call_gone(struct conn *c);
 
 static void on_resume(evutil_socket_t fd, short what, void *arg)
 {
@@ -1431,12 +1318,12 @@ static void on_resume(evutil_socket_t fd, short what, void *arg)
 
 	if (c->dead) {
 		if (c->req && c->req->gone_state == 1)
-			call_gone(c);
+			http_stream_call_gone(c);
 		return;
 	}
 	if (conn_process(c) < 0)
 		return;
-	conn_settle(c);
+	http_conn_settle(c);
 }
 
 static void on_timer(evutil_socket_t fd, short what, void *arg)
@@ -1451,7 +1338,7 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 	    ((c->state != CS_STREAM && c->send_by && now >= c->send_by) ||
 	     now >= c->last_out + idle)) {
 		/* the client does not take its answer */
-		conn_kill(c);
+		http_conn_kill(c);
 		return;
 	}
 	late_in =
@@ -1460,26 +1347,26 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 		if (!(c->state == CS_HEAD && c->started && c->ilen > c->req_off) &&
 		    c->state != CS_BODY) {
 			/* idle between requests, or lingering: close quietly */
-			conn_kill(c);
+			http_conn_kill(c);
 			return;
 		}
 		c->processing = 1;
-		early_error(c, 408, "request %s not received in time",
-			    c->state == CS_BODY ? "body" : "head");
+		http_reply_early_error(c, 408, "request %s not received in time",
+				       c->state == CS_BODY ? "body" : "head");
 		c->processing = 0;
 		if (c->freeing) {
-			conn_free(c);
+			http_conn_free(c);
 			return;
 		}
 	}
-	conn_settle(c);
+	http_conn_settle(c);
 }
 
 /* ---- streams ---- */
 
 static void stream_finish(struct req *r);
 
-static void call_gone(struct conn *c)
+void http_stream_call_gone(struct conn *c)
 {
 	struct req *r = c->req;
 
@@ -1515,26 +1402,17 @@ int http_stream_begin(struct http_req *pub, int status, const char *content_type
 		return 0;
 	}
 	{
-		int keep = may_keep(r) && c->head.minor >= 1;
-		char fixed[768], *h = fixed;
-		size_t n, need = head_room(r, content_type);
-		if (need > sizeof(fixed))
-			h = mem_alloc(need);
+		int keep = http_conn_may_keep(r) && c->head.minor >= 1;
 		if (!keep)
 			r->app_close = 1;
-		n = build_head(r, h, status, content_type, -1, keep, c->head.minor >= 1);
-		out_mark(c);
-		evbuffer_add(c->out, h, n);
-		if (h != fixed)
-			free(h);
-		r->bytes_out = n;
+		http_reply_queue_head(r, status, content_type, -1, keep, c->head.minor >= 1);
 	}
 	r->stream_head = pub->method == HTTP_HEAD;
 	c->state = CS_STREAM;
 	c->deadline = 0;
 	c->idle_ms = 0;
 	if (!c->processing)
-		conn_settle(c);
+		http_conn_settle(c);
 	return 0;
 }
 
@@ -1554,7 +1432,7 @@ long http_stream_write(struct http_req *pub, const void *data, size_t len)
 	if (r->stream_head)
 		return 0;
 	if (len) {
-		out_mark(c);
+		http_conn_out_mark(c);
 		if (c->head.minor >= 1) {
 			char size[24];
 			int n = snprintf(size, sizeof(size), "%zx\r\n", len);
@@ -1571,11 +1449,11 @@ long http_stream_write(struct http_req *pub, const void *data, size_t len)
 	if (pending > HTTP_STREAM_MAX_PENDING) {
 		log_info("stream of request %s: the client does not read; closing",
 			 pub->request_id);
-		conn_kill(c);
+		http_conn_kill(c);
 		return -1;
 	}
 	if (!c->processing) {
-		conn_settle(c);
+		http_conn_settle(c);
 		if (c->dead)
 			return -1;
 	}
@@ -1586,13 +1464,13 @@ static void stream_finish(struct req *r)
 {
 	struct conn *c = r->conn;
 
-	report(r);
+	http_reply_report(r);
 	if (!c->dead && c->head.minor >= 1 && !r->stream_head) {
-		out_mark(c);
+		http_conn_out_mark(c);
 		evbuffer_add(c->out, "0\r\n\r\n", 5);
 		r->bytes_out += 5;
 	}
-	request_done(c, r, !r->app_close && !c->close_after && c->head.minor >= 1);
+	http_conn_request_done(c, r, !r->app_close && !c->close_after && c->head.minor >= 1);
 }
 
 void http_stream_end(struct http_req *pub)
@@ -1606,7 +1484,7 @@ void http_stream_end(struct http_req *pub)
 	}
 	r->ended = 1;
 	if (r->in_gone)
-		return; /* call_gone finishes it when the callback returns */
+		return; /* http_stream_call_gone finishes it when the callback returns */
 	stream_finish(r);
 }
 
@@ -1642,7 +1520,7 @@ static void on_pause_end(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
-static void conn_accepted(struct http_server *srv, int fd, const struct sockaddr_storage *ss)
+void http_conn_accepted(struct http_server *srv, int fd, const struct sockaddr_storage *ss)
 {
 	struct conn *c;
 	int one = 1, refused = srv->nconns >= (unsigned)srv->cfg->max_connections;
@@ -1681,7 +1559,7 @@ static void conn_accepted(struct http_server *srv, int fd, const struct sockaddr
 	if (refused) {
 		srv->nrefused++;
 		c->processing = 1;
-		early_error(c, 503, "too many connections; retry shortly");
+		http_reply_early_error(c, 503, "too many connections; retry shortly");
 		c->processing = 0;
 	} else {
 		srv->nconns++;
@@ -1689,7 +1567,7 @@ static void conn_accepted(struct http_server *srv, int fd, const struct sockaddr
 		c->deadline = c->last_in + (uint64_t)srv->cfg->http_header_timeout * 1000u;
 		c->idle_ms = (uint64_t)srv->cfg->http_timeout * 1000u;
 	}
-	conn_settle(c);
+	http_conn_settle(c);
 }
 
 static void on_accept(evutil_socket_t lfd, short what, void *arg)
@@ -1707,7 +1585,7 @@ static void on_accept(evutil_socket_t lfd, short what, void *arg)
 				accept_trouble(srv, errno);
 			return;
 		}
-		conn_accepted(srv, fd, &ss);
+		http_conn_accepted(srv, fd, &ss);
 	}
 }
 
@@ -1818,7 +1696,7 @@ void http_stop_accepting(struct http_server *srv)
 		next = c->next;
 		if (!c->dead && c->state == CS_HEAD && c->ilen == c->req_off &&
 		    evbuffer_get_length(c->out) == 0)
-			conn_kill(c);
+			http_conn_kill(c);
 	}
 }
 
@@ -1847,11 +1725,11 @@ void http_free(struct http_server *srv)
 		struct req *r = c->req;
 		if (r && r->stream && !r->ended && r->gone_state != 2) {
 			/* tell the application its stream is over; it may end it */
-			conn_kill(c);
-			call_gone(c);
+			http_conn_kill(c);
+			http_stream_call_gone(c);
 			continue;
 		}
-		conn_free(c);
+		http_conn_free(c);
 	}
 	if (srv->pause_timer)
 		event_free(srv->pause_timer);
