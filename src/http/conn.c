@@ -1,31 +1,25 @@
+/* conn.c: one client connection of the HTTP server: reading into its input
+ * buffer, the parse loop over pipelined requests (one at a time, in order,
+ * and only while the client takes its answers), writing, the read and write
+ * events, the one timer for every deadline (head, body, send, idle),
+ * keep-alive, lingering after the last answer, and closing. The request
+ * itself is request.c (its head, route and dispatch) and body.c (its body);
+ * answers are reply.c and stream.c; accepting is server.c.
+ */
 #include "http_int.h"
 
-#include "pixrelay/http/http.h"
-
-#include "pixrelay/http/httpparse.h"
-#include "pixrelay/core/ids.h"
-#include "pixrelay/core/json.h"
 #include "pixrelay/core/log.h"
 #include "pixrelay/core/mem.h"
-#include "pixrelay/core/netaddr.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <event2/buffer.h>
-#include <event2/event_struct.h>
-#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <stdarg.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
-#include <sys/time.h>
-#include <time.h>
 #include <unistd.h>
 
 /* Input buffer of a connection: room for a whole head wherever the request
@@ -45,8 +39,6 @@
 /* Connections over max-connections answered 503 at the same time; more are
  * closed without an answer. */
 #define REFUSED_MAX 64
-
-/* ---- answers ---- */
 
 /* Note that output is about to be queued: an empty buffer starts the send
  * deadline. */
@@ -118,8 +110,6 @@ void http_conn_request_done(struct conn *c, struct req *r, int keep)
 		http_conn_settle(c);
 	}
 }
-
-/* ---- the connection ---- */
 
 static void conn_events(struct conn *c)
 {
