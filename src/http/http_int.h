@@ -146,8 +146,10 @@ static inline uint64_t now_us(void)
 void http_conn_accepted(struct http_server *srv, int fd, const struct sockaddr_storage *ss);
 /* Free the connection and its request now. */
 void http_conn_free(struct conn *c);
-/* The socket is done (error, timeout, client gone); see conn.c. The
- * connection may be freed. */
+/* The socket is done (error, timeout, client gone): close it. The
+ * connection is freed, unless the application holds its request: then it
+ * stays, dead, until the answer (a stream's `gone` is called from the
+ * loop). */
 void http_conn_kill(struct conn *c);
 /* After any work on a connection: send, close when due, update events and
  * the timer. The connection may be freed. */
@@ -163,9 +165,10 @@ void http_conn_request_done(struct conn *c, struct req *r, int keep);
 
 /* ---- request.c: requests, their heads and routes ---- */
 
-/* The public method of a parsed one; 0 when it was not understood. */
+/* The public method for the parser's; 0 when it was not understood. */
 enum http_method http_method_of(enum httpp_method m);
-/* A request on `c`, not yet attached to it. */
+/* A request on `c` (its start, client and scheme from the connection);
+ * the caller attaches it as c->req. */
 struct req *http_req_new(struct conn *c);
 /* Free the request, its body and all it holds; NULL is fine. */
 void http_req_free(struct req *r);

@@ -21,6 +21,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+/* Connections taken per wake-up of the listening socket; when descriptors
+ * run out, accepting pauses this long, with one log line per ACCEPT_LOG_MS. */
 #define ACCEPT_BATCH 64
 #define ACCEPT_PAUSE_MS 250
 #define ACCEPT_LOG_MS 10000
