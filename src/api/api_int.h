@@ -2,7 +2,7 @@
  *
  * The route table is in api.c; the handlers it names live in one file per
  * resource (api_charges.c, api_accounts.c, api_keys.c, api_events.c,
- * api_ingest.c, api_metrics.c), and what they have in common (the error
+ * api_ingest.c, api_banks.c, api_metrics.c), and what they have in common (the error
  * replies, the query parameters of listings, the authentication glue) is in
  * api_common.c. Every handler is an http_handler_fn: it answers the request
  * itself, at once or from a callback of the domain module it calls.
@@ -99,6 +99,15 @@ void api_handle_event_replay(struct http_req *req);
 
 /* api_ingest.c: a payment provider's notifications */
 void api_handle_ingest(struct http_req *req);
+
+/* api_banks.c: bank connections, the bank's webhook, sandbox Pix */
+void api_handle_bank_webhook(struct http_req *req);
+void api_handle_bank_simulate(struct http_req *req);
+void api_handle_banks_list(struct http_req *req);
+void api_handle_bank_connect(struct http_req *req);
+void api_handle_bank_get(struct http_req *req);
+void api_handle_bank_disconnect(struct http_req *req);
+void api_handle_bank_notifications(struct http_req *req);
 
 /* api_accounts.c: banking as a service: accounts, transfers, balances */
 void api_handle_account_create(struct http_req *req);

@@ -6,6 +6,7 @@
 #include "pixrelay/api/evstream.h"
 #include "pixrelay/http/http.h"
 #include "pixrelay/store/ingest.h"
+#include "pixrelay/store/banks.h"
 #include "pixrelay/store/keys.h"
 #include "pixrelay/pix/keyspace.h"
 #include "pixrelay/core/log.h"
@@ -220,6 +221,7 @@ int server_run(struct config *cfg)
 		s.app.cache = cache_new(s.app.base, &addr, cfg->redis_timeout_ms, channel);
 	}
 	s.app.ingest = ingest_queue_new(s.app.base, s.app.rds, cfg);
+	s.app.banks = banks_queue_new(s.app.base, s.app.rds, cfg);
 	s.app.streams = evstream_new(s.app.base, s.app.rds, &addr, cfg);
 	if (cfg->dispatch) {
 		/* its own connections: delivery bookkeeping never queues in front
@@ -295,6 +297,7 @@ done:
 	 * record nothing for deliveries (their leases run out) while the HTTP
 	 * server, the dispatcher and so every request still exist */
 	ingest_queue_free(s.app.ingest);
+	banks_queue_free(s.app.banks);
 	rds_free(s.app.rds);
 	evstream_free(s.app.streams);
 	rds_free(s.dispatch_rds);

@@ -14,6 +14,8 @@ enum family {
 	F_DELIVERIES,
 	F_DELIVERY_DURATION,
 	F_INGEST,
+	F_BANK_PIX,
+	F_BANK_CALLS,
 	F_REDIS_DURATION,
 	F_REDIS_RECONNECTS,
 	F_COUNT
@@ -34,6 +36,14 @@ static const struct {
     [F_DELIVERY_DURATION] = {"pixrelay_delivery_duration_seconds",
 			     "Duration of postback delivery attempts.", 1},
     [F_INGEST] = {"pixrelay_ingest_total", "Upstream notifications answered, by result.", 0},
+    [F_BANK_PIX] = {"pixrelay_bank_pix_total",
+		    "Pix and refused items that banks reported, by source and outcome "
+		    "(docs/banks.md).",
+		    0},
+    [F_BANK_CALLS] = {"pixrelay_bank_calls_total",
+		      "Calls to the bank webhook, by result (accepted, unauthenticated, "
+		      "malformed, unavailable).",
+		      0},
     [F_REDIS_DURATION] = {"pixrelay_redis_command_duration_seconds",
 			  "Round trip of Redis commands and scripts.", 1},
     [F_REDIS_RECONNECTS] = {"pixrelay_redis_reconnects_total",
@@ -148,6 +158,23 @@ void metrics_ingest(const char *result)
 
 	label(l, sizeof(l), "result", result, 0);
 	series_of(F_INGEST, l)->count += 1;
+}
+
+void metrics_bank_pix(const char *source, const char *outcome)
+{
+	char l[96] = "";
+
+	label(l, sizeof(l), "source", source, 1);
+	label(l, sizeof(l), "outcome", outcome, 0);
+	series_of(F_BANK_PIX, l)->count += 1;
+}
+
+void metrics_bank_call(const char *result)
+{
+	char l[64] = "";
+
+	label(l, sizeof(l), "result", result, 0);
+	series_of(F_BANK_CALLS, l)->count += 1;
 }
 
 void metrics_redis(double seconds)

@@ -189,6 +189,7 @@ static void resolve_client(struct http_req *req, const char *peer)
 
 	if (!netaddr_list_contains(&srv->trusted, peer))
 		return;
+	req->via_proxy = 1;
 	proto = http_header(req, "X-Forwarded-Proto");
 	if (proto && (strcasecmp(proto, "https") == 0 || strcasecmp(proto, "http") == 0))
 		snprintf(req->scheme, sizeof(req->scheme), "%s",

@@ -301,7 +301,10 @@ void charge_render_parts(const struct charge_view *v, char **head, char **mid)
 	yajl_gen_free(g);
 }
 
-char *charge_assemble(const char *head, const char *status, const char *mid, const char *updated_at)
+char *charge_assemble(const char *head, const char *status, const char *mid, const char *updated_at,
+		      const char *pix)
 {
+	if (pix && pix[0])
+		return mem_printf("%s%s%s%s\",\"pix\":%s}", head, status, mid, updated_at, pix);
 	return mem_printf("%s%s%s%s\"}", head, status, mid, updated_at);
 }

@@ -10,6 +10,7 @@
 #include "pixrelay/core/ids.h"
 #include "pixrelay/core/json.h"
 #include "pixrelay/core/mem.h"
+#include "pixrelay/core/metrics.h"
 #include "pixrelay/core/timefmt.h"
 #include "pixrelay/pix/event.h"
 #include "pixrelay/pix/keyspace.h"
@@ -22,12 +23,6 @@
 #define BATCH_MAX 128			       /* Pix and refusals in one bank_pix call */
 #define BRASILIA_OFFSET_MS (3LL * 3600 * 1000) /* UTC-3, no daylight saving since 2019 */
 #define LIST_MAX 1000			       /* connections in one listing */
-
-const char *const banks_outcome_names[BANKS_OUTCOMES] = {
-    "paid",	   "duplicate",	      "amount_mismatch", "charge_expired",
-    "charge_paid", "charge_refunded", "charge_failed",	 "unknown_txid",
-    "no_txid",	   "refused",
-};
 
 static const char *auth_name(enum banks_auth a)
 {
@@ -624,22 +619,7 @@ struct banks_queue {
 	struct rds *r;
 	const struct config *cfg;
 	struct shardq *q;
-	unsigned long long counts[BANKS_OUTCOMES];
 };
-
-static void count(struct banks_queue *q, const char *what)
-{
-	for (int i = 0; i < BANKS_OUTCOMES; i++)
-		if (strcmp(banks_outcome_names[i], what) == 0) {
-			q->counts[i]++;
-			return;
-		}
-}
-
-void banks_outcome_counts(const struct banks_queue *q, unsigned long long out[BANKS_OUTCOMES])
-{
-	memcpy(out, q->counts, sizeof(q->counts));
-}
 
 static void request_free(struct request *rq)
 {
@@ -794,7 +774,7 @@ static void on_batch(void *ud, redisReply *reply, const char *err)
 			continue;
 		}
 		if (it->refusal) {
-			count(b->q, "refused");
+			metrics_bank_pix(it->req->source, "refused");
 			item_done(it);
 			continue;
 		}
@@ -802,12 +782,12 @@ static void on_batch(void *ud, redisReply *reply, const char *err)
 			take(&rq->results[it->index][j], reply->element[at + (size_t)j]);
 		if (strcmp(rq->results[it->index][0], "duplicate") == 0) {
 			rq->duplicates++;
-			count(b->q, "duplicate");
+			metrics_bank_pix(rq->source, "duplicate");
 		} else {
 			rq->accepted++;
-			count(b->q, strcmp(rq->results[it->index][0], "paid") == 0
-					? "paid"
-					: rq->results[it->index][1]);
+			metrics_bank_pix(rq->source, strcmp(rq->results[it->index][0], "paid") == 0
+							 ? "paid"
+							 : rq->results[it->index][1]);
 		}
 		at += 4 + 2 * rq->batch.items[it->index].nrefunds;
 		item_done(it);

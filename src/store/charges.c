@@ -68,10 +68,11 @@ static void on_created(void *ud, redisReply *reply, const char *err)
 		c->cb(c->ud, 0, c->json, NULL);
 	} else if (strcmp(e[0]->str, "conflict") == 0 && reply->elements == 2) {
 		c->cb(c->ud, CHARGES_CONFLICT, e[1]->str, NULL);
-	} else if (strcmp(e[0]->str, "existing") == 0 && reply->elements == 5 &&
+	} else if (strcmp(e[0]->str, "existing") == 0 && reply->elements == 6 &&
 		   e[1]->type == REDIS_REPLY_STRING && e[2]->type == REDIS_REPLY_STRING &&
 		   e[3]->type == REDIS_REPLY_STRING && e[4]->type == REDIS_REPLY_STRING) {
-		char *json = charge_assemble(e[1]->str, e[2]->str, e[3]->str, e[4]->str);
+		char *json = charge_assemble(e[1]->str, e[2]->str, e[3]->str, e[4]->str,
+					     e[5]->type == REDIS_REPLY_STRING ? e[5]->str : NULL);
 		c->cb(c->ud, CHARGES_EXISTING, json, NULL);
 		free(json);
 	} else {
@@ -143,7 +144,7 @@ static void store(struct create *c, const char *pix_key)
 	}
 	charge_render_parts(&v, &head, &mid);
 	timefmt_format(created_txt, now);
-	c->json = charge_assemble(head, "PENDING", mid, created_txt);
+	c->json = charge_assemble(head, "PENDING", mid, created_txt, NULL);
 	charge_fingerprint(&c->in, fp);
 
 	ks_shard_prefix(sp, sizeof(sp), cfg->prefix, ks_shard_of(id));
@@ -247,7 +248,7 @@ static void on_get(void *ud, redisReply *reply, const char *err)
 		g->cb(g->ud, -1, NULL, err);
 		goto done;
 	}
-	if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 5) {
+	if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 6) {
 		g->cb(g->ud, -1, NULL, "unexpected reply to HMGET");
 		goto done;
 	}
@@ -264,7 +265,8 @@ static void on_get(void *ud, redisReply *reply, const char *err)
 		goto done;
 	}
 	{
-		char *json = charge_assemble(e[0]->str, e[1]->str, e[2]->str, e[3]->str);
+		char *json = charge_assemble(e[0]->str, e[1]->str, e[2]->str, e[3]->str,
+					     e[5]->type == REDIS_REPLY_STRING ? e[5]->str : NULL);
 		g->cb(g->ud, 0, json, NULL);
 		free(json);
 	}
@@ -277,7 +279,7 @@ void charges_get(struct rds *r, const struct config *cfg, enum env env, const ch
 {
 	struct get *g;
 	char k[KS_KEY_MAX];
-	const char *argv[] = {"HMGET", k, "head", "status", "mid", "updated_at", "account"};
+	const char *argv[] = {"HMGET", k, "head", "status", "mid", "updated_at", "account", "pix"};
 
 	/* a charge lives in its account's shard: another shard's id is not the account's */
 	if (ks_shard_of(id) < 0 || ks_shard_of(id) != ks_shard_of(account)) {
@@ -289,7 +291,7 @@ void charges_get(struct rds *r, const struct config *cfg, enum env env, const ch
 	g->ud = ud;
 	snprintf(g->account, sizeof(g->account), "%s", account);
 	charge_key(k, sizeof(k), cfg->prefix, id);
-	rds_cmd_argv(r, on_get, g, 7, argv, NULL);
+	rds_cmd_argv(r, on_get, g, 8, argv, NULL);
 }
 
 /* ---- QR lookup ---- */
@@ -500,7 +502,7 @@ static void on_list(void *ud, redisReply *reply, const char *err)
 		goto done;
 	}
 	if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 2 ||
-	    (reply->elements - 2) % 5 != 0) {
+	    (reply->elements - 2) % 6 != 0) {
 		l->cb(l->ud, -1, NULL, "unexpected reply from charge_list");
 		goto done;
 	}
@@ -510,14 +512,14 @@ static void on_list(void *ud, redisReply *reply, const char *err)
 			goto done;
 		}
 	}
-	n = (reply->elements - 2) / 5;
+	n = (reply->elements - 2) / 6;
 	g = json_gen_new();
 	json_open(g);
 	json_str(g, "charges");
 	json_open_array(g);
 	for (size_t i = 0; i < n; i++) {
-		redisReply **e = reply->element + i * 5;
-		char *json = charge_assemble(e[1]->str, e[2]->str, e[3]->str, e[4]->str);
+		redisReply **e = reply->element + i * 6;
+		char *json = charge_assemble(e[1]->str, e[2]->str, e[3]->str, e[4]->str, e[5]->str);
 		json_raw(g, json, strlen(json));
 		free(json);
 	}

@@ -21,6 +21,7 @@ struct app {
 	struct rds *rds;
 	struct cache *cache;	     /* keys and accounts, invalidated through Redis */
 	struct ingest_queue *ingest; /* notifications waiting for their write */
+	struct banks_queue *banks;   /* banks' Pix waiting for their write */
 	struct http_server *http;
 	struct http_server *metrics_http; /* the metrics-listen listener, or NULL */
 	struct dispatch *dispatch;	  /* NULL when this process does not deliver */

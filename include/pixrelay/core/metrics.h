@@ -25,6 +25,14 @@ void metrics_delivery(const char *env, const char *outcome, double seconds);
  * "duplicate", "ignored", "failed". */
 void metrics_ingest(const char *result);
 
+/* A Pix a bank reported, or an item it sent that was refused: its source
+ * ("webhook", "reconciliation") and outcome ("paid", "duplicate",
+ * "amount_mismatch", ..., "refused"; docs/banks.md). */
+void metrics_bank_pix(const char *source, const char *outcome);
+/* A call to the bank webhook answered: "accepted", "unauthenticated",
+ * "malformed", "unavailable". */
+void metrics_bank_call(const char *result);
+
 /* A Redis command answered after `seconds`, or a reconnection. */
 void metrics_redis(double seconds);
 void metrics_redis_reconnect(void);

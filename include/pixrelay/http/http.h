@@ -83,6 +83,7 @@ struct http_req {
 	char request_id[65];
 	char client[64]; /* client address (X-Forwarded-For when from a trusted proxy) */
 	char scheme[8];	 /* http or https (X-Forwarded-Proto when trusted) */
+	int via_proxy;	 /* the peer is a trusted proxy: what it says of the client is believed */
 	uint64_t start_us;
 	void *app;   /* application state given to http_new, borrowed */
 	void *auth;  /* set by the auth hook; freed with free() after the reply */

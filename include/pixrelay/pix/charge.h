@@ -80,8 +80,10 @@ struct charge_view {
 /* Render the fixed parts; *head and *mid are malloc'ed (caller frees). */
 void charge_render_parts(const struct charge_view *v, char **head, char **mid);
 
-/* Assemble the full JSON from the parts (malloc'ed, NUL-terminated). */
-char *charge_assemble(const char *head, const char *status, const char *mid,
-		      const char *updated_at);
+/* Assemble the full JSON from the parts (malloc'ed, NUL-terminated), with
+ * the Pix a bank reported as `"pix": {...}` when `pix` is neither NULL nor
+ * "" (stored with the charge when it was paid through a bank connection). */
+char *charge_assemble(const char *head, const char *status, const char *mid, const char *updated_at,
+		      const char *pix);
 
 #endif

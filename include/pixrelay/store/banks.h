@@ -119,10 +119,4 @@ void banks_queue_free(struct banks_queue *q);
 void banks_receive(struct banks_queue *q, const struct banks_conn *c, const char *source,
 		   struct bankpix_batch *b, banks_fn cb, void *ud);
 
-/* What each outcome counted since the start, for metrics: index by
- * banks_outcome_names. */
-enum { BANKS_OUTCOMES = 10 };
-extern const char *const banks_outcome_names[BANKS_OUTCOMES];
-void banks_outcome_counts(const struct banks_queue *q, unsigned long long out[BANKS_OUTCOMES]);
-
 #endif

@@ -37,14 +37,19 @@ local logs = {} -- connection -> entries, oldest first
 local days = {} -- bday key -> true
 local accounts = {}
 
-local function log(conn, entry)
+-- A log entry from names and values in the order given ('' = null), "at" first.
+local function log(conn, fields)
   local l = logs[conn]
   if not l then
     l = {}
     logs[conn] = l
   end
-  entry.at = tonumber(now)
-  l[#l + 1] = cjson.encode(entry)
+  local parts = {'"at":' .. now}
+  for j = 1, #fields, 2 do
+    local v = fields[j + 1]
+    parts[#parts + 1] = '"' .. fields[j] .. '":' .. ((v == '') and 'null' or cjson.encode(v))
+  end
+  l[#l + 1] = '{' .. table.concat(parts, ',') .. '}'
 end
 
 local function count(conn, day, field)
@@ -132,8 +137,8 @@ for _ = 1, n do
     count(conn, day, source)
     count(conn, day, outcome == 'paid' and 'paid' or reason)
   end
-  log(conn, {source = source, endToEndId = e2e, txid = txid, amount = cents, outcome = outcome,
-    reason = reason, charge = c and cid or '', event = event})
+  log(conn, {'source', source, 'endToEndId', e2e, 'txid', txid, 'amount', cents,
+    'outcome', outcome, 'reason', reason, 'charge', c and cid or '', 'event', event})
   out[#out + 1] = outcome
   out[#out + 1] = reason
   out[#out + 1] = event
@@ -165,8 +170,8 @@ for _ = 1, n do
       rev = revt
     end
     if routcome ~= 'duplicate' then count(conn, day, 'refund_' .. string.lower(status)) end
-    log(conn, {source = source, endToEndId = e2e, refund = rid, status = status,
-      amount = rcents, outcome = routcome, charge = c and cid or '', event = rev})
+    log(conn, {'source', source, 'endToEndId', e2e, 'refund', rid, 'status', status,
+      'amount', rcents, 'outcome', routcome, 'charge', c and cid or '', 'event', rev})
     out[#out + 1] = routcome
     out[#out + 1] = rev
     i = i + 5
@@ -177,8 +182,8 @@ for _ = 1, m do
   local conn, source, day, index, e2e, err = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3],
     ARGV[i + 4], ARGV[i + 5]
   count(conn, day, 'refused')
-  log(conn, {source = source, index = tonumber(index), endToEndId = e2e, outcome = 'refused',
-    error = err})
+  log(conn, {'source', source, 'index', tonumber(index), 'endToEndId', e2e,
+    'outcome', 'refused', 'error', err})
   i = i + 6
 end
 due_flush(p)

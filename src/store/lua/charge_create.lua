@@ -6,7 +6,7 @@
 -- ARGV = id, account, env, externalID ('' = none), fingerprint, head, mid,
 --        created_ms, expires_ms, updated_at (text), amount, fee, postbackUrl, brCode,
 --        charge key prefix (<prefix>{s<k>}:ch:, same hash tag, to read an earlier charge)
--- Returns {'created'}, {'existing', head, status, mid, updated_at} for the same
+-- Returns {'created'}, {'existing', head, status, mid, updated_at, pix ('' = none)} for the same
 -- request again, or {'conflict', id} for another request with a used externalID.
 if #KEYS ~= 4 or #ARGV ~= 15 then
   return redis.error_reply('ERR charge_create: wants 4 keys and 15 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
@@ -19,8 +19,8 @@ if ARGV[4] ~= '' then
     if fp ~= ARGV[5] then
       return {'conflict', id}
     end
-    local c = redis.call('HMGET', ARGV[15] .. id, 'head', 'status', 'mid', 'updated_at')
-    return {'existing', c[1], c[2], c[3], c[4]}
+    local c = redis.call('HMGET', ARGV[15] .. id, 'head', 'status', 'mid', 'updated_at', 'pix')
+    return {'existing', c[1], c[2], c[3], c[4], c[5] or ''}
   end
   redis.call('HSET', KEYS[2], ARGV[4], ARGV[1] .. ' ' .. ARGV[5])
 end

@@ -1,0 +1,402 @@
+/* api_banks: bank connections and the bank's own webhook (docs/banks.md).
+ *
+ * POST /v1/webhooks/bank/{id}/pix (and /v1/webhooks/bank/{id}, for banks
+ * that append /pix after a query string) needs no API key: the bank is
+ * authenticated by the connection, with its client certificate as a trusted
+ * proxy forwards it (X-Client-Cert, nginx's $ssl_client_escaped_cert), or
+ * with the connection's URL token (?hmac=). Anything else is 401 and
+ * nothing is stored. The Pix are parsed item by item (bankpix) and written
+ * by the bank store before the answer; Redis out of reach is 503, so the
+ * bank sends them again.
+ *
+ * /v1/bank/connections manages connections with an API key: an account key
+ * its own account's, a master key any account's (X-Account-ID to create, or
+ * the whole environment without it). simulate-pix (sandbox keys only) runs
+ * a standard notification through the same path as a bank's.
+ */
+#include "api_int.h"
+
+#include "pixrelay/core/certcheck.h"
+#include "pixrelay/core/ids.h"
+#include "pixrelay/core/json.h"
+#include "pixrelay/core/log.h"
+#include "pixrelay/core/mem.h"
+#include "pixrelay/core/metrics.h"
+#include "pixrelay/pix/bankpix.h"
+#include "pixrelay/store/banks.h"
+
+#include <openssl/crypto.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MSG_UNAUTHENTICATED "not authenticated as the bank of this connection"
+
+/* A bank's call, from its connection's lookup to its answer. */
+struct hook {
+	struct bankpix_batch batch;
+	int simulated;
+	char conn[BANKS_ID_MAX];
+	size_t accepted;		     /* items that passed the schema */
+	char first_refusal[BANKPIX_ERR_MAX]; /* when none did */
+};
+
+static void hook_free(struct http_req *req)
+{
+	struct hook *h = req->state;
+
+	if (!h)
+		return;
+	bankpix_batch_deinit(&h->batch);
+	free(h);
+	req->state = NULL;
+}
+
+static void refuse_unauthenticated(struct http_req *req, const char *id, const char *why)
+{
+	/* the reason goes to the log only: a caller who is not the bank learns
+	 * nothing about the connection */
+	log_warn("bank webhook %s: connection %.40s: %s", req->request_id, id, why);
+	metrics_bank_call("unauthenticated");
+	hook_free(req);
+	http_reply_error(req, 401, MSG_UNAUTHENTICATED);
+}
+
+/* Whether the bank of connection `c` made this request; why not in `why`. */
+static int authentic(struct http_req *req, const struct banks_conn *c, char *why, size_t whylen)
+{
+	if (c->auth == BANKS_URL_TOKEN) {
+		char *token = http_query(req, "hmac"), sha[65];
+		int ok;
+
+		if (!token || !*token) {
+			snprintf(why, whylen, "no hmac token in the URL");
+			free(token);
+			return 0;
+		}
+		ids_sha256_hex(sha, token, strlen(token));
+		ok = strlen(c->token_sha) == 64 && CRYPTO_memcmp(sha, c->token_sha, 64) == 0;
+		mem_wipe(token, strlen(token));
+		free(token);
+		if (!ok)
+			snprintf(why, whylen, "wrong hmac token");
+		return ok;
+	} else {
+		const char *cert = http_header(req, "X-Client-Cert");
+		struct certcheck *cc;
+		int ok;
+
+		if (!req->via_proxy) {
+			/* only a trusted proxy says what certificate the client had */
+			snprintf(why, whylen, "%s",
+				 cert ? "X-Client-Cert from a peer that is not a trusted proxy "
+					"(trusted-proxies): ignored"
+				      : "no client certificate (not through a trusted proxy)");
+			return 0;
+		}
+		if (!cert || !*cert) {
+			snprintf(why, whylen, "no client certificate");
+			return 0;
+		}
+		cc = c->client_ca ? certcheck_new(c->client_ca, strlen(c->client_ca), why, whylen)
+				  : NULL;
+		if (!cc)
+			return 0;
+		ok = certcheck_verify_escaped(cc, cert, (long long)(ids_now_ms() / 1000), why,
+					      whylen) == 0;
+		certcheck_free(cc);
+		return ok;
+	}
+}
+
+static void on_received(void *ud, int result, const char *json, const char *err)
+{
+	struct http_req *req = ud;
+	struct hook *h = req->state;
+	struct app *app = app_of(req);
+	int simulated = h->simulated;
+
+	if (result < 0) {
+		hook_free(req);
+		if (!simulated)
+			metrics_bank_call("unavailable");
+		api_reply_failure(req, err ? err : "bank notification failed");
+		return;
+	}
+	dispatch_kick(app->dispatch, h->conn);
+	if (!simulated)
+		metrics_bank_call(h->accepted || !h->first_refusal[0] ? "accepted" : "malformed");
+	if (!h->accepted && h->first_refusal[0]) {
+		/* nothing usable, each refusal logged all the same: 400 tells the
+		 * bank, naming the first */
+		char msg[BANKPIX_ERR_MAX + 64];
+
+		snprintf(msg, sizeof(msg), "every Pix of the notification was refused: %s",
+			 h->first_refusal);
+		hook_free(req);
+		http_reply_error(req, 400, "%s", msg);
+		return;
+	}
+	hook_free(req);
+	http_reply_data(req, 200, json, strlen(json));
+}
+
+/* Parse the body and hand its Pix to the bank store. */
+static void receive(struct http_req *req, const struct banks_conn *c)
+{
+	struct app *app = app_of(req);
+	struct hook *h = req->state;
+	char err[256];
+	int rc = bankpix_parse(req->body, req->body_len, &h->batch, err, sizeof(err));
+
+	if (rc != BANKPIX_OK) {
+		if (!h->simulated)
+			metrics_bank_call("malformed");
+		log_warn("bank webhook %s: connection %s: %s", req->request_id, c->id, err);
+		hook_free(req);
+		http_reply_error(req, rc == BANKPIX_TOO_MANY ? 413 : 400, "%s", err);
+		return;
+	}
+	snprintf(h->conn, sizeof(h->conn), "%s", c->id);
+	h->accepted = h->batch.n;
+	if (h->batch.n == 0 && h->batch.nrefused > 0)
+		snprintf(h->first_refusal, sizeof(h->first_refusal), "%s", h->batch.refused[0].err);
+	for (size_t i = 0; i < h->batch.nrefused; i++)
+		log_warn("bank webhook %s: connection %s: refused %s", req->request_id, c->id,
+			 h->batch.refused[i].err);
+	banks_receive(app->banks, c, "webhook", &h->batch, on_received, req);
+}
+
+static void on_hook_conn(void *ud, int result, const struct banks_conn *c, const char *err)
+{
+	struct http_req *req = ud;
+	char why[256] = "";
+
+	if (result < 0) {
+		metrics_bank_call("unavailable");
+		hook_free(req);
+		api_reply_failure(req, err ? err : "bank connection lookup failed");
+		return;
+	}
+	if (result != 0) {
+		refuse_unauthenticated(req, req->params[0], "no such connection");
+		return;
+	}
+	if (!authentic(req, c, why, sizeof(why))) {
+		refuse_unauthenticated(req, c->id, why);
+		return;
+	}
+	receive(req, c);
+}
+
+void api_handle_bank_webhook(struct http_req *req)
+{
+	struct app *app = app_of(req);
+
+	if (!rds_ready(app->rds)) {
+		metrics_bank_call("unavailable");
+		api_reply_unavailable(req);
+		return;
+	}
+	req->state = mem_new(struct hook);
+	banks_get(app->rds, app->cfg, req->params[0], on_hook_conn, req);
+}
+
+/* ---- simulate-pix (sandbox) ---- */
+
+static void on_sim_conn(void *ud, int result, const struct banks_conn *c, const char *err)
+{
+	struct http_req *req = ud;
+	struct api_caller *k = req->auth;
+
+	if (result < 0) {
+		hook_free(req);
+		api_reply_failure(req, err ? err : "bank connection lookup failed");
+		return;
+	}
+	if (result != 0 || c->env != k->key.env ||
+	    (!api_env_scope(req) && strcmp(c->account, k->account) != 0)) {
+		hook_free(req);
+		http_reply_error(req, 404, "bank connection not found: %.40s", req->params[0]);
+		return;
+	}
+	receive(req, c);
+}
+
+void api_handle_bank_simulate(struct http_req *req)
+{
+	struct app *app = app_of(req);
+	struct api_caller *k = req->auth;
+	struct hook *h;
+
+	if (k->key.env != ENV_SANDBOX) {
+		http_reply_error(req, 403,
+				 "simulate-pix is for sandbox keys only; in production the bank "
+				 "reports the Pix");
+		return;
+	}
+	h = mem_new(struct hook);
+	h->simulated = 1;
+	req->state = h;
+	banks_get(app->rds, app->cfg, req->params[0], on_sim_conn, req);
+}
+
+/* ---- connections ---- */
+
+static void on_banks_json(void *ud, int result, const char *json, const char *err)
+{
+	struct http_req *req = ud;
+
+	if (result < 0) {
+		api_reply_failure(req, err ? err : "bank store failed");
+		return;
+	}
+	if (result == BANKS_NOT_FOUND) {
+		http_reply_error(req, 404, "bank connection not found: %.40s", req->params[0]);
+		return;
+	}
+	http_reply_data(req, 200, json, strlen(json));
+}
+
+/* The account in view: "" for the whole environment (a master key without
+ * X-Account-ID). */
+static const char *scope(struct http_req *req)
+{
+	struct api_caller *c = req->auth;
+
+	return api_env_scope(req) ? "" : c->account;
+}
+
+void api_handle_banks_list(struct http_req *req)
+{
+	struct app *app = app_of(req);
+	struct api_caller *c = req->auth;
+
+	banks_list(app->rds, app->cfg, c->key.env, scope(req), on_banks_json, req);
+}
+
+void api_handle_bank_get(struct http_req *req)
+{
+	struct app *app = app_of(req);
+	struct api_caller *c = req->auth;
+
+	banks_show(app->rds, app->cfg, c->key.env, scope(req), req->params[0], on_banks_json, req);
+}
+
+void api_handle_bank_disconnect(struct http_req *req)
+{
+	struct app *app = app_of(req);
+	struct api_caller *c = req->auth;
+
+	banks_disconnect(app->rds, app->cfg, c->key.env, scope(req), req->params[0], on_banks_json,
+			 req);
+}
+
+void api_handle_bank_notifications(struct http_req *req)
+{
+	static const char *const names[] = {"limit"};
+	struct app *app = app_of(req);
+	struct api_caller *c = req->auth;
+	char *values[1];
+	int limit;
+
+	if (api_query_params(req, names, 1, values) < 0)
+		return;
+	if (api_query_limit(req, values[0], 100, BANKS_LOG_MAX, &limit) < 0) {
+		api_query_free(values, 1);
+		return;
+	}
+	api_query_free(values, 1);
+	banks_log(app->rds, app->cfg, c->key.env, scope(req), req->params[0], limit, on_banks_json,
+		  req);
+}
+
+static void on_connected(void *ud, int result, const char *json, const char *err)
+{
+	struct http_req *req = ud;
+
+	switch (result) {
+	case 0:
+		http_reply_data(req, 200, json, strlen(json));
+		return;
+	case BANKS_NO_ACCOUNT:
+		http_reply_error(req, 404, "account not found");
+		return;
+	case BANKS_LIMIT:
+		http_reply_error(req, 409, "the account has %d bank connections already",
+				 BANKS_PER_ACCOUNT);
+		return;
+	case BANKS_KEY_TAKEN:
+		http_reply_error(req, 409, "pixKey: connected already by %s", json);
+		return;
+	default:
+		api_reply_failure(req, err ? err : "bank connection failed");
+	}
+}
+
+void api_handle_bank_connect(struct http_req *req)
+{
+	static const char *const allowed = "pixKey, auth, clientCa";
+	struct app *app = app_of(req);
+	struct api_caller *c = req->auth;
+	yajl_val body = NULL, key, auth, ca;
+	enum banks_auth mode;
+	char err[512];
+	struct certcheck *cc = NULL;
+
+	if (json_parse_object(req->body, req->body_len, &body, err, sizeof(err)) < 0) {
+		http_reply_error(req, 400, "%s", err);
+		return;
+	}
+	for (size_t i = 0; i < body->u.object.len; i++) {
+		const char *k = body->u.object.keys[i];
+		if (strcmp(k, "pixKey") && strcmp(k, "auth") && strcmp(k, "clientCa")) {
+			char echo[JSON_ECHO_MAX + 1];
+
+			http_reply_error(req, 400, "unknown field '%s'; allowed: %s",
+					 json_echo(echo, k), allowed);
+			goto done;
+		}
+	}
+	key = json_get(body, "pixKey");
+	auth = json_get(body, "auth");
+	ca = json_get(body, "clientCa");
+	if (!key || !YAJL_IS_STRING(key)) {
+		http_reply_error(req, 400, "pixKey: %s",
+				 key ? "must be a string"
+				     : "is required (the Pix key at the bank)");
+		goto done;
+	}
+	if (banks_check_pix_key(key->u.string, err, sizeof(err)) < 0) {
+		http_reply_error(req, 400, "pixKey: %s", err);
+		goto done;
+	}
+	if (!auth || !YAJL_IS_STRING(auth) ||
+	    (strcmp(auth->u.string, "mtls") && strcmp(auth->u.string, "url-token"))) {
+		http_reply_error(req, 400, "auth: must be \"mtls\" or \"url-token\"");
+		goto done;
+	}
+	mode = strcmp(auth->u.string, "mtls") == 0 ? BANKS_MTLS : BANKS_URL_TOKEN;
+	if (mode == BANKS_MTLS) {
+		if (!ca || !YAJL_IS_STRING(ca)) {
+			http_reply_error(req, 400, "clientCa: %s",
+					 ca ? "must be a string"
+					    : "is required with auth \"mtls\" (the PEM of the "
+					      "CA that signs the bank's client certificates)");
+			goto done;
+		}
+		cc = certcheck_new(ca->u.string, strlen(ca->u.string), err, sizeof(err));
+		if (!cc) {
+			http_reply_error(req, 400, "clientCa: %s", err);
+			goto done;
+		}
+		certcheck_free(cc);
+	} else if (ca && !YAJL_IS_NULL(ca)) {
+		http_reply_error(req, 400, "clientCa: only with auth \"mtls\"");
+		goto done;
+	}
+	banks_connect(app->rds, app->cfg, c->key.env, c->account, key->u.string, mode,
+		      mode == BANKS_MTLS ? ca->u.string : NULL, on_connected, req);
+done:
+	yajl_tree_free(body);
+}
