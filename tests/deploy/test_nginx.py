@@ -126,6 +126,7 @@ class NginxInFront(unittest.TestCase):
         subprocess.run(["bash", SELFCERT, tls, PUBLIC], check=True, capture_output=True)
         cls.cert = os.path.join(tls, "fullchain.pem")
         cls.port = free_port()
+        cls.webhook_port = free_port()
         with open(SHIPPED) as f:
             shipped = f.read()
         subs = [
@@ -138,6 +139,11 @@ class NginxInFront(unittest.TestCase):
              "ssl_certificate %s/fullchain.pem;" % tls),
             ("ssl_certificate_key /etc/nginx/pixrelay/privkey.pem;",
              "ssl_certificate_key %s/privkey.pem;" % tls),
+            ("listen 443 ssl;", "listen 127.0.0.1:%d ssl;" % cls.webhook_port),
+            ("ssl_certificate /etc/nginx/pixrelay/webhook-fullchain.pem;",
+             "ssl_certificate %s/webhook-fullchain.pem;" % tls),
+            ("ssl_certificate_key /etc/nginx/pixrelay/webhook-privkey.pem;",
+             "ssl_certificate_key %s/webhook-privkey.pem;" % tls),
             ("server 127.0.0.1:8081 ", "server 127.0.0.1:%d " % cls.px[0].port),
             ("server 127.0.0.1:8082 ", "server 127.0.0.1:%d " % cls.px[1].port),
         ]
