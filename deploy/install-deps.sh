@@ -8,6 +8,8 @@ pkgs=(meson ninja-build pkg-config gcc libevent-dev libyajl-dev libhiredis-dev
 if [ "${1:-}" = "--test" ]; then
 	pkgs+=(zbar-tools openssl curl clang-format python3-yaml python3-jsonschema
 		nginx systemd man-db groff-base prometheus chromium wrk iproute2)
+	# python3-yaml, python3-jsonschema: tests/docs/check_openapi.py and the
+	# API Pix validator of the bank tests (tests/e2e/bcb.py)
 	# openapi-spec-validator is packaged from Debian 13 (trixie) on, not in
 	# bookworm: tests/docs/check_openapi.py then checks the structure itself
 	if apt-cache show python3-openapi-spec-validator >/dev/null 2>&1; then
