@@ -8,8 +8,9 @@ import * as keys from "./keys.js";
 import * as events from "./events.js";
 import * as charges from "./charges.js";
 import * as accounts from "./accounts.js";
+import * as banks from "./banks.js";
 
-const pages = { keys, events, charges, accounts };
+const pages = { keys, events, charges, accounts, banks };
 const main = document.getElementById("main");
 
 function parseHash() {

@@ -34,6 +34,20 @@ export async function render(main, where, gen) {
   if (session.current(gen)) main.append(view);
 }
 
+// The Pix a bank reported for this charge (docs/banks.md).
+function pixBlock(p) {
+  const refunds = (p.devolucoes || []).map((d) => d.id + " " + d.status + " " + d.valor).join(" · ");
+  return h("section", { id: "pix" }, h("h2", {}, "Paid by Pix"), dl([
+    ["endToEndId", h("code", {}, p.endToEndId)],
+    ["Payer", p.infoPagador || null],
+    ["Paid at (bank)", p.horario],
+    ["Amount (bank)", p.valor],
+    ["Bank connection", h("a", { href: "#/banks/" + p.connection }, p.connection)],
+    ["Heard by", p.source],
+    ["Refunds", refunds || null],
+  ]));
+}
+
 async function renderOne(main, id, gen) {
   const c = await api.request("GET", "/charge/pix/" + encodeURIComponent(id));
   if (!session.current(gen)) return;
@@ -57,6 +71,7 @@ async function renderOne(main, id, gen) {
           ["Expires", when(c.expiresAt)],
           ["Customer", c.customer ? [cus.name, cus.document, cus.email, cus.phone].filter(Boolean).join(" · ") : null],
         ]),
+        c.pix ? pixBlock(c.pix) : "",
         h("h2", {}, "BR Code ", copyButton(() => c.brCode)),
         h("pre", { class: "code brcode", id: "brcode" }, c.brCode)),
       h("figure", {}, img, h("figcaption", {}, "Scan with a bank app"))));

@@ -148,6 +148,34 @@ try {
   await page.waitForFunction(() => document.getElementById("qr").complete && document.getElementById("qr").naturalWidth > 0);
   await shot("charge");
 
+  // ---- banks: the connection, what its bank reported, the charge it paid ----
+  await page.getByRole("link", { name: "Banks" }).click();
+  await page.locator("tr", { hasText: "pagamentos@loja.example" }).waitFor();
+  assert.equal(await page.locator("#connect-bank").count(), 0, "a master key acting for no account connects nothing");
+  await shot("banks");
+  await page.locator("tr", { hasText: "pagamentos@loja.example" }).click();
+  await page.waitForURL(new RegExp("#/banks/" + cfg.bankConn));
+  const paidRow = page.locator("tr", { hasText: cfg.bankE2E });
+  await paidRow.locator(".badge", { hasText: "paid" }).waitFor();
+  await page.locator("tr", { hasText: "unknown_txid" }).locator(".badge", { hasText: "unmatched" }).waitFor();
+  await shot("bank");
+  await paidRow.getByRole("link").first().click();
+  await page.waitForURL(new RegExp("#/charges/" + cfg.bankCharge));
+  await page.locator("#pix").getByText(cfg.bankE2E).waitFor();
+  await page.locator("#pix").getByText("Maria, pedido 53").waitFor();
+  await shot("charge-pix");
+  // acting for the account, a bank is connected with a URL token, shown once
+  await page.evaluate((id) => sessionStorage.setItem("pixrelay.acting", JSON.stringify({ id, name: "Platform" })), cfg.platform);
+  await page.goto(base + "/dashboard/#/banks");
+  await page.locator("#bank-pix-key").fill("browser@loja.example");
+  await page.locator("#bank-auth").selectOption("url-token");
+  assert.ok(await page.locator("#bank-ca").isHidden(), "no CA for a URL token");
+  await page.getByRole("button", { name: "Connect" }).click();
+  await page.locator("#webhook-url").waitFor();
+  out.bankUrl = await page.locator("#webhook-url").innerText();
+  await page.locator("tr", { hasText: "browser@loja.example" }).waitFor();
+  await page.evaluate(() => sessionStorage.removeItem("pixrelay.acting"));
+
   // ---- accounts: list, one with balance, ledger and secrets on request ----
   await page.getByRole("link", { name: "Accounts" }).click();
   await page.locator("tr", { hasText: cfg.shopName }).waitFor();

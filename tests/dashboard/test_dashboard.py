@@ -123,6 +123,18 @@ class Dashboard(unittest.TestCase):
         self.event_of(ok, "delivered")
         pending = self.call("POST", "/v1/charge/pix/create", {"amount": 990, "externalID": "order-77"})
         secrets = self.call("POST", "/v1/baas/accounts/%s/secrets/reveal" % shop["id"])
+        # a bank connection of the platform account, with a Pix that paid a
+        # charge and one that named none (docs/banks.md)
+        conn = self.call("POST", "/v1/bank/connections",
+                         {"pixKey": "pagamentos@loja.example", "auth": "url-token"}, self.platform)
+        by_bank = self.call("POST", "/v1/charge/pix/create", {"amount": 5300})
+        e2e = "E00000000202611261200dashboard01"
+        sent = self.call("POST", "/v1/bank/connections/%s/simulate-pix" % conn["id"], {"pix": [
+            {"endToEndId": e2e, "txid": by_bank["id"], "valor": "53.00",
+             "horario": "2026-11-26T12:00:00Z", "infoPagador": "Maria, pedido 53"},
+            {"endToEndId": "E00000000202611261200dashboard02", "txid": "semcobranca",
+             "valor": "7.00", "horario": "2026-11-26T12:00:00Z"}]})
+        self.assertEqual([p["outcome"] for p in sent["pix"]], ["paid", "unmatched"])
 
         shots = os.environ.get("PIXRELAY_SCREENSHOTS") or tempfile.mkdtemp(prefix="pixrelay-shots-")
         os.makedirs(shots, exist_ok=True)
@@ -130,7 +142,9 @@ class Dashboard(unittest.TestCase):
                "chromium": CHROMIUM, "master": self.master, "liveMaster": self.live_master,
                "revokedKey": self.revoked, "deadEvent": dead, "bulkEvent": bulk,
                "charge": pending["id"], "shopName": shop["tradeName"],
-               "shopSigningSecret": secrets["postbackSigningSecret"]}
+               "shopSigningSecret": secrets["postbackSigningSecret"],
+               "platform": self.platform, "bankConn": conn["id"], "bankCharge": by_bank["id"],
+               "bankE2E": e2e}
         p = subprocess.run(["node", os.path.join(HERE, "dashboard.mjs")], cwd=HERE,
                            env=dict(os.environ, DASHBOARD_TEST=json.dumps(cfg)),
                            capture_output=True, text=True, timeout=240)
@@ -156,9 +170,14 @@ class Dashboard(unittest.TestCase):
         self.assertIsNotNone(made[0]["lastUsedAt"])
         # every page has its screenshot
         for name in ("signin", "keys", "events", "event", "event-delivered", "charges", "charge",
-                     "accounts", "account", "production"):
+                     "banks", "bank", "charge-pix", "accounts", "account", "production"):
             with open(os.path.join(shots, name + ".png"), "rb") as f:
                 self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n", name)
+        # the bank connection made in the browser exists, its token was shown once
+        made = [c for c in self.call("GET", "/v1/bank/connections", account=self.platform)["connections"]
+                if c["pixKey"] == "browser@loja.example"]
+        self.assertEqual(len(made), 1)
+        self.assertTrue(out["bankUrl"].startswith(made[0]["webhookUrl"] + "?hmac="), out["bankUrl"])
         # no key's text in the server's log
         time.sleep(0.2)  # the log is flushed every 100 ms
         log = self.px.log()
