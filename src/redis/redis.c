@@ -1,4 +1,4 @@
-#include "pixrelay/redis/redis.h"
+#include "redis_int.h"
 
 #include "pixrelay/core/log.h"
 #include "pixrelay/core/mem.h"
@@ -6,15 +6,11 @@
 #include "pixrelay/redis/rslot.h"
 
 #include <hiredis/adapters/libevent.h>
-#include <hiredis/async.h>
 #include <stdarg.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
 
-#define RECONNECT_MIN_MS 50
 #define RECONNECT_MAX_MS 2000
 #define QUICK_REDIRECTS 2 /* then a pause before each next one */
 #define RETRY_MIN_MS 10
@@ -23,160 +19,8 @@
 #define REFRESH_UNHEALTHY_MS 200
 #define GUARD_SUFFIX ":rds-migration-guard"
 
-enum mode {
-	MODE_DETECT,   /* not known until the first node answers CLUSTER SLOTS */
-	MODE_SINGLE,   /* one Redis */
-	MODE_CLUSTER,  /* a Redis Cluster */
-	MODE_SENTINEL, /* the master that Sentinel names */
-};
-
-enum role {
-	ROLE_DATA,     /* commands and scripts (in a subscriber client: the map only) */
-	ROLE_SUB,      /* one subscribed connection */
-	ROLE_SENTINEL, /* asks the sentinels where the master is */
-};
-
-/* What to do with a command once the last reply of its current send is in. */
-enum after {
-	AFTER_FREE,   /* answered (or failed): free it */
-	AFTER_ROUTE,  /* route it again (MOVED: the map says where now) */
-	AFTER_ASK,    /* send it once to `ask` after ASKING */
-	AFTER_RETRY,  /* route it again a little later */
-	AFTER_RELOAD, /* load its script on the same node, then send it there again */
-	AFTER_HOLD,   /* answered: held until a WAIT confirms the replicas have it */
-};
-
-/* One connection to one Redis node. Nodes are freed only with their client,
- * so a command may keep pointing at one. */
-struct node {
-	struct rds *r;
-	enum role role;
-	char host[256];
-	int port;
-	char path[256];
-	char name[280]; /* host:port or the path, for messages */
-	redisAsyncContext *ac;
-	int connected; /* the connection is up */
-	int ready;     /* setup answered: commands may go */
-	int setup_left;
-	int in_map;  /* cluster: a primary of the current map */
-	int seed;    /* the address given: kept even when it owns no slots */
-	int retired; /* no longer in the map: closed, not reconnected */
-	int subscribed;
-	int was_connected; /* the next connection is a reconnection */
-	int timer_armed;
-	long backoff_ms;
-	struct event *reconnect_timer, *connect_timer, *timer;
-	struct cmd *sent, *sent_tail;	    /* sent, waiting for replies, oldest first */
-	struct cmd *waiting, *waiting_tail; /* to send once the node is ready */
-	/* rds_set_wait: scripts answered, held until one WAIT covers them */
-	struct cmd *held, *held_tail;
-	uint64_t wseq;	      /* scripts sent on this connection */
-	uint64_t wait_covers; /* the last of them the WAIT on its way covers */
-	int wait_inflight;
-	struct node *next;
-};
-
-struct cmd;
-typedef void (*internal_fn)(struct cmd *c, redisReply *reply, const char *err);
-
-struct cmd {
-	struct rds *r;
-	rds_reply_fn cb;
-	void *ud;
-	internal_fn icb;	 /* a command of the layer itself (setup, map, sentinel) */
-	struct node *node;	 /* where it was last sent */
-	redisAsyncContext *ac;	 /* on which connection */
-	struct node *ask;	 /* AFTER_ASK: where */
-	struct cmd *prev, *next; /* in a node's sent or waiting list, or parked */
-	uint64_t deadline_ms;	 /* of the whole command, retries included */
-	uint64_t sent_ms;
-	uint64_t sent_us; /* for the latency metric */
-	uint64_t due_ms;  /* parked: when to go again */
-	const char *fail; /* parked: fail with this when due */
-	const char *why;  /* the last reason it had to be tried again */
-	redisReply *held; /* the answer, kept until WAIT confirms */
-	uint64_t wseq;	  /* its number among the scripts sent on its connection */
-	enum after after;
-	int slot;   /* -1: any node */
-	int parts;  /* replies still to come for the current send */
-	int script; /* script id + 1 for EVALSHA */
-	int tries;
-	unsigned char done, reloaded, asking, redirects, guard_sent;
-	unsigned char part_error; /* rslot_error + 1 of the first error of a guarded part */
-	int part_slot, part_port;
-	char part_text[96];    /* its host (MOVED, ASK) or its text */
-	size_t keyoff, keylen; /* the routing argument inside buf */
-	size_t len;
-	char buf[]; /* the command, formatted once (RESP) */
-};
-
-struct rds {
-	struct event_base *base;
-	int own_base; /* made by rds_open */
-	struct rds_addr addr;
-	long timeout_ms;
-	enum mode mode;
-	int ready;
-	int closing;
-	int wait_replicas;
-	struct node *nodes;    /* every node ever used */
-	struct node *data;     /* single and Sentinel: the node commands go to */
-	struct node *sentinel; /* Sentinel: the connection to a sentinel */
-	int sentinel_next;     /* the sentinel to try next */
-	int resolve_wanted;    /* Sentinel: ask for the master once connected */
-	struct node **slots;   /* cluster: the primary of each slot */
-	int covered;	       /* every slot has a primary */
-	int refreshing;	       /* a CLUSTER SLOTS is on its way */
-	uint64_t refresh_due;  /* when refresh_timer fires */
-	int resolving;	       /* Sentinel: a question is on its way */
-	struct event *refresh_timer;
-	struct cmd *parked; /* commands waiting to go again, or to fail */
-	struct event *park_timer;
-	int park_armed;
-	uint64_t park_due;
-	/* a subscriber client */
-	char *channel;
-	int channel_slot;
-	struct node *sub;
-	rds_message_fn on_message;
-	void *message_ud;
-	int wake_on_ready; /* rds_open: stop the private loop once ready */
-	char last_error[256];
-};
-
-static void connect_now(struct node *n);
-static void route(struct cmd *c);
-static void node_send(struct node *n, struct cmd *c);
-static void update_ready(struct rds *r);
-static void node_ready(struct node *n);
 static void node_down(struct node *n);
 static void node_wait(struct node *n);
-static void refresh_soon(struct rds *r, long delay_ms);
-static void sub_retarget(struct rds *r);
-static void sentinel_resolve(struct rds *r);
-
-static uint64_t now_ms(struct rds *r)
-{
-	struct timeval tv;
-
-	event_base_gettimeofday_cached(r->base, &tv);
-	return (uint64_t)tv.tv_sec * 1000 + (uint64_t)tv.tv_usec / 1000;
-}
-
-static uint64_t now_us(void)
-{
-	struct timeval tv;
-
-	gettimeofday(&tv, NULL);
-	return (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec;
-}
-
-static struct timeval tv_ms(long ms)
-{
-	struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
-	return tv;
-}
 
 /* ---- replies ---- */
 
@@ -201,7 +45,7 @@ redisReply *rds_reply_copy(const redisReply *src)
 
 /* ---- commands ---- */
 
-static size_t digits(size_t v)
+size_t rds_digits(size_t v)
 {
 	size_t n = 1;
 
@@ -233,20 +77,20 @@ static char *put_count(char *p, char mark, size_t v)
 /* A command of `nhead` fixed arguments then argc given ones, formatted into
  * one block with its bookkeeping; `key` is the index (over both) of the
  * argument it is routed by, or -1. */
-static struct cmd *cmd_new(struct rds *r, rds_reply_fn cb, void *ud, int nhead, const char **head,
-			   int argc, const char **argv, const size_t *lens, int key)
+struct cmd *rds_cmd_new(struct rds *r, rds_reply_fn cb, void *ud, int nhead, const char **head,
+			int argc, const char **argv, const size_t *lens, int key)
 {
-	size_t total = 1 + digits((size_t)(nhead + argc)) + 2, hl[4];
+	size_t total = 1 + rds_digits((size_t)(nhead + argc)) + 2, hl[4];
 	struct cmd *c;
 	char *p;
 
 	for (int i = 0; i < nhead; i++) {
 		hl[i] = strlen(head[i]);
-		total += 1 + digits(hl[i]) + 2 + hl[i] + 2;
+		total += 1 + rds_digits(hl[i]) + 2 + hl[i] + 2;
 	}
 	for (int i = 0; i < argc; i++) {
 		size_t n = lens ? lens[i] : strlen(argv[i]);
-		total += 1 + digits(n) + 2 + n + 2;
+		total += 1 + rds_digits(n) + 2 + n + 2;
 	}
 	c = mem_alloc(sizeof(*c) + total + 1);
 	memset(c, 0, sizeof(*c));
@@ -274,7 +118,7 @@ static struct cmd *cmd_new(struct rds *r, rds_reply_fn cb, void *ud, int nhead, 
 	return c;
 }
 
-static void cmd_free(struct cmd *c)
+void rds_cmd_free(struct cmd *c)
 {
 	if (c->held)
 		freeReplyObject(c->held);
@@ -282,7 +126,7 @@ static void cmd_free(struct cmd *c)
 }
 
 /* Answer the caller (or the layer, for its own commands), once. */
-static void complete(struct cmd *c, redisReply *reply, const char *err)
+void rds_complete(struct cmd *c, redisReply *reply, const char *err)
 {
 	if (c->done)
 		return;
@@ -295,7 +139,7 @@ static void complete(struct cmd *c, redisReply *reply, const char *err)
 	}
 }
 
-static void list_append(struct cmd **head, struct cmd **tail, struct cmd *c)
+void rds_list_append(struct cmd **head, struct cmd **tail, struct cmd *c)
 {
 	c->next = NULL;
 	c->prev = *tail;
@@ -306,7 +150,7 @@ static void list_append(struct cmd **head, struct cmd **tail, struct cmd *c)
 	*tail = c;
 }
 
-static void list_remove(struct cmd **head, struct cmd **tail, struct cmd *c)
+void rds_list_remove(struct cmd **head, struct cmd **tail, struct cmd *c)
 {
 	if (c->prev)
 		c->prev->next = c->next;
@@ -339,13 +183,13 @@ static void park_arm(struct rds *r, uint64_t due)
 
 /* Park c: fail it with `fail` (not NULL) at the next turn of the loop, or
  * route it again after delay_ms. */
-static void park(struct cmd *c, long delay_ms, const char *fail)
+void rds_park(struct cmd *c, long delay_ms, const char *fail)
 {
 	struct rds *r = c->r;
 
 	if (r->closing) {
-		complete(c, NULL, "redis client closed");
-		cmd_free(c);
+		rds_complete(c, NULL, "redis client closed");
+		rds_cmd_free(c);
 		return;
 	}
 	c->fail = fail;
@@ -359,16 +203,16 @@ static void park(struct cmd *c, long delay_ms, const char *fail)
 }
 
 /* Try c again later, or fail it when its time is up. */
-static void retry_later(struct cmd *c, const char *why)
+void rds_retry_later(struct cmd *c, const char *why)
 {
 	long delay = RETRY_MIN_MS << (c->tries < 5 ? c->tries : 5);
 
 	c->why = why;
 	c->tries++;
 	if (c->icb || now_ms(c->r) + (uint64_t)delay >= c->deadline_ms)
-		park(c, 0, why);
+		rds_park(c, 0, why);
 	else
-		park(c, delay > RETRY_MAX_MS ? RETRY_MAX_MS : delay, NULL);
+		rds_park(c, delay > RETRY_MAX_MS ? RETRY_MAX_MS : delay, NULL);
 }
 
 static void on_park_timer(evutil_socket_t fd, short what, void *arg)
@@ -382,7 +226,7 @@ static void on_park_timer(evutil_socket_t fd, short what, void *arg)
 	for (struct cmd *c = r->parked, *next; c; c = next) {
 		next = c->next;
 		if (c->due_ms <= now) {
-			list_remove(&r->parked, NULL, c);
+			rds_list_remove(&r->parked, NULL, c);
 			c->next = due;
 			due = c;
 		}
@@ -392,10 +236,10 @@ static void on_park_timer(evutil_socket_t fd, short what, void *arg)
 		due = c->next;
 		c->next = NULL;
 		if (c->fail) {
-			complete(c, NULL, c->fail);
-			cmd_free(c);
+			rds_complete(c, NULL, c->fail);
+			rds_cmd_free(c);
 		} else {
-			route(c);
+			rds_route(c);
 		}
 	}
 	{
@@ -412,8 +256,7 @@ static void on_park_timer(evutil_socket_t fd, short what, void *arg)
 
 /* A log line about the connections: info for a server's client, debug for
  * the command-line tools' (they report the reason themselves). */
-static void note(const struct rds *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void note(const struct rds *r, const char *fmt, ...)
+void rds_note(const struct rds *r, const char *fmt, ...)
 {
 	char msg[300];
 	va_list ap;
@@ -426,8 +269,7 @@ static void note(const struct rds *r, const char *fmt, ...)
 
 /* A connection problem: logged (once while it lasts) and kept for
  * rds_last_error. */
-static void node_error(struct node *n, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void node_error(struct node *n, const char *fmt, ...)
+void rds_node_error(struct node *n, const char *fmt, ...)
 {
 	struct rds *r = n->r;
 	char msg[256];
@@ -441,7 +283,7 @@ static void node_error(struct node *n, const char *fmt, ...)
 	snprintf(r->last_error, sizeof(r->last_error), "%s", msg);
 }
 
-static void node_set_address(struct node *n, const char *host, int port, const char *path)
+void rds_node_set_address(struct node *n, const char *host, int port, const char *path)
 {
 	snprintf(n->host, sizeof(n->host), "%s", host ? host : "");
 	n->port = port;
@@ -457,15 +299,15 @@ static void on_reconnect(evutil_socket_t fd, short what, void *arg);
 static void on_connect_timeout(evutil_socket_t fd, short what, void *arg);
 static void on_node_timer(evutil_socket_t fd, short what, void *arg);
 
-static struct node *node_new(struct rds *r, enum role role, const char *host, int port,
-			     const char *path)
+struct node *rds_node_new(struct rds *r, enum role role, const char *host, int port,
+			  const char *path)
 {
 	struct node *n = mem_new(struct node);
 
 	n->r = r;
 	n->role = role;
 	n->backoff_ms = RECONNECT_MIN_MS;
-	node_set_address(n, host, port, path);
+	rds_node_set_address(n, host, port, path);
 	n->reconnect_timer = evtimer_new(r->base, on_reconnect, n);
 	n->connect_timer = evtimer_new(r->base, on_connect_timeout, n);
 	n->timer = evtimer_new(r->base, on_node_timer, n);
@@ -476,7 +318,7 @@ static struct node *node_new(struct rds *r, enum role role, const char *host, in
 
 /* The data node at host:port, made (and connecting) when new, revived when
  * retired. */
-static struct node *node_get(struct rds *r, const char *host, size_t hostlen, int port)
+struct node *rds_node_get(struct rds *r, const char *host, size_t hostlen, int port)
 {
 	struct node *n;
 
@@ -487,7 +329,7 @@ static struct node *node_get(struct rds *r, const char *host, size_t hostlen, in
 	if (!n) {
 		char h[256];
 		snprintf(h, sizeof(h), "%.*s", (int)hostlen, host);
-		n = node_new(r, ROLE_DATA, h, port, NULL);
+		n = rds_node_new(r, ROLE_DATA, h, port, NULL);
 	}
 	if (n->retired) {
 		n->retired = 0;
@@ -495,11 +337,11 @@ static struct node *node_get(struct rds *r, const char *host, size_t hostlen, in
 	}
 	/* a subscriber needs the map only: it keeps one connection for it */
 	if (!n->ac && !evtimer_pending(n->reconnect_timer, NULL) && !r->channel)
-		connect_now(n);
+		rds_connect_now(n);
 	return n;
 }
 
-static void schedule_reconnect(struct node *n)
+void rds_schedule_reconnect(struct node *n)
 {
 	struct timeval tv = tv_ms(n->backoff_ms);
 	/* Sentinel's master: each try asks the sentinels first, so a promoted
@@ -514,15 +356,15 @@ static void schedule_reconnect(struct node *n)
 
 /* The commands waiting for n, which will not be ready soon: elsewhere, later,
  * or failed. None of them was sent. */
-static void requeue_waiting(struct node *n, const char *why)
+void rds_requeue_waiting(struct node *n, const char *why)
 {
 	while (n->waiting) {
 		struct cmd *c = n->waiting;
-		list_remove(&n->waiting, &n->waiting_tail, c);
+		rds_list_remove(&n->waiting, &n->waiting_tail, c);
 		if (n->r->mode == MODE_CLUSTER)
-			retry_later(c, why);
+			rds_retry_later(c, why);
 		else
-			park(c, 0, why);
+			rds_park(c, 0, why);
 	}
 }
 
@@ -540,26 +382,26 @@ static void node_down(struct node *n)
 	evtimer_del(n->connect_timer);
 	if (r->closing)
 		return;
-	requeue_waiting(n, "redis unavailable");
+	rds_requeue_waiting(n, "redis unavailable");
 	if (was_subscribed && r->on_message)
 		r->on_message(r->message_ud, RDS_SUB_LOST, NULL, 0);
-	update_ready(r);
+	rds_update_ready(r);
 	if (r->mode == MODE_CLUSTER && n->in_map > 0)
-		refresh_soon(r, 100);
+		rds_refresh_soon(r, 100);
 	if (!n->retired)
-		schedule_reconnect(n);
+		rds_schedule_reconnect(n);
 }
 
 /* Drop n's connection: every command sent there fails (hiredis calls their
  * callbacks with no reply, at once or when the callback running now
  * returns), the others wait for a reconnect. */
-static void node_reset(struct node *n, const char *why)
+void rds_node_reset(struct node *n, const char *why)
 {
 	redisAsyncContext *ac = n->ac;
 
 	if (!ac)
 		return;
-	node_error(n, "redis %s: %s", n->name, why);
+	rds_node_error(n, "redis %s: %s", n->name, why);
 	ac->data = NULL; /* on_disconnect: handled here */
 	redisAsyncFree(ac);
 	node_down(n);
@@ -567,12 +409,12 @@ static void node_reset(struct node *n, const char *why)
 
 /* A node that owns no slot any more: closed once its commands are answered,
  * and not reconnected. */
-static void node_retire(struct node *n)
+void rds_node_retire(struct node *n)
 {
 	n->retired = 1;
 	n->in_map = 0;
 	evtimer_del(n->reconnect_timer);
-	requeue_waiting(n, "redis unavailable");
+	rds_requeue_waiting(n, "redis unavailable");
 	if (n->ac) {
 		n->ready = 0;
 		redisAsyncDisconnect(n->ac);
@@ -591,9 +433,9 @@ static void on_node_timer(evutil_socket_t fd, short what, void *arg)
 	if (!head)
 		return;
 	if (now >= head->sent_ms + (uint64_t)n->r->timeout_ms) {
-		complete(head, NULL, "redis command timed out");
+		rds_complete(head, NULL, "redis command timed out");
 		/* its reply may still come: the callbacks free it then */
-		node_reset(n, "command timed out");
+		rds_node_reset(n, "command timed out");
 		return;
 	}
 	{
@@ -603,7 +445,8 @@ static void on_node_timer(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
-static void node_arm(struct node *n)
+/* Start the timer that watches n's oldest command, unless it runs. */
+void rds_node_arm(struct node *n)
 {
 	if (!n->timer_armed) {
 		struct timeval tv = tv_ms(n->r->timeout_ms);
@@ -633,7 +476,7 @@ static int put(redisAsyncContext *ac, redisCallbackFn *fn, struct cmd *c, const 
 
 /* "EXISTS <key> {<its hash tag>}:rds-migration-guard" into out: 0, or -1
  * when the key has no usable tag or is too long. */
-static int guard_format(const struct cmd *c, char *out, size_t outlen, size_t *len)
+int rds_guard_format(const struct cmd *c, char *out, size_t outlen, size_t *len)
 {
 	const char *key = c->buf + c->keyoff, *part;
 	size_t plen;
@@ -652,7 +495,7 @@ static int guard_format(const struct cmd *c, char *out, size_t outlen, size_t *l
 /* Send c on n as it is now (ready, or during its setup): with ASKING when
  * asked to, a script of a cluster inside its migration guard, a WAIT behind
  * a script when the client wants one. */
-static void node_send(struct node *n, struct cmd *c)
+void rds_node_send(struct node *n, struct cmd *c)
 {
 	struct rds *r = n->r;
 	redisAsyncContext *ac = n->ac;
@@ -666,7 +509,7 @@ static void node_send(struct node *n, struct cmd *c)
 	c->part_error = 0;
 	c->after = AFTER_FREE;
 	c->guard_sent = r->mode == MODE_CLUSTER && c->script && c->keylen &&
-			guard_format(c, guard, sizeof(guard), &glen) == 0;
+			rds_guard_format(c, guard, sizeof(guard), &glen) == 0;
 	if (c->held) {
 		freeReplyObject(c->held);
 		c->held = NULL;
@@ -696,29 +539,30 @@ static void node_send(struct node *n, struct cmd *c)
 		n->ready = 0;
 		c->node = NULL;
 		if (c->icb || r->mode != MODE_CLUSTER)
-			park(c, 0, c->icb ? "redis connection lost" : "redis unavailable");
+			rds_park(c, 0, c->icb ? "redis connection lost" : "redis unavailable");
 		else
-			retry_later(c, "redis unavailable");
+			rds_retry_later(c, "redis unavailable");
 		return;
 	}
 	c->sent_ms = now_ms(r);
 	if (!c->icb)
 		c->sent_us = now_us();
-	list_append(&n->sent, &n->sent_tail, c);
-	node_arm(n);
+	rds_list_append(&n->sent, &n->sent_tail, c);
+	rds_node_arm(n);
 }
 
 /* A command of the layer itself on node n, answered to fn. */
-static void internal_send(struct node *n, internal_fn fn, int argc, const char **argv)
+void rds_internal_send(struct node *n, internal_fn fn, int argc, const char **argv)
 {
-	struct cmd *c = cmd_new(n->r, NULL, NULL, 0, NULL, argc, argv, NULL, -1);
+	struct cmd *c = rds_cmd_new(n->r, NULL, NULL, 0, NULL, argc, argv, NULL, -1);
 
 	c->icb = fn;
 	c->deadline_ms = now_ms(n->r) + (uint64_t)n->r->timeout_ms;
-	node_send(n, c);
+	rds_node_send(n, c);
 }
 
-static struct node *any_primary(struct rds *r)
+/* A ready primary of the map, or NULL. */
+struct node *rds_any_primary(struct rds *r)
 {
 	for (struct node *n = r->nodes; n; n = n->next)
 		if (n->role == ROLE_DATA && n->in_map && n->ready)
@@ -727,33 +571,33 @@ static struct node *any_primary(struct rds *r)
 }
 
 /* Send c where it belongs, or keep it until it can go, or fail it. */
-static void route(struct cmd *c)
+void rds_route(struct cmd *c)
 {
 	struct rds *r = c->r;
 	struct node *n;
 
 	if (r->closing) {
-		complete(c, NULL, "redis client closed");
-		cmd_free(c);
+		rds_complete(c, NULL, "redis client closed");
+		rds_cmd_free(c);
 		return;
 	}
 	if (r->mode != MODE_CLUSTER) {
 		if (r->data && r->data->ready)
-			node_send(r->data, c);
+			rds_node_send(r->data, c);
 		else
-			park(c, 0, c->why ? c->why : "redis unavailable");
+			rds_park(c, 0, c->why ? c->why : "redis unavailable");
 		return;
 	}
-	n = c->slot >= 0 ? r->slots[c->slot] : any_primary(r);
+	n = c->slot >= 0 ? r->slots[c->slot] : rds_any_primary(r);
 	if (!n) {
-		refresh_soon(r, 0);
-		retry_later(c, "redis unavailable (no primary for the slot)");
+		rds_refresh_soon(r, 0);
+		rds_retry_later(c, "redis unavailable (no primary for the slot)");
 	} else if (n->ready) {
-		node_send(n, c);
+		rds_node_send(n, c);
 	} else if (n->ac) {
-		list_append(&n->waiting, &n->waiting_tail, c);
+		rds_list_append(&n->waiting, &n->waiting_tail, c);
 	} else {
-		retry_later(c, "redis unavailable");
+		rds_retry_later(c, "redis unavailable");
 	}
 }
 
@@ -764,40 +608,40 @@ static void finish(struct cmd *c)
 {
 	struct node *n = c->node;
 
-	list_remove(&n->sent, &n->sent_tail, c);
+	rds_list_remove(&n->sent, &n->sent_tail, c);
 	if (c->done || c->after == AFTER_FREE) {
-		cmd_free(c);
+		rds_cmd_free(c);
 		return;
 	}
 	switch (c->after) {
 	case AFTER_HOLD:
-		list_append(&n->held, &n->held_tail, c);
-		node_arm(n);
+		rds_list_append(&n->held, &n->held_tail, c);
+		rds_node_arm(n);
 		node_wait(n);
 		break;
 	case AFTER_ROUTE:
-		route(c);
+		rds_route(c);
 		break;
 	case AFTER_ASK:
 		c->asking = 1;
 		if (c->ask->ready)
-			node_send(c->ask, c);
+			rds_node_send(c->ask, c);
 		else
-			retry_later(c, "redis unavailable");
+			rds_retry_later(c, "redis unavailable");
 		break;
 	case AFTER_RELOAD:
 		if (n->ready && n->ac) {
 			const char *argv[] = {"SCRIPT", "LOAD",
 					      scripts_body((enum script_id)(c->script - 1))};
 			if (redisAsyncCommandArgv(n->ac, NULL, NULL, 3, argv, NULL) == REDIS_OK) {
-				node_send(n, c);
+				rds_node_send(n, c);
 				break;
 			}
 		}
-		retry_later(c, "redis unavailable");
+		rds_retry_later(c, "redis unavailable");
 		break;
 	default:
-		retry_later(c, c->why);
+		rds_retry_later(c, c->why);
 		break;
 	}
 }
@@ -805,7 +649,7 @@ static void finish(struct cmd *c)
 /* An error reply that may mean "not here" or "not now": plan what to do
  * with c. Returns 1 when c will be sent again (c->after says how), 0 when
  * the error is the answer. */
-static int redirect(struct cmd *c, const char *err, size_t len)
+int rds_redirect(struct cmd *c, const char *err, size_t len)
 {
 	struct rds *r = c->r;
 	char host[64];
@@ -831,11 +675,11 @@ static int redirect(struct cmd *c, const char *err, size_t len)
 		if (r->mode != MODE_CLUSTER)
 			return 0;
 		if (kind == RSLOT_ERR_ASK) {
-			c->ask = node_get(r, host, strlen(host), port);
+			c->ask = rds_node_get(r, host, strlen(host), port);
 			c->after = AFTER_ASK;
 		} else {
-			r->slots[slot] = node_get(r, host, strlen(host), port);
-			refresh_soon(r, 0);
+			r->slots[slot] = rds_node_get(r, host, strlen(host), port);
+			rds_refresh_soon(r, 0);
 			c->after = AFTER_ROUTE;
 		}
 		if (c->redirects > QUICK_REDIRECTS) {
@@ -848,15 +692,15 @@ static int redirect(struct cmd *c, const char *err, size_t len)
 	case RSLOT_ERR_READONLY:
 		/* the node is a replica now: Sentinel or the map knows the master */
 		if (r->mode == MODE_SENTINEL && c->node->ac == c->ac)
-			node_reset(c->node, "became a replica");
+			rds_node_reset(c->node, "became a replica");
 		if (r->mode == MODE_CLUSTER)
-			refresh_soon(r, 0);
+			rds_refresh_soon(r, 0);
 		c->why = "redis unavailable (the node became a replica)";
 		c->after = AFTER_RETRY;
 		return 1;
 	default: /* RSLOT_ERR_RETRY */
 		if (r->mode == MODE_CLUSTER)
-			refresh_soon(r, REFRESH_UNHEALTHY_MS);
+			rds_refresh_soon(r, REFRESH_UNHEALTHY_MS);
 		c->why = "redis unavailable (cluster down, slot being migrated, or loading)";
 		c->after = AFTER_RETRY;
 		return 1;
@@ -865,7 +709,7 @@ static int redirect(struct cmd *c, const char *err, size_t len)
 
 /* The error `text` is c's answer: a redirection or a "not now" that could
  * not be followed before the timeout reads as Redis being unavailable. */
-static void give_up(struct cmd *c, redisReply *res, const char *text)
+void rds_give_up(struct cmd *c, redisReply *res, const char *text)
 {
 	int slot, port;
 	char host[64], msg[160];
@@ -873,11 +717,11 @@ static void give_up(struct cmd *c, redisReply *res, const char *text)
 	    rslot_parse_error(text, strlen(text), &slot, host, sizeof(host), &port);
 
 	if (k == RSLOT_ERR_OTHER || k == RSLOT_ERR_NOSCRIPT) {
-		complete(c, res, text);
+		rds_complete(c, res, text);
 		return;
 	}
 	snprintf(msg, sizeof(msg), "redis unavailable: %.120s", text);
-	complete(c, NULL, msg);
+	rds_complete(c, NULL, msg);
 }
 
 /* A reply to a part of a guarded script (EXISTS, the queued EVALSHA): an
@@ -915,15 +759,15 @@ static void on_node_wait(redisAsyncContext *ac, void *replyp, void *privdata)
 		 r->wait_replicas);
 	while (n->held && (!reply || n->held->wseq <= n->wait_covers)) {
 		struct cmd *c = n->held;
-		list_remove(&n->held, &n->held_tail, c);
+		rds_list_remove(&n->held, &n->held_tail, c);
 		if (ok)
-			complete(c, c->held, NULL);
+			rds_complete(c, c->held, NULL);
 		else
-			complete(c, NULL,
-				 reply	      ? msg
-				 : r->closing ? "redis client closed"
-					      : "redis connection lost");
-		cmd_free(c);
+			rds_complete(c, NULL,
+				     reply	  ? msg
+				     : r->closing ? "redis client closed"
+						  : "redis connection lost");
+		rds_cmd_free(c);
 	}
 	if (reply)
 		node_wait(n);
@@ -946,8 +790,8 @@ static void node_wait(struct node *n)
 		return;
 	}
 	wl = snprintf(w, sizeof(w), "*3\r\n$4\r\nWAIT\r\n$%zu\r\n%d\r\n$%zu\r\n%ld\r\n",
-		      digits((size_t)r->wait_replicas), r->wait_replicas,
-		      digits((size_t)(r->timeout_ms / 2)), r->timeout_ms / 2);
+		      rds_digits((size_t)r->wait_replicas), r->wait_replicas,
+		      rds_digits((size_t)(r->timeout_ms / 2)), r->timeout_ms / 2);
 	if (redisAsyncFormattedCommand(n->ac, on_node_wait, n, w, (size_t)wl) != REDIS_OK) {
 		on_node_wait(NULL, NULL, n);
 		return;
@@ -968,11 +812,11 @@ static void on_result(redisAsyncContext *ac, void *replyp, void *privdata)
 	if (c->done)
 		goto out;
 	if (!reply) {
-		complete(c, NULL, r->closing ? "redis client closed" : "redis connection lost");
+		rds_complete(c, NULL, r->closing ? "redis client closed" : "redis connection lost");
 		goto out;
 	}
 	if (c->icb) {
-		complete(c, reply, reply->type == REDIS_REPLY_ERROR ? reply->str : NULL);
+		rds_complete(c, reply, reply->type == REDIS_REPLY_ERROR ? reply->str : NULL);
 		goto out;
 	}
 	if (c->guard_sent) {
@@ -988,21 +832,21 @@ static void on_result(redisAsyncContext *ac, void *replyp, void *privdata)
 					 c->part_text, c->part_port);
 			else
 				snprintf(text, sizeof(text), "%s", c->part_text);
-			if (!redirect(c, text, strlen(text)))
-				give_up(c, NULL, text);
+			if (!rds_redirect(c, text, strlen(text)))
+				rds_give_up(c, NULL, text);
 			goto out;
 		}
 	}
 	if (res->type == REDIS_REPLY_ERROR) {
-		if (!redirect(c, res->str, res->len))
-			give_up(c, res, res->str);
+		if (!rds_redirect(c, res->str, res->len))
+			rds_give_up(c, res, res->str);
 		goto out;
 	}
 	if (r->wait_replicas > 0 && c->script) {
 		c->held = rds_reply_copy(res);
 		c->after = AFTER_HOLD;
 	} else {
-		complete(c, res, NULL);
+		rds_complete(c, res, NULL);
 	}
 out:
 	if (--c->parts == 0)
@@ -1013,7 +857,7 @@ out:
 
 /* Sentinel: the next connection of this sentinel node goes to the next
  * sentinel of the address (this one is down, or refused us). */
-static void sentinel_next(struct node *n)
+void rds_sentinel_next(struct node *n)
 {
 	struct rds *r = n->r;
 	struct rds_hostport *s;
@@ -1022,10 +866,12 @@ static void sentinel_next(struct node *n)
 		return;
 	r->sentinel_next = (r->sentinel_next + 1) % r->addr.nsentinels;
 	s = &r->addr.sentinels[r->sentinel_next];
-	node_set_address(n, s->host, s->port, NULL);
+	rds_node_set_address(n, s->host, s->port, NULL);
 }
 
-static void on_setup_reply(struct cmd *c, redisReply *reply, const char *err)
+/* The answer to one setup command of n: n is ready after the last one; an
+ * error drops the connection. */
+void rds_on_setup_reply(struct cmd *c, redisReply *reply, const char *err)
 {
 	struct node *n = c->node;
 
@@ -1034,20 +880,20 @@ static void on_setup_reply(struct cmd *c, redisReply *reply, const char *err)
 	if (err) {
 		char msg[200];
 		snprintf(msg, sizeof(msg), "setup failed: %.150s", err);
-		node_reset(n, msg);
-		sentinel_next(n);
+		rds_node_reset(n, msg);
+		rds_sentinel_next(n);
 		if (n->r->wake_on_ready && (n->seed || n->role == ROLE_SENTINEL))
 			event_base_loopbreak(n->r->base);
 		return;
 	}
 	if (--n->setup_left == 0)
-		node_ready(n);
+		rds_node_ready(n);
 }
 
 static void setup(struct node *n, int argc, const char **argv)
 {
 	n->setup_left++;
-	internal_send(n, on_setup_reply, argc, argv);
+	rds_internal_send(n, rds_on_setup_reply, argc, argv);
 }
 
 static void apply_map(struct rds *r, const redisReply *reply, struct node *from);
@@ -1059,12 +905,20 @@ static void on_role(struct cmd *c, redisReply *reply, const char *err)
 		     reply->element[0]->type != REDIS_REPLY_STRING ||
 		     strcmp(reply->element[0]->str, "master") != 0))
 		err = "it is not the master (asking Sentinel again)";
-	on_setup_reply(c, reply, err);
+	rds_on_setup_reply(c, reply, err);
+}
+
+/* A setup step of the master's node: ROLE must say "master". */
+void rds_sentinel_check_role(struct node *n)
+{
+	const char *argv[] = {"ROLE"};
+	n->setup_left++;
+	rds_internal_send(n, on_role, 1, argv);
 }
 
 /* After AUTH (and the cluster question): what a data node needs before
  * commands may go. */
-static void setup_data(struct node *n)
+void rds_setup_data(struct node *n)
 {
 	struct rds *r = n->r;
 
@@ -1074,11 +928,8 @@ static void setup_data(struct node *n)
 		snprintf(db, sizeof(db), "%d", r->addr.db);
 		setup(n, 2, argv);
 	}
-	if (r->mode == MODE_SENTINEL) {
-		const char *argv[] = {"ROLE"};
-		n->setup_left++;
-		internal_send(n, on_role, 1, argv);
-	}
+	if (r->mode == MODE_SENTINEL)
+		rds_sentinel_check_role(n);
 	for (int i = 0; !r->channel && i < SCRIPT_COUNT; i++) {
 		const char *argv[] = {"SCRIPT", "LOAD", scripts_body((enum script_id)i)};
 		setup(n, 3, argv);
@@ -1096,26 +947,32 @@ static void on_detect(struct cmd *c, redisReply *reply, const char *err)
 		return;
 	if (err && reply && strstr(err, "cluster support disabled")) {
 		r->mode = MODE_SINGLE;
-		note(r, "redis %s: one Redis (no cluster)", n->name);
+		rds_note(r, "redis %s: one Redis (no cluster)", n->name);
 	} else if (err) {
-		on_setup_reply(c, reply, err);
+		rds_on_setup_reply(c, reply, err);
 		return;
 	} else if (r->addr.db) {
-		node_reset(n, "is a Redis Cluster, which has only database 0: remove the /db "
-			      "from the redis setting");
+		rds_node_reset(n, "is a Redis Cluster, which has only database 0: remove the /db "
+				  "from the redis setting");
 		return;
 	} else {
 		r->mode = MODE_CLUSTER;
 		r->slots = mem_calloc(RSLOT_COUNT, sizeof(struct node *));
-		note(r, "redis %s: a Redis Cluster", n->name);
+		rds_note(r, "redis %s: a Redis Cluster", n->name);
 		apply_map(r, reply, n);
 	}
-	setup_data(n);
+	rds_setup_data(n);
 	if (--n->setup_left == 0)
-		node_ready(n);
+		rds_node_ready(n);
 }
 
-static void on_subscription(redisAsyncContext *ac, void *replyp, void *privdata);
+/* Ask n, the first node, CLUSTER SLOTS: on_detect decides the mode. */
+void rds_cluster_detect(struct node *n)
+{
+	const char *argv[] = {"CLUSTER", "SLOTS"};
+	n->setup_left++;
+	rds_internal_send(n, on_detect, 2, argv);
+}
 
 static void on_connect(const redisAsyncContext *ac, int status)
 {
@@ -1125,15 +982,15 @@ static void on_connect(const redisAsyncContext *ac, int status)
 	evtimer_del(n->connect_timer);
 	if (status != REDIS_OK) {
 		/* hiredis frees the context after this callback */
-		node_error(n, "cannot connect to redis %s: %.150s", n->name, ac->errstr);
-		sentinel_next(n);
+		rds_node_error(n, "cannot connect to redis %s: %.150s", n->name, ac->errstr);
+		rds_sentinel_next(n);
 		if (r->wake_on_ready && (n->seed || n->role == ROLE_SENTINEL))
 			event_base_loopbreak(r->base);
 		node_down(n);
 		return;
 	}
 	n->connected = 1;
-	note(r, "redis %s connected", n->name);
+	rds_note(r, "redis %s connected", n->name);
 	if (n->was_connected && !r->own_base)
 		metrics_redis_reconnect();
 	n->was_connected = 1;
@@ -1145,23 +1002,18 @@ static void on_connect(const redisAsyncContext *ac, int status)
 		setup(n, 2, argv);
 	}
 	if (n->role == ROLE_SUB) {
-		const char *argv[] = {"SUBSCRIBE", r->channel};
-		if (redisAsyncCommandArgv(n->ac, on_subscription, n, 2, argv, NULL) != REDIS_OK)
-			node_reset(n, "cannot subscribe");
+		rds_sub_subscribe(n);
 		n->setup_left--;
 		return; /* ready once subscribed */
 	}
 	if (n->role == ROLE_DATA) {
-		if (r->mode == MODE_DETECT) {
-			const char *argv[] = {"CLUSTER", "SLOTS"};
-			n->setup_left++;
-			internal_send(n, on_detect, 2, argv);
-		} else {
-			setup_data(n);
-		}
+		if (r->mode == MODE_DETECT)
+			rds_cluster_detect(n);
+		else
+			rds_setup_data(n);
 	}
 	if (--n->setup_left == 0)
-		node_ready(n);
+		rds_node_ready(n);
 }
 
 static void on_disconnect(const redisAsyncContext *ac, int status)
@@ -1171,10 +1023,10 @@ static void on_disconnect(const redisAsyncContext *ac, int status)
 	if (!n || n->r->closing)
 		return; /* dropped on purpose: node_reset or rds_free did the rest */
 	if (status != REDIS_OK)
-		node_error(n, "redis %s disconnected: %s", n->name,
-			   ac->errstr[0] ? ac->errstr : "connection lost");
+		rds_node_error(n, "redis %s disconnected: %s", n->name,
+			       ac->errstr[0] ? ac->errstr : "connection lost");
 	else if (!n->retired)
-		node_error(n, "redis %s disconnected", n->name);
+		rds_node_error(n, "redis %s disconnected", n->name);
 	node_down(n);
 }
 
@@ -1185,7 +1037,7 @@ static void on_connect_timeout(evutil_socket_t fd, short what, void *arg)
 
 	if (!ac || n->connected)
 		return;
-	node_error(n, "redis %s: connect timed out", n->name);
+	rds_node_error(n, "redis %s: connect timed out", n->name);
 	ac->data = NULL;
 	redisAsyncFree(ac); /* no disconnect callback: it never connected */
 	if (n->r->wake_on_ready && (n->seed || n->role == ROLE_SENTINEL))
@@ -1199,14 +1051,14 @@ static void on_reconnect(evutil_socket_t fd, short what, void *arg)
 	struct rds *r = n->r;
 
 	if (n->role == ROLE_SUB)
-		sub_retarget(r);
+		rds_sub_retarget(r);
 	else if (n->role == ROLE_DATA && r->mode == MODE_SENTINEL)
-		sentinel_resolve(r);
+		rds_sentinel_resolve(r);
 	else
-		connect_now(n);
+		rds_connect_now(n);
 }
 
-static void connect_now(struct node *n)
+void rds_connect_now(struct node *n)
 {
 	struct rds *r = n->r;
 	redisAsyncContext *ac;
@@ -1222,9 +1074,9 @@ static void connect_now(struct node *n)
 	if (!ac)
 		mem_oom(__FILE__, __LINE__);
 	if (ac->err) {
-		node_error(n, "cannot connect to redis %s: %.150s", n->name, ac->errstr);
+		rds_node_error(n, "cannot connect to redis %s: %.150s", n->name, ac->errstr);
 		redisAsyncFree(ac);
-		schedule_reconnect(n);
+		rds_schedule_reconnect(n);
 		return;
 	}
 	ac->data = n;
@@ -1245,6 +1097,9 @@ static void connect_now(struct node *n)
 
 /* ---- the cluster's slot map ---- */
 
+/* A CLUSTER SLOTS answer (asked of `from`) becomes the slot map: each
+ * primary gets a node (connecting when new); a node no longer in the map
+ * retires unless it is the address given. */
 static void apply_map(struct rds *r, const redisReply *reply, struct node *from)
 {
 	struct rslot_range *rg = NULL;
@@ -1252,7 +1107,7 @@ static void apply_map(struct rds *r, const redisReply *reply, struct node *from)
 	int changed = 0;
 
 	if (count < 0) {
-		node_error(from, "redis %s: unreadable CLUSTER SLOTS answer", from->name);
+		rds_node_error(from, "redis %s: unreadable CLUSTER SLOTS answer", from->name);
 		return;
 	}
 	for (struct node *n = r->nodes; n; n = n->next)
@@ -1260,7 +1115,7 @@ static void apply_map(struct rds *r, const redisReply *reply, struct node *from)
 			n->in_map = -n->in_map; /* 0 or -1: in the previous map */
 	memset(r->slots, 0, RSLOT_COUNT * sizeof(struct node *));
 	for (int i = 0; i < count; i++) {
-		struct node *n = node_get(r, rg[i].host, rg[i].hostlen, rg[i].port);
+		struct node *n = rds_node_get(r, rg[i].host, rg[i].hostlen, rg[i].port);
 		if (n->in_map <= 0) {
 			changed |= n->in_map == 0; /* new in the map */
 			n->in_map = 1;
@@ -1280,17 +1135,17 @@ static void apply_map(struct rds *r, const redisReply *reply, struct node *from)
 		changed = 1;
 		n->in_map = 0;
 		if (!n->seed)
-			node_retire(n);
+			rds_node_retire(n);
 	}
 	if (changed)
-		note(r, "redis cluster: %d primaries%s", primaries,
-		     r->covered ? "" : ", some slots without one");
+		rds_note(r, "redis cluster: %d primaries%s", primaries,
+			 r->covered ? "" : ", some slots without one");
 	if (!r->covered)
 		snprintf(r->last_error, sizeof(r->last_error),
 			 "redis cluster: some slots have no primary");
-	update_ready(r);
+	rds_update_ready(r);
 	if (r->channel)
-		sub_retarget(r);
+		rds_sub_retarget(r);
 }
 
 static void on_refresh_reply(struct cmd *c, redisReply *reply, const char *err)
@@ -1300,13 +1155,13 @@ static void on_refresh_reply(struct cmd *c, redisReply *reply, const char *err)
 	r->refreshing = 0;
 	if (!err)
 		apply_map(r, reply, c->node);
-	refresh_soon(r, r->ready ? REFRESH_HEALTHY_MS : REFRESH_UNHEALTHY_MS);
+	rds_refresh_soon(r, r->ready ? REFRESH_HEALTHY_MS : REFRESH_UNHEALTHY_MS);
 }
 
-static void on_refresh_timer(evutil_socket_t fd, short what, void *arg)
+void rds_on_refresh_timer(evutil_socket_t fd, short what, void *arg)
 {
 	struct rds *r = arg;
-	struct node *n = any_primary(r);
+	struct node *n = rds_any_primary(r);
 
 	if (!n)
 		for (n = r->nodes; n && !(n->role == ROLE_DATA && n->ready); n = n->next)
@@ -1317,21 +1172,21 @@ static void on_refresh_timer(evutil_socket_t fd, short what, void *arg)
 		for (n = r->nodes; n; n = n->next)
 			if (n->role == ROLE_DATA && !n->ac && !n->retired &&
 			    !evtimer_pending(n->reconnect_timer, NULL)) {
-				connect_now(n);
+				rds_connect_now(n);
 				break;
 			}
-		refresh_soon(r, REFRESH_UNHEALTHY_MS);
+		rds_refresh_soon(r, REFRESH_UNHEALTHY_MS);
 		return;
 	}
 	{
 		const char *argv[] = {"CLUSTER", "SLOTS"};
 		r->refreshing = 1;
-		internal_send(n, on_refresh_reply, 2, argv);
+		rds_internal_send(n, on_refresh_reply, 2, argv);
 	}
 }
 
 /* Ask for the slot map in delay_ms (sooner if already planned sooner). */
-static void refresh_soon(struct rds *r, long delay_ms)
+void rds_refresh_soon(struct rds *r, long delay_ms)
 {
 	uint64_t due = now_ms(r) + (uint64_t)delay_ms;
 
@@ -1346,7 +1201,7 @@ static void refresh_soon(struct rds *r, long delay_ms)
 	r->refresh_due = due;
 }
 
-static void update_ready(struct rds *r)
+void rds_update_ready(struct rds *r)
 {
 	int ready = 0;
 
@@ -1365,7 +1220,7 @@ static void update_ready(struct rds *r)
 	r->ready = ready;
 	if (ready) {
 		r->last_error[0] = '\0';
-		note(r, "redis ready");
+		rds_note(r, "redis ready");
 		if (r->wake_on_ready)
 			event_base_loopbreak(r->base);
 	} else if (!r->last_error[0]) {
@@ -1391,30 +1246,30 @@ static void on_master_addr(struct cmd *c, redisReply *reply, const char *err)
 				 r->addr.master);
 		else
 			snprintf(msg, sizeof(msg), "%.200s", err);
-		node_error(c->node, "redis sentinel %s: %s", c->node->name, msg);
+		rds_node_error(c->node, "redis sentinel %s: %s", c->node->name, msg);
 		if (r->wake_on_ready)
 			event_base_loopbreak(r->base);
-		schedule_reconnect(d);
+		rds_schedule_reconnect(d);
 		return;
 	}
 	port = strtol(reply->element[1]->str, NULL, 10);
 	if (port < 1 || port > 65535) {
-		node_error(c->node, "redis sentinel %s: gave the port '%.20s'", c->node->name,
-			   reply->element[1]->str);
-		schedule_reconnect(d);
+		rds_node_error(c->node, "redis sentinel %s: gave the port '%.20s'", c->node->name,
+			       reply->element[1]->str);
+		rds_schedule_reconnect(d);
 		return;
 	}
 	if (strcmp(d->host, reply->element[0]->str) != 0 || d->port != port) {
-		node_set_address(d, reply->element[0]->str, (int)port, NULL);
-		note(r, "redis sentinel: master '%s' is %s", r->addr.master, d->name);
+		rds_node_set_address(d, reply->element[0]->str, (int)port, NULL);
+		rds_note(r, "redis sentinel: master '%s' is %s", r->addr.master, d->name);
 		if (d->ac)
-			node_reset(d, "is not the master any more");
+			rds_node_reset(d, "is not the master any more");
 	}
-	connect_now(d);
+	rds_connect_now(d);
 }
 
 /* Ask a sentinel where the master is, then connect there. */
-static void sentinel_resolve(struct rds *r)
+void rds_sentinel_resolve(struct rds *r)
 {
 	struct node *s = r->sentinel;
 
@@ -1423,14 +1278,14 @@ static void sentinel_resolve(struct rds *r)
 	if (!s->ready) {
 		r->resolve_wanted = 1;
 		if (!s->ac && !evtimer_pending(s->reconnect_timer, NULL))
-			connect_now(s);
+			rds_connect_now(s);
 		return;
 	}
 	r->resolve_wanted = 0;
 	r->resolving = 1;
 	{
 		const char *argv[] = {"SENTINEL", "get-master-addr-by-name", r->addr.master};
-		internal_send(s, on_master_addr, 3, argv);
+		rds_internal_send(s, on_master_addr, 3, argv);
 	}
 }
 
@@ -1449,7 +1304,7 @@ static void on_subscription(redisAsyncContext *ac, void *replyp, void *privdata)
 		n->subscribed = 1;
 		n->ready = 1;
 		n->backoff_ms = RECONNECT_MIN_MS;
-		update_ready(r);
+		rds_update_ready(r);
 		r->on_message(r->message_ud, RDS_SUB_READY, NULL, 0);
 	} else if (strcmp(reply->element[0]->str, "message") == 0 &&
 		   reply->element[2]->type == REDIS_REPLY_STRING) {
@@ -1458,9 +1313,18 @@ static void on_subscription(redisAsyncContext *ac, void *replyp, void *privdata)
 	}
 }
 
+/* SUBSCRIBE on n, the subscriber's connection; reset it when that cannot
+ * be queued. */
+void rds_sub_subscribe(struct node *n)
+{
+	const char *argv[] = {"SUBSCRIBE", n->r->channel};
+	if (redisAsyncCommandArgv(n->ac, on_subscription, n, 2, argv, NULL) != REDIS_OK)
+		rds_node_reset(n, "cannot subscribe");
+}
+
 /* Point the subscription at the node it belongs on: the primary of the
  * channel's slot, or the one Redis. */
-static void sub_retarget(struct rds *r)
+void rds_sub_retarget(struct rds *r)
 {
 	struct node *s = r->sub, *t = NULL;
 
@@ -1472,21 +1336,23 @@ static void sub_retarget(struct rds *r)
 		t = r->data && r->data->ready ? r->data : NULL;
 	if (!t) {
 		if (!s->ac && !evtimer_pending(s->reconnect_timer, NULL))
-			schedule_reconnect(s); /* look again later */
+			rds_schedule_reconnect(s); /* look again later */
 		return;
 	}
 	if (strcmp(s->host, t->host) != 0 || s->port != t->port || strcmp(s->path, t->path) != 0) {
-		node_set_address(s, t->host, t->port, t->path);
+		rds_node_set_address(s, t->host, t->port, t->path);
 		if (s->ac)
-			node_reset(s, "the channel's slot moved");
+			rds_node_reset(s, "the channel's slot moved");
 	}
 	if (!s->ac && !evtimer_pending(s->reconnect_timer, NULL))
-		connect_now(s);
+		rds_connect_now(s);
 }
 
 /* ---- the client ---- */
 
-static void node_ready(struct node *n)
+/* n's setup is done: the commands waiting for it go, and the client may
+ * be ready. */
+void rds_node_ready(struct node *n)
 {
 	struct rds *r = n->r;
 
@@ -1494,30 +1360,32 @@ static void node_ready(struct node *n)
 	n->backoff_ms = RECONNECT_MIN_MS;
 	while (n->waiting && n->ready) {
 		struct cmd *c = n->waiting;
-		list_remove(&n->waiting, &n->waiting_tail, c);
-		node_send(n, c);
+		rds_list_remove(&n->waiting, &n->waiting_tail, c);
+		rds_node_send(n, c);
 	}
 	if (n->role == ROLE_SENTINEL) {
 		if (r->resolve_wanted)
-			sentinel_resolve(r);
+			rds_sentinel_resolve(r);
 		return;
 	}
 	if (r->mode == MODE_CLUSTER && n->in_map <= 0 && !n->seed)
 		return;
-	update_ready(r);
+	rds_update_ready(r);
 	if (r->channel && r->mode != MODE_CLUSTER)
-		sub_retarget(r);
+		rds_sub_retarget(r);
 }
 
-static struct rds *create(struct event_base *base, const struct rds_addr *addr, long timeout_ms,
-			  const char *channel, rds_message_fn cb, void *ud)
+/* A client on base, connecting at once: rds_new, rds_new_subscriber (with
+ * channel) and rds_open. */
+struct rds *rds_create(struct event_base *base, const struct rds_addr *addr, long timeout_ms,
+		       const char *channel, rds_message_fn cb, void *ud)
 {
 	struct rds *r = mem_new(struct rds);
 
 	r->base = base;
 	r->addr = *addr;
 	r->timeout_ms = timeout_ms;
-	r->refresh_timer = evtimer_new(base, on_refresh_timer, r);
+	r->refresh_timer = evtimer_new(base, rds_on_refresh_timer, r);
 	r->park_timer = evtimer_new(base, on_park_timer, r);
 	snprintf(r->last_error, sizeof(r->last_error), "redis not connected yet");
 	if (channel) {
@@ -1525,33 +1393,33 @@ static struct rds *create(struct event_base *base, const struct rds_addr *addr, 
 		r->channel_slot = rslot_of(channel, strlen(channel));
 		r->on_message = cb;
 		r->message_ud = ud;
-		r->sub = node_new(r, ROLE_SUB, "", 0, NULL);
+		r->sub = rds_node_new(r, ROLE_SUB, "", 0, NULL);
 	}
 	if (addr->master[0]) {
 		r->mode = MODE_SENTINEL;
-		r->sentinel = node_new(r, ROLE_SENTINEL, addr->sentinels[0].host,
-				       addr->sentinels[0].port, NULL);
-		r->data = node_new(r, ROLE_DATA, "", 0, NULL);
+		r->sentinel = rds_node_new(r, ROLE_SENTINEL, addr->sentinels[0].host,
+					   addr->sentinels[0].port, NULL);
+		r->data = rds_node_new(r, ROLE_DATA, "", 0, NULL);
 		r->resolve_wanted = 1;
-		connect_now(r->sentinel);
+		rds_connect_now(r->sentinel);
 	} else {
 		r->mode = MODE_DETECT;
-		r->data = node_new(r, ROLE_DATA, addr->host, addr->port, addr->path);
+		r->data = rds_node_new(r, ROLE_DATA, addr->host, addr->port, addr->path);
 		r->data->seed = 1;
-		connect_now(r->data);
+		rds_connect_now(r->data);
 	}
 	return r;
 }
 
 struct rds *rds_new(struct event_base *base, const struct rds_addr *addr, long timeout_ms)
 {
-	return create(base, addr, timeout_ms, NULL, NULL, NULL);
+	return rds_create(base, addr, timeout_ms, NULL, NULL, NULL);
 }
 
 struct rds *rds_new_subscriber(struct event_base *base, const struct rds_addr *addr,
 			       long timeout_ms, const char *channel, rds_message_fn cb, void *ud)
 {
-	return create(base, addr, timeout_ms, channel, cb, ud);
+	return rds_create(base, addr, timeout_ms, channel, cb, ud);
 }
 
 void rds_set_wait(struct rds *r, int replicas)
@@ -1569,7 +1437,7 @@ void rds_free(struct rds *r)
 	snprintf(r->last_error, sizeof(r->last_error), "redis client closed");
 	for (struct node *n = r->nodes; n; n = n->next) {
 		redisAsyncContext *ac = n->ac;
-		requeue_waiting(n, "redis client closed");
+		rds_requeue_waiting(n, "redis client closed");
 		if (ac) {
 			n->ac = NULL;
 			ac->data = NULL;
@@ -1578,9 +1446,9 @@ void rds_free(struct rds *r)
 	}
 	while (r->parked) {
 		struct cmd *c = r->parked;
-		list_remove(&r->parked, NULL, c);
-		complete(c, NULL, "redis client closed");
-		cmd_free(c);
+		rds_list_remove(&r->parked, NULL, c);
+		rds_complete(c, NULL, "redis client closed");
+		rds_cmd_free(c);
 	}
 	while (r->nodes) {
 		struct node *n = r->nodes;
@@ -1616,18 +1484,19 @@ static void submit(struct rds *r, struct cmd *c)
 	if (r->closing) {
 		/* the loop will not run again: answer now, so that nothing
 		 * waiting on this callback is left behind */
-		complete(c, NULL, "redis client closed");
-		cmd_free(c);
+		rds_complete(c, NULL, "redis client closed");
+		rds_cmd_free(c);
 		return;
 	}
 	c->deadline_ms = now_ms(r) + (uint64_t)r->timeout_ms;
-	route(c);
+	rds_route(c);
 }
 
 void rds_cmd_argv(struct rds *r, rds_reply_fn cb, void *ud, int argc, const char **argv,
 		  const size_t *lens)
 {
-	submit(r, cmd_new(r, cb, ud, 0, NULL, argc, argv, lens, rslot_key_index(argc, argv, lens)));
+	submit(r, rds_cmd_new(r, cb, ud, 0, NULL, argc, argv, lens,
+			      rslot_key_index(argc, argv, lens)));
 }
 
 void rds_script(struct rds *r, rds_reply_fn cb, void *ud, enum script_id id, int nkeys, int argc,
@@ -1638,7 +1507,7 @@ void rds_script(struct rds *r, rds_reply_fn cb, void *ud, enum script_id id, int
 	struct cmd *c;
 
 	snprintf(nk, sizeof(nk), "%d", nkeys);
-	c = cmd_new(r, cb, ud, 3, head, argc, argv, lens, nkeys > 0 ? 3 : -1);
+	c = rds_cmd_new(r, cb, ud, 3, head, argc, argv, lens, nkeys > 0 ? 3 : -1);
 	c->script = (int)id + 1;
 	submit(r, c);
 }
@@ -1672,7 +1541,7 @@ struct rds *rds_open(const struct rds_addr *addr, long timeout_ms, char *err, si
 
 	if (!base)
 		mem_oom(__FILE__, __LINE__);
-	r = create(base, addr, timeout_ms, NULL, NULL, NULL);
+	r = rds_create(base, addr, timeout_ms, NULL, NULL, NULL);
 	r->own_base = 1;
 	r->wake_on_ready = 1;
 	t = evtimer_new(base, on_open_timeout, base);
