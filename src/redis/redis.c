@@ -1,12 +1,16 @@
+/* redis.c: the client (include/pixrelay/redis/redis.h): making and freeing
+ * it, its readiness, taking commands and scripts from the domain modules,
+ * routing each to the node it belongs on, and the parked commands that one
+ * timer sends again or fails. The rest of the client is beside it: node.c
+ * (nodes and their connections), send.c (sending, replies, WAIT), cluster.c
+ * (the slot map, MOVED and ASK), sentinel.c, sub.c (the subscriber),
+ * block.c (the blocking client), cmd.c (commands as RESP) and addr.c
+ * (addresses); redis_int.h is what they share. */
 #include "redis_int.h"
 
-#include "pixrelay/core/log.h"
 #include "pixrelay/core/mem.h"
-#include "pixrelay/core/metrics.h"
 #include "pixrelay/redis/rslot.h"
 
-#include <hiredis/adapters/libevent.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,156 +18,7 @@
 #define RETRY_MIN_MS 10
 #define RETRY_MAX_MS 200
 
-/* ---- parked commands: sent again (or failed) by one timer ---- */
-
-/* Have the park timer fire at `due` unless it fires sooner already. */
-static void park_arm(struct rds *r, uint64_t due)
-{
-	uint64_t now;
-
-	if (r->park_armed && r->park_due <= due)
-		return;
-	now = now_ms(r);
-	{
-		struct timeval tv = tv_ms(due > now ? (long)(due - now) : 0);
-		evtimer_add(r->park_timer, &tv);
-	}
-	r->park_armed = 1;
-	r->park_due = due;
-}
-
-/* Park c: fail it with `fail` (not NULL) at the next turn of the loop, or
- * route it again after delay_ms. */
-void rds_park(struct cmd *c, long delay_ms, const char *fail)
-{
-	struct rds *r = c->r;
-
-	if (r->closing) {
-		rds_complete(c, NULL, "redis client closed");
-		rds_cmd_free(c);
-		return;
-	}
-	c->fail = fail;
-	c->due_ms = now_ms(r) + (uint64_t)delay_ms;
-	c->prev = NULL;
-	c->next = r->parked;
-	if (r->parked)
-		r->parked->prev = c;
-	r->parked = c;
-	park_arm(r, c->due_ms);
-}
-
-/* Try c again later, or fail it when its time is up. */
-void rds_retry_later(struct cmd *c, const char *why)
-{
-	long delay = RETRY_MIN_MS << (c->tries < 5 ? c->tries : 5);
-
-	c->why = why;
-	c->tries++;
-	if (c->icb || now_ms(c->r) + (uint64_t)delay >= c->deadline_ms)
-		rds_park(c, 0, why);
-	else
-		rds_park(c, delay > RETRY_MAX_MS ? RETRY_MAX_MS : delay, NULL);
-}
-
-static void on_park_timer(evutil_socket_t fd, short what, void *arg)
-{
-	struct rds *r = arg;
-	uint64_t now = now_ms(r);
-	struct cmd *due = NULL;
-
-	r->park_armed = 0;
-	/* take the due ones out first: routing may park them again */
-	for (struct cmd *c = r->parked, *next; c; c = next) {
-		next = c->next;
-		if (c->due_ms <= now) {
-			rds_list_remove(&r->parked, NULL, c);
-			c->next = due;
-			due = c;
-		}
-	}
-	while (due) {
-		struct cmd *c = due;
-		due = c->next;
-		c->next = NULL;
-		if (c->fail) {
-			rds_complete(c, NULL, c->fail);
-			rds_cmd_free(c);
-		} else {
-			rds_route(c);
-		}
-	}
-	{
-		uint64_t next = UINT64_MAX;
-		for (struct cmd *c = r->parked; c; c = c->next)
-			if (c->due_ms < next)
-				next = c->due_ms;
-		if (next != UINT64_MAX)
-			park_arm(r, next);
-	}
-}
-
-/* ---- sending ---- */
-
-/* Send c where it belongs, or keep it until it can go, or fail it. */
-void rds_route(struct cmd *c)
-{
-	struct rds *r = c->r;
-	struct node *n;
-
-	if (r->closing) {
-		rds_complete(c, NULL, "redis client closed");
-		rds_cmd_free(c);
-		return;
-	}
-	if (r->mode != MODE_CLUSTER) {
-		if (r->data && r->data->ready)
-			rds_node_send(r->data, c);
-		else
-			rds_park(c, 0, c->why ? c->why : "redis unavailable");
-		return;
-	}
-	n = c->slot >= 0 ? r->slots[c->slot] : rds_any_primary(r);
-	if (!n) {
-		rds_refresh_soon(r, 0);
-		rds_retry_later(c, "redis unavailable (no primary for the slot)");
-	} else if (n->ready) {
-		rds_node_send(n, c);
-	} else if (n->ac) {
-		rds_list_append(&n->waiting, &n->waiting_tail, c);
-	} else {
-		rds_retry_later(c, "redis unavailable");
-	}
-}
-
-/* ---- the cluster's slot map ---- */
-
-void rds_update_ready(struct rds *r)
-{
-	int ready = 0;
-
-	if (r->channel) {
-		ready = r->sub->subscribed;
-	} else if (r->mode == MODE_CLUSTER) {
-		ready = r->covered;
-		for (struct node *n = r->nodes; n && ready; n = n->next)
-			if (n->role == ROLE_DATA && n->in_map > 0 && !n->ready)
-				ready = 0;
-	} else if (r->mode != MODE_DETECT) {
-		ready = r->data && r->data->ready;
-	}
-	if (ready == r->ready)
-		return;
-	r->ready = ready;
-	if (ready) {
-		r->last_error[0] = '\0';
-		rds_note(r, "redis ready");
-		if (r->wake_on_ready)
-			event_base_loopbreak(r->base);
-	} else if (!r->last_error[0]) {
-		snprintf(r->last_error, sizeof(r->last_error), "redis not ready");
-	}
-}
+static void on_park_timer(evutil_socket_t fd, short what, void *arg);
 
 /* ---- the client ---- */
 
@@ -265,6 +120,35 @@ const char *rds_last_error(const struct rds *r)
 	return r->last_error;
 }
 
+void rds_update_ready(struct rds *r)
+{
+	int ready = 0;
+
+	if (r->channel) {
+		ready = r->sub->subscribed;
+	} else if (r->mode == MODE_CLUSTER) {
+		ready = r->covered;
+		for (struct node *n = r->nodes; n && ready; n = n->next)
+			if (n->role == ROLE_DATA && n->in_map > 0 && !n->ready)
+				ready = 0;
+	} else if (r->mode != MODE_DETECT) {
+		ready = r->data && r->data->ready;
+	}
+	if (ready == r->ready)
+		return;
+	r->ready = ready;
+	if (ready) {
+		r->last_error[0] = '\0';
+		rds_note(r, "redis ready");
+		if (r->wake_on_ready)
+			event_base_loopbreak(r->base);
+	} else if (!r->last_error[0]) {
+		snprintf(r->last_error, sizeof(r->last_error), "redis not ready");
+	}
+}
+
+/* ---- commands from the domain modules ---- */
+
 static void submit(struct rds *r, struct cmd *c)
 {
 	if (r->closing) {
@@ -296,4 +180,124 @@ void rds_script(struct rds *r, rds_reply_fn cb, void *ud, enum script_id id, int
 	c = rds_cmd_new(r, cb, ud, 3, head, argc, argv, lens, nkeys > 0 ? 3 : -1);
 	c->script = (int)id + 1;
 	submit(r, c);
+}
+
+/* Send c where it belongs, or keep it until it can go, or fail it. */
+void rds_route(struct cmd *c)
+{
+	struct rds *r = c->r;
+	struct node *n;
+
+	if (r->closing) {
+		rds_complete(c, NULL, "redis client closed");
+		rds_cmd_free(c);
+		return;
+	}
+	if (r->mode != MODE_CLUSTER) {
+		if (r->data && r->data->ready)
+			rds_node_send(r->data, c);
+		else
+			rds_park(c, 0, c->why ? c->why : "redis unavailable");
+		return;
+	}
+	n = c->slot >= 0 ? r->slots[c->slot] : rds_any_primary(r);
+	if (!n) {
+		rds_refresh_soon(r, 0);
+		rds_retry_later(c, "redis unavailable (no primary for the slot)");
+	} else if (n->ready) {
+		rds_node_send(n, c);
+	} else if (n->ac) {
+		rds_list_append(&n->waiting, &n->waiting_tail, c);
+	} else {
+		rds_retry_later(c, "redis unavailable");
+	}
+}
+
+/* ---- parked commands: sent again (or failed) by one timer ---- */
+
+/* Have the park timer fire at `due` unless it fires sooner already. */
+static void park_arm(struct rds *r, uint64_t due)
+{
+	uint64_t now;
+
+	if (r->park_armed && r->park_due <= due)
+		return;
+	now = now_ms(r);
+	{
+		struct timeval tv = tv_ms(due > now ? (long)(due - now) : 0);
+		evtimer_add(r->park_timer, &tv);
+	}
+	r->park_armed = 1;
+	r->park_due = due;
+}
+
+/* Park c: fail it with `fail` (not NULL) at the next turn of the loop, or
+ * route it again after delay_ms. */
+void rds_park(struct cmd *c, long delay_ms, const char *fail)
+{
+	struct rds *r = c->r;
+
+	if (r->closing) {
+		rds_complete(c, NULL, "redis client closed");
+		rds_cmd_free(c);
+		return;
+	}
+	c->fail = fail;
+	c->due_ms = now_ms(r) + (uint64_t)delay_ms;
+	c->prev = NULL;
+	c->next = r->parked;
+	if (r->parked)
+		r->parked->prev = c;
+	r->parked = c;
+	park_arm(r, c->due_ms);
+}
+
+/* Try c again later, or fail it when its time is up. */
+void rds_retry_later(struct cmd *c, const char *why)
+{
+	long delay = RETRY_MIN_MS << (c->tries < 5 ? c->tries : 5);
+
+	c->why = why;
+	c->tries++;
+	if (c->icb || now_ms(c->r) + (uint64_t)delay >= c->deadline_ms)
+		rds_park(c, 0, why);
+	else
+		rds_park(c, delay > RETRY_MAX_MS ? RETRY_MAX_MS : delay, NULL);
+}
+
+static void on_park_timer(evutil_socket_t fd, short what, void *arg)
+{
+	struct rds *r = arg;
+	uint64_t now = now_ms(r);
+	struct cmd *due = NULL;
+
+	r->park_armed = 0;
+	/* take the due ones out first: routing may park them again */
+	for (struct cmd *c = r->parked, *next; c; c = next) {
+		next = c->next;
+		if (c->due_ms <= now) {
+			rds_list_remove(&r->parked, NULL, c);
+			c->next = due;
+			due = c;
+		}
+	}
+	while (due) {
+		struct cmd *c = due;
+		due = c->next;
+		c->next = NULL;
+		if (c->fail) {
+			rds_complete(c, NULL, c->fail);
+			rds_cmd_free(c);
+		} else {
+			rds_route(c);
+		}
+	}
+	{
+		uint64_t next = UINT64_MAX;
+		for (struct cmd *c = r->parked; c; c = c->next)
+			if (c->due_ms < next)
+				next = c->due_ms;
+		if (next != UINT64_MAX)
+			park_arm(r, next);
+	}
 }

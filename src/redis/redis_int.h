@@ -3,7 +3,15 @@
  * connection to one Redis) and its commands (struct cmd: formatted once,
  * with their bookkeeping), and the functions each file lends the others.
  * The public face is include/pixrelay/redis/redis.h; domain modules never
- * include this. */
+ * include this.
+ *
+ * Who does what: cmd.c formats commands and keeps their lists (pure);
+ * redis.c is the client, its public calls, routing and parked retries;
+ * node.c the nodes and their connections; send.c sends a command on a node
+ * and reads its replies (and WAIT); cluster.c detects a cluster, keeps its
+ * slot map and follows MOVED and ASK; sentinel.c asks Sentinel for the
+ * master; sub.c is the pub/sub subscriber; block.c the blocking client;
+ * addr.c parses addresses (pure). */
 #ifndef PIXRELAY_REDIS_INT_H
 #define PIXRELAY_REDIS_INT_H
 
