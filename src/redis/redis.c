@@ -1,1666 +1,38 @@
-#include "pixrelay/redis/redis.h"
+/* redis.c: the client (include/pixrelay/redis/redis.h): making and freeing
+ * it, its readiness, taking commands and scripts from the domain modules,
+ * routing each to the node it belongs on, and the parked commands that one
+ * timer sends again or fails. The rest of the client is beside it: node.c
+ * (nodes and their connections), send.c (sending, replies, WAIT), cluster.c
+ * (the slot map, MOVED and ASK), sentinel.c, sub.c (the subscriber),
+ * block.c (the blocking client), cmd.c (commands as RESP) and addr.c
+ * (addresses); redis_int.h is what they share. */
+#include "redis_int.h"
 
-#include "pixrelay/core/log.h"
 #include "pixrelay/core/mem.h"
-#include "pixrelay/core/metrics.h"
 #include "pixrelay/redis/rslot.h"
 
-#include <hiredis/adapters/libevent.h>
-#include <hiredis/async.h>
-#include <stdarg.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
 
-#define RECONNECT_MIN_MS 50
-#define RECONNECT_MAX_MS 2000
-#define QUICK_REDIRECTS 2 /* then a pause before each next one */
 #define RETRY_MIN_MS 10
 #define RETRY_MAX_MS 200
-#define REFRESH_HEALTHY_MS 5000 /* the slot map is asked again this often */
-#define REFRESH_UNHEALTHY_MS 200
-#define GUARD_SUFFIX ":rds-migration-guard"
 
-enum mode {
-	MODE_DETECT,   /* not known until the first node answers CLUSTER SLOTS */
-	MODE_SINGLE,   /* one Redis */
-	MODE_CLUSTER,  /* a Redis Cluster */
-	MODE_SENTINEL, /* the master that Sentinel names */
-};
-
-enum role {
-	ROLE_DATA,     /* commands and scripts (in a subscriber client: the map only) */
-	ROLE_SUB,      /* one subscribed connection */
-	ROLE_SENTINEL, /* asks the sentinels where the master is */
-};
-
-/* What to do with a command once the last reply of its current send is in. */
-enum after {
-	AFTER_FREE,   /* answered (or failed): free it */
-	AFTER_ROUTE,  /* route it again (MOVED: the map says where now) */
-	AFTER_ASK,    /* send it once to `ask` after ASKING */
-	AFTER_RETRY,  /* route it again a little later */
-	AFTER_RELOAD, /* load its script on the same node, then send it there again */
-	AFTER_HOLD,   /* answered: held until a WAIT confirms the replicas have it */
-};
-
-/* One connection to one Redis node. Nodes are freed only with their client,
- * so a command may keep pointing at one. */
-struct node {
-	struct rds *r;
-	enum role role;
-	char host[256];
-	int port;
-	char path[256];
-	char name[280]; /* host:port or the path, for messages */
-	redisAsyncContext *ac;
-	int connected; /* the connection is up */
-	int ready;     /* setup answered: commands may go */
-	int setup_left;
-	int in_map;  /* cluster: a primary of the current map */
-	int seed;    /* the address given: kept even when it owns no slots */
-	int retired; /* no longer in the map: closed, not reconnected */
-	int subscribed;
-	int was_connected; /* the next connection is a reconnection */
-	int timer_armed;
-	long backoff_ms;
-	struct event *reconnect_timer, *connect_timer, *timer;
-	struct cmd *sent, *sent_tail;	    /* sent, waiting for replies, oldest first */
-	struct cmd *waiting, *waiting_tail; /* to send once the node is ready */
-	/* rds_set_wait: scripts answered, held until one WAIT covers them */
-	struct cmd *held, *held_tail;
-	uint64_t wseq;	      /* scripts sent on this connection */
-	uint64_t wait_covers; /* the last of them the WAIT on its way covers */
-	int wait_inflight;
-	struct node *next;
-};
-
-struct cmd;
-typedef void (*internal_fn)(struct cmd *c, redisReply *reply, const char *err);
-
-struct cmd {
-	struct rds *r;
-	rds_reply_fn cb;
-	void *ud;
-	internal_fn icb;	 /* a command of the layer itself (setup, map, sentinel) */
-	struct node *node;	 /* where it was last sent */
-	redisAsyncContext *ac;	 /* on which connection */
-	struct node *ask;	 /* AFTER_ASK: where */
-	struct cmd *prev, *next; /* in a node's sent or waiting list, or parked */
-	uint64_t deadline_ms;	 /* of the whole command, retries included */
-	uint64_t sent_ms;
-	uint64_t sent_us; /* for the latency metric */
-	uint64_t due_ms;  /* parked: when to go again */
-	const char *fail; /* parked: fail with this when due */
-	const char *why;  /* the last reason it had to be tried again */
-	redisReply *held; /* the answer, kept until WAIT confirms */
-	uint64_t wseq;	  /* its number among the scripts sent on its connection */
-	enum after after;
-	int slot;   /* -1: any node */
-	int parts;  /* replies still to come for the current send */
-	int script; /* script id + 1 for EVALSHA */
-	int tries;
-	unsigned char done, reloaded, asking, redirects, guard_sent;
-	unsigned char part_error; /* rslot_error + 1 of the first error of a guarded part */
-	int part_slot, part_port;
-	char part_text[96];    /* its host (MOVED, ASK) or its text */
-	size_t keyoff, keylen; /* the routing argument inside buf */
-	size_t len;
-	char buf[]; /* the command, formatted once (RESP) */
-};
-
-struct rds {
-	struct event_base *base;
-	int own_base; /* made by rds_open */
-	struct rds_addr addr;
-	long timeout_ms;
-	enum mode mode;
-	int ready;
-	int closing;
-	int wait_replicas;
-	struct node *nodes;    /* every node ever used */
-	struct node *data;     /* single and Sentinel: the node commands go to */
-	struct node *sentinel; /* Sentinel: the connection to a sentinel */
-	int sentinel_next;     /* the sentinel to try next */
-	int resolve_wanted;    /* Sentinel: ask for the master once connected */
-	struct node **slots;   /* cluster: the primary of each slot */
-	int covered;	       /* every slot has a primary */
-	int refreshing;	       /* a CLUSTER SLOTS is on its way */
-	uint64_t refresh_due;  /* when refresh_timer fires */
-	int resolving;	       /* Sentinel: a question is on its way */
-	struct event *refresh_timer;
-	struct cmd *parked; /* commands waiting to go again, or to fail */
-	struct event *park_timer;
-	int park_armed;
-	uint64_t park_due;
-	/* a subscriber client */
-	char *channel;
-	int channel_slot;
-	struct node *sub;
-	rds_message_fn on_message;
-	void *message_ud;
-	int wake_on_ready; /* rds_open: stop the private loop once ready */
-	char last_error[256];
-};
-
-static void connect_now(struct node *n);
-static void route(struct cmd *c);
-static void node_send(struct node *n, struct cmd *c);
-static void update_ready(struct rds *r);
-static void node_ready(struct node *n);
-static void node_down(struct node *n);
-static void node_wait(struct node *n);
-static void refresh_soon(struct rds *r, long delay_ms);
-static void sub_retarget(struct rds *r);
-static void sentinel_resolve(struct rds *r);
-
-static uint64_t now_ms(struct rds *r)
-{
-	struct timeval tv;
-
-	event_base_gettimeofday_cached(r->base, &tv);
-	return (uint64_t)tv.tv_sec * 1000 + (uint64_t)tv.tv_usec / 1000;
-}
-
-static uint64_t now_us(void)
-{
-	struct timeval tv;
-
-	gettimeofday(&tv, NULL);
-	return (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec;
-}
-
-static struct timeval tv_ms(long ms)
-{
-	struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
-	return tv;
-}
-
-/* ---- addresses ---- */
-
-static int parse_hostport(const char *p, size_t n, int defport, char *host, size_t hostlen,
-			  int *port)
-{
-	const char *colon = memchr(p, ':', n);
-	size_t hl = colon ? (size_t)(colon - p) : n;
-
-	if (hl == 0 || hl >= hostlen)
-		return -1;
-	memcpy(host, p, hl);
-	host[hl] = '\0';
-	*port = defport;
-	if (colon) {
-		long v = 0;
-		const char *q = colon + 1, *end = p + n;
-		if (q == end)
-			return -1;
-		for (; q < end; q++) {
-			if (*q < '0' || *q > '9' || (v = v * 10 + (*q - '0')) > 65535)
-				return -1;
-		}
-		if (v < 1)
-			return -1;
-		*port = (int)v;
-	}
-	return 0;
-}
-
-static int parse_db(const char *s, int *db)
-{
-	char *end = NULL;
-	long v;
-
-	if (*s < '0' || *s > '9')
-		return -1;
-	v = strtol(s, &end, 10);
-	if (*end || v > 1000000)
-		return -1;
-	*db = (int)v;
-	return 0;
-}
-
-/* [:password@] at p: copied into a->password; returns what follows. */
-static const char *parse_password(const char *p, struct rds_addr *a)
-{
-	const char *at = strrchr(p, '@');
-
-	if (at) {
-		const char *pw = memchr(p, ':', (size_t)(at - p));
-		pw = pw ? pw + 1 : p;
-		if ((size_t)(at - pw) >= sizeof(a->password))
-			return NULL;
-		memcpy(a->password, pw, (size_t)(at - pw));
-		p = at + 1;
-	}
-	return p;
-}
-
-static int parse_sentinel(const char *p, struct rds_addr *a)
-{
-	const char *slash = strchr(p, '/'), *name, *end;
-
-	if (!slash || slash == p)
-		return -1;
-	while (p < slash) {
-		const char *comma = memchr(p, ',', (size_t)(slash - p));
-		size_t n = comma ? (size_t)(comma - p) : (size_t)(slash - p);
-		struct rds_hostport *s;
-		if (a->nsentinels == RDS_MAX_SENTINELS)
-			return -1;
-		s = &a->sentinels[a->nsentinels];
-		if (parse_hostport(p, n, 26379, s->host, sizeof(s->host), &s->port) < 0)
-			return -1;
-		a->nsentinels++;
-		p += n + (comma ? 1 : 0);
-		if (comma && p == slash)
-			return -1;
-	}
-	name = slash + 1;
-	end = strchr(name, '/');
-	if (!end)
-		end = name + strlen(name);
-	if (end == name || (size_t)(end - name) >= sizeof(a->master))
-		return -1;
-	memcpy(a->master, name, (size_t)(end - name));
-	if (*end && (!end[1] || parse_db(end + 1, &a->db) < 0))
-		return -1;
-	return 0;
-}
-
-int rds_parse_addr(const char *url, struct rds_addr *out)
-{
-	struct rds_addr *a = mem_new(struct rds_addr);
-	const char *p;
-	int rc = -1;
-
-	if (url[0] == '/') {
-		if (strlen(url) >= sizeof(a->path))
-			goto done;
-		strcpy(a->path, url);
-	} else if (strncmp(url, "unix://", 7) == 0) {
-		const char *q = strchr(url + 7, '?');
-		size_t n = q ? (size_t)(q - url - 7) : strlen(url + 7);
-		if (n == 0 || n >= sizeof(a->path) || url[7] != '/')
-			goto done;
-		memcpy(a->path, url + 7, n);
-		if (q && (strncmp(q, "?db=", 4) != 0 || parse_db(q + 4, &a->db) < 0))
-			goto done;
-	} else if (strncmp(url, "redis://", 8) == 0) {
-		const char *slash;
-		p = parse_password(url + 8, a);
-		if (!p)
-			goto done;
-		slash = strchr(p, '/');
-		if (parse_hostport(p, slash ? (size_t)(slash - p) : strlen(p), 6379, a->host,
-				   sizeof(a->host), &a->port) < 0)
-			goto done;
-		if (slash && slash[1] && parse_db(slash + 1, &a->db) < 0)
-			goto done;
-	} else if (strncmp(url, "redis-sentinel://", 17) == 0) {
-		p = parse_password(url + 17, a);
-		if (!p || parse_sentinel(p, a) < 0)
-			goto done;
-	} else {
-		goto done;
-	}
-	*out = *a;
-	rc = 0;
-done:
-	mem_wipe(a, sizeof(*a));
-	free(a);
-	return rc;
-}
-
-int rds_addr_set_sentinel_password(struct rds_addr *a, const char *password)
-{
-	if (strlen(password) >= sizeof(a->sentinel_password))
-		return -1;
-	strcpy(a->sentinel_password, password);
-	return 0;
-}
-
-/* ---- replies ---- */
-
-redisReply *rds_reply_copy(const redisReply *src)
-{
-	redisReply *d = mem_new(redisReply);
-
-	d->type = src->type;
-	d->integer = src->integer;
-	if (src->str) {
-		d->len = src->len;
-		d->str = mem_strndup(src->str, src->len);
-	}
-	if (src->elements) {
-		d->elements = src->elements;
-		d->element = mem_calloc(src->elements, sizeof(redisReply *));
-		for (size_t i = 0; i < src->elements; i++)
-			d->element[i] = rds_reply_copy(src->element[i]);
-	}
-	return d;
-}
-
-/* ---- commands ---- */
-
-static size_t digits(size_t v)
-{
-	size_t n = 1;
-
-	while (v >= 10) {
-		v /= 10;
-		n++;
-	}
-	return n;
-}
-
-/* "<mark><v>\r\n" at p; returns the end. */
-static char *put_count(char *p, char mark, size_t v)
-{
-	char d[24];
-	int n = 0;
-
-	*p++ = mark;
-	do {
-		d[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (n)
-		*p++ = d[--n];
-	*p++ = '\r';
-	*p++ = '\n';
-	return p;
-}
-
-/* A command of `nhead` fixed arguments then argc given ones, formatted into
- * one block with its bookkeeping; `key` is the index (over both) of the
- * argument it is routed by, or -1. */
-static struct cmd *cmd_new(struct rds *r, rds_reply_fn cb, void *ud, int nhead, const char **head,
-			   int argc, const char **argv, const size_t *lens, int key)
-{
-	size_t total = 1 + digits((size_t)(nhead + argc)) + 2, hl[4];
-	struct cmd *c;
-	char *p;
-
-	for (int i = 0; i < nhead; i++) {
-		hl[i] = strlen(head[i]);
-		total += 1 + digits(hl[i]) + 2 + hl[i] + 2;
-	}
-	for (int i = 0; i < argc; i++) {
-		size_t n = lens ? lens[i] : strlen(argv[i]);
-		total += 1 + digits(n) + 2 + n + 2;
-	}
-	c = mem_alloc(sizeof(*c) + total + 1);
-	memset(c, 0, sizeof(*c));
-	c->r = r;
-	c->cb = cb;
-	c->ud = ud;
-	c->slot = -1;
-	c->len = total;
-	p = put_count(c->buf, '*', (size_t)(nhead + argc));
-	for (int i = 0; i < nhead + argc; i++) {
-		const char *s = i < nhead ? head[i] : argv[i - nhead];
-		size_t n = i < nhead ? hl[i] : lens ? lens[i - nhead] : strlen(s);
-		p = put_count(p, '$', n);
-		if (i == key) {
-			c->keyoff = (size_t)(p - c->buf);
-			c->keylen = n;
-			c->slot = rslot_of(s, n);
-		}
-		memcpy(p, s, n);
-		p += n;
-		*p++ = '\r';
-		*p++ = '\n';
-	}
-	*p = '\0';
-	return c;
-}
-
-static void cmd_free(struct cmd *c)
-{
-	if (c->held)
-		freeReplyObject(c->held);
-	free(c);
-}
-
-/* Answer the caller (or the layer, for its own commands), once. */
-static void complete(struct cmd *c, redisReply *reply, const char *err)
-{
-	if (c->done)
-		return;
-	c->done = 1;
-	if (c->icb) {
-		if (!c->r->closing)
-			c->icb(c, reply, err);
-	} else if (c->cb) {
-		c->cb(c->ud, reply, err);
-	}
-}
-
-static void list_append(struct cmd **head, struct cmd **tail, struct cmd *c)
-{
-	c->next = NULL;
-	c->prev = *tail;
-	if (*tail)
-		(*tail)->next = c;
-	else
-		*head = c;
-	*tail = c;
-}
-
-static void list_remove(struct cmd **head, struct cmd **tail, struct cmd *c)
-{
-	if (c->prev)
-		c->prev->next = c->next;
-	else
-		*head = c->next;
-	if (c->next)
-		c->next->prev = c->prev;
-	else if (tail)
-		*tail = c->prev;
-	c->prev = c->next = NULL;
-}
-
-/* ---- parked commands: sent again (or failed) by one timer ---- */
-
-/* Have the park timer fire at `due` unless it fires sooner already. */
-static void park_arm(struct rds *r, uint64_t due)
-{
-	uint64_t now;
-
-	if (r->park_armed && r->park_due <= due)
-		return;
-	now = now_ms(r);
-	{
-		struct timeval tv = tv_ms(due > now ? (long)(due - now) : 0);
-		evtimer_add(r->park_timer, &tv);
-	}
-	r->park_armed = 1;
-	r->park_due = due;
-}
-
-/* Park c: fail it with `fail` (not NULL) at the next turn of the loop, or
- * route it again after delay_ms. */
-static void park(struct cmd *c, long delay_ms, const char *fail)
-{
-	struct rds *r = c->r;
-
-	if (r->closing) {
-		complete(c, NULL, "redis client closed");
-		cmd_free(c);
-		return;
-	}
-	c->fail = fail;
-	c->due_ms = now_ms(r) + (uint64_t)delay_ms;
-	c->prev = NULL;
-	c->next = r->parked;
-	if (r->parked)
-		r->parked->prev = c;
-	r->parked = c;
-	park_arm(r, c->due_ms);
-}
-
-/* Try c again later, or fail it when its time is up. */
-static void retry_later(struct cmd *c, const char *why)
-{
-	long delay = RETRY_MIN_MS << (c->tries < 5 ? c->tries : 5);
-
-	c->why = why;
-	c->tries++;
-	if (c->icb || now_ms(c->r) + (uint64_t)delay >= c->deadline_ms)
-		park(c, 0, why);
-	else
-		park(c, delay > RETRY_MAX_MS ? RETRY_MAX_MS : delay, NULL);
-}
-
-static void on_park_timer(evutil_socket_t fd, short what, void *arg)
-{
-	struct rds *r = arg;
-	uint64_t now = now_ms(r);
-	struct cmd *due = NULL;
-
-	r->park_armed = 0;
-	/* take the due ones out first: routing may park them again */
-	for (struct cmd *c = r->parked, *next; c; c = next) {
-		next = c->next;
-		if (c->due_ms <= now) {
-			list_remove(&r->parked, NULL, c);
-			c->next = due;
-			due = c;
-		}
-	}
-	while (due) {
-		struct cmd *c = due;
-		due = c->next;
-		c->next = NULL;
-		if (c->fail) {
-			complete(c, NULL, c->fail);
-			cmd_free(c);
-		} else {
-			route(c);
-		}
-	}
-	{
-		uint64_t next = UINT64_MAX;
-		for (struct cmd *c = r->parked; c; c = c->next)
-			if (c->due_ms < next)
-				next = c->due_ms;
-		if (next != UINT64_MAX)
-			park_arm(r, next);
-	}
-}
-
-/* ---- nodes ---- */
-
-/* A log line about the connections: info for a server's client, debug for
- * the command-line tools' (they report the reason themselves). */
-static void note(const struct rds *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void note(const struct rds *r, const char *fmt, ...)
-{
-	char msg[300];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	log_msg(r->own_base ? LOG_DEBUG : LOG_INFO, "%s", msg);
-}
-
-/* A connection problem: logged (once while it lasts) and kept for
- * rds_last_error. */
-static void node_error(struct node *n, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void node_error(struct node *n, const char *fmt, ...)
-{
-	struct rds *r = n->r;
-	char msg[256];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (strcmp(msg, r->last_error) != 0)
-		log_msg(r->own_base ? LOG_DEBUG : LOG_WARN, "%s", msg);
-	snprintf(r->last_error, sizeof(r->last_error), "%s", msg);
-}
-
-static void node_set_address(struct node *n, const char *host, int port, const char *path)
-{
-	snprintf(n->host, sizeof(n->host), "%s", host ? host : "");
-	n->port = port;
-	snprintf(n->path, sizeof(n->path), "%s", path ? path : "");
-	if (n->path[0])
-		snprintf(n->name, sizeof(n->name), "%s", n->path);
-	else
-		snprintf(n->name, sizeof(n->name), strchr(n->host, ':') ? "[%s]:%d" : "%s:%d",
-			 n->host, n->port);
-}
-
-static void on_reconnect(evutil_socket_t fd, short what, void *arg);
-static void on_connect_timeout(evutil_socket_t fd, short what, void *arg);
-static void on_node_timer(evutil_socket_t fd, short what, void *arg);
-
-static struct node *node_new(struct rds *r, enum role role, const char *host, int port,
-			     const char *path)
-{
-	struct node *n = mem_new(struct node);
-
-	n->r = r;
-	n->role = role;
-	n->backoff_ms = RECONNECT_MIN_MS;
-	node_set_address(n, host, port, path);
-	n->reconnect_timer = evtimer_new(r->base, on_reconnect, n);
-	n->connect_timer = evtimer_new(r->base, on_connect_timeout, n);
-	n->timer = evtimer_new(r->base, on_node_timer, n);
-	n->next = r->nodes;
-	r->nodes = n;
-	return n;
-}
-
-/* The data node at host:port, made (and connecting) when new, revived when
- * retired. */
-static struct node *node_get(struct rds *r, const char *host, size_t hostlen, int port)
-{
-	struct node *n;
-
-	for (n = r->nodes; n; n = n->next)
-		if (n->role == ROLE_DATA && !n->path[0] && n->port == port &&
-		    strlen(n->host) == hostlen && memcmp(n->host, host, hostlen) == 0)
-			break;
-	if (!n) {
-		char h[256];
-		snprintf(h, sizeof(h), "%.*s", (int)hostlen, host);
-		n = node_new(r, ROLE_DATA, h, port, NULL);
-	}
-	if (n->retired) {
-		n->retired = 0;
-		n->backoff_ms = RECONNECT_MIN_MS;
-	}
-	/* a subscriber needs the map only: it keeps one connection for it */
-	if (!n->ac && !evtimer_pending(n->reconnect_timer, NULL) && !r->channel)
-		connect_now(n);
-	return n;
-}
-
-static void schedule_reconnect(struct node *n)
-{
-	struct timeval tv = tv_ms(n->backoff_ms);
-	/* Sentinel's master: each try asks the sentinels first, so a promoted
-	 * replica is found within half a second */
-	long max = n->r->mode == MODE_SENTINEL ? RECONNECT_MAX_MS / 4 : RECONNECT_MAX_MS;
-
-	if (n->r->closing || n->retired)
-		return;
-	evtimer_add(n->reconnect_timer, &tv);
-	n->backoff_ms = n->backoff_ms * 2 > max ? max : n->backoff_ms * 2;
-}
-
-/* The commands waiting for n, which will not be ready soon: elsewhere, later,
- * or failed. None of them was sent. */
-static void requeue_waiting(struct node *n, const char *why)
-{
-	while (n->waiting) {
-		struct cmd *c = n->waiting;
-		list_remove(&n->waiting, &n->waiting_tail, c);
-		if (n->r->mode == MODE_CLUSTER)
-			retry_later(c, why);
-		else
-			park(c, 0, why);
-	}
-}
-
-/* n's connection is gone (or never came): commands waiting for it go
- * elsewhere or fail, a subscriber hears of it, and it reconnects later. */
-static void node_down(struct node *n)
-{
-	struct rds *r = n->r;
-	int was_subscribed = n->subscribed;
-
-	n->ac = NULL;
-	n->connected = 0;
-	n->ready = 0;
-	n->subscribed = 0;
-	evtimer_del(n->connect_timer);
-	if (r->closing)
-		return;
-	requeue_waiting(n, "redis unavailable");
-	if (was_subscribed && r->on_message)
-		r->on_message(r->message_ud, RDS_SUB_LOST, NULL, 0);
-	update_ready(r);
-	if (r->mode == MODE_CLUSTER && n->in_map > 0)
-		refresh_soon(r, 100);
-	if (!n->retired)
-		schedule_reconnect(n);
-}
-
-/* Drop n's connection: every command sent there fails (hiredis calls their
- * callbacks with no reply, at once or when the callback running now
- * returns), the others wait for a reconnect. */
-static void node_reset(struct node *n, const char *why)
-{
-	redisAsyncContext *ac = n->ac;
-
-	if (!ac)
-		return;
-	node_error(n, "redis %s: %s", n->name, why);
-	ac->data = NULL; /* on_disconnect: handled here */
-	redisAsyncFree(ac);
-	node_down(n);
-}
-
-/* A node that owns no slot any more: closed once its commands are answered,
- * and not reconnected. */
-static void node_retire(struct node *n)
-{
-	n->retired = 1;
-	n->in_map = 0;
-	evtimer_del(n->reconnect_timer);
-	requeue_waiting(n, "redis unavailable");
-	if (n->ac) {
-		n->ready = 0;
-		redisAsyncDisconnect(n->ac);
-	}
-}
-
-static void on_node_timer(evutil_socket_t fd, short what, void *arg)
-{
-	struct node *n = arg;
-	struct cmd *head = n->sent;
-	uint64_t now = now_ms(n->r);
-
-	n->timer_armed = 0;
-	if (n->held && (!head || n->held->sent_ms < head->sent_ms))
-		head = n->held; /* answered, but its WAIT has not come back */
-	if (!head)
-		return;
-	if (now >= head->sent_ms + (uint64_t)n->r->timeout_ms) {
-		complete(head, NULL, "redis command timed out");
-		/* its reply may still come: the callbacks free it then */
-		node_reset(n, "command timed out");
-		return;
-	}
-	{
-		struct timeval tv = tv_ms((long)(head->sent_ms + (uint64_t)n->r->timeout_ms - now));
-		evtimer_add(n->timer, &tv);
-		n->timer_armed = 1;
-	}
-}
-
-static void node_arm(struct node *n)
-{
-	if (!n->timer_armed) {
-		struct timeval tv = tv_ms(n->r->timeout_ms);
-		evtimer_add(n->timer, &tv);
-		n->timer_armed = 1;
-	}
-}
-
-/* ---- sending ---- */
-
-static const char ASKING[] = "*1\r\n$6\r\nASKING\r\n";
-static const char MULTI[] = "*1\r\n$5\r\nMULTI\r\n";
-static const char EXEC[] = "*1\r\n$4\r\nEXEC\r\n";
-
-static void on_result(redisAsyncContext *ac, void *replyp, void *privdata);
-static void on_part(redisAsyncContext *ac, void *replyp, void *privdata);
-
-static int put(redisAsyncContext *ac, redisCallbackFn *fn, struct cmd *c, const char *buf,
-	       size_t len)
-{
-	if (redisAsyncFormattedCommand(ac, fn, fn ? c : NULL, buf, len) != REDIS_OK)
-		return -1;
-	if (fn)
-		c->parts++;
-	return 0;
-}
-
-/* "EXISTS <key> {<its hash tag>}:rds-migration-guard" into out: 0, or -1
- * when the key has no usable tag or is too long. */
-static int guard_format(const struct cmd *c, char *out, size_t outlen, size_t *len)
-{
-	const char *key = c->buf + c->keyoff, *part;
-	size_t plen;
-	int n;
-
-	rslot_hashed_part(key, c->keylen, &part, &plen);
-	if (memchr(part, '}', plen) || c->keylen + plen + 80 > outlen)
-		return -1;
-	n = snprintf(out, outlen, "*3\r\n$6\r\nEXISTS\r\n$%zu\r\n%.*s\r\n$%zu\r\n{%.*s}%s\r\n",
-		     c->keylen, (int)c->keylen, key, plen + 2 + strlen(GUARD_SUFFIX), (int)plen,
-		     part, GUARD_SUFFIX);
-	*len = (size_t)n;
-	return 0;
-}
-
-/* Send c on n as it is now (ready, or during its setup): with ASKING when
- * asked to, a script of a cluster inside its migration guard, a WAIT behind
- * a script when the client wants one. */
-static void node_send(struct node *n, struct cmd *c)
-{
-	struct rds *r = n->r;
-	redisAsyncContext *ac = n->ac;
-	char guard[768];
-	size_t glen = 0;
-	int rc = 0;
-
-	c->node = n;
-	c->ac = ac;
-	c->parts = 0;
-	c->part_error = 0;
-	c->after = AFTER_FREE;
-	c->guard_sent = r->mode == MODE_CLUSTER && c->script && c->keylen &&
-			guard_format(c, guard, sizeof(guard), &glen) == 0;
-	if (c->held) {
-		freeReplyObject(c->held);
-		c->held = NULL;
-	}
-	if (!ac) {
-		rc = -1;
-	} else if (c->asking) {
-		/* the first write fails when the context is going away; then
-		 * nothing was queued */
-		rc = put(ac, NULL, c, ASKING, sizeof(ASKING) - 1);
-		c->asking = 0;
-	}
-	if (rc == 0 && c->guard_sent) {
-		if (put(ac, NULL, c, MULTI, sizeof(MULTI) - 1) < 0)
-			rc = -1;
-		else if (put(ac, on_part, c, guard, glen) < 0 ||
-			 put(ac, on_part, c, c->buf, c->len) < 0 ||
-			 put(ac, on_result, c, EXEC, sizeof(EXEC) - 1) < 0)
-			mem_oom(__FILE__, __LINE__);
-	} else if (rc == 0 && put(ac, on_result, c, c->buf, c->len) < 0) {
-		rc = -1;
-	}
-	if (rc == 0 && c->script)
-		c->wseq = ++n->wseq;
-	if (rc < 0) {
-		/* the connection is going away: not sent */
-		n->ready = 0;
-		c->node = NULL;
-		if (c->icb || r->mode != MODE_CLUSTER)
-			park(c, 0, c->icb ? "redis connection lost" : "redis unavailable");
-		else
-			retry_later(c, "redis unavailable");
-		return;
-	}
-	c->sent_ms = now_ms(r);
-	if (!c->icb)
-		c->sent_us = now_us();
-	list_append(&n->sent, &n->sent_tail, c);
-	node_arm(n);
-}
-
-/* A command of the layer itself on node n, answered to fn. */
-static void internal_send(struct node *n, internal_fn fn, int argc, const char **argv)
-{
-	struct cmd *c = cmd_new(n->r, NULL, NULL, 0, NULL, argc, argv, NULL, -1);
-
-	c->icb = fn;
-	c->deadline_ms = now_ms(n->r) + (uint64_t)n->r->timeout_ms;
-	node_send(n, c);
-}
-
-static struct node *any_primary(struct rds *r)
-{
-	for (struct node *n = r->nodes; n; n = n->next)
-		if (n->role == ROLE_DATA && n->in_map && n->ready)
-			return n;
-	return NULL;
-}
-
-/* Send c where it belongs, or keep it until it can go, or fail it. */
-static void route(struct cmd *c)
-{
-	struct rds *r = c->r;
-	struct node *n;
-
-	if (r->closing) {
-		complete(c, NULL, "redis client closed");
-		cmd_free(c);
-		return;
-	}
-	if (r->mode != MODE_CLUSTER) {
-		if (r->data && r->data->ready)
-			node_send(r->data, c);
-		else
-			park(c, 0, c->why ? c->why : "redis unavailable");
-		return;
-	}
-	n = c->slot >= 0 ? r->slots[c->slot] : any_primary(r);
-	if (!n) {
-		refresh_soon(r, 0);
-		retry_later(c, "redis unavailable (no primary for the slot)");
-	} else if (n->ready) {
-		node_send(n, c);
-	} else if (n->ac) {
-		list_append(&n->waiting, &n->waiting_tail, c);
-	} else {
-		retry_later(c, "redis unavailable");
-	}
-}
-
-/* ---- replies to commands ---- */
-
-/* The last reply of one send of c is in: do what was decided. */
-static void finish(struct cmd *c)
-{
-	struct node *n = c->node;
-
-	list_remove(&n->sent, &n->sent_tail, c);
-	if (c->done || c->after == AFTER_FREE) {
-		cmd_free(c);
-		return;
-	}
-	switch (c->after) {
-	case AFTER_HOLD:
-		list_append(&n->held, &n->held_tail, c);
-		node_arm(n);
-		node_wait(n);
-		break;
-	case AFTER_ROUTE:
-		route(c);
-		break;
-	case AFTER_ASK:
-		c->asking = 1;
-		if (c->ask->ready)
-			node_send(c->ask, c);
-		else
-			retry_later(c, "redis unavailable");
-		break;
-	case AFTER_RELOAD:
-		if (n->ready && n->ac) {
-			const char *argv[] = {"SCRIPT", "LOAD",
-					      scripts_body((enum script_id)(c->script - 1))};
-			if (redisAsyncCommandArgv(n->ac, NULL, NULL, 3, argv, NULL) == REDIS_OK) {
-				node_send(n, c);
-				break;
-			}
-		}
-		retry_later(c, "redis unavailable");
-		break;
-	default:
-		retry_later(c, c->why);
-		break;
-	}
-}
-
-/* An error reply that may mean "not here" or "not now": plan what to do
- * with c. Returns 1 when c will be sent again (c->after says how), 0 when
- * the error is the answer. */
-static int redirect(struct cmd *c, const char *err, size_t len)
-{
-	struct rds *r = c->r;
-	char host[64];
-	int slot = 0, port = 0;
-	enum rslot_error kind = rslot_parse_error(err, len, &slot, host, sizeof(host), &port);
-
-	if (kind == RSLOT_ERR_OTHER || c->icb || r->closing)
-		return 0;
-	if (kind == RSLOT_ERR_NOSCRIPT) {
-		if (!c->script || c->reloaded)
-			return 0;
-		c->reloaded = 1;
-		c->after = AFTER_RELOAD;
-		return 1;
-	}
-	if (now_ms(r) >= c->deadline_ms)
-		return 0;
-	if (c->redirects < 255)
-		c->redirects++;
-	switch (kind) {
-	case RSLOT_ERR_MOVED:
-	case RSLOT_ERR_ASK:
-		if (r->mode != MODE_CLUSTER)
-			return 0;
-		if (kind == RSLOT_ERR_ASK) {
-			c->ask = node_get(r, host, strlen(host), port);
-			c->after = AFTER_ASK;
-		} else {
-			r->slots[slot] = node_get(r, host, strlen(host), port);
-			refresh_soon(r, 0);
-			c->after = AFTER_ROUTE;
-		}
-		if (c->redirects > QUICK_REDIRECTS) {
-			/* nodes that disagree while a slot changes owner send a
-			 * command back and forth: let them settle */
-			c->why = "redis unavailable (a slot changing owner)";
-			c->after = AFTER_RETRY;
-		}
-		return 1;
-	case RSLOT_ERR_READONLY:
-		/* the node is a replica now: Sentinel or the map knows the master */
-		if (r->mode == MODE_SENTINEL && c->node->ac == c->ac)
-			node_reset(c->node, "became a replica");
-		if (r->mode == MODE_CLUSTER)
-			refresh_soon(r, 0);
-		c->why = "redis unavailable (the node became a replica)";
-		c->after = AFTER_RETRY;
-		return 1;
-	default: /* RSLOT_ERR_RETRY */
-		if (r->mode == MODE_CLUSTER)
-			refresh_soon(r, REFRESH_UNHEALTHY_MS);
-		c->why = "redis unavailable (cluster down, slot being migrated, or loading)";
-		c->after = AFTER_RETRY;
-		return 1;
-	}
-}
-
-/* The error `text` is c's answer: a redirection or a "not now" that could
- * not be followed before the timeout reads as Redis being unavailable. */
-static void give_up(struct cmd *c, redisReply *res, const char *text)
-{
-	int slot, port;
-	char host[64], msg[160];
-	enum rslot_error k =
-	    rslot_parse_error(text, strlen(text), &slot, host, sizeof(host), &port);
-
-	if (k == RSLOT_ERR_OTHER || k == RSLOT_ERR_NOSCRIPT) {
-		complete(c, res, text);
-		return;
-	}
-	snprintf(msg, sizeof(msg), "redis unavailable: %.120s", text);
-	complete(c, NULL, msg);
-}
-
-/* A reply to a part of a guarded script (EXISTS, the queued EVALSHA): an
- * error there aborts the transaction; remember the first one. */
-static void on_part(redisAsyncContext *ac, void *replyp, void *privdata)
-{
-	struct cmd *c = privdata;
-	redisReply *reply = replyp;
-
-	if (reply && reply->type == REDIS_REPLY_ERROR && !c->part_error) {
-		enum rslot_error k =
-		    rslot_parse_error(reply->str, reply->len, &c->part_slot, c->part_text,
-				      sizeof(c->part_text), &c->part_port);
-		c->part_error = (unsigned char)(k + 1);
-		if (k != RSLOT_ERR_MOVED && k != RSLOT_ERR_ASK)
-			snprintf(c->part_text, sizeof(c->part_text), "%s", reply->str);
-	}
-	if (--c->parts == 0)
-		finish(c);
-}
-
-/* The answer to a WAIT: the scripts it covers are confirmed (or not). With
- * no reply (the connection is gone) none can be confirmed any more. */
-static void on_node_wait(redisAsyncContext *ac, void *replyp, void *privdata)
-{
-	struct node *n = privdata;
-	struct rds *r = n->r;
-	redisReply *reply = replyp;
-	int ok = reply && reply->type == REDIS_REPLY_INTEGER && reply->integer >= r->wait_replicas;
-	char msg[120];
-
-	n->wait_inflight = 0;
-	snprintf(msg, sizeof(msg), "redis: the change reached %lld of %d replicas in time",
-		 reply && reply->type == REDIS_REPLY_INTEGER ? reply->integer : 0LL,
-		 r->wait_replicas);
-	while (n->held && (!reply || n->held->wseq <= n->wait_covers)) {
-		struct cmd *c = n->held;
-		list_remove(&n->held, &n->held_tail, c);
-		if (ok)
-			complete(c, c->held, NULL);
-		else
-			complete(c, NULL,
-				 reply	      ? msg
-				 : r->closing ? "redis client closed"
-					      : "redis connection lost");
-		cmd_free(c);
-	}
-	if (reply)
-		node_wait(n);
-}
-
-/* One WAIT for every script answered on n and not confirmed yet, unless one
- * is on its way already: a WAIT covers every write sent before it on the
- * connection, so while it waits the next answers gather for the next one
- * (and Redis, blocked on it, lets the commands behind it queue). */
-static void node_wait(struct node *n)
-{
-	struct rds *r = n->r;
-	char w[64];
-	int wl;
-
-	if (!n->held || n->wait_inflight)
-		return;
-	if (!n->ac) {
-		on_node_wait(NULL, NULL, n);
-		return;
-	}
-	wl = snprintf(w, sizeof(w), "*3\r\n$4\r\nWAIT\r\n$%zu\r\n%d\r\n$%zu\r\n%ld\r\n",
-		      digits((size_t)r->wait_replicas), r->wait_replicas,
-		      digits((size_t)(r->timeout_ms / 2)), r->timeout_ms / 2);
-	if (redisAsyncFormattedCommand(n->ac, on_node_wait, n, w, (size_t)wl) != REDIS_OK) {
-		on_node_wait(NULL, NULL, n);
-		return;
-	}
-	n->wait_inflight = 1;
-	n->wait_covers = n->wseq;
-}
-
-static void on_result(redisAsyncContext *ac, void *replyp, void *privdata)
-{
-	struct cmd *c = privdata;
-	struct rds *r = c->r;
-	redisReply *reply = replyp, *res = reply;
-
-	c->after = AFTER_FREE;
-	if (reply && !c->icb)
-		metrics_redis((double)(now_us() - c->sent_us) / 1e6);
-	if (c->done)
-		goto out;
-	if (!reply) {
-		complete(c, NULL, r->closing ? "redis client closed" : "redis connection lost");
-		goto out;
-	}
-	if (c->icb) {
-		complete(c, reply, reply->type == REDIS_REPLY_ERROR ? reply->str : NULL);
-		goto out;
-	}
-	if (c->guard_sent) {
-		/* EXEC: [EXISTS, the script], or an abort after an error above */
-		if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 2) {
-			res = reply->element[1];
-		} else if (c->part_error) {
-			enum rslot_error k = (enum rslot_error)(c->part_error - 1);
-			char text[128];
-			if (k == RSLOT_ERR_MOVED || k == RSLOT_ERR_ASK)
-				snprintf(text, sizeof(text), "%s %d %s:%d",
-					 k == RSLOT_ERR_MOVED ? "MOVED" : "ASK", c->part_slot,
-					 c->part_text, c->part_port);
-			else
-				snprintf(text, sizeof(text), "%s", c->part_text);
-			if (!redirect(c, text, strlen(text)))
-				give_up(c, NULL, text);
-			goto out;
-		}
-	}
-	if (res->type == REDIS_REPLY_ERROR) {
-		if (!redirect(c, res->str, res->len))
-			give_up(c, res, res->str);
-		goto out;
-	}
-	if (r->wait_replicas > 0 && c->script) {
-		c->held = rds_reply_copy(res);
-		c->after = AFTER_HOLD;
-	} else {
-		complete(c, res, NULL);
-	}
-out:
-	if (--c->parts == 0)
-		finish(c);
-}
-
-/* ---- connections ---- */
-
-/* Sentinel: the next connection of this sentinel node goes to the next
- * sentinel of the address (this one is down, or refused us). */
-static void sentinel_next(struct node *n)
-{
-	struct rds *r = n->r;
-	struct rds_hostport *s;
-
-	if (n->role != ROLE_SENTINEL || r->addr.nsentinels < 2)
-		return;
-	r->sentinel_next = (r->sentinel_next + 1) % r->addr.nsentinels;
-	s = &r->addr.sentinels[r->sentinel_next];
-	node_set_address(n, s->host, s->port, NULL);
-}
-
-static void on_setup_reply(struct cmd *c, redisReply *reply, const char *err)
-{
-	struct node *n = c->node;
-
-	if (n->ac != c->ac)
-		return; /* an answer about a connection that is gone */
-	if (err) {
-		char msg[200];
-		snprintf(msg, sizeof(msg), "setup failed: %.150s", err);
-		node_reset(n, msg);
-		sentinel_next(n);
-		if (n->r->wake_on_ready && (n->seed || n->role == ROLE_SENTINEL))
-			event_base_loopbreak(n->r->base);
-		return;
-	}
-	if (--n->setup_left == 0)
-		node_ready(n);
-}
-
-static void setup(struct node *n, int argc, const char **argv)
-{
-	n->setup_left++;
-	internal_send(n, on_setup_reply, argc, argv);
-}
-
-static void apply_map(struct rds *r, const redisReply *reply, struct node *from);
-
-/* Sentinel: the node must be the master. */
-static void on_role(struct cmd *c, redisReply *reply, const char *err)
-{
-	if (!err && (reply->type != REDIS_REPLY_ARRAY || reply->elements < 1 ||
-		     reply->element[0]->type != REDIS_REPLY_STRING ||
-		     strcmp(reply->element[0]->str, "master") != 0))
-		err = "it is not the master (asking Sentinel again)";
-	on_setup_reply(c, reply, err);
-}
-
-/* After AUTH (and the cluster question): what a data node needs before
- * commands may go. */
-static void setup_data(struct node *n)
-{
-	struct rds *r = n->r;
-
-	if (r->mode != MODE_CLUSTER && r->addr.db) {
-		char db[16];
-		const char *argv[] = {"SELECT", db};
-		snprintf(db, sizeof(db), "%d", r->addr.db);
-		setup(n, 2, argv);
-	}
-	if (r->mode == MODE_SENTINEL) {
-		const char *argv[] = {"ROLE"};
-		n->setup_left++;
-		internal_send(n, on_role, 1, argv);
-	}
-	for (int i = 0; !r->channel && i < SCRIPT_COUNT; i++) {
-		const char *argv[] = {"SCRIPT", "LOAD", scripts_body((enum script_id)i)};
-		setup(n, 3, argv);
-	}
-}
-
-/* The first answer of the first node: a slot map (a cluster) or "cluster
- * support disabled" (one Redis). */
-static void on_detect(struct cmd *c, redisReply *reply, const char *err)
-{
-	struct node *n = c->node;
-	struct rds *r = n->r;
-
-	if (n->ac != c->ac)
-		return;
-	if (err && reply && strstr(err, "cluster support disabled")) {
-		r->mode = MODE_SINGLE;
-		note(r, "redis %s: one Redis (no cluster)", n->name);
-	} else if (err) {
-		on_setup_reply(c, reply, err);
-		return;
-	} else if (r->addr.db) {
-		node_reset(n, "is a Redis Cluster, which has only database 0: remove the /db "
-			      "from the redis setting");
-		return;
-	} else {
-		r->mode = MODE_CLUSTER;
-		r->slots = mem_calloc(RSLOT_COUNT, sizeof(struct node *));
-		note(r, "redis %s: a Redis Cluster", n->name);
-		apply_map(r, reply, n);
-	}
-	setup_data(n);
-	if (--n->setup_left == 0)
-		node_ready(n);
-}
-
-static void on_subscription(redisAsyncContext *ac, void *replyp, void *privdata);
-
-static void on_connect(const redisAsyncContext *ac, int status)
-{
-	struct node *n = ac->data;
-	struct rds *r = n->r;
-
-	evtimer_del(n->connect_timer);
-	if (status != REDIS_OK) {
-		/* hiredis frees the context after this callback */
-		node_error(n, "cannot connect to redis %s: %.150s", n->name, ac->errstr);
-		sentinel_next(n);
-		if (r->wake_on_ready && (n->seed || n->role == ROLE_SENTINEL))
-			event_base_loopbreak(r->base);
-		node_down(n);
-		return;
-	}
-	n->connected = 1;
-	note(r, "redis %s connected", n->name);
-	if (n->was_connected && !r->own_base)
-		metrics_redis_reconnect();
-	n->was_connected = 1;
-	n->setup_left = 1; /* held until every setup command is queued */
-	if (n->role == ROLE_SENTINEL ? r->addr.sentinel_password[0] != '\0'
-				     : r->addr.password[0] != '\0') {
-		const char *argv[] = {"AUTH", n->role == ROLE_SENTINEL ? r->addr.sentinel_password
-								       : r->addr.password};
-		setup(n, 2, argv);
-	}
-	if (n->role == ROLE_SUB) {
-		const char *argv[] = {"SUBSCRIBE", r->channel};
-		if (redisAsyncCommandArgv(n->ac, on_subscription, n, 2, argv, NULL) != REDIS_OK)
-			node_reset(n, "cannot subscribe");
-		n->setup_left--;
-		return; /* ready once subscribed */
-	}
-	if (n->role == ROLE_DATA) {
-		if (r->mode == MODE_DETECT) {
-			const char *argv[] = {"CLUSTER", "SLOTS"};
-			n->setup_left++;
-			internal_send(n, on_detect, 2, argv);
-		} else {
-			setup_data(n);
-		}
-	}
-	if (--n->setup_left == 0)
-		node_ready(n);
-}
-
-static void on_disconnect(const redisAsyncContext *ac, int status)
-{
-	struct node *n = ac->data;
-
-	if (!n || n->r->closing)
-		return; /* dropped on purpose: node_reset or rds_free did the rest */
-	if (status != REDIS_OK)
-		node_error(n, "redis %s disconnected: %s", n->name,
-			   ac->errstr[0] ? ac->errstr : "connection lost");
-	else if (!n->retired)
-		node_error(n, "redis %s disconnected", n->name);
-	node_down(n);
-}
-
-static void on_connect_timeout(evutil_socket_t fd, short what, void *arg)
-{
-	struct node *n = arg;
-	redisAsyncContext *ac = n->ac;
-
-	if (!ac || n->connected)
-		return;
-	node_error(n, "redis %s: connect timed out", n->name);
-	ac->data = NULL;
-	redisAsyncFree(ac); /* no disconnect callback: it never connected */
-	if (n->r->wake_on_ready && (n->seed || n->role == ROLE_SENTINEL))
-		event_base_loopbreak(n->r->base);
-	node_down(n);
-}
-
-static void on_reconnect(evutil_socket_t fd, short what, void *arg)
-{
-	struct node *n = arg;
-	struct rds *r = n->r;
-
-	if (n->role == ROLE_SUB)
-		sub_retarget(r);
-	else if (n->role == ROLE_DATA && r->mode == MODE_SENTINEL)
-		sentinel_resolve(r);
-	else
-		connect_now(n);
-}
-
-static void connect_now(struct node *n)
-{
-	struct rds *r = n->r;
-	redisAsyncContext *ac;
-	struct timeval tv = tv_ms(r->timeout_ms);
-
-	if (n->ac || r->closing || n->retired || (!n->path[0] && !n->host[0]))
-		return;
-	evtimer_del(n->reconnect_timer);
-	if (n->path[0])
-		ac = redisAsyncConnectUnix(n->path);
-	else
-		ac = redisAsyncConnect(n->host, n->port);
-	if (!ac)
-		mem_oom(__FILE__, __LINE__);
-	if (ac->err) {
-		node_error(n, "cannot connect to redis %s: %.150s", n->name, ac->errstr);
-		redisAsyncFree(ac);
-		schedule_reconnect(n);
-		return;
-	}
-	ac->data = n;
-	n->ac = ac;
-	n->connected = 0;
-	n->ready = 0;
-	redisLibeventAttach(ac, r->base);
-	if (n->role == ROLE_SUB && event_base_get_npriorities(r->base) > 1) {
-		/* announcements first: when one arrives together with a request,
-		 * the request must not be served from what it announces as stale */
-		redisLibeventEvents *e = ac->ev.data;
-		event_priority_set(e->rev, 0);
-	}
-	redisAsyncSetConnectCallback(ac, on_connect);
-	redisAsyncSetDisconnectCallback(ac, on_disconnect);
-	evtimer_add(n->connect_timer, &tv);
-}
-
-/* ---- the cluster's slot map ---- */
-
-static void apply_map(struct rds *r, const redisReply *reply, struct node *from)
-{
-	struct rslot_range *rg = NULL;
-	int count = rslot_parse_slots(reply, from->host[0] ? from->host : NULL, &rg), primaries = 0;
-	int changed = 0;
-
-	if (count < 0) {
-		node_error(from, "redis %s: unreadable CLUSTER SLOTS answer", from->name);
-		return;
-	}
-	for (struct node *n = r->nodes; n; n = n->next)
-		if (n->role == ROLE_DATA)
-			n->in_map = -n->in_map; /* 0 or -1: in the previous map */
-	memset(r->slots, 0, RSLOT_COUNT * sizeof(struct node *));
-	for (int i = 0; i < count; i++) {
-		struct node *n = node_get(r, rg[i].host, rg[i].hostlen, rg[i].port);
-		if (n->in_map <= 0) {
-			changed |= n->in_map == 0; /* new in the map */
-			n->in_map = 1;
-			primaries++;
-		}
-		for (int s = rg[i].start; s <= rg[i].end; s++)
-			r->slots[s] = n;
-	}
-	free(rg);
-	r->covered = 1;
-	for (int s = 0; s < RSLOT_COUNT && r->covered; s++)
-		r->covered = r->slots[s] != NULL;
-	for (struct node *n = r->nodes; n; n = n->next) {
-		if (n->role != ROLE_DATA || n->in_map >= 0)
-			continue;
-		/* in the previous map, not in this one */
-		changed = 1;
-		n->in_map = 0;
-		if (!n->seed)
-			node_retire(n);
-	}
-	if (changed)
-		note(r, "redis cluster: %d primaries%s", primaries,
-		     r->covered ? "" : ", some slots without one");
-	if (!r->covered)
-		snprintf(r->last_error, sizeof(r->last_error),
-			 "redis cluster: some slots have no primary");
-	update_ready(r);
-	if (r->channel)
-		sub_retarget(r);
-}
-
-static void on_refresh_reply(struct cmd *c, redisReply *reply, const char *err)
-{
-	struct rds *r = c->r;
-
-	r->refreshing = 0;
-	if (!err)
-		apply_map(r, reply, c->node);
-	refresh_soon(r, r->ready ? REFRESH_HEALTHY_MS : REFRESH_UNHEALTHY_MS);
-}
-
-static void on_refresh_timer(evutil_socket_t fd, short what, void *arg)
-{
-	struct rds *r = arg;
-	struct node *n = any_primary(r);
-
-	if (!n)
-		for (n = r->nodes; n && !(n->role == ROLE_DATA && n->ready); n = n->next)
-			;
-	if (!n) {
-		/* no node to ask (a subscriber connects one at a time): connect
-		 * one that is idle */
-		for (n = r->nodes; n; n = n->next)
-			if (n->role == ROLE_DATA && !n->ac && !n->retired &&
-			    !evtimer_pending(n->reconnect_timer, NULL)) {
-				connect_now(n);
-				break;
-			}
-		refresh_soon(r, REFRESH_UNHEALTHY_MS);
-		return;
-	}
-	{
-		const char *argv[] = {"CLUSTER", "SLOTS"};
-		r->refreshing = 1;
-		internal_send(n, on_refresh_reply, 2, argv);
-	}
-}
-
-/* Ask for the slot map in delay_ms (sooner if already planned sooner). */
-static void refresh_soon(struct rds *r, long delay_ms)
-{
-	uint64_t due = now_ms(r) + (uint64_t)delay_ms;
-
-	if (r->mode != MODE_CLUSTER || r->closing || r->refreshing)
-		return;
-	if (evtimer_pending(r->refresh_timer, NULL) && r->refresh_due <= due)
-		return;
-	{
-		struct timeval tv = tv_ms(delay_ms);
-		evtimer_add(r->refresh_timer, &tv);
-	}
-	r->refresh_due = due;
-}
-
-static void update_ready(struct rds *r)
-{
-	int ready = 0;
-
-	if (r->channel) {
-		ready = r->sub->subscribed;
-	} else if (r->mode == MODE_CLUSTER) {
-		ready = r->covered;
-		for (struct node *n = r->nodes; n && ready; n = n->next)
-			if (n->role == ROLE_DATA && n->in_map > 0 && !n->ready)
-				ready = 0;
-	} else if (r->mode != MODE_DETECT) {
-		ready = r->data && r->data->ready;
-	}
-	if (ready == r->ready)
-		return;
-	r->ready = ready;
-	if (ready) {
-		r->last_error[0] = '\0';
-		note(r, "redis ready");
-		if (r->wake_on_ready)
-			event_base_loopbreak(r->base);
-	} else if (!r->last_error[0]) {
-		snprintf(r->last_error, sizeof(r->last_error), "redis not ready");
-	}
-}
-
-/* ---- Sentinel ---- */
-
-static void on_master_addr(struct cmd *c, redisReply *reply, const char *err)
-{
-	struct rds *r = c->r;
-	struct node *d = r->data;
-	char msg[300];
-	long port;
-
-	r->resolving = 0;
-	if (err || reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
-	    reply->element[0]->type != REDIS_REPLY_STRING ||
-	    reply->element[1]->type != REDIS_REPLY_STRING) {
-		if (!err)
-			snprintf(msg, sizeof(msg), "knows no master named '%.128s'",
-				 r->addr.master);
-		else
-			snprintf(msg, sizeof(msg), "%.200s", err);
-		node_error(c->node, "redis sentinel %s: %s", c->node->name, msg);
-		if (r->wake_on_ready)
-			event_base_loopbreak(r->base);
-		schedule_reconnect(d);
-		return;
-	}
-	port = strtol(reply->element[1]->str, NULL, 10);
-	if (port < 1 || port > 65535) {
-		node_error(c->node, "redis sentinel %s: gave the port '%.20s'", c->node->name,
-			   reply->element[1]->str);
-		schedule_reconnect(d);
-		return;
-	}
-	if (strcmp(d->host, reply->element[0]->str) != 0 || d->port != port) {
-		node_set_address(d, reply->element[0]->str, (int)port, NULL);
-		note(r, "redis sentinel: master '%s' is %s", r->addr.master, d->name);
-		if (d->ac)
-			node_reset(d, "is not the master any more");
-	}
-	connect_now(d);
-}
-
-/* Ask a sentinel where the master is, then connect there. */
-static void sentinel_resolve(struct rds *r)
-{
-	struct node *s = r->sentinel;
-
-	if (r->closing || r->resolving)
-		return;
-	if (!s->ready) {
-		r->resolve_wanted = 1;
-		if (!s->ac && !evtimer_pending(s->reconnect_timer, NULL))
-			connect_now(s);
-		return;
-	}
-	r->resolve_wanted = 0;
-	r->resolving = 1;
-	{
-		const char *argv[] = {"SENTINEL", "get-master-addr-by-name", r->addr.master};
-		internal_send(s, on_master_addr, 3, argv);
-	}
-}
-
-/* ---- subscriber ---- */
-
-static void on_subscription(redisAsyncContext *ac, void *replyp, void *privdata)
-{
-	struct node *n = privdata;
-	struct rds *r = n->r;
-	redisReply *reply = replyp;
-
-	if (!reply || reply->type != REDIS_REPLY_ARRAY || reply->elements != 3 ||
-	    reply->element[0]->type != REDIS_REPLY_STRING || r->closing)
-		return;
-	if (strcmp(reply->element[0]->str, "subscribe") == 0) {
-		n->subscribed = 1;
-		n->ready = 1;
-		n->backoff_ms = RECONNECT_MIN_MS;
-		update_ready(r);
-		r->on_message(r->message_ud, RDS_SUB_READY, NULL, 0);
-	} else if (strcmp(reply->element[0]->str, "message") == 0 &&
-		   reply->element[2]->type == REDIS_REPLY_STRING) {
-		r->on_message(r->message_ud, RDS_SUB_MESSAGE, reply->element[2]->str,
-			      reply->element[2]->len);
-	}
-}
-
-/* Point the subscription at the node it belongs on: the primary of the
- * channel's slot, or the one Redis. */
-static void sub_retarget(struct rds *r)
-{
-	struct node *s = r->sub, *t = NULL;
-
-	if (r->closing)
-		return;
-	if (r->mode == MODE_CLUSTER)
-		t = r->slots[r->channel_slot];
-	else if (r->mode != MODE_DETECT)
-		t = r->data && r->data->ready ? r->data : NULL;
-	if (!t) {
-		if (!s->ac && !evtimer_pending(s->reconnect_timer, NULL))
-			schedule_reconnect(s); /* look again later */
-		return;
-	}
-	if (strcmp(s->host, t->host) != 0 || s->port != t->port || strcmp(s->path, t->path) != 0) {
-		node_set_address(s, t->host, t->port, t->path);
-		if (s->ac)
-			node_reset(s, "the channel's slot moved");
-	}
-	if (!s->ac && !evtimer_pending(s->reconnect_timer, NULL))
-		connect_now(s);
-}
+static void on_park_timer(evutil_socket_t fd, short what, void *arg);
 
 /* ---- the client ---- */
 
-static void node_ready(struct node *n)
-{
-	struct rds *r = n->r;
-
-	n->ready = 1;
-	n->backoff_ms = RECONNECT_MIN_MS;
-	while (n->waiting && n->ready) {
-		struct cmd *c = n->waiting;
-		list_remove(&n->waiting, &n->waiting_tail, c);
-		node_send(n, c);
-	}
-	if (n->role == ROLE_SENTINEL) {
-		if (r->resolve_wanted)
-			sentinel_resolve(r);
-		return;
-	}
-	if (r->mode == MODE_CLUSTER && n->in_map <= 0 && !n->seed)
-		return;
-	update_ready(r);
-	if (r->channel && r->mode != MODE_CLUSTER)
-		sub_retarget(r);
-}
-
-static struct rds *create(struct event_base *base, const struct rds_addr *addr, long timeout_ms,
-			  const char *channel, rds_message_fn cb, void *ud)
+/* A client on base, connecting at once: rds_new, rds_new_subscriber (with
+ * channel) and rds_open. */
+struct rds *rds_create(struct event_base *base, const struct rds_addr *addr, long timeout_ms,
+		       const char *channel, rds_message_fn cb, void *ud)
 {
 	struct rds *r = mem_new(struct rds);
 
 	r->base = base;
 	r->addr = *addr;
 	r->timeout_ms = timeout_ms;
-	r->refresh_timer = evtimer_new(base, on_refresh_timer, r);
+	r->refresh_timer = evtimer_new(base, rds_on_refresh_timer, r);
 	r->park_timer = evtimer_new(base, on_park_timer, r);
 	snprintf(r->last_error, sizeof(r->last_error), "redis not connected yet");
 	if (channel) {
@@ -1668,33 +40,27 @@ static struct rds *create(struct event_base *base, const struct rds_addr *addr, 
 		r->channel_slot = rslot_of(channel, strlen(channel));
 		r->on_message = cb;
 		r->message_ud = ud;
-		r->sub = node_new(r, ROLE_SUB, "", 0, NULL);
+		r->sub = rds_node_new(r, ROLE_SUB, "", 0, NULL);
 	}
 	if (addr->master[0]) {
 		r->mode = MODE_SENTINEL;
-		r->sentinel = node_new(r, ROLE_SENTINEL, addr->sentinels[0].host,
-				       addr->sentinels[0].port, NULL);
-		r->data = node_new(r, ROLE_DATA, "", 0, NULL);
+		r->sentinel = rds_node_new(r, ROLE_SENTINEL, addr->sentinels[0].host,
+					   addr->sentinels[0].port, NULL);
+		r->data = rds_node_new(r, ROLE_DATA, "", 0, NULL);
 		r->resolve_wanted = 1;
-		connect_now(r->sentinel);
+		rds_connect_now(r->sentinel);
 	} else {
 		r->mode = MODE_DETECT;
-		r->data = node_new(r, ROLE_DATA, addr->host, addr->port, addr->path);
+		r->data = rds_node_new(r, ROLE_DATA, addr->host, addr->port, addr->path);
 		r->data->seed = 1;
-		connect_now(r->data);
+		rds_connect_now(r->data);
 	}
 	return r;
 }
 
 struct rds *rds_new(struct event_base *base, const struct rds_addr *addr, long timeout_ms)
 {
-	return create(base, addr, timeout_ms, NULL, NULL, NULL);
-}
-
-struct rds *rds_new_subscriber(struct event_base *base, const struct rds_addr *addr,
-			       long timeout_ms, const char *channel, rds_message_fn cb, void *ud)
-{
-	return create(base, addr, timeout_ms, channel, cb, ud);
+	return rds_create(base, addr, timeout_ms, NULL, NULL, NULL);
 }
 
 void rds_set_wait(struct rds *r, int replicas)
@@ -1712,7 +78,7 @@ void rds_free(struct rds *r)
 	snprintf(r->last_error, sizeof(r->last_error), "redis client closed");
 	for (struct node *n = r->nodes; n; n = n->next) {
 		redisAsyncContext *ac = n->ac;
-		requeue_waiting(n, "redis client closed");
+		rds_requeue_waiting(n, "redis client closed");
 		if (ac) {
 			n->ac = NULL;
 			ac->data = NULL;
@@ -1721,9 +87,9 @@ void rds_free(struct rds *r)
 	}
 	while (r->parked) {
 		struct cmd *c = r->parked;
-		list_remove(&r->parked, NULL, c);
-		complete(c, NULL, "redis client closed");
-		cmd_free(c);
+		rds_list_remove(&r->parked, NULL, c);
+		rds_complete(c, NULL, "redis client closed");
+		rds_cmd_free(c);
 	}
 	while (r->nodes) {
 		struct node *n = r->nodes;
@@ -1754,23 +120,53 @@ const char *rds_last_error(const struct rds *r)
 	return r->last_error;
 }
 
+void rds_update_ready(struct rds *r)
+{
+	int ready = 0;
+
+	if (r->channel) {
+		ready = r->sub->subscribed;
+	} else if (r->mode == MODE_CLUSTER) {
+		ready = r->covered;
+		for (struct node *n = r->nodes; n && ready; n = n->next)
+			if (n->role == ROLE_DATA && n->in_map > 0 && !n->ready)
+				ready = 0;
+	} else if (r->mode != MODE_DETECT) {
+		ready = r->data && r->data->ready;
+	}
+	if (ready == r->ready)
+		return;
+	r->ready = ready;
+	if (ready) {
+		r->last_error[0] = '\0';
+		rds_note(r, "redis ready");
+		if (r->wake_on_ready)
+			event_base_loopbreak(r->base);
+	} else if (!r->last_error[0]) {
+		snprintf(r->last_error, sizeof(r->last_error), "redis not ready");
+	}
+}
+
+/* ---- commands from the domain modules ---- */
+
 static void submit(struct rds *r, struct cmd *c)
 {
 	if (r->closing) {
 		/* the loop will not run again: answer now, so that nothing
 		 * waiting on this callback is left behind */
-		complete(c, NULL, "redis client closed");
-		cmd_free(c);
+		rds_complete(c, NULL, "redis client closed");
+		rds_cmd_free(c);
 		return;
 	}
 	c->deadline_ms = now_ms(r) + (uint64_t)r->timeout_ms;
-	route(c);
+	rds_route(c);
 }
 
 void rds_cmd_argv(struct rds *r, rds_reply_fn cb, void *ud, int argc, const char **argv,
 		  const size_t *lens)
 {
-	submit(r, cmd_new(r, cb, ud, 0, NULL, argc, argv, lens, rslot_key_index(argc, argv, lens)));
+	submit(r, rds_cmd_new(r, cb, ud, 0, NULL, argc, argv, lens,
+			      rslot_key_index(argc, argv, lens)));
 }
 
 void rds_script(struct rds *r, rds_reply_fn cb, void *ud, enum script_id id, int nkeys, int argc,
@@ -1781,102 +177,127 @@ void rds_script(struct rds *r, rds_reply_fn cb, void *ud, enum script_id id, int
 	struct cmd *c;
 
 	snprintf(nk, sizeof(nk), "%d", nkeys);
-	c = cmd_new(r, cb, ud, 3, head, argc, argv, lens, nkeys > 0 ? 3 : -1);
+	c = rds_cmd_new(r, cb, ud, 3, head, argc, argv, lens, nkeys > 0 ? 3 : -1);
 	c->script = (int)id + 1;
 	submit(r, c);
 }
 
-const char *rds_hash_field(const redisReply *h, const char *name)
+/* Send c where it belongs, or keep it until it can go, or fail it. */
+void rds_route(struct cmd *c)
 {
-	if (!h || h->type != REDIS_REPLY_ARRAY)
-		return NULL;
-	for (size_t i = 0; i + 1 < h->elements; i += 2)
-		if (h->element[i]->type == REDIS_REPLY_STRING &&
-		    strcmp(h->element[i]->str, name) == 0)
-			return h->element[i + 1]->type == REDIS_REPLY_STRING
-				   ? h->element[i + 1]->str
-				   : "";
-	return NULL;
-}
+	struct rds *r = c->r;
+	struct node *n;
 
-/* ---- blocking use ---- */
-
-static void on_open_timeout(evutil_socket_t fd, short what, void *arg)
-{
-	event_base_loopbreak(arg);
-}
-
-struct rds *rds_open(const struct rds_addr *addr, long timeout_ms, char *err, size_t errlen)
-{
-	struct event_base *base = event_base_new();
-	struct event *t;
-	struct timeval tv = tv_ms(timeout_ms);
-	struct rds *r;
-
-	if (!base)
-		mem_oom(__FILE__, __LINE__);
-	r = create(base, addr, timeout_ms, NULL, NULL, NULL);
-	r->own_base = 1;
-	r->wake_on_ready = 1;
-	t = evtimer_new(base, on_open_timeout, base);
-	evtimer_add(t, &tv);
-	if (!r->ready)
-		event_base_dispatch(base);
-	event_free(t);
-	r->wake_on_ready = 0;
-	if (!r->ready) {
-		snprintf(err, errlen, "%s", r->last_error[0] ? r->last_error : "redis not ready");
-		rds_free(r);
-		return NULL;
+	if (r->closing) {
+		rds_complete(c, NULL, "redis client closed");
+		rds_cmd_free(c);
+		return;
 	}
-	return r;
+	if (r->mode != MODE_CLUSTER) {
+		if (r->data && r->data->ready)
+			rds_node_send(r->data, c);
+		else
+			rds_park(c, 0, c->why ? c->why : "redis unavailable");
+		return;
+	}
+	n = c->slot >= 0 ? r->slots[c->slot] : rds_any_primary(r);
+	if (!n) {
+		rds_refresh_soon(r, 0);
+		rds_retry_later(c, "redis unavailable (no primary for the slot)");
+	} else if (n->ready) {
+		rds_node_send(n, c);
+	} else if (n->ac) {
+		rds_list_append(&n->waiting, &n->waiting_tail, c);
+	} else {
+		rds_retry_later(c, "redis unavailable");
+	}
 }
 
-struct event_base *rds_base(const struct rds *r)
+/* ---- parked commands: sent again (or failed) by one timer ---- */
+
+/* Have the park timer fire at `due` unless it fires sooner already. */
+static void park_arm(struct rds *r, uint64_t due)
 {
-	return r->own_base ? r->base : NULL;
+	uint64_t now;
+
+	if (r->park_armed && r->park_due <= due)
+		return;
+	now = now_ms(r);
+	{
+		struct timeval tv = tv_ms(due > now ? (long)(due - now) : 0);
+		evtimer_add(r->park_timer, &tv);
+	}
+	r->park_armed = 1;
+	r->park_due = due;
 }
 
-struct call {
-	int done;
-	redisReply *reply;
-	char err[256];
-};
-
-static void on_call(void *ud, redisReply *reply, const char *err)
+/* Park c: fail it with `fail` (not NULL) at the next turn of the loop, or
+ * route it again after delay_ms. */
+void rds_park(struct cmd *c, long delay_ms, const char *fail)
 {
-	struct call *k = ud;
+	struct rds *r = c->r;
 
-	k->done = 1;
-	if (reply)
-		k->reply = rds_reply_copy(reply);
+	if (r->closing) {
+		rds_complete(c, NULL, "redis client closed");
+		rds_cmd_free(c);
+		return;
+	}
+	c->fail = fail;
+	c->due_ms = now_ms(r) + (uint64_t)delay_ms;
+	c->prev = NULL;
+	c->next = r->parked;
+	if (r->parked)
+		r->parked->prev = c;
+	r->parked = c;
+	park_arm(r, c->due_ms);
+}
+
+/* Try c again later, or fail it when its time is up. */
+void rds_retry_later(struct cmd *c, const char *why)
+{
+	long delay = RETRY_MIN_MS << (c->tries < 5 ? c->tries : 5);
+
+	c->why = why;
+	c->tries++;
+	if (c->icb || now_ms(c->r) + (uint64_t)delay >= c->deadline_ms)
+		rds_park(c, 0, why);
 	else
-		snprintf(k->err, sizeof(k->err), "%s", err ? err : "no reply");
+		rds_park(c, delay > RETRY_MAX_MS ? RETRY_MAX_MS : delay, NULL);
 }
 
-static redisReply *call_wait(struct rds *r, struct call *k, char *err, size_t errlen)
+static void on_park_timer(evutil_socket_t fd, short what, void *arg)
 {
-	while (!k->done)
-		event_base_loop(r->base, EVLOOP_ONCE);
-	if (!k->reply)
-		snprintf(err, errlen, "%s", k->err);
-	return k->reply;
-}
+	struct rds *r = arg;
+	uint64_t now = now_ms(r);
+	struct cmd *due = NULL;
 
-redisReply *rds_call(struct rds *r, int argc, const char **argv, const size_t *lens, char *err,
-		     size_t errlen)
-{
-	struct call k = {0, NULL, ""};
-
-	rds_cmd_argv(r, on_call, &k, argc, argv, lens);
-	return call_wait(r, &k, err, errlen);
-}
-
-redisReply *rds_call_script(struct rds *r, enum script_id id, int nkeys, int argc,
-			    const char **argv, char *err, size_t errlen)
-{
-	struct call k = {0, NULL, ""};
-
-	rds_script(r, on_call, &k, id, nkeys, argc, argv, NULL);
-	return call_wait(r, &k, err, errlen);
+	r->park_armed = 0;
+	/* take the due ones out first: routing may park them again */
+	for (struct cmd *c = r->parked, *next; c; c = next) {
+		next = c->next;
+		if (c->due_ms <= now) {
+			rds_list_remove(&r->parked, NULL, c);
+			c->next = due;
+			due = c;
+		}
+	}
+	while (due) {
+		struct cmd *c = due;
+		due = c->next;
+		c->next = NULL;
+		if (c->fail) {
+			rds_complete(c, NULL, c->fail);
+			rds_cmd_free(c);
+		} else {
+			rds_route(c);
+		}
+	}
+	{
+		uint64_t next = UINT64_MAX;
+		for (struct cmd *c = r->parked; c; c = c->next)
+			if (c->due_ms < next)
+				next = c->due_ms;
+		if (next != UINT64_MAX)
+			park_arm(r, next);
+	}
 }
