@@ -5,7 +5,8 @@ import { session } from "./session.js";
 import { h, badge, when, listView, confirmDialog, toast, errorBox, dl, table, pretty, copyButton } from "./ui.js";
 
 const STATES = ["pending", "delivering", "delivered", "dead"];
-const TYPES = ["EVENT:CHARGE_PAID", "EVENT:CHARGE_EXPIRED", "EVENT:CHARGE_REFUND"];
+const TYPES = ["EVENT:CHARGE_PAID", "EVENT:CHARGE_EXPIRED", "EVENT:CHARGE_REFUND",
+               "EVENT:PIX_UNMATCHED", "EVENT:PIX_REFUND"];
 
 function select(id, label, options, value) {
   return h("label", { for: id }, label,

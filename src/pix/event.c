@@ -1,8 +1,12 @@
-/* event: the cursor of an event listing, parsed. */
+/* event: the types of event, and the cursor of an event listing, parsed. */
 #include "pixrelay/pix/event.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+const char *const event_types[EVENT_NTYPES] = {"EVENT:CHARGE_PAID", "EVENT:CHARGE_EXPIRED",
+					       "EVENT:CHARGE_REFUND", "EVENT:PIX_UNMATCHED",
+					       "EVENT:PIX_REFUND"};
 
 int event_parse_cursor(const char *s, long long *ms, const char **id)
 {

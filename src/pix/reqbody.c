@@ -128,8 +128,6 @@ int reqbody_transfer(yajl_val body, struct reqbody_transfer *out, char *err, siz
 }
 
 static const char *const event_states[] = {"pending", "delivering", "delivered", "dead"};
-static const char *const event_types[] = {"EVENT:CHARGE_PAID", "EVENT:CHARGE_EXPIRED",
-					  "EVENT:CHARGE_REFUND"};
 
 int reqbody_filter_field(const char *name, const char *value, struct event_filter *f, int max_limit,
 			 char *err, size_t errlen)
@@ -148,10 +146,8 @@ int reqbody_filter_field(const char *name, const char *value, struct event_filte
 		}
 		f->state = event_states[i];
 	} else if (strcmp(name, "type") == 0) {
-		if ((i = index_of(value, event_types, 3)) < 0) {
-			snprintf(err, errlen,
-				 "type: must be EVENT:CHARGE_PAID, EVENT:CHARGE_EXPIRED or "
-				 "EVENT:CHARGE_REFUND");
+		if ((i = index_of(value, event_types, EVENT_NTYPES)) < 0) {
+			snprintf(err, errlen, "type: must be " EVENT_TYPES_TEXT);
 			return -1;
 		}
 		f->type = event_types[i];

@@ -83,7 +83,8 @@ class Events(unittest.TestCase):
     def test_malformed_filters_are_400(self):
         for query, msg in [
                 ("?state=lost", "state: must be pending, delivering, delivered or dead"),
-                ("?type=PAID", "type: must be EVENT:CHARGE_PAID, EVENT:CHARGE_EXPIRED or EVENT:CHARGE_REFUND"),
+                ("?type=PAID", "type: must be EVENT:CHARGE_PAID, EVENT:CHARGE_EXPIRED, EVENT:CHARGE_REFUND, "
+                 "EVENT:PIX_UNMATCHED or EVENT:PIX_REFUND"),
                 ("?limit=0", "limit: must be an integer from 1 to 100"),
                 ("?limit=101", "limit: must be an integer from 1 to 100"),
                 ("?limit=x", "limit: must be an integer from 1 to 100"),

@@ -150,6 +150,9 @@ static void test_filters(void)
 	CHECK_INT(reqbody_filter_field("type", "EVENT:CHARGE_REFUND", &f, 100, err, sizeof(err)),
 		  0);
 	CHECK_STR(f.type, "EVENT:CHARGE_REFUND");
+	CHECK_INT(reqbody_filter_field("type", "EVENT:PIX_UNMATCHED", &f, 100, err, sizeof(err)),
+		  0);
+	CHECK_STR(f.type, "EVENT:PIX_UNMATCHED");
 	CHECK_INT(reqbody_filter_field("since", "1795307992", &f, 100, err, sizeof(err)), 0);
 	CHECK_INT(f.since_ms, 1795307992000LL);
 	CHECK_INT(reqbody_filter_field("until", "2026-11-22T00:15:51Z", &f, 100, err, sizeof(err)),
@@ -164,7 +167,8 @@ static void test_filters(void)
 	CHECK_STR(err, "state: must be pending, delivering, delivered or dead");
 	CHECK_INT(reqbody_filter_field("type", "paid", &f, 100, err, sizeof(err)), -1);
 	CHECK_STR(err,
-		  "type: must be EVENT:CHARGE_PAID, EVENT:CHARGE_EXPIRED or EVENT:CHARGE_REFUND");
+		  "type: must be EVENT:CHARGE_PAID, EVENT:CHARGE_EXPIRED, EVENT:CHARGE_REFUND, "
+		  "EVENT:PIX_UNMATCHED or EVENT:PIX_REFUND");
 	CHECK_INT(reqbody_filter_field("until", "yesterday", &f, 100, err, sizeof(err)), -1);
 	CHECK_STR(err, "until: must be Unix seconds, 'YYYY-MM-DD HH:MM:SS' (UTC) or RFC 3339");
 	CHECK_INT(reqbody_filter_field("limit", "101", &f, 100, err, sizeof(err)), -1);

@@ -8,6 +8,17 @@
 
 #define EVENT_ID_MAX KS_EVENT_ID_MAX /* "evt_" + ULID + NUL fits */
 
+/* The types of event pixrelay makes (docs/postbacks.md, docs/banks.md): a
+ * charge paid, expired or refunded, and a Pix a bank reported that paid no
+ * charge, or a refund of one that changed none. */
+#define EVENT_NTYPES 5
+extern const char *const event_types[EVENT_NTYPES];
+/* "EVENT:CHARGE_PAID, EVENT:CHARGE_EXPIRED, ... or EVENT:PIX_REFUND", for
+ * messages. */
+#define EVENT_TYPES_TEXT                                                                           \
+	"EVENT:CHARGE_PAID, EVENT:CHARGE_EXPIRED, EVENT:CHARGE_REFUND, EVENT:PIX_UNMATCHED or "    \
+	"EVENT:PIX_REFUND"
+
 /* Which events to list. Strings borrowed; "" = any. */
 struct event_filter {
 	const char *state;   /* pending, delivering, delivered, dead */
