@@ -1,5 +1,14 @@
+/* keyspace: the names of pixrelay's Redis keys and channels, and the ids
+ * that name their shard. Each name is spelled once, in the one function of
+ * its kind below (its format after the tag's prefix); the tags' prefixes are
+ * spelled in ks_shard_prefix, ks_env_prefix, ks_keys_prefix and meta_prefix.
+ * docs/storage.md lists the same names, and tests/unit/test-keyspace.c
+ * checks both. What the keys hold, and which script changes them, is in
+ * docs/storage.md and src/store/lua/.
+ */
 #include "pixrelay/pix/keyspace.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -58,6 +67,8 @@ int ks_random_shard(long nshards)
 	return (int)(r % (uint32_t)(nshards > KS_SHARDS_MAX ? KS_SHARDS_MAX : nshards));
 }
 
+/* ---- tags ---- */
+
 void ks_shard_prefix(char *out, size_t size, const char *prefix, int shard)
 {
 	snprintf(out, size, "%s{s%d}:", prefix, shard);
@@ -68,28 +79,283 @@ void ks_env_prefix(char *out, size_t size, const char *prefix, enum env env)
 	snprintf(out, size, "%s{%s}:", prefix, env_name(env));
 }
 
-int ks_key(char *out, size_t size, const char *prefix, const char *what, const char *id)
+void ks_keys_prefix(char *out, size_t size, const char *prefix)
 {
-	int shard = ks_shard_of(id);
+	snprintf(out, size, "%s{keys}:", prefix);
+}
 
-	if (shard < 0) {
+static void meta_prefix(char *out, size_t size, const char *prefix)
+{
+	snprintf(out, size, "%s{meta}:", prefix);
+}
+
+/* Append `fmt` to the tag's prefix already in out, as one snprintf of the
+ * whole name would (cut short the same way). */
+static void vappend(char *out, size_t size, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
+static void vappend(char *out, size_t size, const char *fmt, va_list ap)
+{
+	size_t n = size ? strlen(out) : 0;
+
+	if (n + 1 < size)
+		vsnprintf(out + n, size - n, fmt, ap);
+}
+
+static void append(char *out, size_t size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void append(char *out, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vappend(out, size, fmt, ap);
+	va_end(ap);
+}
+
+/* "<prefix>{s<shard>}:" + fmt; 0, or -1 with out = "" when shard is none. */
+static int in_shard(char *out, size_t size, const char *prefix, int shard, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static int in_shard(char *out, size_t size, const char *prefix, int shard, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (shard < 0 || shard >= KS_SHARDS_MAX) {
 		if (size)
 			out[0] = '\0';
 		return -1;
 	}
-	snprintf(out, size, "%s{s%d}:%s%s", prefix, shard, what, id);
+	ks_shard_prefix(out, size, prefix, shard);
+	va_start(ap, fmt);
+	vappend(out, size, fmt, ap);
+	va_end(ap);
 	return 0;
 }
 
+/* "<prefix>{<env>}:" + name */
+static void in_env(char *out, size_t size, const char *prefix, enum env env, const char *name)
+{
+	ks_env_prefix(out, size, prefix, env);
+	append(out, size, "%s", name);
+}
+
+/* "<prefix>{keys}:" + fmt */
+static void in_keys(char *out, size_t size, const char *prefix, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void in_keys(char *out, size_t size, const char *prefix, const char *fmt, ...)
+{
+	va_list ap;
+
+	ks_keys_prefix(out, size, prefix);
+	va_start(ap, fmt);
+	vappend(out, size, fmt, ap);
+	va_end(ap);
+}
+
+/* "<prefix>{meta}:" + name */
+static void in_meta(char *out, size_t size, const char *prefix, const char *name)
+{
+	meta_prefix(out, size, prefix);
+	append(out, size, "%s", name);
+}
+
+/* "<prefix>" + name: channels have no tag */
+static void channel(char *out, size_t size, const char *prefix, const char *name)
+{
+	snprintf(out, size, "%s%s", prefix, name);
+}
+
+/* ---- {s<k>}: one shard ---- */
+
 int ks_account_key(char *out, size_t size, const char *prefix, enum env env, const char *id)
 {
-	char what[32];
-
-	snprintf(what, sizeof(what), "acct:%s:", env_name(env));
-	return ks_key(out, size, prefix, what, id);
+	return in_shard(out, size, prefix, ks_shard_of(id), "acct:%s:%s", env_name(env), id);
 }
+
+int ks_charge_key(char *out, size_t size, const char *prefix, int shard, const char *id)
+{
+	return in_shard(out, size, prefix, shard, "ch:%s", id);
+}
+
+int ks_charge_key_prefix(char *out, size_t size, const char *prefix, int shard)
+{
+	return ks_charge_key(out, size, prefix, shard, "");
+}
+
+int ks_external_ids_key(char *out, size_t size, const char *prefix, int shard, const char *account)
+{
+	return in_shard(out, size, prefix, shard, "ext:%s", account);
+}
+
+int ks_charge_index_key(char *out, size_t size, const char *prefix, int shard, const char *account)
+{
+	return in_shard(out, size, prefix, shard, "charges:%s", account);
+}
+
+int ks_expiry_key(char *out, size_t size, const char *prefix, int shard)
+{
+	return in_shard(out, size, prefix, shard, "expiry");
+}
+
+int ks_ledger_key(char *out, size_t size, const char *prefix, int shard, const char *account)
+{
+	return in_shard(out, size, prefix, shard, "ledger:%s", account);
+}
+
+int ks_files_key(char *out, size_t size, const char *prefix, int shard, const char *account)
+{
+	return in_shard(out, size, prefix, shard, "files:%s", account);
+}
+
+int ks_idempotency_key(char *out, size_t size, const char *prefix, int shard, const char *caller,
+		       const char *sha256_hex)
+{
+	return in_shard(out, size, prefix, shard, "idem:%s:%s", caller, sha256_hex);
+}
+
+int ks_transfer_key(char *out, size_t size, const char *prefix, int shard, const char *id)
+{
+	return in_shard(out, size, prefix, shard, "xfer:%s", id);
+}
+
+int ks_transfers_out_key(char *out, size_t size, const char *prefix, int shard)
+{
+	return in_shard(out, size, prefix, shard, "xout");
+}
+
+int ks_transfer_in_key(char *out, size_t size, const char *prefix, int shard, const char *id)
+{
+	return in_shard(out, size, prefix, shard, "xin:%s", id);
+}
+
+int ks_event_key(char *out, size_t size, const char *prefix, int shard, const char *id)
+{
+	return in_shard(out, size, prefix, shard, "e:%s", id);
+}
+
+int ks_event_log_key(char *out, size_t size, const char *prefix, int shard, const char *id)
+{
+	return in_shard(out, size, prefix, shard, "log:%s", id);
+}
+
+int ks_event_index_key(char *out, size_t size, const char *prefix, int shard, const char *account)
+{
+	return in_shard(out, size, prefix, shard, "a:%s", account);
+}
+
+int ks_hosts_key(char *out, size_t size, const char *prefix, int shard)
+{
+	return in_shard(out, size, prefix, shard, "hosts");
+}
+
+int ks_lease_key(char *out, size_t size, const char *prefix, int shard)
+{
+	return in_shard(out, size, prefix, shard, "lease");
+}
+
+int ks_dead_key(char *out, size_t size, const char *prefix, int shard)
+{
+	return in_shard(out, size, prefix, shard, "dead");
+}
+
+int ks_ingest_key(char *out, size_t size, const char *prefix, int shard)
+{
+	return in_shard(out, size, prefix, shard, "ingest");
+}
+
+int ks_live_key(char *out, size_t size, const char *prefix, int shard)
+{
+	return in_shard(out, size, prefix, shard, "live");
+}
+
+int ks_key(char *out, size_t size, const char *prefix, const char *what, const char *id)
+{
+	return in_shard(out, size, prefix, ks_shard_of(id), "%s%s", what, id);
+}
+
+/* ---- {<env>}: one environment ---- */
+
+void ks_env_taxids_key(char *out, size_t size, const char *prefix, enum env env)
+{
+	in_env(out, size, prefix, env, "taxids");
+}
+
+void ks_env_pixkeys_key(char *out, size_t size, const char *prefix, enum env env)
+{
+	in_env(out, size, prefix, env, "pixkeys");
+}
+
+void ks_env_accounts_key(char *out, size_t size, const char *prefix, enum env env)
+{
+	in_env(out, size, prefix, env, "accounts");
+}
+
+void ks_env_platform_key(char *out, size_t size, const char *prefix, enum env env)
+{
+	in_env(out, size, prefix, env, "platform");
+}
+
+void ks_env_kyc_key(char *out, size_t size, const char *prefix, enum env env)
+{
+	in_env(out, size, prefix, env, "kyc");
+}
+
+void ks_env_review_key(char *out, size_t size, const char *prefix, enum env env)
+{
+	in_env(out, size, prefix, env, "review");
+}
+
+/* ---- {keys}: API keys ---- */
+
+void ks_keys_record_key(char *out, size_t size, const char *prefix, const char *sha256_hex)
+{
+	in_keys(out, size, prefix, "h:%s", sha256_hex);
+}
+
+void ks_keys_id_key(char *out, size_t size, const char *prefix, const char *key_id)
+{
+	in_keys(out, size, prefix, "id:%s", key_id);
+}
+
+void ks_keys_all_key(char *out, size_t size, const char *prefix)
+{
+	in_keys(out, size, prefix, "all");
+}
+
+/* ---- {meta} ---- */
+
+void ks_meta_layout_key(char *out, size_t size, const char *prefix)
+{
+	in_meta(out, size, prefix, "layout");
+}
+
+void ks_meta_dispatchers_key(char *out, size_t size, const char *prefix)
+{
+	in_meta(out, size, prefix, "dispatchers");
+}
+
+/* ---- channels ---- */
 
 void ks_invalidation_channel(char *out, size_t size, const char *prefix)
 {
-	snprintf(out, size, "%sinvalidate", prefix);
+	channel(out, size, prefix, "invalidate");
+}
+
+void ks_invalidation_key_message(char *out, size_t size, const char *sha256_hex)
+{
+	snprintf(out, size, "k:%s", sha256_hex);
+}
+
+void ks_invalidation_account_message(char *out, size_t size, const char *account)
+{
+	snprintf(out, size, "a:%s", account);
+}
+
+void ks_live_channel(char *out, size_t size, const char *prefix)
+{
+	channel(out, size, prefix, "live");
+}
+
+void ks_deliveries_channel(char *out, size_t size, const char *prefix)
+{
+	channel(out, size, prefix, "deliveries");
 }

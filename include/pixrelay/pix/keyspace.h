@@ -15,7 +15,21 @@
  *
  * Data shared by the accounts of an environment (taxID and Pix key
  * indexes, group members, the list of accounts, the platform account) lives
- * under {<env>}; API keys under {keys}.
+ * under {<env>}; API keys under {keys}; what the processes say about
+ * themselves under {meta}.
+ *
+ * Every name pixrelay gives a Redis key or channel is spelled in this
+ * module, one function per kind, grouped below by the hash tag the key lives
+ * under; docs/storage.md lists the same names, and tests/unit/test-keyspace.c
+ * holds the two together. The Lua scripts (src/store/lua/) build a few more
+ * names themselves, from the prefix of a tag they are given (ks_shard_prefix,
+ * ks_env_prefix, ks_keys_prefix): those are listed here too, under "in the
+ * scripts".
+ *
+ * Every function writes a NUL-terminated name into `out` (`size` bytes,
+ * KS_KEY_MAX for a key, KS_PREFIX_MAX for a prefix), cut short like
+ * snprintf when it does not fit. `prefix` is the `prefix` setting
+ * ("pixrelay:" by default), borrowed.
  */
 #ifndef PIXRELAY_KEYSPACE_H
 #define PIXRELAY_KEYSPACE_H
@@ -31,6 +45,8 @@
 #define KS_KEY_MAX 320	  /* a key name built by this module fits */
 #define KS_EVENT_ID_MAX 32
 
+/* ---- ids and shards ---- */
+
 /* The shard an id names (a ULID, or a ULID after a 4-character type prefix
  * such as "evt_" or "trf_"), or -1 when it is neither. */
 int ks_shard_of(const char *id);
@@ -44,20 +60,147 @@ void ks_event_id(int shard, char out[KS_EVENT_ID_MAX]);
 /* A shard for a new account, at random among `nshards`. */
 int ks_random_shard(long nshards);
 
-/* "<prefix>{s<k>}:" */
-void ks_shard_prefix(char *out, size_t size, const char *prefix, int shard);
-/* "<prefix>{<env>}:" */
-void ks_env_prefix(char *out, size_t size, const char *prefix, enum env env);
+/* ---- {s<k>}: one shard ----
+ *
+ * Each function below takes the shard k the key lives in (for an id,
+ * ks_shard_of(id)) and returns 0, or -1 with out = "" when k is not a shard
+ * (0 .. KS_SHARDS_MAX-1; ks_shard_of answers -1 for an id that names none).
+ *
+ * In the scripts: "up:<account>:<upstream id>" (an ingested notification id
+ * -> its event), "o:<order key>" (events of one charge not yet settled) and
+ * "due:<queue>" (due events of one delivery queue).
+ */
 
-/* "<prefix>{s<k>}:<what><id>" where k is the shard of `id`. Returns 0, or -1
- * (out = "") when id names no shard. */
-int ks_key(char *out, size_t size, const char *prefix, const char *what, const char *id);
-/* The record of account `id` of `env`: "<prefix>{s<k>}:acct:<env>:<id>". */
+/* "<prefix>{s<k>}:", the shard prefix the scripts get (their `p`). Writes
+ * any `shard` as it is. */
+void ks_shard_prefix(char *out, size_t size, const char *prefix, int shard);
+
+/* "<prefix>{s<k>}:acct:<env>:<id>", the record of account `id` of `env`, in
+ * the shard of `id`. Returns 0, or -1 (out = "") when id names no shard. */
 int ks_account_key(char *out, size_t size, const char *prefix, enum env env, const char *id);
 
-/* The Redis pub/sub channel that tells every process to forget what it
- * cached ("<prefix>invalidate"; messages "k:<sha256 of an API key>",
- * "a:<account id>"). */
+/* "<prefix>{s<k>}:ch:<id>", a charge (hash). */
+int ks_charge_key(char *out, size_t size, const char *prefix, int shard, const char *id);
+/* "<prefix>{s<k>}:ch:", ks_charge_key without the id (charge_create and
+ * charge_list append it). */
+int ks_charge_key_prefix(char *out, size_t size, const char *prefix, int shard);
+/* "<prefix>{s<k>}:ext:<account>", externalID -> "<charge id> <fingerprint>"
+ * (hash). */
+int ks_external_ids_key(char *out, size_t size, const char *prefix, int shard, const char *account);
+/* "<prefix>{s<k>}:charges:<account>", the account's charges by creation time
+ * (zset). */
+int ks_charge_index_key(char *out, size_t size, const char *prefix, int shard, const char *account);
+/* "<prefix>{s<k>}:expiry", pending charges of the shard by expires_ms
+ * (zset). */
+int ks_expiry_key(char *out, size_t size, const char *prefix, int shard);
+/* "<prefix>{s<k>}:ledger:<account>", balance changes, newest first (list). */
+int ks_ledger_key(char *out, size_t size, const char *prefix, int shard, const char *account);
+/* "<prefix>{s<k>}:files:<account>", the account's KYC files: SHA-256 ->
+ * bytes (hash). */
+int ks_files_key(char *out, size_t size, const char *prefix, int shard, const char *account);
+
+/* "<prefix>{s<k>}:idem:<caller>:<sha256>", a transfer's Idempotency-Key, by
+ * the SHA-256 (hex) of its text (string). */
+int ks_idempotency_key(char *out, size_t size, const char *prefix, int shard, const char *caller,
+		       const char *sha256_hex);
+/* "<prefix>{s<k>}:xfer:<transfer id>", a transfer across shards not yet
+ * finished (hash, in the source's shard). */
+int ks_transfer_key(char *out, size_t size, const char *prefix, int shard, const char *id);
+/* "<prefix>{s<k>}:xout", the shard's transfers not yet finished (zset). */
+int ks_transfers_out_key(char *out, size_t size, const char *prefix, int shard);
+/* "<prefix>{s<k>}:xin:<transfer id>", a transfer credited here, once
+ * (string, in the destination's shard). */
+int ks_transfer_in_key(char *out, size_t size, const char *prefix, int shard, const char *id);
+
+/* "<prefix>{s<k>}:e:<event id>", an event (hash). */
+int ks_event_key(char *out, size_t size, const char *prefix, int shard, const char *id);
+/* "<prefix>{s<k>}:log:<event id>", an event's attempt log (list). */
+int ks_event_log_key(char *out, size_t size, const char *prefix, int shard, const char *id);
+/* "<prefix>{s<k>}:a:<account>", the account's events by creation time
+ * (zset). */
+int ks_event_index_key(char *out, size_t size, const char *prefix, int shard, const char *account);
+/* "<prefix>{s<k>}:hosts", the delivery queues of the shard -> when their
+ * earliest due event may go (zset). */
+int ks_hosts_key(char *out, size_t size, const char *prefix, int shard);
+/* "<prefix>{s<k>}:lease", events being delivered -> when their lease runs
+ * out (zset). */
+int ks_lease_key(char *out, size_t size, const char *prefix, int shard);
+/* "<prefix>{s<k>}:dead", dead events (zset). */
+int ks_dead_key(char *out, size_t size, const char *prefix, int shard);
+/* "<prefix>{s<k>}:ingest", the key the ingest script is called with: it
+ * names the shard and is never written. */
+int ks_ingest_key(char *out, size_t size, const char *prefix, int shard);
+/* "<prefix>{s<k>}:live", set while a process serves a live event stream for
+ * an account of the shard: the channel to publish new events on (string). */
+int ks_live_key(char *out, size_t size, const char *prefix, int shard);
+
+/* For callers not yet converted to the functions above (src/store/accounts.c):
+ * "<prefix>{s<k>}:<what><id>" where k is the shard of `id`. Returns 0, or -1
+ * (out = "") when id names no shard. */
+int ks_key(char *out, size_t size, const char *prefix, const char *what, const char *id);
+
+/* ---- {<env>}: one environment ----
+ *
+ * In the scripts: "members:<account>" and "member:<cpf>" (the CPFs each
+ * account names, the accounts naming each CPF), "owners" (account -> owner),
+ * "made:<key id>" (the accounts a key made in the last hour), "usage"
+ * (quota counters).
+ */
+
+/* "<prefix>{<env>}:", the environment prefix the scripts get (their `g`). */
+void ks_env_prefix(char *out, size_t size, const char *prefix, enum env env);
+/* "<prefix>{<env>}:taxids", taxID -> account id (hash). */
+void ks_env_taxids_key(char *out, size_t size, const char *prefix, enum env env);
+/* "<prefix>{<env>}:pixkeys", Pix key -> account id (hash). */
+void ks_env_pixkeys_key(char *out, size_t size, const char *prefix, enum env env);
+/* "<prefix>{<env>}:accounts", the accounts by creation time (zset). */
+void ks_env_accounts_key(char *out, size_t size, const char *prefix, enum env env);
+/* "<prefix>{<env>}:platform", the platform account's id (string). */
+void ks_env_platform_key(char *out, size_t size, const char *prefix, enum env env);
+/* "<prefix>{<env>}:kyc", account id -> review status (hash). */
+void ks_env_kyc_key(char *out, size_t size, const char *prefix, enum env env);
+/* "<prefix>{<env>}:review", the accounts waiting for review, by creation
+ * time (zset). */
+void ks_env_review_key(char *out, size_t size, const char *prefix, enum env env);
+
+/* ---- {keys}: API keys ----
+ *
+ * In the scripts: "env:<env>" and "acct:<env>:<account>", key ids by
+ * creation time (zsets, like "all").
+ */
+
+/* "<prefix>{keys}:", the prefix key_list gets. */
+void ks_keys_prefix(char *out, size_t size, const char *prefix);
+/* "<prefix>{keys}:h:<sha256>", a key's record, by the SHA-256 (hex) of its
+ * text (hash). */
+void ks_keys_record_key(char *out, size_t size, const char *prefix, const char *sha256_hex);
+/* "<prefix>{keys}:id:<key id>", key id -> SHA-256 (string). */
+void ks_keys_id_key(char *out, size_t size, const char *prefix, const char *key_id);
+/* "<prefix>{keys}:all", every key id by creation time (zset). key_create
+ * finds the {keys} prefix by cutting "all" off this name. */
+void ks_keys_all_key(char *out, size_t size, const char *prefix);
+
+/* ---- {meta}: the data layout and the processes ---- */
+
+/* "<prefix>{meta}:layout", the data layout's version (string). */
+void ks_meta_layout_key(char *out, size_t size, const char *prefix);
+/* "<prefix>{meta}:dispatchers", a dispatching process's id -> "<ms> <base
+ * URL>", its heartbeat (hash). */
+void ks_meta_dispatchers_key(char *out, size_t size, const char *prefix);
+
+/* ---- pub/sub channels (no hash tag) ---- */
+
+/* "<prefix>invalidate": tells every process to forget what it cached; the
+ * messages are the names of the cache's entries, below. */
 void ks_invalidation_channel(char *out, size_t size, const char *prefix);
+/* "k:<sha256>", the cached lookup of the API key of that SHA-256 (hex). */
+void ks_invalidation_key_message(char *out, size_t size, const char *sha256_hex);
+/* "a:<account id>", the cached facts of an account. */
+void ks_invalidation_account_message(char *out, size_t size, const char *account);
+/* "<prefix>live": new events, for the live event streams of this process
+ * (the value of ks_live_key). */
+void ks_live_channel(char *out, size_t size, const char *prefix);
+/* "<prefix>deliveries": each delivery's outcome, for pixrelay tail. */
+void ks_deliveries_channel(char *out, size_t size, const char *prefix);
 
 #endif
