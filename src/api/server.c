@@ -52,7 +52,7 @@ static void bootstrap(const struct config *cfg, const struct rds_addr *addr)
 		log_error("bootstrap: %s", err);
 		goto done;
 	}
-	auth_redis_key_all(kall, sizeof(kall), cfg->prefix);
+	ks_keys_all_key(kall, sizeof(kall), cfg->prefix);
 	{
 		const char *argv[] = {"ZCARD", kall};
 		r = rds_call(c, 2, argv, NULL, err, sizeof(err));

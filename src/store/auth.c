@@ -3,6 +3,7 @@
 #include "pixrelay/redis/cache.h"
 #include "pixrelay/core/ids.h"
 #include "pixrelay/core/mem.h"
+#include "pixrelay/pix/keyspace.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,21 +74,6 @@ void auth_key_generate(enum env env, char out[AUTH_KEY_MAX])
 {
 	memcpy(out, env == ENV_PRODUCTION ? PREFIX_LIVE : PREFIX_TEST, PREFIX_LEN);
 	ids_base62(out + PREFIX_LEN, AUTH_KEY_RANDOM);
-}
-
-void auth_redis_key_record(char *out, size_t size, const char *prefix, const char *sha256_hex)
-{
-	snprintf(out, size, "%s{keys}:h:%s", prefix, sha256_hex);
-}
-
-void auth_redis_key_id(char *out, size_t size, const char *prefix, const char *key_id)
-{
-	snprintf(out, size, "%s{keys}:id:%s", prefix, key_id);
-}
-
-void auth_redis_key_all(char *out, size_t size, const char *prefix)
-{
-	snprintf(out, size, "%s{keys}:all", prefix);
 }
 
 struct lookup {
@@ -178,7 +164,7 @@ void auth_lookup(struct rds *r, struct cache *c, const char *prefix, const char 
 	if (auth_token_env(token, len, &l->token_env) < 0)
 		l->token_env = ENV_SANDBOX;
 	ids_sha256_hex(sha, token, len);
-	snprintf(l->ckey, sizeof(l->ckey), "k:%s", sha);
+	ks_invalidation_key_message(l->ckey, sizeof(l->ckey), sha);
 	cached = cache_get(c, l->ckey);
 	if (cached && recall(cached, &key, &revoked) == 0 && key.env == l->token_env) {
 		free(l);
@@ -186,7 +172,7 @@ void auth_lookup(struct rds *r, struct cache *c, const char *prefix, const char 
 		return;
 	}
 	l->ticket = cache_ticket(c);
-	auth_redis_key_record(rkey, sizeof(rkey), prefix, sha);
+	ks_keys_record_key(rkey, sizeof(rkey), prefix, sha);
 	snprintf(now, sizeof(now), "%llu", (unsigned long long)ids_now_ms());
 	argv[0] = rkey;
 	argv[1] = now;

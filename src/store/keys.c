@@ -51,7 +51,7 @@ static int layout_check(struct rds *c, const char *prefix, char *err, size_t err
 	redisReply *r;
 	int rc = -1;
 
-	snprintf(k, sizeof(k), "%s{meta}:layout", prefix);
+	ks_meta_layout_key(k, sizeof(k), prefix);
 	r = cmd(c, why, "GET", k, NULL);
 
 	if (!r || r->type == REDIS_REPLY_ERROR) {
@@ -71,7 +71,7 @@ static int layout_check(struct rds *c, const char *prefix, char *err, size_t err
 	/* one EXISTS per environment: their keys live in two slots */
 	for (int i = 0; i < 2; i++) {
 		char acc[256];
-		snprintf(acc, sizeof(acc), "%s{%s}:accounts", prefix, i ? "production" : "sandbox");
+		ks_env_accounts_key(acc, sizeof(acc), prefix, i ? ENV_PRODUCTION : ENV_SANDBOX);
 		freeReplyObject(r);
 		r = cmd(c, why, "EXISTS", acc, NULL);
 		if (!r || r->type != REDIS_REPLY_INTEGER) {
@@ -122,9 +122,12 @@ int keys_platform_init(struct rds *c, const char *prefix, long shards, enum env 
 	ks_ulid(shard, id);
 	ks_account_key(key, sizeof(key), prefix, env, id);
 	ks_shard_prefix(sp, sizeof(sp), prefix, shard);
+	/* account_put's ARGV[1], the key of the account's files: the platform
+	 * account has none, so it is never written. This is the file key prefix
+	 * of an older layout, not ks_files_key; kept as it was sent. */
 	snprintf(fp, sizeof(fp), "%sfile:", sp);
 	ks_env_prefix(gp, sizeof(gp), prefix, env);
-	snprintf(taxids, sizeof(taxids), "%staxids", gp);
+	ks_env_taxids_key(taxids, sizeof(taxids), prefix, env);
 	ids_uuid4(evp);
 	sign_secret_new(signing, sizeof(signing));
 	sign_secret_new(ingest, sizeof(ingest));
@@ -217,7 +220,7 @@ int keys_platform_id(struct rds *c, const char *prefix, enum env env, char *out,
 	redisReply *r;
 	int rc = -1;
 
-	snprintf(k, sizeof(k), "%s{%s}:platform", prefix, env_name(env));
+	ks_env_platform_key(k, sizeof(k), prefix, env);
 	r = cmd(c, why, "GET", k, NULL);
 
 	if (!r || r->type == REDIS_REPLY_ERROR) {
@@ -279,9 +282,9 @@ int keys_create(struct rds *c, const char *prefix, enum env env, enum auth_kind 
 	memcpy(id, "key_", 4);
 	ids_ulid(id + 4);
 	snprintf(hint, sizeof(hint), "%.13s...", text);
-	auth_redis_key_record(k1, sizeof(k1), prefix, sha);
-	auth_redis_key_id(k2, sizeof(k2), prefix, id);
-	auth_redis_key_all(k3, sizeof(k3), prefix);
+	ks_keys_record_key(k1, sizeof(k1), prefix, sha);
+	ks_keys_id_key(k2, sizeof(k2), prefix, id);
+	ks_keys_all_key(k3, sizeof(k3), prefix);
 	snprintf(now, sizeof(now), "%llu", (unsigned long long)ids_now_ms());
 	argv[0] = k1;
 	argv[1] = k2;
@@ -335,7 +338,7 @@ int keys_list(struct rds *c, const char *prefix, FILE *out, int json, char *err,
 	redisReply *ids;
 	yajl_gen g = json ? json_gen_new() : NULL;
 
-	auth_redis_key_all(kall, sizeof(kall), prefix);
+	ks_keys_all_key(kall, sizeof(kall), prefix);
 	ids = cmd(c, why, "ZRANGE", kall, "0", "-1", NULL);
 	if (!ids || ids->type != REDIS_REPLY_ARRAY) {
 		reply_error(why, ids, err, errlen);
@@ -355,13 +358,13 @@ int keys_list(struct rds *c, const char *prefix, FILE *out, int json, char *err,
 		char created[20], used[20], revoked[20];
 		if (ids->element[i]->type != REDIS_REPLY_STRING)
 			continue;
-		auth_redis_key_id(kid, sizeof(kid), prefix, ids->element[i]->str);
+		ks_keys_id_key(kid, sizeof(kid), prefix, ids->element[i]->str);
 		sha = cmd(c, why, "GET", kid, NULL);
 		if (!sha || sha->type != REDIS_REPLY_STRING) {
 			freeReplyObject(sha);
 			continue;
 		}
-		snprintf(rec, sizeof(rec), "%s{keys}:h:%s", prefix, sha->str);
+		ks_keys_record_key(rec, sizeof(rec), prefix, sha->str);
 		h = cmd(c, why, "HGETALL", rec, NULL);
 		freeReplyObject(sha);
 		time_or_dash(created, field(h, "created_at"));
@@ -416,7 +419,7 @@ int keys_revoke(struct rds *c, const char *prefix, const char *key_id, char *err
 	redisReply *sha, *r;
 	int rc = -1;
 
-	auth_redis_key_id(kid, sizeof(kid), prefix, key_id);
+	ks_keys_id_key(kid, sizeof(kid), prefix, key_id);
 	sha = cmd(c, why, "GET", kid, NULL);
 	if (!sha || sha->type == REDIS_REPLY_ERROR) {
 		reply_error(why, sha, err, errlen);
@@ -428,9 +431,9 @@ int keys_revoke(struct rds *c, const char *prefix, const char *key_id, char *err
 		snprintf(err, errlen, "no key %s", key_id);
 		return KEYS_NOT_FOUND;
 	}
-	auth_redis_key_record(rec, sizeof(rec), prefix, sha->str);
+	ks_keys_record_key(rec, sizeof(rec), prefix, sha->str);
 	ks_invalidation_channel(chan, sizeof(chan), prefix);
-	snprintf(msg, sizeof(msg), "k:%s", sha->str);
+	ks_invalidation_key_message(msg, sizeof(msg), sha->str);
 	freeReplyObject(sha);
 	snprintf(now, sizeof(now), "%llu", (unsigned long long)ids_now_ms());
 	argv[0] = rec;
@@ -745,8 +748,8 @@ void keys_page(struct rds *r, const char *prefix, enum env env, const char *acco
 	char all[256], kp[256], lim[16];
 	const char *argv[7];
 
-	auth_redis_key_all(all, sizeof(all), prefix);
-	snprintf(kp, sizeof(kp), "%s{keys}:", prefix);
+	ks_keys_all_key(all, sizeof(all), prefix);
+	ks_keys_prefix(kp, sizeof(kp), prefix);
 	snprintf(lim, sizeof(lim), "%d", limit);
 	argv[0] = all;
 	argv[1] = kp;
@@ -788,9 +791,9 @@ void keys_create_async(struct rds *r, const char *prefix, enum env env, const ch
 	ids_ulid(k->id + 4);
 	snprintf(hint, sizeof(hint), "%.13s...", text);
 	snprintf(k->now, sizeof(k->now), "%llu", (unsigned long long)ids_now_ms());
-	auth_redis_key_record(k->rec, sizeof(k->rec), prefix, k->sha);
-	auth_redis_key_id(k2, sizeof(k2), prefix, k->id);
-	auth_redis_key_all(k3, sizeof(k3), prefix);
+	ks_keys_record_key(k->rec, sizeof(k->rec), prefix, k->sha);
+	ks_keys_id_key(k2, sizeof(k2), prefix, k->id);
+	ks_keys_all_key(k3, sizeof(k3), prefix);
 	f[KF_ID] = k->id;
 	f[KF_ENV] = env_name(env);
 	f[KF_KIND] = auth_kind_name(AUTH_ACCOUNT_KEY);
@@ -827,7 +830,7 @@ static void on_key_revoked(void *ud, redisReply *reply, const char *err)
 	char ckey[80];
 
 	/* whatever the answer, this process asks Redis about the key next time */
-	snprintf(ckey, sizeof(ckey), "k:%s", k->sha);
+	ks_invalidation_key_message(ckey, sizeof(ckey), k->sha);
 	cache_forget(k->cache, ckey);
 	if (err)
 		k->cb(k->ud, -1, NULL, err);
@@ -879,7 +882,7 @@ static void on_key_record(void *ud, redisReply *reply, const char *err)
 	k->json = mem_strndup(s, len);
 	yajl_gen_free(g);
 	if (revoked) {
-		snprintf(msg, sizeof(msg), "k:%s", k->sha);
+		ks_invalidation_key_message(msg, sizeof(msg), k->sha);
 		cache_forget(k->cache, msg);
 		k->cb(k->ud, KEYS_ALREADY_REVOKED, k->json, NULL);
 		call_free(k);
@@ -887,7 +890,7 @@ static void on_key_record(void *ud, redisReply *reply, const char *err)
 	}
 	/* exactly what keys_revoke sends */
 	ks_invalidation_channel(chan, sizeof(chan), k->prefix);
-	snprintf(msg, sizeof(msg), "k:%s", k->sha);
+	ks_invalidation_key_message(msg, sizeof(msg), k->sha);
 	argv[0] = k->rec;
 	argv[1] = k->now;
 	argv[2] = chan;
@@ -911,7 +914,7 @@ static void on_key_sha(void *ud, redisReply *reply, const char *err)
 		return;
 	}
 	snprintf(k->sha, sizeof(k->sha), "%s", reply->str);
-	auth_redis_key_record(k->rec, sizeof(k->rec), k->prefix, k->sha);
+	ks_keys_record_key(k->rec, sizeof(k->rec), k->prefix, k->sha);
 	argv[0] = "HMGET";
 	argv[1] = k->rec;
 	for (int j = 0; j < KF_COUNT; j++)
@@ -929,7 +932,7 @@ void keys_revoke_async(struct rds *r, struct cache *c, const char *prefix, enum 
 	k->cache = c;
 	snprintf(k->id, sizeof(k->id), "%s", key_id);
 	snprintf(k->now, sizeof(k->now), "%llu", (unsigned long long)ids_now_ms());
-	auth_redis_key_id(kid, sizeof(kid), prefix, k->id);
+	ks_keys_id_key(kid, sizeof(kid), prefix, k->id);
 	argv[0] = "GET";
 	argv[1] = kid;
 	rds_cmd_argv(r, on_key_sha, k, 2, argv, NULL);

@@ -51,11 +51,6 @@ int auth_token_env(const char *token, size_t len, enum env *env);
 /* Make a new key's text for `env` into out (AUTH_KEY_MAX bytes). */
 void auth_key_generate(enum env env, char out[AUTH_KEY_MAX]);
 
-/* Redis key names; out has `size` bytes. */
-void auth_redis_key_record(char *out, size_t size, const char *prefix, const char *sha256_hex);
-void auth_redis_key_id(char *out, size_t size, const char *prefix, const char *key_id);
-void auth_redis_key_all(char *out, size_t size, const char *prefix);
-
 /* Result of auth_lookup: status AUTH_OK with the key, AUTH_INVALID or
  * AUTH_REVOKED; or err set (Redis unavailable) with status -1. */
 typedef void (*auth_lookup_fn)(void *ud, int status, const struct auth_key *key, const char *err);
