@@ -19,11 +19,6 @@ int charges_valid_id(const char *id)
 	return ids_is_ulid(id);
 }
 
-static void charge_key(char *out, size_t size, const char *prefix, const char *id)
-{
-	ks_key(out, size, prefix, "ch:", id);
-}
-
 /* ---- create ---- */
 
 struct create {
@@ -88,7 +83,7 @@ static void store(struct create *c, const char *pix_key)
 	const struct config *cfg = c->cfg;
 	char id[IDS_ULID_LEN + 1], code[BRCODE_ENCODE_BUF], err[256], fp[65];
 	char cus[41], created_txt[TIMEFMT_LEN + 1], k1[KS_KEY_MAX], k2[KS_KEY_MAX], k3[KS_KEY_MAX];
-	char k4[KS_KEY_MAX], kp[KS_KEY_MAX], sp[KS_PREFIX_MAX];
+	char k4[KS_KEY_MAX], kp[KS_KEY_MAX];
 	char created_ms[32], expires_ms[32], amount[32], fee_s[32];
 	char *image_url, *head = NULL, *mid = NULL, desc[CHARGE_COMMENT_MAX + 1] = "";
 	uint64_t now = ids_now_ms();
@@ -97,6 +92,7 @@ static void store(struct create *c, const char *pix_key)
 	int64_t fee = charge_fee(c->in.amount, cfg->fee_fixed, cfg->fee_bps);
 	const char *argv[19];
 	size_t room;
+	int shard;
 
 	/* in the shard of its account, like everything of the account */
 	ks_ulid_at(ks_shard_of(c->account), now, id);
@@ -147,12 +143,12 @@ static void store(struct create *c, const char *pix_key)
 	c->json = charge_assemble(head, "PENDING", mid, created_txt, NULL);
 	charge_fingerprint(&c->in, fp);
 
-	ks_shard_prefix(sp, sizeof(sp), cfg->prefix, ks_shard_of(id));
-	snprintf(k1, sizeof(k1), "%sch:%s", sp, id);
-	snprintf(k2, sizeof(k2), "%sext:%s", sp, c->account);
-	snprintf(k3, sizeof(k3), "%sexpiry", sp);
-	snprintf(k4, sizeof(k4), "%scharges:%s", sp, c->account);
-	snprintf(kp, sizeof(kp), "%sch:", sp);
+	shard = ks_shard_of(id);
+	ks_charge_key(k1, sizeof(k1), cfg->prefix, shard, id);
+	ks_external_ids_key(k2, sizeof(k2), cfg->prefix, shard, c->account);
+	ks_expiry_key(k3, sizeof(k3), cfg->prefix, shard);
+	ks_charge_index_key(k4, sizeof(k4), cfg->prefix, shard, c->account);
+	ks_charge_key_prefix(kp, sizeof(kp), cfg->prefix, shard);
 	snprintf(created_ms, sizeof(created_ms), "%llu", (unsigned long long)now);
 	snprintf(expires_ms, sizeof(expires_ms), "%llu", (unsigned long long)v.expires_ms);
 	snprintf(amount, sizeof(amount), "%lld", (long long)c->in.amount);
@@ -290,7 +286,7 @@ void charges_get(struct rds *r, const struct config *cfg, enum env env, const ch
 	g->cb = cb;
 	g->ud = ud;
 	snprintf(g->account, sizeof(g->account), "%s", account);
-	charge_key(k, sizeof(k), cfg->prefix, id);
+	ks_charge_key(k, sizeof(k), cfg->prefix, ks_shard_of(id), id);
 	rds_cmd_argv(r, on_get, g, 8, argv, NULL);
 }
 
@@ -328,7 +324,7 @@ void charges_find_brcode(struct rds *r, const struct config *cfg, const char *id
 	f = mem_new(struct find);
 	f->cb = cb;
 	f->ud = ud;
-	charge_key(k, sizeof(k), cfg->prefix, id);
+	ks_charge_key(k, sizeof(k), cfg->prefix, ks_shard_of(id), id);
 	rds_cmd_argv(r, on_find, f, 3, argv, NULL);
 }
 
@@ -381,7 +377,7 @@ void charges_transition(struct rds *r, const struct config *cfg, enum env env, c
 	t->ud = ud;
 	t->event_out = event_out;
 	ks_shard_prefix(sp, sizeof(sp), cfg->prefix, shard);
-	snprintf(k1, sizeof(k1), "%sch:%s", sp, id);
+	ks_charge_key(k1, sizeof(k1), cfg->prefix, shard, id);
 	snprintf(now, sizeof(now), "%llu", (unsigned long long)ms);
 	timefmt_format(now_txt, ms);
 	ks_event_id(shard, evt);
@@ -465,7 +461,7 @@ void charges_expire_due(struct rds *r, const struct config *cfg, int shard,
 	x->done = done;
 	x->ud = ud;
 	ks_shard_prefix(sp, sizeof(sp), cfg->prefix, shard);
-	snprintf(k, sizeof(k), "%sexpiry", sp);
+	ks_expiry_key(k, sizeof(k), cfg->prefix, shard);
 	snprintf(now, sizeof(now), "%llu", (unsigned long long)ms);
 	timefmt_format(now_txt, ms);
 	snprintf(ttl, sizeof(ttl), "%ld", cfg->event_retention_days * 86400);
@@ -539,7 +535,7 @@ void charges_list(struct rds *r, const struct config *cfg, enum env env, const c
 		  const struct charges_filter *f, charges_fn cb, void *ud)
 {
 	struct list *l;
-	char sp[KS_PREFIX_MAX], idx[KS_KEY_MAX], kp[KS_KEY_MAX], lim[16], cap[16];
+	char idx[KS_KEY_MAX], kp[KS_KEY_MAX], lim[16], cap[16];
 	int shard = ks_shard_of(account);
 	const char *argv[7];
 
@@ -550,9 +546,8 @@ void charges_list(struct rds *r, const struct config *cfg, enum env env, const c
 	l = mem_new(struct list);
 	l->cb = cb;
 	l->ud = ud;
-	ks_shard_prefix(sp, sizeof(sp), cfg->prefix, shard);
-	snprintf(idx, sizeof(idx), "%scharges:%s", sp, account);
-	snprintf(kp, sizeof(kp), "%sch:", sp);
+	ks_charge_index_key(idx, sizeof(idx), cfg->prefix, shard, account);
+	ks_charge_key_prefix(kp, sizeof(kp), cfg->prefix, shard);
 	snprintf(lim, sizeof(lim), "%d", f->limit);
 	snprintf(cap, sizeof(cap), "%d", CHARGES_SCAN_CAP);
 	argv[0] = idx;
