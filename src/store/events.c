@@ -18,7 +18,8 @@ struct lookup {
 	enum env env;
 	char account[32];
 	char id[EVENT_ID_MAX];
-	char prefix[256];
+	int shard;	  /* of the id, and of the account */
+	char prefix[256]; /* ks_shard_prefix */
 	events_fn cb;
 	void *ud;
 	redisReply *event; /* HGETALL, kept until the log arrives */
@@ -135,7 +136,7 @@ static void on_event(void *ud, redisReply *reply, const char *err)
 		return;
 	}
 	l->event = rds_reply_copy(reply);
-	snprintf(k, sizeof(k), "%slog:%s", l->prefix, l->id);
+	ks_event_log_key(k, sizeof(k), l->cfg->prefix, l->shard, l->id);
 	{
 		const char *argv[] = {"LRANGE", k, "0", "-1"};
 		rds_cmd_argv(l->r, on_log, l, 4, argv, NULL);
@@ -157,6 +158,7 @@ static struct lookup *lookup_new(struct rds *r, const struct config *cfg, enum e
 	l->env = env;
 	snprintf(l->account, sizeof(l->account), "%s", account);
 	snprintf(l->id, sizeof(l->id), "%s", id);
+	l->shard = shard;
 	ks_shard_prefix(l->prefix, sizeof(l->prefix), cfg->prefix, shard);
 	l->cb = cb;
 	l->ud = ud;
@@ -178,7 +180,7 @@ void events_get(struct rds *r, const struct config *cfg, enum env env, const cha
 		cb(ud, EVENTS_NOT_FOUND, NULL, NULL);
 		return;
 	}
-	snprintf(k, sizeof(k), "%se:%s", l->prefix, l->id);
+	ks_event_key(k, sizeof(k), cfg->prefix, l->shard, l->id);
 	{
 		const char *argv[] = {"HGETALL", k};
 		rds_cmd_argv(r, on_event, l, 2, argv, NULL);
@@ -210,8 +212,8 @@ void events_replay(struct rds *r, const struct config *cfg, enum env env, const 
 		cb(ud, EVENTS_NOT_FOUND, NULL, NULL);
 		return;
 	}
-	snprintf(due, sizeof(due), "%shosts", l->prefix);
-	snprintf(dead, sizeof(dead), "%sdead", l->prefix);
+	ks_hosts_key(due, sizeof(due), cfg->prefix, l->shard);
+	ks_dead_key(dead, sizeof(dead), cfg->prefix, l->shard);
 	snprintf(now, sizeof(now), "%llu", (unsigned long long)ids_now_ms());
 	{
 		const char *argv[] = {due, dead, l->prefix, l->id, now, account, env_name(env)};
@@ -394,8 +396,10 @@ void events_list(struct rds *r, const struct config *cfg, enum env env, const ch
 				      f->type ? f->type : "",
 				      limit,
 				      cap};
-		ks_shard_prefix(prefix, sizeof(prefix), cfg->prefix, shard < 0 ? 0 : shard);
-		snprintf(idx, sizeof(idx), "%sa:%s", prefix, account);
+		if (shard < 0)
+			shard = 0;
+		ks_shard_prefix(prefix, sizeof(prefix), cfg->prefix, shard);
+		ks_event_index_key(idx, sizeof(idx), cfg->prefix, shard, account);
 		rds_script(r, on_shard_list, l, SCRIPT_EVENT_LIST, 1, 9, argv, NULL);
 	}
 }
@@ -525,9 +529,9 @@ void events_shard_stats(struct rds *r, const struct config *cfg, int shard,
 	c->cb = cb;
 	c->ud = ud;
 	ks_shard_prefix(sp, sizeof(sp), cfg->prefix, shard);
-	snprintf(k1, sizeof(k1), "%shosts", sp);
-	snprintf(k2, sizeof(k2), "%slease", sp);
-	snprintf(k3, sizeof(k3), "%sdead", sp);
+	ks_hosts_key(k1, sizeof(k1), cfg->prefix, shard);
+	ks_lease_key(k2, sizeof(k2), cfg->prefix, shard);
+	ks_dead_key(k3, sizeof(k3), cfg->prefix, shard);
 	{
 		const char *argv[] = {k1, k2, k3, sp};
 		rds_script(r, on_stats, c, SCRIPT_SHARD_STATS, 3, 4, argv, NULL);
@@ -612,7 +616,8 @@ static void on_after_fields(void *ud, redisReply *reply, const char *err)
 struct after_call {
 	struct after *a;
 	struct rds *r;
-	char prefix[KS_PREFIX_MAX];
+	const struct config *cfg;
+	int shard; /* of the account */
 };
 
 static void on_after_index(void *ud, redisReply *reply, const char *err)
@@ -649,7 +654,7 @@ static void on_after_index(void *ud, redisReply *reply, const char *err)
 	for (size_t i = 0; i < n; i++) {
 		char k[KS_KEY_MAX];
 		const char *argv[] = {"HMGET", k, "type", "url", "body", "env", "account"};
-		snprintf(k, sizeof(k), "%se:%s", c->prefix, a->ids[i]);
+		ks_event_key(k, sizeof(k), c->cfg->prefix, c->shard, a->ids[i]);
 		rds_cmd_argv(c->r, on_after_fields, a, 7, argv, NULL);
 	}
 	free(c);
@@ -669,8 +674,9 @@ void events_after(struct rds *r, const struct config *cfg, enum env env, const c
 	snprintf(a->account, sizeof(a->account), "%s", account);
 	c->a = a;
 	c->r = r;
-	ks_shard_prefix(c->prefix, sizeof(c->prefix), cfg->prefix, shard < 0 ? 0 : shard);
-	snprintf(idx, sizeof(idx), "%sa:%s", c->prefix, account);
+	c->cfg = cfg;
+	c->shard = shard < 0 ? 0 : shard;
+	ks_event_index_key(idx, sizeof(idx), cfg->prefix, c->shard, account);
 	snprintf(mins, sizeof(mins), "%lld", from_ms > 0 ? from_ms : 0);
 	snprintf(offs, sizeof(offs), "%ld", offset > 0 ? offset : 0);
 	if (limit < 1)

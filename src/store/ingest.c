@@ -253,7 +253,7 @@ static void send_batch(struct ingest_queue *q, int shard)
 	}
 	q->count[shard] -= n;
 	ks_shard_prefix(sp, sizeof(sp), q->cfg->prefix, shard);
-	snprintf(key, sizeof(key), "%singest", sp);
+	ks_ingest_key(key, sizeof(key), q->cfg->prefix, shard);
 	snprintf(now, sizeof(now), "%llu", (unsigned long long)ms);
 	timefmt_format(now_txt, ms);
 	snprintf(ttl, sizeof(ttl), "%ld", q->cfg->event_retention_days * 86400);
