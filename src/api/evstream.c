@@ -474,8 +474,7 @@ static void set_flag(struct evstream *h, int shard, struct stream *s)
 	char key[KS_KEY_MAX], ttl[16];
 	const char *argv[] = {"SET", key, h->channel, "PX", ttl};
 
-	ks_shard_prefix(key, sizeof(key), h->cfg->prefix, shard);
-	strncat(key, "live", sizeof(key) - strlen(key) - 1);
+	ks_live_key(key, sizeof(key), h->cfg->prefix, shard);
 	snprintf(ttl, sizeof(ttl), "%d", LIVE_TTL_MS);
 	if (s)
 		s->ops++;
@@ -497,8 +496,7 @@ static void on_renew(evutil_socket_t fd, short what, void *arg)
 	for (int k = 0; k < KS_SHARDS_MAX; k++) {
 		if (!h->shard_open[k])
 			continue;
-		ks_shard_prefix(key, sizeof(key), h->cfg->prefix, k);
-		strncat(key, "live", sizeof(key) - strlen(key) - 1);
+		ks_live_key(key, sizeof(key), h->cfg->prefix, k);
 		{
 			const char *argv[] = {"SET", key, h->channel, "PX", ttl};
 			rds_cmd_argv(h->r, on_renewed, NULL, 5, argv, NULL);
@@ -784,7 +782,7 @@ struct evstream *evstream_new(struct event_base *base, struct rds *r, const stru
 	h->r = r;
 	h->addr = *addr;
 	h->cfg = cfg;
-	snprintf(h->channel, sizeof(h->channel), "%slive", cfg->prefix);
+	ks_live_channel(h->channel, sizeof(h->channel), cfg->prefix);
 	h->renew = event_new(base, -1, EV_PERSIST, on_renew, h);
 	event_add(h->renew, &tv);
 	return h;
