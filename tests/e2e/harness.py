@@ -625,7 +625,8 @@ class Processes(unittest.TestCase):
         return px
 
 
-# ---- where pixrelay keeps things in Redis (src/pix/keyspace.c) ----
+# ---- where pixrelay keeps things in Redis: the names of docs/storage.md, as
+# include/pixrelay/pix/keyspace.h builds them (ks_shard_of, ks_*_key) ----
 
 CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 SHARDS = 16  # the default of the `shards` setting
@@ -647,9 +648,11 @@ def new_ulid(shard=None):
 
 
 def rkey(what, id, prefix="pixrelay:"):
-    """The Redis key of `what` (e.g. "ch:") for an id, in the id's shard."""
+    """The Redis key of `what` (e.g. "ch:") for an id, in the id's shard
+    (ks_charge_key and its kin for the id's ks_shard_of)."""
     return "%s{s%d}:%s%s" % (prefix, shard_of(id), what, id)
 
 
 def acct_key(env, id, prefix="pixrelay:"):
+    """The record of account `id` of `env` (ks_account_key)."""
     return rkey("acct:%s:" % env, id, prefix)
