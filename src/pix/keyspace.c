@@ -267,6 +267,31 @@ int ks_live_key(char *out, size_t size, const char *prefix, int shard)
 	return in_shard(out, size, prefix, shard, "live");
 }
 
+int ks_bank_key(char *out, size_t size, const char *prefix, int shard, const char *id)
+{
+	return in_shard(out, size, prefix, shard, "bank:%s", id);
+}
+
+int ks_bank_key_prefix(char *out, size_t size, const char *prefix, int shard)
+{
+	return ks_bank_key(out, size, prefix, shard, "");
+}
+
+int ks_bank_index_key(char *out, size_t size, const char *prefix, int shard, const char *account)
+{
+	return in_shard(out, size, prefix, shard, "banks:%s", account);
+}
+
+int ks_bank_log_key(char *out, size_t size, const char *prefix, int shard, const char *id)
+{
+	return in_shard(out, size, prefix, shard, "blog:%s", id);
+}
+
+int ks_bank_pix_key(char *out, size_t size, const char *prefix, int shard)
+{
+	return in_shard(out, size, prefix, shard, "bank");
+}
+
 int ks_key(char *out, size_t size, const char *prefix, const char *what, const char *id)
 {
 	return in_shard(out, size, prefix, ks_shard_of(id), "%s%s", what, id);
@@ -302,6 +327,11 @@ void ks_env_kyc_key(char *out, size_t size, const char *prefix, enum env env)
 void ks_env_review_key(char *out, size_t size, const char *prefix, enum env env)
 {
 	in_env(out, size, prefix, env, "review");
+}
+
+void ks_env_banks_key(char *out, size_t size, const char *prefix, enum env env)
+{
+	in_env(out, size, prefix, env, "banks");
 }
 
 /* ---- {keys}: API keys ---- */

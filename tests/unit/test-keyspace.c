@@ -15,6 +15,7 @@
 #define CHARGE "01JCM0K8ZZ2T6W9PRH4QJ1D815"
 #define EVT "evt_01JCM0K9A1B2C3D4E5F6G7H815"
 #define TRF "trf_01JCM0KA000000000000000015"
+#define BNK "bnk_01JCM0KC3M5N7P9R1T3V5X7Z15"
 #define KEY_ID "key_01JCM0KB7Q4W3E2R1T0Y9V8H7P"
 #define SHA "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
 
@@ -153,6 +154,16 @@ static void test_shard_keys(void)
 	check_name(k, P "{s37}:ingest", SHARD, "ingest");
 	ks_live_key(k, sizeof(k), P, 37);
 	check_name(k, P "{s37}:live", SHARD, "live");
+	ks_bank_key(k, sizeof(k), P, 37, BNK);
+	check_name(k, P "{s37}:bank:" BNK, SHARD, "bank:<connection id>");
+	ks_bank_key_prefix(k, sizeof(k), P, 37);
+	check_name(k, P "{s37}:bank:", SHARD, NULL);
+	ks_bank_index_key(k, sizeof(k), P, 37, ACCT);
+	check_name(k, P "{s37}:banks:" ACCT, SHARD, "banks:<account>");
+	ks_bank_log_key(k, sizeof(k), P, 37, BNK);
+	check_name(k, P "{s37}:blog:" BNK, SHARD, "blog:<connection id>");
+	ks_bank_pix_key(k, sizeof(k), P, 37);
+	check_name(k, P "{s37}:bank", SHARD, "bank");
 
 	/* the first and last shards, another prefix */
 	ks_hosts_key(k, sizeof(k), "px/", 0);
@@ -228,6 +239,8 @@ static void test_env_keys(void)
 	check_name(k, P "{sandbox}:kyc", ENV, "kyc");
 	ks_env_review_key(k, sizeof(k), P, ENV_SANDBOX);
 	check_name(k, P "{sandbox}:review", ENV, "review");
+	ks_env_banks_key(k, sizeof(k), P, ENV_PRODUCTION);
+	check_name(k, P "{production}:banks", ENV, "banks");
 }
 
 static void test_keys_meta_channels(void)

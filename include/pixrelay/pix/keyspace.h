@@ -67,8 +67,11 @@ int ks_random_shard(long nshards);
  * (0 .. KS_SHARDS_MAX-1; ks_shard_of answers -1 for an id that names none).
  *
  * In the scripts: "up:<account>:<upstream id>" (an ingested notification id
- * -> its event), "o:<order key>" (events of one charge not yet settled) and
- * "due:<queue>" (due events of one delivery queue).
+ * -> its event), "o:<order key>" (events of one charge not yet settled),
+ * "due:<queue>" (due events of one delivery queue), and what bank
+ * connections heard: "bpix:<connection>:<endToEndId>",
+ * "bdev:<connection>:<endToEndId>:<refund id>:<status>" and
+ * "bday:<connection>:<day>" (bank_pix).
  */
 
 /* "<prefix>{s<k>}:", the shard prefix the scripts get (their `p`). Writes
@@ -134,7 +137,23 @@ int ks_ingest_key(char *out, size_t size, const char *prefix, int shard);
  * an account of the shard: the channel to publish new events on (string). */
 int ks_live_key(char *out, size_t size, const char *prefix, int shard);
 
-/* For callers not yet converted to the functions above (src/store/accounts.c):
+/* "<prefix>{s<k>}:bank:<connection id>", a bank connection (hash). */
+int ks_bank_key(char *out, size_t size, const char *prefix, int shard, const char *id);
+/* "<prefix>{s<k>}:bank:", ks_bank_key without the id (bank_connect appends
+ * it). */
+int ks_bank_key_prefix(char *out, size_t size, const char *prefix, int shard);
+/* "<prefix>{s<k>}:banks:<account>", the account's bank connections by
+ * creation time (zset). */
+int ks_bank_index_key(char *out, size_t size, const char *prefix, int shard, const char *account);
+/* "<prefix>{s<k>}:blog:<connection id>", what a bank connection heard,
+ * newest first (list). */
+int ks_bank_log_key(char *out, size_t size, const char *prefix, int shard, const char *id);
+/* "<prefix>{s<k>}:bank", the key the bank_pix script is called with: it
+ * names the shard and is never written. */
+int ks_bank_pix_key(char *out, size_t size, const char *prefix, int shard);
+
+/* For callers not yet converted to the functions above (src/store/accounts.c,
+ * accounts_read.c, review.c, transfers.c, banks.c):
  * "<prefix>{s<k>}:<what><id>" where k is the shard of `id`. Returns 0, or -1
  * (out = "") when id names no shard. */
 int ks_key(char *out, size_t size, const char *prefix, const char *what, const char *id);
@@ -162,6 +181,9 @@ void ks_env_kyc_key(char *out, size_t size, const char *prefix, enum env env);
 /* "<prefix>{<env>}:review", the accounts waiting for review, by creation
  * time (zset). */
 void ks_env_review_key(char *out, size_t size, const char *prefix, enum env env);
+/* "<prefix>{<env>}:banks", every bank connection of the environment by
+ * creation time (zset). */
+void ks_env_banks_key(char *out, size_t size, const char *prefix, enum env env);
 
 /* ---- {keys}: API keys ----
  *
