@@ -296,7 +296,7 @@ void accounts_create(struct rds *r, const struct config *cfg, enum env env, cons
 	snprintf(created, sizeof(created), "%llu", (unsigned long long)now);
 	timefmt_format(created_txt, now);
 	ks_account_key(c->key, sizeof(c->key), cfg->prefix, env, c->id);
-	ks_key(c->files_key, sizeof(c->files_key), cfg->prefix, "files:", c->id);
+	ks_files_key(c->files_key, sizeof(c->files_key), cfg->prefix, ks_shard_of(c->id), c->id);
 	account_files_usage(in, &nfiles, &nbytes);
 	snprintf(nfiles_s, sizeof(nfiles_s), "%zu", nfiles);
 	snprintf(nbytes_s, sizeof(nbytes_s), "%zu", nbytes);
@@ -370,7 +370,7 @@ void accounts_create(struct rds *r, const struct config *cfg, enum env env, cons
 
 	/* account_index: the environment's indexes */
 	ks_env_prefix(gp, sizeof(gp), cfg->prefix, env);
-	snprintf(taxids, sizeof(taxids), "%staxids", gp);
+	ks_env_taxids_key(taxids, sizeof(taxids), cfg->prefix, env);
 	c->argv = mem_calloc(17 + in->nrepresentatives, sizeof(char *));
 	index_arg(c, taxids);
 	index_arg(c, gp);

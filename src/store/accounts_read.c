@@ -96,7 +96,7 @@ void accounts_balance(struct rds *r, const struct config *cfg, enum env env, con
 	b->ud = ud;
 	b->entries = entries;
 	snprintf(b->account, sizeof(b->account), "%s", account);
-	ks_key(b->ledger, sizeof(b->ledger), cfg->prefix, "ledger:", account);
+	ks_ledger_key(b->ledger, sizeof(b->ledger), cfg->prefix, ks_shard_of(account), account);
 	rds_cmd_argv(r, on_balance, b, 3, argv, NULL);
 }
 
@@ -435,7 +435,7 @@ void accounts_list(struct rds *r, const struct config *cfg, enum env env, const 
 {
 	struct alist *l = mem_new(struct alist);
 	struct alist_start *st;
-	char idx[KS_KEY_MAX], gp[KS_PREFIX_MAX], lim[16];
+	char idx[KS_KEY_MAX], lim[16];
 	const char *argv[4];
 
 	l->cb = cb;
@@ -458,8 +458,7 @@ void accounts_list(struct rds *r, const struct config *cfg, enum env env, const 
 	st->r = r;
 	st->cfg = cfg;
 	st->l = l;
-	ks_env_prefix(gp, sizeof(gp), cfg->prefix, env);
-	snprintf(idx, sizeof(idx), "%saccounts", gp);
+	ks_env_accounts_key(idx, sizeof(idx), cfg->prefix, env);
 	snprintf(lim, sizeof(lim), "%d", limit);
 	argv[0] = idx;
 	argv[1] = from->score;
@@ -540,7 +539,7 @@ void accounts_show(struct rds *r, const struct config *cfg, enum env env, const 
 	a->cb = cb;
 	a->ud = ud;
 	a->env = env;
-	ks_key(k2, sizeof(k2), cfg->prefix, "ledger:", id);
+	ks_ledger_key(k2, sizeof(k2), cfg->prefix, ks_shard_of(id), id);
 	snprintf(lim, sizeof(lim), "%d", limit);
 	argv[0] = k1;
 	argv[1] = k2;

@@ -175,7 +175,7 @@ static struct call *call_new(struct rds *r, const struct config *cfg, enum env e
 	snprintf(c->account, sizeof(c->account), "%s", account ? account : "");
 	snprintf(c->id, sizeof(c->id), "%s", id ? id : "");
 	if (id && valid_id(id))
-		ks_key(c->key, sizeof(c->key), cfg->prefix, "bank:", id);
+		ks_bank_key(c->key, sizeof(c->key), cfg->prefix, ks_shard_of(id), id);
 	c->cb = cb;
 	c->ud = ud;
 	return c;
@@ -228,11 +228,10 @@ static void on_connected(void *ud, redisReply *reply, const char *err)
 	}
 	what = reply->element[0]->str;
 	if (strcmp(what, "created") == 0) {
-		char ep[KS_PREFIX_MAX], idx[KS_KEY_MAX], score[32];
+		char idx[KS_KEY_MAX], score[32];
 		const char *argv[4] = {"ZADD", idx, score, c->id};
 
-		ks_env_prefix(ep, sizeof(ep), c->cfg->prefix, c->env);
-		snprintf(idx, sizeof(idx), "%sbanks", ep);
+		ks_env_banks_key(idx, sizeof(idx), c->cfg->prefix, c->env);
 		snprintf(score, sizeof(score), "%llu", (unsigned long long)ids_now_ms());
 		rds_cmd_argv(c->r, on_env_indexed, c, 4, argv, NULL);
 		return;
@@ -256,7 +255,7 @@ void banks_connect(struct rds *r, const struct config *cfg, enum env env, const 
 {
 	struct call *c = call_new(r, cfg, env, account, NULL, cb, ud);
 	int shard = ks_shard_of(account);
-	char idx[KS_KEY_MAX], acct[KS_KEY_MAX], sp[KS_PREFIX_MAX], kp[KS_KEY_MAX], created[32];
+	char idx[KS_KEY_MAX], acct[KS_KEY_MAX], kp[KS_KEY_MAX], created[32];
 	char max[16], token[BANKS_TOKEN_LEN + 1] = "", sha[65] = "";
 	struct fields f;
 	yajl_gen g;
@@ -268,11 +267,10 @@ void banks_connect(struct rds *r, const struct config *cfg, enum env env, const 
 	}
 	memcpy(c->id, "bnk_", 4);
 	ks_ulid(shard, c->id + 4);
-	ks_key(c->key, sizeof(c->key), cfg->prefix, "bank:", c->id);
-	ks_key(idx, sizeof(idx), cfg->prefix, "banks:", account);
+	ks_bank_key(c->key, sizeof(c->key), cfg->prefix, shard, c->id);
+	ks_bank_index_key(idx, sizeof(idx), cfg->prefix, shard, account);
 	ks_account_key(acct, sizeof(acct), cfg->prefix, env, account);
-	ks_shard_prefix(sp, sizeof(sp), cfg->prefix, shard);
-	snprintf(kp, sizeof(kp), "%sbank:", sp);
+	ks_bank_key_prefix(kp, sizeof(kp), cfg->prefix, shard);
 	snprintf(created, sizeof(created), "%llu", (unsigned long long)ids_now_ms());
 	snprintf(max, sizeof(max), "%d", BANKS_PER_ACCOUNT);
 	if (auth == BANKS_URL_TOKEN) {
@@ -423,7 +421,7 @@ static void list_next(struct call *c)
 
 		if (e->type != REDIS_REPLY_STRING || !valid_id(e->str))
 			continue;
-		ks_key(c->key, sizeof(c->key), c->cfg->prefix, "bank:", e->str);
+		ks_bank_key(c->key, sizeof(c->key), c->cfg->prefix, ks_shard_of(e->str), e->str);
 		rds_cmd_argv(c->r, on_list_item, c, 2, argv, NULL);
 		return;
 	}
@@ -460,16 +458,14 @@ void banks_list(struct rds *r, const struct config *cfg, enum env env, const cha
 	const char *argv[4] = {"ZREVRANGE", idx, "0", last};
 
 	if (account[0]) {
-		if (ks_key(idx, sizeof(idx), cfg->prefix, "banks:", account) < 0) {
+		if (ks_bank_index_key(idx, sizeof(idx), cfg->prefix, ks_shard_of(account),
+				      account) < 0) {
 			cb(ud, 0, "{\"connections\":[]}", NULL);
 			call_free(c);
 			return;
 		}
 	} else {
-		char ep[KS_PREFIX_MAX];
-
-		ks_env_prefix(ep, sizeof(ep), cfg->prefix, env);
-		snprintf(idx, sizeof(idx), "%sbanks", ep);
+		ks_env_banks_key(idx, sizeof(idx), cfg->prefix, env);
 	}
 	snprintf(last, sizeof(last), "%d", LIST_MAX - 1);
 	rds_cmd_argv(r, on_list_ids, c, 4, argv, NULL);
@@ -488,7 +484,7 @@ static void on_env_unindexed(void *ud, redisReply *reply, const char *err)
 static void on_disconnected(void *ud, redisReply *reply, const char *err)
 {
 	struct call *c = ud;
-	char ep[KS_PREFIX_MAX], idx[KS_KEY_MAX];
+	char idx[KS_KEY_MAX];
 	const char *argv[3] = {"ZREM", idx, c->id};
 
 	if (err || reply->type != REDIS_REPLY_ARRAY || reply->elements < 1 ||
@@ -503,8 +499,7 @@ static void on_disconnected(void *ud, redisReply *reply, const char *err)
 		return;
 	}
 	c->json = mem_printf("{\"id\":\"%s\",\"disconnected\":true}", c->id);
-	ks_env_prefix(ep, sizeof(ep), c->cfg->prefix, c->env);
-	snprintf(idx, sizeof(idx), "%sbanks", ep);
+	ks_env_banks_key(idx, sizeof(idx), c->cfg->prefix, c->env);
 	rds_cmd_argv(c->r, on_env_unindexed, c, 3, argv, NULL);
 }
 
@@ -574,7 +569,7 @@ void banks_log(struct rds *r, const struct config *cfg, enum env env, const char
 		return;
 	}
 	c = call_new(r, cfg, env, account, id, cb, ud);
-	ks_key(lk, sizeof(lk), cfg->prefix, "blog:", id);
+	ks_bank_log_key(lk, sizeof(lk), cfg->prefix, ks_shard_of(id), id);
 	snprintf(last, sizeof(last), "%d",
 		 (limit < 1		  ? 1
 		  : limit > BANKS_LOG_MAX ? BANKS_LOG_MAX
@@ -821,7 +816,7 @@ static void send_batch(void *owner, int shard, struct shardq_item **links, unsig
 	}
 	argv = mem_calloc(cap, sizeof(*argv));
 	ks_shard_prefix(sp, sizeof(sp), q->cfg->prefix, shard);
-	snprintf(key, sizeof(key), "%sbank", sp);
+	ks_bank_pix_key(key, sizeof(key), q->cfg->prefix, shard);
 	snprintf(now, sizeof(now), "%llu", (unsigned long long)ms);
 	timefmt_format(now_txt, ms);
 	snprintf(ttl, sizeof(ttl), "%ld", q->cfg->event_retention_days * 86400);

@@ -235,7 +235,7 @@ void review_list(struct rds *r, const struct config *cfg, enum env env, int limi
 	q->cb = cb;
 	q->ud = ud;
 	ks_env_prefix(gp, sizeof(gp), cfg->prefix, env);
-	snprintf(k, sizeof(k), "%sreview", gp);
+	ks_env_review_key(k, sizeof(k), cfg->prefix, env);
 	snprintf(lim, sizeof(lim), "%d", limit < 1 ? 1 : limit);
 	{
 		const char *argv[] = {k, gp, lim};
@@ -405,7 +405,7 @@ static void on_show_record(void *ud, redisReply *reply, const char *err)
 		yajl_tree_free(d);
 	}
 	ks_env_prefix(gp, sizeof(gp), sh->cfg->prefix, sh->env);
-	snprintf(k, sizeof(k), "%skyc", gp);
+	ks_env_kyc_key(k, sizeof(k), sh->cfg->prefix, sh->env);
 	snprintf(cap, sizeof(cap), "%d", CLAIMS_SHOWN);
 	{
 		const char *argv[] = {k, gp, sh->id, cap};
@@ -432,7 +432,7 @@ void review_show(struct rds *r, const struct config *cfg, enum env env, const ch
 	sh->files = files;
 	sh->g = json_gen_new();
 	snprintf(sh->id, sizeof(sh->id), "%s", id);
-	ks_key(sh->files_key, sizeof(sh->files_key), cfg->prefix, "files:", id);
+	ks_files_key(sh->files_key, sizeof(sh->files_key), cfg->prefix, ks_shard_of(id), id);
 	{
 		const char *argv[] = {"HGETALL", k};
 		rds_cmd_argv(r, on_show_record, sh, 2, argv, NULL);
@@ -545,7 +545,7 @@ static void on_decide_record(void *ud, redisReply *reply, const char *err)
 		return;
 	}
 	ks_env_prefix(gp, sizeof(gp), dc->cfg->prefix, dc->env);
-	snprintf(k, sizeof(k), "%skyc", gp);
+	ks_env_kyc_key(k, sizeof(k), dc->cfg->prefix, dc->env);
 	{
 		const char *argv[] = {k, gp, dc->id, dc->approve ? "approved" : "rejected", owner};
 		rds_script(dc->r, on_reviewed, dc, SCRIPT_ACCOUNT_REVIEW, 1, 5, argv, NULL);

@@ -75,7 +75,7 @@ static void transfer_finish(struct transfer *t)
 	char sp[KS_PREFIX_MAX], k[KS_KEY_MAX], ttl[24];
 
 	ks_shard_prefix(sp, sizeof(sp), t->cfg->prefix, ks_shard_of(t->id));
-	snprintf(k, sizeof(k), "%sxout", sp);
+	ks_transfers_out_key(k, sizeof(k), t->cfg->prefix, ks_shard_of(t->id));
 	snprintf(ttl, sizeof(ttl), "%ld", t->cfg->event_retention_days * 86400);
 	{
 		const char *argv[] = {k, sp, t->id, ttl};
@@ -102,7 +102,7 @@ static void transfer_credit(struct transfer *t)
 	char dp[KS_PREFIX_MAX], k[KS_KEY_MAX], ttl[24];
 
 	ks_shard_prefix(dp, sizeof(dp), t->cfg->prefix, ks_shard_of(t->to));
-	snprintf(k, sizeof(k), "%sxin:%s", dp, t->id);
+	ks_transfer_in_key(k, sizeof(k), t->cfg->prefix, ks_shard_of(t->to), t->id);
 	snprintf(ttl, sizeof(ttl), "%ld", t->cfg->event_retention_days * 86400);
 	{
 		const char *argv[] = {
@@ -151,7 +151,7 @@ static void on_debited(void *ud, redisReply *reply, const char *err)
 		 ks_shard_of(t->from) != ks_shard_of(t->to)) {
 		char k[KS_KEY_MAX];
 		snprintf(t->id, sizeof(t->id), "%s", reply->element[1]->str);
-		ks_key(k, sizeof(k), t->cfg->prefix, "xfer:", t->id);
+		ks_transfer_key(k, sizeof(k), t->cfg->prefix, ks_shard_of(t->id), t->id);
 		{
 			const char *argv[] = {"HGETALL", k};
 			rds_cmd_argv(t->r, on_prior, t, 2, argv, NULL);
@@ -221,7 +221,8 @@ static void on_resolved(void *ud, redisReply *reply, const char *err)
 		/* the client's key is hashed: any bytes, bounded key length; it is
 		 * scoped to the caller and the source account */
 		ids_sha256_hex(h, t->idem, strlen(t->idem));
-		snprintf(ik, sizeof(ik), "%sidem:%s:%s", sp, t->caller, h);
+		ks_idempotency_key(ik, sizeof(ik), t->cfg->prefix, ks_shard_of(t->from), t->caller,
+				   h);
 	}
 	snprintf(ttl, sizeof(ttl), "%ld", t->cfg->event_retention_days * 86400);
 	{
@@ -265,7 +266,7 @@ void transfers_create(struct rds *r, const struct config *cfg, enum env env, con
 	t->fingerprint = fingerprint ? mem_strdup(fingerprint) : NULL;
 	snprintf(t->amount, sizeof(t->amount), "%lld", amount);
 	ks_env_prefix(gp, sizeof(gp), cfg->prefix, env);
-	snprintf(k1, sizeof(k1), "%spixkeys", gp);
+	ks_env_pixkeys_key(k1, sizeof(k1), cfg->prefix, env);
 	{
 		const char *argv[] = {k1, from_key, to_key, caller, gp};
 		rds_script(r, on_resolved, t, SCRIPT_TRANSFER_RESOLVE, 1, 5, argv, NULL);
@@ -358,7 +359,8 @@ static void on_stale(void *ud, redisReply *reply, const char *err)
 		struct recover_one *one = mem_new(struct recover_one);
 		char k[KS_KEY_MAX];
 		*one = *o;
-		ks_key(k, sizeof(k), o->cfg->prefix, "xfer:", reply->element[i]->str);
+		ks_transfer_key(k, sizeof(k), o->cfg->prefix, ks_shard_of(reply->element[i]->str),
+				reply->element[i]->str);
 		{
 			const char *argv[] = {"HGETALL", k};
 			rds_cmd_argv(o->r, on_record, one, 2, argv, NULL);
@@ -373,15 +375,14 @@ void transfers_recover(struct rds *r, const struct config *cfg, int shard,
 {
 	struct recovery *rc = mem_new(struct recovery);
 	struct recover_one *o = mem_new(struct recover_one);
-	char sp[KS_PREFIX_MAX], k[KS_KEY_MAX], until[32], batch[16];
+	char k[KS_KEY_MAX], until[32], batch[16];
 
 	rc->done = done;
 	rc->ud = ud;
 	o->r = r;
 	o->cfg = cfg;
 	o->rc = rc;
-	ks_shard_prefix(sp, sizeof(sp), cfg->prefix, shard);
-	snprintf(k, sizeof(k), "%sxout", sp);
+	ks_transfers_out_key(k, sizeof(k), cfg->prefix, shard);
 	snprintf(until, sizeof(until), "%llu",
 		 (unsigned long long)(ids_now_ms() - RECOVER_AFTER_MS));
 	snprintf(batch, sizeof(batch), "%d", RECOVER_BATCH);
