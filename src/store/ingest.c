@@ -4,6 +4,7 @@
 #include "pixrelay/core/ids.h"
 #include "pixrelay/core/json.h"
 #include "pixrelay/pix/keyspace.h"
+#include "pixrelay/redis/shardq.h"
 #include "pixrelay/core/mem.h"
 #include "pixrelay/pix/sign.h"
 #include "pixrelay/core/timefmt.h"
@@ -163,7 +164,7 @@ int ingest_verify(const char *secret, const char *wh_id, const char *wh_ts, cons
 
 /* One notification waiting for its shard's next call. */
 struct item {
-	struct item *next;
+	struct shardq_item link; /* first */
 	charges_fn cb;
 	void *ud;
 	char *event_out;
@@ -178,10 +179,7 @@ struct item {
 struct ingest_queue {
 	struct rds *r;
 	const struct config *cfg;
-	struct event *flush;
-	struct item *items[KS_SHARDS_MAX]; /* per shard, newest first */
-	unsigned count[KS_SHARDS_MAX];
-	int pending; /* some shard has items */
+	struct shardq *q;
 };
 
 /* One script call and the notifications it carries, oldest first. */
@@ -231,27 +229,19 @@ static void on_batch(void *ud, redisReply *reply, const char *err)
 	free(b);
 }
 
-/* Send up to BATCH_MAX of shard's items (oldest first) in one call. */
-static void send_batch(struct ingest_queue *q, int shard)
+/* Send `n` of shard's items (oldest first) in one call. */
+static void send_batch(void *owner, int shard, struct shardq_item **links, unsigned n)
 {
+	struct ingest_queue *q = owner;
 	struct batch *b = mem_new(struct batch);
-	unsigned n = q->count[shard] < BATCH_MAX ? q->count[shard] : BATCH_MAX, argc = 6 + 9 * n;
+	unsigned argc = 6 + 9 * n;
 	char sp[KS_PREFIX_MAX], key[KS_KEY_MAX], now[32], now_txt[TIMEFMT_LEN + 1], ttl[32];
 	char count[16];
 	const char **argv = mem_calloc(argc, sizeof(char *));
 	uint64_t ms = ids_now_ms();
-	struct item **pp = &q->items[shard];
 
-	/* the list is newest first: take the n oldest, its tail */
-	for (unsigned skip = q->count[shard] - n; skip; skip--)
-		pp = &(*pp)->next;
-	b->items = mem_calloc(n, sizeof(*b->items));
+	b->items = (struct item **)links;
 	b->n = n;
-	for (unsigned i = n; i-- > 0;) {
-		b->items[i] = *pp;
-		*pp = (*pp)->next;
-	}
-	q->count[shard] -= n;
 	ks_shard_prefix(sp, sizeof(sp), q->cfg->prefix, shard);
 	ks_ingest_key(key, sizeof(key), q->cfg->prefix, shard);
 	snprintf(now, sizeof(now), "%llu", (unsigned long long)ms);
@@ -281,14 +271,12 @@ static void send_batch(struct ingest_queue *q, int shard)
 	free(argv);
 }
 
-static void on_flush(evutil_socket_t fd, short what, void *arg)
+static void drop(void *owner, struct shardq_item *link)
 {
-	struct ingest_queue *q = arg;
+	struct item *it = (struct item *)link;
 
-	q->pending = 0;
-	for (int s = 0; s < KS_SHARDS_MAX; s++)
-		while (q->count[s])
-			send_batch(q, s);
+	it->cb(it->ud, -1, NULL, "redis client closed");
+	item_free(it);
 }
 
 struct ingest_queue *ingest_queue_new(struct event_base *base, struct rds *r,
@@ -298,7 +286,7 @@ struct ingest_queue *ingest_queue_new(struct event_base *base, struct rds *r,
 
 	q->r = r;
 	q->cfg = cfg;
-	q->flush = evtimer_new(base, on_flush, q);
+	q->q = shardq_new(base, BATCH_MAX, send_batch, drop, q);
 	return q;
 }
 
@@ -306,14 +294,7 @@ void ingest_queue_free(struct ingest_queue *q)
 {
 	if (!q)
 		return;
-	for (int s = 0; s < KS_SHARDS_MAX; s++)
-		while (q->items[s]) {
-			struct item *it = q->items[s];
-			q->items[s] = it->next;
-			it->cb(it->ud, -1, NULL, "redis client closed");
-			item_free(it);
-		}
-	event_free(q->flush);
+	shardq_free(q->q);
 	free(q);
 }
 
@@ -347,12 +328,5 @@ void ingest_submit(struct ingest_queue *q, enum env env, const char *account,
 			      n->data_json);
 	/* events about one upstream charge keep their order too */
 	it->order = mem_printf("upstream:%s:%s", account, n->charge_id);
-	it->next = q->items[shard];
-	q->items[shard] = it;
-	q->count[shard]++;
-	if (!q->pending) {
-		struct timeval zero = {0, 0};
-		q->pending = 1;
-		evtimer_add(q->flush, &zero);
-	}
+	shardq_add(q->q, shard, &it->link);
 }
