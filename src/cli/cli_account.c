@@ -32,12 +32,12 @@ static const char usage_account[] =
 
 int cli_cmd_account(const struct config *cfg, int argc, char **argv)
 {
-	static const struct option lo[] = {{"env", required_argument, NULL, 'e'},
-					   {"account", required_argument, NULL, 'a'},
+	static const struct option lo[] = {CLI_OPT_ENV,
+					   CLI_OPT_ACCOUNT,
 					   {"postback-url", required_argument, NULL, 'p'},
-					   {"help", no_argument, NULL, 'h'},
-					   {NULL, 0, NULL, 0}};
-	const char *verb, *envs = NULL, *account = NULL, *url = NULL;
+					   CLI_OPT_END};
+	struct cli_args a;
+	const char *verb, *url = NULL;
 	int opt, rc = 1;
 	enum env env;
 	struct cli_redis cr;
@@ -46,25 +46,15 @@ int cli_cmd_account(const struct config *cfg, int argc, char **argv)
 	if ((rc = cli_action(argc, argv, usage_account, &verb)) >= 0)
 		return rc;
 	rc = 1;
-	while ((opt = getopt_long(argc - 1, argv + 1, "h", lo, NULL)) != -1) {
-		switch (opt) {
-		case 'e':
-			envs = optarg;
-			break;
-		case 'a':
-			account = optarg;
-			break;
-		case 'p':
+	cli_args_init(&a, argc - 1, argv + 1, lo, NULL, usage_account);
+	while ((opt = cli_args_next(&a)) >= 0)
+		if (opt == 'p')
 			url = optarg;
-			break;
-		default:
-			fputs(usage_account, stderr);
-			return 2;
-		}
-	}
+	if (opt == CLI_ARGS_EXIT)
+		return a.exit_code;
 	if (!cli_verb_known("account", usage_account, verb,
 			    (const char *const[]){"show", "set", NULL}) ||
-	    cli_env_required("account", envs, &env) < 0)
+	    cli_env_required("account", a.env, &env) < 0)
 		return 2;
 	if (strcmp(verb, "set") == 0) {
 		if (!url) {
@@ -78,7 +68,7 @@ int cli_cmd_account(const struct config *cfg, int argc, char **argv)
 			return 2;
 		}
 	}
-	if (cli_open_account(cfg, env, account, &cr, id) < 0)
+	if (cli_open_account(cfg, env, a.account, &cr, id) < 0)
 		return 1;
 	if (strcmp(verb, "show") == 0) {
 		rc = keys_account_show(cr.c, cfg->prefix, env, id, stdout, err, sizeof(err));
@@ -232,16 +222,16 @@ static int review_print_show(const char *json, const char *dir)
 
 int cli_cmd_review(const struct config *cfg, int argc, char **argv)
 {
-	static const struct option lo[] = {{"env", required_argument, NULL, 'e'},
+	static const struct option lo[] = {CLI_OPT_ENV,
 					   {"limit", required_argument, NULL, 'l'},
 					   {"files", required_argument, NULL, 'f'},
 					   {"reason", required_argument, NULL, 'r'},
-					   {"json", no_argument, NULL, 'j'},
-					   {"help", no_argument, NULL, 'h'},
-					   {NULL, 0, NULL, 0}};
-	const char *verb, *envs = NULL, *dir = NULL, *reason = NULL, *id = NULL;
+					   CLI_OPT_JSON,
+					   CLI_OPT_END};
+	struct cli_args a;
+	const char *verb, *dir = NULL, *reason = NULL, *id = NULL;
 	long limit = 50;
-	int json = 0, opt, rc;
+	int opt, rc;
 	enum env env;
 	struct cli_redis cr;
 	struct cli_call call;
@@ -249,11 +239,9 @@ int cli_cmd_review(const struct config *cfg, int argc, char **argv)
 
 	if ((rc = cli_action(argc, argv, usage_review, &verb)) >= 0)
 		return rc;
-	while ((opt = getopt_long(argc - 1, argv + 1, "h", lo, NULL)) != -1) {
+	cli_args_init(&a, argc - 1, argv + 1, lo, NULL, usage_review);
+	while ((opt = cli_args_next(&a)) >= 0) {
 		switch (opt) {
-		case 'e':
-			envs = optarg;
-			break;
 		case 'l':
 			limit = strtol(optarg, &end, 10);
 			if (!*optarg || *end)
@@ -265,17 +253,13 @@ int cli_cmd_review(const struct config *cfg, int argc, char **argv)
 		case 'r':
 			reason = optarg;
 			break;
-		case 'j':
-			json = 1;
-			break;
-		default:
-			fputs(usage_review, stderr);
-			return 2;
 		}
 	}
+	if (opt == CLI_ARGS_EXIT)
+		return a.exit_code;
 	if (!cli_verb_known("review", usage_review, verb,
 			    (const char *const[]){"list", "show", "approve", "reject", NULL}) ||
-	    cli_env_required("review", envs, &env) < 0)
+	    cli_env_required("review", a.env, &env) < 0)
 		return 2;
 	if (strcmp(verb, "list") == 0) {
 		if (limit < 1 || limit > 1000) {
@@ -288,11 +272,8 @@ int cli_cmd_review(const struct config *cfg, int argc, char **argv)
 			fprintf(stderr, "pixrelay review %s: ACCOUNT_ID is required\n", verb);
 			return 2;
 		}
-		if (optind + 2 < argc) {
-			fprintf(stderr, "pixrelay review %s: unexpected argument '%s'\n", verb,
-				argv[optind + 2]);
-			return 2;
-		}
+		if (optind + 2 < argc)
+			return cli_unexpected("review", verb, argv[optind + 2]);
 	}
 	if (reason && (strlen(reason) > 500 || validate_has_control(reason))) {
 		fprintf(stderr, "pixrelay review reject: --reason must be at most 500 characters, "
@@ -327,7 +308,7 @@ int cli_cmd_review(const struct config *cfg, int argc, char **argv)
 			    "KYC review\n",
 			    verb, id, env_name(env));
 		} else if (strcmp(verb, "list") == 0) {
-			if (json)
+			if (a.json)
 				printf("%s\n", call.json);
 			else
 				review_print_list(call.json);
@@ -337,7 +318,7 @@ int cli_cmd_review(const struct config *cfg, int argc, char **argv)
 		} else {
 			char err[128];
 			yajl_val v = NULL;
-			if (json) {
+			if (a.json) {
 				printf("%s\n", call.json);
 			} else if (json_parse_object(call.json, strlen(call.json), &v, err,
 						     sizeof(err)) == 0) {

@@ -1,8 +1,10 @@
-/* cli_args: reading the arguments of a command: --help, the "ACTION
- * [options]" start of keys, account, review and events, and the checks
- * several commands share (unknown action, --env required, the API key, a
- * --since time). The commands themselves are in cli_<command>.c, the Redis
- * they use in cli_redis.c.
+/* cli_args: reading the arguments of a command. One getopt_long loop for
+ * the options several commands share (--env, --account, --api-key, --json)
+ * and for --help and bad options, the "ACTION [options]" start of keys,
+ * account, review, events and trigger, and the checks and messages every
+ * command gives the same way (unknown action, --env required, unexpected
+ * argument, the API key, a --since time). The commands themselves are in
+ * cli_<command>.c, the Redis they use in cli_redis.c.
  */
 #include "cli_int.h"
 
@@ -12,6 +14,55 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+void cli_args_init(struct cli_args *a, int argc, char **argv, const struct option *lo,
+		   const char *help, const char *usage)
+{
+	memset(a, 0, sizeof(*a));
+	a->argc = argc;
+	a->argv = argv;
+	a->lo = lo;
+	a->help = help;
+	a->usage = usage;
+	optind = 1;
+}
+
+int cli_args_next(struct cli_args *a)
+{
+	int opt;
+
+	while ((opt = getopt_long(a->argc, a->argv, "h", a->lo, NULL)) != -1) {
+		switch (opt) {
+		case 'e':
+			a->env = optarg;
+			break;
+		case 'a':
+			a->account = optarg;
+			break;
+		case 'k':
+			a->api_key = optarg;
+			break;
+		case 'j':
+			a->json = 1;
+			break;
+		case 'h':
+			if (a->help) {
+				fputs(a->help, stdout);
+				a->exit_code = 0;
+				return CLI_ARGS_EXIT;
+			}
+			/* fallthrough */
+		case '?':
+			if (a->usage)
+				fputs(a->usage, stderr);
+			a->exit_code = 2;
+			return CLI_ARGS_EXIT;
+		default:
+			return opt;
+		}
+	}
+	return -1;
+}
 
 int cli_want_help(int argc, char **argv)
 {
@@ -50,11 +101,22 @@ int cli_env_required(const char *cmd, const char *envs, enum env *env)
 	return 0;
 }
 
-const char *cli_api_key(const char *given)
+int cli_unexpected(const char *cmd, const char *verb, const char *arg)
+{
+	fprintf(stderr, "pixrelay %s%s%s: unexpected argument '%s'\n", cmd, verb ? " " : "",
+		verb ? verb : "", arg);
+	return 2;
+}
+
+const char *cli_api_key(const char *cmd, const char *given)
 {
 	const char *k = given && *given ? given : getenv("PIXRELAY_API_KEY");
 
-	return k && *k ? k : NULL;
+	if (k && *k)
+		return k;
+	fprintf(stderr, "pixrelay %s: an API key is required: --api-key KEY or PIXRELAY_API_KEY\n",
+		cmd);
+	return NULL;
 }
 
 int cli_parse_since(const char *s, long long *ms)

@@ -212,16 +212,20 @@ static void bulk_next(struct bulk *b)
 
 int cli_cmd_events(const struct config *cfg, int argc, char **argv)
 {
-	static const struct option lo[] = {
-	    {"env", required_argument, NULL, 'e'},   {"account", required_argument, NULL, 'a'},
-	    {"state", required_argument, NULL, 's'}, {"type", required_argument, NULL, 't'},
-	    {"since", required_argument, NULL, 'S'}, {"until", required_argument, NULL, 'U'},
-	    {"limit", required_argument, NULL, 'l'}, {"json", no_argument, NULL, 'j'},
-	    {"help", no_argument, NULL, 'h'},	     {NULL, 0, NULL, 0}};
-	const char *verb, *envs = "sandbox", *account = NULL, *state = NULL, *type = NULL;
+	static const struct option lo[] = {CLI_OPT_ENV,
+					   CLI_OPT_ACCOUNT,
+					   {"state", required_argument, NULL, 's'},
+					   {"type", required_argument, NULL, 't'},
+					   {"since", required_argument, NULL, 'S'},
+					   {"until", required_argument, NULL, 'U'},
+					   {"limit", required_argument, NULL, 'l'},
+					   CLI_OPT_JSON,
+					   CLI_OPT_END};
+	struct cli_args a;
+	const char *verb, *state = NULL, *type = NULL;
 	long limit = -1;
 	long long since_ms = 0, until_ms = 0;
-	int json = 0, opt, rc = 1, filtered = 0;
+	int opt, rc = 1, filtered = 0;
 	enum env env;
 	struct cli_redis cr;
 	struct cli_call call;
@@ -231,14 +235,10 @@ int cli_cmd_events(const struct config *cfg, int argc, char **argv)
 	if ((rc = cli_action(argc, argv, usage_events, &verb)) >= 0)
 		return rc;
 	rc = 1;
-	while ((opt = getopt_long(argc - 1, argv + 1, "h", lo, NULL)) != -1) {
+	cli_args_init(&a, argc - 1, argv + 1, lo, NULL, usage_events);
+	a.env = "sandbox";
+	while ((opt = cli_args_next(&a)) >= 0) {
 		switch (opt) {
-		case 'e':
-			envs = optarg;
-			break;
-		case 'a':
-			account = optarg;
-			break;
 		case 's':
 			state = optarg;
 			filtered = 1;
@@ -267,18 +267,14 @@ int cli_cmd_events(const struct config *cfg, int argc, char **argv)
 				return 2;
 			}
 			break;
-		case 'j':
-			json = 1;
-			break;
-		default:
-			fputs(usage_events, stderr);
-			return 2;
 		}
 	}
+	if (opt == CLI_ARGS_EXIT)
+		return a.exit_code;
 	if (!cli_verb_known("events", usage_events, verb,
 			    (const char *const[]){"list", "show", "replay", NULL}))
 		return 2;
-	if (env_parse(envs, &env) < 0) {
+	if (env_parse(a.env, &env) < 0) {
 		fprintf(stderr, "pixrelay events: --env must be sandbox or production\n");
 		return 2;
 	}
@@ -296,15 +292,10 @@ int cli_cmd_events(const struct config *cfg, int argc, char **argv)
 		return 2;
 	}
 	id = optind + 1 < argc ? argv[optind + 1] : NULL;
-	if (id && optind + 2 < argc) {
-		fprintf(stderr, "pixrelay events %s: unexpected argument '%s'\n", verb,
-			argv[optind + 2]);
-		return 2;
-	}
-	if (strcmp(verb, "list") == 0 && id) {
-		fprintf(stderr, "pixrelay events list: unexpected argument '%s'\n", id);
-		return 2;
-	}
+	if (id && optind + 2 < argc)
+		return cli_unexpected("events", verb, argv[optind + 2]);
+	if (strcmp(verb, "list") == 0 && id)
+		return cli_unexpected("events", "list", id);
 	if (strcmp(verb, "list") == 0 && limit > EVENT_LIST_MAX) {
 		fprintf(stderr, "pixrelay events list: --limit must be from 1 to %d\n",
 			EVENT_LIST_MAX);
@@ -323,7 +314,7 @@ int cli_cmd_events(const struct config *cfg, int argc, char **argv)
 		fprintf(stderr, "pixrelay events replay: give EVENT_ID or filters, not both\n");
 		return 2;
 	}
-	if (cli_open_account(cfg, env, account, &cr, acct) < 0)
+	if (cli_open_account(cfg, env, a.account, &cr, acct) < 0)
 		return 1;
 	if (cli_call_open(&call, cfg, &cr) == 0) {
 		if (strcmp(verb, "replay") == 0 && !id) {
@@ -338,7 +329,7 @@ int cli_cmd_events(const struct config *cfg, int argc, char **argv)
 			b.f.since_ms = since_ms;
 			b.f.until_ms = until_ms;
 			b.cap = limit > 0 ? limit : 0;
-			b.json = json;
+			b.json = a.json;
 			bulk_next(&b);
 			cli_call_wait(&call);
 			if (b.failed) {
@@ -346,7 +337,7 @@ int cli_cmd_events(const struct config *cfg, int argc, char **argv)
 					"pixrelay events replay: %s (%ld queued again before)\n",
 					call.err, b.requeued);
 			} else {
-				if (json)
+				if (a.json)
 					printf("{\"matched\":%ld,\"requeued\":%ld,"
 					       "\"alreadyWaiting\":%ld}\n",
 					       b.matched, b.requeued, b.busy);
@@ -383,12 +374,12 @@ int cli_cmd_events(const struct config *cfg, int argc, char **argv)
 			fprintf(stderr, "pixrelay events %s: no event %s for account %s (%s)\n",
 				verb, id, acct, env_name(env));
 		else if (strcmp(verb, "list") == 0)
-			print_event_list(call.json, json);
-		else if (strcmp(verb, "show") == 0 && json)
+			print_event_list(call.json, a.json);
+		else if (strcmp(verb, "show") == 0 && a.json)
 			printf("%s\n", call.json);
 		else if (strcmp(verb, "show") == 0)
 			print_event(call.json);
-		else if (json)
+		else if (a.json)
 			printf("{\"id\":\"%s\",\"requeued\":%s}\n", id,
 			       call.result == 0 ? "true" : "false");
 		else

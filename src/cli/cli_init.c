@@ -11,38 +11,26 @@
 #include <stdio.h>
 #include <string.h>
 
+static const char usage_init[] =
+    "usage: pixrelay init [--env sandbox|production|all] [--json]\n\n"
+    "Create the platform account of each environment unless it exists,\n"
+    "and print its id. Running it again changes nothing.\n";
+
 int cli_cmd_init(const struct config *cfg, int argc, char **argv)
 {
-	static const struct option lo[] = {{"env", required_argument, NULL, 'e'},
-					   {"json", no_argument, NULL, 'j'},
-					   {"help", no_argument, NULL, 'h'},
-					   {NULL, 0, NULL, 0}};
-	const char *envs = "all";
-	int json = 0, opt, rc = 1;
+	static const struct option lo[] = {CLI_OPT_ENV, CLI_OPT_JSON, CLI_OPT_END};
+	struct cli_args a;
+	int rc = 1;
 	struct cli_redis cr;
 	yajl_gen g = NULL;
 
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-		switch (opt) {
-		case 'e':
-			envs = optarg;
-			break;
-		case 'j':
-			json = 1;
-			break;
-		case 'h':
-			printf("usage: pixrelay init [--env sandbox|production|all] [--json]\n\n"
-			       "Create the platform account of each environment unless it exists,\n"
-			       "and print its id. Running it again changes nothing.\n");
-			return 0;
-		default:
-			return 2;
-		}
-	}
-	if (strcmp(envs, "all") != 0) {
+	cli_args_init(&a, argc, argv, lo, usage_init, NULL);
+	a.env = "all";
+	if (cli_args_next(&a) == CLI_ARGS_EXIT)
+		return a.exit_code;
+	if (strcmp(a.env, "all") != 0) {
 		enum env e;
-		if (env_parse(envs, &e) < 0) {
+		if (env_parse(a.env, &e) < 0) {
 			fprintf(stderr,
 				"pixrelay init: --env must be sandbox, production or all\n");
 			return 2;
@@ -50,7 +38,7 @@ int cli_cmd_init(const struct config *cfg, int argc, char **argv)
 	}
 	if (cli_redis_open(cfg, &cr) < 0)
 		return 1;
-	if (json) {
+	if (a.json) {
 		g = json_gen_new();
 		json_open(g);
 	}
@@ -58,9 +46,9 @@ int cli_cmd_init(const struct config *cfg, int argc, char **argv)
 		enum env env = i ? ENV_PRODUCTION : ENV_SANDBOX;
 		char id[32], err[256];
 		int created = 0;
-		if (strcmp(envs, "all") != 0 && strcmp(envs, env_name(env)) != 0 &&
-		    !(env == ENV_SANDBOX && strcmp(envs, "test") == 0) &&
-		    !(env == ENV_PRODUCTION && strcmp(envs, "live") == 0))
+		if (strcmp(a.env, "all") != 0 && strcmp(a.env, env_name(env)) != 0 &&
+		    !(env == ENV_SANDBOX && strcmp(a.env, "test") == 0) &&
+		    !(env == ENV_PRODUCTION && strcmp(a.env, "live") == 0))
 			continue;
 		if (keys_platform_init(cr.c, cfg->prefix, cfg->shards, env, id, &created, err,
 				       sizeof(err)) < 0) {

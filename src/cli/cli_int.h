@@ -20,6 +20,48 @@
 
 /* ---- arguments (cli_args.c) ---- */
 
+/* The options several commands share, for their getopt_long tables; the
+ * short names are the same in every command, so cli_args_next can store
+ * them. CLI_OPT_END closes a table with --help. */
+/* clang-format off */
+#define CLI_OPT_ENV {"env", required_argument, NULL, 'e'}
+#define CLI_OPT_ACCOUNT {"account", required_argument, NULL, 'a'}
+#define CLI_OPT_API_KEY {"api-key", required_argument, NULL, 'k'}
+#define CLI_OPT_JSON {"json", no_argument, NULL, 'j'}
+#define CLI_OPT_END {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}
+/* clang-format on */
+
+/* cli_args_next: the command is to return args->exit_code now. */
+#define CLI_ARGS_EXIT (-2)
+
+/* The options of one command as getopt_long reads them. Set env, account
+ * or api_key before reading to give a default; all strings are borrowed
+ * from argv. help NULL makes --help a bad option: the commands that answer
+ * it in cli_action first, where getopt sees only an abbreviation (--he). */
+struct cli_args {
+	int argc;
+	char **argv;
+	const struct option *lo;
+	const char *help;    /* printed on stdout for --help (exit code 0), or NULL */
+	const char *usage;   /* printed on stderr after a bad option (exit code 2), or NULL */
+	const char *env;     /* --env */
+	const char *account; /* --account */
+	const char *api_key; /* --api-key */
+	int json;	     /* --json */
+	int exit_code;
+};
+
+/* Start reading the options of argv (argv[0] is the command or its action)
+ * with the table lo: getopt reset, the shared options unset. */
+void cli_args_init(struct cli_args *a, int argc, char **argv, const struct option *lo,
+		   const char *help, const char *usage);
+/* The next option: the shared ones (CLI_OPT_*) are stored in a and passed
+ * over; returns the short name of one of the command's own (its value in
+ * optarg), -1 when every option is read (optind then indexes the first
+ * operand), or CLI_ARGS_EXIT after --help (help printed, exit code 0) or a
+ * bad option (usage printed, exit code 2). */
+int cli_args_next(struct cli_args *a);
+
 /* Nonzero when one of the arguments is --help or -h. */
 int cli_want_help(int argc, char **argv);
 /* The start of an "ACTION [options]" command: the usage on --help (exit 0)
@@ -32,9 +74,13 @@ int cli_verb_known(const char *cmd, const char *usage, const char *verb, const c
 /* Parse the --env that command cmd requires into *env: 0, or -1 with
  * "pixrelay CMD: --env sandbox|production is required" on stderr. */
 int cli_env_required(const char *cmd, const char *envs, enum env *env);
-/* The API key of listen and trigger: --api-key, else PIXRELAY_API_KEY; NULL
- * when there is none. Borrowed. */
-const char *cli_api_key(const char *given);
+/* Print "pixrelay CMD[ VERB]: unexpected argument 'ARG'" (verb may be NULL)
+ * and return 2, the exit code of a usage error. */
+int cli_unexpected(const char *cmd, const char *verb, const char *arg);
+/* The API key of listen and trigger: given (--api-key), else
+ * PIXRELAY_API_KEY; NULL, with "pixrelay CMD: an API key is required..." on
+ * stderr, when there is none. Borrowed. */
+const char *cli_api_key(const char *cmd, const char *given);
 /* Parse a --since value: a duration ago (90s, 15m, 1h, 2d, 1w) or a time;
  * event ids are left to the caller. 0 (*ms written) or -1. */
 int cli_parse_since(const char *s, long long *ms);

@@ -25,50 +25,42 @@ static const char usage_keys[] =
 
 int cli_cmd_keys(const struct config *cfg, int argc, char **argv)
 {
-	static const struct option lo[] = {{"env", required_argument, NULL, 'e'},
-					   {"master", no_argument, NULL, 'm'},
-					   {"account", required_argument, NULL, 'a'},
-					   {"description", required_argument, NULL, 'd'},
-					   {"json", no_argument, NULL, 'j'},
-					   {"help", no_argument, NULL, 'h'},
-					   {NULL, 0, NULL, 0}};
-	const char *verb, *envs = NULL, *account = NULL, *description = "";
-	int master = 0, json = 0, opt, rc = 1;
+	static const struct option lo[] = {
+	    CLI_OPT_ENV,     {"master", no_argument, NULL, 'm'},
+	    CLI_OPT_ACCOUNT, {"description", required_argument, NULL, 'd'},
+	    CLI_OPT_JSON,    CLI_OPT_END};
+	struct cli_args a;
+	const char *verb, *description = "", *id;
+	int master = 0, opt, rc = 1;
 	struct cli_redis cr;
 	char err[256];
 
 	if ((rc = cli_action(argc, argv, usage_keys, &verb)) >= 0)
 		return rc;
 	rc = 1;
-	while ((opt = getopt_long(argc - 1, argv + 1, "h", lo, NULL)) != -1) {
+	cli_args_init(&a, argc - 1, argv + 1, lo, NULL, usage_keys);
+	while ((opt = cli_args_next(&a)) >= 0) {
 		switch (opt) {
-		case 'e':
-			envs = optarg;
-			break;
 		case 'm':
 			master = 1;
-			break;
-		case 'a':
-			account = optarg;
 			break;
 		case 'd':
 			description = optarg;
 			break;
-		case 'j':
-			json = 1;
-			break;
-		default:
-			fputs(usage_keys, stderr);
-			return 2;
 		}
 	}
+	if (opt == CLI_ARGS_EXIT)
+		return a.exit_code;
+	if (!cli_verb_known("keys", usage_keys, verb,
+			    (const char *const[]){"create", "list", "revoke", NULL}))
+		return 2;
 	if (strcmp(verb, "create") == 0) {
 		enum env env;
 		char secret[AUTH_KEY_MAX];
 		struct auth_key key;
-		if (cli_env_required("keys create", envs, &env) < 0)
+		if (cli_env_required("keys create", a.env, &env) < 0)
 			return 2;
-		if (master && account) {
+		if (master && a.account) {
 			fprintf(stderr, "pixrelay keys create: --master and --account exclude each "
 					"other (master keys belong to the platform account)\n");
 			return 2;
@@ -78,20 +70,17 @@ int cli_cmd_keys(const struct config *cfg, int argc, char **argv)
 					"characters\n");
 			return 2;
 		}
-		if (optind + 1 < argc) {
-			fprintf(stderr, "pixrelay keys create: unexpected argument '%s'\n",
-				argv[optind + 1]);
-			return 2;
-		}
+		if (optind + 1 < argc)
+			return cli_unexpected("keys create", NULL, argv[optind + 1]);
 		if (cli_redis_open(cfg, &cr) < 0)
 			return 1;
 		rc =
 		    keys_create(cr.c, cfg->prefix, env, master ? AUTH_MASTER_KEY : AUTH_ACCOUNT_KEY,
-				account, description, secret, &key, err, sizeof(err));
+				a.account, description, secret, &key, err, sizeof(err));
 		if (rc != 0) {
 			fprintf(stderr, "pixrelay keys create: %s\n", err);
 			rc = 1;
-		} else if (json) {
+		} else if (a.json) {
 			printf("{\"id\":\"%s\",\"key\":\"%s\",\"env\":\"%s\",\"kind\":\"%s\","
 			       "\"account\":\"%s\"}\n",
 			       key.id, secret, env_name(env), auth_kind_name(key.kind),
@@ -109,35 +98,32 @@ int cli_cmd_keys(const struct config *cfg, int argc, char **argv)
 	if (strcmp(verb, "list") == 0) {
 		if (cli_redis_open(cfg, &cr) < 0)
 			return 1;
-		rc = keys_list(cr.c, cfg->prefix, stdout, json, err, sizeof(err)) == 0 ? 0 : 1;
+		rc = keys_list(cr.c, cfg->prefix, stdout, a.json, err, sizeof(err)) == 0 ? 0 : 1;
 		if (rc)
 			fprintf(stderr, "pixrelay keys list: %s\n", err);
 		cli_redis_close(&cr);
 		return rc;
 	}
-	if (strcmp(verb, "revoke") == 0) {
-		const char *id = optind + 1 < argc ? argv[optind + 1] : NULL;
-		if (!id) {
-			fprintf(stderr, "pixrelay keys revoke: KEY_ID is required\n");
-			return 2;
-		}
-		if (cli_redis_open(cfg, &cr) < 0)
-			return 1;
-		rc = keys_revoke(cr.c, cfg->prefix, id, err, sizeof(err));
-		if (rc == 0 || rc == KEYS_ALREADY_REVOKED) {
-			if (json)
-				printf("{\"id\":\"%s\",\"revoked\":true,\"already\":%s}\n", id,
-				       rc ? "true" : "false");
-			else
-				printf("%s %s\n", id, rc ? "was already revoked" : "revoked");
-			rc = 0;
-		} else {
-			fprintf(stderr, "pixrelay keys revoke: %s\n", err);
-			rc = 1;
-		}
-		cli_redis_close(&cr);
-		return rc;
+	/* revoke */
+	id = optind + 1 < argc ? argv[optind + 1] : NULL;
+	if (!id) {
+		fprintf(stderr, "pixrelay keys revoke: KEY_ID is required\n");
+		return 2;
 	}
-	fprintf(stderr, "pixrelay keys: unknown action '%s'\n\n%s", verb, usage_keys);
-	return 2;
+	if (cli_redis_open(cfg, &cr) < 0)
+		return 1;
+	rc = keys_revoke(cr.c, cfg->prefix, id, err, sizeof(err));
+	if (rc == 0 || rc == KEYS_ALREADY_REVOKED) {
+		if (a.json)
+			printf("{\"id\":\"%s\",\"revoked\":true,\"already\":%s}\n", id,
+			       rc ? "true" : "false");
+		else
+			printf("%s %s\n", id, rc ? "was already revoked" : "revoked");
+		rc = 0;
+	} else {
+		fprintf(stderr, "pixrelay keys revoke: %s\n", err);
+		rc = 1;
+	}
+	cli_redis_close(&cr);
+	return rc;
 }

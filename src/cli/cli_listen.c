@@ -39,34 +39,28 @@ static const char usage_listen[] =
 int cli_cmd_listen(const struct config *cfg, int argc, char **argv)
 {
 	static const struct option lo[] = {{"forward-to", required_argument, NULL, 'f'},
-					   {"api-key", required_argument, NULL, 'k'},
-					   {"account", required_argument, NULL, 'a'},
+					   CLI_OPT_API_KEY,
+					   CLI_OPT_ACCOUNT,
 					   {"signing-secret", required_argument, NULL, 's'},
 					   {"signature", required_argument, NULL, 'S'},
 					   {"since", required_argument, NULL, 'i'},
 					   {"max-events", required_argument, NULL, 'm'},
-					   {"json", no_argument, NULL, 'j'},
-					   {"help", no_argument, NULL, 'h'},
-					   {NULL, 0, NULL, 0}};
+					   CLI_OPT_JSON,
+					   CLI_OPT_END};
+	struct cli_args a;
 	struct listen_opts o;
-	const char *key = NULL, *since = NULL;
+	const char *since = NULL;
 	char base[512], since_txt[32], *end = NULL;
 	int opt;
 
 	memset(&o, 0, sizeof(o));
 	o.timeout_ms = cfg->delivery_timeout_ms;
 	o.signing_secret = getenv("PIXRELAY_SIGNING_SECRET");
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+	cli_args_init(&a, argc, argv, lo, usage_listen, usage_listen);
+	while ((opt = cli_args_next(&a)) >= 0) {
 		switch (opt) {
 		case 'f':
 			o.forward_to = optarg;
-			break;
-		case 'k':
-			key = optarg;
-			break;
-		case 'a':
-			o.account = optarg;
 			break;
 		case 's':
 			o.signing_secret = optarg;
@@ -85,32 +79,22 @@ int cli_cmd_listen(const struct config *cfg, int argc, char **argv)
 				return 2;
 			}
 			break;
-		case 'j':
-			o.json = 1;
-			break;
-		case 'h':
-			fputs(usage_listen, stdout);
-			return 0;
-		default:
-			fputs(usage_listen, stderr);
-			return 2;
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "pixrelay listen: unexpected argument '%s'\n", argv[optind]);
-		return 2;
-	}
+	if (opt == CLI_ARGS_EXIT)
+		return a.exit_code;
+	o.account = a.account;
+	o.json = a.json;
+	if (optind < argc)
+		return cli_unexpected("listen", NULL, argv[optind]);
 	if (!o.forward_to || !validate_http_url(o.forward_to)) {
 		fprintf(stderr, "pixrelay listen: --forward-to must be an absolute http or https "
 				"URL (e.g. http://localhost:3000/webhooks)\n");
 		return 2;
 	}
-	o.api_key = cli_api_key(key);
-	if (!o.api_key) {
-		fprintf(stderr, "pixrelay listen: an API key is required: --api-key KEY or "
-				"PIXRELAY_API_KEY\n");
+	o.api_key = cli_api_key("listen", a.api_key);
+	if (!o.api_key)
 		return 2;
-	}
 	if (o.signing_secret && !*o.signing_secret)
 		o.signing_secret = NULL;
 	if (o.signing_secret) {

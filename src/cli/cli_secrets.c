@@ -26,13 +26,10 @@ static const char usage_secrets[] =
 
 int cli_cmd_secrets(const struct config *cfg, int argc, char **argv)
 {
-	static const struct option lo[] = {{"env", required_argument, NULL, 'e'},
-					   {"account", required_argument, NULL, 'a'},
-					   {"json", no_argument, NULL, 'j'},
-					   {"help", no_argument, NULL, 'h'},
-					   {NULL, 0, NULL, 0}};
-	const char *envs = NULL, *account = NULL, *verb = "show";
-	int json = 0, opt, rc = 1;
+	static const struct option lo[] = {CLI_OPT_ENV, CLI_OPT_ACCOUNT, CLI_OPT_JSON, CLI_OPT_END};
+	struct cli_args a;
+	const char *verb = "show";
+	int rc = 1;
 	enum env env;
 	struct cli_redis cr;
 	char id[32], signing[128], compat[128], ingest[128], err[256], base[512] = "";
@@ -42,30 +39,14 @@ int cli_cmd_secrets(const struct config *cfg, int argc, char **argv)
 		argv++;
 		argc--;
 	}
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-		switch (opt) {
-		case 'e':
-			envs = optarg;
-			break;
-		case 'a':
-			account = optarg;
-			break;
-		case 'j':
-			json = 1;
-			break;
-		case 'h':
-			fputs(usage_secrets, stdout);
-			return 0;
-		default:
-			return 2;
-		}
-	}
+	cli_args_init(&a, argc, argv, lo, usage_secrets, NULL);
+	if (cli_args_next(&a) == CLI_ARGS_EXIT)
+		return a.exit_code;
 	if (!cli_verb_known("secrets", usage_secrets, verb,
 			    (const char *const[]){"show", "rotate", "end-rotation", NULL}) ||
-	    cli_env_required("secrets", envs, &env) < 0)
+	    cli_env_required("secrets", a.env, &env) < 0)
 		return 2;
-	if (cli_open_account(cfg, env, account, &cr, id) < 0)
+	if (cli_open_account(cfg, env, a.account, &cr, id) < 0)
 		return 1;
 	if (strcmp(verb, "show") != 0) {
 		int end = strcmp(verb, "end-rotation") == 0;
@@ -74,7 +55,7 @@ int cli_cmd_secrets(const struct config *cfg, int argc, char **argv)
 			fprintf(stderr, "pixrelay secrets %s: %s\n", verb, err);
 			goto done;
 		}
-		if (json)
+		if (a.json)
 			printf("{\"account\":\"%s\",\"signingSecret\":%s%s%s}\n", id,
 			       end ? "" : "\"", end ? "null" : signing, end ? "" : "\"");
 		else if (end)
@@ -103,7 +84,7 @@ int cli_cmd_secrets(const struct config *cfg, int argc, char **argv)
 	}
 	if (!*base)
 		snprintf(base, sizeof(base), "%s", cfg->base_url);
-	if (json)
+	if (a.json)
 		printf("{\"account\":\"%s\",\"signingSecret\":\"%s\",\"signature\":\"%s\","
 		       "\"ingestSecret\":\"%s\",\"ingestUrl\":\"%s/webhooks/ingest/%s\"}\n",
 		       id, signing, compat, ingest, base, id);

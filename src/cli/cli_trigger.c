@@ -76,27 +76,25 @@ int cli_cmd_trigger(const struct config *cfg, int argc, char **argv)
 {
 	static const struct option lo[] = {{"postback-url", required_argument, NULL, 'p'},
 					   {"amount", required_argument, NULL, 'm'},
-					   {"api-key", required_argument, NULL, 'k'},
-					   {"account", required_argument, NULL, 'a'},
-					   {"json", no_argument, NULL, 'j'},
-					   {"help", no_argument, NULL, 'h'},
-					   {NULL, 0, NULL, 0}};
+					   CLI_OPT_API_KEY,
+					   CLI_OPT_ACCOUNT,
+					   CLI_OPT_JSON,
+					   CLI_OPT_END};
 	static const char *const kinds[] = {"charge.paid", "charge.expired", "charge.refunded",
 					    "charge.failed"};
-	const char *what = NULL, *url = NULL, *account = NULL, *key = NULL;
+	struct cli_args a;
+	const char *what = NULL, *url = NULL, *key;
 	long amount = 1000;
-	int json = 0, opt, kind = -1, rc = 1;
+	int opt, kind = -1, rc = 1;
 	char base[512], *end = NULL, *body, *path = NULL, charge[64] = "";
 	char ev1[EVENT_ID_MAX] = "", ev2[EVENT_ID_MAX] = "", status[16] = "";
 	yajl_val data = NULL;
 
-	if (argc < 2 || cli_want_help(argc, argv)) {
-		fputs(usage_trigger, argc < 2 ? stderr : stdout);
-		return argc < 2 ? 2 : 0;
-	}
-	what = argv[1];
-	optind = 1;
-	while ((opt = getopt_long(argc - 1, argv + 1, "h", lo, NULL)) != -1) {
+	if ((rc = cli_action(argc, argv, usage_trigger, &what)) >= 0)
+		return rc;
+	rc = 1;
+	cli_args_init(&a, argc - 1, argv + 1, lo, NULL, usage_trigger);
+	while ((opt = cli_args_next(&a)) >= 0) {
 		switch (opt) {
 		case 'p':
 			url = optarg;
@@ -110,20 +108,10 @@ int cli_cmd_trigger(const struct config *cfg, int argc, char **argv)
 				return 2;
 			}
 			break;
-		case 'k':
-			key = optarg;
-			break;
-		case 'a':
-			account = optarg;
-			break;
-		case 'j':
-			json = 1;
-			break;
-		default:
-			fputs(usage_trigger, stderr);
-			return 2;
 		}
 	}
+	if (opt == CLI_ARGS_EXIT)
+		return a.exit_code;
 	for (int i = 0; i < 4; i++)
 		if (strcmp(what, kinds[i]) == 0)
 			kind = i;
@@ -134,21 +122,16 @@ int cli_cmd_trigger(const struct config *cfg, int argc, char **argv)
 			what);
 		return 2;
 	}
-	if (optind + 1 < argc) {
-		fprintf(stderr, "pixrelay trigger: unexpected argument '%s'\n", argv[optind + 1]);
-		return 2;
-	}
+	if (optind + 1 < argc)
+		return cli_unexpected("trigger", NULL, argv[optind + 1]);
 	if (url && !validate_http_url(url)) {
 		fprintf(stderr,
 			"pixrelay trigger: --postback-url must be an absolute http or https URL\n");
 		return 2;
 	}
-	key = cli_api_key(key);
-	if (!key) {
-		fprintf(stderr, "pixrelay trigger: an API key is required: --api-key KEY or "
-				"PIXRELAY_API_KEY\n");
+	key = cli_api_key("trigger", a.api_key);
+	if (!key)
 		return 2;
-	}
 	cli_base_url(cfg, base, sizeof(base));
 	{
 		yajl_gen g = json_gen_new();
@@ -170,7 +153,7 @@ int cli_cmd_trigger(const struct config *cfg, int argc, char **argv)
 		body = mem_strndup(s, len);
 		yajl_gen_free(g);
 	}
-	if (trigger_step(base, key, account, "POST", "/charge/pix/create", body, NULL, &data) < 0)
+	if (trigger_step(base, key, a.account, "POST", "/charge/pix/create", body, NULL, &data) < 0)
 		goto done;
 	snprintf(charge, sizeof(charge), "%s",
 		 YAJL_GET_STRING(json_get(data, "id")) ? YAJL_GET_STRING(json_get(data, "id"))
@@ -185,7 +168,7 @@ int cli_cmd_trigger(const struct config *cfg, int argc, char **argv)
 		static const char *const steps[] = {"simulate-payment", "simulate-expiry",
 						    "simulate-payment", "simulate-failure"};
 		path = mem_printf("/charge/pix/%s/%s", charge, steps[kind]);
-		if (trigger_step(base, key, account, "POST", path, NULL, ev1, &data) < 0)
+		if (trigger_step(base, key, a.account, "POST", path, NULL, ev1, &data) < 0)
 			goto done;
 		free(path);
 		path = NULL;
@@ -194,14 +177,14 @@ int cli_cmd_trigger(const struct config *cfg, int argc, char **argv)
 		yajl_tree_free(data);
 		data = NULL;
 		path = mem_printf("/charge/%s/refund", charge);
-		if (trigger_step(base, key, account, "POST", path, NULL, ev2, &data) < 0)
+		if (trigger_step(base, key, a.account, "POST", path, NULL, ev2, &data) < 0)
 			goto done;
 	}
 	snprintf(status, sizeof(status), "%s",
 		 YAJL_GET_STRING(json_get(data, "status"))
 		     ? YAJL_GET_STRING(json_get(data, "status"))
 		     : "?");
-	if (json) {
+	if (a.json) {
 		printf("{\"charge\":\"%s\",\"status\":\"%s\",\"events\":[", charge, status);
 		if (*ev1)
 			printf("\"%s\"", ev1);
