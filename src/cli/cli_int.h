@@ -130,6 +130,12 @@ void cli_call_close(struct cli_call *k);
 
 #define CLI_SERVED_FRESH_MS 15000 /* a dispatcher heartbeat younger than this is alive */
 
+/* Count the dispatchers of an HGETALL of <prefix>{meta}:dispatchers
+ * (dispatch.c's heartbeats, "MS URL") that are alive at now, and the time of
+ * the newest heartbeat (0 when none); with url, the URL of the newest that
+ * gives one (url left as it is when none does). */
+void cli_dispatchers_scan(const redisReply *r, uint64_t now, int *alive, uint64_t *newest,
+			  char *url, size_t size);
 /* Read <prefix>{meta}:dispatchers: how many processes dispatch now, the base
  * URL of the freshest (into url, "" when none) and the age of the newest
  * heartbeat (-1 when none). 0, or -1 when Redis could not be read. */

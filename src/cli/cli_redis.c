@@ -148,6 +148,28 @@ void cli_call_close(struct cli_call *k)
 	free(k->json);
 }
 
+void cli_dispatchers_scan(const redisReply *r, uint64_t now, int *alive, uint64_t *newest,
+			  char *url, size_t size)
+{
+	*alive = 0;
+	*newest = 0;
+	for (size_t i = 0; r->type == REDIS_REPLY_ARRAY && i + 1 < r->elements; i += 2) {
+		const char *v = r->element[i + 1]->str, *sp;
+		uint64_t ms;
+		if (!v)
+			continue;
+		ms = strtoull(v, NULL, 10);
+		sp = strchr(v, ' ');
+		if (ms + CLI_SERVED_FRESH_MS >= now)
+			(*alive)++;
+		if (ms > *newest) {
+			*newest = ms;
+			if (url && sp)
+				snprintf(url, size, "%s", sp + 1);
+		}
+	}
+}
+
 int cli_read_dispatchers(struct rds *c, const char *prefix, int *alive, char *url, size_t size,
 			 long long *age_ms)
 {
@@ -167,21 +189,7 @@ int cli_read_dispatchers(struct rds *c, const char *prefix, int *alive, char *ur
 		freeReplyObject(r);
 		return -1;
 	}
-	for (size_t i = 0; i + 1 < r->elements; i += 2) {
-		const char *v = r->element[i + 1]->str, *sp;
-		uint64_t ms;
-		if (!v)
-			continue;
-		ms = strtoull(v, NULL, 10);
-		sp = strchr(v, ' ');
-		if (ms + CLI_SERVED_FRESH_MS >= now)
-			(*alive)++;
-		if (ms > best) {
-			best = ms;
-			if (url && sp)
-				snprintf(url, size, "%s", sp + 1);
-		}
-	}
+	cli_dispatchers_scan(r, now, alive, &best, url, size);
 	if (best)
 		*age_ms = now > best ? (long long)(now - best) : 0;
 	if (url && (!best || best + CLI_SERVED_FRESH_MS < now))

@@ -73,8 +73,8 @@ static void on_tail_message(void *ud, enum rds_sub_event what, const char *msg, 
 static void on_tail_dispatchers(void *ud, redisReply *reply, const char *err)
 {
 	struct tailer *t = ud;
-	uint64_t now = ids_now_ms(), newest = 0;
-	int alive = 0;
+	uint64_t now = ids_now_ms(), newest;
+	int alive;
 
 	t->asking = 0;
 	if (t->k->done)
@@ -87,14 +87,7 @@ static void on_tail_dispatchers(void *ud, redisReply *reply, const char *err)
 		tail_quit(t, 1);
 		return;
 	}
-	for (size_t i = 0; reply->type == REDIS_REPLY_ARRAY && i + 1 < reply->elements; i += 2) {
-		uint64_t ms =
-		    reply->element[i + 1]->str ? strtoull(reply->element[i + 1]->str, NULL, 10) : 0;
-		if (ms + CLI_SERVED_FRESH_MS >= now)
-			alive++;
-		if (ms > newest)
-			newest = ms;
-	}
+	cli_dispatchers_scan(reply, now, &alive, &newest, NULL, 0);
 	if (alive == 0 && t->dispatching > 0) {
 		fprintf(stderr,
 			"pixrelay tail: no process is dispatching any more (the last heartbeat "
