@@ -41,6 +41,26 @@ static const char usage_main[] =
     "\n"
     "Every command takes --help. Settings may come before or after the command.\n";
 
+/* The commands that read the settings without changing them (serve hands
+ * them on to server_run), by name. */
+static const struct cli_command {
+	const char *name;
+	int (*run)(const struct config *cfg, int argc, char **argv);
+} cli_commands[] = {
+    {"init", cli_cmd_init},	  {"account", cli_cmd_account}, {"review", cli_cmd_review},
+    {"events", cli_cmd_events},	  {"tail", cli_cmd_tail},	{"listen", cli_cmd_listen},
+    {"trigger", cli_cmd_trigger}, {"brcode", cli_cmd_brcode},	{"secrets", cli_cmd_secrets},
+    {"keys", cli_cmd_keys},
+};
+
+static const struct cli_command *cli_command_find(const char *name)
+{
+	for (size_t i = 0; i < sizeof(cli_commands) / sizeof(cli_commands[0]); i++)
+		if (strcmp(name, cli_commands[i].name) == 0)
+			return &cli_commands[i];
+	return NULL;
+}
+
 int cli_main(int argc, char **argv)
 {
 	struct config cfg;
@@ -48,6 +68,7 @@ int cli_main(int argc, char **argv)
 	int nrest = 0, rc = 2;
 	enum log_level level;
 	const char *cmd;
+	const struct cli_command *c;
 
 	if (config_load(&cfg, argc - 1, argv + 1, &rest, &nrest) < 0)
 		return 2;
@@ -70,26 +91,8 @@ int cli_main(int argc, char **argv)
 		rc = 0;
 	} else if (strcmp(cmd, "serve") == 0) {
 		rc = cli_cmd_serve(&cfg, nrest, rest);
-	} else if (strcmp(cmd, "init") == 0) {
-		rc = cli_cmd_init(&cfg, nrest, rest);
-	} else if (strcmp(cmd, "account") == 0) {
-		rc = cli_cmd_account(&cfg, nrest, rest);
-	} else if (strcmp(cmd, "review") == 0) {
-		rc = cli_cmd_review(&cfg, nrest, rest);
-	} else if (strcmp(cmd, "events") == 0) {
-		rc = cli_cmd_events(&cfg, nrest, rest);
-	} else if (strcmp(cmd, "tail") == 0) {
-		rc = cli_cmd_tail(&cfg, nrest, rest);
-	} else if (strcmp(cmd, "listen") == 0) {
-		rc = cli_cmd_listen(&cfg, nrest, rest);
-	} else if (strcmp(cmd, "trigger") == 0) {
-		rc = cli_cmd_trigger(&cfg, nrest, rest);
-	} else if (strcmp(cmd, "brcode") == 0) {
-		rc = cli_cmd_brcode(&cfg, nrest, rest);
-	} else if (strcmp(cmd, "secrets") == 0) {
-		rc = cli_cmd_secrets(&cfg, nrest, rest);
-	} else if (strcmp(cmd, "keys") == 0) {
-		rc = cli_cmd_keys(&cfg, nrest, rest);
+	} else if ((c = cli_command_find(cmd)) != NULL) {
+		rc = c->run(&cfg, nrest, rest);
 	} else {
 		fprintf(stderr, "pixrelay: unknown command '%s'\n\n%s", cmd, usage_main);
 	}
