@@ -1,0 +1,163 @@
+/* cli_int: what the files of src/cli/ share, and nothing outside it sees.
+ *
+ * cli.c dispatches on the command name to one cli_cmd_* function per
+ * command (cli_serve.c, cli_init.c, cli_keys.c, cli_account.c, cli_secrets.c,
+ * cli_events.c, cli_tail.c, cli_listen.c, cli_trigger.c, cli_brcode.c). They
+ * read their arguments with cli_args.c and reach Redis with cli_redis.c.
+ * Every cli_cmd_* returns the process exit code: 0 ok, 1 failure, 2 usage
+ * error, having printed what went wrong.
+ */
+#ifndef PIXRELAY_CLI_INT_H
+#define PIXRELAY_CLI_INT_H
+
+#include "pixrelay/core/config.h"
+#include "pixrelay/pix/env.h"
+#include "pixrelay/redis/redis.h"
+
+#include <getopt.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- arguments (cli_args.c) ---- */
+
+/* The options several commands share, for their getopt_long tables; the
+ * short names are the same in every command, so cli_args_next can store
+ * them. CLI_OPT_END closes a table with --help. */
+/* clang-format off */
+#define CLI_OPT_ENV {"env", required_argument, NULL, 'e'}
+#define CLI_OPT_ACCOUNT {"account", required_argument, NULL, 'a'}
+#define CLI_OPT_API_KEY {"api-key", required_argument, NULL, 'k'}
+#define CLI_OPT_JSON {"json", no_argument, NULL, 'j'}
+#define CLI_OPT_END {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}
+/* clang-format on */
+
+/* cli_args_next: the command is to return args->exit_code now. */
+#define CLI_ARGS_EXIT (-2)
+
+/* The options of one command as getopt_long reads them. Set env, account
+ * or api_key before reading to give a default; all strings are borrowed
+ * from argv. help NULL makes --help a bad option: the commands that answer
+ * it in cli_action first, where getopt sees only an abbreviation (--he). */
+struct cli_args {
+	int argc;
+	char **argv;
+	const struct option *lo;
+	const char *help;    /* printed on stdout for --help (exit code 0), or NULL */
+	const char *usage;   /* printed on stderr after a bad option (exit code 2), or NULL */
+	const char *env;     /* --env */
+	const char *account; /* --account */
+	const char *api_key; /* --api-key */
+	int json;	     /* --json */
+	int exit_code;
+};
+
+/* Start reading the options of argv (argv[0] is the command or its action)
+ * with the table lo: getopt reset, the shared options unset. */
+void cli_args_init(struct cli_args *a, int argc, char **argv, const struct option *lo,
+		   const char *help, const char *usage);
+/* The next option: the shared ones (CLI_OPT_*) are stored in a and passed
+ * over; returns the short name of one of the command's own (its value in
+ * optarg), -1 when every option is read (optind then indexes the first
+ * operand), or CLI_ARGS_EXIT after --help (help printed, exit code 0) or a
+ * bad option (usage printed, exit code 2). */
+int cli_args_next(struct cli_args *a);
+
+/* Nonzero when one of the arguments is --help or -h. */
+int cli_want_help(int argc, char **argv);
+/* The start of an "ACTION [options]" command: the usage on --help (exit 0)
+ * or without an action (exit 2), else the action in *verb, getopt reset to
+ * read the options after it, and -1. */
+int cli_action(int argc, char **argv, const char *usage, const char **verb);
+/* Nonzero when verb is one of the NULL-terminated verbs of command cmd; else
+ * 0 with "pixrelay CMD: unknown action 'VERB'" and the usage on stderr. */
+int cli_verb_known(const char *cmd, const char *usage, const char *verb, const char *const verbs[]);
+/* Parse the --env that command cmd requires into *env: 0, or -1 with
+ * "pixrelay CMD: --env sandbox|production is required" on stderr. */
+int cli_env_required(const char *cmd, const char *envs, enum env *env);
+/* Print "pixrelay CMD[ VERB]: unexpected argument 'ARG'" (verb may be NULL)
+ * and return 2, the exit code of a usage error. */
+int cli_unexpected(const char *cmd, const char *verb, const char *arg);
+/* The API key of listen and trigger: given (--api-key), else
+ * PIXRELAY_API_KEY; NULL, with "pixrelay CMD: an API key is required..." on
+ * stderr, when there is none. Borrowed. */
+const char *cli_api_key(const char *cmd, const char *given);
+/* Parse a --since value: a duration ago (90s, 15m, 1h, 2d, 1w) or a time;
+ * event ids are left to the caller. 0 (*ms written) or -1. */
+int cli_parse_since(const char *s, long long *ms);
+
+/* ---- Redis (cli_redis.c) ---- */
+
+/* The Redis that a command-line tool uses: the one given with --redis, else
+ * the embedded one of data-dir (used through its socket when `serve` runs,
+ * else started for the duration of the command). */
+struct cli_redis {
+	struct rds *c; /* blocking (rds_open) */
+	struct redisd *own;
+	struct rds_addr addr; /* for an asynchronous client (cli_call) */
+};
+
+/* Open the Redis of cfg into cr. 0 (close it with cli_redis_close), or -1
+ * with the problem printed and nothing left open. */
+int cli_redis_open(const struct config *cfg, struct cli_redis *cr);
+void cli_redis_close(struct cli_redis *cr);
+/* Open the Redis of cfg and name the account a command is about: --account,
+ * else the platform account of env. Returns 0 (close cr after), or -1 with
+ * the problem printed and nothing left open. */
+int cli_open_account(const struct config *cfg, enum env env, const char *account,
+		     struct cli_redis *cr, char out[32]);
+
+/* One asynchronous call of a domain module (the same code the server runs),
+ * made from the command line on a private event loop. */
+struct cli_call {
+	struct event_base *base;
+	struct rds *r;
+	int done, result;
+	char *json;
+	char err[256];
+};
+
+/* Connect to the Redis of cr and wait until it is ready. Returns 0, or -1
+ * with the problem printed (call cli_call_close either way). */
+int cli_call_open(struct cli_call *k, const struct config *cfg, const struct cli_redis *cr);
+/* The callback to give a domain call: keeps its result, JSON (copied) and
+ * error in k and stops the loop. */
+void cli_call_done(void *ud, int result, const char *json, const char *err);
+/* Run the loop until the call made with cli_call_done answers. */
+void cli_call_wait(struct cli_call *k);
+void cli_call_close(struct cli_call *k);
+
+/* ---- the running server (cli_redis.c) ---- */
+
+#define CLI_SERVED_FRESH_MS 15000 /* a dispatcher heartbeat younger than this is alive */
+
+/* Count the dispatchers of an HGETALL of <prefix>{meta}:dispatchers
+ * (dispatch.c's heartbeats, "MS URL") that are alive at now, and the time of
+ * the newest heartbeat (0 when none); with url, the URL of the newest that
+ * gives one (url left as it is when none does). */
+void cli_dispatchers_scan(const redisReply *r, uint64_t now, int *alive, uint64_t *newest,
+			  char *url, size_t size);
+/* Read <prefix>{meta}:dispatchers: how many processes dispatch now, the base
+ * URL of the freshest (into url, "" when none) and the age of the newest
+ * heartbeat (-1 when none). 0, or -1 when Redis could not be read. */
+int cli_read_dispatchers(struct rds *c, const char *prefix, int *alive, char *url, size_t size,
+			 long long *age_ms);
+/* The base URL a command talks to: base-url when it was set, else the one a
+ * running `serve` of these settings announces (its heartbeat), else the
+ * default from listen. Never starts the embedded Redis for this. */
+void cli_base_url(const struct config *cfg, char *out, size_t size);
+
+/* ---- the commands, one file each (account and review share one) ---- */
+
+int cli_cmd_serve(struct config *cfg, int argc, char **argv);
+int cli_cmd_init(const struct config *cfg, int argc, char **argv);
+int cli_cmd_keys(const struct config *cfg, int argc, char **argv);
+int cli_cmd_account(const struct config *cfg, int argc, char **argv);
+int cli_cmd_review(const struct config *cfg, int argc, char **argv);
+int cli_cmd_secrets(const struct config *cfg, int argc, char **argv);
+int cli_cmd_events(const struct config *cfg, int argc, char **argv);
+int cli_cmd_tail(const struct config *cfg, int argc, char **argv);
+int cli_cmd_listen(const struct config *cfg, int argc, char **argv);
+int cli_cmd_trigger(const struct config *cfg, int argc, char **argv);
+int cli_cmd_brcode(const struct config *cfg, int argc, char **argv);
+
+#endif
