@@ -8,6 +8,7 @@
  */
 #include "cli_int.h"
 
+#include "pixrelay/pix/keyspace.h"
 #include "pixrelay/core/ids.h"
 #include "pixrelay/core/mem.h"
 #include "pixrelay/redis/redisd.h"
@@ -178,7 +179,7 @@ int cli_read_dispatchers(struct rds *c, const char *prefix, int *alive, char *ur
 	redisReply *r;
 	uint64_t now = ids_now_ms(), best = 0;
 
-	snprintf(k, sizeof(k), "%s{meta}:dispatchers", prefix);
+	ks_meta_dispatchers_key(k, sizeof(k), prefix);
 	r = rds_call(c, 2, argv, NULL, err, sizeof(err));
 
 	*alive = 0;

@@ -7,6 +7,7 @@
  */
 #include "cli_int.h"
 
+#include "pixrelay/pix/keyspace.h"
 #include "pixrelay/core/ids.h"
 #include "pixrelay/core/json.h"
 #include "pixrelay/core/log.h"
@@ -159,8 +160,8 @@ int cli_cmd_tail(const struct config *cfg, int argc, char **argv)
 	if (cli_call_open(&call, cfg, &cr) == 0) {
 		t.k = &call;
 		t.dispatching = -1;
-		snprintf(t.key, sizeof(t.key), "%s{meta}:dispatchers", cfg->prefix);
-		snprintf(channel, sizeof(channel), "%sdeliveries", cfg->prefix);
+		ks_meta_dispatchers_key(t.key, sizeof(t.key), cfg->prefix);
+		ks_deliveries_channel(channel, sizeof(channel), cfg->prefix);
 		t.sub = rds_new_subscriber(call.base, &cr.addr, cfg->redis_timeout_ms, channel,
 					   on_tail_message, &t);
 		t.timer = evtimer_new(call.base, on_tail_timer, &t);
