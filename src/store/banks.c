@@ -797,7 +797,7 @@ static void send_batch(void *owner, int shard, struct shardq_item **links, unsig
 	char sp[KS_PREFIX_MAX], key[KS_KEY_MAX], now[32], now_txt[TIMEFMT_LEN + 1], ttl[32];
 	char *npix, *nref;
 	const char **argv;
-	size_t argc = 6, cap = 6, a;
+	size_t argc = 7, cap = 7, a; /* the key and ARGV[1..6] */
 	uint64_t ms = ids_now_ms();
 	unsigned pix = 0, refused = 0;
 

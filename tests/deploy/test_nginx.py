@@ -16,12 +16,10 @@ The client connects from 127.0.0.2 (the whole of 127.0.0.0/8 is the
 loopback), while pixrelay trusts only 127.0.0.1, nginx's own address: so
 pixrelay's log shows 127.0.0.2 only if nginx passed it in X-Forwarded-For.
 """
-import http.client
 import json
 import os
 import re
 import shutil
-import signal
 import socket
 import ssl
 import subprocess
@@ -29,13 +27,12 @@ import sys
 import time
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
-from harness import Fatal, Pixrelay, Redis, Workdir, _live, auth, free_port, read_to_eof, wait_for  # noqa: E402
+import nginxstack
+from nginxstack import NamedHTTPS, Response, envelope, send
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-SHIPPED = os.path.join(ROOT, "deploy", "nginx.conf")
-SELFCERT = os.path.join(ROOT, "deploy", "nginx-selfcert.sh")
-NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
+from harness import Workdir, auth, read_to_eof, wait_for  # noqa: E402
+
 CURL = shutil.which("curl")
 PUBLIC = "pay.example.test"
 CLIENT = "127.0.0.2"
@@ -43,158 +40,30 @@ BURSTER = "127.0.0.3"
 RID_RE = re.compile(r"^[0-9a-f]{32}$")  # nginx's $request_id
 
 
-def envelope(status, msg):
-    return {"error": msg, "status": status, "data": []}
-
-
-def render(text, subs, http_prefix):
-    """The shipped file with each (old, new) replaced; old must occur once."""
-    for old, new in subs:
-        n = text.count(old)
-        if n != 1:
-            raise AssertionError("deploy/nginx.conf: %r found %d times, expected once "
-                                 "(the test replaces the lines marked 'site:')" % (old, n))
-        text = text.replace(old, new)
-    if text.count("\nhttp {\n") != 1:
-        raise AssertionError("deploy/nginx.conf: no single 'http {' line")
-    return text.replace("\nhttp {\n", "\nhttp {\n" + http_prefix, 1)
-
-
-class PublicHTTPS(http.client.HTTPSConnection):
+class PublicHTTPS(NamedHTTPS):
     """HTTPS to nginx's loopback address, verifying the certificate for the
     public name (as a client that resolved pay.example.test would)."""
 
-    def connect(self):
-        http.client.HTTPConnection.connect(self)
-        self.sock = self._context.wrap_socket(self.sock, server_hostname=PUBLIC)
-
-
-class Response:
-    def __init__(self, r):
-        self.status = r.status
-        self.headers = r.getheaders()
-        self.body = r.read()
-
-    @property
-    def json(self):
-        return json.loads(self.body)
-
-    def header(self, name):
-        vals = [v for k, v in self.headers if k.lower() == name.lower()]
-        if len(vals) > 1:
-            raise AssertionError("header %s sent %d times: %r" % (name, len(vals), vals))
-        return vals[0] if vals else None
-
-    def __repr__(self):
-        return "<%d %r>" % (self.status, self.body[:300])
+    def __init__(self, host, port, **kwargs):
+        super().__init__(host, port, PUBLIC, **kwargs)
 
 
 class NginxInFront(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        if not os.path.exists(NGINX):
-            raise AssertionError("nginx is not installed (bash deploy/install-deps.sh --test)")
-        cls.wd = Workdir()
-        cls.nginx = None
+        base = "https://%s/v1" % PUBLIC
+        nginxstack.start(cls, Workdir(), PUBLIC,
+                         args=["--base-url", base, "--trusted-proxies", "127.0.0.1"])
         try:
-            cls._start()
+            cls.px[0].cli("init", "--env", "sandbox")
+            cls.key = cls.px[0].create_key("sandbox")["key"]
         except BaseException:
-            cls.tearDownClass()
+            nginxstack.stop(cls)
             raise
 
     @classmethod
-    def _start(cls):
-        wd = cls.wd.path
-        if os.geteuid() == 0:
-            # nginx's workers run as www-data (the shipped `user` line) and
-            # must reach their temporary directories inside this one
-            os.chmod(wd, 0o711)
-        cls.redis = Redis(wd).start()
-        base = "https://%s/v1" % PUBLIC
-        args = ["--base-url", base, "--trusted-proxies", "127.0.0.1"]
-        cls.px = [Pixrelay(wd, cls.redis, args=args, name="px%d" % i).start() for i in (1, 2)]
-        for p in cls.px:
-            p.wait_ready()
-        cls.px[0].cli("init", "--env", "sandbox")
-        cls.key = cls.px[0].create_key("sandbox")["key"]
-
-        ngx = os.path.join(wd, "nginx")
-        os.makedirs(ngx)
-        if os.geteuid() == 0:
-            os.chmod(ngx, 0o711)
-        tls = os.path.join(ngx, "tls")
-        subprocess.run(["bash", SELFCERT, tls, PUBLIC], check=True, capture_output=True)
-        cls.cert = os.path.join(tls, "fullchain.pem")
-        cls.port = free_port()
-        cls.webhook_port = free_port()
-        with open(SHIPPED) as f:
-            shipped = f.read()
-        subs = [
-            ("pid /run/nginx.pid;", "pid %s/nginx.pid;" % ngx),
-            ("error_log /var/log/nginx/error.log warn;", "error_log %s/error.log info;" % ngx),
-            ("access_log /var/log/nginx/pixrelay.access.log pixrelay;",
-             "access_log %s/access.log pixrelay;" % ngx),
-            ("listen 443 ssl http2;", "listen 127.0.0.1:%d ssl http2;" % cls.port),
-            ("ssl_certificate /etc/nginx/pixrelay/fullchain.pem;",
-             "ssl_certificate %s/fullchain.pem;" % tls),
-            ("ssl_certificate_key /etc/nginx/pixrelay/privkey.pem;",
-             "ssl_certificate_key %s/privkey.pem;" % tls),
-            ("listen 443 ssl;", "listen 127.0.0.1:%d ssl;" % cls.webhook_port),
-            ("ssl_certificate /etc/nginx/pixrelay/webhook-fullchain.pem;",
-             "ssl_certificate %s/webhook-fullchain.pem;" % tls),
-            ("ssl_certificate_key /etc/nginx/pixrelay/webhook-privkey.pem;",
-             "ssl_certificate_key %s/webhook-privkey.pem;" % tls),
-            ("server 127.0.0.1:8081 ", "server 127.0.0.1:%d " % cls.px[0].port),
-            ("server 127.0.0.1:8082 ", "server 127.0.0.1:%d " % cls.px[1].port),
-        ]
-        temp = "".join("    %s_temp_path %s/%s;\n" % (k, ngx, k)
-                       for k in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
-        cls.conf = os.path.join(ngx, "nginx.conf")
-        with open(cls.conf, "w") as f:
-            f.write(render(shipped, subs, temp))
-        cls.ngx = ngx
-        cls.nginx_cmd = [NGINX, "-p", ngx + "/", "-c", cls.conf, "-e", "stderr"]
-        cls.nginx_err = open(os.path.join(ngx, "stderr.log"), "ab")
-        cls.nginx = subprocess.Popen(cls.nginx_cmd + ["-g", "daemon off;"],
-                                     stdout=subprocess.DEVNULL, stderr=cls.nginx_err)
-        _live.append(cls.nginx)
-
-        def up():
-            if cls.nginx.poll() is not None:
-                raise Fatal("nginx exited at start:\n" + cls.nginx_log())
-            with socket.create_connection(("127.0.0.1", cls.port), timeout=1):
-                return True
-
-        wait_for(up, what="nginx to listen")
-
-    @classmethod
     def tearDownClass(cls):
-        if getattr(cls, "nginx", None) and cls.nginx.poll() is None:
-            cls.nginx.send_signal(signal.SIGQUIT)  # graceful stop
-            try:
-                cls.nginx.wait(10)
-            except subprocess.TimeoutExpired:
-                cls.nginx.kill()
-                cls.nginx.wait(5)
-        if getattr(cls, "nginx", None) in _live:
-            _live.remove(cls.nginx)
-        if getattr(cls, "nginx_err", None):
-            cls.nginx_err.close()
-        for p in getattr(cls, "px", []):
-            p.stop()
-        if getattr(cls, "redis", None):
-            cls.redis.stop()
-        cls.wd.cleanup()
-
-    @classmethod
-    def nginx_log(cls):
-        with open(os.path.join(cls.ngx, "stderr.log"), errors="replace") as f:
-            out = f.read()
-        p = os.path.join(cls.ngx, "error.log")
-        if os.path.exists(p):
-            with open(p, errors="replace") as f:
-                out += f.read()
-        return out
+        nginxstack.stop(cls)
 
     # ---- helpers ----
 
@@ -211,19 +80,8 @@ class NginxInFront(unittest.TestCase):
                            context=self.context(), timeout=15)
 
     def request(self, method, path, body=None, headers=None, source=CLIENT, conn=None):
-        c = conn or self.conn(source)
-        hdrs = {"Host": PUBLIC}
-        hdrs.update(headers or {})
-        data = None
-        if body is not None:
-            data = json.dumps(body).encode()
-            hdrs.setdefault("Content-Type", "application/json")
-        try:
-            c.request(method, path, body=data, headers=hdrs)
-            return Response(c.getresponse())
-        finally:
-            if conn is None:
-                c.close()
+        return send(conn or self.conn(source), method, path, PUBLIC, body, headers,
+                    close=conn is None)
 
     def pixrelay_lines(self, request_id):
         """pixrelay's request log lines carrying this request id, from both."""
