@@ -31,6 +31,10 @@ static const struct opt opts[] = {
     {"base-url", S(base_url), "", 0, 0,
      "public base URL ending in /v1, used in links such as brCodeImageUrl "
      "(default http://<listen>/v1)"},
+    {"bank-webhook-base-url", S(bank_webhook_base_url), "", 0, 0,
+     "public base URL ending in /v1 of the server that takes banks' webhooks (the "
+     "webhook name of deploy/nginx.conf, which asks for the bank's client "
+     "certificate); a bank connection's webhookUrl starts with it (default base-url)"},
     {"redis", S(redis), "", 0, 0,
      "Redis to use: redis://host:port[/db] (one Redis or any node of a Redis Cluster), "
      "redis-sentinel://host:port[,host:port...]/master[/db], unix:///path/redis.sock or a "
@@ -377,6 +381,9 @@ int config_load(struct config *cfg, int argc, char **argv, char ***rest, int *nr
 	/* links are built as base_url + "/qrcode/..." */
 	for (size_t n = strlen(cfg->base_url); n > 0 && cfg->base_url[n - 1] == '/'; n--)
 		cfg->base_url[n - 1] = '\0';
+	for (size_t n = strlen(cfg->bank_webhook_base_url);
+	     n > 0 && cfg->bank_webhook_base_url[n - 1] == '/'; n--)
+		cfg->bank_webhook_base_url[n - 1] = '\0';
 	*rest = left;
 	*nrest = nleft;
 	return 0;

@@ -91,10 +91,12 @@ static void render(yajl_gen g, const struct config *cfg, const struct fields *f,
 	char *url, at[32];
 	struct certcheck *cc = NULL;
 	char err[128];
+	/* the banks' webhook server, when it has a name of its own */
+	const char *base =
+	    cfg->bank_webhook_base_url[0] ? cfg->bank_webhook_base_url : cfg->base_url;
 
-	url = token
-		  ? mem_printf("%s/webhooks/bank/%s?hmac=%s&ignorar=", cfg->base_url, f->id, token)
-		  : mem_printf("%s/webhooks/bank/%s", cfg->base_url, f->id);
+	url = token ? mem_printf("%s/webhooks/bank/%s?hmac=%s&ignorar=", base, f->id, token)
+		    : mem_printf("%s/webhooks/bank/%s", base, f->id);
 	json_open(g);
 	json_str(g, "id");
 	json_str(g, f->id);

@@ -85,6 +85,7 @@ class BankWebhooksThroughNginx(unittest.TestCase):
             raise
         base = "https://%s/v1" % PUBLIC
         nginxstack.start(cls, wd, PUBLIC, args=["--base-url", base,
+                                                "--bank-webhook-base-url", "https://%s/v1" % HOOK,
                                                 "--trusted-proxies", "127.0.0.1"],
                          hook=HOOK, webhook_tls=hook_tls, one_port=True)
         try:
@@ -152,6 +153,8 @@ class BankWebhooksThroughNginx(unittest.TestCase):
         """The path of a connection's webhookUrl with `suffix` appended, as
         the bank appends /pix to the path."""
         u = urllib.parse.urlsplit(conn["webhookUrl"])
+        # the URL to register at the bank names the webhook server
+        assert u.netloc == HOOK, conn["webhookUrl"]
         return u.path + suffix + ("?" + u.query if u.query else "")
 
     def charge(self, amount):

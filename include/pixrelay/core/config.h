@@ -9,10 +9,11 @@
 #include <stdio.h>
 
 struct config {
-	char *listen;	       /* host:port the HTTP server binds */
-	char *metrics_listen;  /* host:port of the metrics listener; empty = none */
-	char *base_url;	       /* public base URL ending in /v1 (derived from listen when unset) */
-	int base_url_derived;  /* base_url was not given: serve fixes its port once bound */
+	char *listen;	      /* host:port the HTTP server binds */
+	char *metrics_listen; /* host:port of the metrics listener; empty = none */
+	char *base_url;	      /* public base URL ending in /v1 (derived from listen when unset) */
+	int base_url_derived; /* base_url was not given: serve fixes its port once bound */
+	char *bank_webhook_base_url; /* banks' webhook URLs start with it ("": base_url) */
 	char *redis;	       /* redis://host:port[/db], unix:///path or /path; empty = embedded */
 	char *data_dir;	       /* embedded Redis files live here */
 	char *redis_server;    /* redis-server binary for the embedded Redis */
