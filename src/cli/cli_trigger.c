@@ -1,14 +1,20 @@
 /* cli_trigger: `pixrelay trigger charge.paid|...`, which creates a sandbox
  * charge through the API of a running pixrelay (local or remote, with
  * listen_api of listen.c) and drives it to a state, so that its events reach
- * the account's postbackUrl and every `pixrelay listen` (cli_listen.c).
+ * the account's postbackUrl and every `pixrelay listen` (cli_listen.c); and
+ * `pixrelay trigger pix`, which sends a bank's standard Pix notification
+ * through the bank receiver's own path (simulate-pix of a sandbox bank
+ * connection, made when the account has none).
  */
 #include "cli_int.h"
 
 #include "pixrelay/cli/listen.h"
+#include "pixrelay/core/ids.h"
 #include "pixrelay/core/json.h"
+#include "pixrelay/core/timefmt.h"
 #include "pixrelay/core/mem.h"
 #include "pixrelay/core/validate.h"
+#include "pixrelay/pix/bankpix.h"
 #include "pixrelay/pix/event.h"
 #include "pixrelay/store/charges.h"
 
@@ -19,7 +25,9 @@
 static const char usage_trigger[] =
     "usage: pixrelay trigger charge.paid|charge.expired|charge.refunded|charge.failed\n"
     "                        [--postback-url URL] [--amount CENTS] [--api-key KEY]\n"
-    "                        [--account ID] [--json]\n\n"
+    "                        [--account ID] [--json]\n"
+    "       pixrelay trigger pix [--txid TXID] [--amount CENTS] [--e2e ID] [--payer TEXT]\n"
+    "                        [--connection ID] [--api-key KEY] [--account ID] [--json]\n\n"
     "Create a sandbox charge through the API of --base-url (local or remote) and\n"
     "drive it to that state, printing the event it made:\n"
     "  charge.paid      simulate-payment            EVENT:CHARGE_PAID\n"
@@ -27,8 +35,15 @@ static const char usage_trigger[] =
     "  charge.refunded  simulate-payment, refund    EVENT:CHARGE_PAID, EVENT:CHARGE_REFUND\n"
     "  charge.failed    simulate-failure            no event (FAILED is not notified)\n"
     "The events go to --postback-url (else the account's postbackUrl) and to every\n"
-    "'pixrelay listen' of the account. Needs a sandbox key (--api-key or\n"
-    "$PIXRELAY_API_KEY).\n";
+    "'pixrelay listen' of the account.\n"
+    "  pix              a bank's Pix notification ({\"pix\": [...]}, the Central Bank's\n"
+    "                   API Pix) through the bank receiver's path: with --txid of a\n"
+    "                   PENDING charge and its --amount, EVENT:CHARGE_PAID; otherwise\n"
+    "                   EVENT:PIX_UNMATCHED with the reason (docs/banks.md). The same\n"
+    "                   --e2e again is a duplicate. Uses the account's first bank\n"
+    "                   connection (--connection to choose), making a sandbox one\n"
+    "                   when it has none.\n"
+    "Needs a sandbox key (--api-key or $PIXRELAY_API_KEY).\n";
 
 /* One step of trigger: `method path` with body; prints the server's message
  * and returns -1 unless it answered 200. data (the envelope's) is written
@@ -72,10 +87,165 @@ static int trigger_step(const char *base, const char *key, const char *account, 
 	return rc;
 }
 
+/* A new endToEndId as the standard makes them: E, an ISPB (8 digits), the
+ * minute (YYYYMMDDHHMM, UTC) and 11 letters or digits. */
+static void new_e2e(char out[BANKPIX_E2E_LEN + 1])
+{
+	char t[TIMEFMT_LEN + 1];
+
+	timefmt_format(t, ids_now_ms());
+	snprintf(out, BANKPIX_E2E_LEN + 1, "E00000000%.4s%.2s%.2s%.2s%.2s", t, t + 5, t + 8, t + 11,
+		 t + 14);
+	ids_base62(out + 21, 11);
+	out[BANKPIX_E2E_LEN] = '\0';
+}
+
+/* The bank connection a simulated Pix goes through: --connection, else the
+ * account's first, else a new sandbox one (URL token) for it. */
+static int pix_connection(const char *base, const char *key, const char *account, const char *given,
+			  char out[64])
+{
+	yajl_val data = NULL, list, first;
+	int rc = -1;
+
+	if (given) {
+		snprintf(out, 64, "%s", given);
+		return 0;
+	}
+	if (trigger_step(base, key, account, "GET", "/bank/connections", NULL, NULL, &data) < 0)
+		return -1;
+	list = json_get(data, "connections");
+	first = YAJL_IS_ARRAY(list) && list->u.array.len ? list->u.array.values[0] : NULL;
+	if (first && YAJL_GET_STRING(json_get(first, "id"))) {
+		snprintf(out, 64, "%s", YAJL_GET_STRING(json_get(first, "id")));
+		rc = 0;
+		goto done;
+	}
+	yajl_tree_free(data);
+	data = NULL;
+	if (trigger_step(base, key, account, "POST", "/bank/connections",
+			 "{\"pixKey\":\"sandbox@pixrelay.invalid\",\"auth\":\"url-token\"}", NULL,
+			 &data) < 0)
+		goto done;
+	if (YAJL_GET_STRING(json_get(data, "id"))) {
+		snprintf(out, 64, "%s", YAJL_GET_STRING(json_get(data, "id")));
+		fprintf(stderr, "pixrelay trigger: made the sandbox bank connection %s\n", out);
+		rc = 0;
+	}
+done:
+	yajl_tree_free(data);
+	return rc;
+}
+
+/* trigger pix: one standard notification through simulate-pix. */
+static int trigger_pix(const struct config *cfg, const struct cli_args *a, const char *key,
+		       const char *txid, long amount, const char *e2e, const char *payer,
+		       const char *connection)
+{
+	char base[512], conn[64], id[BANKPIX_E2E_LEN + 1], valor[32], at[32];
+	char *path = NULL, *body = NULL;
+	yajl_val data = NULL, pix, one;
+	int rc = 1;
+
+	cli_base_url(cfg, base, sizeof(base));
+	if (pix_connection(base, key, a->account, connection, conn) < 0)
+		return 1;
+	if (e2e)
+		snprintf(id, sizeof(id), "%s", e2e);
+	else
+		new_e2e(id);
+	snprintf(valor, sizeof(valor), "%ld.%02ld", amount / 100, amount % 100);
+	timefmt_rfc3339(at, ids_now_ms());
+	{
+		yajl_gen g = json_gen_new();
+		size_t len;
+		const char *s;
+		json_open(g);
+		json_str(g, "pix");
+		json_open_array(g);
+		json_open(g);
+		json_str(g, "endToEndId");
+		json_str(g, id);
+		if (txid) {
+			json_str(g, "txid");
+			json_str(g, txid);
+		}
+		json_str(g, "valor");
+		json_str(g, valor);
+		json_str(g, "horario");
+		json_str(g, at);
+		if (payer) {
+			json_str(g, "infoPagador");
+			json_str(g, payer);
+		}
+		json_close(g);
+		json_close_array(g);
+		json_close(g);
+		s = json_buf(g, &len);
+		body = mem_strndup(s, len);
+		yajl_gen_free(g);
+	}
+	path = mem_printf("/bank/connections/%s/simulate-pix", conn);
+	if (trigger_step(base, key, a->account, "POST", path, body, NULL, &data) < 0)
+		goto done;
+	pix = json_get(data, "pix");
+	one = YAJL_IS_ARRAY(pix) && pix->u.array.len == 1 ? pix->u.array.values[0] : NULL;
+	if (!one) {
+		const char *err = NULL;
+		yajl_val refused = json_get(data, "refused");
+		if (YAJL_IS_ARRAY(refused) && refused->u.array.len)
+			err = YAJL_GET_STRING(json_get(refused->u.array.values[0], "error"));
+		fprintf(stderr, "pixrelay trigger: the Pix was refused: %s\n", err ? err : "?");
+		goto done;
+	}
+	if (a->json) {
+		yajl_gen g = json_gen_new();
+		size_t len;
+		json_open(g);
+		json_str(g, "connection");
+		json_str(g, conn);
+		json_str(g, "endToEndId");
+		json_str(g, id);
+		for (int i = 0; i < 4; i++) {
+			static const char *const f[] = {"outcome", "reason", "event", "charge"};
+			json_str(g, f[i]);
+			json_write_value(g, json_get(one, f[i]));
+		}
+		json_close(g);
+		printf("%s\n", json_buf(g, &len));
+		yajl_gen_free(g);
+	} else {
+		const char *outcome = YAJL_GET_STRING(json_get(one, "outcome"));
+		const char *reason = YAJL_GET_STRING(json_get(one, "reason"));
+		const char *event = YAJL_GET_STRING(json_get(one, "event"));
+		const char *charge = YAJL_GET_STRING(json_get(one, "charge"));
+		printf("Pix %s (%s) through %s: %s%s%s\n", id, valor, conn, outcome ? outcome : "?",
+		       reason ? ", " : "", reason ? reason : "");
+		if (charge)
+			printf("charge %s\n", charge);
+		if (event)
+			printf("event %s (%s)\n", event,
+			       outcome && strcmp(outcome, "paid") == 0 ? "EVENT:CHARGE_PAID"
+			       : outcome && strcmp(outcome, "unmatched") == 0
+				   ? "EVENT:PIX_UNMATCHED"
+				   : "the first one's");
+	}
+	rc = 0;
+done:
+	yajl_tree_free(data);
+	free(path);
+	free(body);
+	return rc;
+}
+
 int cli_cmd_trigger(const struct config *cfg, int argc, char **argv)
 {
 	static const struct option lo[] = {{"postback-url", required_argument, NULL, 'p'},
 					   {"amount", required_argument, NULL, 'm'},
+					   {"txid", required_argument, NULL, 't'},
+					   {"e2e", required_argument, NULL, 'E'},
+					   {"payer", required_argument, NULL, 'P'},
+					   {"connection", required_argument, NULL, 'c'},
 					   CLI_OPT_API_KEY,
 					   CLI_OPT_ACCOUNT,
 					   CLI_OPT_JSON,
@@ -83,7 +253,8 @@ int cli_cmd_trigger(const struct config *cfg, int argc, char **argv)
 	static const char *const kinds[] = {"charge.paid", "charge.expired", "charge.refunded",
 					    "charge.failed"};
 	struct cli_args a;
-	const char *what = NULL, *url = NULL, *key;
+	const char *what = NULL, *url = NULL, *key, *txid = NULL, *e2e = NULL, *payer = NULL;
+	const char *connection = NULL;
 	long amount = 1000;
 	int opt, kind = -1, rc = 1;
 	char base[512], *end = NULL, *body, *path = NULL, charge[64] = "";
@@ -108,17 +279,53 @@ int cli_cmd_trigger(const struct config *cfg, int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 't':
+			txid = optarg;
+			break;
+		case 'E':
+			e2e = optarg;
+			break;
+		case 'P':
+			payer = optarg;
+			break;
+		case 'c':
+			connection = optarg;
+			break;
 		}
 	}
 	if (opt == CLI_ARGS_EXIT)
 		return a.exit_code;
+	if (strcmp(what, "pix") == 0) {
+		if (optind + 1 < argc)
+			return cli_unexpected("trigger", NULL, argv[optind + 1]);
+		if (url) {
+			fprintf(stderr, "pixrelay trigger: --postback-url is for charge.*: a Pix's "
+					"event goes where its charge's (or the account's) go\n");
+			return 2;
+		}
+		if (e2e && (strlen(e2e) != BANKPIX_E2E_LEN ||
+			    strspn(e2e, "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRS"
+					"TUVWXYZ") != BANKPIX_E2E_LEN)) {
+			fprintf(stderr, "pixrelay trigger: --e2e must be 32 letters or digits\n");
+			return 2;
+		}
+		key = cli_api_key("trigger", a.api_key);
+		if (!key)
+			return 2;
+		return trigger_pix(cfg, &a, key, txid, amount, e2e, payer, connection);
+	}
+	if (txid || e2e || payer || connection) {
+		fprintf(stderr, "pixrelay trigger: --txid, --e2e, --payer and --connection are for "
+				"trigger pix\n");
+		return 2;
+	}
 	for (int i = 0; i < 4; i++)
 		if (strcmp(what, kinds[i]) == 0)
 			kind = i;
 	if (kind < 0) {
 		fprintf(stderr,
 			"pixrelay trigger: unknown event '%s': charge.paid, charge.expired, "
-			"charge.refunded or charge.failed\n",
+			"charge.refunded, charge.failed or pix\n",
 			what);
 		return 2;
 	}
