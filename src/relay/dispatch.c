@@ -1,5 +1,6 @@
 #include "pixrelay/relay/dispatch.h"
 
+#include "pixrelay/relay/curlev.h"
 #include "pixrelay/store/accounts.h"
 #include "pixrelay/store/auth.h"
 #include "pixrelay/pix/backoff.h"
@@ -19,7 +20,6 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <curl/curl.h>
-#include <event2/event_struct.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,17 +47,6 @@
 #define SUBSCRIBERS_EVERY_MS 1000
 #define HEARTBEAT_EVERY_MS 5000 /* <prefix>{meta}:dispatchers: who dispatches (pixrelay tail) */
 #define HEARTBEAT_FORGET_MS 60000
-
-/* One curl multi handle, with its connection cache, per environment: a
- * connection opened for a sandbox postback (which may reach any address) is
- * never reused for a production one. */
-struct pool {
-	struct dispatch *d;
-	CURLM *multi;
-	struct event *timer;
-	CURL *spare[64]; /* finished easy handles, reset, for the next requests */
-	unsigned nspare;
-};
 
 /* What this process knows of one destination host. */
 struct host {
@@ -122,9 +111,9 @@ struct dispatch {
 	struct event_base *base;
 	struct rds *r;
 	const struct config *cfg;
-	struct pool pools[2]; /* by enum env */
-	struct event *tick;   /* every TICK_MS */
-	struct event *flush;  /* zero-delay: settle the shards that want it */
+	struct curlev *pools[2]; /* by enum env (curlev.h) */
+	struct event *tick;	 /* every TICK_MS */
+	struct event *flush;	 /* zero-delay: settle the shards that want it */
 	struct netaddr_list allow;
 	struct backoff_policy policy;
 	char token[IDS_ULID_LEN + 1]; /* this process's id, the stem of lease tokens */
@@ -168,7 +157,7 @@ struct delivery {
 	int attempts, budget_base;
 	long long created_ms;
 	struct host *host;
-	struct pool *pool;
+	struct curlev *pool;
 	CURL *easy;
 	struct curl_slist *headers;
 	char *response; /* the answer's first RESPONSE_KEEP bytes, allocated when it comes */
@@ -219,12 +208,8 @@ void dispatch_url_host(const char *url, char *out, size_t size)
 
 static void delivery_free(struct delivery *dl)
 {
-	if (dl->easy && dl->pool && dl->pool->nspare < 64) {
-		curl_easy_reset(dl->easy);
-		dl->pool->spare[dl->pool->nspare++] = dl->easy;
-	} else if (dl->easy) {
-		curl_easy_cleanup(dl->easy);
-	}
+	if (dl->easy)
+		curlev_release(dl->pool, dl->easy);
 	curl_slist_free_all(dl->headers);
 	free(dl->url);
 	free(dl->body);
@@ -753,95 +738,14 @@ static void active_remove(struct delivery *dl)
 	dl->prev_active = dl->next_active = NULL;
 }
 
-static void check_multi(struct pool *pl)
+/* A transfer of a pool finished (curlev.h). */
+static void on_done(void *ud, CURL *easy, CURLcode result)
 {
-	CURLMsg *msg;
-	int left;
+	struct delivery *dl = NULL;
 
-	while ((msg = curl_multi_info_read(pl->multi, &left))) {
-		struct delivery *dl = NULL;
-		if (msg->msg != CURLMSG_DONE)
-			continue;
-		curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&dl);
-		curl_multi_remove_handle(pl->multi, msg->easy_handle);
-		active_remove(dl);
-		finish(dl, msg->data.result);
-	}
-}
-
-/* ---- curl on libevent ---- */
-
-static void on_socket_event(evutil_socket_t fd, short kind, void *arg)
-{
-	struct pool *pl = arg;
-	int running = 0;
-	int action =
-	    ((kind & EV_READ) ? CURL_CSELECT_IN : 0) | ((kind & EV_WRITE) ? CURL_CSELECT_OUT : 0);
-
-	curl_multi_socket_action(pl->multi, fd, action, &running);
-	check_multi(pl);
-}
-
-static void on_curl_timer(evutil_socket_t fd, short kind, void *arg)
-{
-	struct pool *pl = arg;
-	int running = 0;
-
-	curl_multi_socket_action(pl->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-	check_multi(pl);
-}
-
-/* What libevent watches for one of curl's sockets: allocated when curl
- * first reports the socket, changed in place after (no allocation per
- * request on a kept-alive connection). */
-struct sockwatch {
-	struct event ev;
-	int what;
-};
-
-static int socket_cb(CURL *easy, curl_socket_t s, int what, void *userp, void *socketp)
-{
-	struct pool *pl = userp;
-	struct sockwatch *w = socketp;
-
-	if (what == CURL_POLL_REMOVE) {
-		if (w) {
-			event_del(&w->ev);
-			free(w);
-		}
-		curl_multi_assign(pl->multi, s, NULL);
-		return 0;
-	}
-	if (w && w->what == what)
-		return 0;
-	if (w) {
-		event_del(&w->ev);
-	} else {
-		w = mem_new(struct sockwatch);
-		curl_multi_assign(pl->multi, s, w);
-	}
-	w->what = what;
-	event_assign(&w->ev, pl->d->base, s,
-		     ((what & CURL_POLL_IN) ? EV_READ : 0) |
-			 ((what & CURL_POLL_OUT) ? EV_WRITE : 0) | EV_PERSIST,
-		     on_socket_event, pl);
-	event_add(&w->ev, NULL);
-	return 0;
-}
-
-static int timer_cb(CURLM *multi, long timeout_ms, void *userp)
-{
-	struct pool *pl = userp;
-	struct timeval tv;
-
-	if (timeout_ms < 0) {
-		evtimer_del(pl->timer);
-		return 0;
-	}
-	tv.tv_sec = timeout_ms / 1000;
-	tv.tv_usec = (timeout_ms % 1000) * 1000;
-	evtimer_add(pl->timer, &tv);
-	return 0;
+	curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&dl);
+	active_remove(dl);
+	finish(dl, result);
 }
 
 static size_t on_body(char *ptr, size_t size, size_t nmemb, void *userdata)
@@ -938,10 +842,8 @@ static void start_delivery(struct delivery *dl)
 		dl->host->probing = 1;
 	dl->start_ms = ids_now_ms();
 	now_s = (long long)(dl->start_ms / 1000);
-	dl->pool = &d->pools[strcmp(dl->env, "production") == 0 ? ENV_PRODUCTION : ENV_SANDBOX];
-	dl->easy = dl->pool->nspare ? dl->pool->spare[--dl->pool->nspare] : curl_easy_init();
-	if (!dl->easy)
-		mem_oom(__FILE__, __LINE__);
+	dl->pool = d->pools[strcmp(dl->env, "production") == 0 ? ENV_PRODUCTION : ENV_SANDBOX];
+	dl->easy = curlev_easy(dl->pool);
 	snprintf(ts, sizeof(ts), "%lld", now_s);
 	add_header(dl, "Content-Type", "application/json");
 	add_header(dl, "User-Agent", "pixrelay/" PIXRELAY_VERSION);
@@ -998,7 +900,7 @@ static void start_delivery(struct delivery *dl)
 	 * whether a connection multiplexes would queue them behind one answer */
 	if (strncasecmp(dl->url, "https:", 6) == 0)
 		curl_easy_setopt(dl->easy, CURLOPT_PIPEWAIT, 1L);
-	if (curl_multi_add_handle(dl->pool->multi, dl->easy) != CURLM_OK) {
+	if (curlev_add(dl->pool, dl->easy) < 0) {
 		struct host *h = dl->host;
 		h->active--;
 		complete(dl, "retry", (long long)ids_now_ms() + d->cfg->retry_base_ms, 0,
@@ -1531,29 +1433,8 @@ struct dispatch *dispatch_new(struct event_base *base, struct rds *r, const stru
 		d->shards[i].expiry_ms = now + (uint64_t)(i * EXPIRY_EVERY_MS / d->nshards);
 		d->shards[i].recover_ms = now + (uint64_t)(i * RECOVER_EVERY_MS / d->nshards);
 	}
-	for (int i = 0; i < 2; i++) {
-		struct pool *pl = &d->pools[i];
-		pl->d = d;
-		pl->multi = curl_multi_init();
-		if (!pl->multi)
-			mem_oom(__FILE__, __LINE__);
-		curl_multi_setopt(pl->multi, CURLMOPT_SOCKETFUNCTION, socket_cb);
-		curl_multi_setopt(pl->multi, CURLMOPT_SOCKETDATA, pl);
-		curl_multi_setopt(pl->multi, CURLMOPT_TIMERFUNCTION, timer_cb);
-		curl_multi_setopt(pl->multi, CURLMOPT_TIMERDATA, pl);
-		/* keep every connection the busiest moment used: curl's default
-		 * cache is 4 per transfer in the multi at the time, so each lull
-		 * between leases closed connections that the next burst opened
-		 * again (2.6 % of postbacks paid a new connection). Each pool
-		 * keeps what it may have in flight: the sandbox its share. */
-		{
-			long keep = d->cfg->delivery_concurrency;
-			if (i == ENV_SANDBOX)
-				keep = keep * d->cfg->delivery_sandbox_share / 100;
-			curl_multi_setopt(pl->multi, CURLMOPT_MAXCONNECTS, keep > 0 ? keep : 1L);
-		}
-		pl->timer = evtimer_new(base, on_curl_timer, pl);
-	}
+	for (int i = 0; i < 2; i++)
+		d->pools[i] = curlev_new(base, cfg, (enum env)i, on_done, d);
 	d->tick = event_new(base, -1, EV_PERSIST, on_tick, d);
 	d->flush = evtimer_new(base, on_flush, d);
 	event_add(d->tick, &tv);
@@ -1600,16 +1481,12 @@ void dispatch_free(struct dispatch *d)
 	/* deliveries still in curl are abandoned: their leases run out */
 	while (d->active) {
 		struct delivery *dl = d->active;
-		curl_multi_remove_handle(dl->pool->multi, dl->easy);
+		curlev_remove(dl->pool, dl->easy);
 		active_remove(dl);
 		delivery_free(dl);
 	}
-	for (int i = 0; i < 2; i++) {
-		while (d->pools[i].nspare)
-			curl_easy_cleanup(d->pools[i].spare[--d->pools[i].nspare]);
-		curl_multi_cleanup(d->pools[i].multi);
-		event_free(d->pools[i].timer);
-	}
+	for (int i = 0; i < 2; i++)
+		curlev_free(d->pools[i]);
 	event_free(d->tick);
 	event_free(d->flush);
 	while (d->hosts) {
