@@ -1,5 +1,6 @@
 #include "pixrelay/relay/dispatch.h"
 
+#include "pixrelay/relay/budget.h"
 #include "pixrelay/relay/curlev.h"
 #include "pixrelay/store/accounts.h"
 #include "pixrelay/store/auth.h"
@@ -26,59 +27,20 @@
 #include <strings.h>
 #include <sys/time.h>
 
-#define TICK_MS 100	      /* the periodic look at every shard's timers */
-#define IDLE_POLL_MS 200      /* an idle shard is settled this often */
-#define EXPIRY_EVERY_MS 1000  /* per shard */
-#define RECOVER_EVERY_MS 5000 /* per shard */
+#define TICK_MS BUDGET_TICK_MS /* the periodic look at every shard's timers */
+#define IDLE_POLL_MS 200       /* an idle shard is settled this often */
+#define EXPIRY_EVERY_MS 1000   /* per shard */
+#define RECOVER_EVERY_MS 5000  /* per shard */
 #define LEASE_MARGIN_MS 20000
 #define RESPONSE_KEEP 1024
-#define OUTCOMES_MAX 256    /* per settle call */
-#define LEASE_MAX 256	    /* per settle call */
-#define SETTLE_DEPTH 2	    /* settle calls under way per shard, at most */
-#define SETTLE_AGAIN 32	    /* outcomes that justify a second call while one is under way */
-#define LEASE_COLD 32	    /* per settle call to a shard that had nothing last time */
-#define HOST_QUEUE_MAX 2048 /* leased deliveries of one host in a process, at most */
-#define HOST_BUCKETS 1024
-#define HOST_IDLE_MS 60000 /* a host without deliveries is forgotten after this */
-#define SLOW_MS 1000	   /* a success slower than this does not raise the limit */
-#define BREAKER_FAILURES 5
-#define BREAKER_MIN_MS 5000
-#define BREAKER_MAX_MS 300000
+#define OUTCOMES_MAX 256 /* per settle call */
+#define LEASE_MAX 256	 /* per settle call */
+#define SETTLE_DEPTH 2	 /* settle calls under way per shard, at most */
+#define SETTLE_AGAIN 32	 /* outcomes that justify a second call while one is under way */
+#define LEASE_COLD 32	 /* per settle call to a shard that had nothing last time */
 #define SUBSCRIBERS_EVERY_MS 1000
 #define HEARTBEAT_EVERY_MS 5000 /* <prefix>{meta}:dispatchers: who dispatches (pixrelay tail) */
 #define HEARTBEAT_FORGET_MS 60000
-
-/* What this process knows of one destination host. */
-struct host {
-	struct host *next;		  /* in its bucket */
-	struct host *all_prev, *all_next; /* every host */
-	char *name;
-	unsigned active;			 /* requests in curl */
-	unsigned nwaiting;			 /* leased, waiting for a slot */
-	struct delivery *waiting, *waiting_tail; /* oldest first */
-	unsigned limit;				 /* concurrent requests allowed now */
-	unsigned successes;			 /* fast successes since the limit last grew */
-	unsigned failures;			 /* in a row */
-	uint64_t open_until_ms;			 /* circuit open: lease nothing before */
-	long long cooldown_ms;			 /* the next open period */
-	int probing;				 /* half-open: the one probe is out */
-	uint64_t last_ms;			 /* last activity */
-	unsigned done_now;			 /* attempts finished in this tick */
-	double rate;				 /* attempts finished per second (EWMA) */
-	unsigned leasing;			 /* offered to settle calls under way */
-};
-
-/* What this process holds of one account's deliveries (a tenant may hold
- * delivery-per-account, and what it finishes in two settle round trips). */
-struct tenant {
-	struct tenant *next; /* in its bucket */
-	char account[IDS_ULID_LEN + 1];
-	unsigned held;
-	unsigned done_now; /* attempts finished in this tick */
-	double rate;	   /* attempts finished per second (EWMA) */
-};
-
-#define TENANT_BUCKETS 1024
 
 /* The outcome of one attempt, waiting for its shard's next settle call. */
 struct outcome {
@@ -126,16 +88,7 @@ struct dispatch {
 	struct shard *shards;
 	int next_shard; /* round robin of the free capacity */
 	int stopped;
-	struct host *buckets[HOST_BUCKETS];
-	struct host *hosts; /* every host, for walking them */
-	struct tenant *tenants[TENANT_BUCKETS];
-	unsigned ntenants;	  /* with deliveries held, or held a moment ago */
-	unsigned env_held[2];	  /* deliveries held, by environment */
-	unsigned env_done_now[2]; /* attempts finished in this tick */
-	double env_rate[2];	  /* attempts finished per second (EWMA) */
-	unsigned nhosts;
-	uint64_t hosts_swept_ms;
-	double settle_ms;      /* round trip of a settle call (EWMA) */
+	struct budget budget;  /* hosts, tenants, environments (budget.h) */
 	long long subscribers; /* of the deliveries channel (pixrelay tail) */
 	uint64_t subscribers_ms;
 	int counting;
@@ -153,10 +106,10 @@ struct delivery {
 	char *url, *body, *account;
 	char *signing, *signing_prev, *compat;
 	char env[16];
-	struct tenant *tenant;
+	struct budget_tenant *tenant;
 	int attempts, budget_base;
 	long long created_ms;
-	struct host *host;
+	struct budget_host *host;
 	struct curlev *pool;
 	CURL *easy;
 	struct curl_slist *headers;
@@ -227,248 +180,9 @@ static void delivery_free(struct delivery *dl)
 	free(dl);
 }
 
-/* ---- destination hosts ---- */
-
-static unsigned host_bucket(const char *name)
-{
-	uint32_t h = 2166136261u;
-
-	for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
-		h ^= *p;
-		h *= 16777619u;
-	}
-	return h % HOST_BUCKETS;
-}
-
-static struct host *host_find(struct dispatch *d, const char *name)
-{
-	for (struct host *h = d->buckets[host_bucket(name)]; h; h = h->next)
-		if (strcmp(h->name, name) == 0)
-			return h;
-	return NULL;
-}
-
-static struct host *host_get(struct dispatch *d, const char *name)
-{
-	struct host *h = host_find(d, name);
-	unsigned b;
-
-	if (h)
-		return h;
-	b = host_bucket(name);
-	h = mem_new(struct host);
-	h->name = mem_strdup(name);
-	h->limit = (unsigned)d->cfg->delivery_per_host;
-	h->cooldown_ms = BREAKER_MIN_MS;
-	h->next = d->buckets[b];
-	d->buckets[b] = h;
-	h->all_next = d->hosts;
-	if (d->hosts)
-		d->hosts->all_prev = h;
-	d->hosts = h;
-	d->nhosts++;
-	return h;
-}
-
-/* How many more events of `h` this process would take now: its limit in
- * flight, and enough waiting to keep it busy for two settle round trips
- * (the time it takes to lease more) at the rate it answers. A slow host
- * gets next to no waiting room: its slots free slowly, and what would wait
- * for them would hold capacity (its tenant's and its environment's) for
- * nothing. */
-static unsigned ahead(const struct dispatch *d, double rate)
-{
-	double n = rate * d->settle_ms * 2 / 1000.0;
-
-	return n < HOST_QUEUE_MAX ? (unsigned)n : HOST_QUEUE_MAX;
-}
-
-static unsigned host_budget(const struct dispatch *d, const struct host *h, uint64_t now)
-{
-	unsigned held = h->active + h->nwaiting, room;
-
-	if (h->open_until_ms > now)
-		return 0;
-	if (h->open_until_ms)
-		/* half-open: one probe */
-		return held || h->probing ? 0 : 1;
-	room = h->limit + 1 + ahead(d, h->rate);
-	if (room > HOST_QUEUE_MAX)
-		room = HOST_QUEUE_MAX;
-	return held >= room ? 0 : room - held;
-}
-
-/* A host this process knows nothing of yet: its first limit, and one more. */
-static unsigned default_budget(const struct dispatch *d)
-{
-	return (unsigned)d->cfg->delivery_per_host + 1;
-}
-
-static void host_free(struct dispatch *d, struct host *h)
-{
-	struct host **pp = &d->buckets[host_bucket(h->name)];
-
-	while (*pp != h)
-		pp = &(*pp)->next;
-	*pp = h->next;
-	if (h->all_prev)
-		h->all_prev->all_next = h->all_next;
-	else
-		d->hosts = h->all_next;
-	if (h->all_next)
-		h->all_next->all_prev = h->all_prev;
-	d->nhosts--;
-	free(h->name);
-	free(h);
-}
-
-/* Forget hosts without deliveries that are back to the defaults, or idle
- * for long. */
-static void hosts_sweep(struct dispatch *d, uint64_t now)
-{
-	struct host *next;
-
-	if (now - d->hosts_swept_ms < 1000)
-		return;
-	d->hosts_swept_ms = now;
-	for (struct host *h = d->hosts; h; h = next) {
-		int idle = h->active == 0 && h->nwaiting == 0 && h->leasing == 0;
-		int plain = h->limit == (unsigned)d->cfg->delivery_per_host &&
-			    h->open_until_ms == 0 && h->failures == 0;
-		next = h->all_next;
-		if (idle && (plain || now - h->last_ms > HOST_IDLE_MS) && h->open_until_ms <= now)
-			host_free(d, h);
-	}
-}
-
-static struct tenant *tenant_hold(struct dispatch *d, const char *account)
-{
-	unsigned b = host_bucket(account) % TENANT_BUCKETS;
-	struct tenant *t;
-
-	for (t = d->tenants[b]; t; t = t->next)
-		if (strcmp(t->account, account) == 0)
-			break;
-	if (!t) {
-		t = mem_new(struct tenant);
-		snprintf(t->account, sizeof(t->account), "%s", account);
-		t->next = d->tenants[b];
-		d->tenants[b] = t;
-		d->ntenants++;
-	}
-	t->held++;
-	return t;
-}
-
-/* A tenant is forgotten on the tick, once it holds nothing and its rate
- * has decayed: one that empties between two leases keeps its rate. */
-static void tenant_release(struct dispatch *d, struct tenant *t)
-{
-	t->held--;
-}
-
-static void tenants_tick(struct dispatch *d)
-{
-	for (int b = 0; b < TENANT_BUCKETS; b++) {
-		struct tenant **pp = &d->tenants[b];
-		while (*pp) {
-			struct tenant *t = *pp;
-			t->rate = 0.7 * t->rate + 0.3 * t->done_now * (1000.0 / TICK_MS);
-			t->done_now = 0;
-			if (!t->held && t->rate < 1) {
-				*pp = t->next;
-				d->ntenants--;
-				free(t);
-			} else {
-				pp = &t->next;
-			}
-		}
-	}
-}
-
-static int env_of(const struct delivery *dl)
+static enum env env_of(const struct delivery *dl)
 {
 	return strcmp(dl->env, "production") == 0 ? ENV_PRODUCTION : ENV_SANDBOX;
-}
-
-/* The caps below count what is held, in flight or waiting for its host;
- * each is raised by what its holder finishes in two settle round trips, as
- * a host's waiting room is: a tenant whose deliveries are answered fast
- * keeps its slots busy through the time it takes to lease more, and one
- * whose deliveries hang finishes next to nothing and gets nothing more. */
-
-/* What an environment may still be given: production the whole capacity,
- * the sandbox (anyone may have a sandbox key) delivery-sandbox-share of it. */
-static unsigned env_budget(const struct dispatch *d, int env)
-{
-	unsigned cap = (unsigned)d->cfg->delivery_concurrency;
-
-	if (env == ENV_SANDBOX)
-		cap = (unsigned)((unsigned long long)cap *
-				 (unsigned long)d->cfg->delivery_sandbox_share / 100);
-	cap += ahead(d, d->env_rate[env]);
-	return d->env_held[env] >= cap ? 0 : cap - d->env_held[env];
-}
-
-/* What an account may still be given. */
-static unsigned tenant_budget(const struct dispatch *d, const struct tenant *t)
-{
-	unsigned cap = (unsigned)d->cfg->delivery_per_account + ahead(d, t->rate);
-
-	return t->held >= cap ? 0 : cap - t->held;
-}
-
-enum host_health {
-	HOST_FINE,	  /* answered in time (2xx, or a 4xx other than 429) */
-	HOST_STRAINED,	  /* 429, 5xx, or the connection failed: fewer at once */
-	HOST_UNREACHABLE, /* no answer in time (it held a slot for the whole timeout) */
-};
-
-/* An attempt at `h` ended: adapt its limit and circuit. `fast` when the
- * answer came within SLOW_MS. */
-static void host_learn(struct dispatch *d, struct host *h, enum host_health health, int fast,
-		       uint64_t now)
-{
-	unsigned max = (unsigned)(d->cfg->delivery_per_host_max > d->cfg->delivery_per_host
-				      ? d->cfg->delivery_per_host_max
-				      : d->cfg->delivery_per_host);
-
-	h->last_ms = now;
-	h->probing = 0;
-	if (health != HOST_UNREACHABLE) {
-		h->failures = 0;
-		if (h->open_until_ms) {
-			/* the probe was answered: closed again, from one slot */
-			h->open_until_ms = 0;
-			h->cooldown_ms = BREAKER_MIN_MS;
-			h->limit = 1;
-			log_info("destination %s answers again: sending to it again", h->name);
-		}
-	}
-	if (health == HOST_FINE) {
-		if (fast && ++h->successes >= h->limit) {
-			h->successes = 0;
-			if (h->limit < max)
-				h->limit++;
-		}
-		return;
-	}
-	h->successes = 0;
-	h->limit = h->limit > 1 ? h->limit / 2 : 1;
-	if (health != HOST_UNREACHABLE)
-		return;
-	h->failures++;
-	if (h->open_until_ms > now)
-		return; /* open already: an attempt made before it opened */
-	if (h->open_until_ms || h->failures >= BREAKER_FAILURES) {
-		/* too many timeouts in a row, or the probe timed out too */
-		log_warn("destination %s did not answer %u times in a row: pausing deliveries "
-			 "to it for %lld ms",
-			 h->name, h->failures, h->cooldown_ms);
-		h->open_until_ms = now + (uint64_t)h->cooldown_ms;
-		h->cooldown_ms =
-		    h->cooldown_ms * 2 > BREAKER_MAX_MS ? BREAKER_MAX_MS : h->cooldown_ms * 2;
-	}
 }
 
 /* ---- outcomes ---- */
@@ -604,8 +318,7 @@ static void complete(struct delivery *dl, const char *what, long long next_ms, l
 	metrics_delivery(dl->env, what, (double)(now - dl->start_ms) / 1000.0);
 	d->queued++;
 	d->held--;
-	d->env_held[env_of(dl)]--;
-	tenant_release(d, dl->tenant);
+	budget_release(&d->budget, dl->tenant, env_of(dl));
 	delivery_free(dl);
 	settle_soon(d, s);
 }
@@ -620,11 +333,11 @@ static void outcome_free(struct outcome *o)
 /* ---- starting and finishing requests ---- */
 
 /* A slot of `h` is free: start its oldest waiting delivery. */
-static void start_waiting(struct host *h)
+static void start_waiting(struct budget_host *h)
 {
 	struct delivery *dl = h->waiting;
 
-	if (!dl || h->active >= h->limit || (h->open_until_ms && h->probing))
+	if (!dl || !budget_host_may_start(h))
 		return;
 	h->waiting = dl->next_waiting;
 	if (!h->waiting)
@@ -638,7 +351,7 @@ static void start_waiting(struct host *h)
  * (all of them when `all`, at shutdown: due at once, for another process). */
 static void expire_waiting(struct dispatch *d, int all, uint64_t now)
 {
-	for (struct host *h = d->hosts; h; h = h->all_next) {
+	for (struct budget_host *h = d->budget.hosts; h; h = h->all_next) {
 		while (h->waiting &&
 		       (all || now - h->waiting->waiting_since_ms >= LEASE_MARGIN_MS / 2)) {
 			struct delivery *dl = h->waiting;
@@ -655,7 +368,7 @@ static void expire_waiting(struct dispatch *d, int all, uint64_t now)
 static void finish(struct delivery *dl, CURLcode result)
 {
 	struct dispatch *d = dl->d;
-	struct host *h = dl->host;
+	struct budget_host *h = dl->host;
 	long status = 0;
 	char error[512] = "";
 	long long next_ms = 0;
@@ -678,20 +391,17 @@ static void finish(struct delivery *dl, CURLcode result)
 	 * healthy unless it asks to slow down (429, 5xx: the limit halves, as on
 	 * a failed connection); only a timeout, which held a slot for long,
 	 * counts towards opening the circuit */
-	h->active--;
-	h->done_now++;
-	dl->tenant->done_now++;
-	d->env_done_now[env_of(dl)]++;
+	budget_done(&d->budget, h, dl->tenant, env_of(dl));
 	if (dl->refused_address)
-		host_learn(d, h, HOST_FINE, 1, now);
+		budget_learn(&d->budget, h, BUDGET_FINE, 1, now);
 	else if (result == CURLE_OPERATION_TIMEDOUT)
-		host_learn(d, h, HOST_UNREACHABLE, 0, now);
+		budget_learn(&d->budget, h, BUDGET_UNREACHABLE, 0, now);
 	else if (result != CURLE_OK)
-		host_learn(d, h, HOST_STRAINED, 0, now);
+		budget_learn(&d->budget, h, BUDGET_STRAINED, 0, now);
 	else if (status == 429 || status >= 500)
-		host_learn(d, h, HOST_STRAINED, 0, now);
+		budget_learn(&d->budget, h, BUDGET_STRAINED, 0, now);
 	else
-		host_learn(d, h, HOST_FINE, now - dl->start_ms < SLOW_MS, now);
+		budget_learn(&d->budget, h, BUDGET_FINE, now - dl->start_ms < BUDGET_SLOW_MS, now);
 
 	switch (dispatch_judge(status, result == CURLE_OK)) {
 	case DISPATCH_OK:
@@ -837,9 +547,7 @@ static void start_delivery(struct delivery *dl)
 	char ts[32], sig[64], sig2[64], sigs[140];
 	long long now_s;
 
-	dl->host->active++;
-	if (dl->host->open_until_ms)
-		dl->host->probing = 1;
+	budget_host_started(dl->host);
 	dl->start_ms = ids_now_ms();
 	now_s = (long long)(dl->start_ms / 1000);
 	dl->pool = d->pools[strcmp(dl->env, "production") == 0 ? ENV_PRODUCTION : ENV_SANDBOX];
@@ -901,7 +609,7 @@ static void start_delivery(struct delivery *dl)
 	if (strncasecmp(dl->url, "https:", 6) == 0)
 		curl_easy_setopt(dl->easy, CURLOPT_PIPEWAIT, 1L);
 	if (curlev_add(dl->pool, dl->easy) < 0) {
-		struct host *h = dl->host;
+		struct budget_host *h = dl->host;
 		h->active--;
 		complete(dl, "retry", (long long)ids_now_ms() + d->cfg->retry_base_ms, 0,
 			 "cannot start the request");
@@ -916,7 +624,7 @@ static void begin(struct dispatch *d, struct shard *s, const char *token, redisR
 {
 	struct delivery *dl = mem_new(struct delivery);
 	char host[256];
-	struct host *h;
+	struct budget_host *h;
 
 	dl->d = d;
 	dl->shard = s->id;
@@ -935,13 +643,12 @@ static void begin(struct dispatch *d, struct shard *s, const char *token, redisR
 	dl->retry_after_ms = -1;
 	dl->start_ms = ids_now_ms();
 	dispatch_url_host(dl->url, host, sizeof(host));
-	h = host_get(d, host);
+	h = budget_host_get(&d->budget, host);
 	h->last_ms = dl->start_ms;
 	dl->host = h;
-	dl->tenant = tenant_hold(d, dl->account);
-	d->env_held[env_of(dl)]++;
+	dl->tenant = budget_hold(&d->budget, dl->account, env_of(dl));
 	d->held++;
-	if (h->active < h->limit && !(h->open_until_ms && h->probing) && !h->waiting) {
+	if (budget_host_may_start(h) && !h->waiting) {
 		start_delivery(dl);
 		return;
 	}
@@ -962,7 +669,7 @@ struct settle {
 	uint64_t sent_ms;
 	unsigned nres; /* hosts offered a budget, reserved until the answer */
 	struct reservation {
-		struct host *h;
+		struct budget_host *h;
 		unsigned n;
 	} * res;
 	unsigned asked;
@@ -990,7 +697,7 @@ static void on_settled(void *ud, redisReply *reply, const char *err)
 	for (int i = 0; i < SETTLE_DEPTH; i++)
 		if (s->calls[i] == c)
 			s->calls[i] = NULL;
-	d->settle_ms = 0.8 * d->settle_ms + 0.2 * (double)(now - c->sent_ms);
+	budget_settled(&d->budget, (double)(now - c->sent_ms));
 	d->reserved -= c->asked;
 	s->reserved -= c->asked;
 	if (err) {
@@ -1049,10 +756,10 @@ static void on_counted(void *ud, redisReply *reply, const char *err)
  * to s under way may already bring (calls to other shards are not counted:
  * a host's events are almost always in one shard, and counting them would
  * hand its budget to shards that do not have its events). */
-static unsigned shard_budget(const struct dispatch *d, const struct shard *s, const struct host *h,
-			     uint64_t now)
+static unsigned shard_budget(const struct dispatch *d, const struct shard *s,
+			     const struct budget_host *h, uint64_t now)
 {
-	unsigned b = host_budget(d, h, now), offered = 0;
+	unsigned b = budget_host_room(&d->budget, h, now), offered = 0;
 
 	for (int i = 0; i < SETTLE_DEPTH; i++)
 		for (unsigned j = 0; s->calls[i] && j < s->calls[i]->nres; j++)
@@ -1076,7 +783,7 @@ static void settle(struct dispatch *d, struct shard *s, unsigned lease)
 	char(*budgets)[16] = NULL;
 	struct outcome *o;
 	uint64_t now = ids_now_ms();
-	unsigned dflt = default_budget(d);
+	unsigned dflt = budget_default_room(&d->budget);
 
 	c->d = d;
 	c->s = s;
@@ -1108,11 +815,11 @@ static void settle(struct dispatch *d, struct shard *s, unsigned lease)
 	snprintf(deflt, sizeof(deflt), "%u", dflt);
 	/* the hosts whose budget differs from the default */
 	if (lease)
-		for (struct host *h = d->hosts; h; h = h->all_next)
+		for (struct budget_host *h = d->budget.hosts; h; h = h->all_next)
 			nover += shard_budget(d, s, h, now) != dflt;
 	/* the accounts holding deliveries: their budget is below the default */
 	if (lease)
-		nacct = d->ntenants;
+		nacct = d->budget.ntenants;
 	argc = 17 + 2 * nover + 2 * nacct + 7 * n;
 	argv = mem_calloc(argc, sizeof(char *));
 	lens = mem_calloc(argc, sizeof(size_t));
@@ -1138,14 +845,16 @@ static void settle(struct dispatch *d, struct shard *s, unsigned lease)
 	snprintf(acct_deflt, sizeof(acct_deflt), "%u", per_account);
 	snprintf(na, sizeof(na), "%u", nacct);
 	for (int e = 0; e < 2; e++)
-		snprintf(envb[e], sizeof(envb[e]), "%u", lease ? env_budget(d, e) : 0);
+		snprintf(envb[e], sizeof(envb[e]), "%u",
+			 lease ? budget_env_room(&d->budget, (enum env)e) : 0);
 	argv[13] = acct_deflt;
 	argv[14] = na;
 	argv[15] = envb[ENV_SANDBOX];
 	argv[16] = envb[ENV_PRODUCTION];
 	{
 		unsigned i = 0;
-		for (struct host *h = d->hosts; lease && h && i < nover; h = h->all_next) {
+		for (struct budget_host *h = d->budget.hosts; lease && h && i < nover;
+		     h = h->all_next) {
 			unsigned budget = shard_budget(d, s, h, now);
 			if (budget == dflt)
 				continue;
@@ -1164,10 +873,11 @@ static void settle(struct dispatch *d, struct shard *s, unsigned lease)
 	if (nacct) {
 		unsigned i = 0;
 		abudgets = mem_calloc(nacct, sizeof(*abudgets));
-		for (int b = 0; b < TENANT_BUCKETS && i < nacct; b++)
-			for (struct tenant *t = d->tenants[b]; t && i < nacct; t = t->next, i++) {
+		for (int b = 0; b < BUDGET_TENANT_BUCKETS && i < nacct; b++)
+			for (struct budget_tenant *t = d->budget.tenants[b]; t && i < nacct;
+			     t = t->next, i++) {
 				snprintf(abudgets[i], sizeof(abudgets[i]), "%u",
-					 tenant_budget(d, t));
+					 budget_tenant_room(&d->budget, t));
 				argv[17 + 2 * nover + 2 * i] = t->account;
 				argv[18 + 2 * nover + 2 * i] = abudgets[i];
 			}
@@ -1215,7 +925,8 @@ static void pump(struct dispatch *d)
 {
 	uint64_t now = ids_now_ms();
 	unsigned cap = (unsigned)d->cfg->delivery_concurrency +
-		       ahead(d, d->env_rate[ENV_SANDBOX] + d->env_rate[ENV_PRODUCTION]);
+		       budget_ahead(&d->budget, d->budget.env_rate[ENV_SANDBOX] +
+						    d->budget.env_rate[ENV_PRODUCTION]);
 
 	if (!rds_ready(d->r))
 		return;
@@ -1339,17 +1050,7 @@ static void on_tick(evutil_socket_t fd, short kind, void *arg)
 	uint64_t now = ids_now_ms();
 
 	expire_waiting(d, 0, now);
-	for (struct host *h = d->hosts; h; h = h->all_next) {
-		h->rate = 0.7 * h->rate + 0.3 * h->done_now * (1000.0 / TICK_MS);
-		h->done_now = 0;
-	}
-	tenants_tick(d);
-	for (int e = 0; e < 2; e++) {
-		d->env_rate[e] =
-		    0.7 * d->env_rate[e] + 0.3 * d->env_done_now[e] * (1000.0 / TICK_MS);
-		d->env_done_now[e] = 0;
-	}
-	hosts_sweep(d, now);
+	budget_tick(&d->budget, now);
 	if (d->stopped || !rds_ready(d->r))
 		return;
 	if (now - d->beat_ms >= HEARTBEAT_EVERY_MS)
@@ -1413,6 +1114,7 @@ struct dispatch *dispatch_new(struct event_base *base, struct rds *r, const stru
 	d->base = base;
 	d->r = r;
 	d->cfg = cfg;
+	budget_init(&d->budget, cfg);
 	ids_ulid(d->token);
 	if (netaddr_list_parse(&d->allow, cfg->destination_allow, err, sizeof(err)) < 0) {
 		log_error("destination-allow: %s", err);
@@ -1458,13 +1160,13 @@ void dispatch_stats(const struct dispatch *d, struct dispatch_stats *out)
 	memset(out, 0, sizeof(*out));
 	if (!d)
 		return;
-	for (const struct host *h = d->hosts; h; h = h->all_next) {
+	for (const struct budget_host *h = d->budget.hosts; h; h = h->all_next) {
 		out->active += h->active;
 		out->waiting += h->nwaiting;
 		out->hosts++;
 		out->open += h->open_until_ms > ids_now_ms();
 	}
-	out->tenants = d->ntenants;
+	out->tenants = d->budget.ntenants;
 	out->outcomes = d->queued;
 }
 
@@ -1489,15 +1191,12 @@ void dispatch_free(struct dispatch *d)
 		curlev_free(d->pools[i]);
 	event_free(d->tick);
 	event_free(d->flush);
-	while (d->hosts) {
-		struct host *h = d->hosts;
+	for (struct budget_host *h = d->budget.hosts; h; h = h->all_next)
 		while (h->waiting) {
 			struct delivery *dl = h->waiting;
 			h->waiting = dl->next_waiting;
 			delivery_free(dl);
 		}
-		host_free(d, h);
-	}
 	for (int i = 0; i < d->nshards; i++) {
 		while (d->shards[i].outcomes) {
 			struct outcome *o = d->shards[i].outcomes;
@@ -1505,12 +1204,7 @@ void dispatch_free(struct dispatch *d)
 			outcome_free(o);
 		}
 	}
-	for (int b = 0; b < TENANT_BUCKETS; b++)
-		while (d->tenants[b]) {
-			struct tenant *t = d->tenants[b];
-			d->tenants[b] = t->next;
-			free(t);
-		}
+	budget_deinit(&d->budget);
 	free(d->shards);
 	netaddr_list_deinit(&d->allow);
 	free(d);
