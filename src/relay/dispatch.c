@@ -2,10 +2,7 @@
 
 #include "pixrelay/relay/budget.h"
 #include "pixrelay/relay/curlev.h"
-#include "pixrelay/store/accounts.h"
-#include "pixrelay/store/auth.h"
 #include "pixrelay/pix/backoff.h"
-#include "pixrelay/store/charges.h"
 #include "pixrelay/store/events.h"
 #include "pixrelay/core/ids.h"
 #include "pixrelay/core/json.h"
@@ -29,8 +26,6 @@
 
 #define TICK_MS BUDGET_TICK_MS /* the periodic look at every shard's timers */
 #define IDLE_POLL_MS 200       /* an idle shard is settled this often */
-#define EXPIRY_EVERY_MS 1000   /* per shard */
-#define RECOVER_EVERY_MS 5000  /* per shard */
 #define LEASE_MARGIN_MS 20000
 #define RESPONSE_KEEP 1024
 #define OUTCOMES_MAX 256 /* per settle call */
@@ -62,9 +57,6 @@ struct shard {
 	int want;			    /* settle as soon as possible */
 	unsigned reserved;		    /* leases asked for by the call under way */
 	uint64_t next_ms;		    /* when an idle shard is settled next */
-	uint64_t expiry_ms;		    /* when its due charges are looked at next */
-	uint64_t recover_ms;		    /* when its half-done transfers are looked at next */
-	int expiring, recovering;
 	struct outcome *outcomes, *outcomes_tail;
 	unsigned noutcomes;
 };
@@ -966,38 +958,7 @@ static void settle_soon(struct dispatch *d, struct shard *s)
 		evtimer_add(d->flush, &zero);
 }
 
-/* ---- the tick: expiry, transfer recovery, idle shards ---- */
-
-struct shard_job {
-	struct dispatch *d;
-	struct shard *s;
-};
-
-static void on_expired(void *ud, int n)
-{
-	struct shard_job *j = ud;
-
-	j->s->expiring = 0;
-	if (n >= 16)
-		j->s->expiry_ms = 0; /* more are due: again at the next tick */
-	if (n > 0) {
-		j->s->want = 1;
-		settle_soon(j->d, j->s);
-	}
-	free(j);
-}
-
-static void on_recovered(void *ud, int n)
-{
-	struct shard_job *j = ud;
-
-	j->s->recovering = 0;
-	if (n > 0) {
-		j->s->want = 1;
-		settle_soon(j->d, j->s);
-	}
-	free(j);
-}
+/* ---- the tick: heartbeats, watchers, idle shards ---- */
 
 static void on_beats(void *ud, redisReply *reply, const char *err)
 {
@@ -1065,25 +1026,6 @@ static void on_tick(evutil_socket_t fd, short kind, void *arg)
 			rds_cmd_argv(d->r, on_counted, d, 3, argv, NULL);
 		}
 	}
-	for (int i = 0; i < d->nshards; i++) {
-		struct shard *s = &d->shards[i];
-		if (!s->expiring && now >= s->expiry_ms) {
-			struct shard_job *j = mem_new(struct shard_job);
-			j->d = d;
-			j->s = s;
-			s->expiring = 1;
-			s->expiry_ms = now + EXPIRY_EVERY_MS;
-			charges_expire_due(d->r, d->cfg, s->id, on_expired, j);
-		}
-		if (!s->recovering && now >= s->recover_ms) {
-			struct shard_job *j = mem_new(struct shard_job);
-			j->d = d;
-			j->s = s;
-			s->recovering = 1;
-			s->recover_ms = now + RECOVER_EVERY_MS;
-			accounts_transfer_recover(d->r, d->cfg, s->id, on_recovered, j);
-		}
-	}
 	pump(d);
 }
 
@@ -1104,12 +1046,19 @@ void dispatch_kick(struct dispatch *d, const char *id)
 	settle_soon(d, &d->shards[0]);
 }
 
+void dispatch_kick_shard(struct dispatch *d, int shard)
+{
+	if (!d || shard < 0 || shard >= d->nshards)
+		return;
+	d->shards[shard].want = 1;
+	settle_soon(d, &d->shards[shard]);
+}
+
 struct dispatch *dispatch_new(struct event_base *base, struct rds *r, const struct config *cfg)
 {
 	struct dispatch *d = mem_new(struct dispatch);
 	struct timeval tv = {0, TICK_MS * 1000};
 	char err[256];
-	uint64_t now = ids_now_ms();
 
 	d->base = base;
 	d->r = r;
@@ -1129,12 +1078,8 @@ struct dispatch *dispatch_new(struct event_base *base, struct rds *r, const stru
 	d->policy.max_age_ms = cfg->retry_max_age_s * 1000LL;
 	d->nshards = (int)cfg->shards;
 	d->shards = mem_calloc((size_t)d->nshards, sizeof(*d->shards));
-	for (int i = 0; i < d->nshards; i++) {
+	for (int i = 0; i < d->nshards; i++)
 		d->shards[i].id = i;
-		/* spread the periodic work of the shards over its period */
-		d->shards[i].expiry_ms = now + (uint64_t)(i * EXPIRY_EVERY_MS / d->nshards);
-		d->shards[i].recover_ms = now + (uint64_t)(i * RECOVER_EVERY_MS / d->nshards);
-	}
 	for (int i = 0; i < 2; i++)
 		d->pools[i] = curlev_new(base, cfg, (enum env)i, on_done, d);
 	d->tick = event_new(base, -1, EV_PERSIST, on_tick, d);
