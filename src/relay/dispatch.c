@@ -2,6 +2,8 @@
 
 #include "pixrelay/relay/budget.h"
 #include "pixrelay/relay/curlev.h"
+#include "pixrelay/relay/lease.h"
+#include "pixrelay/redis/rargs.h"
 #include "pixrelay/pix/backoff.h"
 #include "pixrelay/store/events.h"
 #include "pixrelay/core/ids.h"
@@ -612,7 +614,7 @@ static void start_delivery(struct delivery *dl)
 }
 
 /* A leased event: start it, or let it wait for a slot of its host. */
-static void begin(struct dispatch *d, struct shard *s, const char *token, redisReply **f)
+static void begin(struct dispatch *d, struct shard *s, const char *token, const struct lease *l)
 {
 	struct delivery *dl = mem_new(struct delivery);
 	char host[256];
@@ -621,17 +623,17 @@ static void begin(struct dispatch *d, struct shard *s, const char *token, redisR
 	dl->d = d;
 	dl->shard = s->id;
 	snprintf(dl->token, sizeof(dl->token), "%s", token);
-	snprintf(dl->id, sizeof(dl->id), "%s", f[0]->str);
-	dl->url = mem_strdup(f[1]->str);
-	dl->body = mem_strdup(f[2]->str);
-	dl->attempts = atoi(f[3]->str);
-	dl->budget_base = atoi(f[4]->str);
-	dl->created_ms = strtoll(f[5]->str, NULL, 10);
-	dl->account = mem_strdup(f[6]->str);
-	snprintf(dl->env, sizeof(dl->env), "%s", f[7]->str);
-	dl->signing = mem_strdup(f[8]->str);
-	dl->signing_prev = mem_strdup(f[9]->str);
-	dl->compat = mem_strdup(f[10]->str);
+	snprintf(dl->id, sizeof(dl->id), "%s", l->id);
+	dl->url = mem_strdup(l->url);
+	dl->body = mem_strdup(l->body);
+	dl->attempts = l->attempts;
+	dl->budget_base = l->budget_base;
+	dl->created_ms = l->created_ms;
+	dl->account = mem_strdup(l->account);
+	snprintf(dl->env, sizeof(dl->env), "%s", l->env);
+	dl->signing = mem_strdup(l->signing);
+	dl->signing_prev = mem_strdup(l->signing_prev);
+	dl->compat = mem_strdup(l->compat);
 	dl->retry_after_ms = -1;
 	dl->start_ms = ids_now_ms();
 	dispatch_url_host(dl->url, host, sizeof(host));
@@ -669,8 +671,6 @@ struct settle {
 	char token[IDS_ULID_LEN + 24];
 };
 
-#define LEASE_FIELDS 11
-
 static void pump(struct dispatch *d);
 
 static void on_settled(void *ud, redisReply *reply, const char *err)
@@ -700,12 +700,11 @@ static void on_settled(void *ud, redisReply *reply, const char *err)
 		s->next_ms = now + IDLE_POLL_MS;
 	} else if (reply->type == REDIS_REPLY_ARRAY && reply->elements >= 2) {
 		redisReply *next = reply->element[1];
-		for (size_t i = 2; i + LEASE_FIELDS <= reply->elements; i += LEASE_FIELDS) {
-			int ok = 1;
-			for (size_t j = 0; j < LEASE_FIELDS; j++)
-				ok &= reply->element[i + j]->type == REDIS_REPLY_STRING;
-			if (ok) {
-				begin(d, s, c->token, reply->element + i);
+		for (size_t i = LEASE_REPLY_FIRST; i + LEASE_FIELDS <= reply->elements;
+		     i += LEASE_FIELDS) {
+			struct lease l;
+			if (lease_decode(reply->element + i, reply->elements - i, &l) == 0) {
+				begin(d, s, c->token, &l);
 				leased++;
 			}
 		}
@@ -764,18 +763,13 @@ static unsigned shard_budget(const struct dispatch *d, const struct shard *s,
 static void settle(struct dispatch *d, struct shard *s, unsigned lease)
 {
 	char sp[KS_PREFIX_MAX], hosts_k[KS_KEY_MAX], lease_k[KS_KEY_MAX], dead_k[KS_KEY_MAX];
-	char now_s[32], lease_ms[32], max[16], cap[16], ttl[24], deflt[16], nh[16], no[16];
-	char acct_deflt[16], na[16], envb[2][16], (*abudgets)[16] = NULL;
-	unsigned nacct = 0, per_account = (unsigned)d->cfg->delivery_per_account;
 	struct settle *c = mem_new(struct settle);
 	unsigned n = s->noutcomes < OUTCOMES_MAX ? s->noutcomes : OUTCOMES_MAX;
-	unsigned nover = 0, argc;
-	const char **argv;
-	size_t *lens;
-	char(*budgets)[16] = NULL;
-	struct outcome *o;
 	uint64_t now = ids_now_ms();
 	unsigned dflt = budget_default_room(&d->budget);
+	struct lease_call call = {0};
+	struct rargs a;
+	struct outcome *o;
 
 	c->d = d;
 	c->s = s;
@@ -797,62 +791,40 @@ static void settle(struct dispatch *d, struct shard *s, unsigned lease)
 	snprintf(hosts_k, sizeof(hosts_k), "%shosts", sp);
 	snprintf(lease_k, sizeof(lease_k), "%slease", sp);
 	snprintf(dead_k, sizeof(dead_k), "%sdead", sp);
-	snprintf(now_s, sizeof(now_s), "%llu", (unsigned long long)now);
-	snprintf(lease_ms, sizeof(lease_ms), "%ld",
-		 d->cfg->delivery_timeout_ms + d->cfg->delivery_connect_timeout_ms +
-		     LEASE_MARGIN_MS);
-	snprintf(max, sizeof(max), "%u", lease);
-	snprintf(cap, sizeof(cap), "%ld", d->cfg->attempt_log_cap);
-	snprintf(ttl, sizeof(ttl), "%ld", d->cfg->event_retention_days * 86400);
-	snprintf(deflt, sizeof(deflt), "%u", dflt);
+	call.hosts_key = hosts_k;
+	call.lease_key = lease_k;
+	call.dead_key = dead_k;
+	call.shard_prefix = sp;
+	call.now_ms = now;
+	call.lease_ms =
+	    d->cfg->delivery_timeout_ms + d->cfg->delivery_connect_timeout_ms + LEASE_MARGIN_MS;
+	call.most = lease;
+	call.token = c->token;
+	call.log_cap = d->cfg->attempt_log_cap;
+	call.retention_s = d->cfg->event_retention_days * 86400;
+	call.host_most = dflt;
 	/* the hosts whose budget differs from the default */
 	if (lease)
 		for (struct budget_host *h = d->budget.hosts; h; h = h->all_next)
-			nover += shard_budget(d, s, h, now) != dflt;
+			call.nhosts += shard_budget(d, s, h, now) != dflt;
+	call.noutcomes = n;
+	call.account_most = (unsigned)d->cfg->delivery_per_account;
 	/* the accounts holding deliveries: their budget is below the default */
-	if (lease)
-		nacct = d->budget.ntenants;
-	argc = 17 + 2 * nover + 2 * nacct + 7 * n;
-	argv = mem_calloc(argc, sizeof(char *));
-	lens = mem_calloc(argc, sizeof(size_t));
-	if (nover) {
-		budgets = mem_calloc(nover, sizeof(*budgets));
-		c->res = mem_calloc(nover, sizeof(*c->res));
-	}
-	argv[0] = hosts_k;
-	argv[1] = lease_k;
-	argv[2] = dead_k;
-	argv[3] = sp;
-	argv[4] = now_s;
-	argv[5] = lease_ms;
-	argv[6] = max;
-	argv[7] = c->token;
-	argv[8] = cap;
-	argv[9] = ttl;
-	argv[10] = deflt;
-	snprintf(nh, sizeof(nh), "%u", nover);
-	snprintf(no, sizeof(no), "%u", n);
-	argv[11] = nh;
-	argv[12] = no;
-	snprintf(acct_deflt, sizeof(acct_deflt), "%u", per_account);
-	snprintf(na, sizeof(na), "%u", nacct);
-	for (int e = 0; e < 2; e++)
-		snprintf(envb[e], sizeof(envb[e]), "%u",
-			 lease ? budget_env_room(&d->budget, (enum env)e) : 0);
-	argv[13] = acct_deflt;
-	argv[14] = na;
-	argv[15] = envb[ENV_SANDBOX];
-	argv[16] = envb[ENV_PRODUCTION];
+	call.naccounts = lease ? d->budget.ntenants : 0;
+	call.sandbox_most = lease ? budget_env_room(&d->budget, ENV_SANDBOX) : 0;
+	call.production_most = lease ? budget_env_room(&d->budget, ENV_PRODUCTION) : 0;
+	if (call.nhosts)
+		c->res = mem_calloc(call.nhosts, sizeof(*c->res));
+	rargs_init(&a);
+	lease_args(&a, &call);
 	{
 		unsigned i = 0;
-		for (struct budget_host *h = d->budget.hosts; lease && h && i < nover;
+		for (struct budget_host *h = d->budget.hosts; lease && h && i < call.nhosts;
 		     h = h->all_next) {
 			unsigned budget = shard_budget(d, s, h, now);
 			if (budget == dflt)
 				continue;
-			snprintf(budgets[i], sizeof(budgets[i]), "%u", budget);
-			argv[17 + 2 * i] = h->name;
-			argv[18 + 2 * i] = budgets[i];
+			lease_args_host(&a, h->name, budget);
 			/* what this call may lease is not offered to another meanwhile */
 			if (budget) {
 				h->leasing += budget;
@@ -862,40 +834,21 @@ static void settle(struct dispatch *d, struct shard *s, unsigned lease)
 			i++;
 		}
 	}
-	if (nacct) {
+	{
 		unsigned i = 0;
-		abudgets = mem_calloc(nacct, sizeof(*abudgets));
-		for (int b = 0; b < BUDGET_TENANT_BUCKETS && i < nacct; b++)
-			for (struct budget_tenant *t = d->budget.tenants[b]; t && i < nacct;
-			     t = t->next, i++) {
-				snprintf(abudgets[i], sizeof(abudgets[i]), "%u",
-					 budget_tenant_room(&d->budget, t));
-				argv[17 + 2 * nover + 2 * i] = t->account;
-				argv[18 + 2 * nover + 2 * i] = abudgets[i];
-			}
+		for (int b = 0; b < BUDGET_TENANT_BUCKETS && i < call.naccounts; b++)
+			for (struct budget_tenant *t = d->budget.tenants[b];
+			     t && i < call.naccounts; t = t->next, i++)
+				lease_args_account(&a, t->account,
+						   budget_tenant_room(&d->budget, t));
 	}
 	/* the outcomes: their texts stay alive until rds_script has copied them */
-	{
-		char(*nums)[2][24] = mem_calloc(n ? n : 1, sizeof(*nums));
-		unsigned at = 17 + 2 * nover + 2 * nacct;
-		o = s->outcomes;
-		for (unsigned i = 0; i < n; i++, o = o->next) {
-			snprintf(nums[i][0], 24, "%lld", o->next_ms);
-			if (o->status > 0)
-				snprintf(nums[i][1], 24, "%ld", o->status);
-			argv[at++] = o->id;
-			argv[at++] = o->token;
-			argv[at++] = o->what;
-			argv[at++] = nums[i][0];
-			argv[at++] = nums[i][1];
-			argv[at++] = o->error;
-			argv[at++] = o->entry;
-		}
-		for (unsigned i = 0; i < argc; i++)
-			lens[i] = strlen(argv[i]);
-		rds_script(d->r, on_settled, c, SCRIPT_EVENT_SETTLE, 3, (int)argc, argv, lens);
-		free(nums);
-	}
+	o = s->outcomes;
+	for (unsigned i = 0; i < n; i++, o = o->next)
+		lease_args_outcome(&a, o->id, o->token, o->what, o->next_ms, o->status, o->error,
+				   o->entry);
+	rds_script(d->r, on_settled, c, SCRIPT_EVENT_SETTLE, LEASE_NKEYS, a.argc, a.argv, a.lens);
+	rargs_deinit(&a);
 	for (unsigned i = 0; i < n; i++) {
 		o = s->outcomes;
 		s->outcomes = o->next;
@@ -905,10 +858,6 @@ static void settle(struct dispatch *d, struct shard *s, unsigned lease)
 		s->outcomes_tail = NULL;
 	s->noutcomes -= n;
 	d->queued -= n;
-	free(budgets);
-	free(abudgets);
-	free(argv);
-	free(lens);
 }
 
 /* Settle every shard that has outcomes to send or may have work, sharing
