@@ -1,35 +1,34 @@
-#include "pixrelay/relay/dispatch.h"
+/* dispatch: the dispatcher proper, leasing and settling. Each shard's
+ * outcomes are queued as deliveries end and sent with its next event_settle
+ * call, which also leases what this process has room for (settle, pump);
+ * leased events are handed to their host's slots or wait for one (begin),
+ * and watchers of `pixrelay tail` hear of each outcome (publish). The tick
+ * gives back leases that waited too long, beats the heartbeat and counts the
+ * watchers. Elsewhere: one delivery's request and verdict in delivery.c,
+ * the host, account and environment budgets in budget.c, curl on libevent
+ * in curlev.c, event_settle's arguments in lease.c, charge expiry and
+ * transfer recovery in janitor.c.
+ */
+#include "dispatch_int.h"
 
-#include "pixrelay/relay/budget.h"
-#include "pixrelay/relay/curlev.h"
 #include "pixrelay/relay/lease.h"
 #include "pixrelay/redis/rargs.h"
-#include "pixrelay/pix/backoff.h"
-#include "pixrelay/store/events.h"
 #include "pixrelay/core/ids.h"
 #include "pixrelay/core/json.h"
 #include "pixrelay/pix/keyspace.h"
 #include "pixrelay/core/log.h"
 #include "pixrelay/core/metrics.h"
 #include "pixrelay/core/mem.h"
-#include "pixrelay/core/netaddr.h"
-#include "pixrelay/pix/sign.h"
 #include "pixrelay/core/timefmt.h"
 #include "pixrelay/core/validate.h"
 
-#include <arpa/inet.h>
 #include <ctype.h>
-#include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/time.h>
 
-#define TICK_MS BUDGET_TICK_MS /* the periodic look at every shard's timers */
-#define IDLE_POLL_MS 200       /* an idle shard is settled this often */
-#define LEASE_MARGIN_MS 20000
-#define RESPONSE_KEEP 1024
+#define IDLE_POLL_MS 200 /* an idle shard is settled this often */
 #define OUTCOMES_MAX 256 /* per settle call */
 #define LEASE_MAX 256	 /* per settle call */
 #define SETTLE_DEPTH 2	 /* settle calls under way per shard, at most */
@@ -63,73 +62,7 @@ struct shard {
 	unsigned noutcomes;
 };
 
-struct dispatch {
-	struct event_base *base;
-	struct rds *r;
-	const struct config *cfg;
-	struct curlev *pools[2]; /* by enum env (curlev.h) */
-	struct event *tick;	 /* every TICK_MS */
-	struct event *flush;	 /* zero-delay: settle the shards that want it */
-	struct netaddr_list allow;
-	struct backoff_policy policy;
-	char token[IDS_ULID_LEN + 1]; /* this process's id, the stem of lease tokens */
-	unsigned long leases;	      /* lease calls made, to make each token unique */
-	unsigned held;		      /* leased deliveries whose outcome is not queued */
-	unsigned reserved;	      /* leases asked for by calls under way */
-	unsigned settling;	      /* settle calls under way */
-	unsigned queued;	      /* outcomes not yet sent */
-	int nshards;
-	struct shard *shards;
-	int next_shard; /* round robin of the free capacity */
-	int stopped;
-	struct budget budget;  /* hosts, tenants, environments (budget.h) */
-	long long subscribers; /* of the deliveries channel (pixrelay tail) */
-	uint64_t subscribers_ms;
-	int counting;
-	uint64_t beat_ms, swept_beats_ms;
-	struct delivery *active; /* in curl now (freed by dispatch_free if still there) */
-};
-
-struct delivery {
-	struct dispatch *d;
-	int shard;
-	char token[IDS_ULID_LEN + 24]; /* the lease's token: only its holder may settle it */
-	struct delivery *prev_active, *next_active; /* in curl now */
-	struct delivery *next_waiting;
-	char id[EVENT_ID_MAX];
-	char *url, *body, *account;
-	char *signing, *signing_prev, *compat;
-	char env[16];
-	struct budget_tenant *tenant;
-	int attempts, budget_base;
-	long long created_ms;
-	struct budget_host *host;
-	struct curlev *pool;
-	CURL *easy;
-	struct curl_slist *headers;
-	char *response; /* the answer's first RESPONSE_KEEP bytes, allocated when it comes */
-	size_t response_len;
-	long long retry_after_ms;
-	int refused_address;
-	char refused_ip[64];
-	uint64_t start_ms;
-	uint64_t waiting_since_ms;
-	char errbuf[CURL_ERROR_SIZE];
-};
-
 static void settle_soon(struct dispatch *d, struct shard *s);
-static void start_delivery(struct delivery *dl);
-
-enum dispatch_verdict dispatch_judge(long http_status, int curl_ok)
-{
-	if (!curl_ok || http_status == 0)
-		return DISPATCH_RETRY;
-	if (http_status >= 200 && http_status < 300)
-		return DISPATCH_OK;
-	if (http_status == 410)
-		return DISPATCH_STOP;
-	return DISPATCH_RETRY;
-}
 
 void dispatch_url_host(const char *url, char *out, size_t size)
 {
@@ -151,32 +84,6 @@ void dispatch_url_host(const char *url, char *out, size_t size)
 	for (size_t i = 0; i < n; i++)
 		out[i] = (char)tolower((unsigned char)a[i]);
 	out[n] = '\0';
-}
-
-static void delivery_free(struct delivery *dl)
-{
-	if (dl->easy)
-		curlev_release(dl->pool, dl->easy);
-	curl_slist_free_all(dl->headers);
-	free(dl->url);
-	free(dl->body);
-	free(dl->account);
-	free(dl->response);
-	if (dl->signing)
-		mem_wipe(dl->signing, strlen(dl->signing));
-	if (dl->signing_prev)
-		mem_wipe(dl->signing_prev, strlen(dl->signing_prev));
-	if (dl->compat)
-		mem_wipe(dl->compat, strlen(dl->compat));
-	free(dl->signing);
-	free(dl->signing_prev);
-	free(dl->compat);
-	free(dl);
-}
-
-static enum env env_of(const struct delivery *dl)
-{
-	return strcmp(dl->env, "production") == 0 ? ENV_PRODUCTION : ENV_SANDBOX;
 }
 
 /* ---- outcomes ---- */
@@ -245,10 +152,8 @@ static void sanitize(char *s)
 			*s = '?';
 }
 
-/* Queue the outcome of dl for its shard's next settle call, and free dl.
- * A release made no attempt (the destination was busy). */
-static void complete(struct delivery *dl, const char *what, long long next_ms, long status,
-		     const char *error)
+void dispatch_complete(struct delivery *dl, const char *what, long long next_ms, long status,
+		       const char *error)
 {
 	struct dispatch *d = dl->d;
 	struct shard *s = &d->shards[dl->shard];
@@ -312,7 +217,7 @@ static void complete(struct delivery *dl, const char *what, long long next_ms, l
 	metrics_delivery(dl->env, what, (double)(now - dl->start_ms) / 1000.0);
 	d->queued++;
 	d->held--;
-	budget_release(&d->budget, dl->tenant, env_of(dl));
+	budget_release(&d->budget, dl->tenant, delivery_env(dl));
 	delivery_free(dl);
 	settle_soon(d, s);
 }
@@ -322,23 +227,6 @@ static void outcome_free(struct outcome *o)
 	free(o->error);
 	free(o->entry);
 	free(o);
-}
-
-/* ---- starting and finishing requests ---- */
-
-/* A slot of `h` is free: start its oldest waiting delivery. */
-static void start_waiting(struct budget_host *h)
-{
-	struct delivery *dl = h->waiting;
-
-	if (!dl || !budget_host_may_start(h))
-		return;
-	h->waiting = dl->next_waiting;
-	if (!h->waiting)
-		h->waiting_tail = NULL;
-	h->nwaiting--;
-	dl->next_waiting = NULL;
-	start_delivery(dl);
 }
 
 /* Waiting deliveries that could outlive their lease go back to the queue
@@ -354,263 +242,10 @@ static void expire_waiting(struct dispatch *d, int all, uint64_t now)
 				h->waiting_tail = NULL;
 			h->nwaiting--;
 			dl->next_waiting = NULL;
-			complete(dl, "release", (long long)now + (all ? 0 : 1000), 0, NULL);
+			dispatch_complete(dl, "release", (long long)now + (all ? 0 : 1000), 0,
+					  NULL);
 		}
 	}
-}
-
-static void finish(struct delivery *dl, CURLcode result)
-{
-	struct dispatch *d = dl->d;
-	struct budget_host *h = dl->host;
-	long status = 0;
-	char error[512] = "";
-	long long next_ms = 0;
-	uint32_t rnd;
-	uint64_t now = ids_now_ms();
-
-	curl_easy_getinfo(dl->easy, CURLINFO_RESPONSE_CODE, &status);
-	if (dl->refused_address)
-		snprintf(error, sizeof(error),
-			 "destination address %s is not public; production postbacks may only "
-			 "reach public addresses (see destination-allow)",
-			 dl->refused_ip);
-	else if (result != CURLE_OK)
-		snprintf(error, sizeof(error), "%s",
-			 dl->errbuf[0] ? dl->errbuf : curl_easy_strerror(result));
-	else if (status < 200 || status >= 300)
-		snprintf(error, sizeof(error), "HTTP %ld", status);
-
-	/* a refused address says nothing about the host; an answer in time is
-	 * healthy unless it asks to slow down (429, 5xx: the limit halves, as on
-	 * a failed connection); only a timeout, which held a slot for long,
-	 * counts towards opening the circuit */
-	budget_done(&d->budget, h, dl->tenant, env_of(dl));
-	if (dl->refused_address)
-		budget_learn(&d->budget, h, BUDGET_FINE, 1, now);
-	else if (result == CURLE_OPERATION_TIMEDOUT)
-		budget_learn(&d->budget, h, BUDGET_UNREACHABLE, 0, now);
-	else if (result != CURLE_OK)
-		budget_learn(&d->budget, h, BUDGET_STRAINED, 0, now);
-	else if (status == 429 || status >= 500)
-		budget_learn(&d->budget, h, BUDGET_STRAINED, 0, now);
-	else
-		budget_learn(&d->budget, h, BUDGET_FINE, now - dl->start_ms < BUDGET_SLOW_MS, now);
-
-	switch (dispatch_judge(status, result == CURLE_OK)) {
-	case DISPATCH_OK:
-		complete(dl, "delivered", 0, status, NULL);
-		break;
-	case DISPATCH_STOP:
-		complete(dl, "dead", 0, status, "410 Gone: the destination asked to stop");
-		break;
-	case DISPATCH_RETRY:
-		ids_random(&rnd, sizeof(rnd));
-		if (backoff_next(&d->policy, dl->attempts - dl->budget_base, dl->created_ms,
-				 (long long)now,
-				 (status == 429 || status == 503) ? dl->retry_after_ms : -1, rnd,
-				 &next_ms) == BACKOFF_RETRY)
-			complete(dl, "retry", next_ms, status, error);
-		else
-			complete(dl, "dead", 0, status, error);
-		break;
-	}
-	start_waiting(h);
-}
-
-static void active_add(struct delivery *dl)
-{
-	struct dispatch *d = dl->d;
-
-	dl->prev_active = NULL;
-	dl->next_active = d->active;
-	if (d->active)
-		d->active->prev_active = dl;
-	d->active = dl;
-}
-
-static void active_remove(struct delivery *dl)
-{
-	struct dispatch *d = dl->d;
-
-	if (dl->prev_active)
-		dl->prev_active->next_active = dl->next_active;
-	else if (d->active == dl)
-		d->active = dl->next_active;
-	if (dl->next_active)
-		dl->next_active->prev_active = dl->prev_active;
-	dl->prev_active = dl->next_active = NULL;
-}
-
-/* A transfer of a pool finished (curlev.h). */
-static void on_done(void *ud, CURL *easy, CURLcode result)
-{
-	struct delivery *dl = NULL;
-
-	curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&dl);
-	active_remove(dl);
-	finish(dl, result);
-}
-
-static size_t on_body(char *ptr, size_t size, size_t nmemb, void *userdata)
-{
-	struct delivery *dl = userdata;
-	size_t n = size * nmemb, room = RESPONSE_KEEP - dl->response_len;
-
-	if (!dl->response && n)
-		dl->response = mem_alloc(RESPONSE_KEEP + 1);
-	memcpy(dl->response + dl->response_len, ptr, n < room ? n : room);
-	dl->response_len += n < room ? n : room;
-	return n; /* the rest is read and dropped */
-}
-
-static size_t on_header(char *buf, size_t size, size_t nitems, void *userdata)
-{
-	struct delivery *dl = userdata;
-	size_t n = size * nitems;
-
-	if (n > 12 && strncasecmp(buf, "Retry-After:", 12) == 0) {
-		char value[128];
-		size_t vl = n - 12 < sizeof(value) - 1 ? n - 12 : sizeof(value) - 1;
-		long long ms;
-		memcpy(value, buf + 12, vl);
-		value[vl] = '\0';
-		value[strcspn(value, "\r\n")] = '\0';
-		if (backoff_parse_retry_after(value, (long long)(ids_now_ms() / 1000), &ms) == 0)
-			dl->retry_after_ms = ms;
-	}
-	return n;
-}
-
-/* Production postbacks may only reach public addresses (or those of
- * destination-allow). Checked twice: on the address curl is about to connect
- * to, after DNS, so that a refused address is never even connected to; and
- * on the connection that is about to carry the request (below), whether new
- * or reused, so that no connection can carry a production request to an
- * address that is not allowed, however it was opened. */
-static curl_socket_t on_open_socket(void *clientp, curlsocktype purpose,
-				    struct curl_sockaddr *address)
-{
-	struct delivery *dl = clientp;
-	struct dispatch *d = dl->d;
-	const struct sockaddr *sa = &address->addr;
-
-	if (strcmp(dl->env, "production") == 0 && !netaddr_is_public(sa) &&
-	    !netaddr_list_contains_sa(&d->allow, sa)) {
-		dl->refused_address = 1;
-		if (sa->sa_family == AF_INET)
-			inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr,
-				  dl->refused_ip, sizeof(dl->refused_ip));
-		else if (sa->sa_family == AF_INET6)
-			inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr,
-				  dl->refused_ip, sizeof(dl->refused_ip));
-		return CURL_SOCKET_BAD;
-	}
-	return socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
-}
-
-static int on_prereq(void *clientp, char *primary_ip, char *local_ip, int primary_port,
-		     int local_port)
-{
-	struct delivery *dl = clientp;
-
-	if (strcmp(dl->env, "production") != 0 || netaddr_ip_is_public(primary_ip) ||
-	    netaddr_list_contains_port(&dl->d->allow, primary_ip, primary_port))
-		return CURL_PREREQFUNC_OK;
-	dl->refused_address = 1;
-	snprintf(dl->refused_ip, sizeof(dl->refused_ip), "%s", primary_ip);
-	return CURL_PREREQFUNC_ABORT;
-}
-
-static void add_header(struct delivery *dl, const char *name, const char *value)
-{
-	char h[1024];
-	struct curl_slist *l;
-
-	snprintf(h, sizeof(h), "%s: %s", name, value);
-	l = curl_slist_append(dl->headers, h);
-	if (!l)
-		mem_oom(__FILE__, __LINE__);
-	dl->headers = l;
-}
-
-/* Take a slot of the host and send. */
-static void start_delivery(struct delivery *dl)
-{
-	struct dispatch *d = dl->d;
-	char ts[32], sig[64], sig2[64], sigs[140];
-	long long now_s;
-
-	budget_host_started(dl->host);
-	dl->start_ms = ids_now_ms();
-	now_s = (long long)(dl->start_ms / 1000);
-	dl->pool = d->pools[strcmp(dl->env, "production") == 0 ? ENV_PRODUCTION : ENV_SANDBOX];
-	dl->easy = curlev_easy(dl->pool);
-	snprintf(ts, sizeof(ts), "%lld", now_s);
-	add_header(dl, "Content-Type", "application/json");
-	add_header(dl, "User-Agent", "pixrelay/" PIXRELAY_VERSION);
-	add_header(dl, "webhook-id", dl->id);
-	add_header(dl, "webhook-timestamp", ts);
-	sig[0] = sig2[0] = '\0';
-	if (*dl->signing)
-		sign_signature(dl->signing, dl->id, now_s, dl->body, strlen(dl->body), sig,
-			       sizeof(sig));
-	if (*dl->signing_prev)
-		sign_signature(dl->signing_prev, dl->id, now_s, dl->body, strlen(dl->body), sig2,
-			       sizeof(sig2));
-	snprintf(sigs, sizeof(sigs), "%s%s%s", sig, sig[0] && sig2[0] ? " " : "", sig2);
-	if (*sigs)
-		add_header(dl, "webhook-signature", sigs);
-	if (*dl->compat)
-		add_header(dl, "signature", dl->compat);
-	{
-		/* no "Expect: 100-continue" round trip before the body */
-		struct curl_slist *l = curl_slist_append(dl->headers, "Expect:");
-		if (!l)
-			mem_oom(__FILE__, __LINE__);
-		dl->headers = l;
-	}
-
-	curl_easy_setopt(dl->easy, CURLOPT_URL, dl->url);
-	curl_easy_setopt(dl->easy, CURLOPT_PRIVATE, dl);
-	curl_easy_setopt(dl->easy, CURLOPT_POST, 1L);
-	curl_easy_setopt(dl->easy, CURLOPT_POSTFIELDS, dl->body);
-	curl_easy_setopt(dl->easy, CURLOPT_POSTFIELDSIZE, (long)strlen(dl->body));
-	curl_easy_setopt(dl->easy, CURLOPT_HTTPHEADER, dl->headers);
-	curl_easy_setopt(dl->easy, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(dl->easy, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(dl->easy, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(dl->easy, CURLOPT_CONNECTTIMEOUT_MS, d->cfg->delivery_connect_timeout_ms);
-	curl_easy_setopt(dl->easy, CURLOPT_TIMEOUT_MS, d->cfg->delivery_timeout_ms);
-	curl_easy_setopt(dl->easy, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(dl->easy, CURLOPT_WRITEDATA, dl);
-	curl_easy_setopt(dl->easy, CURLOPT_HEADERFUNCTION, on_header);
-	curl_easy_setopt(dl->easy, CURLOPT_HEADERDATA, dl);
-	curl_easy_setopt(dl->easy, CURLOPT_OPENSOCKETFUNCTION, on_open_socket);
-	curl_easy_setopt(dl->easy, CURLOPT_OPENSOCKETDATA, dl);
-	curl_easy_setopt(dl->easy, CURLOPT_PREREQFUNCTION, on_prereq);
-	curl_easy_setopt(dl->easy, CURLOPT_PREREQDATA, dl);
-	/* never through a proxy from the environment (http_proxy, ...): the
-	 * address checks above must see the destination itself */
-	curl_easy_setopt(dl->easy, CURLOPT_PROXY, "");
-	curl_easy_setopt(dl->easy, CURLOPT_ERRORBUFFER, dl->errbuf);
-	/* an answer is read only to keep its first KiB: the smallest read
-	 * buffer curl takes (its default is 16 KiB per request in flight) */
-	curl_easy_setopt(dl->easy, CURLOPT_BUFFERSIZE, 1024L);
-	/* an https destination may offer HTTP/2 (negotiated): then many
-	 * postbacks share one connection. Not for http: there, waiting to learn
-	 * whether a connection multiplexes would queue them behind one answer */
-	if (strncasecmp(dl->url, "https:", 6) == 0)
-		curl_easy_setopt(dl->easy, CURLOPT_PIPEWAIT, 1L);
-	if (curlev_add(dl->pool, dl->easy) < 0) {
-		struct budget_host *h = dl->host;
-		h->active--;
-		complete(dl, "retry", (long long)ids_now_ms() + d->cfg->retry_base_ms, 0,
-			 "cannot start the request");
-		start_waiting(h);
-		return;
-	}
-	active_add(dl);
 }
 
 /* A leased event: start it, or let it wait for a slot of its host. */
@@ -640,10 +275,10 @@ static void begin(struct dispatch *d, struct shard *s, const char *token, const 
 	h = budget_host_get(&d->budget, host);
 	h->last_ms = dl->start_ms;
 	dl->host = h;
-	dl->tenant = budget_hold(&d->budget, dl->account, env_of(dl));
+	dl->tenant = budget_hold(&d->budget, dl->account, delivery_env(dl));
 	d->held++;
 	if (budget_host_may_start(h) && !h->waiting) {
-		start_delivery(dl);
+		delivery_start(dl);
 		return;
 	}
 	dl->waiting_since_ms = dl->start_ms;
@@ -1030,7 +665,7 @@ struct dispatch *dispatch_new(struct event_base *base, struct rds *r, const stru
 	for (int i = 0; i < d->nshards; i++)
 		d->shards[i].id = i;
 	for (int i = 0; i < 2; i++)
-		d->pools[i] = curlev_new(base, cfg, (enum env)i, on_done, d);
+		d->pools[i] = curlev_new(base, cfg, (enum env)i, delivery_done, d);
 	d->tick = event_new(base, -1, EV_PERSIST, on_tick, d);
 	d->flush = evtimer_new(base, on_flush, d);
 	event_add(d->tick, &tv);
@@ -1076,10 +711,7 @@ void dispatch_free(struct dispatch *d)
 		return;
 	/* deliveries still in curl are abandoned: their leases run out */
 	while (d->active) {
-		struct delivery *dl = d->active;
-		curlev_remove(dl->pool, dl->easy);
-		active_remove(dl);
-		delivery_free(dl);
+		delivery_abandon(d->active);
 	}
 	for (int i = 0; i < 2; i++)
 		curlev_free(d->pools[i]);

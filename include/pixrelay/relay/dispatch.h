@@ -34,9 +34,11 @@
  * janitor (janitor.h) runs the expiry of due charges and the recovery of
  * half-done transfers, per shard.
  *
- * The files: dispatch.c leases and settles; budget.c (budget.h) holds the
- * numbers of hosts, accounts and environments; curlev.c (curlev.h) drives
- * curl from libevent.
+ * The files: dispatch.c leases and settles; delivery.c makes one
+ * delivery's request and judges its end; budget.c (budget.h) holds the
+ * numbers of hosts, accounts and environments; lease.c (lease.h) writes
+ * event_settle's arguments and reads its leases; curlev.c (curlev.h)
+ * drives curl from libevent.
  */
 #ifndef PIXRELAY_DISPATCH_H
 #define PIXRELAY_DISPATCH_H
