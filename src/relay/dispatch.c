@@ -29,6 +29,7 @@
 #include <sys/time.h>
 
 #define IDLE_POLL_MS 200 /* an idle shard is settled this often */
+#define LEASE_MARGIN_MS 20000
 #define OUTCOMES_MAX 256 /* per settle call */
 #define LEASE_MAX 256	 /* per settle call */
 #define SETTLE_DEPTH 2	 /* settle calls under way per shard, at most */
@@ -613,6 +614,14 @@ static void on_tick(evutil_socket_t fd, short kind, void *arg)
 	pump(d);
 }
 
+void dispatch_kick_shard(struct dispatch *d, int shard)
+{
+	if (!d || shard < 0 || shard >= d->nshards)
+		return;
+	d->shards[shard].want = 1;
+	settle_soon(d, &d->shards[shard]);
+}
+
 void dispatch_kick(struct dispatch *d, const char *id)
 {
 	int shard;
@@ -621,21 +630,12 @@ void dispatch_kick(struct dispatch *d, const char *id)
 		return;
 	shard = id ? ks_shard_of(id) : -1;
 	if (shard >= 0 && shard < d->nshards) {
-		d->shards[shard].want = 1;
-		settle_soon(d, &d->shards[shard]);
+		dispatch_kick_shard(d, shard);
 		return;
 	}
 	for (int i = 0; i < d->nshards; i++)
 		d->shards[i].want = 1;
 	settle_soon(d, &d->shards[0]);
-}
-
-void dispatch_kick_shard(struct dispatch *d, int shard)
-{
-	if (!d || shard < 0 || shard >= d->nshards)
-		return;
-	d->shards[shard].want = 1;
-	settle_soon(d, &d->shards[shard]);
 }
 
 struct dispatch *dispatch_new(struct event_base *base, struct rds *r, const struct config *cfg)
@@ -710,9 +710,8 @@ void dispatch_free(struct dispatch *d)
 	if (!d)
 		return;
 	/* deliveries still in curl are abandoned: their leases run out */
-	while (d->active) {
+	while (d->active)
 		delivery_abandon(d->active);
-	}
 	for (int i = 0; i < 2; i++)
 		curlev_free(d->pools[i]);
 	event_free(d->tick);

@@ -19,7 +19,6 @@
 #include <stdint.h>
 
 #define TICK_MS BUDGET_TICK_MS /* the periodic look at every shard's timers */
-#define LEASE_MARGIN_MS 20000
 #define RESPONSE_KEEP 1024
 
 struct shard; /* dispatch.c's */
