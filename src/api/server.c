@@ -15,6 +15,7 @@
 #include "pixrelay/core/netaddr.h"
 #include "pixrelay/redis/redis.h"
 #include "pixrelay/redis/redisd.h"
+#include "pixrelay/relay/janitor.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -27,6 +28,7 @@ struct server {
 	struct app app;
 	struct event *log_timer;  /* flushes the buffered log */
 	struct rds *dispatch_rds; /* the dispatcher's own connection */
+	struct janitor *janitor;  /* expiry and transfer recovery, next to the dispatcher */
 	struct event *sigterm, *sigint, *drain_timer;
 	struct timeval drain_start;
 	struct http_route *public_routes; /* with metrics-listen: the API without /metrics */
@@ -131,6 +133,7 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	s->app.draining = 1;
 	http_stop_accepting(s->app.http);
 	dispatch_stop(s->app.dispatch);
+	janitor_stop(s->janitor);
 	evstream_stop(s->app.streams); /* their clients resume on another process */
 	gettimeofday(&s->drain_start, NULL);
 	evtimer_add(s->drain_timer, &tv);
@@ -231,6 +234,7 @@ int server_run(struct config *cfg)
 		s.app.dispatch = dispatch_new(s.app.base, s.dispatch_rds, cfg);
 		if (!s.app.dispatch)
 			goto done;
+		s.janitor = janitor_new(s.app.base, s.dispatch_rds, cfg, s.app.dispatch);
 	}
 	{
 		/* with a metrics listener, /metrics is unknown to the public one
@@ -302,6 +306,7 @@ done:
 	evstream_free(s.app.streams);
 	rds_free(s.dispatch_rds);
 	cache_free(s.app.cache);
+	janitor_free(s.janitor);
 	dispatch_free(s.app.dispatch);
 	http_free(s.app.http);
 	http_free(s.app.metrics_http);

@@ -1,95 +1,43 @@
-#include "pixrelay/relay/dispatch.h"
+/* dispatch: the dispatcher proper, leasing and settling. Each shard's
+ * outcomes are queued as deliveries end and sent with its next event_settle
+ * call, which also leases what this process has room for (settle, pump);
+ * leased events are handed to their host's slots or wait for one (begin),
+ * and watchers of `pixrelay tail` hear of each outcome (publish). The tick
+ * gives back leases that waited too long, beats the heartbeat and counts the
+ * watchers. Elsewhere: one delivery's request and verdict in delivery.c,
+ * the host, account and environment budgets in budget.c, curl on libevent
+ * in curlev.c, event_settle's arguments in lease.c, charge expiry and
+ * transfer recovery in janitor.c.
+ */
+#include "dispatch_int.h"
 
-#include "pixrelay/store/transfers.h"
-#include "pixrelay/store/auth.h"
-#include "pixrelay/pix/backoff.h"
-#include "pixrelay/store/charges.h"
-#include "pixrelay/store/events.h"
+#include "pixrelay/relay/lease.h"
+#include "pixrelay/redis/rargs.h"
 #include "pixrelay/core/ids.h"
 #include "pixrelay/core/json.h"
 #include "pixrelay/pix/keyspace.h"
 #include "pixrelay/core/log.h"
 #include "pixrelay/core/metrics.h"
 #include "pixrelay/core/mem.h"
-#include "pixrelay/core/netaddr.h"
-#include "pixrelay/pix/sign.h"
 #include "pixrelay/core/timefmt.h"
 #include "pixrelay/core/validate.h"
 
-#include <arpa/inet.h>
 #include <ctype.h>
-#include <curl/curl.h>
-#include <event2/event_struct.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/time.h>
 
-#define TICK_MS 100	      /* the periodic look at every shard's timers */
-#define IDLE_POLL_MS 200      /* an idle shard is settled this often */
-#define EXPIRY_EVERY_MS 1000  /* per shard */
-#define RECOVER_EVERY_MS 5000 /* per shard */
+#define IDLE_POLL_MS 200 /* an idle shard is settled this often */
 #define LEASE_MARGIN_MS 20000
-#define RESPONSE_KEEP 1024
-#define OUTCOMES_MAX 256    /* per settle call */
-#define LEASE_MAX 256	    /* per settle call */
-#define SETTLE_DEPTH 2	    /* settle calls under way per shard, at most */
-#define SETTLE_AGAIN 32	    /* outcomes that justify a second call while one is under way */
-#define LEASE_COLD 32	    /* per settle call to a shard that had nothing last time */
-#define HOST_QUEUE_MAX 2048 /* leased deliveries of one host in a process, at most */
-#define HOST_BUCKETS 1024
-#define HOST_IDLE_MS 60000 /* a host without deliveries is forgotten after this */
-#define SLOW_MS 1000	   /* a success slower than this does not raise the limit */
-#define BREAKER_FAILURES 5
-#define BREAKER_MIN_MS 5000
-#define BREAKER_MAX_MS 300000
+#define OUTCOMES_MAX 256 /* per settle call */
+#define LEASE_MAX 256	 /* per settle call */
+#define SETTLE_DEPTH 2	 /* settle calls under way per shard, at most */
+#define SETTLE_AGAIN 32	 /* outcomes that justify a second call while one is under way */
+#define LEASE_COLD 32	 /* per settle call to a shard that had nothing last time */
 #define SUBSCRIBERS_EVERY_MS 1000
 #define HEARTBEAT_EVERY_MS 5000 /* <prefix>{meta}:dispatchers: who dispatches (pixrelay tail) */
 #define HEARTBEAT_FORGET_MS 60000
-
-/* One curl multi handle, with its connection cache, per environment: a
- * connection opened for a sandbox postback (which may reach any address) is
- * never reused for a production one. */
-struct pool {
-	struct dispatch *d;
-	CURLM *multi;
-	struct event *timer;
-	CURL *spare[64]; /* finished easy handles, reset, for the next requests */
-	unsigned nspare;
-};
-
-/* What this process knows of one destination host. */
-struct host {
-	struct host *next;		  /* in its bucket */
-	struct host *all_prev, *all_next; /* every host */
-	char *name;
-	unsigned active;			 /* requests in curl */
-	unsigned nwaiting;			 /* leased, waiting for a slot */
-	struct delivery *waiting, *waiting_tail; /* oldest first */
-	unsigned limit;				 /* concurrent requests allowed now */
-	unsigned successes;			 /* fast successes since the limit last grew */
-	unsigned failures;			 /* in a row */
-	uint64_t open_until_ms;			 /* circuit open: lease nothing before */
-	long long cooldown_ms;			 /* the next open period */
-	int probing;				 /* half-open: the one probe is out */
-	uint64_t last_ms;			 /* last activity */
-	unsigned done_now;			 /* attempts finished in this tick */
-	double rate;				 /* attempts finished per second (EWMA) */
-	unsigned leasing;			 /* offered to settle calls under way */
-};
-
-/* What this process holds of one account's deliveries (a tenant may hold
- * delivery-per-account, and what it finishes in two settle round trips). */
-struct tenant {
-	struct tenant *next; /* in its bucket */
-	char account[IDS_ULID_LEN + 1];
-	unsigned held;
-	unsigned done_now; /* attempts finished in this tick */
-	double rate;	   /* attempts finished per second (EWMA) */
-};
-
-#define TENANT_BUCKETS 1024
 
 /* The outcome of one attempt, waiting for its shard's next settle call. */
 struct outcome {
@@ -111,89 +59,11 @@ struct shard {
 	int want;			    /* settle as soon as possible */
 	unsigned reserved;		    /* leases asked for by the call under way */
 	uint64_t next_ms;		    /* when an idle shard is settled next */
-	uint64_t expiry_ms;		    /* when its due charges are looked at next */
-	uint64_t recover_ms;		    /* when its half-done transfers are looked at next */
-	int expiring, recovering;
 	struct outcome *outcomes, *outcomes_tail;
 	unsigned noutcomes;
 };
 
-struct dispatch {
-	struct event_base *base;
-	struct rds *r;
-	const struct config *cfg;
-	struct pool pools[2]; /* by enum env */
-	struct event *tick;   /* every TICK_MS */
-	struct event *flush;  /* zero-delay: settle the shards that want it */
-	struct netaddr_list allow;
-	struct backoff_policy policy;
-	char token[IDS_ULID_LEN + 1]; /* this process's id, the stem of lease tokens */
-	unsigned long leases;	      /* lease calls made, to make each token unique */
-	unsigned held;		      /* leased deliveries whose outcome is not queued */
-	unsigned reserved;	      /* leases asked for by calls under way */
-	unsigned settling;	      /* settle calls under way */
-	unsigned queued;	      /* outcomes not yet sent */
-	int nshards;
-	struct shard *shards;
-	int next_shard; /* round robin of the free capacity */
-	int stopped;
-	struct host *buckets[HOST_BUCKETS];
-	struct host *hosts; /* every host, for walking them */
-	struct tenant *tenants[TENANT_BUCKETS];
-	unsigned ntenants;	  /* with deliveries held, or held a moment ago */
-	unsigned env_held[2];	  /* deliveries held, by environment */
-	unsigned env_done_now[2]; /* attempts finished in this tick */
-	double env_rate[2];	  /* attempts finished per second (EWMA) */
-	unsigned nhosts;
-	uint64_t hosts_swept_ms;
-	double settle_ms;      /* round trip of a settle call (EWMA) */
-	long long subscribers; /* of the deliveries channel (pixrelay tail) */
-	uint64_t subscribers_ms;
-	int counting;
-	uint64_t beat_ms, swept_beats_ms;
-	struct delivery *active; /* in curl now (freed by dispatch_free if still there) */
-};
-
-struct delivery {
-	struct dispatch *d;
-	int shard;
-	char token[IDS_ULID_LEN + 24]; /* the lease's token: only its holder may settle it */
-	struct delivery *prev_active, *next_active; /* in curl now */
-	struct delivery *next_waiting;
-	char id[EVENT_ID_MAX];
-	char *url, *body, *account;
-	char *signing, *signing_prev, *compat;
-	char env[16];
-	struct tenant *tenant;
-	int attempts, budget_base;
-	long long created_ms;
-	struct host *host;
-	struct pool *pool;
-	CURL *easy;
-	struct curl_slist *headers;
-	char *response; /* the answer's first RESPONSE_KEEP bytes, allocated when it comes */
-	size_t response_len;
-	long long retry_after_ms;
-	int refused_address;
-	char refused_ip[64];
-	uint64_t start_ms;
-	uint64_t waiting_since_ms;
-	char errbuf[CURL_ERROR_SIZE];
-};
-
 static void settle_soon(struct dispatch *d, struct shard *s);
-static void start_delivery(struct delivery *dl);
-
-enum dispatch_verdict dispatch_judge(long http_status, int curl_ok)
-{
-	if (!curl_ok || http_status == 0)
-		return DISPATCH_RETRY;
-	if (http_status >= 200 && http_status < 300)
-		return DISPATCH_OK;
-	if (http_status == 410)
-		return DISPATCH_STOP;
-	return DISPATCH_RETRY;
-}
 
 void dispatch_url_host(const char *url, char *out, size_t size)
 {
@@ -215,275 +85,6 @@ void dispatch_url_host(const char *url, char *out, size_t size)
 	for (size_t i = 0; i < n; i++)
 		out[i] = (char)tolower((unsigned char)a[i]);
 	out[n] = '\0';
-}
-
-static void delivery_free(struct delivery *dl)
-{
-	if (dl->easy && dl->pool && dl->pool->nspare < 64) {
-		curl_easy_reset(dl->easy);
-		dl->pool->spare[dl->pool->nspare++] = dl->easy;
-	} else if (dl->easy) {
-		curl_easy_cleanup(dl->easy);
-	}
-	curl_slist_free_all(dl->headers);
-	free(dl->url);
-	free(dl->body);
-	free(dl->account);
-	free(dl->response);
-	if (dl->signing)
-		mem_wipe(dl->signing, strlen(dl->signing));
-	if (dl->signing_prev)
-		mem_wipe(dl->signing_prev, strlen(dl->signing_prev));
-	if (dl->compat)
-		mem_wipe(dl->compat, strlen(dl->compat));
-	free(dl->signing);
-	free(dl->signing_prev);
-	free(dl->compat);
-	free(dl);
-}
-
-/* ---- destination hosts ---- */
-
-static unsigned host_bucket(const char *name)
-{
-	uint32_t h = 2166136261u;
-
-	for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
-		h ^= *p;
-		h *= 16777619u;
-	}
-	return h % HOST_BUCKETS;
-}
-
-static struct host *host_find(struct dispatch *d, const char *name)
-{
-	for (struct host *h = d->buckets[host_bucket(name)]; h; h = h->next)
-		if (strcmp(h->name, name) == 0)
-			return h;
-	return NULL;
-}
-
-static struct host *host_get(struct dispatch *d, const char *name)
-{
-	struct host *h = host_find(d, name);
-	unsigned b;
-
-	if (h)
-		return h;
-	b = host_bucket(name);
-	h = mem_new(struct host);
-	h->name = mem_strdup(name);
-	h->limit = (unsigned)d->cfg->delivery_per_host;
-	h->cooldown_ms = BREAKER_MIN_MS;
-	h->next = d->buckets[b];
-	d->buckets[b] = h;
-	h->all_next = d->hosts;
-	if (d->hosts)
-		d->hosts->all_prev = h;
-	d->hosts = h;
-	d->nhosts++;
-	return h;
-}
-
-/* How many more events of `h` this process would take now: its limit in
- * flight, and enough waiting to keep it busy for two settle round trips
- * (the time it takes to lease more) at the rate it answers. A slow host
- * gets next to no waiting room: its slots free slowly, and what would wait
- * for them would hold capacity (its tenant's and its environment's) for
- * nothing. */
-static unsigned ahead(const struct dispatch *d, double rate)
-{
-	double n = rate * d->settle_ms * 2 / 1000.0;
-
-	return n < HOST_QUEUE_MAX ? (unsigned)n : HOST_QUEUE_MAX;
-}
-
-static unsigned host_budget(const struct dispatch *d, const struct host *h, uint64_t now)
-{
-	unsigned held = h->active + h->nwaiting, room;
-
-	if (h->open_until_ms > now)
-		return 0;
-	if (h->open_until_ms)
-		/* half-open: one probe */
-		return held || h->probing ? 0 : 1;
-	room = h->limit + 1 + ahead(d, h->rate);
-	if (room > HOST_QUEUE_MAX)
-		room = HOST_QUEUE_MAX;
-	return held >= room ? 0 : room - held;
-}
-
-/* A host this process knows nothing of yet: its first limit, and one more. */
-static unsigned default_budget(const struct dispatch *d)
-{
-	return (unsigned)d->cfg->delivery_per_host + 1;
-}
-
-static void host_free(struct dispatch *d, struct host *h)
-{
-	struct host **pp = &d->buckets[host_bucket(h->name)];
-
-	while (*pp != h)
-		pp = &(*pp)->next;
-	*pp = h->next;
-	if (h->all_prev)
-		h->all_prev->all_next = h->all_next;
-	else
-		d->hosts = h->all_next;
-	if (h->all_next)
-		h->all_next->all_prev = h->all_prev;
-	d->nhosts--;
-	free(h->name);
-	free(h);
-}
-
-/* Forget hosts without deliveries that are back to the defaults, or idle
- * for long. */
-static void hosts_sweep(struct dispatch *d, uint64_t now)
-{
-	struct host *next;
-
-	if (now - d->hosts_swept_ms < 1000)
-		return;
-	d->hosts_swept_ms = now;
-	for (struct host *h = d->hosts; h; h = next) {
-		int idle = h->active == 0 && h->nwaiting == 0 && h->leasing == 0;
-		int plain = h->limit == (unsigned)d->cfg->delivery_per_host &&
-			    h->open_until_ms == 0 && h->failures == 0;
-		next = h->all_next;
-		if (idle && (plain || now - h->last_ms > HOST_IDLE_MS) && h->open_until_ms <= now)
-			host_free(d, h);
-	}
-}
-
-static struct tenant *tenant_hold(struct dispatch *d, const char *account)
-{
-	unsigned b = host_bucket(account) % TENANT_BUCKETS;
-	struct tenant *t;
-
-	for (t = d->tenants[b]; t; t = t->next)
-		if (strcmp(t->account, account) == 0)
-			break;
-	if (!t) {
-		t = mem_new(struct tenant);
-		snprintf(t->account, sizeof(t->account), "%s", account);
-		t->next = d->tenants[b];
-		d->tenants[b] = t;
-		d->ntenants++;
-	}
-	t->held++;
-	return t;
-}
-
-/* A tenant is forgotten on the tick, once it holds nothing and its rate
- * has decayed: one that empties between two leases keeps its rate. */
-static void tenant_release(struct dispatch *d, struct tenant *t)
-{
-	t->held--;
-}
-
-static void tenants_tick(struct dispatch *d)
-{
-	for (int b = 0; b < TENANT_BUCKETS; b++) {
-		struct tenant **pp = &d->tenants[b];
-		while (*pp) {
-			struct tenant *t = *pp;
-			t->rate = 0.7 * t->rate + 0.3 * t->done_now * (1000.0 / TICK_MS);
-			t->done_now = 0;
-			if (!t->held && t->rate < 1) {
-				*pp = t->next;
-				d->ntenants--;
-				free(t);
-			} else {
-				pp = &t->next;
-			}
-		}
-	}
-}
-
-static int env_of(const struct delivery *dl)
-{
-	return strcmp(dl->env, "production") == 0 ? ENV_PRODUCTION : ENV_SANDBOX;
-}
-
-/* The caps below count what is held, in flight or waiting for its host;
- * each is raised by what its holder finishes in two settle round trips, as
- * a host's waiting room is: a tenant whose deliveries are answered fast
- * keeps its slots busy through the time it takes to lease more, and one
- * whose deliveries hang finishes next to nothing and gets nothing more. */
-
-/* What an environment may still be given: production the whole capacity,
- * the sandbox (anyone may have a sandbox key) delivery-sandbox-share of it. */
-static unsigned env_budget(const struct dispatch *d, int env)
-{
-	unsigned cap = (unsigned)d->cfg->delivery_concurrency;
-
-	if (env == ENV_SANDBOX)
-		cap = (unsigned)((unsigned long long)cap *
-				 (unsigned long)d->cfg->delivery_sandbox_share / 100);
-	cap += ahead(d, d->env_rate[env]);
-	return d->env_held[env] >= cap ? 0 : cap - d->env_held[env];
-}
-
-/* What an account may still be given. */
-static unsigned tenant_budget(const struct dispatch *d, const struct tenant *t)
-{
-	unsigned cap = (unsigned)d->cfg->delivery_per_account + ahead(d, t->rate);
-
-	return t->held >= cap ? 0 : cap - t->held;
-}
-
-enum host_health {
-	HOST_FINE,	  /* answered in time (2xx, or a 4xx other than 429) */
-	HOST_STRAINED,	  /* 429, 5xx, or the connection failed: fewer at once */
-	HOST_UNREACHABLE, /* no answer in time (it held a slot for the whole timeout) */
-};
-
-/* An attempt at `h` ended: adapt its limit and circuit. `fast` when the
- * answer came within SLOW_MS. */
-static void host_learn(struct dispatch *d, struct host *h, enum host_health health, int fast,
-		       uint64_t now)
-{
-	unsigned max = (unsigned)(d->cfg->delivery_per_host_max > d->cfg->delivery_per_host
-				      ? d->cfg->delivery_per_host_max
-				      : d->cfg->delivery_per_host);
-
-	h->last_ms = now;
-	h->probing = 0;
-	if (health != HOST_UNREACHABLE) {
-		h->failures = 0;
-		if (h->open_until_ms) {
-			/* the probe was answered: closed again, from one slot */
-			h->open_until_ms = 0;
-			h->cooldown_ms = BREAKER_MIN_MS;
-			h->limit = 1;
-			log_info("destination %s answers again: sending to it again", h->name);
-		}
-	}
-	if (health == HOST_FINE) {
-		if (fast && ++h->successes >= h->limit) {
-			h->successes = 0;
-			if (h->limit < max)
-				h->limit++;
-		}
-		return;
-	}
-	h->successes = 0;
-	h->limit = h->limit > 1 ? h->limit / 2 : 1;
-	if (health != HOST_UNREACHABLE)
-		return;
-	h->failures++;
-	if (h->open_until_ms > now)
-		return; /* open already: an attempt made before it opened */
-	if (h->open_until_ms || h->failures >= BREAKER_FAILURES) {
-		/* too many timeouts in a row, or the probe timed out too */
-		log_warn("destination %s did not answer %u times in a row: pausing deliveries "
-			 "to it for %lld ms",
-			 h->name, h->failures, h->cooldown_ms);
-		h->open_until_ms = now + (uint64_t)h->cooldown_ms;
-		h->cooldown_ms =
-		    h->cooldown_ms * 2 > BREAKER_MAX_MS ? BREAKER_MAX_MS : h->cooldown_ms * 2;
-	}
 }
 
 /* ---- outcomes ---- */
@@ -534,7 +135,7 @@ static void publish(struct delivery *dl, const char *outcome, long status, const
 	json_str_or_null(g, error);
 	json_close(g);
 	s = json_buf(g, &len);
-	snprintf(channel, sizeof(channel), "%sdeliveries", d->cfg->prefix);
+	ks_deliveries_channel(channel, sizeof(channel), d->cfg->prefix);
 	{
 		const char *argv[] = {"PUBLISH", channel, s};
 		size_t lens[] = {7, strlen(channel), len};
@@ -552,10 +153,8 @@ static void sanitize(char *s)
 			*s = '?';
 }
 
-/* Queue the outcome of dl for its shard's next settle call, and free dl.
- * A release made no attempt (the destination was busy). */
-static void complete(struct delivery *dl, const char *what, long long next_ms, long status,
-		     const char *error)
+void dispatch_complete(struct delivery *dl, const char *what, long long next_ms, long status,
+		       const char *error)
 {
 	struct dispatch *d = dl->d;
 	struct shard *s = &d->shards[dl->shard];
@@ -619,8 +218,7 @@ static void complete(struct delivery *dl, const char *what, long long next_ms, l
 	metrics_delivery(dl->env, what, (double)(now - dl->start_ms) / 1000.0);
 	d->queued++;
 	d->held--;
-	d->env_held[env_of(dl)]--;
-	tenant_release(d, dl->tenant);
+	budget_release(&d->budget, dl->tenant, delivery_env(dl));
 	delivery_free(dl);
 	settle_soon(d, s);
 }
@@ -632,28 +230,11 @@ static void outcome_free(struct outcome *o)
 	free(o);
 }
 
-/* ---- starting and finishing requests ---- */
-
-/* A slot of `h` is free: start its oldest waiting delivery. */
-static void start_waiting(struct host *h)
-{
-	struct delivery *dl = h->waiting;
-
-	if (!dl || h->active >= h->limit || (h->open_until_ms && h->probing))
-		return;
-	h->waiting = dl->next_waiting;
-	if (!h->waiting)
-		h->waiting_tail = NULL;
-	h->nwaiting--;
-	dl->next_waiting = NULL;
-	start_delivery(dl);
-}
-
 /* Waiting deliveries that could outlive their lease go back to the queue
  * (all of them when `all`, at shutdown: due at once, for another process). */
 static void expire_waiting(struct dispatch *d, int all, uint64_t now)
 {
-	for (struct host *h = d->hosts; h; h = h->all_next) {
+	for (struct budget_host *h = d->budget.hosts; h; h = h->all_next) {
 		while (h->waiting &&
 		       (all || now - h->waiting->waiting_since_ms >= LEASE_MARGIN_MS / 2)) {
 			struct delivery *dl = h->waiting;
@@ -662,385 +243,43 @@ static void expire_waiting(struct dispatch *d, int all, uint64_t now)
 				h->waiting_tail = NULL;
 			h->nwaiting--;
 			dl->next_waiting = NULL;
-			complete(dl, "release", (long long)now + (all ? 0 : 1000), 0, NULL);
+			dispatch_complete(dl, "release", (long long)now + (all ? 0 : 1000), 0,
+					  NULL);
 		}
 	}
-}
-
-static void finish(struct delivery *dl, CURLcode result)
-{
-	struct dispatch *d = dl->d;
-	struct host *h = dl->host;
-	long status = 0;
-	char error[512] = "";
-	long long next_ms = 0;
-	uint32_t rnd;
-	uint64_t now = ids_now_ms();
-
-	curl_easy_getinfo(dl->easy, CURLINFO_RESPONSE_CODE, &status);
-	if (dl->refused_address)
-		snprintf(error, sizeof(error),
-			 "destination address %s is not public; production postbacks may only "
-			 "reach public addresses (see destination-allow)",
-			 dl->refused_ip);
-	else if (result != CURLE_OK)
-		snprintf(error, sizeof(error), "%s",
-			 dl->errbuf[0] ? dl->errbuf : curl_easy_strerror(result));
-	else if (status < 200 || status >= 300)
-		snprintf(error, sizeof(error), "HTTP %ld", status);
-
-	/* a refused address says nothing about the host; an answer in time is
-	 * healthy unless it asks to slow down (429, 5xx: the limit halves, as on
-	 * a failed connection); only a timeout, which held a slot for long,
-	 * counts towards opening the circuit */
-	h->active--;
-	h->done_now++;
-	dl->tenant->done_now++;
-	d->env_done_now[env_of(dl)]++;
-	if (dl->refused_address)
-		host_learn(d, h, HOST_FINE, 1, now);
-	else if (result == CURLE_OPERATION_TIMEDOUT)
-		host_learn(d, h, HOST_UNREACHABLE, 0, now);
-	else if (result != CURLE_OK)
-		host_learn(d, h, HOST_STRAINED, 0, now);
-	else if (status == 429 || status >= 500)
-		host_learn(d, h, HOST_STRAINED, 0, now);
-	else
-		host_learn(d, h, HOST_FINE, now - dl->start_ms < SLOW_MS, now);
-
-	switch (dispatch_judge(status, result == CURLE_OK)) {
-	case DISPATCH_OK:
-		complete(dl, "delivered", 0, status, NULL);
-		break;
-	case DISPATCH_STOP:
-		complete(dl, "dead", 0, status, "410 Gone: the destination asked to stop");
-		break;
-	case DISPATCH_RETRY:
-		ids_random(&rnd, sizeof(rnd));
-		if (backoff_next(&d->policy, dl->attempts - dl->budget_base, dl->created_ms,
-				 (long long)now,
-				 (status == 429 || status == 503) ? dl->retry_after_ms : -1, rnd,
-				 &next_ms) == BACKOFF_RETRY)
-			complete(dl, "retry", next_ms, status, error);
-		else
-			complete(dl, "dead", 0, status, error);
-		break;
-	}
-	start_waiting(h);
-}
-
-static void active_add(struct delivery *dl)
-{
-	struct dispatch *d = dl->d;
-
-	dl->prev_active = NULL;
-	dl->next_active = d->active;
-	if (d->active)
-		d->active->prev_active = dl;
-	d->active = dl;
-}
-
-static void active_remove(struct delivery *dl)
-{
-	struct dispatch *d = dl->d;
-
-	if (dl->prev_active)
-		dl->prev_active->next_active = dl->next_active;
-	else if (d->active == dl)
-		d->active = dl->next_active;
-	if (dl->next_active)
-		dl->next_active->prev_active = dl->prev_active;
-	dl->prev_active = dl->next_active = NULL;
-}
-
-static void check_multi(struct pool *pl)
-{
-	CURLMsg *msg;
-	int left;
-
-	while ((msg = curl_multi_info_read(pl->multi, &left))) {
-		struct delivery *dl = NULL;
-		if (msg->msg != CURLMSG_DONE)
-			continue;
-		curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&dl);
-		curl_multi_remove_handle(pl->multi, msg->easy_handle);
-		active_remove(dl);
-		finish(dl, msg->data.result);
-	}
-}
-
-/* ---- curl on libevent ---- */
-
-static void on_socket_event(evutil_socket_t fd, short kind, void *arg)
-{
-	struct pool *pl = arg;
-	int running = 0;
-	int action =
-	    ((kind & EV_READ) ? CURL_CSELECT_IN : 0) | ((kind & EV_WRITE) ? CURL_CSELECT_OUT : 0);
-
-	curl_multi_socket_action(pl->multi, fd, action, &running);
-	check_multi(pl);
-}
-
-static void on_curl_timer(evutil_socket_t fd, short kind, void *arg)
-{
-	struct pool *pl = arg;
-	int running = 0;
-
-	curl_multi_socket_action(pl->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-	check_multi(pl);
-}
-
-/* What libevent watches for one of curl's sockets: allocated when curl
- * first reports the socket, changed in place after (no allocation per
- * request on a kept-alive connection). */
-struct sockwatch {
-	struct event ev;
-	int what;
-};
-
-static int socket_cb(CURL *easy, curl_socket_t s, int what, void *userp, void *socketp)
-{
-	struct pool *pl = userp;
-	struct sockwatch *w = socketp;
-
-	if (what == CURL_POLL_REMOVE) {
-		if (w) {
-			event_del(&w->ev);
-			free(w);
-		}
-		curl_multi_assign(pl->multi, s, NULL);
-		return 0;
-	}
-	if (w && w->what == what)
-		return 0;
-	if (w) {
-		event_del(&w->ev);
-	} else {
-		w = mem_new(struct sockwatch);
-		curl_multi_assign(pl->multi, s, w);
-	}
-	w->what = what;
-	event_assign(&w->ev, pl->d->base, s,
-		     ((what & CURL_POLL_IN) ? EV_READ : 0) |
-			 ((what & CURL_POLL_OUT) ? EV_WRITE : 0) | EV_PERSIST,
-		     on_socket_event, pl);
-	event_add(&w->ev, NULL);
-	return 0;
-}
-
-static int timer_cb(CURLM *multi, long timeout_ms, void *userp)
-{
-	struct pool *pl = userp;
-	struct timeval tv;
-
-	if (timeout_ms < 0) {
-		evtimer_del(pl->timer);
-		return 0;
-	}
-	tv.tv_sec = timeout_ms / 1000;
-	tv.tv_usec = (timeout_ms % 1000) * 1000;
-	evtimer_add(pl->timer, &tv);
-	return 0;
-}
-
-static size_t on_body(char *ptr, size_t size, size_t nmemb, void *userdata)
-{
-	struct delivery *dl = userdata;
-	size_t n = size * nmemb, room = RESPONSE_KEEP - dl->response_len;
-
-	if (!dl->response && n)
-		dl->response = mem_alloc(RESPONSE_KEEP + 1);
-	memcpy(dl->response + dl->response_len, ptr, n < room ? n : room);
-	dl->response_len += n < room ? n : room;
-	return n; /* the rest is read and dropped */
-}
-
-static size_t on_header(char *buf, size_t size, size_t nitems, void *userdata)
-{
-	struct delivery *dl = userdata;
-	size_t n = size * nitems;
-
-	if (n > 12 && strncasecmp(buf, "Retry-After:", 12) == 0) {
-		char value[128];
-		size_t vl = n - 12 < sizeof(value) - 1 ? n - 12 : sizeof(value) - 1;
-		long long ms;
-		memcpy(value, buf + 12, vl);
-		value[vl] = '\0';
-		value[strcspn(value, "\r\n")] = '\0';
-		if (backoff_parse_retry_after(value, (long long)(ids_now_ms() / 1000), &ms) == 0)
-			dl->retry_after_ms = ms;
-	}
-	return n;
-}
-
-/* Production postbacks may only reach public addresses (or those of
- * destination-allow). Checked twice: on the address curl is about to connect
- * to, after DNS, so that a refused address is never even connected to; and
- * on the connection that is about to carry the request (below), whether new
- * or reused, so that no connection can carry a production request to an
- * address that is not allowed, however it was opened. */
-static curl_socket_t on_open_socket(void *clientp, curlsocktype purpose,
-				    struct curl_sockaddr *address)
-{
-	struct delivery *dl = clientp;
-	struct dispatch *d = dl->d;
-	const struct sockaddr *sa = &address->addr;
-
-	if (strcmp(dl->env, "production") == 0 && !netaddr_is_public(sa) &&
-	    !netaddr_list_contains_sa(&d->allow, sa)) {
-		dl->refused_address = 1;
-		if (sa->sa_family == AF_INET)
-			inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr,
-				  dl->refused_ip, sizeof(dl->refused_ip));
-		else if (sa->sa_family == AF_INET6)
-			inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr,
-				  dl->refused_ip, sizeof(dl->refused_ip));
-		return CURL_SOCKET_BAD;
-	}
-	return socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
-}
-
-static int on_prereq(void *clientp, char *primary_ip, char *local_ip, int primary_port,
-		     int local_port)
-{
-	struct delivery *dl = clientp;
-
-	if (strcmp(dl->env, "production") != 0 || netaddr_ip_is_public(primary_ip) ||
-	    netaddr_list_contains_port(&dl->d->allow, primary_ip, primary_port))
-		return CURL_PREREQFUNC_OK;
-	dl->refused_address = 1;
-	snprintf(dl->refused_ip, sizeof(dl->refused_ip), "%s", primary_ip);
-	return CURL_PREREQFUNC_ABORT;
-}
-
-static void add_header(struct delivery *dl, const char *name, const char *value)
-{
-	char h[1024];
-	struct curl_slist *l;
-
-	snprintf(h, sizeof(h), "%s: %s", name, value);
-	l = curl_slist_append(dl->headers, h);
-	if (!l)
-		mem_oom(__FILE__, __LINE__);
-	dl->headers = l;
-}
-
-/* Take a slot of the host and send. */
-static void start_delivery(struct delivery *dl)
-{
-	struct dispatch *d = dl->d;
-	char ts[32], sig[64], sig2[64], sigs[140];
-	long long now_s;
-
-	dl->host->active++;
-	if (dl->host->open_until_ms)
-		dl->host->probing = 1;
-	dl->start_ms = ids_now_ms();
-	now_s = (long long)(dl->start_ms / 1000);
-	dl->pool = &d->pools[strcmp(dl->env, "production") == 0 ? ENV_PRODUCTION : ENV_SANDBOX];
-	dl->easy = dl->pool->nspare ? dl->pool->spare[--dl->pool->nspare] : curl_easy_init();
-	if (!dl->easy)
-		mem_oom(__FILE__, __LINE__);
-	snprintf(ts, sizeof(ts), "%lld", now_s);
-	add_header(dl, "Content-Type", "application/json");
-	add_header(dl, "User-Agent", "pixrelay/" PIXRELAY_VERSION);
-	add_header(dl, "webhook-id", dl->id);
-	add_header(dl, "webhook-timestamp", ts);
-	sig[0] = sig2[0] = '\0';
-	if (*dl->signing)
-		sign_signature(dl->signing, dl->id, now_s, dl->body, strlen(dl->body), sig,
-			       sizeof(sig));
-	if (*dl->signing_prev)
-		sign_signature(dl->signing_prev, dl->id, now_s, dl->body, strlen(dl->body), sig2,
-			       sizeof(sig2));
-	snprintf(sigs, sizeof(sigs), "%s%s%s", sig, sig[0] && sig2[0] ? " " : "", sig2);
-	if (*sigs)
-		add_header(dl, "webhook-signature", sigs);
-	if (*dl->compat)
-		add_header(dl, "signature", dl->compat);
-	{
-		/* no "Expect: 100-continue" round trip before the body */
-		struct curl_slist *l = curl_slist_append(dl->headers, "Expect:");
-		if (!l)
-			mem_oom(__FILE__, __LINE__);
-		dl->headers = l;
-	}
-
-	curl_easy_setopt(dl->easy, CURLOPT_URL, dl->url);
-	curl_easy_setopt(dl->easy, CURLOPT_PRIVATE, dl);
-	curl_easy_setopt(dl->easy, CURLOPT_POST, 1L);
-	curl_easy_setopt(dl->easy, CURLOPT_POSTFIELDS, dl->body);
-	curl_easy_setopt(dl->easy, CURLOPT_POSTFIELDSIZE, (long)strlen(dl->body));
-	curl_easy_setopt(dl->easy, CURLOPT_HTTPHEADER, dl->headers);
-	curl_easy_setopt(dl->easy, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(dl->easy, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(dl->easy, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(dl->easy, CURLOPT_CONNECTTIMEOUT_MS, d->cfg->delivery_connect_timeout_ms);
-	curl_easy_setopt(dl->easy, CURLOPT_TIMEOUT_MS, d->cfg->delivery_timeout_ms);
-	curl_easy_setopt(dl->easy, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(dl->easy, CURLOPT_WRITEDATA, dl);
-	curl_easy_setopt(dl->easy, CURLOPT_HEADERFUNCTION, on_header);
-	curl_easy_setopt(dl->easy, CURLOPT_HEADERDATA, dl);
-	curl_easy_setopt(dl->easy, CURLOPT_OPENSOCKETFUNCTION, on_open_socket);
-	curl_easy_setopt(dl->easy, CURLOPT_OPENSOCKETDATA, dl);
-	curl_easy_setopt(dl->easy, CURLOPT_PREREQFUNCTION, on_prereq);
-	curl_easy_setopt(dl->easy, CURLOPT_PREREQDATA, dl);
-	/* never through a proxy from the environment (http_proxy, ...): the
-	 * address checks above must see the destination itself */
-	curl_easy_setopt(dl->easy, CURLOPT_PROXY, "");
-	curl_easy_setopt(dl->easy, CURLOPT_ERRORBUFFER, dl->errbuf);
-	/* an answer is read only to keep its first KiB: the smallest read
-	 * buffer curl takes (its default is 16 KiB per request in flight) */
-	curl_easy_setopt(dl->easy, CURLOPT_BUFFERSIZE, 1024L);
-	/* an https destination may offer HTTP/2 (negotiated): then many
-	 * postbacks share one connection. Not for http: there, waiting to learn
-	 * whether a connection multiplexes would queue them behind one answer */
-	if (strncasecmp(dl->url, "https:", 6) == 0)
-		curl_easy_setopt(dl->easy, CURLOPT_PIPEWAIT, 1L);
-	if (curl_multi_add_handle(dl->pool->multi, dl->easy) != CURLM_OK) {
-		struct host *h = dl->host;
-		h->active--;
-		complete(dl, "retry", (long long)ids_now_ms() + d->cfg->retry_base_ms, 0,
-			 "cannot start the request");
-		start_waiting(h);
-		return;
-	}
-	active_add(dl);
 }
 
 /* A leased event: start it, or let it wait for a slot of its host. */
-static void begin(struct dispatch *d, struct shard *s, const char *token, redisReply **f)
+static void begin(struct dispatch *d, struct shard *s, const char *token, const struct lease *l)
 {
 	struct delivery *dl = mem_new(struct delivery);
 	char host[256];
-	struct host *h;
+	struct budget_host *h;
 
 	dl->d = d;
 	dl->shard = s->id;
 	snprintf(dl->token, sizeof(dl->token), "%s", token);
-	snprintf(dl->id, sizeof(dl->id), "%s", f[0]->str);
-	dl->url = mem_strdup(f[1]->str);
-	dl->body = mem_strdup(f[2]->str);
-	dl->attempts = atoi(f[3]->str);
-	dl->budget_base = atoi(f[4]->str);
-	dl->created_ms = strtoll(f[5]->str, NULL, 10);
-	dl->account = mem_strdup(f[6]->str);
-	snprintf(dl->env, sizeof(dl->env), "%s", f[7]->str);
-	dl->signing = mem_strdup(f[8]->str);
-	dl->signing_prev = mem_strdup(f[9]->str);
-	dl->compat = mem_strdup(f[10]->str);
+	snprintf(dl->id, sizeof(dl->id), "%s", l->id);
+	dl->url = mem_strdup(l->url);
+	dl->body = mem_strdup(l->body);
+	dl->attempts = l->attempts;
+	dl->budget_base = l->budget_base;
+	dl->created_ms = l->created_ms;
+	dl->account = mem_strdup(l->account);
+	snprintf(dl->env, sizeof(dl->env), "%s", l->env);
+	dl->signing = mem_strdup(l->signing);
+	dl->signing_prev = mem_strdup(l->signing_prev);
+	dl->compat = mem_strdup(l->compat);
 	dl->retry_after_ms = -1;
 	dl->start_ms = ids_now_ms();
 	dispatch_url_host(dl->url, host, sizeof(host));
-	h = host_get(d, host);
+	h = budget_host_get(&d->budget, host);
 	h->last_ms = dl->start_ms;
 	dl->host = h;
-	dl->tenant = tenant_hold(d, dl->account);
-	d->env_held[env_of(dl)]++;
+	dl->tenant = budget_hold(&d->budget, dl->account, delivery_env(dl));
 	d->held++;
-	if (h->active < h->limit && !(h->open_until_ms && h->probing) && !h->waiting) {
-		start_delivery(dl);
+	if (budget_host_may_start(h) && !h->waiting) {
+		delivery_start(dl);
 		return;
 	}
 	dl->waiting_since_ms = dl->start_ms;
@@ -1060,15 +299,13 @@ struct settle {
 	uint64_t sent_ms;
 	unsigned nres; /* hosts offered a budget, reserved until the answer */
 	struct reservation {
-		struct host *h;
+		struct budget_host *h;
 		unsigned n;
 	} * res;
 	unsigned asked;
 	unsigned sent; /* outcomes in the call */
 	char token[IDS_ULID_LEN + 24];
 };
-
-#define LEASE_FIELDS 11
 
 static void pump(struct dispatch *d);
 
@@ -1088,7 +325,7 @@ static void on_settled(void *ud, redisReply *reply, const char *err)
 	for (int i = 0; i < SETTLE_DEPTH; i++)
 		if (s->calls[i] == c)
 			s->calls[i] = NULL;
-	d->settle_ms = 0.8 * d->settle_ms + 0.2 * (double)(now - c->sent_ms);
+	budget_settled(&d->budget, (double)(now - c->sent_ms));
 	d->reserved -= c->asked;
 	s->reserved -= c->asked;
 	if (err) {
@@ -1099,12 +336,11 @@ static void on_settled(void *ud, redisReply *reply, const char *err)
 		s->next_ms = now + IDLE_POLL_MS;
 	} else if (reply->type == REDIS_REPLY_ARRAY && reply->elements >= 2) {
 		redisReply *next = reply->element[1];
-		for (size_t i = 2; i + LEASE_FIELDS <= reply->elements; i += LEASE_FIELDS) {
-			int ok = 1;
-			for (size_t j = 0; j < LEASE_FIELDS; j++)
-				ok &= reply->element[i + j]->type == REDIS_REPLY_STRING;
-			if (ok) {
-				begin(d, s, c->token, reply->element + i);
+		for (size_t i = LEASE_REPLY_FIRST; i + LEASE_FIELDS <= reply->elements;
+		     i += LEASE_FIELDS) {
+			struct lease l;
+			if (lease_decode(reply->element + i, reply->elements - i, &l) == 0) {
+				begin(d, s, c->token, &l);
 				leased++;
 			}
 		}
@@ -1147,10 +383,10 @@ static void on_counted(void *ud, redisReply *reply, const char *err)
  * to s under way may already bring (calls to other shards are not counted:
  * a host's events are almost always in one shard, and counting them would
  * hand its budget to shards that do not have its events). */
-static unsigned shard_budget(const struct dispatch *d, const struct shard *s, const struct host *h,
-			     uint64_t now)
+static unsigned shard_budget(const struct dispatch *d, const struct shard *s,
+			     const struct budget_host *h, uint64_t now)
 {
-	unsigned b = host_budget(d, h, now), offered = 0;
+	unsigned b = budget_host_room(&d->budget, h, now), offered = 0;
 
 	for (int i = 0; i < SETTLE_DEPTH; i++)
 		for (unsigned j = 0; s->calls[i] && j < s->calls[i]->nres; j++)
@@ -1163,18 +399,13 @@ static unsigned shard_budget(const struct dispatch *d, const struct shard *s, co
 static void settle(struct dispatch *d, struct shard *s, unsigned lease)
 {
 	char sp[KS_PREFIX_MAX], hosts_k[KS_KEY_MAX], lease_k[KS_KEY_MAX], dead_k[KS_KEY_MAX];
-	char now_s[32], lease_ms[32], max[16], cap[16], ttl[24], deflt[16], nh[16], no[16];
-	char acct_deflt[16], na[16], envb[2][16], (*abudgets)[16] = NULL;
-	unsigned nacct = 0, per_account = (unsigned)d->cfg->delivery_per_account;
 	struct settle *c = mem_new(struct settle);
 	unsigned n = s->noutcomes < OUTCOMES_MAX ? s->noutcomes : OUTCOMES_MAX;
-	unsigned nover = 0, argc;
-	const char **argv;
-	size_t *lens;
-	char(*budgets)[16] = NULL;
-	struct outcome *o;
 	uint64_t now = ids_now_ms();
-	unsigned dflt = default_budget(d);
+	unsigned dflt = budget_default_room(&d->budget);
+	struct lease_call call = {0};
+	struct rargs a;
+	struct outcome *o;
 
 	c->d = d;
 	c->s = s;
@@ -1193,63 +424,43 @@ static void settle(struct dispatch *d, struct shard *s, unsigned lease)
 	d->reserved += lease;
 	d->settling++;
 	ks_shard_prefix(sp, sizeof(sp), d->cfg->prefix, s->id);
-	snprintf(hosts_k, sizeof(hosts_k), "%shosts", sp);
-	snprintf(lease_k, sizeof(lease_k), "%slease", sp);
-	snprintf(dead_k, sizeof(dead_k), "%sdead", sp);
-	snprintf(now_s, sizeof(now_s), "%llu", (unsigned long long)now);
-	snprintf(lease_ms, sizeof(lease_ms), "%ld",
-		 d->cfg->delivery_timeout_ms + d->cfg->delivery_connect_timeout_ms +
-		     LEASE_MARGIN_MS);
-	snprintf(max, sizeof(max), "%u", lease);
-	snprintf(cap, sizeof(cap), "%ld", d->cfg->attempt_log_cap);
-	snprintf(ttl, sizeof(ttl), "%ld", d->cfg->event_retention_days * 86400);
-	snprintf(deflt, sizeof(deflt), "%u", dflt);
+	ks_hosts_key(hosts_k, sizeof(hosts_k), d->cfg->prefix, s->id);
+	ks_lease_key(lease_k, sizeof(lease_k), d->cfg->prefix, s->id);
+	ks_dead_key(dead_k, sizeof(dead_k), d->cfg->prefix, s->id);
+	call.hosts_key = hosts_k;
+	call.lease_key = lease_k;
+	call.dead_key = dead_k;
+	call.shard_prefix = sp;
+	call.now_ms = now;
+	call.lease_ms =
+	    d->cfg->delivery_timeout_ms + d->cfg->delivery_connect_timeout_ms + LEASE_MARGIN_MS;
+	call.most = lease;
+	call.token = c->token;
+	call.log_cap = d->cfg->attempt_log_cap;
+	call.retention_s = d->cfg->event_retention_days * 86400;
+	call.host_most = dflt;
 	/* the hosts whose budget differs from the default */
 	if (lease)
-		for (struct host *h = d->hosts; h; h = h->all_next)
-			nover += shard_budget(d, s, h, now) != dflt;
+		for (struct budget_host *h = d->budget.hosts; h; h = h->all_next)
+			call.nhosts += shard_budget(d, s, h, now) != dflt;
+	call.noutcomes = n;
+	call.account_most = (unsigned)d->cfg->delivery_per_account;
 	/* the accounts holding deliveries: their budget is below the default */
-	if (lease)
-		nacct = d->ntenants;
-	argc = 17 + 2 * nover + 2 * nacct + 7 * n;
-	argv = mem_calloc(argc, sizeof(char *));
-	lens = mem_calloc(argc, sizeof(size_t));
-	if (nover) {
-		budgets = mem_calloc(nover, sizeof(*budgets));
-		c->res = mem_calloc(nover, sizeof(*c->res));
-	}
-	argv[0] = hosts_k;
-	argv[1] = lease_k;
-	argv[2] = dead_k;
-	argv[3] = sp;
-	argv[4] = now_s;
-	argv[5] = lease_ms;
-	argv[6] = max;
-	argv[7] = c->token;
-	argv[8] = cap;
-	argv[9] = ttl;
-	argv[10] = deflt;
-	snprintf(nh, sizeof(nh), "%u", nover);
-	snprintf(no, sizeof(no), "%u", n);
-	argv[11] = nh;
-	argv[12] = no;
-	snprintf(acct_deflt, sizeof(acct_deflt), "%u", per_account);
-	snprintf(na, sizeof(na), "%u", nacct);
-	for (int e = 0; e < 2; e++)
-		snprintf(envb[e], sizeof(envb[e]), "%u", lease ? env_budget(d, e) : 0);
-	argv[13] = acct_deflt;
-	argv[14] = na;
-	argv[15] = envb[ENV_SANDBOX];
-	argv[16] = envb[ENV_PRODUCTION];
+	call.naccounts = lease ? d->budget.ntenants : 0;
+	call.sandbox_most = lease ? budget_env_room(&d->budget, ENV_SANDBOX) : 0;
+	call.production_most = lease ? budget_env_room(&d->budget, ENV_PRODUCTION) : 0;
+	if (call.nhosts)
+		c->res = mem_calloc(call.nhosts, sizeof(*c->res));
+	rargs_init(&a);
+	lease_args(&a, &call);
 	{
 		unsigned i = 0;
-		for (struct host *h = d->hosts; lease && h && i < nover; h = h->all_next) {
+		for (struct budget_host *h = d->budget.hosts; lease && h && i < call.nhosts;
+		     h = h->all_next) {
 			unsigned budget = shard_budget(d, s, h, now);
 			if (budget == dflt)
 				continue;
-			snprintf(budgets[i], sizeof(budgets[i]), "%u", budget);
-			argv[17 + 2 * i] = h->name;
-			argv[18 + 2 * i] = budgets[i];
+			lease_args_host(&a, h->name, budget);
 			/* what this call may lease is not offered to another meanwhile */
 			if (budget) {
 				h->leasing += budget;
@@ -1259,39 +470,21 @@ static void settle(struct dispatch *d, struct shard *s, unsigned lease)
 			i++;
 		}
 	}
-	if (nacct) {
+	{
 		unsigned i = 0;
-		abudgets = mem_calloc(nacct, sizeof(*abudgets));
-		for (int b = 0; b < TENANT_BUCKETS && i < nacct; b++)
-			for (struct tenant *t = d->tenants[b]; t && i < nacct; t = t->next, i++) {
-				snprintf(abudgets[i], sizeof(abudgets[i]), "%u",
-					 tenant_budget(d, t));
-				argv[17 + 2 * nover + 2 * i] = t->account;
-				argv[18 + 2 * nover + 2 * i] = abudgets[i];
-			}
+		for (int b = 0; b < BUDGET_TENANT_BUCKETS && i < call.naccounts; b++)
+			for (struct budget_tenant *t = d->budget.tenants[b];
+			     t && i < call.naccounts; t = t->next, i++)
+				lease_args_account(&a, t->account,
+						   budget_tenant_room(&d->budget, t));
 	}
 	/* the outcomes: their texts stay alive until rds_script has copied them */
-	{
-		char(*nums)[2][24] = mem_calloc(n ? n : 1, sizeof(*nums));
-		unsigned at = 17 + 2 * nover + 2 * nacct;
-		o = s->outcomes;
-		for (unsigned i = 0; i < n; i++, o = o->next) {
-			snprintf(nums[i][0], 24, "%lld", o->next_ms);
-			if (o->status > 0)
-				snprintf(nums[i][1], 24, "%ld", o->status);
-			argv[at++] = o->id;
-			argv[at++] = o->token;
-			argv[at++] = o->what;
-			argv[at++] = nums[i][0];
-			argv[at++] = nums[i][1];
-			argv[at++] = o->error;
-			argv[at++] = o->entry;
-		}
-		for (unsigned i = 0; i < argc; i++)
-			lens[i] = strlen(argv[i]);
-		rds_script(d->r, on_settled, c, SCRIPT_EVENT_SETTLE, 3, (int)argc, argv, lens);
-		free(nums);
-	}
+	o = s->outcomes;
+	for (unsigned i = 0; i < n; i++, o = o->next)
+		lease_args_outcome(&a, o->id, o->token, o->what, o->next_ms, o->status, o->error,
+				   o->entry);
+	rds_script(d->r, on_settled, c, SCRIPT_EVENT_SETTLE, LEASE_NKEYS, a.argc, a.argv, a.lens);
+	rargs_deinit(&a);
 	for (unsigned i = 0; i < n; i++) {
 		o = s->outcomes;
 		s->outcomes = o->next;
@@ -1301,10 +494,6 @@ static void settle(struct dispatch *d, struct shard *s, unsigned lease)
 		s->outcomes_tail = NULL;
 	s->noutcomes -= n;
 	d->queued -= n;
-	free(budgets);
-	free(abudgets);
-	free(argv);
-	free(lens);
 }
 
 /* Settle every shard that has outcomes to send or may have work, sharing
@@ -1313,7 +502,8 @@ static void pump(struct dispatch *d)
 {
 	uint64_t now = ids_now_ms();
 	unsigned cap = (unsigned)d->cfg->delivery_concurrency +
-		       ahead(d, d->env_rate[ENV_SANDBOX] + d->env_rate[ENV_PRODUCTION]);
+		       budget_ahead(&d->budget, d->budget.env_rate[ENV_SANDBOX] +
+						    d->budget.env_rate[ENV_PRODUCTION]);
 
 	if (!rds_ready(d->r))
 		return;
@@ -1353,38 +543,7 @@ static void settle_soon(struct dispatch *d, struct shard *s)
 		evtimer_add(d->flush, &zero);
 }
 
-/* ---- the tick: expiry, transfer recovery, idle shards ---- */
-
-struct shard_job {
-	struct dispatch *d;
-	struct shard *s;
-};
-
-static void on_expired(void *ud, int n)
-{
-	struct shard_job *j = ud;
-
-	j->s->expiring = 0;
-	if (n >= 16)
-		j->s->expiry_ms = 0; /* more are due: again at the next tick */
-	if (n > 0) {
-		j->s->want = 1;
-		settle_soon(j->d, j->s);
-	}
-	free(j);
-}
-
-static void on_recovered(void *ud, int n)
-{
-	struct shard_job *j = ud;
-
-	j->s->recovering = 0;
-	if (n > 0) {
-		j->s->want = 1;
-		settle_soon(j->d, j->s);
-	}
-	free(j);
-}
+/* ---- the tick: heartbeats, watchers, idle shards ---- */
 
 static void on_beats(void *ud, redisReply *reply, const char *err)
 {
@@ -1394,7 +553,7 @@ static void on_beats(void *ud, redisReply *reply, const char *err)
 
 	if (err || reply->type != REDIS_REPLY_ARRAY || !rds_ready(d->r))
 		return;
-	snprintf(key, sizeof(key), "%s{meta}:dispatchers", d->cfg->prefix);
+	ks_meta_dispatchers_key(key, sizeof(key), d->cfg->prefix);
 	for (size_t i = 0; i + 1 < reply->elements; i += 2) {
 		const char *who = reply->element[i]->str, *v = reply->element[i + 1]->str;
 		if (who && v && now > strtoull(v, NULL, 10) + HEARTBEAT_FORGET_MS) {
@@ -1411,7 +570,7 @@ static void heartbeat(struct dispatch *d, uint64_t now, int leaving)
 {
 	char key[256], *v;
 
-	snprintf(key, sizeof(key), "%s{meta}:dispatchers", d->cfg->prefix);
+	ks_meta_dispatchers_key(key, sizeof(key), d->cfg->prefix);
 	if (leaving) {
 		const char *argv[] = {"HDEL", key, d->token};
 		rds_cmd_argv(d->r, on_published, NULL, 3, argv, NULL);
@@ -1437,24 +596,14 @@ static void on_tick(evutil_socket_t fd, short kind, void *arg)
 	uint64_t now = ids_now_ms();
 
 	expire_waiting(d, 0, now);
-	for (struct host *h = d->hosts; h; h = h->all_next) {
-		h->rate = 0.7 * h->rate + 0.3 * h->done_now * (1000.0 / TICK_MS);
-		h->done_now = 0;
-	}
-	tenants_tick(d);
-	for (int e = 0; e < 2; e++) {
-		d->env_rate[e] =
-		    0.7 * d->env_rate[e] + 0.3 * d->env_done_now[e] * (1000.0 / TICK_MS);
-		d->env_done_now[e] = 0;
-	}
-	hosts_sweep(d, now);
+	budget_tick(&d->budget, now);
 	if (d->stopped || !rds_ready(d->r))
 		return;
 	if (now - d->beat_ms >= HEARTBEAT_EVERY_MS)
 		heartbeat(d, now, 0);
 	if (!d->counting && now - d->subscribers_ms >= SUBSCRIBERS_EVERY_MS) {
 		char channel[256];
-		snprintf(channel, sizeof(channel), "%sdeliveries", d->cfg->prefix);
+		ks_deliveries_channel(channel, sizeof(channel), d->cfg->prefix);
 		{
 			const char *argv[] = {"PUBSUB", "NUMSUB", channel};
 			d->counting = 1;
@@ -1462,26 +611,15 @@ static void on_tick(evutil_socket_t fd, short kind, void *arg)
 			rds_cmd_argv(d->r, on_counted, d, 3, argv, NULL);
 		}
 	}
-	for (int i = 0; i < d->nshards; i++) {
-		struct shard *s = &d->shards[i];
-		if (!s->expiring && now >= s->expiry_ms) {
-			struct shard_job *j = mem_new(struct shard_job);
-			j->d = d;
-			j->s = s;
-			s->expiring = 1;
-			s->expiry_ms = now + EXPIRY_EVERY_MS;
-			charges_expire_due(d->r, d->cfg, s->id, on_expired, j);
-		}
-		if (!s->recovering && now >= s->recover_ms) {
-			struct shard_job *j = mem_new(struct shard_job);
-			j->d = d;
-			j->s = s;
-			s->recovering = 1;
-			s->recover_ms = now + RECOVER_EVERY_MS;
-			transfers_recover(d->r, d->cfg, s->id, on_recovered, j);
-		}
-	}
 	pump(d);
+}
+
+void dispatch_kick_shard(struct dispatch *d, int shard)
+{
+	if (!d || shard < 0 || shard >= d->nshards)
+		return;
+	d->shards[shard].want = 1;
+	settle_soon(d, &d->shards[shard]);
 }
 
 void dispatch_kick(struct dispatch *d, const char *id)
@@ -1492,8 +630,7 @@ void dispatch_kick(struct dispatch *d, const char *id)
 		return;
 	shard = id ? ks_shard_of(id) : -1;
 	if (shard >= 0 && shard < d->nshards) {
-		d->shards[shard].want = 1;
-		settle_soon(d, &d->shards[shard]);
+		dispatch_kick_shard(d, shard);
 		return;
 	}
 	for (int i = 0; i < d->nshards; i++)
@@ -1506,11 +643,11 @@ struct dispatch *dispatch_new(struct event_base *base, struct rds *r, const stru
 	struct dispatch *d = mem_new(struct dispatch);
 	struct timeval tv = {0, TICK_MS * 1000};
 	char err[256];
-	uint64_t now = ids_now_ms();
 
 	d->base = base;
 	d->r = r;
 	d->cfg = cfg;
+	budget_init(&d->budget, cfg);
 	ids_ulid(d->token);
 	if (netaddr_list_parse(&d->allow, cfg->destination_allow, err, sizeof(err)) < 0) {
 		log_error("destination-allow: %s", err);
@@ -1525,35 +662,10 @@ struct dispatch *dispatch_new(struct event_base *base, struct rds *r, const stru
 	d->policy.max_age_ms = cfg->retry_max_age_s * 1000LL;
 	d->nshards = (int)cfg->shards;
 	d->shards = mem_calloc((size_t)d->nshards, sizeof(*d->shards));
-	for (int i = 0; i < d->nshards; i++) {
+	for (int i = 0; i < d->nshards; i++)
 		d->shards[i].id = i;
-		/* spread the periodic work of the shards over its period */
-		d->shards[i].expiry_ms = now + (uint64_t)(i * EXPIRY_EVERY_MS / d->nshards);
-		d->shards[i].recover_ms = now + (uint64_t)(i * RECOVER_EVERY_MS / d->nshards);
-	}
-	for (int i = 0; i < 2; i++) {
-		struct pool *pl = &d->pools[i];
-		pl->d = d;
-		pl->multi = curl_multi_init();
-		if (!pl->multi)
-			mem_oom(__FILE__, __LINE__);
-		curl_multi_setopt(pl->multi, CURLMOPT_SOCKETFUNCTION, socket_cb);
-		curl_multi_setopt(pl->multi, CURLMOPT_SOCKETDATA, pl);
-		curl_multi_setopt(pl->multi, CURLMOPT_TIMERFUNCTION, timer_cb);
-		curl_multi_setopt(pl->multi, CURLMOPT_TIMERDATA, pl);
-		/* keep every connection the busiest moment used: curl's default
-		 * cache is 4 per transfer in the multi at the time, so each lull
-		 * between leases closed connections that the next burst opened
-		 * again (2.6 % of postbacks paid a new connection). Each pool
-		 * keeps what it may have in flight: the sandbox its share. */
-		{
-			long keep = d->cfg->delivery_concurrency;
-			if (i == ENV_SANDBOX)
-				keep = keep * d->cfg->delivery_sandbox_share / 100;
-			curl_multi_setopt(pl->multi, CURLMOPT_MAXCONNECTS, keep > 0 ? keep : 1L);
-		}
-		pl->timer = evtimer_new(base, on_curl_timer, pl);
-	}
+	for (int i = 0; i < 2; i++)
+		d->pools[i] = curlev_new(base, cfg, (enum env)i, delivery_done, d);
 	d->tick = event_new(base, -1, EV_PERSIST, on_tick, d);
 	d->flush = evtimer_new(base, on_flush, d);
 	event_add(d->tick, &tv);
@@ -1577,13 +689,13 @@ void dispatch_stats(const struct dispatch *d, struct dispatch_stats *out)
 	memset(out, 0, sizeof(*out));
 	if (!d)
 		return;
-	for (const struct host *h = d->hosts; h; h = h->all_next) {
+	for (const struct budget_host *h = d->budget.hosts; h; h = h->all_next) {
 		out->active += h->active;
 		out->waiting += h->nwaiting;
 		out->hosts++;
 		out->open += h->open_until_ms > ids_now_ms();
 	}
-	out->tenants = d->ntenants;
+	out->tenants = d->budget.ntenants;
 	out->outcomes = d->queued;
 }
 
@@ -1598,29 +710,18 @@ void dispatch_free(struct dispatch *d)
 	if (!d)
 		return;
 	/* deliveries still in curl are abandoned: their leases run out */
-	while (d->active) {
-		struct delivery *dl = d->active;
-		curl_multi_remove_handle(dl->pool->multi, dl->easy);
-		active_remove(dl);
-		delivery_free(dl);
-	}
-	for (int i = 0; i < 2; i++) {
-		while (d->pools[i].nspare)
-			curl_easy_cleanup(d->pools[i].spare[--d->pools[i].nspare]);
-		curl_multi_cleanup(d->pools[i].multi);
-		event_free(d->pools[i].timer);
-	}
+	while (d->active)
+		delivery_abandon(d->active);
+	for (int i = 0; i < 2; i++)
+		curlev_free(d->pools[i]);
 	event_free(d->tick);
 	event_free(d->flush);
-	while (d->hosts) {
-		struct host *h = d->hosts;
+	for (struct budget_host *h = d->budget.hosts; h; h = h->all_next)
 		while (h->waiting) {
 			struct delivery *dl = h->waiting;
 			h->waiting = dl->next_waiting;
 			delivery_free(dl);
 		}
-		host_free(d, h);
-	}
 	for (int i = 0; i < d->nshards; i++) {
 		while (d->shards[i].outcomes) {
 			struct outcome *o = d->shards[i].outcomes;
@@ -1628,12 +729,7 @@ void dispatch_free(struct dispatch *d)
 			outcome_free(o);
 		}
 	}
-	for (int b = 0; b < TENANT_BUCKETS; b++)
-		while (d->tenants[b]) {
-			struct tenant *t = d->tenants[b];
-			d->tenants[b] = t->next;
-			free(t);
-		}
+	budget_deinit(&d->budget);
 	free(d->shards);
 	netaddr_list_deinit(&d->allow);
 	free(d);

@@ -30,8 +30,15 @@
  *
  * A lease lasts longer than a request can (timeout plus a margin), so one
  * event is never in flight twice; if this process dies, its leases run out
- * and any process delivers the events again. Each dispatcher also runs the
- * expiry of due charges and the recovery of half-done transfers, per shard.
+ * and any process delivers the events again. Next to each dispatcher, a
+ * janitor (janitor.h) runs the expiry of due charges and the recovery of
+ * half-done transfers, per shard.
+ *
+ * The files: dispatch.c leases and settles; delivery.c makes one
+ * delivery's request and judges its end; budget.c (budget.h) holds the
+ * numbers of hosts, accounts and environments; lease.c (lease.h) writes
+ * event_settle's arguments and reads its leases; curlev.c (curlev.h)
+ * drives curl from libevent.
  */
 #ifndef PIXRELAY_DISPATCH_H
 #define PIXRELAY_DISPATCH_H
@@ -50,6 +57,10 @@ struct dispatch *dispatch_new(struct event_base *base, struct rds *r, const stru
 /* Something was just written in the shard that `id` names (an account,
  * charge or event id; NULL = every shard): look at it now. d may be NULL. */
 void dispatch_kick(struct dispatch *d, const char *id);
+/* Shard `shard` has new work (the janitor wrote events there): settle it
+ * now. Unlike dispatch_kick, also once stopped (outcomes still go out, no
+ * lease is taken). d may be NULL; a shard out of range is ignored. */
+void dispatch_kick_shard(struct dispatch *d, int shard);
 /* Stop leasing; deliveries in flight go on, their outcomes are recorded. */
 void dispatch_stop(struct dispatch *d);
 /* Deliveries, outcomes and leases not yet settled. */

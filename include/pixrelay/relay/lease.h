@@ -1,0 +1,97 @@
+/* lease: the contract of event_settle (src/store/lua/event_settle.lua), the
+ * script a dispatcher calls on each shard to record the outcomes of its
+ * attempts and lease the next due events in one round trip: what each
+ * argument means, written here once and appended in that order by the
+ * functions below, and the leases of its answer, decoded into struct lease.
+ *
+ * KEYS[1] = <prefix>{s<k>}:hosts   KEYS[2] = <prefix>{s<k>}:lease
+ * KEYS[3] = <prefix>{s<k>}:dead
+ * ARGV[1] = shard key prefix, [2] = now (ms), [3] = lease (ms), [4] = how many to lease at
+ *   most, [5] = token of this lease, [6] = attempt log cap, [7] = retention (seconds),
+ *   [8] = how many events of one host to lease at most, unless listed, [9] = number h of
+ *   hosts listed, [10] = number n of outcomes, [11] = how many events of one account to
+ *   lease at most, unless listed, [12] = number a of accounts listed, [13] = how many
+ *   sandbox events to lease at most, [14] = how many production events, then h pairs
+ *   (host, how many of its events to lease at most), a pairs (account, how many of its
+ *   events), then n times 7: event id, token of its lease, outcome (delivered | retry |
+ *   dead | release), next attempt (ms), HTTP status ('' = none), error text, attempt log
+ *   entry (JSON)
+ * Returns {outcomes recorded, when the next event is due ('' = none) when nothing was
+ *   leased, then for each leased event: id, url, body, attempts, budget_base, budget start
+ *   (created_ms, or the last replay), account, env, signing secret, previous signing
+ *   secret, compat secret}
+ *
+ * A call is: lease_args (the keys and ARGV[1..14]), then exactly h
+ * lease_args_host, a lease_args_account and n lease_args_outcome, in that
+ * order; then rds_script(..., SCRIPT_EVENT_SETTLE, LEASE_NKEYS, ...).
+ */
+#ifndef PIXRELAY_LEASE_H
+#define PIXRELAY_LEASE_H
+
+#include "pixrelay/redis/rargs.h"
+#include "pixrelay/redis/redis.h"
+
+#include <stdint.h>
+
+#define LEASE_NKEYS 3	    /* KEYS[1..3] */
+#define LEASE_REPLY_FIRST 2 /* the first leased event's first field in the answer */
+#define LEASE_FIELDS 11	    /* fields of one leased event in the answer */
+
+/* KEYS[1..3] and ARGV[1..14]. Borrowed strings: alive until the call. */
+struct lease_call {
+	const char *hosts_key;	  /* KEYS[1] <prefix>{s<k>}:hosts */
+	const char *lease_key;	  /* KEYS[2] <prefix>{s<k>}:lease */
+	const char *dead_key;	  /* KEYS[3] <prefix>{s<k>}:dead */
+	const char *shard_prefix; /* ARGV[1] <prefix>{s<k>}: */
+	uint64_t now_ms;	  /* [2] */
+	long lease_ms;		  /* [3] how long a lease lasts */
+	unsigned most;		  /* [4] events to lease at most */
+	const char *token;	  /* [5] the token of this call's leases */
+	long log_cap;		  /* [6] attempt log cap */
+	long retention_s;	  /* [7] */
+	unsigned host_most;	  /* [8] events of a host not listed, at most */
+	unsigned nhosts;	  /* [9] h: hosts listed (lease_args_host) */
+	unsigned noutcomes;	  /* [10] n: outcomes (lease_args_outcome) */
+	unsigned account_most;	  /* [11] events of an account not listed, at most */
+	unsigned naccounts;	  /* [12] a: accounts listed (lease_args_account) */
+	unsigned sandbox_most;	  /* [13] sandbox events, at most */
+	unsigned production_most; /* [14] production events, at most */
+};
+
+/* Append the keys and ARGV[1..14] of c to a. */
+void lease_args(struct rargs *a, const struct lease_call *c);
+/* Append one of the h pairs: a host and how many of its events to lease at
+ * most (borrowed). */
+void lease_args_host(struct rargs *a, const char *host, unsigned most);
+/* Append one of the a pairs: an account and how many of its events to lease
+ * at most (borrowed). */
+void lease_args_account(struct rargs *a, const char *account, unsigned most);
+/* Append one of the n outcomes: the event, the token of its lease, what
+ * happened (delivered | retry | dead | release), when to try again (ms),
+ * the HTTP status (none when <= 0), the error text and the attempt log
+ * entry (JSON). Strings borrowed. */
+void lease_args_outcome(struct rargs *a, const char *id, const char *token, const char *what,
+			long long next_ms, long status, const char *error, const char *entry);
+
+/* One leased event, its strings borrowed from the reply (valid during the
+ * reply's callback). */
+struct lease {
+	const char *id;
+	const char *url;
+	const char *body;
+	int attempts;	      /* this one included */
+	int budget_base;      /* attempts made before the retry budget's start */
+	long long created_ms; /* the retry budget's start: created, or last replayed */
+	const char *account;
+	const char *env; /* "sandbox" | "production" */
+	const char *signing;
+	const char *signing_prev;
+	const char *compat;
+};
+
+/* Decode the leased event whose fields start at f (n fields left in the
+ * answer from there). 0 with *out filled; -1 when fewer than LEASE_FIELDS
+ * are left or one is not a string (out untouched). */
+int lease_decode(redisReply *const *f, size_t n, struct lease *out);
+
+#endif
