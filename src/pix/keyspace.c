@@ -292,11 +292,6 @@ int ks_bank_pix_key(char *out, size_t size, const char *prefix, int shard)
 	return in_shard(out, size, prefix, shard, "bank");
 }
 
-int ks_key(char *out, size_t size, const char *prefix, const char *what, const char *id)
-{
-	return in_shard(out, size, prefix, ks_shard_of(id), "%s%s", what, id);
-}
-
 /* ---- {<env>}: one environment ---- */
 
 void ks_env_taxids_key(char *out, size_t size, const char *prefix, enum env env)

@@ -170,9 +170,6 @@ static void test_shard_keys(void)
 	CHECK_STR(k, "px/{s0}:hosts");
 	ks_event_key(k, sizeof(k), "", KS_SHARDS_MAX - 1, EVT);
 	CHECK_STR(k, "{s1023}:e:" EVT);
-	/* what the callers not yet converted build */
-	CHECK_INT(ks_key(k, sizeof(k), P, "ledger:", ACCT), 0);
-	CHECK_STR(k, P "{s37}:ledger:" ACCT);
 }
 
 static void test_no_shard(void)
@@ -189,7 +186,7 @@ static void test_no_shard(void)
 	CHECK_INT(ks_account_key(k, sizeof(k), P, ENV_SANDBOX, "not-an-id"), -1);
 	CHECK_STR(k, "");
 	strcpy(k, "x");
-	CHECK_INT(ks_key(k, sizeof(k), P, "files:", "01JCM0K7RX"), -1);
+	CHECK_INT(ks_files_key(k, sizeof(k), P, ks_shard_of("01JCM0K7RX"), "01JCM0K7RX"), -1);
 	CHECK_STR(k, "");
 	/* a shard prefix is written for any number */
 	ks_shard_prefix(k, sizeof(k), P, -1);

@@ -152,12 +152,6 @@ int ks_bank_log_key(char *out, size_t size, const char *prefix, int shard, const
  * names the shard and is never written. */
 int ks_bank_pix_key(char *out, size_t size, const char *prefix, int shard);
 
-/* For callers not yet converted to the functions above (src/store/accounts.c,
- * accounts_read.c, review.c, transfers.c, banks.c):
- * "<prefix>{s<k>}:<what><id>" where k is the shard of `id`. Returns 0, or -1
- * (out = "") when id names no shard. */
-int ks_key(char *out, size_t size, const char *prefix, const char *what, const char *id);
-
 /* ---- {<env>}: one environment ----
  *
  * In the scripts: "members:<account>" and "member:<cpf>" (the CPFs each
