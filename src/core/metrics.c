@@ -1,4 +1,5 @@
 #include "pixrelay/core/metrics.h"
+#include "pixrelay/core/hash.h"
 
 #include "pixrelay/core/mem.h"
 
@@ -67,13 +68,7 @@ static struct series *table[BUCKETS];
 
 static unsigned hash(enum family f, const char *labels)
 {
-	uint32_t h = 2166136261u ^ (uint32_t)f;
-
-	for (const unsigned char *p = (const unsigned char *)labels; *p; p++) {
-		h ^= *p;
-		h *= 16777619u;
-	}
-	return h % BUCKETS;
+	return hash_fnv1a(labels, HASH_FNV1A_INIT ^ (uint32_t)f) % BUCKETS;
 }
 
 static struct series *series_of(enum family f, const char *labels)

@@ -1,4 +1,5 @@
 #include "pixrelay/redis/cache.h"
+#include "pixrelay/core/hash.h"
 
 #include "pixrelay/core/ids.h"
 #include "pixrelay/core/log.h"
@@ -23,13 +24,7 @@ struct cache {
 
 static unsigned slot_of(const char *key)
 {
-	uint32_t h = 2166136261u;
-
-	for (const unsigned char *p = (const unsigned char *)key; *p; p++) {
-		h ^= *p;
-		h *= 16777619u;
-	}
-	return h % CACHE_SLOTS;
+	return hash_fnv1a(key, HASH_FNV1A_INIT) % CACHE_SLOTS;
 }
 
 static void entry_clear(struct entry *e)

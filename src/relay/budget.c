@@ -7,6 +7,7 @@
  * delivery makes is delivery.c's.
  */
 #include "pixrelay/relay/budget.h"
+#include "pixrelay/core/hash.h"
 
 #include "pixrelay/core/log.h"
 #include "pixrelay/core/mem.h"
@@ -25,13 +26,7 @@ void budget_init(struct budget *b, const struct config *cfg)
 
 static unsigned host_bucket(const char *name)
 {
-	uint32_t h = 2166136261u;
-
-	for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
-		h ^= *p;
-		h *= 16777619u;
-	}
-	return h % BUDGET_HOST_BUCKETS;
+	return hash_fnv1a(name, HASH_FNV1A_INIT) % BUDGET_HOST_BUCKETS;
 }
 
 static struct budget_host *host_find(struct budget *b, const char *name)
