@@ -122,7 +122,7 @@ struct create {
 	struct rds *r;
 	const struct config *cfg;
 	enum env env;
-	accounts_fn cb;
+	store_fn cb;
 	void *ud;
 	char id[IDS_ULID_LEN + 1];
 	char key[KS_KEY_MAX];
@@ -262,7 +262,7 @@ static void index_arg(struct create *c, const char *s)
 }
 
 void accounts_create(struct rds *r, const struct config *cfg, enum env env, const char *owner,
-		     const char *key_id, struct account_input *in, accounts_fn cb, void *ud)
+		     const char *key_id, struct account_input *in, store_fn cb, void *ud)
 {
 	struct create *c = mem_new(struct create);
 	const char *envn = env_name(env);

@@ -22,7 +22,7 @@
 
 struct balance {
 	struct rds *r;
-	accounts_fn cb;
+	store_fn cb;
 	void *ud;
 	char account[32];
 	char ledger[KS_KEY_MAX];
@@ -80,7 +80,7 @@ static void on_balance(void *ud, redisReply *reply, const char *err)
 }
 
 void accounts_balance(struct rds *r, const struct config *cfg, enum env env, const char *account,
-		      int entries, accounts_fn cb, void *ud)
+		      int entries, store_fn cb, void *ud)
 {
 	struct balance *b;
 	char k[KS_KEY_MAX];
@@ -286,7 +286,7 @@ static void account_fields(yajl_gen g, enum env env, redisReply **e)
 /* A listing: the page's ids, then one HMGET per account (each in its own
  * shard), answered when the last arrives. */
 struct alist {
-	accounts_fn cb;
+	store_fn cb;
 	void *ud;
 	enum env env;
 	size_t n, left;
@@ -431,7 +431,7 @@ done:
 }
 
 void accounts_list(struct rds *r, const struct config *cfg, enum env env, const char *only,
-		   const struct page_cursor *from, int limit, accounts_fn cb, void *ud)
+		   const struct page_cursor *from, int limit, store_fn cb, void *ud)
 {
 	struct alist *l = mem_new(struct alist);
 	struct alist_start *st;
@@ -468,7 +468,7 @@ void accounts_list(struct rds *r, const struct config *cfg, enum env env, const 
 }
 
 struct ashow {
-	accounts_fn cb;
+	store_fn cb;
 	void *ud;
 	enum env env;
 };
@@ -525,7 +525,7 @@ done:
 }
 
 void accounts_show(struct rds *r, const struct config *cfg, enum env env, const char *id, int limit,
-		   const char *pos, const char *fp, accounts_fn cb, void *ud)
+		   const char *pos, const char *fp, store_fn cb, void *ud)
 {
 	struct ashow *a;
 	char k1[KS_KEY_MAX], k2[KS_KEY_MAX], lim[16];
@@ -588,7 +588,7 @@ done:
 }
 
 void accounts_secrets(struct rds *r, const struct config *cfg, enum env env, const char *id,
-		      accounts_fn cb, void *ud)
+		      store_fn cb, void *ud)
 {
 	struct ashow *a;
 	char k[KS_KEY_MAX];

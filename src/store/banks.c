@@ -156,7 +156,7 @@ struct call {
 	char account[32];
 	char id[BANKS_ID_MAX];
 	char key[KS_KEY_MAX];
-	banks_fn cb;
+	store_fn cb;
 	banks_conn_fn conn_cb;
 	void *ud;
 	char *json;
@@ -167,7 +167,7 @@ struct call {
 };
 
 static struct call *call_new(struct rds *r, const struct config *cfg, enum env env,
-			     const char *account, const char *id, banks_fn cb, void *ud)
+			     const char *account, const char *id, store_fn cb, void *ud)
 {
 	struct call *c = mem_new(struct call);
 
@@ -252,7 +252,7 @@ done:
 }
 
 void banks_connect(struct rds *r, const struct config *cfg, enum env env, const char *account,
-		   const char *pix_key, enum banks_auth auth, const char *client_ca, banks_fn cb,
+		   const char *pix_key, enum banks_auth auth, const char *client_ca, store_fn cb,
 		   void *ud)
 {
 	struct call *c = call_new(r, cfg, env, account, NULL, cb, ud);
@@ -373,7 +373,7 @@ static void on_show(void *ud, redisReply *reply, const char *err)
 }
 
 void banks_show(struct rds *r, const struct config *cfg, enum env env, const char *account,
-		const char *id, banks_fn cb, void *ud)
+		const char *id, store_fn cb, void *ud)
 {
 	struct call *c;
 	const char *argv[2];
@@ -453,7 +453,7 @@ static void on_list_ids(void *ud, redisReply *reply, const char *err)
 }
 
 void banks_list(struct rds *r, const struct config *cfg, enum env env, const char *account,
-		banks_fn cb, void *ud)
+		store_fn cb, void *ud)
 {
 	struct call *c = call_new(r, cfg, env, account, NULL, cb, ud);
 	char idx[KS_KEY_MAX], last[16];
@@ -506,7 +506,7 @@ static void on_disconnected(void *ud, redisReply *reply, const char *err)
 }
 
 void banks_disconnect(struct rds *r, const struct config *cfg, enum env env, const char *account,
-		      const char *id, banks_fn cb, void *ud)
+		      const char *id, store_fn cb, void *ud)
 {
 	struct call *c;
 	char sp[KS_PREFIX_MAX];
@@ -561,7 +561,7 @@ done:
 }
 
 void banks_log(struct rds *r, const struct config *cfg, enum env env, const char *account,
-	       const char *id, int limit, banks_fn cb, void *ud)
+	       const char *id, int limit, store_fn cb, void *ud)
 {
 	struct call *c;
 	char lk[KS_KEY_MAX], last[16];
@@ -591,7 +591,7 @@ struct request {
 	struct banks_conn conn;
 	char source[16];
 	struct bankpix_batch batch;
-	banks_fn cb;
+	store_fn cb;
 	void *ud;
 	unsigned waiting;
 	int failed;
@@ -916,7 +916,7 @@ void banks_queue_free(struct banks_queue *q)
 }
 
 void banks_receive(struct banks_queue *q, const struct banks_conn *c, const char *source,
-		   struct bankpix_batch *b, banks_fn cb, void *ud)
+		   struct bankpix_batch *b, store_fn cb, void *ud)
 {
 	struct request *rq;
 	int shard = ks_shard_of(c->id);

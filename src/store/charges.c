@@ -27,7 +27,7 @@ struct create {
 	enum env env;
 	char account[32];
 	struct charge_input in;
-	charges_fn cb;
+	store_fn cb;
 	void *ud;
 	char *json; /* the new charge, answered once stored */
 };
@@ -196,7 +196,7 @@ static void on_account(void *ud, int result, const struct accounts_info *info, c
 }
 
 void charges_create(struct rds *r, struct cache *cache, const struct config *cfg, enum env env,
-		    const char *account, const struct charge_input *in, charges_fn cb, void *ud)
+		    const char *account, const struct charge_input *in, store_fn cb, void *ud)
 {
 	struct create *c;
 
@@ -230,7 +230,7 @@ void charges_create(struct rds *r, struct cache *cache, const struct config *cfg
 /* ---- read ---- */
 
 struct get {
-	charges_fn cb;
+	store_fn cb;
 	void *ud;
 	char account[32];
 };
@@ -271,7 +271,7 @@ done:
 }
 
 void charges_get(struct rds *r, const struct config *cfg, enum env env, const char *account,
-		 const char *id, charges_fn cb, void *ud)
+		 const char *id, store_fn cb, void *ud)
 {
 	struct get *g;
 	char k[KS_KEY_MAX];
@@ -293,7 +293,7 @@ void charges_get(struct rds *r, const struct config *cfg, enum env env, const ch
 /* ---- QR lookup ---- */
 
 struct find {
-	charges_fn cb;
+	store_fn cb;
 	void *ud;
 };
 
@@ -310,7 +310,7 @@ static void on_find(void *ud, redisReply *reply, const char *err)
 	free(f);
 }
 
-void charges_find_brcode(struct rds *r, const struct config *cfg, const char *id, charges_fn cb,
+void charges_find_brcode(struct rds *r, const struct config *cfg, const char *id, store_fn cb,
 			 void *ud)
 {
 	struct find *f;
@@ -333,7 +333,7 @@ void charges_find_brcode(struct rds *r, const struct config *cfg, const char *id
 static const char *const action_names[] = {"pay", "expire", "refund", "fail"};
 
 struct transition {
-	charges_fn cb;
+	store_fn cb;
 	void *ud;
 	char *event_out;
 };
@@ -358,7 +358,7 @@ static void on_transition(void *ud, redisReply *reply, const char *err)
 
 void charges_transition(struct rds *r, const struct config *cfg, enum env env, const char *account,
 			const char *id, enum charges_action action, const char *amount,
-			char *event_out, charges_fn cb, void *ud)
+			char *event_out, store_fn cb, void *ud)
 {
 	struct transition *t;
 	char k1[KS_KEY_MAX], sp[KS_PREFIX_MAX], now[32], now_txt[TIMEFMT_LEN + 1];
@@ -480,7 +480,7 @@ void charges_expire_due(struct rds *r, const struct config *cfg, int shard,
 /* ---- listing ---- */
 
 struct list {
-	charges_fn cb;
+	store_fn cb;
 	void *ud;
 };
 
@@ -532,7 +532,7 @@ done:
 }
 
 void charges_list(struct rds *r, const struct config *cfg, enum env env, const char *account,
-		  const struct charges_filter *f, charges_fn cb, void *ud)
+		  const struct charges_filter *f, store_fn cb, void *ud)
 {
 	struct list *l;
 	char idx[KS_KEY_MAX], kp[KS_KEY_MAX], lim[16], cap[16];

@@ -20,7 +20,7 @@ struct lookup {
 	char id[EVENT_ID_MAX];
 	int shard;	  /* of the id, and of the account */
 	char prefix[256]; /* ks_shard_prefix */
-	events_fn cb;
+	store_fn cb;
 	void *ud;
 	redisReply *event; /* HGETALL, kept until the log arrives */
 };
@@ -144,7 +144,7 @@ static void on_event(void *ud, redisReply *reply, const char *err)
 }
 
 static struct lookup *lookup_new(struct rds *r, const struct config *cfg, enum env env,
-				 const char *account, const char *id, events_fn cb, void *ud)
+				 const char *account, const char *id, store_fn cb, void *ud)
 {
 	int shard = ks_shard_of(id);
 	struct lookup *l;
@@ -166,12 +166,12 @@ static struct lookup *lookup_new(struct rds *r, const struct config *cfg, enum e
 }
 
 struct deferred_nf {
-	events_fn cb;
+	store_fn cb;
 	void *ud;
 };
 
 void events_get(struct rds *r, const struct config *cfg, enum env env, const char *account,
-		const char *id, events_fn cb, void *ud)
+		const char *id, store_fn cb, void *ud)
 {
 	struct lookup *l = lookup_new(r, cfg, env, account, id, cb, ud);
 	char k[300];
@@ -203,7 +203,7 @@ static void on_replayed(void *ud, redisReply *reply, const char *err)
 }
 
 void events_replay(struct rds *r, const struct config *cfg, enum env env, const char *account,
-		   const char *id, events_fn cb, void *ud)
+		   const char *id, store_fn cb, void *ud)
 {
 	struct lookup *l = lookup_new(r, cfg, env, account, id, cb, ud);
 	char due[300], dead[300], now[32];
@@ -238,7 +238,7 @@ struct list {
 	char account[32];
 	int limit;
 	int ids_only;
-	events_fn cb;
+	store_fn cb;
 	void *ud;
 	int failed;
 	int more;
@@ -359,7 +359,7 @@ static void on_shard_list(void *ud, redisReply *reply, const char *err)
 }
 
 void events_list(struct rds *r, const struct config *cfg, enum env env, const char *account,
-		 const struct event_filter *f, int ids_only, events_fn cb, void *ud)
+		 const struct event_filter *f, int ids_only, store_fn cb, void *ud)
 {
 	struct list *l = mem_new(struct list);
 	char maxs[32], mins[32], limit[16], cap[16];
@@ -411,7 +411,7 @@ struct many {
 	const struct config *cfg;
 	enum env env;
 	char account[32];
-	events_fn cb;
+	store_fn cb;
 	void *ud;
 	int matched, requeued, left, failed;
 	char err[256];
@@ -476,7 +476,7 @@ static void on_ids(void *ud, int result, const char *ids, const char *err)
 }
 
 void events_replay_many(struct rds *r, const struct config *cfg, enum env env, const char *account,
-			const struct event_filter *f, events_fn cb, void *ud)
+			const struct event_filter *f, store_fn cb, void *ud)
 {
 	struct many *m = mem_new(struct many);
 

@@ -165,7 +165,7 @@ int ingest_verify(const char *secret, const char *wh_id, const char *wh_ts, cons
 /* One notification waiting for its shard's next call. */
 struct item {
 	struct shardq_item link; /* first */
-	charges_fn cb;
+	store_fn cb;
 	void *ud;
 	char *event_out;
 	char env[16];
@@ -299,7 +299,7 @@ void ingest_queue_free(struct ingest_queue *q)
 }
 
 void ingest_submit(struct ingest_queue *q, enum env env, const char *account,
-		   const struct ingest_note *n, char *event_out, charges_fn cb, void *ud)
+		   const struct ingest_note *n, char *event_out, store_fn cb, void *ud)
 {
 	static const char *const actions[] = {"pay", "expire", "refund", "fail"};
 	struct item *it;

@@ -660,7 +660,7 @@ int keys_valid_id(const char *id)
 struct keys_call {
 	struct rds *r;
 	struct cache *cache;
-	keys_fn cb;
+	store_fn cb;
 	void *ud;
 	enum env env;
 	char account[32]; /* "" = any of env */
@@ -673,7 +673,7 @@ struct keys_call {
 };
 
 static struct keys_call *call_new(struct rds *r, const char *prefix, enum env env,
-				  const char *account, keys_fn cb, void *ud)
+				  const char *account, store_fn cb, void *ud)
 {
 	struct keys_call *k = mem_new(struct keys_call);
 
@@ -742,7 +742,7 @@ done:
 }
 
 void keys_page(struct rds *r, const char *prefix, enum env env, const char *account,
-	       const struct page_cursor *from, int limit, keys_fn cb, void *ud)
+	       const struct page_cursor *from, int limit, store_fn cb, void *ud)
 {
 	struct keys_call *k = call_new(r, prefix, env, account, cb, ud);
 	char all[256], kp[256], lim[16];
@@ -775,7 +775,7 @@ static void on_key_created(void *ud, redisReply *reply, const char *err)
 }
 
 void keys_create_async(struct rds *r, const char *prefix, enum env env, const char *account,
-		       const char *description, keys_fn cb, void *ud)
+		       const char *description, store_fn cb, void *ud)
 {
 	struct keys_call *k = call_new(r, prefix, env, account, cb, ud);
 	char text[AUTH_KEY_MAX], hint[24], k2[256], k3[256];
@@ -923,7 +923,7 @@ static void on_key_sha(void *ud, redisReply *reply, const char *err)
 }
 
 void keys_revoke_async(struct rds *r, struct cache *c, const char *prefix, enum env env,
-		       const char *account, const char *key_id, keys_fn cb, void *ud)
+		       const char *account, const char *key_id, store_fn cb, void *ud)
 {
 	struct keys_call *k = call_new(r, prefix, env, account, cb, ud);
 	char kid[256];

@@ -76,7 +76,7 @@ struct queue {
 	struct rds *r;
 	const struct config *cfg;
 	enum env env;
-	accounts_fn cb;
+	store_fn cb;
 	void *ud;
 	long long total;
 	struct queue_item *items;
@@ -223,7 +223,7 @@ static void on_queue(void *ud, redisReply *reply, const char *err)
 	}
 }
 
-void review_list(struct rds *r, const struct config *cfg, enum env env, int limit, accounts_fn cb,
+void review_list(struct rds *r, const struct config *cfg, enum env env, int limit, store_fn cb,
 		 void *ud)
 {
 	struct queue *q = mem_new(struct queue);
@@ -251,7 +251,7 @@ struct show {
 	struct rds *r;
 	const struct config *cfg;
 	enum env env;
-	accounts_fn cb;
+	store_fn cb;
 	void *ud;
 	int files;
 	char id[IDS_ULID_LEN + 1];
@@ -414,7 +414,7 @@ static void on_show_record(void *ud, redisReply *reply, const char *err)
 }
 
 void review_show(struct rds *r, const struct config *cfg, enum env env, const char *id, int files,
-		 accounts_fn cb, void *ud)
+		 store_fn cb, void *ud)
 {
 	struct show *sh;
 	char k[KS_KEY_MAX];
@@ -445,7 +445,7 @@ struct decide {
 	struct rds *r;
 	const struct config *cfg;
 	enum env env;
-	accounts_fn cb;
+	store_fn cb;
 	void *ud;
 	int approve;
 	char *reason;
@@ -553,7 +553,7 @@ static void on_decide_record(void *ud, redisReply *reply, const char *err)
 }
 
 void review_decide(struct rds *r, const struct config *cfg, enum env env, const char *id,
-		   int approve, const char *reason, accounts_fn cb, void *ud)
+		   int approve, const char *reason, store_fn cb, void *ud)
 {
 	struct decide *dc;
 	char k[KS_KEY_MAX];

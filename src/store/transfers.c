@@ -31,7 +31,7 @@ struct transfer {
 	struct rds *r;
 	const struct config *cfg;
 	enum env env;
-	accounts_fn cb;
+	store_fn cb;
 	void *ud;
 	char *caller, *from_key, *to_key, *idem, *fingerprint;
 	char from[IDS_ULID_LEN + 1], to[IDS_ULID_LEN + 1];
@@ -249,7 +249,7 @@ static void on_resolved(void *ud, redisReply *reply, const char *err)
 
 void transfers_create(struct rds *r, const struct config *cfg, enum env env, const char *caller,
 		      const char *from_key, const char *to_key, long long amount, const char *idem,
-		      const char *fingerprint, accounts_fn cb, void *ud)
+		      const char *fingerprint, store_fn cb, void *ud)
 {
 	struct transfer *t = mem_new(struct transfer);
 	char gp[KS_PREFIX_MAX], k1[KS_KEY_MAX];

@@ -1,7 +1,7 @@
 /* accounts: business accounts, Pix keys, groups, balances and the ledger in
  * Redis (spec 4.2), asynchronous. Internal transfers between accounts (spec
  * 4.3) are transfers.h; the operator's KYC review is review.h. Both answer
- * with accounts_fn and the results below.
+ * with store_fn and the results below.
  *
  * An account's group is itself plus every account that shares at least one
  * member (a representative, by CPF) with it — the spec's rule, not
@@ -20,6 +20,7 @@
 #ifndef PIXRELAY_ACCOUNTS_H
 #define PIXRELAY_ACCOUNTS_H
 
+#include "pixrelay/store/store.h"
 #include "pixrelay/pix/account.h"
 #include "pixrelay/store/auth.h"
 #include "pixrelay/core/config.h"
@@ -41,8 +42,8 @@ enum accounts_result {
 	ACCOUNTS_NO_ACCOUNT = 12,   /* no account of this id in the environment */
 };
 
-/* result 0 or one of the above, or -1 with err; json borrowed for the call. */
-typedef void (*accounts_fn)(void *ud, int result, const char *json, const char *err);
+/* Its calls (and those of transfers.h and review.h) answer through a
+ * store_fn: 0, one of the above, or -1 with err. */
 
 /* Create an account owned by `owner`, with the API key `key_id` (NULL for a
  * master key: no hourly limit). Three steps: account_admit checks the quotas
@@ -56,12 +57,12 @@ typedef void (*accounts_fn)(void *ud, int result, const char *json, const char *
  * NULL, the rest of `in` stays the caller's); the rest is borrowed for the
  * call. */
 void accounts_create(struct rds *r, const struct config *cfg, enum env env, const char *owner,
-		     const char *key_id, struct account_input *in, accounts_fn cb, void *ud);
+		     const char *key_id, struct account_input *in, store_fn cb, void *ud);
 
 /* The balance of `account` and its latest ledger entries (newest first):
  * {"account", "balance", "entries": [...]}. */
 void accounts_balance(struct rds *r, const struct config *cfg, enum env env, const char *account,
-		      int entries, accounts_fn cb, void *ud);
+		      int entries, store_fn cb, void *ud);
 
 /* ---- what the dashboard shows ---- */
 
@@ -74,21 +75,21 @@ void accounts_balance(struct rds *r, const struct config *cfg, enum env env, con
  * balance, createdAt). With `only` (not NULL) the page holds that one account
  * (on the first page). cb runs exactly once, later. */
 void accounts_list(struct rds *r, const struct config *cfg, enum env env, const char *only,
-		   const struct page_cursor *from, int limit, accounts_fn cb, void *ud);
+		   const struct page_cursor *from, int limit, store_fn cb, void *ud);
 
 /* Account `id` of `env` as accounts_list shows it, with a page of at most
  * `limit` ledger entries, newest first, in "ledger": {"entries", "nextCursor"}.
  * `pos` and `fp` (from page_parse_ledger_cursor; pos "" = from the newest) say
  * where the page starts. result 0, ACCOUNTS_NO_ACCOUNT, or -1 with err. */
 void accounts_show(struct rds *r, const struct config *cfg, enum env env, const char *id, int limit,
-		   const char *pos, const char *fp, accounts_fn cb, void *ud);
+		   const char *pos, const char *fp, store_fn cb, void *ud);
 
 /* The webhook secrets of account `id` of `env`: {"account",
  * "postbackSigningSecret", "postbackSigningSecretPrevious" (null unless a
  * rotation is under way), "postbackSignature", "ingestSecret"}. json is wiped
  * when cb returns. result 0, ACCOUNTS_NO_ACCOUNT, or -1 with err. */
 void accounts_secrets(struct rds *r, const struct config *cfg, enum env env, const char *id,
-		      accounts_fn cb, void *ud);
+		      store_fn cb, void *ud);
 
 /* What the hot paths need of an account (ingest, charge creation, acting
  * for an account with a master key). */

@@ -20,6 +20,7 @@
 #ifndef PIXRELAY_BANKS_H
 #define PIXRELAY_BANKS_H
 
+#include "pixrelay/store/store.h"
 #include "pixrelay/core/config.h"
 #include "pixrelay/pix/bankpix.h"
 #include "pixrelay/pix/env.h"
@@ -55,8 +56,8 @@ struct banks_conn {
 };
 void banks_conn_deinit(struct banks_conn *c);
 
-/* result 0 with json, a banks_result with json (or NULL), or -1 with err. */
-typedef void (*banks_fn)(void *ud, int result, const char *json, const char *err);
+/* Its calls answer through a store_fn: 0 with json, a banks_result with json
+ * (or NULL), or -1 with err. */
 /* result 0 with the connection (borrowed for the call), BANKS_NOT_FOUND, or
  * -1 with err. */
 typedef void (*banks_conn_fn)(void *ud, int result, const struct banks_conn *c, const char *err);
@@ -72,7 +73,7 @@ int banks_check_pix_key(const char *key, char *err, size_t errlen);
  * the connection with its "webhookUrl" to register at the bank, the token
  * in it (shown this once). cb runs once, later. */
 void banks_connect(struct rds *r, const struct config *cfg, enum env env, const char *account,
-		   const char *pix_key, enum banks_auth auth, const char *client_ca, banks_fn cb,
+		   const char *pix_key, enum banks_auth auth, const char *client_ca, store_fn cb,
 		   void *ud);
 
 /* The connection `id`, whoever owns it (for the receiver). */
@@ -81,22 +82,22 @@ void banks_get(struct rds *r, const struct config *cfg, const char *id, banks_co
 /* One connection of `account` ("" = any account of env: master keys and
  * the operator) as JSON, without any secret. */
 void banks_show(struct rds *r, const struct config *cfg, enum env env, const char *account,
-		const char *id, banks_fn cb, void *ud);
+		const char *id, store_fn cb, void *ud);
 
 /* The connections of `account` ("" = every account of env), newest first:
  * {"connections": [...]}. */
 void banks_list(struct rds *r, const struct config *cfg, enum env env, const char *account,
-		banks_fn cb, void *ud);
+		store_fn cb, void *ud);
 
 /* Remove a connection: its webhook URL answers 401 from then on. What it
  * heard stays for the retention (events, log, deduplication). */
 void banks_disconnect(struct rds *r, const struct config *cfg, enum env env, const char *account,
-		      const char *id, banks_fn cb, void *ud);
+		      const char *id, store_fn cb, void *ud);
 
 /* What the connection heard, newest first, at most `limit` (1..1000):
  * {"notifications": [...]}, each with its outcome and reason. */
 void banks_log(struct rds *r, const struct config *cfg, enum env env, const char *account,
-	       const char *id, int limit, banks_fn cb, void *ud);
+	       const char *id, int limit, store_fn cb, void *ud);
 
 /* ---- receiving ---- */
 
@@ -117,6 +118,6 @@ void banks_queue_free(struct banks_queue *q);
  * "event"}]}, or -1 with err (nothing acknowledged: the bank should send it
  * again). The batch is taken (emptied). */
 void banks_receive(struct banks_queue *q, const struct banks_conn *c, const char *source,
-		   struct bankpix_batch *b, banks_fn cb, void *ud);
+		   struct bankpix_batch *b, store_fn cb, void *ud);
 
 #endif

@@ -8,6 +8,7 @@
 #ifndef PIXRELAY_CHARGES_H
 #define PIXRELAY_CHARGES_H
 
+#include "pixrelay/store/store.h"
 #include "pixrelay/store/auth.h"
 #include "pixrelay/pix/charge.h"
 #include "pixrelay/core/config.h"
@@ -29,24 +30,23 @@ enum charges_result {
 
 enum charges_action { CHARGES_PAY, CHARGES_EXPIRE, CHARGES_REFUND, CHARGES_FAIL };
 
-/* result: 0 (created), CHARGES_EXISTING, CHARGES_CONFLICT, CHARGES_NOT_FOUND,
- * or -1 with err. json is the charge (borrowed for the call) when there is one;
- * for CHARGES_CONFLICT it is the id of the charge holding the externalID. */
-typedef void (*charges_fn)(void *ud, int result, const char *json, const char *err);
+/* Its calls answer through a store_fn: 0, CHARGES_EXISTING, CHARGES_CONFLICT,
+ * CHARGES_NOT_FOUND, ..., or -1 with err. json is the charge when there is one;
+ * for CHARGES_CONFLICT the id of the charge holding the externalID. */
 
 /* Create a charge for `account` from a validated request. Takes nothing;
  * cb runs exactly once, later. */
 struct cache;
 void charges_create(struct rds *r, struct cache *cache, const struct config *cfg, enum env env,
-		    const char *account, const struct charge_input *in, charges_fn cb, void *ud);
+		    const char *account, const struct charge_input *in, store_fn cb, void *ud);
 
 /* Read a charge of `account` (another account's charge is CHARGES_NOT_FOUND). */
 void charges_get(struct rds *r, const struct config *cfg, enum env env, const char *account,
-		 const char *id, charges_fn cb, void *ud);
+		 const char *id, store_fn cb, void *ud);
 
 /* Find the brCode of charge `id` in either environment (for the QR image,
  * which is served without a key). json is the brCode. */
-void charges_find_brcode(struct rds *r, const struct config *cfg, const char *id, charges_fn cb,
+void charges_find_brcode(struct rds *r, const struct config *cfg, const char *id, store_fn cb,
 			 void *ud);
 
 /* Move charge `id` of `account` ("" = whichever: the scheduler) by `action`,
@@ -56,7 +56,7 @@ void charges_find_brcode(struct rds *r, const struct config *cfg, const char *id
  * runs) receives the new event's id. */
 void charges_transition(struct rds *r, const struct config *cfg, enum env env, const char *account,
 			const char *id, enum charges_action action, const char *amount,
-			char *event_out, charges_fn cb, void *ud);
+			char *event_out, store_fn cb, void *ud);
 
 /* Read an answer of charge_move (charge_transition, ingest): its `n`
  * elements `e`. Returns 0 or a CHARGES_* outcome with *json (borrowed from
@@ -86,7 +86,7 @@ struct charges_filter {
  * a page may be short (even empty) with a cursor to go on. cb runs exactly
  * once, later. */
 void charges_list(struct rds *r, const struct config *cfg, enum env env, const char *account,
-		  const struct charges_filter *f, charges_fn cb, void *ud);
+		  const struct charges_filter *f, store_fn cb, void *ud);
 
 #define CHARGES_SCAN_CAP 2000
 

@@ -10,6 +10,7 @@
 #ifndef PIXRELAY_EVENTS_H
 #define PIXRELAY_EVENTS_H
 
+#include "pixrelay/store/store.h"
 #include "pixrelay/store/auth.h"
 #include "pixrelay/core/config.h"
 #include "pixrelay/pix/event.h"
@@ -18,19 +19,18 @@
 
 #include <yajl/yajl_gen.h>
 
-/* result 0 with json, EVENTS_NOT_FOUND, or -1 with err. */
+/* Its calls answer through a store_fn: 0 with json, one of these, or -1. */
 enum events_result { EVENTS_NOT_FOUND = 1, EVENTS_BUSY = 2 };
-typedef void (*events_fn)(void *ud, int result, const char *json, const char *err);
 
 /* An event of `account` in `env` with its attempt log, as JSON. */
 void events_get(struct rds *r, const struct config *cfg, enum env env, const char *account,
-		const char *id, events_fn cb, void *ud);
+		const char *id, store_fn cb, void *ud);
 
 /* Deliver an event again (same id, fresh attempt budget). result 0 when
  * requeued, EVENTS_BUSY when it is already waiting or in flight,
  * EVENTS_NOT_FOUND. */
 void events_replay(struct rds *r, const struct config *cfg, enum env env, const char *account,
-		   const char *id, events_fn cb, void *ud);
+		   const char *id, store_fn cb, void *ud);
 
 /* Render event `id` (its HGETALL reply) as one JSON object into g, with its
  * attempt log when `log` (the LRANGE of its earlier attempts) is not NULL:
@@ -44,12 +44,12 @@ void events_render(yajl_gen g, const char *id, const redisReply *event, const re
  * When `ids_only` is nonzero, json is instead a space-separated list of ids
  * (for bulk replay). */
 void events_list(struct rds *r, const struct config *cfg, enum env env, const char *account,
-		 const struct event_filter *f, int ids_only, events_fn cb, void *ud);
+		 const struct event_filter *f, int ids_only, store_fn cb, void *ud);
 
 /* Replay every event the filter selects (at most f->limit); json is
  * {"matched": n, "requeued": m}. */
 void events_replay_many(struct rds *r, const struct config *cfg, enum env env, const char *account,
-			const struct event_filter *f, events_fn cb, void *ud);
+			const struct event_filter *f, store_fn cb, void *ud);
 
 /* One event as a live stream sends it (evstream.h); strings borrowed for
  * the callback. */

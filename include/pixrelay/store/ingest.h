@@ -65,6 +65,6 @@ void ingest_queue_free(struct ingest_queue *q);
  * CHARGES_INSUFFICIENT (json = the balance), or -1 with err. event_out is
  * NULL or EVENT_ID_MAX bytes that live until cb runs. */
 void ingest_submit(struct ingest_queue *q, enum env env, const char *account,
-		   const struct ingest_note *n, char *event_out, charges_fn cb, void *ud);
+		   const struct ingest_note *n, char *event_out, store_fn cb, void *ud);
 
 #endif

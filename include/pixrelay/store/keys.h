@@ -15,6 +15,7 @@
 #ifndef PIXRELAY_KEYS_H
 #define PIXRELAY_KEYS_H
 
+#include "pixrelay/store/store.h"
 #include "pixrelay/store/auth.h"
 #include "pixrelay/pix/page.h"
 #include "pixrelay/redis/redis.h"
@@ -102,8 +103,7 @@ void keys_write_fields(yajl_gen g, const redisReply *h, const struct keys_shown 
 
 #define KEYS_DESCRIPTION_MAX 200 /* characters a description may have */
 
-/* result 0 or a KEYS_* outcome, or -1 with err; json borrowed for the call. */
-typedef void (*keys_fn)(void *ud, int result, const char *json, const char *err);
+/* Its calls answer through a store_fn: 0 or a KEYS_* outcome, or -1. */
 
 /* Nonzero when `id` has the shape of a key id ("key_" + ULID). */
 int keys_valid_id(const char *id);
@@ -113,14 +113,14 @@ int keys_valid_id(const char *id);
  * when account is NULL. json is {"keys": [...], "nextCursor": ...}. cb runs
  * exactly once, later. */
 void keys_page(struct rds *r, const char *prefix, enum env env, const char *account,
-	       const struct page_cursor *from, int limit, keys_fn cb, void *ud);
+	       const struct page_cursor *from, int limit, store_fn cb, void *ud);
 
 /* Create an account key of `account` (which the caller has checked exists)
  * with `description`. On 0, json is the key with its text in "key", shown
  * this once: the buffer is wiped when cb returns. cb runs exactly once,
  * later. */
 void keys_create_async(struct rds *r, const char *prefix, enum env env, const char *account,
-		       const char *description, keys_fn cb, void *ud);
+		       const char *description, store_fn cb, void *ud);
 
 /* Revoke key `key_id` when it is of `env` and, unless account is NULL, of
  * `account`: like keys_revoke (the same script; the invalidation message
@@ -131,6 +131,6 @@ void keys_create_async(struct rds *r, const char *prefix, enum env env, const ch
  * (also for a key of another environment or account); or -1 with err. */
 struct cache;
 void keys_revoke_async(struct rds *r, struct cache *c, const char *prefix, enum env env,
-		       const char *account, const char *key_id, keys_fn cb, void *ud);
+		       const char *account, const char *key_id, store_fn cb, void *ud);
 
 #endif

@@ -5,7 +5,7 @@
  *
  * Money moves only inside one atomic script per change, so a balance never
  * goes negative and a transfer happens once. The answers are the accounts
- * module's (accounts_fn, enum accounts_result in accounts.h).
+ * module's (store_fn, enum accounts_result in accounts.h).
  */
 #ifndef PIXRELAY_TRANSFERS_H
 #define PIXRELAY_TRANSFERS_H
@@ -34,7 +34,7 @@
  * The strings are copied: all are borrowed for the call. */
 void transfers_create(struct rds *r, const struct config *cfg, enum env env, const char *caller,
 		      const char *from_key, const char *to_key, long long amount, const char *idem,
-		      const char *fingerprint, accounts_fn cb, void *ud);
+		      const char *fingerprint, store_fn cb, void *ud);
 
 /* Finish the transfers of `shard` that were debited more than 10 s ago and
  * never marked done (a process died between the steps). done(ud, n) runs
