@@ -33,8 +33,11 @@ static const char usage_main[] =
     "  tail                  print postback delivery attempts as they happen\n"
     "  listen --forward-to URL\n"
     "                        forward an account's events, live, to a local URL (no tunnel)\n"
-    "  trigger charge.paid|charge.expired|charge.refunded|charge.failed\n"
-    "                        make a sandbox charge paid, expired, refunded or failed\n"
+    "  trigger charge.paid|charge.expired|charge.refunded|charge.failed|pix\n"
+    "                        make a sandbox charge paid, expired, refunded or failed, or\n"
+    "                        send a bank's Pix notification\n"
+    "  bank connect|list|show|disconnect|notifications\n"
+    "                        the bank connections through which banks report Pix\n"
     "  brcode decode CODE    check a Pix copy-and-paste code and print its fields\n"
     "  version               print the version\n"
     "  help                  this text and every setting\n"
@@ -50,7 +53,7 @@ static const struct cli_command {
     {"init", cli_cmd_init},	  {"account", cli_cmd_account}, {"review", cli_cmd_review},
     {"events", cli_cmd_events},	  {"tail", cli_cmd_tail},	{"listen", cli_cmd_listen},
     {"trigger", cli_cmd_trigger}, {"brcode", cli_cmd_brcode},	{"secrets", cli_cmd_secrets},
-    {"keys", cli_cmd_keys},
+    {"keys", cli_cmd_keys},	  {"bank", cli_cmd_bank},
 };
 
 static const struct cli_command *cli_command_find(const char *name)

@@ -23,7 +23,8 @@ static const char usage_events[] =
     "attempt log, deliver one again, or every one a filter selects (bulk replay,\n"
     "with progress on standard error; --limit caps how many, default all).\n\n"
     "FILTERS: --state pending|delivering|delivered|dead (bulk replay: default dead)\n"
-    "         --type EVENT:CHARGE_PAID|EVENT:CHARGE_EXPIRED|EVENT:CHARGE_REFUND\n"
+    "         --type EVENT:CHARGE_PAID|EVENT:CHARGE_EXPIRED|EVENT:CHARGE_REFUND|\n"
+    "                EVENT:PIX_UNMATCHED|EVENT:PIX_REFUND\n"
     "         --since T, --until T: Unix seconds, 'YYYY-MM-DD HH:MM:SS' (UTC),\n"
     "         RFC 3339, or a duration ago (90s, 15m, 1h, 2d, 1w)\n";
 
@@ -285,11 +286,14 @@ int cli_cmd_events(const struct config *cfg, int argc, char **argv)
 			"dead\n");
 		return 2;
 	}
-	if (type && strcmp(type, "EVENT:CHARGE_PAID") != 0 &&
-	    strcmp(type, "EVENT:CHARGE_EXPIRED") != 0 && strcmp(type, "EVENT:CHARGE_REFUND") != 0) {
-		fprintf(stderr, "pixrelay events: --type must be EVENT:CHARGE_PAID, "
-				"EVENT:CHARGE_EXPIRED or EVENT:CHARGE_REFUND\n");
-		return 2;
+	if (type) {
+		int known = 0;
+		for (int i = 0; i < EVENT_NTYPES; i++)
+			known |= strcmp(type, event_types[i]) == 0;
+		if (!known) {
+			fprintf(stderr, "pixrelay events: --type must be " EVENT_TYPES_TEXT "\n");
+			return 2;
+		}
 	}
 	id = optind + 1 < argc ? argv[optind + 1] : NULL;
 	if (id && optind + 2 < argc)

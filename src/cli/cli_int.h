@@ -2,7 +2,8 @@
  *
  * cli.c dispatches on the command name to one cli_cmd_* function per
  * command (cli_serve.c, cli_init.c, cli_keys.c, cli_account.c, cli_secrets.c,
- * cli_events.c, cli_tail.c, cli_listen.c, cli_trigger.c, cli_brcode.c). They
+ * cli_events.c, cli_tail.c, cli_listen.c, cli_trigger.c, cli_brcode.c,
+ * cli_bank.c). They
  * read their arguments with cli_args.c and reach Redis with cli_redis.c.
  * Every cli_cmd_* returns the process exit code: 0 ok, 1 failure, 2 usage
  * error, having printed what went wrong.
@@ -159,5 +160,6 @@ int cli_cmd_tail(const struct config *cfg, int argc, char **argv);
 int cli_cmd_listen(const struct config *cfg, int argc, char **argv);
 int cli_cmd_trigger(const struct config *cfg, int argc, char **argv);
 int cli_cmd_brcode(const struct config *cfg, int argc, char **argv);
+int cli_cmd_bank(const struct config *cfg, int argc, char **argv);
 
 #endif

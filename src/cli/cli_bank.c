@@ -1,0 +1,308 @@
+/* cli_bank: `pixrelay bank connect|list|show|disconnect|notifications`, the
+ * operator's view of the bank connections through which banks report Pix
+ * (docs/banks.md). It runs the bank store (store/banks.c) on a private loop
+ * (cli_call), as the API's handlers (api/api_banks.c) do in the server.
+ */
+#include "cli_int.h"
+
+#include "pixrelay/core/certcheck.h"
+#include "pixrelay/core/json.h"
+#include "pixrelay/core/mem.h"
+#include "pixrelay/store/banks.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage_bank[] =
+    "usage: pixrelay bank connect --env ENV [--account ID] [--chave KEY]\n"
+    "                             (--client-ca FILE | --url-token) [--json]\n"
+    "       pixrelay bank list --env ENV [--account ID] [--json]\n"
+    "       pixrelay bank show ID --env ENV [--json]\n"
+    "       pixrelay bank disconnect ID --env ENV [--json]\n"
+    "       pixrelay bank notifications ID --env ENV [--limit N] [--json]\n\n"
+    "connect        connects the bank of Pix key KEY (--chave; without it the\n"
+    "               pix-key setting, the key the BR Codes carry, so --pix-key KEY\n"
+    "               works too) to the account (default: the environment's platform\n"
+    "               account) and prints the webhookUrl to register at the bank.\n"
+    "               --client-ca FILE: the PEM of the CA that\n"
+    "               signs the bank's client certificates (mutual TLS through the\n"
+    "               proxy); --url-token: a random token in the URL instead, for\n"
+    "               banks without mTLS, printed this once.\n"
+    "list           the connections of the account, or of the environment.\n"
+    "show           one connection (never a secret).\n"
+    "disconnect     its webhook URL is refused from then on.\n"
+    "notifications  what the bank reported, newest first (default 20, at most\n"
+    "               1000): each Pix with its outcome, each refused item.\n";
+
+/* The file at `path` (a trust list in PEM), at most CERTCHECK_PEM_MAX
+ * bytes; NULL with the problem printed. */
+static char *read_pem(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+	size_t n;
+
+	if (!f) {
+		fprintf(stderr, "pixrelay bank connect: --client-ca %s: %s\n", path,
+			strerror(errno));
+		return NULL;
+	}
+	buf = mem_alloc(CERTCHECK_PEM_MAX + 2);
+	n = fread(buf, 1, CERTCHECK_PEM_MAX + 1, f);
+	fclose(f);
+	if (n > CERTCHECK_PEM_MAX) {
+		fprintf(stderr, "pixrelay bank connect: --client-ca %s: larger than %d bytes\n",
+			path, CERTCHECK_PEM_MAX);
+		free(buf);
+		return NULL;
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
+static const char *str(yajl_val v, const char *key)
+{
+	const char *s = YAJL_GET_STRING(json_get(v, key));
+
+	return s ? s : "-";
+}
+
+static void print_connection(yajl_val c)
+{
+	yajl_val ca = json_get(c, "clientCa");
+
+	printf("%s  %s  %s  account %s  %s\n", str(c, "id"), str(c, "pixKey"),
+	       strcmp(str(c, "auth"), "mtls") == 0 ? "mutual TLS" : "URL token", str(c, "account"),
+	       str(c, "createdAt"));
+	printf("  webhook URL  %s\n", str(c, "webhookUrl"));
+	if (YAJL_IS_OBJECT(ca))
+		printf("  client CA    %lld certificate(s), SHA-256 %s\n",
+		       YAJL_IS_INTEGER(json_get(ca, "certificates"))
+			   ? (long long)YAJL_GET_INTEGER(json_get(ca, "certificates"))
+			   : 0LL,
+		       str(ca, "sha256"));
+}
+
+/* The store's JSON for people: a connection, a list of them, or a log. */
+static void print_human(const char *verb, const char *json)
+{
+	yajl_val v = NULL, list;
+	char err[128];
+
+	if (json_parse_object(json, strlen(json), &v, err, sizeof(err)) < 0) {
+		printf("%s\n", json);
+		return;
+	}
+	if (strcmp(verb, "list") == 0) {
+		list = json_get(v, "connections");
+		if (!YAJL_IS_ARRAY(list) || list->u.array.len == 0)
+			printf("no bank connections\n");
+		for (size_t i = 0; YAJL_IS_ARRAY(list) && i < list->u.array.len; i++)
+			print_connection(list->u.array.values[i]);
+	} else if (strcmp(verb, "notifications") == 0) {
+		list = json_get(v, "notifications");
+		if (!YAJL_IS_ARRAY(list) || list->u.array.len == 0)
+			printf("nothing reported yet\n");
+		for (size_t i = 0; YAJL_IS_ARRAY(list) && i < list->u.array.len; i++) {
+			yajl_val n = list->u.array.values[i];
+			const char *why = YAJL_GET_STRING(json_get(n, "error"));
+			if (!why)
+				why = YAJL_GET_STRING(json_get(n, "reason"));
+			const char *refund = YAJL_GET_STRING(json_get(n, "refund"));
+			printf("%-10s %-9s %s", str(n, "source"), str(n, "outcome"),
+			       str(n, "endToEndId"));
+			if (refund)
+				printf(" refund %s", refund);
+			if (why && *why)
+				printf(" (%s)", why);
+			putchar('\n');
+		}
+	} else if (strcmp(verb, "disconnect") == 0) {
+		printf("%s disconnected: its webhook URL is refused from now on\n", str(v, "id"));
+	} else {
+		print_connection(v);
+	}
+	yajl_tree_free(v);
+}
+
+int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
+{
+	static const struct option lo[] = {CLI_OPT_ENV,
+					   CLI_OPT_ACCOUNT,
+					   {"chave", required_argument, NULL, 'p'},
+					   {"client-ca", required_argument, NULL, 'c'},
+					   {"url-token", no_argument, NULL, 't'},
+					   {"limit", required_argument, NULL, 'l'},
+					   CLI_OPT_JSON,
+					   CLI_OPT_END};
+	struct cli_args a;
+	const char *verb, *pix_key = NULL, *ca_path = NULL, *id;
+	int opt, rc, url_token = 0;
+	long limit = 20;
+	char *end = NULL, *pem = NULL, acct[32] = "", err[256];
+	enum env env;
+	struct cli_redis cr;
+	struct cli_call call;
+
+	if ((rc = cli_action(argc, argv, usage_bank, &verb)) >= 0)
+		return rc;
+	cli_args_init(&a, argc - 1, argv + 1, lo, NULL, usage_bank);
+	while ((opt = cli_args_next(&a)) >= 0) {
+		switch (opt) {
+		case 'p':
+			pix_key = optarg;
+			break;
+		case 'c':
+			ca_path = optarg;
+			break;
+		case 't':
+			url_token = 1;
+			break;
+		case 'l':
+			limit = strtol(optarg, &end, 10);
+			if (!*optarg || *end || limit < 1 || limit > BANKS_LOG_MAX) {
+				fprintf(stderr, "pixrelay bank: --limit must be from 1 to %d\n",
+					BANKS_LOG_MAX);
+				return 2;
+			}
+			break;
+		}
+	}
+	if (opt == CLI_ARGS_EXIT)
+		return a.exit_code;
+	if (!cli_verb_known("bank", usage_bank, verb,
+			    (const char *const[]){"connect", "list", "show", "disconnect",
+						  "notifications", NULL}))
+		return 2;
+	if (cli_env_required("bank", a.env, &env) < 0)
+		return 2;
+	id = optind + 1 < argc ? argv[optind + 1] : NULL;
+	if (strcmp(verb, "connect") == 0 || strcmp(verb, "list") == 0) {
+		if (id)
+			return cli_unexpected("bank", verb, id);
+	} else {
+		if (!id) {
+			fprintf(stderr, "pixrelay bank %s: the connection ID is required\n", verb);
+			return 2;
+		}
+		if (optind + 2 < argc)
+			return cli_unexpected("bank", verb, argv[optind + 2]);
+	}
+	if (strcmp(verb, "connect") == 0) {
+		struct certcheck *cc;
+		/* --pix-key is the setting of that name (settings may follow the
+		 * command): the key of the BR Codes, which a bank connection is
+		 * usually for */
+		if (!pix_key && cfg->pix_key[0])
+			pix_key = cfg->pix_key;
+		if (!pix_key) {
+			fprintf(stderr, "pixrelay bank connect: the Pix key is required (--chave "
+					"KEY, or the pix-key setting)\n");
+			return 2;
+		}
+		if (banks_check_pix_key(pix_key, err, sizeof(err)) < 0) {
+			fprintf(stderr, "pixrelay bank connect: the Pix key %s\n", err);
+			return 2;
+		}
+		if (!!ca_path == url_token) {
+			fprintf(stderr, "pixrelay bank connect: give --client-ca FILE (mutual TLS) "
+					"or --url-token, one of them\n");
+			return 2;
+		}
+		if (ca_path) {
+			if (!(pem = read_pem(ca_path)))
+				return 1;
+			cc = certcheck_new(pem, strlen(pem), err, sizeof(err));
+			if (!cc) {
+				fprintf(stderr, "pixrelay bank connect: --client-ca %s: %s\n",
+					ca_path, err);
+				free(pem);
+				return 1;
+			}
+			certcheck_free(cc);
+		}
+	} else if (pix_key || ca_path || url_token) {
+		fprintf(stderr,
+			"pixrelay bank %s: --chave, --client-ca and --url-token are "
+			"for connect\n",
+			verb);
+		return 2;
+	}
+	rc = 1;
+	if (strcmp(verb, "connect") == 0 || (strcmp(verb, "list") == 0 && a.account)) {
+		if (cli_open_account(cfg, env, a.account, &cr, acct) < 0)
+			goto done;
+	} else if (cli_redis_open(cfg, &cr) < 0) {
+		goto done;
+	}
+	if (cli_call_open(&call, cfg, &cr) == 0) {
+		/* the URLs it prints name the running serve when base-url is not
+		 * set (cli_base_url), as the server itself would */
+		struct config here = *cfg;
+		char base[512];
+
+		cli_base_url(cfg, base, sizeof(base));
+		here.base_url = base;
+		cfg = &here;
+		if (strcmp(verb, "connect") == 0)
+			banks_connect(call.r, cfg, env, acct, pix_key,
+				      ca_path ? BANKS_MTLS : BANKS_URL_TOKEN, pem, cli_call_done,
+				      &call);
+		else if (strcmp(verb, "list") == 0)
+			banks_list(call.r, cfg, env, acct, cli_call_done, &call);
+		else if (strcmp(verb, "show") == 0)
+			banks_show(call.r, cfg, env, "", id, cli_call_done, &call);
+		else if (strcmp(verb, "disconnect") == 0)
+			banks_disconnect(call.r, cfg, env, "", id, cli_call_done, &call);
+		else
+			banks_log(call.r, cfg, env, "", id, (int)limit, cli_call_done, &call);
+		cli_call_wait(&call);
+		switch (call.result) {
+		case 0:
+			if (a.json)
+				printf("%s\n", call.json);
+			else
+				print_human(verb, call.json);
+			if (strcmp(verb, "connect") == 0 && !a.json)
+				printf(
+				    "\nRegister the webhook URL above at the bank for the Pix key "
+				    "%s%s.\n",
+				    pix_key,
+				    url_token ? "; it carries the token, shown only this once"
+					      : "");
+			rc = 0;
+			break;
+		case BANKS_NOT_FOUND:
+			fprintf(stderr, "pixrelay bank %s: no connection %s in %s\n", verb,
+				id ? id : "", env_name(env));
+			break;
+		case BANKS_NO_ACCOUNT:
+			fprintf(stderr, "pixrelay bank connect: no account %s in %s\n", acct,
+				env_name(env));
+			break;
+		case BANKS_LIMIT:
+			fprintf(stderr,
+				"pixrelay bank connect: the account has %d connections "
+				"already\n",
+				BANKS_PER_ACCOUNT);
+			break;
+		case BANKS_KEY_TAKEN:
+			fprintf(stderr,
+				"pixrelay bank connect: the Pix key %s is connected already "
+				"(%s)\n",
+				pix_key, call.json ? call.json : "");
+			break;
+		default:
+			fprintf(stderr, "pixrelay bank %s: %s\n", verb, call.err);
+		}
+		if (call.json)
+			mem_wipe(call.json, strlen(call.json));
+	}
+	cli_call_close(&call);
+	cli_redis_close(&cr);
+done:
+	free(pem);
+	return rc;
+}
