@@ -9,15 +9,15 @@
 #define EVENT_ID_MAX KS_EVENT_ID_MAX /* "evt_" + ULID + NUL fits */
 
 /* The types of event pixrelay makes (docs/postbacks.md, docs/banks.md): a
- * charge paid, expired or refunded, and a Pix a bank reported that paid no
- * charge, or a refund of one that changed none. */
-#define EVENT_NTYPES 5
+ * charge paid, expired or refunded, a Pix a bank reported that paid no
+ * charge, or a refund of one that changed none, and an internal transfer. */
+#define EVENT_NTYPES 6
 extern const char *const event_types[EVENT_NTYPES];
 /* "EVENT:CHARGE_PAID, EVENT:CHARGE_EXPIRED, ... or EVENT:PIX_REFUND", for
  * messages. */
 #define EVENT_TYPES_TEXT                                                                           \
-	"EVENT:CHARGE_PAID, EVENT:CHARGE_EXPIRED, EVENT:CHARGE_REFUND, EVENT:PIX_UNMATCHED or "    \
-	"EVENT:PIX_REFUND"
+	"EVENT:CHARGE_PAID, EVENT:CHARGE_EXPIRED, EVENT:CHARGE_REFUND, EVENT:PIX_UNMATCHED, "      \
+	"EVENT:PIX_REFUND or EVENT:TRANSFER_DONE"
 
 /* Which events to list. Strings borrowed; "" = any. */
 struct event_filter {
