@@ -1286,11 +1286,14 @@ class Scope(Base):
         self.assertEqual((r.status, r.json["error"]), (404, "bank connection not found: " + mine["id"]))
 
 
-class RedisDown(unittest.TestCase):
-    def test_redis_out_of_reach_is_503_so_the_bank_sends_again(self):
+class OwnProcess(unittest.TestCase):
+    """A pixrelay of its own: another setting, Redis stopped under it."""
+
+    def test_webhook_base_url_and_redis_out_of_reach(self):
         wd = Workdir()
         redis = Redis(wd.path).start()
-        px = Pixrelay(wd.path, redis, args=["--redis-timeout-ms", "500"]).start()
+        px = Pixrelay(wd.path, redis, args=["--redis-timeout-ms", "500", "--bank-webhook-base-url",
+                                            "https://pix-webhook.loja.com.br/v1/"]).start()
         try:
             px.wait_ready()
             px.cli("init")
@@ -1298,7 +1301,12 @@ class RedisDown(unittest.TestCase):
             r = px.request("POST", CONNECTIONS, body={"pixKey": "a@b.co", "auth": "url-token"},
                            headers=auth(key))
             self.assertEqual(r.status, 200, r)
-            u = urllib.parse.urlsplit(r.json["data"]["webhookUrl"] + "/pix")
+            # connections' webhookUrl name the banks' webhook server (trailing slash removed)
+            url = r.json["data"]["webhookUrl"]
+            self.assertRegex(url, r"^https://pix-webhook\.loja\.com\.br/v1/webhooks/bank/bnk_[0-9A-Z]{26}"
+                                  r"\?hmac=[A-Za-z0-9]{43}&ignorar=$")
+            u = urllib.parse.urlsplit(url + "/pix")
+            # Redis out of reach: 503, the bank sends it again
             redis.stop()
             wait_for(lambda: px.request("GET", "/readyz").status == 503 or None)
             r = px.request("POST", u.path + "?" + u.query, raw=json.dumps(notification(pix("1.00"))).encode(),
