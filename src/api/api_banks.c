@@ -272,6 +272,9 @@ void api_handle_banks_list(struct http_req *req)
 	struct app *app = app_of(req);
 	struct api_caller *c = req->auth;
 
+	/* no paging (at most 1,000 and 20 an account): no parameter either */
+	if (api_query_params(req, NULL, 0, NULL) < 0)
+		return;
 	banks_list(app->rds, app->cfg, c->key.env, scope(req), on_banks_json, req);
 }
 

@@ -221,6 +221,8 @@ int api_query_params(struct http_req *req, const char *const *names, size_t n, c
 	char allowed[128] = "";
 	struct query_walk w = {req, names, n, values, allowed};
 
+	if (n == 0)
+		snprintf(allowed, sizeof(allowed), "none");
 	for (size_t i = 0; i < n; i++) {
 		values[i] = NULL;
 		snprintf(allowed + strlen(allowed), sizeof(allowed) - strlen(allowed), "%s%s",

@@ -1246,6 +1246,10 @@ class Limits(Base):
         self.assertEqual((r.status, r.json["error"]), (409, "the account has 20 bank connections already"))
         r = self.px.request("GET", CONNECTIONS, headers=auth(key))
         self.assertEqual(sorted(c["id"] for c in r.json["data"]["connections"]), sorted(ids))
+        # the listing has no paging, and says so rather than ignore a parameter
+        r = self.px.request("GET", CONNECTIONS + "?limit=5", headers=auth(key))
+        self.assertEqual((r.status, r.json["error"]),
+                         (400, "unknown query parameter 'limit'; allowed: none"))
         # one disconnected makes room
         r = self.px.request("POST", "%s/%s/disconnect" % (CONNECTIONS, ids[0]), headers=auth(key))
         self.assertEqual(r.status, 200, r)
