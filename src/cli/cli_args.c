@@ -27,6 +27,15 @@ void cli_args_init(struct cli_args *a, int argc, char **argv, const struct optio
 	optind = 1;
 }
 
+/* A bad option: the usage on stderr, exit code 2. */
+static int bad_option(struct cli_args *a)
+{
+	if (a->usage)
+		fputs(a->usage, stderr);
+	a->exit_code = 2;
+	return CLI_ARGS_EXIT;
+}
+
 int cli_args_next(struct cli_args *a)
 {
 	int opt;
@@ -51,12 +60,10 @@ int cli_args_next(struct cli_args *a)
 				a->exit_code = 0;
 				return CLI_ARGS_EXIT;
 			}
-			/* fallthrough */
+			/* --help where it is not an option: a bad option */
+			return bad_option(a);
 		case '?':
-			if (a->usage)
-				fputs(a->usage, stderr);
-			a->exit_code = 2;
-			return CLI_ARGS_EXIT;
+			return bad_option(a);
 		default:
 			return opt;
 		}
