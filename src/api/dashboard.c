@@ -1,3 +1,9 @@
+/* dashboard: the dashboard's files served from the binary (compiled in from
+ * dashboard/ by tools/embed_assets.py): the redirect to /dashboard/,
+ * index.html, or one file by name, each answer with the security headers
+ * and an ETag, so that a browser's If-None-Match gets a 304. The pages in
+ * dashboard/ call the public API like any client (docs/dashboard.md); their
+ * routes are in api.c. */
 #include "pixrelay/api/dashboard.h"
 
 #include "pixrelay/http/http.h"

@@ -1,3 +1,11 @@
+/* evstream: the live streams of this process, on its event loop. Streams
+ * are grouped by account, with the account's signing secrets (read again
+ * each minute); a stream opens (secrets, subscriber, the shard's live key),
+ * catches up (pages of events_after paced by what the client reads, live
+ * messages buffered, duplicates dropped by id) and goes live; one
+ * subscriber hands published events out; one timer per stream beats, paces
+ * and ends a slow opening. The header tells the protocol; the route is in
+ * api_events.c, the signing in pix/sign.c. */
 #include "pixrelay/api/evstream.h"
 
 #include "pixrelay/store/accounts.h"

@@ -1,3 +1,11 @@
+/* server: `pixrelay serve` put together. The embedded Redis (locked,
+ * started, and on first start given a sandbox key) or the given one; then,
+ * on one event loop, the Redis clients (the API's, the dispatcher's own),
+ * the cache, the ingest and bank queues, live streams, dispatcher and
+ * janitor, the HTTP listeners with api.c's routes, the log's flush timer
+ * and the signals: SIGTERM or SIGINT drains requests and deliveries for
+ * shutdown-grace, then all is freed, Redis first. cli/cli_serve.c checks
+ * the arguments before. */
 #include "pixrelay/api/server.h"
 
 #include "pixrelay/api/api.h"

@@ -1,3 +1,11 @@
+/* listen: the client side of `pixrelay listen` and `pixrelay trigger`, with
+ * blocking libcurl on the command's own thread (no event loop). The SSE
+ * parser, fed whatever the server sends and bounded by LISTEN_SSE_MAX;
+ * listen_api, one request to a pixrelay API; and the listener: one stream
+ * connection at a time, reconnecting with backoff and Last-Event-ID, each
+ * event POSTed to --forward-to with its checked headers (re-signed with
+ * --signing-secret). The arguments are cli_listen.c and cli_trigger.c; the
+ * server's side is api/evstream.c. */
 #include "pixrelay/cli/listen.h"
 
 #include "pixrelay/pix/event.h"

@@ -1,3 +1,8 @@
+/* base64: the standard alphabet, always padded on the way out. The decoder
+ * reads outside text (webhook secrets pasted by hand, in sign.c; the files
+ * of an account's create request, in account.c) strictly: the alphabet and
+ * final padding only, though the padding may be dropped. A decoded buffer
+ * has a NUL after its data, so decoded text is a C string. Pure: no I/O. */
 #include "pixrelay/core/base64.h"
 
 #include "pixrelay/core/mem.h"

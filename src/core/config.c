@@ -1,3 +1,11 @@
+/* config: the table of every setting (name, type, default, bounds, help)
+ * and a struct config filled from it: flags, then PIXRELAY_* variables, then
+ * the --config file, then the defaults, each setting from the first that
+ * has it. Unknown flags are left to the command (cli/cli.c); an integer out
+ * of bounds or a bad line of the file is refused on stderr. What else a
+ * value must be is checked where it is used (addresses by netaddr.c, in
+ * http/server.c). tests/docs/check_config_doc.py compares the table with
+ * docs/configuration.md. */
 #include "pixrelay/core/config.h"
 
 #include "pixrelay/core/mem.h"

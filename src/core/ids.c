@@ -1,3 +1,9 @@
+/* ids: ids, secrets and digests from OpenSSL: ULIDs, v4 UUIDs, base62
+ * secrets without modulo bias, hex and SHA-256. A failing random generator
+ * or digest aborts. Pooled ULIDs (event and request ids) draw from a
+ * per-thread pool of 512 random bytes that a fork empties; anything that
+ * must stay unguessable draws afresh. ids_now_ms is the wall clock every
+ * module stamps with; the same moments as text are timefmt.c's. */
 #include "pixrelay/core/ids.h"
 
 #include <openssl/evp.h>

@@ -1,3 +1,10 @@
+/* json: request bodies parsed, and replies written through yajl's
+ * generator. Every body is hostile: a first pass refuses NUL bytes, \u0000,
+ * lone surrogates and deep nesting; then yajl's event parser feeds our own
+ * tree builder, which bounds the number of values, grows arrays by doubling
+ * and finds duplicate keys by sorting (yajl_tree_parse does none of it).
+ * The tree is yajl's yajl_val, freed with yajl_tree_free. The fields a body
+ * must hold are the pix floor's (charge.c, account.c, reqbody.c, bankpix.c). */
 #include "pixrelay/core/json.h"
 
 #include "pixrelay/core/mem.h"

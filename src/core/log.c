@@ -1,3 +1,9 @@
+/* log: the log line, `time level message` on stderr, stamped in UTC to the
+ * millisecond and cut at 4 KiB. A newline inside a message becomes a space,
+ * so a hostile value cannot forge a second line; callers quote values with
+ * log_escape. The level is one setting for the process; log_buffered makes
+ * stderr fully buffered, and serve flushes it from a timer (api/server.c).
+ * The line of each HTTP request is written in http/reply.c. */
 #include "pixrelay/core/log.h"
 
 #include <stdarg.h>

@@ -1,3 +1,8 @@
+/* mem: the allocation wrappers of mem.h. Each aborts with its caller's file
+ * and line instead of returning NULL (a zero-byte request still gets a
+ * block), so no caller checks for NULL; mem_wipe clears secrets with
+ * OPENSSL_cleanse, which the compiler may not drop. Every file of src/
+ * allocates through here. */
 #include "pixrelay/core/mem.h"
 
 #include <openssl/crypto.h>

@@ -1,3 +1,10 @@
+/* metrics: the process's one registry: a hash table of series, one per
+ * family and label set, made on first use; histograms share one set of
+ * bounds (0.5 ms to 10 s). Only the event loop's thread touches it, so
+ * there are no locks. Rendering writes the Prometheus text format: the
+ * families, then the gauges the caller read (api/api_metrics.c, from Redis
+ * and the HTTP server). Label values are escaped but must come from bounded
+ * sets, never from a client. */
 #include "pixrelay/core/metrics.h"
 #include "pixrelay/core/hash.h"
 

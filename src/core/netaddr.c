@@ -1,3 +1,10 @@
+/* netaddr: addresses as text and as sockaddrs, with no I/O: a listen
+ * address split into host and port, the CIDR lists of the settings
+ * (trusted-proxies, read by http/request.c; destination-allow, by
+ * relay/delivery.c), and whether an address is public, which keeps
+ * production postbacks off private networks (delivery.c asks it of the
+ * address curl connects to). An IPv4-mapped IPv6 address is judged as the
+ * IPv4 address it holds, and a 6to4 address as its embedded one. */
 #include "pixrelay/core/netaddr.h"
 
 #include "pixrelay/core/mem.h"

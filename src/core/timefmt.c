@@ -1,3 +1,9 @@
+/* timefmt: moments as text, always UTC: written as the spec's `YYYY-MM-DD
+ * HH:MM:SS` or as RFC 3339, and read back, with Unix seconds, by
+ * timefmt_parse. What it reads is outside input (since and until of the
+ * event listings, a bank's timestamps, the CLI's --since): every field is
+ * checked against the calendar and nothing is read past the NUL. Hinnant's
+ * days_from_civil keeps mktime and the local zone out. Pure: no I/O. */
 #include "pixrelay/core/timefmt.h"
 
 #include <stdio.h>

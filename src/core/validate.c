@@ -1,3 +1,10 @@
+/* validate: checks of the text fields clients send (e-mail, http URL, UF,
+ * CEP, date, phone) and strict UTF-8 counting. Every input is hostile: the
+ * checks use their own ASCII classes, never the locale's, and never read
+ * past the NUL. A postback URL must name one host to every URL parser, so a
+ * host whose last label looks numeric must be a plain dotted quad. The
+ * field rules built on these (which field, how long) are pix/charge.c,
+ * pix/account.c and pix/reqbody.c. Pure: no I/O, no allocation. */
 #include "pixrelay/core/validate.h"
 
 #include <arpa/inet.h>

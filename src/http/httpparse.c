@@ -1,3 +1,10 @@
+/* httpparse: an HTTP/1.1 request's bytes, read strictly and with no I/O:
+ * the head line by line as it arrives (each byte scanned once, limits
+ * checked before a line ends, offsets kept until the head is whole, then
+ * NULs written into the caller's buffer), its framing headers, a chunked
+ * body as a state machine, and query strings. Every byte is the client's;
+ * a refusal carries its status and never echoes them. The server feeding it
+ * is conn.c, request.c and body.c; tests/fuzz/fuzz-http.c drives it. */
 #include "pixrelay/http/httpparse.h"
 
 #include "pixrelay/core/mem.h"

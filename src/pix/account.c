@@ -1,3 +1,10 @@
+/* account: a business account's create request as values. The client's
+ * body is read field by field in the spec's order, each fault named by its
+ * path ("representatives[0].taxID: invalid CPF"); CNPJ, CPFs and CEP are
+ * normalised; every file (PDF documents, identity pictures) is sized before
+ * it is decoded from base64 or a data: URI, known by its magic bytes and
+ * hashed, so that an account keeps each content once. No I/O: the handler
+ * is api/api_accounts.c, the store store/accounts.c. */
 #include "pixrelay/pix/account.h"
 
 #include "pixrelay/core/base64.h"

@@ -1,3 +1,10 @@
+/* backoff: the arithmetic of retrying a postback. The delay before each
+ * attempt (exponential, capped, jittered by a random value the caller
+ * draws, without overflow for any attempt number), the verdict retry or
+ * give up against the attempt and age limits, and the destination's
+ * Retry-After header, which is hostile input: delta-seconds or any of RFC
+ * 9110's three HTTP-date forms. Pure, with no clock of its own: the
+ * dispatcher's relay/delivery.c passes the time and the policy. */
 #include "pixrelay/pix/backoff.h"
 
 #include "pixrelay/core/timefmt.h"

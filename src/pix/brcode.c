@@ -1,3 +1,10 @@
+/* brcode: the Pix copy-and-paste code, both ways. Encoding folds the
+ * merchant's UTF-8 text to printable ASCII, lays out the TLV fields and
+ * appends the CRC (store/charges.c calls it for each new charge). Decoding
+ * takes a code as hostile input and refuses any byte, length or field the
+ * standard does not allow, naming the field at fault (`pixrelay brcode
+ * decode`, cli/cli_brcode.c). Decoded parts are slices of the caller's
+ * string; no I/O, no allocation. The QR image is qrpng.c. */
 #include "pixrelay/pix/brcode.h"
 #include "pixrelay/core/json.h"
 

@@ -1,3 +1,10 @@
+/* charge: a Pix charge as values. The create request's body read field by
+ * field in the spec's order (unknown fields refused; text checked for
+ * UTF-8, control characters and length; tax ids by taxid.c, the rest by
+ * validate.c), the fee, the fingerprint that makes a retry with the same
+ * externalID safe, and the charge's JSON, rendered once as the parts around
+ * status and updatedAt that the Lua scripts restate after each transition.
+ * Storing and moving charges is store/charges.c; the BR Code is brcode.c. */
 #include "pixrelay/pix/charge.h"
 
 #include "pixrelay/core/ids.h"

@@ -1,3 +1,9 @@
+/* page: the cursors and page sizes clients send to the listings, read as
+ * hostile query text (digits without a leading zero, the listing's id
+ * prefix and a ULID, a bounded ledger position), and the nextCursor written
+ * back. The walk a cursor resumes runs in Redis (src/store/lua/lib/page.lua,
+ * account_ledger.lua); the query is read in api/api_common.c, and the
+ * stores of charges, events and keys write nextCursor. No I/O. */
 #include "pixrelay/pix/page.h"
 
 #include "pixrelay/core/ids.h"

@@ -1,3 +1,9 @@
+/* qrpng: a BR Code drawn as a QR code PNG in memory: libqrencode makes the
+ * symbol, libpng writes the image one row of pixels at a time into a
+ * growing buffer. libpng reports errors by longjmp, so emit() alone calls
+ * setjmp, and it owns nothing: every buffer is made before it and freed
+ * after. GET /v1/qrcode/{id} serves it (api/api_charges.c); the code itself
+ * is brcode.c's. No file or network I/O. */
 #include "pixrelay/pix/qrpng.h"
 
 #include "pixrelay/core/mem.h"

@@ -1,3 +1,10 @@
+/* reqbody: the API's small bodies and filters as values: a refund's amount
+ * and reason, an internal transfer's amount and Pix keys, and the filters
+ * of an event listing (from the query) or of a replay (from a body, where
+ * since, until and limit may be integers too). Each body is the client's,
+ * parsed by json.c; each refusal names its field for a 400. The handlers
+ * are in api/ (api_charges.c, api_accounts.c, api_events.c); the charge and
+ * account create bodies are charge.c and account.c. No I/O. */
 #include "pixrelay/pix/reqbody.h"
 
 #include "pixrelay/pix/charge.h"

@@ -1,3 +1,9 @@
+/* sign: Standard Webhooks signatures, HMAC-SHA256 with OpenSSL: making a
+ * whsec_ secret, signing a postback (relay/delivery.c, api/evstream.c,
+ * cli/listen.c) and verifying a provider's signed notification
+ * (store/ingest.c), comparing in constant time. One MAC context per thread
+ * is kept and re-keyed for each signature; decoded keys and MACs are wiped
+ * after use. No I/O. */
 #include "pixrelay/pix/sign.h"
 
 #include "pixrelay/core/base64.h"

@@ -1,3 +1,10 @@
+/* taxid: CPF and CNPJ as a person types them, checked and normalised: all
+ * the punctuation in its place or none, check digits right (mod 11; each
+ * character of an alphanumeric CNPJ worth its ASCII code minus 48), the
+ * all-equal CPF and all-zero CNPJ refused. The input is hostile and read
+ * with our own ASCII classes, never the locale's. Pure; the fields that hold
+ * tax ids are read in charge.c (the payer) and account.c (the company and
+ * its representatives). */
 #include "pixrelay/pix/taxid.h"
 
 #include <string.h>

@@ -1,3 +1,10 @@
+/* cache: a table of CACHE_SLOTS entries, one per slot of the key's FNV-1a
+ * hash (a new key takes the slot), each with its own expiry, filled by the
+ * stores that read API keys (store/auth.c) and accounts
+ * (store/accounts_read.c). Every announcement its subscriber (sub.c) hears
+ * bumps a generation, so a put whose read began before it is dropped;
+ * losing the subscription empties the table and turns the cache off. Values
+ * may hold secrets and are wiped when dropped. Made by api/server.c. */
 #include "pixrelay/redis/cache.h"
 #include "pixrelay/core/hash.h"
 

@@ -1,3 +1,10 @@
+/* redisd: the embedded redis-server and its data directory: the flock,
+ * making the directory and its files this user's alone, the redis.conf of
+ * each start, stopping a redis-server a killed pixrelay left behind,
+ * forking the child and waiting for its PING, and, on the loop, starting it
+ * again with backoff when it dies. Start and stop block, so they run before
+ * and after the loop (api/server.c for serve, cli/cli_redis.c for the other
+ * commands); the client that talks to it over its socket is redis.c. */
 #include "pixrelay/redis/redisd.h"
 
 #include "pixrelay/core/log.h"

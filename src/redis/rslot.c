@@ -1,3 +1,9 @@
+/* rslot: Redis Cluster's rules as pure functions: the CRC16 hash slot of a
+ * key or of its hash tag, which argument routes a command, what an error
+ * reply asks for (MOVED and ASK with their target, the retryable errors,
+ * READONLY, NOSCRIPT) and the ranges of a CLUSTER SLOTS reply. Replies come
+ * off the network, so every field is checked before use. The client acts
+ * on them in cluster.c, send.c and redis.c. */
 #include "pixrelay/redis/rslot.h"
 
 #include "pixrelay/core/mem.h"

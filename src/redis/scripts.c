@@ -1,3 +1,9 @@
+/* scripts: the Lua scripts of src/store/lua/, compiled into the binary
+ * (tools/embed_scripts.py writes scripts_data.c), matched to their ids by
+ * file name and hashed with SHA1 once, on first use: a script id without
+ * its file aborts there. The client loads them (SCRIPT LOAD in node.c,
+ * again after NOSCRIPT in send.c) and calls them by SHA (redis.c); what
+ * each script does is written at its head. */
 #include "pixrelay/redis/scripts.h"
 
 #include "pixrelay/core/ids.h"

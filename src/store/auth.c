@@ -1,3 +1,10 @@
+/* auth: the API key of a request, from its Authorization header to its
+ * record. The header is hostile: "Bearer", the token's length, prefix and
+ * characters are checked before anything is looked up; then the key is
+ * found by the SHA-256 of its text, in the process cache or by the script
+ * key_auth (which records its last use at most once a minute). A record
+ * whose environment disagrees with the key's prefix is not believed. On the
+ * event loop; managing keys is keys.c, the route glue api/api_common.c. */
 #include "pixrelay/store/auth.h"
 
 #include "pixrelay/redis/cache.h"

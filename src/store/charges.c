@@ -1,3 +1,10 @@
+/* charges: the charge store, on the event loop. Creating a charge (the
+ * account's Pix key, the BR Code with the charge id as txid, the JSON parts,
+ * then charge_create in the account's shard, which also answers a repeated
+ * externalID), reading and listing charges, the brCode for the QR image,
+ * transitions (charge_transition: the charge, its event and the balance in
+ * one step) and the expiry batches of relay/janitor.c. The request and the
+ * JSON are pix/charge.c's; a provider's notifications are ingest.c. */
 #include "pixrelay/store/charges.h"
 
 #include "pixrelay/store/accounts.h"

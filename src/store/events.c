@@ -1,3 +1,10 @@
+/* events: reading an account's stored events, on the event loop: one with
+ * its attempt log (events_render fills in the fields a later version may
+ * stop writing), a filtered page (event_list), a replay of one or of every
+ * event a filter selects, the events after a point for a live stream
+ * (api/evstream.c) and how a shard's queue stands (/metrics). The scripts
+ * of each change write its events; leasing and settling deliveries is
+ * relay/dispatch.c. */
 #include "pixrelay/store/events.h"
 
 #include "pixrelay/core/ids.h"

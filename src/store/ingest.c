@@ -1,3 +1,10 @@
+/* ingest: a provider's notification, from its body to Redis. The body is
+ * hostile: parsed by json.c, its ids printable and bounded, its event one
+ * of three names; the caller proves itself by a Standard Webhooks signature
+ * or the compatibility header. Verified notifications wait in a shardq and
+ * go per shard, up to 128 in one call of the ingest script, which moves a
+ * known charge (charges_reply reads its answer) or relays an unknown one.
+ * The handler is api/api_ingest.c; a bank's Pix go the same way (banks.c). */
 #include "pixrelay/store/ingest.h"
 
 #include "pixrelay/store/events.h"

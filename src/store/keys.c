@@ -1,3 +1,10 @@
+/* keys: API keys and accounts as the operator manages them, and the API's
+ * key management. The blocking half (rds_open's client: the commands of
+ * src/cli/ and start-up): the key layout check, the platform account of an
+ * environment, keys created, listed and revoked, an account's secrets,
+ * signing-secret rotation, postbackUrl and record. The asynchronous half,
+ * for /v1/keys: a page of keys, a key made or revoked (with the
+ * invalidation every cache hears). Checking a request's key is auth.c. */
 #include "pixrelay/store/keys.h"
 
 #include "pixrelay/redis/cache.h"

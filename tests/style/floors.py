@@ -37,21 +37,27 @@ def floor_of(rel):
     return None
 
 
+def walk(root, base):
+    """Each folder under root/base (the Lua scripts' folders left out) as
+    (path, rel_dir, names): rel_dir is relative to base ("." for base
+    itself), names are its C files and headers, sorted. tests/style/
+    file_comments.py walks src/ with it too."""
+    top = os.path.join(root, base)
+    for d, dirs, names in os.walk(top):
+        dirs[:] = [x for x in dirs if x != "lua"]
+        yield d, os.path.relpath(d, top), sorted(n for n in names if n.endswith((".c", ".h")))
+
+
 def main(root):
     errors = []
     checked = 0
     for base in ("src", os.path.join("include", "pixrelay")):
-        top = os.path.join(root, base)
-        for d, dirs, names in os.walk(top):
-            dirs[:] = [x for x in dirs if x != "lua"]
-            rel_dir = os.path.relpath(d, top)
+        for d, rel_dir, names in walk(root, base):
             if rel_dir != "." and rel_dir.split("/")[0] not in FLOORS:
                 errors.append("%s/%s: a folder that is no floor (add it to FLOORS in %s)"
                               % (base, rel_dir, __file__))
                 continue
-            for name in sorted(names):
-                if not name.endswith((".c", ".h")):
-                    continue
+            for name in names:
                 rel = os.path.normpath(os.path.join(rel_dir, name))
                 me = floor_of(rel)
                 if me is None:
