@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* defined in the generated scripts_data.c, one per file of src/lua/ */
+/* defined in the generated scripts_data.c, one per file of src/store/lua/ */
 struct scripts_source {
 	const char *name;
 	const char *body;

@@ -1,6 +1,6 @@
 /* evstream: live streams of an account's events (GET /v1/events/stream, SSE).
  *
- * Every event is written by a script through event_write (src/lua/lib/
+ * Every event is written by a script through event_write (src/store/lua/lib/
  * event.lua). While this process serves a stream for an account of shard k,
  * it keeps the key <prefix>{s<k>}:live set (30 s TTL, renewed every 10 s) to
  * the name of one pub/sub channel, <prefix>live; event_write reads that key

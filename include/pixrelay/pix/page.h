@@ -1,10 +1,10 @@
 /* page: the cursors and page sizes of the listing endpoints (no I/O).
  *
  * A listing walks an index of things by creation time, newest first
- * (src/lua/lib/page.lua). Its cursor is opaque to clients and names where the
+ * (src/store/lua/lib/page.lua). Its cursor is opaque to clients and names where the
  * previous page stopped: "<created ms>_<id>" of the last thing looked at. The
  * ledger, a list rather than an index, has its own cursor,
- * "<position>.<fingerprint>" (src/lua/account_ledger.lua).
+ * "<position>.<fingerprint>" (src/store/lua/account_ledger.lua).
  */
 #ifndef PIXRELAY_PAGE_H
 #define PIXRELAY_PAGE_H

@@ -1,4 +1,4 @@
-/* scripts: the Lua scripts of src/lua/, compiled in, with their SHA1 digests.
+/* scripts: the Lua scripts of src/store/lua/, compiled in, with their SHA1 digests.
  *
  * Each atomic multi-key change in Redis is one script named after the change.
  */

@@ -89,7 +89,7 @@ enum dispatch_verdict dispatch_judge(long http_status, int curl_ok);
 /* The destination host of a URL as the delivery queues name it: the
  * authority after "scheme://" up to the first '/', '?' or '#', without user
  * info, lower-cased ("example.com:8443"). Same rule as url_host in
- * src/lua/lib/event.lua. Writes "" when it does not fit. */
+ * src/store/lua/lib/event.lua. Writes "" when it does not fit. */
 void dispatch_url_host(const char *url, char *out, size_t size);
 
 #endif
