@@ -1,0 +1,577 @@
+/* banks: the store of bank connections: connect, read, list, disconnect,
+ * and the log of what each heard. Writing what the banks report is
+ * banks_receive.c's; parsing a bank's body is bankpix's (pix floor);
+ * authenticating a bank's call is the API's (api_banks.c). */
+#include "pixrelay/store/banks.h"
+
+#include "pixrelay/core/certcheck.h"
+#include "pixrelay/core/ids.h"
+#include "pixrelay/core/json.h"
+#include "pixrelay/core/mem.h"
+#include "pixrelay/core/timefmt.h"
+#include "pixrelay/pix/keyspace.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LIST_MAX 1000 /* connections in one listing */
+
+static const char *auth_name(enum banks_auth a)
+{
+	return a == BANKS_URL_TOKEN ? "url-token" : "mtls";
+}
+
+void banks_conn_deinit(struct banks_conn *c)
+{
+	free(c->pix_key);
+	free(c->client_ca);
+	memset(c, 0, sizeof(*c));
+}
+
+int banks_check_pix_key(const char *key, char *err, size_t errlen)
+{
+	size_t n = strlen(key);
+
+	if (n == 0 || n > BANKPIX_CHAVE_MAX) {
+		snprintf(err, errlen, "must be 1 to %d characters", BANKPIX_CHAVE_MAX);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)key[i] <= ' ' || (unsigned char)key[i] >= 0x7f) {
+			snprintf(err, errlen,
+				 "must be printable ASCII without spaces (an e-mail, "
+				 "+55 phone, CPF, CNPJ or random key)");
+			return -1;
+		}
+	return 0;
+}
+
+/* A connection id this module could have made: "bnk_" + a ULID. */
+static int valid_id(const char *id)
+{
+	return strlen(id) == IDS_ULID_LEN + 4 && strncmp(id, "bnk_", 4) == 0 &&
+	       ks_shard_of(id) >= 0;
+}
+
+/* ---- rendering ---- */
+
+/* A connection's stored fields, borrowed. */
+struct fields {
+	const char *id, *account, *env, *pix_key, *auth, *client_ca, *created_ms;
+};
+
+static const char *or_empty(const char *s)
+{
+	return s ? s : "";
+}
+
+static void fields_of(const redisReply *h, struct fields *f)
+{
+	f->id = or_empty(rds_hash_field(h, "id"));
+	f->account = or_empty(rds_hash_field(h, "account"));
+	f->env = or_empty(rds_hash_field(h, "env"));
+	f->pix_key = or_empty(rds_hash_field(h, "pix_key"));
+	f->auth = or_empty(rds_hash_field(h, "auth"));
+	f->client_ca = or_empty(rds_hash_field(h, "client_ca"));
+	f->created_ms = or_empty(rds_hash_field(h, "created_ms"));
+}
+
+/* A connection as JSON, never with a secret: `token`, only when the
+ * connection is made, goes into its webhookUrl that once. */
+static void render(yajl_gen g, const struct config *cfg, const struct fields *f, const char *token)
+{
+	char *url, at[32];
+	struct certcheck *cc = NULL;
+	char err[128];
+	/* the banks' webhook server, when it has a name of its own */
+	const char *base =
+	    cfg->bank_webhook_base_url[0] ? cfg->bank_webhook_base_url : cfg->base_url;
+
+	url = token ? mem_printf("%s/webhooks/bank/%s?hmac=%s&ignorar=", base, f->id, token)
+		    : mem_printf("%s/webhooks/bank/%s", base, f->id);
+	json_open(g);
+	json_str(g, "id");
+	json_str(g, f->id);
+	json_str(g, "account");
+	json_str(g, f->account);
+	json_str(g, "environment");
+	json_str(g, f->env);
+	json_str(g, "pixKey");
+	json_str(g, f->pix_key);
+	json_str(g, "auth");
+	json_str(g, f->auth);
+	json_str(g, "webhookUrl");
+	json_str(g, url);
+	json_str(g, "clientCa");
+	if (f->client_ca[0] &&
+	    (cc = certcheck_new(f->client_ca, strlen(f->client_ca), err, sizeof(err)))) {
+		char fp[65];
+
+		certcheck_fingerprint(cc, fp);
+		json_open(g);
+		json_str(g, "certificates");
+		json_int(g, (long long)certcheck_count(cc));
+		json_str(g, "sha256");
+		json_str(g, fp);
+		json_close(g);
+		certcheck_free(cc);
+	} else {
+		json_null(g);
+	}
+	json_str(g, "createdAt");
+	timefmt_rfc3339(at, strtoull(f->created_ms, NULL, 10));
+	json_str(g, at);
+	json_close(g);
+	mem_wipe(url, strlen(url));
+	free(url);
+}
+
+static char *gen_take(yajl_gen g)
+{
+	size_t len;
+	const char *s = json_buf(g, &len);
+	char *out = mem_strndup(s, len);
+
+	/* the buffer may have held a token */
+	mem_wipe((char *)s, len);
+	yajl_gen_free(g);
+	return out;
+}
+
+/* ---- calls ---- */
+
+/* One asynchronous call of this module and what it needs to answer. */
+struct call {
+	struct rds *r;
+	const struct config *cfg;
+	enum env env;
+	char account[32];
+	char id[BANKS_ID_MAX];
+	char key[KS_KEY_MAX];
+	store_fn cb;
+	banks_conn_fn conn_cb;
+	void *ud;
+	char *json;
+	/* listing the connections of an environment or an account */
+	redisReply *ids;
+	size_t next;
+	yajl_gen g;
+};
+
+static struct call *call_new(struct rds *r, const struct config *cfg, enum env env,
+			     const char *account, const char *id, store_fn cb, void *ud)
+{
+	struct call *c = mem_new(struct call);
+
+	c->r = r;
+	c->cfg = cfg;
+	c->env = env;
+	snprintf(c->account, sizeof(c->account), "%s", account ? account : "");
+	snprintf(c->id, sizeof(c->id), "%s", id ? id : "");
+	if (id && valid_id(id))
+		ks_bank_key(c->key, sizeof(c->key), cfg->prefix, ks_shard_of(id), id);
+	c->cb = cb;
+	c->ud = ud;
+	return c;
+}
+
+static void call_free(struct call *c)
+{
+	if (c->ids)
+		freeReplyObject(c->ids);
+	if (c->g)
+		yajl_gen_free(c->g);
+	if (c->json) {
+		mem_wipe(c->json, strlen(c->json));
+		free(c->json);
+	}
+	free(c);
+}
+
+/* Whether HGETALL reply `h` is a connection `c` may see: of its
+ * environment, and of its account unless that is "". */
+static int visible(const struct call *c, const redisReply *h)
+{
+	const char *env = rds_hash_field(h, "env"), *account = rds_hash_field(h, "account");
+
+	return env && account && strcmp(env, env_name(c->env)) == 0 &&
+	       (!c->account[0] || strcmp(account, c->account) == 0);
+}
+
+/* ---- connect ---- */
+
+static void on_env_indexed(void *ud, redisReply *reply, const char *err)
+{
+	struct call *c = ud;
+
+	/* the environment's index serves listings only: the connection exists
+	 * and works whatever this answer was */
+	c->cb(c->ud, 0, c->json, NULL);
+	call_free(c);
+}
+
+static void on_connected(void *ud, redisReply *reply, const char *err)
+{
+	struct call *c = ud;
+	const char *what;
+
+	if (err || reply->type != REDIS_REPLY_ARRAY || reply->elements < 1 ||
+	    reply->element[0]->type != REDIS_REPLY_STRING) {
+		c->cb(c->ud, -1, NULL, err ? err : "unexpected reply from bank_connect");
+		goto done;
+	}
+	what = reply->element[0]->str;
+	if (strcmp(what, "created") == 0) {
+		char idx[KS_KEY_MAX], score[32];
+		const char *argv[4] = {"ZADD", idx, score, c->id};
+
+		ks_env_banks_key(idx, sizeof(idx), c->cfg->prefix, c->env);
+		snprintf(score, sizeof(score), "%llu", (unsigned long long)ids_now_ms());
+		rds_cmd_argv(c->r, on_env_indexed, c, 4, argv, NULL);
+		return;
+	}
+	if (strcmp(what, "no_account") == 0)
+		c->cb(c->ud, BANKS_NO_ACCOUNT, NULL, NULL);
+	else if (strcmp(what, "limit") == 0)
+		c->cb(c->ud, BANKS_LIMIT, NULL, NULL);
+	else if (strcmp(what, "key_taken") == 0 && reply->elements == 2 &&
+		 reply->element[1]->type == REDIS_REPLY_STRING)
+		c->cb(c->ud, BANKS_KEY_TAKEN, reply->element[1]->str, NULL);
+	else
+		c->cb(c->ud, -1, NULL, "unexpected reply from bank_connect");
+done:
+	call_free(c);
+}
+
+void banks_connect(struct rds *r, const struct config *cfg, enum env env, const char *account,
+		   const char *pix_key, enum banks_auth auth, const char *client_ca, store_fn cb,
+		   void *ud)
+{
+	struct call *c = call_new(r, cfg, env, account, NULL, cb, ud);
+	int shard = ks_shard_of(account);
+	char idx[KS_KEY_MAX], acct[KS_KEY_MAX], kp[KS_KEY_MAX], created[32];
+	char max[16], token[BANKS_TOKEN_LEN + 1] = "", sha[65] = "";
+	struct fields f;
+	yajl_gen g;
+
+	if (shard < 0 || strlen(account) != IDS_ULID_LEN) {
+		cb(ud, BANKS_NO_ACCOUNT, NULL, NULL);
+		call_free(c);
+		return;
+	}
+	memcpy(c->id, "bnk_", 4);
+	ks_ulid(shard, c->id + 4);
+	ks_bank_key(c->key, sizeof(c->key), cfg->prefix, shard, c->id);
+	ks_bank_index_key(idx, sizeof(idx), cfg->prefix, shard, account);
+	ks_account_key(acct, sizeof(acct), cfg->prefix, env, account);
+	ks_bank_key_prefix(kp, sizeof(kp), cfg->prefix, shard);
+	snprintf(created, sizeof(created), "%llu", (unsigned long long)ids_now_ms());
+	snprintf(max, sizeof(max), "%d", BANKS_PER_ACCOUNT);
+	if (auth == BANKS_URL_TOKEN) {
+		ids_base62(token, BANKS_TOKEN_LEN);
+		token[BANKS_TOKEN_LEN] = '\0';
+		ids_sha256_hex(sha, token, BANKS_TOKEN_LEN);
+		client_ca = "";
+	}
+	f = (struct fields){c->id,   account,	      env_name(env),
+			    pix_key, auth_name(auth), client_ca ? client_ca : "",
+			    created};
+	g = json_gen_new();
+	render(g, cfg, &f, auth == BANKS_URL_TOKEN ? token : NULL);
+	c->json = gen_take(g);
+	mem_wipe(token, sizeof(token));
+	{
+		const char *argv[13] = {c->key,	     idx,	    acct,    c->id,
+					account,     env_name(env), pix_key, auth_name(auth),
+					f.client_ca, sha,	    created, max,
+					kp};
+		rds_script(r, on_connected, c, SCRIPT_BANK_CONNECT, 3, 13, argv, NULL);
+	}
+}
+
+/* ---- read ---- */
+
+static void on_conn(void *ud, redisReply *reply, const char *err)
+{
+	struct call *c = ud;
+	struct banks_conn conn;
+	struct fields f;
+
+	if (err) {
+		c->conn_cb(c->ud, -1, NULL, err);
+		goto done;
+	}
+	if (reply->type != REDIS_REPLY_ARRAY || reply->elements == 0) {
+		c->conn_cb(c->ud, BANKS_NOT_FOUND, NULL, NULL);
+		goto done;
+	}
+	fields_of(reply, &f);
+	memset(&conn, 0, sizeof(conn));
+	if (strcmp(f.id, c->id) != 0 || env_parse(f.env, &conn.env) < 0) {
+		c->conn_cb(c->ud, BANKS_NOT_FOUND, NULL, NULL);
+		goto done;
+	}
+	snprintf(conn.id, sizeof(conn.id), "%s", f.id);
+	snprintf(conn.account, sizeof(conn.account), "%s", f.account);
+	conn.auth = strcmp(f.auth, "url-token") == 0 ? BANKS_URL_TOKEN : BANKS_MTLS;
+	conn.pix_key = mem_strdup(f.pix_key);
+	conn.client_ca = f.client_ca[0] ? mem_strdup(f.client_ca) : NULL;
+	snprintf(conn.token_sha, sizeof(conn.token_sha), "%s",
+		 or_empty(rds_hash_field(reply, "token_sha")));
+	conn.created_ms = strtoll(f.created_ms, NULL, 10);
+	c->conn_cb(c->ud, 0, &conn, NULL);
+	banks_conn_deinit(&conn);
+done:
+	call_free(c);
+}
+
+void banks_get(struct rds *r, const struct config *cfg, const char *id, banks_conn_fn cb, void *ud)
+{
+	struct call *c;
+	const char *argv[2];
+
+	if (!valid_id(id)) {
+		cb(ud, BANKS_NOT_FOUND, NULL, NULL);
+		return;
+	}
+	c = call_new(r, cfg, ENV_SANDBOX, "", id, NULL, NULL);
+	c->conn_cb = cb;
+	c->ud = ud;
+	argv[0] = "HGETALL";
+	argv[1] = c->key;
+	rds_cmd_argv(r, on_conn, c, 2, argv, NULL);
+}
+
+static void on_show(void *ud, redisReply *reply, const char *err)
+{
+	struct call *c = ud;
+	struct fields f;
+	yajl_gen g;
+	char *json;
+
+	if (err) {
+		c->cb(c->ud, -1, NULL, err);
+	} else if (reply->type != REDIS_REPLY_ARRAY || reply->elements == 0 || !visible(c, reply)) {
+		c->cb(c->ud, BANKS_NOT_FOUND, NULL, NULL);
+	} else {
+		fields_of(reply, &f);
+		g = json_gen_new();
+		render(g, c->cfg, &f, NULL);
+		json = gen_take(g);
+		c->cb(c->ud, 0, json, NULL);
+		free(json);
+	}
+	call_free(c);
+}
+
+void banks_show(struct rds *r, const struct config *cfg, enum env env, const char *account,
+		const char *id, store_fn cb, void *ud)
+{
+	struct call *c;
+	const char *argv[2];
+
+	if (!valid_id(id)) {
+		cb(ud, BANKS_NOT_FOUND, NULL, NULL);
+		return;
+	}
+	c = call_new(r, cfg, env, account, id, cb, ud);
+	argv[0] = "HGETALL";
+	argv[1] = c->key;
+	rds_cmd_argv(r, on_show, c, 2, argv, NULL);
+}
+
+/* ---- list ---- */
+
+static void list_next(struct call *c);
+
+static void on_list_item(void *ud, redisReply *reply, const char *err)
+{
+	struct call *c = ud;
+	struct fields f;
+
+	if (err) {
+		c->cb(c->ud, -1, NULL, err);
+		call_free(c);
+		return;
+	}
+	/* one disconnected meanwhile, or of another account: left out */
+	if (reply->type == REDIS_REPLY_ARRAY && reply->elements > 0 && visible(c, reply)) {
+		fields_of(reply, &f);
+		render(c->g, c->cfg, &f, NULL);
+	}
+	list_next(c);
+}
+
+/* Read the connections one after another (each in its own shard), then
+ * answer. */
+static void list_next(struct call *c)
+{
+	size_t len;
+	const char *s;
+
+	while (c->next < c->ids->elements) {
+		const redisReply *e = c->ids->element[c->next++];
+		const char *argv[2] = {"HGETALL", c->key};
+
+		if (e->type != REDIS_REPLY_STRING || !valid_id(e->str))
+			continue;
+		ks_bank_key(c->key, sizeof(c->key), c->cfg->prefix, ks_shard_of(e->str), e->str);
+		rds_cmd_argv(c->r, on_list_item, c, 2, argv, NULL);
+		return;
+	}
+	json_close_array(c->g);
+	json_close(c->g);
+	s = json_buf(c->g, &len);
+	c->json = mem_strndup(s, len);
+	c->cb(c->ud, 0, c->json, NULL);
+	call_free(c);
+}
+
+static void on_list_ids(void *ud, redisReply *reply, const char *err)
+{
+	struct call *c = ud;
+
+	if (err || reply->type != REDIS_REPLY_ARRAY) {
+		c->cb(c->ud, -1, NULL, err ? err : "unexpected reply listing bank connections");
+		call_free(c);
+		return;
+	}
+	c->ids = rds_reply_copy(reply);
+	c->g = json_gen_new();
+	json_open(c->g);
+	json_str(c->g, "connections");
+	json_open_array(c->g);
+	list_next(c);
+}
+
+void banks_list(struct rds *r, const struct config *cfg, enum env env, const char *account,
+		store_fn cb, void *ud)
+{
+	struct call *c = call_new(r, cfg, env, account, NULL, cb, ud);
+	char idx[KS_KEY_MAX], last[16];
+	const char *argv[4] = {"ZREVRANGE", idx, "0", last};
+
+	if (account[0]) {
+		if (ks_bank_index_key(idx, sizeof(idx), cfg->prefix, ks_shard_of(account),
+				      account) < 0) {
+			cb(ud, 0, "{\"connections\":[]}", NULL);
+			call_free(c);
+			return;
+		}
+	} else {
+		ks_env_banks_key(idx, sizeof(idx), cfg->prefix, env);
+	}
+	snprintf(last, sizeof(last), "%d", LIST_MAX - 1);
+	rds_cmd_argv(r, on_list_ids, c, 4, argv, NULL);
+}
+
+/* ---- disconnect ---- */
+
+static void on_env_unindexed(void *ud, redisReply *reply, const char *err)
+{
+	struct call *c = ud;
+
+	c->cb(c->ud, 0, c->json, NULL);
+	call_free(c);
+}
+
+static void on_disconnected(void *ud, redisReply *reply, const char *err)
+{
+	struct call *c = ud;
+	char idx[KS_KEY_MAX];
+	const char *argv[3] = {"ZREM", idx, c->id};
+
+	if (err || reply->type != REDIS_REPLY_ARRAY || reply->elements < 1 ||
+	    reply->element[0]->type != REDIS_REPLY_STRING) {
+		c->cb(c->ud, -1, NULL, err ? err : "unexpected reply from bank_disconnect");
+		call_free(c);
+		return;
+	}
+	if (strcmp(reply->element[0]->str, "ok") != 0) {
+		c->cb(c->ud, BANKS_NOT_FOUND, NULL, NULL);
+		call_free(c);
+		return;
+	}
+	c->json = mem_printf("{\"id\":\"%s\",\"disconnected\":true}", c->id);
+	ks_env_banks_key(idx, sizeof(idx), c->cfg->prefix, c->env);
+	rds_cmd_argv(c->r, on_env_unindexed, c, 3, argv, NULL);
+}
+
+void banks_disconnect(struct rds *r, const struct config *cfg, enum env env, const char *account,
+		      const char *id, store_fn cb, void *ud)
+{
+	struct call *c;
+	char sp[KS_PREFIX_MAX];
+
+	if (!valid_id(id)) {
+		cb(ud, BANKS_NOT_FOUND, NULL, NULL);
+		return;
+	}
+	c = call_new(r, cfg, env, account, id, cb, ud);
+	ks_shard_prefix(sp, sizeof(sp), cfg->prefix, ks_shard_of(id));
+	{
+		const char *argv[5] = {c->key, c->id, env_name(env), c->account, sp};
+		rds_script(r, on_disconnected, c, SCRIPT_BANK_DISCONNECT, 1, 5, argv, NULL);
+	}
+}
+
+/* ---- the log ---- */
+
+static void on_log(void *ud, redisReply *reply, const char *err)
+{
+	struct call *c = ud;
+	yajl_gen g;
+	char *json;
+
+	if (err || reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
+	    reply->element[0]->type != REDIS_REPLY_ARRAY ||
+	    reply->element[1]->type != REDIS_REPLY_ARRAY) {
+		c->cb(c->ud, -1, NULL, err ? err : "unexpected reply reading a bank log");
+		goto done;
+	}
+	if (reply->element[0]->elements == 0 || !visible(c, reply->element[0])) {
+		c->cb(c->ud, BANKS_NOT_FOUND, NULL, NULL);
+		goto done;
+	}
+	g = json_gen_new();
+	json_open(g);
+	json_str(g, "notifications");
+	json_open_array(g);
+	/* each entry was written by bank_pix as a JSON object */
+	for (size_t i = 0; i < reply->element[1]->elements; i++) {
+		const redisReply *e = reply->element[1]->element[i];
+		if (e->type == REDIS_REPLY_STRING && e->len > 1 && e->str[0] == '{')
+			json_raw(g, e->str, e->len);
+	}
+	json_close_array(g);
+	json_close(g);
+	json = gen_take(g);
+	c->cb(c->ud, 0, json, NULL);
+	free(json);
+done:
+	call_free(c);
+}
+
+void banks_log(struct rds *r, const struct config *cfg, enum env env, const char *account,
+	       const char *id, int limit, store_fn cb, void *ud)
+{
+	struct call *c;
+	char lk[KS_KEY_MAX], last[16];
+
+	if (!valid_id(id)) {
+		cb(ud, BANKS_NOT_FOUND, NULL, NULL);
+		return;
+	}
+	c = call_new(r, cfg, env, account, id, cb, ud);
+	ks_bank_log_key(lk, sizeof(lk), cfg->prefix, ks_shard_of(id), id);
+	snprintf(last, sizeof(last), "%d",
+		 (limit < 1		  ? 1
+		  : limit > BANKS_LOG_MAX ? BANKS_LOG_MAX
+					  : limit) -
+		     1);
+	{
+		const char *argv[] = {c->key, lk, "0", last};
+		rds_script(r, on_log, c, SCRIPT_BANK_LOG, 2, 4, argv, NULL);
+	}
+}
