@@ -11,7 +11,7 @@ import sys
 
 sys.dont_write_bytecode = True  # importing floors must leave no cache in the tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from floors import walk  # noqa: E402
+from floors import check_cases, walk  # noqa: E402
 
 
 def main(root):
@@ -43,27 +43,10 @@ def main(root):
 
 def self_test():
     """The check itself catches a file that opens with code, a blank line, a
-    // comment or nothing, in a floor's folder or not, and passes a tree
-    whose .c files all open with their comment (headers are not its
-    business)."""
-    import contextlib
-    import io
-    import shutil
-    import tempfile
-
-    def tree(files):
-        d = tempfile.mkdtemp()
-        # enough files that the root counts as a tree
-        for i in range(50):
-            files.setdefault("src/core/f%d.c" % i, "/* f: a file. */\n#include <stdio.h>\n")
-        for path, text in files.items():
-            p = os.path.join(d, path)
-            os.makedirs(os.path.dirname(p), exist_ok=True)
-            with open(p, "w") as f:
-                f.write(text)
-        return d
-
-    cases = [
+    // comment or nothing, in a floor's folder or not, and a root with too
+    few files, and passes a tree whose .c files all open with their comment
+    (headers are not its business)."""
+    return check_cases("file_comments", main, [
         ({}, 0),
         ({"src/main.c": "/* main: the entry point.\n * More. */\nint main(void);\n"}, 0),
         ({"src/pix/x.h": "#ifndef X_H\n"}, 0),
@@ -74,24 +57,8 @@ def self_test():
         ({"src/api/a.c": ""}, 1),
         ({"src/extra/e.c": "int e;\n"}, 1),
         ({"src/core/f3.c": "int f;\n"}, 1),
-    ]
-    for files, want in cases:
-        d = tree(dict(files))
-        with contextlib.redirect_stdout(io.StringIO()):
-            got = main(d)
-        shutil.rmtree(d)
-        if got != want:
-            print("file_comments: self-test: %s gave %d, want %d" % (files, got, want))
-            return 1
-    d = tree({})
-    os.remove(os.path.join(d, "src", "core", "f0.c"))
-    with contextlib.redirect_stdout(io.StringIO()):
-        got = main(d)
-    shutil.rmtree(d)
-    if got != 1:
-        print("file_comments: self-test: 49 files gave %d, want 1 (wrong root)" % got)
-        return 1
-    return 0
+        ({"src/core/f0.c": None}, 1),  # 49 files: the wrong root
+    ], "/* f: a file. */\n#include <stdio.h>\n")
 
 
 if __name__ == "__main__":

@@ -88,30 +88,50 @@ def main(root):
     return 0
 
 
-def self_test():
-    """The check itself catches an include upward, sideways and out of a
-    floor, and passes a tree that keeps the rule."""
+def scratch_tree(files, filler):
+    """A scratch tree (a temporary directory; the caller removes it) holding
+    `files` (path -> text) and, unless given, the 50 files src/core/f<i>.c
+    with the text `filler`, enough that the root counts as a tree."""
+    import tempfile
+
+    d = tempfile.mkdtemp()
+    files = dict(files)
+    for i in range(50):
+        files.setdefault("src/core/f%d.c" % i, filler)
+    for path, text in files.items():
+        p = os.path.join(d, path)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        if text is not None:
+            with open(p, "w") as f:
+                f.write(text)
+    return d
+
+
+def check_cases(name, main, cases, filler):
+    """Run `main` on the scratch tree of each (files, expected exit code);
+    a text of None leaves that file out. Returns 0, or 1 after printing the
+    first case that gave another code (a check that cannot fail is none)."""
     import contextlib
     import io
     import shutil
-    import tempfile
 
-    def tree(files):
-        d = tempfile.mkdtemp()
-        for path, text in files.items():
-            p = os.path.join(d, path)
-            os.makedirs(os.path.dirname(p), exist_ok=True)
-            with open(p, "w") as f:
-                f.write(text)
-        # enough files that the root counts as a tree
-        os.makedirs(os.path.join(d, "src", "core"), exist_ok=True)
-        for i in range(50):
-            p = os.path.join(d, "src", "core", "f%d.c" % i)
-            with open(p, "w") as f:
-                f.write('#include "pixrelay/core/mem.h"\n')
-        return d
+    for files, want in cases:
+        d = scratch_tree(files, filler)
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):
+                got = main(d)
+        finally:
+            shutil.rmtree(d)
+        if got != want:
+            print("%s: self-test: %s gave %d, want %d" % (name, files, got, want))
+            return 1
+    return 0
 
-    cases = [
+
+def self_test():
+    """The check itself catches an include upward, sideways and out of a
+    floor, and passes a tree that keeps the rule."""
+    return check_cases("floors", main, [
         ({"src/api/a.c": '#include "pixrelay/store/x.h"\n'}, 0),
         ({"src/store/x.c": '#include "pixrelay/api/a.h"\n'}, 1),
         ({"src/redis/r.c": '#include "pixrelay/http/h.h"\n'}, 1),
@@ -119,16 +139,7 @@ def self_test():
         ({"src/x.c": ""}, 1),
         ({"src/core/c.c": '#include "pixrelay/mem.h"\n'}, 1),
         ({"src/extra/e.c": ""}, 1),
-    ]
-    for files, want in cases:
-        d = tree(files)
-        with contextlib.redirect_stdout(io.StringIO()):
-            got = main(d)
-        shutil.rmtree(d)
-        if got != want:
-            print("floors: self-test: %s gave %d, want %d" % (files, got, want))
-            return 1
-    return 0
+    ], '#include "pixrelay/core/mem.h"\n')
 
 
 if __name__ == "__main__":
