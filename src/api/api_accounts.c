@@ -16,6 +16,7 @@
 #include "pixrelay/core/json.h"
 #include "pixrelay/core/log.h"
 #include "pixrelay/core/mem.h"
+#include "pixrelay/core/timefmt.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -81,7 +82,7 @@ void api_handle_account_create(struct http_req *req)
 	}
 	gmtime_r(&now, &tm);
 	if (account_parse_create(
-		body, &lim, account_days_from_civil(tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday),
+		body, &lim, timefmt_days_from_civil(tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday),
 		&in, err, sizeof(err)) < 0) {
 		yajl_tree_free(body);
 		http_reply_error(req, 400, "%s", err);

@@ -29,19 +29,28 @@ int cli_cmd_secrets(const struct config *cfg, int argc, char **argv)
 	static const struct option lo[] = {CLI_OPT_ENV, CLI_OPT_ACCOUNT, CLI_OPT_JSON, CLI_OPT_END};
 	struct cli_args a;
 	const char *verb = "show";
-	int rc = 1;
+	int rc = 1, verb_given = 0;
 	enum env env;
 	struct cli_redis cr;
 	char id[32], signing[128], compat[128], ingest[128], err[256], base[512] = "";
 
 	if (argc > 1 && argv[1][0] != '-') {
 		verb = argv[1];
+		verb_given = 1;
 		argv++;
 		argc--;
 	}
 	cli_args_init(&a, argc, argv, lo, usage_secrets, NULL);
 	if (cli_args_next(&a) == CLI_ARGS_EXIT)
 		return a.exit_code;
+	/* the action after the options (secrets --env sandbox rotate) is the
+	 * action still, never a word passed over: rotating must not show */
+	if (optind < argc) {
+		if (verb_given || optind + 1 < argc)
+			return cli_unexpected("secrets", verb_given ? verb : NULL,
+					      argv[verb_given ? optind : optind + 1]);
+		verb = argv[optind];
+	}
 	if (!cli_verb_known("secrets", usage_secrets, verb,
 			    (const char *const[]){"show", "rotate", "end-rotation", NULL}) ||
 	    cli_env_required("secrets", a.env, &env) < 0)

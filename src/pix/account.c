@@ -11,6 +11,7 @@
 #include "pixrelay/core/ids.h"
 #include "pixrelay/core/json.h"
 #include "pixrelay/core/mem.h"
+#include "pixrelay/core/timefmt.h"
 #include "pixrelay/pix/taxid.h"
 #include "pixrelay/core/validate.h"
 
@@ -180,18 +181,6 @@ static int get_array(yajl_val v, const char *path, size_t max, char *err, size_t
 		return -1;
 	}
 	return 0;
-}
-
-long long account_days_from_civil(int y, int m, int d)
-{
-	/* Howard Hinnant's days_from_civil */
-	long long yy = (long long)y - (m <= 2);
-	long long era = (yy >= 0 ? yy : yy - 399) / 400;
-	long long yoe = yy - era * 400;
-	long long doy = (153LL * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-	long long doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-
-	return era * 146097 + doe - 719468;
 }
 
 /* ---- files ---- */
@@ -492,7 +481,7 @@ static int parse_representative(yajl_val v, size_t idx, long long today_days,
 	path_join(path, prefix, "birthDate");
 	if (get_string(json_get(v, "birthDate"), path, 1, &s, err, errlen) < 0)
 		return -1;
-	if (validate_date(s, &y, &m, &d) < 0 || account_days_from_civil(y, m, d) >= today_days) {
+	if (validate_date(s, &y, &m, &d) < 0 || timefmt_days_from_civil(y, m, d) >= today_days) {
 		fail_at(err, errlen, path, "must be a real date YYYY-MM-DD in the past");
 		return -1;
 	}

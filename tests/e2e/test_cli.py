@@ -103,6 +103,18 @@ class ServeSettings(unittest.TestCase):
         # a base-url that is given wins
         p = px.cli("--base-url", "https://pix.example/v1", "secrets", "--env", "sandbox")
         self.assertIn("(for https://pix.example/v1/webhooks/ingest/", p.stdout)
+        # the action after the options rotates: it never shows instead
+        before = j["signingSecret"]
+        r = json.loads(px.cli("secrets", "--env", "sandbox", "rotate", "--json").stdout)
+        self.assertNotEqual(r["signingSecret"], before)
+        self.assertEqual(json.loads(px.cli("secrets", "--env", "sandbox", "--json").stdout)
+                         ["signingSecret"], r["signingSecret"])
+        for args, extra in [(("secrets", "rotate", "--env", "sandbox", "now"), "rotate: unexpected argument 'now'"),
+                            (("secrets", "--env", "sandbox", "rotate", "now"), "unexpected argument 'now'")]:
+            p = px.cli(*args, check=False)
+            self.assertEqual(p.returncode, 2, args)
+            self.assertIn("pixrelay secrets" + (" " if extra.startswith("rotate") else ": ") + extra,
+                          p.stderr)
 
     def tail(self, px):
         p = subprocess.Popen([BIN] + px.common_args() + ["tail"], stdout=subprocess.PIPE,

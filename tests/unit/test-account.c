@@ -3,6 +3,7 @@
  * the exact message. */
 #include "check.h"
 
+#include "pixrelay/core/timefmt.h"
 #include "pixrelay/pix/account.h"
 #include "pixrelay/core/base64.h"
 #include "pixrelay/core/json.h"
@@ -154,12 +155,12 @@ static int run(const char *text, size_t max_file, struct account_input *out, cha
 
 static void test_days(void)
 {
-	CHECK_INT(account_days_from_civil(1970, 1, 1), 0);
-	CHECK_INT(account_days_from_civil(1969, 12, 31), -1);
-	CHECK_INT(account_days_from_civil(2000, 3, 1), 11017);
-	CHECK_INT(account_days_from_civil(1900, 1, 1), -25567);
-	CHECK_INT(account_days_from_civil(2024, 2, 29), 19782);
-	CHECK_INT(account_days_from_civil(2026, 3, 15), TODAY);
+	CHECK_INT(timefmt_days_from_civil(1970, 1, 1), 0);
+	CHECK_INT(timefmt_days_from_civil(1969, 12, 31), -1);
+	CHECK_INT(timefmt_days_from_civil(2000, 3, 1), 11017);
+	CHECK_INT(timefmt_days_from_civil(1900, 1, 1), -25567);
+	CHECK_INT(timefmt_days_from_civil(2024, 2, 29), 19782);
+	CHECK_INT(timefmt_days_from_civil(2026, 3, 15), TODAY);
 }
 
 static void test_valid(void)

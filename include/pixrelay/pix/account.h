@@ -118,8 +118,5 @@ int account_decode_file(const char *text, unsigned allowed_kinds, size_t max_byt
 /* Free the file's data and zero it. Safe on a zeroed struct. */
 void account_file_deinit(struct account_file *f);
 
-/* Days since 1970-01-01 of the proleptic Gregorian date y-m-d (negative
- * before 1970). No range check: the caller passes a real date. */
-long long account_days_from_civil(int y, int m, int d);
 
 #endif
