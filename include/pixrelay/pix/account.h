@@ -118,5 +118,4 @@ int account_decode_file(const char *text, unsigned allowed_kinds, size_t max_byt
 /* Free the file's data and zero it. Safe on a zeroed struct. */
 void account_file_deinit(struct account_file *f);
 
-
 #endif
