@@ -118,11 +118,9 @@ static int timer_cb(CURLM *multi, long timeout_ms, void *userp)
 	return 0;
 }
 
-struct curlev *curlev_new(struct event_base *base, const struct config *cfg, enum env env,
-			  curlev_done_fn done, void *ud)
+struct curlev *curlev_new_pool(struct event_base *base, long keep, curlev_done_fn done, void *ud)
 {
 	struct curlev *p = mem_new(struct curlev);
-	long keep;
 
 	p->base = base;
 	p->done = done;
@@ -134,17 +132,24 @@ struct curlev *curlev_new(struct event_base *base, const struct config *cfg, enu
 	curl_multi_setopt(p->multi, CURLMOPT_SOCKETDATA, p);
 	curl_multi_setopt(p->multi, CURLMOPT_TIMERFUNCTION, timer_cb);
 	curl_multi_setopt(p->multi, CURLMOPT_TIMERDATA, p);
+	curl_multi_setopt(p->multi, CURLMOPT_MAXCONNECTS, keep > 0 ? keep : 1L);
+	p->timer = evtimer_new(base, on_curl_timer, p);
+	return p;
+}
+
+struct curlev *curlev_new(struct event_base *base, const struct config *cfg, enum env env,
+			  curlev_done_fn done, void *ud)
+{
 	/* keep every connection the busiest moment used: curl's default
 	 * cache is 4 per transfer in the multi at the time, so each lull
 	 * between leases closed connections that the next burst opened
 	 * again (2.6 % of postbacks paid a new connection). Each pool
 	 * keeps what it may have in flight: the sandbox its share. */
-	keep = cfg->delivery_concurrency;
+	long keep = cfg->delivery_concurrency;
+
 	if (env == ENV_SANDBOX)
 		keep = keep * cfg->delivery_sandbox_share / 100;
-	curl_multi_setopt(p->multi, CURLMOPT_MAXCONNECTS, keep > 0 ? keep : 1L);
-	p->timer = evtimer_new(base, on_curl_timer, p);
-	return p;
+	return curlev_new_pool(base, keep, done, ud);
 }
 
 CURL *curlev_easy(struct curlev *p)

@@ -30,6 +30,10 @@ typedef void (*curlev_done_fn)(void *ud, CURL *easy, CURLcode result);
 struct curlev *curlev_new(struct event_base *base, const struct config *cfg, enum env env,
 			  curlev_done_fn done, void *ud);
 
+/* A pool of its own (the bank API client's) that keeps up to `keep`
+ * connections. Borrowed: base. */
+struct curlev *curlev_new_pool(struct event_base *base, long keep, curlev_done_fn done, void *ud);
+
 /* An easy handle for a request: a spare one (reset) or a new one. Out of
  * memory aborts. The caller owns it until curlev_add. */
 CURL *curlev_easy(struct curlev *p);

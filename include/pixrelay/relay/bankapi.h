@@ -1,0 +1,68 @@
+/* bankapi: calls to a merchant's bank in the Central Bank's API Pix
+ * standard (docs/banks.md), from the event loop.
+ *
+ * Every call goes over mutual TLS with the merchant's client certificate
+ * and key (held in memory only, handed to curl as blobs), to the bank's
+ * API URL, with a Bearer token of the OAuth2 client-credentials flow: the
+ * token is fetched from the bank's token URL (HTTP Basic client id and
+ * secret, the same mTLS) when a connection has none, kept in the process
+ * until a little before it expires, and fetched once more when the bank
+ * answers 401 (a token the bank dropped early); calls that wait for a token
+ * share one fetch. Bodies are JSON; answers are capped (BANKAPI_BODY_MAX).
+ * The curl multi interface runs on the loop (relay/curlev.c), so a bank
+ * that is slow or down delays only its own calls.
+ */
+#ifndef PIXRELAY_BANKAPI_H
+#define PIXRELAY_BANKAPI_H
+
+#include <event2/event.h>
+#include <stddef.h>
+
+#define BANKAPI_BODY_MAX (8L << 20)   /* the largest answer read: a page of 1,000 Pix is far less */
+#define BANKAPI_TOKEN_MARGIN_MS 30000 /* a token is used until this long before it expires */
+
+/* A connection's API credentials, in the clear, as calls use them. Strings
+ * owned (the caller wipes them with bankapi_creds_wipe). */
+struct bankapi_creds {
+	char conn[40];	 /* the connection's id: tokens are kept per connection */
+	char *api_url;	 /* "https://pix.bank.example/api/v2", no trailing slash */
+	char *token_url; /* "https://pix.bank.example/oauth/token" */
+	char *client_id;
+	char *client_secret;
+	char *cert_pem;	   /* the merchant's client certificate (chain) */
+	char *key_pem;	   /* its private key */
+	char *bank_ca_pem; /* the CA of the bank's server certificate, or NULL: the system's */
+};
+void bankapi_creds_wipe(struct bankapi_creds *c);
+
+/* The answer to a call: status is the HTTP status (body its text, NUL-
+ * terminated, borrowed for the call; NULL when none), or 0 with err when no
+ * answer came (connection, TLS, timeout, token refused: err says which). */
+typedef void (*bankapi_fn)(void *ud, long status, const char *body, const char *err);
+
+struct bankapi;
+
+/* A client on `base`; timeout_ms bounds each request. Borrowed: base. */
+struct bankapi *bankapi_new(struct event_base *base, long timeout_ms);
+/* Free: calls in flight get status 0, err "bank client closed". */
+void bankapi_free(struct bankapi *b);
+
+/* Call `method` `path` (appended to api_url; the caller escapes it) with
+ * `body` (JSON, or NULL) on connection `c` (copied). cb runs exactly once,
+ * later. */
+void bankapi_call(struct bankapi *b, const struct bankapi_creds *c, const char *method,
+		  const char *path, const char *body, bankapi_fn cb, void *ud);
+
+/* Forget the token of connection `conn` (its credentials changed). */
+void bankapi_forget(struct bankapi *b, const char *conn);
+
+/* What the client saw of connection `conn`, for `pixrelay bank show`: when
+ * it last got a token and last called the bank (ms, 0 never), and the last
+ * error ("" none). Borrowed until the next call on b. */
+struct bankapi_state {
+	long long token_ms, call_ms, error_ms;
+	const char *error;
+};
+void bankapi_state(const struct bankapi *b, const char *conn, struct bankapi_state *out);
+
+#endif

@@ -1,0 +1,532 @@
+/* bankapi: the client of a merchant's bank (API Pix over mutual TLS, with
+ * OAuth2 client-credentials tokens), on curl's multi interface driven by
+ * the loop (curlev.c). A call waits for its connection's token when there
+ * is none (one fetch for every call that waits), then goes out with it; a
+ * 401 sends it once more with a fresh token. What the calls are for
+ * (charges created at the bank, refunds, the webhook's registration, the
+ * reconciliation) is their callers'. */
+#include "pixrelay/relay/bankapi.h"
+
+#include "pixrelay/core/ids.h"
+#include "pixrelay/core/json.h"
+#include "pixrelay/core/mem.h"
+#include "pixrelay/relay/curlev.h"
+
+#include <curl/curl.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define TOKEN_MAX 4096	/* characters of an access token */
+#define EXCERPT_MAX 160 /* of a bank's answer quoted in an error */
+#define KEEP_CONNECTIONS 16
+
+enum kind { CALL_API, CALL_TOKEN };
+
+/* What the client knows of one connection. */
+struct conn {
+	struct conn *next;
+	char id[40];
+	char *token;
+	long long expires_ms;
+	int fetching;	      /* a token fetch is in flight */
+	struct call *waiting; /* calls waiting for it */
+	long long token_ms, call_ms, error_ms;
+	char error[400];
+};
+
+struct call {
+	struct call *next;		    /* among the waiting calls of a connection */
+	struct call *live_prev, *live_next; /* among the calls in flight */
+	struct bankapi *b;
+	enum kind kind;
+	struct bankapi_creds c;
+	char *method, *path, *body;
+	bankapi_fn cb;
+	void *ud;
+	int retried;
+	CURL *easy;
+	struct curl_slist *headers;
+	char *resp;
+	size_t len, cap;
+	int too_large;
+};
+
+struct bankapi {
+	struct curlev *pool;
+	long timeout_ms;
+	struct conn *conns;
+	struct call *live; /* in the multi handle */
+};
+
+static char *dup_or_null(const char *s)
+{
+	return s ? mem_strdup(s) : NULL;
+}
+
+static void wipe_free(char *s)
+{
+	if (s) {
+		mem_wipe(s, strlen(s));
+		free(s);
+	}
+}
+
+void bankapi_creds_wipe(struct bankapi_creds *c)
+{
+	wipe_free(c->api_url);
+	wipe_free(c->token_url);
+	wipe_free(c->client_id);
+	wipe_free(c->client_secret);
+	wipe_free(c->cert_pem);
+	wipe_free(c->key_pem);
+	wipe_free(c->bank_ca_pem);
+	memset(c, 0, sizeof(*c));
+}
+
+static void creds_copy(struct bankapi_creds *to, const struct bankapi_creds *from)
+{
+	snprintf(to->conn, sizeof(to->conn), "%s", from->conn);
+	to->api_url = dup_or_null(from->api_url);
+	to->token_url = dup_or_null(from->token_url);
+	to->client_id = dup_or_null(from->client_id);
+	to->client_secret = dup_or_null(from->client_secret);
+	to->cert_pem = dup_or_null(from->cert_pem);
+	to->key_pem = dup_or_null(from->key_pem);
+	to->bank_ca_pem = dup_or_null(from->bank_ca_pem);
+}
+
+static struct conn *conn_of(struct bankapi *b, const char *id)
+{
+	struct conn *c;
+
+	for (c = b->conns; c; c = c->next)
+		if (strcmp(c->id, id) == 0)
+			return c;
+	c = mem_new(struct conn);
+	snprintf(c->id, sizeof(c->id), "%s", id);
+	c->next = b->conns;
+	b->conns = c;
+	return c;
+}
+
+static void note_error(struct conn *c, const char *err)
+{
+	c->error_ms = (long long)ids_now_ms();
+	snprintf(c->error, sizeof(c->error), "%s", err);
+}
+
+static void call_free(struct call *k)
+{
+	if (k->headers) {
+		/* the Authorization header held a token */
+		for (struct curl_slist *h = k->headers; h; h = h->next)
+			mem_wipe(h->data, strlen(h->data));
+		curl_slist_free_all(k->headers);
+	}
+	if (k->easy)
+		curlev_release(k->b ? k->b->pool : NULL, k->easy);
+	bankapi_creds_wipe(&k->c);
+	free(k->method);
+	free(k->path);
+	wipe_free(k->body);
+	free(k->resp);
+	free(k);
+}
+
+static void finish(struct call *k, long status, const char *body, const char *err)
+{
+	k->cb(k->ud, status, body, err);
+	call_free(k);
+}
+
+/* A short, printable excerpt of an answer, for an error message. */
+static void excerpt(char *out, size_t size, const char *body)
+{
+	size_t n = 0;
+
+	for (const char *p = body ? body : ""; *p && n + 1 < size && n < EXCERPT_MAX; p++)
+		out[n++] = (*p >= ' ' && *p < 0x7f) ? *p : ' ';
+	out[n] = '\0';
+}
+
+static size_t on_body(char *ptr, size_t size, size_t nmemb, void *userdata)
+{
+	struct call *k = userdata;
+	size_t n = size * nmemb;
+
+	if (k->len + n > (size_t)BANKAPI_BODY_MAX) {
+		k->too_large = 1;
+		return 0;
+	}
+	if (k->len + n + 1 > k->cap) {
+		k->cap = (k->len + n + 1) * 2;
+		k->resp = mem_realloc(k->resp, k->cap);
+	}
+	memcpy(k->resp + k->len, ptr, n);
+	k->len += n;
+	k->resp[k->len] = '\0';
+	return n;
+}
+
+static void live_add(struct bankapi *b, struct call *k)
+{
+	k->live_prev = NULL;
+	k->live_next = b->live;
+	if (b->live)
+		b->live->live_prev = k;
+	b->live = k;
+}
+
+static void live_remove(struct bankapi *b, struct call *k)
+{
+	if (k->live_prev)
+		k->live_prev->live_next = k->live_next;
+	else
+		b->live = k->live_next;
+	if (k->live_next)
+		k->live_next->live_prev = k->live_prev;
+	k->live_prev = k->live_next = NULL;
+}
+
+static void start(struct call *k);
+static void fetch_token(struct bankapi *b, struct conn *c, struct call *first);
+
+/* Set up the easy handle of k (mTLS, timeouts, the body) and add it. */
+static void send_call(struct call *k, const char *url, const char *token)
+{
+	struct bankapi *b = k->b;
+	struct curl_blob cert = {k->c.cert_pem, k->c.cert_pem ? strlen(k->c.cert_pem) : 0,
+				 CURL_BLOB_COPY};
+	struct curl_blob key = {k->c.key_pem, k->c.key_pem ? strlen(k->c.key_pem) : 0,
+				CURL_BLOB_COPY};
+	struct curl_blob ca = {k->c.bank_ca_pem, k->c.bank_ca_pem ? strlen(k->c.bank_ca_pem) : 0,
+			       CURL_BLOB_COPY};
+	CURL *e = curlev_easy(b->pool);
+
+	k->easy = e;
+	curl_easy_setopt(e, CURLOPT_URL, url);
+	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "https");
+	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, b->timeout_ms);
+	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
+			 b->timeout_ms < 5000 ? b->timeout_ms : 5000L);
+	curl_easy_setopt(e, CURLOPT_PRIVATE, k);
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, k);
+	curl_easy_setopt(e, CURLOPT_USERAGENT, "pixrelay/" PIXRELAY_VERSION);
+	if (k->c.cert_pem && k->c.key_pem) {
+		curl_easy_setopt(e, CURLOPT_SSLCERT_BLOB, &cert);
+		curl_easy_setopt(e, CURLOPT_SSLCERTTYPE, "PEM");
+		curl_easy_setopt(e, CURLOPT_SSLKEY_BLOB, &key);
+		curl_easy_setopt(e, CURLOPT_SSLKEYTYPE, "PEM");
+	}
+	if (k->c.bank_ca_pem)
+		curl_easy_setopt(e, CURLOPT_CAINFO_BLOB, &ca);
+	k->headers = curl_slist_append(NULL, "Accept: application/json");
+	if (k->kind == CALL_TOKEN) {
+		static const char form[] = "grant_type=client_credentials";
+		k->headers = curl_slist_append(k->headers,
+					       "Content-Type: application/x-www-form-urlencoded");
+		curl_easy_setopt(e, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+		curl_easy_setopt(e, CURLOPT_USERNAME, k->c.client_id ? k->c.client_id : "");
+		curl_easy_setopt(e, CURLOPT_PASSWORD, k->c.client_secret ? k->c.client_secret : "");
+		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, (long)(sizeof(form) - 1));
+		curl_easy_setopt(e, CURLOPT_COPYPOSTFIELDS, form);
+	} else {
+		char *auth = mem_printf("Authorization: Bearer %s", token);
+		k->headers = curl_slist_append(k->headers, auth);
+		mem_wipe(auth, strlen(auth));
+		free(auth);
+		if (k->body) {
+			k->headers =
+			    curl_slist_append(k->headers, "Content-Type: application/json");
+			curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, (long)strlen(k->body));
+			curl_easy_setopt(e, CURLOPT_COPYPOSTFIELDS, k->body);
+		}
+		if (strcmp(k->method, "GET") == 0)
+			curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
+		else
+			curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, k->method);
+	}
+	if (!k->headers)
+		mem_oom(__FILE__, __LINE__);
+	curl_easy_setopt(e, CURLOPT_HTTPHEADER, k->headers);
+	k->len = 0;
+	k->too_large = 0;
+	if (curlev_add(b->pool, e) < 0) {
+		k->easy = NULL;
+		curlev_release(b->pool, e);
+		if (k->kind == CALL_TOKEN) {
+			/* fail the waiters through the token path */
+			struct conn *c = conn_of(b, k->c.conn);
+			struct call *w = c->waiting;
+			c->fetching = 0;
+			c->waiting = NULL;
+			note_error(c, "the HTTP client refused the request");
+			while (w) {
+				struct call *nx = w->next;
+				finish(w, 0, NULL, "bank: the HTTP client refused the request");
+				w = nx;
+			}
+			call_free(k);
+			return;
+		}
+		finish(k, 0, NULL, "bank: the HTTP client refused the request");
+		return;
+	}
+	live_add(b, k);
+}
+
+/* The token answer: {"access_token", "token_type": "Bearer", "expires_in"}.
+ * 0 with the token and its lifetime, or -1 with why in err. */
+static int parse_token(const char *body, size_t len, char **token, long long *ttl_ms, char *err,
+		       size_t errlen)
+{
+	yajl_val v = NULL, t, type, exp;
+	int64_t secs = 300;
+	int rc = -1;
+
+	if (json_parse_object(body, len, &v, err, errlen) < 0)
+		return -1;
+	t = json_get(v, "access_token");
+	type = json_get(v, "token_type");
+	exp = json_get(v, "expires_in");
+	if (!t || !YAJL_IS_STRING(t) || !*t->u.string || strlen(t->u.string) > TOKEN_MAX ||
+	    strcspn(t->u.string, " \t\r\n\"") != strlen(t->u.string)) {
+		snprintf(err, errlen, "the token answer has no usable access_token");
+		goto done;
+	}
+	if (type && (!YAJL_IS_STRING(type) || strcasecmp(type->u.string, "bearer") != 0)) {
+		snprintf(err, errlen, "the token is not a Bearer token");
+		goto done;
+	}
+	if (exp && (!json_as_int64(exp, &secs) || secs < 1 || secs > 86400 * 30)) {
+		snprintf(err, errlen, "the token answer's expires_in is not 1 to 2592000 seconds");
+		goto done;
+	}
+	*token = mem_strdup(t->u.string);
+	*ttl_ms = secs * 1000;
+	rc = 0;
+done:
+	yajl_tree_free(v);
+	return rc;
+}
+
+static void token_done(struct call *k, long status, CURLcode result)
+{
+	struct bankapi *b = k->b;
+	struct conn *c = conn_of(b, k->c.conn);
+	struct call *w = c->waiting;
+	char err[320] = "", ex[EXCERPT_MAX + 1];
+	char *token = NULL;
+	long long ttl = 0;
+
+	c->fetching = 0;
+	c->waiting = NULL;
+	if (result != CURLE_OK)
+		snprintf(err, sizeof(err), "token: %s",
+			 k->too_large ? "answer too large" : curl_easy_strerror(result));
+	else if (status != 200) {
+		excerpt(ex, sizeof(ex), k->resp);
+		snprintf(err, sizeof(err), "token: HTTP %ld %s", status, ex);
+	} else if (parse_token(k->resp ? k->resp : "", k->len, &token, &ttl, err + 7,
+			       sizeof(err) - 7) < 0)
+		memcpy(err, "token: ", 7);
+	if (err[0]) {
+		note_error(c, err);
+		while (w) {
+			struct call *nx = w->next;
+			char msg[360];
+			snprintf(msg, sizeof(msg), "bank %s", err);
+			finish(w, 0, NULL, msg);
+			w = nx;
+		}
+	} else {
+		wipe_free(c->token);
+		c->token = token;
+		c->token_ms = (long long)ids_now_ms();
+		c->expires_ms = c->token_ms + ttl - BANKAPI_TOKEN_MARGIN_MS;
+		if (c->expires_ms < c->token_ms + ttl / 2)
+			c->expires_ms = c->token_ms + ttl / 2;
+		while (w) {
+			struct call *nx = w->next;
+			w->next = NULL;
+			start(w);
+			w = nx;
+		}
+	}
+	call_free(k);
+}
+
+static void api_done(struct call *k, long status, CURLcode result)
+{
+	struct bankapi *b = k->b;
+	struct conn *c = conn_of(b, k->c.conn);
+	char err[320];
+
+	c->call_ms = (long long)ids_now_ms();
+	if (result != CURLE_OK) {
+		snprintf(err, sizeof(err), "bank: %s",
+			 k->too_large ? "answer too large" : curl_easy_strerror(result));
+		note_error(c, err);
+		finish(k, 0, NULL, err);
+		return;
+	}
+	if (status == 401 && !k->retried) {
+		/* a token the bank dropped before its time: one more, once */
+		k->retried = 1;
+		wipe_free(c->token);
+		c->token = NULL;
+		c->expires_ms = 0;
+		curlev_release(b->pool, k->easy);
+		k->easy = NULL;
+		if (k->headers) {
+			for (struct curl_slist *h = k->headers; h; h = h->next)
+				mem_wipe(h->data, strlen(h->data));
+			curl_slist_free_all(k->headers);
+			k->headers = NULL;
+		}
+		start(k);
+		return;
+	}
+	if (status >= 400) {
+		char ex[EXCERPT_MAX + 1];
+		excerpt(ex, sizeof(ex), k->resp);
+		snprintf(err, sizeof(err), "bank: %s %s: HTTP %ld %s", k->method, k->path, status,
+			 ex);
+		note_error(c, err);
+	}
+	finish(k, status, k->resp, NULL);
+}
+
+static void on_done(void *ud, CURL *easy, CURLcode result)
+{
+	struct bankapi *b = ud;
+	struct call *k = NULL;
+	long status = 0;
+
+	curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&k);
+	curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
+	live_remove(b, k);
+	if (k->kind == CALL_TOKEN)
+		token_done(k, status, result);
+	else
+		api_done(k, status, result);
+}
+
+/* Send a call now when its connection has a token, else wait for one. */
+static void start(struct call *k)
+{
+	struct conn *c = conn_of(k->b, k->c.conn);
+	char *url;
+
+	if (!c->token || (long long)ids_now_ms() >= c->expires_ms) {
+		k->next = c->waiting;
+		c->waiting = k;
+		if (!c->fetching)
+			fetch_token(k->b, c, k);
+		return;
+	}
+	url = mem_printf("%s%s", k->c.api_url, k->path);
+	send_call(k, url, c->token);
+	free(url);
+}
+
+static void fetch_token(struct bankapi *b, struct conn *c, struct call *first)
+{
+	struct call *t = mem_new(struct call);
+
+	t->b = b;
+	t->kind = CALL_TOKEN;
+	creds_copy(&t->c, &first->c);
+	t->method = mem_strdup("POST");
+	t->path = mem_strdup("");
+	c->fetching = 1;
+	send_call(t, t->c.token_url, NULL);
+}
+
+struct bankapi *bankapi_new(struct event_base *base, long timeout_ms)
+{
+	struct bankapi *b = mem_new(struct bankapi);
+
+	b->timeout_ms = timeout_ms > 0 ? timeout_ms : 10000;
+	b->pool = curlev_new_pool(base, KEEP_CONNECTIONS, on_done, b);
+	return b;
+}
+
+void bankapi_free(struct bankapi *b)
+{
+	if (!b)
+		return;
+	while (b->live) {
+		struct call *k = b->live;
+		live_remove(b, k);
+		curlev_remove(b->pool, k->easy);
+		if (k->kind == CALL_TOKEN) {
+			call_free(k);
+			continue;
+		}
+		finish(k, 0, NULL, "bank client closed");
+	}
+	while (b->conns) {
+		struct conn *c = b->conns;
+		b->conns = c->next;
+		while (c->waiting) {
+			struct call *w = c->waiting;
+			c->waiting = w->next;
+			finish(w, 0, NULL, "bank client closed");
+		}
+		wipe_free(c->token);
+		free(c);
+	}
+	curlev_free(b->pool);
+	free(b);
+}
+
+void bankapi_call(struct bankapi *b, const struct bankapi_creds *c, const char *method,
+		  const char *path, const char *body, bankapi_fn cb, void *ud)
+{
+	struct call *k = mem_new(struct call);
+
+	k->b = b;
+	k->kind = CALL_API;
+	creds_copy(&k->c, c);
+	k->method = mem_strdup(method);
+	k->path = mem_strdup(path);
+	k->body = dup_or_null(body);
+	k->cb = cb;
+	k->ud = ud;
+	if (!k->c.api_url || !k->c.token_url) {
+		finish(k, 0, NULL, "bank: the connection has no API credentials");
+		return;
+	}
+	start(k);
+}
+
+void bankapi_forget(struct bankapi *b, const char *conn)
+{
+	struct conn *c = conn_of(b, conn);
+
+	wipe_free(c->token);
+	c->token = NULL;
+	c->expires_ms = 0;
+}
+
+void bankapi_state(const struct bankapi *b, const char *conn, struct bankapi_state *out)
+{
+	const struct conn *c;
+
+	memset(out, 0, sizeof(*out));
+	out->error = "";
+	for (c = b->conns; c; c = c->next)
+		if (strcmp(c->id, conn) == 0) {
+			out->token_ms = c->token_ms;
+			out->call_ms = c->call_ms;
+			out->error_ms = c->error_ms;
+			out->error = c->error;
+			return;
+		}
+}
