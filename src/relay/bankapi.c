@@ -42,7 +42,7 @@ struct call {
 	struct call *live_prev, *live_next; /* among the calls in flight */
 	struct bankapi *b;
 	enum kind kind;
-	struct bankapi_creds c;
+	struct bank_creds c;
 	char *method, *path, *body;
 	bankapi_fn cb;
 	void *ud;
@@ -61,11 +61,6 @@ struct bankapi {
 	struct call *live; /* in the multi handle */
 };
 
-static char *dup_or_null(const char *s)
-{
-	return s ? mem_strdup(s) : NULL;
-}
-
 static void wipe_free(char *s)
 {
 	if (s) {
@@ -74,28 +69,9 @@ static void wipe_free(char *s)
 	}
 }
 
-void bankapi_creds_wipe(struct bankapi_creds *c)
+static char *dup_or_null(const char *s)
 {
-	wipe_free(c->api_url);
-	wipe_free(c->token_url);
-	wipe_free(c->client_id);
-	wipe_free(c->client_secret);
-	wipe_free(c->cert_pem);
-	wipe_free(c->key_pem);
-	wipe_free(c->bank_ca_pem);
-	memset(c, 0, sizeof(*c));
-}
-
-static void creds_copy(struct bankapi_creds *to, const struct bankapi_creds *from)
-{
-	snprintf(to->conn, sizeof(to->conn), "%s", from->conn);
-	to->api_url = dup_or_null(from->api_url);
-	to->token_url = dup_or_null(from->token_url);
-	to->client_id = dup_or_null(from->client_id);
-	to->client_secret = dup_or_null(from->client_secret);
-	to->cert_pem = dup_or_null(from->cert_pem);
-	to->key_pem = dup_or_null(from->key_pem);
-	to->bank_ca_pem = dup_or_null(from->bank_ca_pem);
+	return s ? mem_strdup(s) : NULL;
 }
 
 static struct conn *conn_of(struct bankapi *b, const char *id)
@@ -128,7 +104,7 @@ static void call_free(struct call *k)
 	}
 	if (k->easy)
 		curlev_release(k->b ? k->b->pool : NULL, k->easy);
-	bankapi_creds_wipe(&k->c);
+	bank_creds_wipe(&k->c);
 	free(k->method);
 	free(k->path);
 	wipe_free(k->body);
@@ -441,7 +417,7 @@ static void fetch_token(struct bankapi *b, struct conn *c, struct call *first)
 
 	t->b = b;
 	t->kind = CALL_TOKEN;
-	creds_copy(&t->c, &first->c);
+	bank_creds_copy(&t->c, &first->c);
 	t->method = mem_strdup("POST");
 	t->path = mem_strdup("");
 	c->fetching = 1;
@@ -486,14 +462,14 @@ void bankapi_free(struct bankapi *b)
 	free(b);
 }
 
-void bankapi_call(struct bankapi *b, const struct bankapi_creds *c, const char *method,
+void bankapi_call(struct bankapi *b, const struct bank_creds *c, const char *method,
 		  const char *path, const char *body, bankapi_fn cb, void *ud)
 {
 	struct call *k = mem_new(struct call);
 
 	k->b = b;
 	k->kind = CALL_API;
-	creds_copy(&k->c, c);
+	bank_creds_copy(&k->c, c);
 	k->method = mem_strdup(method);
 	k->path = mem_strdup(path);
 	k->body = dup_or_null(body);

@@ -15,25 +15,13 @@
 #ifndef PIXRELAY_BANKAPI_H
 #define PIXRELAY_BANKAPI_H
 
+#include "pixrelay/pix/bankcreds.h"
+
 #include <event2/event.h>
 #include <stddef.h>
 
 #define BANKAPI_BODY_MAX (8L << 20)   /* the largest answer read: a page of 1,000 Pix is far less */
 #define BANKAPI_TOKEN_MARGIN_MS 30000 /* a token is used until this long before it expires */
-
-/* A connection's API credentials, in the clear, as calls use them. Strings
- * owned (the caller wipes them with bankapi_creds_wipe). */
-struct bankapi_creds {
-	char conn[40];	 /* the connection's id: tokens are kept per connection */
-	char *api_url;	 /* "https://pix.bank.example/api/v2", no trailing slash */
-	char *token_url; /* "https://pix.bank.example/oauth/token" */
-	char *client_id;
-	char *client_secret;
-	char *cert_pem;	   /* the merchant's client certificate (chain) */
-	char *key_pem;	   /* its private key */
-	char *bank_ca_pem; /* the CA of the bank's server certificate, or NULL: the system's */
-};
-void bankapi_creds_wipe(struct bankapi_creds *c);
 
 /* The answer to a call: status is the HTTP status (body its text, NUL-
  * terminated, borrowed for the call; NULL when none), or 0 with err when no
@@ -50,7 +38,7 @@ void bankapi_free(struct bankapi *b);
 /* Call `method` `path` (appended to api_url; the caller escapes it) with
  * `body` (JSON, or NULL) on connection `c` (copied). cb runs exactly once,
  * later. */
-void bankapi_call(struct bankapi *b, const struct bankapi_creds *c, const char *method,
+void bankapi_call(struct bankapi *b, const struct bank_creds *c, const char *method,
 		  const char *path, const char *body, bankapi_fn cb, void *ud);
 
 /* Forget the token of connection `conn` (its credentials changed). */
