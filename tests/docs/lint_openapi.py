@@ -11,9 +11,10 @@ They need Node.js >= 18.17 (Debian 12's nodejs is 18.20; install-deps.sh
 --test installs nodejs and npm when `node` or `npm` is missing).
 
 - redocly: `@redocly/cli lint` with tests/docs/redocly.yaml (the
-  `recommended` rules); problems listed in tests/docs/.redocly.lint-ignore.yaml
-  are ignored, each with its reason written there. Any other error or warning
-  fails.
+  `recommended` rules, none switched off); the two warnings listed in
+  tests/docs/.redocly.lint-ignore.yaml are ignored, each with its reason
+  written there. Any other error or warning fails, and so does a change in
+  the number of problems ignored (an ignore entry added or gone stale).
 - spectral: `@stoplight/spectral-cli lint` with tests/docs/.spectral.yaml
   (`spectral:oas`, one rule off with its reason); any result, down to a hint,
   fails.
@@ -30,7 +31,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 MIN_NODE = (18, 17)
 # the problems listed, each with its reason, in .redocly.lint-ignore.yaml
-IGNORED = 3
+IGNORED = 2
 
 
 def die(msg):
