@@ -8,6 +8,8 @@
 #include "pixrelay/core/certcheck.h"
 #include "pixrelay/core/json.h"
 #include "pixrelay/core/mem.h"
+#include "pixrelay/core/seal.h"
+#include "pixrelay/pix/bankcreds.h"
 #include "pixrelay/store/banks.h"
 
 #include <errno.h>
@@ -21,7 +23,10 @@ static const char usage_bank[] =
     "       pixrelay bank list --env ENV [--account ID] [--json]\n"
     "       pixrelay bank show ID --env ENV [--json]\n"
     "       pixrelay bank disconnect ID --env ENV [--json]\n"
-    "       pixrelay bank notifications ID --env ENV [--limit N] [--json]\n\n"
+    "       pixrelay bank notifications ID --env ENV [--limit N] [--json]\n"
+    "       pixrelay bank credentials ID --env ENV --api-url URL --token-url URL\n"
+    "                             --client-id ID --client-secret-file FILE --cert FILE\n"
+    "                             --key FILE [--bank-ca FILE] [--json]\n\n"
     "connect        connects the bank of Pix key KEY (--chave; without it the\n"
     "               pix-key setting, the key the BR Codes carry, so --pix-key KEY\n"
     "               works too) to the account (default: the environment's platform\n"
@@ -34,7 +39,12 @@ static const char usage_bank[] =
     "show           one connection (never a secret).\n"
     "disconnect     its webhook URL is refused from then on.\n"
     "notifications  what the bank reported, newest first (default 20, at most\n"
-    "               1000): each Pix with its outcome, each refused item.\n";
+    "               1000): each Pix with its outcome, each refused item.\n"
+    "credentials    the bank's API (OAuth2 client credentials over mutual TLS with\n"
+    "               the merchant's certificate and key) for charges created at the\n"
+    "               bank, refunds and the reconciliation; connect takes the same\n"
+    "               options. The client secret and the key are sealed with the\n"
+    "               credentials key (credentials-key-file, made when missing).\n";
 
 /* The file at `path` (a trust list in PEM), at most CERTCHECK_PEM_MAX
  * bytes; NULL with the problem printed. */
@@ -77,6 +87,14 @@ static void print_connection(yajl_val c)
 	       strcmp(str(c, "auth"), "mtls") == 0 ? "mutual TLS" : "URL token", str(c, "account"),
 	       str(c, "createdAt"));
 	printf("  webhook URL  %s\n", str(c, "webhookUrl"));
+	if (YAJL_IS_OBJECT(json_get(c, "api"))) {
+		yajl_val api = json_get(c, "api"), cert = json_get(api, "certificate");
+		printf("  bank API     %s (client %s, token %s)\n", str(api, "apiUrl"),
+		       str(api, "clientId"), str(api, "tokenUrl"));
+		if (YAJL_IS_OBJECT(cert))
+			printf("  certificate  %s, until %s\n", str(cert, "subject"),
+			       str(cert, "notAfter"));
+	}
 	if (YAJL_IS_OBJECT(ca))
 		printf("  client CA    %lld certificate(s), SHA-256 %s\n",
 		       YAJL_IS_INTEGER(json_get(ca, "certificates"))
@@ -127,6 +145,40 @@ static void print_human(const char *verb, const char *json)
 	yajl_tree_free(v);
 }
 
+/* After `bank connect` with the bank's API options: give the connection
+ * just made (its JSON in k->json, kept) the credentials. 0, or -1 with the
+ * problem printed. */
+static int keep_credentials(struct cli_call *k, const struct config *cfg,
+			    const struct seal_key *skey, enum env env, struct bank_creds *creds)
+{
+	yajl_val v = NULL;
+	char err[128], id[BANKS_ID_MAX] = "", *made = k->json;
+	int rc = -1;
+
+	if (json_parse_object(made, strlen(made), &v, err, sizeof(err)) == 0 &&
+	    YAJL_GET_STRING(json_get(v, "id")))
+		snprintf(id, sizeof(id), "%s", YAJL_GET_STRING(json_get(v, "id")));
+	yajl_tree_free(v);
+	k->json = NULL;
+	k->done = 0;
+	banks_set_credentials(k->r, cfg, skey, env, id, creds, cli_call_done, k);
+	cli_call_wait(k);
+	if (k->result != 0)
+		fprintf(stderr,
+			"pixrelay bank connect: connected as %s, but its API credentials were not "
+			"kept: %s (pixrelay bank credentials %s ... to try again)\n",
+			id, k->result < 0 ? k->err : "no such connection", id);
+	else
+		rc = 0;
+	/* what connect made is what it prints (its webhookUrl may hold the token) */
+	if (k->json) {
+		mem_wipe(k->json, strlen(k->json));
+		free(k->json);
+	}
+	k->json = made;
+	return rc;
+}
+
 int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 {
 	static const struct option lo[] = {CLI_OPT_ENV,
@@ -135,6 +187,13 @@ int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 					   {"client-ca", required_argument, NULL, 'c'},
 					   {"url-token", no_argument, NULL, 't'},
 					   {"limit", required_argument, NULL, 'l'},
+					   {"api-url", required_argument, NULL, 'A'},
+					   {"token-url", required_argument, NULL, 'T'},
+					   {"client-id", required_argument, NULL, 'I'},
+					   {"client-secret-file", required_argument, NULL, 'S'},
+					   {"cert", required_argument, NULL, 'C'},
+					   {"key", required_argument, NULL, 'K'},
+					   {"bank-ca", required_argument, NULL, 'B'},
 					   CLI_OPT_JSON,
 					   CLI_OPT_END};
 	struct cli_args a;
@@ -145,6 +204,10 @@ int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 	enum env env;
 	struct cli_redis cr;
 	struct cli_call call;
+	struct cli_bank_api api = {0};
+	struct bank_creds creds = {0};
+	struct seal_key skey;
+	int with_api;
 
 	if ((rc = cli_action(argc, argv, usage_bank, &verb)) >= 0)
 		return rc;
@@ -160,6 +223,27 @@ int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 		case 't':
 			url_token = 1;
 			break;
+		case 'A':
+			api.api_url = optarg;
+			break;
+		case 'T':
+			api.token_url = optarg;
+			break;
+		case 'I':
+			api.client_id = optarg;
+			break;
+		case 'S':
+			api.secret_file = optarg;
+			break;
+		case 'C':
+			api.cert_file = optarg;
+			break;
+		case 'K':
+			api.key_file = optarg;
+			break;
+		case 'B':
+			api.bank_ca_file = optarg;
+			break;
 		case 'l':
 			limit = strtol(optarg, &end, 10);
 			if (!*optarg || *end || limit < 1 || limit > BANKS_LOG_MAX) {
@@ -174,7 +258,7 @@ int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 		return a.exit_code;
 	if (!cli_verb_known("bank", usage_bank, verb,
 			    (const char *const[]){"connect", "list", "show", "disconnect",
-						  "notifications", NULL}))
+						  "notifications", "credentials", NULL}))
 		return 2;
 	if (cli_env_required("bank", a.env, &env) < 0)
 		return 2;
@@ -230,6 +314,28 @@ int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 			verb);
 		return 2;
 	}
+	with_api = cli_bank_api_given(&api) || strcmp(verb, "credentials") == 0;
+	if (with_api) {
+		char cmd[64];
+		if (strcmp(verb, "connect") != 0 && strcmp(verb, "credentials") != 0) {
+			fprintf(stderr,
+				"pixrelay bank %s: the bank's API options are for connect "
+				"and credentials\n",
+				verb);
+			free(pem);
+			return 2;
+		}
+		snprintf(cmd, sizeof(cmd), "bank %s", verb);
+		if (cli_bank_api_read(cmd, &api, &creds) < 0) {
+			free(pem);
+			return 2;
+		}
+		if (cli_credentials_key(cmd, cfg, 1, &skey) < 0) {
+			bank_creds_wipe(&creds);
+			free(pem);
+			return 1;
+		}
+	}
 	rc = 1;
 	if (strcmp(verb, "connect") == 0 || (strcmp(verb, "list") == 0 && a.account)) {
 		if (cli_open_account(cfg, env, a.account, &cr, acct) < 0)
@@ -256,9 +362,17 @@ int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 			banks_show(call.r, cfg, env, "", id, cli_call_done, &call);
 		else if (strcmp(verb, "disconnect") == 0)
 			banks_disconnect(call.r, cfg, env, "", id, cli_call_done, &call);
+		else if (strcmp(verb, "credentials") == 0)
+			banks_set_credentials(call.r, cfg, &skey, env, id, &creds, cli_call_done,
+					      &call);
 		else
 			banks_log(call.r, cfg, env, "", id, (int)limit, cli_call_done, &call);
 		cli_call_wait(&call);
+		if (call.result == 0 && strcmp(verb, "connect") == 0 && with_api &&
+		    keep_credentials(&call, cfg, &skey, env, &creds) < 0) {
+			rc = 1;
+			goto closed;
+		}
 		switch (call.result) {
 		case 0:
 			if (a.json)
@@ -297,12 +411,17 @@ int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 		default:
 			fprintf(stderr, "pixrelay bank %s: %s\n", verb, call.err);
 		}
+	closed:
 		if (call.json)
 			mem_wipe(call.json, strlen(call.json));
 	}
 	cli_call_close(&call);
 	cli_redis_close(&cr);
 done:
+	if (with_api) {
+		bank_creds_wipe(&creds);
+		seal_key_wipe(&skey);
+	}
 	free(pem);
 	return rc;
 }

@@ -147,6 +147,28 @@ int cli_read_dispatchers(struct rds *c, const char *prefix, int *alive, char *ur
  * default from listen. Never starts the embedded Redis for this. */
 void cli_base_url(const struct config *cfg, char *out, size_t size);
 
+/* ---- the bank's API credentials (cli_bank_api.c) ---- */
+
+/* The options that give a connection the bank's API credentials. */
+struct cli_bank_api {
+	const char *api_url, *token_url, *client_id;
+	const char *secret_file, *cert_file, *key_file, *bank_ca_file;
+};
+struct bank_creds;
+struct seal_key;
+/* Nonzero when any of them was given. */
+int cli_bank_api_given(const struct cli_bank_api *o);
+/* Read and check them into out (wipe it with bank_creds_wipe): 0, or -1
+ * with the problem printed as "pixrelay CMD: ...". */
+int cli_bank_api_read(const char *cmd, const struct cli_bank_api *o, struct bank_creds *out);
+/* The credentials key's file: the credentials-key-file setting, else
+ * <data-dir>/credentials.key. */
+void cli_credentials_key_path(const struct config *cfg, char *out, size_t size);
+/* Load the credentials key; with create, make it first when the file does
+ * not exist (and say so). 0, or -1 with the problem printed. */
+int cli_credentials_key(const char *cmd, const struct config *cfg, int create,
+			struct seal_key *key);
+
 /* ---- the commands, one file each (account and review share one) ---- */
 
 int cli_cmd_serve(struct config *cfg, int argc, char **argv);

@@ -43,6 +43,10 @@ static const struct opt opts[] = {
      "public base URL ending in /v1 of the server that takes banks' webhooks (the "
      "webhook name of deploy/nginx.conf, which asks for the bank's client "
      "certificate); a bank connection's webhookUrl starts with it (default base-url)"},
+    {"credentials-key-file", S(credentials_key_file), "", 0, 0,
+     "file of the key that seals bank connections' API credentials in Redis: 32 bytes or "
+     "64 hex digits, mode 0600, the same on every host of a deployment (default "
+     "<data-dir>/credentials.key; `pixrelay bank credentials` makes it when missing)"},
     {"redis", S(redis), "", 0, 0,
      "Redis to use: redis://host:port[/db] (one Redis or any node of a Redis Cluster), "
      "redis-sentinel://host:port[,host:port...]/master[/db], unix:///path/redis.sock or a "

@@ -52,6 +52,7 @@ static const char *const names[SCRIPT_COUNT] = {
 	[SCRIPT_ACCOUNT_LIST] = "account_list",
 	[SCRIPT_ACCOUNT_LEDGER] = "account_ledger",
 	[SCRIPT_BANK_CONNECT] = "bank_connect",
+	[SCRIPT_BANK_CREDENTIALS] = "bank_credentials",
 	[SCRIPT_BANK_DISCONNECT] = "bank_disconnect",
 	[SCRIPT_BANK_LOG] = "bank_log",
 	[SCRIPT_BANK_PIX] = "bank_pix",

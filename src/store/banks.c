@@ -8,12 +8,20 @@
 #include "pixrelay/core/ids.h"
 #include "pixrelay/core/json.h"
 #include "pixrelay/core/mem.h"
+#include "pixrelay/core/seal.h"
+#include "pixrelay/pix/bankcreds.h"
 #include "pixrelay/core/timefmt.h"
 #include "pixrelay/pix/keyspace.h"
+
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define LIST_MAX 1000 /* connections in one listing */
 
@@ -26,7 +34,61 @@ void banks_conn_deinit(struct banks_conn *c)
 {
 	free(c->pix_key);
 	free(c->client_ca);
+	free(c->api.api_url);
+	free(c->api.token_url);
+	free(c->api.client_id);
+	free(c->api.client_secret);
+	free(c->api.cert);
+	free(c->api.key);
+	free(c->api.bank_ca);
 	memset(c, 0, sizeof(*c));
+}
+
+/* The name a connection's sealed field is bound to: its id and the field,
+ * so a sealed value cannot be moved to another field or connection. */
+static void sealed_name(char *out, size_t size, const char *conn, const char *field)
+{
+	snprintf(out, size, "%s:%s", conn, field);
+}
+
+int banks_open_credentials(const struct banks_conn *c, const struct seal_key *key,
+			   struct bank_creds *out, char *err, size_t errlen)
+{
+	char name[80];
+	unsigned char *secret, *pkey;
+	size_t n;
+
+	if (!c->api.api_url)
+		return 1;
+	if (!key) {
+		snprintf(err, errlen,
+			 "no credentials key: set credentials-key-file (docs/banks.md)");
+		return -1;
+	}
+	sealed_name(name, sizeof(name), c->id, "client_secret");
+	secret = seal_open(key, name, c->api.client_secret, &n);
+	sealed_name(name, sizeof(name), c->id, "key");
+	pkey = seal_open(key, name, c->api.key, &n);
+	if (!secret || !pkey) {
+		if (secret)
+			mem_wipe(secret, strlen((char *)secret));
+		free(secret);
+		free(pkey);
+		snprintf(err, errlen,
+			 "the credentials key does not open this connection's "
+			 "secrets (another key, or altered)");
+		return -1;
+	}
+	memset(out, 0, sizeof(*out));
+	snprintf(out->conn, sizeof(out->conn), "%s", c->id);
+	out->api_url = mem_strdup(c->api.api_url);
+	out->token_url = mem_strdup(c->api.token_url);
+	out->client_id = mem_strdup(c->api.client_id);
+	out->client_secret = (char *)secret;
+	out->cert_pem = mem_strdup(c->api.cert);
+	out->key_pem = (char *)pkey;
+	out->bank_ca_pem = c->api.bank_ca ? mem_strdup(c->api.bank_ca) : NULL;
+	return 0;
 }
 
 int banks_check_pix_key(const char *key, char *err, size_t errlen)
@@ -59,6 +121,7 @@ static int valid_id(const char *id)
 /* A connection's stored fields, borrowed. */
 struct fields {
 	const char *id, *account, *env, *pix_key, *auth, *client_ca, *created_ms;
+	const char *api_url, *token_url, *client_id, *cert, *bank_ca;
 };
 
 static const char *or_empty(const char *s)
@@ -75,6 +138,45 @@ static void fields_of(const redisReply *h, struct fields *f)
 	f->auth = or_empty(rds_hash_field(h, "auth"));
 	f->client_ca = or_empty(rds_hash_field(h, "client_ca"));
 	f->created_ms = or_empty(rds_hash_field(h, "created_ms"));
+	f->api_url = or_empty(rds_hash_field(h, "api_url"));
+	f->token_url = or_empty(rds_hash_field(h, "token_url"));
+	f->client_id = or_empty(rds_hash_field(h, "client_id"));
+	f->cert = or_empty(rds_hash_field(h, "cert"));
+	f->bank_ca = or_empty(rds_hash_field(h, "bank_ca"));
+}
+
+/* {"subject", "notAfter", "sha256"} of the first certificate of `pem`, or
+ * null. */
+static void render_cert(yajl_gen g, const char *pem)
+{
+	BIO *b = pem[0] ? BIO_new_mem_buf(pem, (int)strlen(pem)) : NULL;
+	X509 *x = b ? PEM_read_bio_X509(b, NULL, NULL, NULL) : NULL;
+	unsigned char md[32];
+	unsigned int mdlen = 0;
+	char subject[256] = "", hex[65], after[40] = "";
+	struct tm tm;
+
+	if (!x) {
+		json_null(g);
+		goto done;
+	}
+	X509_NAME_oneline(X509_get_subject_name(x), subject, sizeof(subject));
+	X509_digest(x, EVP_sha256(), md, &mdlen);
+	ids_hex(hex, md, sizeof(md));
+	if (ASN1_TIME_to_tm(X509_get0_notAfter(x), &tm) == 1)
+		strftime(after, sizeof(after), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	json_open(g);
+	json_str(g, "subject");
+	json_str(g, subject);
+	json_str(g, "notAfter");
+	json_str_or_null(g, after[0] ? after : NULL);
+	json_str(g, "sha256");
+	json_str(g, hex);
+	json_close(g);
+done:
+	X509_free(x);
+	BIO_free(b);
+	ERR_clear_error();
 }
 
 /* A connection as JSON, never with a secret: `token`, only when the
@@ -122,6 +224,24 @@ static void render(yajl_gen g, const struct config *cfg, const struct fields *f,
 	json_str(g, "createdAt");
 	timefmt_rfc3339(at, strtoull(f->created_ms, NULL, 10));
 	json_str(g, at);
+	/* the bank's API: never the client secret nor the key */
+	json_str(g, "api");
+	if (f->api_url && f->api_url[0]) {
+		json_open(g);
+		json_str(g, "apiUrl");
+		json_str(g, f->api_url);
+		json_str(g, "tokenUrl");
+		json_str(g, f->token_url);
+		json_str(g, "clientId");
+		json_str(g, f->client_id);
+		json_str(g, "certificate");
+		render_cert(g, f->cert);
+		json_str(g, "bankCa");
+		render_cert(g, f->bank_ca);
+		json_close(g);
+	} else {
+		json_null(g);
+	}
 	json_close(g);
 	mem_wipe(url, strlen(url));
 	free(url);
@@ -274,9 +394,14 @@ void banks_connect(struct rds *r, const struct config *cfg, enum env env, const 
 		ids_sha256_hex(sha, token, BANKS_TOKEN_LEN);
 		client_ca = "";
 	}
-	f = (struct fields){c->id,   account,	      env_name(env),
-			    pix_key, auth_name(auth), client_ca ? client_ca : "",
-			    created};
+	f = (struct fields){.id = c->id,
+			    .account = account,
+			    .env = env_name(env),
+			    .pix_key = pix_key,
+			    .auth = auth_name(auth),
+			    .client_ca = client_ca ? client_ca : "",
+			    .created_ms = created,
+			    .api_url = ""};
 	g = json_gen_new();
 	render(g, cfg, &f, auth == BANKS_URL_TOKEN ? token : NULL);
 	c->json = gen_take(g);
@@ -320,6 +445,16 @@ static void on_conn(void *ud, redisReply *reply, const char *err)
 	snprintf(conn.token_sha, sizeof(conn.token_sha), "%s",
 		 or_empty(rds_hash_field(reply, "token_sha")));
 	conn.created_ms = strtoll(f.created_ms, NULL, 10);
+	if (f.api_url[0]) {
+		conn.api.api_url = mem_strdup(f.api_url);
+		conn.api.token_url = mem_strdup(f.token_url);
+		conn.api.client_id = mem_strdup(f.client_id);
+		conn.api.client_secret =
+		    mem_strdup(or_empty(rds_hash_field(reply, "client_secret")));
+		conn.api.cert = mem_strdup(f.cert);
+		conn.api.key = mem_strdup(or_empty(rds_hash_field(reply, "key")));
+		conn.api.bank_ca = f.bank_ca[0] ? mem_strdup(f.bank_ca) : NULL;
+	}
 	c->conn_cb(c->ud, 0, &conn, NULL);
 	banks_conn_deinit(&conn);
 done:
@@ -574,4 +709,60 @@ void banks_log(struct rds *r, const struct config *cfg, enum env env, const char
 		const char *argv[] = {c->key, lk, "0", last};
 		rds_script(r, on_log, c, SCRIPT_BANK_LOG, 2, 4, argv, NULL);
 	}
+}
+
+/* ---- the bank's API credentials ---- */
+
+static void on_credentials(void *ud, redisReply *reply, const char *err)
+{
+	struct call *c = ud;
+
+	if (err || reply->type != REDIS_REPLY_ARRAY) {
+		c->cb(c->ud, -1, NULL, err ? err : "unexpected reply from bank_credentials");
+	} else if (reply->elements == 0) {
+		c->cb(c->ud, BANKS_NOT_FOUND, NULL, NULL);
+	} else {
+		struct fields f;
+		yajl_gen g = json_gen_new();
+		char *json;
+
+		fields_of(reply, &f);
+		render(g, c->cfg, &f, NULL);
+		json = gen_take(g);
+		c->cb(c->ud, 0, json, NULL);
+		free(json);
+	}
+	call_free(c);
+}
+
+void banks_set_credentials(struct rds *r, const struct config *cfg, const struct seal_key *key,
+			   enum env env, const char *id, const struct bank_creds *creds,
+			   store_fn cb, void *ud)
+{
+	struct call *c;
+	char name[80], *secret, *pkey;
+
+	if (!valid_id(id)) {
+		cb(ud, BANKS_NOT_FOUND, NULL, NULL);
+		return;
+	}
+	c = call_new(r, cfg, env, "", id, cb, ud);
+	sealed_name(name, sizeof(name), id, "client_secret");
+	secret = seal(key, name, creds->client_secret, strlen(creds->client_secret));
+	sealed_name(name, sizeof(name), id, "key");
+	pkey = seal(key, name, creds->key_pem, strlen(creds->key_pem));
+	{
+		const char *argv[] = {c->key,
+				      env_name(env),
+				      creds->api_url,
+				      creds->token_url,
+				      creds->client_id,
+				      secret,
+				      creds->cert_pem,
+				      pkey,
+				      creds->bank_ca_pem ? creds->bank_ca_pem : ""};
+		rds_script(r, on_credentials, c, SCRIPT_BANK_CREDENTIALS, 1, 9, argv, NULL);
+	}
+	free(secret);
+	free(pkey);
 }

@@ -14,6 +14,8 @@ struct config {
 	char *base_url;	      /* public base URL ending in /v1 (derived from listen when unset) */
 	int base_url_derived; /* base_url was not given: serve fixes its port once bound */
 	char *bank_webhook_base_url; /* banks' webhook URLs start with it ("": base_url) */
+	char
+	    *credentials_key_file; /* seals bank API credentials ("": <data_dir>/credentials.key) */
 	char *redis;	       /* redis://host:port[/db], unix:///path or /path; empty = embedded */
 	char *data_dir;	       /* embedded Redis files live here */
 	char *redis_server;    /* redis-server binary for the embedded Redis */

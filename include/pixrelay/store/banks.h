@@ -53,8 +53,30 @@ struct banks_conn {
 	char *client_ca;    /* PEM of the trust list (mTLS); NULL for a URL token */
 	char token_sha[65]; /* SHA-256 of the URL token, hex; "" for mTLS */
 	long long created_ms;
+	/* the bank's API credentials as stored (NULL: none): the client secret
+	 * and the private key sealed (core/seal.h), banks_open_credentials
+	 * opens them */
+	struct banks_stored_creds {
+		char *api_url, *token_url, *client_id, *client_secret, *cert, *key, *bank_ca;
+	} api;
 };
 void banks_conn_deinit(struct banks_conn *c);
+
+/* The connection's API credentials in the clear (out, wiped by
+ * bank_creds_wipe), opened with the credentials key. 0; 1 when it has none;
+ * -1 with why in err when they do not open (another key, altered). */
+struct seal_key;
+struct bank_creds;
+int banks_open_credentials(const struct banks_conn *c, const struct seal_key *key,
+			   struct bank_creds *out, char *err, size_t errlen);
+
+/* Give connection `id` of `env` (any account) the bank's API credentials
+ * `creds` (checked with bank_creds_check), its secrets sealed with `key`;
+ * they replace earlier ones. json is the connection as banks_show shows it.
+ * BANKS_NOT_FOUND when there is no such connection. */
+void banks_set_credentials(struct rds *r, const struct config *cfg, const struct seal_key *key,
+			   enum env env, const char *id, const struct bank_creds *creds,
+			   store_fn cb, void *ud);
 
 /* Its calls answer through a store_fn: 0 with json, a banks_result with json
  * (or NULL), or -1 with err. */

@@ -1,0 +1,115 @@
+/* cli_bank_api: the bank's API credentials of a connection as the operator
+ * gives them to `pixrelay bank connect|credentials` (files for the secret,
+ * the certificate and the key), checked (pix/bankcreds.c), and the
+ * credentials key that seals them in Redis (core/seal.c), made when the
+ * deployment has none yet. The command itself is cli_bank.c. */
+#include "cli_int.h"
+
+#include "pixrelay/core/mem.h"
+#include "pixrelay/core/seal.h"
+#include "pixrelay/pix/bankcreds.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* The whole file at `path`, at most `max` bytes, NUL-terminated, trailing
+ * newlines removed when `trim`; NULL with the problem printed. */
+static char *read_file(const char *cmd, const char *opt, const char *path, size_t max, int trim)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+	size_t n;
+
+	if (!f) {
+		fprintf(stderr, "pixrelay %s: --%s %s: %s\n", cmd, opt, path, strerror(errno));
+		return NULL;
+	}
+	buf = mem_alloc(max + 2);
+	n = fread(buf, 1, max + 1, f);
+	fclose(f);
+	if (n > max) {
+		fprintf(stderr, "pixrelay %s: --%s %s: larger than %zu bytes\n", cmd, opt, path,
+			max);
+		mem_wipe(buf, max + 2);
+		free(buf);
+		return NULL;
+	}
+	buf[n] = '\0';
+	while (trim && n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+		buf[--n] = '\0';
+	return buf;
+}
+
+int cli_bank_api_given(const struct cli_bank_api *o)
+{
+	return o->api_url || o->token_url || o->client_id || o->secret_file || o->cert_file ||
+	       o->key_file || o->bank_ca_file;
+}
+
+int cli_bank_api_read(const char *cmd, const struct cli_bank_api *o, struct bank_creds *out)
+{
+	char err[256];
+
+	memset(out, 0, sizeof(*out));
+	if (!o->api_url || !o->token_url || !o->client_id || !o->secret_file || !o->cert_file ||
+	    !o->key_file) {
+		fprintf(stderr,
+			"pixrelay %s: the bank's API needs --api-url, --token-url, "
+			"--client-id, --client-secret-file, --cert and --key "
+			"(--bank-ca optional)\n",
+			cmd);
+		return -1;
+	}
+	out->api_url = mem_strdup(o->api_url);
+	out->token_url = mem_strdup(o->token_url);
+	out->client_id = mem_strdup(o->client_id);
+	if (!(out->client_secret =
+		  read_file(cmd, "client-secret-file", o->secret_file, BANK_CREDS_ID_MAX, 1)) ||
+	    !(out->cert_pem = read_file(cmd, "cert", o->cert_file, BANK_CREDS_PEM_MAX, 0)) ||
+	    !(out->key_pem = read_file(cmd, "key", o->key_file, BANK_CREDS_PEM_MAX, 0)) ||
+	    (o->bank_ca_file && !(out->bank_ca_pem = read_file(cmd, "bank-ca", o->bank_ca_file,
+							       BANK_CREDS_PEM_MAX, 0))))
+		goto fail;
+	if (bank_creds_check(out, err, sizeof(err)) < 0) {
+		fprintf(stderr, "pixrelay %s: %s\n", cmd, err);
+		goto fail;
+	}
+	return 0;
+fail:
+	bank_creds_wipe(out);
+	return -1;
+}
+
+void cli_credentials_key_path(const struct config *cfg, char *out, size_t size)
+{
+	if (cfg->credentials_key_file[0])
+		snprintf(out, size, "%s", cfg->credentials_key_file);
+	else
+		snprintf(out, size, "%s/credentials.key", cfg->data_dir);
+}
+
+int cli_credentials_key(const char *cmd, const struct config *cfg, int create, struct seal_key *key)
+{
+	char path[1024], err[512];
+	struct stat st;
+
+	cli_credentials_key_path(cfg, path, sizeof(path));
+	if (create && stat(path, &st) < 0 && errno == ENOENT) {
+		if (seal_key_create(path, err, sizeof(err)) < 0) {
+			fprintf(stderr, "pixrelay %s: %s\n", cmd, err);
+			return -1;
+		}
+		fprintf(stderr,
+			"pixrelay %s: made the credentials key %s (mode 0600); every host of "
+			"this deployment needs the same file (setting credentials-key-file)\n",
+			cmd, path);
+	}
+	if (seal_key_load(path, key, err, sizeof(err)) < 0) {
+		fprintf(stderr, "pixrelay %s: %s\n", cmd, err);
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,14 @@
+-- bank_credentials: give a bank connection the bank's API credentials (its client secret
+-- and private key sealed by the caller), replacing earlier ones.
+-- KEYS[1] = <prefix>{s<k>}:bank:<id>
+-- ARGV = env, API URL, token URL, client id, sealed client secret, certificate (PEM),
+--        sealed private key, the bank's CA (PEM, '' = the system's)
+-- Returns the connection's fields (HGETALL) after the change, or {} when there is no such
+-- connection in env.
+if #KEYS ~= 1 or #ARGV ~= 8 then
+  return redis.error_reply('ERR bank_credentials: wants 1 keys and 8 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+if redis.call('HGET', KEYS[1], 'env') ~= ARGV[1] then return {} end
+redis.call('HSET', KEYS[1], 'api_url', ARGV[2], 'token_url', ARGV[3], 'client_id', ARGV[4],
+  'client_secret', ARGV[5], 'cert', ARGV[6], 'key', ARGV[7], 'bank_ca', ARGV[8])
+return redis.call('HGETALL', KEYS[1])
