@@ -15,6 +15,8 @@
 #include "pixrelay/http/http.h"
 #include "pixrelay/store/ingest.h"
 #include "pixrelay/store/banks.h"
+#include "pixrelay/core/seal.h"
+#include "pixrelay/relay/bankapi.h"
 #include "pixrelay/store/keys.h"
 #include "pixrelay/pix/keyspace.h"
 #include "pixrelay/core/log.h"
@@ -29,8 +31,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/resource.h>
 #include <sys/time.h>
+
+/* The key that opens banks' API credentials, when this host has one. */
+struct credentials_key {
+	struct seal_key key;
+	int loaded;
+};
 
 struct server {
 	struct app app;
@@ -40,8 +49,33 @@ struct server {
 	struct event *sigterm, *sigint, *drain_timer;
 	struct timeval drain_start;
 	struct http_route *public_routes; /* with metrics-listen: the API without /metrics */
+	struct credentials_key credentials_key;
 	int exit_code;
 };
+
+/* The credentials key (docs/banks.md): none is fine (no bank connection has
+ * API credentials yet, or this host is not trusted with them: their calls
+ * then fail, said in `pixrelay bank show`), but a key file that is there and
+ * unusable (readable by others, malformed) stops the start. */
+static int load_credentials_key(const struct config *cfg, struct credentials_key *k)
+{
+	char path[1024], err[512];
+
+	if (cfg->credentials_key_file[0])
+		snprintf(path, sizeof(path), "%s", cfg->credentials_key_file);
+	else
+		snprintf(path, sizeof(path), "%s/credentials.key", cfg->data_dir);
+	if (access(path, F_OK) < 0) {
+		log_info("no credentials key at %s: bank connections' API calls are off", path);
+		return 0;
+	}
+	if (seal_key_load(path, &k->key, err, sizeof(err)) < 0) {
+		log_error("%s", err);
+		return -1;
+	}
+	k->loaded = 1;
+	return 0;
+}
 
 /* First start on a laptop: make the sandbox platform account and, when no key
  * exists yet, a sandbox key, printed once on stdout. */
@@ -217,6 +251,10 @@ int server_run(struct config *cfg)
 		return 1;
 	}
 
+	if (load_credentials_key(cfg, &s.credentials_key) < 0)
+		return 1;
+	if (s.credentials_key.loaded)
+		s.app.credentials_key = &s.credentials_key.key;
 	s.app.base = event_base_new();
 	if (!s.app.base)
 		mem_oom(__FILE__, __LINE__);
@@ -233,6 +271,8 @@ int server_run(struct config *cfg)
 	}
 	s.app.ingest = ingest_queue_new(s.app.base, s.app.rds, cfg);
 	s.app.banks = banks_queue_new(s.app.base, s.app.rds, cfg);
+	s.app.bankapi =
+	    bankapi_new(s.app.base, cfg->redis_timeout_ms > 10000 ? cfg->redis_timeout_ms : 10000);
 	s.app.streams = evstream_new(s.app.base, s.app.rds, &addr, cfg);
 	if (cfg->dispatch) {
 		/* its own connections: delivery bookkeeping never queues in front
@@ -310,6 +350,7 @@ done:
 	 * server, the dispatcher and so every request still exist */
 	ingest_queue_free(s.app.ingest);
 	banks_queue_free(s.app.banks);
+	bankapi_free(s.app.bankapi);
 	rds_free(s.app.rds);
 	evstream_free(s.app.streams);
 	rds_free(s.dispatch_rds);
@@ -330,5 +371,6 @@ done:
 	log_flush();
 	redisd_stop(redisd);
 	event_base_free(s.app.base);
+	seal_key_wipe(&s.credentials_key.key);
 	return s.exit_code;
 }

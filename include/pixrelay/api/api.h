@@ -19,9 +19,11 @@ struct app {
 	const struct config *cfg;
 	struct event_base *base;
 	struct rds *rds;
-	struct cache *cache;	     /* keys and accounts, invalidated through Redis */
-	struct ingest_queue *ingest; /* notifications waiting for their write */
-	struct banks_queue *banks;   /* banks' Pix waiting for their write */
+	struct cache *cache;			/* keys and accounts, invalidated through Redis */
+	struct ingest_queue *ingest;		/* notifications waiting for their write */
+	struct banks_queue *banks;		/* banks' Pix waiting for their write */
+	struct bankapi *bankapi;		/* calls to merchants' banks (API Pix) */
+	const struct seal_key *credentials_key; /* opens banks' API credentials; NULL: none */
 	struct http_server *http;
 	struct http_server *metrics_http; /* the metrics-listen listener, or NULL */
 	struct dispatch *dispatch;	  /* NULL when this process does not deliver */
