@@ -117,15 +117,15 @@ struct lookup {
 
 static void lookup_done(struct lookup *l)
 {
-	char v[256];
+	char v[320];
 
 	if (l->err[0]) {
 		l->cb(l->ud, -1, NULL, l->err);
 	} else if (!l->found) {
 		l->cb(l->ud, ACCOUNTS_NOT_FOUND, NULL, NULL);
 	} else {
-		snprintf(v, sizeof(v), "%s\t%s\t%s", env_name(l->info.env), l->info.ingest_secret,
-			 l->info.pix_key);
+		snprintf(v, sizeof(v), "%s\t%s\t%s\t%s", env_name(l->info.env),
+			 l->info.ingest_secret, l->info.pix_key, l->info.bank_api);
 		cache_put(l->cache, l->ckey, v, l->ticket, INFO_CACHE_MS);
 		mem_wipe(v, sizeof(v));
 		l->cb(l->ud, 0, &l->info, NULL);
@@ -146,7 +146,7 @@ static void on_info(void *ud, redisReply *reply, const char *err)
 
 	if (err) {
 		snprintf(l->err, sizeof(l->err), "%s", err);
-	} else if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 3 &&
+	} else if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 4 &&
 		   reply->element[0]->type == REDIS_REPLY_STRING) {
 		redisReply **e = reply->element;
 		l->found = 1;
@@ -155,19 +155,22 @@ static void on_info(void *ud, redisReply *reply, const char *err)
 			 e[1]->type == REDIS_REPLY_STRING ? e[1]->str : "");
 		snprintf(l->info.pix_key, sizeof(l->info.pix_key), "%s",
 			 e[2]->type == REDIS_REPLY_STRING ? e[2]->str : "");
+		snprintf(l->info.bank_api, sizeof(l->info.bank_api), "%s",
+			 e[3]->type == REDIS_REPLY_STRING ? e[3]->str : "");
 	}
 	free(le);
 	if (++l->replies == 2)
 		lookup_done(l);
 }
 
-/* Parse a cached "env\tingest\tpix" into info; 0 or -1. */
+/* Parse a cached "env\tingest\tpix\tbank" into info; 0 or -1. */
 static int info_parse(const char *v, struct accounts_info *info)
 {
 	const char *t1 = strchr(v, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
+	const char *t3 = t2 ? strchr(t2 + 1, '\t') : NULL;
 	char env[16];
 
-	if (!t2 || (size_t)(t1 - v) >= sizeof(env))
+	if (!t3 || (size_t)(t1 - v) >= sizeof(env))
 		return -1;
 	memcpy(env, v, (size_t)(t1 - v));
 	env[t1 - v] = '\0';
@@ -175,7 +178,8 @@ static int info_parse(const char *v, struct accounts_info *info)
 		return -1;
 	snprintf(info->ingest_secret, sizeof(info->ingest_secret), "%.*s", (int)(t2 - t1 - 1),
 		 t1 + 1);
-	snprintf(info->pix_key, sizeof(info->pix_key), "%s", t2 + 1);
+	snprintf(info->pix_key, sizeof(info->pix_key), "%.*s", (int)(t3 - t2 - 1), t2 + 1);
+	snprintf(info->bank_api, sizeof(info->bank_api), "%s", t3 + 1);
 	return 0;
 }
 
@@ -215,8 +219,9 @@ void accounts_lookup(struct rds *r, struct cache *c, const struct config *cfg, c
 		le->env = (enum env)e;
 		ks_account_key(k, sizeof(k), cfg->prefix, le->env, id);
 		{
-			const char *argv[] = {"HMGET", k, "id", "ingest_secret", "pix_key"};
-			rds_cmd_argv(r, on_info, le, 5, argv, NULL);
+			const char *argv[] = {"HMGET",	       k,	  "id",
+					      "ingest_secret", "pix_key", "bank_api"};
+			rds_cmd_argv(r, on_info, le, 6, argv, NULL);
 		}
 	}
 }

@@ -637,7 +637,7 @@ void banks_disconnect(struct rds *r, const struct config *cfg, enum env env, con
 		      const char *id, store_fn cb, void *ud)
 {
 	struct call *c;
-	char sp[KS_PREFIX_MAX];
+	char sp[KS_PREFIX_MAX], channel[KS_KEY_MAX];
 
 	if (!valid_id(id)) {
 		cb(ud, BANKS_NOT_FOUND, NULL, NULL);
@@ -645,9 +645,10 @@ void banks_disconnect(struct rds *r, const struct config *cfg, enum env env, con
 	}
 	c = call_new(r, cfg, env, account, id, cb, ud);
 	ks_shard_prefix(sp, sizeof(sp), cfg->prefix, ks_shard_of(id));
+	ks_invalidation_channel(channel, sizeof(channel), cfg->prefix);
 	{
-		const char *argv[5] = {c->key, c->id, env_name(env), c->account, sp};
-		rds_script(r, on_disconnected, c, SCRIPT_BANK_DISCONNECT, 1, 5, argv, NULL);
+		const char *argv[6] = {c->key, c->id, env_name(env), c->account, sp, channel};
+		rds_script(r, on_disconnected, c, SCRIPT_BANK_DISCONNECT, 1, 6, argv, NULL);
 	}
 }
 
@@ -740,7 +741,7 @@ void banks_set_credentials(struct rds *r, const struct config *cfg, const struct
 			   store_fn cb, void *ud)
 {
 	struct call *c;
-	char name[80], *secret, *pkey;
+	char name[80], *secret, *pkey, sp[KS_PREFIX_MAX], channel[KS_KEY_MAX];
 
 	if (!valid_id(id)) {
 		cb(ud, BANKS_NOT_FOUND, NULL, NULL);
@@ -751,6 +752,8 @@ void banks_set_credentials(struct rds *r, const struct config *cfg, const struct
 	secret = seal(key, name, creds->client_secret, strlen(creds->client_secret));
 	sealed_name(name, sizeof(name), id, "key");
 	pkey = seal(key, name, creds->key_pem, strlen(creds->key_pem));
+	ks_shard_prefix(sp, sizeof(sp), cfg->prefix, ks_shard_of(id));
+	ks_invalidation_channel(channel, sizeof(channel), cfg->prefix);
 	{
 		const char *argv[] = {c->key,
 				      env_name(env),
@@ -760,8 +763,10 @@ void banks_set_credentials(struct rds *r, const struct config *cfg, const struct
 				      secret,
 				      creds->cert_pem,
 				      pkey,
-				      creds->bank_ca_pem ? creds->bank_ca_pem : ""};
-		rds_script(r, on_credentials, c, SCRIPT_BANK_CREDENTIALS, 1, 9, argv, NULL);
+				      creds->bank_ca_pem ? creds->bank_ca_pem : "",
+				      sp,
+				      channel};
+		rds_script(r, on_credentials, c, SCRIPT_BANK_CREDENTIALS, 1, 11, argv, NULL);
 	}
 	free(secret);
 	free(pkey);

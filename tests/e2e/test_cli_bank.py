@@ -7,6 +7,7 @@ import subprocess
 import tempfile
 import time
 import unittest
+import urllib.parse
 
 from harness import BIN, auth, start_stack, stop_stack
 from sink import Sink
@@ -66,7 +67,9 @@ class BankCli(unittest.TestCase):
         body = {"pix": [{"endToEndId": "E00000000202611261200clibank0001", "valor": "3.00",
                          "horario": "2026-11-26T12:00:00Z"}]}
         bcb.validate_webhook_body(body)
-        path = conn["webhookUrl"].split("127.0.0.1:%d" % self.px.port)[1]
+        # (the host names the running serve once its first heartbeat is in)
+        u = urllib.parse.urlsplit(conn["webhookUrl"])
+        path = u.path + "?" + u.query
         r = self.px.request("POST", path + "/pix", body=body)
         self.assertEqual(r.status, 200, r)
         notes = self.bank("notifications", conn["id"], "--env", "sandbox").stdout

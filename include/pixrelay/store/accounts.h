@@ -97,6 +97,7 @@ struct accounts_info {
 	enum env env;
 	char ingest_secret[80];
 	char pix_key[80];
+	char bank_api[40]; /* the bank connection its charges are created at ("": none) */
 };
 
 /* result 0 with info (borrowed for the call), ACCOUNTS_NOT_FOUND, or -1 with

@@ -1,13 +1,20 @@
 -- bank_disconnect: remove a bank connection; its webhook URL is refused from then on. What
 -- it heard (log, deduplication, events) stays for the retention.
 -- KEYS[1] = <prefix>{s<k>}:bank:<id>
--- ARGV = id, env, account ('' = any account of env), shard key prefix (<prefix>{s<k>}:)
+-- ARGV = id, env, account ('' = any account of env), shard key prefix (<prefix>{s<k>}:),
+--        the invalidation channel
+-- An account whose charges were created at this connection's bank no longer are.
 -- Returns {'ok', account} | {'not_found'}.
-if #KEYS ~= 1 or #ARGV ~= 4 then
-  return redis.error_reply('ERR bank_disconnect: wants 1 keys and 4 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 1 or #ARGV ~= 5 then
+  return redis.error_reply('ERR bank_disconnect: wants 1 keys and 5 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local c = redis.call('HMGET', KEYS[1], 'account', 'env')
 if not c[1] or c[2] ~= ARGV[2] or (ARGV[3] ~= '' and c[1] ~= ARGV[3]) then return {'not_found'} end
 redis.call('DEL', KEYS[1])
 redis.call('ZREM', ARGV[4] .. 'banks:' .. c[1], ARGV[1])
+local ak = ARGV[4] .. 'acct:' .. ARGV[2] .. ':' .. c[1]
+if redis.call('HGET', ak, 'bank_api') == ARGV[1] then
+  redis.call('HDEL', ak, 'bank_api')
+  redis.call('PUBLISH', ARGV[5], 'a:' .. c[1])
+end
 return {'ok', c[1]}
