@@ -186,6 +186,12 @@ int ks_external_ids_key(char *out, size_t size, const char *prefix, int shard, c
 	return in_shard(out, size, prefix, shard, "ext:%s", account);
 }
 
+int ks_charge_reservations_key(char *out, size_t size, const char *prefix, int shard,
+			       const char *account)
+{
+	return in_shard(out, size, prefix, shard, "cres:%s", account);
+}
+
 int ks_charge_index_key(char *out, size_t size, const char *prefix, int shard, const char *account)
 {
 	return in_shard(out, size, prefix, shard, "charges:%s", account);

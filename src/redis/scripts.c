@@ -56,6 +56,7 @@ static const char *const names[SCRIPT_COUNT] = {
 	[SCRIPT_BANK_DISCONNECT] = "bank_disconnect",
 	[SCRIPT_BANK_LOG] = "bank_log",
 	[SCRIPT_BANK_PIX] = "bank_pix",
+	[SCRIPT_CHARGE_RESERVE] = "charge_reserve",
 };
 /* clang-format on */
 

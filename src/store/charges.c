@@ -37,12 +37,17 @@ struct create {
 	store_fn cb;
 	void *ud;
 	char *json; /* the new charge, answered once stored */
+	/* a charge created at the bank: its id (the cob's txid) and BR Code
+	 * (the cob's pixCopiaECola); "" and NULL: made here */
+	char id[IDS_ULID_LEN + 1];
+	char *bank_code;
 };
 
 static void create_free(struct create *c)
 {
 	charge_input_deinit(&c->in);
 	free(c->json);
+	free(c->bank_code);
 	free(c);
 }
 
@@ -90,19 +95,22 @@ static void store(struct create *c, const char *pix_key)
 	const struct config *cfg = c->cfg;
 	char id[IDS_ULID_LEN + 1], code[BRCODE_ENCODE_BUF], err[256], fp[65];
 	char cus[41], created_txt[TIMEFMT_LEN + 1], k1[KS_KEY_MAX], k2[KS_KEY_MAX], k3[KS_KEY_MAX];
-	char k4[KS_KEY_MAX], kp[KS_KEY_MAX];
+	char k4[KS_KEY_MAX], kp[KS_KEY_MAX], kr[KS_KEY_MAX] = "";
 	char created_ms[32], expires_ms[32], amount[32], fee_s[32];
 	char *image_url, *head = NULL, *mid = NULL, desc[CHARGE_COMMENT_MAX + 1] = "";
 	uint64_t now = ids_now_ms();
 	struct brcode_input bi;
 	struct charge_view v;
 	int64_t fee = charge_fee(c->in.amount, cfg->fee_fixed, cfg->fee_bps);
-	const char *argv[19];
+	const char *argv[20];
 	size_t room;
 	int shard;
 
 	/* in the shard of its account, like everything of the account */
-	ks_ulid_at(ks_shard_of(c->account), now, id);
+	if (c->id[0])
+		memcpy(id, c->id, sizeof(id));
+	else
+		ks_ulid_at(ks_shard_of(c->account), now, id);
 	memset(&bi, 0, sizeof(bi));
 	bi.pix_key = pix_key;
 	/* field 26 holds at most 99 chars: GUI (18) + key (4 + n) + description (4 + m) */
@@ -118,7 +126,9 @@ static void store(struct create *c, const char *pix_key)
 	bi.merchant_city = cfg->merchant_city;
 	bi.txid = id + 1; /* a ULID's first char is '0' until the year 10889: 25 chars remain */
 	bi.single_use = 1;
-	if (brcode_encode(&bi, code, sizeof(code), err, sizeof(err)) < 0) {
+	if (c->bank_code) {
+		snprintf(code, sizeof(code), "%s", c->bank_code);
+	} else if (brcode_encode(&bi, code, sizeof(code), err, sizeof(err)) < 0) {
 		log_error("cannot build the BR Code of charge %s: %s", id, err);
 		c->cb(c->ud, -1, NULL,
 		      "cannot build the BR Code (check pix-key, merchant-name and merchant-city)");
@@ -156,6 +166,8 @@ static void store(struct create *c, const char *pix_key)
 	ks_expiry_key(k3, sizeof(k3), cfg->prefix, shard);
 	ks_charge_index_key(k4, sizeof(k4), cfg->prefix, shard, c->account);
 	ks_charge_key_prefix(kp, sizeof(kp), cfg->prefix, shard);
+	if (c->bank_code)
+		ks_charge_reservations_key(kr, sizeof(kr), cfg->prefix, shard, c->account);
 	snprintf(created_ms, sizeof(created_ms), "%llu", (unsigned long long)now);
 	snprintf(expires_ms, sizeof(expires_ms), "%llu", (unsigned long long)v.expires_ms);
 	snprintf(amount, sizeof(amount), "%lld", (long long)c->in.amount);
@@ -179,7 +191,8 @@ static void store(struct create *c, const char *pix_key)
 	argv[16] = c->in.postback_url ? c->in.postback_url : "";
 	argv[17] = code;
 	argv[18] = kp;
-	rds_script(c->r, on_created, c, SCRIPT_CHARGE_CREATE, 4, 19, argv, NULL);
+	argv[19] = kr;
+	rds_script(c->r, on_created, c, SCRIPT_CHARGE_CREATE, 4, 20, argv, NULL);
 	free(image_url);
 	free(head);
 	free(mid);
@@ -232,6 +245,114 @@ void charges_create(struct rds *r, struct cache *cache, const struct config *cfg
 		return;
 	}
 	accounts_lookup(r, cache, cfg, account, on_account, c);
+}
+
+void charges_create_at(struct rds *r, const struct config *cfg, enum env env, const char *account,
+		       const struct charge_input *in, const char *id, const char *brcode,
+		       store_fn cb, void *ud)
+{
+	struct create *c = mem_new(struct create);
+
+	c->r = r;
+	c->cfg = cfg;
+	c->env = env;
+	snprintf(c->account, sizeof(c->account), "%s", account);
+	c->in.amount = in->amount;
+	c->in.expiration = in->expiration;
+	c->in.external_id = dup_str(in->external_id);
+	c->in.comment = dup_str(in->comment);
+	c->in.name = dup_str(in->name);
+	c->in.email = dup_str(in->email);
+	c->in.phone = dup_str(in->phone);
+	c->in.document = dup_str(in->document);
+	c->in.postback_url = dup_str(in->postback_url);
+	c->cb = cb;
+	c->ud = ud;
+	snprintf(c->id, sizeof(c->id), "%s", id);
+	c->bank_code = mem_strdup(brcode);
+	/* the key was the bank's to write into the code; none is needed here */
+	store(c, "");
+}
+
+/* ---- reserving the id of a charge created at the bank ---- */
+
+struct reserve {
+	store_fn cb;
+	void *ud;
+};
+
+static void on_reserved(void *ud, redisReply *reply, const char *err)
+{
+	struct reserve *v = ud;
+	redisReply **e;
+
+	if (err || reply->type != REDIS_REPLY_ARRAY || reply->elements < 2 ||
+	    reply->element[0]->type != REDIS_REPLY_STRING) {
+		v->cb(v->ud, -1, NULL, err ? err : "unexpected reply from charge_reserve");
+		goto done;
+	}
+	e = reply->element;
+	if (strcmp(e[0]->str, "reserved") == 0 && e[1]->type == REDIS_REPLY_STRING) {
+		v->cb(v->ud, 0, e[1]->str, NULL);
+	} else if (strcmp(e[0]->str, "conflict") == 0 && e[1]->type == REDIS_REPLY_STRING) {
+		v->cb(v->ud, CHARGES_CONFLICT, e[1]->str, NULL);
+	} else if (strcmp(e[0]->str, "existing") == 0 && reply->elements == 6 &&
+		   e[1]->type == REDIS_REPLY_STRING && e[2]->type == REDIS_REPLY_STRING &&
+		   e[3]->type == REDIS_REPLY_STRING && e[4]->type == REDIS_REPLY_STRING) {
+		char *json = charge_assemble(e[1]->str, e[2]->str, e[3]->str, e[4]->str,
+					     e[5]->type == REDIS_REPLY_STRING ? e[5]->str : NULL);
+		v->cb(v->ud, CHARGES_EXISTING, json, NULL);
+		free(json);
+	} else {
+		v->cb(v->ud, -1, NULL, "unexpected reply from charge_reserve");
+	}
+done:
+	free(v);
+}
+
+void charges_reserve(struct rds *r, const struct config *cfg, enum env env, const char *account,
+		     const struct charge_input *in, store_fn cb, void *ud)
+{
+	char id[IDS_ULID_LEN + 1], fp[65], k1[KS_KEY_MAX], k2[KS_KEY_MAX], kp[KS_KEY_MAX];
+	char now_s[32], until_s[32];
+	uint64_t now = ids_now_ms();
+	int shard = ks_shard_of(account);
+	struct reserve *v;
+
+	ks_ulid_at(shard, now, id);
+	if (!in->external_id) {
+		/* nothing to retry with: a new id each time */
+		cb(ud, 0, id, NULL);
+		return;
+	}
+	v = mem_new(struct reserve);
+	v->cb = cb;
+	v->ud = ud;
+	charge_fingerprint(in, fp);
+	ks_external_ids_key(k1, sizeof(k1), cfg->prefix, shard, account);
+	ks_charge_reservations_key(k2, sizeof(k2), cfg->prefix, shard, account);
+	ks_charge_key_prefix(kp, sizeof(kp), cfg->prefix, shard);
+	snprintf(now_s, sizeof(now_s), "%llu", (unsigned long long)now);
+	/* a retry is useful while the charge could still be paid */
+	snprintf(until_s, sizeof(until_s), "%llu",
+		 (unsigned long long)(now + (uint64_t)in->expiration * 1000u));
+	{
+		const char *argv[] = {k1, k2, in->external_id, fp, id, now_s, until_s, kp};
+		rds_script(r, on_reserved, v, SCRIPT_CHARGE_RESERVE, 2, 8, argv, NULL);
+	}
+	(void)env;
+}
+
+void charges_unreserve(struct rds *r, const struct config *cfg, const char *account,
+		       const char *external_id)
+{
+	char k[KS_KEY_MAX];
+	const char *argv[3] = {"HDEL", k, external_id};
+
+	if (!external_id)
+		return;
+	ks_charge_reservations_key(k, sizeof(k), cfg->prefix, ks_shard_of(account), account);
+	rds_cmd_argv(r, NULL, NULL, 3, argv, NULL);
 }
 
 /* ---- read ---- */

@@ -122,6 +122,8 @@ static void test_shard_keys(void)
 	check_name(k, P "{s37}:ch:", SHARD, NULL);
 	ks_external_ids_key(k, sizeof(k), P, 37, ACCT);
 	check_name(k, P "{s37}:ext:" ACCT, SHARD, "ext:<account>");
+	ks_charge_reservations_key(k, sizeof(k), P, 37, ACCT);
+	check_name(k, P "{s37}:cres:" ACCT, SHARD, "cres:<account>");
 	ks_charge_index_key(k, sizeof(k), P, 37, ACCT);
 	check_name(k, P "{s37}:charges:" ACCT, SHARD, "charges:<account>");
 	ks_expiry_key(k, sizeof(k), P, 37);

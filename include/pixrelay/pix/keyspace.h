@@ -90,6 +90,11 @@ int ks_charge_key_prefix(char *out, size_t size, const char *prefix, int shard);
 /* "<prefix>{s<k>}:ext:<account>", externalID -> "<charge id> <fingerprint>"
  * (hash). */
 int ks_external_ids_key(char *out, size_t size, const char *prefix, int shard, const char *account);
+/* "<prefix>{s<k>}:cres:<account>", charges of the account being created at
+ * its bank (hash externalID -> "<id> <fingerprint> <until ms>"), so that a
+ * retry puts the same txid. */
+int ks_charge_reservations_key(char *out, size_t size, const char *prefix, int shard,
+			       const char *account);
 /* "<prefix>{s<k>}:charges:<account>", the account's charges by creation time
  * (zset). */
 int ks_charge_index_key(char *out, size_t size, const char *prefix, int shard, const char *account);

@@ -40,6 +40,25 @@ struct cache;
 void charges_create(struct rds *r, struct cache *cache, const struct config *cfg, enum env env,
 		    const char *account, const struct charge_input *in, store_fn cb, void *ud);
 
+/* Charges created at the account's bank (relay/bankcharges.c). First the id:
+ * for a request with an externalID, charges_reserve answers CHARGES_EXISTING
+ * (json = the charge) or CHARGES_CONFLICT (json = its id) as charges_create
+ * would, else 0 with json = the id to put the cob with: the one an earlier
+ * attempt of the same request reserved (the bank may have made that cob),
+ * or a new one, reserved until the charge would expire. Without an
+ * externalID, 0 with a new id, nothing reserved. */
+void charges_reserve(struct rds *r, const struct config *cfg, enum env env, const char *account,
+		     const struct charge_input *in, store_fn cb, void *ud);
+/* Forget the reservation of `external_id` (NULL: none): the bank refused
+ * the charge, a retry may start afresh. No answer. */
+void charges_unreserve(struct rds *r, const struct config *cfg, const char *account,
+		       const char *external_id);
+/* Create the charge the bank made: its id (the cob's txid) and BR Code (the
+ * cob's pixCopiaECola); clears the reservation. Answers as charges_create. */
+void charges_create_at(struct rds *r, const struct config *cfg, enum env env, const char *account,
+		       const struct charge_input *in, const char *id, const char *brcode,
+		       store_fn cb, void *ud);
+
 /* Read a charge of `account` (another account's charge is CHARGES_NOT_FOUND). */
 void charges_get(struct rds *r, const struct config *cfg, enum env env, const char *account,
 		 const char *id, store_fn cb, void *ud);

@@ -5,11 +5,13 @@
 -- KEYS[4] = <prefix>{s<k>}:charges:<account>   zset charge id -> created_ms
 -- ARGV = id, account, env, externalID ('' = none), fingerprint, head, mid,
 --        created_ms, expires_ms, updated_at (text), amount, fee, postbackUrl, brCode,
---        charge key prefix (<prefix>{s<k>}:ch:, same hash tag, to read an earlier charge)
+--        charge key prefix (<prefix>{s<k>}:ch:, same hash tag, to read an earlier charge),
+--        the account's reservations (<prefix>{s<k>}:cres:<account>, '' = none: a charge
+--        created at the bank clears its externalID's reservation)
 -- Returns {'created'}, {'existing', head, status, mid, updated_at, pix ('' = none)} for the same
 -- request again, or {'conflict', id} for another request with a used externalID.
-if #KEYS ~= 4 or #ARGV ~= 15 then
-  return redis.error_reply('ERR charge_create: wants 4 keys and 15 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 4 or #ARGV ~= 16 then
+  return redis.error_reply('ERR charge_create: wants 4 keys and 16 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 if ARGV[4] ~= '' then
   local prior = redis.call('HGET', KEYS[2], ARGV[4])
@@ -23,6 +25,7 @@ if ARGV[4] ~= '' then
     return {'existing', c[1], c[2], c[3], c[4], c[5] or ''}
   end
   redis.call('HSET', KEYS[2], ARGV[4], ARGV[1] .. ' ' .. ARGV[5])
+  if ARGV[16] ~= '' then redis.call('HDEL', ARGV[16], ARGV[4]) end
 end
 redis.call('HSET', KEYS[1], 'id', ARGV[1], 'account', ARGV[2], 'env', ARGV[3],
   'external_id', ARGV[4], 'head', ARGV[6], 'mid', ARGV[7], 'status', 'PENDING',
