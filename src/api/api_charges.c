@@ -7,6 +7,7 @@
  */
 #include "api_int.h"
 
+#include "pixrelay/relay/bankcharges.h"
 #include "pixrelay/store/charges.h"
 #include "pixrelay/pix/qrpng.h"
 #include "pixrelay/pix/reqbody.h"
@@ -23,6 +24,11 @@ static void on_charge_created(void *ud, int result, const char *json, const char
 
 	if (result < 0) {
 		api_reply_failure(req, err);
+	} else if (result == BANKCHARGES_REFUSED) {
+		http_reply_error(req, 400, "%s", json);
+	} else if (result == BANKCHARGES_UNAVAILABLE) {
+		http_add_header(req, "Retry-After", "5");
+		http_reply_error(req, 503, "%s", json);
 	} else if (result == CHARGES_CONFLICT) {
 		http_reply_error(
 		    req, 400,
@@ -54,8 +60,8 @@ void api_handle_charge_create(struct http_req *req)
 		return;
 	}
 	yajl_tree_free(body);
-	charges_create(app->rds, app->cache, app->cfg, c->key.env, c->account, &in,
-		       on_charge_created, req);
+	/* at the account's bank when it has a connected one (docs/banks.md) */
+	bankcharges_create(&app->bankcharges, c->key.env, c->account, &in, on_charge_created, req);
 	charge_input_deinit(&in);
 }
 

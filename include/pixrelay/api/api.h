@@ -8,6 +8,7 @@
 
 #include "pixrelay/store/auth.h"
 #include "pixrelay/core/config.h"
+#include "pixrelay/relay/bankcharges.h"
 #include "pixrelay/relay/dispatch.h"
 #include "pixrelay/http/http.h"
 #include "pixrelay/redis/redis.h"
@@ -24,6 +25,7 @@ struct app {
 	struct banks_queue *banks;		/* banks' Pix waiting for their write */
 	struct bankapi *bankapi;		/* calls to merchants' banks (API Pix) */
 	const struct seal_key *credentials_key; /* opens banks' API credentials; NULL: none */
+	struct bankcharges bankcharges;		/* charges created at accounts' banks */
 	struct http_server *http;
 	struct http_server *metrics_http; /* the metrics-listen listener, or NULL */
 	struct dispatch *dispatch;	  /* NULL when this process does not deliver */

@@ -1,0 +1,52 @@
+/* bankcharges: charges created at the account's bank (docs/banks.md).
+ *
+ * When an account's charges go to a connected bank (its bank_api
+ * connection, with API credentials), creating a charge is: its id reserved
+ * (charges_reserve: a retry with the same externalID puts the same txid),
+ * PUT {api}/cob/{id} at the bank (the charge's expiration, amount, the
+ * connection's Pix key, the comment, the payer when named), and the charge
+ * stored with the bank's pixCopiaECola as its BR Code. The bank then
+ * enforces the amount and the expiry for the payer. Nothing is half made:
+ * a refusal forgets the reservation and stores nothing; a bank that is down
+ * or slow stores nothing and keeps the reservation for the retry. Accounts
+ * without such a connection get charges_create as before.
+ */
+#ifndef PIXRELAY_BANKCHARGES_H
+#define PIXRELAY_BANKCHARGES_H
+
+#include "pixrelay/core/config.h"
+#include "pixrelay/pix/charge.h"
+#include "pixrelay/pix/env.h"
+#include "pixrelay/redis/redis.h"
+#include "pixrelay/store/store.h"
+
+/* Outcomes besides those of charges_create (0, CHARGES_EXISTING,
+ * CHARGES_CONFLICT, -1). */
+enum bankcharges_result {
+	BANKCHARGES_REFUSED = 20,     /* the bank refused the charge: json is its detail (400) */
+	BANKCHARGES_UNAVAILABLE = 21, /* the bank is down, slow or answered nonsense: json
+				       * says what; retry with the same externalID (503) */
+};
+
+struct cache;
+struct bankapi;
+struct seal_key;
+
+/* What creating a charge needs; borrowed for the process's life. */
+struct bankcharges {
+	struct rds *r;
+	struct cache *cache;
+	const struct config *cfg;
+	struct bankapi *bankapi;
+	const struct seal_key *key; /* opens the connections' credentials; NULL: none */
+};
+
+/* Create a charge for `account` from a validated request, at its bank when
+ * it has a connected one. The request is copied; cb runs once, later. */
+void bankcharges_create(const struct bankcharges *b, enum env env, const char *account,
+			const struct charge_input *in, store_fn cb, void *ud);
+
+/* The body of PUT /cob/{txid} for a charge (CobSolicitada): malloc'd JSON. */
+char *bankcharges_cob_body(const struct charge_input *in, const char *pix_key);
+
+#endif

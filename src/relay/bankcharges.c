@@ -1,0 +1,243 @@
+/* bankcharges: a charge created at the account's bank: the account's
+ * connection looked up (cached), the id reserved, PUT /cob/{txid} through
+ * bankapi.c, the bank's answer checked (a BR Code that decodes), the charge
+ * stored with it. The store parts are charges.c's; the HTTP shape is
+ * api_charges.c's. */
+#include "pixrelay/relay/bankcharges.h"
+
+#include "pixrelay/core/json.h"
+#include "pixrelay/core/log.h"
+#include "pixrelay/core/mem.h"
+#include "pixrelay/pix/bankcreds.h"
+#include "pixrelay/pix/brcode.h"
+#include "pixrelay/relay/bankapi.h"
+#include "pixrelay/store/accounts.h"
+#include "pixrelay/store/banks.h"
+#include "pixrelay/store/charges.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One creation, from the account's lookup to the answer. */
+struct job {
+	const struct bankcharges *b;
+	enum env env;
+	char account[32];
+	struct charge_input in;
+	store_fn cb;
+	void *ud;
+	struct bank_creds creds;
+	char pix_key[80];
+	char id[32];
+};
+
+static char *dup_str(const char *s)
+{
+	return s ? mem_strdup(s) : NULL;
+}
+
+static void job_free(struct job *j)
+{
+	charge_input_deinit(&j->in);
+	bank_creds_wipe(&j->creds);
+	free(j);
+}
+
+static void answer(struct job *j, int result, const char *json, const char *err)
+{
+	j->cb(j->ud, result, json, err);
+	job_free(j);
+}
+
+char *bankcharges_cob_body(const struct charge_input *in, const char *pix_key)
+{
+	yajl_gen g = json_gen_new();
+	char valor[32], *out;
+	const char *s;
+	size_t len;
+
+	snprintf(valor, sizeof(valor), "%lld.%02lld", (long long)(in->amount / 100),
+		 (long long)(in->amount % 100));
+	json_open(g);
+	json_str(g, "calendario");
+	json_open(g);
+	json_str(g, "expiracao");
+	json_int(g, in->expiration);
+	json_close(g);
+	if (in->document && in->name) {
+		json_str(g, "devedor");
+		json_open(g);
+		json_str(g, strlen(in->document) == 11 ? "cpf" : "cnpj");
+		json_str(g, in->document);
+		json_str(g, "nome");
+		json_str(g, in->name);
+		json_close(g);
+	}
+	json_str(g, "valor");
+	json_open(g);
+	json_str(g, "original");
+	json_str(g, valor);
+	json_close(g);
+	json_str(g, "chave");
+	json_str(g, pix_key);
+	if (in->comment) {
+		json_str(g, "solicitacaoPagador");
+		json_str(g, in->comment);
+	}
+	json_close(g);
+	s = json_buf(g, &len);
+	out = mem_strndup(s, len);
+	yajl_gen_free(g);
+	return out;
+}
+
+static void on_stored(void *ud, int result, const char *json, const char *err)
+{
+	answer(ud, result, json, err);
+}
+
+/* The bank's refusal in a word for the merchant: the Problema's detail (or
+ * title), its first violation's reason, else the status. */
+static void refusal(char *out, size_t size, long status, const char *body)
+{
+	yajl_val v = NULL, viol;
+	char err[64];
+	const char *detail = NULL, *why = NULL;
+
+	if (body && json_parse_object(body, strlen(body), &v, err, sizeof(err)) == 0) {
+		detail = YAJL_GET_STRING(json_get(v, "detail"));
+		if (!detail)
+			detail = YAJL_GET_STRING(json_get(v, "title"));
+		viol = json_get(v, "violacoes");
+		if (YAJL_IS_ARRAY(viol) && viol->u.array.len)
+			why = YAJL_GET_STRING(json_get(viol->u.array.values[0], "razao"));
+	}
+	if (detail && why)
+		snprintf(out, size, "the bank refused the charge: %.200s (%.200s)", detail, why);
+	else if (detail)
+		snprintf(out, size, "the bank refused the charge: %.200s", detail);
+	else
+		snprintf(out, size, "the bank refused the charge (HTTP %ld)", status);
+	/* a message is quoted back: no control characters */
+	for (char *p = out; *p; p++)
+		if ((unsigned char)*p < ' ')
+			*p = ' ';
+	yajl_tree_free(v);
+}
+
+static void on_cob(void *ud, long status, const char *body, const char *err)
+{
+	struct job *j = ud;
+	const struct bankcharges *b = j->b;
+	yajl_val v = NULL;
+	const char *code;
+	struct brcode_decoded d;
+	char why[512], perr[128];
+
+	if (status == 0 || status >= 500 || status == 429) {
+		log_warn("charge %s at the bank of %s: %s", j->id, j->creds.conn,
+			 err ? err : "the bank is unavailable");
+		snprintf(why, sizeof(why),
+			 "the bank did not answer: retry with the same externalID");
+		answer(j, BANKCHARGES_UNAVAILABLE, why, NULL);
+		return;
+	}
+	if (status != 200 && status != 201) {
+		refusal(why, sizeof(why), status, body);
+		charges_unreserve(b->r, b->cfg, j->account, j->in.external_id);
+		answer(j, BANKCHARGES_REFUSED, why, NULL);
+		return;
+	}
+	if (!body || json_parse_object(body, strlen(body), &v, perr, sizeof(perr)) < 0 ||
+	    !(code = YAJL_GET_STRING(json_get(v, "pixCopiaECola"))) ||
+	    brcode_decode(code, &d, perr, sizeof(perr)) < 0 || !d.location.ptr) {
+		log_error("charge %s at the bank of %s: the cob's answer has no BR Code that "
+			  "decodes with a location",
+			  j->id, j->creds.conn);
+		yajl_tree_free(v);
+		answer(j, BANKCHARGES_UNAVAILABLE,
+		       "the bank's answer had no BR Code pixrelay could read; retry with the same "
+		       "externalID",
+		       NULL);
+		return;
+	}
+	charges_create_at(b->r, b->cfg, j->env, j->account, &j->in, j->id, code, on_stored, j);
+	yajl_tree_free(v);
+}
+
+static void on_reserved(void *ud, int result, const char *json, const char *err)
+{
+	struct job *j = ud;
+	char *body, *path;
+
+	if (result != 0) {
+		answer(j, result, json, err);
+		return;
+	}
+	snprintf(j->id, sizeof(j->id), "%s", json);
+	body = bankcharges_cob_body(&j->in, j->pix_key);
+	path = mem_printf("/cob/%s", j->id);
+	bankapi_call(j->b->bankapi, &j->creds, "PUT", path, body, on_cob, j);
+	free(path);
+	free(body);
+}
+
+static void on_connection(void *ud, int result, const struct banks_conn *c, const char *err)
+{
+	struct job *j = ud;
+	char why[256];
+
+	if (result < 0) {
+		answer(j, -1, NULL, err);
+		return;
+	}
+	if (result != 0 || c->env != j->env || strcmp(c->account, j->account) != 0 ||
+	    banks_open_credentials(c, j->b->key, &j->creds, why, sizeof(why)) != 0) {
+		/* named by the account but unusable: say so, create nothing */
+		if (result != 0 || c->env != j->env || strcmp(c->account, j->account) != 0)
+			snprintf(why, sizeof(why), "no such connection");
+		log_error("charges of account %s: bank connection: %s", j->account, why);
+		answer(j, BANKCHARGES_UNAVAILABLE,
+		       "the account's bank connection cannot be used now (see pixrelay bank show)",
+		       NULL);
+		return;
+	}
+	snprintf(j->pix_key, sizeof(j->pix_key), "%s", c->pix_key);
+	charges_reserve(j->b->r, j->b->cfg, j->env, j->account, &j->in, on_reserved, j);
+}
+
+static void on_account(void *ud, int result, const struct accounts_info *info, const char *err)
+{
+	struct job *j = ud;
+
+	if (result == 0 && info->env == j->env && info->bank_api[0]) {
+		banks_get(j->b->r, j->b->cfg, info->bank_api, on_connection, j);
+		return;
+	}
+	/* no connected bank (or the lookup failed: charges_create says why) */
+	charges_create(j->b->r, j->b->cache, j->b->cfg, j->env, j->account, &j->in, j->cb, j->ud);
+	job_free(j);
+}
+
+void bankcharges_create(const struct bankcharges *b, enum env env, const char *account,
+			const struct charge_input *in, store_fn cb, void *ud)
+{
+	struct job *j = mem_new(struct job);
+
+	j->b = b;
+	j->env = env;
+	snprintf(j->account, sizeof(j->account), "%s", account);
+	j->in.amount = in->amount;
+	j->in.expiration = in->expiration;
+	j->in.external_id = dup_str(in->external_id);
+	j->in.comment = dup_str(in->comment);
+	j->in.name = dup_str(in->name);
+	j->in.email = dup_str(in->email);
+	j->in.phone = dup_str(in->phone);
+	j->in.document = dup_str(in->document);
+	j->in.postback_url = dup_str(in->postback_url);
+	j->cb = cb;
+	j->ud = ud;
+	accounts_lookup(b->r, b->cache, b->cfg, account, on_account, j);
+}
