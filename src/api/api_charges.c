@@ -257,6 +257,43 @@ void api_handle_simulate_failure(struct http_req *req)
 
 /* POST /v1/charge/{id}/refund: a full refund of a paid charge. The body is
  * optional: {"amount": <the charge's amount>, "reason": "..."}. */
+/* A refund's answer: asked of the bank (202), the bank's alone (409), else
+ * as every transition. */
+static void on_refunded(void *ud, int result, const char *json, const char *err)
+{
+	struct http_req *req = ud;
+
+	switch (result) {
+	case BANKCHARGES_REQUESTED:
+		free(req->state);
+		req->state = NULL;
+		http_reply_data(req, 202, json, strlen(json));
+		return;
+	case BANKCHARGES_AT_BANK_ONLY:
+		free(req->state);
+		req->state = NULL;
+		http_reply_error(req, 409,
+				 "the charge was paid through bank connection %s, which has no API "
+				 "credentials: refund it at the bank; its report makes the charge "
+				 "REFUNDED",
+				 json);
+		return;
+	case BANKCHARGES_REFUSED:
+		free(req->state);
+		req->state = NULL;
+		http_reply_error(req, 400, "%s", json);
+		return;
+	case BANKCHARGES_UNAVAILABLE:
+		free(req->state);
+		req->state = NULL;
+		http_add_header(req, "Retry-After", "5");
+		http_reply_error(req, 503, "%s", json);
+		return;
+	default:
+		on_transitioned(ud, result, json, err);
+	}
+}
+
 void api_handle_refund(struct http_req *req)
 {
 	struct app *app = app_of(req);
@@ -286,9 +323,9 @@ void api_handle_refund(struct http_req *req)
 	t = mem_new(struct transition);
 	t->verb = "refunded";
 	req->state = t;
-	charges_transition(app->rds, app->cfg, c->key.env, c->account, req->params[0],
-			   CHARGES_REFUND, amount[0] ? amount : NULL, t->event, on_transitioned,
-			   req);
+	/* at the bank when a bank's Pix paid it (docs/banks.md) */
+	bankcharges_refund(&app->bankcharges, c->key.env, c->account, req->params[0], n, t->event,
+			   on_refunded, req);
 }
 
 static const char *const charge_states[] = {"PENDING",	"PAID",	  "EXPIRED",

@@ -99,7 +99,7 @@ static void on_stored(void *ud, int result, const char *json, const char *err)
 
 /* The bank's refusal in a word for the merchant: the Problema's detail (or
  * title), its first violation's reason, else the status. */
-static void refusal(char *out, size_t size, long status, const char *body)
+static void refusal(char *out, size_t size, const char *what, long status, const char *body)
 {
 	yajl_val v = NULL, viol;
 	char err[64];
@@ -114,11 +114,11 @@ static void refusal(char *out, size_t size, long status, const char *body)
 			why = YAJL_GET_STRING(json_get(viol->u.array.values[0], "razao"));
 	}
 	if (detail && why)
-		snprintf(out, size, "the bank refused the charge: %.200s (%.200s)", detail, why);
+		snprintf(out, size, "the bank refused the %s: %.200s (%.200s)", what, detail, why);
 	else if (detail)
-		snprintf(out, size, "the bank refused the charge: %.200s", detail);
+		snprintf(out, size, "the bank refused the %s: %.200s", what, detail);
 	else
-		snprintf(out, size, "the bank refused the charge (HTTP %ld)", status);
+		snprintf(out, size, "the bank refused the %s (HTTP %ld)", what, status);
 	/* a message is quoted back: no control characters */
 	for (char *p = out; *p; p++)
 		if ((unsigned char)*p < ' ')
@@ -144,7 +144,7 @@ static void on_cob(void *ud, long status, const char *body, const char *err)
 		return;
 	}
 	if (status != 200 && status != 201) {
-		refusal(why, sizeof(why), status, body);
+		refusal(why, sizeof(why), "charge", status, body);
 		charges_unreserve(b->r, b->cfg, j->account, j->in.external_id);
 		answer(j, BANKCHARGES_REFUSED, why, NULL);
 		return;
@@ -240,4 +240,170 @@ void bankcharges_create(const struct bankcharges *b, enum env env, const char *a
 	j->cb = cb;
 	j->ud = ud;
 	accounts_lookup(b->r, b->cache, b->cfg, account, on_account, j);
+}
+
+/* ---- refunds at the bank ---- */
+
+struct refund {
+	const struct bankcharges *b;
+	enum env env;
+	char account[32];
+	char id[32];
+	int64_t amount;
+	char *event_out;
+	store_fn cb;
+	void *ud;
+	char *charge; /* the charge's JSON */
+	char e2e[40];
+	char conn[40];
+	char valor[32];
+	struct bank_creds creds;
+};
+
+static void refund_free(struct refund *f)
+{
+	free(f->charge);
+	bank_creds_wipe(&f->creds);
+	free(f);
+}
+
+static void refund_answer(struct refund *f, int result, const char *json, const char *err)
+{
+	f->cb(f->ud, result, json, err);
+	refund_free(f);
+}
+
+static void on_devolucao(void *ud, long status, const char *body, const char *err)
+{
+	struct refund *f = ud;
+	yajl_val v = NULL;
+	yajl_gen g;
+	char why[512], perr[64], rid[40];
+	const char *st = NULL;
+	size_t len;
+
+	if (status == 0 || status >= 500 || status == 429) {
+		log_warn("refund of charge %s at the bank of %s: %s", f->id, f->conn,
+			 err ? err : "the bank is unavailable");
+		refund_answer(f, BANKCHARGES_UNAVAILABLE,
+			      "the bank did not answer: ask for the refund again (the same refund "
+			      "id is sent)",
+			      NULL);
+		return;
+	}
+	if (status != 200 && status != 201) {
+		refusal(why, sizeof(why), "refund", status, body);
+		refund_answer(f, BANKCHARGES_REFUSED, why, NULL);
+		return;
+	}
+	if (body && json_parse_object(body, strlen(body), &v, perr, sizeof(perr)) == 0)
+		st = YAJL_GET_STRING(json_get(v, "status"));
+	g = json_gen_new();
+	json_open(g);
+	json_str(g, "charge");
+	json_raw(g, f->charge, strlen(f->charge));
+	json_str(g, "refund");
+	json_open(g);
+	json_str(g, "id");
+	snprintf(rid, sizeof(rid), "D%s", f->id);
+	json_str(g, rid);
+	json_str(g, "status");
+	json_str(g, st ? st : "EM_PROCESSAMENTO");
+	json_str(g, "valor");
+	json_str(g, f->valor);
+	json_close(g);
+	json_close(g);
+	yajl_tree_free(v);
+	{
+		char *out = mem_strndup(json_buf(g, &len), len);
+		refund_answer(f, BANKCHARGES_REQUESTED, out, NULL);
+		free(out);
+	}
+	yajl_gen_free(g);
+}
+
+static void on_refund_connection(void *ud, int result, const struct banks_conn *c, const char *err)
+{
+	struct refund *f = ud;
+	char why[256], *path, *body;
+
+	if (result < 0) {
+		refund_answer(f, -1, NULL, err);
+		return;
+	}
+	if (result != 0 || !c->api.api_url) {
+		/* paid at a bank pixrelay has no API credentials for (or a
+		 * connection gone): the money is at the bank */
+		refund_answer(f, BANKCHARGES_AT_BANK_ONLY, f->conn, NULL);
+		return;
+	}
+	if (banks_open_credentials(c, f->b->key, &f->creds, why, sizeof(why)) != 0) {
+		log_error("refund of charge %s: bank connection %s: %s", f->id, f->conn, why);
+		refund_answer(f, BANKCHARGES_UNAVAILABLE,
+			      "the charge's bank connection cannot be used now (see pixrelay bank "
+			      "show)",
+			      NULL);
+		return;
+	}
+	body = mem_printf("{\"valor\":\"%s\"}", f->valor);
+	path = mem_printf("/pix/%s/devolucao/D%s", f->e2e, f->id);
+	bankapi_call(f->b->bankapi, &f->creds, "PUT", path, body, on_devolucao, f);
+	free(path);
+	free(body);
+}
+
+static void on_refund_charge(void *ud, int result, const char *json, const char *err)
+{
+	struct refund *f = ud;
+	yajl_val v = NULL, pix;
+	char perr[64], amount[32] = "";
+	const char *status, *e2e, *conn;
+	int64_t cents = 0;
+
+	if (result != 0 || json_parse_object(json, strlen(json), &v, perr, sizeof(perr)) < 0) {
+		if (result == 0)
+			result = -1, err = "unexpected charge JSON";
+		refund_answer(f, result, json, err);
+		return;
+	}
+	pix = json_get(v, "pix");
+	status = YAJL_GET_STRING(json_get(v, "status"));
+	e2e = YAJL_GET_STRING(json_get(pix, "endToEndId"));
+	conn = YAJL_GET_STRING(json_get(pix, "connection"));
+	json_as_int64(json_get(v, "amount"), &cents);
+	if (!YAJL_IS_OBJECT(pix) || !e2e || !conn || !status || strcmp(status, "PAID") != 0 ||
+	    (f->amount && f->amount != cents)) {
+		/* not paid through a bank (or no longer PAID, or another amount):
+		 * the state machine answers as it always did */
+		yajl_tree_free(v);
+		if (f->amount)
+			snprintf(amount, sizeof(amount), "%lld", (long long)f->amount);
+		charges_transition(f->b->r, f->b->cfg, f->env, f->account, f->id, CHARGES_REFUND,
+				   amount[0] ? amount : NULL, f->event_out, f->cb, f->ud);
+		refund_free(f);
+		return;
+	}
+	snprintf(f->e2e, sizeof(f->e2e), "%s", e2e);
+	snprintf(f->conn, sizeof(f->conn), "%s", conn);
+	snprintf(f->valor, sizeof(f->valor), "%lld.%02lld", (long long)(cents / 100),
+		 (long long)(cents % 100));
+	f->charge = mem_strdup(json);
+	yajl_tree_free(v);
+	banks_get(f->b->r, f->b->cfg, f->conn, on_refund_connection, f);
+}
+
+void bankcharges_refund(const struct bankcharges *b, enum env env, const char *account,
+			const char *id, int64_t amount, char *event_out, store_fn cb, void *ud)
+{
+	struct refund *f = mem_new(struct refund);
+
+	f->b = b;
+	f->env = env;
+	snprintf(f->account, sizeof(f->account), "%s", account);
+	snprintf(f->id, sizeof(f->id), "%s", id);
+	f->amount = amount;
+	f->event_out = event_out;
+	f->cb = cb;
+	f->ud = ud;
+	charges_get(b->r, b->cfg, env, account, id, on_refund_charge, f);
 }

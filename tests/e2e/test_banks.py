@@ -857,22 +857,26 @@ class Refunds(Base):
         self.assertEqual(sorted(e["outcome"] for e in self.refunds_of(p["endToEndId"])),
                          ["included", "refunded"])
 
-    def test_a_charge_the_merchant_refunded_already(self):
-        # refunded through the API first, then the bank says the money went
-        # back: reported, not debited twice
+    def test_a_charge_paid_at_a_bank_is_refunded_at_the_bank(self):
+        # the money is at the bank, and this connection has no API
+        # credentials: the refund API says so and changes nothing; the
+        # bank's own refund, reported, makes the charge REFUNDED once
         c, p, path = self.paid_charge(900)
-        r = self.px.request("POST", "/v1/charge/%s/refund" % c["id"], headers=auth(self.key))
-        self.assertEqual(r.status, 200, r)
-        self.assertEqual(self.events(path, 2)[1]["event"], "EVENT:CHARGE_REFUND")
         shown = self.get_charge(c["id"])
         bal = self.balance()["balance"]
-        self.send(self.conn, dict(p, devolucoes=[refund("9.00", "DEVOLVIDO")]))
-        got = self.events(path, 3)[2]
-        self.assertEqual((got["event"], got["data"]["status"], got["data"]["charge"]),
-                         ("EVENT:PIX_REFUND", "DEVOLVIDO", shown))
-        self.quiet_after(path, 3)
-        self.assertEqual(self.balance()["balance"], bal)
+        r = self.px.request("POST", "/v1/charge/%s/refund" % c["id"], headers=auth(self.key))
+        self.assertEqual((r.status, r.json["error"]),
+                         (409, "the charge was paid through bank connection %s, which has no "
+                          "API credentials: refund it at the bank; its report makes the charge "
+                          "REFUNDED" % self.conn["id"]))
         self.assertEqual(self.get_charge(c["id"]), shown)
+        self.assertEqual(self.balance()["balance"], bal)
+        self.send(self.conn, dict(p, devolucoes=[refund("9.00", "DEVOLVIDO")]))
+        got = self.events(path, 2)[1]
+        self.assertEqual((got["event"], got["data"]["status"]), ("EVENT:CHARGE_REFUND", "REFUNDED"))
+        self.quiet_after(path, 2)
+        self.assertEqual(self.get_charge(c["id"])["status"], "REFUNDED")
+        self.assertLess(self.balance()["balance"], bal)
 
     def test_refunding_a_pix_that_did_not_pay_the_charge(self):
         # a second payment of a paid charge, sent back whole: the charge stays PAID

@@ -20,12 +20,16 @@
 #include "pixrelay/redis/redis.h"
 #include "pixrelay/store/store.h"
 
+#include <stdint.h>
+
 /* Outcomes besides those of charges_create (0, CHARGES_EXISTING,
  * CHARGES_CONFLICT, -1). */
 enum bankcharges_result {
-	BANKCHARGES_REFUSED = 20,     /* the bank refused the charge: json is its detail (400) */
-	BANKCHARGES_UNAVAILABLE = 21, /* the bank is down, slow or answered nonsense: json
-				       * says what; retry with the same externalID (503) */
+	BANKCHARGES_REFUSED = 20,      /* the bank refused the charge: json is its detail (400) */
+	BANKCHARGES_UNAVAILABLE = 21,  /* the bank is down, slow or answered nonsense: json
+					* says what; retry with the same externalID (503) */
+	BANKCHARGES_REQUESTED = 22,    /* a refund asked of the bank (202) */
+	BANKCHARGES_AT_BANK_ONLY = 23, /* paid at a bank pixrelay cannot call (409) */
 };
 
 struct cache;
@@ -45,6 +49,19 @@ struct bankcharges {
  * it has a connected one. The request is copied; cb runs once, later. */
 void bankcharges_create(const struct bankcharges *b, enum env env, const char *account,
 			const struct charge_input *in, store_fn cb, void *ud);
+
+/* Refund charge `id` of `account` whole (`amount`, cents, must be its
+ * amount; 0: its amount). A charge paid through a bank connection with API
+ * credentials is refunded at the bank: PUT /pix/{e2eid}/devolucao/{D+id}
+ * (the same refund id on every retry); cb gets BANKCHARGES_REQUESTED with
+ * json {"charge": ..., "refund": {"id", "status", "valor"}} and the charge
+ * stays PAID until the bank reports the refund DEVOLVIDO (webhook or
+ * reconciliation: then REFUNDED with its one event). A charge paid through
+ * a connection without API credentials: BANKCHARGES_AT_BANK_ONLY (json is
+ * the connection's id): pixrelay cannot give back money the bank holds.
+ * Any other charge: charges_transition (event_out as there). */
+void bankcharges_refund(const struct bankcharges *b, enum env env, const char *account,
+			const char *id, int64_t amount, char *event_out, store_fn cb, void *ud);
 
 /* The body of PUT /cob/{txid} for a charge (CobSolicitada): malloc'd JSON. */
 char *bankcharges_cob_body(const struct charge_input *in, const char *pix_key);
