@@ -33,8 +33,15 @@ static void on_account_created(void *ud, int result, const char *json, const cha
 		http_reply_data(req, 200, json, strlen(json));
 		break;
 	case ACCOUNTS_DUPLICATE:
-		http_reply_error(
-		    req, 400, "taxID: already registered in this environment (account %s)", json);
+		/* the account holding it is named only to a caller who may know it */
+		if (json && *json)
+			http_reply_error(
+			    req, 400, "taxID: already registered in this environment (account %s)",
+			    json);
+		else
+			http_reply_error(req, 400,
+					 "taxID: already registered in this environment, to an "
+					 "account the caller's account does not own");
 		break;
 	case ACCOUNTS_RATE:
 		/* whole seconds, rounded up: a retry after Retry-After succeeds */

@@ -41,7 +41,8 @@ void api_handle_me(struct http_req *req)
 }
 
 /* GET /v1/keys?limit=&cursor= : the keys of the acting account, or of the
- * whole environment for a master key without X-Account-ID. */
+ * whole environment for a master key without X-Account-ID; never a master
+ * key for an account key (not even the platform account's). */
 void api_handle_keys_list(struct http_req *req)
 {
 	static const char *const names[] = {"limit", "cursor"};
@@ -56,7 +57,8 @@ void api_handle_keys_list(struct http_req *req)
 	if (api_query_limit(req, v[0], API_LIST_DEFAULT, 100, &limit) == 0 &&
 	    api_query_cursor(req, v[1], "key_", &from) == 0)
 		keys_page(app->rds, app->cfg->prefix, c->key.env,
-			  api_env_scope(req) ? NULL : c->account, &from, limit, api_on_json, req);
+			  api_env_scope(req) ? NULL : c->account, c->key.kind, &from, limit,
+			  api_on_json, req);
 	api_query_free(v, 2);
 }
 
@@ -143,7 +145,8 @@ static void on_key_revoked(void *ud, int result, const char *json, const char *e
 }
 
 /* POST /v1/keys/{id}/revoke: at once, for every process; revoking a revoked
- * key again answers it as it is. */
+ * key again answers it as it is. A key the caller may not see (another
+ * account's, or a master key for an account key) is not found. */
 void api_handle_key_revoke(struct http_req *req)
 {
 	struct app *app = app_of(req);
@@ -154,6 +157,6 @@ void api_handle_key_revoke(struct http_req *req)
 		return;
 	}
 	keys_revoke_async(app->rds, app->cache, app->cfg->prefix, c->key.env,
-			  api_env_scope(req) ? NULL : c->account, req->params[0], on_key_revoked,
-			  req);
+			  api_env_scope(req) ? NULL : c->account, c->key.kind, req->params[0],
+			  on_key_revoked, req);
 }

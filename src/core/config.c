@@ -165,7 +165,8 @@ static const struct opt opts[] = {
     {"max-account-bytes", L(max_account_bytes), "12582912", 1024, 1L << 30,
      "decoded bytes of the files that one account may keep"},
     {"max-accounts-per-key-hour", L(max_accounts_per_key_hour), "20", 0, 1000000,
-     "accounts one account key may create in any hour (0: no limit; master keys have none)"},
+     "accounts one account key may create in any hour, counting creations refused for a taxID "
+     "already registered (0: no limit; master keys have none)"},
     {"max-accounts", L(max_accounts), "0", 0, 1000000000,
      "business accounts each environment may hold (0: no limit)"},
     {"max-stored-file-bytes", L(max_stored_file_bytes), "2147483648", 0, 1L << 40,

@@ -111,7 +111,9 @@ static char *details_json(const struct account_input *in)
 /* ---- create ---- */
 
 /* Creation is three scripts: account_admit checks the quotas and the taxID
- * in the environment before anything is written; account_put writes the
+ * in the environment before anything of the account is written (a taxID
+ * already registered counts in the key's hour all the same, and names its
+ * account only to a caller who may know it); account_put writes the
  * record and files into the account's shard, where nothing points to it
  * yet; account_index checks the same again, atomically, and makes the
  * account known to the environment (taxID, Pix keys, owner, review status,
@@ -443,9 +445,10 @@ void accounts_create(struct rds *r, const struct config *cfg, enum env env, cons
 	yajl_gen_free(g);
 
 	{
-		const char *argv[] = {taxids,	gp,	      in->tax_id, key_id,  created,
-				      per_hour, max_accounts, max_stored, nbytes_s};
-		rds_script(r, on_admitted, c, SCRIPT_ACCOUNT_ADMIT, 1, 9, argv, NULL);
+		const char *argv[] = {taxids,	gp,	  in->tax_id,	key_id,
+				      created,	per_hour, max_accounts, max_stored,
+				      nbytes_s, owner,	  c->id};
+		rds_script(r, on_admitted, c, SCRIPT_ACCOUNT_ADMIT, 1, 11, argv, NULL);
 	}
 	mem_wipe(signing, sizeof(signing));
 	mem_wipe(ingest, sizeof(ingest));

@@ -77,6 +77,8 @@ struct keys_call {
 	store_fn cb;
 	void *ud;
 	enum env env;
+	enum auth_kind
+	    viewer;	  /* the kind of the key asking: an account key never sees a master key */
 	char account[32]; /* "" = any of env */
 	char prefix[KS_PREFIX_MAX];
 	char id[AUTH_ID_MAX];
@@ -156,11 +158,12 @@ done:
 }
 
 void keys_page(struct rds *r, const char *prefix, enum env env, const char *account,
-	       const struct page_cursor *from, int limit, store_fn cb, void *ud)
+	       enum auth_kind viewer, const struct page_cursor *from, int limit, store_fn cb,
+	       void *ud)
 {
 	struct keys_call *k = call_new(r, prefix, env, account, cb, ud);
 	char all[256], kp[256], lim[16];
-	const char *argv[7];
+	const char *argv[8];
 
 	ks_keys_all_key(all, sizeof(all), prefix);
 	ks_keys_prefix(kp, sizeof(kp), prefix);
@@ -172,7 +175,8 @@ void keys_page(struct rds *r, const char *prefix, enum env env, const char *acco
 	argv[4] = from->score;
 	argv[5] = from->id;
 	argv[6] = lim;
-	rds_script(r, on_key_page, k, SCRIPT_KEY_LIST, 1, 7, argv, NULL);
+	argv[7] = auth_kind_name(viewer);
+	rds_script(r, on_key_page, k, SCRIPT_KEY_LIST, 1, 8, argv, NULL);
 }
 
 static void on_key_created(void *ud, redisReply *reply, const char *err)
@@ -280,9 +284,13 @@ static void on_key_record(void *ud, redisReply *reply, const char *err)
 	}
 	for (int j = 0; j < KF_COUNT; j++)
 		f[j] = str_of(reply->element[j]);
-	/* a key of another environment or account is not found for this caller */
+	/* a key of another environment or account is not found for this caller,
+	 * nor is a master key for an account key (master keys are the platform
+	 * account's, and only a master key or the operator manages them) */
 	if (strcmp(f[KF_ID], k->id) != 0 || strcmp(f[KF_ENV], env_name(k->env)) != 0 ||
-	    (*k->account && strcmp(f[KF_ACCOUNT], k->account) != 0)) {
+	    (*k->account && strcmp(f[KF_ACCOUNT], k->account) != 0) ||
+	    (k->viewer != AUTH_MASTER_KEY &&
+	     strcmp(f[KF_KIND], auth_kind_name(AUTH_MASTER_KEY)) == 0)) {
 		k->cb(k->ud, KEYS_NOT_FOUND, NULL, NULL);
 		call_free(k);
 		return;
@@ -337,13 +345,15 @@ static void on_key_sha(void *ud, redisReply *reply, const char *err)
 }
 
 void keys_revoke_async(struct rds *r, struct cache *c, const char *prefix, enum env env,
-		       const char *account, const char *key_id, store_fn cb, void *ud)
+		       const char *account, enum auth_kind viewer, const char *key_id, store_fn cb,
+		       void *ud)
 {
 	struct keys_call *k = call_new(r, prefix, env, account, cb, ud);
 	char kid[256];
 	const char *argv[2];
 
 	k->cache = c;
+	k->viewer = viewer;
 	snprintf(k->id, sizeof(k->id), "%s", key_id);
 	snprintf(k->now, sizeof(k->now), "%llu", (unsigned long long)ids_now_ms());
 	ks_keys_id_key(kid, sizeof(kid), prefix, k->id);

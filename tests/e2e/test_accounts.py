@@ -3,6 +3,7 @@ import base64
 import threading
 import unittest
 
+from accountdata import cnpj as new_cnpj, cpf as new_cpf
 from harness import auth, init_platforms, shard_of, start_stack, stop_stack, wait_for
 
 PDF = base64.b64encode(b"%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n").decode()
@@ -140,6 +141,55 @@ class Accounts(unittest.TestCase):
         r = self.px.request("POST", "/v1/baas/internal-transfer",
                             body={"amount": 1, "from_key": "a", "to_key": "b"}, headers=auth(self.master))
         self.assertEqual(r.status, 400)
+
+    def test_a_taxid_already_registered_names_its_account_only_to_who_may_know(self):
+        # the account holding a taxID is named to a master key, and to an account key
+        # acting for that account or for its owner (which was answered the id when it
+        # made it); anyone else learns that the taxID is taken, not by whom: no oracle
+        # of which account holds which CNPJ
+        def named(account):
+            return "taxID: already registered in this environment (account %s)" % account
+
+        hidden = ("taxID: already registered in this environment, to an account the "
+                  "caller's account does not own")
+        for env, master, platform in (("sandbox", self.master, self.platform),
+                                      ("production", self.live_master, self.live_platform)):
+            with self.subTest(env=env):
+                platform_key = self.px.create_key(env)["key"]
+                shop = self.make(new_cnpj(), [new_cpf()], key=master, account=platform)
+                shop_keys = [self.px.create_key(env, account=shop["id"])["key"] for _ in "ab"]
+                mine = self.make(new_cnpj(), [new_cpf()], key=shop_keys[0], account="")
+                self.assertEqual(mine["owner"], shop["id"])
+                theirs = self.make(new_cnpj(), [new_cpf()], key=master, account=platform)
+
+                def refused(holder, key, account="", punctuated=False):
+                    taxid = holder["taxID"]
+                    if punctuated:
+                        taxid = "%s.%s.%s/%s-%s" % (taxid[:2], taxid[2:5], taxid[5:8],
+                                                    taxid[8:12], taxid[12:])
+                    r = self.create(account_body(taxid, [new_cpf()]), key, account)
+                    return r.status, r.json["error"], r.json["data"]
+
+                # the shop's keys (the one that made `mine` and another): the shop itself
+                # and the account it made, by id; not an account of the platform
+                for k in shop_keys:
+                    self.assertEqual(refused(mine, k), (400, named(mine["id"]), []))
+                    self.assertEqual(refused(mine, k, punctuated=True),
+                                     (400, named(mine["id"]), []))
+                    self.assertEqual(refused(shop, k), (400, named(shop["id"]), []))
+                    self.assertEqual(refused(theirs, k), (400, hidden, []))
+                    self.assertEqual(refused(theirs, k, punctuated=True), (400, hidden, []))
+                # the platform's account key: the accounts the platform owns, not the shop's
+                self.assertEqual(refused(theirs, platform_key), (400, named(theirs["id"]), []))
+                self.assertEqual(refused(shop, platform_key), (400, named(shop["id"]), []))
+                self.assertEqual(refused(mine, platform_key), (400, hidden, []))
+                # a master key: any account of its environment, whoever it acts for
+                self.assertEqual(refused(mine, master, platform), (400, named(mine["id"]), []))
+                self.assertEqual(refused(theirs, master, shop["id"]),
+                                 (400, named(theirs["id"]), []))
+                # the hidden answer never carries the id, anywhere in the reply
+                r = self.create(account_body(mine["taxID"], [new_cpf()]), platform_key, "")
+                self.assertNotIn(mine["id"], r.body.decode())
 
     def test_account_key_creates_accounts_it_owns(self):
         d = self.make("12ABC34501DE35", [CPFS[1]], key=self.key, account="")

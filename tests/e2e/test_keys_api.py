@@ -1,7 +1,8 @@
 """API keys over HTTP: GET /v1/keys, POST /v1/keys, POST /v1/keys/{id}/revoke.
 
-Who sees what: an account key its own account's keys; a master key every key
-of its environment (or one account's with X-Account-ID); never the other
+Who sees what: an account key its own account's account keys (never a master
+key, though master keys belong to the platform account); a master key every
+key of its environment (or one account's with X-Account-ID); never the other
 environment's, never a key's text after its creation.
 """
 import hashlib
@@ -69,6 +70,8 @@ class KeysApi(unittest.TestCase):
         cls.master = cls.px.create_key("sandbox", master=True, description="ops")["key"]
         cls.key = cls.px.create_key("sandbox", description="platform key")["key"]
         cls.live_master = cls.px.create_key("production", master=True)["key"]
+        cls.live_platform = init["production"]
+        cls.live_key = cls.px.create_key("production", description="platform key")["key"]
         # a second account with a key of its own
         r = cls.px.request("POST", "/v1/baas/account/create", headers=auth(cls.master, cls.platform),
                            body=_account_body())
@@ -292,6 +295,49 @@ class KeysApi(unittest.TestCase):
         r = self.revoke(shop["id"], key=self.master)
         self.assertEqual((r.status, r.json["data"]["account"]), (200, self.other))
         self.assertEqual(self.px.request("GET", "/v1/me", headers=auth(shop["key"])).status, 401)
+
+    def test_an_account_key_of_the_platform_account_cannot_touch_master_keys(self):
+        # master keys belong to the platform account, but only a master key (or the
+        # operator's CLI) lists or revokes them; an account key of the platform account
+        # (the bootstrap sandbox key is one) sees account keys only, and a master key is
+        # not found for it, like any key it may not see
+        for env, master, key, platform in (("sandbox", self.master, self.key, self.platform),
+                                           ("production", self.live_master, self.live_key,
+                                            self.live_platform)):
+            with self.subTest(env=env):
+                target = self.px.create_key(env, master=True, description="target")
+                mine = self.all_keys(key)
+                self.assertTrue(mine)
+                self.assertEqual({k["kind"] for k in mine}, {"account"})
+                self.assertEqual({k["account"] for k in mine}, {platform})
+                self.assertNotIn(target["id"], {k["id"] for k in mine})
+                # a page never shows one either, whatever its size
+                for k in self.all_keys(key, limit=1):
+                    self.assertEqual(k["kind"], "account")
+                # naming its own account changes nothing
+                self.assertEqual({k["kind"] for k in self.all_keys(key, account=platform)},
+                                 {"account"})
+                # a master key sees them, over the environment and for the platform account
+                self.assertIn(target["id"], {k["id"] for k in self.all_keys(master)})
+                self.assertIn(target["id"],
+                              {k["id"] for k in self.all_keys(master, account=platform)})
+                # revoking: not found, and the master key still works
+                self.assertError(self.revoke(target["id"], key=key), 404,
+                                 "key not found: " + target["id"])
+                self.assertError(self.revoke(target["id"], key=key, account=platform), 404,
+                                 "key not found: " + target["id"])
+                me = self.px.request("GET", "/v1/me", headers=auth(target["key"]))
+                self.assertEqual((me.status, me.json["data"]["key"]["kind"]), (200, "master"),
+                                 me)
+                # a master key may revoke it
+                r = self.revoke(target["id"], key=master)
+                self.assertEqual((r.status, r.json["data"]["kind"]), (200, "master"), r)
+                r = self.px.request("GET", "/v1/me", headers=auth(target["key"]))
+                self.assertEqual((r.status, r.json["error"]), (401, "API key revoked"))
+                # revoked, it is still not the account key's to see
+                self.assertError(self.revoke(target["id"], key=key), 404,
+                                 "key not found: " + target["id"])
+                self.assertNotIn(target["id"], {k["id"] for k in self.all_keys(key)})
 
     def test_revoke_refuses_unknown_and_malformed_ids(self):
         self.assertError(self.revoke("nope"), 404, "key not found: nope")

@@ -1,13 +1,17 @@
 """Quotas on what accounts keep (issue 9, item 7): files and bytes per account
-(413), accounts per account key per hour (429 with Retry-After), business
-accounts and file bytes per environment (403). The counters live in the
-environment's hash tag and are checked again by the script that makes an
-account known, so two processes creating at once never pass a limit; a
-refused account leaves nothing behind.
+(413), accounts per account key per hour (429 with Retry-After; a creation
+refused for a taxID already registered counts too, so a key cannot probe
+taxIDs without limit), business accounts and file bytes per environment
+(403). The counters live in the environment's hash tag and are checked again
+by the script that makes an account known, so two processes creating at once
+never pass a limit; a refused account leaves nothing behind.
 """
 import base64
+import hashlib
 import json
+import os
 import re
+import sys
 import threading
 import time
 import unittest
@@ -133,10 +137,13 @@ class PerKey(unittest.TestCase):
         k = self.s.px[0].create_key("sandbox")
         first = account_body([cpf()])
         self.assertEqual(self.s.create(first, k["key"]).status, 200)
-        # a refusal does not count
+        # a refusal for a taxID already registered counts...
         r = self.s.create(account_body([cpf()], taxid=first["taxID"]), k["key"])
         self.assertEqual(r.status, 400, r)
-        for i in range(3):
+        # ... a malformed request does not
+        r = self.s.create(account_body([cpf()], taxid="11222333000182"), k["key"])
+        self.assertEqual(r.status, 400, r)
+        for i in range(2):
             r = self.s.create(account_body([cpf()]), k["key"], via=i % 2)
             self.assertEqual(r.status, 200, r)
         before = self.s.stored()
@@ -160,6 +167,70 @@ class PerKey(unittest.TestCase):
         self.s.redis.cmd("ZADD", made, now - 3600000 - 1, entries[0])
         self.assertEqual(self.s.create(account_body([cpf()]), k["key"]).status, 200)
         self.limited(self.s.create(account_body([cpf()]), k["key"], via=1), 1, 3600)
+
+    def test_probing_taxids_counts_towards_the_hour(self):
+        # an account key of an account of its own: the CNPJs of others' accounts are
+        # refused without naming them, and each refusal is one of the key's four an hour
+        shop = self.s.create(account_body([cpf()])).json["data"]
+        k = self.s.px[0].create_key("sandbox", account=shop["id"])
+        held = [self.s.create(account_body([cpf()])).json["data"] for _ in range(5)]
+        hidden = ("taxID: already registered in this environment, to an account the "
+                  "caller's account does not own")
+        made = "pixrelay:{sandbox}:made:" + k["id"]
+        before = self.s.stored()
+        for i, other in enumerate(held[:4]):
+            r = self.s.create(account_body([cpf()], taxid=other["taxID"]), k["key"], via=i % 2)
+            self.assertEqual((r.status, r.json["error"]), (400, hidden), r)
+            self.assertEqual(self.s.redis.cmd("ZCARD", made), i + 1)
+        # the fifth probe, and any creation, waits for the hour: 429, which says nothing
+        # of the taxID
+        for via, body in ((0, account_body([cpf()], taxid=held[4]["taxID"])),
+                          (1, account_body([cpf()]))):
+            self.limited(self.s.create(body, k["key"], via=via), 3590, 3600)
+        self.assertEqual(self.s.redis.cmd("ZCARD", made), 4)
+        self.assertEqual(self.s.stored(), before)  # nothing written but the count
+        # the count lives an hour, like a creation's
+        self.assertTrue(0 < self.s.redis.cmd("PTTL", made) <= 3600000)
+        # a master key, which has no hourly limit, still sees who holds it
+        r = self.s.create(account_body([cpf()], taxid=held[4]["taxID"]))
+        self.assertEqual((r.status, r.json["error"]),
+                         (400, "taxID: already registered in this environment (account %s)"
+                               % held[4]["id"]))
+
+    def test_a_duplicate_found_when_made_known_is_refused_alike(self):
+        # two creations of one taxID that both passed account_admit: account_index, which
+        # makes an account known, refuses the later one the same way (counted in the key's
+        # hour, the holder named only to who may know it). Called here as pixrelay calls it.
+        top = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../..")
+        sys.path.insert(0, os.path.join(top, "tools"))
+        from embed_scripts import expand
+        sha = hashlib.sha1(expand(os.path.join(top, "src/store/lua/account_index.lua"))).hexdigest()
+        holder = self.s.create(account_body([cpf()])).json["data"]  # the platform owns it
+        shop = self.s.create(account_body([cpf()])).json["data"]
+        shop_key = self.s.px[0].create_key("sandbox", account=shop["id"])["id"]
+        platform_key = self.s.px[0].create_key("sandbox")["id"]
+        g = "pixrelay:{sandbox}:"
+        accounts = self.s.redis.cmd("ZCARD", g + "accounts")
+
+        def index(owner, key_id, new_id):
+            now = str(int(time.time() * 1000))
+            return self.s.redis.cmd("EVALSHA", sha, "1", g + "taxids", g, new_id,
+                                    holder["taxID"], now, "0", "2", "evp-" + new_id,
+                                    holder["taxID"], owner, "approved", key_id, "4", "0", "0",
+                                    "0", cpf())
+
+        new_ids = ["01M8C2ZVAKDFM1T3RKJBWQQ1%02d" % i for i in range(3)]
+        self.assertEqual(index(shop["id"], shop_key, new_ids[0]), ["duplicate", ""])
+        self.assertEqual(self.s.redis.cmd("ZCARD", g + "made:" + shop_key), 1)
+        self.assertEqual(index(self.s.platform, platform_key, new_ids[1]),
+                         ["duplicate", holder["id"]])
+        self.assertEqual(self.s.redis.cmd("ZCARD", g + "made:" + platform_key), 1)
+        self.assertEqual(index(shop["id"], "", new_ids[2]), ["duplicate", holder["id"]])
+        # nothing else was written
+        self.assertEqual(self.s.redis.cmd("ZCARD", g + "accounts"), accounts)
+        for new_id in new_ids:
+            self.assertEqual(self.s.redis.cmd("HEXISTS", g + "owners", new_id), 0)
+            self.assertEqual(self.s.redis.cmd("HEXISTS", g + "pixkeys", "evp-" + new_id), 0)
 
     def test_two_processes_creating_at_once_make_exactly_the_limit(self):
         k = self.s.px[0].create_key("sandbox")

@@ -161,8 +161,9 @@ int ks_bank_pix_key(char *out, size_t size, const char *prefix, int shard);
  *
  * In the scripts: "members:<account>" and "member:<cpf>" (the CPFs each
  * account names, the accounts naming each CPF), "owners" (account -> owner),
- * "made:<key id>" (the accounts a key made in the last hour), "usage"
- * (quota counters).
+ * "made:<key id>" (the accounts a key made in the last hour, and its
+ * creations refused for a taxID already registered), "usage" (quota
+ * counters).
  */
 
 /* "<prefix>{<env>}:", the environment prefix the scripts get (their `g`). */

@@ -28,7 +28,7 @@
 #include "pixrelay/redis/redis.h"
 
 enum accounts_result {
-	ACCOUNTS_DUPLICATE = 1,	    /* taxID taken (json = that account's id) */
+	ACCOUNTS_DUPLICATE = 1,	    /* taxID taken (json = its account's id, or "") */
 	ACCOUNTS_NOT_FOUND = 2,	    /* a Pix key is unknown (json = "from_key" or "to_key") */
 	ACCOUNTS_FORBIDDEN = 3,	    /* outside the caller's group (json = caller's review status) */
 	ACCOUNTS_SAME = 4,	    /* both keys name one account */
@@ -52,7 +52,10 @@ enum accounts_result {
  * the account known, or refuses it (then the record and files are deleted).
  * On 0, json is the account as the API shows it, with its webhook secrets
  * (shown this once); else ACCOUNTS_DUPLICATE, ACCOUNTS_RATE, ACCOUNTS_FULL or
- * ACCOUNTS_STORAGE. The per-account limits (files, bytes) are the caller's
+ * ACCOUNTS_STORAGE. A creation refused as ACCOUNTS_DUPLICATE counts in the
+ * key's hour like one made, and its json is the id of the account holding
+ * the taxID only for a master key or when `owner` is that account or its
+ * owner (else ""). The per-account limits (files, bytes) are the caller's
  * to check first. Takes the data of the files of `in` (their `data` become
  * NULL, the rest of `in` stays the caller's); the rest is borrowed for the
  * call. */

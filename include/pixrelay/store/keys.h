@@ -110,10 +110,13 @@ int keys_valid_id(const char *id);
 
 /* A page of at most `limit` keys of `env` (never their text), newest first,
  * starting at `from`: the keys of `account`, or every key of the environment
- * when account is NULL. json is {"keys": [...], "nextCursor": ...}. cb runs
- * exactly once, later. */
+ * when account is NULL. `viewer` is the kind of the key asking: for an
+ * account key the page leaves master keys out (they belong to the platform
+ * account, and only a master key or the operator manages them). json is
+ * {"keys": [...], "nextCursor": ...}. cb runs exactly once, later. */
 void keys_page(struct rds *r, const char *prefix, enum env env, const char *account,
-	       const struct page_cursor *from, int limit, store_fn cb, void *ud);
+	       enum auth_kind viewer, const struct page_cursor *from, int limit, store_fn cb,
+	       void *ud);
 
 /* Create an account key of `account` (which the caller has checked exists)
  * with `description`. On 0, json is the key with its text in "key", shown
@@ -122,15 +125,18 @@ void keys_page(struct rds *r, const char *prefix, enum env env, const char *acco
 void keys_create_async(struct rds *r, const char *prefix, enum env env, const char *account,
 		       const char *description, store_fn cb, void *ud);
 
-/* Revoke key `key_id` when it is of `env` and, unless account is NULL, of
- * `account`: like keys_revoke (the same script; the invalidation message
- * tells every process that caches keys to forget it). This process's cache
- * `c` (may be NULL) forgets the key before cb runs, so that its next request
- * with the key is refused whenever the announcement arrives. result 0 when
- * revoked now, KEYS_ALREADY_REVOKED, both with json = the key; KEYS_NOT_FOUND
- * (also for a key of another environment or account); or -1 with err. */
+/* Revoke key `key_id` when it is of `env`, unless account is NULL of
+ * `account`, and, when `viewer` (the kind of the key asking) is an account
+ * key, an account key: like keys_revoke (the same script; the invalidation
+ * message tells every process that caches keys to forget it). This
+ * process's cache `c` (may be NULL) forgets the key before cb runs, so that
+ * its next request with the key is refused whenever the announcement
+ * arrives. result 0 when revoked now, KEYS_ALREADY_REVOKED, both with json =
+ * the key; KEYS_NOT_FOUND (also for a key of another environment or account,
+ * and for a master key asked by an account key); or -1 with err. */
 struct cache;
 void keys_revoke_async(struct rds *r, struct cache *c, const char *prefix, enum env env,
-		       const char *account, const char *key_id, store_fn cb, void *ud);
+		       const char *account, enum auth_kind viewer, const char *key_id, store_fn cb,
+		       void *ud);
 
 #endif

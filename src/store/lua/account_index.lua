@@ -13,9 +13,11 @@
 --        'approved'), API key id ('' = a master key), accounts per key per hour, accounts
 --        per environment, file bytes per environment (limits: 0 = none), the account's file
 --        bytes, and the members' CPFs
--- Returns {'created', id} | {'duplicate', id of the account holding the taxID} |
---   {'existing', id of the platform account made before} | {'rate', ms} |
---   {'accounts', limit} | {'bytes', bytes kept now}; nothing is written unless 'created'.
+-- Returns {'created', id} | {'duplicate', id of the account holding the taxID, or '' when
+--   the caller may not know it} | {'existing', id of the platform account made before} |
+--   {'rate', ms} | {'accounts', limit} | {'bytes', bytes kept now}; nothing is written
+--   unless 'created', but for a business account refused for its taxID, which counts in
+--   the key's hour (account_quota_duplicate), as in account_admit.
 if #KEYS ~= 1 or #ARGV < 6 or #ARGV < 6 + tonumber(ARGV[6]) + (ARGV[5] == '1' and 0 or 8) then
   return redis.error_reply('ERR account_index: wants 1 keys and 6 + n (+ 8 + members) arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -34,7 +36,10 @@ else
 end
 if taxid ~= '' then
   local holder = redis.call('HGET', KEYS[1], taxid)
-  if holder then return {'duplicate', holder} end
+  if holder then
+    if ARGV[5] == '1' then return {'duplicate', holder} end
+    return account_quota_duplicate(g, holder, ARGV[b + 2], ARGV[b], created, id)
+  end
   redis.call('HSET', KEYS[1], taxid, id)
 end
 if ARGV[5] == '1' then redis.call('SET', g .. 'platform', id) end
@@ -47,12 +52,7 @@ local owner, review, key_id, bytes = ARGV[b], ARGV[b + 1], ARGV[b + 2], tonumber
 redis.call('HSET', g .. 'owners', id, owner)
 redis.call('HSET', g .. 'kyc', id, review)
 if review == 'pending' then redis.call('ZADD', g .. 'review', created, id) end
-if key_id ~= '' then
-  local made = g .. 'made:' .. key_id
-  redis.call('ZREMRANGEBYSCORE', made, '-inf', created - 3600000)
-  redis.call('ZADD', made, created, id)
-  redis.call('PEXPIRE', made, 3600000)
-end
+account_quota_count(g, key_id, created, id)
 if bytes > 0 then redis.call('HINCRBY', g .. 'usage', 'file_bytes', bytes) end
 for i = b + 7, #ARGV do
   redis.call('SADD', g .. 'members:' .. id, ARGV[i])

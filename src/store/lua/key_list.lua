@@ -2,17 +2,19 @@
 -- KEYS[1] = <prefix>{keys}:all   zset key id -> created ms (every key)
 -- ARGV = keys prefix (<prefix>{keys}:), environment, account ('' = every account of the
 --        environment), max created ms ('+inf' = from the newest), id to start below at
---        exactly that time ('' = none), limit
+--        exactly that time ('' = none), limit, the kind of the key asking ('master' sees
+--        every key; 'account' sees account keys only, never a master key, even of its own
+--        account: master keys belong to the platform account)
 -- The indexes it reads, <p>env:<env> and <p>acct:<env>:<account> (zsets like KEYS[1]), are
 -- written by key_create; keys made before they were are indexed here, once (when the
 -- indexes hold fewer keys than KEYS[1]).
 -- Returns id, env, kind, account, description, hint, created_at, last_used_at, revoked_at
 -- for each key of the page, then the resume point (page_desc).
 --@include page
-if #KEYS ~= 1 or #ARGV ~= 6 then
-  return redis.error_reply('ERR key_list: wants 1 keys and 6 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 1 or #ARGV ~= 7 then
+  return redis.error_reply('ERR key_list: wants 1 keys and 7 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
-local p, env, account = ARGV[1], ARGV[2], ARGV[3]
+local p, env, account, masters = ARGV[1], ARGV[2], ARGV[3], ARGV[7] == 'master'
 local total = redis.call('ZCARD', KEYS[1])
 if total > redis.call('ZCARD', p .. 'env:sandbox') + redis.call('ZCARD', p .. 'env:production') then
   local all = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')
@@ -33,6 +35,7 @@ return page_desc(idx, ARGV[4], ARGV[5], tonumber(ARGV[6]), tonumber(ARGV[6]) + 1
   local r = redis.call('HMGET', p .. 'h:' .. sha, 'id', 'env', 'kind', 'account', 'description',
     'hint', 'created_at', 'last_used_at', 'revoked_at')
   if not r[1] or r[2] ~= env or (account ~= '' and r[4] ~= account) then return nil end
+  if r[3] == 'master' and not masters then return nil end
   for i = 5, 9 do r[i] = r[i] or '' end
   return r
 end)

@@ -29,3 +29,30 @@ local function account_quota(g, key_id, now, bytes, q)
   end
   return nil
 end
+
+-- account_quota_count: count a creation by the account key `key_id` ('' = a master key:
+-- nothing to count) at `now` (ms) in the key's sliding hour, as `member`: the account made,
+-- or the id a creation refused for its taxID would have had (such refusals count too, so
+-- that a key cannot probe taxIDs without limit).
+local function account_quota_count(g, key_id, now, member)
+  if key_id == '' then return end
+  local made = g .. 'made:' .. key_id
+  redis.call('ZREMRANGEBYSCORE', made, '-inf', now - 3600000)
+  redis.call('ZADD', made, now, member)
+  redis.call('PEXPIRE', made, 3600000)
+end
+
+-- account_quota_duplicate: refuse a creation (the would-be account `member`, by `key_id` at
+-- `now`, acting for account `owner`) whose taxID account `holder` already has. The attempt
+-- counts in the key's hour (account_quota_count). The holder is named only to a caller who
+-- may know it: a master key, or an account key acting for the holder itself or for the
+-- holder's owner (the account that created it, which was answered its id then); anyone
+-- else learns that the taxID is taken, not by whom.
+-- Returns {'duplicate', holder} or {'duplicate', ''}.
+local function account_quota_duplicate(g, holder, key_id, owner, now, member)
+  account_quota_count(g, key_id, now, member)
+  if key_id == '' or holder == owner or redis.call('HGET', g .. 'owners', holder) == owner then
+    return {'duplicate', holder}
+  end
+  return {'duplicate', ''}
+end
