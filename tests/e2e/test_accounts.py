@@ -127,6 +127,13 @@ class Accounts(unittest.TestCase):
         r = self.create(b)
         self.assertEqual(r.status, 400)
         self.assertTrue(r.json["error"].startswith("representatives[0].taxID: "), r.json["error"])
+        # the same representative twice (by CPF, however written) is refused, named
+        for cpfs, field, first in [([CPFS[3], CPFS[3]], 1, 0),
+                                   ([CPFS[0], CPFS[3], "111.444.777-35", "11144477735"], 3, 2)]:
+            r = self.create(account_body("12345678000195", cpfs))
+            self.assertEqual(r.status, 400, r)
+            self.assertEqual(r.json["error"], "representatives[%d].taxID: the same CPF as "
+                                              "representatives[%d]" % (field, first))
         b = account_body("12345678000195", [CPFS[3]], extra="x")
         r = self.create(b)
         self.assertEqual(r.status, 400)
