@@ -81,7 +81,7 @@ static void on_ingested(void *ud, int result, const char *json, const char *err)
 	struct http_req *req = ud;
 	struct app *app = app_of(req);
 	struct ingest_ctx *x = req->state;
-	char status[16], why[96];
+	char status[16], why[128];
 
 	metrics_ingest(result == 0 || result == CHARGES_EXPIRED ? "accepted"
 		       : result == CHARGES_RELAYED		? "relayed"
@@ -110,6 +110,23 @@ static void on_ingested(void *ud, int result, const char *json, const char *err)
 		dispatch_kick(app->dispatch, x->account);
 		ingest_done(req, 200, NULL, 0, "the charge had expired; it is EXPIRED now",
 			    "EXPIRED");
+		return;
+	case CHARGES_AMOUNT_MISMATCH:
+		/* charge_move compares the amount once the status allows the move:
+		 * the charge is PAID for a refund, PENDING otherwise */
+		snprintf(why, sizeof(why), "data.amount is %lld; the charge's amount is %s",
+			 (long long)x->note.amount, json);
+		log_warn("ingest %s: %s of charge %s ignored: %s", req->request_id, x->note.event,
+			 x->note.charge_id, why);
+		ingest_done(req, 200, NULL, 0, why,
+			    ingest_action(x->note.event) == CHARGES_REFUND ? "PAID" : "PENDING");
+		return;
+	case CHARGES_STATUS_MISMATCH:
+		snprintf(why, sizeof(why), "data.status is %s; %s needs %s", x->note.status,
+			 x->note.event, ingest_event_status(x->note.event));
+		log_warn("ingest %s: %s of charge %s ignored: %s", req->request_id, x->note.event,
+			 x->note.charge_id, why);
+		ingest_done(req, 200, NULL, 0, why, json);
 		return;
 	case CHARGES_INSUFFICIENT:
 		log_error("ingest %s: refund of a charge larger than the balance (%s)",

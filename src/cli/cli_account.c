@@ -100,7 +100,8 @@ static const char usage_review[] =
     "list     the accounts waiting, oldest first (default --limit 50).\n"
     "show     one account with its KYC data, and the other accounts that name the\n"
     "         same representatives, with their status and owner; --files DIR also\n"
-    "         writes its documents and pictures into DIR (<sha256>.pdf|jpg|png).\n"
+    "         writes its documents and pictures into DIR (<sha256>.pdf|jpg|png):\n"
+    "         a new directory, or one of yours that no other user can write to.\n"
     "approve  its representatives count for groups from now on.\n"
     "reject   they do not, also when it was approved before (--reason is kept).\n";
 
@@ -117,12 +118,28 @@ static const char *review_file_ext(const unsigned char *d, size_t n)
 }
 
 /* Write the files of a `review show` answer ("files": {sha256: base64})
- * into dir, readable by the operator alone. Returns 0 or -1 (printed). */
+ * into dir, readable by the operator alone. dir is created 0700; one that
+ * exists must be a directory (not a link) of this user that no other user
+ * may write to, and no file is written through a link: otherwise another
+ * user who made the directory (/tmp/kyc) or planted <sha256>.pdf in it as a
+ * link (the name is known to whoever uploaded the file) would read the KYC
+ * files or have them written over a file of the operator's. Returns 0 or -1
+ * (printed). */
 static int review_write_files(yajl_val files, const char *dir)
 {
+	struct stat st;
+
 	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
 		fprintf(stderr, "pixrelay review show: cannot create %s: %s\n", dir,
 			strerror(errno));
+		return -1;
+	}
+	if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		fprintf(stderr,
+			"pixrelay review show: %s must be a directory of this user that no other "
+			"user can write to (it receives KYC files); name a new one\n",
+			dir);
 		return -1;
 	}
 	for (size_t i = 0; YAJL_IS_OBJECT(files) && i < files->u.object.len; i++) {
@@ -138,8 +155,8 @@ static int review_write_files(yajl_val files, const char *dir)
 		if (!data)
 			continue;
 		path = mem_printf("%s/%s.%s", dir, sha, review_file_ext(data, n));
-		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-		if (fd < 0 || write(fd, data, n) != (ssize_t)n) {
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (fd < 0 || fchmod(fd, 0600) < 0 || write(fd, data, n) != (ssize_t)n) {
 			fprintf(stderr, "pixrelay review show: cannot write %s: %s\n", path,
 				strerror(errno));
 			if (fd >= 0)

@@ -458,10 +458,13 @@ static int parse_rep_documents(yajl_val v, const char *prefix, struct account_re
 	return 0;
 }
 
+/* Parse representative `idx` into reps[idx]; reps[0 .. idx-1] are parsed
+ * already: a representative may appear once (by CPF). */
 static int parse_representative(yajl_val v, size_t idx, long long today_days,
-				struct account_representative *r, size_t max, char *err,
+				struct account_representative *reps, size_t max, char *err,
 				size_t errlen)
 {
+	struct account_representative *r = &reps[idx];
 	char prefix[PATH_MAX_LEN], path[PATH_MAX_LEN];
 	const char *s;
 	int y, m, d;
@@ -503,6 +506,11 @@ static int parse_representative(yajl_val v, size_t idx, long long today_days,
 		fail_at(err, errlen, path, "invalid CPF");
 		return -1;
 	}
+	for (size_t i = 0; i < idx; i++)
+		if (strcmp(reps[i].tax_id, r->tax_id) == 0) {
+			fail_at(err, errlen, path, "the same CPF as representatives[%zu]", i);
+			return -1;
+		}
 
 	path_join(path, prefix, "phone");
 	if (get_string(json_get(v, "phone"), path, 1, &s, err, errlen) < 0)
@@ -554,8 +562,8 @@ int account_parse_create(yajl_val body, const struct account_limits *lim, long l
 	in.nrepresentatives = v->u.array.len;
 	in.representatives = mem_calloc(in.nrepresentatives, sizeof(*in.representatives));
 	for (size_t i = 0; i < in.nrepresentatives; i++)
-		if (parse_representative(v->u.array.values[i], i, today_days,
-					 &in.representatives[i], max, err, errlen) < 0)
+		if (parse_representative(v->u.array.values[i], i, today_days, in.representatives,
+					 max, err, errlen) < 0)
 			goto fail;
 	if (get_string(json_get(body, "postbackUrl"), "postbackUrl", 0, &s, err, errlen) < 0)
 		goto fail;

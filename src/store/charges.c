@@ -555,6 +555,8 @@ int charges_reply(redisReply *const *e, size_t n, const char **json, char *event
 		return CHARGES_INSUFFICIENT;
 	if (strcmp(what, "relayed") == 0)
 		return CHARGES_RELAYED;
+	if (strcmp(what, "status_mismatch") == 0)
+		return CHARGES_STATUS_MISMATCH;
 	return -1;
 }
 

@@ -1,10 +1,12 @@
 /* ingest: a provider's notification, from its body to Redis. The body is
  * hostile: parsed by json.c, its ids printable and bounded, its event one
- * of three names; the caller proves itself by a Standard Webhooks signature
- * or the compatibility header. Verified notifications wait in a shardq and
- * go per shard, up to 128 in one call of the ingest script, which moves a
- * known charge (charges_reply reads its answer) or relays an unknown one.
- * The handler is api/api_ingest.c; a bank's Pix go the same way (banks.c). */
+ * of three names, data.amount and data.status (when given) the spec's
+ * integer cents and one of five statuses; the caller proves itself by a
+ * Standard Webhooks signature or the compatibility header. Verified
+ * notifications wait in a shardq and go per shard, up to 128 in one call of
+ * the ingest script, which moves a known charge when the notification agrees
+ * with it (charges_reply reads its answer) or relays an unknown one. The
+ * handler is api/api_ingest.c; a bank's Pix go the same way (banks.c). */
 #include "pixrelay/store/ingest.h"
 
 #include "pixrelay/store/events.h"
@@ -25,6 +27,9 @@
 static const char *const event_names[] = {"EVENT:CHARGE_PAID", "EVENT:CHARGE_EXPIRED",
 					  "EVENT:CHARGE_REFUND"};
 
+/* The five statuses of the spec's charge (data.status). */
+static const char *const status_names[] = {"PENDING", "PAID", "EXPIRED", "REFUNDED", "FAILED"};
+
 enum charges_action ingest_action(const char *event)
 {
 	if (strcmp(event, event_names[0]) == 0)
@@ -32,6 +37,13 @@ enum charges_action ingest_action(const char *event)
 	if (strcmp(event, event_names[1]) == 0)
 		return CHARGES_EXPIRE;
 	return CHARGES_REFUND;
+}
+
+const char *ingest_event_status(const char *event)
+{
+	static const char *const after[] = {"PAID", "EXPIRED", "REFUNDED"};
+
+	return after[ingest_action(event)];
 }
 
 /* A non-empty printable ASCII string of at most INGEST_ID_MAX chars, or NULL. */
@@ -93,6 +105,27 @@ int ingest_parse(const char *body, size_t len, struct ingest_note *out, char *er
 		goto done;
 	}
 	n.charge_id = mem_strdup(s);
+	/* the charge's fields the notification is checked against (null = absent) */
+	v = json_get(data, "amount");
+	if (v && !YAJL_IS_NULL(v)) {
+		if (!json_as_int64(v, &n.amount)) {
+			snprintf(err, errlen, "data.amount: must be an integer number of cents");
+			goto done;
+		}
+		n.has_amount = 1;
+	}
+	v = json_get(data, "status");
+	if (v && !YAJL_IS_NULL(v)) {
+		s = YAJL_IS_STRING(v) ? v->u.string : "";
+		for (size_t i = 0; i < 5; i++)
+			if (strcmp(s, status_names[i]) == 0)
+				n.status = mem_strdup(status_names[i]);
+		if (!n.status) {
+			snprintf(err, errlen,
+				 "data.status: must be PENDING, PAID, EXPIRED, REFUNDED or FAILED");
+			goto done;
+		}
+	}
 	{
 		yajl_gen g = json_gen_new();
 		size_t l;
@@ -117,6 +150,7 @@ void ingest_note_deinit(struct ingest_note *n)
 	free(n->event);
 	free(n->charge_id);
 	free(n->data_json);
+	free(n->status);
 	memset(n, 0, sizeof(*n));
 }
 
@@ -180,6 +214,8 @@ struct item {
 	char cid[IDS_ULID_LEN + 1];
 	const char *action;
 	char evt[EVENT_ID_MAX];
+	char amount[24]; /* data.amount; "" when absent */
+	char status[16]; /* data.status when it contradicts the event; "" otherwise */
 	char *upstream_id, *type, *body, *order;
 };
 
@@ -241,7 +277,7 @@ static void send_batch(void *owner, int shard, struct shardq_item **links, unsig
 {
 	struct ingest_queue *q = owner;
 	struct batch *b = mem_new(struct batch);
-	unsigned argc = 6 + 9 * n;
+	unsigned argc = 6 + 11 * n;
 	char sp[KS_PREFIX_MAX], key[KS_KEY_MAX], now[32], now_txt[TIMEFMT_LEN + 1], ttl[32];
 	char count[16];
 	const char **argv = mem_calloc(argc, sizeof(char *));
@@ -263,7 +299,7 @@ static void send_batch(void *owner, int shard, struct shardq_item **links, unsig
 	argv[5] = count;
 	for (unsigned i = 0; i < n; i++) {
 		const struct item *it = b->items[i];
-		const char **a = argv + 6 + 9 * i;
+		const char **a = argv + 6 + 11 * i;
 		a[0] = it->account;
 		a[1] = it->env;
 		a[2] = it->upstream_id;
@@ -273,6 +309,8 @@ static void send_batch(void *owner, int shard, struct shardq_item **links, unsig
 		a[6] = it->evt;
 		a[7] = it->body;
 		a[8] = it->order;
+		a[9] = it->amount;
+		a[10] = it->status;
 	}
 	rds_script(q->r, on_batch, b, SCRIPT_INGEST, 1, (int)argc, argv, NULL);
 	free(argv);
@@ -329,6 +367,10 @@ void ingest_submit(struct ingest_queue *q, enum env env, const char *account,
 		memcpy(it->cid, n->charge_id, IDS_ULID_LEN + 1);
 	it->action = actions[ingest_action(n->event)];
 	ks_event_id(shard, it->evt);
+	if (n->has_amount)
+		snprintf(it->amount, sizeof(it->amount), "%lld", (long long)n->amount);
+	if (n->status && strcmp(n->status, ingest_event_status(n->event)) != 0)
+		snprintf(it->status, sizeof(it->status), "%s", n->status);
 	it->upstream_id = mem_strdup(n->id);
 	it->type = mem_strdup(n->event);
 	it->body = mem_printf("{\"id\":\"%s\",\"event\":\"%s\",\"data\":%s}", it->evt, n->event,

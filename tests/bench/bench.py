@@ -420,12 +420,12 @@ def ingest_ceiling(redis, secs, sink_port, script):
         # puts a random number below -r in each __rand_int__: a few repeats in a
         # million, answered as duplicates)
         args += ["acct", "sandbox", "up__rand_int__", "", "", "charge.paid", "ev__rand_int__",
-                 body, "ord__rand_int__"]
+                 body, "ord__rand_int__", "", ""]
     now = int(time.time() * 1000)
     head = [p + "ingest", p, str(now), "2026-01-01T00:00:00Z", "86400", str(CEILING_BATCH)]
     # one call first: the script must take these arguments (redis-benchmark does not
     # look at its answers)
-    first = [a.replace("__rand_int__", "-first%d" % (i // 9)) for i, a in enumerate(args)]
+    first = [a.replace("__rand_int__", "-first%d" % (i // 11)) for i, a in enumerate(args)]
     one = r.cmd("EVALSHA", sha, "1", *head, *first)
     answers = [x if isinstance(x, bytes) else str(x).encode() for x in one] if isinstance(one, list) else []
     if answers.count(b"relayed") != CEILING_BATCH:

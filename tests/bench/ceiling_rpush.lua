@@ -3,7 +3,7 @@
 -- notifications costs Redis by itself, to compare with raw RPUSH.
 local out = {}
 for i = 0, tonumber(ARGV[5]) - 1 do
-  redis.call('RPUSH', ARGV[1] .. 'q', ARGV[6 + 9 * i + 7])
+  redis.call('RPUSH', ARGV[1] .. 'q', ARGV[6 + 11 * i + 7])
   out[#out + 1] = 'relayed'
 end
 return out

@@ -7,7 +7,7 @@
 local p, ttl = ARGV[1], ARGV[4]
 local out = {}
 for i = 0, tonumber(ARGV[5]) - 1 do
-  local a = 6 + 9 * i
+  local a = 6 + 11 * i
   local seen = redis.call('SET', p .. 'up:' .. ARGV[a] .. ':' .. ARGV[a + 2], ARGV[a + 6],
     'NX', 'GET', 'EX', ttl)
   if not seen then

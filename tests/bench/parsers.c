@@ -416,15 +416,20 @@ static void charge_cases(void)
 	free(t.s);
 }
 
-/* A representative with three pictures of `pic` (base64). */
+/* Representative `i` (a CPF of its own: an account names a person once)
+ * with three pictures of `pic` (base64). */
 static void rep(struct text *t, int i, const char *pic)
 {
+	static const char *const cpfs[ACCOUNT_MAX_REPRESENTATIVES] = {
+	    "529.982.247-25", "12345678909", "98765432100", "11122233396", "44455566619",
+	    "77788899941",    "13579246828", "24681357928", "31415926590", "27182818205"};
+
 	put(t,
 	    "%s{\"name\":\"Fulano %d\",\"birthDate\":\"1990-05-17\",\"email\":\"f%d@example.com\","
-	    "\"taxID\":\"529.982.247-25\",\"phone\":\"+55 11 94321-4321\",\"documents\":{"
+	    "\"taxID\":\"%s\",\"phone\":\"+55 11 94321-4321\",\"documents\":{"
 	    "\"picture_face\":\"%s\",\"picture_identity_front\":\"%s\","
 	    "\"picture_identity_back\":\"%s\",\"picture_identity_type\":\"RG\"}}",
-	    i ? "," : "", i, i, pic, pic, pic);
+	    i ? "," : "", i, i, cpfs[i], pic, pic, pic);
 }
 
 /* A base64 PDF or PNG of `n` decoded bytes. */

@@ -1,5 +1,6 @@
 """Banking as a service: accounts, Pix keys, groups, balances, transfers."""
 import base64
+import json
 import threading
 import unittest
 
@@ -127,10 +128,57 @@ class Accounts(unittest.TestCase):
         r = self.create(b)
         self.assertEqual(r.status, 400)
         self.assertTrue(r.json["error"].startswith("representatives[0].taxID: "), r.json["error"])
+        # the same representative twice (by CPF, however written) is refused, named
+        for cpfs, field, first in [([CPFS[3], CPFS[3]], 1, 0),
+                                   ([CPFS[0], CPFS[3], "111.444.777-35", "11144477735"], 3, 2)]:
+            r = self.create(account_body("12345678000195", cpfs))
+            self.assertEqual(r.status, 400, r)
+            self.assertEqual(r.json["error"], "representatives[%d].taxID: the same CPF as "
+                                              "representatives[%d]" % (field, first))
         b = account_body("12345678000195", [CPFS[3]], extra="x")
         r = self.create(b)
         self.assertEqual(r.status, 400)
         self.assertIn("unknown field 'extra'", r.json["error"])
+
+    def test_no_route_serves_a_stored_file(self):
+        # files are known by their first bytes only: a "PDF" may hold anything after
+        # %PDF-. So no route answers a stored file's bytes at all (inline or not, in
+        # any type): walk every GET route of src/api/api.c with the account's id, the
+        # file's SHA-256 and names made of it, and look for the file in every answer
+        import hashlib
+        import os
+        import re
+        marker = b"<html><script>alert('pixrelay-%s')</script></html>" % os.urandom(6).hex().encode()
+        data = b"%PDF-1.4\n" + marker + b"\n%%EOF\n"
+        b64 = base64.b64encode(data)
+        sha = hashlib.sha256(data).hexdigest()
+        d = self.make("60701190000104", [CPFS[0]], documents=["data:application/pdf;base64," + b64.decode()])
+        here = os.path.dirname(os.path.abspath(__file__))
+        with open(os.path.join(here, "../../src/api/api.c")) as f:
+            src = f.read()
+        table = src[src.index("const struct http_route api_routes[]"):]
+        routes = re.findall(r'\{HTTP_GET,\s*"([^"]+)"', table[:table.index("};")])
+        self.assertGreater(len(routes), 15)
+        names = [d["id"], sha, sha + ".pdf", "files:" + d["id"], "../files/" + sha]
+        seen = 0
+        for pattern in routes:
+            if pattern == "/v1/events/stream":
+                continue  # the live form of /v1/events: the same events, walked below
+            for name in (names if "{" in pattern else [None]):
+                path = re.sub(r"\{\w+\}", name, pattern) if name else pattern
+                for h in (auth(self.master), auth(self.master, d["id"])):
+                    r = self.px.request("GET", path, headers=h)
+                    seen += 1
+                    for needle in (marker, b64[:40], b64[-40:], data.hex().encode()):
+                        self.assertNotIn(needle, r.body, (path, r.status, r.header("Content-Type")))
+        self.assertGreater(seen, 60)
+        # the API shows nothing of an account's files, not even their digests: neither
+        # the account nor the creation's answer (only `pixrelay review show` does)
+        r = self.px.request("GET", "/v1/baas/accounts/" + d["id"], headers=auth(self.master))
+        self.assertEqual(r.status, 200, r)
+        for shown in (json.dumps(r.json["data"]), json.dumps(d)):
+            for needle in ("documents", "picture_face", sha, b64[:40].decode()):
+                self.assertNotIn(needle, shown)
 
     def test_master_key_needs_x_account_id(self):
         r = self.px.request("POST", "/v1/baas/account/create", body=account_body("12ABC34501DE35", [CPFS[0]]),

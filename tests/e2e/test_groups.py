@@ -328,6 +328,54 @@ class Groups(unittest.TestCase):
                          ("REJECTED", "face does not match the ID"))
         self.assertRegex(doc["reviewedAt"], r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$")
 
+    def test_review_files_go_only_where_no_one_else_can_reach_them(self):
+        # the file names are known to whoever uploaded the files (their SHA-256): a
+        # directory another user may write to (say /tmp/kyc, made by that user) would
+        # let them read the KYC files, or plant <sha256>.pdf as a link and have the
+        # operator write the upload over a file of the operator's
+        a = self.create([cpf()])
+        pdf = "%s.pdf" % hashlib.sha256(PDF_BYTES).hexdigest()
+        msg = ("pixrelay review show: %s must be a directory of this user that no other user "
+               "can write to (it receives KYC files); name a new one\n")
+        shared = os.path.join(self.wd.path, "kyc-shared")
+        os.mkdir(shared)
+        os.chmod(shared, 0o777)
+        group = os.path.join(self.wd.path, "kyc-group")
+        os.mkdir(group)
+        os.chmod(group, 0o770)
+        mine = os.path.join(self.wd.path, "kyc-mine")
+        os.mkdir(mine, 0o700)
+        link = os.path.join(self.wd.path, "kyc-link")
+        os.symlink(mine, link)
+        afile = os.path.join(self.wd.path, "kyc-file")
+        open(afile, "w").close()
+        for d in (shared, group, link, afile):
+            p = self.review("show", a["id"], "--files", d, check=False)
+            self.assertEqual(p.returncode, 1, d)
+            self.assertTrue(p.stderr.endswith(msg % d), p.stderr)
+            self.assertNotIn("wrote ", p.stdout)
+        self.assertEqual(os.listdir(shared) + os.listdir(group) + os.listdir(mine), [])
+        # a link in the operator's own directory is not followed
+        victim = os.path.join(self.wd.path, "operator-file")
+        with open(victim, "w") as f:
+            f.write("the operator's\n")
+        os.symlink(victim, os.path.join(mine, pdf))
+        p = self.review("show", a["id"], "--files", mine, check=False)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("pixrelay review show: cannot write %s/%s: " % (mine, pdf), p.stderr)
+        with open(victim) as f:
+            self.assertEqual(f.read(), "the operator's\n")
+        # a file left from before, open to others, is private again once rewritten
+        os.unlink(os.path.join(mine, pdf))
+        with open(os.path.join(mine, pdf), "w") as f:
+            f.write("old")
+        os.chmod(os.path.join(mine, pdf), 0o644)
+        os.chmod(mine, 0o755)  # others may read the names, not write
+        self.review("show", a["id"], "--files", mine)
+        with open(os.path.join(mine, pdf), "rb") as f:
+            self.assertEqual(f.read(), PDF_BYTES)
+        self.assertEqual(stat.S_IMODE(os.stat(os.path.join(mine, pdf)).st_mode), 0o600)
+
     def test_review_refusals(self):
         a = self.create([cpf()])
         cases = [

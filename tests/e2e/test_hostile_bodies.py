@@ -20,6 +20,9 @@ from harness import auth, init_platforms, start_stack, stop_stack
 MIB = 1 << 20
 MAX_BODY = MIB            # max-body default
 MAX_UPLOAD = 16 * MIB     # max-upload default
+# ten valid CPFs of 11 digits: an account names each representative once
+CPFS = ["52998224725", "12345678909", "98765432100", "11122233396", "44455566619",
+        "77788899941", "13579246828", "24681357928", "31415926590", "27182818205"]
 HEALTHZ_BOUND_S = 1.0
 CHARGE_FIELDS = ("allowed: amount, externalID, expiration, comment, name, email, phone, "
                  "document, postbackUrl")
@@ -299,7 +302,7 @@ class HostileBodies(unittest.TestCase):
         size = (MAX_UPLOAD - 8192) // 40 // 4 * 3
         pdf = base64.b64encode(b"%PDF-1.4\n" + bytes(i % 251 for i in range(size - 9))).decode()
         png = base64.b64encode(bytes.fromhex("89504e470d0a1a0a") + bytes(size - 8)).decode()
-        reps = [self.rep(png) for _ in range(10)]
+        reps = [self.rep(png, cpf) for cpf in CPFS]
         reps[9]["documents"]["picture_identity_back"] = png[:-4] + "AAA!"
         raw = self.account([pdf] * 10, reps)
         self.assertLessEqual(len(raw), MAX_UPLOAD)

@@ -79,6 +79,22 @@ class Ingest(unittest.TestCase):
                            "data.id: must be the charge id, 1 to 128 printable characters")]:
             r = self.post(body)
             self.assertEqual((r.status, r.json["error"]), (400, msg), body)
+        # the charge's fields a notification is checked against are the spec's, when given
+        amount = "data.amount: must be an integer number of cents"
+        status = "data.status: must be PENDING, PAID, EXPIRED, REFUNDED or FAILED"
+        for raw, msg in [(b'"amount":"1000"', amount), (b'"amount":10.5', amount),
+                         (b'"amount":1e3', amount), (b'"amount":1000.0', amount),
+                         (b'"amount":true', amount), (b'"amount":{}', amount),
+                         (b'"amount":99999999999999999999', amount),
+                         (b'"status":"paid"', status), (b'"status":"CANCELLED"', status),
+                         (b'"status":1', status), (b'"status":""', status)]:
+            r = self.post(None, raw=b'{"id":"v2","event":"EVENT:CHARGE_PAID","data":{"id":"a",'
+                          + raw + b'}}')
+            self.assertEqual((r.status, r.json["error"]), (400, msg), raw)
+        # null is absent
+        r = self.post({"id": "v-null", "event": "EVENT:CHARGE_PAID",
+                       "data": {"id": "upc-null", "amount": None, "status": None}})
+        self.assertEqual(r.status, 200, r)
         r = self.post(None, raw=b"{not json")
         self.assertEqual(r.status, 400)
 
@@ -128,6 +144,117 @@ class Ingest(unittest.TestCase):
         self.assertEqual([q.json["event"] for q in reqs], ["EVENT:CHARGE_PAID", "EVENT:CHARGE_REFUND"])
         r = self.px.request("GET", "/v1/charge/pix/" + cid, headers=auth(self.key))
         self.assertEqual(r.json["data"]["status"], "REFUNDED")
+
+    def charge(self, amount, path, key=None, account=None):
+        r = self.px.request("POST", "/v1/charge/pix/create",
+                            body={"amount": amount, "postbackUrl": self.sink.url(path)},
+                            headers=auth(key or self.key, account))
+        self.assertEqual(r.status, 200, r)
+        return r.json["data"]
+
+    def charge_status(self, cid, key=None, account=None):
+        r = self.px.request("GET", "/v1/charge/pix/" + cid, headers=auth(key or self.key, account))
+        self.assertEqual(r.status, 200, r)
+        return r.json["data"]["status"]
+
+    def balance(self, key=None, account=None):
+        r = self.px.request("GET", "/v1/baas/balance", headers=auth(key or self.key, account))
+        self.assertEqual(r.status, 200, r)
+        return r.json["data"]["balance"]
+
+    def ignored(self, body, status, why):
+        """Post `body`; it must be answered 200, ignored for `why`, the charge `status`."""
+        r = self.post(body)
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(r.json["data"], {"received": True, "duplicate": False, "event": None,
+                                          "chargeStatus": status, "ignored": why}, body)
+
+    def test_a_notification_that_contradicts_the_charge_moves_nothing(self):
+        # a correctly signed EVENT:CHARGE_PAID for 200 cents made a 1,000-cent charge PAID
+        # and credited its own amount: data.amount and data.status are compared now
+        c = self.charge(1000, "/contra")
+        cid, before = c["id"], self.balance()
+        paid = {"id": "up-contra-1", "event": "EVENT:CHARGE_PAID",
+                "data": {"id": cid, "amount": 1000, "status": "PAID"}}
+        for amount in (200, 99999999999, 1001, 0, -1000):
+            self.ignored(dict(paid, data=dict(paid["data"], amount=amount)), "PENDING",
+                         "data.amount is %d; the charge's amount is 1000" % amount)
+        for status in ("PENDING", "EXPIRED", "REFUNDED", "FAILED"):
+            self.ignored(dict(paid, data=dict(paid["data"], status=status)), "PENDING",
+                         "data.status is %s; EVENT:CHARGE_PAID needs PAID" % status)
+        self.assertEqual(self.charge_status(cid), "PENDING")
+        self.assertEqual(self.balance(), before)
+        # a refused notification is not remembered: the same id, corrected, is taken once
+        r = self.post(paid)
+        self.assertEqual(r.status, 200, r)
+        d = r.json["data"]
+        self.assertEqual((d["chargeStatus"], d["duplicate"], d["ignored"]), ("PAID", False, None))
+        evt = d["event"]
+        self.assertRegex(evt, r"^evt_")
+        self.assertEqual(self.balance(), before + 1000 - c["fee"])
+        r = self.post(paid)
+        self.assertEqual((r.json["data"]["duplicate"], r.json["data"]["event"]), (True, evt))
+        # a refund and an expiry are checked the same way
+        refund = {"id": "up-contra-2", "event": "EVENT:CHARGE_REFUND", "data": {"id": cid}}
+        self.ignored(dict(refund, data={"id": cid, "amount": 999}), "PAID",
+                     "data.amount is 999; the charge's amount is 1000")
+        self.ignored(dict(refund, data={"id": cid, "status": "PAID"}), "PAID",
+                     "data.status is PAID; EVENT:CHARGE_REFUND needs REFUNDED")
+        self.assertEqual(self.balance(), before + 1000 - c["fee"])
+        r = self.post(dict(refund, data={"id": cid, "amount": 1000, "status": "REFUNDED"}))
+        self.assertEqual(r.json["data"]["chargeStatus"], "REFUNDED", r)
+        self.assertEqual(self.balance(), before)
+        c2 = self.charge(1000, "/contra")
+        expiry = {"id": "up-contra-3", "event": "EVENT:CHARGE_EXPIRED", "data": {"id": c2["id"]}}
+        self.ignored(dict(expiry, data={"id": c2["id"], "amount": 2000}), "PENDING",
+                     "data.amount is 2000; the charge's amount is 1000")
+        self.ignored(dict(expiry, data={"id": c2["id"], "status": "PAID"}), "PENDING",
+                     "data.status is PAID; EVENT:CHARGE_EXPIRED needs EXPIRED")
+        r = self.post(dict(expiry, data={"id": c2["id"], "amount": 1000, "status": "EXPIRED"}))
+        self.assertEqual(r.json["data"]["chargeStatus"], "EXPIRED", r)
+        # one event per move, none for the refusals; nothing was relayed either
+        reqs = self.sink.wait_count(3, path="/contra")
+        time.sleep(0.5)
+        got = [(q.json["data"]["id"], q.json["event"]) for q in self.sink.requests("/contra")]
+        self.assertEqual([e for i, e in got if i == cid], ["EVENT:CHARGE_PAID", "EVENT:CHARGE_REFUND"])
+        self.assertEqual([e for i, e in got if i == c2["id"]], ["EVENT:CHARGE_EXPIRED"])
+        self.assertEqual(len(got), 3)
+        self.assertIn(evt, [q.json["id"] for q in reqs])
+        self.assertEqual([q for q in self.sink.requests("/account")
+                          if isinstance(q.json, dict) and isinstance(q.json.get("data"), dict)
+                          and q.json["data"].get("id") in (cid, c2["id"])], [])
+
+    def test_another_accounts_charge_is_relayed_not_moved(self):
+        # the charge of another account, in this account's shard or in another, is not
+        # this account's: the notification is relayed like any unknown one
+        from accountdata import account_body, cpf
+        master = self.px.create_key("sandbox", master=True)["key"]
+        same = other = None
+        for _ in range(300):
+            r = self.px.request("POST", "/v1/baas/account/create", body=account_body([cpf()]),
+                                headers=auth(master, self.account))
+            self.assertEqual(r.status, 200, r)
+            a = r.json["data"]["id"]
+            if shard_of(a) == shard_of(self.account):
+                same = same or a
+            else:
+                other = other or a
+            if same and other:
+                break
+        self.assertTrue(same and other)
+        for acct in (same, other):
+            c = self.charge(1000, "/other", key=master, account=acct)
+            r = self.post({"id": "up-other-" + acct, "event": "EVENT:CHARGE_PAID",
+                           "data": {"id": c["id"], "amount": 1000, "status": "PAID"}})
+            self.assertEqual(r.status, 200, r)
+            d = r.json["data"]
+            self.assertEqual((d["duplicate"], d["chargeStatus"], d["ignored"]), (False, None, None))
+            self.assertRegex(d["event"], r"^evt_")
+            self.assertEqual(self.sink.wait_count(1, path="/account", webhook_id=d["event"])[0]
+                             .json["data"]["id"], c["id"])
+            self.assertEqual(self.charge_status(c["id"], master, acct), "PENDING")
+            self.assertEqual(self.balance(master, acct), 0)
+        self.assertEqual(self.sink.count("/other"), 0)
 
     def test_notification_ids_are_per_account(self):
         # another account (created through the API) may use the same upstream id

@@ -5,7 +5,8 @@
  * by the right one for the rest, so that the fuzzer gets past the HMAC),
  * then the body. ingest_verify and ingest_parse must accept or refuse with a
  * message, never crash, leak or read out of bounds; a parsed notification
- * has its three strings and re-serialised data that parses again. */
+ * has its three strings, re-serialised data that parses again, and, when
+ * given, data.amount as found there and data.status one of the five. */
 #include "pixrelay/store/ingest.h"
 #include "pixrelay/core/json.h"
 #include "pixrelay/pix/sign.h"
@@ -58,8 +59,20 @@ static void check_parse(const char *body, size_t len)
 	    strlen(n.charge_id) > INGEST_ID_MAX)
 		__builtin_trap();
 	(void)ingest_action(n.event);
+	if (!ingest_event_status(n.event))
+		__builtin_trap();
+	if (n.status && strcmp(n.status, "PENDING") != 0 && strcmp(n.status, "PAID") != 0 &&
+	    strcmp(n.status, "EXPIRED") != 0 && strcmp(n.status, "REFUNDED") != 0 &&
+	    strcmp(n.status, "FAILED") != 0)
+		__builtin_trap();
 	if (json_parse_object(n.data_json, strlen(n.data_json), &v, err, sizeof(err)) != 0)
 		__builtin_trap();
+	/* the amount checked is the one relayed */
+	if (n.has_amount) {
+		int64_t a;
+		if (!json_as_int64(json_get(v, "amount"), &a) || a != n.amount)
+			__builtin_trap();
+	}
 	yajl_tree_free(v);
 	ingest_note_deinit(&n);
 }

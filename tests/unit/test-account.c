@@ -292,12 +292,18 @@ static void test_valid_variants(void)
 		free(docs);
 	}
 	{
+		/* ten people: a representative appears once */
+		static const char *const cpfs[ACCOUNT_MAX_REPRESENTATIVES] = {
+		    "529.982.247-25", "12345678909", "98765432100", "11122233396", "44455566619",
+		    "77788899941",    "13579246828", "24681357928", "31415926590", "27182818205"};
 		const char *a = strstr(template_body, "[{\"name\"");
 		const char *z = strstr(template_body, "}}]");
 		char *rep = mem_printf("%.*s", (int)(z + 2 - (a + 1)), a + 1);
 		char *reps = mem_strdup(rep);
 		for (int i = 1; i < ACCOUNT_MAX_REPRESENTATIVES; i++) {
-			char *n = mem_printf("%s,%s", reps, rep);
+			char *other = subst(rep, "529.982.247-25", cpfs[i], 0);
+			char *n = mem_printf("%s,%s", reps, other);
+			free(other);
 			free(reps);
 			reps = n;
 		}
@@ -552,6 +558,44 @@ static void test_representatives(void)
 		EXPECT_ERR(from, two, "representatives[1].name: is required");
 		free(two);
 		free(bad);
+		free(from);
+		free(rep);
+	}
+	/* the same person twice, however the CPF is written: refused at the second */
+	{
+		const char *a = strstr(template_body, "[{\"name\"");
+		const char *z = strstr(template_body, "}}]");
+		char *from, *plain, *other, *broken;
+
+		rep = mem_printf("%.*s", (int)(z + 2 - (a + 1)), a + 1);
+		from = mem_printf("[%s]", rep);
+		plain = subst(rep, "529.982.247-25", "52998224725", 0);
+		other = subst(rep, "529.982.247-25", "390.533.447-05", 0);
+		two = mem_printf("[%s,%s]", rep, rep);
+		EXPECT_ERR(from, two,
+			   "representatives[1].taxID: the same CPF as representatives[0]");
+		free(two);
+		two = mem_printf("[%s,%s,%s]", rep, other, plain);
+		EXPECT_ERR(from, two,
+			   "representatives[2].taxID: the same CPF as representatives[0]");
+		free(two);
+		two = mem_printf("[%s,%s,%s]", other, rep, other);
+		EXPECT_ERR(from, two,
+			   "representatives[2].taxID: the same CPF as representatives[0]");
+		free(two);
+		/* named before the fields that follow it (the spec's order) */
+		broken = subst(plain, "\"phone\":\"+55 (11) 94321-4321\"", "\"phone\":\"x\"", 0);
+		two = mem_printf("[%s,%s]", rep, broken);
+		EXPECT_ERR(from, two,
+			   "representatives[1].taxID: the same CPF as representatives[0]");
+		free(two);
+		/* two people are fine */
+		two = mem_printf("[%s,%s]", rep, other);
+		EXPECT_OK(from, two);
+		free(two);
+		free(broken);
+		free(other);
+		free(plain);
 		free(from);
 		free(rep);
 	}

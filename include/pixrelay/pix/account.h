@@ -74,8 +74,10 @@ struct account_input {
 /* Validate a create request (`body`, a parsed JSON object, borrowed) against
  * the rules of 4.2. `lim` may be NULL (defaults). `today_days` is today as days
  * since 1970-01-01: a birthDate must be a real date from 1900 on and strictly
- * before it. JSON null for an optional field means absent; for a required one,
- * missing. Returns 0 and fills *out (the caller frees it with
+ * before it. A representative appears once: a CPF already listed is refused
+ * ("representatives[1].taxID: the same CPF as representatives[0]"). JSON
+ * null for an optional field means absent; for a required one, missing.
+ * Returns 0 and fills *out (the caller frees it with
  * account_input_deinit), or -1 with "<path>: <rule>" in `err` for the first
  * field at fault in the spec's order, e.g. "taxID: not a valid CNPJ",
  * "representatives[0].taxID: invalid CPF", "documents[1]: not a PDF",

@@ -24,8 +24,9 @@ enum charges_result {
 	CHARGES_EXPIRED = 5,	  /* a payment after expiresAt: expired instead (json = charge) */
 	CHARGES_DUPLICATE = 6,	  /* this upstream notification was seen (json = event id) */
 	CHARGES_INSUFFICIENT = 7, /* the account's balance cannot cover a refund (json = balance) */
-	CHARGES_AMOUNT_MISMATCH = 8, /* a refund amount other than the charge's (json = amount) */
-	CHARGES_RELAYED = 9,	     /* ingest: relayed as received (json = event id) */
+	CHARGES_AMOUNT_MISMATCH = 8,  /* not the charge's amount (refund, ingest; json = amount) */
+	CHARGES_RELAYED = 9,	      /* ingest: relayed as received (json = event id) */
+	CHARGES_STATUS_MISMATCH = 10, /* ingest: data.status is not the event's (json = status) */
 };
 
 enum charges_action { CHARGES_PAY, CHARGES_EXPIRE, CHARGES_REFUND, CHARGES_FAIL };

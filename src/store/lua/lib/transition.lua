@@ -45,7 +45,8 @@ end
 -- charge_move: move charge `cid` of shard prefix `p` by `action` (pay | expire | refund |
 -- fail) once, with its balance change, ledger entry and event (id `evt`), all in the shard.
 -- `account` ('' = any: the expiry scheduler) must own the charge; `amount` ('' = the
--- charge's own) must equal the charge's amount for a refund. A payment that comes after
+-- charge's own) must equal the charge's amount (a refund's, an ingested notification's
+-- data.amount), checked once the status allows the move. A payment that comes after
 -- expiresAt expires the charge instead.
 -- Returns {'ok', status, charge json, event id ('' when none)} | {'not_found'} |
 --   {'refused', current status} | {'expired', charge json, event id} |
