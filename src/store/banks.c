@@ -183,15 +183,11 @@ done:
  * connection is made, goes into its webhookUrl that once. */
 static void render(yajl_gen g, const struct config *cfg, const struct fields *f, const char *token)
 {
-	char *url, at[32];
+	char url[2048], at[32];
 	struct certcheck *cc = NULL;
 	char err[128];
-	/* the banks' webhook server, when it has a name of its own */
-	const char *base =
-	    cfg->bank_webhook_base_url[0] ? cfg->bank_webhook_base_url : cfg->base_url;
 
-	url = token ? mem_printf("%s/webhooks/bank/%s?hmac=%s&ignorar=", base, f->id, token)
-		    : mem_printf("%s/webhooks/bank/%s", base, f->id);
+	banks_webhook_url(url, sizeof(url), cfg, f->id, token);
 	json_open(g);
 	json_str(g, "id");
 	json_str(g, f->id);
@@ -244,7 +240,19 @@ static void render(yajl_gen g, const struct config *cfg, const struct fields *f,
 	}
 	json_close(g);
 	mem_wipe(url, strlen(url));
-	free(url);
+}
+
+void banks_webhook_url(char *out, size_t size, const struct config *cfg, const char *id,
+		       const char *token)
+{
+	/* the banks' webhook server, when it has a name of its own */
+	const char *base =
+	    cfg->bank_webhook_base_url[0] ? cfg->bank_webhook_base_url : cfg->base_url;
+
+	if (token)
+		snprintf(out, size, "%s/webhooks/bank/%s?hmac=%s&ignorar=", base, id, token);
+	else
+		snprintf(out, size, "%s/webhooks/bank/%s", base, id);
 }
 
 static char *gen_take(yajl_gen g)
@@ -770,4 +778,55 @@ void banks_set_credentials(struct rds *r, const struct config *cfg, const struct
 	}
 	free(secret);
 	free(pkey);
+}
+
+/* ---- a new URL token ---- */
+
+struct new_token {
+	store_fn cb;
+	void *ud;
+	char token[BANKS_TOKEN_LEN + 1];
+};
+
+static void on_new_token(void *ud, redisReply *reply, const char *err)
+{
+	struct new_token *t = ud;
+
+	if (err || reply->type != REDIS_REPLY_INTEGER)
+		t->cb(t->ud, -1, NULL, err ? err : "unexpected reply setting a URL token");
+	else if (reply->integer != 1)
+		t->cb(t->ud, BANKS_NOT_FOUND, NULL, NULL);
+	else
+		t->cb(t->ud, 0, t->token, NULL);
+	mem_wipe(t->token, sizeof(t->token));
+	free(t);
+}
+
+void banks_new_token(struct rds *r, const struct config *cfg, enum env env, const char *id,
+		     store_fn cb, void *ud)
+{
+	/* the token's SHA-256 replaces the old one only on a URL-token
+	 * connection of env (one script-less command: HSET guarded in Lua) */
+	static const char lua[] =
+	    "if redis.call('HGET', KEYS[1], 'env') ~= ARGV[1] or "
+	    "redis.call('HGET', KEYS[1], 'auth') ~= 'url-token' then return 0 end "
+	    "redis.call('HSET', KEYS[1], 'token_sha', ARGV[2]) return 1";
+	struct new_token *t;
+	char key[KS_KEY_MAX], sha[65];
+
+	if (!valid_id(id)) {
+		cb(ud, BANKS_NOT_FOUND, NULL, NULL);
+		return;
+	}
+	t = mem_new(struct new_token);
+	t->cb = cb;
+	t->ud = ud;
+	ids_base62(t->token, BANKS_TOKEN_LEN);
+	t->token[BANKS_TOKEN_LEN] = '\0';
+	ids_sha256_hex(sha, t->token, BANKS_TOKEN_LEN);
+	ks_bank_key(key, sizeof(key), cfg->prefix, ks_shard_of(id), id);
+	{
+		const char *argv[] = {"EVAL", lua, "1", key, env_name(env), sha};
+		rds_cmd_argv(r, on_new_token, t, 6, argv, NULL);
+	}
 }

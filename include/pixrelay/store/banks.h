@@ -70,6 +70,18 @@ struct bank_creds;
 int banks_open_credentials(const struct banks_conn *c, const struct seal_key *key,
 			   struct bank_creds *out, char *err, size_t errlen);
 
+/* The webhook URL of connection `id` to register at its bank (out, `size`
+ * bytes): with `token` (NULL: none) in it as URL-token banks expect. */
+void banks_webhook_url(char *out, size_t size, const struct config *cfg, const char *id,
+		       const char *token);
+
+/* A new URL token for URL-token connection `id` of `env`: the old one is
+ * refused from then on. json is the new token (shown this once: it goes
+ * into the webhook URL registered at the bank); BANKS_NOT_FOUND when there
+ * is no such URL-token connection. */
+void banks_new_token(struct rds *r, const struct config *cfg, enum env env, const char *id,
+		     store_fn cb, void *ud);
+
 /* Give connection `id` of `env` (any account) the bank's API credentials
  * `creds` (checked with bank_creds_check), its secrets sealed with `key`;
  * they replace earlier ones. json is the connection as banks_show shows it.
