@@ -271,8 +271,7 @@ int server_run(struct config *cfg)
 	}
 	s.app.ingest = ingest_queue_new(s.app.base, s.app.rds, cfg);
 	s.app.banks = banks_queue_new(s.app.base, s.app.rds, cfg);
-	s.app.bankapi =
-	    bankapi_new(s.app.base, cfg->redis_timeout_ms > 10000 ? cfg->redis_timeout_ms : 10000);
+	s.app.bankapi = bankapi_new(s.app.base, cfg->bank_timeout_ms);
 	s.app.bankcharges =
 	    (struct bankcharges){s.app.rds, s.app.cache, cfg, s.app.bankapi, s.app.credentials_key};
 	s.app.streams = evstream_new(s.app.base, s.app.rds, &addr, cfg);

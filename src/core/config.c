@@ -126,6 +126,12 @@ static const struct opt opts[] = {
     {"delivery-per-host-max", L(delivery_per_host_max), "64", 1, 10000,
      "the most postback deliveries in flight at once to one destination host that answers "
      "fast"},
+    {"bank-timeout-ms", L(bank_timeout_ms), "10000", 100, 600000,
+     "time a bank's API has to answer one call (a token, a charge, a refund, a page of "
+     "Pix), in milliseconds; connecting takes at most 5000 of it"},
+    {"bank-reconcile-interval", L(bank_reconcile_interval), "60", 0, 86400,
+     "seconds between two reconciliations of a bank connection that has API credentials "
+     "(GET /pix since the last one): what its webhook missed is taken then; 0: never"},
     {"delivery-timeout-ms", L(delivery_timeout_ms), "10000", 100, 600000,
      "time a destination has to answer a postback, in milliseconds"},
     {"delivery-connect-timeout-ms", L(delivery_connect_timeout_ms), "3000", 100, 600000,

@@ -42,12 +42,14 @@ struct config {
 	long default_expiration;  /* seconds, when a charge gives none */
 	long max_expiration;	  /* seconds, the largest expiration accepted */
 	long shards;		  /* shards (hash tags) new accounts are spread over */
-	long delivery_concurrency;   /* deliveries in flight per process */
-	long delivery_per_host;	     /* deliveries in flight per destination host, at first */
-	long delivery_per_host_max;  /* ... at most, for a host that answers fast */
-	long delivery_per_account;   /* deliveries of one account held at once */
-	long delivery_sandbox_share; /* percent of delivery_concurrency for the sandbox */
-	long delivery_timeout_ms;    /* whole request */
+	long delivery_concurrency;    /* deliveries in flight per process */
+	long delivery_per_host;	      /* deliveries in flight per destination host, at first */
+	long delivery_per_host_max;   /* ... at most, for a host that answers fast */
+	long delivery_per_account;    /* deliveries of one account held at once */
+	long delivery_sandbox_share;  /* percent of delivery_concurrency for the sandbox */
+	long delivery_timeout_ms;     /* whole request */
+	long bank_timeout_ms;	      /* one call to a bank's API */
+	long bank_reconcile_interval; /* seconds; 0: no reconciliation */
 	long delivery_connect_timeout_ms;
 	long retry_base_ms;
 	long retry_factor_pct; /* 300 = each delay three times the one before */
