@@ -61,6 +61,8 @@ const struct http_route api_routes[] = {
      HTTP_AUTH | HTTP_ENVELOPE},
     {HTTP_POST, "/v1/bank/connections/{id}/simulate-pix", api_handle_bank_simulate,
      HTTP_AUTH | HTTP_ENVELOPE},
+    {HTTP_POST, "/v1/bank/connections/{id}/reconcile", api_handle_bank_reconcile,
+     HTTP_AUTH | HTTP_ENVELOPE},
     {HTTP_POST, "/v1/baas/account/create", api_handle_account_create,
      HTTP_AUTH | HTTP_ACTS_AS | HTTP_JSON_BODY | HTTP_ENVELOPE | HTTP_UPLOAD},
     {HTTP_POST, "/v1/baas/internal-transfer", api_handle_transfer,

@@ -241,6 +241,56 @@ void api_handle_bank_simulate(struct http_req *req)
 	banks_get(app->rds, app->cfg, req->params[0], on_sim_conn, req);
 }
 
+/* ---- reconcile now ---- */
+
+static void on_reconcile_scheduled(void *ud, int result, const char *json, const char *err)
+{
+	struct http_req *req = ud;
+	char body[96];
+	int n;
+
+	(void)json;
+	if (result < 0) {
+		api_reply_failure(req, err ? err : "scheduling the reconciliation failed");
+		return;
+	}
+	n = snprintf(body, sizeof(body), "{\"id\":\"%s\",\"reconciliation\":\"scheduled\"}",
+		     req->params[0]);
+	http_reply_data(req, 202, body, (size_t)n);
+}
+
+static void on_reconcile_conn(void *ud, int result, const struct banks_conn *c, const char *err)
+{
+	struct http_req *req = ud;
+	struct app *app = app_of(req);
+	struct api_caller *k = req->auth;
+
+	if (result < 0) {
+		api_reply_failure(req, err ? err : "bank connection lookup failed");
+		return;
+	}
+	if (result != 0 || c->env != k->key.env ||
+	    (!api_env_scope(req) && strcmp(c->account, k->account) != 0)) {
+		http_reply_error(req, 404, "bank connection not found: %.40s", req->params[0]);
+		return;
+	}
+	if (!c->api.api_url) {
+		http_reply_error(req, 409,
+				 "bank connection %s has no API credentials: pixrelay cannot ask "
+				 "its bank (pixrelay bank credentials gives them)",
+				 c->id);
+		return;
+	}
+	banks_recon_schedule(app->rds, app->cfg, c->env, c->id, on_reconcile_scheduled, req);
+}
+
+void api_handle_bank_reconcile(struct http_req *req)
+{
+	struct app *app = app_of(req);
+
+	banks_get(app->rds, app->cfg, req->params[0], on_reconcile_conn, req);
+}
+
 /* ---- connections ---- */
 
 static void on_banks_json(void *ud, int result, const char *json, const char *err)

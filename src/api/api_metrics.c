@@ -47,7 +47,7 @@ static void scrape_done(struct scrape *sc)
 	struct app *app = app_of(sc->req);
 	struct dispatch_stats ds;
 	unsigned long long hits, misses;
-	size_t n = 12 + (size_t)sc->nshards * 5, len;
+	size_t n = 14 + (size_t)sc->nshards * 5, len;
 	struct metrics_gauge *gauges = mem_calloc(n, sizeof(*gauges)), *g = gauges;
 	char(*labels)[48] = mem_calloc((size_t)sc->nshards * 4 + 1, sizeof(*labels));
 	uint64_t now = ids_now_ms();
@@ -69,6 +69,15 @@ static void scrape_done(struct scrape *sc)
 	GAUGE(g, "pixrelay_cache_hits", "Keys and accounts found in the process's cache.", "",
 	      (double)hits);
 	GAUGE(g, "pixrelay_cache_misses", "Keys and accounts read from Redis.", "", (double)misses);
+	for (int env = 0; env < 2; env++) {
+		double age;
+		if (bankrecon_age(app->bankrecon, (enum env)env, &age))
+			GAUGE(g, "pixrelay_bank_reconciliation_age_seconds",
+			      "Seconds since the last successful reconciliation of the bank "
+			      "connection that waited longest, by environment (as this process's "
+			      "last look saw it).",
+			      env ? "env=\"production\"" : "env=\"sandbox\"", age);
+	}
 	GAUGE(g, "pixrelay_redis_up", "1 when Redis answered this scrape, 0 when it did not.", "",
 	      sc->failed ? 0 : 1);
 	for (int st = 0; !sc->failed && st < 3; st++)

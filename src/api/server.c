@@ -25,6 +25,7 @@
 #include "pixrelay/core/netaddr.h"
 #include "pixrelay/redis/redis.h"
 #include "pixrelay/redis/redisd.h"
+#include "pixrelay/relay/bankrecon.h"
 #include "pixrelay/relay/janitor.h"
 
 #include <signal.h>
@@ -39,6 +40,9 @@
 struct credentials_key {
 	struct seal_key key;
 	int loaded;
+	char path[1024];
+	char last_err[512]; /* the last problem logged while looking for it */
+	struct event *look; /* while none is loaded: looks for it every few seconds */
 };
 
 struct server {
@@ -59,22 +63,52 @@ struct server {
  * unusable (readable by others, malformed) stops the start. */
 static int load_credentials_key(const struct config *cfg, struct credentials_key *k)
 {
-	char path[1024], err[512];
+	char err[512];
 
 	if (cfg->credentials_key_file[0])
-		snprintf(path, sizeof(path), "%s", cfg->credentials_key_file);
+		snprintf(k->path, sizeof(k->path), "%s", cfg->credentials_key_file);
 	else
-		snprintf(path, sizeof(path), "%s/credentials.key", cfg->data_dir);
-	if (access(path, F_OK) < 0) {
-		log_info("no credentials key at %s: bank connections' API calls are off", path);
+		snprintf(k->path, sizeof(k->path), "%s/credentials.key", cfg->data_dir);
+	if (access(k->path, F_OK) < 0) {
+		log_info("no credentials key at %s: bank connections' API calls are off until it "
+			 "is made",
+			 k->path);
 		return 0;
 	}
-	if (seal_key_load(path, &k->key, err, sizeof(err)) < 0) {
+	if (seal_key_load(k->path, &k->key, err, sizeof(err)) < 0) {
 		log_error("%s", err);
 		return -1;
 	}
 	k->loaded = 1;
 	return 0;
+}
+
+#define KEY_LOOK_MS 2000 /* how often a process without the key looks for it */
+
+/* A key made after the start (the first `pixrelay bank credentials`) is
+ * taken when it appears, without a restart; one that is there but
+ * unusable is said once per problem. */
+static void on_key_look(evutil_socket_t fd, short what, void *arg)
+{
+	struct server *s = arg;
+	struct credentials_key *k = &s->credentials_key;
+	char err[512];
+
+	(void)fd, (void)what;
+	if (k->loaded || access(k->path, F_OK) < 0)
+		return;
+	if (seal_key_load(k->path, &k->key, err, sizeof(err)) < 0) {
+		if (strcmp(err, k->last_err) != 0)
+			log_error("%s", err);
+		snprintf(k->last_err, sizeof(k->last_err), "%s", err);
+		return;
+	}
+	k->loaded = 1;
+	s->app.credentials_key = &k->key;
+	s->app.bankcharges.key = &k->key;
+	bankrecon_set_key(s->app.bankrecon, &k->key);
+	event_del(k->look);
+	log_info("credentials key %s loaded: bank connections' API calls are on", k->path);
 }
 
 /* First start on a laptop: make the sandbox platform account and, when no key
@@ -176,6 +210,7 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	http_stop_accepting(s->app.http);
 	dispatch_stop(s->app.dispatch);
 	janitor_stop(s->janitor);
+	bankrecon_stop(s->app.bankrecon);
 	evstream_stop(s->app.streams); /* their clients resume on another process */
 	gettimeofday(&s->drain_start, NULL);
 	evtimer_add(s->drain_timer, &tv);
@@ -275,6 +310,12 @@ int server_run(struct config *cfg)
 	s.app.bankcharges =
 	    (struct bankcharges){s.app.rds, s.app.cache, cfg, s.app.bankapi, s.app.credentials_key};
 	s.app.streams = evstream_new(s.app.base, s.app.rds, &addr, cfg);
+	if (!s.credentials_key.loaded) {
+		struct timeval tv = {KEY_LOOK_MS / 1000, (KEY_LOOK_MS % 1000) * 1000};
+
+		s.credentials_key.look = event_new(s.app.base, -1, EV_PERSIST, on_key_look, &s);
+		event_add(s.credentials_key.look, &tv);
+	}
 	if (cfg->dispatch) {
 		/* its own connections: delivery bookkeeping never queues in front
 		 * of the API's requests */
@@ -284,6 +325,8 @@ int server_run(struct config *cfg)
 		if (!s.app.dispatch)
 			goto done;
 		s.janitor = janitor_new(s.app.base, s.dispatch_rds, cfg, s.app.dispatch);
+		s.app.bankrecon = bankrecon_new(s.app.base, s.dispatch_rds, cfg, s.app.bankapi,
+						s.app.credentials_key, s.app.banks, s.app.dispatch);
 	}
 	{
 		/* with a metrics listener, /metrics is unknown to the public one
@@ -349,6 +392,7 @@ done:
 	/* Redis first: callbacks still pending answer their requests (503) and
 	 * record nothing for deliveries (their leases run out) while the HTTP
 	 * server, the dispatcher and so every request still exist */
+	bankrecon_free(s.app.bankrecon); /* it goes with its last run's answer */
 	ingest_queue_free(s.app.ingest);
 	banks_queue_free(s.app.banks);
 	bankapi_free(s.app.bankapi);
@@ -367,6 +411,8 @@ done:
 		event_free(s.sigint);
 	if (s.drain_timer)
 		event_free(s.drain_timer);
+	if (s.credentials_key.look)
+		event_free(s.credentials_key.look);
 	if (s.log_timer)
 		event_free(s.log_timer);
 	log_flush();

@@ -24,6 +24,7 @@ enum family {
 	F_INGEST,
 	F_BANK_PIX,
 	F_BANK_CALLS,
+	F_BANK_RECONCILIATIONS,
 	F_REDIS_DURATION,
 	F_REDIS_RECONNECTS,
 	F_COUNT
@@ -52,6 +53,10 @@ static const struct {
 		      "Calls to the bank webhook, by result (accepted, unauthenticated, "
 		      "malformed, unavailable).",
 		      0},
+    [F_BANK_RECONCILIATIONS] = {"pixrelay_bank_reconciliations_total",
+				"Reconciliations of bank connections run by this process, by "
+				"result (ok, failed).",
+				0},
     [F_REDIS_DURATION] = {"pixrelay_redis_command_duration_seconds",
 			  "Round trip of Redis commands and scripts.", 1},
     [F_REDIS_RECONNECTS] = {"pixrelay_redis_reconnects_total",
@@ -177,6 +182,14 @@ void metrics_bank_call(const char *result)
 
 	label(l, sizeof(l), "result", result, 0);
 	series_of(F_BANK_CALLS, l)->count += 1;
+}
+
+void metrics_bank_reconciliation(const char *result)
+{
+	char l[64] = "";
+
+	label(l, sizeof(l), "result", result, 0);
+	series_of(F_BANK_RECONCILIATIONS, l)->count += 1;
 }
 
 void metrics_redis(double seconds)

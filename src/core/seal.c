@@ -82,8 +82,21 @@ int seal_key_create(const char *path, char *err, size_t errlen)
 {
 	unsigned char k[SEAL_KEY_LEN];
 	char hex[SEAL_KEY_LEN * 2 + 2];
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600), rc = -1;
+	char dir[1024];
+	const char *slash = strrchr(path, '/');
+	int fd, rc = -1;
 
+	/* its directory (the data directory, by default) is made private
+	 * when missing: a deployment over an outside Redis never made it */
+	if (slash && slash != path && (size_t)(slash - path) < sizeof(dir)) {
+		memcpy(dir, path, (size_t)(slash - path));
+		dir[slash - path] = '\0';
+		if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+			snprintf(err, errlen, "credentials key %s: %s", path, strerror(errno));
+			return -1;
+		}
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0) {
 		snprintf(err, errlen, "credentials key %s: %s", path, strerror(errno));
 		return -1;

@@ -362,6 +362,7 @@ static int item_parse(const struct where *w, yajl_val v, struct bankpix *p)
 		memcpy(p->txid, txid, strlen(txid) + 1);
 	else
 		p->txid[0] = '\0';
+	p->chave = chave ? mem_strdup(chave) : NULL;
 	buf = json_buf(g, &len);
 	p->json = mem_strndup(buf, len);
 	p->refunds = refunds;
@@ -378,14 +379,13 @@ done:
 
 /* ---- the body ---- */
 
-int bankpix_parse(const char *body, size_t len, struct bankpix_batch *out, char *err, size_t errlen)
+/* The items of the parsed body `root` into *out. */
+static int parse_root(yajl_val root, struct bankpix_batch *out, char *err, size_t errlen)
 {
-	yajl_val root = NULL, list;
+	yajl_val list;
 	struct bankpix_batch b = {0};
 	int rc = BANKPIX_MALFORMED;
 
-	if (json_parse_object_max(body, len, BODY_VALUES, &root, err, errlen) < 0)
-		goto done;
 	list = json_get(root, "pix");
 	if (!list) {
 		snprintf(err, errlen, "pix: is required (a Pix notification is {\"pix\": [...]})");
@@ -423,8 +423,60 @@ int bankpix_parse(const char *body, size_t len, struct bankpix_batch *out, char 
 	*out = b;
 	rc = BANKPIX_OK;
 done:
+	return rc;
+}
+
+int bankpix_parse(const char *body, size_t len, struct bankpix_batch *out, char *err, size_t errlen)
+{
+	yajl_val root = NULL;
+	int rc = BANKPIX_MALFORMED;
+
+	if (json_parse_object_max(body, len, BODY_VALUES, &root, err, errlen) == 0)
+		rc = parse_root(root, out, err, errlen);
 	yajl_tree_free(root);
 	return rc;
+}
+
+int bankpix_parse_page(const char *body, size_t len, struct bankpix_batch *out, long *pages,
+		       char *err, size_t errlen)
+{
+	yajl_val root = NULL, n;
+	int64_t count;
+	int rc = BANKPIX_MALFORMED;
+
+	if (json_parse_object_max(body, len, BODY_VALUES, &root, err, errlen) < 0)
+		goto done;
+	n = json_get(json_get(json_get(root, "parametros"), "paginacao"), "quantidadeDePaginas");
+	if (json_as_int64(n, &count) < 0 || count < 0 || count > 1000000) {
+		snprintf(err, errlen,
+			 "parametros.paginacao.quantidadeDePaginas: must be a whole number");
+		goto done;
+	}
+	rc = parse_root(root, out, err, errlen);
+	if (rc == BANKPIX_OK)
+		*pages = count < 1 ? 1 : (long)count;
+done:
+	yajl_tree_free(root);
+	return rc;
+}
+
+size_t bankpix_batch_keep_chave(struct bankpix_batch *b, const char *chave)
+{
+	size_t kept = 0, dropped = 0;
+
+	for (size_t i = 0; i < b->n; i++) {
+		struct bankpix *p = &b->items[i];
+		if (p->chave && strcmp(p->chave, chave) != 0) {
+			refunds_free(p->refunds, p->nrefunds);
+			free(p->json);
+			free(p->chave);
+			dropped++;
+			continue;
+		}
+		b->items[kept++] = *p;
+	}
+	b->n = kept;
+	return dropped;
 }
 
 void bankpix_batch_deinit(struct bankpix_batch *b)
@@ -432,6 +484,7 @@ void bankpix_batch_deinit(struct bankpix_batch *b)
 	for (size_t i = 0; i < b->n; i++) {
 		refunds_free(b->items[i].refunds, b->items[i].nrefunds);
 		free(b->items[i].json);
+		free(b->items[i].chave);
 	}
 	free(b->items);
 	free(b->refused);

@@ -298,6 +298,11 @@ int ks_bank_pix_key(char *out, size_t size, const char *prefix, int shard)
 	return in_shard(out, size, prefix, shard, "bank");
 }
 
+int ks_bank_refunds_key(char *out, size_t size, const char *prefix, int shard, const char *id)
+{
+	return in_shard(out, size, prefix, shard, "bref:%s", id);
+}
+
 /* ---- {<env>}: one environment ---- */
 
 void ks_env_taxids_key(char *out, size_t size, const char *prefix, enum env env)
@@ -333,6 +338,16 @@ void ks_env_review_key(char *out, size_t size, const char *prefix, enum env env)
 void ks_env_banks_key(char *out, size_t size, const char *prefix, enum env env)
 {
 	in_env(out, size, prefix, env, "banks");
+}
+
+void ks_env_bankrec_key(char *out, size_t size, const char *prefix, enum env env)
+{
+	in_env(out, size, prefix, env, "bankrec");
+}
+
+void ks_env_bankok_key(char *out, size_t size, const char *prefix, enum env env)
+{
+	in_env(out, size, prefix, env, "bankok");
 }
 
 /* ---- {keys}: API keys ---- */

@@ -57,6 +57,8 @@ static const char *const names[SCRIPT_COUNT] = {
 	[SCRIPT_BANK_LOG] = "bank_log",
 	[SCRIPT_BANK_PIX] = "bank_pix",
 	[SCRIPT_CHARGE_RESERVE] = "charge_reserve",
+	[SCRIPT_BANK_RECON] = "bank_recon",
+	[SCRIPT_BANK_RECON_DONE] = "bank_recon_done",
 };
 /* clang-format on */
 

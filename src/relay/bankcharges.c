@@ -97,35 +97,6 @@ static void on_stored(void *ud, int result, const char *json, const char *err)
 	answer(ud, result, json, err);
 }
 
-/* The bank's refusal in a word for the merchant: the Problema's detail (or
- * title), its first violation's reason, else the status. */
-static void refusal(char *out, size_t size, const char *what, long status, const char *body)
-{
-	yajl_val v = NULL, viol;
-	char err[64];
-	const char *detail = NULL, *why = NULL;
-
-	if (body && json_parse_object(body, strlen(body), &v, err, sizeof(err)) == 0) {
-		detail = YAJL_GET_STRING(json_get(v, "detail"));
-		if (!detail)
-			detail = YAJL_GET_STRING(json_get(v, "title"));
-		viol = json_get(v, "violacoes");
-		if (YAJL_IS_ARRAY(viol) && viol->u.array.len)
-			why = YAJL_GET_STRING(json_get(viol->u.array.values[0], "razao"));
-	}
-	if (detail && why)
-		snprintf(out, size, "the bank refused the %s: %.200s (%.200s)", what, detail, why);
-	else if (detail)
-		snprintf(out, size, "the bank refused the %s: %.200s", what, detail);
-	else
-		snprintf(out, size, "the bank refused the %s (HTTP %ld)", what, status);
-	/* a message is quoted back: no control characters */
-	for (char *p = out; *p; p++)
-		if ((unsigned char)*p < ' ')
-			*p = ' ';
-	yajl_tree_free(v);
-}
-
 static void on_cob(void *ud, long status, const char *body, const char *err)
 {
 	struct job *j = ud;
@@ -144,7 +115,7 @@ static void on_cob(void *ud, long status, const char *body, const char *err)
 		return;
 	}
 	if (status != 200 && status != 201) {
-		refusal(why, sizeof(why), "charge", status, body);
+		bankapi_refusal(why, sizeof(why), "charge", status, body);
 		charges_unreserve(b->r, b->cfg, j->account, j->in.external_id);
 		answer(j, BANKCHARGES_REFUSED, why, NULL);
 		return;
@@ -292,12 +263,16 @@ static void on_devolucao(void *ud, long status, const char *body, const char *er
 		return;
 	}
 	if (status != 200 && status != 201) {
-		refusal(why, sizeof(why), "refund", status, body);
+		bankapi_refusal(why, sizeof(why), "refund", status, body);
 		refund_answer(f, BANKCHARGES_REFUSED, why, NULL);
 		return;
 	}
 	if (body && json_parse_object(body, strlen(body), &v, perr, sizeof(perr)) == 0)
 		st = YAJL_GET_STRING(json_get(v, "status"));
+	snprintf(rid, sizeof(rid), "D%s", f->id);
+	/* until the bank reports it settled, the reconciliation asks about it */
+	if (!st || strcmp(st, "EM_PROCESSAMENTO") == 0)
+		banks_refund_asked(f->b->r, f->b->cfg, f->conn, f->e2e, rid, NULL, NULL);
 	g = json_gen_new();
 	json_open(g);
 	json_str(g, "charge");
@@ -305,7 +280,6 @@ static void on_devolucao(void *ud, long status, const char *body, const char *er
 	json_str(g, "refund");
 	json_open(g);
 	json_str(g, "id");
-	snprintf(rid, sizeof(rid), "D%s", f->id);
 	json_str(g, rid);
 	json_str(g, "status");
 	json_str(g, st ? st : "EM_PROCESSAMENTO");
@@ -315,7 +289,9 @@ static void on_devolucao(void *ud, long status, const char *body, const char *er
 	json_close(g);
 	yajl_tree_free(v);
 	{
-		char *out = mem_strndup(json_buf(g, &len), len);
+		const char *buf = json_buf(g, &len); /* len is set here, before it is read */
+		char *out = mem_strndup(buf, len);
+
 		refund_answer(f, BANKCHARGES_REQUESTED, out, NULL);
 		free(out);
 	}

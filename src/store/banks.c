@@ -122,6 +122,9 @@ static int valid_id(const char *id)
 struct fields {
 	const char *id, *account, *env, *pix_key, *auth, *client_ca, *created_ms;
 	const char *api_url, *token_url, *client_id, *cert, *bank_ca;
+	/* its reconciliation (bank_recon_done) */
+	const char *rec_at, *rec_ok_ms, *rec_fail, *rec_error, *rec_error_ms, *rec_listed, *rec_new,
+	    *rec_new_total;
 };
 
 static const char *or_empty(const char *s)
@@ -143,6 +146,51 @@ static void fields_of(const redisReply *h, struct fields *f)
 	f->client_id = or_empty(rds_hash_field(h, "client_id"));
 	f->cert = or_empty(rds_hash_field(h, "cert"));
 	f->bank_ca = or_empty(rds_hash_field(h, "bank_ca"));
+	f->rec_at = or_empty(rds_hash_field(h, "rec_at"));
+	f->rec_ok_ms = or_empty(rds_hash_field(h, "rec_ok_ms"));
+	f->rec_fail = or_empty(rds_hash_field(h, "rec_fail"));
+	f->rec_error = or_empty(rds_hash_field(h, "rec_error"));
+	f->rec_error_ms = or_empty(rds_hash_field(h, "rec_error_ms"));
+	f->rec_listed = or_empty(rds_hash_field(h, "rec_listed"));
+	f->rec_new = or_empty(rds_hash_field(h, "rec_new"));
+	f->rec_new_total = or_empty(rds_hash_field(h, "rec_new_total"));
+}
+
+/* An instant kept in ms as RFC 3339, or null when "" or 0. */
+static void render_ms(yajl_gen g, const char *ms)
+{
+	unsigned long long v = strtoull(ms ? ms : "", NULL, 10);
+	char at[32];
+
+	if (!v) {
+		json_null(g);
+		return;
+	}
+	timefmt_rfc3339(at, v);
+	json_str(g, at);
+}
+
+/* "reconciliation": what its runs found ({} fields null before the first). */
+static void render_reconciliation(yajl_gen g, const struct fields *f)
+{
+	json_open(g);
+	json_str(g, "reconciledUntil");
+	render_ms(g, f->rec_at);
+	json_str(g, "lastSuccessAt");
+	render_ms(g, f->rec_ok_ms);
+	json_str(g, "lastListed");
+	json_int(g, strtoll(f->rec_listed, NULL, 10));
+	json_str(g, "lastNew");
+	json_int(g, strtoll(f->rec_new, NULL, 10));
+	json_str(g, "newTotal");
+	json_int(g, strtoll(f->rec_new_total, NULL, 10));
+	json_str(g, "failures");
+	json_int(g, strtoll(f->rec_fail, NULL, 10));
+	json_str(g, "lastError");
+	json_str_or_null(g, f->rec_error[0] ? f->rec_error : NULL);
+	json_str(g, "lastErrorAt");
+	render_ms(g, f->rec_error[0] ? f->rec_error_ms : "");
+	json_close(g);
 }
 
 /* {"subject", "notAfter", "sha256"} of the first certificate of `pem`, or
@@ -234,6 +282,8 @@ static void render(yajl_gen g, const struct config *cfg, const struct fields *f,
 		render_cert(g, f->cert);
 		json_str(g, "bankCa");
 		render_cert(g, f->bank_ca);
+		json_str(g, "reconciliation");
+		render_reconciliation(g, f);
 		json_close(g);
 	} else {
 		json_null(g);
@@ -453,6 +503,8 @@ static void on_conn(void *ud, redisReply *reply, const char *err)
 	snprintf(conn.token_sha, sizeof(conn.token_sha), "%s",
 		 or_empty(rds_hash_field(reply, "token_sha")));
 	conn.created_ms = strtoll(f.created_ms, NULL, 10);
+	conn.api_at_ms = strtoll(or_empty(rds_hash_field(reply, "api_at")), NULL, 10);
+	conn.rec_at_ms = strtoll(or_empty(rds_hash_field(reply, "rec_at")), NULL, 10);
 	if (f.api_url[0]) {
 		conn.api.api_url = mem_strdup(f.api_url);
 		conn.api.token_url = mem_strdup(f.token_url);
@@ -722,6 +774,19 @@ void banks_log(struct rds *r, const struct config *cfg, enum env env, const char
 
 /* ---- the bank's API credentials ---- */
 
+static void on_scheduled(void *ud, int result, const char *json, const char *err)
+{
+	struct call *c = ud;
+
+	if (result < 0)
+		c->cb(c->ud, -1, NULL,
+		      "the credentials are kept, but their reconciliation could not be scheduled: "
+		      "give them again");
+	else
+		c->cb(c->ud, 0, c->json, NULL);
+	call_free(c);
+}
+
 static void on_credentials(void *ud, redisReply *reply, const char *err)
 {
 	struct call *c = ud;
@@ -733,13 +798,13 @@ static void on_credentials(void *ud, redisReply *reply, const char *err)
 	} else {
 		struct fields f;
 		yajl_gen g = json_gen_new();
-		char *json;
 
 		fields_of(reply, &f);
 		render(g, c->cfg, &f, NULL);
-		json = gen_take(g);
-		c->cb(c->ud, 0, json, NULL);
-		free(json);
+		c->json = gen_take(g);
+		/* the environment's schedule is in another slot: a second call */
+		banks_recon_schedule(c->r, c->cfg, c->env, c->id, on_scheduled, c);
+		return;
 	}
 	call_free(c);
 }
@@ -749,7 +814,7 @@ void banks_set_credentials(struct rds *r, const struct config *cfg, const struct
 			   store_fn cb, void *ud)
 {
 	struct call *c;
-	char name[80], *secret, *pkey, sp[KS_PREFIX_MAX], channel[KS_KEY_MAX];
+	char name[80], *secret, *pkey, sp[KS_PREFIX_MAX], channel[KS_KEY_MAX], now[24];
 
 	if (!valid_id(id)) {
 		cb(ud, BANKS_NOT_FOUND, NULL, NULL);
@@ -762,6 +827,7 @@ void banks_set_credentials(struct rds *r, const struct config *cfg, const struct
 	pkey = seal(key, name, creds->key_pem, strlen(creds->key_pem));
 	ks_shard_prefix(sp, sizeof(sp), cfg->prefix, ks_shard_of(id));
 	ks_invalidation_channel(channel, sizeof(channel), cfg->prefix);
+	snprintf(now, sizeof(now), "%llu", (unsigned long long)ids_now_ms());
 	{
 		const char *argv[] = {c->key,
 				      env_name(env),
@@ -773,8 +839,9 @@ void banks_set_credentials(struct rds *r, const struct config *cfg, const struct
 				      pkey,
 				      creds->bank_ca_pem ? creds->bank_ca_pem : "",
 				      sp,
-				      channel};
-		rds_script(r, on_credentials, c, SCRIPT_BANK_CREDENTIALS, 1, 11, argv, NULL);
+				      channel,
+				      now};
+		rds_script(r, on_credentials, c, SCRIPT_BANK_CREDENTIALS, 1, 12, argv, NULL);
 	}
 	free(secret);
 	free(pkey);

@@ -9,6 +9,7 @@
 #include "pixrelay/store/auth.h"
 #include "pixrelay/core/config.h"
 #include "pixrelay/relay/bankcharges.h"
+#include "pixrelay/relay/bankrecon.h"
 #include "pixrelay/relay/dispatch.h"
 #include "pixrelay/http/http.h"
 #include "pixrelay/redis/redis.h"
@@ -24,6 +25,7 @@ struct app {
 	struct ingest_queue *ingest;		/* notifications waiting for their write */
 	struct banks_queue *banks;		/* banks' Pix waiting for their write */
 	struct bankapi *bankapi;		/* calls to merchants' banks (API Pix) */
+	struct bankrecon *bankrecon;		/* their reconciliation (with the dispatcher) */
 	const struct seal_key *credentials_key; /* opens banks' API credentials; NULL: none */
 	struct bankcharges bankcharges;		/* charges created at accounts' banks */
 	struct http_server *http;

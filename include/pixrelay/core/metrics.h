@@ -32,6 +32,8 @@ void metrics_bank_pix(const char *source, const char *outcome);
 /* A call to the bank webhook answered: "accepted", "unauthenticated",
  * "malformed", "unavailable". */
 void metrics_bank_call(const char *result);
+/* A reconciliation of a bank connection over: "ok" or "failed". */
+void metrics_bank_reconciliation(const char *result);
 
 /* A Redis command answered after `seconds`, or a reconnection. */
 void metrics_redis(double seconds);

@@ -31,7 +31,8 @@ struct seal_key {
 int seal_key_load(const char *path, struct seal_key *out, char *err, size_t errlen);
 
 /* Make a new credentials key at `path` (64 hex digits, mode 0600), never
- * over an existing file. 0, or -1 with the reason in err. */
+ * over an existing file; its directory is made (mode 0700) when it is
+ * missing but its parent is not. 0, or -1 with the reason in err. */
 int seal_key_create(const char *path, char *err, size_t errlen);
 
 /* Seal `len` bytes for the name `what` (e.g. "bnk_...:client_secret"):

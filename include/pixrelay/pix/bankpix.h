@@ -48,6 +48,7 @@ struct bankpix_refund {
 struct bankpix {
 	char e2e[BANKPIX_E2E_LEN + 1];
 	char txid[BANKPIX_TXID_MAX + 1]; /* "" when the Pix carries none */
+	char *chave;			 /* the Pix key paid; NULL when the Pix names none */
 	int64_t cents;
 	long long horario_ms;
 	struct bankpix_refund *refunds;
@@ -86,6 +87,18 @@ enum bankpix_result {
 int bankpix_parse(const char *body, size_t len, struct bankpix_batch *out, char *err,
 		  size_t errlen);
 void bankpix_batch_deinit(struct bankpix_batch *b);
+
+/* A page of `GET /pix` ({"parametros": {..., "paginacao": {...}}, "pix":
+ * [...]}), parsed as bankpix_parse does, and its number of pages
+ * (parametros.paginacao.quantidadeDePaginas, at least 1) into *pages. A
+ * page without a readable count is BANKPIX_MALFORMED. */
+int bankpix_parse_page(const char *body, size_t len, struct bankpix_batch *out, long *pages,
+		       char *err, size_t errlen);
+
+/* Drop from b the Pix paid to a key other than `chave` (those that name
+ * none stay): the bank lists every Pix of the account, a connection
+ * reconciles its own key. Returns how many were dropped. */
+size_t bankpix_batch_keep_chave(struct bankpix_batch *b, const char *chave);
 
 /* "123.45" (the standard's \d{1,10}\.\d{2}, whole string) as cents: 0, or
  * -1 for anything else ("1.5", "01.00" is fine, "+1.00", "1e2", " 1.00"). */

@@ -156,6 +156,10 @@ int ks_bank_log_key(char *out, size_t size, const char *prefix, int shard, const
 /* "<prefix>{s<k>}:bank", the key the bank_pix script is called with: it
  * names the shard and is never written. */
 int ks_bank_pix_key(char *out, size_t size, const char *prefix, int shard);
+/* "<prefix>{s<k>}:bref:<connection id>", refunds pixrelay asked the
+ * connection's bank for and has not heard settled: "<endToEndId> <refund
+ * id>" -> when asked (ms) (zset; the reconciliation asks the bank). */
+int ks_bank_refunds_key(char *out, size_t size, const char *prefix, int shard, const char *id);
 
 /* ---- {<env>}: one environment ----
  *
@@ -184,6 +188,12 @@ void ks_env_review_key(char *out, size_t size, const char *prefix, enum env env)
 /* "<prefix>{<env>}:banks", every bank connection of the environment by
  * creation time (zset). */
 void ks_env_banks_key(char *out, size_t size, const char *prefix, enum env env);
+/* "<prefix>{<env>}:bankrec", the connections with API credentials by when
+ * their next reconciliation is due, or their lease runs out (zset). */
+void ks_env_bankrec_key(char *out, size_t size, const char *prefix, enum env env);
+/* "<prefix>{<env>}:bankok", the connections with API credentials by when
+ * their last reconciliation succeeded (zset). */
+void ks_env_bankok_key(char *out, size_t size, const char *prefix, enum env env);
 
 /* ---- {keys}: API keys ----
  *

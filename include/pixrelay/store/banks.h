@@ -53,6 +53,8 @@ struct banks_conn {
 	char *client_ca;    /* PEM of the trust list (mTLS); NULL for a URL token */
 	char token_sha[65]; /* SHA-256 of the URL token, hex; "" for mTLS */
 	long long created_ms;
+	long long api_at_ms; /* when it was first given API credentials (0: never) */
+	long long rec_at_ms; /* the bank's Pix are reconciled up to here (0: not yet) */
 	/* the bank's API credentials as stored (NULL: none): the client secret
 	 * and the private key sealed (core/seal.h), banks_open_credentials
 	 * opens them */
@@ -153,5 +155,57 @@ void banks_queue_free(struct banks_queue *q);
  * again). The batch is taken (emptied). */
 void banks_receive(struct banks_queue *q, const struct banks_conn *c, const char *source,
 		   struct bankpix_batch *b, store_fn cb, void *ud);
+
+/* ---- reconciliation (banks_recon.c; relay/bankrecon.c runs it) ---- */
+
+#define BANKS_RECON_CLAIM_MAX 16 /* connections leased by one claim */
+
+/* ids (borrowed for the call): n of them, and a number that goes with
+ * them (see each call); or err with n = 0. */
+typedef void (*banks_ids_fn)(void *ud, const char *err, long long n0, const char *const *ids,
+			     size_t n);
+
+/* Lease up to `most` connections of env whose reconciliation is due, for
+ * lease_ms (no other process takes them meanwhile). n0: when the oldest
+ * last success of any connection of env was (ms; 0 when none). */
+void banks_recon_claim(struct rds *r, const struct config *cfg, enum env env, unsigned most,
+		       long lease_ms, banks_ids_fn cb, void *ud);
+/* The run of `id` is over (ok: it succeeded) or its lease renewed: its
+ * next one is due at when_ms. result 1, or 0 when it is no longer
+ * scheduled (dropped meanwhile). cb may be NULL. */
+void banks_recon_next(struct rds *r, const struct config *cfg, enum env env, const char *id,
+		      long long when_ms, int ok, store_fn cb, void *ud);
+/* Schedule `id` now (it was given API credentials). cb may be NULL. */
+void banks_recon_schedule(struct rds *r, const struct config *cfg, enum env env, const char *id,
+			  store_fn cb, void *ud);
+/* No more reconciliations of `id`. cb may be NULL. */
+void banks_recon_drop(struct rds *r, const struct config *cfg, enum env env, const char *id,
+		      store_fn cb, void *ud);
+
+/* What one successful run found. */
+struct banks_recon_stats {
+	long long upto_ms; /* the bank's Pix are taken up to here */
+	long pages;	   /* pages of GET /pix read */
+	long listed;	   /* Pix the bank listed (of this connection's key) */
+	long fresh;	   /* ... that pixrelay had not heard of (the webhook missed them) */
+	long refunds;	   /* pending refunds asked about */
+};
+/* Record a run of connection `id` in its record: ok, or failed with
+ * `error` (ok NULL). result: consecutive failures now (0 after a success),
+ * or -1 when the connection is gone. */
+void banks_recon_done(struct rds *r, const struct config *cfg, const char *id,
+		      const struct banks_recon_stats *ok, const char *error, store_fn cb, void *ud);
+
+/* Refunds pixrelay asked a connection's bank for: remembered until the
+ * bank reports them settled (DEVOLVIDO or NAO_REALIZADO), so that the
+ * reconciliation asks about them. cb may be NULL. */
+void banks_refund_asked(struct rds *r, const struct config *cfg, const char *conn, const char *e2e,
+			const char *refund_id, store_fn cb, void *ud);
+void banks_refund_settled(struct rds *r, const struct config *cfg, const char *conn,
+			  const char *e2e, const char *refund_id, store_fn cb, void *ud);
+/* The oldest `most` pending refunds of `conn`: ids "<e2e> <refund id>",
+ * n0 when the oldest was asked (ms). */
+void banks_refunds_pending(struct rds *r, const struct config *cfg, const char *conn, unsigned most,
+			   banks_ids_fn cb, void *ud);
 
 #endif

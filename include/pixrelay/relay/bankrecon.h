@@ -1,0 +1,54 @@
+/* bankrecon: the reconciliation of bank connections (docs/banks.md,
+ * "Reconciliation"). A bank's webhook promises nothing: a Pix it never
+ * sends is money the merchant received and never heard of. So every
+ * bank-reconcile-interval seconds, for each connection with API
+ * credentials, one process of the deployment (the one whose claim leased
+ * it: store/banks_recon.c) asks the bank for the Pix received since the
+ * last reconciliation (GET /pix, page by page, the window overlapping the
+ * last one), and feeds them to the same write as the webhook's
+ * (banks_receive, source "reconciliation"): what was heard already is a
+ * duplicate, what was missed pays its charge or is reported. It then asks
+ * about the refunds pixrelay requested and has not heard settled (GET
+ * /pix/{e2eid}). A failure is recorded with the connection and retried
+ * with a growing delay; nothing moves the reconciled instant but a whole
+ * successful window.
+ *
+ * It runs next to the dispatcher, on its Redis connection, from its own
+ * timer; at most a few connections at once per process.
+ */
+#ifndef PIXRELAY_BANKRECON_H
+#define PIXRELAY_BANKRECON_H
+
+#include "pixrelay/core/config.h"
+#include "pixrelay/core/seal.h"
+#include "pixrelay/redis/redis.h"
+#include "pixrelay/relay/bankapi.h"
+#include "pixrelay/relay/dispatch.h"
+#include "pixrelay/store/banks.h"
+
+#include <event2/event.h>
+
+struct bankrecon;
+
+/* Start reconciling (nothing when cfg->bank_reconcile_interval is 0).
+ * Borrowed, and outliving it: base, r, cfg, api (the bank client), key
+ * (the credentials key; NULL: runs fail saying so), q (where the Pix are
+ * written), d (woken when they wrote events; may be NULL). */
+struct bankrecon *bankrecon_new(struct event_base *base, struct rds *r, const struct config *cfg,
+				struct bankapi *api, const struct seal_key *key,
+				struct banks_queue *q, struct dispatch *d);
+/* The credentials key, found after the start. rc may be NULL. */
+void bankrecon_set_key(struct bankrecon *rc, const struct seal_key *key);
+/* Start nothing more; runs under way are abandoned at their next step
+ * (their leases run out and another process takes them). rc may be NULL. */
+void bankrecon_stop(struct bankrecon *rc);
+/* Free rc (NULL is fine); it goes when its last run's answer comes back
+ * (when the clients it uses are freed). */
+void bankrecon_free(struct bankrecon *rc);
+
+/* For /metrics: seconds since the oldest last success of any connection
+ * of env with API credentials (what the last claim saw), and whether
+ * there was any. */
+int bankrecon_age(const struct bankrecon *rc, enum env env, double *seconds);
+
+#endif

@@ -1,0 +1,251 @@
+"""The reconciliation of a bank connection (docs/banks.md, "Reconciliation"),
+as a merchant sees it. A bank's webhook promises no delivery: here the test
+bank (testbank.py, every call checked against the Central Bank's API Pix)
+settles Pix and refunds and tells nobody, and pixrelay, asking the bank's
+GET /pix every second, pays the charges, reports the Pix that named none,
+settles the refunds it asked for, and sends each event once, whether the
+webhook also came, came first, or never came; while the bank is down it
+says so and catches up after.
+"""
+import json
+import os
+import re
+import time
+import unittest
+import urllib.parse
+
+import bcb
+import certs
+from harness import Pixrelay, auth, free_port, init_platforms, start_stack, stop_stack, wait_for
+from sse import verify
+from testbank import TestBank
+
+CREATE = "/v1/charge/pix/create"
+CONNECTIONS = "/v1/bank/connections"
+QUIET = 2.5  # more than two reconciliations: nothing more comes
+
+
+def metric(text, name, **labels):
+    want = ",".join('%s="%s"' % kv for kv in sorted(labels.items()))
+    for line in text.splitlines():
+        m = re.match(r"^%s(?:\{(.*)\})? (\S+)$" % re.escape(name), line)
+        if m and ",".join(sorted((m.group(1) or "").split(","))) == want:
+            return float(m.group(2))
+    return None
+
+
+class Reconciliation(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = None
+        start_stack(cls, sink=True, port=free_port(),
+                    args=["--bank-reconcile-interval", "1", "--bank-timeout-ms", "2000"])
+        cls.certdir = os.path.join(cls.wd.path, "certs")
+        os.makedirs(cls.certdir)
+        merchant_ca = certs.make_ca(cls.certdir, "merchant-ca", "Loja Client CA")
+        cls.merchant = certs.make_client(cls.certdir, merchant_ca, "loja", "loja.example")
+        cls.bank = TestBank(client_ca=merchant_ca.cert,
+                            keys=["pagamentos@loja.example", "outra@loja.example"]).start()
+        init = init_platforms(cls.px)
+        cls.account = init["sandbox"]
+        cls.key = cls.px.create_key("sandbox")["key"]
+        cls.px.cli("account", "set", "--env", "sandbox", "--postback-url",
+                   cls.sink.url("/account"))
+        cls.signing = json.loads(cls.px.cli("secrets", "--env", "sandbox", "--json").stdout)[
+            "signingSecret"]
+        secret = os.path.join(cls.certdir, "secret.txt")
+        with open(secret, "w") as f:
+            f.write(cls.bank.client_secret)
+        os.chmod(secret, 0o600)
+        r = cls.px.cli("bank", "connect", "--env", "sandbox", "--chave", cls.bank.key,
+                       "--url-token", "--api-url", cls.bank.url, "--token-url",
+                       cls.bank.token_url, "--client-id", cls.bank.client_id,
+                       "--client-secret-file", secret, "--cert", cls.merchant.cert,
+                       "--key", cls.merchant.key, "--bank-ca", cls.bank.server_ca, "--json")
+        cls.conn = json.loads(r.stdout)
+        # the running server finds the credentials key the CLI just made
+        wait_for(lambda: "loaded: bank connections' API calls are on" in cls.px.log(),
+                 what="the credentials key taken by the server")
+        u = urllib.parse.urlsplit(cls.conn["webhookUrl"] + "/pix")
+        cls.hook = u.path + "?" + u.query
+
+    @classmethod
+    def tearDownClass(cls):
+        code = cls.px.stop()
+        log = cls.px.log()
+        cls.bank.close()
+        stop_stack(cls)
+        if code != 0 or "Sanitizer" in log:
+            raise AssertionError("pixrelay exited %s:\n%s" % (code, log[-3000:]))
+
+    def setUp(self):
+        self.bank.take_violations()
+
+    def tearDown(self):
+        self.assertEqual(self.bank.take_violations(), [])
+
+    # ---- helpers ----
+
+    def charge(self, amount, path):
+        r = self.px.request("POST", CREATE, headers=auth(self.key),
+                            body={"amount": amount, "postbackUrl": self.sink.url(path)})
+        self.assertEqual(r.status, 200, r)
+        return r.json["data"]
+
+    def get_charge(self, cid):
+        r = self.px.request("GET", "/v1/charge/pix/" + cid, headers=auth(self.key))
+        self.assertEqual(r.status, 200, r)
+        return r.json["data"]
+
+    def connection(self):
+        r = self.px.request("GET", "%s/%s" % (CONNECTIONS, self.conn["id"]), headers=auth(self.key))
+        self.assertEqual(r.status, 200, r)
+        return r.json["data"]
+
+    def events(self, path, n):
+        reqs = self.sink.wait_count(n, path=path, timeout=15)
+        for q in reqs:
+            self.assertTrue(verify(self.signing, {k.lower(): v for k, v in q.header_list}, q.body))
+        return [q.json for q in reqs]
+
+    def quiet(self, path, n):
+        time.sleep(QUIET)
+        self.assertEqual(self.sink.count(path), n, self.sink.requests(path))
+
+    def webhook(self, *e2es):
+        body = {"pix": [self.bank.pix(e) for e in e2es]}
+        bcb.validate_webhook_body(body)
+        r = self.px.request("POST", self.hook, body=body)
+        self.assertEqual(r.status, 200, r)
+        return r.json["data"]
+
+    def log_entry(self, e2e):
+        r = self.px.request("GET", "%s/%s/notifications?limit=1000" % (CONNECTIONS, self.conn["id"]),
+                            headers=auth(self.key))
+        self.assertEqual(r.status, 200, r)
+        return [n for n in r.json["data"]["notifications"] if n.get("endToEndId") == e2e]
+
+    # ---- tests ----
+
+    def test_a_pix_the_webhook_never_brought_pays_its_charge(self):
+        path = "/missed-%d" % time.time_ns()
+        ch = self.charge(1234, path)
+        pix = self.bank.pay(ch["id"])  # settled at the bank; no webhook
+        ev = self.events(path, 1)[0]
+        self.assertEqual(ev["event"], "EVENT:CHARGE_PAID")
+        self.assertEqual(ev["data"]["id"], ch["id"])
+        got = self.get_charge(ch["id"])
+        self.assertEqual(got["status"], "PAID")
+        self.assertEqual(got["pix"]["endToEndId"], pix["endToEndId"])
+        self.assertEqual(got["pix"]["source"], "reconciliation")
+        entries = self.log_entry(pix["endToEndId"])
+        self.assertEqual([(e["source"], e["outcome"]) for e in entries],
+                         [("reconciliation", "paid")])
+        rec = self.connection()["api"]["reconciliation"]
+        self.assertGreaterEqual(rec["newTotal"], 1)
+        self.assertEqual(rec["failures"], 0)
+        self.assertIsNotNone(rec["lastSuccessAt"])
+        # a webhook that comes after all is a duplicate: no second event
+        data = self.webhook(pix["endToEndId"])
+        self.assertEqual(data["pix"][0]["outcome"], "duplicate")
+        self.quiet(path, 1)
+
+    def test_a_pix_the_webhook_brought_is_not_taken_twice(self):
+        path = "/heard-%d" % time.time_ns()
+        ch = self.charge(990, path)
+        pix = self.bank.pay(ch["id"])
+        data = self.webhook(pix["endToEndId"])
+        self.assertIn(data["pix"][0]["outcome"], ("paid", "duplicate"))
+        self.events(path, 1)
+        before = self.bank.calls["GET /pix"]
+        wait_for(lambda: self.bank.calls["GET /pix"] >= before + 2, timeout=10,
+                 what="two more reconciliations")
+        self.quiet(path, 1)
+        self.assertEqual(self.get_charge(ch["id"])["pix"]["source"], "webhook")
+
+    def test_a_pix_without_txid_is_reported_and_another_keys_pix_is_left(self):
+        mine = self.bank.pay_key("7.50")
+        other = self.bank.pay_key("8.25", chave="outra@loja.example")
+
+        def reported():
+            return [q.json for q in self.sink.requests("/account")
+                    if q.json["data"].get("pix", {}).get("endToEndId") == mine["endToEndId"]]
+        evs = wait_for(reported, timeout=15, what="the Pix without txid reported")
+        self.assertEqual(len(evs), 1)
+        self.assertEqual(self.log_entry(mine["endToEndId"])[0]["reason"], "no_txid")
+        time.sleep(QUIET)
+        self.assertEqual(self.log_entry(other["endToEndId"]), [])
+        self.assertEqual(len(reported()), 1)
+
+    def test_the_bank_down_is_said_and_caught_up_after(self):
+        path = "/down-%d" % time.time_ns()
+        ch = self.charge(4321, path)
+        pix = self.bank.pay(ch["id"])
+        self.bank.down(mode="503")
+        try:
+            rec = wait_for(lambda: self.connection()["api"]["reconciliation"]["failures"] >= 1
+                           and self.connection()["api"]["reconciliation"], timeout=15,
+                           what="a failed reconciliation")
+            self.assertIn("GET /pix", rec["lastError"])
+            self.assertIsNotNone(rec["lastErrorAt"])
+            self.assertEqual(self.get_charge(ch["id"])["status"], "PENDING")
+            r = self.px.request("GET", "/metrics")
+            self.assertGreaterEqual(metric(r.body.decode(), "pixrelay_bank_reconciliations_total",
+                                           result="failed") or 0, 1)
+        finally:
+            self.bank.up()
+        ev = self.events(path, 1)[0]
+        self.assertEqual(ev["data"]["id"], ch["id"])
+        self.assertEqual(self.get_charge(ch["id"])["pix"]["endToEndId"], pix["endToEndId"])
+        rec = wait_for(lambda: self.connection()["api"]["reconciliation"]["failures"] == 0
+                       and self.connection()["api"]["reconciliation"], timeout=15,
+                       what="a successful reconciliation")
+        self.assertIsNone(rec["lastError"])
+
+    def test_a_refund_settled_at_the_bank_without_a_webhook(self):
+        path = "/refund-%d" % time.time_ns()
+        ch = self.charge(2500, path)
+        pix = self.bank.pay(ch["id"])
+        self.webhook(pix["endToEndId"])
+        self.events(path, 1)
+        r = self.px.request("POST", "/v1/charge/%s/refund" % ch["id"], headers=auth(self.key))
+        self.assertEqual(r.status, 202, r)
+        refund = r.json["data"]["refund"]
+        self.assertEqual(refund["status"], "EM_PROCESSAMENTO")
+        # the reconciliation lists the Pix with its refund in process: news,
+        # once, and the charge stays PAID
+        ev = self.events(path, 2)[1]
+        self.assertEqual((ev["event"], ev["data"]["status"], ev["data"]["source"]),
+                         ("EVENT:PIX_REFUND", "EM_PROCESSAMENTO", "reconciliation"))
+        self.quiet(path, 2)
+        self.assertEqual(self.get_charge(ch["id"])["status"], "PAID")
+        self.bank.settle_refund(pix["endToEndId"], refund["id"])  # no webhook
+        ev = self.events(path, 3)[2]
+        self.assertEqual(ev["event"], "EVENT:CHARGE_REFUND")
+        self.assertEqual(self.get_charge(ch["id"])["status"], "REFUNDED")
+        self.quiet(path, 3)
+
+    def test_reconcile_now_and_its_refusals(self):
+        r = self.px.request("POST", "%s/%s/reconcile" % (CONNECTIONS, self.conn["id"]),
+                            headers=auth(self.key))
+        self.assertEqual(r.status, 202, r)
+        self.assertEqual(r.json["data"], {"id": self.conn["id"], "reconciliation": "scheduled"})
+        r = self.px.request("POST", CONNECTIONS, headers=auth(self.key),
+                            body={"pixKey": "semapi@loja.example", "auth": "url-token"})
+        self.assertEqual(r.status, 200, r)
+        plain = r.json["data"]["id"]
+        try:
+            r = self.px.request("POST", "%s/%s/reconcile" % (CONNECTIONS, plain),
+                                headers=auth(self.key))
+            self.assertEqual(r.status, 409, r)
+            self.assertIn("has no API credentials", r.json["error"])
+        finally:
+            self.px.request("POST", "%s/%s/disconnect" % (CONNECTIONS, plain),
+                            headers=auth(self.key))
+        r = self.px.request("POST", "%s/bnk_01JZZZZZZZZZZZZZZZZZZZZZZZ/reconcile" % CONNECTIONS,
+                            headers=auth(self.key))
+        self.assertEqual(r.status, 404, r)
+
+
+if __name__ == "__main__":
+    unittest.main()
