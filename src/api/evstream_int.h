@@ -1,0 +1,75 @@
+/* evstream_int: what the files of the live event streams share, private to
+ * src/api/.
+ *
+ * evstream.c holds the streams themselves (opening, catching up, live
+ * messages, heartbeats, closing). The protocol is in
+ * include/pixrelay/api/evstream.h.
+ */
+#ifndef PIXRELAY_EVSTREAM_INT_H
+#define PIXRELAY_EVSTREAM_INT_H
+
+#include "pixrelay/api/evstream.h"
+#include "pixrelay/pix/keyspace.h"
+
+#include <stdint.h>
+
+#define EVSTREAM_ACCT_BUCKETS 256
+
+struct acct; /* the streams of one account, its signing secrets (evstream.c) */
+struct msg;  /* an event waiting to be sent (evstream.c) */
+struct seen; /* ids sent while catching up (evstream.c) */
+
+enum evstream_state { S_OPENING, S_REPLAY, S_LIVE, S_DEAD };
+
+struct stream {
+	struct evstream *h;
+	struct stream *prev, *next;	    /* in its account */
+	struct stream *all_prev, *all_next; /* every stream of the process */
+	struct acct *a;
+	struct http_req *req;
+	enum evstream_state state;
+	int begun;    /* the 200 and its head are out (-1: answered otherwise) */
+	int flag_set; /* the shard's live key was set after the subscriber was ready */
+	int ops;      /* Redis calls under way that hold this stream */
+	int fetching;
+	int shard;
+	long long from_ms;	    /* catching up: the next page starts at this time ... */
+	long offset;		    /* ... after this many events of that time */
+	struct msg *buf, *buf_tail; /* live events waiting while it catches up */
+	unsigned nbuf;
+	struct msg *page, *page_tail; /* read while catching up, not yet sent */
+	int page_more;		      /* the index has more after them */
+	int fetched;		      /* a page was asked for */
+	struct seen *seen;	      /* while catching up, and a moment after */
+	char skip[KS_EVENT_ID_MAX];
+	struct event *timer;
+	uint64_t deadline_ms; /* opening must be done by then */
+	uint64_t last_write_ms;
+	uint64_t live_since_ms;
+};
+
+struct evstream {
+	struct event_base *base;
+	struct rds *r;
+	struct rds_addr addr;
+	const struct config *cfg;
+	struct rds *sub;
+	int sub_ready;
+	char channel[256];
+	struct acct *buckets[EVSTREAM_ACCT_BUCKETS];
+	struct stream *all;
+	unsigned nstreams;
+	unsigned shard_open[KS_SHARDS_MAX];
+	struct event *renew;
+	int stopped;
+};
+
+/* evstream.c: move a stream on as far as it can go now (opening: once its
+ * secrets, the subscriber and the shard's live key are there). */
+void evstream_advance(struct stream *s);
+
+/* evstream.c: end a stream (answering 503 `why` if it had not begun) and
+ * free it once no Redis call holds it. */
+void evstream_close(struct stream *s, const char *why);
+
+#endif
