@@ -464,6 +464,7 @@ static void on_renew(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
+/* Move a stream on as far as it can go now. */
 void evstream_advance(struct stream *s)
 {
 	struct evstream *h = s->h;
@@ -536,22 +537,16 @@ static void stream_arm(struct stream *s)
 	evtimer_add(s->timer, &tv);
 }
 
-/* Heartbeats, pacing of a catch-up, the opening deadline. */
-static void on_stream_timer(evutil_socket_t fd, short what, void *arg)
+/* What the timer does: the opening deadline, pacing of a catch-up,
+ * heartbeats. May end the stream. */
+static void stream_tick(struct stream *s, uint64_t now)
 {
-	struct stream *s = arg;
-	uint64_t now = ids_now_ms();
-
-	if (s->state == S_DEAD)
-		return;
 	if (s->state == S_OPENING) {
 		if (now > s->deadline_ms && s->ops == 0) {
 			evstream_close(s, "storage is unreachable");
 			return;
 		}
 		evstream_advance(s);
-		if (s->state != S_DEAD)
-			stream_arm(s);
 		return;
 	}
 	if (s->state == S_REPLAY)
@@ -562,10 +557,24 @@ static void on_stream_timer(evutil_socket_t fd, short what, void *arg)
 		s->seen = NULL;
 	}
 	if (s->state != S_DEAD &&
-	    now - s->last_write_ms >= (uint64_t)s->h->cfg->stream_heartbeat * 1000 &&
-	    stream_write(s, ": keep-alive\n\n", 14) < 0)
+	    now - s->last_write_ms >= (uint64_t)s->h->cfg->stream_heartbeat * 1000)
+		stream_write(s, ": keep-alive\n\n", 14);
+}
+
+/* The stream's one timer; what it runs may end the stream, which is freed
+ * here then, not in there. */
+static void on_stream_timer(evutil_socket_t fd, short what, void *arg)
+{
+	struct stream *s = arg;
+
+	if (s->state == S_DEAD)
 		return;
-	if (s->state != S_DEAD)
+	s->in_timer = 1;
+	stream_tick(s, ids_now_ms());
+	s->in_timer = 0;
+	if (s->state == S_DEAD)
+		evstream_close(s, NULL);
+	else
 		stream_arm(s);
 }
 
@@ -574,6 +583,8 @@ static void on_gone(struct http_req *req, void *arg)
 	evstream_close(arg, NULL);
 }
 
+/* End a stream (answering 503 `why` if it had not begun) and free it once
+ * no Redis call holds it. */
 void evstream_close(struct stream *s, const char *why)
 {
 	struct evstream *h = s->h;
@@ -605,7 +616,7 @@ void evstream_close(struct stream *s, const char *why)
 		}
 		s->req = NULL;
 	}
-	if (s->ops > 0)
+	if (s->ops > 0 || s->in_timer)
 		return;
 	while (s->buf) {
 		struct msg *m = s->buf;
@@ -751,6 +762,7 @@ int evstream_open(struct evstream *h, struct http_req *req, enum env env, const 
 	struct acct *a;
 	struct stream *s;
 	int shard = ks_shard_of(account);
+	uint64_t now = ids_now_ms();
 
 	if (h->stopped || shard < 0) {
 		http_add_header(req, "Retry-After", "1");
@@ -803,8 +815,8 @@ int evstream_open(struct evstream *h, struct http_req *req, enum env env, const 
 	h->all = s;
 	h->nstreams++;
 	h->shard_open[shard]++;
-	s->deadline_ms = ids_now_ms() + (uint64_t)h->cfg->redis_timeout_ms;
-	s->last_write_ms = ids_now_ms();
+	s->deadline_ms = now + (uint64_t)h->cfg->redis_timeout_ms;
+	s->last_write_ms = now;
 	s->timer = evtimer_new(h->base, on_stream_timer, s);
 	if (!h->sub)
 		h->sub = rds_new_subscriber(h->base, &h->addr, h->cfg->redis_timeout_ms, h->channel,

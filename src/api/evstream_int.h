@@ -31,6 +31,7 @@ struct stream {
 	int begun;    /* the 200 and its head are out (-1: answered otherwise) */
 	int flag_set; /* the shard's live key was set after the subscriber was ready */
 	int ops;      /* Redis calls under way that hold this stream */
+	int in_timer; /* its timer's callback runs (it frees the stream if ended) */
 	int fetching;
 	int shard;
 	long long from_ms;	    /* catching up: the next page starts at this time ... */
