@@ -1,11 +1,12 @@
 /* evstream: the live streams of this process, on its event loop. Streams
  * are grouped by account, with the account's signing secrets (read again
- * each minute); a stream opens (secrets, subscriber, the shard's live key),
- * catches up (pages of events_after paced by what the client reads, live
- * messages buffered, duplicates dropped by id) and goes live; one
- * subscriber hands published events out; one timer per stream beats, paces
- * and ends a slow opening. The header tells the protocol; the route is in
- * api_events.c, the signing in pix/sign.c. */
+ * each minute); a stream opens (secrets, its key checked, subscriber, the
+ * shard's live key), catches up (pages of events_after paced by what the
+ * client reads, live messages buffered, duplicates dropped by id) and goes
+ * live; one subscriber hands published events out; one timer per stream
+ * beats, paces and ends a slow opening. The header tells the protocol; the
+ * API key behind a stream is evstream_key.c, the route api_events.c, the
+ * signing pix/sign.c. */
 #include "evstream_int.h"
 
 #include "pixrelay/store/accounts.h"
@@ -485,7 +486,7 @@ void evstream_advance(struct stream *s)
 			evstream_close(s, "the account has no signing secret");
 			return;
 		}
-		if (!h->sub_ready)
+		if (!s->key_ok || !h->sub_ready)
 			return;
 		if (!s->flag_set) {
 			if (s->ops == 0)
@@ -537,8 +538,8 @@ static void stream_arm(struct stream *s)
 	evtimer_add(s->timer, &tv);
 }
 
-/* What the timer does: the opening deadline, pacing of a catch-up,
- * heartbeats. May end the stream. */
+/* What the timer does: the opening deadline, pacing of a catch-up, the
+ * key's check, heartbeats. May end the stream. */
 static void stream_tick(struct stream *s, uint64_t now)
 {
 	if (s->state == S_OPENING) {
@@ -556,6 +557,8 @@ static void stream_tick(struct stream *s, uint64_t now)
 		free(s->seen);
 		s->seen = NULL;
 	}
+	if (s->state != S_DEAD)
+		evstream_key_tick(s, now);
 	if (s->state != S_DEAD &&
 	    now - s->last_write_ms >= (uint64_t)s->h->cfg->stream_heartbeat * 1000)
 		stream_write(s, ": keep-alive\n\n", 14);
@@ -632,6 +635,18 @@ void evstream_close(struct stream *s, const char *why)
 	event_free(s->timer);
 	acct_unref(s->a);
 	free(s);
+}
+
+void evstream_end(struct stream *s, const char *why)
+{
+	if (s->state != S_DEAD && s->begun > 0) {
+		/* the last words: past stream-max-pending or not, a client gets them
+		 * if it reads */
+		char *line = mem_printf(": end: %s\n\n", why);
+		http_stream_write(s->req, line, strlen(line));
+		free(line);
+	}
+	evstream_close(s, why);
 }
 
 /* ---- the subscriber ---- */
@@ -757,7 +772,7 @@ struct evstream *evstream_new(struct event_base *base, struct rds *r, const stru
 }
 
 int evstream_open(struct evstream *h, struct http_req *req, enum env env, const char *account,
-		  long long from_ms, const char *skip_id)
+		  const char *key_sha, long long from_ms, const char *skip_id)
 {
 	struct acct *a;
 	struct stream *s;
@@ -804,6 +819,7 @@ int evstream_open(struct evstream *h, struct http_req *req, enum env env, const 
 	s->from_ms = from_ms;
 	s->seen = mem_new(struct seen);
 	snprintf(s->skip, sizeof(s->skip), "%s", skip_id ? skip_id : "");
+	snprintf(s->key_sha, sizeof(s->key_sha), "%s", key_sha ? key_sha : "");
 	s->next = a->streams;
 	if (a->streams)
 		a->streams->prev = s;
@@ -822,6 +838,9 @@ int evstream_open(struct evstream *h, struct http_req *req, enum env env, const 
 		h->sub = rds_new_subscriber(h->base, &h->addr, h->cfg->redis_timeout_ms, h->channel,
 					    on_sub, h);
 	stream_arm(s);
+	/* registered: a revocation announced from now on ends it; one before is
+	 * what this check finds */
+	evstream_key_check(s);
 	evstream_advance(s);
 	return EVSTREAM_OK;
 }

@@ -2,8 +2,10 @@
  * src/api/.
  *
  * evstream.c holds the streams themselves (opening, catching up, live
- * messages, heartbeats, closing). The protocol is in
- * include/pixrelay/api/evstream.h.
+ * messages, heartbeats, closing); evstream_key.c the API key
+ * behind each stream (checked when it opens, when the invalidation
+ * subscription is back, every minute; the stream ended when the key is
+ * revoked). The protocol is in include/pixrelay/api/evstream.h.
  */
 #ifndef PIXRELAY_EVSTREAM_INT_H
 #define PIXRELAY_EVSTREAM_INT_H
@@ -47,6 +49,12 @@ struct stream {
 	uint64_t deadline_ms; /* opening must be done by then */
 	uint64_t last_write_ms;
 	uint64_t live_since_ms;
+	/* the API key that opened it (evstream_key.c) */
+	char key_sha[65];	 /* the SHA-256 of its text, hex */
+	int key_ok;		 /* found working after the stream was registered */
+	int key_checking;	 /* a check is under way ... */
+	int key_again;		 /* ... and another must follow it */
+	uint64_t key_checked_ms; /* when it was last found working */
 };
 
 struct evstream {
@@ -66,11 +74,25 @@ struct evstream {
 };
 
 /* evstream.c: move a stream on as far as it can go now (opening: once its
- * secrets, the subscriber and the shard's live key are there). */
+ * secrets, its key check, the subscriber and the shard's live key are
+ * there). */
 void evstream_advance(struct stream *s);
 
 /* evstream.c: end a stream (answering 503 `why` if it had not begun) and
  * free it once no Redis call holds it. */
 void evstream_close(struct stream *s, const char *why);
+
+/* evstream.c: end a stream that has begun with a last comment line
+ * ": end: <why>" so that its client knows why, then as evstream_close. */
+void evstream_end(struct stream *s, const char *why);
+
+/* evstream_key.c: check in Redis that the stream's key still works, now
+ * (again once the check under way answers, if one is); a key that does not
+ * ends the stream (401 if it had not begun). Holds the stream (ops). */
+void evstream_key_check(struct stream *s);
+
+/* evstream_key.c: from the stream's timer: check the key again when the
+ * last check is a minute old. */
+void evstream_key_tick(struct stream *s, uint64_t now_ms);
 
 #endif

@@ -275,6 +275,8 @@ int server_run(struct config *cfg)
 	s.app.bankcharges =
 	    (struct bankcharges){s.app.rds, s.app.cache, cfg, s.app.bankapi, s.app.credentials_key};
 	s.app.streams = evstream_new(s.app.base, s.app.rds, &addr, cfg);
+	/* a revoked key's streams end with it */
+	cache_watch(s.app.cache, evstream_announcement, s.app.streams);
 	if (cfg->dispatch) {
 		/* its own connections: delivery bookkeeping never queues in front
 		 * of the API's requests */
@@ -353,6 +355,7 @@ done:
 	banks_queue_free(s.app.banks);
 	bankapi_free(s.app.bankapi);
 	rds_free(s.app.rds);
+	cache_watch(s.app.cache, NULL, NULL);
 	evstream_free(s.app.streams);
 	rds_free(s.dispatch_rds);
 	cache_free(s.app.cache);

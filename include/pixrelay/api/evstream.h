@@ -34,6 +34,10 @@
  * seconds keeps proxies from closing an idle stream; live messages waiting
  * during a replay are capped (the stream ends; a reconnect resumes).
  * When the subscriber connection is lost every stream ends (clients resume).
+ *
+ * A stream lives no longer than its API key: revoking the key ends it, in
+ * every process, within the time an announcement takes, with a last comment
+ * ": end: ..." (src/api/evstream_key.c tells how, and the window it closes).
  */
 #ifndef PIXRELAY_EVSTREAM_H
 #define PIXRELAY_EVSTREAM_H
@@ -63,11 +67,21 @@ struct evstream *evstream_new(struct event_base *base, struct rds *r, const stru
 
 /* Serve `req` as a stream of the events of `account` of `env` created from
  * `from_ms` on (0: only new ones), skipping `skip_id` (the client's
- * Last-Event-ID, or NULL). The request is answered in every case: 429/503
- * when refused, 503 when Redis cannot be used, else a 200 text/event-stream
- * that lasts until the client goes, the process stops or is too slow. */
+ * Last-Event-ID, or NULL), for the API key whose SHA-256 is `key_sha` (hex;
+ * the stream ends when that key is revoked). The request is answered in
+ * every case: 429/503 when refused, 503 when Redis cannot be used, 401 when
+ * the key turns out revoked before the stream begins, else a 200
+ * text/event-stream that lasts until the client goes, the process stops,
+ * the client is too slow or the key is revoked. Copies the strings. */
 int evstream_open(struct evstream *h, struct http_req *req, enum env env, const char *account,
-		  long long from_ms, const char *skip_id);
+		  const char *key_sha, long long from_ms, const char *skip_id);
+
+/* Every event of the subscription to the invalidation channel (an
+ * rds_message_fn; give it to cache_watch with the evstream as ud): an
+ * announced key ("k:<sha256>") ends the streams opened with it; the
+ * subscription (re)established has every stream's key read again. NULL ud
+ * is fine. */
+void evstream_announcement(void *ud, enum rds_sub_event what, const char *msg, size_t len);
 
 /* Streams open now. */
 unsigned evstream_count(const struct evstream *h);
