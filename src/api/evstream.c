@@ -4,9 +4,9 @@
  * shard's live key), catches up (pages of events_after paced by what the
  * client reads, live messages buffered, duplicates dropped by id) and goes
  * live; one subscriber hands published events out; one timer per stream
- * beats, paces and ends a slow opening. The header tells the protocol; the
- * API key behind a stream is evstream_key.c, the route api_events.c, the
- * signing pix/sign.c. */
+ * beats, paces, ends a slow opening and a stream past its lifetime. The
+ * header tells the protocol; the API key behind a stream is
+ * evstream_key.c, the route api_events.c, the signing pix/sign.c. */
 #include "evstream_int.h"
 
 #include "pixrelay/store/accounts.h"
@@ -539,7 +539,7 @@ static void stream_arm(struct stream *s)
 }
 
 /* What the timer does: the opening deadline, pacing of a catch-up, the
- * key's check, heartbeats. May end the stream. */
+ * lifetime, the key's check, heartbeats. May end the stream. */
 static void stream_tick(struct stream *s, uint64_t now)
 {
 	if (s->state == S_OPENING) {
@@ -548,6 +548,18 @@ static void stream_tick(struct stream *s, uint64_t now)
 			return;
 		}
 		evstream_advance(s);
+		return;
+	}
+	if (now >= s->end_ms) {
+		char why[160];
+		log_info("live stream of request %s: open for stream-max-lifetime (%ld s); ending "
+			 "it (the client resumes with Last-Event-ID)",
+			 s->req->request_id, s->h->cfg->stream_max_lifetime);
+		snprintf(why, sizeof(why),
+			 "this stream reached its lifetime (stream-max-lifetime, %ld s); "
+			 "reconnect with Last-Event-ID to resume",
+			 s->h->cfg->stream_max_lifetime);
+		evstream_end(s, why);
 		return;
 	}
 	if (s->state == S_REPLAY)
@@ -777,7 +789,7 @@ int evstream_open(struct evstream *h, struct http_req *req, enum env env, const 
 	struct acct *a;
 	struct stream *s;
 	int shard = ks_shard_of(account);
-	uint64_t now = ids_now_ms();
+	uint64_t now = ids_now_ms(), life = (uint64_t)h->cfg->stream_max_lifetime * 1000, cut;
 
 	if (h->stopped || shard < 0) {
 		http_add_header(req, "Retry-After", "1");
@@ -790,6 +802,15 @@ int evstream_open(struct evstream *h, struct http_req *req, enum env env, const 
 				 "service unavailable: this process serves %u live streams, its "
 				 "limit (stream-max); retry later",
 				 h->nstreams);
+		return EVSTREAM_TOO_MANY;
+	}
+	if (h->nstreams >= (unsigned long)h->cfg->max_connections / EVSTREAM_CONNECTION_SHARE) {
+		/* the rest of the connections stay for the API */
+		http_add_header(req, "Retry-After", "5");
+		http_reply_error(req, 503,
+				 "service unavailable: this process serves %u live streams, its "
+				 "limit (1/%d of max-connections %ld); retry later",
+				 h->nstreams, EVSTREAM_CONNECTION_SHARE, h->cfg->max_connections);
 		return EVSTREAM_TOO_MANY;
 	}
 	a = acct_find(h, env, account);
@@ -833,6 +854,10 @@ int evstream_open(struct evstream *h, struct http_req *req, enum env env, const 
 	h->shard_open[shard]++;
 	s->deadline_ms = now + (uint64_t)h->cfg->redis_timeout_ms;
 	s->last_write_ms = now;
+	/* up to a tenth earlier, drawn per stream: streams opened together (after
+	 * a restart) do not all end together */
+	ids_random(&cut, sizeof(cut));
+	s->end_ms = now + life - cut % (life / EVSTREAM_LIFETIME_JITTER + 1);
 	s->timer = evtimer_new(h->base, on_stream_timer, s);
 	if (!h->sub)
 		h->sub = rds_new_subscriber(h->base, &h->addr, h->cfg->redis_timeout_ms, h->channel,

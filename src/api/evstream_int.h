@@ -2,7 +2,7 @@
  * src/api/.
  *
  * evstream.c holds the streams themselves (opening, catching up, live
- * messages, heartbeats, closing); evstream_key.c the API key
+ * messages, heartbeats, the lifetime, closing); evstream_key.c the API key
  * behind each stream (checked when it opens, when the invalidation
  * subscription is back, every minute; the stream ended when the key is
  * revoked). The protocol is in include/pixrelay/api/evstream.h.
@@ -49,6 +49,7 @@ struct stream {
 	uint64_t deadline_ms; /* opening must be done by then */
 	uint64_t last_write_ms;
 	uint64_t live_since_ms;
+	uint64_t end_ms; /* its lifetime (stream-max-lifetime) is over then */
 	/* the API key that opened it (evstream_key.c) */
 	char key_sha[65];	 /* the SHA-256 of its text, hex */
 	int key_ok;		 /* found working after the stream was registered */

@@ -354,5 +354,45 @@ class StreamKeys(Processes):
         s.close()
 
 
+class StreamBudget(Processes):
+    """Streams hold a share of the connections, each for a bounded time."""
+
+    def test_streams_hold_at_most_half_of_the_connections(self):
+        px = self.start(["--max-connections", "6", "--stream-max-per-account", "10"])
+        px.cli("init")
+        key = px.create_key("sandbox")["key"]
+        ss = [opened(px, key) for _ in range(3)]
+        status, error, headers = refused(px, key)
+        self.assertEqual((status, error, headers["retry-after"]),
+                         (503, "service unavailable: this process serves 3 live streams, its limit "
+                               "(1/2 of max-connections 6); retry later", "5"))
+        # the other half stays for the API
+        self.assertEqual(px.request("GET", "/v1/me", headers=auth(key)).status, 200)
+        ss[0].close()
+
+        def another():
+            t = Stream(px.port, key)
+            if t.head() == 200:
+                return t
+            t.close()
+        ss.append(wait_for(another, what="a stream once one closed"))
+        for s in ss:
+            s.close()
+
+    def test_a_stream_ends_after_its_lifetime(self):
+        px = self.start(["--stream-max-lifetime", "2"])
+        px.cli("init")
+        key = px.create_key("sandbox")["key"]
+        t0 = time.time()
+        s = opened(px, key)
+        s.wait_comment("end: this stream reached its lifetime (stream-max-lifetime, 2 s); "
+                       "reconnect with Last-Event-ID to resume", timeout=6)
+        self.assertTrue(s.wait_eof(2))
+        # up to a tenth early, and the stream's timer ticks each second
+        self.assertGreaterEqual(time.time() - t0, 1.8)
+        self.assertLess(time.time() - t0, 4.5)
+        s.close()
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -28,12 +28,17 @@
  * written out of their timestamps' order), so a client may see an event again
  * after reconnecting: ids are stable, skip the ones you have.
  *
- * Bounds: stream-max streams per process, stream-max-per-account per account
- * in a process; a client with more than stream-max-pending bytes unread is
- * dropped (it reconnects and resumes); a comment line every stream-heartbeat
- * seconds keeps proxies from closing an idle stream; live messages waiting
- * during a replay are capped (the stream ends; a reconnect resumes).
- * When the subscriber connection is lost every stream ends (clients resume).
+ * Bounds: stream-max streams per process, but never more than half of
+ * max-connections (EVSTREAM_CONNECTION_SHARE: the rest stay for the API),
+ * stream-max-per-account per account in a process; a stream ends after
+ * stream-max-lifetime seconds (up to a tenth earlier, drawn per stream, so
+ * that streams opened together do not reconnect together) with a last
+ * comment ": end: ..." and the client resumes with Last-Event-ID; a client
+ * with more than stream-max-pending bytes unread is dropped (it reconnects
+ * and resumes); a comment line every stream-heartbeat seconds keeps proxies
+ * from closing an idle stream; live messages waiting during a replay are
+ * capped (the stream ends; a reconnect resumes). When the subscriber
+ * connection is lost every stream ends (clients resume).
  *
  * A stream lives no longer than its API key: revoking the key ends it, in
  * every process, within the time an announcement takes, with a last comment
@@ -50,6 +55,11 @@
 #include <event2/event.h>
 
 #define EVSTREAM_RESUME_OVERLAP_MS 5000
+/* Streams hold at most 1/EVSTREAM_CONNECTION_SHARE of max-connections. */
+#define EVSTREAM_CONNECTION_SHARE 2
+/* A stream ends up to 1/EVSTREAM_LIFETIME_JITTER of stream-max-lifetime
+ * early (drawn per stream). */
+#define EVSTREAM_LIFETIME_JITTER 10
 
 struct evstream;
 
@@ -72,7 +82,8 @@ struct evstream *evstream_new(struct event_base *base, struct rds *r, const stru
  * every case: 429/503 when refused, 503 when Redis cannot be used, 401 when
  * the key turns out revoked before the stream begins, else a 200
  * text/event-stream that lasts until the client goes, the process stops,
- * the client is too slow or the key is revoked. Copies the strings. */
+ * the client is too slow, the key is revoked or stream-max-lifetime is over.
+ * Copies the strings. */
 int evstream_open(struct evstream *h, struct http_req *req, enum env env, const char *account,
 		  const char *key_sha, long long from_ms, const char *skip_id);
 
