@@ -73,8 +73,8 @@ void api_handle_events_stream(struct http_req *req)
 		if (from_ms <= 0)
 			from_ms = 1;
 	}
-	/* skip is copied at once */
-	evstream_open(app->streams, req, c->key.env, c->account, from_ms, skip);
+	/* skip and the key's digest are copied at once */
+	evstream_open(app->streams, req, c->key.env, c->account, c->key.sha256, from_ms, skip);
 	free(since);
 }
 

@@ -1,12 +1,13 @@
 /* evstream: the live streams of this process, on its event loop. Streams
  * are grouped by account, with the account's signing secrets (read again
- * each minute); a stream opens (secrets, subscriber, the shard's live key),
- * catches up (pages of events_after paced by what the client reads, live
- * messages buffered, duplicates dropped by id) and goes live; one
- * subscriber hands published events out; one timer per stream beats, paces
- * and ends a slow opening. The header tells the protocol; the route is in
- * api_events.c, the signing in pix/sign.c. */
-#include "pixrelay/api/evstream.h"
+ * each minute); a stream opens (secrets, its key checked, subscriber, the
+ * shard's live key), catches up (pages of events_after paced by what the
+ * client reads, live messages buffered, duplicates dropped by id) and goes
+ * live; one subscriber hands published events out; one timer per stream
+ * beats, paces, ends a slow opening and a stream past its lifetime. The
+ * header tells the protocol; the API key behind a stream is
+ * evstream_key.c, the route api_events.c, the signing pix/sign.c. */
+#include "evstream_int.h"
 
 #include "pixrelay/store/accounts.h"
 #include "pixrelay/store/events.h"
@@ -32,7 +33,6 @@
 #define REPLAY_LOW 65536     /* the next page is read when less than this is unread */
 #define SEEN_SLOTS 2048	     /* per generation (two), ids of events sent while catching up */
 #define SEEN_GEN 1024	     /* ids per generation */
-#define ACCT_BUCKETS 256
 
 /* A live event that waits while its stream catches up. */
 struct msg {
@@ -55,59 +55,12 @@ struct acct {
 	struct evstream *h;
 };
 
-enum sstate { S_OPENING, S_REPLAY, S_LIVE, S_DEAD };
-
 /* Ids seen while catching up (64-bit hashes, two generations). */
 struct seen {
 	uint64_t slot[2][SEEN_SLOTS];
 	unsigned count, cur;
 };
 
-struct stream {
-	struct evstream *h;
-	struct stream *prev, *next;	    /* in its account */
-	struct stream *all_prev, *all_next; /* every stream of the process */
-	struct acct *a;
-	struct http_req *req;
-	enum sstate state;
-	int begun;    /* the 200 and its head are out */
-	int flag_set; /* the shard's live key was set after the subscriber was ready */
-	int ops;      /* Redis calls under way that hold this stream */
-	int fetching;
-	int shard;
-	long long from_ms;	    /* catching up: the next page starts at this time ... */
-	long offset;		    /* ... after this many events of that time */
-	struct msg *buf, *buf_tail; /* live events waiting while it catches up */
-	unsigned nbuf;
-	struct msg *page, *page_tail; /* read while catching up, not yet sent */
-	int page_more;		      /* the index has more after them */
-	int fetched;		      /* a page was asked for */
-	struct seen *seen;	      /* while catching up, and a moment after */
-	char skip[KS_EVENT_ID_MAX];
-	struct event *timer;
-	uint64_t deadline_ms; /* opening must be done by then */
-	uint64_t last_write_ms;
-	uint64_t live_since_ms;
-};
-
-struct evstream {
-	struct event_base *base;
-	struct rds *r;
-	struct rds_addr addr;
-	const struct config *cfg;
-	struct rds *sub;
-	int sub_ready;
-	char channel[256];
-	struct acct *buckets[ACCT_BUCKETS];
-	struct stream *all;
-	unsigned nstreams;
-	unsigned shard_open[KS_SHARDS_MAX];
-	struct event *renew;
-	int stopped;
-};
-
-static void stream_advance(struct stream *s);
-static void stream_close(struct stream *s, const char *why);
 static void stream_go_live(struct stream *s);
 static void stream_fetch(struct stream *s);
 static void on_gone(struct http_req *req, void *arg);
@@ -183,7 +136,7 @@ static void seen_add(struct seen *s, const char *id)
 
 static unsigned acct_bucket(enum env env, const char *id)
 {
-	return (unsigned)(hash_id(id) + (uint64_t)env) % ACCT_BUCKETS;
+	return (unsigned)(hash_id(id) + (uint64_t)env) % EVSTREAM_ACCT_BUCKETS;
 }
 
 static struct acct *acct_find(struct evstream *h, enum env env, const char *id)
@@ -249,7 +202,7 @@ static void on_secrets(void *ud, int result, const char *json, const char *err)
 		for (struct stream *s = a->streams; s; s = next) {
 			next = s->next;
 			if (s->state == S_OPENING)
-				stream_advance(s);
+				evstream_advance(s);
 		}
 	}
 	acct_unref(a);
@@ -277,13 +230,13 @@ static int stream_write(struct stream *s, const char *data, size_t len)
 		log_info("live stream of request %s: %ld bytes unread; dropping the client (it "
 			 "may reconnect and resume)",
 			 s->req->request_id, pending);
-		stream_close(s, NULL);
+		evstream_close(s, NULL);
 		return -1;
 	}
 	if (pending >= 0)
 		pending = http_stream_write(s->req, data, len);
 	if (pending < 0) {
-		stream_close(s, NULL);
+		evstream_close(s, NULL);
 		return -1;
 	}
 	s->last_write_ms = ids_now_ms();
@@ -362,13 +315,13 @@ static void on_page(void *ud, int result, const struct events_item *items, size_
 	s->fetching = 0;
 	if (s->state == S_DEAD) {
 		if (s->ops == 0)
-			stream_close(s, NULL);
+			evstream_close(s, NULL);
 		return;
 	}
 	if (result < 0) {
 		log_warn("live stream of request %s: cannot read missed events: %s",
 			 s->req->request_id, err);
-		stream_close(s, NULL);
+		evstream_close(s, NULL);
 		return;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -394,7 +347,7 @@ static void on_page(void *ud, int result, const struct events_item *items, size_
 		s->page_tail = m;
 	}
 	s->page_more = more;
-	stream_advance(s);
+	evstream_advance(s);
 }
 
 /* Send what the last page read while the client keeps up; then the next
@@ -417,7 +370,7 @@ static void stream_replay(struct stream *s)
 		pending = http_stream_write(s->req, NULL, 0);
 	}
 	if (pending < 0) {
-		stream_close(s, NULL);
+		evstream_close(s, NULL);
 		return;
 	}
 	if (s->page || pending >= REPLAY_LOW)
@@ -465,16 +418,16 @@ static void on_flag(void *ud, redisReply *reply, const char *err)
 	s->ops--;
 	if (s->state == S_DEAD) {
 		if (s->ops == 0)
-			stream_close(s, NULL);
+			evstream_close(s, NULL);
 		return;
 	}
 	if (err) {
 		log_warn("live stream: cannot set the live key of shard %d: %s", s->shard, err);
-		stream_close(s, "storage is unreachable");
+		evstream_close(s, "storage is unreachable");
 		return;
 	}
 	s->flag_set = 1;
-	stream_advance(s);
+	evstream_advance(s);
 }
 
 static void set_flag(struct evstream *h, int shard, struct stream *s)
@@ -513,7 +466,7 @@ static void on_renew(evutil_socket_t fd, short what, void *arg)
 }
 
 /* Move a stream on as far as it can go now. */
-static void stream_advance(struct stream *s)
+void evstream_advance(struct stream *s)
 {
 	struct evstream *h = s->h;
 	struct acct *a = s->a;
@@ -522,7 +475,7 @@ static void stream_advance(struct stream *s)
 	if (s->state == S_OPENING) {
 		if (!a->secrets_ms || now - a->secrets_ms > SECRETS_TTL_MS) {
 			if (!a->loading && a->secrets_ms == 0 && now > s->deadline_ms) {
-				stream_close(s, "storage is unreachable");
+				evstream_close(s, "storage is unreachable");
 				return;
 			}
 			acct_load(a);
@@ -530,10 +483,10 @@ static void stream_advance(struct stream *s)
 				return;
 		}
 		if (!*a->signing) {
-			stream_close(s, "the account has no signing secret");
+			evstream_close(s, "the account has no signing secret");
 			return;
 		}
-		if (!h->sub_ready)
+		if (!s->key_ok || !h->sub_ready)
 			return;
 		if (!s->flag_set) {
 			if (s->ops == 0)
@@ -543,14 +496,14 @@ static void stream_advance(struct stream *s)
 		http_add_header(s->req, "X-Accel-Buffering", "no");
 		if (http_stream_begin(s->req, 200, "text/event-stream", on_gone, s) < 0) {
 			s->begun = -1; /* answered already (a bug, logged): nothing to end */
-			stream_close(s, NULL);
+			evstream_close(s, NULL);
 			return;
 		}
 		s->begun = 1;
 		s->state = S_REPLAY;
 		if (s->req->method == HTTP_HEAD) {
 			/* the head is all a HEAD gets */
-			stream_close(s, NULL);
+			evstream_close(s, NULL);
 			return;
 		}
 		{
@@ -585,47 +538,69 @@ static void stream_arm(struct stream *s)
 	evtimer_add(s->timer, &tv);
 }
 
-/* Heartbeats, pacing of a catch-up, the opening deadline. */
-static void on_stream_timer(evutil_socket_t fd, short what, void *arg)
+/* What the timer does: the opening deadline, pacing of a catch-up, the
+ * lifetime, the key's check, heartbeats. May end the stream. */
+static void stream_tick(struct stream *s, uint64_t now)
 {
-	struct stream *s = arg;
-	uint64_t now = ids_now_ms();
-
-	if (s->state == S_DEAD)
-		return;
 	if (s->state == S_OPENING) {
 		if (now > s->deadline_ms && s->ops == 0) {
-			stream_close(s, "storage is unreachable");
+			evstream_close(s, "storage is unreachable");
 			return;
 		}
-		stream_advance(s);
-		if (s->state != S_DEAD)
-			stream_arm(s);
+		evstream_advance(s);
+		return;
+	}
+	if (now >= s->end_ms) {
+		char why[160];
+		log_info("live stream of request %s: open for stream-max-lifetime (%ld s); ending "
+			 "it (the client resumes with Last-Event-ID)",
+			 s->req->request_id, s->h->cfg->stream_max_lifetime);
+		snprintf(why, sizeof(why),
+			 "this stream reached its lifetime (stream-max-lifetime, %ld s); "
+			 "reconnect with Last-Event-ID to resume",
+			 s->h->cfg->stream_max_lifetime);
+		evstream_end(s, why);
 		return;
 	}
 	if (s->state == S_REPLAY)
-		stream_advance(s);
+		evstream_advance(s);
 	if (s->state == S_LIVE && s->seen && now - s->live_since_ms > 2000) {
 		/* a published event that the last page read has come by now */
 		free(s->seen);
 		s->seen = NULL;
 	}
-	if (s->state != S_DEAD &&
-	    now - s->last_write_ms >= (uint64_t)s->h->cfg->stream_heartbeat * 1000 &&
-	    stream_write(s, ": keep-alive\n\n", 14) < 0)
-		return;
 	if (s->state != S_DEAD)
+		evstream_key_tick(s, now);
+	if (s->state != S_DEAD &&
+	    now - s->last_write_ms >= (uint64_t)s->h->cfg->stream_heartbeat * 1000)
+		stream_write(s, ": keep-alive\n\n", 14);
+}
+
+/* The stream's one timer; what it runs may end the stream, which is freed
+ * here then, not in there. */
+static void on_stream_timer(evutil_socket_t fd, short what, void *arg)
+{
+	struct stream *s = arg;
+
+	if (s->state == S_DEAD)
+		return;
+	s->in_timer = 1;
+	stream_tick(s, ids_now_ms());
+	s->in_timer = 0;
+	if (s->state == S_DEAD)
+		evstream_close(s, NULL);
+	else
 		stream_arm(s);
 }
 
 static void on_gone(struct http_req *req, void *arg)
 {
-	stream_close(arg, NULL);
+	evstream_close(arg, NULL);
 }
 
 /* End a stream (answering 503 `why` if it had not begun) and free it once
  * no Redis call holds it. */
-static void stream_close(struct stream *s, const char *why)
+void evstream_close(struct stream *s, const char *why)
 {
 	struct evstream *h = s->h;
 
@@ -656,7 +631,7 @@ static void stream_close(struct stream *s, const char *why)
 		}
 		s->req = NULL;
 	}
-	if (s->ops > 0)
+	if (s->ops > 0 || s->in_timer)
 		return;
 	while (s->buf) {
 		struct msg *m = s->buf;
@@ -672,6 +647,18 @@ static void stream_close(struct stream *s, const char *why)
 	event_free(s->timer);
 	acct_unref(s->a);
 	free(s);
+}
+
+void evstream_end(struct stream *s, const char *why)
+{
+	if (s->state != S_DEAD && s->begun > 0) {
+		/* the last words: past stream-max-pending or not, a client gets them
+		 * if it reads */
+		char *line = mem_printf(": end: %s\n\n", why);
+		http_stream_write(s->req, line, strlen(line));
+		free(line);
+	}
+	evstream_close(s, why);
 }
 
 /* ---- the subscriber ---- */
@@ -721,7 +708,7 @@ static void on_published(struct evstream *h, const char *msg, size_t len)
 			    "live stream of request %s: %u events waiting while it catches up; "
 			    "ending it (the client may reconnect and resume)",
 			    s->req->request_id, s->nbuf);
-			stream_close(s, "too many events while the stream starts");
+			evstream_close(s, "too many events while the stream starts");
 		} else {
 			struct msg *c = mem_new(struct msg);
 			*c = m;
@@ -757,7 +744,7 @@ static void on_sub(void *ud, enum rds_sub_event what, const char *msg, size_t le
 		for (struct stream *s = h->all; s; s = next) {
 			next = s->all_next;
 			if (s->state == S_OPENING)
-				stream_advance(s);
+				evstream_advance(s);
 		}
 		break;
 	case RDS_SUB_LOST:
@@ -772,7 +759,7 @@ static void on_sub(void *ud, enum rds_sub_event what, const char *msg, size_t le
 			if (s->state == S_OPENING)
 				s->flag_set = 0;
 			else
-				stream_close(s, NULL);
+				evstream_close(s, NULL);
 		}
 		break;
 	}
@@ -797,11 +784,12 @@ struct evstream *evstream_new(struct event_base *base, struct rds *r, const stru
 }
 
 int evstream_open(struct evstream *h, struct http_req *req, enum env env, const char *account,
-		  long long from_ms, const char *skip_id)
+		  const char *key_sha, long long from_ms, const char *skip_id)
 {
 	struct acct *a;
 	struct stream *s;
 	int shard = ks_shard_of(account);
+	uint64_t now = ids_now_ms(), life = (uint64_t)h->cfg->stream_max_lifetime * 1000, cut;
 
 	if (h->stopped || shard < 0) {
 		http_add_header(req, "Retry-After", "1");
@@ -814,6 +802,15 @@ int evstream_open(struct evstream *h, struct http_req *req, enum env env, const 
 				 "service unavailable: this process serves %u live streams, its "
 				 "limit (stream-max); retry later",
 				 h->nstreams);
+		return EVSTREAM_TOO_MANY;
+	}
+	if (h->nstreams >= (unsigned long)h->cfg->max_connections / EVSTREAM_CONNECTION_SHARE) {
+		/* the rest of the connections stay for the API */
+		http_add_header(req, "Retry-After", "5");
+		http_reply_error(req, 503,
+				 "service unavailable: this process serves %u live streams, its "
+				 "limit (1/%d of max-connections %ld); retry later",
+				 h->nstreams, EVSTREAM_CONNECTION_SHARE, h->cfg->max_connections);
 		return EVSTREAM_TOO_MANY;
 	}
 	a = acct_find(h, env, account);
@@ -843,6 +840,7 @@ int evstream_open(struct evstream *h, struct http_req *req, enum env env, const 
 	s->from_ms = from_ms;
 	s->seen = mem_new(struct seen);
 	snprintf(s->skip, sizeof(s->skip), "%s", skip_id ? skip_id : "");
+	snprintf(s->key_sha, sizeof(s->key_sha), "%s", key_sha ? key_sha : "");
 	s->next = a->streams;
 	if (a->streams)
 		a->streams->prev = s;
@@ -854,14 +852,21 @@ int evstream_open(struct evstream *h, struct http_req *req, enum env env, const 
 	h->all = s;
 	h->nstreams++;
 	h->shard_open[shard]++;
-	s->deadline_ms = ids_now_ms() + (uint64_t)h->cfg->redis_timeout_ms;
-	s->last_write_ms = ids_now_ms();
+	s->deadline_ms = now + (uint64_t)h->cfg->redis_timeout_ms;
+	s->last_write_ms = now;
+	/* up to a tenth earlier, drawn per stream: streams opened together (after
+	 * a restart) do not all end together */
+	ids_random(&cut, sizeof(cut));
+	s->end_ms = now + life - cut % (life / EVSTREAM_LIFETIME_JITTER + 1);
 	s->timer = evtimer_new(h->base, on_stream_timer, s);
 	if (!h->sub)
 		h->sub = rds_new_subscriber(h->base, &h->addr, h->cfg->redis_timeout_ms, h->channel,
 					    on_sub, h);
 	stream_arm(s);
-	stream_advance(s);
+	/* registered: a revocation announced from now on ends it; one before is
+	 * what this check finds */
+	evstream_key_check(s);
+	evstream_advance(s);
 	return EVSTREAM_OK;
 }
 
@@ -876,7 +881,7 @@ void evstream_stop(struct evstream *h)
 		return;
 	h->stopped = 1;
 	while (h->all)
-		stream_close(h->all, "this process is stopping");
+		evstream_close(h->all, "this process is stopping");
 }
 
 void evstream_free(struct evstream *h)
@@ -884,7 +889,7 @@ void evstream_free(struct evstream *h)
 	if (!h)
 		return;
 	evstream_stop(h);
-	for (int b = 0; b < ACCT_BUCKETS; b++)
+	for (int b = 0; b < EVSTREAM_ACCT_BUCKETS; b++)
 		for (struct acct *a = h->buckets[b]; a; a = a->next)
 			a->h = NULL; /* held by a call that has not answered */
 	rds_free(h->sub);

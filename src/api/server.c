@@ -316,6 +316,8 @@ int server_run(struct config *cfg)
 		s.credentials_key.look = event_new(s.app.base, -1, EV_PERSIST, on_key_look, &s);
 		event_add(s.credentials_key.look, &tv);
 	}
+	/* a revoked key's streams end with it */
+	cache_watch(s.app.cache, evstream_announcement, s.app.streams);
 	if (cfg->dispatch) {
 		/* its own connections: delivery bookkeeping never queues in front
 		 * of the API's requests */
@@ -397,6 +399,7 @@ done:
 	banks_queue_free(s.app.banks);
 	bankapi_free(s.app.bankapi);
 	rds_free(s.app.rds);
+	cache_watch(s.app.cache, NULL, NULL);
 	evstream_free(s.app.streams);
 	rds_free(s.dispatch_rds);
 	cache_free(s.app.cache);

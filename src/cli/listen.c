@@ -4,7 +4,8 @@
  * listen_api, one request to a pixrelay API; and the listener: one stream
  * connection at a time, reconnecting with backoff and Last-Event-ID, each
  * event POSTed to --forward-to with its checked headers (re-signed with
- * --signing-secret). The arguments are cli_listen.c and cli_trigger.c; the
+ * --signing-secret); the reason of a stream the server ends (a last
+ * ": end: " comment) is shown. The arguments are cli_listen.c and cli_trigger.c; the
  * server's side is api/evstream.c. */
 #include "pixrelay/cli/listen.h"
 
@@ -310,6 +311,7 @@ struct listener {
 	int got_body; /* its first bytes (the greeting) came */
 	struct body errbody;
 	char hello[256];
+	char ended[256]; /* why the server ended the stream (its ": end: " comment) */
 	char seen[SEEN_MAX][EVENT_ID_MAX];
 	unsigned nseen, seen_at;
 	unsigned long forwarded;
@@ -348,6 +350,8 @@ static void on_sse_comment(void *ud, const char *text)
 
 	if (!L->hello[0] && strncmp(text, "pixrelay live events of ", 24) == 0)
 		snprintf(L->hello, sizeof(L->hello), "%s", text + 24);
+	else if (strncmp(text, "end: ", 5) == 0)
+		snprintf(L->ended, sizeof(L->ended), "%s", text + 5);
 }
 
 static size_t on_stream_body(char *ptr, size_t size, size_t nmemb, void *ud)
@@ -547,6 +551,7 @@ static int listen_once(struct listener *L, CURLM *multi, CURL *c, const char *ur
 
 	L->status = 0;
 	L->got_body = 0;
+	L->ended[0] = '\0';
 	free(L->errbody.buf);
 	memset(&L->errbody, 0, sizeof(L->errbody));
 	L->errbody.max = ERRBODY_MAX;
@@ -614,6 +619,9 @@ static int listen_once(struct listener *L, CURLM *multi, CURL *c, const char *ur
 	if (result != CURLE_OK && L->status != 200)
 		fprintf(stderr, "pixrelay listen: cannot reach %s: %s\n", url,
 			cerr[0] ? cerr : curl_easy_strerror(result));
+	else if (result == CURLE_OK && L->ended[0])
+		fprintf(stderr, "pixrelay listen: the stream ended (closed by the server: %s)\n",
+			L->ended);
 	else
 		fprintf(stderr, "pixrelay listen: the stream ended (%s)\n",
 			result == CURLE_OK ? "closed by the server"

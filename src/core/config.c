@@ -166,6 +166,9 @@ static const struct opt opts[] = {
     {"stream-max-pending", L(stream_max_pending), "262144", 4096, 1048576,
      "bytes a live stream's client may leave unread before it is dropped (it reconnects and "
      "resumes)"},
+    {"stream-max-lifetime", L(stream_max_lifetime), "3600", 1, 604800,
+     "seconds after which a live stream ends (up to a tenth earlier), so that no stream holds "
+     "its connection forever; the client resumes with Last-Event-ID"},
     {"max-account-files", L(max_account_files), "30", 1, 1000,
      "files (documents and pictures, each counted once) that one account may keep"},
     {"max-account-bytes", L(max_account_bytes), "12582912", 1024, 1L << 30,

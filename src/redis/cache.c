@@ -4,7 +4,8 @@
  * (store/accounts_read.c). Every announcement its subscriber (sub.c) hears
  * bumps a generation, so a put whose read began before it is dropped;
  * losing the subscription empties the table and turns the cache off. Values
- * may hold secrets and are wiped when dropped. Made by api/server.c. */
+ * may hold secrets and are wiped when dropped. One watcher hears the same
+ * events after the cache (cache_watch). Made by api/server.c. */
 #include "pixrelay/redis/cache.h"
 #include "pixrelay/core/hash.h"
 
@@ -27,6 +28,8 @@ struct cache {
 	uint64_t generation; /* bumped by every announcement and change of listening */
 	struct entry slots[CACHE_SLOTS];
 	unsigned long long hits, misses;
+	rds_message_fn watcher;
+	void *watcher_ud;
 };
 
 static unsigned slot_of(const char *key)
@@ -75,6 +78,8 @@ static void on_announcement(void *ud, enum rds_sub_event what, const char *msg, 
 		}
 		break;
 	}
+	if (c->watcher)
+		c->watcher(c->watcher_ud, what, msg, len);
 }
 
 struct cache *cache_new(struct event_base *base, const struct rds_addr *addr, long timeout_ms,
@@ -137,6 +142,14 @@ void cache_forget(struct cache *c, const char *key)
 	e = &c->slots[slot_of(key)];
 	if (e->key && strcmp(e->key, key) == 0)
 		entry_clear(e);
+}
+
+void cache_watch(struct cache *c, rds_message_fn fn, void *ud)
+{
+	if (!c)
+		return;
+	c->watcher = fn;
+	c->watcher_ud = ud;
 }
 
 void cache_counts(const struct cache *c, unsigned long long *hits, unsigned long long *misses)

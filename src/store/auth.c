@@ -3,8 +3,10 @@
  * characters are checked before anything is looked up; then the key is
  * found by the SHA-256 of its text, in the process cache or by the script
  * key_auth (which records its last use at most once a minute). A record
- * whose environment disagrees with the key's prefix is not believed. On the
- * event loop; managing keys is keys.c, the route glue api/api_common.c. */
+ * whose environment disagrees with the key's prefix is not believed.
+ * auth_check asks again, later, whether a key still works (for a live event
+ * stream). On the event loop; managing keys is keys.c, the route glue
+ * api/api_common.c. */
 #include "pixrelay/store/auth.h"
 
 #include "pixrelay/redis/cache.h"
@@ -89,6 +91,7 @@ struct lookup {
 	enum env token_env;
 	struct cache *cache;
 	uint64_t ticket;
+	char sha[65];
 	char ckey[80];
 };
 
@@ -147,6 +150,7 @@ static void on_lookup(void *ud, redisReply *reply, const char *err)
 	key.kind =
 	    strcmp(reply->element[2]->str, "master") == 0 ? AUTH_MASTER_KEY : AUTH_ACCOUNT_KEY;
 	snprintf(key.account, sizeof(key.account), "%s", reply->element[3]->str);
+	memcpy(key.sha256, l->sha, sizeof(key.sha256));
 	remember(l, &key, reply->element[4]->len > 0);
 	if (reply->element[4]->len > 0)
 		l->cb(l->ud, AUTH_REVOKED, &key, NULL);
@@ -160,7 +164,7 @@ void auth_lookup(struct rds *r, struct cache *c, const char *prefix, const char 
 		 auth_lookup_fn cb, void *ud)
 {
 	struct lookup *l = mem_new(struct lookup);
-	char sha[65], rkey[256], now[32];
+	char rkey[256], now[32];
 	const char *argv[3], *cached;
 	struct auth_key key;
 	int revoked = 0;
@@ -170,19 +174,54 @@ void auth_lookup(struct rds *r, struct cache *c, const char *prefix, const char 
 	l->cache = c;
 	if (auth_token_env(token, len, &l->token_env) < 0)
 		l->token_env = ENV_SANDBOX;
-	ids_sha256_hex(sha, token, len);
-	ks_invalidation_key_message(l->ckey, sizeof(l->ckey), sha);
+	ids_sha256_hex(l->sha, token, len);
+	ks_invalidation_key_message(l->ckey, sizeof(l->ckey), l->sha);
 	cached = cache_get(c, l->ckey);
 	if (cached && recall(cached, &key, &revoked) == 0 && key.env == l->token_env) {
+		memcpy(key.sha256, l->sha, sizeof(key.sha256));
 		free(l);
 		cb(ud, revoked ? AUTH_REVOKED : AUTH_OK, &key, NULL);
 		return;
 	}
 	l->ticket = cache_ticket(c);
-	ks_keys_record_key(rkey, sizeof(rkey), prefix, sha);
+	ks_keys_record_key(rkey, sizeof(rkey), prefix, l->sha);
 	snprintf(now, sizeof(now), "%llu", (unsigned long long)ids_now_ms());
 	argv[0] = rkey;
 	argv[1] = now;
 	argv[2] = TOUCH_INTERVAL_MS;
 	rds_script(r, on_lookup, l, SCRIPT_KEY_AUTH, 1, 3, argv, NULL);
+}
+
+struct check {
+	auth_check_fn cb;
+	void *ud;
+};
+
+static void on_check(void *ud, redisReply *reply, const char *err)
+{
+	struct check *k = ud;
+
+	if (err)
+		k->cb(k->ud, -1, err);
+	else if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
+		 reply->element[0]->type != REDIS_REPLY_STRING)
+		k->cb(k->ud, AUTH_INVALID, NULL);
+	else if (reply->element[1]->type == REDIS_REPLY_STRING && reply->element[1]->len > 0)
+		k->cb(k->ud, AUTH_REVOKED, NULL);
+	else
+		k->cb(k->ud, AUTH_OK, NULL);
+	free(k);
+}
+
+void auth_check(struct rds *r, const char *prefix, const char *sha256_hex, auth_check_fn cb,
+		void *ud)
+{
+	struct check *k = mem_new(struct check);
+	char rkey[256];
+	const char *argv[4] = {"HMGET", rkey, "id", "revoked_at"};
+
+	k->cb = cb;
+	k->ud = ud;
+	ks_keys_record_key(rkey, sizeof(rkey), prefix, sha256_hex);
+	rds_cmd_argv(r, on_check, k, 4, argv, NULL);
 }

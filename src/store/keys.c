@@ -317,6 +317,7 @@ int keys_create(struct rds *c, const char *prefix, enum env env, enum auth_kind 
 	out->env = env;
 	out->kind = kind;
 	snprintf(out->account, sizeof(out->account), "%s", acct);
+	snprintf(out->sha256, sizeof(out->sha256), "%s", sha);
 	return 0;
 }
 

@@ -196,6 +196,48 @@ class Listen(unittest.TestCase):
         finally:
             b.stop()
 
+    def test_resumes_across_stream_lifetimes_without_loss_or_repeats(self):
+        # a process whose streams end every ~2 s: listen resumes each time with
+        # Last-Event-ID, while events keep coming
+        b = Pixrelay(self.wd.path, self.redis, args=["--stream-max-lifetime", "2"], name="short").start()
+        try:
+            b.wait_ready()
+            path = "/life-%f" % time.time()
+            p, out = self.listen("--forward-to", self.sink.url(path), base=self.base(b))
+            self.assertIn("connected to %s/events/stream" % self.base(b), p.stderr.readline())
+            ours, t0 = [], time.time()
+            while time.time() - t0 < 6.5:
+                r = self.run_cli("trigger", "charge.paid", "--json", key=self.key)
+                ours.append(json.loads(r.stdout)["event"])
+                time.sleep(0.2)
+            wait_for(lambda: all(e in [g.header("webhook-id") for g in self.sink.requests(path=path)]
+                                 for e in ours), timeout=30, what="every event")
+            time.sleep(1)
+            got = [g.header("webhook-id") for g in self.sink.requests(path=path)]
+            # events of other tests made a few seconds before a resume point may come too
+            self.assertEqual([e for e in got if e in ours], ours, "each once, in order")
+            self.assertEqual(len(got), len(set(got)), "nothing twice")
+            p.send_signal(signal.SIGINT)
+            self.assertEqual(p.wait(10), 0)
+            err = p.stderr.read()
+            ended = ("pixrelay listen: the stream ended (closed by the server: this stream reached "
+                     "its lifetime (stream-max-lifetime, 2 s); reconnect with Last-Event-ID to resume)")
+            self.assertGreaterEqual(err.count(ended), 2, err)
+            self.assertGreaterEqual(err.count(", resuming after evt_"), 2, err)
+        finally:
+            b.stop()
+
+    def test_revoking_its_key_ends_listen(self):
+        k = self.px.create_key("sandbox")
+        p, out = self.listen("--forward-to", self.sink.url("/revoked"), key=k["key"])
+        self.wait_connected(p)
+        self.px.cli("keys", "revoke", k["id"])
+        self.assertEqual(p.wait(10), 1)
+        err = p.stderr.read()
+        self.assertIn("pixrelay listen: the stream ended (closed by the server: the API key of this "
+                      "stream was revoked)\n", err)
+        self.assertIn("/v1/events/stream answered 401: API key revoked\n", err)
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -1,10 +1,12 @@
 """GET /v1/events/stream: live events as Server-Sent Events, resumable, bounded."""
+import hashlib
 import json
 import time
 import unittest
 
 from accountdata import account_body, cpf
-from harness import Pixrelay, Redis, Workdir, auth, init_platforms, start_stack, stop_stack, wait_for
+from harness import (Pixrelay, Processes, Redis, Workdir, auth, init_platforms, start_stack,
+                     stop_stack, wait_for)
 from sse import Stream, verify
 
 
@@ -247,6 +249,149 @@ class StreamStops(unittest.TestCase):
             px.stop()
             redis.stop()
             wd.cleanup()
+
+
+REVOKED = "end: the API key of this stream was revoked"
+
+
+def opened(px, key, **kw):
+    """A stream of px with `key`, begun (its greeting read)."""
+    s = Stream(px.port, key, **kw)
+    assert s.head() == 200, (s.status, s.body)
+    s.wait_comment("pixrelay live events")
+    return s
+
+
+def refused(px, key):
+    """Ask px for a stream with `key` that must be refused: (status, error, headers).
+    A plain socket: a stream that is not refused does not hang the test."""
+    s = Stream(px.port, key)
+    try:
+        assert s.head() != 200, "the stream was not refused"
+        n = int(s.headers["content-length"])
+        while len(s.body) < n and s._fill(5):
+            pass
+        return s.status, s.json()["error"], s.headers
+    finally:
+        s.close()
+
+
+class StreamKeys(Processes):
+    """A stream lives no longer than the API key that opened it."""
+
+    def test_revoking_a_key_ends_its_streams_in_every_process(self):
+        a, b = self.start(), self.start()
+        a.cli("init")
+        victim, other = a.create_key("sandbox"), a.create_key("sandbox")
+        on_a, on_b = opened(a, victim["key"]), opened(b, victim["key"])
+        kept = opened(a, other["key"])
+        # revoked through the API of b: the stream on a ends too
+        t0 = time.time()
+        r = b.request("POST", "/v1/keys/%s/revoke" % victim["id"], headers=auth(other["key"]))
+        self.assertEqual(r.status, 200, r)
+        for s in (on_a, on_b):
+            s.wait_comment(REVOKED, timeout=5)
+            self.assertTrue(s.wait_eof(5), "the stream was closed")
+            s.close()
+        self.assertLess(time.time() - t0, 2.5, "within a second or two")
+        wait_for(lambda: "live streams: an API key was revoked; 1 streams opened with it ended"
+                 in a.log(), what="the log line")
+        # the other key's stream goes on, and gets the next event; the revoked key opens nothing
+        r = a.request("POST", "/v1/charge/pix/create", body={"amount": 500}, headers=auth(other["key"]))
+        r = a.request("POST", "/v1/charge/pix/%s/simulate-payment" % r.json["data"]["id"],
+                      headers=auth(other["key"]))
+        self.assertEqual([e for e, _ in kept.wait_events(1)], [r.header("X-Event-Id")])
+        for px in (a, b):
+            self.assertEqual(refused(px, victim["key"])[:2], (401, "API key revoked"))
+        # revoked from the command line (a process of its own): the same
+        third = a.create_key("sandbox")
+        on_a, on_b = opened(a, third["key"]), opened(b, third["key"])
+        t0 = time.time()
+        a.cli("keys", "revoke", third["id"])
+        for s in (on_a, on_b):
+            s.wait_comment(REVOKED, timeout=5)
+            self.assertTrue(s.wait_eof(5))
+            s.close()
+        self.assertLess(time.time() - t0, 2.5)
+        self.assertFalse(kept.eof)
+        kept._fill(0.2)
+        self.assertFalse(kept.eof, "a stream of another key stays open")
+        kept.close()
+
+    def revoke_unannounced(self, key):
+        """Revoke `key` in Redis without the announcement: what a process sees of a
+        revocation announced while its subscription was down, or just before its
+        stream was registered."""
+        sha = hashlib.sha256(key.encode()).hexdigest()
+        self.redis.cmd("HSET", "pixrelay:{keys}:h:" + sha, "revoked_at", str(int(time.time() * 1000)))
+
+    def test_a_revocation_the_process_did_not_hear_of_still_ends_its_streams(self):
+        px = self.start()
+        px.cli("init")
+        # before any stream, the one subscriber of the process is the cache's
+        subs = [l for l in self.redis.cmd("CLIENT", "LIST", "TYPE", "pubsub").splitlines() if l]
+        self.assertEqual(len(subs), 1, subs)
+        cache_sub = subs[0].split()[0].split("=")[1]
+        # a stream that opens after the revocation, while the process still believes in
+        # the key (its cache holds it), is refused when it opens
+        k = px.create_key("sandbox")["key"]
+        self.assertEqual(px.request("GET", "/v1/me", headers=auth(k)).status, 200)
+        self.revoke_unannounced(k)
+        self.assertEqual(px.request("GET", "/v1/me", headers=auth(k)).status, 200, "cached")
+        status, error, headers = refused(px, k)
+        self.assertEqual((status, error, headers["www-authenticate"]),
+                         (401, "API key revoked", "Bearer"))
+        # an open stream whose revocation was announced while the process did not listen
+        # ends once the subscription is back
+        k2 = px.create_key("sandbox")["key"]
+        s = opened(px, k2)
+        self.revoke_unannounced(k2)
+        s._fill(0.5)
+        self.assertFalse(s.eof)
+        self.assertEqual(self.redis.cmd("CLIENT", "KILL", "ID", cache_sub), 1)
+        s.wait_comment(REVOKED, timeout=5)
+        self.assertTrue(s.wait_eof(5))
+        s.close()
+
+
+class StreamBudget(Processes):
+    """Streams hold a share of the connections, each for a bounded time."""
+
+    def test_streams_hold_at_most_half_of_the_connections(self):
+        px = self.start(["--max-connections", "6", "--stream-max-per-account", "10"])
+        px.cli("init")
+        key = px.create_key("sandbox")["key"]
+        ss = [opened(px, key) for _ in range(3)]
+        status, error, headers = refused(px, key)
+        self.assertEqual((status, error, headers["retry-after"]),
+                         (503, "service unavailable: this process serves 3 live streams, its limit "
+                               "(1/2 of max-connections 6); retry later", "5"))
+        # the other half stays for the API
+        self.assertEqual(px.request("GET", "/v1/me", headers=auth(key)).status, 200)
+        ss[0].close()
+
+        def another():
+            t = Stream(px.port, key)
+            if t.head() == 200:
+                return t
+            t.close()
+        ss.append(wait_for(another, what="a stream once one closed"))
+        for s in ss:
+            s.close()
+
+    def test_a_stream_ends_after_its_lifetime(self):
+        px = self.start(["--stream-max-lifetime", "2"])
+        px.cli("init")
+        key = px.create_key("sandbox")["key"]
+        t0 = time.time()
+        s = opened(px, key)
+        s.wait_comment("end: this stream reached its lifetime (stream-max-lifetime, 2 s); "
+                       "reconnect with Last-Event-ID to resume", timeout=6)
+        self.assertTrue(s.wait_eof(2))
+        # up to a tenth early, and the stream's timer ticks each second
+        self.assertGreaterEqual(time.time() - t0, 1.8)
+        self.assertLess(time.time() - t0, 4.5)
+        s.close()
 
 
 if __name__ == "__main__":

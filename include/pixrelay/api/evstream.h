@@ -28,12 +28,21 @@
  * written out of their timestamps' order), so a client may see an event again
  * after reconnecting: ids are stable, skip the ones you have.
  *
- * Bounds: stream-max streams per process, stream-max-per-account per account
- * in a process; a client with more than stream-max-pending bytes unread is
- * dropped (it reconnects and resumes); a comment line every stream-heartbeat
- * seconds keeps proxies from closing an idle stream; live messages waiting
- * during a replay are capped (the stream ends; a reconnect resumes).
- * When the subscriber connection is lost every stream ends (clients resume).
+ * Bounds: stream-max streams per process, but never more than half of
+ * max-connections (EVSTREAM_CONNECTION_SHARE: the rest stay for the API),
+ * stream-max-per-account per account in a process; a stream ends after
+ * stream-max-lifetime seconds (up to a tenth earlier, drawn per stream, so
+ * that streams opened together do not reconnect together) with a last
+ * comment ": end: ..." and the client resumes with Last-Event-ID; a client
+ * with more than stream-max-pending bytes unread is dropped (it reconnects
+ * and resumes); a comment line every stream-heartbeat seconds keeps proxies
+ * from closing an idle stream; live messages waiting during a replay are
+ * capped (the stream ends; a reconnect resumes). When the subscriber
+ * connection is lost every stream ends (clients resume).
+ *
+ * A stream lives no longer than its API key: revoking the key ends it, in
+ * every process, within the time an announcement takes, with a last comment
+ * ": end: ..." (src/api/evstream_key.c tells how, and the window it closes).
  */
 #ifndef PIXRELAY_EVSTREAM_H
 #define PIXRELAY_EVSTREAM_H
@@ -46,6 +55,11 @@
 #include <event2/event.h>
 
 #define EVSTREAM_RESUME_OVERLAP_MS 5000
+/* Streams hold at most 1/EVSTREAM_CONNECTION_SHARE of max-connections. */
+#define EVSTREAM_CONNECTION_SHARE 2
+/* A stream ends up to 1/EVSTREAM_LIFETIME_JITTER of stream-max-lifetime
+ * early (drawn per stream). */
+#define EVSTREAM_LIFETIME_JITTER 10
 
 struct evstream;
 
@@ -63,11 +77,22 @@ struct evstream *evstream_new(struct event_base *base, struct rds *r, const stru
 
 /* Serve `req` as a stream of the events of `account` of `env` created from
  * `from_ms` on (0: only new ones), skipping `skip_id` (the client's
- * Last-Event-ID, or NULL). The request is answered in every case: 429/503
- * when refused, 503 when Redis cannot be used, else a 200 text/event-stream
- * that lasts until the client goes, the process stops or is too slow. */
+ * Last-Event-ID, or NULL), for the API key whose SHA-256 is `key_sha` (hex;
+ * the stream ends when that key is revoked). The request is answered in
+ * every case: 429/503 when refused, 503 when Redis cannot be used, 401 when
+ * the key turns out revoked before the stream begins, else a 200
+ * text/event-stream that lasts until the client goes, the process stops,
+ * the client is too slow, the key is revoked or stream-max-lifetime is over.
+ * Copies the strings. */
 int evstream_open(struct evstream *h, struct http_req *req, enum env env, const char *account,
-		  long long from_ms, const char *skip_id);
+		  const char *key_sha, long long from_ms, const char *skip_id);
+
+/* Every event of the subscription to the invalidation channel (an
+ * rds_message_fn; give it to cache_watch with the evstream as ud): an
+ * announced key ("k:<sha256>") ends the streams opened with it; the
+ * subscription (re)established has every stream's key read again. NULL ud
+ * is fine. */
+void evstream_announcement(void *ud, enum rds_sub_event what, const char *msg, size_t len);
 
 /* Streams open now. */
 unsigned evstream_count(const struct evstream *h);

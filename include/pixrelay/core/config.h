@@ -67,6 +67,7 @@ struct config {
 	long stream_max_per_account; /* ... for one account */
 	long stream_heartbeat;	     /* seconds between keep-alive comments */
 	long stream_max_pending;     /* bytes unread before a client is dropped */
+	long stream_max_lifetime;    /* seconds a stream lasts before the client resumes */
 
 	/* accounts: KYC review and quotas (0 = no limit where said) */
 	long sandbox_review;		/* 1: sandbox accounts wait for KYC review too */

@@ -47,6 +47,13 @@ void cache_put(struct cache *c, const char *key, const char *value, uint64_t tic
 /* Forget `key` (what an announcement does). */
 void cache_forget(struct cache *c, const char *key);
 
+/* Hand every event of the cache's subscription (each announcement, and the
+ * subscription established or lost) to `fn` too, after the cache has
+ * handled it: what else must act when a key changes (api/evstream.c ends
+ * the live streams of a revoked key). One watcher; fn NULL removes it.
+ * Borrowed: ud, until removed or the cache is freed. NULL c is fine. */
+void cache_watch(struct cache *c, rds_message_fn fn, void *ud);
+
 /* Entries served and missed since the start (for metrics). */
 void cache_counts(const struct cache *c, unsigned long long *hits, unsigned long long *misses);
 

@@ -37,6 +37,8 @@ struct auth_key {
 	enum env env;
 	enum auth_kind kind;
 	char account[32]; /* the account that owns the key */
+	char sha256[65];  /* hex SHA-256 of its text: its name in Redis and in the
+			     invalidations of <prefix>invalidate ("" when not known) */
 };
 
 /* Take the token out of an Authorization header value ("Bearer <token>",
@@ -63,5 +65,16 @@ typedef void (*auth_lookup_fn)(void *ud, int status, const struct auth_key *key,
 struct cache;
 void auth_lookup(struct rds *r, struct cache *c, const char *prefix, const char *token, size_t len,
 		 auth_lookup_fn cb, void *ud);
+
+/* Result of auth_check: AUTH_OK, AUTH_INVALID (no such key any more) or
+ * AUTH_REVOKED; or status -1 with err set (Redis unavailable). */
+typedef void (*auth_check_fn)(void *ud, int status, const char *err);
+
+/* Ask Redis whether the key whose SHA-256 is `sha256_hex` still works, for
+ * what outlives the request it authenticated (a live event stream): one
+ * HMGET, never the cache, nothing written (its last use is not recorded).
+ * cb runs exactly once, later. */
+void auth_check(struct rds *r, const char *prefix, const char *sha256_hex, auth_check_fn cb,
+		void *ud);
 
 #endif
