@@ -226,6 +226,7 @@ void rds_node_ready(struct node *n)
 	struct rds *r = n->r;
 
 	n->ready = 1;
+	n->failed_tries = 0;
 	n->backoff_ms = RECONNECT_MIN_MS;
 	while (n->waiting && n->ready) {
 		struct cmd *c = n->waiting;
@@ -256,6 +257,7 @@ void rds_on_setup_reply(struct cmd *c, redisReply *reply, const char *err)
 		return; /* an answer about a connection that is gone */
 	if (err) {
 		char msg[200];
+		n->failed_tries++;
 		snprintf(msg, sizeof(msg), "setup failed: %.150s", err);
 		rds_node_reset(n, msg);
 		rds_sentinel_next(n);
@@ -302,6 +304,7 @@ static void on_connect(const redisAsyncContext *ac, int status)
 	if (status != REDIS_OK) {
 		/* hiredis frees the context after this callback */
 		rds_node_error(n, "cannot connect to redis %s: %.150s", n->name, ac->errstr);
+		n->failed_tries++;
 		rds_sentinel_next(n);
 		if (r->wake_on_ready && (n->seed || n->role == ROLE_SENTINEL))
 			event_base_loopbreak(r->base);
@@ -357,6 +360,7 @@ static void on_connect_timeout(evutil_socket_t fd, short what, void *arg)
 	if (!ac || n->connected)
 		return;
 	rds_node_error(n, "redis %s: connect timed out", n->name);
+	n->failed_tries++;
 	ac->data = NULL;
 	redisAsyncFree(ac); /* no disconnect callback: it never connected */
 	if (n->r->wake_on_ready && (n->seed || n->role == ROLE_SENTINEL))
@@ -394,6 +398,7 @@ void rds_connect_now(struct node *n)
 		mem_oom(__FILE__, __LINE__);
 	if (ac->err) {
 		rds_node_error(n, "cannot connect to redis %s: %.150s", n->name, ac->errstr);
+		n->failed_tries++;
 		redisAsyncFree(ac);
 		rds_schedule_reconnect(n);
 		return;

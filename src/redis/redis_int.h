@@ -66,6 +66,7 @@ struct node {
 	int retired; /* no longer in the map: closed, not reconnected */
 	int subscribed;
 	int was_connected; /* the next connection is a reconnection */
+	int failed_tries;  /* connection attempts that failed since it was last ready */
 	int timer_armed;
 	long backoff_ms;
 	struct event *reconnect_timer, *connect_timer, *timer;

@@ -10,12 +10,14 @@
  *    after a lost node and every few seconds), keeps one connection per
  *    primary, sends each command to the primary of its key's slot, follows
  *    MOVED and ASK, and tries again after TRYAGAIN, CLUSTERDOWN and LOADING
- *    until the command's timeout. A script runs inside MULTI/EXEC behind an
- *    EXISTS of its first key and of a key of the same slot that never exists
- *    (`{tag}:rds-migration-guard`): while its slot is being migrated that
- *    EXISTS is refused (TRYAGAIN, or ASK then TRYAGAIN), so a script never
- *    runs half on each side of a migration, and the command is sent again
- *    once the slot has moved;
+ *    until the command's timeout (a command for a slot whose primary is
+ *    known to be down, its last connection attempt failed, fails at once:
+ *    the other slots are served meanwhile). A script runs inside MULTI/EXEC
+ *    behind an EXISTS of its first key and of a key of the same slot that
+ *    never exists (`{tag}:rds-migration-guard`): while its slot is being
+ *    migrated that EXISTS is refused (TRYAGAIN, or ASK then TRYAGAIN), so a
+ *    script never runs half on each side of a migration, and the command is
+ *    sent again once the slot has moved;
  *  - with Sentinel: asks the sentinels for the master's address, checks
  *    with ROLE that it is the master, and asks again whenever the connection
  *    is lost or the node says it became a replica (READONLY);
