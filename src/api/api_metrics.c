@@ -2,12 +2,15 @@
  *
  * They need no key and are also served on the metrics-listen listener
  * (api_metrics_routes in api.c). /metrics renders the Prometheus text format
- * from this process's counters and one events_shard_stats call per shard.
+ * from this process's counters, the slots of the keyspace the Redis client
+ * serves, and one events_shard_stats call per shard (the shards of a missing
+ * cluster primary are left out). /readyz says the same of Redis in JSON.
  * /v1/openapi.yaml stays in api.c beside the route table it describes.
  */
 #include "api_int.h"
 
 #include "pixrelay/redis/cache.h"
+#include "pixrelay/redis/rslot.h"
 #include "pixrelay/store/events.h"
 #include "pixrelay/core/ids.h"
 #include "pixrelay/core/json.h"
@@ -28,9 +31,10 @@ void api_handle_healthz(struct http_req *req)
  * shard, answered together. */
 struct scrape {
 	struct http_req *req;
-	int left, failed;
+	int left, failed; /* failed: some shard did not answer */
 	int nshards;
 	struct events_stats *stats;
+	unsigned char *answered; /* per shard */
 };
 
 #define GAUGE(g, n, h, l, v)                                                                       \
@@ -47,7 +51,7 @@ static void scrape_done(struct scrape *sc)
 	struct app *app = app_of(sc->req);
 	struct dispatch_stats ds;
 	unsigned long long hits, misses;
-	size_t n = 12 + (size_t)sc->nshards * 5, len;
+	size_t n = 13 + (size_t)sc->nshards * 5, len;
 	struct metrics_gauge *gauges = mem_calloc(n, sizeof(*gauges)), *g = gauges;
 	char(*labels)[48] = mem_calloc((size_t)sc->nshards * 4 + 1, sizeof(*labels));
 	uint64_t now = ids_now_ms();
@@ -69,13 +73,19 @@ static void scrape_done(struct scrape *sc)
 	GAUGE(g, "pixrelay_cache_hits", "Keys and accounts found in the process's cache.", "",
 	      (double)hits);
 	GAUGE(g, "pixrelay_cache_misses", "Keys and accounts read from Redis.", "", (double)misses);
-	GAUGE(g, "pixrelay_redis_up", "1 when Redis answered this scrape, 0 when it did not.", "",
+	GAUGE(g, "pixrelay_redis_up",
+	      "1 when Redis answered this scrape for every shard, 0 when it did not.", "",
 	      sc->failed ? 0 : 1);
-	for (int st = 0; !sc->failed && st < 3; st++)
+	GAUGE(g, "pixrelay_redis_slots_served",
+	      "Slots of the keyspace (of 16384) whose Redis primary is connected.", "",
+	      rds_slots_served(app->rds));
+	for (int st = 0; st < 3; st++)
 		for (int i = 0; i < sc->nshards; i++) {
 			static const char *const names[] = {"pending", "delivering", "dead"};
 			const struct events_stats *e = &sc->stats[i];
 			char *l = labels[st * sc->nshards + i];
+			if (!sc->answered[i])
+				continue;
 			snprintf(l, 48, "shard=\"%d\",state=\"%s\"", i, names[st]);
 			GAUGE(g, "pixrelay_events",
 			      "Events in the delivery queues, by shard and state (delivered ones "
@@ -85,9 +95,11 @@ static void scrape_done(struct scrape *sc)
 				       : st == 1 ? e->delivering
 						 : e->dead));
 		}
-	for (int i = 0; !sc->failed && i < sc->nshards; i++) {
+	for (int i = 0; i < sc->nshards; i++) {
 		const struct events_stats *e = &sc->stats[i];
 		char *l = labels[3 * sc->nshards + i];
+		if (!sc->answered[i])
+			continue;
 		snprintf(l, 48, "shard=\"%d\"", i);
 		GAUGE(g, "pixrelay_delivery_lag_seconds",
 		      "How long the most overdue pending event of a shard has waited past its due "
@@ -103,6 +115,7 @@ static void scrape_done(struct scrape *sc)
 	free(text);
 	free(labels);
 	free(gauges);
+	free(sc->answered);
 	free(sc->stats);
 	free(sc);
 }
@@ -117,10 +130,12 @@ static void on_shard_scraped(void *ud, int result, const struct events_stats *st
 	struct scrape_shard *ss = ud;
 	struct scrape *sc = ss->sc;
 
-	if (result < 0)
+	if (result < 0) {
 		sc->failed = 1;
-	else
+	} else {
 		sc->stats[ss->shard] = *st;
+		sc->answered[ss->shard] = 1;
+	}
 	free(ss);
 	if (--sc->left == 0)
 		scrape_done(sc);
@@ -136,7 +151,8 @@ void api_handle_metrics(struct http_req *req)
 	sc->req = req;
 	sc->nshards = (int)app->cfg->shards;
 	sc->stats = mem_calloc((size_t)sc->nshards, sizeof(*sc->stats));
-	if (!rds_ready(app->rds)) {
+	sc->answered = mem_calloc((size_t)sc->nshards, 1);
+	if (!rds_serving(app->rds)) {
 		sc->failed = 1;
 		scrape_done(sc);
 		return;
@@ -173,6 +189,11 @@ void api_handle_readyz(struct http_req *req)
 	json_int(g, http_connections(app->http));
 	json_str(g, "inflight");
 	json_int(g, http_inflight(app->http));
+	/* a cluster with a primary missing serves the rest of the keyspace */
+	json_str(g, "slotsServed");
+	json_int(g, rds_slots_served(app->rds));
+	json_str(g, "slotsTotal");
+	json_int(g, RSLOT_COUNT);
 	json_close(g);
 	s = json_buf(g, &len);
 	http_reply_raw(req, ready ? 200 : 503, s, len);

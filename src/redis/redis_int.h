@@ -11,7 +11,8 @@
  * and reads its replies (and WAIT); cluster.c detects a cluster, keeps its
  * slot map and follows MOVED and ASK; sentinel.c asks Sentinel for the
  * master; sub.c is the pub/sub subscriber; block.c the blocking client;
- * addr.c parses addresses (pure). */
+ * health.c says how much of Redis is served; addr.c parses addresses
+ * (pure). */
 #ifndef PIXRELAY_REDIS_INT_H
 #define PIXRELAY_REDIS_INT_H
 
@@ -292,6 +293,12 @@ int rds_redirect(struct cmd *c, const char *err, size_t len);
 
 /* The error `text` is c's answer (res: the error reply, or NULL). */
 void rds_give_up(struct cmd *c, redisReply *res, const char *text);
+
+/* ---- health.c: what is served ---- */
+
+/* Nonzero when n is a primary commands go to: one of the cluster's map, or
+ * the one Redis (Sentinel's master). */
+int rds_node_is_primary(const struct node *n);
 
 /* ---- sentinel.c ---- */
 

@@ -12,12 +12,12 @@
  *    MOVED and ASK, and tries again after TRYAGAIN, CLUSTERDOWN and LOADING
  *    until the command's timeout (a command for a slot whose primary is
  *    known to be down, its last connection attempt failed, fails at once:
- *    the other slots are served meanwhile). A script runs inside MULTI/EXEC
- *    behind an EXISTS of its first key and of a key of the same slot that
- *    never exists (`{tag}:rds-migration-guard`): while its slot is being
- *    migrated that EXISTS is refused (TRYAGAIN, or ASK then TRYAGAIN), so a
- *    script never runs half on each side of a migration, and the command is
- *    sent again once the slot has moved;
+ *    the other slots are served meanwhile, see rds_serving). A script runs
+ *    inside MULTI/EXEC behind an EXISTS of its first key and of a key of
+ *    the same slot that never exists (`{tag}:rds-migration-guard`): while
+ *    its slot is being migrated that EXISTS is refused (TRYAGAIN, or ASK
+ *    then TRYAGAIN), so a script never runs half on each side of a
+ *    migration, and the command is sent again once the slot has moved;
  *  - with Sentinel: asks the sentinels for the master's address, checks
  *    with ROLE that it is the master, and asks again whenever the connection
  *    is lost or the node says it became a replica (READONLY);
@@ -129,6 +129,18 @@ int rds_ready(const struct rds *r);
 
 /* The last connection problem, for /readyz and logs ("" when none). Borrowed. */
 const char *rds_last_error(const struct rds *r);
+
+/* Nonzero when some commands can go: the one Redis (or Sentinel's master) is
+ * ready, or in a cluster at least one primary of the map is. While it is
+ * and rds_ready is not, a command for a slot whose primary is missing fails
+ * with err "redis unavailable ..." (at once when that primary is known to
+ * be down) and the others are answered as usual. A subscriber: rds_ready. */
+int rds_serving(const struct rds *r);
+
+/* How much of the keyspace is served: the slots (of RSLOT_COUNT, 16384)
+ * whose primary is connected with the scripts loaded. One Redis or
+ * Sentinel's master counts as every slot or none. */
+int rds_slots_served(const struct rds *r);
 
 /* Send one command given as argv (binary-safe with lens, or NUL-terminated
  * strings when lens is NULL); argv is copied before this returns. cb may be
