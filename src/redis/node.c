@@ -71,6 +71,7 @@ struct node *rds_node_new(struct rds *r, enum role role, const char *host, int p
 	n->r = r;
 	n->role = role;
 	n->backoff_ms = RECONNECT_MIN_MS;
+	n->replicas = -1;
 	rds_node_set_address(n, host, port, path);
 	n->reconnect_timer = evtimer_new(r->base, on_reconnect, n);
 	n->connect_timer = evtimer_new(r->base, on_connect_timeout, n);
@@ -238,6 +239,7 @@ void rds_node_ready(struct node *n)
 			rds_sentinel_resolve(r);
 		return;
 	}
+	rds_watch_node(n);
 	if (r->mode == MODE_CLUSTER && n->in_map <= 0 && !n->seed)
 		return;
 	rds_update_ready(r);

@@ -101,6 +101,8 @@ void rds_free(struct rds *r)
 	}
 	event_free(r->refresh_timer);
 	event_free(r->park_timer);
+	if (r->watch_timer)
+		event_free(r->watch_timer);
 	free(r->slots);
 	free(r->channel);
 	own = r->own_base ? r->base : NULL;
