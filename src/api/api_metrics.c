@@ -2,10 +2,11 @@
  *
  * They need no key and are also served on the metrics-listen listener
  * (api_metrics_routes in api.c). /metrics renders the Prometheus text format
- * from this process's counters, the slots of the keyspace the Redis client
- * serves, and one events_shard_stats call per shard (the shards of a missing
- * cluster primary are left out). /readyz says the same of Redis in JSON.
- * /v1/openapi.yaml stays in api.c beside the route table it describes.
+ * from this process's counters, what the Redis client knows (the slots of
+ * the keyspace it serves, the replicas of each primary), and one
+ * events_shard_stats call per shard (the shards of a missing cluster primary
+ * are left out). /readyz says the same of Redis in JSON. /v1/openapi.yaml
+ * stays in api.c beside the route table it describes.
  */
 #include "api_int.h"
 
@@ -37,6 +38,30 @@ struct scrape {
 	unsigned char *answered; /* per shard */
 };
 
+/* The primaries the client knows, into a malloc'd array (*out; freed by the
+ * caller); returns how many. */
+static int primaries_of(const struct rds *r, struct rds_primary **out)
+{
+	int n = rds_primaries(r, NULL, 0);
+
+	*out = mem_calloc((size_t)n + 1, sizeof(**out));
+	n = rds_primaries(r, *out, n);
+	return n;
+}
+
+/* `primary="<name>"` with the name escaped as a label value. */
+static void primary_label(char *out, size_t size, const char *name)
+{
+	size_t o = (size_t)snprintf(out, size, "primary=\"");
+
+	for (const char *p = name; *p && o + 4 < size; p++) {
+		if (*p == '\\' || *p == '"' || *p == '\n')
+			out[o++] = '\\';
+		out[o++] = *p == '\n' ? 'n' : *p;
+	}
+	snprintf(out + o, size - o, "\"");
+}
+
 #define GAUGE(g, n, h, l, v)                                                                       \
 	do {                                                                                       \
 		(g)->name = (n);                                                                   \
@@ -51,9 +76,12 @@ static void scrape_done(struct scrape *sc)
 	struct app *app = app_of(sc->req);
 	struct dispatch_stats ds;
 	unsigned long long hits, misses;
-	size_t n = 13 + (size_t)sc->nshards * 5, len;
+	struct rds_primary *prim = NULL;
+	int nprim = primaries_of(app->rds, &prim);
+	size_t n = 13 + (size_t)sc->nshards * 5 + (size_t)nprim * 2, len;
 	struct metrics_gauge *gauges = mem_calloc(n, sizeof(*gauges)), *g = gauges;
 	char(*labels)[48] = mem_calloc((size_t)sc->nshards * 4 + 1, sizeof(*labels));
+	char(*plabels)[320] = mem_calloc((size_t)nprim + 1, sizeof(*plabels));
 	uint64_t now = ids_now_ms();
 	char *text;
 
@@ -79,6 +107,20 @@ static void scrape_done(struct scrape *sc)
 	GAUGE(g, "pixrelay_redis_slots_served",
 	      "Slots of the keyspace (of 16384) whose Redis primary is connected.", "",
 	      rds_slots_served(app->rds));
+	for (int i = 0; i < nprim; i++)
+		primary_label(plabels[i], sizeof(plabels[i]), prim[i].name);
+	for (int i = 0; i < nprim; i++)
+		if (prim[i].replicas >= 0)
+			GAUGE(g, "pixrelay_redis_replicas",
+			      "Replicas connected to each Redis primary, as ROLE says (asked with "
+			      "redis-wait-replicas set).",
+			      plabels[i], prim[i].replicas);
+	for (int i = 0; i < nprim; i++)
+		if (prim[i].replicas >= 0)
+			GAUGE(g, "pixrelay_redis_below_wait_replicas",
+			      "1 when a Redis primary has fewer replicas than redis-wait-replicas: "
+			      "writes to it are refused.",
+			      plabels[i], prim[i].below);
 	for (int st = 0; st < 3; st++)
 		for (int i = 0; i < sc->nshards; i++) {
 			static const char *const names[] = {"pending", "delivering", "dead"};
@@ -113,6 +155,8 @@ static void scrape_done(struct scrape *sc)
 	http_reply_bytes(sc->req, 200, "text/plain; version=0.0.4; charset=utf-8", "no-store", text,
 			 len);
 	free(text);
+	free(plabels);
+	free(prim);
 	free(labels);
 	free(gauges);
 	free(sc->answered);
@@ -174,6 +218,8 @@ void api_handle_readyz(struct http_req *req)
 	struct app *app = app_of(req);
 	int redis_ok = rds_ready(app->rds);
 	int ready = redis_ok && !app->draining;
+	struct rds_primary *prim = NULL;
+	int nprim = primaries_of(app->rds, &prim);
 	yajl_gen g = json_gen_new();
 	size_t len;
 	const char *s;
@@ -194,8 +240,24 @@ void api_handle_readyz(struct http_req *req)
 	json_int(g, rds_slots_served(app->rds));
 	json_str(g, "slotsTotal");
 	json_int(g, RSLOT_COUNT);
+	/* readiness does not depend on these: reads and the other primaries'
+	 * writes go on */
+	json_str(g, "belowWaitReplicas");
+	json_open_array(g);
+	for (int i = 0; i < nprim; i++) {
+		if (!prim[i].below)
+			continue;
+		json_open(g);
+		json_str(g, "primary");
+		json_str(g, prim[i].name);
+		json_str(g, "replicas");
+		json_int(g, prim[i].replicas);
+		json_close(g);
+	}
+	json_close_array(g);
 	json_close(g);
 	s = json_buf(g, &len);
 	http_reply_raw(req, ready ? 200 : 503, s, len);
 	yajl_gen_free(g);
+	free(prim);
 }

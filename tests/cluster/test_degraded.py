@@ -5,10 +5,17 @@ no` (the other primaries keep serving their slots): the accounts whose shards
 live on the other primaries are served as usual, the ones on the stopped
 primary get 503 at once (not after redis-timeout-ms), and /readyz stays 503
 naming the node, with how much of the keyspace is served.
+
+`redis-wait-replicas 1` with one replica per primary, after a failover: the
+promoted primary has no replica, so its writes are refused (503). /readyz
+stays 200 and lists it under belowWaitReplicas, the metric
+pixrelay_redis_below_wait_replicas names it, the log says so once (not per
+write), and all of it clears when the old primary is back as its replica.
 """
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -146,6 +153,81 @@ class OnePrimaryDown(Drill):
         self.assertEqual(px.request("GET", "/readyz").json["slotsServed"], 16384)
         r = self.charge(master, dead)
         self.assertEqual(r.status, 200, r)
+
+
+BELOW = re.compile(r"redis (\S+) has 0 replicas, fewer than redis-wait-replicas \(1\): its writes "
+                   r"are refused until enough replicas are back")
+
+
+class WaitAfterFailover(Drill):
+    args = ["--redis-wait-replicas", "1", "--redis-timeout-ms", "2000"]
+
+    def readyz_below(self):
+        r = self.px.request("GET", "/readyz")
+        return r.status, r.json["belowWaitReplicas"]
+
+    def test_a_promoted_primary_without_replica_is_named(self):
+        px = self.px
+        px.wait_ready()
+        px.cli("init")
+        key = px.create_key("sandbox")
+        port = self.cluster._route("{s%d}" % shard_of(key["account"]))
+        victim = self.cluster.node(port)
+        replica = next(n for n in self.cluster.nodes
+                       if n.running() and n.info("replication").get("master_port") == str(port))
+        promoted = "127.0.0.1:%d" % replica.port
+        self.assertEqual(self.readyz_below(), (200, []))
+        text = wait_for(lambda: (lambda t: t if value(t, "pixrelay_redis_replicas",
+                                                      primary="127.0.0.1:%d" % port) == 1 else None)(
+            px.request("GET", "/metrics").body.decode()), what="the replicas counted")
+        self.assertEqual(value(text, "pixrelay_redis_below_wait_replicas",
+                               primary="127.0.0.1:%d" % port), 0)
+        r = px.request("POST", "/v1/charge/pix/create", body={"amount": 500},
+                       headers=auth(key["key"]))
+        self.assertEqual(r.status, 200, r)
+
+        victim.stop(signal.SIGKILL)
+        t_kill = time.time()
+        wait_for(lambda: self.readyz_below() == (200, [{"primary": promoted, "replicas": 0}]),
+                 timeout=30, interval=0.1, what="readyz to name the promoted primary")
+        t_named = time.time()
+        # its writes are refused, each after WAIT's half of redis-timeout-ms
+        for i in range(3):
+            r = px.request("POST", "/v1/charge/pix/create", body={"amount": 600 + i},
+                           headers=auth(key["key"]), timeout=30)
+            self.assertEqual(r.status, 503, r)
+            self.assertEqual(r.json, UNAVAILABLE)
+        self.assertIn("the change reached 0 of 1 replicas", px.log())
+        text = px.request("GET", "/metrics").body.decode()
+        self.assertEqual(value(text, "pixrelay_redis_below_wait_replicas", primary=promoted), 1)
+        self.assertEqual(value(text, "pixrelay_redis_replicas", primary=promoted), 0)
+        others = [p for p in self.cluster.primaries() if p != replica.port]
+        self.assertEqual(len(others), 2)
+        for p in others:
+            self.assertEqual(value(text, "pixrelay_redis_below_wait_replicas",
+                                   primary="127.0.0.1:%d" % p), 0)
+        p = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True,
+                           text=True, timeout=30)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+
+        # the old primary back, as the replica of the promoted one: once the
+        # watch has seen it online, the log says so and /readyz clears
+        again = "redis %s has 1 replica again, as redis-wait-replicas (1) asks" % promoted
+        t_back = time.time()
+        victim.start()
+        wait_for(lambda: again in px.log() and self.readyz_below() == (200, []), timeout=30,
+                 interval=0.1, what="the replica to be seen back")
+        t_clear = time.time()
+        self.cluster.wait_ok()
+        r = px.request("POST", "/v1/charge/pix/create", body={"amount": 700},
+                       headers=auth(key["key"]), timeout=30)
+        self.assertEqual(r.status, 200, r)
+        log = px.log()
+        self.assertEqual(BELOW.findall(log), [promoted], log[-3000:])
+        self.assertEqual(log.count(again), 1, log[-3000:])
+        sys.stderr.write("wait 1 after a failover: named %.1f s after the kill, cleared %.1f s "
+                         "after the old primary was started again\n"
+                         % (t_named - t_kill, t_clear - t_back))
 
 
 if __name__ == "__main__":
