@@ -193,7 +193,7 @@ void api_handle_bank_webhook(struct http_req *req)
 {
 	struct app *app = app_of(req);
 
-	if (!rds_ready(app->rds)) {
+	if (!rds_serving(app->rds)) {
 		metrics_bank_call("unavailable");
 		api_reply_unavailable(req);
 		return;

@@ -140,7 +140,7 @@ void api_handle_qrcode(struct http_req *req)
 		http_reply_error(req, 404, "QR code not found: %.40s", id);
 		return;
 	}
-	if (!rds_ready(app->rds)) {
+	if (!rds_serving(app->rds)) {
 		api_reply_unavailable(req);
 		return;
 	}

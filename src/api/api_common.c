@@ -175,7 +175,7 @@ void api_authenticate(struct http_req *req)
 		reply_unauthorized(req, "invalid API key");
 		return;
 	}
-	if (!rds_ready(app->rds)) {
+	if (!rds_serving(app->rds)) {
 		api_reply_unavailable(req);
 		return;
 	}

@@ -195,7 +195,7 @@ void api_handle_ingest(struct http_req *req)
 		http_reply_error(req, 404, "account not found: %.40s", req->params[0]);
 		return;
 	}
-	if (!rds_ready(app->rds)) {
+	if (!rds_serving(app->rds)) {
 		api_reply_unavailable(req);
 		return;
 	}

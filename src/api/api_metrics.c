@@ -2,12 +2,16 @@
  *
  * They need no key and are also served on the metrics-listen listener
  * (api_metrics_routes in api.c). /metrics renders the Prometheus text format
- * from this process's counters and one events_shard_stats call per shard.
- * /v1/openapi.yaml stays in api.c beside the route table it describes.
+ * from this process's counters, what the Redis client knows (the slots of
+ * the keyspace it serves, the replicas of each primary), and one
+ * events_shard_stats call per shard (the shards of a missing cluster primary
+ * are left out). /readyz says the same of Redis in JSON. /v1/openapi.yaml
+ * stays in api.c beside the route table it describes.
  */
 #include "api_int.h"
 
 #include "pixrelay/redis/cache.h"
+#include "pixrelay/redis/rslot.h"
 #include "pixrelay/store/events.h"
 #include "pixrelay/core/ids.h"
 #include "pixrelay/core/json.h"
@@ -28,10 +32,35 @@ void api_handle_healthz(struct http_req *req)
  * shard, answered together. */
 struct scrape {
 	struct http_req *req;
-	int left, failed;
+	int left, failed; /* failed: some shard did not answer */
 	int nshards;
 	struct events_stats *stats;
+	unsigned char *answered; /* per shard */
 };
+
+/* The primaries the client knows, into a malloc'd array (*out; freed by the
+ * caller); returns how many. */
+static int primaries_of(const struct rds *r, struct rds_primary **out)
+{
+	int n = rds_primaries(r, NULL, 0);
+
+	*out = mem_calloc((size_t)n + 1, sizeof(**out));
+	n = rds_primaries(r, *out, n);
+	return n;
+}
+
+/* `primary="<name>"` with the name escaped as a label value. */
+static void primary_label(char *out, size_t size, const char *name)
+{
+	size_t o = (size_t)snprintf(out, size, "primary=\"");
+
+	for (const char *p = name; *p && o + 4 < size; p++) {
+		if (*p == '\\' || *p == '"' || *p == '\n')
+			out[o++] = '\\';
+		out[o++] = *p == '\n' ? 'n' : *p;
+	}
+	snprintf(out + o, size - o, "\"");
+}
 
 #define GAUGE(g, n, h, l, v)                                                                       \
 	do {                                                                                       \
@@ -47,9 +76,12 @@ static void scrape_done(struct scrape *sc)
 	struct app *app = app_of(sc->req);
 	struct dispatch_stats ds;
 	unsigned long long hits, misses;
-	size_t n = 14 + (size_t)sc->nshards * 5, len;
+	struct rds_primary *prim = NULL;
+	int nprim = primaries_of(app->rds, &prim);
+	size_t n = 15 + (size_t)sc->nshards * 5 + (size_t)nprim * 2, len;
 	struct metrics_gauge *gauges = mem_calloc(n, sizeof(*gauges)), *g = gauges;
 	char(*labels)[48] = mem_calloc((size_t)sc->nshards * 4 + 1, sizeof(*labels));
+	char(*plabels)[320] = mem_calloc((size_t)nprim + 1, sizeof(*plabels));
 	uint64_t now = ids_now_ms();
 	char *text;
 
@@ -78,13 +110,33 @@ static void scrape_done(struct scrape *sc)
 			      "last look saw it).",
 			      env ? "env=\"production\"" : "env=\"sandbox\"", age);
 	}
-	GAUGE(g, "pixrelay_redis_up", "1 when Redis answered this scrape, 0 when it did not.", "",
+	GAUGE(g, "pixrelay_redis_up",
+	      "1 when Redis answered this scrape for every shard, 0 when it did not.", "",
 	      sc->failed ? 0 : 1);
-	for (int st = 0; !sc->failed && st < 3; st++)
+	GAUGE(g, "pixrelay_redis_slots_served",
+	      "Slots of the keyspace (of 16384) whose Redis primary is connected.", "",
+	      rds_slots_served(app->rds));
+	for (int i = 0; i < nprim; i++)
+		primary_label(plabels[i], sizeof(plabels[i]), prim[i].name);
+	for (int i = 0; i < nprim; i++)
+		if (prim[i].replicas >= 0)
+			GAUGE(g, "pixrelay_redis_replicas",
+			      "Replicas connected to each Redis primary, as ROLE says (asked with "
+			      "redis-wait-replicas set).",
+			      plabels[i], prim[i].replicas);
+	for (int i = 0; i < nprim; i++)
+		if (prim[i].replicas >= 0)
+			GAUGE(g, "pixrelay_redis_below_wait_replicas",
+			      "1 when a Redis primary has fewer replicas than redis-wait-replicas: "
+			      "writes to it are refused.",
+			      plabels[i], prim[i].below);
+	for (int st = 0; st < 3; st++)
 		for (int i = 0; i < sc->nshards; i++) {
 			static const char *const names[] = {"pending", "delivering", "dead"};
 			const struct events_stats *e = &sc->stats[i];
 			char *l = labels[st * sc->nshards + i];
+			if (!sc->answered[i])
+				continue;
 			snprintf(l, 48, "shard=\"%d\",state=\"%s\"", i, names[st]);
 			GAUGE(g, "pixrelay_events",
 			      "Events in the delivery queues, by shard and state (delivered ones "
@@ -94,9 +146,11 @@ static void scrape_done(struct scrape *sc)
 				       : st == 1 ? e->delivering
 						 : e->dead));
 		}
-	for (int i = 0; !sc->failed && i < sc->nshards; i++) {
+	for (int i = 0; i < sc->nshards; i++) {
 		const struct events_stats *e = &sc->stats[i];
 		char *l = labels[3 * sc->nshards + i];
+		if (!sc->answered[i])
+			continue;
 		snprintf(l, 48, "shard=\"%d\"", i);
 		GAUGE(g, "pixrelay_delivery_lag_seconds",
 		      "How long the most overdue pending event of a shard has waited past its due "
@@ -110,8 +164,11 @@ static void scrape_done(struct scrape *sc)
 	http_reply_bytes(sc->req, 200, "text/plain; version=0.0.4; charset=utf-8", "no-store", text,
 			 len);
 	free(text);
+	free(plabels);
+	free(prim);
 	free(labels);
 	free(gauges);
+	free(sc->answered);
 	free(sc->stats);
 	free(sc);
 }
@@ -126,10 +183,12 @@ static void on_shard_scraped(void *ud, int result, const struct events_stats *st
 	struct scrape_shard *ss = ud;
 	struct scrape *sc = ss->sc;
 
-	if (result < 0)
+	if (result < 0) {
 		sc->failed = 1;
-	else
+	} else {
 		sc->stats[ss->shard] = *st;
+		sc->answered[ss->shard] = 1;
+	}
 	free(ss);
 	if (--sc->left == 0)
 		scrape_done(sc);
@@ -145,7 +204,8 @@ void api_handle_metrics(struct http_req *req)
 	sc->req = req;
 	sc->nshards = (int)app->cfg->shards;
 	sc->stats = mem_calloc((size_t)sc->nshards, sizeof(*sc->stats));
-	if (!rds_ready(app->rds)) {
+	sc->answered = mem_calloc((size_t)sc->nshards, 1);
+	if (!rds_serving(app->rds)) {
 		sc->failed = 1;
 		scrape_done(sc);
 		return;
@@ -167,6 +227,8 @@ void api_handle_readyz(struct http_req *req)
 	struct app *app = app_of(req);
 	int redis_ok = rds_ready(app->rds);
 	int ready = redis_ok && !app->draining;
+	struct rds_primary *prim = NULL;
+	int nprim = primaries_of(app->rds, &prim);
 	yajl_gen g = json_gen_new();
 	size_t len;
 	const char *s;
@@ -182,8 +244,29 @@ void api_handle_readyz(struct http_req *req)
 	json_int(g, http_connections(app->http));
 	json_str(g, "inflight");
 	json_int(g, http_inflight(app->http));
+	/* a cluster with a primary missing serves the rest of the keyspace */
+	json_str(g, "slotsServed");
+	json_int(g, rds_slots_served(app->rds));
+	json_str(g, "slotsTotal");
+	json_int(g, RSLOT_COUNT);
+	/* readiness does not depend on these: reads and the other primaries'
+	 * writes go on */
+	json_str(g, "belowWaitReplicas");
+	json_open_array(g);
+	for (int i = 0; i < nprim; i++) {
+		if (!prim[i].below)
+			continue;
+		json_open(g);
+		json_str(g, "primary");
+		json_str(g, prim[i].name);
+		json_str(g, "replicas");
+		json_int(g, prim[i].replicas);
+		json_close(g);
+	}
+	json_close_array(g);
 	json_close(g);
 	s = json_buf(g, &len);
 	http_reply_raw(req, ready ? 200 : 503, s, len);
 	yajl_gen_free(g);
+	free(prim);
 }

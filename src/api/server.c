@@ -299,6 +299,7 @@ int server_run(struct config *cfg)
 		redisd_supervise(redisd, s.app.base);
 	s.app.rds = rds_new(s.app.base, &addr, cfg->redis_timeout_ms);
 	rds_set_wait(s.app.rds, (int)cfg->redis_wait_replicas);
+	rds_watch_replicas(s.app.rds); /* for /readyz, /metrics and the log */
 	{
 		char channel[256];
 		ks_invalidation_channel(channel, sizeof(channel), cfg->prefix);

@@ -71,6 +71,7 @@ struct node *rds_node_new(struct rds *r, enum role role, const char *host, int p
 	n->r = r;
 	n->role = role;
 	n->backoff_ms = RECONNECT_MIN_MS;
+	n->replicas = -1;
 	rds_node_set_address(n, host, port, path);
 	n->reconnect_timer = evtimer_new(r->base, on_reconnect, n);
 	n->connect_timer = evtimer_new(r->base, on_connect_timeout, n);
@@ -226,6 +227,7 @@ void rds_node_ready(struct node *n)
 	struct rds *r = n->r;
 
 	n->ready = 1;
+	n->failed_tries = 0;
 	n->backoff_ms = RECONNECT_MIN_MS;
 	while (n->waiting && n->ready) {
 		struct cmd *c = n->waiting;
@@ -237,6 +239,7 @@ void rds_node_ready(struct node *n)
 			rds_sentinel_resolve(r);
 		return;
 	}
+	rds_watch_node(n);
 	if (r->mode == MODE_CLUSTER && n->in_map <= 0 && !n->seed)
 		return;
 	rds_update_ready(r);
@@ -256,6 +259,7 @@ void rds_on_setup_reply(struct cmd *c, redisReply *reply, const char *err)
 		return; /* an answer about a connection that is gone */
 	if (err) {
 		char msg[200];
+		n->failed_tries++;
 		snprintf(msg, sizeof(msg), "setup failed: %.150s", err);
 		rds_node_reset(n, msg);
 		rds_sentinel_next(n);
@@ -302,6 +306,7 @@ static void on_connect(const redisAsyncContext *ac, int status)
 	if (status != REDIS_OK) {
 		/* hiredis frees the context after this callback */
 		rds_node_error(n, "cannot connect to redis %s: %.150s", n->name, ac->errstr);
+		n->failed_tries++;
 		rds_sentinel_next(n);
 		if (r->wake_on_ready && (n->seed || n->role == ROLE_SENTINEL))
 			event_base_loopbreak(r->base);
@@ -357,6 +362,7 @@ static void on_connect_timeout(evutil_socket_t fd, short what, void *arg)
 	if (!ac || n->connected)
 		return;
 	rds_node_error(n, "redis %s: connect timed out", n->name);
+	n->failed_tries++;
 	ac->data = NULL;
 	redisAsyncFree(ac); /* no disconnect callback: it never connected */
 	if (n->r->wake_on_ready && (n->seed || n->role == ROLE_SENTINEL))
@@ -394,6 +400,7 @@ void rds_connect_now(struct node *n)
 		mem_oom(__FILE__, __LINE__);
 	if (ac->err) {
 		rds_node_error(n, "cannot connect to redis %s: %.150s", n->name, ac->errstr);
+		n->failed_tries++;
 		redisAsyncFree(ac);
 		rds_schedule_reconnect(n);
 		return;

@@ -101,6 +101,8 @@ void rds_free(struct rds *r)
 	}
 	event_free(r->refresh_timer);
 	event_free(r->park_timer);
+	if (r->watch_timer)
+		event_free(r->watch_timer);
 	free(r->slots);
 	free(r->channel);
 	own = r->own_base ? r->base : NULL;
@@ -206,6 +208,10 @@ void rds_route(struct cmd *c)
 		rds_retry_later(c, "redis unavailable (no primary for the slot)");
 	} else if (n->ready) {
 		rds_node_send(n, c);
+	} else if (n->failed_tries > 0) {
+		/* known to be down (its last connection attempt failed): say so
+		 * now rather than at the timeout; the other slots are served */
+		rds_park(c, 0, "redis unavailable (the primary of the slot is down)");
 	} else if (n->ac) {
 		rds_list_append(&n->waiting, &n->waiting_tail, c);
 	} else {

@@ -11,7 +11,8 @@
  * and reads its replies (and WAIT); cluster.c detects a cluster, keeps its
  * slot map and follows MOVED and ASK; sentinel.c asks Sentinel for the
  * master; sub.c is the pub/sub subscriber; block.c the blocking client;
- * addr.c parses addresses (pure). */
+ * health.c says how much of Redis is served and watches the primaries'
+ * replicas; addr.c parses addresses (pure). */
 #ifndef PIXRELAY_REDIS_INT_H
 #define PIXRELAY_REDIS_INT_H
 
@@ -66,6 +67,7 @@ struct node {
 	int retired; /* no longer in the map: closed, not reconnected */
 	int subscribed;
 	int was_connected; /* the next connection is a reconnection */
+	int failed_tries;  /* connection attempts that failed since it was last ready */
 	int timer_armed;
 	long backoff_ms;
 	struct event *reconnect_timer, *connect_timer, *timer;
@@ -76,6 +78,10 @@ struct node {
 	uint64_t wseq;	      /* scripts sent on this connection */
 	uint64_t wait_covers; /* the last of them the WAIT on its way covers */
 	int wait_inflight;
+	/* health.c, rds_watch_replicas: what ROLE last said */
+	int replicas;		/* replicas connected to it; -1: not known */
+	int replicas_short;	/* fewer than wait_replicas: said in the log */
+	uint64_t role_asked_ms; /* a ROLE of the watch is on its way since; 0: none */
 	struct node *next;
 };
 
@@ -145,6 +151,9 @@ struct rds {
 	void *message_ud;
 	int wake_on_ready; /* rds_open: stop the private loop once ready */
 	char last_error[256];
+	/* health.c: rds_watch_replicas asks the primaries ROLE, also on a timer */
+	int watch_replicas;
+	struct event *watch_timer;
 };
 
 /* The loop's cached time in ms (deadlines, timers), the wall clock in us
@@ -291,6 +300,19 @@ int rds_redirect(struct cmd *c, const char *err, size_t len);
 
 /* The error `text` is c's answer (res: the error reply, or NULL). */
 void rds_give_up(struct cmd *c, redisReply *res, const char *text);
+
+/* ---- health.c: what is served, the primaries' replicas ---- */
+
+/* Nonzero when n is a primary commands go to: one of the cluster's map, or
+ * the one Redis (Sentinel's master). */
+int rds_node_is_primary(const struct node *n);
+
+/* n became ready: with rds_watch_replicas, ask it ROLE now. */
+void rds_watch_node(struct node *n);
+
+/* A WAIT on n came back with fewer replicas than wanted: ask ROLE now,
+ * unless the watch knows already (or is asking). */
+void rds_watch_doubt(struct node *n);
 
 /* ---- sentinel.c ---- */
 

@@ -231,6 +231,8 @@ static void on_node_wait(redisAsyncContext *ac, void *replyp, void *privdata)
 	char msg[120];
 
 	n->wait_inflight = 0;
+	if (reply && !ok)
+		rds_watch_doubt(n);
 	snprintf(msg, sizeof(msg), "redis: the change reached %lld of %d replicas in time",
 		 reply && reply->type == REDIS_REPLY_INTEGER ? reply->integer : 0LL,
 		 r->wait_replicas);

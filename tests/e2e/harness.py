@@ -242,8 +242,8 @@ class PortTaken(RuntimeError):
 
 
 class ClusterNode:
-    def __init__(self, root, port, node_timeout):
-        self.root, self.node_timeout = root, node_timeout
+    def __init__(self, root, port, node_timeout, conf=""):
+        self.root, self.node_timeout, self.conf = root, node_timeout, conf
         self.configure(port)
 
     def configure(self, port):
@@ -257,8 +257,8 @@ class ClusterNode:
                     "cluster-enabled yes\ncluster-config-file nodes.conf\n"
                     "cluster-node-timeout %d\ncluster-replica-validity-factor 0\n"
                     "cluster-allow-replica-migration no\nrepl-diskless-sync-delay 0\n"
-                    "appendonly yes\nappendfsync always\nsave \"\"\n"
-                    % (port, self.dir, self.dir, node_timeout))
+                    "appendonly yes\nappendfsync always\nsave \"\"\n%s"
+                    % (port, self.dir, self.dir, node_timeout, self.conf))
 
     def start(self):
         self.proc = subprocess.Popen([REDIS_SERVER, os.path.join(self.dir, "redis.conf")],
@@ -300,15 +300,16 @@ class Cluster:
     `replicas` replicas each (redis-server --cluster-enabled yes, then
     redis-cli --cluster create), AOF fsynced on every write like SingleRedis,
     a small cluster-node-timeout so that a failover takes about two seconds.
-    cmd() routes by the key's slot and follows MOVED and ASK, so tests read
-    and write keys as they would on one Redis."""
+    `conf`: more lines for every node's redis.conf. cmd() routes by the key's
+    slot and follows MOVED and ASK, so tests read and write keys as they would
+    on one Redis."""
 
-    def __init__(self, workdir, primaries=3, replicas=1, node_timeout=1000):
+    def __init__(self, workdir, primaries=3, replicas=1, node_timeout=1000, conf=""):
         self.dir = os.path.join(workdir, "cluster")
         os.makedirs(self.dir, exist_ok=True)
         self.primaries_wanted = primaries
         self.replicas = replicas
-        self.nodes = [ClusterNode(self.dir, _free_port_pair(), node_timeout)
+        self.nodes = [ClusterNode(self.dir, _free_port_pair(), node_timeout, conf)
                       for _ in range(primaries * (1 + replicas))]
         self.created = False
         self.slots = {}

@@ -10,12 +10,14 @@
  *    after a lost node and every few seconds), keeps one connection per
  *    primary, sends each command to the primary of its key's slot, follows
  *    MOVED and ASK, and tries again after TRYAGAIN, CLUSTERDOWN and LOADING
- *    until the command's timeout. A script runs inside MULTI/EXEC behind an
- *    EXISTS of its first key and of a key of the same slot that never exists
- *    (`{tag}:rds-migration-guard`): while its slot is being migrated that
- *    EXISTS is refused (TRYAGAIN, or ASK then TRYAGAIN), so a script never
- *    runs half on each side of a migration, and the command is sent again
- *    once the slot has moved;
+ *    until the command's timeout (a command for a slot whose primary is
+ *    known to be down, its last connection attempt failed, fails at once:
+ *    the other slots are served meanwhile, see rds_serving). A script runs
+ *    inside MULTI/EXEC behind an EXISTS of its first key and of a key of
+ *    the same slot that never exists (`{tag}:rds-migration-guard`): while
+ *    its slot is being migrated that EXISTS is refused (TRYAGAIN, or ASK
+ *    then TRYAGAIN), so a script never runs half on each side of a
+ *    migration, and the command is sent again once the slot has moved;
  *  - with Sentinel: asks the sentinels for the master's address, checks
  *    with ROLE that it is the master, and asks again whenever the connection
  *    is lost or the node says it became a replica (READONLY);
@@ -30,7 +32,9 @@
  *    certainly did not run are sent again until their timeout;
  *  - optionally (rds_set_wait) answers a script only after WAIT has
  *    confirmed that N replicas have it: one WAIT at a time per connection,
- *    covering every script answered before it was sent;
+ *    covering every script answered before it was sent; and
+ *    (rds_watch_replicas) asks each primary ROLE to know which have fewer
+ *    replicas than that;
  *  - calls each callback exactly once, never from inside the call that
  *    queued the command (except while rds_free runs: then at once, with
  *    err "redis client closed").
@@ -127,6 +131,41 @@ int rds_ready(const struct rds *r);
 
 /* The last connection problem, for /readyz and logs ("" when none). Borrowed. */
 const char *rds_last_error(const struct rds *r);
+
+/* Nonzero when some commands can go: the one Redis (or Sentinel's master) is
+ * ready, or in a cluster at least one primary of the map is. While it is
+ * and rds_ready is not, a command for a slot whose primary is missing fails
+ * with err "redis unavailable ..." (at once when that primary is known to
+ * be down) and the others are answered as usual. A subscriber: rds_ready. */
+int rds_serving(const struct rds *r);
+
+/* How much of the keyspace is served: the slots (of RSLOT_COUNT, 16384)
+ * whose primary is connected with the scripts loaded. One Redis or
+ * Sentinel's master counts as every slot or none. */
+int rds_slots_served(const struct rds *r);
+
+/* What the client knows of one primary. */
+struct rds_primary {
+	const char *name; /* "host:port" or the socket path; borrowed, lives as
+			     long as the client */
+	int ready;	  /* connected, scripts loaded */
+	int replicas;	  /* replicas connected to it as ROLE last said; -1 when
+			     not known (not watched, or not asked yet) */
+	int below;	  /* ready, with fewer replicas than rds_set_wait asks for */
+};
+
+/* The primaries commands go to (the one Redis, Sentinel's master, or the
+ * cluster map's primaries): up to max of them into out (out may be NULL
+ * when max is 0). Returns how many there are, which may be more than max. */
+int rds_primaries(const struct rds *r, struct rds_primary *out, int max);
+
+/* With rds_set_wait > 0: ask every primary ROLE when it becomes ready, every
+ * 2 s, and when a WAIT there comes back short, to know how many replicas
+ * each has (rds_primaries). A primary with fewer than the rds_set_wait
+ * setting refuses every script answer (WAIT comes back short); the log says
+ * so once when it happens (warning) and once when it ends (info). For a
+ * server's client: the command-line tools have no use for it. */
+void rds_watch_replicas(struct rds *r);
 
 /* Send one command given as argv (binary-safe with lens, or NUL-terminated
  * strings when lens is NULL); argv is copied before this returns. cb may be
