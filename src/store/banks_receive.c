@@ -373,6 +373,8 @@ void banks_receive(struct banks_queue *q, const struct banks_conn *c, const char
 	rq->conn = *c;
 	rq->conn.pix_key = mem_strdup(c->pix_key ? c->pix_key : "");
 	rq->conn.client_ca = NULL;
+	/* the caller's to free, and no business of the receiver's */
+	memset(&rq->conn.api, 0, sizeof(rq->conn.api));
 	snprintf(rq->source, sizeof(rq->source), "%s", source);
 	rq->batch = *b;
 	memset(b, 0, sizeof(*b));
