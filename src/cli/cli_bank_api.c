@@ -98,6 +98,10 @@ int cli_credentials_key(const char *cmd, const struct config *cfg, int create, s
 
 	cli_credentials_key_path(cfg, path, sizeof(path));
 	if (create && stat(path, &st) < 0 && errno == ENOENT) {
+		/* with an external Redis nothing else makes the data dir; an
+		 * error is the key's own, below */
+		if (!cfg->credentials_key_file[0])
+			(void)mkdir(cfg->data_dir, 0700);
 		if (seal_key_create(path, err, sizeof(err)) < 0) {
 			fprintf(stderr, "pixrelay %s: %s\n", cmd, err);
 			return -1;
