@@ -39,6 +39,9 @@
 struct credentials_key {
 	struct seal_key key;
 	int loaded;
+	char path[1024];
+	char error[512];     /* the last failure logged while watching */
+	struct event *watch; /* none at start: looked for each second */
 };
 
 struct server {
@@ -55,16 +58,17 @@ struct server {
 
 /* The credentials key (docs/banks.md): none is fine (no bank connection has
  * API credentials yet, or this host is not trusted with them: their calls
- * then fail, said in `pixrelay bank show`), but a key file that is there and
- * unusable (readable by others, malformed) stops the start. */
+ * then fail, said in `pixrelay bank show`, until the file appears:
+ * on_key_watch), but a key file that is there and unusable (readable by
+ * others, malformed) stops the start. */
 static int load_credentials_key(const struct config *cfg, struct credentials_key *k)
 {
-	char path[1024], err[512];
+	char *path = k->path, err[512];
 
 	if (cfg->credentials_key_file[0])
-		snprintf(path, sizeof(path), "%s", cfg->credentials_key_file);
+		snprintf(path, sizeof(k->path), "%s", cfg->credentials_key_file);
 	else
-		snprintf(path, sizeof(path), "%s/credentials.key", cfg->data_dir);
+		snprintf(path, sizeof(k->path), "%s/credentials.key", cfg->data_dir);
 	if (access(path, F_OK) < 0) {
 		log_info("no credentials key at %s: bank connections' API calls are off", path);
 		return 0;
@@ -75,6 +79,30 @@ static int load_credentials_key(const struct config *cfg, struct credentials_key
 	}
 	k->loaded = 1;
 	return 0;
+}
+
+/* No credentials key at start: the first `pixrelay bank credentials` (or
+ * connect) makes it while serve runs, so look for it each second and take
+ * it when it is there and usable (a bad one is logged, once per reason). */
+static void on_key_watch(evutil_socket_t fd, short what, void *arg)
+{
+	struct server *s = arg;
+	struct credentials_key *k = &s->credentials_key;
+	char err[512];
+
+	if (access(k->path, F_OK) < 0)
+		return;
+	if (seal_key_load(k->path, &k->key, err, sizeof(err)) < 0) {
+		if (strcmp(err, k->error) != 0)
+			log_error("%s", err);
+		snprintf(k->error, sizeof(k->error), "%s", err);
+		return;
+	}
+	k->loaded = 1;
+	s->app.credentials_key = &k->key;
+	s->app.bankcharges.key = &k->key;
+	event_del(k->watch);
+	log_info("credentials key %s loaded: bank connections' API calls are on", k->path);
 }
 
 /* First start on a laptop: make the sandbox platform account and, when no key
@@ -274,6 +302,11 @@ int server_run(struct config *cfg)
 	s.app.bankapi = bankapi_new(s.app.base, cfg->bank_timeout_ms);
 	s.app.bankcharges =
 	    (struct bankcharges){s.app.rds, s.app.cache, cfg, s.app.bankapi, s.app.credentials_key};
+	if (!s.credentials_key.loaded) {
+		struct timeval tv = {1, 0};
+		s.credentials_key.watch = event_new(s.app.base, -1, EV_PERSIST, on_key_watch, &s);
+		event_add(s.credentials_key.watch, &tv);
+	}
 	s.app.streams = evstream_new(s.app.base, s.app.rds, &addr, cfg);
 	if (cfg->dispatch) {
 		/* its own connections: delivery bookkeeping never queues in front
@@ -369,6 +402,8 @@ done:
 		event_free(s.drain_timer);
 	if (s.log_timer)
 		event_free(s.log_timer);
+	if (s.credentials_key.watch)
+		event_free(s.credentials_key.watch);
 	log_flush();
 	redisd_stop(redisd);
 	event_base_free(s.app.base);
