@@ -315,7 +315,9 @@ static void on_devolucao(void *ud, long status, const char *body, const char *er
 	json_close(g);
 	yajl_tree_free(v);
 	{
-		char *out = mem_strndup(json_buf(g, &len), len);
+		/* two statements: an argument's order of evaluation is unspecified */
+		const char *buf = json_buf(g, &len);
+		char *out = mem_strndup(buf, len);
 		refund_answer(f, BANKCHARGES_REQUESTED, out, NULL);
 		free(out);
 	}
