@@ -23,8 +23,8 @@ import urllib.parse
 
 import bcb
 import certs
-from harness import (Pixrelay, acct_key, auth, free_port, init_platforms, new_ulid, start_stack, stop_stack,
-                     wait_for)
+from harness import (Pixrelay, auth, check_exit, free_port, init_platforms, new_ulid, start_stack, stop_stack,
+                     store_account, wait_for)
 from sse import verify
 from testbank import TestBank
 
@@ -129,17 +129,6 @@ class Env:
         return u.path + ("?" + u.query if u.query else "")
 
     @classmethod
-    def store_account(cls, name):
-        """A second sandbox account written into Redis (as test_banks.py does)
-        and a key of it."""
-        account = new_ulid()
-        cls.redis.cmd("HSET", acct_key("sandbox", account), "id", account, "env", "sandbox",
-                      "kind", "business", "officialName", name + " Ltda", "tradeName", name,
-                      "status", "ACTIVE", "created_at", "0", "owner", "",
-                      "pix_key", "c1f7c2a4-3d5e-4f60-8a9b-%012d" % random.randrange(10 ** 12))
-        return account, cls.px.create_key("sandbox", account=account)["key"]
-
-    @classmethod
     def stop(cls):
         if cls.ready:
             code = cls.px.stop()
@@ -148,12 +137,6 @@ class Env:
             stop_stack(cls)
             cls.ready = False
             check_exit(code, log)
-
-
-def check_exit(code, log):
-    """A process stopped with SIGTERM exits 0, with no sanitizer report."""
-    if code != 0 or "Sanitizer" in log:
-        raise AssertionError("pixrelay exited %s:\n%s" % (code, log[-3000:]))
 
 
 def tearDownModule():
@@ -430,7 +413,7 @@ class Failures(Base):
 
     def test_the_bank_refuses(self):
         # another account, connected with a Pix key the bank's client does not hold
-        account, key = self.env.store_account("Outra")
+        account, key = store_account(self.redis, self.px, "Outra")
         p = self.px.cli("bank", "connect", "--env", "sandbox", "--account", account, "--chave", "outra@loja.example",
                         "--url-token", *self.env.api_args(), "--json")
         self.assertEqual(json.loads(p.stdout)["account"], account)
