@@ -379,6 +379,8 @@ int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 				printf("%s\n", call.json);
 			else
 				print_human(verb, call.json);
+			if (strcmp(verb, "show") == 0)
+				cli_bank_api_explain(&call, cfg, id);
 			if (strcmp(verb, "connect") == 0 && !a.json)
 				printf(
 				    "\nRegister the webhook URL above at the bank for the Pix key "

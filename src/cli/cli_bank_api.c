@@ -8,12 +8,16 @@
 #include "pixrelay/core/mem.h"
 #include "pixrelay/core/seal.h"
 #include "pixrelay/pix/bankcreds.h"
+#include "pixrelay/store/banks.h"
+
+#include <event2/event.h>
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* The whole file at `path`, at most `max` bytes, NUL-terminated, trailing
  * newlines removed when `trim`; NULL with the problem printed. */
@@ -112,4 +116,52 @@ int cli_credentials_key(const char *cmd, const struct config *cfg, int create, s
 		return -1;
 	}
 	return 0;
+}
+
+/* What cli_bank_api_explain learns of the connection. */
+struct probe {
+	struct event_base *base;
+	const struct seal_key *key;
+	int done, rc;
+	char why[512];
+};
+
+static void on_probe(void *ud, int result, const struct banks_conn *c, const char *err)
+{
+	struct probe *p = ud;
+	struct bank_creds creds;
+
+	if (result < 0) {
+		p->rc = -2; /* Redis said no: the key is not the question */
+		snprintf(p->why, sizeof(p->why), "%s", err);
+	} else if (result == 0 && c->api.api_url) {
+		p->rc = banks_open_credentials(c, p->key, &creds, p->why, sizeof(p->why));
+		if (p->rc == 0)
+			bank_creds_wipe(&creds);
+	}
+	p->done = 1;
+	event_base_loopbreak(p->base);
+}
+
+void cli_bank_api_explain(struct cli_call *k, const struct config *cfg, const char *id)
+{
+	struct probe p = {.base = k->base};
+	struct seal_key key;
+	char path[1024], err[1200] = "";
+
+	cli_credentials_key_path(cfg, path, sizeof(path));
+	if (access(path, F_OK) < 0)
+		snprintf(err, sizeof(err), "no credentials key at %s (credentials-key-file)", path);
+	else if (seal_key_load(path, &key, err, sizeof(err)) == 0)
+		p.key = &key;
+	banks_get(k->r, cfg, id, on_probe, &p);
+	while (!p.done)
+		event_base_dispatch(k->base);
+	if (p.rc < 0)
+		fprintf(stderr,
+			"pixrelay bank show: %s: its API credentials cannot be used on this host: "
+			"%s\n",
+			id, p.rc == -1 && err[0] ? err : p.why);
+	if (p.key)
+		seal_key_wipe(&key);
 }

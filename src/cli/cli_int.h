@@ -168,6 +168,11 @@ void cli_credentials_key_path(const struct config *cfg, char *out, size_t size);
  * not exist (and say so). 0, or -1 with the problem printed. */
 int cli_credentials_key(const char *cmd, const struct config *cfg, int create,
 			struct seal_key *key);
+/* For `bank show`: when connection `id` has API credentials that this
+ * host's credentials key does not open (no key, another key, a key file
+ * others may read), say why on stderr, as serve's 503 for it would mean.
+ * Reads the connection on k's loop. */
+void cli_bank_api_explain(struct cli_call *k, const struct config *cfg, const char *id);
 
 /* ---- the commands, one file each (account and review share one) ---- */
 

@@ -592,6 +592,26 @@ def stop_stack(on):
     on.wd.cleanup()
 
 
+def store_account(redis, px, name, env="sandbox"):
+    """An account of `env` written straight into Redis (the fields charges and
+    banks read of it, as test_charges.py stores them) and a key of it:
+    (account id, key)."""
+    import random
+    account = new_ulid()
+    redis.cmd("HSET", acct_key(env, account), "id", account, "env", env,
+              "kind", "business", "officialName", name + " Ltda", "tradeName", name,
+              "status", "ACTIVE", "created_at", "0", "owner", "",
+              "pix_key", "c1f7c2a4-3d5e-4f60-8a9b-%012d" % random.randrange(10 ** 12))
+    return account, px.create_key(env, account=account)["key"]
+
+
+def check_exit(code, log):
+    """A process stopped with SIGTERM exits 0, with no sanitizer report (the
+    ASan build reports leaks at exit)."""
+    if code != 0 or "Sanitizer" in log:
+        raise AssertionError("pixrelay exited %s:\n%s" % (code, log[-3000:]))
+
+
 def init_platforms(px):
     """Run `pixrelay init --json`: the platform account of each environment,
     {"sandbox": ID, "production": ID}."""

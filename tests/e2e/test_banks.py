@@ -27,8 +27,8 @@ import urllib.parse
 
 import bcb
 import certs
-from harness import (Pixrelay, Redis, Workdir, acct_key, auth, free_port, init_platforms, new_ulid, rkey,
-                     start_stack, stop_stack, wait_for)
+from harness import (Pixrelay, Redis, Workdir, acct_key, auth, check_exit, free_port, init_platforms, new_ulid,
+                     rkey, start_stack, stop_stack, store_account, wait_for)
 from sse import verify
 
 UNAUTHENTICATED = "not authenticated as the bank of this connection"
@@ -170,12 +170,7 @@ class Env:
     def store_account(cls, name):
         """A sandbox account written into Redis (what charges and banks read of
         it) and a key of it."""
-        account = new_ulid()
-        cls.redis.cmd("HSET", acct_key("sandbox", account), "id", account, "env", "sandbox",
-                      "kind", "business", "officialName", name + " Ltda", "tradeName", name,
-                      "status", "ACTIVE", "created_at", "0", "owner", "",
-                      "pix_key", "c1f7c2a4-3d5e-4f60-8a9b-%012d" % random.randrange(10 ** 12))
-        return account, cls.px.create_key("sandbox", account=account)["key"]
+        return store_account(cls.redis, cls.px, name)
 
     @classmethod
     def stop(cls):
@@ -185,13 +180,6 @@ class Env:
             stop_stack(cls)
             cls.ready = False
             check_exit(code, log)
-
-
-def check_exit(code, log):
-    """A process stopped with SIGTERM exits 0, with no sanitizer report (the
-    ASan build reports leaks at exit)."""
-    if code != 0 or "Sanitizer" in log:
-        raise AssertionError("pixrelay exited %s:\n%s" % (code, log[-3000:]))
 
 
 def tearDownModule():
