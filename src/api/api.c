@@ -63,6 +63,7 @@ const struct http_route api_routes[] = {
      HTTP_AUTH | HTTP_ENVELOPE},
     {HTTP_POST, "/v1/bank/connections/{id}/reconcile", api_handle_bank_reconcile,
      HTTP_AUTH | HTTP_ENVELOPE},
+    {HTTP_GET, "/v1/bank/reconciliation", api_handle_bank_report, HTTP_AUTH | HTTP_ENVELOPE},
     {HTTP_POST, "/v1/baas/account/create", api_handle_account_create,
      HTTP_AUTH | HTTP_ACTS_AS | HTTP_JSON_BODY | HTTP_ENVELOPE | HTTP_UPLOAD},
     {HTTP_POST, "/v1/baas/internal-transfer", api_handle_transfer,

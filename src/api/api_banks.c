@@ -291,6 +291,45 @@ void api_handle_bank_reconcile(struct http_req *req)
 	banks_get(app->rds, app->cfg, req->params[0], on_reconcile_conn, req);
 }
 
+/* ---- the day's report ---- */
+
+static void on_report(void *ud, int result, const char *json, const char *err)
+{
+	struct http_req *req = ud;
+
+	if (result < 0) {
+		api_reply_failure(req, err ? err : "bank report failed");
+		return;
+	}
+	if (result == BANKS_BAD_DATE) {
+		http_reply_error(req, 400, "date: must be a day, YYYY-MM-DD (Brasilia time)");
+		return;
+	}
+	if (result == BANKS_NOT_FOUND) {
+		http_reply_error(req, 404, "bank connection not found");
+		return;
+	}
+	http_reply_data(req, 200, json, strlen(json));
+}
+
+void api_handle_bank_report(struct http_req *req)
+{
+	static const char *const names[] = {"connection", "date"};
+	struct app *app = app_of(req);
+	struct api_caller *c = req->auth;
+	char *values[2];
+
+	if (api_query_params(req, names, 2, values) < 0)
+		return;
+	if (!values[0] || !values[0][0]) {
+		http_reply_error(req, 400, "connection: is required (a bank connection id)");
+	} else {
+		banks_report(app->rds, app->cfg, c->key.env, api_env_scope(req) ? "" : c->account,
+			     values[0], values[1], on_report, req);
+	}
+	api_query_free(values, 2);
+}
+
 /* ---- connections ---- */
 
 static void on_banks_json(void *ud, int result, const char *json, const char *err)

@@ -104,6 +104,7 @@ void api_handle_ingest(struct http_req *req);
 void api_handle_bank_webhook(struct http_req *req);
 void api_handle_bank_simulate(struct http_req *req);
 void api_handle_bank_reconcile(struct http_req *req);
+void api_handle_bank_report(struct http_req *req);
 void api_handle_banks_list(struct http_req *req);
 void api_handle_bank_connect(struct http_req *req);
 void api_handle_bank_get(struct http_req *req);

@@ -328,8 +328,9 @@ int server_run(struct config *cfg)
 		if (!s.app.dispatch)
 			goto done;
 		s.janitor = janitor_new(s.app.base, s.dispatch_rds, cfg, s.app.dispatch);
-		s.app.bankrecon = bankrecon_new(s.app.base, s.dispatch_rds, cfg, s.app.bankapi,
-						s.app.credentials_key, s.app.banks, s.app.dispatch);
+		s.app.bankrecon =
+		    bankrecon_new(s.app.base, s.dispatch_rds, cfg, s.app.bankapi,
+				  s.app.credentials_key, s.app.banks, s.app.dispatch, 1);
 	}
 	{
 		/* with a metrics listener, /metrics is unknown to the public one

@@ -26,7 +26,9 @@ static const char usage_bank[] =
     "       pixrelay bank notifications ID --env ENV [--limit N] [--json]\n"
     "       pixrelay bank credentials ID --env ENV --api-url URL --token-url URL\n"
     "                             --client-id ID --client-secret-file FILE --cert FILE\n"
-    "                             --key FILE [--bank-ca FILE] [--json]\n\n"
+    "                             --key FILE [--bank-ca FILE] [--json]\n"
+    "       pixrelay bank reconcile ID --env ENV [--since DURATION] [--json]\n"
+    "       pixrelay bank report ID --env ENV [--date YYYY-MM-DD] [--json]\n\n"
     "connect        connects the bank of Pix key KEY (--chave; without it the\n"
     "               pix-key setting, the key the BR Codes carry, so --pix-key KEY\n"
     "               works too) to the account (default: the environment's platform\n"
@@ -44,7 +46,11 @@ static const char usage_bank[] =
     "               the merchant's certificate and key) for charges created at the\n"
     "               bank, refunds and the reconciliation; connect takes the same\n"
     "               options. The client secret and the key are sealed with the\n"
-    "               credentials key (credentials-key-file, made when missing).\n";
+    "               credentials key (credentials-key-file, made when missing).\n"
+    "reconcile      asks the bank now for the Pix it received since the last\n"
+    "               reconciliation (or --since) and takes those its webhook missed.\n"
+    "report         what the connection heard on a day (Brasilia time): by webhook,\n"
+    "               recovered by reconciliation, and whether the day is complete.\n";
 
 /* The file at `path` (a trust list in PEM), at most CERTCHECK_PEM_MAX
  * bytes; NULL with the problem printed. */
@@ -211,6 +217,8 @@ int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 
 	if ((rc = cli_action(argc, argv, usage_bank, &verb)) >= 0)
 		return rc;
+	if (strcmp(verb, "reconcile") == 0 || strcmp(verb, "report") == 0)
+		return cli_bank_recon(cfg, argc - 1, argv + 1);
 	cli_args_init(&a, argc - 1, argv + 1, lo, NULL, usage_bank);
 	while ((opt = cli_args_next(&a)) >= 0) {
 		switch (opt) {

@@ -174,6 +174,9 @@ int cli_credentials_key(const char *cmd, const struct config *cfg, int create,
  * Reads the connection on k's loop. */
 void cli_bank_api_explain(struct cli_call *k, const struct config *cfg, const char *id);
 
+/* `pixrelay bank reconcile|report` (cli_bank_recon.c); argv[0] is the verb. */
+int cli_bank_recon(const struct config *cfg, int argc, char **argv);
+
 /* ---- the commands, one file each (account and review share one) ---- */
 
 int cli_cmd_serve(struct config *cfg, int argc, char **argv);

@@ -129,9 +129,9 @@ static const struct opt opts[] = {
     {"bank-timeout-ms", L(bank_timeout_ms), "10000", 100, 600000,
      "time a bank's API has to answer one call (a token, a charge, a refund, a page of "
      "Pix), in milliseconds; connecting takes at most 5000 of it"},
-    {"bank-reconcile-interval", L(bank_reconcile_interval), "60", 0, 86400,
+    {"bank-reconcile-interval", L(bank_reconcile_interval), "300", 5, 86400,
      "seconds between two reconciliations of a bank connection that has API credentials "
-     "(GET /pix since the last one): what its webhook missed is taken then; 0: never"},
+     "(GET /pix since the last one): what its webhook missed is taken then"},
     {"delivery-timeout-ms", L(delivery_timeout_ms), "10000", 100, 600000,
      "time a destination has to answer a postback, in milliseconds"},
     {"delivery-connect-timeout-ms", L(delivery_connect_timeout_ms), "3000", 100, 600000,

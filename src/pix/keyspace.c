@@ -303,6 +303,18 @@ int ks_bank_refunds_key(char *out, size_t size, const char *prefix, int shard, c
 	return in_shard(out, size, prefix, shard, "bref:%s", id);
 }
 
+int ks_bank_day_key(char *out, size_t size, const char *prefix, int shard, const char *id,
+		    const char *day)
+{
+	return in_shard(out, size, prefix, shard, "bday:%s:%s", id, day);
+}
+
+int ks_bank_recovered_key(char *out, size_t size, const char *prefix, int shard, const char *id,
+			  const char *day)
+{
+	return in_shard(out, size, prefix, shard, "brec:%s:%s", id, day);
+}
+
 /* ---- {<env>}: one environment ---- */
 
 void ks_env_taxids_key(char *out, size_t size, const char *prefix, enum env env)

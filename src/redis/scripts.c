@@ -59,6 +59,7 @@ static const char *const names[SCRIPT_COUNT] = {
 	[SCRIPT_CHARGE_RESERVE] = "charge_reserve",
 	[SCRIPT_BANK_RECON] = "bank_recon",
 	[SCRIPT_BANK_RECON_DONE] = "bank_recon_done",
+	[SCRIPT_BANK_REPORT] = "bank_report",
 };
 /* clang-format on */
 

@@ -21,10 +21,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TICK_MS 1000			   /* how often due connections are claimed */
-#define RUNS_MAX 4			   /* runs of one process at once */
-#define PAGE_ITEMS 100			   /* Pix per page asked of the bank */
-#define PAGES_MAX 1000			   /* pages of one window: 100,000 Pix */
+#define TICK_MS 1000	/* how often due connections are claimed */
+#define RUNS_MAX 4	/* runs of one process at once */
+#define PAGE_ITEMS 1000 /* Pix per page asked of the bank (the most it must give) */
+#define PAGES_MAX 1000	/* pages of one window: a million Pix */
 #define WINDOW_MAX_MS (24LL * 3600 * 1000) /* one run's window at most */
 #define OVERLAP_MS (10LL * 60 * 1000)	   /* each window starts this long before the last end */
 #define FIRST_BEFORE_MS (10LL * 60 * 1000) /* the first starts this long before the credentials */
@@ -41,6 +41,7 @@ struct bankrecon {
 	struct dispatch *d;
 	struct event *tick;
 	int stopped, freed;
+	int once; /* only bankrecon_run: no timer, no claims */
 	unsigned running;
 	int claiming[2];
 	int known[2];		   /* a claim answered with connections */
@@ -61,6 +62,12 @@ struct run {
 	char (*refunds)[96];
 	size_t nrefunds, refund;
 	int refund_final; /* the one asked about is settled at the bank */
+	/* a run asked for (bankrecon_run): its window, and who waits */
+	long long since_ms;
+	int contiguous; /* its window joins the reconciled one: it may move it */
+	store_fn done_cb;
+	void *done_ud;
+	char why[512];
 };
 
 static void run_free(struct run *u)
@@ -124,6 +131,11 @@ static void on_done_failed(void *ud, int result, const char *json, const char *e
 		run_end(u, "failed");
 		return;
 	}
+	if (u->done_cb) {
+		u->done_cb(u->done_ud, -1, NULL, u->why);
+		run_end(u, "failed");
+		return;
+	}
 	/* interval x 2^(failures-1), at most an hour, less a random tenth */
 	delay = base < 5000 ? 5000 : base;
 	for (int i = 1; i < result && delay < BACKOFF_MAX_MS; i++)
@@ -145,6 +157,7 @@ static void on_done_failed(void *ud, int result, const char *json, const char *e
 static void fail(struct run *u, const char *why)
 {
 	u->stats.upto_ms = 0;
+	snprintf(u->why, sizeof(u->why), "%s", why);
 	log_warn("bank connection %s: reconciliation failed: %s", u->id, why);
 	banks_recon_done(u->rc->r, u->rc->cfg, u->id, NULL, why, on_done_failed, u);
 }
@@ -165,6 +178,14 @@ static void on_done_ok(void *ud, int result, const char *json, const char *err)
 		run_end(u, err ? "failed" : "ok");
 		return;
 	}
+	if (u->done_cb) {
+		char *out = bankrecon_stats_json(u->id, u->from_ms, u->to_ms, &u->stats);
+
+		u->done_cb(u->done_ud, 0, out, NULL);
+		free(out);
+		run_end(u, "ok");
+		return;
+	}
 	/* a window that stopped short of now (a long absence): the next at once */
 	next =
 	    u->to_ms < now - OVERLAP_MS ? now : now + u->rc->cfg->bank_reconcile_interval * 1000LL;
@@ -173,7 +194,7 @@ static void on_done_ok(void *ud, int result, const char *json, const char *err)
 
 static void succeed(struct run *u)
 {
-	u->stats.upto_ms = u->to_ms;
+	u->stats.upto_ms = u->contiguous ? u->to_ms : 0;
 	if (u->stats.fresh)
 		log_info("bank connection %s: reconciliation took %ld Pix its webhook had not "
 			 "brought",
@@ -412,12 +433,19 @@ static void on_conn(void *ud, int result, const struct banks_conn *c, const char
 	if (result < 0) {
 		/* Redis: the lease runs out and the run is tried again */
 		log_warn("bank connection %s: reconciliation: %s", u->id, err ? err : "redis");
+		if (u->done_cb)
+			u->done_cb(u->done_ud, -1, NULL, err ? err : "redis");
 		run_end(u, NULL);
 		return;
 	}
 	if (result != 0 || c->env != u->env || !c->api.api_url) {
 		/* disconnected, or its credentials gone: nothing to reconcile */
-		banks_recon_drop(u->rc->r, u->rc->cfg, u->env, u->id, NULL, NULL);
+		if (u->done_cb)
+			u->done_cb(u->done_ud,
+				   result != 0 || c->env != u->env ? BANKS_NOT_FOUND : 1, NULL,
+				   NULL);
+		else
+			banks_recon_drop(u->rc->r, u->rc->cfg, u->env, u->id, NULL, NULL);
 		run_end(u, NULL);
 		return;
 	}
@@ -438,14 +466,22 @@ static void on_conn(void *ud, int result, const struct banks_conn *c, const char
 	 * most a day at a time */
 	base = c->rec_at_ms ? c->rec_at_ms
 			    : (c->api_at_ms ? c->api_at_ms : c->created_ms) - FIRST_BEFORE_MS;
-	u->from_ms = base - (c->rec_at_ms ? OVERLAP_MS : 0);
-	u->to_ms = base + WINDOW_MAX_MS < now ? base + WINDOW_MAX_MS : now;
+	if (u->since_ms) {
+		/* asked for: from then to now, whatever was reconciled */
+		u->from_ms = u->since_ms;
+		u->to_ms = now;
+		u->contiguous = u->since_ms <= base;
+	} else {
+		u->from_ms = base - (c->rec_at_ms ? OVERLAP_MS : 0);
+		u->to_ms = base + WINDOW_MAX_MS < now ? base + WINDOW_MAX_MS : now;
+		u->contiguous = 1;
+	}
 	if (u->to_ms <= u->from_ms)
 		u->from_ms = u->to_ms - OVERLAP_MS;
 	ask_page(u);
 }
 
-static void start_run(struct bankrecon *rc, enum env env, const char *id)
+static struct run *start_run(struct bankrecon *rc, enum env env, const char *id)
 {
 	struct run *u = mem_new(struct run);
 
@@ -454,7 +490,61 @@ static void start_run(struct bankrecon *rc, enum env env, const char *id)
 	snprintf(u->id, sizeof(u->id), "%s", id);
 	u->lease_ms = 4 * rc->cfg->bank_timeout_ms + 30000;
 	rc->running++;
-	banks_get(rc->r, rc->cfg, id, on_conn, u);
+	return u;
+}
+
+static void go(struct run *u)
+{
+	banks_get(u->rc->r, u->rc->cfg, u->id, on_conn, u);
+}
+
+void bankrecon_run(struct bankrecon *rc, enum env env, const char *id, long long since_ms,
+		   store_fn cb, void *ud)
+{
+	struct run *u = start_run(rc, env, id);
+
+	u->since_ms = since_ms;
+	u->done_cb = cb;
+	u->done_ud = ud;
+	go(u);
+}
+
+char *bankrecon_stats_json(const char *id, long long from_ms, long long to_ms,
+			   const struct banks_recon_stats *st)
+{
+	yajl_gen g = json_gen_new();
+	char from[32], to[32], *out;
+	const char *buf;
+	size_t len;
+
+	timefmt_rfc3339(from, (uint64_t)from_ms);
+	timefmt_rfc3339(to, (uint64_t)to_ms);
+	json_open(g);
+	json_str(g, "connection");
+	json_str(g, id);
+	json_str(g, "from");
+	json_str(g, from);
+	json_str(g, "to");
+	json_str(g, to);
+	json_str(g, "pages");
+	json_int(g, st->pages);
+	json_str(g, "listed");
+	json_int(g, st->listed);
+	json_str(g, "new");
+	json_int(g, st->fresh);
+	json_str(g, "refundsAsked");
+	json_int(g, st->refunds);
+	json_str(g, "reconciledUntil");
+	if (st->upto_ms) {
+		json_str(g, to);
+	} else {
+		json_null(g);
+	}
+	json_close(g);
+	buf = json_buf(g, &len);
+	out = mem_strndup(buf, len);
+	yajl_gen_free(g);
+	return out;
 }
 
 /* ---- the timer ---- */
@@ -484,7 +574,7 @@ static void on_claimed(void *ud, const char *err, long long oldest, const char *
 				/* leased but not run: their leases run out */
 				break;
 			}
-			start_run(rc, env, ids[i]);
+			go(start_run(rc, env, ids[i]));
 		}
 	}
 	if (rc->freed && rc->running == 0) {
@@ -520,7 +610,7 @@ static void on_tick(evutil_socket_t fd, short kind, void *arg)
 
 struct bankrecon *bankrecon_new(struct event_base *base, struct rds *r, const struct config *cfg,
 				struct bankapi *api, const struct seal_key *key,
-				struct banks_queue *q, struct dispatch *d)
+				struct banks_queue *q, struct dispatch *d, int claims)
 {
 	struct bankrecon *rc = mem_new(struct bankrecon);
 	struct timeval tv = {TICK_MS / 1000, (TICK_MS % 1000) * 1000};
@@ -533,7 +623,8 @@ struct bankrecon *bankrecon_new(struct event_base *base, struct rds *r, const st
 	rc->q = q;
 	rc->d = d;
 	rc->tick = event_new(base, -1, EV_PERSIST, on_tick, rc);
-	if (cfg->bank_reconcile_interval > 0)
+	rc->once = !claims;
+	if (claims)
 		event_add(rc->tick, &tv);
 	return rc;
 }

@@ -19,8 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BATCH_MAX 128			       /* Pix and refusals in one bank_pix call */
-#define BRASILIA_OFFSET_MS (3LL * 3600 * 1000) /* UTC-3, no daylight saving since 2019 */
+#define BATCH_MAX 128 /* Pix and refusals in one bank_pix call */
 
 /* ---- receiving ---- */
 
@@ -154,7 +153,8 @@ static void brasilia_day(char out[11], long long ms)
 {
 	char t[TIMEFMT_LEN + 1];
 
-	timefmt_format(t, (uint64_t)(ms > BRASILIA_OFFSET_MS ? ms - BRASILIA_OFFSET_MS : 0));
+	timefmt_format(
+	    t, (uint64_t)(ms > BANKS_BRASILIA_OFFSET_MS ? ms - BANKS_BRASILIA_OFFSET_MS : 0));
 	memcpy(out, t, 10);
 	out[10] = '\0';
 }

@@ -9,7 +9,9 @@
 #include "pixrelay/store/banks.h"
 
 #include "pixrelay/core/ids.h"
+#include "pixrelay/core/json.h"
 #include "pixrelay/core/mem.h"
+#include "pixrelay/core/timefmt.h"
 #include "pixrelay/pix/keyspace.h"
 #include "pixrelay/redis/scripts.h"
 
@@ -227,4 +229,193 @@ void banks_refunds_pending(struct rds *r, const struct config *cfg, const char *
 		most = BANKS_RECON_CLAIM_MAX * 4;
 	snprintf(last, sizeof(last), "%u", most ? most - 1 : 0);
 	rds_cmd_argv(r, on_pending, rcall_new(cb, NULL, ud), 5, argv, NULL);
+}
+
+/* ---- the day's report ---- */
+
+struct report {
+	store_fn cb;
+	void *ud;
+	char id[BANKS_ID_MAX];
+	char day[11];
+	long long day_end_ms; /* the first instant of the next day, Brasilia time */
+};
+
+/* The count of `field` in an HGETALL reply (0 when absent). */
+static long long day_count(const redisReply *h, const char *field)
+{
+	const char *v = rds_hash_field(h, field);
+
+	return v ? strtoll(v, NULL, 10) : 0;
+}
+
+static void on_report(void *ud, redisReply *reply, const char *err)
+{
+	static const char *const reasons[] = {"paid",		"heard_late",	"amount_mismatch",
+					      "charge_expired", "charge_paid",	"charge_refunded",
+					      "charge_failed",	"unknown_txid", "no_txid"};
+	static const char *const statuses[] = {"DEVOLVIDO", "EM_PROCESSAMENTO", "NAO_REALIZADO"};
+	struct report *rp = ud;
+	const redisReply *c, *day, *e2es;
+	long long rec_at, webhook, recovered;
+	char at[32];
+	yajl_gen g;
+	const char *buf;
+	size_t len;
+
+	if (err || reply->type != REDIS_REPLY_ARRAY) {
+		rp->cb(rp->ud, -1, NULL, err ? err : "unexpected reply from bank_report");
+		goto done;
+	}
+	if (reply->elements != 4 || reply->element[0]->type != REDIS_REPLY_ARRAY ||
+	    reply->element[0]->elements != 5 || reply->element[2]->type != REDIS_REPLY_ARRAY) {
+		rp->cb(rp->ud, BANKS_NOT_FOUND, NULL, NULL);
+		goto done;
+	}
+	c = reply->element[0];
+	day = reply->element[1];
+	e2es = reply->element[2];
+	rec_at =
+	    c->element[2]->type == REDIS_REPLY_STRING ? strtoll(c->element[2]->str, NULL, 10) : 0;
+	webhook = day_count(day, "webhook");
+	recovered = day_count(day, "reconciliation");
+	g = json_gen_new();
+	json_open(g);
+	json_str(g, "connection");
+	json_str(g, rp->id);
+	json_str(g, "date");
+	json_str(g, rp->day);
+	json_str(g, "timeZone");
+	json_str(g, "America/Sao_Paulo");
+	json_str(g, "reconciledUntil");
+	if (rec_at > 0) {
+		timefmt_rfc3339(at, (uint64_t)rec_at);
+		json_str(g, at);
+	} else {
+		json_null(g);
+	}
+	/* every Pix the bank listed for the day has been taken */
+	json_str(g, "complete");
+	json_bool(g, rec_at >= rp->day_end_ms);
+	json_str(g, "pix");
+	json_open(g);
+	json_str(g, "received");
+	json_int(g, webhook + recovered);
+	json_str(g, "byWebhook");
+	json_int(g, webhook);
+	json_str(g, "recovered");
+	json_int(g, recovered);
+	json_str(g, "duplicates");
+	json_int(g, day_count(day, "duplicate"));
+	json_str(g, "refused");
+	json_int(g, day_count(day, "refused"));
+	json_close(g);
+	json_str(g, "cents");
+	json_open(g);
+	json_str(g, "received");
+	json_int(g, day_count(day, "webhook_cents") + day_count(day, "reconciliation_cents"));
+	json_str(g, "byWebhook");
+	json_int(g, day_count(day, "webhook_cents"));
+	json_str(g, "recovered");
+	json_int(g, day_count(day, "reconciliation_cents"));
+	json_close(g);
+	json_str(g, "outcomes");
+	json_open(g);
+	for (size_t i = 0; i < sizeof(reasons) / sizeof(*reasons); i++) {
+		json_str(g, reasons[i]);
+		json_int(g, day_count(day, reasons[i]));
+	}
+	json_close(g);
+	json_str(g, "refunds");
+	json_open(g);
+	for (size_t i = 0; i < sizeof(statuses) / sizeof(*statuses); i++) {
+		char field[40];
+
+		snprintf(field, sizeof(field), "refund_%s", statuses[i]);
+		for (char *q = field; *q; q++)
+			if (*q >= 'A' && *q <= 'Z')
+				*q = (char)(*q - 'A' + 'a');
+		json_str(g, statuses[i]);
+		json_int(g, day_count(day, field));
+	}
+	json_close(g);
+	json_str(g, "recoveredEndToEndIds");
+	json_open_array(g);
+	for (size_t i = 0; i < e2es->elements; i++)
+		if (e2es->element[i]->type == REDIS_REPLY_STRING)
+			json_str(g, e2es->element[i]->str);
+	json_close_array(g);
+	json_close(g);
+	buf = json_buf(g, &len);
+	{
+		char *out = mem_strndup(buf, len);
+
+		rp->cb(rp->ud, 0, out, NULL);
+		free(out);
+	}
+	yajl_gen_free(g);
+done:
+	free(rp);
+}
+
+int banks_report_day(const char *date, char day[11], long long *end_ms)
+{
+	long long y, start;
+	int m, d;
+
+	if (!date || !date[0]) {
+		/* today, Brasilia time (UTC-3, no daylight saving since 2019) */
+		long long now = (long long)ids_now_ms() - BANKS_BRASILIA_OFFSET_MS;
+		long long days = now >= 0 ? now / 86400000 : -1;
+		char txt[32];
+
+		timefmt_rfc3339(txt, (uint64_t)(days * 86400000));
+		snprintf(day, 11, "%.10s", txt);
+	} else {
+		if (strlen(date) != 10 || date[4] != '-' || date[7] != '-')
+			return -1;
+		for (int i = 0; i < 10; i++)
+			if (i != 4 && i != 7 && (date[i] < '0' || date[i] > '9'))
+				return -1;
+		memcpy(day, date, 10);
+		day[10] = '\0';
+	}
+	y = strtoll(day, NULL, 10);
+	m = atoi(day + 5);
+	d = atoi(day + 8);
+	if (y < 1970 || m < 1 || m > 12 || d < 1 || d > timefmt_days_in_month(y, m))
+		return -1;
+	start = timefmt_days_from_civil(y, m, d) * 86400000LL + BANKS_BRASILIA_OFFSET_MS;
+	*end_ms = start + 86400000LL;
+	return 0;
+}
+
+void banks_report(struct rds *r, const struct config *cfg, enum env env, const char *account,
+		  const char *id, const char *date, store_fn cb, void *ud)
+{
+	struct report *rp;
+	char bk[KS_KEY_MAX], dk[KS_KEY_MAX], rk[KS_KEY_MAX], most[16];
+	int shard = ks_shard_of(id);
+
+	if (strlen(id) != IDS_ULID_LEN + 4 || strncmp(id, "bnk_", 4) != 0 || shard < 0) {
+		cb(ud, BANKS_NOT_FOUND, NULL, NULL);
+		return;
+	}
+	rp = mem_new(struct report);
+	if (banks_report_day(date, rp->day, &rp->day_end_ms) < 0) {
+		free(rp);
+		cb(ud, BANKS_BAD_DATE, NULL, NULL);
+		return;
+	}
+	rp->cb = cb;
+	rp->ud = ud;
+	snprintf(rp->id, sizeof(rp->id), "%s", id);
+	ks_bank_key(bk, sizeof(bk), cfg->prefix, shard, id);
+	ks_bank_day_key(dk, sizeof(dk), cfg->prefix, shard, id, rp->day);
+	ks_bank_recovered_key(rk, sizeof(rk), cfg->prefix, shard, id, rp->day);
+	snprintf(most, sizeof(most), "%d", BANKS_REPORT_E2E_MAX);
+	{
+		const char *argv[6] = {bk, dk, rk, env_name(env), account ? account : "", most};
+		rds_script(r, on_report, rp, SCRIPT_BANK_REPORT, 3, 6, argv, NULL);
+	}
 }

@@ -22,7 +22,7 @@ from testbank import TestBank
 
 CREATE = "/v1/charge/pix/create"
 CONNECTIONS = "/v1/bank/connections"
-QUIET = 2.5  # more than two reconciliations: nothing more comes
+QUIET = 1.0  # after a reconciliation: nothing more comes
 
 
 def metric(text, name, **labels):
@@ -39,7 +39,7 @@ class Reconciliation(unittest.TestCase):
     def setUpClass(cls):
         cls.dir = None
         start_stack(cls, sink=True, port=free_port(),
-                    args=["--bank-reconcile-interval", "1", "--bank-timeout-ms", "2000"])
+                    args=["--bank-reconcile-interval", "5", "--bank-timeout-ms", "2000"])
         cls.certdir = os.path.join(cls.wd.path, "certs")
         os.makedirs(cls.certdir)
         merchant_ca = certs.make_ca(cls.certdir, "merchant-ca", "Loja Client CA")
@@ -108,7 +108,21 @@ class Reconciliation(unittest.TestCase):
             self.assertTrue(verify(self.signing, {k.lower(): v for k, v in q.header_list}, q.body))
         return [q.json for q in reqs]
 
+    def reconcile_now(self):
+        """Make the next reconciliation due now; return once it asked the bank
+        and recorded its success."""
+        before = self.connection()["api"]["reconciliation"]["lastSuccessAt"]
+        calls = self.bank.calls["GET /pix"]
+        r = self.px.request("POST", "%s/%s/reconcile" % (CONNECTIONS, self.conn["id"]),
+                            headers=auth(self.key))
+        self.assertEqual(r.status, 202, r)
+        wait_for(lambda: self.bank.calls["GET /pix"] > calls
+                 and self.connection()["api"]["reconciliation"]["lastSuccessAt"] != before,
+                 timeout=15, what="a reconciliation")
+
     def quiet(self, path, n):
+        """Exactly n events reached path, and a reconciliation more adds none."""
+        self.reconcile_now()
         time.sleep(QUIET)
         self.assertEqual(self.sink.count(path), n, self.sink.requests(path))
 
@@ -131,6 +145,7 @@ class Reconciliation(unittest.TestCase):
         path = "/missed-%d" % time.time_ns()
         ch = self.charge(1234, path)
         pix = self.bank.pay(ch["id"])  # settled at the bank; no webhook
+        self.reconcile_now()
         ev = self.events(path, 1)[0]
         self.assertEqual(ev["event"], "EVENT:CHARGE_PAID")
         self.assertEqual(ev["data"]["id"], ch["id"])
@@ -157,15 +172,14 @@ class Reconciliation(unittest.TestCase):
         data = self.webhook(pix["endToEndId"])
         self.assertIn(data["pix"][0]["outcome"], ("paid", "duplicate"))
         self.events(path, 1)
-        before = self.bank.calls["GET /pix"]
-        wait_for(lambda: self.bank.calls["GET /pix"] >= before + 2, timeout=10,
-                 what="two more reconciliations")
+        self.reconcile_now()
         self.quiet(path, 1)
         self.assertEqual(self.get_charge(ch["id"])["pix"]["source"], "webhook")
 
     def test_a_pix_without_txid_is_reported_and_another_keys_pix_is_left(self):
         mine = self.bank.pay_key("7.50")
         other = self.bank.pay_key("8.25", chave="outra@loja.example")
+        self.reconcile_now()
 
         def reported():
             return [q.json for q in self.sink.requests("/account")
@@ -173,7 +187,7 @@ class Reconciliation(unittest.TestCase):
         evs = wait_for(reported, timeout=15, what="the Pix without txid reported")
         self.assertEqual(len(evs), 1)
         self.assertEqual(self.log_entry(mine["endToEndId"])[0]["reason"], "no_txid")
-        time.sleep(QUIET)
+        self.reconcile_now()
         self.assertEqual(self.log_entry(other["endToEndId"]), [])
         self.assertEqual(len(reported()), 1)
 
@@ -183,6 +197,9 @@ class Reconciliation(unittest.TestCase):
         pix = self.bank.pay(ch["id"])
         self.bank.down(mode="503")
         try:
+            r = self.px.request("POST", "%s/%s/reconcile" % (CONNECTIONS, self.conn["id"]),
+                                headers=auth(self.key))
+            self.assertEqual(r.status, 202, r)
             rec = wait_for(lambda: self.connection()["api"]["reconciliation"]["failures"] >= 1
                            and self.connection()["api"]["reconciliation"], timeout=15,
                            what="a failed reconciliation")
@@ -194,13 +211,12 @@ class Reconciliation(unittest.TestCase):
                                            result="failed") or 0, 1)
         finally:
             self.bank.up()
+        self.reconcile_now()
         ev = self.events(path, 1)[0]
         self.assertEqual(ev["data"]["id"], ch["id"])
         self.assertEqual(self.get_charge(ch["id"])["pix"]["endToEndId"], pix["endToEndId"])
-        rec = wait_for(lambda: self.connection()["api"]["reconciliation"]["failures"] == 0
-                       and self.connection()["api"]["reconciliation"], timeout=15,
-                       what="a successful reconciliation")
-        self.assertIsNone(rec["lastError"])
+        rec = self.connection()["api"]["reconciliation"]
+        self.assertEqual((rec["failures"], rec["lastError"]), (0, None))
 
     def test_a_refund_settled_at_the_bank_without_a_webhook(self):
         path = "/refund-%d" % time.time_ns()
@@ -212,6 +228,7 @@ class Reconciliation(unittest.TestCase):
         self.assertEqual(r.status, 202, r)
         refund = r.json["data"]["refund"]
         self.assertEqual(refund["status"], "EM_PROCESSAMENTO")
+        self.reconcile_now()
         # the reconciliation lists the Pix with its refund in process: news,
         # once, and the charge stays PAID
         ev = self.events(path, 2)[1]
@@ -220,6 +237,7 @@ class Reconciliation(unittest.TestCase):
         self.quiet(path, 2)
         self.assertEqual(self.get_charge(ch["id"])["status"], "PAID")
         self.bank.settle_refund(pix["endToEndId"], refund["id"])  # no webhook
+        self.reconcile_now()
         ev = self.events(path, 3)[2]
         self.assertEqual(ev["event"], "EVENT:CHARGE_REFUND")
         self.assertEqual(self.get_charge(ch["id"])["status"], "REFUNDED")
@@ -245,6 +263,58 @@ class Reconciliation(unittest.TestCase):
         r = self.px.request("POST", "%s/bnk_01JZZZZZZZZZZZZZZZZZZZZZZZ/reconcile" % CONNECTIONS,
                             headers=auth(self.key))
         self.assertEqual(r.status, 404, r)
+
+
+    def test_the_days_report_and_the_cli(self):
+        path = "/report-%d" % time.time_ns()
+        ch = self.charge(777, path)
+        pix = self.bank.pay(ch["id"])  # no webhook
+        # the operator reconciles from the command line: the same run, here
+        r = self.px.cli("bank", "reconcile", self.conn["id"], "--env", "sandbox", "--json")
+        run = json.loads(r.stdout)
+        self.assertEqual(run["connection"], self.conn["id"])
+        self.assertGreaterEqual(run["listed"], 1)
+        self.assertEqual(run["new"], 1)
+        self.assertEqual(run["reconciledUntil"], run["to"])
+        self.events(path, 1)
+        # again: nothing new; a window apart from the reconciled one keeps it
+        run = json.loads(self.px.cli("bank", "reconcile", self.conn["id"], "--env", "sandbox",
+                                     "--since", "2h", "--json").stdout)
+        self.assertEqual(run["new"], 0)
+        text = self.px.cli("bank", "reconcile", self.conn["id"], "--env", "sandbox").stdout
+        self.assertRegex(text, r"0 new \(missed by the webhook\)")
+        # the day's report: what came by webhook, what was recovered, which
+        r = self.px.request("GET", "/v1/bank/reconciliation?connection=" + self.conn["id"],
+                            headers=auth(self.key))
+        self.assertEqual(r.status, 200, r)
+        rep = r.json["data"]
+        self.assertEqual(rep["timeZone"], "America/Sao_Paulo")
+        self.assertIn(pix["endToEndId"], rep["recoveredEndToEndIds"])
+        self.assertEqual(rep["pix"]["received"], rep["pix"]["byWebhook"] + rep["pix"]["recovered"])
+        self.assertGreaterEqual(rep["pix"]["recovered"], 1)
+        self.assertGreaterEqual(rep["cents"]["recovered"], 777)
+        self.assertFalse(rep["complete"])  # the day is not over
+        cli = json.loads(self.px.cli("bank", "report", self.conn["id"], "--env", "sandbox",
+                                     "--json").stdout)
+        self.assertEqual(cli, rep)
+        text = self.px.cli("bank", "report", self.conn["id"], "--env", "sandbox").stdout
+        self.assertIn("not complete", text)
+        self.assertIn("  " + pix["endToEndId"] + "\n", text)
+        # yesterday is reconciled past its end: complete, and nothing heard
+        yesterday = time.strftime("%Y-%m-%d", time.gmtime(time.time() - 3 * 3600 - 86400))
+        r = self.px.request("GET", "/v1/bank/reconciliation?connection=%s&date=%s"
+                            % (self.conn["id"], yesterday), headers=auth(self.key))
+        self.assertEqual((r.status, r.json["data"]["complete"], r.json["data"]["pix"]["received"]),
+                         (200, True, 0), r)
+        for query, status in [("connection=%s&date=2026-02-30" % self.conn["id"], 400),
+                              ("date=2026-11-26", 400),
+                              ("connection=bnk_01JZZZZZZZZZZZZZZZZZZZZZZZ", 404)]:
+            r = self.px.request("GET", "/v1/bank/reconciliation?" + query, headers=auth(self.key))
+            self.assertEqual(r.status, status, (query, r))
+        r = self.px.cli("bank", "reconcile", self.conn["id"], "--env", "sandbox", "--since",
+                        "30d", check=False)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("at most 7 days ago", r.stderr)
 
 
 if __name__ == "__main__":

@@ -547,7 +547,8 @@ class Matching(Base):
         self.assertEqual(self.outcome(r), ("unmatched", "no_txid"))
         day = rkey("bday:", self.conn["id"]) + ":2020-09-09"
         counts = self.redis.cmd("HGETALL", day)
-        self.assertEqual(dict(zip(counts[::2], counts[1::2])), {"webhook": "1", "no_txid": "1"})
+        self.assertEqual(dict(zip(counts[::2], counts[1::2])),
+                         {"webhook": "1", "no_txid": "1", "webhook_cents": "100"})
         # kept for the event retention (30 days by default)
         for k in (day, rkey("bpix:", self.conn["id"]) + ":" + p["endToEndId"], rkey("blog:", self.conn["id"])):
             self.assertTrue(29 * 86400 < self.redis.cmd("TTL", k) <= 30 * 86400, k)

@@ -71,7 +71,7 @@ int ks_random_shard(long nshards);
  * "due:<queue>" (due events of one delivery queue), and what bank
  * connections heard: "bpix:<connection>:<endToEndId>",
  * "bdev:<connection>:<endToEndId>:<refund id>:<status>" and
- * "bday:<connection>:<day>" (bank_pix).
+ * "bday:<connection>:<day>" and "brec:<connection>:<day>" (bank_pix).
  */
 
 /* "<prefix>{s<k>}:", the shard prefix the scripts get (their `p`). Writes
@@ -160,6 +160,13 @@ int ks_bank_pix_key(char *out, size_t size, const char *prefix, int shard);
  * connection's bank for and has not heard settled: "<endToEndId> <refund
  * id>" -> when asked (ms) (zset; the reconciliation asks the bank). */
 int ks_bank_refunds_key(char *out, size_t size, const char *prefix, int shard, const char *id);
+/* "<prefix>{s<k>}:bday:<connection id>:<day>", what a connection heard on
+ * one day (YYYY-MM-DD, Brasilia time), and "<prefix>{s<k>}:brec:<connection
+ * id>:<day>", the endToEndIds its reconciliation took first that day. */
+int ks_bank_day_key(char *out, size_t size, const char *prefix, int shard, const char *id,
+		    const char *day);
+int ks_bank_recovered_key(char *out, size_t size, const char *prefix, int shard, const char *id,
+			  const char *day);
 
 /* ---- {<env>}: one environment ----
  *

@@ -30,13 +30,29 @@
 
 struct bankrecon;
 
-/* Start reconciling (nothing when cfg->bank_reconcile_interval is 0).
+#define BANKRECON_NO_API 10 /* bankrecon_run: the connection has no API credentials */
+
+/* A reconciler. With claims, it starts reconciling every due connection
+ * (a server); without, it runs only what bankrecon_run asks (the CLI).
  * Borrowed, and outliving it: base, r, cfg, api (the bank client), key
  * (the credentials key; NULL: runs fail saying so), q (where the Pix are
  * written), d (woken when they wrote events; may be NULL). */
 struct bankrecon *bankrecon_new(struct event_base *base, struct rds *r, const struct config *cfg,
 				struct bankapi *api, const struct seal_key *key,
-				struct banks_queue *q, struct dispatch *d);
+				struct banks_queue *q, struct dispatch *d, int claims);
+/* Reconcile connection `id` of env now, whatever its schedule (the CLI's
+ * `pixrelay bank reconcile`): from since_ms (0: from its reconciled
+ * instant, as a scheduled run) to now. cb runs once: 0 with the run's
+ * figures as JSON (bankrecon_stats_json), BANKS_NOT_FOUND (no such
+ * connection in env), BANKRECON_NO_API (it has no API credentials), or -1
+ * with why. */
+void bankrecon_run(struct bankrecon *rc, enum env env, const char *id, long long since_ms,
+		   store_fn cb, void *ud);
+/* {"connection", "from", "to", "pages", "listed", "new", "refundsAsked",
+ * "reconciledUntil"} of a run (malloc'd). */
+char *bankrecon_stats_json(const char *id, long long from_ms, long long to_ms,
+			   const struct banks_recon_stats *st);
+
 /* The credentials key, found after the start. rc may be NULL. */
 void bankrecon_set_key(struct bankrecon *rc, const struct seal_key *key);
 /* Start nothing more; runs under way are abandoned at their next step

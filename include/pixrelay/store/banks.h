@@ -41,6 +41,7 @@ enum banks_result {
 	BANKS_NO_ACCOUNT = 2, /* the account does not exist in this environment */
 	BANKS_LIMIT = 3,      /* BANKS_PER_ACCOUNT connections already */
 	BANKS_KEY_TAKEN = 4,  /* the account connected this Pix key already (json = its id) */
+	BANKS_BAD_DATE = 5,   /* a report's date is not YYYY-MM-DD */
 };
 
 /* A connection as stored: what the receiver needs. Strings owned. */
@@ -203,6 +204,24 @@ void banks_refund_asked(struct rds *r, const struct config *cfg, const char *con
 			const char *refund_id, store_fn cb, void *ud);
 void banks_refund_settled(struct rds *r, const struct config *cfg, const char *conn,
 			  const char *e2e, const char *refund_id, store_fn cb, void *ud);
+/* ---- the day's report (banks_recon.c) ---- */
+
+#define BANKS_REPORT_E2E_MAX 1000		     /* recovered endToEndIds a report lists */
+#define BANKS_BRASILIA_OFFSET_MS (3LL * 3600 * 1000) /* UTC-3, no daylight saving since 2019 */
+
+/* `date` (YYYY-MM-DD; NULL or "": today in Brasilia) into day, and the
+ * first instant after it, Brasilia time (ms). 0, or -1 for a bad date. */
+int banks_report_day(const char *date, char day[11], long long *end_ms);
+
+/* What connection `id` of `account` ("" = any of env) heard on `date`
+ * (Brasilia time; NULL: today): {"connection", "date", "timeZone",
+ * "reconciledUntil", "complete", "pix": {"received", "byWebhook",
+ * "recovered", "duplicates", "refused"}, "cents": {...}, "outcomes": {...},
+ * "refunds": {...}, "recoveredEndToEndIds": [...]}. BANKS_NOT_FOUND,
+ * BANKS_BAD_DATE, or -1 with err. */
+void banks_report(struct rds *r, const struct config *cfg, enum env env, const char *account,
+		  const char *id, const char *date, store_fn cb, void *ud);
+
 /* The oldest `most` pending refunds of `conn`: ids "<e2e> <refund id>",
  * n0 when the oldest was asked (ms). */
 void banks_refunds_pending(struct rds *r, const struct config *cfg, const char *conn, unsigned most,

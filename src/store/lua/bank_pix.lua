@@ -8,7 +8,9 @@
 --   p bdev:<conn>:<e2e>:<id>:<status>  string: that refund status was heard
 --   p blog:<conn>                list: what the connection heard, newest first (1,000 kept)
 --   p bday:<conn>:<YYYY-MM-DD>   hash: counts by source and outcome, per day of horario
---                                (Brasilia time)
+--                                (Brasilia time), and cents by source (<source>_cents)
+--   p brec:<conn>:<YYYY-MM-DD>   list: the endToEndIds a reconciliation took first (the
+--                                webhook had not brought them), the first 10,000
 -- all kept for the retention; a charge paid by a Pix keeps it in fields pix (JSON) and pix_e2e.
 -- KEYS[1] = <prefix>{s<k>}:bank   (names the shard; not written)
 -- ARGV = shard key prefix, now (ms), now as text, retention (seconds), number n of Pix,
@@ -136,6 +138,13 @@ for _ = 1, n do
     redis.call('SET', dk, outcome .. ' ' .. reason .. ' ' .. event, 'EX', ttl)
     count(conn, day, source)
     count(conn, day, outcome == 'paid' and 'paid' or reason)
+    redis.call('HINCRBY', p .. 'bday:' .. conn .. ':' .. day, source .. '_cents', cents)
+    if source == 'reconciliation' then
+      -- the proof of what the bank's webhook missed: which Pix, per day
+      local rk = p .. 'brec:' .. conn .. ':' .. day
+      if redis.call('RPUSH', rk, e2e) > 10000 then redis.call('LTRIM', rk, 0, 9999) end
+      redis.call('EXPIRE', rk, ttl)
+    end
   end
   log(conn, {'source', source, 'endToEndId', e2e, 'txid', txid, 'amount', cents,
     'outcome', outcome, 'reason', reason, 'charge', c and cid or '', 'event', event})
