@@ -48,7 +48,7 @@ function request()
   sent = sent + 1
   local id = prefix .. sent
   local body = '{"id":"up-' .. id .. '","event":"EVENT:CHARGE_PAID","data":{"id":"ch-' .. id
-    .. '","value":1990,"status":"COMPLETED","paidAt":"2026-01-01T00:00:00Z",'
+    .. '","value":1990,"status":"PAID","paidAt":"2026-01-01T00:00:00Z",'
     .. '"customer":{"name":"Bench Customer","email":"bench@example.com"},"note":"' .. pad .. '"}}'
   return wrk.format("POST", paths[sent % #paths + 1], headers, body)
 end
