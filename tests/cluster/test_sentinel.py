@@ -110,8 +110,9 @@ class Sentinel(SentinelSetup):
             url = self.url
         px = self.px = Pixrelay(self.wd.path, Addr()).start()
         px.wait_ready()
-        self.assertIn("redis sentinel: master '%s' is 127.0.0.1:%d" % (MASTER, self.master.port),
-                      px.log())
+        # the log is written out on a timer: wait for the line
+        line = "redis sentinel: master '%s' is 127.0.0.1:%d" % (MASTER, self.master.port)
+        wait_for(lambda: line in px.log(), timeout=5, what=line)
         pid = px.proc.pid
         px.cli("init")
         key = px.create_key("sandbox")
@@ -133,8 +134,9 @@ class Sentinel(SentinelSetup):
 
         self.assertEqual(px.proc.poll(), None)
         self.assertEqual(px.proc.pid, pid)
-        self.assertIn("redis sentinel: master '%s' is 127.0.0.1:%d" % (MASTER, self.replica.port),
-                      px.log())
+        # the log is written out on a timer: wait for the line
+        line = "redis sentinel: master '%s' is 127.0.0.1:%d" % (MASTER, self.replica.port)
+        wait_for(lambda: line in px.log(), timeout=5, what=line)
         statuses = {a[2] for a in load.answers}
         self.assertTrue(statuses <= {200, 503}, [a for a in load.answers if a[2] not in (200, 503)][:5])
         self.assertIn(503, statuses)
@@ -195,8 +197,9 @@ class SentinelPassword(SentinelSetup):
                                 args=["--redis-sentinel-password", self.PASSWORD],
                                 env={"PIXRELAY_REDIS_SENTINEL_PASSWORD": self.PASSWORD}).start()
         px.wait_ready()
-        self.assertIn("redis sentinel: master '%s' is 127.0.0.1:%d" % (MASTER, self.master.port),
-                      px.log())
+        # the log is written out on a timer: wait for the line
+        line = "redis sentinel: master '%s' is 127.0.0.1:%d" % (MASTER, self.master.port)
+        wait_for(lambda: line in px.log(), timeout=5, what=line)
         px.cli("init")
         key = px.create_key("sandbox")
         self.assertEqual(px.request("GET", "/v1/me", headers=auth(key["key"])).status, 200)
@@ -211,7 +214,8 @@ class SentinelPassword(SentinelSetup):
         px = self.px = Pixrelay(self.wd.path, First(),
                                 env={"PIXRELAY_REDIS_SENTINEL_PASSWORD": self.PASSWORD}).start()
         px.wait_ready(timeout=20)
-        self.assertIn("redis 127.0.0.1:%d: setup failed" % self.replica.port, px.log())
+        line = "redis 127.0.0.1:%d: setup failed" % self.replica.port
+        wait_for(lambda: line in px.log(), timeout=5, what=line)
         self.assertEqual(px.request("GET", "/v1/me", headers=auth(key["key"])).status, 200)
         self.assertEqual(px.stop(), 0)
         self.px = None
