@@ -1,7 +1,9 @@
 /* banks: the store of bank connections: connect, read, list, disconnect,
- * and the log of what each heard. Writing what the banks report is
- * banks_receive.c's; parsing a bank's body is bankpix's (pix floor);
- * authenticating a bank's call is the API's (api_banks.c). */
+ * the log of what each heard, the API credentials and a new URL token.
+ * Writing what the banks report is banks_receive.c's; what a bank holds
+ * as a connection's webhook is banks_webhook.c's; parsing a bank's body is
+ * bankpix's (pix floor); authenticating a bank's call is the API's
+ * (api_banks.c). */
 #include "pixrelay/store/banks.h"
 
 #include "pixrelay/core/certcheck.h"
@@ -447,8 +449,7 @@ void banks_connect(struct rds *r, const struct config *cfg, enum env env, const 
 	snprintf(created, sizeof(created), "%llu", (unsigned long long)ids_now_ms());
 	snprintf(max, sizeof(max), "%d", BANKS_PER_ACCOUNT);
 	if (auth == BANKS_URL_TOKEN) {
-		ids_base62(token, BANKS_TOKEN_LEN);
-		token[BANKS_TOKEN_LEN] = '\0';
+		banks_make_token(token);
 		ids_sha256_hex(sha, token, BANKS_TOKEN_LEN);
 		client_ca = "";
 	}
@@ -849,51 +850,56 @@ void banks_set_credentials(struct rds *r, const struct config *cfg, const struct
 
 /* ---- a new URL token ---- */
 
-struct new_token {
+void banks_make_token(char out[BANKS_TOKEN_LEN + 1])
+{
+	ids_base62(out, BANKS_TOKEN_LEN);
+	out[BANKS_TOKEN_LEN] = '\0';
+}
+
+struct set_token {
 	store_fn cb;
 	void *ud;
-	char token[BANKS_TOKEN_LEN + 1];
 };
 
-static void on_new_token(void *ud, redisReply *reply, const char *err)
+static void on_set_token(void *ud, redisReply *reply, const char *err)
 {
-	struct new_token *t = ud;
+	struct set_token *t = ud;
 
 	if (err || reply->type != REDIS_REPLY_INTEGER)
 		t->cb(t->ud, -1, NULL, err ? err : "unexpected reply setting a URL token");
-	else if (reply->integer != 1)
+	else if (reply->integer == 0)
 		t->cb(t->ud, BANKS_NOT_FOUND, NULL, NULL);
+	else if (reply->integer == 2)
+		t->cb(t->ud, BANKS_CHANGED, NULL, NULL);
 	else
-		t->cb(t->ud, 0, t->token, NULL);
-	mem_wipe(t->token, sizeof(t->token));
+		t->cb(t->ud, 0, NULL, NULL);
 	free(t);
 }
 
-void banks_new_token(struct rds *r, const struct config *cfg, enum env env, const char *id,
-		     store_fn cb, void *ud)
+void banks_set_token(struct rds *r, const struct config *cfg, enum env env, const char *id,
+		     const char *token, const char *old_sha, store_fn cb, void *ud)
 {
-	/* the token's SHA-256 replaces the old one only on a URL-token
-	 * connection of env (one script-less command: HSET guarded in Lua) */
+	/* the new SHA-256 replaces the one the caller read, on a URL-token
+	 * connection of env only (one command: HSET guarded in Lua) */
 	static const char lua[] =
 	    "if redis.call('HGET', KEYS[1], 'env') ~= ARGV[1] or "
 	    "redis.call('HGET', KEYS[1], 'auth') ~= 'url-token' then return 0 end "
+	    "if redis.call('HGET', KEYS[1], 'token_sha') ~= ARGV[3] then return 2 end "
 	    "redis.call('HSET', KEYS[1], 'token_sha', ARGV[2]) return 1";
-	struct new_token *t;
+	struct set_token *t;
 	char key[KS_KEY_MAX], sha[65];
 
 	if (!valid_id(id)) {
 		cb(ud, BANKS_NOT_FOUND, NULL, NULL);
 		return;
 	}
-	t = mem_new(struct new_token);
+	t = mem_new(struct set_token);
 	t->cb = cb;
 	t->ud = ud;
-	ids_base62(t->token, BANKS_TOKEN_LEN);
-	t->token[BANKS_TOKEN_LEN] = '\0';
-	ids_sha256_hex(sha, t->token, BANKS_TOKEN_LEN);
+	ids_sha256_hex(sha, token, strlen(token));
 	ks_bank_key(key, sizeof(key), cfg->prefix, ks_shard_of(id), id);
 	{
-		const char *argv[] = {"EVAL", lua, "1", key, env_name(env), sha};
-		rds_cmd_argv(r, on_new_token, t, 6, argv, NULL);
+		const char *argv[] = {"EVAL", lua, "1", key, env_name(env), sha, old_sha};
+		rds_cmd_argv(r, on_set_token, t, 7, argv, NULL);
 	}
 }
