@@ -122,7 +122,7 @@ static int valid_id(const char *id)
 
 /* A connection's stored fields, borrowed. */
 struct fields {
-	const char *id, *account, *env, *pix_key, *auth, *client_ca, *created_ms;
+	const char *id, *account, *env, *pix_key, *auth, *client_ca, *created_ms, *last_call_ms;
 	const char *api_url, *token_url, *client_id, *cert, *bank_ca;
 	/* its reconciliation (bank_recon_done) */
 	const char *rec_at, *rec_ok_ms, *rec_fail, *rec_error, *rec_error_ms, *rec_listed, *rec_new,
@@ -143,6 +143,7 @@ static void fields_of(const redisReply *h, struct fields *f)
 	f->auth = or_empty(rds_hash_field(h, "auth"));
 	f->client_ca = or_empty(rds_hash_field(h, "client_ca"));
 	f->created_ms = or_empty(rds_hash_field(h, "created_ms"));
+	f->last_call_ms = or_empty(rds_hash_field(h, "last_call_ms"));
 	f->api_url = or_empty(rds_hash_field(h, "api_url"));
 	f->token_url = or_empty(rds_hash_field(h, "token_url"));
 	f->client_id = or_empty(rds_hash_field(h, "client_id"));
@@ -270,6 +271,9 @@ static void render(yajl_gen g, const struct config *cfg, const struct fields *f,
 	json_str(g, "createdAt");
 	timefmt_rfc3339(at, strtoull(f->created_ms, NULL, 10));
 	json_str(g, at);
+	/* the bank's last webhook call answered 200 (banks_receive.c) */
+	json_str(g, "lastCallAt");
+	json_time_ms(g, f->last_call_ms);
 	/* the bank's API: never the client secret nor the key */
 	json_str(g, "api");
 	if (f->api_url && f->api_url[0]) {
@@ -460,6 +464,7 @@ void banks_connect(struct rds *r, const struct config *cfg, enum env env, const 
 			    .auth = auth_name(auth),
 			    .client_ca = client_ca ? client_ca : "",
 			    .created_ms = created,
+			    .last_call_ms = "",
 			    .api_url = ""};
 	g = json_gen_new();
 	render(g, cfg, &f, auth == BANKS_URL_TOKEN ? token : NULL);
@@ -506,6 +511,7 @@ static void on_conn(void *ud, redisReply *reply, const char *err)
 	conn.created_ms = strtoll(f.created_ms, NULL, 10);
 	conn.api_at_ms = strtoll(or_empty(rds_hash_field(reply, "api_at")), NULL, 10);
 	conn.rec_at_ms = strtoll(or_empty(rds_hash_field(reply, "rec_at")), NULL, 10);
+	conn.last_call_ms = strtoll(f.last_call_ms, NULL, 10);
 	if (f.api_url[0]) {
 		conn.api.api_url = mem_strdup(f.api_url);
 		conn.api.token_url = mem_strdup(f.token_url);

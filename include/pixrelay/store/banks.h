@@ -56,8 +56,9 @@ struct banks_conn {
 	char *client_ca;    /* PEM of the trust list (mTLS); NULL for a URL token */
 	char token_sha[65]; /* SHA-256 of the URL token, hex; "" for mTLS */
 	long long created_ms;
-	long long api_at_ms; /* when it was first given API credentials (0: never) */
-	long long rec_at_ms; /* the bank's Pix are reconciled up to here (0: not yet) */
+	long long api_at_ms;	/* when it was first given API credentials (0: never) */
+	long long rec_at_ms;	/* the bank's Pix are reconciled up to here (0: not yet) */
+	long long last_call_ms; /* the bank's last accepted webhook call (0: none recorded) */
 	/* the bank's API credentials as stored (NULL: none): the client secret
 	 * and the private key sealed (core/seal.h), banks_open_credentials
 	 * opens them */
@@ -197,7 +198,9 @@ void banks_queue_free(struct banks_queue *q);
  * cb runs once, later: 0 with json {"received", "accepted", "duplicates",
  * "refused": [...], "pix": [{"endToEndId", "outcome", "reason", "charge",
  * "event"}]}, or -1 with err (nothing acknowledged: the bank should send it
- * again). The batch is taken (emptied). */
+ * again). The batch is taken (emptied). A "webhook" call answered 200
+ * (not every item refused) is the connection's last call (last_call_ms):
+ * written at most once a minute per connection and process, before cb. */
 void banks_receive(struct banks_queue *q, const struct banks_conn *c, const char *source,
 		   struct bankpix_batch *b, store_fn cb, void *ud);
 
