@@ -1,7 +1,10 @@
-/* cli_bank: `pixrelay bank connect|list|show|disconnect|notifications`, the
- * operator's view of the bank connections through which banks report Pix
- * (docs/banks.md). It runs the bank store (store/banks.c) on a private loop
- * (cli_call), as the API's handlers (api/api_banks.c) do in the server.
+/* cli_bank: `pixrelay bank connect|list|show|disconnect|notifications|
+ * credentials|register-webhook`, the operator's view of the bank
+ * connections through which banks report Pix (docs/banks.md). It runs the
+ * bank store (store/banks.c) on a private loop (cli_call), as the API's
+ * handlers (api/api_banks.c) do in the server. The API credentials' files
+ * are read by cli_bank_api.c; the webhook at the bank (registering it, and
+ * what show says the bank holds) is cli_bank_webhook.c's.
  */
 #include "cli_int.h"
 
@@ -20,6 +23,7 @@
 static const char usage_bank[] =
     "usage: pixrelay bank connect --env ENV [--account ID] [--chave KEY]\n"
     "                             (--client-ca FILE | --url-token) [--json]\n"
+    "                             [API options of credentials [--register-webhook]]\n"
     "       pixrelay bank list --env ENV [--account ID] [--json]\n"
     "       pixrelay bank show ID --env ENV [--json]\n"
     "       pixrelay bank disconnect ID --env ENV [--json]\n"
@@ -28,7 +32,8 @@ static const char usage_bank[] =
     "                             --client-id ID --client-secret-file FILE --cert FILE\n"
     "                             --key FILE [--bank-ca FILE] [--json]\n"
     "       pixrelay bank reconcile ID --env ENV [--since DURATION] [--json]\n"
-    "       pixrelay bank report ID --env ENV [--date YYYY-MM-DD] [--json]\n\n"
+    "       pixrelay bank report ID --env ENV [--date YYYY-MM-DD] [--json]\n"
+    "       pixrelay bank register-webhook ID --env ENV [--json]\n\n"
     "connect        connects the bank of Pix key KEY (--chave; without it the\n"
     "               pix-key setting, the key the BR Codes carry, so --pix-key KEY\n"
     "               works too) to the account (default: the environment's platform\n"
@@ -36,9 +41,11 @@ static const char usage_bank[] =
     "               --client-ca FILE: the PEM of the CA that\n"
     "               signs the bank's client certificates (mutual TLS through the\n"
     "               proxy); --url-token: a random token in the URL instead, for\n"
-    "               banks without mTLS, printed this once.\n"
+    "               banks without mTLS, printed this once. With the bank's API\n"
+    "               options, --register-webhook registers that URL at the bank.\n"
     "list           the connections of the account, or of the environment.\n"
-    "show           one connection (never a secret).\n"
+    "show           one connection (never a secret); with API credentials, what\n"
+    "               the bank holds as its webhook; its last call from the bank.\n"
     "disconnect     its webhook URL is refused from then on.\n"
     "notifications  what the bank reported, newest first (default 20, at most\n"
     "               1000): each Pix with its outcome, each refused item.\n"
@@ -50,7 +57,12 @@ static const char usage_bank[] =
     "reconcile      asks the bank now for the Pix it received since the last\n"
     "               reconciliation (or --since) and takes those its webhook missed.\n"
     "report         what the connection heard on a day (Brasilia time): by webhook,\n"
-    "               recovered by reconciliation, and whether the day is complete.\n";
+    "               recovered by reconciliation, and whether the day is complete.\n"
+    "register-webhook  registers the connection's webhookUrl at the bank through its\n"
+    "               API (PUT /webhook/{chave}); it must be https (set\n"
+    "               bank-webhook-base-url). A URL-token connection's URL gets a new\n"
+    "               token, printed this once; the old one is refused once the bank\n"
+    "               took the new URL.\n";
 
 /* The file at `path` (a trust list in PEM), at most CERTCHECK_PEM_MAX
  * bytes; NULL with the problem printed. */
@@ -109,8 +121,7 @@ static void print_connection(yajl_val c)
 		       str(ca, "sha256"));
 }
 
-/* The store's JSON for people: a connection, a list of them, or a log. */
-static void print_human(const char *verb, const char *json)
+void cli_bank_print(const char *verb, const char *json)
 {
 	yajl_val v = NULL, list;
 	char err[128];
@@ -185,6 +196,33 @@ static int keep_credentials(struct cli_call *k, const struct config *cfg,
 	return rc;
 }
 
+/* After `bank connect --register-webhook`: register the webhookUrl of the
+ * connection just made (its JSON in k->json, kept) at the bank. 1 when the
+ * bank took it; 0 with the problem printed. */
+static int register_made(struct cli_call *k, const struct config *cfg, enum env env)
+{
+	yajl_val v = NULL;
+	char err[128];
+	const char *id, *url;
+	int ok = 0;
+
+	if (json_parse_object(k->json, strlen(k->json), &v, err, sizeof(err)) < 0 ||
+	    !(id = YAJL_GET_STRING(json_get(v, "id"))) ||
+	    !(url = YAJL_GET_STRING(json_get(v, "webhookUrl")))) {
+		fprintf(stderr, "pixrelay bank connect: unexpected connection JSON\n");
+		goto done;
+	}
+	ok = cli_bank_register_url(k, cfg, env, id, url) == 0;
+	if (!ok)
+		fprintf(stderr,
+			"pixrelay bank connect: connected as %s, but its webhook is not registered "
+			"at the bank: pixrelay bank register-webhook %s --env %s to try again\n",
+			id, id, env_name(env));
+done:
+	yajl_tree_free(v);
+	return ok;
+}
+
 int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 {
 	static const struct option lo[] = {CLI_OPT_ENV,
@@ -200,11 +238,12 @@ int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 					   {"cert", required_argument, NULL, 'C'},
 					   {"key", required_argument, NULL, 'K'},
 					   {"bank-ca", required_argument, NULL, 'B'},
+					   {"register-webhook", no_argument, NULL, 'R'},
 					   CLI_OPT_JSON,
 					   CLI_OPT_END};
 	struct cli_args a;
 	const char *verb, *pix_key = NULL, *ca_path = NULL, *id;
-	int opt, rc, url_token = 0;
+	int opt, rc, url_token = 0, register_hook = 0, registered = 0;
 	long limit = 20;
 	char *end = NULL, *pem = NULL, acct[32] = "", err[256];
 	enum env env;
@@ -213,6 +252,8 @@ int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 	struct cli_bank_api api = {0};
 	struct bank_creds creds = {0};
 	struct seal_key skey;
+	struct config here;
+	char base[512];
 	int with_api;
 
 	if ((rc = cli_action(argc, argv, usage_bank, &verb)) >= 0)
@@ -252,6 +293,9 @@ int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 		case 'B':
 			api.bank_ca_file = optarg;
 			break;
+		case 'R':
+			register_hook = 1;
+			break;
 		case 'l':
 			limit = strtol(optarg, &end, 10);
 			if (!*optarg || *end || limit < 1 || limit > BANKS_LOG_MAX) {
@@ -266,7 +310,8 @@ int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 		return a.exit_code;
 	if (!cli_verb_known("bank", usage_bank, verb,
 			    (const char *const[]){"connect", "list", "show", "disconnect",
-						  "notifications", "credentials", NULL}))
+						  "notifications", "credentials",
+						  "register-webhook", NULL}))
 		return 2;
 	if (cli_env_required("bank", a.env, &env) < 0)
 		return 2;
@@ -323,6 +368,26 @@ int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 		return 2;
 	}
 	with_api = cli_bank_api_given(&api) || strcmp(verb, "credentials") == 0;
+	if (register_hook && (strcmp(verb, "connect") != 0 || !with_api)) {
+		fprintf(stderr,
+			"pixrelay bank %s: --register-webhook is for connect with the bank's API "
+			"options (--api-url ...); else pixrelay bank register-webhook ID\n",
+			verb);
+		free(pem);
+		return 2;
+	}
+	/* the URLs it prints name the running serve when base-url is not set
+	 * (cli_base_url), as the server itself would */
+	cli_base_url(cfg, base, sizeof(base));
+	here = *cfg;
+	here.base_url = base;
+	cfg = &here;
+	/* the standard takes no other webhook: refused before anything is made */
+	if (register_hook && banks_webhook_https(cfg, err, sizeof(err)) < 0) {
+		fprintf(stderr, "pixrelay bank connect: %s\n", err);
+		free(pem);
+		return 1;
+	}
 	if (with_api) {
 		char cmd[64];
 		if (strcmp(verb, "connect") != 0 && strcmp(verb, "credentials") != 0) {
@@ -352,14 +417,10 @@ int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 		goto done;
 	}
 	if (cli_call_open(&call, cfg, &cr) == 0) {
-		/* the URLs it prints name the running serve when base-url is not
-		 * set (cli_base_url), as the server itself would */
-		struct config here = *cfg;
-		char base[512];
-
-		cli_base_url(cfg, base, sizeof(base));
-		here.base_url = base;
-		cfg = &here;
+		if (strcmp(verb, "register-webhook") == 0) {
+			rc = cli_bank_register_webhook(&call, cfg, env, id, a.json);
+			goto closed;
+		}
 		if (strcmp(verb, "connect") == 0)
 			banks_connect(call.r, cfg, env, acct, pix_key,
 				      ca_path ? BANKS_MTLS : BANKS_URL_TOKEN, pem, cli_call_done,
@@ -381,22 +442,32 @@ int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 			rc = 1;
 			goto closed;
 		}
+		if (call.result == 0 && strcmp(verb, "show") == 0) {
+			rc = cli_bank_show(&call, cfg, env, id, a.json);
+			goto closed;
+		}
+		if (call.result == 0 && register_hook)
+			registered = register_made(&call, cfg, env);
 		switch (call.result) {
 		case 0:
-			if (a.json)
+			if (a.json && register_hook) {
+				char *out = cli_json_with(call.json, "webhookRegistered",
+							  registered ? "true" : "false");
+				printf("%s\n", out);
+				mem_wipe(out, strlen(out));
+				free(out);
+			} else if (a.json) {
 				printf("%s\n", call.json);
-			else
-				print_human(verb, call.json);
-			if (strcmp(verb, "show") == 0)
-				cli_bank_api_explain(&call, cfg, id);
+			} else {
+				cli_bank_print(verb, call.json);
+			}
 			if (strcmp(verb, "connect") == 0 && !a.json)
-				printf(
-				    "\nRegister the webhook URL above at the bank for the Pix key "
-				    "%s%s.\n",
-				    pix_key,
-				    url_token ? "; it carries the token, shown only this once"
-					      : "");
-			rc = 0;
+				printf("\n%s the webhook URL above at the bank for the Pix key "
+				       "%s%s.\n",
+				       registered ? "Registered" : "Register", pix_key,
+				       url_token ? "; it carries the token, shown only this once"
+						 : "");
+			rc = register_hook && !registered ? 1 : 0;
 			break;
 		case BANKS_NOT_FOUND:
 			fprintf(stderr, "pixrelay bank %s: no connection %s in %s\n", verb,

@@ -3,7 +3,7 @@
  * cli.c dispatches on the command name to one cli_cmd_* function per
  * command (cli_serve.c, cli_init.c, cli_keys.c, cli_account.c, cli_secrets.c,
  * cli_events.c, cli_tail.c, cli_listen.c, cli_trigger.c, cli_brcode.c,
- * cli_bank.c). They
+ * cli_bank.c with cli_bank_api.c and cli_bank_webhook.c). They
  * read their arguments with cli_args.c and reach Redis with cli_redis.c.
  * Every cli_cmd_* returns the process exit code: 0 ok, 1 failure, 2 usage
  * error, having printed what went wrong.
@@ -176,6 +176,33 @@ void cli_bank_api_explain(struct cli_call *k, const struct config *cfg, const ch
 
 /* `pixrelay bank reconcile|report` (cli_bank_recon.c); argv[0] is the verb. */
 int cli_bank_recon(const struct config *cfg, int argc, char **argv);
+
+/* ---- bank connections (cli_bank.c, cli_bank_webhook.c) ---- */
+
+/* Print the bank store's JSON for people: "list" a list of connections,
+ * "notifications" a log, "disconnect" its answer, else one connection. */
+void cli_bank_print(const char *verb, const char *json);
+/* `pixrelay bank register-webhook ID`: PUT {api}/webhook/{chave} at the
+ * bank of connection `id` of env with its webhookUrl (https only, checked
+ * first); a URL-token connection's URL carries a new token, kept once the
+ * bank accepted it. Prints what was registered (json: as JSON) or what went
+ * wrong; returns the exit code. */
+int cli_bank_register_webhook(struct cli_call *k, const struct config *cfg, enum env env,
+			      const char *id, int json);
+/* After `bank connect --register-webhook`: register `url` (the webhookUrl
+ * connect made, its token in it) at the bank of the connection `id` just
+ * made. 0, or -1 with the problem printed as "pixrelay bank connect: ...". */
+int cli_bank_register_url(struct cli_call *k, const struct config *cfg, enum env env,
+			  const char *id, const char *url);
+/* The JSON object `json` with member `name`: `value` (JSON text) added at
+ * its end; malloc'd (a copy of json when it is no object). */
+char *cli_json_with(const char *json, const char *name, const char *value);
+/* `pixrelay bank show ID`, k->json being the connection as banks_show gave
+ * it (taken): printed (json: as JSON, with "bankWebhook"), with what its
+ * bank holds as its webhook when it has API credentials (GET {api}/webhook/
+ * {chave}), and its last call. Returns the exit code. */
+int cli_bank_show(struct cli_call *k, const struct config *cfg, enum env env, const char *id,
+		  int json);
 
 /* ---- the commands, one file each (account and review share one) ---- */
 

@@ -128,6 +128,84 @@ static void excerpt(char *out, size_t size, const char *body)
 	out[n] = '\0';
 }
 
+/* Append at most `max` bytes of `s` (UTF-8 from a parsed JSON string) to
+ * out at *n, cut at a character, control characters as spaces. */
+static void append_text(char *out, size_t size, size_t *n, const char *s, size_t max)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t used = 0;
+
+	while (*p && used < max) {
+		size_t len = *p < 0x80 ? 1 : *p >= 0xf0 ? 4 : *p >= 0xe0 ? 3 : 2;
+		int control = *p < ' ' || *p == 0x7f || (*p == 0xc2 && p[1] >= 0x80 && p[1] < 0xa0);
+
+		if (used + len > max || *n + len + 1 > size)
+			break;
+		if (control) {
+			out[(*n)++] = ' ';
+		} else {
+			for (size_t i = 0; i < len && p[i]; i++)
+				out[(*n)++] = (char)p[i];
+		}
+		used += len;
+		for (size_t i = 0; i < len && *p; i++)
+			p++;
+	}
+	out[*n] = '\0';
+}
+
+void bankapi_problem(char *out, size_t size, long status, const char *body)
+{
+	yajl_val v = NULL, viol;
+	char err[64];
+	const char *detail = NULL;
+	size_t n = 0, shown = 0;
+
+	if (size == 0)
+		return;
+	snprintf(out, size, "HTTP %ld", status);
+	n = strlen(out);
+	if (!body || json_parse_object(body, strlen(body), &v, err, sizeof(err)) < 0) {
+		char ex[EXCERPT_MAX + 1];
+
+		excerpt(ex, sizeof(ex), body);
+		if (ex[0]) {
+			append_text(out, size, &n, " ", 1);
+			append_text(out, size, &n, ex, EXCERPT_MAX);
+		}
+		return;
+	}
+	detail = YAJL_GET_STRING(json_get(v, "detail"));
+	if (!detail || !*detail)
+		detail = YAJL_GET_STRING(json_get(v, "title"));
+	if (detail && *detail) {
+		append_text(out, size, &n, " ", 1);
+		append_text(out, size, &n, detail, 200);
+	}
+	viol = json_get(v, "violacoes");
+	for (size_t i = 0; YAJL_IS_ARRAY(viol) && i < viol->u.array.len && shown < 3; i++) {
+		yajl_val e = viol->u.array.values[i];
+		const char *why = YAJL_GET_STRING(json_get(e, "razao"));
+		const char *where = YAJL_GET_STRING(json_get(e, "propriedade"));
+
+		int again = why && detail && strcmp(why, detail) == 0; /* only where, then */
+
+		if (!why || !*why || (again && (!where || !*where)))
+			continue;
+		append_text(out, size, &n, shown ? "; " : " (", 2);
+		if (where && *where)
+			append_text(out, size, &n, where, 60);
+		if (where && *where && !again)
+			append_text(out, size, &n, ": ", 2);
+		if (!again)
+			append_text(out, size, &n, why, 120);
+		shown++;
+	}
+	if (shown)
+		append_text(out, size, &n, ")", 1);
+	yajl_tree_free(v);
+}
+
 static size_t on_body(char *ptr, size_t size, size_t nmemb, void *userdata)
 {
 	struct call *k = userdata;

@@ -1,7 +1,9 @@
 /* banks: the store of bank connections: connect, read, list, disconnect,
- * and the log of what each heard. Writing what the banks report is
- * banks_receive.c's; parsing a bank's body is bankpix's (pix floor);
- * authenticating a bank's call is the API's (api_banks.c). */
+ * the log of what each heard, the API credentials and a new URL token.
+ * Writing what the banks report is banks_receive.c's; what a bank holds
+ * as a connection's webhook is banks_webhook.c's; parsing a bank's body is
+ * bankpix's (pix floor); authenticating a bank's call is the API's
+ * (api_banks.c). */
 #include "pixrelay/store/banks.h"
 
 #include "pixrelay/core/certcheck.h"
@@ -120,7 +122,7 @@ static int valid_id(const char *id)
 
 /* A connection's stored fields, borrowed. */
 struct fields {
-	const char *id, *account, *env, *pix_key, *auth, *client_ca, *created_ms;
+	const char *id, *account, *env, *pix_key, *auth, *client_ca, *created_ms, *last_call_ms;
 	const char *api_url, *token_url, *client_id, *cert, *bank_ca;
 	/* its reconciliation (bank_recon_done) */
 	const char *rec_at, *rec_ok_ms, *rec_fail, *rec_error, *rec_error_ms, *rec_listed, *rec_new,
@@ -141,6 +143,7 @@ static void fields_of(const redisReply *h, struct fields *f)
 	f->auth = or_empty(rds_hash_field(h, "auth"));
 	f->client_ca = or_empty(rds_hash_field(h, "client_ca"));
 	f->created_ms = or_empty(rds_hash_field(h, "created_ms"));
+	f->last_call_ms = or_empty(rds_hash_field(h, "last_call_ms"));
 	f->api_url = or_empty(rds_hash_field(h, "api_url"));
 	f->token_url = or_empty(rds_hash_field(h, "token_url"));
 	f->client_id = or_empty(rds_hash_field(h, "client_id"));
@@ -268,6 +271,9 @@ static void render(yajl_gen g, const struct config *cfg, const struct fields *f,
 	json_str(g, "createdAt");
 	timefmt_rfc3339(at, strtoull(f->created_ms, NULL, 10));
 	json_str(g, at);
+	/* the bank's last webhook call answered 200 (banks_receive.c) */
+	json_str(g, "lastCallAt");
+	json_time_ms(g, f->last_call_ms);
 	/* the bank's API: never the client secret nor the key */
 	json_str(g, "api");
 	if (f->api_url && f->api_url[0]) {
@@ -447,8 +453,7 @@ void banks_connect(struct rds *r, const struct config *cfg, enum env env, const 
 	snprintf(created, sizeof(created), "%llu", (unsigned long long)ids_now_ms());
 	snprintf(max, sizeof(max), "%d", BANKS_PER_ACCOUNT);
 	if (auth == BANKS_URL_TOKEN) {
-		ids_base62(token, BANKS_TOKEN_LEN);
-		token[BANKS_TOKEN_LEN] = '\0';
+		banks_make_token(token);
 		ids_sha256_hex(sha, token, BANKS_TOKEN_LEN);
 		client_ca = "";
 	}
@@ -459,6 +464,7 @@ void banks_connect(struct rds *r, const struct config *cfg, enum env env, const 
 			    .auth = auth_name(auth),
 			    .client_ca = client_ca ? client_ca : "",
 			    .created_ms = created,
+			    .last_call_ms = "",
 			    .api_url = ""};
 	g = json_gen_new();
 	render(g, cfg, &f, auth == BANKS_URL_TOKEN ? token : NULL);
@@ -505,6 +511,7 @@ static void on_conn(void *ud, redisReply *reply, const char *err)
 	conn.created_ms = strtoll(f.created_ms, NULL, 10);
 	conn.api_at_ms = strtoll(or_empty(rds_hash_field(reply, "api_at")), NULL, 10);
 	conn.rec_at_ms = strtoll(or_empty(rds_hash_field(reply, "rec_at")), NULL, 10);
+	conn.last_call_ms = strtoll(f.last_call_ms, NULL, 10);
 	if (f.api_url[0]) {
 		conn.api.api_url = mem_strdup(f.api_url);
 		conn.api.token_url = mem_strdup(f.token_url);
@@ -849,51 +856,56 @@ void banks_set_credentials(struct rds *r, const struct config *cfg, const struct
 
 /* ---- a new URL token ---- */
 
-struct new_token {
+void banks_make_token(char out[BANKS_TOKEN_LEN + 1])
+{
+	ids_base62(out, BANKS_TOKEN_LEN);
+	out[BANKS_TOKEN_LEN] = '\0';
+}
+
+struct set_token {
 	store_fn cb;
 	void *ud;
-	char token[BANKS_TOKEN_LEN + 1];
 };
 
-static void on_new_token(void *ud, redisReply *reply, const char *err)
+static void on_set_token(void *ud, redisReply *reply, const char *err)
 {
-	struct new_token *t = ud;
+	struct set_token *t = ud;
 
 	if (err || reply->type != REDIS_REPLY_INTEGER)
 		t->cb(t->ud, -1, NULL, err ? err : "unexpected reply setting a URL token");
-	else if (reply->integer != 1)
+	else if (reply->integer == 0)
 		t->cb(t->ud, BANKS_NOT_FOUND, NULL, NULL);
+	else if (reply->integer == 2)
+		t->cb(t->ud, BANKS_CHANGED, NULL, NULL);
 	else
-		t->cb(t->ud, 0, t->token, NULL);
-	mem_wipe(t->token, sizeof(t->token));
+		t->cb(t->ud, 0, NULL, NULL);
 	free(t);
 }
 
-void banks_new_token(struct rds *r, const struct config *cfg, enum env env, const char *id,
-		     store_fn cb, void *ud)
+void banks_set_token(struct rds *r, const struct config *cfg, enum env env, const char *id,
+		     const char *token, const char *old_sha, store_fn cb, void *ud)
 {
-	/* the token's SHA-256 replaces the old one only on a URL-token
-	 * connection of env (one script-less command: HSET guarded in Lua) */
+	/* the new SHA-256 replaces the one the caller read, on a URL-token
+	 * connection of env only (one command: HSET guarded in Lua) */
 	static const char lua[] =
 	    "if redis.call('HGET', KEYS[1], 'env') ~= ARGV[1] or "
 	    "redis.call('HGET', KEYS[1], 'auth') ~= 'url-token' then return 0 end "
+	    "if redis.call('HGET', KEYS[1], 'token_sha') ~= ARGV[3] then return 2 end "
 	    "redis.call('HSET', KEYS[1], 'token_sha', ARGV[2]) return 1";
-	struct new_token *t;
+	struct set_token *t;
 	char key[KS_KEY_MAX], sha[65];
 
 	if (!valid_id(id)) {
 		cb(ud, BANKS_NOT_FOUND, NULL, NULL);
 		return;
 	}
-	t = mem_new(struct new_token);
+	t = mem_new(struct set_token);
 	t->cb = cb;
 	t->ud = ud;
-	ids_base62(t->token, BANKS_TOKEN_LEN);
-	t->token[BANKS_TOKEN_LEN] = '\0';
-	ids_sha256_hex(sha, t->token, BANKS_TOKEN_LEN);
+	ids_sha256_hex(sha, token, strlen(token));
 	ks_bank_key(key, sizeof(key), cfg->prefix, ks_shard_of(id), id);
 	{
-		const char *argv[] = {"EVAL", lua, "1", key, env_name(env), sha};
-		rds_cmd_argv(r, on_new_token, t, 6, argv, NULL);
+		const char *argv[] = {"EVAL", lua, "1", key, env_name(env), sha, old_sha};
+		rds_cmd_argv(r, on_set_token, t, 7, argv, NULL);
 	}
 }

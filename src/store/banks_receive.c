@@ -19,7 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BATCH_MAX 128 /* Pix and refusals in one bank_pix call */
+#define BATCH_MAX 128	   /* Pix and refusals in one bank_pix call */
+#define CALL_NOTE_MS 60000 /* a connection's last call written this often */
+#define CALL_NOTES 64	   /* connections whose last write is remembered */
 
 /* ---- receiving ---- */
 
@@ -54,6 +56,12 @@ struct banks_queue {
 	struct rds *r;
 	const struct config *cfg;
 	struct shardq *q;
+	/* when this process last wrote a connection's last call, by a hash of
+	 * its id: two that share a slot cost a write more, never one less */
+	struct {
+		char id[BANKS_ID_MAX];
+		long long ms;
+	} noted[CALL_NOTES];
 };
 
 static void request_free(struct request *rq)
@@ -65,6 +73,31 @@ static void request_free(struct request *rq)
 	bankpix_batch_deinit(&rq->batch);
 	banks_conn_deinit(&rq->conn);
 	free(rq);
+}
+
+/* Write that the bank of connection `id` called now, unless this process
+ * did less than CALL_NOTE_MS ago: one command, not waited for, that leaves
+ * a connection removed meanwhile removed. */
+static void note_call(struct banks_queue *q, const char *id)
+{
+	static const char lua[] = "if redis.call('EXISTS', KEYS[1]) == 1 then "
+				  "redis.call('HSET', KEYS[1], 'last_call_ms', ARGV[1]) end "
+				  "return 0";
+	long long now = (long long)ids_now_ms();
+	unsigned h = 5381;
+	char key[KS_KEY_MAX], ms[32];
+	const char *argv[5] = {"EVAL", lua, "1", key, ms};
+
+	for (const char *p = id; *p; p++)
+		h = h * 33 + (unsigned char)*p;
+	h %= CALL_NOTES;
+	if (strcmp(q->noted[h].id, id) == 0 && now - q->noted[h].ms < CALL_NOTE_MS)
+		return;
+	snprintf(q->noted[h].id, sizeof(q->noted[h].id), "%s", id);
+	q->noted[h].ms = now;
+	ks_bank_key(key, sizeof(key), q->cfg->prefix, ks_shard_of(id), id);
+	snprintf(ms, sizeof(ms), "%lld", now);
+	rds_cmd_argv(q->r, NULL, NULL, 5, argv, NULL);
 }
 
 /* The answer to the bank once every item is written. */
@@ -79,6 +112,9 @@ static void request_finish(struct request *rq)
 		request_free(rq);
 		return;
 	}
+	/* answered 200 (api_banks.c answers 400 when every item was refused) */
+	if (strcmp(rq->source, "webhook") == 0 && (rq->batch.n > 0 || rq->batch.nrefused == 0))
+		note_call(rq->q, rq->conn.id);
 	g = json_gen_new();
 	json_open(g);
 	json_str(g, "received");

@@ -411,7 +411,10 @@ class UrlToken(Base):
         shown = r.json["data"]
         self.assertEqual(shown["webhookUrl"], "http://127.0.0.1:%d/v1/webhooks/bank/%s"
                          % (self.px.port, conn["id"]))
-        self.assertEqual(shown, dict(conn, webhookUrl=shown["webhookUrl"]))
+        # the bank's calls answered 200: its last one is recorded
+        self.assertIsNone(conn["lastCallAt"])
+        self.assertRegex(shown["lastCallAt"] or "", r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
+        self.assertEqual(shown, dict(conn, webhookUrl=shown["webhookUrl"], lastCallAt=shown["lastCallAt"]))
         r = self.px.request("GET", CONNECTIONS, headers=auth(self.key))
         self.assertEqual(r.status, 200, r)
         listed = [c for c in r.json["data"]["connections"] if c["id"] == conn["id"]]

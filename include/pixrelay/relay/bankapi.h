@@ -41,6 +41,15 @@ void bankapi_free(struct bankapi *b);
 void bankapi_call(struct bankapi *b, const struct bank_creds *c, const char *method,
 		  const char *path, const char *body, bankapi_fn cb, void *ud);
 
+/* A bank's error answer (`status`, `body` as bankapi_fn got them) in one
+ * line for a person, into out (always NUL-terminated): of a Problema (the
+ * standard's RFC 7807 body) "HTTP 400 <detail, else title> (<propriedade>:
+ * <razao>; ...)", at most 3 violations and none that repeats the detail;
+ * of anything else, "HTTP 400" and a printable excerpt of the body. The
+ * bank's text is bounded, cut at a UTF-8 character, and every control
+ * character (C0, DEL, C1) becomes a space: safe to print on a terminal. */
+void bankapi_problem(char *out, size_t size, long status, const char *body);
+
 /* Forget the token of connection `conn` (its credentials changed). */
 void bankapi_forget(struct bankapi *b, const char *conn);
 

@@ -1,8 +1,9 @@
 /* banks: bank connections, and the Pix their banks report (docs/banks.md).
  *
  * A connection ties one Pix key (chave) of an account at its bank to a
- * webhook URL of pixrelay, {base_url}/webhooks/bank/{id}, which the
- * merchant registers at the bank; the bank POSTs {"pix": [...]} to that URL
+ * webhook URL of pixrelay, {base_url}/webhooks/bank/{id}, registered at
+ * the bank (by its API, `pixrelay bank register-webhook`, or by hand in
+ * its portal); the bank POSTs {"pix": [...]} to that URL
  * with /pix appended. It is authenticated either by the bank's client
  * certificate (mutual TLS terminated by the reverse proxy, checked here
  * against the connection's own trust list) or by a random token in the
@@ -42,6 +43,7 @@ enum banks_result {
 	BANKS_LIMIT = 3,      /* BANKS_PER_ACCOUNT connections already */
 	BANKS_KEY_TAKEN = 4,  /* the account connected this Pix key already (json = its id) */
 	BANKS_BAD_DATE = 5,   /* a report's date is not YYYY-MM-DD */
+	BANKS_CHANGED = 6,    /* the record changed meanwhile: nothing written */
 };
 
 /* A connection as stored: what the receiver needs. Strings owned. */
@@ -54,8 +56,9 @@ struct banks_conn {
 	char *client_ca;    /* PEM of the trust list (mTLS); NULL for a URL token */
 	char token_sha[65]; /* SHA-256 of the URL token, hex; "" for mTLS */
 	long long created_ms;
-	long long api_at_ms; /* when it was first given API credentials (0: never) */
-	long long rec_at_ms; /* the bank's Pix are reconciled up to here (0: not yet) */
+	long long api_at_ms;	/* when it was first given API credentials (0: never) */
+	long long rec_at_ms;	/* the bank's Pix are reconciled up to here (0: not yet) */
+	long long last_call_ms; /* the bank's last accepted webhook call (0: none recorded) */
 	/* the bank's API credentials as stored (NULL: none): the client secret
 	 * and the private key sealed (core/seal.h), banks_open_credentials
 	 * opens them */
@@ -78,12 +81,54 @@ int banks_open_credentials(const struct banks_conn *c, const struct seal_key *ke
 void banks_webhook_url(char *out, size_t size, const struct config *cfg, const char *id,
 		       const char *token);
 
-/* A new URL token for URL-token connection `id` of `env`: the old one is
- * refused from then on. json is the new token (shown this once: it goes
- * into the webhook URL registered at the bank); BANKS_NOT_FOUND when there
- * is no such URL-token connection. */
-void banks_new_token(struct rds *r, const struct config *cfg, enum env env, const char *id,
-		     store_fn cb, void *ud);
+/* ---- the webhook registered at the bank (banks_webhook.c) ---- */
+
+/* Whether the webhook URLs that cfg makes are https, as the standard
+ * demands of the URL a bank calls: 0, or -1 with what to change in err (it
+ * names the setting: bank-webhook-base-url, or base-url when that one is
+ * not set). */
+int banks_webhook_https(const struct config *cfg, char *err, size_t errlen);
+
+/* What a bank says is registered for a connection's Pix key. */
+enum banks_hook {
+	BANKS_HOOK_THIS = 0,	  /* this connection's URL, with its token when it has one */
+	BANKS_HOOK_OLD_TOKEN = 1, /* this connection's URL with a token it no longer takes */
+	BANKS_HOOK_OTHER = 2,	  /* another URL: host (and conn, one of ours) say which */
+	BANKS_HOOK_BAD = 3,	  /* an answer that is no webhook: err says why */
+};
+
+#define BANKS_HOOK_HOST_MAX 253 /* characters of a host name shown */
+
+struct banks_hook_seen {
+	enum banks_hook hook;
+	char host[BANKS_HOOK_HOST_MAX + 1]; /* OTHER: the URL's host, printable ("" none) */
+	char conn[BANKS_ID_MAX];	    /* OTHER: the connection it names on our webhook
+					     * server ("" when it names none) */
+	long long since_ms;		    /* the bank's criacao (0: none that reads as a time) */
+	char err[160];			    /* BAD: why, printable */
+};
+
+/* Judge the bank's answer to GET /webhook/{chave}, a WebhookCompleto
+ * {"webhookUrl", "chave", "criacao"} (`body`, `len` bytes, hostile: any
+ * size, type or text), for connection `c` as cfg makes its URL: the URL
+ * compared whole for mTLS; for a URL token, the URL without its query, and
+ * the SHA-256 of its hmac parameter with the stored one. Nothing of the
+ * URL but its host reaches out (its path, query and user info may hold a
+ * token); out is always written. */
+void banks_webhook_judge(const struct banks_conn *c, const struct config *cfg, const char *body,
+			 size_t len, struct banks_hook_seen *out);
+
+/* A new random URL token: BANKS_TOKEN_LEN base62 characters and a NUL. */
+void banks_make_token(char out[BANKS_TOKEN_LEN + 1]);
+
+/* Make `token` the URL token of URL-token connection `id` of `env`, if its
+ * stored token is still the one whose SHA-256 (hex) is `old_sha`, the one
+ * the caller read before it registered the URL with `token` at the bank:
+ * the old token is refused from then on. json NULL; BANKS_NOT_FOUND when
+ * there is no such URL-token connection, BANKS_CHANGED when its token
+ * changed meanwhile (another registration): nothing written then. */
+void banks_set_token(struct rds *r, const struct config *cfg, enum env env, const char *id,
+		     const char *token, const char *old_sha, store_fn cb, void *ud);
 
 /* Give connection `id` of `env` (any account) the bank's API credentials
  * `creds` (checked with bank_creds_check), its secrets sealed with `key`;
@@ -153,7 +198,9 @@ void banks_queue_free(struct banks_queue *q);
  * cb runs once, later: 0 with json {"received", "accepted", "duplicates",
  * "refused": [...], "pix": [{"endToEndId", "outcome", "reason", "charge",
  * "event"}]}, or -1 with err (nothing acknowledged: the bank should send it
- * again). The batch is taken (emptied). */
+ * again). The batch is taken (emptied). A "webhook" call answered 200
+ * (not every item refused) is the connection's last call (last_call_ms):
+ * written at most once a minute per connection and process, before cb. */
 void banks_receive(struct banks_queue *q, const struct banks_conn *c, const char *source,
 		   struct bankpix_batch *b, store_fn cb, void *ud);
 
