@@ -165,6 +165,42 @@ void cli_bank_print(const char *verb, const char *json)
 /* After `bank connect` with the bank's API options: give the connection
  * just made (its JSON in k->json, kept) the credentials. 0, or -1 with the
  * problem printed. */
+/* `made` (a connection's JSON, freed and wiped) with the "api" of `kept`
+ * (the same connection after its credentials were set): malloc'd. */
+static char *with_api(char *made, const char *kept)
+{
+	yajl_val m = NULL, c = NULL;
+	yajl_gen g;
+	char err[64], *out = made;
+	const char *buf;
+	size_t len;
+
+	if (json_parse_object(made, strlen(made), &m, err, sizeof(err)) < 0 ||
+	    json_parse_object(kept, strlen(kept), &c, err, sizeof(err)) < 0)
+		goto done;
+	g = json_gen_new();
+	json_open(g);
+	for (size_t i = 0; i < m->u.object.len; i++) {
+		const char *name = m->u.object.keys[i];
+		yajl_val v = m->u.object.values[i];
+
+		json_str(g, name);
+		json_write_value(
+		    g, strcmp(name, "api") == 0 && json_get(c, "api") ? json_get(c, "api") : v);
+	}
+	json_close(g);
+	buf = json_buf(g, &len);
+	out = mem_strndup(buf, len);
+	mem_wipe((char *)buf, len);
+	yajl_gen_free(g);
+	mem_wipe(made, strlen(made));
+	free(made);
+done:
+	yajl_tree_free(m);
+	yajl_tree_free(c);
+	return out;
+}
+
 static int keep_credentials(struct cli_call *k, const struct config *cfg,
 			    const struct seal_key *skey, enum env env, struct bank_creds *creds)
 {
@@ -187,7 +223,10 @@ static int keep_credentials(struct cli_call *k, const struct config *cfg,
 			id, k->result < 0 ? k->err : "no such connection", id);
 	else
 		rc = 0;
-	/* what connect made is what it prints (its webhookUrl may hold the token) */
+	/* what connect made is what it prints (its webhookUrl may hold the
+	 * token), with the API credentials as now kept */
+	if (rc == 0 && k->json)
+		made = with_api(made, k->json);
 	if (k->json) {
 		mem_wipe(k->json, strlen(k->json));
 		free(k->json);

@@ -585,31 +585,11 @@ void bankapi_state(const struct bankapi *b, const char *conn, struct bankapi_sta
 		}
 }
 
-/* The bank's refusal in a word for the merchant: the Problema's detail (or
- * title), its first violation's reason, else the status. */
+/* The bank's refusal: bankapi_problem's line after what was refused. */
 void bankapi_refusal(char *out, size_t size, const char *what, long status, const char *body)
 {
-	yajl_val v = NULL, viol;
-	char err[64];
-	const char *detail = NULL, *why = NULL;
+	char line[512];
 
-	if (body && json_parse_object(body, strlen(body), &v, err, sizeof(err)) == 0) {
-		detail = YAJL_GET_STRING(json_get(v, "detail"));
-		if (!detail)
-			detail = YAJL_GET_STRING(json_get(v, "title"));
-		viol = json_get(v, "violacoes");
-		if (YAJL_IS_ARRAY(viol) && viol->u.array.len)
-			why = YAJL_GET_STRING(json_get(viol->u.array.values[0], "razao"));
-	}
-	if (detail && why)
-		snprintf(out, size, "the bank refused the %s: %.200s (%.200s)", what, detail, why);
-	else if (detail)
-		snprintf(out, size, "the bank refused the %s: %.200s", what, detail);
-	else
-		snprintf(out, size, "the bank refused the %s (HTTP %ld)", what, status);
-	/* a message is quoted back: no control characters */
-	for (char *p = out; *p; p++)
-		if ((unsigned char)*p < ' ')
-			*p = ' ';
-	yajl_tree_free(v);
+	bankapi_problem(line, sizeof(line), status, body);
+	snprintf(out, size, "the bank refused the %s: %s", what, line);
 }

@@ -421,7 +421,11 @@ class Failures(Base):
         mark = len(self.bank.log)
         for _ in range(2):
             r = self.create(key, amount=800, externalID="refused-1")
-            self.assertEqual(error_of(r), (400, "the bank refused the charge: %s (%s)" % (detail, detail)))
+            status, message = error_of(r)
+            # the bank's detail, and its violation's field (its reason repeats the detail)
+            self.assertEqual((status, message), (400, "the bank refused the charge: HTTP 400 %s (%s)"
+                                                 % (detail, message.rsplit(" (", 1)[-1][:-1])))
+            self.assertRegex(message, r"\((\$\.)?[a-z.]*chave\)$")
         self.assertEqual(self.charge_ids(key), [])
         # nothing reserved: the retry started afresh, with a new txid
         tried = self.cob_txids(mark)

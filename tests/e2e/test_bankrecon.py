@@ -63,6 +63,9 @@ class Reconciliation(unittest.TestCase):
                        "--client-secret-file", secret, "--cert", cls.merchant.cert,
                        "--key", cls.merchant.key, "--bank-ca", cls.bank.server_ca, "--json")
         cls.conn = json.loads(r.stdout)
+        # what connect prints holds the credentials it kept (never a secret)
+        assert cls.conn["api"]["apiUrl"] == cls.bank.url, cls.conn
+        assert cls.bank.client_secret not in r.stdout
         # the running server finds the credentials key the CLI just made
         wait_for(lambda: "loaded: bank connections' API calls are on" in cls.px.log(),
                  what="the credentials key taken by the server")

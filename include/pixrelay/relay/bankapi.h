@@ -63,9 +63,8 @@ struct bankapi_state {
 void bankapi_state(const struct bankapi *b, const char *conn, struct bankapi_state *out);
 
 /* The bank's refusal of `what` ("charge", "refund"...) in one line for
- * a merchant or an operator, from its answer `body` (a Problema: its
- * detail or title, and its first violation's reason), else the status.
- * Control characters become spaces. */
+ * a merchant or an operator: "the bank refused the <what>: " and
+ * bankapi_problem's line. */
 void bankapi_refusal(char *out, size_t size, const char *what, long status, const char *body);
 
 #endif
