@@ -111,6 +111,15 @@ static void on_key_look(evutil_socket_t fd, short what, void *arg)
 	log_info("credentials key %s loaded: bank connections' API calls are on", k->path);
 }
 
+/* What the bank client saw of a connection, kept with the connection. */
+static void on_bank_health(void *ud, const char *conn, const struct bankapi_state *st)
+{
+	struct server *s = ud;
+
+	banks_note_api(s->app.rds, s->app.cfg, conn, st->token_ms, st->call_ms,
+		       st->error[0] ? st->error : NULL, st->error_ms);
+}
+
 /* First start on a laptop: make the sandbox platform account and, when no key
  * exists yet, a sandbox key, printed once on stdout. */
 static void bootstrap(const struct config *cfg, const struct rds_addr *addr)
@@ -308,6 +317,7 @@ int server_run(struct config *cfg)
 	s.app.ingest = ingest_queue_new(s.app.base, s.app.rds, cfg);
 	s.app.banks = banks_queue_new(s.app.base, s.app.rds, cfg);
 	s.app.bankapi = bankapi_new(s.app.base, cfg->bank_timeout_ms);
+	bankapi_on_health(s.app.bankapi, on_bank_health, &s);
 	s.app.bankcharges =
 	    (struct bankcharges){s.app.rds, s.app.cache, cfg, s.app.bankapi, s.app.credentials_key};
 	s.app.streams = evstream_new(s.app.base, s.app.rds, &addr, cfg);

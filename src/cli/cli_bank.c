@@ -109,9 +109,31 @@ static void print_connection(yajl_val c)
 		yajl_val api = json_get(c, "api"), cert = json_get(api, "certificate");
 		printf("  bank API     %s (client %s, token %s)\n", str(api, "apiUrl"),
 		       str(api, "clientId"), str(api, "tokenUrl"));
+		yajl_val health = json_get(api, "health"), rec = json_get(api, "reconciliation");
 		if (YAJL_IS_OBJECT(cert))
 			printf("  certificate  %s, until %s\n", str(cert, "subject"),
 			       str(cert, "notAfter"));
+		if (YAJL_IS_OBJECT(health)) {
+			printf("  API health   last token %s, last call %s\n",
+			       str(health, "lastTokenAt"), str(health, "lastCallAt"));
+			if (YAJL_GET_STRING(json_get(health, "lastError")))
+				printf("  API error    %s: %s\n", str(health, "lastErrorAt"),
+				       str(health, "lastError"));
+		}
+		if (YAJL_IS_OBJECT(rec)) {
+			int64_t fails = 0, total = 0;
+
+			json_as_int64(json_get(rec, "failures"), &fails);
+			json_as_int64(json_get(rec, "newTotal"), &total);
+			printf("  reconciled   until %s (last success %s), %lld Pix recovered in "
+			       "all\n",
+			       str(rec, "reconciledUntil"), str(rec, "lastSuccessAt"),
+			       (long long)total);
+			if (fails)
+				printf("  reconcile    %lld failure(s), the last at %s: %s\n",
+				       (long long)fails, str(rec, "lastErrorAt"),
+				       str(rec, "lastError"));
+		}
 	}
 	if (YAJL_IS_OBJECT(ca))
 		printf("  client CA    %lld certificate(s), SHA-256 %s\n",

@@ -35,6 +35,8 @@ struct conn {
 	struct call *waiting; /* calls waiting for it */
 	long long token_ms, call_ms, error_ms;
 	char error[400];
+	long long told_ms, told_error_ms; /* what the health hook was last told */
+	int told_call;			  /* ... a call among it */
 };
 
 struct call {
@@ -55,6 +57,8 @@ struct call {
 };
 
 struct bankapi {
+	bankapi_health_fn health;
+	void *health_ud;
 	struct curlev *pool;
 	long timeout_ms;
 	struct conn *conns;
@@ -88,10 +92,34 @@ static struct conn *conn_of(struct bankapi *b, const char *id)
 	return c;
 }
 
+#define HEALTH_EVERY_MS 60000 /* the hook is told at most this often, but of a new error */
+
+/* Tell the health hook what c is now, when it is news. */
+static void tell(struct bankapi *b, struct conn *c)
+{
+	long long now = (long long)ids_now_ms();
+	struct bankapi_state st;
+
+	if (!b->health || (c->error_ms <= c->told_error_ms && now - c->told_ms < HEALTH_EVERY_MS &&
+			   (c->told_call || !c->call_ms)))
+		return;
+	c->told_ms = now;
+	c->told_call = c->call_ms != 0;
+	c->told_error_ms = c->error_ms;
+	st = (struct bankapi_state){c->token_ms, c->call_ms, c->error_ms, c->error};
+	b->health(b->health_ud, c->id, &st);
+}
+
 static void note_error(struct conn *c, const char *err)
 {
 	c->error_ms = (long long)ids_now_ms();
 	snprintf(c->error, sizeof(c->error), "%s", err);
+}
+
+void bankapi_on_health(struct bankapi *b, bankapi_health_fn fn, void *ud)
+{
+	b->health = fn;
+	b->health_ud = ud;
 }
 
 static void call_free(struct call *k)
@@ -391,6 +419,7 @@ static void token_done(struct call *k, long status, CURLcode result)
 		memcpy(err, "token: ", 7);
 	if (err[0]) {
 		note_error(c, err);
+		tell(k->b, c);
 		while (w) {
 			struct call *nx = w->next;
 			char msg[360];
@@ -405,6 +434,7 @@ static void token_done(struct call *k, long status, CURLcode result)
 		c->expires_ms = c->token_ms + ttl - BANKAPI_TOKEN_MARGIN_MS;
 		if (c->expires_ms < c->token_ms + ttl / 2)
 			c->expires_ms = c->token_ms + ttl / 2;
+		tell(k->b, c);
 		while (w) {
 			struct call *nx = w->next;
 			w->next = NULL;
@@ -426,6 +456,7 @@ static void api_done(struct call *k, long status, CURLcode result)
 		snprintf(err, sizeof(err), "bank: %s",
 			 k->too_large ? "answer too large" : curl_easy_strerror(result));
 		note_error(c, err);
+		tell(b, c);
 		finish(k, 0, NULL, err);
 		return;
 	}
@@ -453,6 +484,7 @@ static void api_done(struct call *k, long status, CURLcode result)
 			 ex);
 		note_error(c, err);
 	}
+	tell(b, c);
 	finish(k, status, k->resp, NULL);
 }
 

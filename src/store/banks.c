@@ -127,6 +127,8 @@ struct fields {
 	/* its reconciliation (bank_recon_done) */
 	const char *rec_at, *rec_ok_ms, *rec_fail, *rec_error, *rec_error_ms, *rec_listed, *rec_new,
 	    *rec_new_total;
+	/* its bank's API as the processes saw it (banks_note_api) */
+	const char *api_token_ms, *api_call_ms, *api_error, *api_error_ms;
 };
 
 static const char *or_empty(const char *s)
@@ -157,20 +159,10 @@ static void fields_of(const redisReply *h, struct fields *f)
 	f->rec_listed = or_empty(rds_hash_field(h, "rec_listed"));
 	f->rec_new = or_empty(rds_hash_field(h, "rec_new"));
 	f->rec_new_total = or_empty(rds_hash_field(h, "rec_new_total"));
-}
-
-/* An instant kept in ms as RFC 3339, or null when "" or 0. */
-static void render_ms(yajl_gen g, const char *ms)
-{
-	unsigned long long v = strtoull(ms ? ms : "", NULL, 10);
-	char at[32];
-
-	if (!v) {
-		json_null(g);
-		return;
-	}
-	timefmt_rfc3339(at, v);
-	json_str(g, at);
+	f->api_token_ms = or_empty(rds_hash_field(h, "api_token_ms"));
+	f->api_call_ms = or_empty(rds_hash_field(h, "api_call_ms"));
+	f->api_error = or_empty(rds_hash_field(h, "api_error"));
+	f->api_error_ms = or_empty(rds_hash_field(h, "api_error_ms"));
 }
 
 /* "reconciliation": what its runs found ({} fields null before the first). */
@@ -178,9 +170,9 @@ static void render_reconciliation(yajl_gen g, const struct fields *f)
 {
 	json_open(g);
 	json_str(g, "reconciledUntil");
-	render_ms(g, f->rec_at);
+	json_time_ms(g, f->rec_at);
 	json_str(g, "lastSuccessAt");
-	render_ms(g, f->rec_ok_ms);
+	json_time_ms(g, f->rec_ok_ms);
 	json_str(g, "lastListed");
 	json_int(g, strtoll(f->rec_listed, NULL, 10));
 	json_str(g, "lastNew");
@@ -192,7 +184,7 @@ static void render_reconciliation(yajl_gen g, const struct fields *f)
 	json_str(g, "lastError");
 	json_str_or_null(g, f->rec_error[0] ? f->rec_error : NULL);
 	json_str(g, "lastErrorAt");
-	render_ms(g, f->rec_error[0] ? f->rec_error_ms : "");
+	json_time_ms(g, f->rec_error[0] ? f->rec_error_ms : "");
 	json_close(g);
 }
 
@@ -288,6 +280,17 @@ static void render(yajl_gen g, const struct config *cfg, const struct fields *f,
 		render_cert(g, f->cert);
 		json_str(g, "bankCa");
 		render_cert(g, f->bank_ca);
+		json_str(g, "health");
+		json_open(g);
+		json_str(g, "lastTokenAt");
+		json_time_ms(g, f->api_token_ms);
+		json_str(g, "lastCallAt");
+		json_time_ms(g, f->api_call_ms);
+		json_str(g, "lastError");
+		json_str_or_null(g, f->api_error[0] ? f->api_error : NULL);
+		json_str(g, "lastErrorAt");
+		json_time_ms(g, f->api_error[0] ? f->api_error_ms : "");
+		json_close(g);
 		json_str(g, "reconciliation");
 		render_reconciliation(g, f);
 		json_close(g);

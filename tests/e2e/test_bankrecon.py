@@ -159,8 +159,15 @@ class Reconciliation(unittest.TestCase):
         entries = self.log_entry(pix["endToEndId"])
         self.assertEqual([(e["source"], e["outcome"]) for e in entries],
                          [("reconciliation", "paid")])
-        rec = self.connection()["api"]["reconciliation"]
+        api = self.connection()["api"]
+        rec = api["reconciliation"]
         self.assertGreaterEqual(rec["newTotal"], 1)
+        # what the processes saw of the bank's API, kept with the connection
+        self.assertIsNotNone(api["health"]["lastTokenAt"])
+        self.assertIsNotNone(api["health"]["lastCallAt"])
+        shown = self.px.cli("bank", "show", self.conn["id"], "--env", "sandbox").stdout
+        self.assertRegex(shown, r"API health   last token 20\d\d-[^,]+, last call 20\d\d-")
+        self.assertRegex(shown, r"reconciled   until 20\d\d-.* Pix recovered in all")
         self.assertEqual(rec["failures"], 0)
         self.assertIsNotNone(rec["lastSuccessAt"])
         # a webhook that comes after all is a duplicate: no second event
@@ -207,6 +214,10 @@ class Reconciliation(unittest.TestCase):
                            and self.connection()["api"]["reconciliation"], timeout=15,
                            what="a failed reconciliation")
             self.assertIn("GET /pix", rec["lastError"])
+            health = wait_for(lambda: self.connection()["api"]["health"]["lastError"]
+                              and self.connection()["api"]["health"], timeout=5,
+                              what="the API's error kept")
+            self.assertRegex(health["lastError"], r"^bank: GET /pix\?inicio=.*: HTTP 503")
             self.assertIsNotNone(rec["lastErrorAt"])
             self.assertEqual(self.get_charge(ch["id"])["status"], "PENDING")
             r = self.px.request("GET", "/metrics")

@@ -62,6 +62,13 @@ struct bankapi_state {
 };
 void bankapi_state(const struct bankapi *b, const char *conn, struct bankapi_state *out);
 
+/* Told what the client saw of a connection, so that it can be kept where
+ * every process and `pixrelay bank show` see it: after a new error, and
+ * otherwise at most once a minute per connection (st borrowed for the
+ * call). */
+typedef void (*bankapi_health_fn)(void *ud, const char *conn, const struct bankapi_state *st);
+void bankapi_on_health(struct bankapi *b, bankapi_health_fn fn, void *ud);
+
 /* The bank's refusal of `what` ("charge", "refund"...) in one line for
  * a merchant or an operator: "the bank refused the <what>: " and
  * bankapi_problem's line. */

@@ -251,6 +251,14 @@ void banks_refund_asked(struct rds *r, const struct config *cfg, const char *con
 			const char *refund_id, store_fn cb, void *ud);
 void banks_refund_settled(struct rds *r, const struct config *cfg, const char *conn,
 			  const char *e2e, const char *refund_id, store_fn cb, void *ud);
+/* What a process saw of connection `conn`'s bank API (relay/bankapi.c's
+ * health hook): when it last got a token, last called, last failed and
+ * why (no secret in it). Kept in the connection's record, each instant
+ * only moving forward, for `bank show` and GET .../connections/{id}
+ * ("api.health"). Not waited for. */
+void banks_note_api(struct rds *r, const struct config *cfg, const char *conn, long long token_ms,
+		    long long call_ms, const char *error, long long error_ms);
+
 /* ---- the day's report (banks_recon.c) ---- */
 
 #define BANKS_REPORT_E2E_MAX 1000		     /* recovered endToEndIds a report lists */
