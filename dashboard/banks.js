@@ -1,9 +1,11 @@
 // Banks: the connections through which banks report Pix (docs/banks.md), what
 // each heard — every Pix with its outcome, every refused item with its reason
-// — and connecting a bank (the webhook URL to register at it).
+// — and connecting a bank (the webhook URL to register at it). A connection's
+// bank API, its reconciliation and the day's report are bankrecon.js's.
 import * as api from "./api.js";
 import { session } from "./session.js";
 import { h, badge, when, money, dl, table, confirmDialog, copyButton, toast, errorBox, short } from "./ui.js";
+import { apiSection, noCredentials, reportSection, reconciliationBadge } from "./bankrecon.js";
 
 // outcome -> the badge colour of a status that means the same to the eye
 const OUTCOME_KIND = { paid: "paid", refunded: "paid", duplicate: "expired", included: "expired",
@@ -65,6 +67,7 @@ export async function render(main, where, gen) {
   const columns = [
     { title: "Pix key", class: "wrap", cell: (c) => c.pixKey },
     { title: "Authentication", cell: (c) => c.auth === "mtls" ? "mutual TLS" : "URL token" },
+    { title: "Reconciliation", cell: reconciliationBadge },
   ];
   if (session.master && !session.acting) {
     columns.push({ title: "Account", cell: (c) => h("code", { title: c.account }, short(c.account)) });
@@ -82,10 +85,24 @@ export async function render(main, where, gen) {
   await refresh();
 }
 
+// What the bank reported, newest first (the last 200).
+function logView(log) {
+  return log.notifications.length ? table([
+    { title: "At", cell: (n) => when(new Date(n.at).toISOString()) },
+    { title: "Source", cell: (n) => n.source },
+    { title: "Outcome", cell: (n) => badge(n.outcome, OUTCOME_KIND[n.outcome] || "") },
+    { title: "Reason", class: "wrap", cell: (n) => n.error || n.reason || (n.status ? "refund " + n.status : "") },
+    { title: "endToEndId", cell: (n) => n.endToEndId ? h("code", {}, n.endToEndId) : "—" },
+    { title: "Amount", class: "num", cell: (n) => n.amount != null ? money(n.amount) : "—" },
+    { title: "Charge", cell: (n) => n.charge ? h("a", { href: "#/charges/" + n.charge }, short(n.charge)) : "—" },
+    { title: "Event", cell: (n) => n.event ? h("a", { href: "#/events/" + n.event }, short(n.event)) : "—" },
+  ], log.notifications) : h("p", { class: "empty", id: "no-notifications" }, "Nothing reported yet.");
+}
+
 async function renderOne(main, id, gen) {
   const path = "/bank/connections/" + encodeURIComponent(id);
-  const [c, log] = await Promise.all([api.request("GET", path),
-    api.request("GET", path + "/notifications", { query: { limit: 200 } })]);
+  const logOf = () => api.request("GET", path + "/notifications", { query: { limit: 200 } });
+  const [c, log] = await Promise.all([api.request("GET", path), logOf()]);
   if (!session.current(gen)) return;
   const disconnect = h("button", { type: "button", class: "danger", id: "disconnect", on: { click: async () => {
     const ok = await confirmDialog("Disconnect the bank of " + c.pixKey + "? Its webhook URL will be " +
@@ -99,6 +116,16 @@ async function renderOne(main, id, gen) {
       toast(e.message, "bad");
     }
   } } }, "Disconnect");
+  const logBox = h("div", { id: "bank-log" }, logView(log));
+  const report = reportSection(c, gen);
+  const afterRun = async () => {
+    const logNow = logOf().then((l) => {
+      if (session.current(gen)) logBox.replaceChildren(logView(l));
+    }, (e) => {
+      if (session.current(gen)) logBox.replaceChildren(errorBox(e));
+    });
+    await Promise.all([report.refresh(), logNow]);
+  };
   main.append(h("p", { class: "crumbs" }, h("a", { href: "#/banks" }, "Banks"), " / ", c.id),
     h("h1", {}, c.pixKey),
     dl([
@@ -107,19 +134,14 @@ async function renderOne(main, id, gen) {
       ["Authentication", c.auth === "mtls" ? "mutual TLS" : "URL token (shown once, when connected)"],
       ["Client CA", c.clientCa ? c.clientCa.certificates + " certificate(s), SHA-256 " + c.clientCa.sha256 : null],
       ["Webhook URL", h("code", {}, c.webhookUrl)],
+      ["API credentials", c.api ? "given: pixrelay also asks the bank (below)" : "none: the webhook only"],
       ["Account", h("code", {}, c.account)],
       ["Created", when(c.createdAt)],
     ]),
     disconnect,
+    c.api ? apiSection(c, gen, afterRun) : noCredentials(c),
+    report.el,
     h("h2", {}, "What the bank reported"),
-    log.notifications.length ? table([
-      { title: "At", cell: (n) => when(new Date(n.at).toISOString()) },
-      { title: "Source", cell: (n) => n.source },
-      { title: "Outcome", cell: (n) => badge(n.outcome, OUTCOME_KIND[n.outcome] || "") },
-      { title: "Reason", class: "wrap", cell: (n) => n.error || n.reason || (n.status ? "refund " + n.status : "") },
-      { title: "endToEndId", cell: (n) => n.endToEndId ? h("code", {}, n.endToEndId) : "—" },
-      { title: "Amount", class: "num", cell: (n) => n.amount != null ? money(n.amount) : "—" },
-      { title: "Charge", cell: (n) => n.charge ? h("a", { href: "#/charges/" + n.charge }, short(n.charge)) : "—" },
-      { title: "Event", cell: (n) => n.event ? h("a", { href: "#/events/" + n.event }, short(n.event)) : "—" },
-    ], log.notifications) : h("p", { class: "empty", id: "no-notifications" }, "Nothing reported yet."));
+    logBox);
+  await report.refresh();
 }

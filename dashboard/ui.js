@@ -45,12 +45,29 @@ export function when(v) {
     pad(d.getHours()) + ":" + pad(d.getMinutes()) + ":" + pad(d.getSeconds());
 }
 
+// "R$ 1.234,56" from integer cents, by the digits of the integer as text:
+// no division, so no float ever rounds a centavo.
 export function money(cents) {
-  if (typeof cents !== "number") return "—";
-  const neg = cents < 0;
-  const abs = Math.abs(cents);
-  const s = "R$ " + Math.floor(abs / 100).toLocaleString("pt-BR") + "," + pad(abs % 100);
-  return neg ? "−" + s : s;
+  if (!Number.isSafeInteger(cents)) return "—";
+  const digits = String(Math.abs(cents)).padStart(3, "0");
+  const reais = digits.slice(0, -2).replace(/\B(?=(\d{3})+$)/g, ".");
+  const s = "R$ " + reais + "," + digits.slice(-2);
+  return cents < 0 ? "−" + s : s;
+}
+
+// "12 minutes ago" of an instant (as when() takes it), from the browser's
+// clock; "—" for none.
+export function ago(v) {
+  if (v === null || v === undefined || v === "") return "—";
+  const t = typeof v === "number" ? v : Date.parse(v);
+  if (isNaN(t)) return "—";
+  const s = Math.round((Date.now() - t) / 1000);
+  if (s < 0) return "in the future (clocks differ)";
+  const n = (k, unit) => k + " " + unit + (k === 1 ? "" : "s") + " ago";
+  if (s < 60) return n(s, "second");
+  if (s < 3600) return n(Math.floor(s / 60), "minute");
+  if (s < 172800) return n(Math.floor(s / 3600), "hour");
+  return n(Math.floor(s / 86400), "day");
 }
 
 export function badge(text, kind) {

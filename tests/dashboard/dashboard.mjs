@@ -14,6 +14,11 @@ const base = cfg.url; // http://127.0.0.1:PORT
 const shots = cfg.screenshots; // a directory
 const out = {};
 const problems = [];
+// HTTP statuses the browser may log as failed loads: a refused key (401) is
+// expected; others only while a step makes the API fail on purpose
+const expectedStatus = new Set([401]);
+const unexpected = (m) => m.type() === "error" &&
+  !expectedStatus.has(Number((/status of (\d+)/.exec(m.text()) || [])[1]));
 
 async function api(method, path, key, body) {
   const headers = { Authorization: "Bearer " + key };
@@ -37,8 +42,8 @@ try {
   page.setDefaultTimeout(15000);
   page.on("pageerror", (e) => problems.push("page error: " + e.message));
   page.on("console", (m) => {
-    // a refused key (401) is expected once; anything else, CSP violations included, is not
-    if (m.type() === "error" && !/status of 401/.test(m.text())) problems.push("console: " + m.text());
+    // anything not expected, CSP violations included, is a problem
+    if (unexpected(m)) problems.push("console: " + m.text());
   });
   const shot = (name) => page.screenshot({ path: join(shots, name + ".png"), fullPage: true });
 
@@ -152,18 +157,119 @@ try {
   await page.getByRole("link", { name: "Banks" }).click();
   await page.locator("tr", { hasText: "pagamentos@loja.example" }).waitFor();
   assert.equal(await page.locator("#connect-bank").count(), 0, "a master key acting for no account connects nothing");
+  // each connection's reconciliation at a glance
+  await page.locator("tr", { hasText: "pagamentos@loja.example" }).getByText("webhook only").waitFor();
+  await page.locator("tr", { hasText: "recebimentos@loja.example" }).locator(".badge", { hasText: "ok" }).waitFor();
+  await page.locator("tr", { hasText: "caixa@loja.example" }).locator(".badge", { hasText: "failing" }).waitFor();
   await shot("banks");
   await page.locator("tr", { hasText: "pagamentos@loja.example" }).click();
   await page.waitForURL(new RegExp("#/banks/" + cfg.bankConn));
   const paidRow = page.locator("tr", { hasText: cfg.bankE2E });
   await paidRow.locator(".badge", { hasText: "paid" }).waitFor();
   await page.locator("tr", { hasText: "unknown_txid" }).locator(".badge", { hasText: "unmatched" }).waitFor();
-  await shot("bank");
+  // no API credentials: how the operator gives them, and no button
+  await page.locator("#no-credentials").waitFor();
+  assert.match(await page.locator("#credentials-command").innerText(),
+    new RegExp("^pixrelay bank credentials " + cfg.bankConn + " --env sandbox "));
+  assert.equal(await page.locator("#reconcile-now").count(), 0, "no Reconcile now without credentials");
+  // its day's report: what the webhook brought today, never complete
+  await page.locator("#report-complete").getByText("not complete").waitFor();
+  await page.locator("#report-complete").getByText("Only the bank's webhook reports").waitFor();
+  const plainReport = (await api("GET", "/bank/reconciliation?connection=" + cfg.bankConn, cfg.master)).json.data;
+  const reportRow = (name) => page.locator("#report-body table.report tr", { hasText: name }).first();
+  assert.match(await reportRow("Received").innerText(), new RegExp("\\b" + plainReport.pix.received + "\\b.*R\\$ " +
+    (plainReport.cents.received / 100).toFixed(2).replace(".", ",")));
   await paidRow.getByRole("link").first().click();
   await page.waitForURL(new RegExp("#/charges/" + cfg.bankCharge));
   await page.locator("#pix").getByText(cfg.bankE2E).waitFor();
   await page.locator("#pix").getByText("Maria, pedido 53").waitFor();
   await shot("charge-pix");
+
+  // ---- a connection with API credentials: Reconcile now recovers the Pix its webhook missed ----
+  await page.goto(base + "/dashboard/#/banks/" + cfg.apiConn);
+  const conn = (await api("GET", "/bank/connections/" + cfg.apiConn, cfg.master)).json.data;
+  const bankApi = page.locator("#bank-api");
+  await bankApi.getByText(cfg.apiUrl, { exact: true }).waitFor();
+  await bankApi.getByText(cfg.clientId, { exact: true }).waitFor();
+  await bankApi.getByText(conn.api.certificate.subject).waitFor();
+  await bankApi.getByText(conn.api.certificate.sha256).waitFor();
+  const html = await page.content();
+  for (const secret of cfg.secrets) assert.ok(!html.includes(secret), "a secret is on the page");
+  await page.locator("#recon-health .badge", { hasText: "ok" }).waitFor();
+  assert.match(await page.locator("#last-success").innerText(), /^\d+ (second|minute)s? ago \(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\)$/);
+  await page.locator("#report-complete").waitFor();
+  assert.ok(!(await page.locator("#report").innerText()).includes(cfg.apiE2E), "recovered before it was asked");
+  assert.equal(await page.locator("#bank-log").getByText(cfg.apiE2E).count(), 0);
+  // the API refusing is shown, not swallowed
+  expectedStatus.add(503);
+  await page.route("**/v1/bank/connections/*/reconcile", (r) => r.fulfill({ status: 503, contentType: "application/json",
+    body: JSON.stringify({ error: "redis is out of reach", status: 503, data: [] }) }));
+  await page.locator("#reconcile-now").click();
+  await page.locator("#reconcile-status .error").getByText("redis is out of reach").waitFor();
+  await page.unroute("**/v1/bank/connections/*/reconcile");
+  expectedStatus.delete(503);
+  await page.locator("#reconcile-now").click();
+  await page.locator("#reconcile-status").getByText("Reconciliation scheduled").waitFor();
+  await page.locator("#toast").getByText("Reconciliation scheduled.").waitFor();
+  await page.locator("#recovered").getByText(cfg.apiE2E).waitFor({ timeout: 30000 });
+  assert.match(await page.locator("#reconcile-done").innerText(), /: \d+ Pix listed, 1 new\.$/);
+  assert.match(await page.locator("#new-total").innerText(), /^1 Pix /);
+  assert.match(await reportRow("recovered by the reconciliation").innerText(), new RegExp("\\b1\\b.*" + cfg.apiAmount.replace(/[$.]/g, "\\$&")));
+  assert.match(await reportRow("by the bank's webhook").innerText(), /\b0\b.*R\$ 0,00/);
+  await page.locator("#report-body table.report tr", { hasText: "paid" }).first().waitFor();
+  const logRow = page.locator("#bank-log tr", { hasText: cfg.apiE2E });
+  await logRow.getByText("reconciliation").waitFor();
+  await logRow.locator(".badge", { hasText: "paid" }).waitFor();
+  const report = (await api("GET", "/bank/reconciliation?connection=" + cfg.apiConn, cfg.master)).json.data;
+  assert.deepEqual(report.recoveredEndToEndIds, [cfg.apiE2E]);
+  // the picture without the toast over it, from the top
+  await page.evaluate(() => { document.getElementById("toast").hidden = true; window.scrollTo(0, 0); });
+  await shot("bank");
+  // another day: yesterday in Brasilia, read past its end, nothing heard
+  const yesterday = new Date(Date.now() - 3 * 3600e3 - 86400e3).toISOString().slice(0, 10);
+  await page.locator("#report-date").fill(yesterday);
+  await page.locator("#report-complete .badge", { hasText: /^complete$/ }).waitFor();
+  await page.locator("#none-recovered").waitFor();
+  assert.match(await reportRow("Received").innerText(), /\b0\b.*R\$ 0,00/);
+  // a report the API refuses is shown
+  expectedStatus.add(400);
+  await page.route("**/v1/bank/reconciliation?**", (r) => r.fulfill({ status: 400, contentType: "application/json",
+    body: JSON.stringify({ error: "date: must be a day, YYYY-MM-DD (Brasilia time)", status: 400, data: [] }) }));
+  await page.locator("#report-date").fill("2026-01-02");
+  await page.locator("#report-slot .error").getByText("date: must be a day").waitFor();
+  await page.unroute("**/v1/bank/reconciliation?**");
+  expectedStatus.delete(400);
+
+  // ---- a connection whose bank is down: the failure and its error, flagged ----
+  await page.goto(base + "/dashboard/#/banks/" + cfg.downConn);
+  let down = (await api("GET", "/bank/connections/" + cfg.downConn, cfg.master)).json.data.api.reconciliation;
+  assert.ok(down.failures >= 1 && down.lastError, JSON.stringify(down));
+  await page.locator("#recon-health.error .badge", { hasText: "failing" }).waitFor();
+  assert.equal(await page.locator("#failures").innerText(), down.failures + " since the last success");
+  assert.ok((await page.locator("#last-error").innerText()).startsWith(down.lastError + " ("));
+  await shot("bank-failing");
+  await page.locator("#reconcile-now").click();
+  await page.locator("#reconcile-status .error").getByText("The reconciliation failed: ").waitFor({ timeout: 30000 });
+  await page.locator("#failures").getByText((down.failures + 1) + " since the last success").waitFor();
+  down = (await api("GET", "/bank/connections/" + cfg.downConn, cfg.master)).json.data.api.reconciliation;
+  out.downFailures = down.failures;
+  assert.ok((await page.locator("#last-error").innerText()).startsWith(down.lastError + " ("));
+
+  // ---- a last success 20 minutes old (the browser's clock ahead) is flagged late ----
+  const later = await context.newPage();
+  try {
+    later.on("pageerror", (e) => problems.push("page error: " + e.message));
+    later.on("console", (m) => { if (unexpected(m)) problems.push("console: " + m.text()); });
+    await later.clock.setFixedTime(Date.now() + 20 * 60 * 1000);
+    await later.goto(base + "/dashboard/");
+    await later.evaluate((k) => sessionStorage.setItem("pixrelay.key", k), cfg.master);
+    await later.goto(base + "/dashboard/#/banks/" + cfg.apiConn);
+    await later.locator("#recon-health.warn .badge", { hasText: "late" }).waitFor();
+    await later.locator("#recon-health").getByText(/No success for 2\d minutes/).waitFor();
+  } finally {
+    await later.close();
+  }
+
   // acting for the account, a bank is connected with a URL token, shown once
   await page.evaluate((id) => sessionStorage.setItem("pixrelay.acting", JSON.stringify({ id, name: "Platform" })), cfg.platform);
   await page.goto(base + "/dashboard/#/banks");

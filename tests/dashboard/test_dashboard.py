@@ -3,12 +3,16 @@
 
 It starts a real redis-server, the real pixrelay binary and a real postback
 sink (tests/e2e), makes what the pages show (keys, charges, a business
-account, events that died at once because the sink answered 410 Gone), then
-runs dashboard.mjs: sign in, create a key and copy it, use it, revoke it and
-see it refused, open a dead event, replay it and see it delivered, bulk
-replay, a charge with its QR image, accounts with their secrets on request,
-production marked. Then it checks at the sink that the replayed events
-arrived, and that no key's text is in the server's log.
+account, events that died at once because the sink answered 410 Gone, bank
+connections: one heard only by webhook, one with API credentials at the test
+bank (tests/e2e/testbank.py) and a Pix settled there that its webhook never
+brought, one whose bank is down), then runs dashboard.mjs: sign in, create a
+key and copy it, use it, revoke it and see it refused, open a dead event,
+replay it and see it delivered, bulk replay, a charge with its QR image, the
+banks (reconcile now, the recovered Pix in the day's report, the failing
+bank), accounts with their secrets on request, production marked. Then it
+checks at the sink that the replayed events arrived, that the recovered Pix
+paid its charge, and that no key's text is in the server's log.
 
 playwright-core is pinned in package.json / package-lock.json here, installed
 with `npm ci --ignore-scripts` (it downloads no browser) into node_modules
@@ -30,9 +34,11 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "e2e"))
 
+import certs  # noqa: E402
 from harness import Pixrelay, Redis, Workdir, auth, wait_for  # noqa: E402
 from sink import Sink  # noqa: E402
 from test_keys_api import _account_body  # noqa: E402
+from testbank import TestBank  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 
@@ -111,6 +117,26 @@ class Dashboard(unittest.TestCase):
             return None
         return wait_for(find, timeout=20, what="the event of %s to be %s" % (charge, state))
 
+    def connect_api(self, bank, client, account):
+        """A connection of `account` to the Pix key of `bank` with its API
+        credentials (the operator's CLI, as docs/banks.md says); returns it
+        once the running server has taken the credentials key."""
+        secret = os.path.join(self.wd.path, "secret-%d.txt" % bank.port)
+        with open(secret, "w") as f:
+            f.write(bank.client_secret)
+        os.chmod(secret, 0o600)
+        r = self.px.cli("bank", "connect", "--env", "sandbox", "--account", account,
+                        "--chave", bank.key, "--url-token", "--api-url", bank.url,
+                        "--token-url", bank.token_url, "--client-id", bank.client_id,
+                        "--client-secret-file", secret, "--cert", client.cert,
+                        "--key", client.key, "--bank-ca", bank.server_ca, "--json")
+        wait_for(lambda: "loaded: bank connections' API calls are on" in self.px.log(),
+                 what="the credentials key taken by the server")
+        return json.loads(r.stdout)
+
+    def reconciliation(self, conn, account):
+        return self.call("GET", "/v1/bank/connections/" + conn, account=account)["api"]["reconciliation"]
+
     def test_a_person_uses_the_dashboard(self):
         # what the pages show
         shop = self.call("POST", "/v1/baas/account/create",
@@ -135,6 +161,35 @@ class Dashboard(unittest.TestCase):
             {"endToEndId": "E00000000202611261200dashboard02", "txid": "semcobranca",
              "valor": "7.00", "horario": "2026-11-26T12:00:00Z"}]})
         self.assertEqual([p["outcome"] for p in sent["pix"]], ["paid", "unmatched"])
+        # a connection with the bank's API credentials (docs/banks.md,
+        # "Reconciliation"): its first run done, a charge created at the bank
+        # and paid there, its webhook never sent; and one of the shop whose
+        # bank answers 503 to everything
+        certdir = os.path.join(self.wd.path, "certs")
+        os.makedirs(certdir)
+        merchant_ca = certs.make_ca(certdir, "merchant-ca", "Loja Client CA")
+        merchant = certs.make_client(certdir, merchant_ca, "loja", "loja.example")
+        bank = TestBank(client_ca=merchant_ca.cert, keys=["recebimentos@loja.example"]).start()
+        self.addCleanup(bank.close)
+        down = TestBank(client_ca=merchant_ca.cert, keys=["caixa@loja.example"]).start()
+        self.addCleanup(down.close)
+        down.down(mode="503")
+        api_conn = self.connect_api(bank, merchant, self.platform)["id"]
+        # the first run may come before the server took the credentials key
+        # (and fail for that): ask for one now that it has
+        r = self.px.request("POST", "/v1/bank/connections/%s/reconcile" % api_conn,
+                            headers=auth(self.master, self.platform))
+        self.assertEqual(r.status, 202, r)
+        wait_for(lambda: self.reconciliation(api_conn, self.platform)["lastSuccessAt"],
+                 timeout=20, what="the first reconciliation")
+        at_bank = self.call("POST", "/v1/charge/pix/create", {"amount": 123456}, self.platform)
+        self.assertIsNotNone(bank.cob(at_bank["id"]), "the charge is created at the bank")
+        missed = bank.pay(at_bank["id"])  # settled at the bank; no webhook
+        down_conn = self.connect_api(down, merchant, shop["id"])["id"]
+        wait_for(lambda: self.reconciliation(down_conn, shop["id"])["failures"] >= 1,
+                 timeout=20, what="the down bank's reconciliation to fail")
+        with open(merchant.key) as f:
+            private_key = f.read()
 
         shots = os.environ.get("PIXRELAY_SCREENSHOTS") or tempfile.mkdtemp(prefix="pixrelay-shots-")
         os.makedirs(shots, exist_ok=True)
@@ -144,7 +199,9 @@ class Dashboard(unittest.TestCase):
                "charge": pending["id"], "shopName": shop["tradeName"],
                "shopSigningSecret": secrets["postbackSigningSecret"],
                "platform": self.platform, "bankConn": conn["id"], "bankCharge": by_bank["id"],
-               "bankE2E": e2e}
+               "bankE2E": e2e, "apiConn": api_conn, "apiUrl": bank.url, "clientId": bank.client_id,
+               "apiE2E": missed["endToEndId"], "apiAmount": "R$ 1.234,56", "downConn": down_conn,
+               "secrets": [bank.client_secret, down.client_secret, private_key.strip()]}
         p = subprocess.run(["node", os.path.join(HERE, "dashboard.mjs")], cwd=HERE,
                            env=dict(os.environ, DASHBOARD_TEST=json.dumps(cfg)),
                            capture_output=True, text=True, timeout=240)
@@ -170,7 +227,8 @@ class Dashboard(unittest.TestCase):
         self.assertIsNotNone(made[0]["lastUsedAt"])
         # every page has its screenshot
         for name in ("signin", "keys", "events", "event", "event-delivered", "charges", "charge",
-                     "banks", "bank", "charge-pix", "accounts", "account", "production"):
+                     "banks", "bank", "bank-failing", "charge-pix", "accounts", "account",
+                     "production"):
             with open(os.path.join(shots, name + ".png"), "rb") as f:
                 self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n", name)
         # the bank connection made in the browser exists, its token was shown once
@@ -178,6 +236,14 @@ class Dashboard(unittest.TestCase):
                 if c["pixKey"] == "browser@loja.example"]
         self.assertEqual(len(made), 1)
         self.assertTrue(out["bankUrl"].startswith(made[0]["webhookUrl"] + "?hmac="), out["bankUrl"])
+        # "Reconcile now" in the browser took the Pix the webhook missed: it
+        # paid its charge; the down bank was asked again, and failed again
+        got = self.call("GET", "/v1/charge/pix/" + at_bank["id"], account=self.platform)
+        self.assertEqual((got["status"], got["pix"]["endToEndId"], got["pix"]["source"]),
+                         ("PAID", missed["endToEndId"], "reconciliation"))
+        self.assertEqual(self.reconciliation(down_conn, shop["id"])["failures"], out["downFailures"])
+        self.assertGreaterEqual(out["downFailures"], 2)
+        self.assertEqual(bank.take_violations(), [])
         # no key's text in the server's log
         time.sleep(0.2)  # the log is flushed every 100 ms
         log = self.px.log()

@@ -1,0 +1,276 @@
+// Banks: a connection's bank API and its reconciliation (docs/banks.md,
+// "Reconciliation" and "The day's report"): how pixrelay reaches the bank
+// (never a secret), how its last runs went, flagged when failing or late,
+// "Reconcile now", and what the connection heard on one day, Brasilia time,
+// with the endToEndIds only the reconciliation recovered. A connection
+// without API credentials gets the command that gives them. banks.js draws
+// the rest of a connection's page, and the list.
+import * as api from "./api.js";
+import { session } from "./session.js";
+import { h, badge, when, ago, money, dl, table, toast, errorBox, copyButton } from "./ui.js";
+
+// A last success older than this is flagged late: three times the default
+// bank-reconcile-interval (300 s). The API does not say the interval a
+// deployment runs with; one set longer than 5 minutes is flagged early.
+const INTERVAL_MS = 300 * 1000;
+const LATE_MS = 3 * INTERVAL_MS;
+// After "Reconcile now": ask how it went every second, for at most 30 s
+// (a run is claimed within about a second; the bank's timeout is 10 s).
+const POLL_MS = 1000;
+const POLL_FOR_MS = 30000;
+// Brasilia is UTC−3 all year (no daylight saving time since 2019), as the
+// server counts its days.
+const BRASILIA_MS = -3 * 3600 * 1000;
+const DAY_MS = 86400 * 1000;
+
+// "YYYY-MM-DD" of today in Brasilia, by the browser's clock.
+function todayInBrasilia() {
+  return new Date(Date.now() + BRASILIA_MS).toISOString().slice(0, 10);
+}
+
+// How the reconciliation is doing: {kind, badge, say} where kind is ok,
+// first (not run yet), late or failing.
+function health(rec) {
+  if (rec.failures > 0) {
+    return { kind: "failing", badge: badge("failing", "failed"),
+             say: rec.failures + (rec.failures === 1 ? " failed run" : " failed runs") +
+                  " since the last success: the bank is asked again later, waiting longer " +
+                  "after each failure (an hour at most). Pix its webhook misses are not being taken." };
+  }
+  if (!rec.lastSuccessAt) {
+    return { kind: "first", badge: badge("not run yet", "pending"),
+             say: "The first reconciliation has not run yet." };
+  }
+  const age = Date.now() - Date.parse(rec.lastSuccessAt);
+  if (age > LATE_MS) {
+    return { kind: "late", badge: badge("late", "pending"),
+             say: "No success for " + ago(rec.lastSuccessAt).replace(/ ago$/, "") + ": more than " +
+                  "three times the default interval (" + INTERVAL_MS / 60000 + " minutes). " +
+                  "Pix its webhook misses are not being taken." };
+  }
+  return { kind: "ok", badge: badge("ok", "paid"), say: "Reconciled " + ago(rec.lastSuccessAt) + "." };
+}
+
+// The reconciliation at a glance, for the list of connections.
+export function reconciliationBadge(c) {
+  return c.api ? health(c.api.reconciliation).badge : h("span", { class: "hint" }, "webhook only");
+}
+
+function reconciliationView(rec) {
+  const hl = health(rec);
+  const alert = hl.kind === "failing" || hl.kind === "late";
+  return h("div", { id: "reconciliation", class: "recon " + hl.kind },
+    h("p", { class: alert ? (hl.kind === "failing" ? "error" : "warn") : "health",
+             role: alert ? "alert" : null, id: "recon-health" }, hl.badge, " ", hl.say),
+    dl([
+      ["Reconciled until", h("span", { id: "reconciled-until" }, when(rec.reconciledUntil))],
+      ["Last success", rec.lastSuccessAt
+        ? h("span", { id: "last-success" }, ago(rec.lastSuccessAt), " (", when(rec.lastSuccessAt), ")")
+        : "never"],
+      ["Last run's window", rec.lastSuccessAt
+        ? rec.lastListed + " Pix of the key listed, " + rec.lastNew + " of them new (missed by the webhook)"
+        : null],
+      ["Recovered in all", h("span", { id: "new-total" }, rec.newTotal + " Pix the webhook had not brought")],
+      ["Failures", h("span", { id: "failures" }, rec.failures ? rec.failures + " since the last success" : "none")],
+      ["Last error", rec.lastError
+        ? h("span", { id: "last-error" }, rec.lastError, " (", when(rec.lastErrorAt), ")")
+        : null],
+    ]));
+}
+
+// The first certificate of a PEM as the API sums it up: subject, expiry
+// (flagged when past or within 30 days), SHA-256.
+function certificate(cert) {
+  if (!cert) return null;
+  const left = Date.parse(cert.notAfter) - Date.now();
+  let flag = "";
+  if (left < 0) flag = badge("expired", "failed");
+  else if (left < 30 * DAY_MS) flag = badge("expires in " + Math.ceil(left / DAY_MS) + " days", "pending");
+  return h("span", {}, cert.subject, h("br"), "expires " + when(cert.notAfter) + " ", flag,
+    h("br"), "SHA-256 ", h("code", {}, cert.sha256));
+}
+
+// Did a run end since `before` was read?
+function ran(before, now) {
+  return now.lastSuccessAt !== before.lastSuccessAt || now.lastErrorAt !== before.lastErrorAt ||
+    now.failures !== before.failures;
+}
+
+function sleep(ms) {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+// The bank's API and the reconciliation of connection `c` (which has API
+// credentials), with "Reconcile now". afterRun() is awaited once a run
+// asked for here has ended (to draw the report and the log again).
+export function apiSection(c, gen, afterRun) {
+  const path = "/bank/connections/" + encodeURIComponent(c.id);
+  const a = c.api;
+  let rec = a.reconciliation;
+  let shown = reconciliationView(rec);
+  const status = h("div", { id: "reconcile-status", role: "status" });
+  const button = h("button", { type: "button", class: "primary", id: "reconcile-now" }, "Reconcile now");
+  const redraw = (r) => {
+    const next = reconciliationView(r);
+    shown.replaceWith(next);
+    shown = next;
+    rec = r;
+  };
+  button.addEventListener("click", async () => {
+    const before = rec;
+    button.disabled = true;
+    status.replaceChildren();
+    try {
+      await api.request("POST", path + "/reconcile");
+      if (!session.current(gen)) return;
+      toast("Reconciliation scheduled.");
+      status.replaceChildren(h("p", { class: "hint" },
+        "Reconciliation scheduled at " + when(Date.now()) + ": asking the bank…"));
+      let now = before;
+      for (const end = Date.now() + POLL_FOR_MS; Date.now() < end;) {
+        await sleep(POLL_MS);
+        if (!session.current(gen)) return;
+        const got = await api.request("GET", path);
+        if (!session.current(gen)) return;
+        if (!got.api) throw new Error("the connection no longer has API credentials");
+        now = got.api.reconciliation;
+        if (ran(before, now)) break;
+      }
+      redraw(now);
+      if (!ran(before, now)) {
+        status.replaceChildren(h("p", { class: "warn", role: "alert" },
+          "Scheduled, but not run within " + POLL_FOR_MS / 1000 + " seconds: is a pixrelay " +
+          "that delivers running? The state above is as of now."));
+      } else if (now.failures > before.failures || (now.lastErrorAt !== before.lastErrorAt && now.lastError)) {
+        status.replaceChildren(h("p", { class: "error", role: "alert" },
+          "The reconciliation failed: " + (now.lastError || "no reason given")));
+      } else {
+        status.replaceChildren(h("p", { class: "hint", id: "reconcile-done" },
+          "Reconciled at " + when(now.lastSuccessAt) + ": " + now.lastListed + " Pix listed, " +
+          now.lastNew + " new."));
+      }
+      await afterRun();
+    } catch (e) {
+      if (session.current(gen)) status.replaceChildren(errorBox(e));
+    } finally {
+      button.disabled = false;
+    }
+  });
+  return h("div", {},
+    h("section", { class: "panel", id: "bank-api" },
+      h("h2", {}, "The bank's API"),
+      dl([
+        ["API URL", h("code", {}, a.apiUrl)],
+        ["Token URL", h("code", {}, a.tokenUrl)],
+        ["Client id", h("code", {}, a.clientId)],
+        ["Certificate", certificate(a.certificate)],
+        ["Bank's CA", a.bankCa ? certificate(a.bankCa) : "the system's trust store"],
+      ]),
+      h("p", { class: "hint" }, "The client secret and the private key are kept sealed; no page shows them.")),
+    h("section", { class: "panel", id: "bank-reconciliation" },
+      h("h2", {}, "Reconciliation"),
+      h("p", { class: "hint" }, "pixrelay asks the bank for the Pix it received (GET /pix) and takes " +
+        "those its webhook did not bring, as if the webhook had."),
+      shown,
+      h("div", { class: "actions" }, button),
+      status));
+}
+
+// What a connection without API credentials needs, and who gives it.
+export function noCredentials(c) {
+  const cmd = "pixrelay bank credentials " + c.id + " --env " + c.environment + " \\\n" +
+    "    --api-url API_URL --token-url TOKEN_URL --client-id CLIENT_ID \\\n" +
+    "    --client-secret-file secret.txt --cert company.crt --key company.key \\\n" +
+    "    [--bank-ca bank-ca.pem]";
+  return h("section", { class: "panel", id: "no-credentials" },
+    h("h2", {}, "No API credentials"),
+    h("p", {}, "pixrelay hears only what this bank's webhook sends: it cannot ask the bank for the " +
+      "Pix the webhook missed (the reconciliation), nor refund at the bank. The operator gives the " +
+      "bank's API credentials on the server's command line (never through this page or the HTTP " +
+      "API), with the URLs, client id and secret, and the company's certificate from the bank:"),
+    h("pre", { class: "code", id: "credentials-command" }, cmd),
+    copyButton(() => cmd, "Copy command"));
+}
+
+function reportView(r, hasApi) {
+  const count = (n, cents) => ({ n, cents });
+  const rows = [
+    ["Received (each Pix once)", count(r.pix.received, r.cents.received)],
+    ["by the bank's webhook", count(r.pix.byWebhook, r.cents.byWebhook)],
+    ["recovered by the reconciliation", count(r.pix.recovered, r.cents.recovered)],
+    ["Heard again (duplicates)", count(r.pix.duplicates)],
+    ["Refused (not the standard)", count(r.pix.refused)],
+  ];
+  let why;
+  if (r.complete) {
+    why = "The reconciliation has read the bank's list past the end of this day (up to " +
+      when(r.reconciledUntil) + "): every Pix the bank settled on it is counted here, once.";
+  } else if (!hasApi) {
+    why = "Only the bank's webhook reports to this connection: nothing proves the day complete.";
+  } else if (!r.reconciledUntil) {
+    why = "Not reconciled yet.";
+  } else {
+    why = "The reconciliation has read the bank's list up to " + when(r.reconciledUntil) +
+      ", not yet past the end of this day.";
+  }
+  const outcomes = Object.entries(r.outcomes).filter(([, n]) => n > 0);
+  const ids = r.recoveredEndToEndIds;
+  return h("div", { id: "report-body" },
+    h("p", { id: "report-complete" },
+      r.complete ? badge("complete", "paid") : badge("not complete", "pending"), " ", why),
+    table([
+      { title: "Pix", cell: ([what]) => what },
+      { title: "Count", class: "num", cell: ([, c]) => String(c.n) },
+      { title: "Amount", class: "num", cell: ([, c]) => c.cents === undefined ? "" : money(c.cents) },
+    ], rows, { class: "list report" }),
+    h("div", { class: "split even" },
+      h("div", {}, h("h3", {}, "What they became"),
+        outcomes.length ? table([
+          { title: "Outcome", cell: ([k]) => h("code", {}, k) },
+          { title: "Pix", class: "num", cell: ([, n]) => String(n) },
+        ], outcomes, { class: "list report" }) : h("p", { class: "empty" }, "No Pix taken.")),
+      h("div", {}, h("h3", {}, "Refunds"), dl([
+        ["DEVOLVIDO", String(r.refunds.DEVOLVIDO)],
+        ["EM_PROCESSAMENTO", String(r.refunds.EM_PROCESSAMENTO)],
+        ["NAO_REALIZADO", String(r.refunds.NAO_REALIZADO)],
+      ]))),
+    h("h3", {}, "Recovered: the bank's webhook never brought these"),
+    ids.length
+      ? h("div", {},
+        ids.length < r.pix.recovered
+          ? h("p", { class: "hint" }, "The first " + ids.length + " of " + r.pix.recovered + ".") : "",
+        h("ol", { class: "e2e", id: "recovered" }, ids.map((e) => h("li", {}, h("code", {}, e)))))
+      : h("p", { class: "empty", id: "none-recovered" }, r.complete || !hasApi
+        ? "None: the webhook brought every Pix taken that day." : "None so far."));
+}
+
+// The day's report of connection `c`, with its date picker (today in
+// Brasilia by default): {el, refresh()}; refresh() shows an error of the
+// API in the section, and resolves either way.
+export function reportSection(c, gen) {
+  const today = todayInBrasilia();
+  const date = h("input", { type: "date", id: "report-date", value: today, max: today, required: true });
+  const body = h("div", { id: "report-slot" });
+  const refresh = async () => {
+    const day = date.value || today;
+    try {
+      const r = await api.request("GET", "/bank/reconciliation", { query: { connection: c.id, date: day } });
+      if (!session.current(gen) || (date.value || today) !== day) return;
+      body.replaceChildren(reportView(r, !!c.api));
+    } catch (e) {
+      if (session.current(gen)) body.replaceChildren(errorBox(e));
+    }
+  };
+  date.addEventListener("change", refresh);
+  const form = h("form", { class: "filters" },
+    h("label", {}, "Day (Brasilia time)", date));
+  form.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    refresh();
+  });
+  const el = h("section", { class: "panel", id: "report" },
+    h("h2", {}, "The day's report"),
+    h("p", { class: "hint" }, "What the connection heard on one day, by the Pix's time at the bank."),
+    form, body);
+  return { el, refresh };
+}
