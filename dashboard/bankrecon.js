@@ -9,11 +9,9 @@ import * as api from "./api.js";
 import { session } from "./session.js";
 import { h, badge, when, ago, money, dl, table, toast, errorBox, copyButton } from "./ui.js";
 
-// A last success older than this is flagged late: three times the default
-// bank-reconcile-interval (300 s). The API does not say the interval a
-// deployment runs with; one set longer than 5 minutes is flagged early.
-const INTERVAL_MS = 300 * 1000;
-const LATE_MS = 3 * INTERVAL_MS;
+// A last success older than three intervals (bank-reconcile-interval, as
+// the server says it; 300 s when it does not) is flagged late.
+const DEFAULT_INTERVAL_MS = 300 * 1000;
 // After "Reconcile now": ask how it went every second, for at most 30 s
 // (a run is claimed within about a second; the bank's timeout is 10 s).
 const POLL_MS = 1000;
@@ -41,11 +39,12 @@ function health(rec) {
     return { kind: "first", badge: badge("not run yet", "pending"),
              say: "The first reconciliation has not run yet." };
   }
+  const interval = rec.intervalSeconds > 0 ? rec.intervalSeconds * 1000 : DEFAULT_INTERVAL_MS;
   const age = Date.now() - Date.parse(rec.lastSuccessAt);
-  if (age > LATE_MS) {
+  if (age > 3 * interval) {
     return { kind: "late", badge: badge("late", "pending"),
              say: "No success for " + ago(rec.lastSuccessAt).replace(/ ago$/, "") + ": more than " +
-                  "three times the default interval (" + INTERVAL_MS / 60000 + " minutes). " +
+                  "three times the interval (" + Math.round(interval / 1000) + " s). " +
                   "Pix its webhook misses are not being taken." };
   }
   return { kind: "ok", badge: badge("ok", "paid"), say: "Reconciled " + ago(rec.lastSuccessAt) + "." };

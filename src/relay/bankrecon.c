@@ -136,8 +136,10 @@ static void on_done_failed(void *ud, int result, const char *json, const char *e
 		run_end(u, "failed");
 		return;
 	}
-	/* interval x 2^(failures-1), at most an hour, less a random tenth */
-	delay = base < 5000 ? 5000 : base;
+	/* 30 s (the interval when shorter) x 2^(failures-1), at most an hour,
+	 * less a random tenth: a bank down briefly, or a host that had no key
+	 * yet, is asked again soon */
+	delay = base < 5000 ? 5000 : base > 30000 ? 30000 : base;
 	for (int i = 1; i < result && delay < BACKOFF_MAX_MS; i++)
 		delay *= 2;
 	if (delay > BACKOFF_MAX_MS)

@@ -166,9 +166,11 @@ static void fields_of(const redisReply *h, struct fields *f)
 }
 
 /* "reconciliation": what its runs found ({} fields null before the first). */
-static void render_reconciliation(yajl_gen g, const struct fields *f)
+static void render_reconciliation(yajl_gen g, const struct config *cfg, const struct fields *f)
 {
 	json_open(g);
+	json_str(g, "intervalSeconds");
+	json_int(g, cfg->bank_reconcile_interval);
 	json_str(g, "reconciledUntil");
 	json_time_ms(g, f->rec_at);
 	json_str(g, "lastSuccessAt");
@@ -292,7 +294,7 @@ static void render(yajl_gen g, const struct config *cfg, const struct fields *f,
 		json_time_ms(g, f->api_error[0] ? f->api_error_ms : "");
 		json_close(g);
 		json_str(g, "reconciliation");
-		render_reconciliation(g, f);
+		render_reconciliation(g, cfg, f);
 		json_close(g);
 	} else {
 		json_null(g);
