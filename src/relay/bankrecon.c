@@ -204,6 +204,14 @@ static void succeed(struct run *u)
 	banks_recon_done(u->rc->r, u->rc->cfg, u->id, &u->stats, NULL, on_done_ok, u);
 }
 
+/* The lease again, for the calls to come: a live run renews it before each
+ * step that asks the bank, so only a run whose process died loses it. */
+static void renew(struct run *u)
+{
+	banks_recon_next(u->rc->r, u->rc->cfg, u->env, u->id, (long long)ids_now_ms() + u->lease_ms,
+			 0, NULL, NULL);
+}
+
 /* ---- pending refunds ---- */
 
 static void next_refund(struct run *u);
@@ -308,6 +316,7 @@ static void next_refund(struct run *u)
 		return;
 	}
 	u->stats.refunds++;
+	renew(u);
 	refund_parts(u, e2e, rid);
 	path = mem_printf("/pix/%s", e2e);
 	bankapi_call(u->rc->api, &u->creds, "GET", path, NULL, on_refund_pix, u);
@@ -357,9 +366,7 @@ static void on_page_taken(void *ud, int result, const char *json, const char *er
 		dispatch_kick(u->rc->d, u->conn.account);
 	u->stats.pages++;
 	if (++u->page < u->pages) {
-		/* the lease again, for the pages to come */
-		banks_recon_next(u->rc->r, u->rc->cfg, u->env, u->id,
-				 (long long)ids_now_ms() + u->lease_ms, 0, NULL, NULL);
+		renew(u);
 		ask_page(u);
 		return;
 	}
