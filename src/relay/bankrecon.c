@@ -31,6 +31,20 @@
 #define BACKOFF_MAX_MS (3600LL * 1000)	   /* the longest delay after failures */
 #define REFUNDS_PER_RUN 16		   /* pending refunds asked about per run */
 
+/* How long a claim, or a renewal, keeps other processes off a connection:
+ * what a live run may spend between two renewals. That is at most four
+ * calls to the bank (a token and the call, and after a 401 a token and the
+ * call again), each ended by bank-timeout-ms, and four calls to Redis (the
+ * claim's answer or the renewal, the connection or the list of refunds,
+ * the page's write, the next renewal), each ended by redis-timeout-ms: a
+ * minute by default. A process that dies mid-run is taken over that long
+ * after its last renewal; a lease that runs out under a live run only lets
+ * a second run start (every write is taken once), never a second event. */
+static long lease_ms(const struct config *cfg)
+{
+	return 4 * cfg->bank_timeout_ms + 4 * cfg->redis_timeout_ms;
+}
+
 struct bankrecon {
 	struct event_base *base;
 	struct rds *r;
@@ -497,7 +511,7 @@ static struct run *start_run(struct bankrecon *rc, enum env env, const char *id)
 	u->rc = rc;
 	u->env = env;
 	snprintf(u->id, sizeof(u->id), "%s", id);
-	u->lease_ms = 4 * rc->cfg->bank_timeout_ms + 30000;
+	u->lease_ms = lease_ms(rc->cfg);
 	rc->running++;
 	return u;
 }
@@ -612,8 +626,8 @@ static void on_tick(evutil_socket_t fd, short kind, void *arg)
 		rc->claiming[env] = 1;
 		rc->running++;
 		/* with no room, the claim still reads the oldest success */
-		banks_recon_claim(rc->r, rc->cfg, (enum env)env, most,
-				  4 * rc->cfg->bank_timeout_ms + 30000, on_claimed, c);
+		banks_recon_claim(rc->r, rc->cfg, (enum env)env, most, lease_ms(rc->cfg),
+				  on_claimed, c);
 	}
 }
 
