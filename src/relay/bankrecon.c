@@ -31,6 +31,20 @@
 #define BACKOFF_MAX_MS (3600LL * 1000)	   /* the longest delay after failures */
 #define REFUNDS_PER_RUN 16		   /* pending refunds asked about per run */
 
+/* How long a claim, or a renewal, keeps other processes off a connection:
+ * what a live run may spend between two renewals. That is at most four
+ * calls to the bank (a token and the call, and after a 401 a token and the
+ * call again), each ended by bank-timeout-ms, and four calls to Redis (the
+ * claim's answer or the renewal, the connection or the list of refunds,
+ * the page's write, the next renewal), each ended by redis-timeout-ms: a
+ * minute by default. A process that dies mid-run is taken over that long
+ * after its last renewal; a lease that runs out under a live run only lets
+ * a second run start (every write is taken once), never a second event. */
+static long lease_ms(const struct config *cfg)
+{
+	return 4 * cfg->bank_timeout_ms + 4 * cfg->redis_timeout_ms;
+}
+
 struct bankrecon {
 	struct event_base *base;
 	struct rds *r;
@@ -204,6 +218,14 @@ static void succeed(struct run *u)
 	banks_recon_done(u->rc->r, u->rc->cfg, u->id, &u->stats, NULL, on_done_ok, u);
 }
 
+/* The lease again, for the calls to come: a live run renews it before each
+ * step that asks the bank, so only a run whose process died loses it. */
+static void renew(struct run *u)
+{
+	banks_recon_next(u->rc->r, u->rc->cfg, u->env, u->id, (long long)ids_now_ms() + u->lease_ms,
+			 0, NULL, NULL);
+}
+
 /* ---- pending refunds ---- */
 
 static void next_refund(struct run *u);
@@ -308,6 +330,7 @@ static void next_refund(struct run *u)
 		return;
 	}
 	u->stats.refunds++;
+	renew(u);
 	refund_parts(u, e2e, rid);
 	path = mem_printf("/pix/%s", e2e);
 	bankapi_call(u->rc->api, &u->creds, "GET", path, NULL, on_refund_pix, u);
@@ -357,9 +380,7 @@ static void on_page_taken(void *ud, int result, const char *json, const char *er
 		dispatch_kick(u->rc->d, u->conn.account);
 	u->stats.pages++;
 	if (++u->page < u->pages) {
-		/* the lease again, for the pages to come */
-		banks_recon_next(u->rc->r, u->rc->cfg, u->env, u->id,
-				 (long long)ids_now_ms() + u->lease_ms, 0, NULL, NULL);
+		renew(u);
 		ask_page(u);
 		return;
 	}
@@ -490,7 +511,7 @@ static struct run *start_run(struct bankrecon *rc, enum env env, const char *id)
 	u->rc = rc;
 	u->env = env;
 	snprintf(u->id, sizeof(u->id), "%s", id);
-	u->lease_ms = 4 * rc->cfg->bank_timeout_ms + 30000;
+	u->lease_ms = lease_ms(rc->cfg);
 	rc->running++;
 	return u;
 }
@@ -605,8 +626,8 @@ static void on_tick(evutil_socket_t fd, short kind, void *arg)
 		rc->claiming[env] = 1;
 		rc->running++;
 		/* with no room, the claim still reads the oldest success */
-		banks_recon_claim(rc->r, rc->cfg, (enum env)env, most,
-				  4 * rc->cfg->bank_timeout_ms + 30000, on_claimed, c);
+		banks_recon_claim(rc->r, rc->cfg, (enum env)env, most, lease_ms(rc->cfg),
+				  on_claimed, c);
 	}
 }
 

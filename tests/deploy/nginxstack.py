@@ -101,7 +101,8 @@ def send(conn, method, path, host, body=None, headers=None, close=True):
             conn.close()
 
 
-def start(on, wd, public, args=(), hook=None, webhook_tls=None, one_port=False):
+def start(on, wd, public, args=(), hook=None, webhook_tls=None, one_port=False,
+          webhook_port=None):
     """Start, as attributes of `on` (a test class), with `wd` (a harness
     Workdir, removed by stop) as `on.wd`: a Redis `on.redis`, two ready
     pixrelay processes `on.px` run with `args`, and nginx `on.nginx` running
@@ -112,20 +113,22 @@ def start(on, wd, public, args=(), hook=None, webhook_tls=None, one_port=False):
     as on a host where both listen on 443), else one of its own. With `hook`
     the two servers' server_name lines name `public` and `hook`. The webhook
     server's certificate is webhook_tls, (cert, key) paths, or the
-    self-signed one. Also `on.ngx` (nginx's directory), `on.conf`,
+    self-signed one. webhook_port: the webhook server's own port, chosen
+    by the caller (free_port()) when pixrelay's args must name it (its
+    bank-webhook-base-url). Also `on.ngx` (nginx's directory), `on.conf`,
     `on.nginx_cmd`. On failure everything started is stopped again."""
     on.wd = wd
     on.nginx = None
     try:
         if not os.path.exists(NGINX):
             raise AssertionError("nginx is not installed (bash deploy/install-deps.sh --test)")
-        _start(on, public, list(args), hook, webhook_tls, one_port)
+        _start(on, public, list(args), hook, webhook_tls, one_port, webhook_port)
     except BaseException:
         stop(on)
         raise
 
 
-def _start(on, public, args, hook, webhook_tls, one_port):
+def _start(on, public, args, hook, webhook_tls, one_port, webhook_port):
     wd = on.wd.path
     if os.geteuid() == 0:
         # nginx's workers run as www-data (the shipped `user` line) and
@@ -147,7 +150,7 @@ def _start(on, public, args, hook, webhook_tls, one_port):
     hook_cert, hook_key = webhook_tls or (os.path.join(tls, "webhook-fullchain.pem"),
                                           os.path.join(tls, "webhook-privkey.pem"))
     on.port = free_port()
-    on.webhook_port = on.port if one_port else free_port()
+    on.webhook_port = on.port if one_port else (webhook_port or free_port())
     with open(SHIPPED) as f:
         shipped = f.read()
     subs = [

@@ -9,6 +9,8 @@
 --   p blog:<conn>                list: what the connection heard, newest first (1,000 kept)
 --   p bday:<conn>:<YYYY-MM-DD>   hash: counts by source and outcome, per day of horario
 --                                (Brasilia time), and cents by source (<source>_cents)
+--                                (a reconciliation reading a Pix already taken again is
+--                                neither counted nor logged: its windows overlap)
 --   p brec:<conn>:<YYYY-MM-DD>   list: the endToEndIds a reconciliation took first (the
 --                                webhook had not brought them), the first 10,000
 -- all kept for the retention; a charge paid by a Pix keeps it in fields pix (JSON) and pix_e2e.
@@ -106,11 +108,15 @@ for _ = 1, n do
   local outcome, reason, event = 'unmatched', '', ''
   local dk = p .. 'bpix:' .. conn .. ':' .. e2e
   local seen = redis.call('SET', dk, '', 'NX', 'GET', 'EX', ttl)
+  -- a reconciliation reads again what it or the webhook took (its window overlaps the last
+  -- by 10 minutes): no news, so not counted or logged as a duplicate; a bank's webhook
+  -- that repeats itself, or comes after the reconciliation took its Pix, is
+  local reread = seen and source == 'reconciliation'
   if seen then
     outcome = 'duplicate'
     local a, b, e = string.match(seen, '^(%S*) (%S*) (%S*)$')
     reason, event = b or '', e or ''
-    count(conn, day, 'duplicate')
+    if not reread then count(conn, day, 'duplicate') end
   else
     if not c then
       reason = (txid == '') and 'no_txid' or 'unknown_txid'
@@ -146,8 +152,10 @@ for _ = 1, n do
       redis.call('EXPIRE', rk, ttl)
     end
   end
-  log(conn, {'source', source, 'endToEndId', e2e, 'txid', txid, 'amount', cents,
-    'outcome', outcome, 'reason', reason, 'charge', c and cid or '', 'event', event})
+  if not reread then
+    log(conn, {'source', source, 'endToEndId', e2e, 'txid', txid, 'amount', cents,
+      'outcome', outcome, 'reason', reason, 'charge', c and cid or '', 'event', event})
+  end
   out[#out + 1] = outcome
   out[#out + 1] = reason
   out[#out + 1] = event
@@ -179,8 +187,10 @@ for _ = 1, n do
       rev = revt
     end
     if routcome ~= 'duplicate' then count(conn, day, 'refund_' .. string.lower(status)) end
-    log(conn, {'source', source, 'endToEndId', e2e, 'refund', rid, 'status', status,
-      'amount', rcents, 'outcome', routcome, 'charge', c and cid or '', 'event', rev})
+    if routcome ~= 'duplicate' or source ~= 'reconciliation' then
+      log(conn, {'source', source, 'endToEndId', e2e, 'refund', rid, 'status', status,
+        'amount', rcents, 'outcome', routcome, 'charge', c and cid or '', 'event', rev})
+    end
     out[#out + 1] = routcome
     out[#out + 1] = rev
     i = i + 5
