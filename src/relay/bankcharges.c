@@ -92,6 +92,20 @@ char *bankcharges_cob_body(const struct charge_input *in, const char *pix_key)
 	return out;
 }
 
+/* What the merchant reads when the bank refuses pixrelay's own credentials
+ * (401 after a fresh token, or 403): `why` holds the bank's refusal and gets
+ * what to do appended, cut to `size`. */
+static void credentials_refused(char *why, size_t size, const char *conn, const char *then)
+{
+	size_t n = strlen(why);
+
+	snprintf(why + n, size - n,
+		 "; the bank does not accept pixrelay's credentials for bank connection %s: "
+		 "nothing was done there; once an operator has fixed them (pixrelay bank show "
+		 "%s), %s",
+		 conn, conn, then);
+}
+
 static void on_stored(void *ud, int result, const char *json, const char *err)
 {
 	answer(ud, result, json, err);
@@ -104,13 +118,23 @@ static void on_cob(void *ud, long status, const char *body, const char *err)
 	yajl_val v = NULL;
 	const char *code;
 	struct brcode_decoded d;
-	char why[512], perr[128];
+	char why[1024], perr[128];
 
 	if (status == 0 || status >= 500 || status == 429) {
 		log_warn("charge %s at the bank of %s: %s", j->id, j->creds.conn,
 			 err ? err : "the bank is unavailable");
 		snprintf(why, sizeof(why),
 			 "the bank did not answer: retry with the same externalID");
+		answer(j, BANKCHARGES_UNAVAILABLE, why, NULL);
+		return;
+	}
+	if (status == 401 || status == 403) {
+		/* not the merchant's request: the bank refuses pixrelay's credentials
+		 * (after one fresh token) or their scope; the id stays reserved */
+		bankapi_refusal(why, sizeof(why), "charge", status, body);
+		log_error("charge %s at the bank of %s: %s", j->id, j->creds.conn, why);
+		credentials_refused(why, sizeof(why), j->creds.conn,
+				    "retry with the same externalID");
 		answer(j, BANKCHARGES_UNAVAILABLE, why, NULL);
 		return;
 	}
@@ -249,7 +273,7 @@ static void on_devolucao(void *ud, long status, const char *body, const char *er
 	struct refund *f = ud;
 	yajl_val v = NULL;
 	yajl_gen g;
-	char why[512], perr[64], rid[40];
+	char why[1024], perr[64], rid[40];
 	const char *st = NULL;
 	size_t len;
 
@@ -260,6 +284,14 @@ static void on_devolucao(void *ud, long status, const char *body, const char *er
 			      "the bank did not answer: ask for the refund again (the same refund "
 			      "id is sent)",
 			      NULL);
+		return;
+	}
+	if (status == 401 || status == 403) {
+		bankapi_refusal(why, sizeof(why), "refund", status, body);
+		log_error("refund of charge %s at the bank of %s: %s", f->id, f->conn, why);
+		credentials_refused(why, sizeof(why), f->conn,
+				    "ask for the refund again (the same refund id is sent)");
+		refund_answer(f, BANKCHARGES_UNAVAILABLE, why, NULL);
 		return;
 	}
 	if (status != 200 && status != 201) {

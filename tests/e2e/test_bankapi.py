@@ -26,7 +26,7 @@ import certs
 from harness import (Pixrelay, auth, check_exit, free_port, init_platforms, new_ulid, start_stack, stop_stack,
                      store_account, wait_for)
 from sse import verify
-from testbank import TestBank
+from testbank import SCOPES, TestBank
 
 CREATE = "/v1/charge/pix/create"
 CONNECTIONS = "/v1/bank/connections"
@@ -476,6 +476,39 @@ class Tokens(Base):
         finally:
             self.bank.add_client(self.bank.client_id, self.bank.client_secret)
         self.charge(400)
+
+    def test_a_token_without_the_scope_to_create_charges(self):
+        # the bank takes pixrelay's credentials but not for cob.write: its 403
+        # is the connection's fault, not the request's
+        self.bank.revoke_tokens()
+        self.bank.add_client(self.bank.client_id, self.bank.client_secret,
+                             [s for s in SCOPES if s != "cob.write"])
+        try:
+            before = self.charge_ids()
+            mark = len(self.bank.log)
+            for _ in range(2):
+                r = self.create(amount=450, externalID="no-scope-1")
+                status, message = error_of(r)
+                self.assertEqual((status, r.header("Retry-After")), (503, "5"), message)
+                self.assertTrue(message.startswith("the bank refused the charge: HTTP 403 "), message)
+                self.assertIn("the bank does not accept pixrelay's credentials for bank connection "
+                              "%s" % self.conn["id"], message)
+                self.assertTrue(message.endswith("retry with the same externalID"), message)
+            self.assertEqual(self.charge_ids(), before)
+            # the id stays reserved: both tries asked for the same txid
+            self.assertEqual(self.calls_since(mark), [(PUT_COB, 401), (TOKEN, 200), (PUT_COB, 403),
+                                                      (PUT_COB, 403)])
+            tried = self.cob_txids(mark)
+            self.assertEqual(len(set(tried)), 1, tried)
+            wait_for(lambda: re.search(r"charge %s at the bank of %s: the bank refused the charge: "
+                                       r"HTTP 403 " % (tried[0], self.conn["id"]), self.px.log()),
+                     what="the refusal in the log")
+        finally:
+            self.bank.revoke_tokens()
+            self.bank.add_client(self.bank.client_id, self.bank.client_secret)
+        # fixed at the bank: the retry makes that very charge
+        c = self.charge(450, externalID="no-scope-1")
+        self.assertEqual(c["id"], tried[0])
 
 
 class Refunds(Base):
