@@ -118,8 +118,8 @@ void api_handle_qrcode(struct http_req *req)
 	struct app *app = app_of(req);
 	char *size = http_query(req, "size");
 	long scale = QR_DEFAULT_SCALE;
-	const char *id = req->params[0];
-	size_t n = strlen(id);
+	char id[32];
+	size_t n = strlen(req->params[0]);
 
 	if (size) {
 		char *end = NULL;
@@ -133,11 +133,16 @@ void api_handle_qrcode(struct http_req *req)
 		}
 		free(size);
 	}
-	/* accept an optional .png suffix, as image URLs often carry one */
-	if (n > 4 && strcmp(id + n - 4, ".png") == 0)
-		((char *)id)[n - 4] = '\0';
-	if (!charges_valid_id(id)) {
-		http_reply_error(req, 404, "QR code not found: %.40s", id);
+	/* accept an optional .png suffix, as image URLs often carry one; a
+	 * copy, the route's parameter stays as it came */
+	if (n > 4 && strcmp(req->params[0] + n - 4, ".png") == 0)
+		n -= 4;
+	if (n < sizeof(id)) {
+		memcpy(id, req->params[0], n);
+		id[n] = '\0';
+	}
+	if (n >= sizeof(id) || !charges_valid_id(id)) {
+		http_reply_error(req, 404, "QR code not found: %.40s", req->params[0]);
 		return;
 	}
 	if (!rds_serving(app->rds)) {

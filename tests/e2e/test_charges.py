@@ -636,6 +636,8 @@ class QrCode(ChargesBase):
         unknown = new_ulid()
         self.assertBad(self.qr("/v1/qrcode/" + unknown), "QR code not found: " + unknown, 404)
         self.assertBad(self.qr("/v1/qrcode/not-an-id"), "QR code not found: not-an-id", 404)
+        # the message names what was asked, .png included
+        self.assertBad(self.qr("/v1/qrcode/%s.png" % unknown), "QR code not found: %s.png" % unknown, 404)
         self.assertBad(self.qr("/v1/qrcode/" + unknown.lower()[:-1]),
                        "QR code not found: " + unknown.lower()[:-1], 404)
 

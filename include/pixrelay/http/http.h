@@ -135,7 +135,7 @@ void http_reply_gen(struct http_req *req, int status, yajl_gen g);
 /* Reply with other bytes (images): content type and cache header given. */
 void http_reply_bytes(struct http_req *req, int status, const char *content_type,
 		      const char *cache_control, const void *data, size_t len);
-/* "GET", "POST", ... for a method; "?" when not understood (0). */
+/* "GET", "POST", ... for a method; "-" when not understood (0). */
 const char *http_method_name(enum http_method m);
 
 /* Add a response header before replying. A name or value with CR, LF or
