@@ -225,6 +225,30 @@ static int set_value(struct config *cfg, const struct opt *o, const char *v, con
 	return 0;
 }
 
+/* The prefix of every Redis key: at most CONFIG_PREFIX_MAX bytes, so that
+ * every name built from it fits (keyspace.h), and printable without spaces
+ * or braces (a brace would become the key's Redis Cluster hash tag). */
+static int check_prefix(const char *p)
+{
+	size_t n = strlen(p);
+
+	if (n > CONFIG_PREFIX_MAX) {
+		fprintf(stderr, "pixrelay: prefix: at most %d bytes, got %zu\n", CONFIG_PREFIX_MAX,
+			n);
+		return -1;
+	}
+	for (const char *c = p; *c; c++) {
+		if (*c == '{' || *c == '}' || *c <= ' ' || *c == 0x7f) {
+			fprintf(stderr,
+				"pixrelay: prefix: printable characters without spaces or braces "
+				"(braces would choose the Redis Cluster slot), got '%s'\n",
+				p);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static char *trim(char *s)
 {
 	char *e;
@@ -395,6 +419,8 @@ int config_load(struct config *cfg, int argc, char **argv, char ***rest, int *nr
 			cfg->default_expiration, cfg->max_expiration);
 		goto fail;
 	}
+	if (check_prefix(cfg->prefix) < 0)
+		goto fail;
 	if (!*cfg->base_url) {
 		free(cfg->base_url);
 		cfg->base_url = mem_printf("http://%s/v1", cfg->listen);

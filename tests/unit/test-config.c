@@ -109,6 +109,31 @@ int main(void)
 		char *argv[] = {"--config", path, NULL};
 		CHECK_INT(config_load(&c, 2, argv, &rest, &nrest), -1);
 	}
+	/* a prefix that would choose the Cluster slot, or not fit a key name */
+	{
+		char longest[CONFIG_PREFIX_MAX + 2];
+		const char *bad[] = {
+		    "--prefix=app{x}:", "--prefix=a b:", "--prefix=caf\xc3\xa9:", NULL};
+		for (int i = 0; bad[i]; i++) {
+			char *argv[] = {(char *)bad[i], NULL};
+			CHECK_INT(config_load(&c, 1, argv, &rest, &nrest), -1);
+		}
+		memset(longest, 'p', sizeof(longest));
+		longest[CONFIG_PREFIX_MAX] = '\0';
+		{
+			char *argv[] = {"--prefix", longest, NULL};
+			CHECK_INT(config_load(&c, 2, argv, &rest, &nrest), 0);
+			CHECK_INT(strlen(c.prefix), CONFIG_PREFIX_MAX);
+			free(rest);
+			config_deinit(&c);
+		}
+		longest[CONFIG_PREFIX_MAX] = 'p';
+		longest[CONFIG_PREFIX_MAX + 1] = '\0';
+		{
+			char *argv[] = {"--prefix", longest, NULL};
+			CHECK_INT(config_load(&c, 2, argv, &rest, &nrest), -1);
+		}
+	}
 	unlink(path);
 	return check_finish("config");
 }

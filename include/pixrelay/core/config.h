@@ -6,6 +6,9 @@
 #ifndef PIXRELAY_CONFIG_H
 #define PIXRELAY_CONFIG_H
 
+/* bytes of the `prefix` setting at most: every key name built from it fits */
+#define CONFIG_PREFIX_MAX 64
+
 #include <stdio.h>
 
 struct config {
