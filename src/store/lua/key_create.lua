@@ -9,6 +9,10 @@
 if #KEYS ~= 3 or #ARGV ~= 8 then
   return redis.error_reply('ERR key_create: wants 3 keys and 8 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
+local p = string.match(KEYS[3], '^(.*{keys}:)all$')
+if not p then
+  return redis.error_reply('ERR key_create: KEYS[3] must be <prefix>{keys}:all, got ' .. KEYS[3])
+end
 if redis.call('EXISTS', KEYS[1]) == 1 or redis.call('EXISTS', KEYS[2]) == 1 then
   return redis.error_reply('ERR key already exists')
 end
@@ -17,7 +21,6 @@ redis.call('HSET', KEYS[1], 'id', ARGV[1], 'env', ARGV[2], 'kind', ARGV[3],
   'hint', ARGV[7], 'last_used_at', '', 'revoked_at', '')
 redis.call('SET', KEYS[2], ARGV[8])
 redis.call('ZADD', KEYS[3], ARGV[6], ARGV[1])
-local p = string.sub(KEYS[3], 1, -4)
 redis.call('ZADD', p .. 'env:' .. ARGV[2], ARGV[6], ARGV[1])
 redis.call('ZADD', p .. 'acct:' .. ARGV[2] .. ':' .. ARGV[4], ARGV[6], ARGV[1])
 return 1
