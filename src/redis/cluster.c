@@ -177,7 +177,7 @@ struct node *rds_any_primary(struct rds *r)
 int rds_redirect(struct cmd *c, const char *err, size_t len)
 {
 	struct rds *r = c->r;
-	char host[64];
+	char host[NODE_HOST_MAX];
 	int slot = 0, port = 0;
 	enum rslot_error kind = rslot_parse_error(err, len, &slot, host, sizeof(host), &port);
 
@@ -237,7 +237,7 @@ int rds_redirect(struct cmd *c, const char *err, size_t len)
 void rds_give_up(struct cmd *c, redisReply *res, const char *text)
 {
 	int slot, port;
-	char host[64], msg[160];
+	char host[NODE_HOST_MAX], msg[160];
 	enum rslot_error k =
 	    rslot_parse_error(text, strlen(text), &slot, host, sizeof(host), &port);
 

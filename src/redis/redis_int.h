@@ -49,12 +49,16 @@ enum after {
 	AFTER_HOLD,   /* answered: held until a WAIT confirms the replicas have it */
 };
 
+/* The longest host name of a node, NUL included: a MOVED or ASK to a longer
+ * one is an error (rslot_parse_error refuses it), never a host cut short. */
+#define NODE_HOST_MAX 256
+
 /* One connection to one Redis node. Nodes are freed only with their client,
  * so a command may keep pointing at one. */
 struct node {
 	struct rds *r;
 	enum role role;
-	char host[256];
+	char host[NODE_HOST_MAX];
 	int port;
 	char path[256];
 	char name[280]; /* host:port or the path, for messages */
