@@ -156,16 +156,20 @@ void api_handle_events_list(struct http_req *req)
 
 	memset(&f, 0, sizeof(f));
 	f.limit = 20;
+	/* like every listing: an unknown or repeated parameter is refused */
+	if (api_query_params(req, names, 6, q->values) < 0) {
+		free(q);
+		return;
+	}
 	req->state = q;
 	for (int i = 0; i < 6; i++) {
 		char err[256];
 
-		q->values[i] = http_query(req, names[i]);
 		if (reqbody_filter_field(names[i], q->values[i], &f, 100, err, sizeof(err)) < 0) {
 			http_reply_error(req, 400, "%s", err);
-			for (int j = 0; j <= i; j++)
-				free(q->values[j]);
+			api_query_free(q->values, 6);
 			free(q);
+			req->state = NULL;
 			return;
 		}
 	}

@@ -90,7 +90,10 @@ class Events(unittest.TestCase):
                 ("?limit=x", "limit: must be an integer from 1 to 100"),
                 ("?since=yesterday", "since: must be Unix seconds, 'YYYY-MM-DD HH:MM:SS' (UTC) or RFC 3339"),
                 ("?until=2026-13-01T00:00:00Z", "until: must be Unix seconds, 'YYYY-MM-DD HH:MM:SS' (UTC) or RFC 3339"),
-                ("?cursor=abc", "cursor: not a cursor this endpoint returned")]:
+                ("?cursor=abc", "cursor: not a cursor this endpoint returned"),
+                ("?status=dead", "unknown query parameter 'status'; allowed: state, type, since, "
+                 "until, limit, cursor"),
+                ("?limit=5&limit=6", "limit: given more than once")]:
             r = self.get(query)
             self.assertEqual(r.status, 400, query)
             self.assertEqual(r.json, {"error": msg, "status": 400, "data": []}, query)
