@@ -67,6 +67,9 @@ static void on_master_addr(struct cmd *c, redisReply *reply, const char *err)
 	if (port < 1 || port > 65535) {
 		rds_node_error(c->node, "redis sentinel %s: gave the port '%.20s'", c->node->name,
 			       reply->element[1]->str);
+		/* a blocking open (the CLI) hears it now, not at its timeout */
+		if (r->wake_on_ready)
+			event_base_loopbreak(r->base);
 		rds_schedule_reconnect(d);
 		return;
 	}

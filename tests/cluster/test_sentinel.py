@@ -6,8 +6,10 @@ with it by itself; the old master, back, is a replica and pixrelay stays with
 the new one."""
 import os
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 import unittest
 
@@ -219,6 +221,67 @@ class SentinelPassword(SentinelSetup):
         self.assertEqual(px.request("GET", "/v1/me", headers=auth(key["key"])).status, 200)
         self.assertEqual(px.stop(), 0)
         self.px = None
+
+
+class WrongSentinel(unittest.TestCase):
+    """A sentinel that answers get-master-addr-by-name with a port no Redis
+    has (a broken or hostile one, played here by a RESP server of the test's
+    own, since a real one will not give it): the CLI says so at once instead
+    of waiting for redis-timeout-ms."""
+
+    def serve(self, answer):
+        srv = socket.socket()
+        srv.bind(("127.0.0.1", 0))
+        srv.listen(8)
+        self.addCleanup(srv.close)
+
+        def one(conn):
+            with conn:
+                buf = b""
+                while True:
+                    data = conn.recv(4096)
+                    if not data:
+                        return
+                    buf += data
+                    while True:
+                        lines = buf.split(b"\r\n")
+                        if not buf.startswith(b"*") or len(lines) < 2:
+                            break
+                        n = int(lines[0][1:])
+                        if len(lines) < 2 + 2 * n:
+                            break
+                        args = [lines[2 + 2 * i] for i in range(n)]
+                        buf = b"\r\n".join(lines[1 + 2 * n:])
+                        if args[0].upper() == b"SENTINEL":
+                            conn.sendall(answer)
+                        elif args[0].upper() == b"ROLE":
+                            conn.sendall(b"*2\r\n$8\r\nsentinel\r\n*1\r\n$%d\r\n%s\r\n"
+                                         % (len(MASTER), MASTER.encode()))
+                        else:
+                            conn.sendall(b"+OK\r\n")
+
+        def accept():
+            while True:
+                try:
+                    conn, _ = srv.accept()
+                except OSError:
+                    return
+                threading.Thread(target=one, args=(conn,), daemon=True).start()
+        threading.Thread(target=accept, daemon=True).start()
+        return srv.getsockname()[1]
+
+    def test_a_port_out_of_range_fails_at_once(self):
+        for port in (b"0", b"70000"):
+            sport = self.serve(b"*2\r\n$9\r\n127.0.0.1\r\n$%d\r\n%s\r\n" % (len(port), port))
+            t0 = time.monotonic()
+            p = subprocess.run([BIN, "--redis", "redis-sentinel://127.0.0.1:%d/%s" % (sport, MASTER),
+                                "--redis-timeout-ms", "10000", "keys", "list"],
+                               capture_output=True, text=True, timeout=30)
+            took = time.monotonic() - t0
+            self.assertEqual(p.returncode, 1, p.stderr)
+            self.assertIn("redis sentinel 127.0.0.1:%d: gave the port '%s'" % (sport, port.decode()),
+                          p.stderr)
+            self.assertLess(took, 5, "waited for redis-timeout-ms (10 s)")
 
 
 if __name__ == "__main__":
