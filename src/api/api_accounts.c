@@ -48,8 +48,8 @@ static void on_account_created(void *ud, int result, const char *json, const cha
 		snprintf(wait, sizeof(wait), "%lld", (strtoll(json, NULL, 10) + 999) / 1000);
 		http_add_header(req, "Retry-After", wait);
 		http_reply_error(req, 429,
-				 "too many accounts created with this API key: at most %ld in an "
-				 "hour (max-accounts-per-key-hour); retry in %s s",
+				 "too many accounts created with this account's API keys: at most "
+				 "%ld in an hour (max-accounts-per-key-hour); retry in %s s",
 				 cfg->max_accounts_per_key_hour, wait);
 		break;
 	case ACCOUNTS_FULL:

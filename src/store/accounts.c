@@ -385,7 +385,7 @@ void accounts_create(struct rds *r, const struct config *cfg, enum env env, cons
 	index_arg(c, in->tax_id);
 	index_arg(c, owner);
 	index_arg(c, review);
-	index_arg(c, key_id);
+	index_arg(c, *key_id ? owner : "");
 	index_arg(c, per_hour);
 	index_arg(c, max_accounts);
 	index_arg(c, max_stored);
@@ -445,7 +445,8 @@ void accounts_create(struct rds *r, const struct config *cfg, enum env env, cons
 	yajl_gen_free(g);
 
 	{
-		const char *argv[] = {taxids,	gp,	  in->tax_id,	key_id,
+		/* the hourly count is the account's, whichever of its keys made it */
+		const char *argv[] = {taxids,	gp,	  in->tax_id,	*key_id ? owner : "",
 				      created,	per_hour, max_accounts, max_stored,
 				      nbytes_s, owner,	  c->id};
 		rds_script(r, on_admitted, c, SCRIPT_ACCOUNT_ADMIT, 1, 11, argv, NULL);

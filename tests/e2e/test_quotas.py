@@ -129,8 +129,8 @@ class PerKey(unittest.TestCase):
         self.assertEqual(r.status, 429, r)
         wait = int(r.header("Retry-After"))
         self.assertTrue(wait_min <= wait <= wait_max, wait)
-        self.assertEqual(r.json, {"error": "too many accounts created with this API key: at most "
-                                           "4 in an hour (max-accounts-per-key-hour); retry in "
+        self.assertEqual(r.json, {"error": "too many accounts created with this account's API keys: "
+                                           "at most 4 in an hour (max-accounts-per-key-hour); retry in "
                                            "%d s" % wait, "status": 429, "data": []})
 
     def test_an_account_key_makes_four_accounts_an_hour(self):
@@ -150,14 +150,22 @@ class PerKey(unittest.TestCase):
         for via in (0, 1):
             self.limited(self.s.create(account_body([cpf()]), k["key"], via=via), 3590, 3600)
         self.assertEqual(self.s.stored(), before)  # nothing written for them
-        # another key has its own hour; a master key has no such limit
-        other = self.s.px[1].create_key("sandbox")["key"]
+        # another key of the same account shares its hour: more keys are not
+        # more accounts (it could make one through POST /v1/keys itself)
+        made_key = self.s.px[0].request("POST", "/v1/keys", body={"description": "more"},
+                                        headers=auth(k["key"]))
+        self.assertEqual(made_key.status, 200, made_key)
+        same = made_key.json["data"]["key"]
+        self.limited(self.s.create(account_body([cpf()]), same, via=1), 3590, 3600)
+        # another account's key has its own hour; a master key has no such limit
+        shop = self.s.create(account_body([cpf()])).json["data"]
+        other = self.s.px[1].create_key("sandbox", account=shop["id"])["key"]
         self.assertEqual(self.s.create(account_body([cpf()]), other).status, 200)
         for _ in range(5):
             self.assertEqual(self.s.create(account_body([cpf()])).status, 200)
 
         # the hour slides: once the oldest is nearly an hour old, the wait is what is left...
-        made = "pixrelay:{sandbox}:made:" + k["id"]
+        made = "pixrelay:{sandbox}:made:" + k["account"]
         entries = self.s.redis.cmd("ZRANGE", made, 0, -1)
         self.assertEqual(len(entries), 4)
         now = int(time.time() * 1000)
@@ -176,7 +184,7 @@ class PerKey(unittest.TestCase):
         held = [self.s.create(account_body([cpf()])).json["data"] for _ in range(5)]
         hidden = ("taxID: already registered in this environment, to an account the "
                   "caller's account does not own")
-        made = "pixrelay:{sandbox}:made:" + k["id"]
+        made = "pixrelay:{sandbox}:made:" + shop["id"]
         before = self.s.stored()
         for i, other in enumerate(held[:4]):
             r = self.s.create(account_body([cpf()], taxid=other["taxID"]), k["key"], via=i % 2)
@@ -233,7 +241,9 @@ class PerKey(unittest.TestCase):
             self.assertEqual(self.s.redis.cmd("HEXISTS", g + "pixkeys", "evp-" + new_id), 0)
 
     def test_two_processes_creating_at_once_make_exactly_the_limit(self):
-        k = self.s.px[0].create_key("sandbox")
+        # a key of an account of its own: the account's hour is untouched
+        shop = self.s.create(account_body([cpf()])).json["data"]
+        k = self.s.px[0].create_key("sandbox", account=shop["id"])
         before = self.s.stored()
         results = []
 
@@ -247,7 +257,7 @@ class PerKey(unittest.TestCase):
         for t in threads:
             t.join()
         self.assertEqual(sorted(results), [200] * 4 + [429] * 36)
-        self.assertEqual(self.s.redis.cmd("ZCARD", "pixrelay:{sandbox}:made:" + k["id"]), 4)
+        self.assertEqual(self.s.redis.cmd("ZCARD", "pixrelay:{sandbox}:made:" + shop["id"]), 4)
         # the ones refused after their record was written (another process got there
         # first) left nothing behind: their record and files are deleted at once
         wait_for(lambda: self.s.stored()[0] == before[0] + 4 and self.s.orphans() == [],

@@ -1,13 +1,13 @@
 -- account_admit: before anything of a new business account is written, whether its
--- environment would take it: the creating key's hourly limit, the environment's quotas
+-- environment would take it: the hourly limit of the creating key's account, the environment's quotas
 -- (lib/account_quota.lua) and its taxID. A refusal here writes nothing of the account;
 -- account_index checks the same again, atomically with the creation, for requests that
--- raced past this one. Its one write: a creation refused for its taxID counts in the key's
--- hour (so a key cannot probe taxIDs without limit), and names the account holding the
+-- raced past this one. Its one write: a creation refused for its taxID counts in the
+-- account's hour (so its keys cannot probe taxIDs without limit), and names the account holding the
 -- taxID only to a caller who may know it (account_quota_duplicate).
 -- KEYS[1] = <prefix>{<env>}:taxids   hash taxID -> account id (every other key shares {<env>})
--- ARGV = environment key prefix (<prefix>{<env>}:), taxID, API key id ('' = a master key),
---        now (ms), accounts per key per hour, accounts per environment, file bytes per
+-- ARGV = environment key prefix (<prefix>{<env>}:), taxID, the account whose keys' hour
+--        counts ('' = a master key), now (ms), accounts an hour, accounts per environment, file bytes per
 --        environment (limits: 0 = none), the account's file bytes, the account acting (the
 --        new account's owner), the new account's id
 -- Returns {'ok'} | {'duplicate', id of the account holding the taxID, or '' when the caller

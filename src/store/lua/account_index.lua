@@ -10,14 +10,14 @@
 -- ARGV = environment key prefix g (<prefix>{<env>}:), account id, taxID ('' = none), created
 --        (ms), kind ('1' = the platform account, '0' = a business account), number n of Pix
 --        keys, n Pix keys; for a business account then: owner, review status ('pending' |
---        'approved'), API key id ('' = a master key), accounts per key per hour, accounts
+--        'approved'), the account whose keys' hour counts ('' = a master key), accounts an hour, accounts
 --        per environment, file bytes per environment (limits: 0 = none), the account's file
 --        bytes, and the members' CPFs
 -- Returns {'created', id} | {'duplicate', id of the account holding the taxID, or '' when
 --   the caller may not know it} | {'existing', id of the platform account made before} |
 --   {'rate', ms} | {'accounts', limit} | {'bytes', bytes kept now}; nothing is written
 --   unless 'created', but for a business account refused for its taxID, which counts in
---   the key's hour (account_quota_duplicate), as in account_admit.
+--   the account's hour (account_quota_duplicate), as in account_admit.
 if #KEYS ~= 1 or #ARGV < 6 or #ARGV < 6 + tonumber(ARGV[6]) + (ARGV[5] == '1' and 0 or 8) then
   return redis.error_reply('ERR account_index: wants 1 keys and 6 + n (+ 8 + members) arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end

@@ -1,17 +1,19 @@
 -- account_quota: whether environment `g` (its key prefix, <prefix>{<env>}:) may take one
--- more business account, made at `now` (ms) with the account key `key_id` ('' = a master
--- key, which has no hourly limit), whose files take `bytes`. `q` holds the limits, 0 meaning
--- none: per_hour (accounts one key may make in any hour), accounts (business accounts of the
--- environment), stored (bytes of account files the environment keeps).
--- Reads only. Returns nil when it may, else {'rate', ms until the key may make another} |
--- {'accounts', limit} | {'bytes', bytes kept now}.
-local function account_quota(g, key_id, now, bytes, q)
-  if key_id ~= '' and q.per_hour > 0 then
-    local made = g .. 'made:' .. key_id
+-- more business account, made at `now` (ms) by an account key of account `by` ('' = a
+-- master key, which has no hourly limit; all of an account's keys share one hour, so that
+-- more keys do not make more accounts), whose files take `bytes`. `q` holds the limits, 0
+-- meaning none: per_hour (accounts one account's keys may make in any hour), accounts
+-- (business accounts of the environment), stored (bytes of account files the environment
+-- keeps).
+-- Reads only. Returns nil when it may, else {'rate', ms until the account's keys may make
+-- another} | {'accounts', limit} | {'bytes', bytes kept now}.
+local function account_quota(g, by, now, bytes, q)
+  if by ~= '' and q.per_hour > 0 then
+    local made = g .. 'made:' .. by
     local since = '(' .. (now - 3600000)
     local n = redis.call('ZCOUNT', made, since, '+inf')
     if n >= q.per_hour then
-      -- the key may make another when the (n - per_hour + 1)-th of the hour's is an hour old
+      -- its keys may make another when the (n - per_hour + 1)-th of the hour's is an hour old
       local e = redis.call('ZRANGEBYSCORE', made, since, '+inf', 'WITHSCORES', 'LIMIT',
         n - q.per_hour, 1)
       local wait = tonumber(e[2]) + 3600000 - now
@@ -30,28 +32,28 @@ local function account_quota(g, key_id, now, bytes, q)
   return nil
 end
 
--- account_quota_count: count a creation by the account key `key_id` ('' = a master key:
--- nothing to count) at `now` (ms) in the key's sliding hour, as `member`: the account made,
+-- account_quota_count: count a creation by an account key of account `by` ('' = a master key:
+-- nothing to count) at `now` (ms) in that account's sliding hour, as `member`: the account made,
 -- or the id a creation refused for its taxID would have had (such refusals count too, so
--- that a key cannot probe taxIDs without limit).
-local function account_quota_count(g, key_id, now, member)
-  if key_id == '' then return end
-  local made = g .. 'made:' .. key_id
+-- that keys cannot probe taxIDs without limit).
+local function account_quota_count(g, by, now, member)
+  if by == '' then return end
+  local made = g .. 'made:' .. by
   redis.call('ZREMRANGEBYSCORE', made, '-inf', now - 3600000)
   redis.call('ZADD', made, now, member)
   redis.call('PEXPIRE', made, 3600000)
 end
 
--- account_quota_duplicate: refuse a creation (the would-be account `member`, by `key_id` at
+-- account_quota_duplicate: refuse a creation (the would-be account `member`, by `by` at
 -- `now`, acting for account `owner`) whose taxID account `holder` already has. The attempt
--- counts in the key's hour (account_quota_count). The holder is named only to a caller who
+-- counts in the account's hour (account_quota_count). The holder is named only to a caller who
 -- may know it: a master key, or an account key acting for the holder itself or for the
 -- holder's owner (the account that created it, which was answered its id then); anyone
 -- else learns that the taxID is taken, not by whom.
 -- Returns {'duplicate', holder} or {'duplicate', ''}.
-local function account_quota_duplicate(g, holder, key_id, owner, now, member)
-  account_quota_count(g, key_id, now, member)
-  if key_id == '' or holder == owner or redis.call('HGET', g .. 'owners', holder) == owner then
+local function account_quota_duplicate(g, holder, by, owner, now, member)
+  account_quota_count(g, by, now, member)
+  if by == '' or holder == owner or redis.call('HGET', g .. 'owners', holder) == owner then
     return {'duplicate', holder}
   end
   return {'duplicate', ''}
