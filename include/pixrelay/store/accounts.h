@@ -47,19 +47,19 @@ enum accounts_result {
 
 /* Create an account owned by `owner`, with the API key `key_id` (NULL for a
  * master key: no hourly limit; else an account key of `owner`, whose keys
- * share one hourly count, so that more keys do not make more accounts). Three steps: account_admit checks the quotas
- * and the taxID before anything is written; account_put writes the record
- * and files into the account's shard; account_index checks again and makes
- * the account known, or refuses it (then the record and files are deleted).
- * On 0, json is the account as the API shows it, with its webhook secrets
- * (shown this once); else ACCOUNTS_DUPLICATE, ACCOUNTS_RATE, ACCOUNTS_FULL or
- * ACCOUNTS_STORAGE. A creation refused as ACCOUNTS_DUPLICATE counts in the
- * hour like one made, and its json is the id of the account holding
- * the taxID only for a master key or when `owner` is that account or its
- * owner (else ""). The per-account limits (files, bytes) are the caller's
- * to check first. Takes the data of the files of `in` (their `data` become
- * NULL, the rest of `in` stays the caller's); the rest is borrowed for the
- * call. */
+ * share one hourly count, so that more keys do not make more accounts).
+ * Three steps: account_admit checks the quotas and the taxID before anything
+ * is written; account_put writes the record and files into the account's
+ * shard; account_index checks again and makes the account known, or refuses
+ * it (then the record and files are deleted). On 0, json is the account as
+ * the API shows it, with its webhook secrets (shown this once); else
+ * ACCOUNTS_DUPLICATE, ACCOUNTS_RATE, ACCOUNTS_FULL or ACCOUNTS_STORAGE. A
+ * creation refused as ACCOUNTS_DUPLICATE counts in the hour like one made,
+ * and its json is the id of the account holding the taxID only for a master
+ * key or when `owner` is that account or its owner (else ""). The per-
+ * account limits (files, bytes) are the caller's to check first. Takes the
+ * data of the files of `in` (their `data` become NULL, the rest of `in`
+ * stays the caller's); the rest is borrowed for the call. */
 void accounts_create(struct rds *r, const struct config *cfg, enum env env, const char *owner,
 		     const char *key_id, struct account_input *in, store_fn cb, void *ud);
 
