@@ -891,7 +891,7 @@ def main():
         row("latency, acknowledged to received by the sink, at %s of end to end (open loop)" % what,
             lambda r, i=i: latency.cell(r["latency"][i]), "p99 ≤ 20 ms" if i == 0 else "")
         bull_row("latency p99 at %s / BullMQ's at %s of its own" % (what, what),
-                 lambda r, b, i=i: "%.2f×" % (r["latency"][i]["p99"] / b["latency"][i]["p99"])
+                 lambda r, b, i=i: "%.2g×" % (r["latency"][i]["p99"] / b["latency"][i]["p99"])
                  if r["latency"][i]["p99"] and b["latency"][i]["p99"] else "–")
     row("acknowledged events lost / delivered with another body", lambda r: "%d / %d" % (r["lost"], r["differ"] + r["mismatch"]), "0 / 0")
     if mem:

@@ -213,7 +213,7 @@ def report(pix, bull, secs):
     for i, (_, what) in enumerate(lat):
         print("| latency at %s of its own end to end: offered, p50, p99, max | %s | %s | %s |" % (
             what, latency.cell(pix["latency"][i]), latency.cell(bull["latency"][i]),
-            "p99 %.2f×" % (pix["latency"][i]["p99"] / bull["latency"][i]["p99"])
+            "p99 %.2g×" % (pix["latency"][i]["p99"] / bull["latency"][i]["p99"])
             if pix["latency"][i]["p99"] and bull["latency"][i]["p99"] else "–"))
     row("peak RSS of the relay process (drain, end to end), MiB",
         lambda r: "%.1f, %.1f" % (r["drain_rss_mb"], r["e2e_rss_mb"]), "e2e_rss_mb")
