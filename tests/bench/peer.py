@@ -58,15 +58,26 @@ class Relay:
 
     def __init__(self, b, node_dir, work, redis, name, listen, worker, sink_url):
         self.b = b
+        # its output to a file, not a pipe: a pipe nobody reads would stop it
+        # once full, if BullMQ or Node ever wrote there
+        out = os.path.join(work, name + ".out")
         self.err = open(os.path.join(work, name + ".log"), "ab")
-        self.proc = b.spawn(["node", os.path.join(node_dir, "relay.js"), "--redis", redis.sock,
-                             "--listen", "1" if listen else "0", "--worker", "1" if worker else "0",
-                             "--sink", sink_url, "--secret", SECRET, "--concurrency", "64"],
-                            stdout=subprocess.PIPE, stderr=self.err, text=True, cwd=node_dir)
-        line = self.proc.stdout.readline().split()
-        if not line:
-            raise RuntimeError("relay.js exited: " + open(self.err.name).read()[-2000:])
-        self.port = int(line[1]) if line[0] == "port" else None
+        with open(out, "wb") as f:
+            self.proc = b.spawn(["node", os.path.join(node_dir, "relay.js"), "--redis", redis.sock,
+                                 "--listen", "1" if listen else "0", "--worker", "1" if worker else "0",
+                                 "--sink", sink_url, "--secret", SECRET, "--concurrency", "64"],
+                                stdout=f, stderr=self.err, cwd=node_dir)
+        ready = []
+        for _ in range(1500):
+            with open(out) as f:
+                ready = [line.split() for line in f if line.startswith(("port ", "worker ready\n"))
+                         and line.endswith("\n")]
+            if ready or self.proc.poll() is not None:
+                break
+            time.sleep(0.02)
+        if not ready:
+            raise RuntimeError("relay.js did not start: " + open(self.err.name).read()[-2000:])
+        self.port = int(ready[0][1]) if ready[0][0] == "port" else None
 
     def stop(self):
         self.b.stop(self.proc)
