@@ -204,6 +204,7 @@ def report(pix, bull, secs):
         return lambda r: f % r[key] if r.get(key) is not None else "–"
     lat = latency.FRACTIONS
     row("ingest, acknowledged", lambda r: "%.0f/s, p99 %.2f ms" % (r["ingest_rps"], r["ingest_p99"]), "ingest_rps")
+    row("ingest: answers other than 200 (or none)", lambda r: "%d" % r["ingest_bad"])
     row("Redis CPU per ingested event, µs", num("ingest_redis_us"), "ingest_redis_us")
     row("ingest: Redis commands / script calls per event",
         lambda r: "%.2f / %.3f" % (r["ingest_cmds"], r.get("ingest_scripts", r.get("ingest_evalsha"))), "ingest_cmds")
