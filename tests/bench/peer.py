@@ -176,6 +176,7 @@ def run(b, sink_bin, latgen, work, secs):
         lost += max(0, e2e["ok"] - events)
 
         res["latency"] = latency.run(b, latgen, relay.port, PATH, SECRET, res["e2e_rps"], secs, sink, "b", d)
+        lost += sum(r["acked"] - r["delivered"] for r in res["latency"])
         res["rss_mb"] = b.rss_kb(relay.proc.pid, "VmHWM") / 1024.0
         res.update(lost=lost, mismatch=sink.stats()["mismatch"])
     finally:
