@@ -20,8 +20,14 @@ For 1 and then 2 pixrelay processes on one Redis (unix socket, AOF
            settings; rate from their start to the last delivery;
   e2e      ingest for `seconds` while the same processes deliver; rate from
            the first ingest to the last delivery;
+  latency  latgen (latgen.c, open loop) offers a quarter and then half of the
+           end-to-end rate to the same processes, and the time from each
+           acknowledgement to the sink's receipt of its postback is taken
+           (latency.py);
 and, once, the resident memory of one process holding 10,000 deliveries in
-flight (100 destinations that answer after 4 s).
+flight (100 destinations that answer after 4 s); then the same phases for a
+relay written on BullMQ (peer.py; BENCH_PEER=0 skips it), printed beside
+pixrelay's with the ratios pixrelay / BullMQ.
 
 With BENCH_REDIS=cluster the Redis is a Redis Cluster on loopback TCP
 (tests/e2e/harness.py's Cluster, AOF `appendfsync always`): BENCH_PRIMARIES
@@ -51,6 +57,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "e2e"))
 from harness import Cluster, _read_resp, acct_key, key_slot, new_ulid, shard_of  # noqa: E402
+import latency  # noqa: E402
+import peer  # noqa: E402
 
 CONNS = int(os.environ.get("BENCH_CONNECTIONS", "64"))
 THREADS = int(os.environ.get("BENCH_THREADS", "2"))
@@ -64,6 +72,7 @@ ACCOUNTS = int(os.environ.get("BENCH_ACCOUNTS", "1"))
 # extra redis.conf lines for the benchmark's single Redis (BENCH_REDIS_CONF="a b;c d")
 REDIS_CONF = "".join(l.strip() + "\n" for l in os.environ.get("BENCH_REDIS_CONF", "").split(";") if l.strip())
 STREAM = os.environ.get("BENCH_STREAM", "0") == "1"  # a live stream open during ingest
+PEER = os.environ.get("BENCH_PEER", "1") != "0"  # the BullMQ relay's phases (peer.py)
 PREFIX = "pixrelay:"
 LIVE = []
 
@@ -302,7 +311,7 @@ def info_sum(redis, section, field):
 
 class Sink:
     def __init__(self, binary, ports=1, delay_ms=0):
-        self.proc = spawn([binary, "--ports", str(ports), "--delay-ms", str(delay_ms)],
+        self.proc = spawn([binary, "--ports", str(ports), "--delay-ms", str(delay_ms), "--lat", "1"],
                           stdout=subprocess.PIPE, text=True)
         line = self.proc.stdout.readline().split()
         self.ports = [int(p) for p in line[1:]]
@@ -634,6 +643,7 @@ def run_config(binary, sink_bin, work, nproc, secs, results):
                 res["stream_events"] = len({line for line in f if line.startswith("id: ")})
         res.update(ingest_rps=ing["rate"], ingest_p50=ing["p50"], ingest_p99=ing["p99"],
                    ingest_ok=ing["ok"], ingest_bad=ing["other"] + ing["errors"],
+                   ingest_redis_us=1e6 * (cpu1[-1] - cpu0[-1]) / max(1, ing["ok"]),
                    ingest_cmds=sum(diff.values()) / max(1, n_events),
                    ingest_evalsha=diff.get("evalsha", 0) / max(1, n_events),
                    # an AOF rewrite during the phase replaces the file: no figure then
@@ -670,6 +680,7 @@ def run_config(binary, sink_bin, work, nproc, secs, results):
                    drain_aof=(None if info_sum(redis, "persistence", "aof_rewrites") != rewrites0 else
                               (info_sum(redis, "persistence", "aof_current_size") - aof0) / max(1, delivered)),
                    drain_mem=(info_sum(redis, "memory", "used_memory") - mem0) / max(1, delivered),
+                   drain_redis_us=1e6 * (cpu1[-2] - cpu0[-2]) / max(1, delivered),
                    drain_rss_mb=max(rss_kb(p.proc.pid, "VmHWM") for p in disp) / 1024.0,
                    drain_cpu=[(b - a) / max(1e-9, time.time() - t0) for a, b in zip(cpu0, cpu1)])
         log("drain: %d of %d delivered in %.1f s (%.0f/s)" % (delivered, n_events, t1 - t0, res["drain_rps"]))
@@ -690,13 +701,21 @@ def run_config(binary, sink_bin, work, nproc, secs, results):
         res.update(e2e_ingest_rps=e2e["rate"], e2e_events=st["unique"] - base,
                    e2e_complete=complete, e2e_rps=(st["unique"] - base) / max(1e-9, t1 - t0),
                    e2e_rss_mb=max(rss_kb(p.proc.pid, "VmHWM") for p in disp) / 1024.0,
-                   e2e_cpu=[(b - a) / max(1e-9, time.time() - t0) for a, b in zip(cpu0, cpu1)])
+                   e2e_cpu=[(b - a) / max(1e-9, time.time() - t0) for a, b in zip(cpu0, cpu1)],
+                   e2e_redis_us=1e6 * (cpu1[-2] - cpu0[-2]) / max(1, st["unique"] - base),
+                   e2e_cmds=sum(cmddiff(prof0[1], cmdstats(redis)).values()) / max(1, st["unique"] - base))
         missing, differ = check_exact(redis, sink, e2e["acked"])
         res["lost"] += missing
         res["differ"] += differ
         log("e2e: %d ingested (%.0f/s), delivered at %.0f/s" % (e2e["ok"], e2e["rate"], res["e2e_rps"]))
         profile(disp, "e2e")
         redis_profile(redis, prof0, st["unique"] - base, "e2e")
+
+        # latency: an open-loop load of a quarter and half of that end-to-end rate
+        res["latency"] = latency.run(sys.modules[__name__], os.path.join(os.path.dirname(sink_bin), "latgen"),
+                                     disp[0].port, "/v1/webhooks/ingest/" + accounts[0], secret,
+                                     res["e2e_rps"], secs, sink, "l%d" % nproc, d)
+        res["lost"] += sum(r["acked"] - r["delivered"] for r in res["latency"])
         res["mismatch"] = sink.stats()["mismatch"]
         for p in disp:
             p.stop()
@@ -782,6 +801,14 @@ def main():
         for n in PROCS:
             run_config(binary, sink_bin, work, n, secs, results)
         mem = run_inflight(binary, sink_bin, work) if INFLIGHT else None
+        bull, bull_err = None, None
+        if PEER:
+            try:
+                bull = peer.run(sys.modules[__name__], sink_bin,
+                                os.path.join(os.path.dirname(sink_bin), "latgen"), work, secs)
+            except (OSError, RuntimeError, ValueError, KeyError, subprocess.SubprocessError) as e:
+                bull_err = "%s: %s" % (type(e).__name__, e)
+                log("BullMQ peer failed: " + bull_err)
     finally:
         for p in list(LIVE):
             stop(p, signal.SIGKILL, 5)
@@ -801,10 +828,21 @@ def main():
 
     def row(name, fmt, target=""):
         print("| %s | %s | %s |" % (name, " | ".join(fmt(r) for r in results), target))
+
+    def vs_bull(fmt):
+        # a ratio to the BullMQ relay of this run, or a dash when it did not run
+        return (lambda r: fmt(r, bull)) if bull else (lambda r: "–")
+
+    def bull_row(name, fmt, target=""):
+        # a row of ratios to the BullMQ relay, printed when it ran
+        if bull:
+            row(name, vs_bull(fmt), target)
+    raw_us = lambda r: 1e6 * r["raw_cpu"]
     row("raw Redis RPUSH (redis-benchmark -d 1024 -c %d)" % CONNS,
         lambda r: "%.0f/s, p99 %.2f ms" % (r["raw_rps"], r["raw_p99"]))
     row("ingest, acknowledged", lambda r: "%.0f/s, p50 %.2f ms, p99 %.2f ms" % (r["ingest_rps"], r["ingest_p50"], r["ingest_p99"]))
     row("**ingest / raw**", lambda r: "**%.2f×**" % (r["ingest_rps"] / r["raw_rps"]), "≥ 0.5×")
+    bull_row("**ingest / BullMQ**", lambda r, b: "**%.2f×**" % (r["ingest_rps"] / b["ingest_rps"]), "≥ 2×")
     for name, what, _ in CEILINGS:
         row("Redis alone, %d notifications a call (no pixrelay, no HTTP): %s" % (CEILING_BATCH, what),
             lambda r, n=name: "%.0f/s = %.2f× raw, Redis CPU %.1f µs each" % (
@@ -813,6 +851,9 @@ def main():
         lambda r: "%.2f×" % (r["ingest_rps"] / r["ceiling"][0]) if r["ceiling"] else "–")
     row("Redis CPU per event: raw RPUSH / ingest",
         lambda r: "%.1f / %.1f µs" % (1e6 * r["raw_cpu"], 1e6 * r["ingest_cpu"][-1] / max(1, r["ingest_rps"])))
+    row("Redis CPU per ingested event / raw RPUSH's, / BullMQ's",
+        lambda r: "%.1f×, %s" % (r["ingest_redis_us"] / raw_us(r), vs_bull(
+            lambda r, b: "%.2f×" % (r["ingest_redis_us"] / b["ingest_redis_us"]))(r)), "≤ 3×, ≤ 0.5×")
     row("ingest p99 / raw p99", lambda r: "%.1f×" % (r["ingest_p99"] / r["raw_p99"]), "≤ 3×")
     row("ingest: non-200 answers, acknowledged and stored", lambda r: "%d, %d of %d" % (r["ingest_bad"], r["ingest_stored"], r["ingest_ok"]))
     row("ingest: Redis commands / EVALSHA per event", lambda r: "%.2f / %.2f" % (r["ingest_cmds"], r["ingest_evalsha"]))
@@ -826,6 +867,10 @@ def main():
     row("ingest CPU, pixrelay(s) / redis (all nodes; 1.0 = a core)", lambda r: " + ".join("%.2f" % c for c in r["ingest_cpu"][:-1]) + " / %.2f" % r["ingest_cpu"][-1])
     row("backlog drained to one host", lambda r: "%d of %d in %.1f s: %.0f/s" % (r["drain_delivered"], r["backlog"], r["drain_s"], r["drain_rps"]))
     row("**drain / raw**", lambda r: "**%.2f×**" % (r["drain_rps"] / r["raw_rps"]), "≥ 0.4×")
+    bull_row("**drain / BullMQ**", lambda r, b: "**%.2f×**" % (r["drain_rps"] / b["drain_rps"]), "≥ 4×")
+    row("Redis CPU per delivered event (drain); / raw RPUSH's, / BullMQ's",
+        lambda r: "%.1f µs; %.1f×, %s" % (r["drain_redis_us"], r["drain_redis_us"] / raw_us(r), vs_bull(
+            lambda r, b: "%.2f×" % (r["drain_redis_us"] / b["drain_redis_us"]))(r)), "≤ 2.5×, ≤ 0.25×")
     row("raw HTTP POST to the sink (libcurl multi on libevent, %d at a time)" % CONNS,
         lambda r: "%.0f/s" % r["raw_http"])
     row("raw HTTP: CPU per request, client / sink",
@@ -839,15 +884,27 @@ def main():
     row("end to end (ingest and delivery at once)", lambda r: "%.0f/s (ingest %.0f/s)" % (r["e2e_rps"], r["e2e_ingest_rps"]))
     row("end to end / raw HTTP", lambda r: "%.2f×" % (r["e2e_rps"] / r["raw_http"]))
     row("**end to end / raw**", lambda r: "**%.2f×**" % (r["e2e_rps"] / r["raw_rps"]), "≥ 0.25×")
+    bull_row("end to end / BullMQ", lambda r, b: "%.2f×" % (r["e2e_rps"] / b["e2e_rps"]))
     row("end to end CPU, pixrelay(s) / redis / sink", lambda r: " + ".join("%.2f" % c for c in r["e2e_cpu"][:-2]) + " / %.2f / %.2f" % tuple(r["e2e_cpu"][-2:]))
     row("peak RSS per process (drain, e2e)", lambda r: "%.1f MiB, %.1f MiB" % (r["drain_rss_mb"], r["e2e_rss_mb"]))
+    for i, (_, what) in enumerate(latency.FRACTIONS):
+        row("latency, acknowledged to received by the sink, at %s of end to end (open loop)" % what,
+            lambda r, i=i: latency.cell(r["latency"][i]), "p99 ≤ 20 ms" if i == 0 else "")
+        bull_row("latency p99 at %s / BullMQ's at %s of its own" % (what, what),
+                 lambda r, b, i=i: "%.2g×" % (r["latency"][i]["p99"] / b["latency"][i]["p99"])
+                 if r["latency"][i]["p99"] and b["latency"][i]["p99"] else "–")
     row("acknowledged events lost / delivered with another body", lambda r: "%d / %d" % (r["lost"], r["differ"] + r["mismatch"]), "0 / 0")
     if mem:
         print()
         print("RSS of one process with up to %d deliveries in flight at once (100 hosts answering after 4 s): "
               "%.1f MiB (%.1f MiB before); target ≤ 64 MiB" % (mem["inflight"], mem["rss_mb"], mem["rss0_mb"]))
+    if bull:
+        peer.report(results[0], bull, secs)
+    elif PEER:
+        print()
+        print("BullMQ peer: not run (%s)" % bull_err)
     bad = any(r["lost"] or r["differ"] or r["mismatch"] for r in results)
-    return 3 if bad else 0
+    return 3 if bad else (1 if bull_err else 0)
 
 
 if __name__ == "__main__":

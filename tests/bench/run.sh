@@ -14,7 +14,11 @@
 # BENCH_PROCESSES ("1,2": the configurations measured), BENCH_INFLIGHT
 # (10000; 0 skips the memory phase), BENCH_STREAM=1 (a live event stream,
 # GET /v1/events/stream, open during ingest), BENCH_KEEP=1 (keep the work directory
-# and its logs), PIXRELAY_BIN (use this binary instead of building).
+# and its logs), PIXRELAY_BIN (use this binary instead of building),
+# BENCH_PEER=0 (skip the BullMQ relay's phases; they need node and npm, and
+# `npm ci` installs the lock file of tests/bench/bullmq/ into build-bench/bullmq
+# once), BENCH_LATENCY_SECS (seconds per offered load of the latency phase;
+# half a phase).
 set -euo pipefail
 
 SECS=${1:-10}
@@ -31,6 +35,10 @@ missing=()
 command -v wrk >/dev/null || missing+=(wrk)
 command -v redis-benchmark >/dev/null || missing+=(redis-tools)
 command -v ss >/dev/null || missing+=(iproute2)
+if [ "${BENCH_PEER:-1}" != 0 ]; then
+	command -v node >/dev/null || missing+=(nodejs)
+	command -v npm >/dev/null || missing+=(npm)
+fi
 if [ ${#missing[@]} -gt 0 ]; then
 	echo "installing: ${missing[*]}" >&2
 	$sudo apt-get update -qq
@@ -51,4 +59,6 @@ read -r -a LIBEVENT <<<"$(pkg-config --cflags --libs libevent)"
 cc -O2 -o "$WORK/sink" tests/bench/sink.c "${LIBEVENT[@]}"
 read -r -a CURL <<<"$(pkg-config --cflags --libs libcurl)"
 cc -O2 -o "$WORK/rawpost" tests/bench/rawpost.c "${LIBEVENT[@]}" "${CURL[@]}"
+cc -O2 -o "$WORK/latgen" tests/bench/latgen.c "${LIBEVENT[@]}"
+export BENCH_NODE_DIR=${BENCH_NODE_DIR:-$ROOT/build-bench/bullmq}
 python3 tests/bench/bench.py "$BIN" "$WORK/sink" "$WORK" "$SECS"

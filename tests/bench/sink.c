@@ -1,6 +1,6 @@
 /* A fast postback sink for the benchmark (tests/bench/bench.py).
  *
- *   sink [--ports N] [--delay-ms D]
+ *   sink [--ports N] [--delay-ms D] [--lat 1]
  *
  * Listens on N ports of 127.0.0.1 (chosen by the system) and answers every
  * POST with 200 {"received":true} (keep-alive), at once or after D ms. It
@@ -11,12 +11,17 @@
  *   GET /stats -> {"count":N,"unique":U,"mismatch":M,"inflight":I,
  *                  "first_ms":T0,"last_ms":T1}
  *   GET /dump  -> one line per distinct webhook-id: "<id> <body hash hex>"
+ *   GET /lat   -> with --lat 1, one line per distinct webhook-id whose body
+ *                 holds "lat":"<mark>" (the latency phase's notifications,
+ *                 tests/bench/latgen.c): "<mark> <ns>", the moment its first
+ *                 delivery was read, on CLOCK_MONOTONIC
  *
  * It prints "ports <p1> <p2> ..." on stdout once it listens. Single-threaded
  * libevent: tens of thousands of requests per second on one core.
  *
  * Build: cc -O2 -o sink sink.c $(pkg-config --cflags --libs libevent)
  */
+#define _GNU_SOURCE /* memmem */
 #include <event2/buffer.h>
 #include <event2/event.h>
 #include <event2/http.h>
@@ -37,7 +42,15 @@ struct entry {
 	char id[40];
 };
 
+struct mark {
+	char mark[40];
+	long long ns;
+};
+
 static unsigned long long count, unique, mismatch, inflight;
+static struct mark *marks;
+static size_t marks_len, marks_cap;
+static int lat;
 static long long first_ms = -1, last_ms = -1;
 static struct entry *set;
 static size_t set_cap, set_len;
@@ -93,6 +106,42 @@ static struct entry *set_find(uint64_t key)
 	return &set[i];
 }
 
+/* The latency mark of a first delivery: the token after "lat":" in its body. */
+static void record_mark(const unsigned char *body, size_t len, long long ns)
+{
+	static const char key[] = "\"lat\":\"";
+	const unsigned char *p = memmem(body, len, key, sizeof(key) - 1), *end;
+	struct mark *m;
+
+	if (!p)
+		return;
+	p += sizeof(key) - 1;
+	end = memchr(p, '"', len - (size_t)(p - body));
+	if (!end || end - p >= (long)sizeof(m->mark))
+		return;
+	if (marks_len == marks_cap) {
+		marks_cap = marks_cap ? marks_cap * 2 : 4096;
+		marks = realloc(marks, marks_cap * sizeof(*marks));
+		if (!marks) {
+			perror("realloc");
+			exit(1);
+		}
+	}
+	m = &marks[marks_len++];
+	memcpy(m->mark, p, (size_t)(end - p));
+	m->mark[end - p] = 0;
+	m->ns = ns;
+}
+
+static long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec;
+}
+
+/* Counts a delivery; a first one of its id is remembered (and its mark). */
 static void record(const char *id, const unsigned char *body, size_t len)
 {
 	uint64_t key = fnv((const unsigned char *)id, strlen(id)), bh = fnv(body, len);
@@ -107,6 +156,8 @@ static void record(const char *id, const unsigned char *body, size_t len)
 		snprintf(e->id, sizeof(e->id), "%s", id);
 		set_len++;
 		unique++;
+		if (lat)
+			record_mark(body, len, now_ns());
 	} else if (e->body != bh) {
 		mismatch++;
 	}
@@ -149,6 +200,12 @@ static void on_request(struct evhttp_request *req, void *arg)
 		evhttp_send_reply(req, 200, "OK", out);
 		return;
 	}
+	if (evhttp_request_get_command(req) == EVHTTP_REQ_GET && strcmp(uri, "/lat") == 0) {
+		for (size_t i = 0; i < marks_len; i++)
+			evbuffer_add_printf(out, "%s %lld\n", marks[i].mark, marks[i].ns);
+		evhttp_send_reply(req, 200, "OK", out);
+		return;
+	}
 	if (evhttp_request_get_command(req) == EVHTTP_REQ_POST) {
 		const char *id =
 		    evhttp_find_header(evhttp_request_get_input_headers(req), "webhook-id");
@@ -187,6 +244,8 @@ int main(int argc, char **argv)
 			nports = atoi(argv[i + 1]);
 		else if (strcmp(argv[i], "--delay-ms") == 0)
 			delay_ms = atol(argv[i + 1]);
+		else if (strcmp(argv[i], "--lat") == 0)
+			lat = atoi(argv[i + 1]);
 	}
 	signal(SIGPIPE, SIG_IGN);
 	set_grow();
@@ -198,7 +257,8 @@ int main(int argc, char **argv)
 	evhttp_set_timeout(http, 120);
 	printf("ports");
 	for (int i = 0; i < nports; i++) {
-		struct evhttp_bound_socket *bound = evhttp_bind_socket_with_handle(http, "127.0.0.1", 0);
+		struct evhttp_bound_socket *bound =
+		    evhttp_bind_socket_with_handle(http, "127.0.0.1", 0);
 		struct sockaddr_in sa;
 		socklen_t len = sizeof(sa);
 		if (!bound || getsockname(evhttp_bound_socket_get_fd(bound), (struct sockaddr *)&sa,
@@ -215,12 +275,13 @@ int main(int argc, char **argv)
 	event_add(sigterm, NULL);
 	event_add(sigint, NULL);
 	event_base_dispatch(base);
-	fprintf(stderr, "sink: %llu deliveries, %llu distinct webhook-ids, %llu mismatches\n", count,
-		unique, mismatch);
+	fprintf(stderr, "sink: %llu deliveries, %llu distinct webhook-ids, %llu mismatches\n",
+		count, unique, mismatch);
 	event_free(sigterm);
 	event_free(sigint);
 	evhttp_free(http);
 	event_base_free(base);
 	free(set);
+	free(marks);
 	return 0;
 }
