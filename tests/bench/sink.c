@@ -21,7 +21,9 @@
  *
  * Build: cc -O2 -o sink sink.c $(pkg-config --cflags --libs libevent)
  */
-#define _GNU_SOURCE /* memmem */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* memmem (meson defines it already) */
+#endif
 #include <event2/buffer.h>
 #include <event2/event.h>
 #include <event2/http.h>
