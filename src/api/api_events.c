@@ -166,10 +166,11 @@ void api_handle_events_list(struct http_req *req)
 		char err[256];
 
 		if (reqbody_filter_field(names[i], q->values[i], &f, 100, err, sizeof(err)) < 0) {
-			http_reply_error(req, 400, "%s", err);
+			/* the reply ends req: state first */
+			req->state = NULL;
 			api_query_free(q->values, 6);
 			free(q);
-			req->state = NULL;
+			http_reply_error(req, 400, "%s", err);
 			return;
 		}
 	}
