@@ -412,7 +412,6 @@ static void settle(struct dispatch *d, struct shard *s, unsigned lease)
 	c->asked = lease;
 	c->sent = n;
 	c->sent_ms = now;
-	snprintf(c->token, sizeof(c->token), "%s.%lu", d->token, ++d->leases);
 	s->busy++;
 	for (int i = 0; i < SETTLE_DEPTH; i++)
 		if (!s->calls[i]) {
@@ -435,6 +434,11 @@ static void settle(struct dispatch *d, struct shard *s, unsigned lease)
 	call.lease_ms =
 	    d->cfg->delivery_timeout_ms + d->cfg->delivery_connect_timeout_ms + LEASE_MARGIN_MS;
 	call.most = lease;
+	/* the token of a lease is its end: a later lease of the same event starts
+	 * after this one ran out (so ends later) or after its outcome was recorded
+	 * (then no other outcome of it comes) */
+	snprintf(c->token, sizeof(c->token), "%llu",
+		 (unsigned long long)(now + (uint64_t)call.lease_ms));
 	call.token = c->token;
 	call.log_cap = d->cfg->attempt_log_cap;
 	call.retention_s = d->cfg->event_retention_days * 86400;

@@ -34,7 +34,6 @@ struct dispatch {
 	struct netaddr_list allow;
 	struct backoff_policy policy;
 	char token[IDS_ULID_LEN + 1]; /* this process's id, the stem of lease tokens */
-	unsigned long leases;	      /* lease calls made, to make each token unique */
 	unsigned held;		      /* leased deliveries whose outcome is not queued */
 	unsigned reserved;	      /* leases asked for by calls under way */
 	unsigned settling;	      /* settle calls under way */

@@ -7,15 +7,19 @@
  * KEYS[1] = <prefix>{s<k>}:hosts   KEYS[2] = <prefix>{s<k>}:lease
  * KEYS[3] = <prefix>{s<k>}:dead
  * ARGV[1] = shard key prefix, [2] = now (ms), [3] = lease (ms), [4] = how many to lease at
- *   most, [5] = token of this lease, [6] = attempt log cap, [7] = retention (seconds),
- *   [8] = how many events of one host to lease at most, unless listed, [9] = number h of
- *   hosts listed, [10] = number n of outcomes, [11] = how many events of one account to
- *   lease at most, unless listed, [12] = number a of accounts listed, [13] = how many
- *   sandbox events to lease at most, [14] = how many production events, then h pairs
- *   (host, how many of its events to lease at most), a pairs (account, how many of its
- *   events), then n times 7: event id, token of its lease, outcome (delivered | retry |
- *   dead | release), next attempt (ms), HTTP status ('' = none), error text, attempt log
- *   entry (JSON)
+ *   most, [5] = token of this lease (its end, [2] + [3]: the score its events get in the
+ *   lease set; not read), [6] = attempt log cap, [7] = retention (seconds), [8] = how many
+ *   events of one host to lease at most, unless listed, [9] = number h of hosts listed,
+ *   [10] = number n of outcomes, [11] = how many events of one account to lease at most,
+ *   unless listed, [12] = number a of accounts listed, [13] = how many sandbox events to
+ *   lease at most, [14] = how many production events, then h pairs (host, how many of its
+ *   events to lease at most), a pairs (account, how many of its events), then n times 7:
+ *   event id, token of its lease (its end), outcome (delivered | retry | dead | release),
+ *   next attempt (ms), HTTP status ('' = none), error text, attempt log entry (JSON)
+ *   An outcome counts when the event's score in the lease set is its token: a
+ *   lease is only that entry (leasing writes nothing into the event), and a
+ *   later lease of the same event starts after this one ended or was
+ *   recorded, so it ends later (docs/event-layout.md).
  * Returns {outcomes recorded, when the next event is due ('' = none) when nothing was
  *   leased, then for each leased event: id, url, body, attempts, budget_base, budget start
  *   (created_ms, or the last replay), account, env, signing secret, previous signing

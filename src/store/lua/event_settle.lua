@@ -4,15 +4,15 @@
 -- KEYS[1] = <prefix>{s<k>}:hosts   KEYS[2] = <prefix>{s<k>}:lease
 -- KEYS[3] = <prefix>{s<k>}:dead
 -- ARGV[1] = shard key prefix, [2] = now (ms), [3] = lease (ms), [4] = how many to lease at
---   most, [5] = token of this lease, [6] = attempt log cap, [7] = retention (seconds),
---   [8] = how many events of one host to lease at most, unless listed, [9] = number h of
---   hosts listed, [10] = number n of outcomes, [11] = how many events of one account to
---   lease at most, unless listed, [12] = number a of accounts listed, [13] = how many
---   sandbox events to lease at most, [14] = how many production events, then h pairs
---   (host, how many of its events to lease at most), a pairs (account, how many of its
---   events), then n times 7: event id, token of its lease, outcome (delivered | retry |
---   dead | release), next attempt (ms), HTTP status ('' = none), error text, attempt log
---   entry (JSON)
+--   most, [5] = token of this lease (its end, [2] + [3]: the score its events get in the
+--   lease set; not read), [6] = attempt log cap, [7] = retention (seconds), [8] = how many
+--   events of one host to lease at most, unless listed, [9] = number h of hosts listed,
+--   [10] = number n of outcomes, [11] = how many events of one account to lease at most,
+--   unless listed, [12] = number a of accounts listed, [13] = how many sandbox events to
+--   lease at most, [14] = how many production events, then h pairs (host, how many of its
+--   events to lease at most), a pairs (account, how many of its events), then n times 7:
+--   event id, token of its lease (its end), outcome (delivered | retry | dead | release),
+--   next attempt (ms), HTTP status ('' = none), error text, attempt log entry (JSON)
 -- An outcome counts only from the holder of the lease (a late answer after the lease ran
 -- out, and another process leased the event, is ignored). A delivered or dead event and its
 -- log expire after the retention; the dead set forgets what is older. A lease that ran out
@@ -47,60 +47,77 @@ end
 
 -- The attempt log: the latest attempt in the event's field `attempt`, the
 -- ones before it in the list log:<id> (the oldest dropped beyond the cap).
+-- A lease is only its entry in the lease set (KEYS[2]: event id -> when it runs out, ms):
+-- leasing writes nothing into the event, and the token of a lease is its end, the score
+-- it was given, so an outcome counts when ZSCORE says the same. The event's attempts are
+-- counted when an attempt's outcome (or the end of its lease) is recorded. Events leased
+-- by a version before this one say `state` delivering and their `token` in their hash
+-- (docs/event-layout.md); their leases run out here like any other.
 due_batch()
 for i = 0, tonumber(ARGV[10]) - 1 do
   local a = first_outcome + 7 * i
   local id, outcome = ARGV[a], ARGV[a + 2]
-  local ek = p .. 'e:' .. id
-  local e = redis.call('HMGET', ek, 'state', 'token', 'order', 'queue', 'attempt')
-  if e[1] == 'delivering' and e[2] == ARGV[a + 1] then
+  local until_ms = redis.call('ZSCORE', KEYS[2], id)
+  if until_ms and tonumber(until_ms) == tonumber(ARGV[a + 1]) then
+    local ek = p .. 'e:' .. id
+    local e = redis.call('HMGET', ek, 'order', 'queue', 'attempt', 'attempts')
     recorded[#recorded + 1] = id
     local lk = p .. 'log:' .. id
-    local logged = e[5] and e[5] ~= ''
+    local logged = e[3] and e[3] ~= ''
     -- a release (destination busy) made no attempt: the last result stays
     if outcome ~= 'release' and logged then
       if cap <= 1 then
         redis.call('DEL', lk)
-      elseif redis.call('RPUSH', lk, e[5]) >= cap then
+      elseif redis.call('RPUSH', lk, e[3]) >= cap then
         redis.call('LTRIM', lk, 1 - cap, -1)
       end
     end
+    local attempts = (tonumber(e[4]) or 0) + 1
     if outcome == 'release' then
-      redis.call('HSET', ek, 'state', 'pending', 'token', '', 'updated_ms', now,
-        'next_ms', ARGV[a + 3], 'attempts', redis.call('HGET', ek, 'attempts') - 1)
-      due_add(p, e[4], id, ARGV[a + 3])
+      redis.call('HSET', ek, 'updated_ms', now, 'next_ms', ARGV[a + 3])
+      due_add(p, e[2], id, ARGV[a + 3])
     elseif outcome == 'retry' then
-      redis.call('HSET', ek, 'state', 'pending', 'token', '', 'updated_ms', now,
-        'next_ms', ARGV[a + 3], 'last_status', ARGV[a + 4], 'last_error', ARGV[a + 5],
-        'attempt', ARGV[a + 6])
-      due_add(p, e[4], id, ARGV[a + 3])
+      redis.call('HSET', ek, 'updated_ms', now, 'next_ms', ARGV[a + 3], 'attempts', attempts,
+        'last_status', ARGV[a + 4], 'last_error', ARGV[a + 5], 'attempt', ARGV[a + 6])
+      due_add(p, e[2], id, ARGV[a + 3])
     else
       if outcome == 'delivered' then
-        redis.call('HSET', ek, 'state', 'delivered', 'token', '', 'updated_ms', now,
-          'delivered_ms', now, 'last_status', ARGV[a + 4], 'last_error', ARGV[a + 5],
+        redis.call('HSET', ek, 'state', 'delivered', 'updated_ms', now, 'delivered_ms', now,
+          'attempts', attempts, 'last_status', ARGV[a + 4], 'last_error', ARGV[a + 5],
           'attempt', ARGV[a + 6])
       else
-        redis.call('HSET', ek, 'state', 'dead', 'token', '', 'updated_ms', now, 'dead_ms', now,
-          'last_status', ARGV[a + 4], 'last_error', ARGV[a + 5], 'attempt', ARGV[a + 6])
+        redis.call('HSET', ek, 'state', 'dead', 'updated_ms', now, 'dead_ms', now,
+          'attempts', attempts, 'last_status', ARGV[a + 4], 'last_error', ARGV[a + 5],
+          'attempt', ARGV[a + 6])
         redis.call('ZADD', KEYS[3], now, id)
         redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - ttl * 1000)
       end
       redis.call('EXPIRE', ek, ttl)
       if logged then redis.call('EXPIRE', lk, ttl) end
-      next_of(e[3], id)
+      next_of(e[1], id)
     end
   end
 end
 if #recorded > 0 then redis.call('ZREM', KEYS[2], unpack(recorded)) end
 
+-- a lease that ran out: its attempt counts (its outcome is unknown), the event is due again
 local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, 100)
 for _, id in ipairs(expired) do
   local ek = p .. 'e:' .. id
   redis.call('ZREM', KEYS[2], id)
-  redis.call('HSET', ek, 'state', 'pending', 'token', '',
-    'last_error', 'lease expired: the dispatcher holding it stopped or was too slow')
-  local q = redis.call('HGET', ek, 'queue')
-  if q then due_add(p, q, id, now) end
+  local e = redis.call('HMGET', ek, 'queue', 'state')
+  if e[1] then
+    if e[2] == 'delivering' then
+      -- leased by a version before this one: its attempt was counted at the lease
+      redis.call('HSET', ek, 'state', 'pending', 'token', '',
+        'last_error', 'lease expired: the dispatcher holding it stopped or was too slow')
+    else
+      redis.call('HINCRBY', ek, 'attempts', 1)
+      redis.call('HSET', ek,
+        'last_error', 'lease expired: the dispatcher holding it stopped or was too slow')
+    end
+    due_add(p, e[1], id, now)
+  end
 end
 due_flush(p)
 
@@ -154,8 +171,6 @@ for _, q in ipairs(queues) do
           accounts[ak] = s
         end
         local attempts = tostring((tonumber(e[8]) or 0) + 1)
-        redis.call('HSET', ek, 'state', 'delivering', 'token', ARGV[5], 'updated_ms', now,
-          'attempts', attempts)
         leased[#leased + 1] = until_ms
         leased[#leased + 1] = id
         local n = #out
