@@ -128,26 +128,6 @@ static void on_log(void *ud, redisReply *reply, const char *err)
 	lookup_free(l);
 }
 
-/* Whether the event is leased (ZSCORE in its shard's lease set), then its
- * attempt log. */
-static void on_lease(void *ud, redisReply *reply, const char *err)
-{
-	struct lookup *l = ud;
-	char k[300];
-
-	if (err) {
-		l->cb(l->ud, -1, NULL, err);
-		lookup_free(l);
-		return;
-	}
-	l->leased = reply->type == REDIS_REPLY_STRING;
-	ks_event_log_key(k, sizeof(k), l->cfg->prefix, l->shard, l->id);
-	{
-		const char *argv[] = {"LRANGE", k, "0", "-1"};
-		rds_cmd_argv(l->r, on_log, l, 4, argv, NULL);
-	}
-}
-
 static void on_event(void *ud, redisReply *reply, const char *err)
 {
 	struct lookup *l = ud;
@@ -168,10 +148,31 @@ static void on_event(void *ud, redisReply *reply, const char *err)
 		return;
 	}
 	l->event = rds_reply_copy(reply);
-	ks_lease_key(k, sizeof(k), l->cfg->prefix, l->shard);
+	ks_event_log_key(k, sizeof(k), l->cfg->prefix, l->shard, l->id);
 	{
-		const char *argv[] = {"ZSCORE", k, l->id};
-		rds_cmd_argv(l->r, on_lease, l, 3, argv, NULL);
+		const char *argv[] = {"LRANGE", k, "0", "-1"};
+		rds_cmd_argv(l->r, on_log, l, 4, argv, NULL);
+	}
+}
+
+/* Whether the event is leased (ZSCORE in its shard's lease set), asked
+ * before its hash: the script that drops a lease writes its outcome, so a
+ * hash read after "not leased" holds every outcome recorded by then. */
+static void on_lease(void *ud, redisReply *reply, const char *err)
+{
+	struct lookup *l = ud;
+	char k[300];
+
+	if (err) {
+		l->cb(l->ud, -1, NULL, err);
+		lookup_free(l);
+		return;
+	}
+	l->leased = reply->type == REDIS_REPLY_STRING;
+	ks_event_key(k, sizeof(k), l->cfg->prefix, l->shard, l->id);
+	{
+		const char *argv[] = {"HGETALL", k};
+		rds_cmd_argv(l->r, on_event, l, 2, argv, NULL);
 	}
 }
 
@@ -212,10 +213,10 @@ void events_get(struct rds *r, const struct config *cfg, enum env env, const cha
 		cb(ud, EVENTS_NOT_FOUND, NULL, NULL);
 		return;
 	}
-	ks_event_key(k, sizeof(k), cfg->prefix, l->shard, l->id);
+	ks_lease_key(k, sizeof(k), cfg->prefix, l->shard);
 	{
-		const char *argv[] = {"HGETALL", k};
-		rds_cmd_argv(r, on_event, l, 2, argv, NULL);
+		const char *argv[] = {"ZSCORE", k, l->id};
+		rds_cmd_argv(r, on_lease, l, 3, argv, NULL);
 	}
 }
 
