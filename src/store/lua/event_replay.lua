@@ -20,7 +20,8 @@ redis.call('PERSIST', p .. 'log:' .. id)
 -- a fresh budget: attempts and age are counted from now
 redis.call('HSET', ek, 'state', 'pending', 'budget_base', e[5] or '0', 'budget_ms', now, 'next_ms', now,
   'updated_ms', now, 'last_error', '')
-if order_push(p, e[4], id) then
+local ok = p .. 'o:' .. e[4]
+if redis.call('RPUSH', ok, id) == 1 then
   due_add(p, e[7] or (e[3] .. ':' .. e[2] .. ':' .. url_host(e[6])), id, now)
 end
 return 1

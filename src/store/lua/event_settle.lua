@@ -34,7 +34,9 @@ local recorded = {}
 
 -- the next event of a settled event's order key may go now
 local function next_of(order, id)
-  local nxt = order_next(p, order, id)
+  local ok = p .. 'o:' .. order
+  redis.call('LREM', ok, 1, id)
+  local nxt = redis.call('LINDEX', ok, 0)
   if nxt then
     local n = redis.call('HMGET', p .. 'e:' .. nxt, 'next_ms', 'queue')
     local due = tonumber(n[1] or now)

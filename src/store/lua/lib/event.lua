@@ -78,46 +78,13 @@ local function due_flush(p)
   due_later = nil
 end
 
--- order_push: queue event `id` behind the events of its order key not yet settled. The
--- first of them (the head: due, or being delivered) is p heads[order]; the ones behind it
--- wait in the list p o:<order>, oldest first. True when `id` is the head. An order with
--- one event in flight so costs one field of heads and no list. A list written by the
--- version before this one holds its head too, and heads has no field for it
--- (docs/event-layout.md): an event of its order waits behind it.
-local function order_push(p, order, id)
-  local ok = p .. 'o:' .. order
-  if redis.call('HSETNX', p .. 'heads', order, id) == 1 then
-    if redis.call('EXISTS', ok) == 0 then return true end
-    redis.call('HDEL', p .. 'heads', order)
-  end
-  redis.call('RPUSH', ok, id)
-  return false
-end
-
--- order_next: the head `id` of order key `order` is settled: the first event waiting
--- behind it becomes the head. Returns its id, or false when none waits.
-local function order_next(p, order, id)
-  local ok = p .. 'o:' .. order
-  local nxt = redis.call('LPOP', ok)
-  -- a list of the version before this one starts with its head
-  if nxt == id then nxt = redis.call('LPOP', ok) end
-  if nxt then
-    redis.call('HSET', p .. 'heads', order, nxt)
-  else
-    redis.call('HDEL', p .. 'heads', order)
-  end
-  return nxt
-end
-
 -- event_write: record event `id` and queue it for delivery, in the shard of key prefix `p`
 -- (<prefix>{s<k>}:). Its payload is written once, into the event hash; its delivery queue,
--- listing index and per-order queue are in the same shard:
+-- listing index and per-order list are in the same shard:
 --   p e:<id>       hash: the event (body, destination, state, attempts, ...)
 --   p a:<account>  zset: the account's events by creation time (listing)
---   p heads        hash: order key (a charge) -> the first of its events not yet settled,
---                  the only one of them due, so they go out one after another
---   p o:<order>    list: the events of one order key waiting behind that one, oldest
---                  first (none: no list; see order_push)
+--   p o:<order>    list: the events of one order key (a charge) not yet settled, oldest
+--                  first; only its head is due, so they go out one after another
 --   p live         string: the channel of live streams (below), absent when none is open
 -- Without a destination the event is recorded as delivered nowhere and expires with the
 -- retention (ttl seconds).
@@ -149,5 +116,7 @@ local function event_write(p, id, env, account, etype, url, body, order, now, tt
   redis.call('HSET', ek, 'id', id, 'env', env, 'account', account, 'type', etype, 'url', url,
     'queue', q, 'body', body, 'order', order, 'created_ms', now, 'updated_ms', now,
     'next_ms', now, 'state', 'pending', 'attempts', 0)
-  if order_push(p, order, id) then due_add(p, q, id, now) end
+  if redis.call('RPUSH', p .. 'o:' .. order, id) == 1 then
+    due_add(p, q, id, now)
+  end
 end
