@@ -61,6 +61,7 @@ struct delivery {
 	char id[EVENT_ID_MAX];
 	char *url, *body, *account;
 	char *signing, *signing_prev, *compat;
+	char *order, *queue; /* as leased: sent back with the outcome */
 	char env[16];
 	struct budget_tenant *tenant;
 	int attempts, budget_base;
