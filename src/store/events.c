@@ -1,6 +1,7 @@
 /* events: reading an account's stored events, on the event loop: one with
- * its attempt log (events_render fills in the fields a later version may
- * stop writing), a filtered page (event_list), a replay of one or of every
+ * its attempt log (events_render fills in the fields the hash leaves out,
+ * and reads a leased one as delivering: docs/event-layout.md), a filtered
+ * page (event_list), a replay of one or of every
  * event a filter selects, the events after a point for a live stream
  * (api/evstream.c) and how a shard's queue stands (/metrics). The scripts
  * of each change write its events; leasing and settling deliveries is
