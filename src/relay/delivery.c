@@ -43,6 +43,8 @@ void delivery_free(struct delivery *dl)
 	free(dl->url);
 	free(dl->body);
 	free(dl->account);
+	free(dl->order);
+	free(dl->queue);
 	free(dl->response);
 	if (dl->signing)
 		mem_wipe(dl->signing, strlen(dl->signing));

@@ -49,6 +49,8 @@ struct outcome {
 	long status;
 	char *error;
 	char *entry; /* attempt log entry, JSON */
+	int attempts;
+	char *order, *queue; /* as leased */
 };
 
 struct shard {
@@ -168,6 +170,10 @@ void dispatch_complete(struct delivery *dl, const char *what, long long next_ms,
 	o->next_ms = next_ms;
 	o->status = status;
 	o->error = mem_strdup(error ? error : "");
+	o->attempts = dl->attempts;
+	o->order = dl->order;
+	o->queue = dl->queue;
+	dl->order = dl->queue = NULL; /* the outcome's now */
 	if (!release) {
 		yajl_gen g = json_gen_new();
 		char at[25];
@@ -227,6 +233,8 @@ static void outcome_free(struct outcome *o)
 {
 	free(o->error);
 	free(o->entry);
+	free(o->order);
+	free(o->queue);
 	free(o);
 }
 
@@ -270,6 +278,8 @@ static void begin(struct dispatch *d, struct shard *s, const char *token, const 
 	dl->signing = mem_strdup(l->signing);
 	dl->signing_prev = mem_strdup(l->signing_prev);
 	dl->compat = mem_strdup(l->compat);
+	dl->order = mem_strdup(l->order);
+	dl->queue = mem_strdup(l->queue);
 	dl->retry_after_ms = -1;
 	dl->start_ms = ids_now_ms();
 	dispatch_url_host(dl->url, host, sizeof(host));
@@ -412,7 +422,6 @@ static void settle(struct dispatch *d, struct shard *s, unsigned lease)
 	c->asked = lease;
 	c->sent = n;
 	c->sent_ms = now;
-	snprintf(c->token, sizeof(c->token), "%s.%lu", d->token, ++d->leases);
 	s->busy++;
 	for (int i = 0; i < SETTLE_DEPTH; i++)
 		if (!s->calls[i]) {
@@ -435,6 +444,11 @@ static void settle(struct dispatch *d, struct shard *s, unsigned lease)
 	call.lease_ms =
 	    d->cfg->delivery_timeout_ms + d->cfg->delivery_connect_timeout_ms + LEASE_MARGIN_MS;
 	call.most = lease;
+	/* the token of a lease is its end: a later lease of the same event starts
+	 * after this one ran out (so ends later) or after its outcome was recorded
+	 * (then no other outcome of it comes) */
+	snprintf(c->token, sizeof(c->token), "%llu",
+		 (unsigned long long)(now + (uint64_t)call.lease_ms));
 	call.token = c->token;
 	call.log_cap = d->cfg->attempt_log_cap;
 	call.retention_s = d->cfg->event_retention_days * 86400;
@@ -480,9 +494,11 @@ static void settle(struct dispatch *d, struct shard *s, unsigned lease)
 	}
 	/* the outcomes: their texts stay alive until rds_script has copied them */
 	o = s->outcomes;
-	for (unsigned i = 0; i < n; i++, o = o->next)
-		lease_args_outcome(&a, o->id, o->token, o->what, o->next_ms, o->status, o->error,
-				   o->entry);
+	for (unsigned i = 0; i < n; i++, o = o->next) {
+		struct lease_outcome lo = {o->id,    o->token, o->what,	    o->next_ms, o->status,
+					   o->error, o->entry, o->attempts, o->order,	o->queue};
+		lease_args_outcome(&a, &lo);
+	}
 	rds_script(d->r, on_settled, c, SCRIPT_EVENT_SETTLE, LEASE_NKEYS, a.argc, a.argv, a.lens);
 	rargs_deinit(&a);
 	for (unsigned i = 0; i < n; i++) {

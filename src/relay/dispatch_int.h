@@ -34,7 +34,6 @@ struct dispatch {
 	struct netaddr_list allow;
 	struct backoff_policy policy;
 	char token[IDS_ULID_LEN + 1]; /* this process's id, the stem of lease tokens */
-	unsigned long leases;	      /* lease calls made, to make each token unique */
 	unsigned held;		      /* leased deliveries whose outcome is not queued */
 	unsigned reserved;	      /* leases asked for by calls under way */
 	unsigned settling;	      /* settle calls under way */
@@ -62,6 +61,7 @@ struct delivery {
 	char id[EVENT_ID_MAX];
 	char *url, *body, *account;
 	char *signing, *signing_prev, *compat;
+	char *order, *queue; /* as leased: sent back with the outcome */
 	char env[16];
 	struct budget_tenant *tenant;
 	int attempts, budget_base;

@@ -40,19 +40,21 @@ void lease_args_account(struct rargs *a, const char *account, unsigned most)
 	rargs_ll(a, most);
 }
 
-void lease_args_outcome(struct rargs *a, const char *id, const char *token, const char *what,
-			long long next_ms, long status, const char *error, const char *entry)
+void lease_args_outcome(struct rargs *a, const struct lease_outcome *o)
 {
-	rargs_str(a, id);
-	rargs_str(a, token);
-	rargs_str(a, what);
-	rargs_ll(a, next_ms);
-	if (status > 0)
-		rargs_ll(a, status);
+	rargs_str(a, o->id);
+	rargs_str(a, o->token);
+	rargs_str(a, o->what);
+	rargs_ll(a, o->next_ms);
+	if (o->status > 0)
+		rargs_ll(a, o->status);
 	else
 		rargs_str(a, "");
-	rargs_str(a, error);
-	rargs_str(a, entry);
+	rargs_str(a, o->error);
+	rargs_str(a, o->entry);
+	rargs_ll(a, o->attempts);
+	rargs_str(a, o->order);
+	rargs_str(a, o->queue);
 }
 
 int lease_decode(redisReply *const *f, size_t n, struct lease *out)
@@ -73,5 +75,7 @@ int lease_decode(redisReply *const *f, size_t n, struct lease *out)
 	out->signing = f[8]->str;
 	out->signing_prev = f[9]->str;
 	out->compat = f[10]->str;
+	out->order = f[11]->str;
+	out->queue = f[12]->str;
 	return 0;
 }

@@ -1,6 +1,7 @@
 /* events: reading an account's stored events, on the event loop: one with
- * its attempt log (events_render fills in the fields a later version may
- * stop writing), a filtered page (event_list), a replay of one or of every
+ * its attempt log (events_render fills in the fields the hash leaves out,
+ * and reads a leased one as delivering: docs/event-layout.md), a filtered
+ * page (event_list), a replay of one or of every
  * event a filter selects, the events after a point for a live stream
  * (api/evstream.c) and how a shard's queue stands (/metrics). The scripts
  * of each change write its events; leasing and settling deliveries is
@@ -30,6 +31,7 @@ struct lookup {
 	store_fn cb;
 	void *ud;
 	redisReply *event; /* HGETALL, kept until the log arrives */
+	int leased;	   /* in its shard's lease set */
 };
 
 static void json_time_field(yajl_gen g, const char *name, const char *ms)
@@ -45,12 +47,16 @@ static const char *field_or(const redisReply *h, const char *name, const char *d
 	return v ? v : dflt;
 }
 
-void events_render(yajl_gen g, const char *id, const redisReply *h, const redisReply *log)
+void events_render(yajl_gen g, const char *id, const redisReply *h, const redisReply *log,
+		   int leased)
 {
 	const char *url = rds_hash_field(h, "url"), *status = rds_hash_field(h, "last_status");
 	const char *err = rds_hash_field(h, "last_error"), *body = rds_hash_field(h, "body");
-	const char *state = field_or(h, "state", "");
+	const char *state = field_or(h, "state", "pending");
 	const char *created = rds_hash_field(h, "created_ms");
+
+	if (leased && strcmp(state, "pending") == 0)
+		state = "delivering";
 
 	json_open(g);
 	json_str(g, "id");
@@ -116,7 +122,7 @@ static void on_log(void *ud, redisReply *reply, const char *err)
 		return;
 	}
 	g = json_gen_new();
-	events_render(g, l->id, l->event, reply);
+	events_render(g, l->id, l->event, reply, l->leased);
 	s = json_buf(g, &len);
 	l->cb(l->ud, 0, s, NULL);
 	yajl_gen_free(g);
@@ -147,6 +153,27 @@ static void on_event(void *ud, redisReply *reply, const char *err)
 	{
 		const char *argv[] = {"LRANGE", k, "0", "-1"};
 		rds_cmd_argv(l->r, on_log, l, 4, argv, NULL);
+	}
+}
+
+/* Whether the event is leased (ZSCORE in its shard's lease set), asked
+ * before its hash: the script that drops a lease writes its outcome, so a
+ * hash read after "not leased" holds every outcome recorded by then. */
+static void on_lease(void *ud, redisReply *reply, const char *err)
+{
+	struct lookup *l = ud;
+	char k[300];
+
+	if (err) {
+		l->cb(l->ud, -1, NULL, err);
+		lookup_free(l);
+		return;
+	}
+	l->leased = reply->type == REDIS_REPLY_STRING;
+	ks_event_key(k, sizeof(k), l->cfg->prefix, l->shard, l->id);
+	{
+		const char *argv[] = {"HGETALL", k};
+		rds_cmd_argv(l->r, on_event, l, 2, argv, NULL);
 	}
 }
 
@@ -187,10 +214,10 @@ void events_get(struct rds *r, const struct config *cfg, enum env env, const cha
 		cb(ud, EVENTS_NOT_FOUND, NULL, NULL);
 		return;
 	}
-	ks_event_key(k, sizeof(k), cfg->prefix, l->shard, l->id);
+	ks_lease_key(k, sizeof(k), cfg->prefix, l->shard);
 	{
-		const char *argv[] = {"HGETALL", k};
-		rds_cmd_argv(r, on_event, l, 2, argv, NULL);
+		const char *argv[] = {"ZSCORE", k, l->id};
+		rds_cmd_argv(r, on_lease, l, 3, argv, NULL);
 	}
 }
 

@@ -7,19 +7,24 @@
  * KEYS[1] = <prefix>{s<k>}:hosts   KEYS[2] = <prefix>{s<k>}:lease
  * KEYS[3] = <prefix>{s<k>}:dead
  * ARGV[1] = shard key prefix, [2] = now (ms), [3] = lease (ms), [4] = how many to lease at
- *   most, [5] = token of this lease, [6] = attempt log cap, [7] = retention (seconds),
- *   [8] = how many events of one host to lease at most, unless listed, [9] = number h of
- *   hosts listed, [10] = number n of outcomes, [11] = how many events of one account to
- *   lease at most, unless listed, [12] = number a of accounts listed, [13] = how many
- *   sandbox events to lease at most, [14] = how many production events, then h pairs
- *   (host, how many of its events to lease at most), a pairs (account, how many of its
- *   events), then n times 7: event id, token of its lease, outcome (delivered | retry |
- *   dead | release), next attempt (ms), HTTP status ('' = none), error text, attempt log
- *   entry (JSON)
+ *   most, [5] = token of this lease (its end, [2] + [3]: the score its events get in the
+ *   lease set; not read), [6] = attempt log cap, [7] = retention (seconds), [8] = how many
+ *   events of one host to lease at most, unless listed, [9] = number h of hosts listed,
+ *   [10] = number n of outcomes, [11] = how many events of one account to lease at most,
+ *   unless listed, [12] = number a of accounts listed, [13] = how many sandbox events to
+ *   lease at most, [14] = how many production events, then h pairs (host, how many of its
+ *   events to lease at most), a pairs (account, how many of its events), then n times 10:
+ *   event id, token of its lease (its end), outcome (delivered | retry | dead | release),
+ *   next attempt (ms), HTTP status ('' = none), error text, attempt log entry (JSON), and
+ *   what its lease answered: the attempt's number, the order key, the queue
+ *   An outcome counts when the event's score in the lease set is its token: a
+ *   lease is only that entry (leasing writes nothing into the event), and a
+ *   later lease of the same event starts after this one ended or was
+ *   recorded, so it ends later (docs/event-layout.md).
  * Returns {outcomes recorded, when the next event is due ('' = none) when nothing was
  *   leased, then for each leased event: id, url, body, attempts, budget_base, budget start
  *   (created_ms, or the last replay), account, env, signing secret, previous signing
- *   secret, compat secret}
+ *   secret, compat secret, order key, queue}
  *
  * A call is: lease_args (the keys and ARGV[1..14]), then exactly h
  * lease_args_host, a lease_args_account and n lease_args_outcome, in that
@@ -35,7 +40,7 @@
 
 #define LEASE_NKEYS 3	    /* KEYS[1..3] */
 #define LEASE_REPLY_FIRST 2 /* the first leased event's first field in the answer */
-#define LEASE_FIELDS 11	    /* fields of one leased event in the answer */
+#define LEASE_FIELDS 13	    /* fields of one leased event in the answer */
 
 /* KEYS[1..3] and ARGV[1..14]. Borrowed strings: alive until the call. */
 struct lease_call {
@@ -66,12 +71,22 @@ void lease_args_host(struct rargs *a, const char *host, unsigned most);
 /* Append one of the a pairs: an account and how many of its events to lease
  * at most (borrowed). */
 void lease_args_account(struct rargs *a, const char *account, unsigned most);
-/* Append one of the n outcomes: the event, the token of its lease, what
- * happened (delivered | retry | dead | release), when to try again (ms),
- * the HTTP status (none when <= 0), the error text and the attempt log
- * entry (JSON). Strings borrowed. */
-void lease_args_outcome(struct rargs *a, const char *id, const char *token, const char *what,
-			long long next_ms, long status, const char *error, const char *entry);
+/* One of the n outcomes: the event, the token of its lease, what happened
+ * (delivered | retry | dead | release), when to try again (ms), the HTTP
+ * status (none when <= 0), the error text, the attempt log entry (JSON), and
+ * what its lease gave: its attempt's number, order key and queue. Strings
+ * borrowed. */
+struct lease_outcome {
+	const char *id, *token, *what;
+	long long next_ms;
+	long status;
+	const char *error, *entry;
+	int attempts;
+	const char *order, *queue;
+};
+
+/* Append one of the n outcomes. */
+void lease_args_outcome(struct rargs *a, const struct lease_outcome *o);
 
 /* One leased event, its strings borrowed from the reply (valid during the
  * reply's callback). */
@@ -87,6 +102,8 @@ struct lease {
 	const char *signing;
 	const char *signing_prev;
 	const char *compat;
+	const char *order; /* its order key (a charge): events of one go one after another */
+	const char *queue; /* its delivery queue "<env>:<account>:<host>" */
 };
 
 /* Decode the leased event whose fields start at f (n fields left in the

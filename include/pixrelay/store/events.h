@@ -34,11 +34,13 @@ void events_replay(struct rds *r, const struct config *cfg, enum env env, const 
 
 /* Render event `id` (its HGETALL reply) as one JSON object into g, with its
  * attempt log when `log` (the LRANGE of its earlier attempts) is not NULL:
- * those, then the latest attempt, kept in the event itself. A field the hash
- * lacks is rendered as its default (attempts 0, updatedAt and nextAttemptAt
- * its creation), so that a later version may stop writing them
- * (docs/performance.md) while this one still runs. */
-void events_render(yajl_gen g, const char *id, const redisReply *event, const redisReply *log);
+ * those, then the latest attempt, kept in the event itself. `leased` is
+ * nonzero when the event is in its shard's lease set: a pending one then
+ * reads as delivering (leasing writes nothing into the event). A field the
+ * hash lacks is rendered as its default (state pending, attempts 0,
+ * updatedAt and nextAttemptAt its creation; docs/event-layout.md). */
+void events_render(yajl_gen g, const char *id, const redisReply *event, const redisReply *log,
+		   int leased);
 
 /* The events of `account`, newest first, as {"events": [...], "nextCursor": ...}.
  * When `ids_only` is nonzero, json is instead a space-separated list of ids

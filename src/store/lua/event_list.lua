@@ -6,6 +6,8 @@
 -- Returns a flat list of id, created_ms, type, state, url, attempts, updated_ms,
 -- next_ms, last_status, last_error for up to `limit` events, then a final
 -- element: '1' when more may follow, '0' when the shard has no more.
+-- A pending event in the shard's lease set is being delivered: its state reads
+-- 'delivering' (leasing writes nothing into the event, docs/event-layout.md).
 if #KEYS ~= 1 or #ARGV ~= 8 then
   return redis.error_reply('ERR event_list: wants 1 keys and 8 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -29,6 +31,10 @@ while found < limit and scanned < cap do
         -- expired after the retention: the index forgets it
         redis.call('ZREM', KEYS[1], id)
         offset = offset - 1
+      elseif (e[2] == 'pending' or not e[2]) and redis.call('ZSCORE', p .. 'lease', id) then
+        e[2] = 'delivering'
+      elseif not e[2] then
+        e[2] = 'pending'
       end
       if e[1] and (want_state == '' or e[2] == want_state) and (want_type == '' or e[1] == want_type) then
         -- an event without attempts, updated_ms, next_ms of its own reads as never

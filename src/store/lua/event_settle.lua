@@ -4,15 +4,16 @@
 -- KEYS[1] = <prefix>{s<k>}:hosts   KEYS[2] = <prefix>{s<k>}:lease
 -- KEYS[3] = <prefix>{s<k>}:dead
 -- ARGV[1] = shard key prefix, [2] = now (ms), [3] = lease (ms), [4] = how many to lease at
---   most, [5] = token of this lease, [6] = attempt log cap, [7] = retention (seconds),
---   [8] = how many events of one host to lease at most, unless listed, [9] = number h of
---   hosts listed, [10] = number n of outcomes, [11] = how many events of one account to
---   lease at most, unless listed, [12] = number a of accounts listed, [13] = how many
---   sandbox events to lease at most, [14] = how many production events, then h pairs
---   (host, how many of its events to lease at most), a pairs (account, how many of its
---   events), then n times 7: event id, token of its lease, outcome (delivered | retry |
---   dead | release), next attempt (ms), HTTP status ('' = none), error text, attempt log
---   entry (JSON)
+--   most, [5] = token of this lease (its end, [2] + [3]: the score its events get in the
+--   lease set; not read), [6] = attempt log cap, [7] = retention (seconds), [8] = how many
+--   events of one host to lease at most, unless listed, [9] = number h of hosts listed,
+--   [10] = number n of outcomes, [11] = how many events of one account to lease at most,
+--   unless listed, [12] = number a of accounts listed, [13] = how many sandbox events to
+--   lease at most, [14] = how many production events, then h pairs (host, how many of its
+--   events to lease at most), a pairs (account, how many of its events), then n times 10:
+--   event id, token of its lease (its end), outcome (delivered | retry | dead | release),
+--   next attempt (ms), HTTP status ('' = none), error text, attempt log entry (JSON), and
+--   what its lease answered: the attempt's number, the order key, the queue
 -- An outcome counts only from the holder of the lease (a late answer after the lease ran
 -- out, and another process leased the event, is ignored). A delivered or dead event and its
 -- log expire after the retention; the dead set forgets what is older. A lease that ran out
@@ -20,11 +21,11 @@
 -- Returns {outcomes recorded, when the next event is due ('' = none) when nothing was
 --   leased, then for each leased event: id, url, body, attempts, budget_base, budget start
 --   (created_ms, or the last replay), account, env, signing secret, previous signing
---   secret, compat secret}
+--   secret, compat secret, order key, queue}
 --@include event
 if #KEYS ~= 3 or #ARGV < 14 or
-    #ARGV ~= 14 + 2 * tonumber(ARGV[9]) + 2 * tonumber(ARGV[12]) + 7 * tonumber(ARGV[10]) then
-  return redis.error_reply('ERR event_settle: wants 3 keys and 14 + 2h + 2a + 7n arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+    #ARGV ~= 14 + 2 * tonumber(ARGV[9]) + 2 * tonumber(ARGV[12]) + 10 * tonumber(ARGV[10]) then
+  return redis.error_reply('ERR event_settle: wants 3 keys and 14 + 2h + 2a + 10n arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local p, now = ARGV[1], tonumber(ARGV[2])
 local cap, ttl = tonumber(ARGV[6]), tonumber(ARGV[7])
@@ -32,11 +33,22 @@ local nhosts, naccts = tonumber(ARGV[9]), tonumber(ARGV[12])
 local first_outcome = 15 + 2 * nhosts + 2 * naccts
 local recorded = {}
 
--- the next event of a settled event's order key may go now
+-- the next event of a settled event's order key may go now. The settled one is the head
+-- of its order list: one LPOP of two takes it and shows the next, put back if there is
+-- one; an event alone in its list costs that one command.
 local function next_of(order, id)
   local ok = p .. 'o:' .. order
-  redis.call('LREM', ok, 1, id)
-  local nxt = redis.call('LINDEX', ok, 0)
+  local popped = redis.call('LPOP', ok, 2)
+  local nxt
+  if popped and popped[1] == id then
+    nxt = popped[2]
+    if nxt then redis.call('LPUSH', ok, nxt) end
+  else
+    -- not its head (only if the list was changed by hand): as it was, then the long way
+    for j = #(popped or {}), 1, -1 do redis.call('LPUSH', ok, popped[j]) end
+    redis.call('LREM', ok, 1, id)
+    nxt = redis.call('LINDEX', ok, 0)
+  end
   if nxt then
     local n = redis.call('HMGET', p .. 'e:' .. nxt, 'next_ms', 'queue')
     local due = tonumber(n[1] or now)
@@ -45,62 +57,99 @@ local function next_of(order, id)
   end
 end
 
--- The attempt log: the latest attempt in the event's field `attempt`, the
--- ones before it in the list log:<id> (the oldest dropped beyond the cap).
+-- A lease is only its entry in the lease set (KEYS[2]: event id -> when it runs out, ms):
+-- leasing writes nothing into the event, and the token of a lease is its end, the score
+-- it was given. An outcome counts when its event has its token's score: the events of
+-- each token (one lease call's) are read once per call. Events leased by a version
+-- before this one say `state` delivering and their `token` in their hash
+-- (docs/event-layout.md); their leases run out here like any other.
+local held = {}
+local function holds(token, id)
+  local t = held[token]
+  if not t then
+    t = {}
+    if tonumber(token) then
+      for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], token, token)) do t[m] = true end
+    end
+    held[token] = t
+  end
+  return t[id]
+end
+
+-- An outcome brings what its lease gave (the attempt's number, the order key, the queue),
+-- so recording it reads nothing of the event. The event's attempts are counted when an
+-- attempt's outcome (or the end of its lease) is recorded. The attempt log: the latest
+-- attempt in the event's field `attempt`, the ones before it in the list log:<id> (the
+-- oldest dropped beyond the cap); the first attempt has none before it to move.
 due_batch()
 for i = 0, tonumber(ARGV[10]) - 1 do
-  local a = first_outcome + 7 * i
+  local a = first_outcome + 10 * i
   local id, outcome = ARGV[a], ARGV[a + 2]
-  local ek = p .. 'e:' .. id
-  local e = redis.call('HMGET', ek, 'state', 'token', 'order', 'queue', 'attempt')
-  if e[1] == 'delivering' and e[2] == ARGV[a + 1] then
+  if holds(ARGV[a + 1], id) then
+    local ek = p .. 'e:' .. id
+    local attempts, order, q = ARGV[a + 7], ARGV[a + 8], ARGV[a + 9]
     recorded[#recorded + 1] = id
-    local lk = p .. 'log:' .. id
-    local logged = e[5] and e[5] ~= ''
-    -- a release (destination busy) made no attempt: the last result stays
-    if outcome ~= 'release' and logged then
-      if cap <= 1 then
-        redis.call('DEL', lk)
-      elseif redis.call('RPUSH', lk, e[5]) >= cap then
-        redis.call('LTRIM', lk, 1 - cap, -1)
-      end
-    end
     if outcome == 'release' then
-      redis.call('HSET', ek, 'state', 'pending', 'token', '', 'updated_ms', now,
-        'next_ms', ARGV[a + 3], 'attempts', redis.call('HGET', ek, 'attempts') - 1)
-      due_add(p, e[4], id, ARGV[a + 3])
-    elseif outcome == 'retry' then
-      redis.call('HSET', ek, 'state', 'pending', 'token', '', 'updated_ms', now,
-        'next_ms', ARGV[a + 3], 'last_status', ARGV[a + 4], 'last_error', ARGV[a + 5],
-        'attempt', ARGV[a + 6])
-      due_add(p, e[4], id, ARGV[a + 3])
+      -- the destination was busy: no attempt, the last result stays
+      redis.call('HSET', ek, 'updated_ms', now, 'next_ms', ARGV[a + 3])
+      due_add(p, q, id, ARGV[a + 3])
     else
-      if outcome == 'delivered' then
-        redis.call('HSET', ek, 'state', 'delivered', 'token', '', 'updated_ms', now,
-          'delivered_ms', now, 'last_status', ARGV[a + 4], 'last_error', ARGV[a + 5],
-          'attempt', ARGV[a + 6])
-      else
-        redis.call('HSET', ek, 'state', 'dead', 'token', '', 'updated_ms', now, 'dead_ms', now,
-          'last_status', ARGV[a + 4], 'last_error', ARGV[a + 5], 'attempt', ARGV[a + 6])
-        redis.call('ZADD', KEYS[3], now, id)
-        redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - ttl * 1000)
+      local lk = p .. 'log:' .. id
+      local logged = false
+      if tonumber(attempts) > 1 then
+        local prev = redis.call('HGET', ek, 'attempt')
+        if prev and prev ~= '' then
+          logged = true
+          if cap <= 1 then
+            redis.call('DEL', lk)
+          elseif redis.call('RPUSH', lk, prev) >= cap then
+            redis.call('LTRIM', lk, 1 - cap, -1)
+          end
+        end
       end
-      redis.call('EXPIRE', ek, ttl)
-      if logged then redis.call('EXPIRE', lk, ttl) end
-      next_of(e[3], id)
+      if outcome == 'retry' then
+        redis.call('HSET', ek, 'updated_ms', now, 'next_ms', ARGV[a + 3], 'attempts', attempts,
+          'last_status', ARGV[a + 4], 'last_error', ARGV[a + 5], 'attempt', ARGV[a + 6])
+        due_add(p, q, id, ARGV[a + 3])
+      else
+        if outcome == 'delivered' then
+          redis.call('HSET', ek, 'state', 'delivered', 'updated_ms', now, 'delivered_ms', now,
+            'attempts', attempts, 'last_status', ARGV[a + 4], 'last_error', ARGV[a + 5],
+            'attempt', ARGV[a + 6])
+        else
+          redis.call('HSET', ek, 'state', 'dead', 'updated_ms', now, 'dead_ms', now,
+            'attempts', attempts, 'last_status', ARGV[a + 4], 'last_error', ARGV[a + 5],
+            'attempt', ARGV[a + 6])
+          redis.call('ZADD', KEYS[3], now, id)
+          redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - ttl * 1000)
+        end
+        redis.call('EXPIRE', ek, ttl)
+        if logged then redis.call('EXPIRE', lk, ttl) end
+        next_of(order, id)
+      end
     end
   end
 end
 if #recorded > 0 then redis.call('ZREM', KEYS[2], unpack(recorded)) end
 
+-- a lease that ran out: its attempt counts (its outcome is unknown), the event is due again
 local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, 100)
 for _, id in ipairs(expired) do
   local ek = p .. 'e:' .. id
   redis.call('ZREM', KEYS[2], id)
-  redis.call('HSET', ek, 'state', 'pending', 'token', '',
-    'last_error', 'lease expired: the dispatcher holding it stopped or was too slow')
-  local q = redis.call('HGET', ek, 'queue')
-  if q then due_add(p, q, id, now) end
+  local e = redis.call('HMGET', ek, 'queue', 'state')
+  if e[1] then
+    if e[2] == 'delivering' then
+      -- leased by a version before this one: its attempt was counted at the lease
+      redis.call('HSET', ek, 'state', 'pending', 'token', '',
+        'last_error', 'lease expired: the dispatcher holding it stopped or was too slow')
+    else
+      redis.call('HINCRBY', ek, 'attempts', 1)
+      redis.call('HSET', ek,
+        'last_error', 'lease expired: the dispatcher holding it stopped or was too slow')
+    end
+    due_add(p, e[1], id, now)
+  end
 end
 due_flush(p)
 
@@ -143,7 +192,7 @@ for _, q in ipairs(queues) do
     for _, id in ipairs(ids) do
       local ek = p .. 'e:' .. id
       local e = redis.call('HMGET', ek, 'url', 'body', 'budget_base', 'created_ms', 'account',
-        'env', 'budget_ms', 'attempts')
+        'env', 'budget_ms', 'attempts', 'order')
       if e[1] then
         -- after a replay, the age limit counts from the replay
         if e[7] and e[7] ~= '' then e[4] = e[7] end
@@ -154,14 +203,13 @@ for _, q in ipairs(queues) do
           accounts[ak] = s
         end
         local attempts = tostring((tonumber(e[8]) or 0) + 1)
-        redis.call('HSET', ek, 'state', 'delivering', 'token', ARGV[5], 'updated_ms', now,
-          'attempts', attempts)
         leased[#leased + 1] = until_ms
         leased[#leased + 1] = id
         local n = #out
         out[n + 1], out[n + 2], out[n + 3], out[n + 4] = id, e[1], e[2], attempts
         out[n + 5], out[n + 6], out[n + 7], out[n + 8] = e[3] or '0', e[4], e[5], e[6]
         out[n + 9], out[n + 10], out[n + 11] = s[1] or '', s[2] or '', s[3] or ''
+        out[n + 12], out[n + 13] = e[9] or '', q
         left = left - 1
       end
     end

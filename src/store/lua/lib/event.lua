@@ -87,7 +87,9 @@ end
 --                  first; only its head is due, so they go out one after another
 --   p live         string: the channel of live streams (below), absent when none is open
 -- Without a destination the event is recorded as delivered nowhere and expires with the
--- retention (ttl seconds).
+-- retention (ttl seconds). The hash leaves out what its key and its other fields say: its
+-- id (the key's), attempts (none: 0), updated_ms and next_ms (none: created_ms); every
+-- reader defaults them (docs/event-layout.md).
 -- What p live held, looked up once per call (nothing else writes while a script runs).
 local live_known = {}
 local function event_write(p, id, env, account, etype, url, body, order, now, ttl)
@@ -106,16 +108,15 @@ local function event_write(p, id, env, account, etype, url, body, order, now, tt
       etype .. '\n' .. url .. '\n' .. body)
   end
   if url == '' then
-    redis.call('HSET', ek, 'id', id, 'env', env, 'account', account, 'type', etype, 'url', '',
-      'body', body, 'order', order, 'created_ms', now, 'updated_ms', now, 'state', 'delivered',
-      'attempts', 0, 'last_error', 'no postbackUrl on the charge or the account')
+    redis.call('HSET', ek, 'env', env, 'account', account, 'type', etype, 'url', '',
+      'body', body, 'order', order, 'created_ms', now, 'state', 'delivered',
+      'last_error', 'no postbackUrl on the charge or the account')
     redis.call('EXPIRE', ek, ttl)
     return
   end
   local q = env .. ':' .. account .. ':' .. url_host(url)
-  redis.call('HSET', ek, 'id', id, 'env', env, 'account', account, 'type', etype, 'url', url,
-    'queue', q, 'body', body, 'order', order, 'created_ms', now, 'updated_ms', now,
-    'next_ms', now, 'state', 'pending', 'attempts', 0)
+  redis.call('HSET', ek, 'env', env, 'account', account, 'type', etype, 'url', url,
+    'queue', q, 'body', body, 'order', order, 'created_ms', now, 'state', 'pending')
   if redis.call('RPUSH', p .. 'o:' .. order, id) == 1 then
     due_add(p, q, id, now)
   end

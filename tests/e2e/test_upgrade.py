@@ -1,0 +1,132 @@
+"""Upgrading: events the previous version wrote (its event layout, written
+here key by key with the fields its scripts wrote, docs/event-layout.md)
+are delivered by this one exactly once, in order per charge, listed and
+replayed like its own."""
+import json
+import time
+import unittest
+
+from harness import Pixrelay, Redis, Workdir, auth, rkey, shard_of, new_ulid, wait_for
+from sink import Sink
+
+
+def old_event(redis, account, order, url, now, state="pending", **extra):
+    """An event as the previous version's event_write wrote it (its hash, its
+    account's listing index and its order key's list, due when it is the
+    list's head); `extra` fields overwrite or add to the hash. Returns its id."""
+    id = "evt_" + new_ulid(shard_of(account))
+    sp = rkey("", account)[:-len(account)]  # <prefix>{s<k>}:
+    host = url.split("://", 1)[1].split("/", 1)[0].lower()
+    queue = "sandbox:%s:%s" % (account, host)
+    body = json.dumps({"id": id, "event": "EVENT:CHARGE_PAID", "data": {"order": order}},
+                      separators=(",", ":"))
+    fields = {"id": id, "env": "sandbox", "account": account, "type": "EVENT:CHARGE_PAID",
+              "url": url, "queue": queue, "body": body, "order": order, "created_ms": now,
+              "updated_ms": now, "next_ms": now, "state": state, "attempts": 0}
+    fields.update(extra)
+    args = []
+    for k, v in fields.items():
+        args += [k, str(v)]
+    redis.cmd("HSET", rkey("e:", id), *args)
+    redis.cmd("ZADD", rkey("a:", account), str(now), id)
+    if state in ("pending", "delivering"):
+        if redis.cmd("RPUSH", sp + "o:" + order, id) == 1 and state == "pending":
+            redis.cmd("ZADD", sp + "due:" + queue, str(now), id)
+            redis.cmd("ZADD", sp + "hosts", "LT", str(now), queue)
+    return id
+
+
+class Upgrade(unittest.TestCase):
+    def test_events_of_the_previous_layout(self):
+        wd = Workdir()
+        redis = Redis(wd.path).start()
+        sink = Sink().start()
+        # not dispatching while the previous version's events are written
+        px = Pixrelay(wd.path, redis, args=["--dispatch", "0"]).start()
+        try:
+            px.wait_ready()
+            account = json.loads(px.cli("init", "--json").stdout)["sandbox"]["account"]
+            key = px.create_key("sandbox")["key"]
+            url = sink.url("/hook")
+            px.cli("account", "set", "--env", "sandbox", "--postback-url", url)
+            sp = rkey("", account)[:-len(account)]  # <prefix>{s<k>}:
+            now = int(time.time() * 1000) - 60000
+
+            # a charge of this version with an event of the previous version queued,
+            # then its payment's event written by this version: it waits behind
+            r = px.request("POST", "/v1/charge/pix/create", body={"amount": 700}, headers=auth(key))
+            self.assertEqual(r.status, 200, r)
+            cid = r.json["data"]["id"]
+            a0 = old_event(redis, account, cid, url, now)
+            r = px.request("POST", "/v1/charge/pix/%s/simulate-payment" % cid, headers=auth(key))
+            self.assertEqual(r.status, 200, r)
+            events = px.request("GET", "/v1/events?limit=100", headers=auth(key)).json["data"]["events"]
+            a1 = [e["id"] for e in events if e["id"] != a0][0]
+            # three events of one order, the first due
+            x = [old_event(redis, account, "ch_x", url, now + i) for i in range(3)]
+            # one leased by a process of the previous version that died: its lease ran out
+            b1 = old_event(redis, account, "ch_b", url, now + 10, state="delivering",
+                           token="01OLDPROCESS.7", attempts=1, updated_ms=now + 20)
+            redis.cmd("ZADD", sp + "lease", str(now + 30), b1)
+            b2 = old_event(redis, account, "ch_b", url, now + 11)
+            # alone
+            c1 = old_event(redis, account, "ch_c", url, now + 12)
+            # delivered, kept for the retention
+            d1 = old_event(redis, account, "ch_d", url, now + 13, state="delivered", attempts=1,
+                           delivered_ms=now + 14, updated_ms=now + 14, last_status=200,
+                           last_error="", attempt='{"at":"x","status":200}')
+            redis.cmd("EXPIRE", rkey("e:", d1), "86400")
+
+            listed = {e["id"]: e for e in
+                      px.request("GET", "/v1/events?limit=100", headers=auth(key)).json["data"]["events"]}
+            self.assertEqual({i: listed[i]["state"] for i in [a0, a1, b1, b2, c1, d1] + x},
+                             dict({a0: "pending", a1: "pending", b1: "delivering", b2: "pending",
+                                   c1: "pending", d1: "delivered"}, **{i: "pending" for i in x}))
+            self.assertEqual(listed[b1]["attempts"], 1)
+            self.assertEqual(sink.count(), 0)
+
+            px.stop()
+            px = Pixrelay(wd.path, redis).start()
+            px.wait_ready()
+            pending = [a0, a1, b1, b2, c1] + x
+            sink.wait_until(lambda reqs: {q.webhook_id for q in reqs} >= set(pending),
+                            timeout=30, what="every pending event")
+
+            def settled():
+                ev = {e["id"]: e for e in
+                      px.request("GET", "/v1/events?limit=100", headers=auth(key)).json["data"]["events"]}
+                return ev if all(ev[i]["state"] == "delivered" for i in pending) else None
+            listed = wait_for(settled, what="every event listed as delivered")
+            time.sleep(0.5)
+            got = [q.webhook_id for q in sink.requests("/hook")]
+            # exactly once, in order per charge
+            self.assertEqual(sorted(got), sorted(pending))
+            for order in ([a0, a1], x, [b1, b2]):
+                self.assertEqual([i for i in got if i in order], order)
+            for i in pending:
+                self.assertEqual(listed[i]["attempts"], 2 if i == b1 else 1, i)
+                self.assertEqual(listed[i]["lastStatus"], 200, i)
+            self.assertEqual(listed[d1]["state"], "delivered")
+            # the order keys' lists are gone with their events
+            for order in (cid, "ch_x", "ch_b", "ch_c"):
+                self.assertEqual(redis.cmd("EXISTS", sp + "o:" + order), 0, order)
+
+            # the delivered one of the previous version is replayed and delivered again
+            r = px.request("POST", "/v1/events/%s/replay" % d1, headers=auth(key))
+            self.assertEqual(r.status, 200, r)
+            sink.wait_count(1, webhook_id=d1, timeout=15)
+            d = wait_for(lambda: (lambda j: j if j["state"] == "delivered" else None)(
+                px.request("GET", "/v1/events/" + d1, headers=auth(key)).json["data"]),
+                what="the replayed event delivered")
+            self.assertEqual(d["attempts"], 2)
+            self.assertEqual([a["status"] for a in d["attemptLog"]], [200, 200])
+            self.assertEqual(sink.count(webhook_id=d1), 1)
+        finally:
+            px.stop()
+            sink.close()
+            redis.stop()
+            wd.cleanup()
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
