@@ -79,6 +79,14 @@ int http_body_budget(struct req *r, size_t n)
 	return 0;
 }
 
+int http_body_reserve(struct conn *c, size_t n)
+{
+	if (http_body_budget(c->req, n) == 0)
+		return 0;
+	http_reply_early_error(c, 503, "too many request bodies in progress; retry shortly");
+	return -1;
+}
+
 /* Take body bytes from the input buffer. Returns 1 when more are needed. */
 int http_body_take(struct conn *c)
 {
@@ -120,13 +128,8 @@ int http_body_take(struct conn *c)
 				size_t cap = r->body_cap * 2 > need ? r->body_cap * 2 : need;
 				if (cap > c->chunk.max + 1)
 					cap = (size_t)c->chunk.max + 1;
-				if (http_body_budget(r, cap - r->body_cap) < 0) {
-					http_reply_early_error(
-					    c, 503,
-					    "too many request bodies in progress; retry "
-					    "shortly");
+				if (http_body_reserve(c, cap - r->body_cap) < 0)
 					return 0;
-				}
 				http_body_grow(r, cap);
 			}
 			memcpy(r->body + r->pub.body_len, data, dlen);

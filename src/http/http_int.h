@@ -186,6 +186,9 @@ void http_body_release(struct req *r);
 /* Count `n` more bytes of body against max-body-memory. Returns -1 when they
  * do not fit while other bodies are held (one body alone always fits). */
 int http_body_budget(struct req *r, size_t n);
+/* http_body_budget for the request of `c`, answering it 503 ("too many
+ * request bodies in progress") when the bytes do not fit. Returns -1 then. */
+int http_body_reserve(struct conn *c, size_t n);
 /* Take body bytes from the input buffer. Returns 1 when more are needed, 0
  * when the request was dispatched or answered. */
 int http_body_take(struct conn *c);

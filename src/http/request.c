@@ -390,11 +390,8 @@ void http_req_head_done(struct conn *c)
 	}
 	{
 		size_t need = h->chunked ? BODY_CHUNKED_START : (size_t)h->content_length + 1;
-		if (http_body_budget(r, need) < 0) {
-			http_reply_early_error(
-			    c, 503, "too many request bodies in progress; retry shortly");
+		if (http_body_reserve(c, need) < 0)
 			return;
-		}
 		http_body_grow(r, need);
 	}
 	if (h->chunked)
