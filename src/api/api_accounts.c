@@ -169,6 +169,24 @@ static void on_transfer(void *ud, int result, const char *json, const char *err)
 		http_reply_error(req, 400,
 				 "Idempotency-Key: already used with a different request");
 		break;
+	case ACCOUNTS_PENDING:
+		/* the money left the source; its credit waits for Redis and the
+		 * recovery makes it: a retry is safe only with the same key */
+		if (http_header(req, "Idempotency-Key")) {
+			http_add_header(req, "Retry-After", "5");
+			http_reply_error(
+			    req, 503,
+			    "the transfer was debited and pixrelay will credit it once "
+			    "Redis answers again: send the same request with the same "
+			    "Idempotency-Key to get it DONE");
+		} else {
+			http_reply_error(
+			    req, 503,
+			    "the transfer was debited and pixrelay will credit it once "
+			    "Redis answers again: do not send it again (with an "
+			    "Idempotency-Key a retry would be safe)");
+		}
+		break;
 	default:
 		api_reply_failure(req, err ? err : "transfer failed");
 	}

@@ -89,9 +89,7 @@ static void on_credited(void *ud, redisReply *reply, const char *err)
 
 	if (err) {
 		log_warn("transfer %s: debited, credit pending: %s", t->id, err);
-		transfer_end(t, -1, NULL,
-			     "the transfer was debited and will be completed by pixrelay; do not "
-			     "send it again");
+		transfer_end(t, ACCOUNTS_PENDING, NULL, NULL);
 		return;
 	}
 	transfer_finish(t);

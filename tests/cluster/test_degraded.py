@@ -80,17 +80,23 @@ class OnePrimaryDown(Drill):
         victim = next(p for p in sorted(primaries) if p not in shared)
         lost = sum(b - a + 1 for a, b in primaries[victim])
         # one account on the victim, one elsewhere (shards are drawn at random)
-        rng, accounts = random.Random(7), {}
+        rng, accounts, taxid = random.Random(7), {}, {}
         for _ in range(100):
             if len(accounts) == 2:
                 break
-            r = px.request("POST", "/v1/baas/account/create",
-                           body=account_body(cnpj(rng), [MEMBER]), headers=auth(master, platform))
+            body = account_body(cnpj(rng), [MEMBER])
+            r = px.request("POST", "/v1/baas/account/create", body=body,
+                           headers=auth(master, platform))
             self.assertEqual(r.status, 200, r)
             acct = r.json["data"]["id"]
+            taxid[acct] = body["taxID"]
             accounts.setdefault(owner(primaries, "{s%d}" % shard_of(acct)) == victim, acct)
         self.assertEqual(len(accounts), 2, "no account on one side after 100")
         live, dead = accounts[False], accounts[True]
+        fund = self.charge(master, live).json["data"]["id"]
+        r = px.request("POST", "/v1/charge/pix/%s/simulate-payment" % fund,
+                       headers=auth(master, live))
+        self.assertEqual(r.status, 200, r)
         before = {}
         for a in (live, dead):
             r = self.charge(master, a)
@@ -134,6 +140,17 @@ class OnePrimaryDown(Drill):
                 self.assertEqual(r.json, UNAVAILABLE)
                 self.assertEqual(r.header("Retry-After"), "1")
         self.assertLess(slowest, TIMEOUT_MS / 2000.0)
+        # a transfer from the live account to the one on the victim: debited,
+        # its credit left to the recovery; 503, and the same request with the
+        # same Idempotency-Key gets it DONE once the primary is back
+        h = auth(master, live)
+        h["Idempotency-Key"] = "degraded-transfer-1"
+        move = {"amount": 321, "from_key": taxid[live], "to_key": taxid[dead]}
+        r = px.request("POST", "/v1/baas/internal-transfer", body=move, headers=h, timeout=30)
+        self.assertEqual((r.status, r.header("Retry-After")), (503, "5"), r)
+        self.assertEqual(r.json["error"], "the transfer was debited and pixrelay will credit it "
+                         "once Redis answers again: send the same request with the same "
+                         "Idempotency-Key to get it DONE")
         # /metrics: the shards that answered, what is served
         text = px.request("GET", "/metrics").body.decode()
         self.assertEqual(value(text, "pixrelay_redis_slots_served"), 16384 - lost)
@@ -153,6 +170,8 @@ class OnePrimaryDown(Drill):
         self.assertEqual(px.request("GET", "/readyz").json["slotsServed"], 16384)
         r = self.charge(master, dead)
         self.assertEqual(r.status, 200, r)
+        r = px.request("POST", "/v1/baas/internal-transfer", body=move, headers=h, timeout=30)
+        self.assertEqual((r.status, r.body), (200, b'{"amount":321,"status":"DONE"}'), r)
 
 
 BELOW = re.compile(r"redis (\S+) has 0 replicas, fewer than redis-wait-replicas \(1\): its writes "

@@ -40,6 +40,7 @@ enum accounts_result {
 	ACCOUNTS_STORAGE = 10,	    /* max-stored-file-bytes reached (json = bytes kept now) */
 	ACCOUNTS_PLATFORM = 11,	    /* the platform account is not reviewed */
 	ACCOUNTS_NO_ACCOUNT = 12,   /* no account of this id in the environment */
+	ACCOUNTS_PENDING = 13,	    /* a transfer debited, its credit left to the recovery */
 };
 
 /* Its calls (and those of transfers.h and review.h) answer through a

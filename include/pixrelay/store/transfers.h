@@ -30,7 +30,9 @@
  *
  * cb gets 0, ACCOUNTS_NOT_FOUND (json = "from_key" or "to_key"),
  * ACCOUNTS_FORBIDDEN, ACCOUNTS_SAME, ACCOUNTS_INSUFFICIENT,
- * ACCOUNTS_IDEM_CONFLICT, ACCOUNTS_REPLAYED, or -1 with err, exactly once.
+ * ACCOUNTS_IDEM_CONFLICT, ACCOUNTS_REPLAYED, ACCOUNTS_PENDING (debited, the
+ * credit failed: transfers_recover will make it; json is NULL), or -1 with
+ * err, exactly once.
  * The strings are copied: all are borrowed for the call. */
 void transfers_create(struct rds *r, const struct config *cfg, enum env env, const char *caller,
 		      const char *from_key, const char *to_key, long long amount, const char *idem,
