@@ -136,6 +136,12 @@ void budget_host_started(struct budget_host *h)
 		h->probing = 1;
 }
 
+void budget_host_unstarted(struct budget_host *h)
+{
+	h->active--;
+	h->probing = 0;
+}
+
 void budget_learn(struct budget *b, struct budget_host *h, enum budget_health health, int fast,
 		  uint64_t now)
 {

@@ -322,7 +322,7 @@ void delivery_start(struct delivery *dl)
 		curl_easy_setopt(dl->easy, CURLOPT_PIPEWAIT, 1L);
 	if (curlev_add(dl->pool, dl->easy) < 0) {
 		struct budget_host *h = dl->host;
-		h->active--;
+		budget_host_unstarted(h);
 		dispatch_complete(dl, "retry", (long long)ids_now_ms() + d->cfg->retry_base_ms, 0,
 				  "cannot start the request");
 		delivery_start_waiting(h);

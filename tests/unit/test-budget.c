@@ -154,6 +154,16 @@ static void test_breaker(void)
 	h->active = 0; /* even with a free slot: one probe at a time */
 	CHECK(!budget_host_may_start(h));
 	CHECK_INT(budget_host_room(&b, h, now), 0);
+	/* a probe that could not start (curl refused it) frees the host for
+	 * another at once, not when the host is swept */
+	h->active = 1;
+	budget_host_unstarted(h);
+	CHECK_INT(h->active, 0);
+	CHECK(!h->probing);
+	CHECK(budget_host_may_start(h));
+	CHECK_INT(budget_host_room(&b, h, now), 1);
+	budget_host_started(h);
+	CHECK(h->probing);
 	h->active = 1;
 	/* the probe times out: open again, for twice as long, doubling up to
 	 * the longest period */

@@ -120,6 +120,9 @@ unsigned budget_tenant_room(const struct budget *b, const struct budget_tenant *
 int budget_host_may_start(const struct budget_host *h);
 /* A request to h started (half-open: it is the probe). */
 void budget_host_started(struct budget_host *h);
+/* A request budget_host_started counted could not start after all: its slot
+ * is free again, and a half-open host may send its probe again. */
+void budget_host_unstarted(struct budget_host *h);
 
 enum budget_health {
 	BUDGET_FINE,	    /* answered in time (2xx, or a 4xx other than 429) */
