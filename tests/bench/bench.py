@@ -13,6 +13,11 @@ For 1 and then 2 pixrelay processes on one Redis (unix socket, AOF
   alone    redis-benchmark sending scripts of 12 notifications a call with no
            pixrelay: pixrelay's ingest script, ceiling_writes.lua (the three
            writes every event needs) and ceiling_rpush.lua (one RPUSH each);
+           and the next layout, a stream per shard (BENCH_NEXT=0 skips it):
+           ceiling_stream.lua and ceiling_stream_order.lua (ingest), then
+           ceiling_drain.lua delivering a backlog of that stream, 64 entries a
+           call, 2 calls at a time (BENCH_DRAIN_CALLS), three ways (rate, Redis
+           CPU, AOF bytes, memory per event);
   ingest   wrk POSTs upstream notifications to API-only processes for
            `seconds`; every 200 is counted, then checked in Redis;
   drain    the backlog this left (every event pending, one destination) is
@@ -415,6 +420,7 @@ def ingest_ceiling(redis, secs, sink_port, script):
         return None
     sys.path.insert(0, os.path.join(HERE, "..", "..", "tools"))
     from embed_scripts import expand
+    phase = "alone " + os.path.basename(script)
     script = expand(script).decode()
     r = redis.primaries()[0]
     sha = r.cmd("SCRIPT", "LOAD", script)
@@ -439,6 +445,9 @@ def ingest_ceiling(redis, secs, sink_port, script):
     if answers.count(b"relayed") != CEILING_BATCH:
         raise RuntimeError("%s answered %r" % (script[:40], one))
     failed0 = evalsha_failed(r)
+    aof0, mem0 = int(r.info("persistence")["aof_current_size"]), int(r.info("memory")["used_memory"])
+    rewrites0 = r.info("persistence")["aof_rewrites"]
+    prof0 = (cmdstats(redis, "usec"), cmdstats(redis))
     cpu0 = sum(cpu_s(pid) for pid in redis.pids())
     t0 = time.time()
     calls = 1500 * secs
@@ -452,9 +461,13 @@ def ingest_ceiling(redis, secs, sink_port, script):
     # redis-benchmark counts error answers as answers: none may have come
     if evalsha_failed(r) != failed0:
         raise RuntimeError("%s: %d calls failed" % (script[:40], evalsha_failed(r) - failed0))
+    aof = (None if r.info("persistence")["aof_rewrites"] != rewrites0 else
+           (int(r.info("persistence")["aof_current_size"]) - aof0) / events)
+    mem = (int(r.info("memory")["used_memory"]) - mem0) / events
+    redis_profile(redis, prof0, events, phase)
     for r in redis.primaries():
         r.cmd("FLUSHALL")
-    return events / dt, cpu / events
+    return events / dt, cpu / events, aof, mem
 
 
 CEILINGS = [
@@ -464,6 +477,89 @@ CEILINGS = [
     ("ceiling_rpush", "one RPUSH per notification (ceiling_rpush.lua)",
      os.path.join(HERE, "ceiling_rpush.lua")),
 ]
+
+# The next layout measured alone (docs/event-layout.md, "Next: a stream per shard, measured
+# alone"): what ingest and delivery would cost Redis with a stream per shard. BENCH_NEXT=0
+# skips them (the short form in CI does: they take about 10 s).
+NEXT = os.environ.get("BENCH_NEXT", "1") != "0"
+NEXT_CEILINGS = [
+    ("ceiling_stream", "a stream per shard, SET NX GET EX + one XADD (ceiling_stream.lua)",
+     os.path.join(HERE, "ceiling_stream.lua")),
+    ("ceiling_stream_order", "the same + HSETNX of the charge's order (ceiling_stream_order.lua)",
+     os.path.join(HERE, "ceiling_stream_order.lua")),
+]
+# Entries a drain call leases and settles: what pixrelay's dispatcher leases in one call.
+DRAIN_BATCH = 64
+DRAIN_CALLS = int(os.environ.get("BENCH_DRAIN_CALLS", "2"))
+DRAINS = [
+    ("drain_group", "consumer group: XREADGROUP, XACK, HSET done", "group", "0"),
+    ("drain_group_order", "the same + HDEL of the charges' orders", "group", "1"),
+    ("drain_range", "XRANGE from a cursor, a lease zset: ZADD, ZREM, HSET done", "range", "0"),
+]
+
+# A backlog in the stream layout, written fast (not measured): the entries
+# ceiling_stream.lua writes, and with ARGV[6] = 1 their charges marked busy.
+FILL = """
+for i = 1, tonumber(ARGV[1]) do
+  local id, order = 'ev' .. ARGV[2] .. '-' .. i, 'ord' .. ARGV[2] .. '-' .. i
+  redis.call('XADD', KEYS[1], '*', 'id', id, 'env', 'sandbox', 'account', 'acct',
+    'type', 'charge.paid', 'url', ARGV[3], 'order', order, 'created', ARGV[4], 'body', ARGV[5])
+  if ARGV[6] == '1' then redis.call('HSET', KEYS[2], order, id) end
+end
+return redis.call('XLEN', KEYS[1])
+"""
+
+
+def drain_ceiling(redis, secs, sink_port, mode, order):
+    """What Redis alone does to deliver a backlog in the stream layout: a backlog of 1 KB
+    events in one shard's stream (FILL), then redis-benchmark sends ceiling_drain.lua, each
+    call leasing and settling DRAIN_BATCH entries, 2 calls at a time (a dispatcher's
+    round trips); no pixrelay, no HTTP. Returns (events/s, Redis CPU seconds, AOF bytes,
+    change of Redis memory in bytes, per delivered event), or None on a cluster."""
+    if MODE == "cluster":
+        return None
+    r = redis.primaries()[0]
+    p = "ceiling:{s1}:"
+    keys = [p + "s", p + "done", p + "busy", p + "lease", p + "cursor"]
+    body = json.dumps({"x": "a" * 1000})
+    now = str(int(time.time() * 1000))
+    calls = 300 * secs
+    backlog = calls * DRAIN_BATCH
+    for k in range(0, backlog, 1000):
+        r.cmd("EVAL", FILL, "2", keys[0], keys[2], str(min(1000, backlog - k)), str(k),
+              "http://127.0.0.1:%d/hook" % sink_port, now, body, order)
+    if mode == "group":
+        r.cmd("XGROUP", "CREATE", keys[0], "g", "0")
+    with open(os.path.join(HERE, "ceiling_drain.lua")) as f:
+        sha = r.cmd("SCRIPT", "LOAD", f.read())
+    sha = sha.decode() if isinstance(sha, bytes) else sha
+    args = ["g", "c", str(DRAIN_BATCH), "30000", mode, order]
+    failed0 = evalsha_failed(r)
+    aof0, mem0 = int(r.info("persistence")["aof_current_size"]), int(r.info("memory")["used_memory"])
+    rewrites0 = r.info("persistence")["aof_rewrites"]
+    prof0 = (cmdstats(redis, "usec"), cmdstats(redis))
+    cpu0 = sum(cpu_s(pid) for pid in redis.pids())
+    t0 = time.time()
+    subprocess.run(["redis-benchmark"] + redis.benchmark_args() +
+                   ["-c", str(DRAIN_CALLS), "-n", str(calls), "-q", "EVALSHA", sha, str(len(keys))] + keys + args,
+                   capture_output=True, text=True, timeout=600, check=True)
+    dt = time.time() - t0
+    cpu = sum(cpu_s(pid) for pid in redis.pids()) - cpu0
+    if evalsha_failed(r) != failed0:
+        raise RuntimeError("ceiling_drain.lua: %d calls failed" % (evalsha_failed(r) - failed0))
+    # every entry settled once, none left leased, none behind
+    done = int(r.cmd("HLEN", keys[1]))
+    leased = (int(r.cmd("XPENDING", keys[0], "g")[0]) if mode == "group" else int(r.cmd("ZCARD", keys[3])))
+    busy = int(r.cmd("HLEN", keys[2]))
+    if done != backlog or leased or busy:
+        raise RuntimeError("ceiling_drain.lua %s: %d of %d settled, %d leased, %d busy left"
+                           % (mode, done, backlog, leased, busy))
+    aof = (None if r.info("persistence")["aof_rewrites"] != rewrites0 else
+           (int(r.info("persistence")["aof_current_size"]) - aof0) / backlog)
+    mem = (int(r.info("memory")["used_memory"]) - mem0) / backlog
+    redis_profile(redis, prof0, backlog, "alone drain %s%s" % (mode, " order" if order == "1" else ""))
+    r.cmd("FLUSHALL")
+    return backlog / dt, cpu / backlog, aof, mem
 
 
 def wrk(pixes, account, secret, secs, tag, work):
@@ -572,8 +668,10 @@ def run_config(binary, sink_bin, work, nproc, secs, results):
     res = {"procs": nproc}
     try:
         res["raw_rps"], res["raw_p99"], res["raw_cpu"] = raw_rpush(redis, max(3, secs // 2))
-        for name, _, script in CEILINGS:
+        for name, _, script in CEILINGS + (NEXT_CEILINGS if NEXT else []):
             res[name] = ingest_ceiling(redis, max(3, secs // 2), sink.ports[0], script)
+        for name, _, mode, order in (DRAINS if NEXT else []):
+            res[name] = drain_ceiling(redis, max(3, secs // 2), sink.ports[0], mode, order)
         # raw HTTP: libcurl multi on libevent, 64 at a time, to the same sink
         # (its CPU and the sink's per request: what a postback costs with no Redis)
         ru0, sink0 = resource.getrusage(resource.RUSAGE_CHILDREN), cpu_s(sink.proc.pid)
@@ -588,10 +686,18 @@ def run_config(binary, sink_bin, work, nproc, secs, results):
             % (CONNS, res["raw_http"], 1e6 * res["raw_http_cpu"][0], 1e6 * res["raw_http_cpu"][1]))
         log("raw RPUSH -d 1024 -c %d: %.0f/s, p99 %.2f ms, Redis CPU %.1f us each"
             % (CONNS, res["raw_rps"], res["raw_p99"], 1e6 * res["raw_cpu"]))
-        for name, what, _ in CEILINGS:
+        for name, what, _ in CEILINGS + (NEXT_CEILINGS if NEXT else []):
             if res[name]:
-                log("Redis alone running %s (%d per call): %.0f/s, Redis CPU %.1f us per event"
-                    % (what, CEILING_BATCH, res[name][0], 1e6 * res[name][1]))
+                log("Redis alone running %s (%d per call): %.0f/s, Redis CPU %.1f us, %s AOF bytes, "
+                    "%.0f B of memory per event" % (what, CEILING_BATCH, res[name][0], 1e6 * res[name][1],
+                                                   "%.0f" % res[name][2] if res[name][2] is not None
+                                                   else "–", res[name][3]))
+        for name, what, _, _ in (DRAINS if NEXT else []):
+            if res[name]:
+                log("Redis alone draining a stream, %d per call, %s: %.0f/s, Redis CPU %.1f us, %s AOF bytes, "
+                    "%+.0f B of memory per delivered event" % (DRAIN_BATCH, what, res[name][0], 1e6 * res[name][1],
+                                                               "%.0f" % res[name][2] if res[name][2] is not None
+                                                               else "–", res[name][3]))
         init = json.loads(cli(binary, redis, "init", "--json"))
         account = init["sandbox"]["account"]
         secret = json.loads(cli(binary, redis, "secrets", "--env", "sandbox", "--json"))["ingestSecret"]
@@ -842,10 +948,26 @@ def main():
     row("ingest, acknowledged", lambda r: "%.0f/s, p50 %.2f ms, p99 %.2f ms" % (r["ingest_rps"], r["ingest_p50"], r["ingest_p99"]))
     row("**ingest / raw**", lambda r: "**%.2f×**" % (r["ingest_rps"] / r["raw_rps"]), "≥ 0.5×")
     bull_row("**ingest / BullMQ**", lambda r, b: "**%.2f×**" % (r["ingest_rps"] / b["ingest_rps"]), "≥ 2×")
-    for name, what, _ in CEILINGS:
+    alone = lambda r, n: "%.0f/s = %.2f× raw, Redis CPU %.1f µs each" % (
+        r[n][0], r[n][0] / r["raw_rps"], 1e6 * r[n][1]) if r[n] else "–"
+    for name, what, _ in CEILINGS + (NEXT_CEILINGS if NEXT else []):
         row("Redis alone, %d notifications a call (no pixrelay, no HTTP): %s" % (CEILING_BATCH, what),
-            lambda r, n=name: "%.0f/s = %.2f× raw, Redis CPU %.1f µs each" % (
-                r[n][0], r[n][0] / r["raw_rps"], 1e6 * r[n][1]) if r[n] else "–")
+            lambda r, n=name: alone(r, n))
+    # the next layout's figures, as ratios: a, b are names of ceilings or DRAINS, or a figure
+    ratios = lambda r, names, to: ", ".join(
+        "%.2f×" % (r[n][1] / to(r)) if r[n] else "–" for n in names)
+    nexts = [n for n, _, _ in NEXT_CEILINGS]
+    drains = [n for n, _, _, _ in DRAINS]
+    cell = lambda v, fmt: fmt % v if v is not None else "–"
+    if NEXT:
+        row("a stream per shard alone, Redis CPU per ingested event / raw RPUSH's: SET + XADD, + HSETNX",
+            lambda r: ratios(r, nexts, lambda r: r["raw_cpu"]), "≤ 3×")
+        row("a stream per shard alone / pixrelay's ingest script alone: rate; Redis CPU per event",
+            lambda r: "; ".join((", ".join("%.2f×" % (r[n][0] / r["ceiling"][0]) for n in nexts),
+                                 ratios(r, nexts, lambda r: r["ceiling"][1]))) if r["ceiling"] else "–")
+        row("AOF bytes / Redis memory per event, alone: pixrelay's script; SET + XADD; + HSETNX",
+            lambda r: "; ".join("%s / %s" % (cell(r[n][2], "%.0f"), cell(r[n][3], "%.0f B")) if r[n] else "–"
+                                for n in ["ceiling"] + nexts))
     row("ingest / Redis alone running pixrelay's script",
         lambda r: "%.2f×" % (r["ingest_rps"] / r["ceiling"][0]) if r["ceiling"] else "–")
     row("Redis CPU per event: raw RPUSH / ingest",
@@ -870,6 +992,19 @@ def main():
     row("Redis CPU per delivered event (drain); / raw RPUSH's, / BullMQ's",
         lambda r: "%.1f µs; %.1f×, %s" % (r["drain_redis_us"], r["drain_redis_us"] / raw_us(r), vs_bull(
             lambda r, b: "%.2f×" % (r["drain_redis_us"] / b["drain_redis_us"]))(r)), "≤ 2.5×, ≤ 0.25×")
+    if NEXT:
+        for name, what, _, _ in DRAINS:
+            row("Redis alone, draining a stream backlog %d a call (no pixrelay, no HTTP): %s"
+                % (DRAIN_BATCH, what), lambda r, n=name: alone(r, n))
+        row("a stream per shard alone, Redis CPU per delivered event / raw RPUSH's: group, + HDEL, range",
+            lambda r: ratios(r, drains, lambda r: r["raw_cpu"]), "≤ 2.5×")
+        row("a stream per shard drained alone / pixrelay's drain: rate; Redis CPU per event",
+            lambda r: "; ".join((", ".join("%.2f×" % (r[n][0] / r["drain_rps"]) if r[n] else "–"
+                                           for n in drains),
+                                 ratios(r, drains, lambda r: r["drain_redis_us"] / 1e6))))
+        row("AOF bytes / Redis memory change per delivered event, stream drained alone: group, + HDEL, range",
+            lambda r: "; ".join("%s / %s" % (cell(r[n][2], "%.0f"), cell(r[n][3], "%+.0f B")) if r[n] else "–"
+                                for n in drains))
     row("raw HTTP POST to the sink (libcurl multi on libevent, %d at a time)" % CONNS,
         lambda r: "%.0f/s" % r["raw_http"])
     row("raw HTTP: CPU per request, client / sink",

@@ -4,7 +4,8 @@
 tests/bench/bench.py with 2 s phases, one pixrelay process and 1,000 postbacks in
 flight, against its own redis-server, wrk and sink, as `bash tests/bench/run.sh`
 runs it, with its latency phase (1 s at each offered load) but not the BullMQ
-peer (it needs npm's registry and takes half a minute more). A benchmark cannot
+peer (it needs npm's registry and takes half a minute more) nor the ceilings of a
+stream per shard (BENCH_NEXT=0: about 10 s more). A benchmark cannot
 fail on a rate (the machine's speed is not pixrelay's), so this asserts what
 every long run relies on and a user would see: the benchmark runs to its end,
 every notification pixrelay acknowledged was stored and delivered with exactly
@@ -25,7 +26,7 @@ def main():
     binary, sink = os.environ["PIXRELAY_BIN"], os.environ["BENCH_SINK"]
     # the benchmark's defaults but for these two, whatever the caller's environment says
     env = {k: v for k, v in os.environ.items() if not k.startswith("BENCH_")}
-    env.update(BENCH_PROCESSES="1", BENCH_INFLIGHT="1000", BENCH_PEER="0")
+    env.update(BENCH_PROCESSES="1", BENCH_INFLIGHT="1000", BENCH_PEER="0", BENCH_NEXT="0")
     with tempfile.TemporaryDirectory(prefix="pixrelay-bench-short.") as work:
         # its own process group: on a timeout every process it started goes too
         # (redis-server, wrk, the sink, pixrelay), not only bench.py

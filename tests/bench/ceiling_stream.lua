@@ -1,0 +1,29 @@
+-- What ingest would cost Redis with a stream per shard, with the arguments of
+-- src/store/lua/ingest.lua (tests/bench/bench.py, the ceiling phase; docs/event-layout.md,
+-- "Next: a stream per shard, measured alone"): per notification the upstream id remembered
+-- (SET NX GET EX) and, when it is new, ONE XADD to the shard's stream <p>s whose entry is
+-- the event itself (id, env, account, type, url, order, created, body): its listing, in
+-- time order, and the queue of its first attempt. No hash, no listing index, no due set, no
+-- order list. The account's URL is read once per call, as ingest.lua does. Not pixrelay's
+-- script: a measure, before anyone rewrites pixrelay for it.
+local p, now, ttl = ARGV[1], ARGV[2], ARGV[4]
+local urls = {}
+local out = {}
+for i = 0, tonumber(ARGV[5]) - 1 do
+  local a = 6 + 11 * i
+  local account, env, evt = ARGV[a], ARGV[a + 1], ARGV[a + 6]
+  local seen = redis.call('SET', p .. 'up:' .. account .. ':' .. ARGV[a + 2], evt,
+    'NX', 'GET', 'EX', ttl)
+  if not seen then
+    local ak = p .. 'acct:' .. env .. ':' .. account
+    local url = urls[ak]
+    if not url then
+      url = redis.call('HGET', ak, 'postback_url') or ''
+      urls[ak] = url
+    end
+    redis.call('XADD', p .. 's', '*', 'id', evt, 'env', env, 'account', account,
+      'type', ARGV[a + 5], 'url', url, 'order', ARGV[a + 8], 'created', now, 'body', ARGV[a + 7])
+  end
+  out[#out + 1] = seen and 'duplicate' or 'relayed'
+end
+return out

@@ -1,0 +1,31 @@
+-- ceiling_stream.lua and per-charge order: what ingest would cost Redis with a stream per
+-- shard when each event also marks its charge busy in a per-shard hash of the orders with
+-- an event in flight (HSETNX <p>busy <order> <event id>; a later event of a busy charge
+-- waits in its order list, which the dispatcher reads when the one in flight settles: a
+-- path the benchmark's events, one per charge, almost never take).
+-- Same arguments as src/store/lua/ingest.lua (tests/bench/bench.py, the ceiling phase).
+local p, now, ttl = ARGV[1], ARGV[2], ARGV[4]
+local urls = {}
+local out = {}
+for i = 0, tonumber(ARGV[5]) - 1 do
+  local a = 6 + 11 * i
+  local account, env, evt = ARGV[a], ARGV[a + 1], ARGV[a + 6]
+  local seen = redis.call('SET', p .. 'up:' .. account .. ':' .. ARGV[a + 2], evt,
+    'NX', 'GET', 'EX', ttl)
+  if not seen then
+    local ak = p .. 'acct:' .. env .. ':' .. account
+    local url = urls[ak]
+    if not url then
+      url = redis.call('HGET', ak, 'postback_url') or ''
+      urls[ak] = url
+    end
+    redis.call('XADD', p .. 's', '*', 'id', evt, 'env', env, 'account', account,
+      'type', ARGV[a + 5], 'url', url, 'order', ARGV[a + 8], 'created', now, 'body', ARGV[a + 7])
+    if redis.call('HSETNX', p .. 'busy', ARGV[a + 8], evt) == 0 then
+      -- its charge is busy: it waits behind the one in flight
+      redis.call('RPUSH', p .. 'o:' .. ARGV[a + 8], evt)
+    end
+  end
+  out[#out + 1] = seen and 'duplicate' or 'relayed'
+end
+return out
