@@ -86,6 +86,8 @@ for i = 0, tonumber(ARGV[10]) - 1 do
   local a = first_outcome + 10 * i
   local id, outcome = ARGV[a], ARGV[a + 2]
   if holds(ARGV[a + 1], id) then
+    -- one outcome per lease, even if a call carried it twice
+    held[ARGV[a + 1]][id] = nil
     local ek = p .. 'e:' .. id
     local attempts, order, q = ARGV[a + 7], ARGV[a + 8], ARGV[a + 9]
     recorded[#recorded + 1] = id
@@ -138,7 +140,8 @@ for _, id in ipairs(expired) do
   local ek = p .. 'e:' .. id
   redis.call('ZREM', KEYS[2], id)
   local e = redis.call('HMGET', ek, 'queue', 'state')
-  if e[1] then
+  -- a settled event left in the lease set (only by hand) is not sent again
+  if e[1] and e[2] ~= 'delivered' and e[2] ~= 'dead' then
     if e[2] == 'delivering' then
       -- leased by a version before this one: its attempt was counted at the lease
       redis.call('HSET', ek, 'state', 'pending', 'token', '',
