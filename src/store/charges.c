@@ -215,41 +215,10 @@ static void on_account(void *ud, int result, const struct accounts_info *info, c
 	store(c, info->pix_key);
 }
 
-void charges_create(struct rds *r, struct cache *cache, const struct config *cfg, enum env env,
-		    const char *account, const struct charge_input *in, store_fn cb, void *ud)
-{
-	struct create *c;
-
-	if (ks_shard_of(account) < 0) {
-		cb(ud, -1, NULL, "the account id names no shard");
-		return;
-	}
-	c = mem_new(struct create);
-	c->r = r;
-	c->cfg = cfg;
-	c->env = env;
-	snprintf(c->account, sizeof(c->account), "%s", account);
-	c->in.amount = in->amount;
-	c->in.expiration = in->expiration;
-	c->in.external_id = dup_str(in->external_id);
-	c->in.comment = dup_str(in->comment);
-	c->in.name = dup_str(in->name);
-	c->in.email = dup_str(in->email);
-	c->in.phone = dup_str(in->phone);
-	c->in.document = dup_str(in->document);
-	c->in.postback_url = dup_str(in->postback_url);
-	c->cb = cb;
-	c->ud = ud;
-	if (*cfg->pix_key) {
-		store(c, cfg->pix_key);
-		return;
-	}
-	accounts_lookup(r, cache, cfg, account, on_account, c);
-}
-
-void charges_create_at(struct rds *r, const struct config *cfg, enum env env, const char *account,
-		       const struct charge_input *in, const char *id, const char *brcode,
-		       store_fn cb, void *ud)
+/* A creation of a charge of `account` from `in` (its strings copied). */
+static struct create *create_new(struct rds *r, const struct config *cfg, enum env env,
+				 const char *account, const struct charge_input *in, store_fn cb,
+				 void *ud)
 {
 	struct create *c = mem_new(struct create);
 
@@ -268,6 +237,32 @@ void charges_create_at(struct rds *r, const struct config *cfg, enum env env, co
 	c->in.postback_url = dup_str(in->postback_url);
 	c->cb = cb;
 	c->ud = ud;
+	return c;
+}
+
+void charges_create(struct rds *r, struct cache *cache, const struct config *cfg, enum env env,
+		    const char *account, const struct charge_input *in, store_fn cb, void *ud)
+{
+	struct create *c;
+
+	if (ks_shard_of(account) < 0) {
+		cb(ud, -1, NULL, "the account id names no shard");
+		return;
+	}
+	c = create_new(r, cfg, env, account, in, cb, ud);
+	if (*cfg->pix_key) {
+		store(c, cfg->pix_key);
+		return;
+	}
+	accounts_lookup(r, cache, cfg, account, on_account, c);
+}
+
+void charges_create_at(struct rds *r, const struct config *cfg, enum env env, const char *account,
+		       const struct charge_input *in, const char *id, const char *brcode,
+		       store_fn cb, void *ud)
+{
+	struct create *c = create_new(r, cfg, env, account, in, cb, ud);
+
 	snprintf(c->id, sizeof(c->id), "%s", id);
 	c->bank_code = mem_strdup(brcode);
 	/* the key was the bank's to write into the code; none is needed here */
