@@ -34,6 +34,27 @@ local function zadd(key, score, member)
   l[#l + 1] = member
 end
 
+-- Counts of p qn, gathered in a batch like the sorted sets.
+local qn_later = nil
+local function qn_add(p, q, n)
+  if not qn_later then
+    if redis.call('HINCRBY', p .. 'qn', q, n) <= 0 then redis.call('HDEL', p .. 'qn', q) end
+    return
+  end
+  qn_later[q] = (qn_later[q] or 0) + n
+end
+
+local function qn_flush(p)
+  local later = qn_later
+  qn_later = nil
+  if not later then return end
+  for q, n in pairs(later) do
+    if n ~= 0 and redis.call('HINCRBY', p .. 'qn', q, n) <= 0 then
+      redis.call('HDEL', p .. 'qn', q)
+    end
+  end
+end
+
 -- due_add: event `id` of queue `q` may be attempted at `at` (ms). In a batch, the queues'
 -- times in p hosts are gathered too and written once per queue.
 local due_later = nil
@@ -51,6 +72,7 @@ end
 local function due_batch()
   due_later = {}
   zadd_later = {}
+  qn_later = {}
 end
 
 -- ZADD key [LT] score member ... in pieces of at most 500 pairs.
@@ -76,25 +98,143 @@ local function due_flush(p)
   end
   if #args > 0 then zadd_all(p .. 'hosts', true, args) end
   due_later = nil
+  qn_flush(p)
+end
+
+-- Layout 3 (docs/event-layout.md): an event with a destination is appended once to its
+-- shard's stream, the entry holding everything a delivery needs; the stream is the queue of
+-- first attempts, read from a cursor. An event leaves the stream for a hash of its own
+-- (spill: p e:<id>, the layout of version 2) only when it must wait: a retry, a lease that
+-- ran out, a destination or tenant over its budget while others could go, a later event of
+-- a charge whose earlier one is not settled, a replay, a dead letter.
+--   p s          stream: one entry per event, fields i (id) e (env) a (account) t (type)
+--                u (url) o (order key) b (body), always in that order; created_ms is the
+--                entry id's ms
+--   p cur        hash: id = the last entry the leases have consumed (every entry up to it
+--                was leased or spilled), n = entries consumed in all
+--   p qn         hash: queue -> its entries after the cursor
+--   p busy       hash: order key -> the one event of that order not settled (no list), or
+--                '+' when p o:<order> lists them (head first); absent when none is
+--   p done:<day> hash: event id -> the outcome of a stream event delivered at its first
+--                attempt ("<settled ms>\t<attempts>\t<status>\t<attempt json>\t<error>"),
+--                day = the entry's ms / 86400000; expires retention after that day
+--   p o:<order>  list: as in version 2 (head = the one in flight), kept only while an
+--                order has more than one event not settled; lists of version 2 have no
+--                p busy entry and are found with EXISTS
+local host_known = {}
+local function queue_of(env, account, url)
+  local h = host_known[url]
+  if not h then
+    h = url_host(url)
+    host_known[url] = h
+  end
+  return env .. ':' .. account .. ':' .. h, h
+end
+
+-- the ms of a stream entry id ("<ms>-<seq>"), as text
+local function sid_ms(sid)
+  return string.sub(sid, 1, (string.find(sid, '-', 1, true) or (#sid + 1)) - 1)
+end
+
+-- The order of a charge's events. order_claim: event `id` (a hash already, or about to be
+-- leased) is the next of `order` to go when none before it is unsettled: true; else it is
+-- put at the end of the order's list and false. `b` is p busy's value when known (false =
+-- known absent, nil = not known).
+local function order_claim(p, order, id, b)
+  if b == nil then b = redis.call('HGET', p .. 'busy', order) or false end
+  local ok = p .. 'o:' .. order
+  if not b then
+    if redis.call('EXISTS', ok) == 0 then
+      redis.call('HSET', p .. 'busy', order, id)
+      return true
+    end
+    redis.call('RPUSH', ok, id)
+  elseif b == '+' then
+    redis.call('RPUSH', ok, id)
+  else
+    redis.call('RPUSH', ok, b, id)
+  end
+  redis.call('HSET', p .. 'busy', order, '+')
+  return false
+end
+
+-- the next event of a settled event's order key may go now. The settled one is the head
+-- of its order list: one LPOP of two takes it and shows the next, put back if there is
+-- one; an event alone in its list costs that one command. Returns the next (or nil).
+local function next_of(p, order, id, now)
+  local ok = p .. 'o:' .. order
+  local popped = redis.call('LPOP', ok, 2)
+  local nxt
+  if popped and popped[1] == id then
+    nxt = popped[2]
+    if nxt then redis.call('LPUSH', ok, nxt) end
+  else
+    -- not its head (only if the list was changed by hand): as it was, then the long way
+    for j = #(popped or {}), 1, -1 do redis.call('LPUSH', ok, popped[j]) end
+    redis.call('LREM', ok, 1, id)
+    nxt = redis.call('LINDEX', ok, 0)
+  end
+  if nxt then
+    local n = redis.call('HMGET', p .. 'e:' .. nxt, 'next_ms', 'queue')
+    local due = tonumber(n[1] or now)
+    if due < tonumber(now) then due = tonumber(now) end
+    if n[2] then due_add(p, n[2], nxt, due) end
+  end
+  return nxt
+end
+
+-- order_release: event `id` of `order` is settled (delivered or dead): the next one goes.
+-- `b` as in order_claim.
+local function order_release(p, order, id, now, b)
+  if b == nil then b = redis.call('HGET', p .. 'busy', order) or false end
+  if b == id then
+    redis.call('HDEL', p .. 'busy', order)
+  elseif b == '+' then
+    if not next_of(p, order, id, now) then redis.call('HDEL', p .. 'busy', order) end
+  elseif not b then
+    -- a list of version 2 (or none)
+    next_of(p, order, id, now)
+  end
+end
+
+-- stream_entry: the fields of entry `sid` of p s (nil when trimmed)
+local function stream_entry(p, sid)
+  local r = redis.call('XRANGE', p .. 's', sid, sid)
+  if r[1] then return r[1][2] end
+  return nil
+end
+
+-- spill: give stream entry `sid` (its fields `f`) a hash of its own, pending, with the
+-- extra field/value pairs `extra`. Returns its id, queue and order.
+local function spill(p, sid, f, extra)
+  local id, env, account, url = f[2], f[4], f[6], f[10]
+  local q = queue_of(env, account, url)
+  local args = {p .. 'e:' .. id, 'env', env, 'account', account, 'type', f[8], 'url', url,
+    'queue', q, 'body', f[14], 'order', f[12], 'created_ms', sid_ms(sid), 'state', 'pending',
+    'sid', sid}
+  for _, v in ipairs(extra) do args[#args + 1] = v end
+  redis.call('HSET', unpack(args))
+  return id, q, f[12]
 end
 
 -- event_write: record event `id` and queue it for delivery, in the shard of key prefix `p`
--- (<prefix>{s<k>}:). Its payload is written once, into the event hash; its delivery queue,
--- listing index and per-order list are in the same shard:
---   p e:<id>       hash: the event (body, destination, state, attempts, ...)
---   p a:<account>  zset: the account's events by creation time (listing)
---   p o:<order>    list: the events of one order key (a charge) not yet settled, oldest
---                  first; only its head is due, so they go out one after another
+-- (<prefix>{s<k>}:): one XADD of p s (above), its place in the account's listing
+--   p a:<account>  zset: the account's events by creation time (the entry's ms)
+-- and one more to deliver in its queue's count (p qn).
 --   p live         string: the channel of live streams (below), absent when none is open
--- Without a destination the event is recorded as delivered nowhere and expires with the
--- retention (ttl seconds). The hash leaves out what its key and its other fields say: its
--- id (the key's), attempts (none: 0), updated_ms and next_ms (none: created_ms); every
--- reader defaults them (docs/event-layout.md).
+-- Without a destination the event is a hash recorded as delivered nowhere, and expires
+-- with the retention (ttl seconds).
 -- What p live held, looked up once per call (nothing else writes while a script runs).
 local live_known = {}
 local function event_write(p, id, env, account, etype, url, body, order, now, ttl)
-  local ek = p .. 'e:' .. id
-  zadd(p .. 'a:' .. account, now, id)
+  local created = now
+  if url ~= '' then
+    local sid = redis.call('XADD', p .. 's', '*', 'i', id, 'e', env, 'a', account, 't', etype,
+      'u', url, 'o', order, 'b', body)
+    created = sid_ms(sid)
+    qn_add(p, queue_of(env, account, url), 1)
+  end
+  zadd(p .. 'a:' .. account, created, id)
   -- Live streams (GET /v1/events/stream): while a process serves one for an account of this
   -- shard, p live names the pub/sub channel it listens on (set with a TTL, see evstream.h).
   -- Without it this costs one GET of a missing key per call.
@@ -104,20 +244,14 @@ local function event_write(p, id, env, account, etype, url, body, order, now, tt
     live_known[p] = live
   end
   if live then
-    redis.call('PUBLISH', live, id .. '\n' .. env .. '\n' .. account .. '\n' .. now .. '\n' ..
+    redis.call('PUBLISH', live, id .. '\n' .. env .. '\n' .. account .. '\n' .. created .. '\n' ..
       etype .. '\n' .. url .. '\n' .. body)
   end
   if url == '' then
+    local ek = p .. 'e:' .. id
     redis.call('HSET', ek, 'env', env, 'account', account, 'type', etype, 'url', '',
       'body', body, 'order', order, 'created_ms', now, 'state', 'delivered',
       'last_error', 'no postbackUrl on the charge or the account')
     redis.call('EXPIRE', ek, ttl)
-    return
-  end
-  local q = env .. ':' .. account .. ':' .. url_host(url)
-  redis.call('HSET', ek, 'env', env, 'account', account, 'type', etype, 'url', url,
-    'queue', q, 'body', body, 'order', order, 'created_ms', now, 'state', 'pending')
-  if redis.call('RPUSH', p .. 'o:' .. order, id) == 1 then
-    due_add(p, q, id, now)
   end
 end
