@@ -51,6 +51,7 @@ struct outcome {
 	char *entry; /* attempt log entry, JSON */
 	int attempts;
 	char *order, *queue; /* as leased */
+	char sid[48];	     /* as leased: its stream entry, "" = none */
 };
 
 struct shard {
@@ -173,6 +174,7 @@ void dispatch_complete(struct delivery *dl, const char *what, long long next_ms,
 	o->attempts = dl->attempts;
 	o->order = dl->order;
 	o->queue = dl->queue;
+	snprintf(o->sid, sizeof(o->sid), "%s", dl->sid);
 	dl->order = dl->queue = NULL; /* the outcome's now */
 	if (!release) {
 		yajl_gen g = json_gen_new();
@@ -280,6 +282,7 @@ static void begin(struct dispatch *d, struct shard *s, const char *token, const 
 	dl->compat = mem_strdup(l->compat);
 	dl->order = mem_strdup(l->order);
 	dl->queue = mem_strdup(l->queue);
+	snprintf(dl->sid, sizeof(dl->sid), "%s", l->sid);
 	dl->retry_after_ms = -1;
 	dl->start_ms = ids_now_ms();
 	dispatch_url_host(dl->url, host, sizeof(host));
@@ -495,8 +498,9 @@ static void settle(struct dispatch *d, struct shard *s, unsigned lease)
 	/* the outcomes: their texts stay alive until rds_script has copied them */
 	o = s->outcomes;
 	for (unsigned i = 0; i < n; i++, o = o->next) {
-		struct lease_outcome lo = {o->id,    o->token, o->what,	    o->next_ms, o->status,
-					   o->error, o->entry, o->attempts, o->order,	o->queue};
+		struct lease_outcome lo = {o->id,     o->token, o->what,  o->next_ms,
+					   o->status, o->error, o->entry, o->attempts,
+					   o->order,  o->queue, o->sid};
 		lease_args_outcome(&a, &lo);
 	}
 	rds_script(d->r, on_settled, c, SCRIPT_EVENT_SETTLE, LEASE_NKEYS, a.argc, a.argv, a.lens);

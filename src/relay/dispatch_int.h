@@ -62,6 +62,7 @@ struct delivery {
 	char *url, *body, *account;
 	char *signing, *signing_prev, *compat;
 	char *order, *queue; /* as leased: sent back with the outcome */
+	char sid[48];	     /* its stream entry ("" = none), sent back likewise */
 	char env[16];
 	struct budget_tenant *tenant;
 	int attempts, budget_base;

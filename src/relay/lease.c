@@ -55,6 +55,7 @@ void lease_args_outcome(struct rargs *a, const struct lease_outcome *o)
 	rargs_ll(a, o->attempts);
 	rargs_str(a, o->order);
 	rargs_str(a, o->queue);
+	rargs_str(a, o->sid ? o->sid : "");
 }
 
 int lease_decode(redisReply *const *f, size_t n, struct lease *out)
@@ -77,5 +78,6 @@ int lease_decode(redisReply *const *f, size_t n, struct lease *out)
 	out->compat = f[10]->str;
 	out->order = f[11]->str;
 	out->queue = f[12]->str;
+	out->sid = f[13]->str;
 	return 0;
 }

@@ -48,8 +48,11 @@ static void reply_error(const char *why, redisReply *r, char *err, size_t errlen
 		snprintf(err, errlen, "redis: unexpected reply type %d", r->type);
 }
 
-/* This version's key layout is 2 (docs/storage.md). Refuse a Redis holding
- * the layout of 0.1, which it does not read; mark an empty one as layout 2. */
+/* This version's key layout is 3 (docs/storage.md): 2 and a stream per shard
+ * (docs/event-layout.md). A Redis of layout 2 is read as it is and marked 3
+ * (the version before refuses it then: it does not read the streams). Refuse
+ * a Redis holding the layout of 0.1, which it does not read; mark an empty
+ * one as layout 3. */
 static int layout_check(struct rds *c, const char *prefix, char *err, size_t errlen)
 {
 	char k[256], why[256] = "";
@@ -64,9 +67,16 @@ static int layout_check(struct rds *c, const char *prefix, char *err, size_t err
 		goto done;
 	}
 	if (r->type == REDIS_REPLY_STRING) {
-		if (strcmp(r->str, "2") == 0)
+		if (strcmp(r->str, "3") == 0) {
 			rc = 0;
-		else
+		} else if (strcmp(r->str, "2") == 0) {
+			freeReplyObject(r);
+			r = cmd(c, why, "SET", k, "3", NULL);
+			if (!r || r->type == REDIS_REPLY_ERROR)
+				reply_error(why, r, err, errlen);
+			else
+				rc = 0;
+		} else
 			snprintf(err, errlen,
 				 "this Redis holds pixrelay data of key layout %s, which this "
 				 "version does not read",
@@ -94,7 +104,7 @@ static int layout_check(struct rds *c, const char *prefix, char *err, size_t err
 		goto done;
 	}
 	freeReplyObject(r);
-	r = cmd(c, why, "SET", k, "2", "NX", NULL);
+	r = cmd(c, why, "SET", k, "3", "NX", NULL);
 	if (!r || r->type == REDIS_REPLY_ERROR) {
 		reply_error(why, r, err, errlen);
 		goto done;

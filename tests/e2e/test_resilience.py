@@ -227,7 +227,7 @@ class Layout(unittest.TestCase):
             # an empty Redis is marked with this version's layout
             redis.cmd("DEL", "pixrelay:{sandbox}:accounts")
             Pixrelay(wd.path, redis).cli("init")
-            self.assertEqual(redis.cmd("GET", "pixrelay:{meta}:layout"), "2")
+            self.assertEqual(redis.cmd("GET", "pixrelay:{meta}:layout"), "3")
         finally:
             redis.stop()
             wd.cleanup()

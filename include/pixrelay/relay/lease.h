@@ -13,10 +13,11 @@
  *   [10] = number n of outcomes, [11] = how many events of one account to lease at most,
  *   unless listed, [12] = number a of accounts listed, [13] = how many sandbox events to
  *   lease at most, [14] = how many production events, then h pairs (host, how many of its
- *   events to lease at most), a pairs (account, how many of its events), then n times 10:
+ *   events to lease at most), a pairs (account, how many of its events), then n times 11:
  *   event id, token of its lease (its end), outcome (delivered | retry | dead | release),
  *   next attempt (ms), HTTP status ('' = none), error text, attempt log entry (JSON), and
- *   what its lease answered: the attempt's number, the order key, the queue
+ *   what its lease answered: the attempt's number, the order key, the queue, the stream
+ *   entry ('' = an event with a hash of its own)
  *   An outcome counts when the event's score in the lease set is its token: a
  *   lease is only that entry (leasing writes nothing into the event), and a
  *   later lease of the same event starts after this one ended or was
@@ -24,7 +25,9 @@
  * Returns {outcomes recorded, when the next event is due ('' = none) when nothing was
  *   leased, then for each leased event: id, url, body, attempts, budget_base, budget start
  *   (created_ms, or the last replay), account, env, signing secret, previous signing
- *   secret, compat secret, order key, queue}
+ *   secret, compat secret, order key, queue, stream entry ('' = none)}
+ *   A lease is the event's entry in the lease set: its member is the stream entry's id
+ *   for an event still only in the shard's stream, else the event's id.
  *
  * A call is: lease_args (the keys and ARGV[1..14]), then exactly h
  * lease_args_host, a lease_args_account and n lease_args_outcome, in that
@@ -40,7 +43,7 @@
 
 #define LEASE_NKEYS 3	    /* KEYS[1..3] */
 #define LEASE_REPLY_FIRST 2 /* the first leased event's first field in the answer */
-#define LEASE_FIELDS 13	    /* fields of one leased event in the answer */
+#define LEASE_FIELDS 14	    /* fields of one leased event in the answer */
 
 /* KEYS[1..3] and ARGV[1..14]. Borrowed strings: alive until the call. */
 struct lease_call {
@@ -74,15 +77,15 @@ void lease_args_account(struct rargs *a, const char *account, unsigned most);
 /* One of the n outcomes: the event, the token of its lease, what happened
  * (delivered | retry | dead | release), when to try again (ms), the HTTP
  * status (none when <= 0), the error text, the attempt log entry (JSON), and
- * what its lease gave: its attempt's number, order key and queue. Strings
- * borrowed. */
+ * what its lease gave: its attempt's number, order key, queue and stream
+ * entry ("" = none). Strings borrowed. */
 struct lease_outcome {
 	const char *id, *token, *what;
 	long long next_ms;
 	long status;
 	const char *error, *entry;
 	int attempts;
-	const char *order, *queue;
+	const char *order, *queue, *sid;
 };
 
 /* Append one of the n outcomes. */
@@ -104,6 +107,7 @@ struct lease {
 	const char *compat;
 	const char *order; /* its order key (a charge): events of one go one after another */
 	const char *queue; /* its delivery queue "<env>:<account>:<host>" */
+	const char *sid;   /* its entry in the shard's stream, "" when it has a hash */
 };
 
 /* Decode the leased event whose fields start at f (n fields left in the

@@ -10,10 +10,11 @@
 --   [10] = number n of outcomes, [11] = how many events of one account to lease at most,
 --   unless listed, [12] = number a of accounts listed, [13] = how many sandbox events to
 --   lease at most, [14] = how many production events, then h pairs (host, how many of its
---   events to lease at most), a pairs (account, how many of its events), then n times 10:
+--   events to lease at most), a pairs (account, how many of its events), then n times 11:
 --   event id, token of its lease (its end), outcome (delivered | retry | dead | release),
 --   next attempt (ms), HTTP status ('' = none), error text, attempt log entry (JSON), and
---   what its lease answered: the attempt's number, the order key, the queue
+--   what its lease answered: the attempt's number, the order key, the queue, the stream
+--   entry ('' = an event of its own hash)
 -- An outcome counts only from the holder of the lease (a late answer after the lease ran
 -- out, and another process leased the event, is ignored). A delivered or dead event and its
 -- log expire after the retention; the dead set forgets what is older. A lease that ran out
@@ -21,41 +22,22 @@
 -- Returns {outcomes recorded, when the next event is due ('' = none) when nothing was
 --   leased, then for each leased event: id, url, body, attempts, budget_base, budget start
 --   (created_ms, or the last replay), account, env, signing secret, previous signing
---   secret, compat secret, order key, queue}
+--   secret, compat secret, order key, queue, stream entry ('' = none)}
+-- Events are leased first from the due sets (retries, events that waited), then from the
+-- shard's stream (first attempts, docs/event-layout.md): in arrival order from the
+-- cursor, as long as each one's host, account and environment may take it. One over its
+-- budget stops the reading, unless another queue with entries in the stream could go: then
+-- it waits in its due set (spill) and the reading goes on.
 --@include event
 if #KEYS ~= 3 or #ARGV < 14 or
-    #ARGV ~= 14 + 2 * tonumber(ARGV[9]) + 2 * tonumber(ARGV[12]) + 10 * tonumber(ARGV[10]) then
-  return redis.error_reply('ERR event_settle: wants 3 keys and 14 + 2h + 2a + 10n arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+    #ARGV ~= 14 + 2 * tonumber(ARGV[9]) + 2 * tonumber(ARGV[12]) + 11 * tonumber(ARGV[10]) then
+  return redis.error_reply('ERR event_settle: wants 3 keys and 14 + 2h + 2a + 11n arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local p, now = ARGV[1], tonumber(ARGV[2])
 local cap, ttl = tonumber(ARGV[6]), tonumber(ARGV[7])
 local nhosts, naccts = tonumber(ARGV[9]), tonumber(ARGV[12])
 local first_outcome = 15 + 2 * nhosts + 2 * naccts
 local recorded = {}
-
--- the next event of a settled event's order key may go now. The settled one is the head
--- of its order list: one LPOP of two takes it and shows the next, put back if there is
--- one; an event alone in its list costs that one command.
-local function next_of(order, id)
-  local ok = p .. 'o:' .. order
-  local popped = redis.call('LPOP', ok, 2)
-  local nxt
-  if popped and popped[1] == id then
-    nxt = popped[2]
-    if nxt then redis.call('LPUSH', ok, nxt) end
-  else
-    -- not its head (only if the list was changed by hand): as it was, then the long way
-    for j = #(popped or {}), 1, -1 do redis.call('LPUSH', ok, popped[j]) end
-    redis.call('LREM', ok, 1, id)
-    nxt = redis.call('LINDEX', ok, 0)
-  end
-  if nxt then
-    local n = redis.call('HMGET', p .. 'e:' .. nxt, 'next_ms', 'queue')
-    local due = tonumber(n[1] or now)
-    if due < now then due = now end
-    if n[2] then due_add(p, n[2], nxt, due) end
-  end
-end
 
 -- A lease is only its entry in the lease set (KEYS[2]: event id -> when it runs out, ms):
 -- leasing writes nothing into the event, and the token of a lease is its end, the score
@@ -76,26 +58,52 @@ local function holds(token, id)
   return t[id]
 end
 
--- An outcome brings what its lease gave (the attempt's number, the order key, the queue),
--- so recording it reads nothing of the event. The event's attempts are counted when an
--- attempt's outcome (or the end of its lease) is recorded. The attempt log: the latest
--- attempt in the event's field `attempt`, the ones before it in the list log:<id> (the
--- oldest dropped beyond the cap); the first attempt has none before it to move.
+-- An outcome brings what its lease gave (the attempt's number, the order key, the queue,
+-- the stream entry), so recording it reads nothing of the event. The event's attempts are
+-- counted when an attempt's outcome (or the end of its lease) is recorded. The attempt log:
+-- the latest attempt in the event's field `attempt`, the ones before it in the list
+-- log:<id> (the oldest dropped beyond the cap); the first attempt has none before it.
+-- A stream event delivered at its first attempt is one field of p done:<day>, written for
+-- the whole call at once; any other outcome of a stream event gives it a hash first (spill)
+-- and is then recorded as for any hashed event.
+local DAY_MS = 86400000
+local done_later, done_orders = {}, {}
 due_batch()
 for i = 0, tonumber(ARGV[10]) - 1 do
-  local a = first_outcome + 10 * i
-  local id, outcome = ARGV[a], ARGV[a + 2]
-  if holds(ARGV[a + 1], id) then
+  local a = first_outcome + 11 * i
+  local id, outcome, sid = ARGV[a], ARGV[a + 2], ARGV[a + 10]
+  local member = id
+  if sid ~= '' then member = sid end
+  if holds(ARGV[a + 1], member) then
     -- one outcome per lease, even if a call carried it twice
-    held[ARGV[a + 1]][id] = nil
+    held[ARGV[a + 1]][member] = nil
     local ek = p .. 'e:' .. id
     local attempts, order, q = ARGV[a + 7], ARGV[a + 8], ARGV[a + 9]
-    recorded[#recorded + 1] = id
-    if outcome == 'release' then
+    recorded[#recorded + 1] = member
+    local f = true
+    if sid ~= '' and outcome == 'delivered' then
+      local dk = p .. 'done:' .. math.floor(tonumber(sid_ms(sid)) / DAY_MS)
+      local l = done_later[dk]
+      if not l then
+        l = {}
+        done_later[dk] = l
+      end
+      l[#l + 1] = id
+      l[#l + 1] = ARGV[2] .. '\t' .. attempts .. '\t' .. ARGV[a + 4] .. '\t' .. ARGV[a + 6] ..
+        '\t' .. ARGV[a + 5]
+      done_orders[#done_orders + 1] = order
+      done_orders[#done_orders + 1] = id
+      f = false
+    elseif sid ~= '' then
+      f = stream_entry(p, sid)
+      -- (an entry trimmed while leased, only by hand: nothing left to record)
+      if f then spill(p, sid, f, {}) end
+    end
+    if f and outcome == 'release' then
       -- the destination was busy: no attempt, the last result stays
       redis.call('HSET', ek, 'updated_ms', now, 'next_ms', ARGV[a + 3])
       due_add(p, q, id, ARGV[a + 3])
-    else
+    elseif f then
       local lk = p .. 'log:' .. id
       local logged = false
       if tonumber(attempts) > 1 then
@@ -127,31 +135,65 @@ for i = 0, tonumber(ARGV[10]) - 1 do
         end
         redis.call('EXPIRE', ek, ttl)
         if logged then redis.call('EXPIRE', lk, ttl) end
-        next_of(order, id)
+        order_release(p, order, id, now)
       end
     end
   end
 end
 if #recorded > 0 then redis.call('ZREM', KEYS[2], unpack(recorded)) end
+-- the stream events delivered: their outcomes, one HSET per day; their orders free
+for dk, l in pairs(done_later) do
+  redis.call('HSET', dk, unpack(l))
+  local day_end = (math.floor(tonumber(string.sub(dk, #p + 6)) + 1)) * DAY_MS
+  local secs = math.floor((day_end - now) / 1000) + ttl
+  if secs < 60 then secs = 60 end
+  redis.call('EXPIRE', dk, secs)
+end
+if #done_orders > 0 then
+  local names = {}
+  for j = 1, #done_orders, 2 do names[#names + 1] = done_orders[j] end
+  local b = redis.call('HMGET', p .. 'busy', unpack(names))
+  local free, seen = {}, {}
+  for j = 1, #names do
+    local order, id = names[j], done_orders[2 * j]
+    if seen[order] then
+      order_release(p, order, id, now)
+    elseif b[j] == id then
+      free[#free + 1] = order
+    else
+      order_release(p, order, id, now, b[j] or false)
+    end
+    seen[order] = true
+  end
+  if #free > 0 then redis.call('HDEL', p .. 'busy', unpack(free)) end
+end
 
 -- a lease that ran out: its attempt counts (its outcome is unknown), the event is due again
+-- (a stream event gets a hash of its own, with that one attempt)
+local LEASE_LOST = 'lease expired: the dispatcher holding it stopped or was too slow'
 local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, 100)
 for _, id in ipairs(expired) do
-  local ek = p .. 'e:' .. id
   redis.call('ZREM', KEYS[2], id)
-  local e = redis.call('HMGET', ek, 'queue', 'state')
-  -- a settled event left in the lease set (only by hand) is not sent again
-  if e[1] and e[2] ~= 'delivered' and e[2] ~= 'dead' then
-    if e[2] == 'delivering' then
-      -- leased by a version before this one: its attempt was counted at the lease
-      redis.call('HSET', ek, 'state', 'pending', 'token', '',
-        'last_error', 'lease expired: the dispatcher holding it stopped or was too slow')
-    else
-      redis.call('HINCRBY', ek, 'attempts', 1)
-      redis.call('HSET', ek,
-        'last_error', 'lease expired: the dispatcher holding it stopped or was too slow')
+  if string.find(id, '-', 1, true) then
+    local f = stream_entry(p, id)
+    if f then
+      local eid, q = spill(p, id, f, {'attempts', '1', 'last_error', LEASE_LOST})
+      due_add(p, q, eid, now)
     end
-    due_add(p, e[1], id, now)
+  else
+    local ek = p .. 'e:' .. id
+    local e = redis.call('HMGET', ek, 'queue', 'state')
+    -- a settled event left in the lease set (only by hand) is not sent again
+    if e[1] and e[2] ~= 'delivered' and e[2] ~= 'dead' then
+      if e[2] == 'delivering' then
+        -- leased by a version before this one: its attempt was counted at the lease
+        redis.call('HSET', ek, 'state', 'pending', 'token', '', 'last_error', LEASE_LOST)
+      else
+        redis.call('HINCRBY', ek, 'attempts', 1)
+        redis.call('HSET', ek, 'last_error', LEASE_LOST)
+      end
+      due_add(p, e[1], id, now)
+    end
   end
 end
 due_flush(p)
@@ -170,28 +212,49 @@ for i = 0, naccts - 1 do
 end
 local default, account_default = tonumber(ARGV[8]), tonumber(ARGV[11])
 local per_env = {sandbox = tonumber(ARGV[13]), production = tonumber(ARGV[14])}
+local function want_of(env, account, host)
+  local w = budget[host] or default
+  local aw = per_account[account] or account_default
+  if aw < w then w = aw end
+  if (per_env[env] or 0) < w then w = per_env[env] or 0 end
+  if w > left then w = left end
+  return w
+end
+local function took(env, account, host, n)
+  budget[host] = (budget[host] or default) - n
+  per_account[account] = (per_account[account] or account_default) - n
+  per_env[env] = (per_env[env] or 0) - n
+  left = left - n
+end
+local function queue_parts(q)
+  local c1 = string.find(q, ':', 1, true)
+  local c2 = c1 and string.find(q, ':', c1 + 1, true)
+  if not c2 then return '', '', q end
+  return string.sub(q, 1, c1 - 1), string.sub(q, c1 + 1, c2 - 1), string.sub(q, c2 + 1)
+end
 local accounts = {}
+local function secrets(env, account)
+  local ak = p .. 'acct:' .. env .. ':' .. account
+  local s = accounts[ak]
+  if not s then
+    s = redis.call('HMGET', ak, 'signing_secret', 'signing_secret_prev', 'webhook_secret')
+    accounts[ak] = s
+  end
+  return s
+end
 local until_ms = now + tonumber(ARGV[3])
 local leased = {}
--- queues at their limit are passed over without a command; at most 1000 looked at per call
+-- 1. the due sets: queues at their limit are passed over without a command; at most 1000
+-- looked at per call
 local queues = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, 1000)
 for _, q in ipairs(queues) do
   if left <= 0 then break end
-  local c1 = string.find(q, ':', 1, true)
-  local c2 = c1 and string.find(q, ':', c1 + 1, true)
-  local env, account, host = '', '', q
-  if c2 then
-    env, account, host = string.sub(q, 1, c1 - 1), string.sub(q, c1 + 1, c2 - 1),
-      string.sub(q, c2 + 1)
-  end
-  local want = budget[host] or default
-  local acct_left = per_account[account] or account_default
-  if acct_left < want then want = acct_left end
-  if (per_env[env] or 0) < want then want = per_env[env] or 0 end
-  if want > left then want = left end
+  local env, account, host = queue_parts(q)
+  local want = want_of(env, account, host)
   if want > 0 then
     local dk = p .. 'due:' .. q
     local ids = redis.call('ZRANGEBYSCORE', dk, '-inf', now, 'LIMIT', 0, want)
+    local got = 0
     for _, id in ipairs(ids) do
       local ek = p .. 'e:' .. id
       local e = redis.call('HMGET', ek, 'url', 'body', 'budget_base', 'created_ms', 'account',
@@ -199,12 +262,7 @@ for _, q in ipairs(queues) do
       if e[1] then
         -- after a replay, the age limit counts from the replay
         if e[7] and e[7] ~= '' then e[4] = e[7] end
-        local ak = p .. 'acct:' .. e[6] .. ':' .. e[5]
-        local s = accounts[ak]
-        if not s then
-          s = redis.call('HMGET', ak, 'signing_secret', 'signing_secret_prev', 'webhook_secret')
-          accounts[ak] = s
-        end
+        local s = secrets(e[6], e[5])
         local attempts = tostring((tonumber(e[8]) or 0) + 1)
         leased[#leased + 1] = until_ms
         leased[#leased + 1] = id
@@ -212,12 +270,12 @@ for _, q in ipairs(queues) do
         out[n + 1], out[n + 2], out[n + 3], out[n + 4] = id, e[1], e[2], attempts
         out[n + 5], out[n + 6], out[n + 7], out[n + 8] = e[3] or '0', e[4], e[5], e[6]
         out[n + 9], out[n + 10], out[n + 11] = s[1] or '', s[2] or '', s[3] or ''
-        out[n + 12], out[n + 13] = e[9] or '', q
-        left = left - 1
+        out[n + 12], out[n + 13], out[n + 14] = e[9] or '', q, ''
+        got = got + 1
       end
     end
-    per_account[account] = acct_left - #ids
-    per_env[env] = (per_env[env] or 0) - #ids
+    took(env, account, host, got)
+    -- (an id whose hash is gone still counted against its account and environment before)
     if #ids > 0 then redis.call('ZREMRANGEBYRANK', dk, 0, #ids - 1) end
     local first = redis.call('ZRANGE', dk, 0, 0, 'WITHSCORES')
     if first[2] then
@@ -227,6 +285,136 @@ for _, q in ipairs(queues) do
     end
   end
 end
+
+-- 2. the stream, from the cursor: first attempts in arrival order. An entry whose charge
+-- has an earlier event not settled waits behind it (spill into the order's list). An entry
+-- over its host's, account's or environment's budget stops the reading, unless another
+-- queue with entries in the stream could go now: then it waits in its due set (spill), at
+-- most SPILL_MAX a call, and the reading goes on.
+local SPILL_MAX = 256
+if left > 0 and redis.call('EXISTS', p .. 'qn') == 1 then
+  local sk = p .. 's'
+  local cur = redis.call('HGET', p .. 'cur', 'id')
+  local from = '-'
+  if cur then from = '(' .. cur end
+  local last, consumed, spilled, stop = nil, 0, 0, false
+  local qdone = {}  -- queue -> entries consumed by this call
+  local bstate = {} -- order -> false (none unsettled) | 'v2' (a list of version 2) | id | '+'
+  local bset, bnames = {}, {}
+  local function busy_set(order, v)
+    if bset[order] == nil then bnames[#bnames + 1] = order end
+    bset[order] = v
+    bstate[order] = v
+  end
+  local can_go, waiting = {}, nil
+  local function others_can_go(q)
+    local c = can_go[q]
+    if c ~= nil then return c end
+    if not waiting then waiting = redis.call('HGETALL', p .. 'qn') end
+    c = false
+    for j = 1, #waiting, 2 do
+      local q2 = waiting[j]
+      if q2 ~= q and (tonumber(waiting[j + 1]) or 0) - (qdone[q2] or 0) > 0 then
+        local env2, account2, host2 = queue_parts(q2)
+        if want_of(env2, account2, host2) > 0 then
+          c = true
+          break
+        end
+      end
+    end
+    can_go[q] = c
+    return c
+  end
+  while left > 0 and not stop do
+    local w = left + 8
+    if w > 128 then w = 128 end
+    local entries = redis.call('XRANGE', sk, from, '+', 'COUNT', w)
+    if #entries == 0 then break end
+    -- the orders of the window: p busy, and the lists of version 2 for those not in it
+    local ask, asked = {}, {}
+    for _, en in ipairs(entries) do
+      local o = en[2][12]
+      if bstate[o] == nil and not asked[o] then
+        asked[o] = true
+        ask[#ask + 1] = o
+      end
+    end
+    if #ask > 0 then
+      local v = redis.call('HMGET', p .. 'busy', unpack(ask))
+      local free, lists = {}, {}
+      for j, o in ipairs(ask) do
+        if v[j] then
+          bstate[o] = v[j]
+        else
+          bstate[o] = false
+          free[#free + 1] = o
+          lists[#lists + 1] = p .. 'o:' .. o
+        end
+      end
+      if #lists > 0 and redis.call('EXISTS', unpack(lists)) > 0 then
+        for j, o in ipairs(free) do
+          if redis.call('EXISTS', lists[j]) == 1 then bstate[o] = 'v2' end
+        end
+      end
+    end
+    for _, en in ipairs(entries) do
+      local sid, f = en[1], en[2]
+      local id, env, account, url, order = f[2], f[4], f[6], f[10], f[12]
+      local q, host = queue_of(env, account, url)
+      local b = bstate[order]
+      if b == false and want_of(env, account, host) > 0 then
+        busy_set(order, id)
+        local s = secrets(env, account)
+        leased[#leased + 1] = until_ms
+        leased[#leased + 1] = sid
+        local n = #out
+        out[n + 1], out[n + 2], out[n + 3], out[n + 4] = id, url, f[14], '1'
+        out[n + 5], out[n + 6], out[n + 7], out[n + 8] = '0', sid_ms(sid), account, env
+        out[n + 9], out[n + 10], out[n + 11] = s[1] or '', s[2] or '', s[3] or ''
+        out[n + 12], out[n + 13], out[n + 14] = order, q, sid
+        took(env, account, host, 1)
+      elseif b then
+        -- behind an earlier event of its charge
+        spill(p, sid, f, {})
+        local ok = p .. 'o:' .. order
+        if b == 'v2' or b == '+' then
+          redis.call('RPUSH', ok, id)
+        else
+          redis.call('RPUSH', ok, b, id)
+        end
+        busy_set(order, '+')
+      elseif spilled < SPILL_MAX and others_can_go(q) then
+        spill(p, sid, f, {})
+        busy_set(order, id)
+        due_add(p, q, id, now)
+        spilled = spilled + 1
+      else
+        stop = true
+        break
+      end
+      consumed = consumed + 1
+      qdone[q] = (qdone[q] or 0) + 1
+      last = sid
+      if left <= 0 then break end
+    end
+    if last then from = '(' .. last end
+    if #entries < w then break end
+  end
+  if #bnames > 0 then
+    local args = {}
+    for _, o in ipairs(bnames) do
+      args[#args + 1] = o
+      args[#args + 1] = bset[o]
+    end
+    redis.call('HSET', p .. 'busy', unpack(args))
+  end
+  if consumed > 0 then
+    redis.call('HSET', p .. 'cur', 'id', last)
+    redis.call('HINCRBY', p .. 'cur', 'n', consumed)
+    for q, k in pairs(qdone) do qn_add(p, q, -k) end
+  end
+end
+
 if #leased > 0 then redis.call('ZADD', KEYS[2], unpack(leased)) end
 if #out == 2 then
   local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
