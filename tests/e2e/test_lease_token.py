@@ -52,17 +52,28 @@ class LeaseToken(unittest.TestCase):
             self.cmd("ZADD", P + "due:" + QUEUE, T0, eid)
             self.cmd("ZADD", P + "hosts", T0, QUEUE)
 
-    def settle(self, now, lease_most, outcomes=()):
+    def settle(self, now, lease_most, outcomes=(), hosts=()):
         """One event_settle call as dispatch.c makes it at `now`: outcomes
         are (id, token, outcome, next ms, status, error, attempt entry,
-        attempt number, order, queue). Returns (recorded, [leased rows])."""
-        argv = [P, now, LEASE, lease_most, now + LEASE, 10, 86400, 10, 0, len(outcomes), 10, 0,
-                10, 10]
+        attempt number, order, queue[, stream entry]); hosts are (host, how
+        many of its events at most). Returns (recorded, [leased rows])."""
+        argv = [P, now, LEASE, lease_most, now + LEASE, 10, 86400, 10, len(hosts),
+                len(outcomes), 10, 0, 10, 10]
+        for h in hosts:
+            argv += list(h)
         for o in outcomes:
-            argv += list(o)
+            argv += list(o) + ([""] if len(o) == 10 else [])
         res = self.cmd("EVALSHA", self.sha, 3, P + "hosts", P + "lease", P + "dead", *argv)
         rows = res[2:]
-        return res[0], [rows[i:i + 13] for i in range(0, len(rows), 13)]
+        return res[0], [rows[i:i + 14] for i in range(0, len(rows), 14)]
+
+    def entry(self, eid, order, host="sink"):
+        """An event as event_write (lib/event.lua) appends it to the shard's
+        stream; returns its entry id."""
+        sid = self.cmd("XADD", P + "s", "*", "i", eid, "e", "sandbox", "a", "acc", "t", "T",
+                       "u", "http://%s/hook" % host, "o", order, "b", "{\"id\":\"%s\"}" % eid)
+        self.cmd("HINCRBY", P + "qn", "sandbox:acc:" + host, 1)
+        return sid
 
     def test_a_stalled_lease_cannot_be_confused_with_the_next(self):
         self.event("E", "ch")
@@ -117,6 +128,120 @@ class LeaseToken(unittest.TestCase):
         self.assertIsNone(self.cmd("ZSCORE", P + "lease", "E"))
         self.assertEqual(self.cmd("ZCARD", P + "due:" + QUEUE), 0)
         self.assertIsNone(self.cmd("HGET", P + "e:E", "attempts"))
+
+
+
+class StreamLeases(LeaseToken):
+    """Layout 3: first attempts leased from the shard's stream by a cursor
+    (docs/event-layout.md)."""
+
+    def test_first_attempts_in_arrival_order_then_delivered(self):
+        x, y = self.entry("X", "c1"), self.entry("Y", "c2")
+        _, rows = self.settle(T0, 10)
+        self.assertEqual([(r[0], r[3], r[11], r[12], r[13]) for r in rows],
+                         [("X", "1", "c1", QUEUE, x), ("Y", "1", "c2", QUEUE, y)])
+        self.assertEqual(rows[0][2], '{"id":"X"}')
+        self.assertEqual(rows[0][5], x.split("-")[0])  # created: the entry's ms
+        self.assertEqual(self.cmd("ZRANGE", P + "lease", 0, -1), [x, y])
+        self.assertEqual(self.cmd("HGET", P + "cur", "id"), y)
+        self.assertEqual(self.cmd("EXISTS", P + "qn"), 0)
+        self.assertEqual(self.cmd("HGETALL", P + "busy"), ["c1", "X", "c2", "Y"])
+        # nothing more to lease; X delivered: its outcome is one field of done:<day>
+        token = str(T0 + LEASE)
+        recorded, more = self.settle(T0 + 5, 10, [
+            ("X", token, "delivered", 0, 200, "", '{"a":1}', "1", "c1", QUEUE, x)])
+        self.assertEqual((recorded, more), (1, []))
+        day = int(x.split("-")[0]) // 86400000
+        self.assertEqual(self.cmd("HGET", P + "done:%d" % day, "X"),
+                         "%d\t1\t200\t{\"a\":1}\t" % (T0 + 5))
+        self.assertGreater(self.cmd("TTL", P + "done:%d" % day), 86400)
+        self.assertEqual(self.cmd("HGETALL", P + "busy"), ["c2", "Y"])
+        self.assertEqual(self.cmd("EXISTS", P + "e:X"), 0)
+        self.assertEqual(self.cmd("ZRANGE", P + "lease", 0, -1), [y])
+
+    def test_a_later_event_of_a_charge_waits_for_the_earlier(self):
+        x, y = self.entry("X", "ch"), self.entry("Y", "ch")
+        _, rows = self.settle(T0, 10)
+        self.assertEqual([r[0] for r in rows], ["X"])
+        # Y waits behind X: a hash of its own, in the order's list, not due
+        self.assertEqual(self.cmd("LRANGE", P + "o:ch", 0, -1), ["X", "Y"])
+        self.assertEqual(self.cmd("HGET", P + "busy", "ch"), "+")
+        self.assertEqual(self.cmd("HMGET", P + "e:Y", "state", "sid", "body"),
+                         ["pending", y, '{"id":"Y"}'])
+        self.assertEqual(self.cmd("ZCARD", P + "due:" + QUEUE), 0)
+        token = str(T0 + LEASE)
+        self.settle(T0 + 1, 0, [("X", token, "delivered", 0, 200, "", "{}", "1", "ch", QUEUE, x)])
+        self.assertEqual(self.cmd("ZRANGE", P + "due:" + QUEUE, 0, -1), ["Y"])
+        _, rows = self.settle(T0 + 2, 10)
+        self.assertEqual([(r[0], r[3], r[13]) for r in rows], [("Y", "1", "")])
+        self.settle(T0 + 3, 0, [("Y", str(T0 + 2 + LEASE), "delivered", 0, 200, "", "{}", "1",
+                                 "ch", QUEUE)])
+        self.assertEqual(self.cmd("HGET", P + "e:Y", "state"), "delivered")
+        self.assertEqual((self.cmd("EXISTS", P + "o:ch"), self.cmd("EXISTS", P + "busy")), (0, 0))
+
+    def test_an_event_behind_a_list_of_the_version_before_waits(self):
+        self.event("V", "ch")  # version 2: its list, no busy entry
+        self.entry("X", "ch")
+        _, rows = self.settle(T0, 10)
+        self.assertEqual([r[0] for r in rows], ["V"])
+        self.assertEqual(self.cmd("LRANGE", P + "o:ch", 0, -1), ["V", "X"])
+        self.settle(T0 + 1, 0, [("V", str(T0 + LEASE), "delivered", 0, 200, "", "{}", "1", "ch",
+                                 QUEUE)])
+        _, rows = self.settle(T0 + 2, 10)
+        self.assertEqual([r[0] for r in rows], ["X"])
+
+    def test_a_lease_that_runs_out_gives_the_event_a_hash(self):
+        x = self.entry("X", "ch")
+        _, rows = self.settle(T0, 10)
+        token_a = str(T0 + LEASE)
+        self.assertEqual(self.settle(T0 + LEASE, 0)[0], 0)
+        self.assertEqual(self.cmd("HMGET", P + "e:X", "state", "attempts", "sid"),
+                         ["pending", "1", x])
+        self.assertEqual(self.cmd("ZRANGE", P + "due:" + QUEUE, 0, -1), ["X"])
+        # the late outcome of the first lease is ignored
+        recorded, _ = self.settle(T0 + LEASE + 1, 0, [
+            ("X", token_a, "delivered", 0, 200, "", "{}", "1", "ch", QUEUE, x)])
+        self.assertEqual(recorded, 0)
+        _, rows = self.settle(T0 + LEASE + 2, 10)
+        self.assertEqual([(r[0], r[3], r[13]) for r in rows], [("X", "2", "")])
+
+    def test_a_retry_gives_the_event_a_hash_in_its_due_set(self):
+        x = self.entry("X", "ch")
+        self.settle(T0, 10)
+        self.settle(T0 + 1, 0, [("X", str(T0 + LEASE), "retry", T0 + 5000, 503, "busy",
+                                 '{"s":503}', "1", "ch", QUEUE, x)])
+        self.assertEqual(self.cmd("HMGET", P + "e:X", "state", "attempts", "last_status", "attempt"),
+                         ["pending", "1", "503", '{"s":503}'])
+        self.assertEqual(self.cmd("ZSCORE", P + "due:" + QUEUE, "X"), str(T0 + 5000))
+        self.assertEqual(self.cmd("HGET", P + "busy", "ch"), "X")
+        self.assertEqual(self.settle(T0 + 2, 10)[1], [])
+        _, rows = self.settle(T0 + 5000, 10)
+        self.assertEqual([(r[0], r[3]) for r in rows], [("X", "2")])
+
+    def test_one_host_over_its_budget_stops_the_reading(self):
+        sids = [self.entry("A%d" % i, "a%d" % i) for i in range(5)]
+        _, rows = self.settle(T0, 10, hosts=[("sink", 2)])
+        self.assertEqual([r[0] for r in rows], ["A0", "A1"])
+        # nothing spilled: the others wait in the stream, after the cursor
+        self.assertEqual(self.cmd("HGET", P + "cur", "id"), sids[1])
+        self.assertEqual(self.cmd("HGET", P + "qn", QUEUE), "3")
+        self.assertEqual([self.cmd("EXISTS", P + "e:A%d" % i) for i in range(5)], [0] * 5)
+        _, rows = self.settle(T0 + 1, 10, hosts=[("sink", 3)])
+        self.assertEqual([r[0] for r in rows], ["A2", "A3", "A4"])
+
+    def test_a_slow_host_does_not_hold_back_another(self):
+        for i in range(3):
+            self.entry("S%d" % i, "s%d" % i, host="slow")
+        for i in range(2):
+            self.entry("F%d" % i, "f%d" % i, host="fast")
+        _, rows = self.settle(T0, 10, hosts=[("slow", 1)])
+        self.assertEqual([r[0] for r in rows], ["S0", "F0", "F1"])
+        # S1 and S2 wait in the slow host's due set, each the head of its charge
+        self.assertEqual(self.cmd("ZRANGE", P + "due:sandbox:acc:slow", 0, -1), ["S1", "S2"])
+        self.assertEqual(self.cmd("HMGET", P + "busy", "s1", "s2"), ["S1", "S2"])
+        self.assertEqual(self.cmd("EXISTS", P + "qn"), 0)
+        _, rows = self.settle(T0 + 1, 10, hosts=[("slow", 5)])
+        self.assertEqual([(r[0], r[13]) for r in rows], [("S1", ""), ("S2", "")])
 
 
 if __name__ == "__main__":

@@ -144,10 +144,8 @@ if #recorded > 0 then redis.call('ZREM', KEYS[2], unpack(recorded)) end
 -- the stream events delivered: their outcomes, one HSET per day; their orders free
 for dk, l in pairs(done_later) do
   redis.call('HSET', dk, unpack(l))
-  local day_end = (math.floor(tonumber(string.sub(dk, #p + 6)) + 1)) * DAY_MS
-  local secs = math.floor((day_end - now) / 1000) + ttl
-  if secs < 60 then secs = 60 end
-  redis.call('EXPIRE', dk, secs)
+  -- kept the retention after the end of its day, by Redis' clock as the entry ids are
+  redis.call('EXPIREAT', dk, (tonumber(string.sub(dk, #p + 6)) + 1) * 86400 + ttl)
 end
 if #done_orders > 0 then
   local names = {}
