@@ -53,7 +53,7 @@ static void reply_error(const char *why, redisReply *r, char *err, size_t errlen
  * (the version before refuses it then: it does not read the streams). Refuse
  * a Redis holding the layout of 0.1, which it does not read; mark an empty
  * one as layout 3. */
-static int layout_check(struct rds *c, const char *prefix, char *err, size_t errlen)
+static int layout_check(struct rds *c, const char *prefix, long shards, char *err, size_t errlen)
 {
 	char k[256], why[256] = "";
 	redisReply *r;
@@ -70,8 +70,21 @@ static int layout_check(struct rds *c, const char *prefix, char *err, size_t err
 		if (strcmp(r->str, "3") == 0) {
 			rc = 0;
 		} else if (strcmp(r->str, "2") == 0) {
-			freeReplyObject(r);
-			r = cmd(c, why, "SET", k, "3", NULL);
+			/* each shard may hold order lists of layout 2, found by
+			 * EXISTS until its events are settled (event-layout.md) */
+			for (long i = 0; i < shards; i++) {
+				char sp[KS_PREFIX_MAX], v2[KS_PREFIX_MAX + 4];
+				ks_shard_prefix(sp, sizeof(sp), prefix, (int)i);
+				snprintf(v2, sizeof(v2), "%sv2", sp);
+				freeReplyObject(r);
+				r = cmd(c, why, "SET", v2, "1", NULL);
+				if (!r || r->type == REDIS_REPLY_ERROR)
+					break;
+			}
+			if (r && r->type != REDIS_REPLY_ERROR) {
+				freeReplyObject(r);
+				r = cmd(c, why, "SET", k, "3", NULL);
+			}
 			if (!r || r->type == REDIS_REPLY_ERROR)
 				reply_error(why, r, err, errlen);
 			else
@@ -126,7 +139,7 @@ int keys_platform_init(struct rds *c, const char *prefix, long shards, enum env 
 	int shard = ks_random_shard(shards), rc = -1;
 	redisReply *r = NULL;
 
-	if (layout_check(c, prefix, err, errlen) < 0)
+	if (layout_check(c, prefix, shards, err, errlen) < 0)
 		return -1;
 	rc = keys_platform_id(c, prefix, env, account_id, err, errlen);
 	if (rc != KEYS_NOT_FOUND) {

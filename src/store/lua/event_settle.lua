@@ -150,13 +150,15 @@ end
 if #done_orders > 0 then
   local names = {}
   for j = 1, #done_orders, 2 do names[#names + 1] = done_orders[j] end
-  local b = redis.call('HMGET', p .. 'busy', unpack(names))
+  -- without order lists in the shard (p nl), each order's p busy is its event
+  local b = names
+  if redis.call('EXISTS', p .. 'nl') == 1 then b = redis.call('HMGET', p .. 'busy', unpack(names)) end
   local free, seen = {}, {}
   for j = 1, #names do
     local order, id = names[j], done_orders[2 * j]
     if seen[order] then
       order_release(p, order, id, now)
-    elseif b[j] == id then
+    elseif b == names or b[j] == id then
       free[#free + 1] = order
     else
       order_release(p, order, id, now, b[j] or false)
@@ -305,6 +307,23 @@ if left > 0 and redis.call('EXISTS', p .. 'qn') == 1 then
     bstate[order] = v
   end
   local can_go, waiting = {}, nil
+  -- lists of layout 2 may exist while p v2 does (lib/event.lua); it goes once no event
+  -- could head one: none due, none leased but stream entries
+  local v2 = redis.call('EXISTS', p .. 'v2') == 1
+  if v2 and redis.call('ZCARD', KEYS[1]) == 0 and #leased == 0 and
+      redis.call('ZCARD', KEYS[2]) <= 1000 then
+    local hashed = false
+    for _, m in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do
+      if not string.find(m, '-', 1, true) then
+        hashed = true
+        break
+      end
+    end
+    if not hashed then
+      redis.call('DEL', p .. 'v2')
+      v2 = false
+    end
+  end
   local function others_can_go(q)
     local c = can_go[q]
     if c ~= nil then return c end
@@ -349,7 +368,7 @@ if left > 0 and redis.call('EXISTS', p .. 'qn') == 1 then
           lists[#lists + 1] = p .. 'o:' .. o
         end
       end
-      if #lists > 0 and redis.call('EXISTS', unpack(lists)) > 0 then
+      if #lists > 0 and v2 and redis.call('EXISTS', unpack(lists)) > 0 then
         for j, o in ipairs(free) do
           if redis.call('EXISTS', lists[j]) == 1 then bstate[o] = 'v2' end
         end
@@ -375,12 +394,17 @@ if left > 0 and redis.call('EXISTS', p .. 'qn') == 1 then
         -- behind an earlier event of its charge
         spill(p, sid, f, {})
         local ok = p .. 'o:' .. order
-        if b == 'v2' or b == '+' then
+        if b == '+' then
           redis.call('RPUSH', ok, id)
         else
-          redis.call('RPUSH', ok, b, id)
+          if b == 'v2' then
+            redis.call('RPUSH', ok, id)
+          else
+            redis.call('RPUSH', ok, b, id)
+          end
+          busy_set(order, '+')
+          redis.call('INCR', p .. 'nl')
         end
-        busy_set(order, '+')
       elseif spilled < SPILL_MAX and others_can_go(q) then
         spill(p, sid, f, {})
         busy_set(order, id)

@@ -118,9 +118,12 @@ end
 --   p done:<day> hash: event id -> the outcome of a stream event delivered at its first
 --                attempt ("<settled ms>\t<attempts>\t<status>\t<attempt json>\t<error>"),
 --                day = the entry's ms / 86400000; expires retention after that day
+--   p nl         string: how many orders of p busy are '+' (absent: none)
 --   p o:<order>  list: as in version 2 (head = the one in flight), kept only while an
 --                order has more than one event not settled; lists of version 2 have no
---                p busy entry and are found with EXISTS
+--                p busy entry and are found with EXISTS while p v2 exists (set when a
+--                Redis of layout 2 was taken over, dropped once no event of its could
+--                head a list: none due nor leased)
 local host_known = {}
 local function queue_of(env, account, url)
   local h = host_known[url]
@@ -134,6 +137,13 @@ end
 -- the ms of a stream entry id ("<ms>-<seq>"), as text
 local function sid_ms(sid)
   return string.sub(sid, 1, (string.find(sid, '-', 1, true) or (#sid + 1)) - 1)
+end
+
+-- order_listed: `order` has a list now (p busy '+'); p nl counts such orders, so that a
+-- call settling events whose orders have no list need not read p busy.
+local function order_listed(p, order)
+  redis.call('HSET', p .. 'busy', order, '+')
+  redis.call('INCR', p .. 'nl')
 end
 
 -- The order of a charge's events. order_claim: event `id` (a hash already, or about to be
@@ -151,10 +161,11 @@ local function order_claim(p, order, id, b)
     redis.call('RPUSH', ok, id)
   elseif b == '+' then
     redis.call('RPUSH', ok, id)
+    return false
   else
     redis.call('RPUSH', ok, b, id)
   end
-  redis.call('HSET', p .. 'busy', order, '+')
+  order_listed(p, order)
   return false
 end
 
@@ -190,7 +201,10 @@ local function order_release(p, order, id, now, b)
   if b == id then
     redis.call('HDEL', p .. 'busy', order)
   elseif b == '+' then
-    if not next_of(p, order, id, now) then redis.call('HDEL', p .. 'busy', order) end
+    if not next_of(p, order, id, now) then
+      redis.call('HDEL', p .. 'busy', order)
+      if redis.call('DECR', p .. 'nl') <= 0 then redis.call('DEL', p .. 'nl') end
+    end
   elseif not b then
     -- a list of version 2 (or none)
     next_of(p, order, id, now)
