@@ -60,6 +60,8 @@ static const char *const names[SCRIPT_COUNT] = {
 	[SCRIPT_BANK_RECON] = "bank_recon",
 	[SCRIPT_BANK_RECON_DONE] = "bank_recon_done",
 	[SCRIPT_BANK_REPORT] = "bank_report",
+	[SCRIPT_EVENT_GET] = "event_get",
+	[SCRIPT_EVENT_AFTER] = "event_after",
 };
 /* clang-format on */
 

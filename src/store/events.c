@@ -1,11 +1,12 @@
-/* events: reading an account's stored events, on the event loop: one with
- * its attempt log (events_render fills in the fields the hash leaves out,
- * and reads a leased one as delivering: docs/event-layout.md), a filtered
- * page (event_list), a replay of one or of every
+/* events: reading an account's stored events, on the event loop, in
+ * either layout (a hash of its own, or an entry of its shard's stream with
+ * its state derived: lib/event_read.lua, docs/event-layout.md): one with
+ * its attempt log (event_get; events_render fills in the fields the hash
+ * leaves out), a filtered page (event_list), a replay of one or of every
  * event a filter selects, the events after a point for a live stream
- * (api/evstream.c) and how a shard's queue stands (/metrics). The scripts
- * of each change write its events; leasing and settling deliveries is
- * relay/dispatch.c. */
+ * (event_after, api/evstream.c) and how a shard's queue stands (/metrics).
+ * The scripts of each change write its events; leasing and settling
+ * deliveries is relay/dispatch.c. */
 #include "pixrelay/store/events.h"
 
 #include "pixrelay/core/ids.h"
@@ -30,8 +31,6 @@ struct lookup {
 	char prefix[256]; /* ks_shard_prefix */
 	store_fn cb;
 	void *ud;
-	redisReply *event; /* HGETALL, kept until the log arrives */
-	int leased;	   /* in its shard's lease set */
 };
 
 static void json_time_field(yajl_gen g, const char *name, const char *ms)
@@ -102,79 +101,43 @@ void events_render(yajl_gen g, const char *id, const redisReply *h, const redisR
 	json_close(g);
 }
 
-static void lookup_free(struct lookup *l)
-{
-	if (l->event)
-		freeReplyObject(l->event);
-	free(l);
-}
-
-static void on_log(void *ud, redisReply *reply, const char *err)
+/* event_get's answer: {fields as HGETALL of a hash of version 2 gives them,
+ * with the state derived and a lease folded in, earlier attempts}. */
+static void on_event(void *ud, redisReply *reply, const char *err)
 {
 	struct lookup *l = ud;
+	const redisReply *h, *log;
+	const char *account, *env;
 	yajl_gen g;
 	size_t len;
 	const char *s;
 
 	if (err) {
 		l->cb(l->ud, -1, NULL, err);
-		lookup_free(l);
-		return;
+		goto done;
 	}
-	g = json_gen_new();
-	events_render(g, l->id, l->event, reply, l->leased);
-	s = json_buf(g, &len);
-	l->cb(l->ud, 0, s, NULL);
-	yajl_gen_free(g);
-	lookup_free(l);
-}
-
-static void on_event(void *ud, redisReply *reply, const char *err)
-{
-	struct lookup *l = ud;
-	const char *account, *env;
-	char k[300];
-
-	if (err) {
-		l->cb(l->ud, -1, NULL, err);
-		lookup_free(l);
-		return;
+	if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
+	    reply->element[0]->type != REDIS_REPLY_ARRAY ||
+	    reply->element[1]->type != REDIS_REPLY_ARRAY) {
+		l->cb(l->ud, -1, NULL, "unexpected reply from event_get");
+		goto done;
 	}
-	account = rds_hash_field(reply, "account");
-	env = rds_hash_field(reply, "env");
+	h = reply->element[0];
+	log = reply->element[1];
+	account = rds_hash_field(h, "account");
+	env = rds_hash_field(h, "env");
 	if (!account || !env || strcmp(account, l->account) != 0 ||
 	    strcmp(env, env_name(l->env)) != 0) {
 		l->cb(l->ud, EVENTS_NOT_FOUND, NULL, NULL);
-		lookup_free(l);
-		return;
+		goto done;
 	}
-	l->event = rds_reply_copy(reply);
-	ks_event_log_key(k, sizeof(k), l->cfg->prefix, l->shard, l->id);
-	{
-		const char *argv[] = {"LRANGE", k, "0", "-1"};
-		rds_cmd_argv(l->r, on_log, l, 4, argv, NULL);
-	}
-}
-
-/* Whether the event is leased (ZSCORE in its shard's lease set), asked
- * before its hash: the script that drops a lease writes its outcome, so a
- * hash read after "not leased" holds every outcome recorded by then. */
-static void on_lease(void *ud, redisReply *reply, const char *err)
-{
-	struct lookup *l = ud;
-	char k[300];
-
-	if (err) {
-		l->cb(l->ud, -1, NULL, err);
-		lookup_free(l);
-		return;
-	}
-	l->leased = reply->type == REDIS_REPLY_STRING;
-	ks_event_key(k, sizeof(k), l->cfg->prefix, l->shard, l->id);
-	{
-		const char *argv[] = {"HGETALL", k};
-		rds_cmd_argv(l->r, on_event, l, 2, argv, NULL);
-	}
+	g = json_gen_new();
+	events_render(g, l->id, h, log, 0);
+	s = json_buf(g, &len);
+	l->cb(l->ud, 0, s, NULL);
+	yajl_gen_free(g);
+done:
+	free(l);
 }
 
 static struct lookup *lookup_new(struct rds *r, const struct config *cfg, enum env env,
@@ -214,10 +177,12 @@ void events_get(struct rds *r, const struct config *cfg, enum env env, const cha
 		cb(ud, EVENTS_NOT_FOUND, NULL, NULL);
 		return;
 	}
+	/* one script: the lease, the hash or the stream entry, and the log
+	 * are read at one moment (event_get.lua) */
 	ks_lease_key(k, sizeof(k), cfg->prefix, l->shard);
 	{
-		const char *argv[] = {"ZSCORE", k, l->id};
-		rds_cmd_argv(r, on_lease, l, 3, argv, NULL);
+		const char *argv[] = {k, l->prefix, l->id, l->account};
+		rds_script(r, on_event, l, SCRIPT_EVENT_GET, 1, 4, argv, NULL);
 	}
 }
 
@@ -233,7 +198,7 @@ static void on_replayed(void *ud, redisReply *reply, const char *err)
 		l->cb(l->ud, EVENTS_BUSY, NULL, NULL);
 	else
 		l->cb(l->ud, 0, NULL, NULL);
-	lookup_free(l);
+	free(l);
 }
 
 void events_replay(struct rds *r, const struct config *cfg, enum env env, const char *account,
@@ -577,140 +542,61 @@ void events_shard_stats(struct rds *r, const struct config *cfg, int shard,
 struct after {
 	events_items_fn cb;
 	void *ud;
-	char env[16];
-	char account[32];
-	size_t n, left;
-	int limit, more, failed;
-	char **ids;
-	long long *ms;
-	redisReply **fields; /* HMGET type url body env account, per id */
-	char err[256];
+	int limit;
 };
 
-static void after_free(struct after *a)
-{
-	for (size_t i = 0; i < a->n; i++) {
-		free(a->ids[i]);
-		if (a->fields[i])
-			freeReplyObject(a->fields[i]);
-	}
-	free(a->ids);
-	free(a->ms);
-	free(a->fields);
-	free(a);
-}
-
-static void after_finish(struct after *a)
-{
-	struct events_item *items;
-	size_t k = 0;
-
-	if (a->failed) {
-		a->cb(a->ud, -1, NULL, 0, 0, a->err);
-		after_free(a);
-		return;
-	}
-	items = mem_calloc(a->n ? a->n : 1, sizeof(*items));
-	for (size_t i = 0; i < a->n; i++) {
-		redisReply *f = a->fields[i];
-		if (!f || f->type != REDIS_REPLY_ARRAY || f->elements != 5 || !f->element[0]->str ||
-		    !f->element[2]->str)
-			continue; /* gone with the retention */
-		/* the index is the account's: the hash must say so too */
-		if (!f->element[3]->str || strcmp(f->element[3]->str, a->env) != 0 ||
-		    !f->element[4]->str || strcmp(f->element[4]->str, a->account) != 0)
-			continue;
-		items[k].id = a->ids[i];
-		items[k].type = f->element[0]->str;
-		items[k].url = f->element[1]->str ? f->element[1]->str : "";
-		items[k].body = f->element[2]->str;
-		items[k].created_ms = a->ms[i];
-		k++;
-	}
-	a->cb(a->ud, 0, items, k, a->more, NULL);
-	free(items);
-	after_free(a);
-}
-
-static void on_after_fields(void *ud, redisReply *reply, const char *err)
+/* event_after's answer: {index members read, then id, created_ms, type,
+ * url, body per event still kept}. */
+static void on_after(void *ud, redisReply *reply, const char *err)
 {
 	struct after *a = ud;
-	size_t i = a->n - a->left;
+	struct events_item *items = NULL;
+	size_t n = 0;
 
-	if (err && !a->failed) {
-		a->failed = 1;
-		snprintf(a->err, sizeof(a->err), "%s", err);
-	} else if (!err) {
-		a->fields[i] = rds_reply_copy(reply);
+	if (err) {
+		a->cb(a->ud, -1, NULL, 0, 0, err);
+		goto done;
 	}
-	if (--a->left == 0)
-		after_finish(a);
-}
-
-struct after_call {
-	struct after *a;
-	struct rds *r;
-	const struct config *cfg;
-	int shard; /* of the account */
-};
-
-static void on_after_index(void *ud, redisReply *reply, const char *err)
-{
-	struct after_call *c = ud;
-	struct after *a = c->a;
-	size_t n;
-
-	if (err || reply->type != REDIS_REPLY_ARRAY) {
-		a->failed = 1;
-		snprintf(a->err, sizeof(a->err), "%s", err ? err : "unexpected reply to ZRANGE");
-		free(c);
-		after_finish(a);
-		return;
+	if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 1 ||
+	    reply->element[0]->type != REDIS_REPLY_INTEGER || (reply->elements - 1) % 5 != 0) {
+		a->cb(a->ud, -1, NULL, 0, 0, "unexpected reply from event_after");
+		goto done;
 	}
-	n = reply->elements / 2;
-	a->n = n;
-	a->more = n >= (size_t)a->limit;
-	a->left = n;
-	a->ids = mem_calloc(n ? n : 1, sizeof(char *));
-	a->ms = mem_calloc(n ? n : 1, sizeof(long long));
-	a->fields = mem_calloc(n ? n : 1, sizeof(redisReply *));
+	n = (reply->elements - 1) / 5;
+	items = mem_calloc(n ? n : 1, sizeof(*items));
 	for (size_t i = 0; i < n; i++) {
-		redisReply *id = reply->element[2 * i], *score = reply->element[2 * i + 1];
-		a->ids[i] = mem_strndup(id->str ? id->str : "", id->str ? id->len : 0);
-		a->ms[i] = score->str ? strtoll(score->str, NULL, 10) : 0;
+		redisReply *const *e = reply->element + 1 + 5 * i;
+		if (e[0]->type != REDIS_REPLY_STRING || e[1]->type != REDIS_REPLY_STRING ||
+		    e[2]->type != REDIS_REPLY_STRING || e[3]->type != REDIS_REPLY_STRING ||
+		    e[4]->type != REDIS_REPLY_STRING) {
+			a->cb(a->ud, -1, NULL, 0, 0, "unexpected reply from event_after");
+			goto done;
+		}
+		items[i].id = e[0]->str;
+		items[i].created_ms = strtoll(e[1]->str, NULL, 10);
+		items[i].type = e[2]->str;
+		items[i].url = e[3]->str;
+		items[i].body = e[4]->str;
 	}
-	if (n == 0) {
-		free(c);
-		after_finish(a);
-		return;
-	}
-	/* replies come back in order: the i-th HMGET answers the i-th id */
-	for (size_t i = 0; i < n; i++) {
-		char k[KS_KEY_MAX];
-		const char *argv[] = {"HMGET", k, "type", "url", "body", "env", "account"};
-		ks_event_key(k, sizeof(k), c->cfg->prefix, c->shard, a->ids[i]);
-		rds_cmd_argv(c->r, on_after_fields, a, 7, argv, NULL);
-	}
-	free(c);
+	a->cb(a->ud, 0, items, n, reply->element[0]->integer >= a->limit, NULL);
+done:
+	free(items);
+	free(a);
 }
 
 void events_after(struct rds *r, const struct config *cfg, enum env env, const char *account,
 		  long long from_ms, long offset, int limit, events_items_fn cb, void *ud)
 {
 	struct after *a = mem_new(struct after);
-	struct after_call *c = mem_new(struct after_call);
-	char idx[KS_KEY_MAX], mins[32], offs[32], lims[16];
+	char idx[KS_KEY_MAX], sp[KS_PREFIX_MAX], mins[32], offs[32], lims[16];
 	int shard = ks_shard_of(account);
 
 	a->cb = cb;
 	a->ud = ud;
-	snprintf(a->env, sizeof(a->env), "%s", env_name(env));
-	snprintf(a->account, sizeof(a->account), "%s", account);
-	c->a = a;
-	c->r = r;
-	c->cfg = cfg;
-	c->shard = shard < 0 ? 0 : shard;
-	ks_event_index_key(idx, sizeof(idx), cfg->prefix, c->shard, account);
+	if (shard < 0)
+		shard = 0;
+	ks_shard_prefix(sp, sizeof(sp), cfg->prefix, shard);
+	ks_event_index_key(idx, sizeof(idx), cfg->prefix, shard, account);
 	snprintf(mins, sizeof(mins), "%lld", from_ms > 0 ? from_ms : 0);
 	snprintf(offs, sizeof(offs), "%ld", offset > 0 ? offset : 0);
 	if (limit < 1)
@@ -720,8 +606,7 @@ void events_after(struct rds *r, const struct config *cfg, enum env env, const c
 	a->limit = limit;
 	snprintf(lims, sizeof(lims), "%d", limit);
 	{
-		const char *argv[] = {"ZRANGE", idx,  mins, "+inf",	 "BYSCORE",
-				      "LIMIT",	offs, lims, "WITHSCORES"};
-		rds_cmd_argv(r, on_after_index, c, 9, argv, NULL);
+		const char *argv[] = {idx, sp, mins, offs, lims, env_name(env), account};
+		rds_script(r, on_after, a, SCRIPT_EVENT_AFTER, 1, 7, argv, NULL);
 	}
 }

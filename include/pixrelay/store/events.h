@@ -5,7 +5,9 @@
  * (stored once), and the shard's due set, lease set and per-order lists are
  * its delivery queue, which dispatch.c works through with event_settle.
  * Events of one order key (a charge) go out one after another. This module
- * reads, lists and replays them.
+ * reads, lists and replays them, in either layout (docs/event-layout.md: an
+ * event with a destination is first an entry of its shard's stream, and a
+ * hash only once it must wait).
  */
 #ifndef PIXRELAY_EVENTS_H
 #define PIXRELAY_EVENTS_H
@@ -66,8 +68,8 @@ struct events_item {
  * first (events of one millisecond by id), skipping the first `offset` of
  * them, at most `limit` (1..EVENTS_AFTER_MAX). cb runs once, later: 0 with
  * the items (n of them; `more` is 1 when the page was full), or -1 with err.
- * Events already gone with the retention are left out. Two round trips: the
- * index, then every event's fields at once. */
+ * Events already gone with the retention are left out. One round trip
+ * (event_after.lua reads the index and every event of either layout). */
 typedef void (*events_items_fn)(void *ud, int result, const struct events_item *items, size_t n,
 				int more, const char *err);
 void events_after(struct rds *r, const struct config *cfg, enum env env, const char *account,

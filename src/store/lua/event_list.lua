@@ -7,7 +7,11 @@
 -- next_ms, last_status, last_error for up to `limit` events, then a final
 -- element: '1' when more may follow, '0' when the shard has no more.
 -- A pending event in the shard's lease set is being delivered: its state reads
--- 'delivering' (leasing writes nothing into the event, docs/event-layout.md).
+-- 'delivering' (leasing writes nothing into the event, docs/event-layout.md). A member
+-- without a hash is a stream event (lib/event_read.lua): its entry is read by its score's
+-- ms, once per ms per call, its state derived from the cursor, p done:<day> and the lease
+-- set.
+--@include event_read
 if #KEYS ~= 1 or #ARGV ~= 8 then
   return redis.error_reply('ERR event_list: wants 1 keys and 8 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -16,6 +20,7 @@ local maxs, after, mins = ARGV[2], ARGV[3], ARGV[4]
 local want_state, want_type = ARGV[5], ARGV[6]
 local limit, cap = tonumber(ARGV[7]), tonumber(ARGV[8])
 local out, found, scanned, offset = {}, 0, 0, 0
+local reader = event_reader(p)
 while found < limit and scanned < cap do
   local ids = redis.call('ZREVRANGEBYSCORE', KEYS[1], maxs, mins, 'WITHSCORES', 'LIMIT', offset, 100)
   if #ids == 0 then return (function() out[#out + 1] = '0'; return out end)() end
@@ -27,11 +32,22 @@ while found < limit and scanned < cap do
     if not skip then
       local e = redis.call('HMGET', p .. 'e:' .. id, 'type', 'state', 'url', 'attempts',
         'updated_ms', 'next_ms', 'last_status', 'last_error')
+      local streamed = false
+      if not e[1] then
+        local sid, _, ev = reader_entry(reader, id, score)
+        local v = sid and stream_view(reader, sid, ev)
+        if v then
+          -- its state derived, the lease set asked already
+          streamed = true
+          e = {v.type, v.state, v.url, v.attempts, v.updated_ms, v.next_ms, v.last_status,
+            v.last_error}
+        end
+      end
       if not e[1] then
         -- expired after the retention: the index forgets it
         redis.call('ZREM', KEYS[1], id)
         offset = offset - 1
-      elseif (e[2] == 'pending' or not e[2]) and redis.call('ZSCORE', p .. 'lease', id) then
+      elseif not streamed and (e[2] == 'pending' or not e[2]) and redis.call('ZSCORE', p .. 'lease', id) then
         e[2] = 'delivering'
       elseif not e[2] then
         e[2] = 'pending'

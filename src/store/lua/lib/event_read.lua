@@ -1,0 +1,128 @@
+-- Reading an event of either layout (docs/event-layout.md) as the hash of version 2 would
+-- say it: event_get, event_list, event_after and event_replay read through these.
+-- Whenever p e:<id> exists it is authoritative. A stream event without one (layout 3,
+-- lib/event.lua) is its entry of p s, found by its account's listing score (the entry's
+-- ms), and its state is derived:
+--   * after the cursor (p cur's id): pending, never leased, attempts 0;
+--   * else delivered when p done:<day> has it, delivering when its entry id is in p lease,
+--     and gone when neither (its hash or its done record expired with the retention; the
+--     entry lingers until the janitor trims it).
+--@include event
+
+-- entry_event: the event of a stream entry's fields `f`, by field name: i e a t u o b, or
+-- m (order, queue, id, env, account, type, url joined by '\n') and b. A table {id, env,
+-- account, type, url, order, body, queue}.
+local function entry_event(f)
+  local v = {}
+  for j = 1, #f - 1, 2 do v[f[j]] = f[j + 1] end
+  local ev = {id = v.i, env = v.e, account = v.a, type = v.t, url = v.u, order = v.o,
+    body = v.b or ''}
+  if v.m then
+    local parts, from = {}, 1
+    for _ = 1, 6 do
+      local nl = string.find(v.m, '\n', from, true)
+      if not nl then break end
+      parts[#parts + 1] = string.sub(v.m, from, nl - 1)
+      from = nl + 1
+    end
+    parts[#parts + 1] = string.sub(v.m, from)
+    ev.order, ev.queue, ev.id, ev.env = parts[1], parts[2], parts[3], parts[4]
+    ev.account, ev.type, ev.url = parts[5], parts[6], parts[7]
+  end
+  if not ev.queue and ev.env and ev.account and ev.url then
+    ev.queue = queue_of(ev.env, ev.account, ev.url)
+  end
+  return ev
+end
+
+-- sid_at_or_before: whether stream entry id `a` ("<ms>-<seq>") is at or before `b`
+local function sid_at_or_before(a, b)
+  local am, bm = tonumber(sid_ms(a)), tonumber(sid_ms(b))
+  if am ~= bm then return am < bm end
+  return (tonumber(string.sub(a, #sid_ms(a) + 2)) or 0) <= (tonumber(string.sub(b, #sid_ms(b) + 2)) or 0)
+end
+
+-- A reader of shard prefix `p` for one call: the entries of each ms read once (a page of
+-- events made together shares ms), the cursor read once.
+local function event_reader(p)
+  return {p = p, by_ms = {}, cur = nil}
+end
+
+-- reader_entry: the stream entry of event `id` created at `ms` (its listing score):
+-- sid, fields, event (entry_event), or nil when the stream holds none
+local function reader_entry(r, id, ms)
+  local l = r.by_ms[ms]
+  if not l then
+    l = {}
+    for _, en in ipairs(redis.call('XRANGE', r.p .. 's', ms, ms)) do
+      local ev = entry_event(en[2])
+      if ev.id then l[ev.id] = {en[1], en[2], ev} end
+    end
+    r.by_ms[ms] = l
+  end
+  local e = l[id]
+  if e then return e[1], e[2], e[3] end
+  return nil
+end
+
+-- reader_consumed: whether entry `sid` was leased or spilled (at or before the cursor)
+local function reader_consumed(r, sid)
+  if r.cur == nil then r.cur = redis.call('HGET', r.p .. 'cur', 'id') or false end
+  return r.cur and sid_at_or_before(sid, r.cur) or false
+end
+
+local DAY_MS_READ = 86400000
+
+-- done_day_key: the key of p done:<day> for entry `sid`
+local function done_day_key(p, sid)
+  return p .. 'done:' .. math.floor(tonumber(sid_ms(sid)) / DAY_MS_READ)
+end
+
+-- stream_view: the fields a hash of version 2 would hold for stream event `ev` (entry
+-- `sid`) that has no hash, as a table (field -> value), state derived; nil when it is gone.
+-- Delivered: its done record (settled ms, attempts, last status, attempt json, last error).
+local function stream_view(r, sid, ev)
+  local ms = sid_ms(sid)
+  local v = {env = ev.env, account = ev.account, type = ev.type, url = ev.url,
+    queue = ev.queue, body = ev.body, order = ev.order, created_ms = ms, state = 'pending',
+    sid = sid}
+  if not reader_consumed(r, sid) then return v end
+  local d = redis.call('HGET', done_day_key(r.p, sid), ev.id)
+  if d then
+    local parts, from = {}, 1
+    for _ = 1, 4 do
+      local t = string.find(d, '\t', from, true)
+      if not t then break end
+      parts[#parts + 1] = string.sub(d, from, t - 1)
+      from = t + 1
+    end
+    parts[#parts + 1] = string.sub(d, from)
+    v.state = 'delivered'
+    v.updated_ms, v.delivered_ms = parts[1], parts[1]
+    v.attempts, v.last_status = parts[2] or '1', parts[3] or ''
+    v.attempt, v.last_error = parts[4] or '', parts[5] or ''
+    return v
+  end
+  if redis.call('ZSCORE', r.p .. 'lease', sid) then
+    v.state = 'delivering'
+    return v
+  end
+  return nil
+end
+
+-- the order HGETALL of a hash of version 2 would list them in
+local VIEW_FIELDS = {'env', 'account', 'type', 'url', 'queue', 'body', 'order', 'created_ms',
+  'state', 'sid', 'updated_ms', 'delivered_ms', 'attempts', 'last_status', 'last_error',
+  'attempt'}
+
+-- view_flat: a stream_view as HGETALL's flat field/value list
+local function view_flat(v)
+  local out = {}
+  for _, k in ipairs(VIEW_FIELDS) do
+    if v[k] then
+      out[#out + 1] = k
+      out[#out + 1] = v[k]
+    end
+  end
+  return out
+end
