@@ -62,6 +62,7 @@ static const char *const names[SCRIPT_COUNT] = {
 	[SCRIPT_BANK_REPORT] = "bank_report",
 	[SCRIPT_EVENT_GET] = "event_get",
 	[SCRIPT_EVENT_AFTER] = "event_after",
+	[SCRIPT_STREAM_TRIM] = "stream_trim",
 };
 /* clang-format on */
 

@@ -4,9 +4,10 @@
  * its attempt log (event_get; events_render fills in the fields the hash
  * leaves out), a filtered page (event_list), a replay of one or of every
  * event a filter selects, the events after a point for a live stream
- * (event_after, api/evstream.c) and how a shard's queue stands (/metrics).
- * The scripts of each change write its events; leasing and settling
- * deliveries is relay/dispatch.c. */
+ * (event_after, api/evstream.c), how a shard's queue stands (/metrics) and
+ * the trimming of a shard's stream (the janitor). The scripts of each
+ * change write its events; leasing and settling deliveries is
+ * relay/dispatch.c. */
 #include "pixrelay/store/events.h"
 
 #include "pixrelay/core/ids.h"
@@ -608,5 +609,42 @@ void events_after(struct rds *r, const struct config *cfg, enum env env, const c
 	{
 		const char *argv[] = {idx, sp, mins, offs, lims, env_name(env), account};
 		rds_script(r, on_after, a, SCRIPT_EVENT_AFTER, 1, 7, argv, NULL);
+	}
+}
+
+/* ---- trimming the stream ---- */
+
+struct trim_call {
+	void (*done)(void *ud, long long n);
+	void *ud;
+};
+
+static void on_trimmed(void *ud, redisReply *reply, const char *err)
+{
+	struct trim_call *c = ud;
+
+	if (err || reply->type != REDIS_REPLY_INTEGER)
+		c->done(c->ud, -1);
+	else
+		c->done(c->ud, reply->integer);
+	free(c);
+}
+
+void events_trim(struct rds *r, const struct config *cfg, int shard, uint64_t now_ms,
+		 void (*done)(void *ud, long long n), void *ud)
+{
+	struct trim_call *c = mem_new(struct trim_call);
+	char sp[KS_PREFIX_MAX], lease[KS_KEY_MAX], oldest[32];
+	uint64_t keep = (uint64_t)cfg->event_retention_days * 86400000u;
+
+	c->done = done;
+	c->ud = ud;
+	ks_shard_prefix(sp, sizeof(sp), cfg->prefix, shard);
+	ks_lease_key(lease, sizeof(lease), cfg->prefix, shard);
+	snprintf(oldest, sizeof(oldest), "%llu",
+		 (unsigned long long)(now_ms > keep ? now_ms - keep : 0));
+	{
+		const char *argv[] = {lease, sp, oldest};
+		rds_script(r, on_trimmed, c, SCRIPT_STREAM_TRIM, 1, 3, argv, NULL);
 	}
 }

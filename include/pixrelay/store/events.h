@@ -7,7 +7,7 @@
  * Events of one order key (a charge) go out one after another. This module
  * reads, lists and replays them, in either layout (docs/event-layout.md: an
  * event with a destination is first an entry of its shard's stream, and a
- * hash only once it must wait).
+ * hash only once it must wait), and trims the stream.
  */
 #ifndef PIXRELAY_EVENTS_H
 #define PIXRELAY_EVENTS_H
@@ -19,6 +19,7 @@
 #include "pixrelay/pix/keyspace.h"
 #include "pixrelay/redis/redis.h"
 
+#include <stdint.h>
 #include <yajl/yajl_gen.h>
 
 /* Its calls answer through a store_fn: 0 with json, one of these, or -1. */
@@ -89,5 +90,13 @@ void events_shard_stats(struct rds *r, const struct config *cfg, int shard,
 			void (*cb)(void *ud, int result, const struct events_stats *st,
 				   const char *err),
 			void *ud);
+
+/* Drop the entries of `shard`'s stream that no reader needs any more
+ * (stream_trim.lua): older than the retention (cfg->event_retention_days
+ * before now_ms), and never one not yet leased nor one leased now. done(ud,
+ * n) runs once, later, with how many entries were dropped (-1 on failure).
+ * For the janitor of a delivering process, every minute or so per shard. */
+void events_trim(struct rds *r, const struct config *cfg, int shard, uint64_t now_ms,
+		 void (*done)(void *ud, long long n), void *ud);
 
 #endif
