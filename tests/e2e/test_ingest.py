@@ -6,7 +6,8 @@ import json
 import time
 import unittest
 
-from harness import Pixrelay, Redis, Workdir, auth, rkey, shard_of, start_stack, stop_stack, wait_for
+from harness import (Pixrelay, Redis, Workdir, auth, shard_of, start_stack, stop_stack,
+                     stored_event, wait_for)
 
 
 def wh_headers(secret, body, msg_id="msg_1", ts=None):
@@ -293,7 +294,7 @@ class Ingest(unittest.TestCase):
             evt = r.json["data"]["event"]
             self.assertEqual(self.redis.cmd("GET", "pixrelay:{s%d}:up:%s:up-dur-%d" % (shard_of(self.account), self.account, i)),
                              evt)
-            self.assertEqual(self.redis.cmd("HGET", rkey("e:", evt), "type"), "EVENT:CHARGE_EXPIRED")
+            self.assertEqual(stored_event(self.redis, self.account, evt)["type"], "EVENT:CHARGE_EXPIRED")
 
     def test_redis_down_answers_503_so_the_provider_retries(self):
         wd = Workdir()

@@ -1,7 +1,7 @@
 """Upgrading: events the previous version wrote (its event layout, written
 here key by key with the fields its scripts wrote, docs/event-layout.md)
-are delivered by this one exactly once, in order per charge, listed and
-replayed like its own."""
+in a Redis this version then takes over are delivered by this one exactly
+once, in order per charge with its own, listed and replayed like its own."""
 import json
 import time
 import unittest
@@ -52,16 +52,11 @@ class Upgrade(unittest.TestCase):
             sp = rkey("", account)[:-len(account)]  # <prefix>{s<k>}:
             now = int(time.time() * 1000) - 60000
 
-            # a charge of this version with an event of the previous version queued,
-            # then its payment's event written by this version: it waits behind
+            # a charge with an event of the previous version queued
             r = px.request("POST", "/v1/charge/pix/create", body={"amount": 700}, headers=auth(key))
             self.assertEqual(r.status, 200, r)
             cid = r.json["data"]["id"]
             a0 = old_event(redis, account, cid, url, now)
-            r = px.request("POST", "/v1/charge/pix/%s/simulate-payment" % cid, headers=auth(key))
-            self.assertEqual(r.status, 200, r)
-            events = px.request("GET", "/v1/events?limit=100", headers=auth(key)).json["data"]["events"]
-            a1 = [e["id"] for e in events if e["id"] != a0][0]
             # three events of one order, the first due
             x = [old_event(redis, account, "ch_x", url, now + i) for i in range(3)]
             # one leased by a process of the previous version that died: its lease ran out
@@ -76,6 +71,20 @@ class Upgrade(unittest.TestCase):
                            delivered_ms=now + 14, updated_ms=now + 14, last_status=200,
                            last_error="", attempt='{"at":"x","status":200}')
             redis.cmd("EXPIRE", rkey("e:", d1), "86400")
+
+            # this version takes over a Redis of the previous one (its layout marker
+            # says 2; `pixrelay init` marks it 3 and each shard v2, keys.c); then the
+            # charge's payment event it writes (into the shard's stream) waits behind
+            # the previous version's
+            redis.cmd("SET", "pixrelay:{meta}:layout", "2")
+            px.cli("init")
+            self.assertEqual(redis.cmd("GET", "pixrelay:{meta}:layout"), "3")
+            self.assertEqual(redis.cmd("GET", sp + "v2"), "1")
+            r = px.request("POST", "/v1/charge/pix/%s/simulate-payment" % cid, headers=auth(key))
+            self.assertEqual(r.status, 200, r)
+            events = px.request("GET", "/v1/events?limit=100", headers=auth(key)).json["data"]["events"]
+            a1 = [e["id"] for e in events if e["id"] not in [a0, b1, b2, c1, d1] + x][0]
+            self.assertEqual(redis.cmd("EXISTS", rkey("e:", a1)), 0)
 
             listed = {e["id"]: e for e in
                       px.request("GET", "/v1/events?limit=100", headers=auth(key)).json["data"]["events"]}
