@@ -126,14 +126,26 @@ end
 --                p busy entry and are found with EXISTS while p v2 exists (set when a
 --                Redis of layout 2 was taken over, dropped once no event of its could
 --                head a list: none due nor leased)
-local host_known = {}
+-- queue_of: the queue and host of an event (lib above), remembered per call by url, env
+-- and account (no string built for the ones seen before)
+local queue_known = {}
 local function queue_of(env, account, url)
-  local h = host_known[url]
-  if not h then
-    h = url_host(url)
-    host_known[url] = h
+  local by_url = queue_known[url]
+  if not by_url then
+    by_url = {h = url_host(url)}
+    queue_known[url] = by_url
   end
-  return env .. ':' .. account .. ':' .. h, h
+  local by_env = by_url[env]
+  if not by_env then
+    by_env = {}
+    by_url[env] = by_env
+  end
+  local q = by_env[account]
+  if not q then
+    q = env .. ':' .. account .. ':' .. by_url.h
+    by_env[account] = q
+  end
+  return q, by_url.h
 end
 
 -- the ms of a stream entry id ("<ms>-<seq>"), as text
