@@ -52,6 +52,7 @@ struct outcome {
 	int attempts;
 	char *order, *queue; /* as leased */
 	char sid[48];	     /* as leased: its stream entry, "" = none */
+	int done;	     /* a stream event delivered: entry holds its record */
 };
 
 struct shard {
@@ -206,7 +207,16 @@ void dispatch_complete(struct delivery *dl, const char *what, long long next_ms,
 		json_str(g, what);
 		json_close(g);
 		entry = json_buf(g, &len);
-		o->entry = mem_strndup(entry, len);
+		if (dl->sid[0] && strcmp(what, "delivered") == 0) {
+			/* a first attempt delivered: one field of done:<day> */
+			char *e = mem_strndup(entry, len);
+			o->entry =
+			    lease_done_record((long long)now, dl->attempts, status, e, error);
+			o->done = 1;
+			free(e);
+		} else {
+			o->entry = mem_strndup(entry, len);
+		}
 		yajl_gen_free(g);
 		publish(dl, what, status, error, now);
 		log_info("delivery event=%s url_host=%s attempt=%d status=%ld outcome=%s "
@@ -460,7 +470,10 @@ static void settle(struct dispatch *d, struct shard *s, unsigned lease)
 	if (lease)
 		for (struct budget_host *h = d->budget.hosts; h; h = h->all_next)
 			call.nhosts += shard_budget(d, s, h, now) != dflt;
-	call.noutcomes = n;
+	o = s->outcomes;
+	for (unsigned i = 0; i < n; i++, o = o->next)
+		call.ndone += o->done != 0;
+	call.noutcomes = n - call.ndone;
 	call.account_most = (unsigned)d->cfg->delivery_per_account;
 	/* the accounts holding deliveries: their budget is below the default */
 	call.naccounts = lease ? d->budget.ntenants : 0;
@@ -495,14 +508,20 @@ static void settle(struct dispatch *d, struct shard *s, unsigned lease)
 				lease_args_account(&a, t->account,
 						   budget_tenant_room(&d->budget, t));
 	}
-	/* the outcomes: their texts stay alive until rds_script has copied them */
+	/* the outcomes (those of stream events delivered last): their texts stay
+	 * alive until rds_script has copied them */
 	o = s->outcomes;
 	for (unsigned i = 0; i < n; i++, o = o->next) {
 		struct lease_outcome lo = {o->id,     o->token, o->what,  o->next_ms,
 					   o->status, o->error, o->entry, o->attempts,
 					   o->order,  o->queue, o->sid};
-		lease_args_outcome(&a, &lo);
+		if (!o->done)
+			lease_args_outcome(&a, &lo);
 	}
+	o = s->outcomes;
+	for (unsigned i = 0; i < n; i++, o = o->next)
+		if (o->done)
+			lease_args_done(&a, o->sid, o->token, o->id, o->order, o->entry);
 	rds_script(d->r, on_settled, c, SCRIPT_EVENT_SETTLE, LEASE_NKEYS, a.argc, a.argv, a.lens);
 	rargs_deinit(&a);
 	for (unsigned i = 0; i < n; i++) {

@@ -5,6 +5,9 @@
  */
 #include "pixrelay/relay/lease.h"
 
+#include "pixrelay/core/mem.h"
+
+#include <stdio.h>
 #include <stdlib.h>
 
 void lease_args(struct rargs *a, const struct lease_call *c)
@@ -26,6 +29,7 @@ void lease_args(struct rargs *a, const struct lease_call *c)
 	rargs_ll(a, c->naccounts);
 	rargs_ll(a, c->sandbox_most);
 	rargs_ll(a, c->production_most);
+	rargs_ll(a, c->ndone);
 }
 
 void lease_args_host(struct rargs *a, const char *host, unsigned most)
@@ -58,26 +62,67 @@ void lease_args_outcome(struct rargs *a, const struct lease_outcome *o)
 	rargs_str(a, o->sid ? o->sid : "");
 }
 
+void lease_args_done(struct rargs *a, const char *sid, const char *token, const char *id,
+		     const char *order, const char *record)
+{
+	rargs_str(a, sid);
+	rargs_str(a, token);
+	rargs_str(a, id);
+	rargs_str(a, order);
+	rargs_str(a, record);
+}
+
+char *lease_done_record(long long when_ms, int attempts, long status, const char *entry,
+			const char *error)
+{
+	char st[24] = "";
+
+	if (status > 0)
+		snprintf(st, sizeof(st), "%ld", status);
+	return mem_printf("%lld\t%d\t%s\t%s\t%s", when_ms, attempts, st, entry ? entry : "",
+			  error ? error : "");
+}
+
 int lease_decode(redisReply *const *f, size_t n, struct lease *out)
 {
+	char *part[7], *m;
+	int k = 0;
+
 	if (n < LEASE_FIELDS)
 		return -1;
 	for (size_t i = 0; i < LEASE_FIELDS; i++)
 		if (f[i]->type != REDIS_REPLY_STRING)
 			return -1;
-	out->id = f[0]->str;
-	out->url = f[1]->str;
+	/* order key, queue, id, env, account, type, url */
+	m = f[1]->str;
+	part[k++] = m;
+	for (char *c = m; *c && k < 7; c++)
+		if (*c == '\n')
+			part[k++] = c + 1;
+	if (k < 7)
+		return -1;
+	for (int i = 1; i < 7; i++)
+		part[i][-1] = '\0';
+	out->sid = f[0]->str;
+	out->order = part[0];
+	out->queue = part[1];
+	out->id = part[2];
+	out->env = part[3];
+	out->account = part[4];
+	out->url = part[6];
 	out->body = f[2]->str;
-	out->attempts = atoi(f[3]->str);
-	out->budget_base = atoi(f[4]->str);
-	out->created_ms = strtoll(f[5]->str, NULL, 10);
-	out->account = f[6]->str;
-	out->env = f[7]->str;
-	out->signing = f[8]->str;
-	out->signing_prev = f[9]->str;
-	out->compat = f[10]->str;
-	out->order = f[11]->str;
-	out->queue = f[12]->str;
-	out->sid = f[13]->str;
+	if (out->sid[0]) {
+		/* a first attempt, its budget from its creation: the entry's time */
+		out->attempts = 1;
+		out->budget_base = 0;
+		out->created_ms = strtoll(out->sid, NULL, 10);
+	} else {
+		out->attempts = atoi(f[3]->str);
+		out->budget_base = atoi(f[4]->str);
+		out->created_ms = strtoll(f[5]->str, NULL, 10);
+	}
+	out->signing = f[6]->str;
+	out->signing_prev = f[7]->str;
+	out->compat = f[8]->str;
 	return 0;
 }

@@ -629,7 +629,8 @@ def stored(redis, acked):
             if not page:
                 break
             for sid, f in page:
-                out.setdefault(_text(f[1]), ("pending", f[13]))
+                # fields m (order, queue, id, ...: lib/event.lua) and b (the body)
+                out.setdefault(_text(f[1]).split("\n")[2], ("pending", f[3]))
             start = "(" + _text(page[-1][0])
     return out
 

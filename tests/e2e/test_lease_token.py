@@ -52,26 +52,40 @@ class LeaseToken(unittest.TestCase):
             self.cmd("ZADD", P + "due:" + QUEUE, T0, eid)
             self.cmd("ZADD", P + "hosts", T0, QUEUE)
 
-    def settle(self, now, lease_most, outcomes=(), hosts=()):
+    def settle(self, now, lease_most, outcomes=(), hosts=(), done=()):
         """One event_settle call as dispatch.c makes it at `now`: outcomes
         are (id, token, outcome, next ms, status, error, attempt entry,
-        attempt number, order, queue[, stream entry]); hosts are (host, how
-        many of its events at most). Returns (recorded, [leased rows])."""
+        attempt number, order, queue[, stream entry]); done are stream
+        events delivered (stream entry, token, id, order, record); hosts are
+        (host, how many of its events at most). Returns (recorded, [leased
+        rows]), each row as lease_decode (lease.c) reads it: id, url, body,
+        attempts, budget_base, created_ms, account, env, 3 secrets, order,
+        queue, stream entry."""
         argv = [P, now, LEASE, lease_most, now + LEASE, 10, 86400, 10, len(hosts),
-                len(outcomes), 10, 0, 10, 10]
+                len(outcomes), 10, 0, 10, 10, len(done)]
         for h in hosts:
             argv += list(h)
         for o in outcomes:
             argv += list(o) + ([""] if len(o) == 10 else [])
+        for o in done:
+            argv += list(o)
         res = self.cmd("EVALSHA", self.sha, 3, P + "hosts", P + "lease", P + "dead", *argv)
-        rows = res[2:]
-        return res[0], [rows[i:i + 14] for i in range(0, len(rows), 14)]
+        rows = []
+        for i in range(2, len(res), 9):
+            sid, meta, body, attempts, base, created, s1, s2, s3 = res[i:i + 9]
+            order, queue, eid, env, account, _type, url = meta.split("\n")
+            if sid:
+                attempts, base, created = "1", "0", sid.split("-")[0]
+            rows.append([eid, url, body, attempts, base, created, account, env, s1, s2, s3,
+                         order, queue, sid])
+        return res[0], rows
 
     def entry(self, eid, order, host="sink"):
         """An event as event_write (lib/event.lua) appends it to the shard's
         stream; returns its entry id."""
-        sid = self.cmd("XADD", P + "s", "*", "i", eid, "e", "sandbox", "a", "acc", "t", "T",
-                       "u", "http://%s/hook" % host, "o", order, "b", "{\"id\":\"%s\"}" % eid)
+        sid = self.cmd("XADD", P + "s", "*", "m", "\n".join(
+            [order, "sandbox:acc:" + host, eid, "sandbox", "acc", "T", "http://%s/hook" % host]),
+            "b", "{\"id\":\"%s\"}" % eid)
         self.cmd("HINCRBY", P + "qn", "sandbox:acc:" + host, 1)
         return sid
 
@@ -141,23 +155,26 @@ class StreamLeases(LeaseToken):
         self.assertEqual([(r[0], r[3], r[11], r[12], r[13]) for r in rows],
                          [("X", "1", "c1", QUEUE, x), ("Y", "1", "c2", QUEUE, y)])
         self.assertEqual(rows[0][2], '{"id":"X"}')
-        self.assertEqual(rows[0][5], x.split("-")[0])  # created: the entry's ms
         self.assertEqual(self.cmd("ZRANGE", P + "lease", 0, -1), [x, y])
         self.assertEqual(self.cmd("HGET", P + "cur", "id"), y)
         self.assertEqual(self.cmd("EXISTS", P + "qn"), 0)
         self.assertEqual(self.cmd("HGETALL", P + "busy"), ["c1", "X", "c2", "Y"])
         # nothing more to lease; X delivered: its outcome is one field of done:<day>
         token = str(T0 + LEASE)
-        recorded, more = self.settle(T0 + 5, 10, [
-            ("X", token, "delivered", 0, 200, "", '{"a":1}', "1", "c1", QUEUE, x)])
+        record = "%d\t1\t200\t{\"a\":1}\t" % (T0 + 5)
+        recorded, more = self.settle(T0 + 5, 10, done=[(x, token, "X", "c1", record)])
         self.assertEqual((recorded, more), (1, []))
         day = int(x.split("-")[0]) // 86400000
-        self.assertEqual(self.cmd("HGET", P + "done:%d" % day, "X"),
-                         "%d\t1\t200\t{\"a\":1}\t" % (T0 + 5))
+        self.assertEqual(self.cmd("HGET", P + "done:%d" % day, "X"), record)
+        # the full form of the same outcome is recorded the same way (Y)
+        self.settle(T0 + 6, 0, [("Y", token, "delivered", 0, 200, "", '{"a":1}', "1", "c2",
+                                 QUEUE, y)])
+        self.assertEqual(self.cmd("HGET", P + "done:%d" % day, "Y"),
+                         "%d\t1\t200\t{\"a\":1}\t" % (T0 + 6))
         self.assertGreater(self.cmd("TTL", P + "done:%d" % day), 86400)
-        self.assertEqual(self.cmd("HGETALL", P + "busy"), ["c2", "Y"])
-        self.assertEqual(self.cmd("EXISTS", P + "e:X"), 0)
-        self.assertEqual(self.cmd("ZRANGE", P + "lease", 0, -1), [y])
+        self.assertEqual(self.cmd("EXISTS", P + "busy"), 0)
+        self.assertEqual([self.cmd("EXISTS", P + "e:" + e) for e in "XY"], [0, 0])
+        self.assertEqual(self.cmd("ZCARD", P + "lease"), 0)
 
     def test_a_later_event_of_a_charge_waits_for_the_earlier(self):
         x, y = self.entry("X", "ch"), self.entry("Y", "ch")

@@ -12,26 +12,33 @@
  *   events of one host to lease at most, unless listed, [9] = number h of hosts listed,
  *   [10] = number n of outcomes, [11] = how many events of one account to lease at most,
  *   unless listed, [12] = number a of accounts listed, [13] = how many sandbox events to
- *   lease at most, [14] = how many production events, then h pairs (host, how many of its
- *   events to lease at most), a pairs (account, how many of its events), then n times 11:
+ *   lease at most, [14] = how many production events, [15] = number k of stream events
+ *   delivered at their first attempt, then h pairs (host, how many of its events to lease
+ *   at most), a pairs (account, how many of its events), then n times 11:
  *   event id, token of its lease (its end), outcome (delivered | retry | dead | release),
  *   next attempt (ms), HTTP status ('' = none), error text, attempt log entry (JSON), and
  *   what its lease answered: the attempt's number, the order key, the queue, the stream
- *   entry ('' = an event with a hash of its own)
+ *   entry ('' = an event with a hash of its own); then k times 5, the outcome of a stream
+ *   event delivered at its first attempt: stream entry, token, event id, order key, and its
+ *   record ("<when>\t<attempts>\t<status>\t<attempt json>\t<error>")
  *   An outcome counts when the event's score in the lease set is its token: a
  *   lease is only that entry (leasing writes nothing into the event), and a
  *   later lease of the same event starts after this one ended or was
  *   recorded, so it ends later (docs/event-layout.md).
  * Returns {outcomes recorded, when the next event is due ('' = none) when nothing was
- *   leased, then for each leased event: id, url, body, attempts, budget_base, budget start
- *   (created_ms, or the last replay), account, env, signing secret, previous signing
- *   secret, compat secret, order key, queue, stream entry ('' = none)}
+ *   leased, then for each leased event 9 fields: its stream entry ('' = none), its meta
+ *   (order key, queue, id, env, account, type, url, joined by newlines: a stream entry's
+ *   field m), body, then for an event with a hash of its own its attempt's number,
+ *   budget_base and budget start (created_ms, or the last replay), '' for a stream event
+ *   (1, 0, the entry's ms), then the account's signing secret, previous signing secret,
+ *   compat secret}
  *   A lease is the event's entry in the lease set: its member is the stream entry's id
  *   for an event still only in the shard's stream, else the event's id.
  *
- * A call is: lease_args (the keys and ARGV[1..14]), then exactly h
- * lease_args_host, a lease_args_account and n lease_args_outcome, in that
- * order; then rds_script(..., SCRIPT_EVENT_SETTLE, LEASE_NKEYS, ...).
+ * A call is: lease_args (the keys and ARGV[1..15]), then exactly h
+ * lease_args_host, a lease_args_account, n lease_args_outcome and k
+ * lease_args_done, in that order; then rds_script(..., SCRIPT_EVENT_SETTLE,
+ * LEASE_NKEYS, ...).
  */
 #ifndef PIXRELAY_LEASE_H
 #define PIXRELAY_LEASE_H
@@ -43,7 +50,7 @@
 
 #define LEASE_NKEYS 3	    /* KEYS[1..3] */
 #define LEASE_REPLY_FIRST 2 /* the first leased event's first field in the answer */
-#define LEASE_FIELDS 14	    /* fields of one leased event in the answer */
+#define LEASE_FIELDS 9	    /* fields of one leased event in the answer */
 
 /* KEYS[1..3] and ARGV[1..14]. Borrowed strings: alive until the call. */
 struct lease_call {
@@ -64,9 +71,10 @@ struct lease_call {
 	unsigned naccounts;	  /* [12] a: accounts listed (lease_args_account) */
 	unsigned sandbox_most;	  /* [13] sandbox events, at most */
 	unsigned production_most; /* [14] production events, at most */
+	unsigned ndone;		  /* [15] k: stream events delivered (lease_args_done) */
 };
 
-/* Append the keys and ARGV[1..14] of c to a. */
+/* Append the keys and ARGV[1..15] of c to a. */
 void lease_args(struct rargs *a, const struct lease_call *c);
 /* Append one of the h pairs: a host and how many of its events to lease at
  * most (borrowed). */
@@ -90,9 +98,18 @@ struct lease_outcome {
 
 /* Append one of the n outcomes. */
 void lease_args_outcome(struct rargs *a, const struct lease_outcome *o);
+/* Append one of the k outcomes of a stream event delivered at its first
+ * attempt: its stream entry, the token of its lease, its id, its order key,
+ * and its record (lease_done_record). Strings borrowed. */
+void lease_args_done(struct rargs *a, const char *sid, const char *token, const char *id,
+		     const char *order, const char *record);
+/* The record of a delivered stream event: "<when>\t<attempts>\t<status>\t<attempt
+ * log entry>\t<error>", allocated (the caller frees it). */
+char *lease_done_record(long long when_ms, int attempts, long status, const char *entry,
+			const char *error);
 
 /* One leased event, its strings borrowed from the reply (valid during the
- * reply's callback). */
+ * reply's callback; lease_decode cuts the meta field into them in place). */
 struct lease {
 	const char *id;
 	const char *url;
@@ -111,8 +128,9 @@ struct lease {
 };
 
 /* Decode the leased event whose fields start at f (n fields left in the
- * answer from there). 0 with *out filled; -1 when fewer than LEASE_FIELDS
- * are left or one is not a string (out untouched). */
+ * answer from there), writing NULs into its meta field. 0 with *out filled;
+ * -1 when fewer than LEASE_FIELDS are left, one is not a string or the meta
+ * has not its 7 parts (out untouched). */
 int lease_decode(redisReply *const *f, size_t n, struct lease *out);
 
 #endif

@@ -9,34 +9,42 @@
 --   events of one host to lease at most, unless listed, [9] = number h of hosts listed,
 --   [10] = number n of outcomes, [11] = how many events of one account to lease at most,
 --   unless listed, [12] = number a of accounts listed, [13] = how many sandbox events to
---   lease at most, [14] = how many production events, then h pairs (host, how many of its
---   events to lease at most), a pairs (account, how many of its events), then n times 11:
+--   lease at most, [14] = how many production events, [15] = number k of stream events
+--   delivered at their first attempt, then h pairs (host, how many of its events to lease
+--   at most), a pairs (account, how many of its events), then n times 11:
 --   event id, token of its lease (its end), outcome (delivered | retry | dead | release),
 --   next attempt (ms), HTTP status ('' = none), error text, attempt log entry (JSON), and
 --   what its lease answered: the attempt's number, the order key, the queue, the stream
---   entry ('' = an event of its own hash)
+--   entry ('' = an event of its own hash); then k times 5, the outcome of a stream event
+--   delivered at its first attempt: stream entry, token, event id, order key, and its record
+--   in p done:<day> ("<when>\t<attempts>\t<status>\t<attempt json>\t<error>")
 -- An outcome counts only from the holder of the lease (a late answer after the lease ran
 -- out, and another process leased the event, is ignored). A delivered or dead event and its
 -- log expire after the retention; the dead set forgets what is older. A lease that ran out
 -- (its dispatcher died or stalled) makes the event due again.
 -- Returns {outcomes recorded, when the next event is due ('' = none) when nothing was
---   leased, then for each leased event: id, url, body, attempts, budget_base, budget start
---   (created_ms, or the last replay), account, env, signing secret, previous signing
---   secret, compat secret, order key, queue, stream entry ('' = none)}
+--   leased, then for each leased event 9 fields: its stream entry ('' = none), its meta
+--   (order key, queue, id, env, account, type, url, joined by '\n': a stream entry's field
+--   m, lib/event.lua), body, then for an event of its own hash its attempt's number,
+--   budget_base and budget start (created_ms, or the last replay), '' for a stream event
+--   (1, 0, the entry's ms), then the account's signing secret, previous signing secret,
+--   compat secret}
 -- Events are leased first from the due sets (retries, events that waited), then from the
 -- shard's stream (first attempts, docs/event-layout.md): in arrival order from the
 -- cursor, as long as each one's host, account and environment may take it. One over its
 -- budget stops the reading, unless another queue with entries in the stream could go: then
 -- it waits in its due set (spill) and the reading goes on.
 --@include event
-if #KEYS ~= 3 or #ARGV < 14 or
-    #ARGV ~= 14 + 2 * tonumber(ARGV[9]) + 2 * tonumber(ARGV[12]) + 11 * tonumber(ARGV[10]) then
-  return redis.error_reply('ERR event_settle: wants 3 keys and 14 + 2h + 2a + 11n arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 3 or #ARGV < 15 or
+    #ARGV ~= 15 + 2 * tonumber(ARGV[9]) + 2 * tonumber(ARGV[12]) + 11 * tonumber(ARGV[10]) +
+      5 * tonumber(ARGV[15]) then
+  return redis.error_reply('ERR event_settle: wants 3 keys and 15 + 2h + 2a + 11n + 5k arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local p, now = ARGV[1], tonumber(ARGV[2])
 local cap, ttl = tonumber(ARGV[6]), tonumber(ARGV[7])
 local nhosts, naccts = tonumber(ARGV[9]), tonumber(ARGV[12])
-local first_outcome = 15 + 2 * nhosts + 2 * naccts
+local first_outcome = 16 + 2 * nhosts + 2 * naccts
+local first_done = first_outcome + 11 * tonumber(ARGV[10])
 local recorded = {}
 
 -- A lease is only its entry in the lease set (KEYS[2]: event id -> when it runs out, ms):
@@ -140,6 +148,25 @@ for i = 0, tonumber(ARGV[10]) - 1 do
     end
   end
 end
+-- stream events delivered at their first attempt, as the dispatcher sends them
+for i = 0, tonumber(ARGV[15]) - 1 do
+  local a = first_done + 5 * i
+  local sid, id = ARGV[a], ARGV[a + 2]
+  if holds(ARGV[a + 1], sid) then
+    held[ARGV[a + 1]][sid] = nil
+    recorded[#recorded + 1] = sid
+    local dk = p .. 'done:' .. math.floor(tonumber(sid_ms(sid)) / DAY_MS)
+    local l = done_later[dk]
+    if not l then
+      l = {}
+      done_later[dk] = l
+    end
+    l[#l + 1] = id
+    l[#l + 1] = ARGV[a + 4]
+    done_orders[#done_orders + 1] = ARGV[a + 3]
+    done_orders[#done_orders + 1] = id
+  end
+end
 if #recorded > 0 then redis.call('ZREM', KEYS[2], unpack(recorded)) end
 -- the stream events delivered: their outcomes, one HSET per day; their orders free
 for dk, l in pairs(done_later) do
@@ -205,10 +232,10 @@ if left <= 0 then return out end
 -- busy tenant takes no more than its share of this process's capacity
 local budget, per_account = {}, {}
 for i = 0, nhosts - 1 do
-  budget[ARGV[15 + 2 * i]] = tonumber(ARGV[16 + 2 * i])
+  budget[ARGV[16 + 2 * i]] = tonumber(ARGV[17 + 2 * i])
 end
 for i = 0, naccts - 1 do
-  per_account[ARGV[15 + 2 * nhosts + 2 * i]] = tonumber(ARGV[16 + 2 * nhosts + 2 * i])
+  per_account[ARGV[16 + 2 * nhosts + 2 * i]] = tonumber(ARGV[17 + 2 * nhosts + 2 * i])
 end
 local default, account_default = tonumber(ARGV[8]), tonumber(ARGV[11])
 local per_env = {sandbox = tonumber(ARGV[13]), production = tonumber(ARGV[14])}
@@ -258,7 +285,7 @@ for _, q in ipairs(queues) do
     for _, id in ipairs(ids) do
       local ek = p .. 'e:' .. id
       local e = redis.call('HMGET', ek, 'url', 'body', 'budget_base', 'created_ms', 'account',
-        'env', 'budget_ms', 'attempts', 'order')
+        'env', 'budget_ms', 'attempts', 'order', 'type')
       if e[1] then
         -- after a replay, the age limit counts from the replay
         if e[7] and e[7] ~= '' then e[4] = e[7] end
@@ -267,10 +294,11 @@ for _, q in ipairs(queues) do
         leased[#leased + 1] = until_ms
         leased[#leased + 1] = id
         local n = #out
-        out[n + 1], out[n + 2], out[n + 3], out[n + 4] = id, e[1], e[2], attempts
-        out[n + 5], out[n + 6], out[n + 7], out[n + 8] = e[3] or '0', e[4], e[5], e[6]
-        out[n + 9], out[n + 10], out[n + 11] = s[1] or '', s[2] or '', s[3] or ''
-        out[n + 12], out[n + 13], out[n + 14] = e[9] or '', q, ''
+        out[n + 1], out[n + 3] = '', e[2]
+        out[n + 2] = (e[9] or '') .. '\n' .. q .. '\n' .. id .. '\n' .. e[6] .. '\n' .. e[5] ..
+          '\n' .. (e[10] or '') .. '\n' .. e[1]
+        out[n + 4], out[n + 5], out[n + 6] = attempts, e[3] or '0', e[4]
+        out[n + 7], out[n + 8], out[n + 9] = s[1] or '', s[2] or '', s[3] or ''
         got = got + 1
       end
     end
@@ -306,7 +334,7 @@ if left > 0 and redis.call('EXISTS', p .. 'qn') == 1 then
     bset[order] = v
     bstate[order] = v
   end
-  local can_go, waiting = {}, nil
+  local can_go, waiting, qparts = {}, nil, {}
   -- lists of layout 2 may exist while p v2 does (lib/event.lua); it goes once no event
   -- could head one: none due, none leased but stream entries
   local v2 = redis.call('EXISTS', p .. 'v2') == 1
@@ -349,8 +377,15 @@ if left > 0 and redis.call('EXISTS', p .. 'qn') == 1 then
     if #entries == 0 then break end
     -- the orders of the window: p busy, and the lists of version 2 for those not in it
     local ask, asked = {}, {}
-    for _, en in ipairs(entries) do
-      local o = en[2][12]
+    local metas = {}
+    for j, en in ipairs(entries) do
+      -- the head of the entry's meta: order key, queue, id
+      local m = en[2][2]
+      local n1 = string.find(m, '\n', 1, true)
+      local n2 = string.find(m, '\n', n1 + 1, true)
+      local n3 = string.find(m, '\n', n2 + 1, true)
+      local o = string.sub(m, 1, n1 - 1)
+      metas[j] = {o, string.sub(m, n1 + 1, n2 - 1), string.sub(m, n2 + 1, n3 - 1)}
       if bstate[o] == nil and not asked[o] then
         asked[o] = true
         ask[#ask + 1] = o
@@ -374,10 +409,15 @@ if left > 0 and redis.call('EXISTS', p .. 'qn') == 1 then
         end
       end
     end
-    for _, en in ipairs(entries) do
+    for j, en in ipairs(entries) do
       local sid, f = en[1], en[2]
-      local id, env, account, url, order = f[2], f[4], f[6], f[10], f[12]
-      local q, host = queue_of(env, account, url)
+      local order, q, id = metas[j][1], metas[j][2], metas[j][3]
+      local parts = qparts[q]
+      if not parts then
+        parts = {queue_parts(q)}
+        qparts[q] = parts
+      end
+      local env, account, host = parts[1], parts[2], parts[3]
       local b = bstate[order]
       if b == false and want_of(env, account, host) > 0 then
         busy_set(order, id)
@@ -385,10 +425,9 @@ if left > 0 and redis.call('EXISTS', p .. 'qn') == 1 then
         leased[#leased + 1] = until_ms
         leased[#leased + 1] = sid
         local n = #out
-        out[n + 1], out[n + 2], out[n + 3], out[n + 4] = id, url, f[14], '1'
-        out[n + 5], out[n + 6], out[n + 7], out[n + 8] = '0', sid_ms(sid), account, env
-        out[n + 9], out[n + 10], out[n + 11] = s[1] or '', s[2] or '', s[3] or ''
-        out[n + 12], out[n + 13], out[n + 14] = order, q, sid
+        out[n + 1], out[n + 2], out[n + 3] = sid, f[2], f[4]
+        out[n + 4], out[n + 5], out[n + 6] = '', '', ''
+        out[n + 7], out[n + 8], out[n + 9] = s[1] or '', s[2] or '', s[3] or ''
         took(env, account, host, 1)
       elseif b then
         -- behind an earlier event of its charge

@@ -48,11 +48,16 @@ for i = 0, tonumber(ARGV[5]) - 1 do
     end
   end
   if not r or r[1] == 'not_found' then
-    local ak = p .. 'acct:' .. env .. ':' .. account
-    local url = accounts[ak]
+    -- (looked up by env, then account: no key built per notification)
+    local by_env = accounts[env]
+    if not by_env then
+      by_env = {}
+      accounts[env] = by_env
+    end
+    local url = by_env[account]
     if not url then
-      url = redis.call('HGET', ak, 'postback_url') or ''
-      accounts[ak] = url
+      url = redis.call('HGET', p .. 'acct:' .. env .. ':' .. account, 'postback_url') or ''
+      by_env[account] = url
     end
     event_write(p, evt, env, account, ARGV[a + 5], url, ARGV[a + 7], ARGV[a + 8], now, ttl)
     r = {'relayed', evt}

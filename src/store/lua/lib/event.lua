@@ -107,9 +107,11 @@ end
 -- (spill: p e:<id>, the layout of version 2) only when it must wait: a retry, a lease that
 -- ran out, a destination or tenant over its budget while others could go, a later event of
 -- a charge whose earlier one is not settled, a replay, a dead letter.
---   p s          stream: one entry per event, fields i (id) e (env) a (account) t (type)
---                u (url) o (order key) b (body), always in that order; created_ms is the
---                entry id's ms
+--   p s          stream: one entry per event, two fields: m (what a delivery needs but
+--                the body: order key, queue, id, env, account, type, url, joined by
+--                '\n', in that order: entry_meta) and b (the body); created_ms is the
+--                entry id's ms. Two fields, not seven: each value crossing between
+--                Redis and Lua costs, and the dispatcher splits m itself
 --   p cur        hash: id = the last entry the leases have consumed (every entry up to it
 --                was leased or spilled), n = entries consumed in all
 --   p qn         hash: queue -> its entries after the cursor
@@ -124,14 +126,26 @@ end
 --                p busy entry and are found with EXISTS while p v2 exists (set when a
 --                Redis of layout 2 was taken over, dropped once no event of its could
 --                head a list: none due nor leased)
-local host_known = {}
+-- queue_of: the queue and host of an event (lib above), remembered per call by url, env
+-- and account (no string built for the ones seen before)
+local queue_known = {}
 local function queue_of(env, account, url)
-  local h = host_known[url]
-  if not h then
-    h = url_host(url)
-    host_known[url] = h
+  local by_url = queue_known[url]
+  if not by_url then
+    by_url = {h = url_host(url)}
+    queue_known[url] = by_url
   end
-  return env .. ':' .. account .. ':' .. h, h
+  local by_env = by_url[env]
+  if not by_env then
+    by_env = {}
+    by_url[env] = by_env
+  end
+  local q = by_env[account]
+  if not q then
+    q = env .. ':' .. account .. ':' .. by_url.h
+    by_env[account] = q
+  end
+  return q, by_url.h
 end
 
 -- the ms of a stream entry id ("<ms>-<seq>"), as text
@@ -211,6 +225,20 @@ local function order_release(p, order, id, now, b)
   end
 end
 
+-- entry_meta: the parts of a stream entry's field m: order, queue, id, env, account,
+-- type, url
+local function entry_meta(m)
+  local parts, from = {}, 1
+  for _ = 1, 6 do
+    local nl = string.find(m, '\n', from, true)
+    if not nl then break end
+    parts[#parts + 1] = string.sub(m, from, nl - 1)
+    from = nl + 1
+  end
+  parts[#parts + 1] = string.sub(m, from)
+  return parts[1], parts[2], parts[3], parts[4], parts[5], parts[6], parts[7]
+end
+
 -- stream_entry: the fields of entry `sid` of p s (nil when trimmed)
 local function stream_entry(p, sid)
   local r = redis.call('XRANGE', p .. 's', sid, sid)
@@ -221,14 +249,13 @@ end
 -- spill: give stream entry `sid` (its fields `f`) a hash of its own, pending, with the
 -- extra field/value pairs `extra`. Returns its id, queue and order.
 local function spill(p, sid, f, extra)
-  local id, env, account, url = f[2], f[4], f[6], f[10]
-  local q = queue_of(env, account, url)
-  local args = {p .. 'e:' .. id, 'env', env, 'account', account, 'type', f[8], 'url', url,
-    'queue', q, 'body', f[14], 'order', f[12], 'created_ms', sid_ms(sid), 'state', 'pending',
+  local order, q, id, env, account, etype, url = entry_meta(f[2])
+  local args = {p .. 'e:' .. id, 'env', env, 'account', account, 'type', etype, 'url', url,
+    'queue', q, 'body', f[4], 'order', order, 'created_ms', sid_ms(sid), 'state', 'pending',
     'sid', sid}
   for _, v in ipairs(extra) do args[#args + 1] = v end
   redis.call('HSET', unpack(args))
-  return id, q, f[12]
+  return id, q, order
 end
 
 -- event_write: record event `id` and queue it for delivery, in the shard of key prefix `p`
@@ -243,10 +270,11 @@ local live_known = {}
 local function event_write(p, id, env, account, etype, url, body, order, now, ttl)
   local created = now
   if url ~= '' then
-    local sid = redis.call('XADD', p .. 's', '*', 'i', id, 'e', env, 'a', account, 't', etype,
-      'u', url, 'o', order, 'b', body)
+    local q = queue_of(env, account, url)
+    local sid = redis.call('XADD', p .. 's', '*', 'm', order .. '\n' .. q .. '\n' .. id .. '\n' ..
+      env .. '\n' .. account .. '\n' .. etype .. '\n' .. url, 'b', body)
     created = sid_ms(sid)
-    qn_add(p, queue_of(env, account, url), 1)
+    qn_add(p, q, 1)
   end
   zadd(p .. 'a:' .. account, created, id)
   -- Live streams (GET /v1/events/stream): while a process serves one for an account of this
