@@ -678,8 +678,8 @@ def stored_event(redis, account, id, prefix="pixrelay:"):
     """What Redis holds of event `id` of `account` (docs/event-layout.md), as a
     dict: its hash p e:<id> when it has one; else its entry in its shard's
     stream p s, found by the event's score in the account's listing (the
-    entry's ms), as the fields env account type url order body created_ms
-    sid. None when neither holds it."""
+    entry's ms), as the fields env account type url queue order body
+    created_ms sid. None when neither holds it."""
     h = redis.cmd("HGETALL", rkey("e:", id, prefix))
     if h:
         return dict(zip(h[::2], h[1::2]))
@@ -689,12 +689,11 @@ def stored_event(redis, account, id, prefix="pixrelay:"):
     sp = rkey("", account, prefix)[:-len(account)]  # <prefix>{s<k>}:
     for sid, f in redis.cmd("XRANGE", sp + "s", ms, ms):
         v = dict(zip(f[::2], f[1::2]))
-        if "m" in v:  # order, queue, id, env, account, type, url in one field
-            m = v["m"].split("\n", 6)
-            v.update({"o": m[0], "i": m[2], "e": m[3], "a": m[4], "t": m[5], "u": m[6]})
-        if v.get("i") == id:
-            return {"env": v["e"], "account": v["a"], "type": v["t"], "url": v["u"],
-                    "order": v["o"], "body": v["b"], "created_ms": sid.split("-")[0], "sid": sid}
+        # m: order key, queue, id, env, account, type, url; b: the body
+        order, queue, eid, env, acc, etype, url = v["m"].split("\n", 6)
+        if eid == id:
+            return {"env": env, "account": acc, "type": etype, "url": url, "queue": queue,
+                    "order": order, "body": v["b"], "created_ms": sid.split("-")[0], "sid": sid}
     return None
 
 

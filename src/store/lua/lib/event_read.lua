@@ -9,30 +9,12 @@
 --     entry lingers until the janitor trims it).
 --@include event
 
--- entry_event: the event of a stream entry's fields `f`, by field name: i e a t u o b, or
--- m (order, queue, id, env, account, type, url joined by '\n') and b. A table {id, env,
--- account, type, url, order, body, queue}.
+-- entry_event: the event of a stream entry's fields `f` (m, b: lib/event.lua), as a
+-- table {id, env, account, type, url, order, body, queue}
 local function entry_event(f)
-  local v = {}
-  for j = 1, #f - 1, 2 do v[f[j]] = f[j + 1] end
-  local ev = {id = v.i, env = v.e, account = v.a, type = v.t, url = v.u, order = v.o,
-    body = v.b or ''}
-  if v.m then
-    local parts, from = {}, 1
-    for _ = 1, 6 do
-      local nl = string.find(v.m, '\n', from, true)
-      if not nl then break end
-      parts[#parts + 1] = string.sub(v.m, from, nl - 1)
-      from = nl + 1
-    end
-    parts[#parts + 1] = string.sub(v.m, from)
-    ev.order, ev.queue, ev.id, ev.env = parts[1], parts[2], parts[3], parts[4]
-    ev.account, ev.type, ev.url = parts[5], parts[6], parts[7]
-  end
-  if not ev.queue and ev.env and ev.account and ev.url then
-    ev.queue = queue_of(ev.env, ev.account, ev.url)
-  end
-  return ev
+  local order, q, id, env, account, etype, url = entry_meta(f[2])
+  return {id = id, env = env, account = account, type = etype, url = url, order = order,
+    body = f[4], queue = q}
 end
 
 -- sid_at_or_before: whether stream entry id `a` ("<ms>-<seq>") is at or before `b`
