@@ -1,6 +1,7 @@
 /* janitor: the periodic work a delivering process does for every shard
- * besides delivering: expiring due charges and finishing half-done
- * transfers, each on its own schedule per shard, and waking the
+ * besides delivering: expiring due charges, finishing half-done transfers
+ * and trimming the stream of events past the retention, each on its own
+ * schedule per shard, and waking the
  * dispatcher's shard when either wrote events. The dispatcher (dispatch.c)
  * leases and settles deliveries and beats its own heartbeat; the domain
  * calls themselves are the stores' (charges.c, transfers.c).
@@ -11,6 +12,7 @@
 #include "pixrelay/core/mem.h"
 #include "pixrelay/store/transfers.h"
 #include "pixrelay/store/charges.h"
+#include "pixrelay/store/events.h"
 
 #include <stdlib.h>
 #include <sys/time.h>
@@ -18,13 +20,15 @@
 #define TICK_MS 100	      /* the periodic look at every shard's timers */
 #define EXPIRY_EVERY_MS 1000  /* per shard */
 #define RECOVER_EVERY_MS 5000 /* per shard */
+#define TRIM_EVERY_MS 60000   /* per shard */
 
 struct janitor_shard {
 	struct janitor *j;
 	int id;
 	uint64_t expiry_ms;  /* when its due charges are looked at next */
 	uint64_t recover_ms; /* when its half-done transfers are looked at next */
-	int expiring, recovering;
+	uint64_t trim_ms;    /* when its stream is trimmed next */
+	int expiring, recovering, trimming;
 };
 
 struct janitor {
@@ -57,6 +61,14 @@ static void on_recovered(void *ud, int n)
 		dispatch_kick_shard(s->j->d, s->id);
 }
 
+static void on_trimmed(void *ud, long long n)
+{
+	struct janitor_shard *s = ud;
+
+	(void)n;
+	s->trimming = 0;
+}
+
 static void on_tick(evutil_socket_t fd, short kind, void *arg)
 {
 	struct janitor *j = arg;
@@ -75,6 +87,11 @@ static void on_tick(evutil_socket_t fd, short kind, void *arg)
 			s->recovering = 1;
 			s->recover_ms = now + RECOVER_EVERY_MS;
 			transfers_recover(j->r, j->cfg, s->id, on_recovered, s);
+		}
+		if (!s->trimming && now >= s->trim_ms) {
+			s->trimming = 1;
+			s->trim_ms = now + TRIM_EVERY_MS;
+			events_trim(j->r, j->cfg, s->id, now, on_trimmed, s);
 		}
 	}
 }
@@ -97,6 +114,7 @@ struct janitor *janitor_new(struct event_base *base, struct rds *r, const struct
 		/* spread the periodic work of the shards over its period */
 		j->shards[i].expiry_ms = now + (uint64_t)(i * EXPIRY_EVERY_MS / j->nshards);
 		j->shards[i].recover_ms = now + (uint64_t)(i * RECOVER_EVERY_MS / j->nshards);
+		j->shards[i].trim_ms = now + (uint64_t)(i * TRIM_EVERY_MS / j->nshards);
 	}
 	j->tick = event_new(base, -1, EV_PERSIST, on_tick, j);
 	event_add(j->tick, &tv);
