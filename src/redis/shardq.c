@@ -16,7 +16,9 @@ struct shardq {
 	void *owner;
 	struct shardq_item *items[KS_SHARDS_MAX]; /* per shard, newest first */
 	unsigned count[KS_SHARDS_MAX];
-	int pending; /* the timer is armed */
+	unsigned depth;		      /* calls of one shard under way, at most (0: any) */
+	unsigned busy[KS_SHARDS_MAX]; /* calls under way */
+	int pending;		      /* the timer is armed */
 };
 
 /* Hand up to max of shard's items, oldest first, to the owner. */
@@ -35,6 +37,7 @@ static void send_some(struct shardq *q, int shard)
 		items[i]->next = NULL;
 	}
 	q->count[shard] -= n;
+	q->busy[shard]++;
 	q->send(q->owner, shard, items, n);
 }
 
@@ -44,16 +47,34 @@ static void on_flush(evutil_socket_t fd, short what, void *arg)
 
 	q->pending = 0;
 	for (int s = 0; s < KS_SHARDS_MAX; s++)
-		while (q->count[s])
+		while (q->count[s] && (!q->depth || q->busy[s] < q->depth))
 			send_some(q, s);
 }
 
-struct shardq *shardq_new(struct event_base *base, unsigned max, shardq_send_fn send,
-			  shardq_drop_fn drop, void *owner)
+static void arm(struct shardq *q)
+{
+	if (!q->pending) {
+		struct timeval zero = {0, 0};
+		q->pending = 1;
+		evtimer_add(q->flush, &zero);
+	}
+}
+
+void shardq_done(struct shardq *q, int shard)
+{
+	if (q->busy[shard])
+		q->busy[shard]--;
+	if (q->count[shard])
+		arm(q);
+}
+
+struct shardq *shardq_new(struct event_base *base, unsigned max, unsigned depth,
+			  shardq_send_fn send, shardq_drop_fn drop, void *owner)
 {
 	struct shardq *q = mem_new(struct shardq);
 
 	q->max = max ? max : 1;
+	q->depth = depth;
 	q->send = send;
 	q->drop = drop;
 	q->owner = owner;
@@ -82,9 +103,5 @@ void shardq_add(struct shardq *q, int shard, struct shardq_item *item)
 	item->next = q->items[shard];
 	q->items[shard] = item;
 	q->count[shard]++;
-	if (!q->pending) {
-		struct timeval zero = {0, 0};
-		q->pending = 1;
-		evtimer_add(q->flush, &zero);
-	}
+	arm(q);
 }

@@ -379,7 +379,7 @@ struct banks_queue *banks_queue_new(struct event_base *base, struct rds *r,
 
 	q->r = r;
 	q->cfg = cfg;
-	q->q = shardq_new(base, BATCH_MAX, send_batch, drop, q);
+	q->q = shardq_new(base, BATCH_MAX, 0, send_batch, drop, q);
 	return q;
 }
 

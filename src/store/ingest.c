@@ -202,6 +202,10 @@ int ingest_verify(const char *secret, const char *wh_id, const char *wh_ts, cons
 /* ---- taking notifications: one script call per shard and turn of the loop ---- */
 
 #define BATCH_MAX 128 /* notifications per script call */
+/* calls of one shard under way: what comes meanwhile waits for the next
+ * call, so that a call waiting for Redis' fsync gathers many turns' worth
+ * (group commit, shardq.h) */
+#define BATCH_DEPTH 2
 
 /* One notification waiting for its shard's next call. */
 struct item {
@@ -223,10 +227,14 @@ struct ingest_queue {
 	struct rds *r;
 	const struct config *cfg;
 	struct shardq *q;
+	unsigned calls; /* under way */
+	int freed;	/* ingest_queue_free came while calls were under way */
 };
 
 /* One script call and the notifications it carries, oldest first. */
 struct batch {
+	struct ingest_queue *q;
+	int shard;
 	struct item **items;
 	unsigned n;
 };
@@ -269,6 +277,10 @@ static void on_batch(void *ud, redisReply *reply, const char *err)
 		item_free(it);
 	}
 	free(b->items);
+	if (--b->q->calls == 0 && b->q->freed)
+		free(b->q);
+	else if (!b->q->freed)
+		shardq_done(b->q->q, b->shard);
 	free(b);
 }
 
@@ -283,8 +295,11 @@ static void send_batch(void *owner, int shard, struct shardq_item **links, unsig
 	const char **argv = mem_calloc(argc, sizeof(char *));
 	uint64_t ms = ids_now_ms();
 
+	b->q = q;
+	b->shard = shard;
 	b->items = (struct item **)links;
 	b->n = n;
+	q->calls++;
 	ks_shard_prefix(sp, sizeof(sp), q->cfg->prefix, shard);
 	ks_ingest_key(key, sizeof(key), q->cfg->prefix, shard);
 	snprintf(now, sizeof(now), "%llu", (unsigned long long)ms);
@@ -331,7 +346,7 @@ struct ingest_queue *ingest_queue_new(struct event_base *base, struct rds *r,
 
 	q->r = r;
 	q->cfg = cfg;
-	q->q = shardq_new(base, BATCH_MAX, send_batch, drop, q);
+	q->q = shardq_new(base, BATCH_MAX, BATCH_DEPTH, send_batch, drop, q);
 	return q;
 }
 
@@ -340,7 +355,13 @@ void ingest_queue_free(struct ingest_queue *q)
 	if (!q)
 		return;
 	shardq_free(q->q);
-	free(q);
+	q->q = NULL;
+	/* a call under way answers its items when its reply (or its failure,
+	 * when the Redis client is freed) comes: q goes with the last one */
+	if (q->calls)
+		q->freed = 1;
+	else
+		free(q);
 }
 
 void ingest_submit(struct ingest_queue *q, enum env env, const char *account,

@@ -46,7 +46,7 @@ int main(void)
 {
 	struct event_base *base = event_base_new();
 	int sends = 0;
-	struct shardq *q = shardq_new(base, 3, on_send, on_drop, &sends);
+	struct shardq *q = shardq_new(base, 3, 0, on_send, on_drop, &sends);
 
 	for (int i = 1; i <= 7; i++)
 		add(q, 5, i);
@@ -75,6 +75,29 @@ int main(void)
 	shardq_free(q);
 	CHECK_INT(dropped, 2);
 	CHECK_INT(ncalls, 6);
+
+	/* with a depth of 1, what comes while a shard's call is under way waits,
+	 * and goes in one call when it is done; other shards are not held */
+	q = shardq_new(base, 100, 1, on_send, on_drop, &sends);
+	add(q, 4, 1);
+	event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+	CHECK_INT(ncalls, 7);
+	CHECK_STR(calls[6], "4:1");
+	add(q, 4, 2);
+	event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+	add(q, 4, 3);
+	add(q, 9, 1);
+	event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+	CHECK_INT(ncalls, 8);
+	CHECK_STR(calls[7], "9:1");
+	shardq_done(q, 4);
+	event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+	CHECK_INT(ncalls, 9);
+	CHECK_STR(calls[8], "4:2,3");
+	shardq_done(q, 4);
+	event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+	CHECK_INT(ncalls, 9);
+	shardq_free(q);
 	event_base_free(base);
 	return check_finish("shardq");
 }

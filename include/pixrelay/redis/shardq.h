@@ -9,6 +9,12 @@
  * owner's send function in calls of at most `max` items, oldest first.
  * The owner packs its script's arguments and answers its items when the
  * reply comes; shardq never sees Redis.
+ *
+ * With a depth, a shard has at most that many calls under way: what comes
+ * meanwhile waits and goes in the next call, once the owner says one is
+ * done (shardq_done). A call waiting for Redis' fsync then gathers the
+ * items of many turns of the loop (group commit): fewer, larger calls, and
+ * fewer fsyncs per item, for at most one call's wait more.
  */
 #ifndef PIXRELAY_SHARDQ_H
 #define PIXRELAY_SHARDQ_H
@@ -30,10 +36,14 @@ typedef void (*shardq_drop_fn)(void *owner, struct shardq_item *item);
 
 struct shardq;
 
-/* A queue that sends through `send`, at most `max` items a call. Borrowed:
+/* A queue that sends through `send`, at most `max` items a call and, when
+ * `depth` > 0, at most `depth` calls of one shard under way. Borrowed:
  * base, owner. */
-struct shardq *shardq_new(struct event_base *base, unsigned max, shardq_send_fn send,
-			  shardq_drop_fn drop, void *owner);
+struct shardq *shardq_new(struct event_base *base, unsigned max, unsigned depth,
+			  shardq_send_fn send, shardq_drop_fn drop, void *owner);
+/* One call of `shard` sent is done (its reply came, or failed): with a
+ * depth, what waits may go. Call it once per call sent. */
+void shardq_done(struct shardq *q, int shard);
 /* Drop every item still waiting, then free. */
 void shardq_free(struct shardq *q);
 
