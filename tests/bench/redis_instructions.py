@@ -8,7 +8,11 @@ anything (its arguments). CPU time on a shared machine moves by a third
 between runs; instruction counts do not, so a change to a script is
 measured here first (docs/performance.md, "Issue 20").
 
-    python3 tests/bench/redis_instructions.py [events]
+    python3 tests/bench/redis_instructions.py [events] [ingest.lua of another version]
+
+The second argument measures another version's ingest script beside this
+one's (its arguments are the same: e.g. `git show REV:src/store/lua/...`
+into a directory with its lib/).
 
 Needs valgrind and redis-server. No Redis persistence: the AOF's write and
 fsync (the same for every layout) are left out; they are in run.sh's CPU
@@ -53,12 +57,14 @@ class Counted:
         self.r = R(path=sock)
 
     def count(self, fn):
-        subprocess.run(["callgrind_control", "-z", str(self.proc.pid)], stdout=subprocess.DEVNULL)
+        subprocess.run(["callgrind_control", "-z", str(self.proc.pid)], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
         for f in os.listdir(self.dir):
             if f.startswith("cg."):
                 os.unlink(os.path.join(self.dir, f))
         fn()
-        subprocess.run(["callgrind_control", "-d", str(self.proc.pid)], stdout=subprocess.DEVNULL)
+        subprocess.run(["callgrind_control", "-d", str(self.proc.pid)], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
         for _ in range(50):
             for f in os.listdir(self.dir):
                 if f.startswith("cg.") and f.count(".") == 2:
@@ -104,6 +110,19 @@ def main():
         ing = c.count(ingest_all)
         print("ingest.lua, 12 relayed notifications a call: %.0f instructions per event (%.1fx RPUSH)"
               % (ing / n, ing / rp))
+        if len(sys.argv) > 2:
+            ingest = r.cmd("SCRIPT", "LOAD", expand(sys.argv[2]))
+            r.cmd("FLUSHALL")
+            r.cmd("HSET", P + "acct:sandbox:acc_01", "postback_url", URL, "signing_secret",
+                  "whsec_" + "a" * 43)
+            other = c.count(ingest_all)
+            print("  %s, the same: %.0f instructions per event (%.1fx RPUSH)"
+                  % (sys.argv[2], other / n, other / rp))
+            ingest = r.cmd("SCRIPT", "LOAD", expand(os.path.join(LUA, "ingest.lua")))
+            r.cmd("FLUSHALL")
+            r.cmd("HSET", P + "acct:sandbox:acc_01", "postback_url", URL, "signing_secret",
+                  "whsec_" + "a" * 43)
+            ingest_all()
         empty = r.cmd("SCRIPT", "LOAD", "return {}")
 
         def args_only():
