@@ -76,6 +76,20 @@ end
 -- and is then recorded as for any hashed event.
 local DAY_MS = 86400000
 local done_later, done_orders = {}, {}
+-- a stream event delivered at its first attempt: its record in p done:<day> (written for
+-- the whole call below), its order to free
+local function done_add(sid, id, order, record)
+  local dk = p .. 'done:' .. math.floor(tonumber(sid_ms(sid)) / DAY_MS)
+  local l = done_later[dk]
+  if not l then
+    l = {}
+    done_later[dk] = l
+  end
+  l[#l + 1] = id
+  l[#l + 1] = record
+  done_orders[#done_orders + 1] = order
+  done_orders[#done_orders + 1] = id
+end
 due_batch()
 for i = 0, tonumber(ARGV[10]) - 1 do
   local a = first_outcome + 11 * i
@@ -90,17 +104,8 @@ for i = 0, tonumber(ARGV[10]) - 1 do
     recorded[#recorded + 1] = member
     local f = true
     if sid ~= '' and outcome == 'delivered' then
-      local dk = p .. 'done:' .. math.floor(tonumber(sid_ms(sid)) / DAY_MS)
-      local l = done_later[dk]
-      if not l then
-        l = {}
-        done_later[dk] = l
-      end
-      l[#l + 1] = id
-      l[#l + 1] = ARGV[2] .. '\t' .. attempts .. '\t' .. ARGV[a + 4] .. '\t' .. ARGV[a + 6] ..
-        '\t' .. ARGV[a + 5]
-      done_orders[#done_orders + 1] = order
-      done_orders[#done_orders + 1] = id
+      done_add(sid, id, order, ARGV[2] .. '\t' .. attempts .. '\t' .. ARGV[a + 4] .. '\t' ..
+        ARGV[a + 6] .. '\t' .. ARGV[a + 5])
       f = false
     elseif sid ~= '' then
       f = stream_entry(p, sid)
@@ -155,16 +160,7 @@ for i = 0, tonumber(ARGV[15]) - 1 do
   if holds(ARGV[a + 1], sid) then
     held[ARGV[a + 1]][sid] = nil
     recorded[#recorded + 1] = sid
-    local dk = p .. 'done:' .. math.floor(tonumber(sid_ms(sid)) / DAY_MS)
-    local l = done_later[dk]
-    if not l then
-      l = {}
-      done_later[dk] = l
-    end
-    l[#l + 1] = id
-    l[#l + 1] = ARGV[a + 4]
-    done_orders[#done_orders + 1] = ARGV[a + 3]
-    done_orders[#done_orders + 1] = id
+    done_add(sid, id, ARGV[a + 3], ARGV[a + 4])
   end
 end
 if #recorded > 0 then redis.call('ZREM', KEYS[2], unpack(recorded)) end
