@@ -120,6 +120,31 @@ static void on_bank_health(void *ud, const char *conn, const struct bankapi_stat
 		       st->error[0] ? st->error : NULL, st->error_ms);
 }
 
+/* The key layout of the Redis (keys_layout_check): a Redis holding data this
+ * version does not read stops the start (-1); one that does not answer now is
+ * checked by the first CLI command or start that reaches it, and meanwhile
+ * read safely (the lease finds the previous layout's order lists by itself). */
+static int check_layout(const struct config *cfg, const struct rds_addr *addr)
+{
+	char err[512];
+	struct rds *c = rds_open(addr, cfg->redis_timeout_ms, err, sizeof(err));
+	int rc;
+
+	if (!c) {
+		log_warn("key layout not checked: %s", err);
+		return 0;
+	}
+	rc = keys_layout_check(c, cfg->prefix, err, sizeof(err));
+	rds_free(c);
+	if (rc == KEYS_REFUSED) {
+		log_error("%s", err);
+		return -1;
+	}
+	if (rc != 0)
+		log_warn("key layout not checked: %s", err);
+	return 0;
+}
+
 /* First start on a laptop: make the sandbox platform account and, when no key
  * exists yet, a sandbox key, printed once on stdout. */
 static void bootstrap(const struct config *cfg, const struct rds_addr *addr)
@@ -282,6 +307,10 @@ int server_run(struct config *cfg)
 		memset(&addr, 0, sizeof(addr));
 		redisd_socket_path(cfg->data_dir, addr.path, sizeof(addr.path));
 		s.app.embedded_redis = 1;
+		if (check_layout(cfg, &addr) < 0) {
+			redisd_stop(redisd);
+			return 1;
+		}
 		if (cfg->bootstrap)
 			bootstrap(cfg, &addr);
 	} else if (rds_parse_addr(cfg->redis, &addr) < 0) {
@@ -292,6 +321,8 @@ int server_run(struct config *cfg)
 		return 1;
 	} else if (rds_addr_set_sentinel_password(&addr, cfg->redis_sentinel_password) < 0) {
 		log_error("redis-sentinel-password: longer than 255 bytes");
+		return 1;
+	} else if (check_layout(cfg, &addr) < 0) {
 		return 1;
 	}
 

@@ -50,10 +50,12 @@ static void reply_error(const char *why, redisReply *r, char *err, size_t errlen
 
 /* This version's key layout is 3 (docs/storage.md): 2 and a stream per shard
  * (docs/event-layout.md). A Redis of layout 2 is read as it is and marked 3
- * (the version before refuses it then: it does not read the streams). Refuse
- * a Redis holding the layout of 0.1, which it does not read; mark an empty
- * one as layout 3. */
-static int layout_check(struct rds *c, const char *prefix, long shards, char *err, size_t errlen)
+ * (the version before refuses it then: it does not read the streams); the
+ * lease finds its order lists by itself until a shard has none (p v3,
+ * lib/event.lua), so nothing here depends on which process checks first.
+ * Refuse a Redis holding the layout of 0.1, which it does not read; mark an
+ * empty one as layout 3. */
+int keys_layout_check(struct rds *c, const char *prefix, char *err, size_t errlen)
 {
 	char k[256], why[256] = "";
 	redisReply *r;
@@ -70,30 +72,19 @@ static int layout_check(struct rds *c, const char *prefix, long shards, char *er
 		if (strcmp(r->str, "3") == 0) {
 			rc = 0;
 		} else if (strcmp(r->str, "2") == 0) {
-			/* each shard may hold order lists of layout 2, found by
-			 * EXISTS until its events are settled (event-layout.md) */
-			for (long i = 0; i < shards; i++) {
-				char sp[KS_PREFIX_MAX], v2[KS_PREFIX_MAX + 4];
-				ks_shard_prefix(sp, sizeof(sp), prefix, (int)i);
-				snprintf(v2, sizeof(v2), "%sv2", sp);
-				freeReplyObject(r);
-				r = cmd(c, why, "SET", v2, "1", NULL);
-				if (!r || r->type == REDIS_REPLY_ERROR)
-					break;
-			}
-			if (r && r->type != REDIS_REPLY_ERROR) {
-				freeReplyObject(r);
-				r = cmd(c, why, "SET", k, "3", NULL);
-			}
+			freeReplyObject(r);
+			r = cmd(c, why, "SET", k, "3", NULL);
 			if (!r || r->type == REDIS_REPLY_ERROR)
 				reply_error(why, r, err, errlen);
 			else
 				rc = 0;
-		} else
+		} else {
 			snprintf(err, errlen,
 				 "this Redis holds pixrelay data of key layout %s, which this "
 				 "version does not read",
 				 r->str);
+			rc = KEYS_REFUSED;
+		}
 		goto done;
 	}
 	/* one EXISTS per environment: their keys live in two slots */
@@ -114,6 +105,7 @@ static int layout_check(struct rds *c, const char *prefix, long shards, char *er
 			 "this Redis holds pixrelay 0.1 data (key layout 1), which this version "
 			 "does not read: use an empty Redis or another prefix (docs/storage.md, "
 			 "Upgrading from 0.1)");
+		rc = KEYS_REFUSED;
 		goto done;
 	}
 	freeReplyObject(r);
@@ -139,7 +131,7 @@ int keys_platform_init(struct rds *c, const char *prefix, long shards, enum env 
 	int shard = ks_random_shard(shards), rc = -1;
 	redisReply *r = NULL;
 
-	if (layout_check(c, prefix, shards, err, errlen) < 0)
+	if (keys_layout_check(c, prefix, err, errlen) != 0)
 		return -1;
 	rc = keys_platform_id(c, prefix, env, account_id, err, errlen);
 	if (rc != KEYS_NOT_FOUND) {

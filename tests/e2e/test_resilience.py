@@ -232,6 +232,30 @@ class Layout(unittest.TestCase):
             redis.stop()
             wd.cleanup()
 
+    def test_serve_refuses_a_redis_of_a_layout_it_does_not_read(self):
+        # a later version's layout, or 0.1's: `serve` stops at start with the
+        # reason instead of writing beside data it cannot read
+        wd = Workdir()
+        redis = Redis(wd.path).start()
+        try:
+            for setup, says in (
+                    (("SET", "pixrelay:{meta}:layout", "9"),
+                     "this Redis holds pixrelay data of key layout 9, which this version "
+                     "does not read"),
+                    (("ZADD", "pixrelay:{production}:accounts", "1", "01JCM0K7RXS4V1M8H3Q2N5B6TA"),
+                     "this Redis holds pixrelay 0.1 data (key layout 1)")):
+                redis.cmd("FLUSHALL")
+                redis.cmd(*setup)
+                px = Pixrelay(wd.path, redis, name="refused")
+                with self.assertRaises(Exception) as e:
+                    px.start()
+                self.assertIn(says, str(e.exception))
+                self.assertEqual(px.proc.wait(10), 1)
+                self.assertEqual(redis.cmd("KEYS", "*"), [setup[1]])  # nothing written
+        finally:
+            redis.stop()
+            wd.cleanup()
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -73,13 +73,17 @@ class Upgrade(unittest.TestCase):
             redis.cmd("EXPIRE", rkey("e:", d1), "86400")
 
             # this version takes over a Redis of the previous one (its layout marker
-            # says 2; `pixrelay init` marks it 3 and each shard v2, keys.c); then the
-            # charge's payment event it writes (into the shard's stream) waits behind
-            # the previous version's
+            # says 2): `serve` starting marks it 3, so that the previous version
+            # refuses it, and nothing else (no `pixrelay init`, keys.c); the lease
+            # looks for the previous version's order lists until none can be left
+            # (p v3), so the charge's payment event it writes (into the shard's
+            # stream) waits behind the previous version's
             redis.cmd("SET", "pixrelay:{meta}:layout", "2")
-            px.cli("init")
+            px.stop()
+            px = Pixrelay(wd.path, redis, args=["--dispatch", "0"]).start()
+            px.wait_ready()
             self.assertEqual(redis.cmd("GET", "pixrelay:{meta}:layout"), "3")
-            self.assertEqual(redis.cmd("GET", sp + "v2"), "1")
+            self.assertEqual(redis.cmd("EXISTS", sp + "v3"), 0)
             r = px.request("POST", "/v1/charge/pix/%s/simulate-payment" % cid, headers=auth(key))
             self.assertEqual(r.status, 200, r)
             events = px.request("GET", "/v1/events?limit=100", headers=auth(key)).json["data"]["events"]

@@ -28,7 +28,14 @@
 enum keys_result {
 	KEYS_NOT_FOUND = 1,
 	KEYS_ALREADY_REVOKED = 2,
+	KEYS_REFUSED = 3, /* keys_layout_check: data this version does not read */
 };
+
+/* Check the key layout of the Redis (docs/storage.md): 0 when this version
+ * reads it (an empty one or one of layout 2 is marked as this version's),
+ * KEYS_REFUSED with err when it holds data of a layout it does not read, -1
+ * with err when Redis did not answer. */
+int keys_layout_check(struct rds *c, const char *prefix, char *err, size_t errlen);
 
 /* Create the platform account of `env` unless it exists. Writes its id
  * (IDS_ULID_LEN + 1 bytes) and *created (1 when made now). Returns 0 or -1

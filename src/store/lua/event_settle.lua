@@ -331,9 +331,10 @@ if left > 0 and redis.call('EXISTS', p .. 'qn') == 1 then
     bstate[order] = v
   end
   local can_go, waiting, qparts = {}, nil, {}
-  -- lists of layout 2 may exist while p v2 does (lib/event.lua); it goes once no event
-  -- could head one: none due, none leased but stream entries
-  local v2 = redis.call('EXISTS', p .. 'v2') == 1
+  -- lists of layout 2 may exist until p v3 says none can (lib/event.lua): it is set once
+  -- no event could head one (none due, none leased but stream entries), so a shard of a
+  -- Redis written by the version before is checked whatever process reads it first
+  local v2 = redis.call('EXISTS', p .. 'v3') == 0
   if v2 and redis.call('ZCARD', KEYS[1]) == 0 and #leased == 0 and
       redis.call('ZCARD', KEYS[2]) <= 1000 then
     local hashed = false
@@ -344,7 +345,8 @@ if left > 0 and redis.call('EXISTS', p .. 'qn') == 1 then
       end
     end
     if not hashed then
-      redis.call('DEL', p .. 'v2')
+      redis.call('SET', p .. 'v3', '1')
+      redis.call('DEL', p .. 'v2') -- the mark an earlier build of layout 3 set instead
       v2 = false
     end
   end

@@ -123,9 +123,9 @@ end
 --   p nl         string: how many orders of p busy are '+' (absent: none)
 --   p o:<order>  list: as in version 2 (head = the one in flight), kept only while an
 --                order has more than one event not settled; lists of version 2 have no
---                p busy entry and are found with EXISTS while p v2 exists (set when a
---                Redis of layout 2 was taken over, dropped once no event of its could
---                head a list: none due nor leased)
+--                p busy entry and are found with EXISTS until p v3 exists
+--   p v3         string: this shard holds no list of version 2 (set by the lease once no
+--                event could head one: none due, none leased but stream entries)
 -- queue_of: the queue and host of an event (lib above), remembered per call by url, env
 -- and account (no string built for the ones seen before)
 local queue_known = {}
