@@ -83,10 +83,26 @@ char *lease_done_record(long long when_ms, int attempts, long status, const char
 			  error ? error : "");
 }
 
+/* Split s at its first want-1 `sep` into part (in place, NULs written
+ * only when all are found): 0, or -1 when fewer. */
+static int split(char *s, char sep, char **part, int want)
+{
+	int k = 0;
+
+	part[k++] = s;
+	for (char *c = s; *c && k < want; c++)
+		if (*c == sep)
+			part[k++] = c + 1;
+	if (k < want)
+		return -1;
+	for (int i = 1; i < want; i++)
+		part[i][-1] = '\0';
+	return 0;
+}
+
 int lease_decode(redisReply *const *f, size_t n, struct lease *out)
 {
-	char *part[7], *m;
-	int k = 0;
+	char *part[7], *count[3] = {NULL, NULL, NULL}, *secret[3];
 
 	if (n < LEASE_FIELDS)
 		return -1;
@@ -94,15 +110,14 @@ int lease_decode(redisReply *const *f, size_t n, struct lease *out)
 		if (f[i]->type != REDIS_REPLY_STRING)
 			return -1;
 	/* order key, queue, id, env, account, type, url */
-	m = f[1]->str;
-	part[k++] = m;
-	for (char *c = m; *c && k < 7; c++)
-		if (*c == '\n')
-			part[k++] = c + 1;
-	if (k < 7)
+	if (split(f[1]->str, '\n', part, 7) < 0)
 		return -1;
-	for (int i = 1; i < 7; i++)
-		part[i][-1] = '\0';
+	/* attempt number, budget_base, budget start (an event of its own hash) */
+	if (f[3]->str[0] && split(f[3]->str, '\t', count, 3) < 0)
+		return -1;
+	/* signing secret, the previous one, the compat secret */
+	if (split(f[4]->str, '\n', secret, 3) < 0)
+		return -1;
 	out->sid = f[0]->str;
 	out->order = part[0];
 	out->queue = part[1];
@@ -117,12 +132,14 @@ int lease_decode(redisReply *const *f, size_t n, struct lease *out)
 		out->budget_base = 0;
 		out->created_ms = strtoll(out->sid, NULL, 10);
 	} else {
-		out->attempts = atoi(f[3]->str);
-		out->budget_base = atoi(f[4]->str);
-		out->created_ms = strtoll(f[5]->str, NULL, 10);
+		if (!count[0])
+			return -1;
+		out->attempts = atoi(count[0]);
+		out->budget_base = atoi(count[1]);
+		out->created_ms = strtoll(count[2], NULL, 10);
 	}
-	out->signing = f[6]->str;
-	out->signing_prev = f[7]->str;
-	out->compat = f[8]->str;
+	out->signing = secret[0];
+	out->signing_prev = secret[1];
+	out->compat = secret[2];
 	return 0;
 }

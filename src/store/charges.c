@@ -512,6 +512,17 @@ void charges_transition(struct rds *r, const struct config *cfg, enum env env, c
 	}
 }
 
+size_t charges_reply_len(const char *what)
+{
+	if (strcmp(what, "ok") == 0)
+		return 4;
+	if (strcmp(what, "expired") == 0)
+		return 3;
+	if (strcmp(what, "not_found") == 0)
+		return 1;
+	return 2;
+}
+
 int charges_reply(redisReply *const *e, size_t n, const char **json, char *event_out)
 {
 	const char *what;

@@ -213,14 +213,12 @@ struct item {
 	store_fn cb;
 	void *ud;
 	char *event_out;
-	char env[16];
-	char account[IDS_ULID_LEN + 1];
-	char cid[IDS_ULID_LEN + 1];
-	const char *action;
+	char ea[16 + IDS_ULID_LEN + 1]; /* env '\n' account */
 	char evt[EVENT_ID_MAX];
-	char amount[24]; /* data.amount; "" when absent */
-	char status[16]; /* data.status when it contradicts the event; "" otherwise */
-	char *upstream_id, *type, *body, *order;
+	/* ingest.lua's arguments: 'up:' account ':' upstream id; the charge's
+	 * id, action, data.amount and data.status ("" = not a charge of this
+	 * account) */
+	char *up, *charge, *type, *body, *order;
 };
 
 struct ingest_queue {
@@ -241,39 +239,58 @@ struct batch {
 
 static void item_free(struct item *it)
 {
-	free(it->upstream_id);
+	free(it->up);
+	free(it->charge);
 	free(it->type);
 	free(it->body);
 	free(it->order);
 	free(it);
 }
 
-/* Answer one notification from its 5 elements of the reply: a count, then
- * that many of the next 4. */
-static void answer(struct item *it, redisReply **e)
+/* Answer one notification from its elements of the reply, e[0] saying how
+ * many (charges_reply_len; "relayed" alone: the event id is the one sent).
+ * Returns how many it took, 0 when malformed. */
+static size_t answer(struct item *it, redisReply *const *e, size_t left)
 {
-	const char *json;
+	const char *json = NULL;
+	size_t n;
 	int rc = -1;
 
-	if (e[0]->type == REDIS_REPLY_INTEGER && e[0]->integer >= 1 && e[0]->integer <= 4)
-		rc = charges_reply(e + 1, (size_t)e[0]->integer, &json, it->event_out);
+	if (e[0]->type != REDIS_REPLY_STRING)
+		return 0;
+	if (strcmp(e[0]->str, "relayed") == 0) {
+		n = 1;
+		rc = CHARGES_RELAYED;
+		json = it->evt;
+	} else {
+		n = charges_reply_len(e[0]->str);
+		if (n > left)
+			return 0;
+		rc = charges_reply(e, n, &json, it->event_out);
+	}
 	if (rc < 0)
-		it->cb(it->ud, -1, NULL, "unexpected reply from ingest");
-	else
-		it->cb(it->ud, rc, json, NULL);
+		return 0;
+	it->cb(it->ud, rc, json, NULL);
+	return n;
 }
 
 static void on_batch(void *ud, redisReply *reply, const char *err)
 {
 	struct batch *b = ud;
-	int ok = !err && reply->type == REDIS_REPLY_ARRAY && reply->elements == 5 * (size_t)b->n;
+	int ok = !err && reply->type == REDIS_REPLY_ARRAY;
+	size_t at = 0;
 
 	for (unsigned i = 0; i < b->n; i++) {
 		struct item *it = b->items[i];
-		if (ok)
-			answer(it, reply->element + 5 * i);
-		else
+		size_t took = 0;
+		if (ok && at < reply->elements)
+			took = answer(it, reply->element + at, reply->elements - at);
+		if (!took) {
+			/* the ones after a malformed answer cannot be told apart */
+			ok = 0;
 			it->cb(it->ud, -1, NULL, err ? err : "unexpected reply from ingest");
+		}
+		at += took;
 		item_free(it);
 	}
 	free(b->items);
@@ -289,9 +306,8 @@ static void send_batch(void *owner, int shard, struct shardq_item **links, unsig
 {
 	struct ingest_queue *q = owner;
 	struct batch *b = mem_new(struct batch);
-	unsigned argc = 6 + 11 * n;
+	unsigned argc = 5 + 7 * n;
 	char sp[KS_PREFIX_MAX], key[KS_KEY_MAX], now[32], now_txt[TIMEFMT_LEN + 1], ttl[32];
-	char count[16];
 	const char **argv = mem_calloc(argc, sizeof(char *));
 	uint64_t ms = ids_now_ms();
 
@@ -305,27 +321,21 @@ static void send_batch(void *owner, int shard, struct shardq_item **links, unsig
 	snprintf(now, sizeof(now), "%llu", (unsigned long long)ms);
 	timefmt_format(now_txt, ms);
 	snprintf(ttl, sizeof(ttl), "%ld", q->cfg->event_retention_days * 86400);
-	snprintf(count, sizeof(count), "%u", n);
 	argv[0] = key;
 	argv[1] = sp;
 	argv[2] = now;
 	argv[3] = now_txt;
 	argv[4] = ttl;
-	argv[5] = count;
 	for (unsigned i = 0; i < n; i++) {
 		const struct item *it = b->items[i];
-		const char **a = argv + 6 + 11 * i;
-		a[0] = it->account;
-		a[1] = it->env;
-		a[2] = it->upstream_id;
-		a[3] = it->cid;
-		a[4] = it->action;
-		a[5] = it->type;
-		a[6] = it->evt;
-		a[7] = it->body;
-		a[8] = it->order;
-		a[9] = it->amount;
-		a[10] = it->status;
+		const char **a = argv + 5 + 7 * i;
+		a[0] = it->ea;
+		a[1] = it->up;
+		a[2] = it->evt;
+		a[3] = it->type;
+		a[4] = it->body;
+		a[5] = it->order;
+		a[6] = it->charge;
 	}
 	rds_script(q->r, on_batch, b, SCRIPT_INGEST, 1, (int)argc, argv, NULL);
 	free(argv);
@@ -381,18 +391,23 @@ void ingest_submit(struct ingest_queue *q, enum env env, const char *account,
 	it->cb = cb;
 	it->ud = ud;
 	it->event_out = event_out;
-	snprintf(it->env, sizeof(it->env), "%s", env_name(env));
-	memcpy(it->account, account, IDS_ULID_LEN + 1);
-	/* a charge of this account lives in its shard; any other id is relayed */
-	if (ids_is_ulid(n->charge_id) && ks_shard_of(n->charge_id) == shard)
-		memcpy(it->cid, n->charge_id, IDS_ULID_LEN + 1);
-	it->action = actions[ingest_action(n->event)];
+	snprintf(it->ea, sizeof(it->ea), "%s\n%s", env_name(env), account);
 	ks_event_id(shard, it->evt);
-	if (n->has_amount)
-		snprintf(it->amount, sizeof(it->amount), "%lld", (long long)n->amount);
-	if (n->status && strcmp(n->status, ingest_event_status(n->event)) != 0)
-		snprintf(it->status, sizeof(it->status), "%s", n->status);
-	it->upstream_id = mem_strdup(n->id);
+	/* ids are printable (ingest_parse): none holds the '\n' between fields */
+	it->up = mem_printf("up:%s:%s", account, n->id);
+	/* a charge of this account lives in its shard; any other id is relayed */
+	if (ids_is_ulid(n->charge_id) && ks_shard_of(n->charge_id) == shard) {
+		char amount[24] = "";
+		int contradicts =
+		    n->status && strcmp(n->status, ingest_event_status(n->event)) != 0;
+		if (n->has_amount)
+			snprintf(amount, sizeof(amount), "%lld", (long long)n->amount);
+		it->charge =
+		    mem_printf("%s\n%s\n%s\n%s", n->charge_id, actions[ingest_action(n->event)],
+			       amount, contradicts ? n->status : "");
+	} else {
+		it->charge = mem_strdup("");
+	}
 	it->type = mem_strdup(n->event);
 	it->body = mem_printf("{\"id\":\"%s\",\"event\":\"%s\",\"data\":%s}", it->evt, n->event,
 			      n->data_json);

@@ -410,6 +410,13 @@ def raw_rpush(redis, secs):
 CEILING_BATCH = 12
 
 
+def ingest_args(env, account, upstream_id, event_id, event_type, body, order, charge=""):
+    """One notification's arguments to src/store/lua/ingest.lua (its header says what
+    each is), as ingest.c sends them."""
+    return [env + "\n" + account, "up:%s:%s" % (account, upstream_id), event_id, event_type,
+            body, order, charge]
+
+
 def ingest_ceiling(redis, secs, sink_port, script):
     """What Redis alone does for pixrelay's ingest: redis-benchmark sends `script` (a
     path; src/store/lua/ingest.lua is expanded as pixrelay loads it) with CEILING_BATCH new
@@ -433,13 +440,13 @@ def ingest_ceiling(redis, secs, sink_port, script):
         # a new upstream id, event id and order key per notification (redis-benchmark
         # puts a random number below -r in each __rand_int__: a few repeats in a
         # million, answered as duplicates)
-        args += ["acct", "sandbox", "up__rand_int__", "", "", "charge.paid", "ev__rand_int__",
-                 body, "ord__rand_int__", "", ""]
+        args += ingest_args("sandbox", "acct", "up__rand_int__", "ev__rand_int__",
+                            "charge.paid", body, "ord__rand_int__")
     now = int(time.time() * 1000)
-    head = [p + "ingest", p, str(now), "2026-01-01T00:00:00Z", "86400", str(CEILING_BATCH)]
+    head = [p + "ingest", p, str(now), "2026-01-01T00:00:00Z", "86400"]
     # one call first: the script must take these arguments (redis-benchmark does not
     # look at its answers)
-    first = [a.replace("__rand_int__", "-first%d" % (i // 11)) for i, a in enumerate(args)]
+    first = [a.replace("__rand_int__", "-first%d" % (i // 7)) for i, a in enumerate(args)]
     one = r.cmd("EVALSHA", sha, "1", *head, *first)
     answers = [x if isinstance(x, bytes) else str(x).encode() for x in one] if isinstance(one, list) else []
     if answers.count(b"relayed") != CEILING_BATCH:

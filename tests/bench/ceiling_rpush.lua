@@ -2,8 +2,8 @@
 -- (tests/bench/bench.py, the ceiling phase): what a script call carrying many
 -- notifications costs Redis by itself, to compare with raw RPUSH.
 local out = {}
-for i = 0, tonumber(ARGV[5]) - 1 do
-  redis.call('RPUSH', ARGV[1] .. 'q', ARGV[6 + 11 * i + 7])
+for a = 5, #ARGV, 7 do
+  redis.call('RPUSH', ARGV[1] .. 'q', ARGV[a + 4])
   out[#out + 1] = 'relayed'
 end
 return out

@@ -6,13 +6,11 @@
 -- least an acknowledged, deduplicated, ordered event costs.
 local p, ttl = ARGV[1], ARGV[4]
 local out = {}
-for i = 0, tonumber(ARGV[5]) - 1 do
-  local a = 6 + 11 * i
-  local seen = redis.call('SET', p .. 'up:' .. ARGV[a] .. ':' .. ARGV[a + 2], ARGV[a + 6],
-    'NX', 'GET', 'EX', ttl)
+for a = 5, #ARGV, 7 do
+  local seen = redis.call('SET', p .. ARGV[a + 1], ARGV[a + 2], 'NX', 'GET', 'EX', ttl)
   if not seen then
-    redis.call('HSET', p .. 'e:' .. ARGV[a + 6], 'body', ARGV[a + 7], 'state', 'pending')
-    redis.call('RPUSH', p .. 'o:' .. ARGV[a + 8], ARGV[a + 6])
+    redis.call('HSET', p .. 'e:' .. ARGV[a + 2], 'body', ARGV[a + 4], 'state', 'pending')
+    redis.call('RPUSH', p .. 'o:' .. ARGV[a + 5], ARGV[a + 2])
   end
   out[#out + 1] = seen and 'duplicate' or 'relayed'
 end

@@ -10,9 +10,9 @@ measured here first (docs/performance.md, "Issue 20").
 
     python3 tests/bench/redis_instructions.py [events] [ingest.lua of another version]
 
-The second argument measures another version's ingest script beside this
-one's (its arguments are the same: e.g. `git show REV:src/store/lua/...`
-into a directory with its lib/).
+The second argument measures another ingest script taking the same arguments
+beside this one's (e.g. `git show REV:src/store/lua/...` into a directory with
+its lib/).
 
 Needs valgrind and redis-server. No Redis persistence: the AOF's write and
 fsync (the same for every layout) are left out; they are in run.sh's CPU
@@ -28,7 +28,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.join(HERE, "..", "..")
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(TOP, "tools"))
-from bench import R  # noqa: E402
+from bench import R, ingest_args  # noqa: E402
 from embed_scripts import expand  # noqa: E402
 
 LUA = os.path.join(TOP, "src", "store", "lua")
@@ -98,15 +98,19 @@ def main():
               "whsec_" + "a" * 43)
         now = int(time.time() * 1000)
 
-        def ingest_all(skip_dedupe=False):
+        def calls(sha, up):
+            # 12 relayed notifications a call, as pixrelay's ingest.c sends them
             i = 0
             while i < n:
-                argv = [P, now, "2026-11-26T20:00:00Z", 86400, 12]
+                argv = [P, now, "2026-11-26T20:00:00Z", 86400]
                 for _ in range(12):
-                    argv += ["acc_01", "sandbox", "up_%d" % i, "", "pay", "EVENT:CHARGE_PAID",
-                             "evt_%026d" % i, body(i), "upstream:acc_01:ch_%d" % i, "", ""]
+                    argv += ingest_args("sandbox", "acc_01", up + str(i), "evt_%026d" % i,
+                                        "EVENT:CHARGE_PAID", body(i), "upstream:acc_01:ch_%d" % i)
                     i += 1
-                r.cmd("EVALSHA", ingest, 1, P + "ingest", *argv)
+                r.cmd("EVALSHA", sha, 1, P + "ingest", *argv)
+
+        def ingest_all():
+            calls(ingest, "up_")
         ing = c.count(ingest_all)
         print("ingest.lua, 12 relayed notifications a call: %.0f instructions per event (%.1fx RPUSH)"
               % (ing / n, ing / rp))
@@ -125,16 +129,7 @@ def main():
             ingest_all()
         empty = r.cmd("SCRIPT", "LOAD", "return {}")
 
-        def args_only():
-            i = 0
-            while i < n:
-                argv = [P, now, "2026-11-26T20:00:00Z", 86400, 12]
-                for _ in range(12):
-                    argv += ["acc_01", "sandbox", "up_x%d" % i, "", "pay", "EVENT:CHARGE_PAID",
-                             "evt_%026d" % i, body(i), "upstream:acc_01:ch_%d" % i, "", ""]
-                    i += 1
-                r.cmd("EVALSHA", empty, 1, P + "ingest", *argv)
-        base = c.count(args_only)
+        base = c.count(lambda: calls(empty, "up_x"))
         print("  of which a script that only takes the same arguments: %.0f" % (base / n))
 
         settle = r.cmd("SCRIPT", "LOAD", expand(os.path.join(LUA, "event_settle.lua")))
@@ -152,7 +147,7 @@ def main():
                         argv += o
                 res = r.cmd("EVALSHA", settle, 3, P + "hosts", P + "lease", P + "dead", *argv)
                 outs = []
-                for k in range(2, len(res), 9):
+                for k in range(2, len(res), 5):
                     sid, meta = res[k], res[k + 1]
                     sid = sid.decode() if isinstance(sid, bytes) else sid
                     meta = (meta.decode() if isinstance(meta, bytes) else meta).split("\n")

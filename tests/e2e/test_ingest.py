@@ -3,6 +3,9 @@ import base64
 import hashlib
 import hmac
 import json
+import os
+import signal
+import threading
 import time
 import unittest
 
@@ -169,6 +172,69 @@ class Ingest(unittest.TestCase):
         self.assertEqual(r.status, 200, r)
         self.assertEqual(r.json["data"], {"received": True, "duplicate": False, "event": None,
                                           "chargeStatus": status, "ignored": why}, body)
+
+    def test_one_call_answers_each_notification_its_own(self):
+        # notifications of one turn go to Redis in one script call whose answers differ
+        # in length (relayed, duplicate, paid, refused): each request gets its own
+        charges = [self.charge(300 + i, "/mixed") for i in range(5)]  # the last one: not paid
+        first = self.post({"id": "up-mixed-dup", "event": "EVENT:CHARGE_PAID",
+                           "data": {"id": "ext-mixed-dup"}}).json["data"]["event"]
+        notes = []
+        for i in range(24):
+            k = i % 6
+            if k == 0:
+                notes.append(("relayed", {"id": "up-mixed-%d" % i, "event": "EVENT:CHARGE_PAID",
+                                          "data": {"id": "ext-mixed-%d" % i}}))
+            elif k == 1:
+                notes.append(("duplicate", {"id": "up-mixed-dup", "event": "EVENT:CHARGE_PAID",
+                                            "data": {"id": "ext-mixed-dup"}}))
+            elif k == 2:
+                c = charges[i // 6]
+                notes.append(("paid", {"id": "up-mixed-%d" % i, "event": "EVENT:CHARGE_PAID",
+                                       "data": {"id": c["id"], "amount": c["amount"]}}))
+            elif k == 3:
+                c = charges[4]
+                notes.append(("mismatch", {"id": "up-mixed-%d" % i, "event": "EVENT:CHARGE_PAID",
+                                           "data": {"id": c["id"], "amount": 1}}))
+            else:
+                notes.append(("relayed", {"id": "up-mixed-%d" % i, "event": "EVENT:CHARGE_REFUND",
+                                          "data": {"id": "ext-mixed-%d" % i}}))
+        answers = [None] * len(notes)
+
+        def send(j):
+            answers[j] = self.post(notes[j][1])
+        # Redis held for a moment: the requests gather behind the call under way
+        os.kill(self.redis.proc.pid, signal.SIGSTOP)
+        try:
+            threads = [threading.Thread(target=send, args=(j,)) for j in range(len(notes))]
+            for t in threads:
+                t.start()
+            time.sleep(0.5)
+        finally:
+            os.kill(self.redis.proc.pid, signal.SIGCONT)
+        for t in threads:
+            t.join(15)
+        events = set()
+        for (kind, body), r in zip(notes, answers):
+            self.assertEqual(r.status, 200, (body, r))
+            d = r.json["data"]
+            if kind == "relayed":
+                self.assertEqual((d["duplicate"], d.get("chargeStatus"), d.get("ignored")),
+                                 (False, None, None), body)
+                self.assertEqual(json.loads(stored_event(self.redis, self.account, d["event"])["body"])["data"],
+                                 body["data"])
+                events.add(d["event"])
+            elif kind == "duplicate":
+                self.assertEqual((d["duplicate"], d["event"]), (True, first))
+            elif kind == "paid":
+                self.assertEqual((d["duplicate"], d["chargeStatus"], d["ignored"]),
+                                 (False, "PAID", None), body)
+                self.assertEqual(self.charge_status(body["data"]["id"]), "PAID")
+                events.add(d["event"])
+            else:
+                self.assertEqual(d["event"], None, body)
+                self.assertRegex(d["ignored"], r"^data.amount is 1; the charge's amount is", body)
+        self.assertEqual(len(events), sum(1 for k, _ in notes if k in ("relayed", "paid")))
 
     def test_a_notification_that_contradicts_the_charge_moves_nothing(self):
         # a correctly signed EVENT:CHARGE_PAID for 200 cents made a 1,000-cent charge PAID

@@ -71,11 +71,15 @@ class LeaseToken(unittest.TestCase):
             argv += list(o)
         res = self.cmd("EVALSHA", self.sha, 3, P + "hosts", P + "lease", P + "dead", *argv)
         rows = []
-        for i in range(2, len(res), 9):
-            sid, meta, body, attempts, base, created, s1, s2, s3 = res[i:i + 9]
+        for i in range(2, len(res), 5):
+            sid, meta, body, counts, secrets = res[i:i + 5]
             order, queue, eid, env, account, _type, url = meta.split("\n")
+            s1, s2, s3 = secrets.split("\n")
             if sid:
+                self.assertEqual(counts, "")
                 attempts, base, created = "1", "0", sid.split("-")[0]
+            else:
+                attempts, base, created = counts.split("\t")
             rows.append([eid, url, body, attempts, base, created, account, env, s1, s2, s3,
                          order, queue, sid])
         return res[0], rows

@@ -50,7 +50,7 @@
 
 #define LEASE_NKEYS 3	    /* KEYS[1..3] */
 #define LEASE_REPLY_FIRST 2 /* the first leased event's first field in the answer */
-#define LEASE_FIELDS 9	    /* fields of one leased event in the answer */
+#define LEASE_FIELDS 5	    /* fields of one leased event in the answer */
 
 /* KEYS[1..3] and ARGV[1..14]. Borrowed strings: alive until the call. */
 struct lease_call {
@@ -128,9 +128,11 @@ struct lease {
 };
 
 /* Decode the leased event whose fields start at f (n fields left in the
- * answer from there), writing NULs into its meta field. 0 with *out filled;
- * -1 when fewer than LEASE_FIELDS are left, one is not a string or the meta
- * has not its 7 parts (out untouched). */
+ * answer from there), writing NULs into its meta, counts and secrets
+ * fields. 0 with *out filled; -1 when fewer than LEASE_FIELDS are left, one
+ * is not a string, or the meta has not its 7 parts, the counts (when given)
+ * not their 3 or the secrets not their 3 (out untouched then, the fields
+ * split so far). */
 int lease_decode(redisReply *const *f, size_t n, struct lease *out);
 
 #endif

@@ -85,6 +85,10 @@ void charges_transition(struct rds *r, const struct config *cfg, enum env env, c
  * on 0 and CHARGES_EXPIRED; -1 when the answer is malformed. */
 int charges_reply(redisReply *const *e, size_t n, const char **json, char *event_out);
 
+/* How many elements a charge_move answer starting with `what` has ("ok" 4,
+ * "expired" 3, "not_found" 1, the others 2), for a reply holding several. */
+size_t charges_reply_len(const char *what);
+
 /* Expire the pending charges of `shard` whose time has come (a batch of at
  * most 16). done(ud, n) runs once, later, with how many were expired (-1 on
  * failure); n == 16 means more may be due. */

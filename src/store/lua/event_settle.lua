@@ -23,12 +23,13 @@
 -- log expire after the retention; the dead set forgets what is older. A lease that ran out
 -- (its dispatcher died or stalled) makes the event due again.
 -- Returns {outcomes recorded, when the next event is due ('' = none) when nothing was
---   leased, then for each leased event 9 fields: its stream entry ('' = none), its meta
+--   leased, then for each leased event 5 fields: its stream entry ('' = none), its meta
 --   (order key, queue, id, env, account, type, url, joined by '\n': a stream entry's field
 --   m, lib/event.lua), body, then for an event of its own hash its attempt's number,
---   budget_base and budget start (created_ms, or the last replay), '' for a stream event
---   (1, 0, the entry's ms), then the account's signing secret, previous signing secret,
---   compat secret}
+--   budget_base and budget start (created_ms, or the last replay) joined by '\t', '' for a
+--   stream event (1, 0, the entry's ms), then the account's signing secret, previous
+--   signing secret and compat secret joined by '\n'} (each value out of the script costs
+--   about as much as a field's write: the fewer, the better, docs/performance.md)
 -- Events are leased first from the due sets (retries, events that waited), then from the
 -- shard's stream (first attempts, docs/event-layout.md): in arrival order from the
 -- cursor, as long as each one's host, account and environment may take it. One over its
@@ -76,10 +77,16 @@ end
 -- and is then recorded as for any hashed event.
 local DAY_MS = 86400000
 local done_later, done_orders = {}, {}
+local day_from, day_to, day_key = 0, 0, nil -- the day of the last one: [from, to) ms
 -- a stream event delivered at its first attempt: its record in p done:<day> (written for
 -- the whole call below), its order to free
 local function done_add(sid, id, order, record)
-  local dk = p .. 'done:' .. math.floor(tonumber(sid_ms(sid)) / DAY_MS)
+  local ms = tonumber(sid_ms(sid))
+  if ms < day_from or ms >= day_to then
+    local day = math.floor(ms / DAY_MS)
+    day_from, day_to, day_key = day * DAY_MS, (day + 1) * DAY_MS, p .. 'done:' .. day
+  end
+  local dk = day_key
   local l = done_later[dk]
   if not l then
     l = {}
@@ -260,12 +267,14 @@ local function secrets(env, account)
   local ak = p .. 'acct:' .. env .. ':' .. account
   local s = accounts[ak]
   if not s then
-    s = redis.call('HMGET', ak, 'signing_secret', 'signing_secret_prev', 'webhook_secret')
+    local v = redis.call('HMGET', ak, 'signing_secret', 'signing_secret_prev', 'webhook_secret')
+    s = (v[1] or '') .. '\n' .. (v[2] or '') .. '\n' .. (v[3] or '')
     accounts[ak] = s
   end
   return s
 end
-local until_ms = now + tonumber(ARGV[3])
+-- the lease's end as the dispatcher wrote it ([2] + [3]): no number printed per event
+local until_ms = ARGV[5]
 local leased = {}
 -- 1. the due sets: queues at their limit are passed over without a command; at most 1000
 -- looked at per call
@@ -285,16 +294,15 @@ for _, q in ipairs(queues) do
       if e[1] then
         -- after a replay, the age limit counts from the replay
         if e[7] and e[7] ~= '' then e[4] = e[7] end
-        local s = secrets(e[6], e[5])
-        local attempts = tostring((tonumber(e[8]) or 0) + 1)
+        local attempts = (tonumber(e[8]) or 0) + 1
         leased[#leased + 1] = until_ms
         leased[#leased + 1] = id
         local n = #out
         out[n + 1], out[n + 3] = '', e[2]
         out[n + 2] = (e[9] or '') .. '\n' .. q .. '\n' .. id .. '\n' .. e[6] .. '\n' .. e[5] ..
           '\n' .. (e[10] or '') .. '\n' .. e[1]
-        out[n + 4], out[n + 5], out[n + 6] = attempts, e[3] or '0', e[4]
-        out[n + 7], out[n + 8], out[n + 9] = s[1] or '', s[2] or '', s[3] or ''
+        out[n + 4] = attempts .. '\t' .. (e[3] or '0') .. '\t' .. (e[4] or '')
+        out[n + 5] = secrets(e[6], e[5])
         got = got + 1
       end
     end
@@ -419,13 +427,11 @@ if left > 0 and redis.call('EXISTS', p .. 'qn') == 1 then
       local b = bstate[order]
       if b == false and want_of(env, account, host) > 0 then
         busy_set(order, id)
-        local s = secrets(env, account)
         leased[#leased + 1] = until_ms
         leased[#leased + 1] = sid
         local n = #out
         out[n + 1], out[n + 2], out[n + 3] = sid, f[2], f[4]
-        out[n + 4], out[n + 5], out[n + 6] = '', '', ''
-        out[n + 7], out[n + 8], out[n + 9] = s[1] or '', s[2] or '', s[3] or ''
+        out[n + 4], out[n + 5] = '', secrets(env, account)
         took(env, account, host, 1)
       elseif b then
         -- behind an earlier event of its charge

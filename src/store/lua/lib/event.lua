@@ -126,28 +126,6 @@ end
 --                p busy entry and are found with EXISTS until p v3 exists
 --   p v3         string: this shard holds no list of version 2 (set by the lease once no
 --                event could head one: none due, none leased but stream entries)
--- queue_of: the queue and host of an event (lib above), remembered per call by url, env
--- and account (no string built for the ones seen before)
-local queue_known = {}
-local function queue_of(env, account, url)
-  local by_url = queue_known[url]
-  if not by_url then
-    by_url = {h = url_host(url)}
-    queue_known[url] = by_url
-  end
-  local by_env = by_url[env]
-  if not by_env then
-    by_env = {}
-    by_url[env] = by_env
-  end
-  local q = by_env[account]
-  if not q then
-    q = env .. ':' .. account .. ':' .. by_url.h
-    by_env[account] = q
-  end
-  return q, by_url.h
-end
-
 -- the ms of a stream entry id ("<ms>-<seq>"), as text
 local function sid_ms(sid)
   return string.sub(sid, 1, (string.find(sid, '-', 1, true) or (#sid + 1)) - 1)
@@ -267,16 +245,18 @@ end
 -- with the retention (ttl seconds).
 -- What p live held, looked up once per call (nothing else writes while a script runs).
 local live_known = {}
-local function event_write(p, id, env, account, etype, url, body, order, now, ttl)
+-- event_write_to: the same for a destination `d` of account_dest (below): one string built
+-- per event besides its body, the entry's meta.
+local function event_write_to(p, id, d, etype, body, order, now, ttl)
   local created = now
+  local url = d.url
   if url ~= '' then
-    local q = queue_of(env, account, url)
-    local sid = redis.call('XADD', p .. 's', '*', 'm', order .. '\n' .. q .. '\n' .. id .. '\n' ..
-      env .. '\n' .. account .. '\n' .. etype .. '\n' .. url, 'b', body)
+    local sid = redis.call('XADD', p .. 's', '*', 'm', order .. '\n' .. d.q .. '\n' .. id .. '\n' ..
+      d.ea .. '\n' .. etype .. '\n' .. url, 'b', body)
     created = sid_ms(sid)
-    qn_add(p, q, 1)
+    qn_add(p, d.q, 1)
   end
-  zadd(p .. 'a:' .. account, created, id)
+  zadd(d.listing, created, id)
   -- Live streams (GET /v1/events/stream): while a process serves one for an account of this
   -- shard, p live names the pub/sub channel it listens on (set with a TTL, see evstream.h).
   -- Without it this costs one GET of a missing key per call.
@@ -286,14 +266,42 @@ local function event_write(p, id, env, account, etype, url, body, order, now, tt
     live_known[p] = live
   end
   if live then
-    redis.call('PUBLISH', live, id .. '\n' .. env .. '\n' .. account .. '\n' .. created .. '\n' ..
+    redis.call('PUBLISH', live, id .. '\n' .. d.ea .. '\n' .. created .. '\n' ..
       etype .. '\n' .. url .. '\n' .. body)
   end
   if url == '' then
     local ek = p .. 'e:' .. id
-    redis.call('HSET', ek, 'env', env, 'account', account, 'type', etype, 'url', '',
+    redis.call('HSET', ek, 'env', d.env, 'account', d.account, 'type', etype, 'url', '',
       'body', body, 'order', order, 'created_ms', now, 'state', 'delivered',
       'last_error', 'no postbackUrl on the charge or the account')
     redis.call('EXPIRE', ek, ttl)
   end
+end
+
+-- account_dest: where events of `account` in `env` go to `url`, remembered per call by
+-- ea = env .. '\n' .. account (as the meta holds them) and url: {env, account, ea, url,
+-- q = its queue (lib above; none without a url), listing = p a:<account>}.
+local dest_known = {}
+local function account_dest(p, ea, env, account, url)
+  local by_url = dest_known[url]
+  if not by_url then
+    by_url = {h = url ~= '' and url_host(url) or ''}
+    dest_known[url] = by_url
+  end
+  local d = by_url[ea]
+  if not d then
+    if not env then
+      local n = string.find(ea, '\n', 1, true)
+      env, account = string.sub(ea, 1, n - 1), string.sub(ea, n + 1)
+    end
+    d = {env = env, account = account, ea = ea, url = url, listing = p .. 'a:' .. account}
+    if url ~= '' then d.q = env .. ':' .. account .. ':' .. by_url.h end
+    by_url[ea] = d
+  end
+  return d
+end
+
+local function event_write(p, id, env, account, etype, url, body, order, now, ttl)
+  event_write_to(p, id, account_dest(p, env .. '\n' .. account, env, account, url), etype,
+    body, order, now, ttl)
 end
