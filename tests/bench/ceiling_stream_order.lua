@@ -7,12 +7,11 @@
 local p, now, ttl = ARGV[1], ARGV[2], ARGV[4]
 local urls = {}
 local out = {}
-for i = 0, tonumber(ARGV[5]) - 1 do
-  local a = 6 + 11 * i
-  local account, env, evt = ARGV[a], ARGV[a + 1], ARGV[a + 6]
-  local seen = redis.call('SET', p .. 'up:' .. account .. ':' .. ARGV[a + 2], evt,
-    'NX', 'GET', 'EX', ttl)
+for a = 5, #ARGV, 7 do
+  local evt, order = ARGV[a + 2], ARGV[a + 5]
+  local seen = redis.call('SET', p .. ARGV[a + 1], evt, 'NX', 'GET', 'EX', ttl)
   if not seen then
+    local env, account = string.match(ARGV[a], '^([^\n]*)\n(.*)$')
     local ak = p .. 'acct:' .. env .. ':' .. account
     local url = urls[ak]
     if not url then
@@ -20,10 +19,10 @@ for i = 0, tonumber(ARGV[5]) - 1 do
       urls[ak] = url
     end
     redis.call('XADD', p .. 's', '*', 'id', evt, 'env', env, 'account', account,
-      'type', ARGV[a + 5], 'url', url, 'order', ARGV[a + 8], 'created', now, 'body', ARGV[a + 7])
-    if redis.call('HSETNX', p .. 'busy', ARGV[a + 8], evt) == 0 then
+      'type', ARGV[a + 3], 'url', url, 'order', order, 'created', now, 'body', ARGV[a + 4])
+    if redis.call('HSETNX', p .. 'busy', order, evt) == 0 then
       -- its charge is busy: it waits behind the one in flight
-      redis.call('RPUSH', p .. 'o:' .. ARGV[a + 8], evt)
+      redis.call('RPUSH', p .. 'o:' .. order, evt)
     end
   end
   out[#out + 1] = seen and 'duplicate' or 'relayed'
