@@ -14,7 +14,10 @@ The second argument measures another ingest script taking the same arguments
 beside this one's (e.g. `git show REV:src/store/lua/...` into a directory with
 its lib/).
 
-Needs valgrind and redis-server. No Redis persistence: the AOF's write and
+Needs valgrind and redis-server. REDIS_SERVER names another redis-server
+(e.g. one built from Debian's source with its symbols: Debian's binary has
+none), and KEEP=<dir> keeps each measure's callgrind file there, numbered in
+the order printed, for `callgrind_annotate` (docs/performance.md). No Redis persistence: the AOF's write and
 fsync (the same for every layout) are left out; they are in run.sh's CPU
 figures. Prints one line per figure."""
 import os
@@ -46,7 +49,7 @@ class Counted:
         self.out = os.path.join(self.dir, "cg")
         self.proc = subprocess.Popen(
             ["valgrind", "--tool=callgrind", "--callgrind-out-file=" + self.out + ".%p",
-             "redis-server", "--port", "0", "--unixsocket", sock, "--dir", self.dir,
+             os.environ.get("REDIS_SERVER", "redis-server"), "--port", "0", "--unixsocket", sock, "--dir", self.dir,
              "--appendonly", "no", "--save", ""],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for _ in range(300):
@@ -70,6 +73,10 @@ class Counted:
                 if f.startswith("cg.") and f.count(".") == 2:
                     for line in open(os.path.join(self.dir, f), errors="replace"):
                         if line.startswith("summary:"):
+                            if os.environ.get("KEEP"):
+                                self.kept = getattr(self, "kept", 0) + 1
+                                shutil.copy(os.path.join(self.dir, f), os.path.join(
+                                    os.environ["KEEP"], "measure%d.cg" % self.kept))
                             return int(line.split()[1])
             time.sleep(0.1)
         raise RuntimeError("no callgrind dump")

@@ -159,7 +159,11 @@ class StreamLeases(LeaseToken):
         self.assertEqual([(r[0], r[3], r[11], r[12], r[13]) for r in rows],
                          [("X", "1", "c1", QUEUE, x), ("Y", "1", "c2", QUEUE, y)])
         self.assertEqual(rows[0][2], '{"id":"X"}')
-        self.assertEqual(self.cmd("ZRANGE", P + "lease", 0, -1), [x, y])
+        # one member of the lease set for the call's batch, its leases counted in p lb
+        batch = "@%s/%s" % (x, y)
+        self.assertEqual(self.cmd("ZRANGE", P + "lease", 0, -1, "WITHSCORES"),
+                         [batch, str(T0 + LEASE)])
+        self.assertEqual(self.cmd("HGETALL", P + "lb"), [batch, "2"])
         self.assertEqual(self.cmd("HGET", P + "cur", "id"), y)
         self.assertEqual(self.cmd("EXISTS", P + "qn"), 0)
         self.assertEqual(self.cmd("HGETALL", P + "busy"), ["c1", "X", "c2", "Y"])
@@ -170,6 +174,7 @@ class StreamLeases(LeaseToken):
         self.assertEqual((recorded, more), (1, []))
         day = int(x.split("-")[0]) // 86400000
         self.assertEqual(self.cmd("HGET", P + "done:%d" % day, "X"), record)
+        self.assertEqual(self.cmd("HGET", P + "lb", batch), "1")
         # the full form of the same outcome is recorded the same way (Y)
         self.settle(T0 + 6, 0, [("Y", token, "delivered", 0, 200, "", '{"a":1}', "1", "c2",
                                  QUEUE, y)])
@@ -179,6 +184,47 @@ class StreamLeases(LeaseToken):
         self.assertEqual(self.cmd("EXISTS", P + "busy"), 0)
         self.assertEqual([self.cmd("EXISTS", P + "e:" + e) for e in "XY"], [0, 0])
         self.assertEqual(self.cmd("ZCARD", P + "lease"), 0)
+        self.assertEqual(self.cmd("EXISTS", P + "lb"), 0)
+
+    def test_a_batch_that_runs_out_gives_back_only_its_leases_not_settled(self):
+        x, y, z = self.entry("X", "c1"), self.entry("Y", "c2"), self.entry("Z", "c3")
+        self.assertEqual([r[0] for r in self.settle(T0, 10)[1]], ["X", "Y", "Z"])
+        token = str(T0 + LEASE)
+        # X delivered, Y to be retried (a hash, due later), the same outcome of X twice
+        rec = "%d\t1\t200\t{}\t" % (T0 + 1)
+        recorded, _ = self.settle(T0 + 1, 0, [("Y", token, "retry", T0 + LEASE + 5000, 503, "",
+                                               "{}", "1", "c2", QUEUE, y)],
+                                  done=[(x, token, "X", "c1", rec), (x, token, "X", "c1", rec)])
+        self.assertEqual(recorded, 2)
+        self.assertEqual(self.cmd("HGET", P + "lb", "@%s/%s" % (x, z)), "1")
+        # the process holding Z stops: its lease runs out, Z alone is due again
+        self.settle(T0 + LEASE, 0)
+        self.assertEqual([self.cmd("ZCARD", P + "lease"), self.cmd("EXISTS", P + "lb")], [0, 0])
+        self.assertEqual(self.cmd("HMGET", P + "e:Z", "state", "attempts", "sid"), ["pending", "1", z])
+        self.assertEqual(self.cmd("HMGET", P + "e:Y", "attempts", "last_status"), ["1", "503"])
+        self.assertEqual(self.cmd("ZRANGE", P + "due:" + QUEUE, 0, -1, "WITHSCORES"),
+                         ["Z", str(T0 + LEASE), "Y", str(T0 + LEASE + 5000)])
+        self.assertEqual(self.cmd("EXISTS", P + "e:X"), 0)
+        # Z's late outcome is not counted: its lease is gone
+        recorded, _ = self.settle(T0 + LEASE + 1, 0, done=[(z, token, "Z", "c3", rec)])
+        self.assertEqual(recorded, 0)
+        self.assertEqual([r[0] for r in self.settle(T0 + LEASE + 2, 10)[1]], ["Z"])
+
+    def test_two_batches_of_one_token_each_count_their_own(self):
+        # two calls in one ms (two processes, or one fast one) lease with the same token
+        x = self.entry("X", "c1")
+        self.assertEqual([r[0] for r in self.settle(T0, 10)[1]], ["X"])
+        y, z = self.entry("Y", "c2"), self.entry("Z", "c3")
+        self.assertEqual([r[0] for r in self.settle(T0, 10)[1]], ["Y", "Z"])
+        token = str(T0 + LEASE)
+        self.assertEqual(sorted(self.cmd("HGETALL", P + "lb")),
+                         sorted(["@%s/%s" % (x, x), "1", "@%s/%s" % (y, z), "2"]))
+        rec = "%d\t1\t200\t{}\t" % (T0 + 1)
+        self.assertEqual(self.settle(T0 + 1, 0, done=[(z, token, "Z", "c3", rec)])[0], 1)
+        self.assertEqual(sorted(self.cmd("HGETALL", P + "lb")),
+                         sorted(["@%s/%s" % (x, x), "1", "@%s/%s" % (y, z), "1"]))
+        self.assertEqual(self.settle(T0 + 2, 0, done=[(x, token, "X", "c1", rec)])[0], 1)
+        self.assertEqual(self.cmd("ZRANGE", P + "lease", 0, -1), ["@%s/%s" % (y, z)])
 
     def test_a_later_event_of_a_charge_waits_for_the_earlier(self):
         x, y = self.entry("X", "ch"), self.entry("Y", "ch")

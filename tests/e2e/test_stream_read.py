@@ -139,12 +139,18 @@ class StreamEvent(unittest.TestCase):
         self.assertEqual((r.status, r.json["data"]), (200, {"id": eid, "requeued": False}))
         self.assertEqual(s.redis.cmd("EXISTS", ek), 0)
 
-        # delivering: leased (its entry id in the lease set), no attempt recorded yet
+        # delivering: leased (its call's batch in the lease set, its charge busy with it), no
+        # attempt recorded yet
         s.run(dispatch=True)
         d = wait_for(lambda: (lambda j: j if j["state"] == "delivering" else None)(s.one(eid)),
                      what="the event in flight")
-        self.assertEqual(s.redis.cmd("ZSCORE", s.sp + "lease", entry["sid"]) is not None, True)
+        batches = [m for m in s.redis.cmd("ZRANGE", s.sp + "lease", 0, -1) if m.startswith("@")]
+        self.assertEqual(len(batches), 1)
+        self.assertTrue(batches[0].startswith("@" + entry["sid"] + "/"), batches)
+        self.assertEqual(s.redis.cmd("HGET", s.sp + "busy", entry["order"]), eid)
         self.assertEqual(s.redis.cmd("EXISTS", ek), 0)
+        # /metrics counts the batch's one lease not settled, not the batch
+        self.assertEqual((self.metric("delivering"), self.metric("pending")), (1, 0))
         d = self.check_reads_agree(eid)
         if d["state"] == "delivering":
             self.assertEqual((d["attempts"], d["attemptLog"]), (0, []))
@@ -279,10 +285,12 @@ class Trim(unittest.TestCase):
             # within the retention: nothing goes
             self.assertEqual(trim(0), 0)
             self.assertEqual(trim(int(time.time() * 1000) - 7 * DAY_MS), 0)
-            # an entry leased now holds back everything from it on
-            s.redis.cmd("ZADD", lease, str(later), sids[0])
-            self.assertEqual(trim(later), 0)
-            s.redis.cmd("ZREM", lease, sids[0])
+            # an entry leased now holds back everything from it on: the first of a batch,
+            # or one leased alone (an earlier build)
+            for member in ("@%s/%s" % (sids[0], sids[2]), sids[0]):
+                s.redis.cmd("ZADD", lease, str(later), member)
+                self.assertEqual(trim(later), 0)
+                s.redis.cmd("ZREM", lease, member)
             self.assertEqual(s.redis.cmd("XLEN", sk), 5)
 
             # past the retention: the settled entries before the cursor's go

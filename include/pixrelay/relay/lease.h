@@ -7,8 +7,8 @@
  * KEYS[1] = <prefix>{s<k>}:hosts   KEYS[2] = <prefix>{s<k>}:lease
  * KEYS[3] = <prefix>{s<k>}:dead
  * ARGV[1] = shard key prefix, [2] = now (ms), [3] = lease (ms), [4] = how many to lease at
- *   most, [5] = token of this lease (its end, [2] + [3]: the score its events get in the
- *   lease set; not read), [6] = attempt log cap, [7] = retention (seconds), [8] = how many
+ *   most, [5] = token of this lease (its end, [2] + [3]: the score its leases get in the
+ *   lease set, as written), [6] = attempt log cap, [7] = retention (seconds), [8] = how many
  *   events of one host to lease at most, unless listed, [9] = number h of hosts listed,
  *   [10] = number n of outcomes, [11] = how many events of one account to lease at most,
  *   unless listed, [12] = number a of accounts listed, [13] = how many sandbox events to
@@ -21,19 +21,20 @@
  *   entry ('' = an event with a hash of its own); then k times 5, the outcome of a stream
  *   event delivered at its first attempt: stream entry, token, event id, order key, and its
  *   record ("<when>\t<attempts>\t<status>\t<attempt json>\t<error>")
- *   An outcome counts when the event's score in the lease set is its token: a
- *   lease is only that entry (leasing writes nothing into the event), and a
- *   later lease of the same event starts after this one ended or was
+ *   An outcome counts when its lease in the lease set has its token as score:
+ *   a lease is only that member (leasing writes nothing into the event), and
+ *   a later lease of the same event starts after this one ended or was
  *   recorded, so it ends later (docs/event-layout.md).
  * Returns {outcomes recorded, when the next event is due ('' = none) when nothing was
- *   leased, then for each leased event 9 fields: its stream entry ('' = none), its meta
- *   (order key, queue, id, env, account, type, url, joined by newlines: a stream entry's
- *   field m), body, then for an event with a hash of its own its attempt's number,
- *   budget_base and budget start (created_ms, or the last replay), '' for a stream event
- *   (1, 0, the entry's ms), then the account's signing secret, previous signing secret,
- *   compat secret}
- *   A lease is the event's entry in the lease set: its member is the stream entry's id
- *   for an event still only in the shard's stream, else the event's id.
+ *   leased, then for each leased event LEASE_FIELDS fields: its stream entry ('' = none),
+ *   its meta (order key, queue, id, env, account, type, url, joined by newlines: a stream
+ *   entry's field m), body, then for an event with a hash of its own its attempt's
+ *   number, budget_base and budget start (created_ms, or the last replay) joined by tabs,
+ *   '' for a stream event (1, 0, the entry's ms), then the account's signing secret,
+ *   previous signing secret and compat secret joined by newlines}
+ *   A lease is a member of the lease set: the event's id for an event with a hash of
+ *   its own; the stream events one call leased are one member together, their batch
+ *   "@<first entry>/<last entry>", counted in <prefix>{s<k>}:lb.
  *
  * A call is: lease_args (the keys and ARGV[1..15]), then exactly h
  * lease_args_host, a lease_args_account, n lease_args_outcome and k

@@ -15,17 +15,12 @@ end
 local p, id, account = ARGV[1], ARGV[2], ARGV[3]
 local h = redis.call('HGETALL', p .. 'e:' .. id)
 if #h > 0 then
-  local state_at, sid
+  local state_at
   for j = 1, #h - 1, 2 do
-    if h[j] == 'state' then
-      state_at = j + 1
-    elseif h[j] == 'sid' then
-      sid = h[j + 1]
-    end
+    if h[j] == 'state' then state_at = j + 1 end
   end
   if not state_at or h[state_at] == 'pending' then
     local leased = redis.call('ZSCORE', KEYS[1], id)
-    if not leased and sid and sid ~= '' then leased = redis.call('ZSCORE', KEYS[1], sid) end
     if leased and state_at then
       h[state_at] = 'delivering'
     elseif leased then

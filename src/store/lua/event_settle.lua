@@ -4,8 +4,8 @@
 -- KEYS[1] = <prefix>{s<k>}:hosts   KEYS[2] = <prefix>{s<k>}:lease
 -- KEYS[3] = <prefix>{s<k>}:dead
 -- ARGV[1] = shard key prefix, [2] = now (ms), [3] = lease (ms), [4] = how many to lease at
---   most, [5] = token of this lease (its end, [2] + [3]: the score its events get in the
---   lease set; not read), [6] = attempt log cap, [7] = retention (seconds), [8] = how many
+--   most, [5] = token of this lease (its end, [2] + [3]: the score its leases get in the
+--   lease set, as written), [6] = attempt log cap, [7] = retention (seconds), [8] = how many
 --   events of one host to lease at most, unless listed, [9] = number h of hosts listed,
 --   [10] = number n of outcomes, [11] = how many events of one account to lease at most,
 --   unless listed, [12] = number a of accounts listed, [13] = how many sandbox events to
@@ -46,25 +46,67 @@ local cap, ttl = tonumber(ARGV[6]), tonumber(ARGV[7])
 local nhosts, naccts = tonumber(ARGV[9]), tonumber(ARGV[12])
 local first_outcome = 16 + 2 * nhosts + 2 * naccts
 local first_done = first_outcome + 11 * tonumber(ARGV[10])
-local recorded = {}
+local recorded = {} -- the members of events of their own hash whose outcome counted
+local nrecorded = 0 -- outcomes that counted
 
--- A lease is only its entry in the lease set (KEYS[2]: event id -> when it runs out, ms):
+-- A lease is only its entry in the lease set (KEYS[2]: member -> when it runs out, ms):
 -- leasing writes nothing into the event, and the token of a lease is its end, the score
--- it was given. An outcome counts when its event has its token's score: the events of
--- each token (one lease call's) are read once per call. Events leased by a version
--- before this one say `state` delivering and their `token` in their hash
--- (docs/event-layout.md); their leases run out here like any other.
+-- it was given. An event of its own hash is a member by its id. The stream events one call
+-- leases are one member, its batch '@<first entry>/<last entry>' (every entry between them
+-- was consumed by that call: leased, or given a hash), with p lb: batch -> how many of its
+-- leases are not settled; a batch goes when that reaches 0, or when it runs out (then each
+-- of its entries with neither a hash nor a done record is due again). An outcome counts
+-- when its lease holds: its id a member with its token's score, or its stream entry in a
+-- batch with that score, not settled by this call already (one outcome per lease, even if
+-- a call carried it twice). The members of each token (one lease call's) are read once per
+-- call. Events leased by a version before this one say `state` delivering and their
+-- `token` in their hash (docs/event-layout.md); their leases run out here like any other.
 local held = {}
-local function holds(token, id)
+local function lease_of(token)
   local t = held[token]
   if not t then
-    t = {}
+    t = {ids = {}, batches = {}}
     if tonumber(token) then
-      for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], token, token)) do t[m] = true end
+      for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], token, token)) do
+        if string.sub(m, 1, 1) == '@' then
+          local slash = string.find(m, '/', 1, true)
+          t.batches[#t.batches + 1] = {m, string.sub(m, 2, slash - 1), string.sub(m, slash + 1)}
+        else
+          t.ids[m] = true
+        end
+      end
     end
     held[token] = t
   end
-  return t[id]
+  return t
+end
+local function holds(token, id)
+  return lease_of(token).ids[id]
+end
+-- the batch of token `token` holding stream entry `sid` (its member), unless its outcome
+-- was taken by this call already; nil when none
+local settled_sids = {}
+local batch_left = {} -- batch -> leases of it settled by this call
+local function batch_holds(token, sid)
+  if settled_sids[sid] then return nil end
+  local bs = lease_of(token).batches
+  local b
+  if #bs == 1 then
+    -- one batch of that token (the usual): its range is not looked at
+    b = bs[1][1]
+  else
+    for _, x in ipairs(bs) do
+      if sid_at_or_before(x[2], sid) and sid_at_or_before(sid, x[3]) then
+        b = x[1]
+        break
+      end
+    end
+  end
+  if b then
+    settled_sids[sid] = true
+    batch_left[b] = (batch_left[b] or 0) + 1
+  end
+  return b
 end
 
 -- An outcome brings what its lease gave (the attempt's number, the order key, the queue,
@@ -101,14 +143,19 @@ due_batch()
 for i = 0, tonumber(ARGV[10]) - 1 do
   local a = first_outcome + 11 * i
   local id, outcome, sid = ARGV[a], ARGV[a + 2], ARGV[a + 10]
-  local member = id
-  if sid ~= '' then member = sid end
-  if holds(ARGV[a + 1], member) then
+  local ok
+  if sid ~= '' then
+    ok = batch_holds(ARGV[a + 1], sid)
+  elseif holds(ARGV[a + 1], id) then
     -- one outcome per lease, even if a call carried it twice
-    held[ARGV[a + 1]][member] = nil
+    held[ARGV[a + 1]].ids[id] = nil
+    recorded[#recorded + 1] = id
+    ok = true
+  end
+  if ok then
     local ek = p .. 'e:' .. id
     local attempts, order, q = ARGV[a + 7], ARGV[a + 8], ARGV[a + 9]
-    recorded[#recorded + 1] = member
+    nrecorded = nrecorded + 1
     local f = true
     if sid ~= '' and outcome == 'delivered' then
       done_add(sid, id, order, ARGV[2] .. '\t' .. attempts .. '\t' .. ARGV[a + 4] .. '\t' ..
@@ -164,10 +211,16 @@ end
 for i = 0, tonumber(ARGV[15]) - 1 do
   local a = first_done + 5 * i
   local sid, id = ARGV[a], ARGV[a + 2]
-  if holds(ARGV[a + 1], sid) then
-    held[ARGV[a + 1]][sid] = nil
-    recorded[#recorded + 1] = sid
+  if batch_holds(ARGV[a + 1], sid) then
+    nrecorded = nrecorded + 1
     done_add(sid, id, ARGV[a + 3], ARGV[a + 4])
+  end
+end
+-- the batches whose every lease is settled go
+for b, k in pairs(batch_left) do
+  if redis.call('HINCRBY', p .. 'lb', b, -k) <= 0 then
+    recorded[#recorded + 1] = b
+    redis.call('HDEL', p .. 'lb', b)
   end
 end
 if #recorded > 0 then redis.call('ZREM', KEYS[2], unpack(recorded)) end
@@ -204,7 +257,24 @@ local LEASE_LOST = 'lease expired: the dispatcher holding it stopped or was too 
 local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, 100)
 for _, id in ipairs(expired) do
   redis.call('ZREM', KEYS[2], id)
-  if string.find(id, '-', 1, true) then
+  if string.sub(id, 1, 1) == '@' then
+    -- a batch of stream events: those of its entries settled have a hash (an outcome other
+    -- than delivered, or given one when consumed) or a done record
+    redis.call('HDEL', p .. 'lb', id)
+    local slash = string.find(id, '/', 1, true)
+    for _, en in ipairs(redis.call('XRANGE', p .. 's', string.sub(id, 2, slash - 1),
+        string.sub(id, slash + 1))) do
+      local sid, f = en[1], en[2]
+      local _, _, eid = entry_meta(f[2])
+      local ms = tonumber(sid_ms(sid))
+      if redis.call('EXISTS', p .. 'e:' .. eid) == 0 and
+          redis.call('HEXISTS', p .. 'done:' .. math.floor(ms / DAY_MS), eid) == 0 then
+        local _, q = spill(p, sid, f, {'attempts', '1', 'last_error', LEASE_LOST})
+        due_add(p, q, eid, now)
+      end
+    end
+  elseif string.find(id, '-', 1, true) then
+    -- a stream event leased alone (a build of layout 3 before batches)
     local f = stream_entry(p, id)
     if f then
       local eid, q = spill(p, id, f, {'attempts', '1', 'last_error', LEASE_LOST})
@@ -228,7 +298,7 @@ for _, id in ipairs(expired) do
 end
 due_flush(p)
 
-local out = {#recorded, ''}
+local out = {nrecorded, ''}
 local left = tonumber(ARGV[4])
 if left <= 0 then return out end
 -- what each host, account and environment may still be given: a slow destination or a
@@ -330,6 +400,7 @@ if left > 0 and redis.call('EXISTS', p .. 'qn') == 1 then
   local from = '-'
   if cur then from = '(' .. cur end
   local last, consumed, spilled, stop = nil, 0, 0, false
+  local batch_first, batch_last, batch_n = nil, nil, 0
   local qdone = {}  -- queue -> entries consumed by this call
   local bstate = {} -- order -> false (none unsettled) | 'v2' (a list of version 2) | id | '+'
   local bset, bnames = {}, {}
@@ -405,8 +476,10 @@ if left > 0 and redis.call('EXISTS', p .. 'qn') == 1 then
           bstate[o] = v[j]
         else
           bstate[o] = false
-          free[#free + 1] = o
-          lists[#lists + 1] = p .. 'o:' .. o
+          if v2 then
+            free[#free + 1] = o
+            lists[#lists + 1] = p .. 'o:' .. o
+          end
         end
       end
       if #lists > 0 and v2 and redis.call('EXISTS', unpack(lists)) > 0 then
@@ -427,8 +500,9 @@ if left > 0 and redis.call('EXISTS', p .. 'qn') == 1 then
       local b = bstate[order]
       if b == false and want_of(env, account, host) > 0 then
         busy_set(order, id)
-        leased[#leased + 1] = until_ms
-        leased[#leased + 1] = sid
+        if not batch_first then batch_first = sid end
+        batch_last = sid
+        batch_n = batch_n + 1
         local n = #out
         out[n + 1], out[n + 2], out[n + 3] = sid, f[2], f[4]
         out[n + 4], out[n + 5] = '', secrets(env, account)
@@ -472,6 +546,12 @@ if left > 0 and redis.call('EXISTS', p .. 'qn') == 1 then
       args[#args + 1] = bset[o]
     end
     redis.call('HSET', p .. 'busy', unpack(args))
+  end
+  if batch_n > 0 then
+    local b = '@' .. batch_first .. '/' .. batch_last
+    leased[#leased + 1] = until_ms
+    leased[#leased + 1] = b
+    redis.call('HSET', p .. 'lb', b, batch_n)
   end
   if consumed > 0 then
     redis.call('HSET', p .. 'cur', 'id', last)

@@ -27,4 +27,8 @@ if backlog > 0 then
     if earliest == '' or tonumber(ms) < tonumber(earliest) then earliest = ms end
   end
 end
-return {pending + backlog, redis.call('ZCARD', KEYS[2]), redis.call('ZCARD', KEYS[3]), earliest}
+-- delivering: the members of the lease set, but a batch of stream events (p lb) counts its
+-- leases not settled
+local batches, delivering = redis.call('HGETALL', p .. 'lb'), redis.call('ZCARD', KEYS[2])
+for j = 2, #batches, 2 do delivering = delivering - 1 + (tonumber(batches[j]) or 0) end
+return {pending + backlog, delivering, redis.call('ZCARD', KEYS[3]), earliest}

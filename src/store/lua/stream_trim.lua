@@ -1,7 +1,9 @@
 -- stream_trim: drop the entries of a shard's stream (p s, lib/event.lua) that no reader needs
 -- any more, run by the janitor: those older than the retention, and never one the
 -- dispatchers have not consumed yet (after the cursor, p cur's id; with no cursor none is
--- dropped) nor one leased now (a member of the lease set that is an entry id, "<ms>-<seq>").
+-- dropped) nor one leased now (from the first entry of each batch in the lease set,
+-- '@<first>/<last>', event_settle.lua; or an entry id "<ms>-<seq>" leased alone by an
+-- earlier build).
 -- What a dropped entry's event still says lives in its hash or its p done:<day> record, and
 -- listings forget an id whose event is gone (lib/event_read.lua).
 -- KEYS[1] = <prefix>{s<k>}:lease
@@ -21,6 +23,7 @@ if not c then return 0 end
 if c < m then m = c end
 -- the lease set holds what is in flight: bounded by the dispatchers' capacity
 for _, member in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+  if string.sub(member, 1, 1) == '@' then member = string.sub(member, 2) end
   local l = string.find(member, '-', 1, true) and ms_of(member)
   if l and l < m then m = l end
 end

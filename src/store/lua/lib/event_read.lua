@@ -4,9 +4,11 @@
 -- lib/event.lua) is its entry of p s, found by its account's listing score (the entry's
 -- ms), and its state is derived:
 --   * after the cursor (p cur's id): pending, never leased, attempts 0;
---   * else delivered when p done:<day> has it, delivering when its entry id is in p lease,
---     and gone when neither (its hash or its done record expired with the retention; the
---     entry lingers until the janitor trims it).
+--   * else delivered when p done:<day> has it, delivering when its charge's p busy names
+--     it (or the head of its order list, p busy '+': it was leased and not settled; any
+--     outcome but a first delivery, or a lease that ran out, gives it a hash), and gone
+--     when neither (its hash or its done record expired with the retention; the entry
+--     lingers until the janitor trims it).
 --@include event
 
 -- entry_event: the event of a stream entry's fields `f` (m, b: lib/event.lua), as a
@@ -15,13 +17,6 @@ local function entry_event(f)
   local order, q, id, env, account, etype, url = entry_meta(f[2])
   return {id = id, env = env, account = account, type = etype, url = url, order = order,
     body = f[4], queue = q}
-end
-
--- sid_at_or_before: whether stream entry id `a` ("<ms>-<seq>") is at or before `b`
-local function sid_at_or_before(a, b)
-  local am, bm = tonumber(sid_ms(a)), tonumber(sid_ms(b))
-  if am ~= bm then return am < bm end
-  return (tonumber(string.sub(a, #sid_ms(a) + 2)) or 0) <= (tonumber(string.sub(b, #sid_ms(b) + 2)) or 0)
 end
 
 -- A reader of shard prefix `p` for one call: the entries of each ms read once (a page of
@@ -85,7 +80,8 @@ local function stream_view(r, sid, ev)
     v.attempt, v.last_error = parts[4] or '', parts[5] or ''
     return v
   end
-  if redis.call('ZSCORE', r.p .. 'lease', sid) then
+  local b = redis.call('HGET', r.p .. 'busy', ev.order)
+  if b == ev.id or (b == '+' and redis.call('LINDEX', r.p .. 'o:' .. ev.order, 0) == ev.id) then
     v.state = 'delivering'
     return v
   end
