@@ -43,7 +43,7 @@
 struct outcome {
 	struct outcome *next;
 	char id[EVENT_ID_MAX];
-	char token[IDS_ULID_LEN + 24];
+	char token[LEASE_TOKEN_MAX];
 	const char *what; /* delivered | retry | dead | release */
 	long long next_ms;
 	long status;
@@ -359,11 +359,14 @@ static void on_settled(void *ud, redisReply *reply, const char *err)
 		s->next_ms = now + IDLE_POLL_MS;
 	} else if (reply->type == REDIS_REPLY_ARRAY && reply->elements >= 2) {
 		redisReply *next = reply->element[1];
+		char batch[LEASE_TOKEN_MAX];
+		/* the stream events leased hold their call's batch (lease.h) */
+		lease_batch(reply, batch, sizeof(batch));
 		for (size_t i = LEASE_REPLY_FIRST; i + LEASE_FIELDS <= reply->elements;
 		     i += LEASE_FIELDS) {
 			struct lease l;
 			if (lease_decode(reply->element + i, reply->elements - i, &l) == 0) {
-				begin(d, s, c->token, &l);
+				begin(d, s, l.sid[0] ? batch : c->token, &l);
 				leased++;
 			}
 		}

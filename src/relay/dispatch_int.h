@@ -13,6 +13,7 @@
 #include "pixrelay/pix/backoff.h"
 #include "pixrelay/relay/budget.h"
 #include "pixrelay/relay/curlev.h"
+#include "pixrelay/relay/lease.h"
 #include "pixrelay/store/events.h"
 
 #include <curl/curl.h>
@@ -55,7 +56,9 @@ struct dispatch {
 struct delivery {
 	struct dispatch *d;
 	int shard;
-	char token[IDS_ULID_LEN + 24]; /* the lease's token: only its holder may settle it */
+	/* the lease's token: only its holder may settle it; a stream event's is
+	 * its batch, "@<first entry>/<last entry>" (lease.h) */
+	char token[LEASE_TOKEN_MAX];
 	struct delivery *prev_active, *next_active; /* in curl now */
 	struct delivery *next_waiting;
 	char id[EVENT_ID_MAX];

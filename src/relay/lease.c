@@ -9,6 +9,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 void lease_args(struct rargs *a, const struct lease_call *c)
 {
@@ -98,6 +99,24 @@ static int split(char *s, char sep, char **part, int want)
 	for (int i = 1; i < want; i++)
 		part[i][-1] = '\0';
 	return 0;
+}
+
+void lease_batch(const redisReply *answer, char *out, size_t size)
+{
+	const char *first = NULL, *last = NULL;
+
+	out[0] = '\0';
+	for (size_t i = LEASE_REPLY_FIRST; i + LEASE_FIELDS <= answer->elements;
+	     i += LEASE_FIELDS) {
+		const redisReply *sid = answer->element[i];
+		if (sid->type != REDIS_REPLY_STRING || !sid->len)
+			continue;
+		if (!first)
+			first = sid->str;
+		last = sid->str;
+	}
+	if (first && strlen(first) + strlen(last) + 3 <= size)
+		snprintf(out, size, "@%s/%s", first, last);
 }
 
 int lease_decode(redisReply *const *f, size_t n, struct lease *out)

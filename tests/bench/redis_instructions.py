@@ -154,11 +154,13 @@ def main():
                         argv += o
                 res = r.cmd("EVALSHA", settle, 3, P + "hosts", P + "lease", P + "dead", *argv)
                 outs = []
+                sids = [x.decode() if isinstance(x, bytes) else x for x in res[2::5]]
+                # the token of a stream event's lease: its call's batch (lease_batch)
+                batch = "@%s/%s" % (sids[0], sids[-1]) if sids else ""
                 for k in range(2, len(res), 5):
-                    sid, meta = res[k], res[k + 1]
-                    sid = sid.decode() if isinstance(sid, bytes) else sid
+                    meta = res[k + 1]
                     meta = (meta.decode() if isinstance(meta, bytes) else meta).split("\n")
-                    outs.append([sid, str(t + 40000), meta[2], meta[0],
+                    outs.append([sids[(k - 2) // 5], batch, meta[2], meta[0],
                                  "%d\t1\t200\t%s\t" % (t, entry)])
                 done += len(outs)
                 if not outs and (not settle_too or res[0] == 0):

@@ -167,8 +167,9 @@ class StreamLeases(LeaseToken):
         self.assertEqual(self.cmd("HGET", P + "cur", "id"), y)
         self.assertEqual(self.cmd("EXISTS", P + "qn"), 0)
         self.assertEqual(self.cmd("HGETALL", P + "busy"), ["c1", "X", "c2", "Y"])
-        # nothing more to lease; X delivered: its outcome is one field of done:<day>
-        token = str(T0 + LEASE)
+        # nothing more to lease; X delivered: its outcome is one field of done:<day>; the
+        # token of a stream event's lease is its batch (dispatch.c, lease_batch)
+        token = batch
         record = "%d\t1\t200\t{\"a\":1}\t" % (T0 + 5)
         recorded, more = self.settle(T0 + 5, 10, done=[(x, token, "X", "c1", record)])
         self.assertEqual((recorded, more), (1, []))
@@ -189,7 +190,7 @@ class StreamLeases(LeaseToken):
     def test_a_batch_that_runs_out_gives_back_only_its_leases_not_settled(self):
         x, y, z = self.entry("X", "c1"), self.entry("Y", "c2"), self.entry("Z", "c3")
         self.assertEqual([r[0] for r in self.settle(T0, 10)[1]], ["X", "Y", "Z"])
-        token = str(T0 + LEASE)
+        token = "@%s/%s" % (x, z)
         # X delivered, Y to be retried (a hash, due later), the same outcome of X twice
         rec = "%d\t1\t200\t{}\t" % (T0 + 1)
         recorded, _ = self.settle(T0 + 1, 0, [("Y", token, "retry", T0 + LEASE + 5000, 503, "",
@@ -216,15 +217,20 @@ class StreamLeases(LeaseToken):
         self.assertEqual([r[0] for r in self.settle(T0, 10)[1]], ["X"])
         y, z = self.entry("Y", "c2"), self.entry("Z", "c3")
         self.assertEqual([r[0] for r in self.settle(T0, 10)[1]], ["Y", "Z"])
-        token = str(T0 + LEASE)
-        self.assertEqual(sorted(self.cmd("HGETALL", P + "lb")),
-                         sorted(["@%s/%s" % (x, x), "1", "@%s/%s" % (y, z), "2"]))
+        b1, b2 = "@%s/%s" % (x, x), "@%s/%s" % (y, z)
+        self.assertEqual(self.cmd("ZRANGE", P + "lease", 0, -1, "WITHSCORES"),
+                         [b1, str(T0 + LEASE), b2, str(T0 + LEASE)])
+        self.assertEqual(sorted(self.cmd("HGETALL", P + "lb")), sorted([b1, "1", b2, "2"]))
         rec = "%d\t1\t200\t{}\t" % (T0 + 1)
-        self.assertEqual(self.settle(T0 + 1, 0, done=[(z, token, "Z", "c3", rec)])[0], 1)
-        self.assertEqual(sorted(self.cmd("HGETALL", P + "lb")),
-                         sorted(["@%s/%s" % (x, x), "1", "@%s/%s" % (y, z), "1"]))
-        self.assertEqual(self.settle(T0 + 2, 0, done=[(x, token, "X", "c1", rec)])[0], 1)
-        self.assertEqual(self.cmd("ZRANGE", P + "lease", 0, -1), ["@%s/%s" % (y, z)])
+        self.assertEqual(self.settle(T0 + 1, 0, done=[(z, b2, "Z", "c3", rec)])[0], 1)
+        self.assertEqual(sorted(self.cmd("HGETALL", P + "lb")), sorted([b1, "1", b2, "1"]))
+        self.assertEqual(self.settle(T0 + 2, 0, done=[(x, b1, "X", "c1", rec)])[0], 1)
+        self.assertEqual(self.cmd("ZRANGE", P + "lease", 0, -1), [b2])
+        # X's batch is gone: an outcome of X again is not counted, nor taken for the other
+        # batch of the same end (a token of the end alone is not a stream event's)
+        for token in (b1, str(T0 + LEASE)):
+            self.assertEqual(self.settle(T0 + 3, 0, done=[(x, token, "X", "c1", rec)])[0], 0)
+        self.assertEqual(self.cmd("HGETALL", P + "lb"), [b2, "1"])
 
     def test_a_later_event_of_a_charge_waits_for_the_earlier(self):
         x, y = self.entry("X", "ch"), self.entry("Y", "ch")
@@ -236,8 +242,8 @@ class StreamLeases(LeaseToken):
         self.assertEqual(self.cmd("HMGET", P + "e:Y", "state", "sid", "body"),
                          ["pending", y, '{"id":"Y"}'])
         self.assertEqual(self.cmd("ZCARD", P + "due:" + QUEUE), 0)
-        token = str(T0 + LEASE)
-        self.settle(T0 + 1, 0, [("X", token, "delivered", 0, 200, "", "{}", "1", "ch", QUEUE, x)])
+        self.settle(T0 + 1, 0, [("X", "@%s/%s" % (x, x), "delivered", 0, 200, "", "{}", "1", "ch",
+                                 QUEUE, x)])
         self.assertEqual(self.cmd("ZRANGE", P + "due:" + QUEUE, 0, -1), ["Y"])
         _, rows = self.settle(T0 + 2, 10)
         self.assertEqual([(r[0], r[3], r[13]) for r in rows], [("Y", "1", "")])
@@ -270,7 +276,7 @@ class StreamLeases(LeaseToken):
     def test_a_lease_that_runs_out_gives_the_event_a_hash(self):
         x = self.entry("X", "ch")
         _, rows = self.settle(T0, 10)
-        token_a = str(T0 + LEASE)
+        token_a = "@%s/%s" % (x, x)
         self.assertEqual(self.settle(T0 + LEASE, 0)[0], 0)
         self.assertEqual(self.cmd("HMGET", P + "e:X", "state", "attempts", "sid"),
                          ["pending", "1", x])
@@ -285,7 +291,7 @@ class StreamLeases(LeaseToken):
     def test_a_retry_gives_the_event_a_hash_in_its_due_set(self):
         x = self.entry("X", "ch")
         self.settle(T0, 10)
-        self.settle(T0 + 1, 0, [("X", str(T0 + LEASE), "retry", T0 + 5000, 503, "busy",
+        self.settle(T0 + 1, 0, [("X", "@%s/%s" % (x, x), "retry", T0 + 5000, 503, "busy",
                                  '{"s":503}', "1", "ch", QUEUE, x)])
         self.assertEqual(self.cmd("HMGET", P + "e:X", "state", "attempts", "last_status", "attempt"),
                          ["pending", "1", "503", '{"s":503}'])

@@ -1,7 +1,7 @@
 /* lease_decode (lease.h): one leased event of event_settle's answer, 5
  * fields: its stream entry, its meta (7 parts), its body, its counts (an
  * event of its own hash) and its account's 3 secrets; anything else is
- * refused. */
+ * refused. lease_batch: the token of an answer's stream leases. */
 #include "pixrelay/relay/lease.h"
 
 #include "check.h"
@@ -101,8 +101,52 @@ static void test_malformed(void)
 	}
 }
 
+/* lease_batch: the first and last stream entries of an answer's leases */
+static void test_batch(void)
+{
+	static const char *const sids[] = {"", "1795000000123-4", "", "1795000000124-0",
+					   "1795000000130-12"};
+	redisReply el[LEASE_REPLY_FIRST + 5 * LEASE_FIELDS],
+	    *p[LEASE_REPLY_FIRST + 5 * LEASE_FIELDS];
+	redisReply answer;
+	char out[LEASE_TOKEN_MAX];
+
+	memset(el, 0, sizeof(el));
+	for (size_t i = 0; i < sizeof(el) / sizeof(el[0]); i++) {
+		el[i].type = REDIS_REPLY_STRING;
+		el[i].str = (char *)"x";
+		el[i].len = 1;
+		p[i] = &el[i];
+	}
+	for (int k = 0; k < 5; k++) {
+		el[LEASE_REPLY_FIRST + k * LEASE_FIELDS].str = (char *)sids[k];
+		el[LEASE_REPLY_FIRST + k * LEASE_FIELDS].len = strlen(sids[k]);
+	}
+	answer.type = REDIS_REPLY_ARRAY;
+	answer.element = p;
+	answer.elements = sizeof(el) / sizeof(el[0]);
+	lease_batch(&answer, out, sizeof(out));
+	CHECK_STR(out, "@1795000000123-4/1795000000130-12");
+	/* one stream event: a batch of one */
+	answer.elements = LEASE_REPLY_FIRST + 2 * LEASE_FIELDS;
+	lease_batch(&answer, out, sizeof(out));
+	CHECK_STR(out, "@1795000000123-4/1795000000123-4");
+	/* events of their own hash only, or nothing leased */
+	answer.elements = LEASE_REPLY_FIRST + LEASE_FIELDS;
+	lease_batch(&answer, out, sizeof(out));
+	CHECK_STR(out, "");
+	answer.elements = LEASE_REPLY_FIRST;
+	lease_batch(&answer, out, sizeof(out));
+	CHECK_STR(out, "");
+	/* no room: none rather than a cut one */
+	answer.elements = sizeof(el) / sizeof(el[0]);
+	lease_batch(&answer, out, 20);
+	CHECK_STR(out, "");
+}
+
 int main(void)
 {
+	test_batch();
 	test_stream_event();
 	test_hashed_event();
 	test_malformed();

@@ -15,14 +15,16 @@
  *   lease at most, [14] = how many production events, [15] = number k of stream events
  *   delivered at their first attempt, then h pairs (host, how many of its events to lease
  *   at most), a pairs (account, how many of its events), then n times 11:
- *   event id, token of its lease (its end), outcome (delivered | retry | dead | release),
- *   next attempt (ms), HTTP status ('' = none), error text, attempt log entry (JSON), and
+ *   event id, token of its lease (its end; a stream event's: its batch), outcome
+ *   (delivered | retry | dead | release), next attempt (ms), HTTP status ('' = none),
+ *   error text, attempt log entry (JSON), and
  *   what its lease answered: the attempt's number, the order key, the queue, the stream
  *   entry ('' = an event with a hash of its own); then k times 5, the outcome of a stream
- *   event delivered at its first attempt: stream entry, token, event id, order key, and its
- *   record ("<when>\t<attempts>\t<status>\t<attempt json>\t<error>")
- *   An outcome counts when its lease in the lease set has its token as score:
- *   a lease is only that member (leasing writes nothing into the event), and
+ *   event delivered at its first attempt: stream entry, its batch, event id, order key,
+ *   and its record ("<when>\t<attempts>\t<status>\t<attempt json>\t<error>")
+ *   An outcome counts when its lease in the lease set has its token as score
+ *   (a stream event's: while its batch is in the lease set): a lease is only
+ *   that member (leasing writes nothing into the event), and
  *   a later lease of the same event starts after this one ended or was
  *   recorded, so it ends later (docs/event-layout.md).
  * Returns {outcomes recorded, when the next event is due ('' = none) when nothing was
@@ -52,6 +54,8 @@
 #define LEASE_NKEYS 3	    /* KEYS[1..3] */
 #define LEASE_REPLY_FIRST 2 /* the first leased event's first field in the answer */
 #define LEASE_FIELDS 5	    /* fields of one leased event in the answer */
+/* a lease's token: its end in ms, or a batch "@<first entry>/<last entry>" */
+#define LEASE_TOKEN_MAX 100
 
 /* KEYS[1..3] and ARGV[1..14]. Borrowed strings: alive until the call. */
 struct lease_call {
@@ -135,5 +139,11 @@ struct lease {
  * not their 3 or the secrets not their 3 (out untouched then, the fields
  * split so far). */
 int lease_decode(redisReply *const *f, size_t n, struct lease *out);
+
+/* The batch of the stream events an answer leased, "@<first entry>/<last
+ * entry>" (their token, in the outcomes sent back), into out; "" when it
+ * leased none or an entry id is longer than an entry id can be. Call before
+ * lease_decode (it reads the entry ids only). */
+void lease_batch(const redisReply *answer, char *out, size_t size);
 
 #endif

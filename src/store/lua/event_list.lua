@@ -9,8 +9,8 @@
 -- A pending event in the shard's lease set is being delivered: its state reads
 -- 'delivering' (leasing writes nothing into the event, docs/event-layout.md). A member
 -- without a hash is a stream event (lib/event_read.lua): its entry is read by its score's
--- ms, once per ms per call, its state derived from the cursor, p done:<day> and the lease
--- set.
+-- ms, once per ms per call, its state derived from the cursor, p done:<day> and its
+-- charge's p busy.
 --@include event_read
 if #KEYS ~= 1 or #ARGV ~= 8 then
   return redis.error_reply('ERR event_list: wants 1 keys and 8 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
@@ -37,7 +37,7 @@ while found < limit and scanned < cap do
         local sid, _, ev = reader_entry(reader, id, score)
         local v = sid and stream_view(reader, sid, ev)
         if v then
-          -- its state derived, the lease set asked already
+          -- its state derived (stream_view): delivering is not asked of the lease set
           streamed = true
           e = {v.type, v.state, v.url, v.attempts, v.updated_ms, v.next_ms, v.last_status,
             v.last_error}

@@ -12,12 +12,13 @@
 --   lease at most, [14] = how many production events, [15] = number k of stream events
 --   delivered at their first attempt, then h pairs (host, how many of its events to lease
 --   at most), a pairs (account, how many of its events), then n times 11:
---   event id, token of its lease (its end), outcome (delivered | retry | dead | release),
---   next attempt (ms), HTTP status ('' = none), error text, attempt log entry (JSON), and
+--   event id, token of its lease (its end; a stream event's: its batch), outcome
+--   (delivered | retry | dead | release), next attempt (ms), HTTP status ('' = none),
+--   error text, attempt log entry (JSON), and
 --   what its lease answered: the attempt's number, the order key, the queue, the stream
 --   entry ('' = an event of its own hash); then k times 5, the outcome of a stream event
---   delivered at its first attempt: stream entry, token, event id, order key, and its record
---   in p done:<day> ("<when>\t<attempts>\t<status>\t<attempt json>\t<error>")
+--   delivered at its first attempt: stream entry, its batch, event id, order key, and its
+--   record in p done:<day> ("<when>\t<attempts>\t<status>\t<attempt json>\t<error>")
 -- An outcome counts only from the holder of the lease (a late answer after the lease ran
 -- out, and another process leased the event, is ignored). A delivered or dead event and its
 -- log expire after the retention; the dead set forgets what is older. A lease that ran out
@@ -51,62 +52,44 @@ local nrecorded = 0 -- outcomes that counted
 
 -- A lease is only its entry in the lease set (KEYS[2]: member -> when it runs out, ms):
 -- leasing writes nothing into the event, and the token of a lease is its end, the score
--- it was given. An event of its own hash is a member by its id. The stream events one call
--- leases are one member, its batch '@<first entry>/<last entry>' (every entry between them
--- was consumed by that call: leased, or given a hash), with p lb: batch -> how many of its
--- leases are not settled; a batch goes when that reaches 0, or when it runs out (then each
--- of its entries with neither a hash nor a done record is due again). An outcome counts
--- when its lease holds: its id a member with its token's score, or its stream entry in a
--- batch with that score, not settled by this call already (one outcome per lease, even if
--- a call carried it twice). The members of each token (one lease call's) are read once per
--- call. Events leased by a version before this one say `state` delivering and their
--- `token` in their hash (docs/event-layout.md); their leases run out here like any other.
+-- it was given. An event of its own hash is a member by its id, and its outcome counts
+-- when its id has its token's score (the members of each token, one lease call's, read
+-- once per call). The stream events one call leases are one member, their batch
+-- '@<first entry>/<last entry>' (every entry between them was consumed by that call:
+-- leased, or given a hash), with p lb: batch -> how many of its leases are not settled;
+-- the dispatcher sends the batch as their token, and the outcome of one counts while its
+-- batch is in the lease set (a batch's name is never made again: its entries are consumed
+-- once) and this call took no outcome of that entry yet (one outcome per lease, even if a
+-- call carried it twice). A batch goes when its count reaches 0, or when it runs out:
+-- then each of its entries with neither a hash nor a done record is due again. Events
+-- leased by a version before this one say `state` delivering and their `token` in their
+-- hash (docs/event-layout.md); their leases run out here like any other.
 local held = {}
-local function lease_of(token)
+local function holds(token, id)
   local t = held[token]
   if not t then
-    t = {ids = {}, batches = {}}
+    t = {}
     if tonumber(token) then
-      for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], token, token)) do
-        if string.sub(m, 1, 1) == '@' then
-          local slash = string.find(m, '/', 1, true)
-          t.batches[#t.batches + 1] = {m, string.sub(m, 2, slash - 1), string.sub(m, slash + 1)}
-        else
-          t.ids[m] = true
-        end
-      end
+      for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], token, token)) do t[m] = true end
     end
     held[token] = t
   end
-  return t
+  return t[id]
 end
-local function holds(token, id)
-  return lease_of(token).ids[id]
-end
--- the batch of token `token` holding stream entry `sid` (its member), unless its outcome
--- was taken by this call already; nil when none
-local settled_sids = {}
+-- the batch `batch` holds stream entry `sid` unless its outcome was taken by this call
+local alive, settled_sids = {}, {}
 local batch_left = {} -- batch -> leases of it settled by this call
-local function batch_holds(token, sid)
-  if settled_sids[sid] then return nil end
-  local bs = lease_of(token).batches
-  local b
-  if #bs == 1 then
-    -- one batch of that token (the usual): its range is not looked at
-    b = bs[1][1]
-  else
-    for _, x in ipairs(bs) do
-      if sid_at_or_before(x[2], sid) and sid_at_or_before(sid, x[3]) then
-        b = x[1]
-        break
-      end
-    end
+local function batch_holds(batch, sid)
+  if settled_sids[sid] then return false end
+  local a = alive[batch]
+  if a == nil then
+    a = string.sub(batch, 1, 1) == '@' and redis.call('ZSCORE', KEYS[2], batch) ~= false
+    alive[batch] = a
   end
-  if b then
-    settled_sids[sid] = true
-    batch_left[b] = (batch_left[b] or 0) + 1
-  end
-  return b
+  if not a then return false end
+  settled_sids[sid] = true
+  batch_left[batch] = (batch_left[batch] or 0) + 1
+  return true
 end
 
 -- An outcome brings what its lease gave (the attempt's number, the order key, the queue,
@@ -148,7 +131,7 @@ for i = 0, tonumber(ARGV[10]) - 1 do
     ok = batch_holds(ARGV[a + 1], sid)
   elseif holds(ARGV[a + 1], id) then
     -- one outcome per lease, even if a call carried it twice
-    held[ARGV[a + 1]].ids[id] = nil
+    held[ARGV[a + 1]][id] = nil
     recorded[#recorded + 1] = id
     ok = true
   end
@@ -255,9 +238,12 @@ end
 -- (a stream event gets a hash of its own, with that one attempt)
 local LEASE_LOST = 'lease expired: the dispatcher holding it stopped or was too slow'
 local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, 100)
+local swept = 0 -- stream entries looked at: a call stops taking batches back past 1024
 for _, id in ipairs(expired) do
+  local batch = string.sub(id, 1, 1) == '@'
+  if batch and swept >= 1024 then break end
   redis.call('ZREM', KEYS[2], id)
-  if string.sub(id, 1, 1) == '@' then
+  if batch then
     -- a batch of stream events: those of its entries settled have a hash (an outcome other
     -- than delivered, or given one when consumed) or a done record
     redis.call('HDEL', p .. 'lb', id)
@@ -267,6 +253,7 @@ for _, id in ipairs(expired) do
       local sid, f = en[1], en[2]
       local _, _, eid = entry_meta(f[2])
       local ms = tonumber(sid_ms(sid))
+      swept = swept + 1
       if redis.call('EXISTS', p .. 'e:' .. eid) == 0 and
           redis.call('HEXISTS', p .. 'done:' .. math.floor(ms / DAY_MS), eid) == 0 then
         local _, q = spill(p, sid, f, {'attempts', '1', 'last_error', LEASE_LOST})
