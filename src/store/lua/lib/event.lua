@@ -289,12 +289,13 @@ local function account_dest(p, ea, env, account, url)
     dest_known[url] = by_url
   end
   local d = by_url[ea]
-  if not d then
+  -- (a call writes into one shard; its prefix is checked all the same)
+  if not d or d.p ~= p then
     if not env then
       local n = string.find(ea, '\n', 1, true)
       env, account = string.sub(ea, 1, n - 1), string.sub(ea, n + 1)
     end
-    d = {env = env, account = account, ea = ea, url = url, listing = p .. 'a:' .. account}
+    d = {p = p, env = env, account = account, ea = ea, url = url, listing = p .. 'a:' .. account}
     if url ~= '' then d.q = env .. ':' .. account .. ':' .. by_url.h end
     by_url[ea] = d
   end
