@@ -263,6 +263,12 @@ int ks_dead_key(char *out, size_t size, const char *prefix, int shard)
 	return in_shard(out, size, prefix, shard, "dead");
 }
 
+int ks_upstream_key(char *out, size_t size, const char *prefix, int shard, const char *account,
+		    const char *id)
+{
+	return in_shard(out, size, prefix, shard, "up:%s:%s", account, id);
+}
+
 int ks_ingest_key(char *out, size_t size, const char *prefix, int shard)
 {
 	return in_shard(out, size, prefix, shard, "ingest");

@@ -215,9 +215,9 @@ struct item {
 	char *event_out;
 	char ea[16 + IDS_ULID_LEN + 1]; /* env '\n' account */
 	char evt[EVENT_ID_MAX];
-	/* ingest.lua's arguments: 'up:' account ':' upstream id; the charge's
-	 * id, action, data.amount and data.status ("" = not a charge of this
-	 * account) */
+	/* ingest.lua's arguments: the upstream id's key (ks_upstream_key); the
+	 * charge's id, action, data.amount and data.status joined by '\n' ("" =
+	 * not a charge of this account; ids are printable, ingest_parse) */
 	char *up, *charge, *type, *body, *order;
 };
 
@@ -393,8 +393,11 @@ void ingest_submit(struct ingest_queue *q, enum env env, const char *account,
 	it->event_out = event_out;
 	snprintf(it->ea, sizeof(it->ea), "%s\n%s", env_name(env), account);
 	ks_event_id(shard, it->evt);
-	/* ids are printable (ingest_parse): none holds the '\n' between fields */
-	it->up = mem_printf("up:%s:%s", account, n->id);
+	{
+		char up[KS_KEY_MAX + INGEST_ID_MAX];
+		ks_upstream_key(up, sizeof(up), q->cfg->prefix, shard, account, n->id);
+		it->up = mem_strdup(up);
+	}
 	/* a charge of this account lives in its shard; any other id is relayed */
 	if (ids_is_ulid(n->charge_id) && ks_shard_of(n->charge_id) == shard) {
 		char amount[24] = "";

@@ -410,11 +410,11 @@ def raw_rpush(redis, secs):
 CEILING_BATCH = 12
 
 
-def ingest_args(env, account, upstream_id, event_id, event_type, body, order, charge=""):
+def ingest_args(p, env, account, upstream_id, event_id, event_type, body, order, charge=""):
     """One notification's arguments to src/store/lua/ingest.lua (its header says what
-    each is), as ingest.c sends them."""
-    return [env + "\n" + account, "up:%s:%s" % (account, upstream_id), event_id, event_type,
-            body, order, charge]
+    each is) in shard prefix `p`, as ingest.c sends them."""
+    return [env + "\n" + account, "%sup:%s:%s" % (p, account, upstream_id), event_id,
+            event_type, body, order, charge]
 
 
 def ingest_ceiling(redis, secs, sink_port, script):
@@ -440,7 +440,7 @@ def ingest_ceiling(redis, secs, sink_port, script):
         # a new upstream id, event id and order key per notification (redis-benchmark
         # puts a random number below -r in each __rand_int__: a few repeats in a
         # million, answered as duplicates)
-        args += ingest_args("sandbox", "acct", "up__rand_int__", "ev__rand_int__",
+        args += ingest_args(p, "sandbox", "acct", "up__rand_int__", "ev__rand_int__",
                             "charge.paid", body, "ord__rand_int__")
     now = int(time.time() * 1000)
     head = [p + "ingest", p, str(now), "2026-01-01T00:00:00Z", "86400"]

@@ -9,7 +9,7 @@ local urls = {}
 local out = {}
 for a = 5, #ARGV, 7 do
   local evt, order = ARGV[a + 2], ARGV[a + 5]
-  local seen = redis.call('SET', p .. ARGV[a + 1], evt, 'NX', 'GET', 'EX', ttl)
+  local seen = redis.call('SET', ARGV[a + 1], evt, 'NX', 'GET', 'EX', ttl)
   if not seen then
     local env, account = string.match(ARGV[a], '^([^\n]*)\n(.*)$')
     local ak = p .. 'acct:' .. env .. ':' .. account

@@ -7,7 +7,7 @@
 local p, ttl = ARGV[1], ARGV[4]
 local out = {}
 for a = 5, #ARGV, 7 do
-  local seen = redis.call('SET', p .. ARGV[a + 1], ARGV[a + 2], 'NX', 'GET', 'EX', ttl)
+  local seen = redis.call('SET', ARGV[a + 1], ARGV[a + 2], 'NX', 'GET', 'EX', ttl)
   if not seen then
     redis.call('HSET', p .. 'e:' .. ARGV[a + 2], 'body', ARGV[a + 4], 'state', 'pending')
     redis.call('RPUSH', p .. 'o:' .. ARGV[a + 5], ARGV[a + 2])

@@ -111,7 +111,7 @@ def main():
             while i < n:
                 argv = [P, now, "2026-11-26T20:00:00Z", 86400]
                 for _ in range(12):
-                    argv += ingest_args("sandbox", "acc_01", up + str(i), "evt_%026d" % i,
+                    argv += ingest_args(P, "sandbox", "acc_01", up + str(i), "evt_%026d" % i,
                                         "EVENT:CHARGE_PAID", body(i), "upstream:acc_01:ch_%d" % i)
                     i += 1
                 r.cmd("EVALSHA", sha, 1, P + "ingest", *argv)

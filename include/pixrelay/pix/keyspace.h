@@ -66,8 +66,7 @@ int ks_random_shard(long nshards);
  * ks_shard_of(id)) and returns 0, or -1 with out = "" when k is not a shard
  * (0 .. KS_SHARDS_MAX-1; ks_shard_of answers -1 for an id that names none).
  *
- * In the scripts: "up:<account>:<upstream id>" (an ingested notification id
- * -> its event), "o:<order key>" (events of one charge not yet settled),
+ * In the scripts: "o:<order key>" (events of one charge not yet settled),
  * "due:<queue>" (due events of one delivery queue), and what bank
  * connections heard: "bpix:<connection>:<endToEndId>",
  * "bdev:<connection>:<endToEndId>:<refund id>:<status>" and
@@ -135,6 +134,10 @@ int ks_hosts_key(char *out, size_t size, const char *prefix, int shard);
 int ks_lease_key(char *out, size_t size, const char *prefix, int shard);
 /* "<prefix>{s<k>}:dead", dead events (zset). */
 int ks_dead_key(char *out, size_t size, const char *prefix, int shard);
+/* "<prefix>{s<k>}:up:<account>:<upstream id>", an ingested notification's
+ * id -> its event (string, expires with the retention). */
+int ks_upstream_key(char *out, size_t size, const char *prefix, int shard, const char *account,
+		    const char *id);
 /* "<prefix>{s<k>}:ingest", the key the ingest script is called with: it
  * names the shard and is never written. */
 int ks_ingest_key(char *out, size_t size, const char *prefix, int shard);

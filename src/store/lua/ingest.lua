@@ -7,8 +7,8 @@
 -- of its loop into one call per shard.
 -- KEYS[1] = <prefix>{s<k>}:ingest   (names the shard; not written)
 -- ARGV = shard key prefix, now (ms), now as text, retention (seconds), then 7 per
---        notification: env '\n' account, 'up:' account ':' upstream id (its key below the
---        shard prefix), event id, event type, body to relay, order key of a relayed event,
+--        notification: env '\n' account, the key of its upstream id (p up:<account>:<upstream
+--        id>, ks_upstream_key), event id, event type, body to relay, order key of a relayed event,
 --        and '' or, for a charge of this account, charge id '\n' action (pay | expire |
 --        refund) '\n' data.amount ('' = not given) '\n' data.status when it contradicts
 --        the event ('' = not given, or the event's). (Each value crossing into the script
@@ -28,7 +28,7 @@ local urls = {} -- env '\n' account -> postback_url
 due_batch()
 for a = 5, #ARGV, 7 do
   local ea, evt, charge = ARGV[a], ARGV[a + 2], ARGV[a + 6]
-  local dk = p .. ARGV[a + 1]
+  local dk = ARGV[a + 1]
   local r
   -- remembered at once (one command for the check and the write); forgotten again when
   -- the notification changes nothing (so a corrected one with the same id is taken)
