@@ -120,45 +120,15 @@ static void on_bank_health(void *ud, const char *conn, const struct bankapi_stat
 		       st->error[0] ? st->error : NULL, st->error_ms);
 }
 
-/* The key layout of the Redis (keys_layout_check): a Redis holding data this
- * version does not read stops the start (-1); one that does not answer now is
- * checked by the first CLI command or start that reaches it, and meanwhile
- * read safely (the lease finds the previous layout's order lists by itself). */
-static int check_layout(const struct config *cfg, const struct rds_addr *addr)
-{
-	char err[512];
-	struct rds *c = rds_open(addr, cfg->redis_timeout_ms, err, sizeof(err));
-	int rc;
-
-	if (!c) {
-		log_warn("key layout not checked: %s", err);
-		return 0;
-	}
-	rc = keys_layout_check(c, cfg->prefix, err, sizeof(err));
-	rds_free(c);
-	if (rc == KEYS_REFUSED) {
-		log_error("%s", err);
-		return -1;
-	}
-	if (rc != 0)
-		log_warn("key layout not checked: %s", err);
-	return 0;
-}
-
 /* First start on a laptop: make the sandbox platform account and, when no key
  * exists yet, a sandbox key, printed once on stdout. */
-static void bootstrap(const struct config *cfg, const struct rds_addr *addr)
+static void bootstrap(const struct config *cfg, struct rds *c)
 {
 	char err[256], account[32], secret[AUTH_KEY_MAX], kall[256];
 	struct auth_key key;
-	struct rds *c = rds_open(addr, cfg->redis_timeout_ms, err, sizeof(err));
 	redisReply *r = NULL;
 	int created = 0;
 
-	if (!c) {
-		log_error("bootstrap: %s", err);
-		return;
-	}
 	if (keys_platform_init(c, cfg->prefix, cfg->shards, ENV_SANDBOX, account, &created, err,
 			       sizeof(err)) < 0) {
 		log_error("bootstrap: %s", err);
@@ -198,7 +168,37 @@ static void bootstrap(const struct config *cfg, const struct rds_addr *addr)
 	mem_wipe(secret, sizeof(secret));
 done:
 	freeReplyObject(r);
+}
+
+/* The key layout of the Redis (keys_layout_check): a Redis holding data this
+ * version does not read stops the start (-1); one that does not answer now is
+ * checked by the next start or `pixrelay init` that reaches it, and meanwhile
+ * read safely (the lease finds the previous layout's order lists by itself).
+ * With `boot`, then the first start's bootstrap on the same connection. */
+static int check_layout(const struct config *cfg, const struct rds_addr *addr, int boot)
+{
+	char err[512];
+	struct rds *c = rds_open(addr, cfg->redis_timeout_ms, err, sizeof(err));
+	int rc;
+
+	if (!c) {
+		if (boot)
+			log_error("bootstrap: %s", err);
+		log_warn("key layout not checked: %s", err);
+		return 0;
+	}
+	rc = keys_layout_check(c, cfg->prefix, err, sizeof(err));
+	if (rc == KEYS_REFUSED) {
+		log_error("%s", err);
+		rds_free(c);
+		return -1;
+	}
+	if (rc != 0)
+		log_warn("key layout not checked: %s", err);
+	if (boot)
+		bootstrap(cfg, c);
 	rds_free(c);
+	return 0;
 }
 
 static double elapsed_s(const struct timeval *since)
@@ -307,12 +307,10 @@ int server_run(struct config *cfg)
 		memset(&addr, 0, sizeof(addr));
 		redisd_socket_path(cfg->data_dir, addr.path, sizeof(addr.path));
 		s.app.embedded_redis = 1;
-		if (check_layout(cfg, &addr) < 0) {
+		if (check_layout(cfg, &addr, cfg->bootstrap) < 0) {
 			redisd_stop(redisd);
 			return 1;
 		}
-		if (cfg->bootstrap)
-			bootstrap(cfg, &addr);
 	} else if (rds_parse_addr(cfg->redis, &addr) < 0) {
 		/* the value is not echoed: it may hold a password */
 		log_error("redis: cannot parse the setting (expected "
@@ -322,7 +320,7 @@ int server_run(struct config *cfg)
 	} else if (rds_addr_set_sentinel_password(&addr, cfg->redis_sentinel_password) < 0) {
 		log_error("redis-sentinel-password: longer than 255 bytes");
 		return 1;
-	} else if (check_layout(cfg, &addr) < 0) {
+	} else if (check_layout(cfg, &addr, 0) < 0) {
 		return 1;
 	}
 
