@@ -7,9 +7,9 @@
 -- of its loop into one call per shard.
 -- KEYS[1] = <prefix>{s<k>}:ingest   (names the shard; not written)
 -- ARGV = shard key prefix, now (ms), now as text, retention (seconds), then 7 per
---        notification: env '\n' account, the key of its upstream id (p up:<account>:<upstream
---        id>, ks_upstream_key), event id, event type, body to relay, order key of a relayed event,
---        and '' or, for a charge of this account, charge id '\n' action (pay | expire |
+--        notification: env '\n' account, the key of its upstream id (p up:<account>:
+--        <upstream id>, ks_upstream_key), event id, event type, body to relay, order key
+--        of a relayed event, and '' or, for a charge of this account, charge id '\n' action (pay | expire |
 --        refund) '\n' data.amount ('' = not given) '\n' data.status when it contradicts
 --        the event ('' = not given, or the event's). (Each value crossing into the script
 --        or out of it costs about as much as a field's write: docs/performance.md.)
@@ -36,8 +36,7 @@ for a = 5, #ARGV, 7 do
   if seen then
     r = {'duplicate', seen}
   elseif charge ~= '' then
-    local n1 = string.find(ea, '\n', 1, true)
-    local account = string.sub(ea, n1 + 1)
+    local _, account = ea_split(ea)
     local cid, action, amount, status = string.match(charge, '^([^\n]*)\n([^\n]*)\n([^\n]*)\n(.*)$')
     if status ~= '' then
       -- its data.status is not the event's: refused for a charge of this account
@@ -54,9 +53,8 @@ for a = 5, #ARGV, 7 do
   if not r or r[1] == 'not_found' then
     local url = urls[ea]
     if not url then
-      local n1 = string.find(ea, '\n', 1, true)
-      url = redis.call('HGET', p .. 'acct:' .. string.sub(ea, 1, n1 - 1) .. ':' ..
-        string.sub(ea, n1 + 1), 'postback_url') or ''
+      local env, account = ea_split(ea)
+      url = redis.call('HGET', p .. 'acct:' .. env .. ':' .. account, 'postback_url') or ''
       urls[ea] = url
     end
     event_write_to(p, evt, account_dest(p, ea, nil, nil, url), ARGV[a + 3], ARGV[a + 4],

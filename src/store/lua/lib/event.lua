@@ -278,6 +278,12 @@ local function event_write_to(p, id, d, etype, body, order, now, ttl)
   end
 end
 
+-- ea_split: the env and account of ea = env .. '\n' .. account
+local function ea_split(ea)
+  local n = string.find(ea, '\n', 1, true)
+  return string.sub(ea, 1, n - 1), string.sub(ea, n + 1)
+end
+
 -- account_dest: where events of `account` in `env` go to `url`, remembered per call by
 -- ea = env .. '\n' .. account (as the meta holds them) and url: {env, account, ea, url,
 -- q = its queue (lib above; none without a url), listing = p a:<account>}.
@@ -291,10 +297,7 @@ local function account_dest(p, ea, env, account, url)
   local d = by_url[ea]
   -- (a call writes into one shard; its prefix is checked all the same)
   if not d or d.p ~= p then
-    if not env then
-      local n = string.find(ea, '\n', 1, true)
-      env, account = string.sub(ea, 1, n - 1), string.sub(ea, n + 1)
-    end
+    if not env then env, account = ea_split(ea) end
     d = {p = p, env = env, account = account, ea = ea, url = url, listing = p .. 'a:' .. account}
     if url ~= '' then d.q = env .. ':' .. account .. ':' .. by_url.h end
     by_url[ea] = d
