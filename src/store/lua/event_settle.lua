@@ -100,7 +100,6 @@ end
 -- A stream event delivered at its first attempt is one field of p done:<day>, written for
 -- the whole call at once; any other outcome of a stream event gives it a hash first (spill)
 -- and is then recorded as for any hashed event.
-local DAY_MS = 86400000
 local done_later, done_orders = {}, {}
 local day_from, day_to, day_key = 0, 0, nil -- the day of the last one: [from, to) ms
 -- a stream event delivered at its first attempt: its record in p done:<day> (written for
@@ -252,10 +251,9 @@ for _, id in ipairs(expired) do
         string.sub(id, slash + 1))) do
       local sid, f = en[1], en[2]
       local _, _, eid = entry_meta(f[2])
-      local ms = tonumber(sid_ms(sid))
       swept = swept + 1
       if redis.call('EXISTS', p .. 'e:' .. eid) == 0 and
-          redis.call('HEXISTS', p .. 'done:' .. math.floor(ms / DAY_MS), eid) == 0 then
+          redis.call('HEXISTS', done_day_key(p, sid), eid) == 0 then
         local _, q = spill(p, sid, f, {'attempts', '1', 'last_error', LEASE_LOST})
         due_add(p, q, eid, now)
       end

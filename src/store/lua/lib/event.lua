@@ -131,6 +131,12 @@ local function sid_ms(sid)
   return string.sub(sid, 1, (string.find(sid, '-', 1, true) or (#sid + 1)) - 1)
 end
 
+-- done_day_key: the key of p done:<day> for entry `sid` (day = its ms / DAY_MS)
+local DAY_MS = 86400000
+local function done_day_key(p, sid)
+  return p .. 'done:' .. math.floor(tonumber(sid_ms(sid)) / DAY_MS)
+end
+
 -- order_listed: `order` has a list now (p busy '+'); p nl counts such orders, so that a
 -- call settling events whose orders have no list need not read p busy.
 local function order_listed(p, order)

@@ -55,12 +55,6 @@ local function reader_consumed(r, sid)
   return r.cur and sid_at_or_before(sid, r.cur) or false
 end
 
-local DAY_MS_READ = 86400000
-
--- done_day_key: the key of p done:<day> for entry `sid`
-local function done_day_key(p, sid)
-  return p .. 'done:' .. math.floor(tonumber(sid_ms(sid)) / DAY_MS_READ)
-end
 
 -- stream_view: the fields a hash of version 2 would hold for stream event `ev` (entry
 -- `sid`) that has no hash, as a table (field -> value), state derived; nil when it is gone.
