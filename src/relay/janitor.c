@@ -2,9 +2,9 @@
  * besides delivering: expiring due charges, finishing half-done transfers
  * and trimming the stream of events past the retention, each on its own
  * schedule per shard, and waking the dispatcher's shard when one of them
- * wrote events. The dispatcher (dispatch.c)
- * leases and settles deliveries and beats its own heartbeat; the domain
- * calls themselves are the stores' (charges.c, transfers.c).
+ * wrote events. The dispatcher (dispatch.c) leases and settles deliveries
+ * and beats its own heartbeat; the domain calls themselves are the stores'
+ * (charges.c, transfers.c, events.c).
  */
 #include "pixrelay/relay/janitor.h"
 

@@ -100,9 +100,14 @@ def main():
         rp = c.count(lambda: r.pipe([("RPUSH", "q", "x" * 1024) for _ in range(n)], chunk=64))
         print("raw RPUSH of 1 KB (64 pipelined): %.0f instructions each" % (rp / n))
 
+        def fresh():
+            # an empty Redis with the account the events are for
+            r.cmd("FLUSHALL")
+            r.cmd("HSET", P + "acct:sandbox:acc_01", "postback_url", URL, "signing_secret",
+                  "whsec_" + "a" * 43)
+
         ingest = r.cmd("SCRIPT", "LOAD", expand(os.path.join(LUA, "ingest.lua")))
-        r.cmd("HSET", P + "acct:sandbox:acc_01", "postback_url", URL, "signing_secret",
-              "whsec_" + "a" * 43)
+        fresh()
         now = int(time.time() * 1000)
 
         def calls(sha, up):
@@ -123,16 +128,12 @@ def main():
               % (ing / n, ing / rp))
         if len(sys.argv) > 2:
             ingest = r.cmd("SCRIPT", "LOAD", expand(sys.argv[2]))
-            r.cmd("FLUSHALL")
-            r.cmd("HSET", P + "acct:sandbox:acc_01", "postback_url", URL, "signing_secret",
-                  "whsec_" + "a" * 43)
+            fresh()
             other = c.count(ingest_all)
             print("  %s, the same: %.0f instructions per event (%.1fx RPUSH)"
                   % (sys.argv[2], other / n, other / rp))
             ingest = r.cmd("SCRIPT", "LOAD", expand(os.path.join(LUA, "ingest.lua")))
-            r.cmd("FLUSHALL")
-            r.cmd("HSET", P + "acct:sandbox:acc_01", "postback_url", URL, "signing_secret",
-                  "whsec_" + "a" * 43)
+            fresh()
             ingest_all()
         empty = r.cmd("SCRIPT", "LOAD", "return {}")
 
@@ -169,9 +170,7 @@ def main():
         lease = c.count(lambda: drain(False))
         print("event_settle, leasing 64 first attempts a call from the stream: %.0f instructions "
               "per event (%.1fx RPUSH)" % (lease / n, lease / rp))
-        r.cmd("FLUSHALL")
-        r.cmd("HSET", P + "acct:sandbox:acc_01", "postback_url", URL, "signing_secret",
-              "whsec_" + "a" * 43)
+        fresh()
         ingest_all()
         full = c.count(lambda: drain(True))
         print("event_settle, leasing and settling (delivered) 64 a call: %.0f instructions per "
