@@ -216,9 +216,11 @@ struct item {
 	char ea[16 + IDS_ULID_LEN + 1]; /* env '\n' account */
 	char evt[EVENT_ID_MAX];
 	/* ingest.lua's arguments: the upstream id's key (ks_upstream_key); the
-	 * charge's id, action, data.amount and data.status joined by '\n' ("" =
-	 * not a charge of this account; ids are printable, ingest_parse) */
-	char *up, *charge, *type, *body, *order;
+	 * middle of the stream entry's meta (event id, env, account, type joined
+	 * by '\n'); the charge's id, action, data.amount and data.status joined
+	 * by '\n' ("" = not a charge of this account; ids are printable,
+	 * ingest_parse) */
+	char *up, *charge, *mid, *body, *order;
 };
 
 struct ingest_queue {
@@ -241,7 +243,7 @@ static void item_free(struct item *it)
 {
 	free(it->up);
 	free(it->charge);
-	free(it->type);
+	free(it->mid);
 	free(it->body);
 	free(it->order);
 	free(it);
@@ -301,14 +303,31 @@ static void on_batch(void *ud, redisReply *reply, const char *err)
 	free(b);
 }
 
-/* Send `n` of shard's items (oldest first) in one call. */
+/* The run of items from `i` on that ingest.lua takes under one head:
+ * consecutive items of one account, all with a charge or all without one.
+ * Returns its length. */
+static unsigned run_len(struct item *const *items, unsigned i, unsigned n)
+{
+	unsigned j = i + 1;
+	int charged = items[i]->charge[0] != '\0';
+
+	while (j < n && strcmp(items[j]->ea, items[i]->ea) == 0 &&
+	       (items[j]->charge[0] != '\0') == charged)
+		j++;
+	return j - i;
+}
+
+/* Send `n` of shard's items (oldest first) in one call: in runs of one
+ * account (ingest.lua's arguments), whose values are the account's once. */
 static void send_batch(void *owner, int shard, struct shardq_item **links, unsigned n)
 {
 	struct ingest_queue *q = owner;
 	struct batch *b = mem_new(struct batch);
-	unsigned argc = 5 + 7 * n;
+	unsigned argc = 5, at = 5, runs = 0;
 	char sp[KS_PREFIX_MAX], key[KS_KEY_MAX], now[32], now_txt[TIMEFMT_LEN + 1], ttl[32];
-	const char **argv = mem_calloc(argc, sizeof(char *));
+	/* a run's count and form ("12", "3c"), one per run at most */
+	char(*spec)[16];
+	const char **argv;
 	uint64_t ms = ids_now_ms();
 
 	b->q = q;
@@ -316,6 +335,12 @@ static void send_batch(void *owner, int shard, struct shardq_item **links, unsig
 	b->items = (struct item **)links;
 	b->n = n;
 	q->calls++;
+	for (unsigned i = 0; i < n; i += run_len(b->items, i, n)) {
+		runs++;
+		argc += 2 + run_len(b->items, i, n) * (b->items[i]->charge[0] ? 6 : 5);
+	}
+	argv = mem_calloc(argc, sizeof(char *));
+	spec = mem_calloc(runs, sizeof(*spec));
 	ks_shard_prefix(sp, sizeof(sp), q->cfg->prefix, shard);
 	ks_ingest_key(key, sizeof(key), q->cfg->prefix, shard);
 	snprintf(now, sizeof(now), "%llu", (unsigned long long)ms);
@@ -326,18 +351,27 @@ static void send_batch(void *owner, int shard, struct shardq_item **links, unsig
 	argv[2] = now;
 	argv[3] = now_txt;
 	argv[4] = ttl;
-	for (unsigned i = 0; i < n; i++) {
-		const struct item *it = b->items[i];
-		const char **a = argv + 5 + 7 * i;
-		a[0] = it->ea;
-		a[1] = it->up;
-		a[2] = it->evt;
-		a[3] = it->type;
-		a[4] = it->body;
-		a[5] = it->order;
-		a[6] = it->charge;
+	runs = 0;
+	for (unsigned i = 0; i < n;) {
+		unsigned len = run_len(b->items, i, n);
+		int charged = b->items[i]->charge[0] != '\0';
+		snprintf(spec[runs], sizeof(spec[runs]), "%u%s", len, charged ? "c" : "");
+		argv[at++] = b->items[i]->ea;
+		argv[at++] = spec[runs++];
+		for (unsigned k = i; k < i + len; k++) {
+			const struct item *it = b->items[k];
+			argv[at++] = it->up;
+			argv[at++] = it->evt;
+			argv[at++] = it->order;
+			argv[at++] = it->mid;
+			argv[at++] = it->body;
+			if (charged)
+				argv[at++] = it->charge;
+		}
+		i += len;
 	}
 	rds_script(q->r, on_batch, b, SCRIPT_INGEST, 1, (int)argc, argv, NULL);
+	free(spec);
 	free(argv);
 }
 
@@ -411,7 +445,7 @@ void ingest_submit(struct ingest_queue *q, enum env env, const char *account,
 	} else {
 		it->charge = mem_strdup("");
 	}
-	it->type = mem_strdup(n->event);
+	it->mid = mem_printf("%s\n%s\n%s", it->evt, it->ea, n->event);
 	it->body = mem_printf("{\"id\":\"%s\",\"event\":\"%s\",\"data\":%s}", it->evt, n->event,
 			      n->data_json);
 	/* events about one upstream charge keep their order too */

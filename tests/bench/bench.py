@@ -410,11 +410,16 @@ def raw_rpush(redis, secs):
 CEILING_BATCH = 12
 
 
-def ingest_args(p, env, account, upstream_id, event_id, event_type, body, order, charge=""):
-    """One notification's arguments to src/store/lua/ingest.lua (its header says what
-    each is) in shard prefix `p`, as ingest.c sends them."""
-    return [env + "\n" + account, "%sup:%s:%s" % (p, account, upstream_id), event_id,
-            event_type, body, order, charge]
+def ingest_args(p, env, account, notes):
+    """One run of arguments to src/store/lua/ingest.lua (its header says what each is)
+    in shard prefix `p`, as ingest.c sends them: notifications of one account without a
+    charge, each (upstream id, event id, event type, body, order key)."""
+    ea = env + "\n" + account
+    args = [ea, str(len(notes))]
+    for upstream_id, event_id, event_type, body, order in notes:
+        args += ["%sup:%s:%s" % (p, account, upstream_id), event_id, order,
+                 "%s\n%s\n%s" % (event_id, ea, event_type), body]
+    return args
 
 
 def ingest_ceiling(redis, secs, sink_port, script):
@@ -435,18 +440,16 @@ def ingest_ceiling(redis, secs, sink_port, script):
     p = "ceiling:{s1}:"
     r.cmd("HSET", p + "acct:sandbox:acct", "postback_url", "http://127.0.0.1:%d/hook" % sink_port)
     body = json.dumps({"x": "a" * 1000})
-    args = []
-    for _ in range(CEILING_BATCH):
-        # a new upstream id, event id and order key per notification (redis-benchmark
-        # puts a random number below -r in each __rand_int__: a few repeats in a
-        # million, answered as duplicates)
-        args += ingest_args(p, "sandbox", "acct", "up__rand_int__", "ev__rand_int__",
-                            "charge.paid", body, "ord__rand_int__")
+    # a new upstream id, event id and order key per notification (redis-benchmark puts a
+    # random number below -r in each __rand_int__: a few repeats in a million, answered
+    # as duplicates)
+    args = ingest_args(p, "sandbox", "acct", [("up__rand_int__", "ev__rand_int__", "charge.paid",
+                                                body, "ord__rand_int__")] * CEILING_BATCH)
     now = int(time.time() * 1000)
     head = [p + "ingest", p, str(now), "2026-01-01T00:00:00Z", "86400"]
     # one call first: the script must take these arguments (redis-benchmark does not
     # look at its answers)
-    first = [a.replace("__rand_int__", "-first%d" % (i // 7)) for i, a in enumerate(args)]
+    first = [a.replace("__rand_int__", "-first%d" % i) for i, a in enumerate(args)]
     one = r.cmd("EVALSHA", sha, "1", *head, *first)
     answers = [x if isinstance(x, bytes) else str(x).encode() for x in one] if isinstance(one, list) else []
     if answers.count(b"relayed") != CEILING_BATCH:

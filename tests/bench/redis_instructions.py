@@ -115,10 +115,12 @@ def main():
             i = 0
             while i < n:
                 argv = [P, now, "2026-11-26T20:00:00Z", 86400]
+                notes = []
                 for _ in range(12):
-                    argv += ingest_args(P, "sandbox", "acc_01", up + str(i), "evt_%026d" % i,
-                                        "EVENT:CHARGE_PAID", body(i), "upstream:acc_01:ch_%d" % i)
+                    notes.append((up + str(i), "evt_%026d" % i, "EVENT:CHARGE_PAID", body(i),
+                                  "upstream:acc_01:ch_%d" % i))
                     i += 1
+                argv += ingest_args(P, "sandbox", "acc_01", notes)
                 r.cmd("EVALSHA", sha, 1, P + "ingest", *argv)
 
         def ingest_all():

@@ -251,14 +251,15 @@ end
 -- with the retention (ttl seconds).
 -- What p live held, looked up once per call (nothing else writes while a script runs).
 local live_known = {}
--- event_write_to: the same for a destination `d` of account_dest (below): one string built
--- per event besides its body, the entry's meta.
-local function event_write_to(p, id, d, etype, body, order, now, ttl)
+-- event_write_mid: the same for a destination `d` of account_dest (below), given the middle
+-- of the entry's meta as the caller has it, mid = id '\n' env '\n' account '\n' type (so
+-- that one string is built per event besides its body: the meta).
+local function event_write_mid(p, id, d, mid, body, order, now, ttl)
   local created = now
   local url = d.url
   if url ~= '' then
-    local sid = redis.call('XADD', p .. 's', '*', 'm', order .. '\n' .. d.q .. '\n' .. id .. '\n' ..
-      d.ea .. '\n' .. etype .. '\n' .. url, 'b', body)
+    local sid = redis.call('XADD', p .. 's', '*', 'm', order .. '\n' .. d.q .. '\n' .. mid ..
+      '\n' .. url, 'b', body)
     created = sid_ms(sid)
     qn_add(p, d.q, 1)
   end
@@ -271,6 +272,8 @@ local function event_write_to(p, id, d, etype, body, order, now, ttl)
     live = redis.call('GET', p .. 'live') or false
     live_known[p] = live
   end
+  local etype
+  if live or url == '' then etype = string.sub(mid, #id + #d.ea + 3) end
   if live then
     redis.call('PUBLISH', live, id .. '\n' .. d.ea .. '\n' .. created .. '\n' ..
       etype .. '\n' .. url .. '\n' .. body)
@@ -312,6 +315,7 @@ local function account_dest(p, ea, env, account, url)
 end
 
 local function event_write(p, id, env, account, etype, url, body, order, now, ttl)
-  event_write_to(p, id, account_dest(p, env .. '\n' .. account, env, account, url), etype,
-    body, order, now, ttl)
+  local ea = env .. '\n' .. account
+  event_write_mid(p, id, account_dest(p, ea, env, account, url), id .. '\n' .. ea .. '\n' ..
+    etype, body, order, now, ttl)
 end
