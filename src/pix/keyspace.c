@@ -258,6 +258,11 @@ int ks_lease_key(char *out, size_t size, const char *prefix, int shard)
 	return in_shard(out, size, prefix, shard, "lease");
 }
 
+int ks_stream_key(char *out, size_t size, const char *prefix, int shard)
+{
+	return in_shard(out, size, prefix, shard, "s");
+}
+
 int ks_dead_key(char *out, size_t size, const char *prefix, int shard)
 {
 	return in_shard(out, size, prefix, shard, "dead");

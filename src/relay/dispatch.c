@@ -65,6 +65,13 @@ struct shard {
 	uint64_t next_ms;		    /* when an idle shard is settled next */
 	struct outcome *outcomes, *outcomes_tail;
 	unsigned noutcomes;
+	/* the stream's cursor as last known (a call's answer, or the last entry
+	 * a call under way was given): where the next call reads from */
+	char cur[LEASE_TOKEN_MAX];
+	int cur_known;
+	/* a call reading its entries, and one waiting to read after it (from
+	 * the cursor the first one's entries leave) */
+	struct settle *reading, *next_reading;
 };
 
 static void settle_soon(struct dispatch *d, struct shard *s);
@@ -328,7 +335,31 @@ struct settle {
 	unsigned asked;
 	unsigned sent; /* outcomes in the call */
 	char token[IDS_ULID_LEN + 24];
+	struct outcome *outcomes; /* the call's, sent when its entries are read */
+	/* the stream entries read for it (outside the script: their bodies never
+	 * cross into Lua), after `from` */
+	char from[LEASE_TOKEN_MAX];
+	unsigned ngiven;
+	struct given {
+		char *sid, *meta, *body;
+	} * given;
 };
+
+static void settle_free(struct settle *c)
+{
+	for (unsigned i = 0; i < c->ngiven; i++) {
+		free(c->given[i].sid);
+		free(c->given[i].meta);
+		free(c->given[i].body);
+	}
+	free(c->given);
+	while (c->outcomes) {
+		struct outcome *o = c->outcomes;
+		c->outcomes = o->next;
+		outcome_free(o);
+	}
+	free(c);
+}
 
 static void pump(struct dispatch *d);
 
@@ -360,15 +391,41 @@ static void on_settled(void *ud, redisReply *reply, const char *err)
 	} else if (reply->type == REDIS_REPLY_ARRAY && reply->elements >= 2) {
 		redisReply *next = reply->element[1];
 		char batch[LEASE_TOKEN_MAX];
+		const char *cur = lease_cursor(reply);
+		unsigned g = 0;
 		/* the stream events leased hold their call's batch (lease.h) */
 		lease_batch(reply, batch, sizeof(batch));
 		for (size_t i = LEASE_REPLY_FIRST; i + LEASE_FIELDS <= reply->elements;
 		     i += LEASE_FIELDS) {
+			redisReply *const *f = reply->element + i;
 			struct lease l;
-			if (lease_decode(reply->element + i, reply->elements - i, &l) == 0) {
+			int rc = -1;
+			if (f[0]->type == REDIS_REPLY_STRING && f[0]->len &&
+			    f[1]->type == REDIS_REPLY_STRING && !f[1]->len) {
+				/* an entry this call gave: leased in their order */
+				while (g < c->ngiven && strcmp(c->given[g].sid, f[0]->str) != 0)
+					g++;
+				if (g < c->ngiven) {
+					rc = lease_decode_given(f, reply->elements - i,
+								c->given[g].meta, c->given[g].body,
+								&l);
+					g++;
+				}
+			} else {
+				rc = lease_decode(f, reply->elements - i, &l);
+			}
+			if (rc == 0) {
 				begin(d, s, l.sid[0] ? batch : c->token, &l);
 				leased++;
 			}
+		}
+		/* where the next call reads from: the answer's cursor, unless
+		 * this call took every entry it was given and a call under way
+		 * was given the ones after them (s->cur names its last then) */
+		if (cur && strlen(cur) < sizeof(s->cur) &&
+		    (!s->busy || !c->ngiven || strcmp(cur, c->given[c->ngiven - 1].sid) != 0)) {
+			snprintf(s->cur, sizeof(s->cur), "%s", cur);
+			s->cur_known = 1;
 		}
 		if (reply->element[0]->type == REDIS_REPLY_INTEGER &&
 		    (unsigned)reply->element[0]->integer < c->sent)
@@ -390,8 +447,12 @@ static void on_settled(void *ud, redisReply *reply, const char *err)
 			log_debug("shard %d: leased %zu of %u, recorded %u, in %llu ms", s->id,
 				  leased, c->asked, c->sent,
 				  (unsigned long long)(now - c->sent_ms));
+	} else {
+		s->cur_known = 0;
 	}
-	free(c);
+	if (err)
+		s->cur_known = 0;
+	settle_free(c);
 	pump(d);
 }
 
@@ -421,17 +482,108 @@ static unsigned shard_budget(const struct dispatch *d, const struct shard *s,
 	return b > offered ? b - offered : 0;
 }
 
-/* Send shard s its outcomes and ask for what this process has room for. */
+static void settle_send(struct settle *c);
+static void read_entries(struct settle *c);
+
+/* The entries read for call c (XRANGE after c->from): copied, then the call
+ * goes. Unreadable ones are not given (the script reads the stream then). */
+static void on_entries(void *ud, redisReply *reply, const char *err)
+{
+	struct settle *c = ud;
+	struct shard *s = c->s;
+	struct settle *next = s->next_reading;
+
+	s->reading = NULL;
+	s->next_reading = NULL;
+	if (err) {
+		/* the client is failing or closing: the call ends as if sent and
+		 * failed (its outcomes are lost, their leases run out) */
+		on_settled(c, NULL, err);
+		if (next)
+			on_settled(next, NULL, err);
+		return;
+	}
+	if (reply->type == REDIS_REPLY_ARRAY && reply->elements) {
+		c->given = mem_calloc(reply->elements, sizeof(*c->given));
+		for (size_t i = 0; i < reply->elements; i++) {
+			const redisReply *e = reply->element[i], *f;
+			if (e->type != REDIS_REPLY_ARRAY || e->elements != 2 ||
+			    e->element[0]->type != REDIS_REPLY_STRING)
+				break;
+			f = e->element[1];
+			/* fields m (meta) and b (body), as lib/event.lua writes them */
+			if (f->type != REDIS_REPLY_ARRAY || f->elements != 4 ||
+			    f->element[1]->type != REDIS_REPLY_STRING ||
+			    f->element[3]->type != REDIS_REPLY_STRING ||
+			    strcmp(f->element[0]->str ? f->element[0]->str : "", "m") != 0 ||
+			    strlen(e->element[0]->str) >= LEASE_TOKEN_MAX ||
+			    !lease_meta_head(f->element[1]->str))
+				break;
+			c->given[c->ngiven].sid = mem_strdup(e->element[0]->str);
+			c->given[c->ngiven].meta = mem_strdup(f->element[1]->str);
+			c->given[c->ngiven].body = mem_strdup(f->element[3]->str);
+			c->ngiven++;
+		}
+	}
+	settle_send(c);
+	/* sent: the next call of the shard reads after what this one was given */
+	if (next)
+		read_entries(next);
+}
+
+/* How many entries call c reads: what it asks, at most what the known hosts
+ * may take and the default for one more (an entry read and not leased is
+ * read again by the next call; what calls under way hold is not taken off:
+ * they answer before this call is sent). */
+static unsigned read_most(const struct settle *c)
+{
+	uint64_t now = ids_now_ms();
+	unsigned most = budget_default_room(&c->d->budget);
+
+	for (struct budget_host *h = c->d->budget.hosts; h && most < c->asked; h = h->all_next)
+		most += budget_host_room(&c->d->budget, h, now);
+	return most < c->asked ? most : c->asked;
+}
+
+/* Whether stream entry id a ("<ms>-<seq>") comes after b. */
+static int sid_after(const char *a, const char *b)
+{
+	unsigned long long am = strtoull(a, NULL, 10), bm = strtoull(b, NULL, 10);
+	const char *as = strchr(a, '-'), *bs = strchr(b, '-');
+
+	if (am != bm)
+		return am > bm;
+	return strtoull(as ? as + 1 : "0", NULL, 10) > strtoull(bs ? bs + 1 : "0", NULL, 10);
+}
+
+/* Read the stream entries after the shard's cursor for call c. */
+static void read_entries(struct settle *c)
+{
+	struct shard *s = c->s;
+	char sk[KS_KEY_MAX], from[LEASE_TOKEN_MAX + 1], count[16];
+	const char *argv[] = {"XRANGE", sk, from, "+", "COUNT", count};
+
+	s->reading = c;
+	ks_stream_key(sk, sizeof(sk), c->d->cfg->prefix, s->id);
+	snprintf(c->from, sizeof(c->from), "%s", s->cur);
+	if (c->from[0])
+		snprintf(from, sizeof(from), "(%s", c->from);
+	else
+		snprintf(from, sizeof(from), "-");
+	snprintf(count, sizeof(count), "%u", read_most(c));
+	rds_cmd_argv(c->d->r, on_entries, c, 6, argv, NULL);
+}
+
+/* Send shard s its outcomes and ask for what this process has room for.
+ * When it leases and knows where the stream's cursor is, it first reads the
+ * entries after it itself (XRANGE: outside the script, their bodies never
+ * cross into Lua, docs/performance.md) and gives them to the call. */
 static void settle(struct dispatch *d, struct shard *s, unsigned lease)
 {
-	char sp[KS_PREFIX_MAX], hosts_k[KS_KEY_MAX], lease_k[KS_KEY_MAX], dead_k[KS_KEY_MAX];
 	struct settle *c = mem_new(struct settle);
 	unsigned n = s->noutcomes < OUTCOMES_MAX ? s->noutcomes : OUTCOMES_MAX;
 	uint64_t now = ids_now_ms();
-	unsigned dflt = budget_default_room(&d->budget);
-	struct lease_call call = {0};
-	struct rargs a;
-	struct outcome *o;
+	struct outcome **tail = &c->outcomes;
 
 	c->d = d;
 	c->s = s;
@@ -448,6 +600,42 @@ static void settle(struct dispatch *d, struct shard *s, unsigned lease)
 	s->reserved += lease;
 	d->reserved += lease;
 	d->settling++;
+	/* the call's outcomes, in order */
+	for (unsigned i = 0; i < n; i++) {
+		*tail = s->outcomes;
+		s->outcomes = s->outcomes->next;
+		tail = &(*tail)->next;
+	}
+	*tail = NULL;
+	if (!s->outcomes)
+		s->outcomes_tail = NULL;
+	s->noutcomes -= n;
+	d->queued -= n;
+	if (lease && s->cur_known) {
+		/* one call of a shard reads at a time: the next reads after the
+		 * entries the first one was given */
+		if (s->reading)
+			s->next_reading = c;
+		else
+			read_entries(c);
+		return;
+	}
+	settle_send(c);
+}
+
+/* Send call c: its outcomes, the entries read for it, what to lease. */
+static void settle_send(struct settle *c)
+{
+	struct dispatch *d = c->d;
+	struct shard *s = c->s;
+	char sp[KS_PREFIX_MAX], hosts_k[KS_KEY_MAX], lease_k[KS_KEY_MAX], dead_k[KS_KEY_MAX];
+	unsigned n = c->sent, lease = c->asked;
+	uint64_t now = ids_now_ms();
+	unsigned dflt = budget_default_room(&d->budget);
+	struct lease_call call = {0};
+	struct rargs a;
+	struct outcome *o;
+
 	ks_shard_prefix(sp, sizeof(sp), d->cfg->prefix, s->id);
 	ks_hosts_key(hosts_k, sizeof(hosts_k), d->cfg->prefix, s->id);
 	ks_lease_key(lease_k, sizeof(lease_k), d->cfg->prefix, s->id);
@@ -473,7 +661,7 @@ static void settle(struct dispatch *d, struct shard *s, unsigned lease)
 	if (lease)
 		for (struct budget_host *h = d->budget.hosts; h; h = h->all_next)
 			call.nhosts += shard_budget(d, s, h, now) != dflt;
-	o = s->outcomes;
+	o = c->outcomes;
 	for (unsigned i = 0; i < n; i++, o = o->next)
 		call.ndone += o->done != 0;
 	call.noutcomes = n - call.ndone;
@@ -513,29 +701,33 @@ static void settle(struct dispatch *d, struct shard *s, unsigned lease)
 	}
 	/* the outcomes (those of stream events delivered last): their texts stay
 	 * alive until rds_script has copied them */
-	o = s->outcomes;
-	for (unsigned i = 0; i < n; i++, o = o->next) {
+	for (o = c->outcomes; o; o = o->next) {
 		struct lease_outcome lo = {o->id,     o->token, o->what,  o->next_ms,
 					   o->status, o->error, o->entry, o->attempts,
 					   o->order,  o->queue, o->sid};
 		if (!o->done)
 			lease_args_outcome(&a, &lo);
 	}
-	o = s->outcomes;
-	for (unsigned i = 0; i < n; i++, o = o->next)
+	for (o = c->outcomes; o; o = o->next)
 		if (o->done)
 			lease_args_done(&a, o->sid, o->token, o->id, o->order, o->entry);
+	if (lease) {
+		/* the entries read (each with the head of its meta: on_entries) */
+		lease_args_given(&a, c->from, c->ngiven);
+		for (unsigned i = 0; i < c->ngiven; i++)
+			lease_args_entry(&a, c->given[i].sid, c->given[i].meta);
+		/* the next call reads after them (if this one takes them all; if
+		 * not, the script reads the stream itself and answers the cursor) */
+		if (c->ngiven && (!s->cur[0] || sid_after(c->given[c->ngiven - 1].sid, s->cur)))
+			snprintf(s->cur, sizeof(s->cur), "%s", c->given[c->ngiven - 1].sid);
+	}
 	rds_script(d->r, on_settled, c, SCRIPT_EVENT_SETTLE, LEASE_NKEYS, a.argc, a.argv, a.lens);
 	rargs_deinit(&a);
-	for (unsigned i = 0; i < n; i++) {
-		o = s->outcomes;
-		s->outcomes = o->next;
+	while (c->outcomes) {
+		o = c->outcomes;
+		c->outcomes = o->next;
 		outcome_free(o);
 	}
-	if (!s->outcomes)
-		s->outcomes_tail = NULL;
-	s->noutcomes -= n;
-	d->queued -= n;
 }
 
 /* Settle every shard that has outcomes to send or may have work, sharing

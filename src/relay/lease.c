@@ -73,6 +73,44 @@ void lease_args_done(struct rargs *a, const char *sid, const char *token, const 
 	rargs_str(a, record);
 }
 
+void lease_args_given(struct rargs *a, const char *from, unsigned n)
+{
+	rargs_str(a, from);
+	rargs_ll(a, n);
+}
+
+int lease_meta_head(const char *meta)
+{
+	const char *n1 = strchr(meta, '\n'), *n2 = n1 ? strchr(n1 + 1, '\n') : NULL;
+
+	return n2 && strchr(n2 + 1, '\n');
+}
+
+int lease_args_entry(struct rargs *a, const char *sid, const char *meta)
+{
+	const char *n1 = strchr(meta, '\n'), *n2 = n1 ? strchr(n1 + 1, '\n') : NULL;
+	const char *n3 = n2 ? strchr(n2 + 1, '\n') : NULL;
+
+	if (!n3)
+		return -1;
+	rargs_str(a, sid);
+	rargs_bytes(a, meta, (size_t)(n1 - meta));
+	rargs_bytes(a, n1 + 1, (size_t)(n2 - n1 - 1));
+	rargs_bytes(a, n2 + 1, (size_t)(n3 - n2 - 1));
+	return 0;
+}
+
+const char *lease_cursor(const redisReply *answer)
+{
+	const redisReply *c;
+
+	if (answer->elements < LEASE_REPLY_FIRST + 1 ||
+	    (answer->elements - LEASE_REPLY_FIRST) % LEASE_FIELDS != 1)
+		return NULL;
+	c = answer->element[answer->elements - 1];
+	return c->type == REDIS_REPLY_STRING ? c->str : NULL;
+}
+
 char *lease_done_record(long long when_ms, int attempts, long status, const char *entry,
 			const char *error)
 {
@@ -121,6 +159,15 @@ void lease_batch(const redisReply *answer, char *out, size_t size)
 
 int lease_decode(redisReply *const *f, size_t n, struct lease *out)
 {
+	if (n < LEASE_FIELDS || f[1]->type != REDIS_REPLY_STRING ||
+	    f[2]->type != REDIS_REPLY_STRING)
+		return -1;
+	return lease_decode_given(f, n, f[1]->str, f[2]->str, out);
+}
+
+int lease_decode_given(redisReply *const *f, size_t n, char *meta, const char *body,
+		       struct lease *out)
+{
 	char *part[7], *count[3] = {NULL, NULL, NULL}, *secret[3];
 
 	if (n < LEASE_FIELDS)
@@ -129,7 +176,7 @@ int lease_decode(redisReply *const *f, size_t n, struct lease *out)
 		if (f[i]->type != REDIS_REPLY_STRING)
 			return -1;
 	/* order key, queue, id, env, account, type, url */
-	if (split(f[1]->str, '\n', part, 7) < 0)
+	if (split(meta, '\n', part, 7) < 0)
 		return -1;
 	/* attempt number, budget_base, budget start (an event of its own hash) */
 	if (f[3]->str[0] && split(f[3]->str, '\t', count, 3) < 0)
@@ -144,7 +191,7 @@ int lease_decode(redisReply *const *f, size_t n, struct lease *out)
 	out->env = part[3];
 	out->account = part[4];
 	out->url = part[6];
-	out->body = f[2]->str;
+	out->body = body;
 	if (out->sid[0]) {
 		/* a first attempt, its budget from its creation: the entry's time */
 		out->attempts = 1;

@@ -3,8 +3,9 @@
 on a redis-server of its own, not timed): a raw RPUSH of 1 KB, pixrelay's
 ingest script (12 relayed notifications a call) and its delivery script
 (event_settle: first attempts leased from a shard's stream, 64 a call, and
-their outcomes settled), and what an ingest call costs before it does
-anything (its arguments). CPU time on a shared machine moves by a third
+their outcomes settled; then the same with the entries read outside the
+script and given to it, as dispatch.c does), and what an ingest call costs
+before it does anything (its arguments). CPU time on a shared machine moves by a third
 between runs; instruction counts do not, so a change to a script is
 measured here first (docs/performance.md, "Issue 20").
 
@@ -146,8 +147,10 @@ def main():
         entry = ('{"at":"2026-11-26T20:00:00.000Z","attempt":1,"durationMs":3,"status":200,'
                  '"error":null,"response":"ok","outcome":"delivered"}')
 
-        def drain(settle_too):
-            outs, done, t = [], 0, now
+        def drain(settle_too, read=False):
+            # read: the entries read outside the script and given to it, as dispatch.c
+            # does (their bodies never cross into Lua)
+            outs, done, t, cur = [], 0, now, None
             while True:
                 t += 1
                 argv = [P, t, 40000, 64, t + 40000, 50, 86400, 64, 0, 0, 128, 0, 256, 512,
@@ -155,14 +158,31 @@ def main():
                 if settle_too:
                     for o in outs:
                         argv += o
+                given = {}
+                if read:
+                    if cur is None:
+                        argv += ["", 0]
+                    else:
+                        frm = "(" + cur if cur else "-"
+                        ents = r.cmd("XRANGE", P + "s", frm, "+", "COUNT", 64)
+                        argv += [cur, len(ents)]
+                        for sid, f in ents:
+                            sid = sid.decode() if isinstance(sid, bytes) else sid
+                            m = f[1].decode() if isinstance(f[1], bytes) else f[1]
+                            given[sid] = m
+                            argv += [sid] + m.split("\n")[:3]
                 res = r.cmd("EVALSHA", settle, 3, P + "hosts", P + "lease", P + "dead", *argv)
+                if read:
+                    cur = res.pop()
+                    cur = cur.decode() if isinstance(cur, bytes) else cur
                 outs = []
                 sids = [x.decode() if isinstance(x, bytes) else x for x in res[2::5]]
                 # the token of a stream event's lease: its call's batch (lease_batch)
                 batch = "@%s/%s" % (sids[0], sids[-1]) if sids else ""
                 for k in range(2, len(res), 5):
                     meta = res[k + 1]
-                    meta = (meta.decode() if isinstance(meta, bytes) else meta).split("\n")
+                    meta = (meta.decode() if isinstance(meta, bytes) else meta) or given[sids[(k - 2) // 5]]
+                    meta = meta.split("\n")
                     outs.append([sids[(k - 2) // 5], batch, meta[2], meta[0],
                                  "%d\t1\t200\t%s\t" % (t, entry)])
                 done += len(outs)
@@ -177,6 +197,11 @@ def main():
         full = c.count(lambda: drain(True))
         print("event_settle, leasing and settling (delivered) 64 a call: %.0f instructions per "
               "event (%.1fx RPUSH)" % (full / n, full / rp))
+        fresh()
+        ingest_all()
+        given = c.count(lambda: drain(True, read=True))
+        print("  the same with the entries read outside the script (XRANGE, as dispatch.c does): "
+              "%.0f instructions per event (%.1fx RPUSH)" % (given / n, given / rp))
     finally:
         c.stop()
 

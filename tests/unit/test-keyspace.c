@@ -152,6 +152,8 @@ static void test_shard_keys(void)
 	check_name(k, P "{s37}:lease", SHARD, "lease");
 	ks_dead_key(k, sizeof(k), P, 37);
 	check_name(k, P "{s37}:dead", SHARD, "dead");
+	ks_stream_key(k, sizeof(k), P, 37);
+	check_name(k, P "{s37}:s", SHARD, "s");
 	ks_upstream_key(k, sizeof(k), P, 37, ACCT, "up-1");
 	check_name(k, P "{s37}:up:" ACCT ":up-1", SHARD, "up:<account>:<upstream id>");
 	ks_ingest_key(k, sizeof(k), P, 37);

@@ -1,7 +1,9 @@
 /* lease_decode (lease.h): one leased event of event_settle's answer, 5
  * fields: its stream entry, its meta (7 parts), its body, its counts (an
  * event of its own hash) and its account's 3 secrets; anything else is
- * refused. lease_batch: the token of an answer's stream leases. */
+ * refused. lease_batch: the token of an answer's stream leases. The entries
+ * a dispatcher reads itself: their meta's head, the event of one given
+ * (meta and body "" in the answer), the cursor an answer ends with. */
 #include "pixrelay/relay/lease.h"
 
 #include "check.h"
@@ -144,8 +146,67 @@ static void test_batch(void)
 	CHECK_STR(out, "");
 }
 
+/* an entry the dispatcher gave: its meta and body are its own, not the
+ * answer's; the head of a meta; the cursor at an answer's end */
+static void test_given(void)
+{
+	const char *f[] = {"1795000000123-4", "", "", "", "whsec_a\n\npxrwh_c"};
+	char meta[sizeof(META)];
+	struct answer a;
+	struct lease l;
+	redisReply el[LEASE_REPLY_FIRST + LEASE_FIELDS + 1],
+	    *p[LEASE_REPLY_FIRST + LEASE_FIELDS + 1];
+	redisReply answer;
+
+	answer_set(&a, f);
+	memcpy(meta, META, sizeof(META));
+	CHECK_INT(lease_decode_given(a.p, LEASE_FIELDS, meta, "{}", &l), 0);
+	CHECK_STR(l.id, "evt_1");
+	CHECK_STR(l.url, "http://sink/hook");
+	CHECK_STR(l.body, "{}");
+	CHECK_STR(l.signing, "whsec_a");
+	/* the answer's empty meta is not a meta */
+	answer_set(&a, f);
+	CHECK_INT(lease_decode(a.p, LEASE_FIELDS, &l), -1);
+	CHECK_INT(lease_meta_head(META), 1);
+	CHECK_INT(lease_meta_head("ch_1\nsandbox:acc:sink\nevt_1"), 0);
+	CHECK_INT(lease_meta_head(""), 0);
+	{
+		struct rargs r;
+		rargs_init(&r);
+		CHECK_INT(lease_args_entry(&r, "1-0", META), 0);
+		CHECK_INT(r.argc, 4);
+		CHECK(r.lens[1] == 4 && memcmp(r.argv[1], "ch_1", 4) == 0);
+		CHECK(r.lens[2] == 16 && memcmp(r.argv[2], "sandbox:acc:sink", 16) == 0);
+		CHECK(r.lens[3] == 5 && memcmp(r.argv[3], "evt_1", 5) == 0);
+		CHECK_INT(lease_args_entry(&r, "1-1", "a\nb"), -1);
+		CHECK_INT(r.argc, 4);
+		rargs_deinit(&r);
+	}
+	/* the cursor: the one element past the leases, else none */
+	memset(el, 0, sizeof(el));
+	for (size_t i = 0; i < sizeof(el) / sizeof(el[0]); i++) {
+		el[i].type = REDIS_REPLY_STRING;
+		el[i].str = (char *)"x";
+		el[i].len = 1;
+		p[i] = &el[i];
+	}
+	el[LEASE_REPLY_FIRST + LEASE_FIELDS].str = (char *)"1795000000130-12";
+	answer.type = REDIS_REPLY_ARRAY;
+	answer.element = p;
+	answer.elements = sizeof(el) / sizeof(el[0]);
+	CHECK_STR(lease_cursor(&answer), "1795000000130-12");
+	answer.elements = LEASE_REPLY_FIRST + LEASE_FIELDS;
+	CHECK(lease_cursor(&answer) == NULL);
+	el[1].str = (char *)"";
+	answer.elements = LEASE_REPLY_FIRST + 1;
+	el[LEASE_REPLY_FIRST].str = (char *)"";
+	CHECK_STR(lease_cursor(&answer), "");
+}
+
 int main(void)
 {
+	test_given();
 	test_batch();
 	test_stream_event();
 	test_hashed_event();

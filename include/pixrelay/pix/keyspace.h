@@ -132,6 +132,8 @@ int ks_hosts_key(char *out, size_t size, const char *prefix, int shard);
 /* "<prefix>{s<k>}:lease", events being delivered -> when their lease runs
  * out (zset). */
 int ks_lease_key(char *out, size_t size, const char *prefix, int shard);
+/* "<prefix>{s<k>}:s", the shard's stream of events (layout 3). */
+int ks_stream_key(char *out, size_t size, const char *prefix, int shard);
 /* "<prefix>{s<k>}:dead", dead events (zset). */
 int ks_dead_key(char *out, size_t size, const char *prefix, int shard);
 /* "<prefix>{s<k>}:up:<account>:<upstream id>", an ingested notification's

@@ -21,7 +21,11 @@
  *   what its lease answered: the attempt's number, the order key, the queue, the stream
  *   entry ('' = an event with a hash of its own); then k times 5, the outcome of a stream
  *   event delivered at its first attempt: stream entry, its batch, event id, order key,
- *   and its record ("<when>\t<attempts>\t<status>\t<attempt json>\t<error>")
+ *   and its record ("<when>\t<attempts>\t<status>\t<attempt json>\t<error>");
+ *   then, optionally, the stream entries the dispatcher read itself
+ *   (lease_args_given): the entry it read after ("" = the stream's start), e,
+ *   and e times 4: entry, order key, queue, event id. The script takes them
+ *   when they start at or before its cursor, else reads the stream itself.
  *   An outcome counts when its lease in the lease set has its token as score
  *   (a stream event's: while its batch is in the lease set): a lease is only
  *   that member (leasing writes nothing into the event), and
@@ -34,6 +38,9 @@
  *   number, budget_base and budget start (created_ms, or the last replay) joined by tabs,
  *   '' for a stream event (1, 0, the entry's ms), then the account's signing secret,
  *   previous signing secret and compat secret joined by newlines}
+ *   A stream event of an entry given has "" as meta and body; with entries
+ *   given (or the tail with e = 0) the answer ends with the cursor after the
+ *   call (lease_cursor).
  *   A lease is a member of the lease set: the event's id for an event with a hash of
  *   its own; the stream events one call leased are one member together, their batch
  *   "@<first entry>/<last entry>", counted in <prefix>{s<k>}:lb.
@@ -108,6 +115,21 @@ void lease_args_outcome(struct rargs *a, const struct lease_outcome *o);
  * and its record (lease_done_record). Strings borrowed. */
 void lease_args_done(struct rargs *a, const char *sid, const char *token, const char *id,
 		     const char *order, const char *record);
+/* Append the stream entries the dispatcher read itself (XRANGE from `from`,
+ * exclusive, "" = the stream's start: event_settle.lua's optional tail):
+ * `from` and their number n, then n lease_args_entry. With them (n may be 0)
+ * the answer ends with the cursor after the call (lease_cursor). */
+void lease_args_given(struct rargs *a, const char *from, unsigned n);
+/* Whether a stream entry's meta has its head (three lines and more). */
+int lease_meta_head(const char *meta);
+/* Append one given entry: its id and the head of its meta (order key, queue,
+ * event id: the meta's first three lines). -1 (nothing appended) when the
+ * meta has fewer. Borrowed. */
+int lease_args_entry(struct rargs *a, const char *sid, const char *meta);
+/* The cursor at the end of an answer to a call with given entries, or NULL
+ * (borrowed from the answer). */
+const char *lease_cursor(const redisReply *answer);
+
 /* The record of a delivered stream event: "<when>\t<attempts>\t<status>\t<attempt
  * log entry>\t<error>", allocated (the caller frees it). */
 char *lease_done_record(long long when_ms, int attempts, long status, const char *entry,
@@ -139,6 +161,10 @@ struct lease {
  * not their 3 or the secrets not their 3 (out untouched then, the fields
  * split so far). */
 int lease_decode(redisReply *const *f, size_t n, struct lease *out);
+/* The same for a leased event of an entry the dispatcher gave (its meta and
+ * body '' in the answer): `meta` (written into) and `body` are the entry's. */
+int lease_decode_given(redisReply *const *f, size_t n, char *meta, const char *body,
+		       struct lease *out);
 
 /* The batch of the stream events an answer leased, "@<first entry>/<last
  * entry>" (their token, in the outcomes sent back), into out; "" when it

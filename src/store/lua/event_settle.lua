@@ -19,6 +19,12 @@
 --   entry ('' = an event of its own hash); then k times 5, the outcome of a stream event
 --   delivered at its first attempt: stream entry, its batch, event id, order key, and its
 --   record in p done:<day> ("<when>\t<attempts>\t<status>\t<attempt json>\t<error>")
+--   and optionally, the stream entries the dispatcher read itself (XRANGE from `from`,
+--   outside the script, so that their bodies never cross into Lua): `from` (the entry it
+--   read after, exclusive; '' = the stream's start), e, then e times 4: entry, order key,
+--   queue, event id (the head of its meta). They are taken when `from` is at or before
+--   the cursor (then those after the cursor are exactly the stream's next entries); else
+--   the script reads the stream itself, as without them.
 -- An outcome counts only from the holder of the lease (a late answer after the lease ran
 -- out, and another process leased the event, is ignored). A delivered or dead event and its
 -- log expire after the retention; the dead set forgets what is older. A lease that ran out
@@ -30,18 +36,25 @@
 --   budget_base and budget start (created_ms, or the last replay) joined by '\t', '' for a
 --   stream event (1, 0, the entry's ms), then the account's signing secret, previous
 --   signing secret and compat secret joined by '\n'} (each value out of the script costs
---   about as much as a field's write: the fewer, the better, docs/performance.md)
+--   about as much as a field's write: the fewer, the better, docs/performance.md); a
+--   stream event of an entry the dispatcher gave has '' as meta and body (it has them).
+--   With entries given (or `from` alone), one more value at the end: the cursor after
+--   this call ('' = none yet).
 -- Events are leased first from the due sets (retries, events that waited), then from the
 -- shard's stream (first attempts, docs/event-layout.md): in arrival order from the
 -- cursor, as long as each one's host, account and environment may take it. One over its
 -- budget stops the reading, unless another queue with entries in the stream could go: then
 -- it waits in its due set (spill) and the reading goes on.
 --@include event
-if #KEYS ~= 3 or #ARGV < 15 or
-    #ARGV ~= 15 + 2 * tonumber(ARGV[9]) + 2 * tonumber(ARGV[12]) + 11 * tonumber(ARGV[10]) +
-      5 * tonumber(ARGV[15]) then
-  return redis.error_reply('ERR event_settle: wants 3 keys and 15 + 2h + 2a + 11n + 5k arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+local fixed = #ARGV >= 15 and 15 + 2 * tonumber(ARGV[9]) + 2 * tonumber(ARGV[12]) +
+  11 * tonumber(ARGV[10]) + 5 * tonumber(ARGV[15])
+if #KEYS ~= 3 or not fixed or not (#ARGV == fixed or
+    (#ARGV >= fixed + 2 and #ARGV == fixed + 2 + 4 * (tonumber(ARGV[fixed + 2]) or -1))) then
+  return redis.error_reply('ERR event_settle: wants 3 keys and 15 + 2h + 2a + 11n + 5k (+ 2 + 4e) arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
+-- the entries the dispatcher read (nil: none sent)
+local given_from = #ARGV > fixed and ARGV[fixed + 1] or nil
+local ngiven = given_from and tonumber(ARGV[fixed + 2]) or 0
 local p, now = ARGV[1], tonumber(ARGV[2])
 local cap, ttl = tonumber(ARGV[6]), tonumber(ARGV[7])
 local nhosts, naccts = tonumber(ARGV[9]), tonumber(ARGV[12])
@@ -285,7 +298,12 @@ due_flush(p)
 
 local out = {nrecorded, ''}
 local left = tonumber(ARGV[4])
-if left <= 0 then return out end
+-- the cursor after this call, last in the answer when the dispatcher reads entries
+local function answer(o)
+  if given_from then o[#o + 1] = redis.call('HGET', p .. 'cur', 'id') or '' end
+  return o
+end
+if left <= 0 then return answer(out) end
 -- what each host, account and environment may still be given: a slow destination or a
 -- busy tenant takes no more than its share of this process's capacity
 local budget, per_account = {}, {}
@@ -432,22 +450,49 @@ if left > 0 and redis.call('EXISTS', p .. 'qn') == 1 then
     can_go[q] = c
     return c
   end
+  -- the dispatcher's entries first, when they start at or before the cursor
+  -- ('' = the stream's start, at or before any cursor)
+  local given = ngiven > 0 and (given_from == '' or given_from == cur or
+    (cur and sid_at_or_before(given_from, cur)))
   while left > 0 and not stop do
-    local w = left + 8
-    if w > 128 then w = 128 end
-    local entries = redis.call('XRANGE', sk, from, '+', 'COUNT', w)
-    if #entries == 0 then break end
+    -- a window of entries: their ids, the heads of their metas (order key, queue, id) and
+    -- their fields (nil for an entry given: read only if it must be spilled)
+    local sids, ords, qs, ids, fs = {}, {}, {}, {}, {}
+    local more
+    if given then
+      given = false
+      local base = fixed + 3
+      for i = 0, ngiven - 1 do
+        local a = base + 4 * i
+        if not cur or not sid_at_or_before(ARGV[a], cur) then
+          local j = #sids + 1
+          sids[j], ords[j], qs[j], ids[j] = ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3]
+        end
+      end
+      -- (the stream may hold more after them: read on from the last)
+      more = true
+    else
+      -- exactly what is still wanted: an entry read and not taken is read again later
+      local w = left
+      if w > 128 then w = 128 end
+      local entries = redis.call('XRANGE', sk, from, '+', 'COUNT', w)
+      for j, en in ipairs(entries) do
+        -- the head of the entry's meta: order key, queue, id
+        local m = en[2][2]
+        local n1 = string.find(m, '\n', 1, true)
+        local n2 = string.find(m, '\n', n1 + 1, true)
+        local n3 = string.find(m, '\n', n2 + 1, true)
+        sids[j], fs[j] = en[1], en[2]
+        ords[j], qs[j], ids[j] = string.sub(m, 1, n1 - 1), string.sub(m, n1 + 1, n2 - 1),
+          string.sub(m, n2 + 1, n3 - 1)
+      end
+      more = #entries >= w
+      if #entries == 0 then break end
+    end
     -- the orders of the window: p busy, and the lists of version 2 for those not in it
     local ask, asked = {}, {}
-    local metas = {}
-    for j, en in ipairs(entries) do
-      -- the head of the entry's meta: order key, queue, id
-      local m = en[2][2]
-      local n1 = string.find(m, '\n', 1, true)
-      local n2 = string.find(m, '\n', n1 + 1, true)
-      local n3 = string.find(m, '\n', n2 + 1, true)
-      local o = string.sub(m, 1, n1 - 1)
-      metas[j] = {o, string.sub(m, n1 + 1, n2 - 1), string.sub(m, n2 + 1, n3 - 1)}
+    for j = 1, #sids do
+      local o = ords[j]
       if bstate[o] == nil and not asked[o] then
         asked[o] = true
         ask[#ask + 1] = o
@@ -473,9 +518,8 @@ if left > 0 and redis.call('EXISTS', p .. 'qn') == 1 then
         end
       end
     end
-    for j, en in ipairs(entries) do
-      local sid, f = en[1], en[2]
-      local order, q, id = metas[j][1], metas[j][2], metas[j][3]
+    for j = 1, #sids do
+      local sid, order, q, id = sids[j], ords[j], qs[j], ids[j]
       local parts = qparts[q]
       if not parts then
         parts = {queue_parts(q)}
@@ -489,29 +533,33 @@ if left > 0 and redis.call('EXISTS', p .. 'qn') == 1 then
         batch_last = sid
         batch_n = batch_n + 1
         local n = #out
-        out[n + 1], out[n + 2], out[n + 3] = sid, f[2], f[4]
+        local f = fs[j]
+        out[n + 1], out[n + 2], out[n + 3] = sid, f and f[2] or '', f and f[4] or ''
         out[n + 4], out[n + 5] = '', secrets(env, account)
         took(env, account, host, 1)
-      elseif b then
-        -- behind an earlier event of its charge
-        spill(p, sid, f, {})
-        local ok = p .. 'o:' .. order
-        if b == '+' then
-          redis.call('RPUSH', ok, id)
-        else
-          if b == 'v2' then
+      elseif b or (spilled < SPILL_MAX and others_can_go(q)) then
+        local f = fs[j] or stream_entry(p, sid)
+        if b then
+          -- behind an earlier event of its charge
+          spill(p, sid, f, {})
+          local ok = p .. 'o:' .. order
+          if b == '+' then
             redis.call('RPUSH', ok, id)
           else
-            redis.call('RPUSH', ok, b, id)
+            if b == 'v2' then
+              redis.call('RPUSH', ok, id)
+            else
+              redis.call('RPUSH', ok, b, id)
+            end
+            busy_set(order, '+')
+            redis.call('INCR', p .. 'nl')
           end
-          busy_set(order, '+')
-          redis.call('INCR', p .. 'nl')
+        else
+          spill(p, sid, f, {})
+          busy_set(order, id)
+          due_add(p, q, id, now)
+          spilled = spilled + 1
         end
-      elseif spilled < SPILL_MAX and others_can_go(q) then
-        spill(p, sid, f, {})
-        busy_set(order, id)
-        due_add(p, q, id, now)
-        spilled = spilled + 1
       else
         stop = true
         break
@@ -522,7 +570,7 @@ if left > 0 and redis.call('EXISTS', p .. 'qn') == 1 then
       if left <= 0 then break end
     end
     if last then from = '(' .. last end
-    if #entries < w then break end
+    if not more then break end
   end
   if #bnames > 0 then
     local args = {}
@@ -550,4 +598,4 @@ if #out == 2 then
   local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
   if first[2] then out[2] = first[2] end
 end
-return out
+return answer(out)

@@ -131,6 +131,13 @@ local function sid_ms(sid)
   return string.sub(sid, 1, (string.find(sid, '-', 1, true) or (#sid + 1)) - 1)
 end
 
+-- sid_at_or_before: whether stream entry id `a` ("<ms>-<seq>") is at or before `b`
+local function sid_at_or_before(a, b)
+  local am, bm = tonumber(sid_ms(a)), tonumber(sid_ms(b))
+  if am ~= bm then return am < bm end
+  return (tonumber(string.sub(a, #sid_ms(a) + 2)) or 0) <= (tonumber(string.sub(b, #sid_ms(b) + 2)) or 0)
+end
+
 -- done_day_key: the key of p done:<day> for entry `sid` (day = its ms / DAY_MS)
 local DAY_MS = 86400000
 local function done_day_key(p, sid)

@@ -19,13 +19,6 @@ local function entry_event(f)
     body = f[4], queue = q}
 end
 
--- sid_at_or_before: whether stream entry id `a` ("<ms>-<seq>") is at or before `b`
-local function sid_at_or_before(a, b)
-  local am, bm = tonumber(sid_ms(a)), tonumber(sid_ms(b))
-  if am ~= bm then return am < bm end
-  return (tonumber(string.sub(a, #sid_ms(a) + 2)) or 0) <= (tonumber(string.sub(b, #sid_ms(b) + 2)) or 0)
-end
-
 -- A reader of shard prefix `p` for one call: the entries of each ms read once (a page of
 -- events made together shares ms), the cursor read once.
 local function event_reader(p)
