@@ -30,6 +30,21 @@ static void answer_set(struct answer *a, const char *const f[LEASE_FIELDS])
 	}
 }
 
+/* an answer of n string elements "x" (el and p hold them) */
+static void answer_of(redisReply *answer, redisReply *el, redisReply **p, size_t n)
+{
+	memset(el, 0, n * sizeof(*el));
+	for (size_t i = 0; i < n; i++) {
+		el[i].type = REDIS_REPLY_STRING;
+		el[i].str = (char *)"x";
+		el[i].len = 1;
+		p[i] = &el[i];
+	}
+	answer->type = REDIS_REPLY_ARRAY;
+	answer->element = p;
+	answer->elements = n;
+}
+
 static const char META[] = "ch_1\nsandbox:acc:sink\nevt_1\nsandbox\nacc\nEVENT:CHARGE_PAID\n"
 			   "http://sink/hook";
 
@@ -113,20 +128,11 @@ static void test_batch(void)
 	redisReply answer;
 	char out[LEASE_TOKEN_MAX];
 
-	memset(el, 0, sizeof(el));
-	for (size_t i = 0; i < sizeof(el) / sizeof(el[0]); i++) {
-		el[i].type = REDIS_REPLY_STRING;
-		el[i].str = (char *)"x";
-		el[i].len = 1;
-		p[i] = &el[i];
-	}
+	answer_of(&answer, el, p, sizeof(el) / sizeof(el[0]));
 	for (int k = 0; k < 5; k++) {
 		el[LEASE_REPLY_FIRST + k * LEASE_FIELDS].str = (char *)sids[k];
 		el[LEASE_REPLY_FIRST + k * LEASE_FIELDS].len = strlen(sids[k]);
 	}
-	answer.type = REDIS_REPLY_ARRAY;
-	answer.element = p;
-	answer.elements = sizeof(el) / sizeof(el[0]);
 	lease_batch(&answer, out, sizeof(out));
 	CHECK_STR(out, "@1795000000123-4/1795000000130-12");
 	/* one stream event: a batch of one */
@@ -184,17 +190,8 @@ static void test_given(void)
 		rargs_deinit(&r);
 	}
 	/* the cursor: the one element past the leases, else none */
-	memset(el, 0, sizeof(el));
-	for (size_t i = 0; i < sizeof(el) / sizeof(el[0]); i++) {
-		el[i].type = REDIS_REPLY_STRING;
-		el[i].str = (char *)"x";
-		el[i].len = 1;
-		p[i] = &el[i];
-	}
+	answer_of(&answer, el, p, sizeof(el) / sizeof(el[0]));
 	el[LEASE_REPLY_FIRST + LEASE_FIELDS].str = (char *)"1795000000130-12";
-	answer.type = REDIS_REPLY_ARRAY;
-	answer.element = p;
-	answer.elements = sizeof(el) / sizeof(el[0]);
 	CHECK_STR(lease_cursor(&answer), "1795000000130-12");
 	answer.elements = LEASE_REPLY_FIRST + LEASE_FIELDS;
 	CHECK(lease_cursor(&answer) == NULL);
