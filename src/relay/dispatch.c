@@ -495,15 +495,16 @@ static void on_entries(void *ud, redisReply *reply, const char *err)
 
 	s->reading = NULL;
 	s->next_reading = NULL;
-	if (err) {
-		/* the client is failing or closing: the call ends as if sent and
-		 * failed (its outcomes are lost, their leases run out) */
+	if (err && !rds_ready(c->d->r)) {
+		/* the client is failing or closing: the calls end as if sent and
+		 * failed (their outcomes are lost, their leases run out) */
 		on_settled(c, NULL, err);
 		if (next)
 			on_settled(next, NULL, err);
 		return;
 	}
-	if (reply->type == REDIS_REPLY_ARRAY && reply->elements) {
+	/* (a read refused: the call goes without entries, the script reads) */
+	if (!err && reply->type == REDIS_REPLY_ARRAY && reply->elements) {
 		c->given = mem_calloc(reply->elements, sizeof(*c->given));
 		for (size_t i = 0; i < reply->elements; i++) {
 			const redisReply *e = reply->element[i], *f;
@@ -614,11 +615,15 @@ static void settle(struct dispatch *d, struct shard *s, unsigned lease)
 	if (lease && s->cur_known) {
 		/* one call of a shard reads at a time: the next reads after the
 		 * entries the first one was given */
-		if (s->reading)
-			s->next_reading = c;
-		else
+		if (!s->reading) {
 			read_entries(c);
-		return;
+			return;
+		}
+		if (!s->next_reading) {
+			s->next_reading = c;
+			return;
+		}
+		/* (a third call at once: it goes without entries) */
 	}
 	settle_send(c);
 }

@@ -204,8 +204,10 @@ int ingest_verify(const char *secret, const char *wh_id, const char *wh_ts, cons
 #define BATCH_MAX 128 /* notifications per script call */
 /* calls of one shard under way: what comes meanwhile waits for the next
  * call, so that a call waiting for Redis' fsync gathers many turns' worth
- * (group commit, shardq.h) */
-#define BATCH_DEPTH 2
+ * (group commit, shardq.h). One: at saturation its calls carry half again
+ * as many notifications as with two, for the same rate, and Redis spends
+ * 2-4 us less per event (fewer fsyncs and calls; docs/performance.md) */
+#define BATCH_DEPTH 1
 
 /* One notification waiting for its shard's next call. */
 struct item {
