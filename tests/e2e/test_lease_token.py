@@ -327,6 +327,22 @@ class StreamLeases(LeaseToken):
         self.assertEqual([(r[0], r[13]) for r in rows], [("S1", ""), ("S2", "")])
 
 
+    def test_a_burst_of_one_charge_is_set_aside_a_bounded_part_a_call(self):
+        # 300 events of one charge: the first is leased, the others wait behind
+        # it, moved into its order list at most 256 a call
+        for i in range(300):
+            self.entry("B%03d" % i, "burst")
+        _, rows = self.settle(T0, 10)
+        self.assertEqual([r[0] for r in rows], ["B000"])
+        self.assertEqual(self.cmd("LLEN", P + "o:burst"), 1 + 256)
+        self.assertEqual(self.cmd("HGET", P + "qn", QUEUE), str(300 - 1 - 256))
+        # the next call takes the rest aside, and leases nothing of the charge
+        _, rows = self.settle(T0 + 1, 10)
+        self.assertEqual(rows, [])
+        self.assertEqual(self.cmd("LLEN", P + "o:burst"), 300)
+        self.assertEqual(self.cmd("LRANGE", P + "o:burst", -1, -1), ["B299"])
+        self.assertEqual(self.cmd("HEXISTS", P + "qn", QUEUE), 0)
+
     def settle_given(self, now, lease_most, frm, sids):
         """An event_settle call with the stream entries the dispatcher read
         itself (dispatch.c: XRANGE after `frm`, outside the script), given as

@@ -394,8 +394,10 @@ end
 -- 2. the stream, from the cursor: first attempts in arrival order. An entry whose charge
 -- has an earlier event not settled waits behind it (spill into the order's list). An entry
 -- over its host's, account's or environment's budget stops the reading, unless another
--- queue with entries in the stream could go now: then it waits in its due set (spill), at
--- most SPILL_MAX a call, and the reading goes on.
+-- queue with entries in the stream could go now: then it waits in its due set (spill), and
+-- the reading goes on. At most SPILL_MAX spills of either kind a call: past them the
+-- reading stops, and the next call goes on from there (work per call stays bounded however
+-- many events one charge was sent at once).
 local SPILL_MAX = 256
 if left > 0 and redis.call('EXISTS', p .. 'qn') == 1 then
   local sk = p .. 's'
@@ -537,7 +539,7 @@ if left > 0 and redis.call('EXISTS', p .. 'qn') == 1 then
         out[n + 1], out[n + 2], out[n + 3] = sid, f and f[2] or '', f and f[4] or ''
         out[n + 4], out[n + 5] = '', secrets(env, account)
         took(env, account, host, 1)
-      elseif b or (spilled < SPILL_MAX and others_can_go(q)) then
+      elseif spilled < SPILL_MAX and (b or others_can_go(q)) then
         local f = fs[j] or stream_entry(p, sid)
         if b then
           -- behind an earlier event of its charge
@@ -554,6 +556,7 @@ if left > 0 and redis.call('EXISTS', p .. 'qn') == 1 then
             busy_set(order, '+')
             redis.call('INCR', p .. 'nl')
           end
+          spilled = spilled + 1
         else
           spill(p, sid, f, {})
           busy_set(order, id)
