@@ -495,16 +495,16 @@ static void on_entries(void *ud, redisReply *reply, const char *err)
 
 	s->reading = NULL;
 	s->next_reading = NULL;
-	if (err && !rds_ready(c->d->r)) {
-		/* the client is failing or closing: the calls end as if sent and
-		 * failed (their outcomes are lost, their leases run out) */
+	if (err) {
+		/* the read failed, or the client is closing: the calls end as if
+		 * sent and failed (their outcomes are lost, their leases run out,
+		 * as when the script's call fails) */
 		on_settled(c, NULL, err);
 		if (next)
 			on_settled(next, NULL, err);
 		return;
 	}
-	/* (a read refused: the call goes without entries, the script reads) */
-	if (!err && reply->type == REDIS_REPLY_ARRAY && reply->elements) {
+	if (reply->type == REDIS_REPLY_ARRAY && reply->elements) {
 		c->given = mem_calloc(reply->elements, sizeof(*c->given));
 		for (size_t i = 0; i < reply->elements; i++) {
 			const redisReply *e = reply->element[i], *f;
@@ -526,8 +526,11 @@ static void on_entries(void *ud, redisReply *reply, const char *err)
 			c->ngiven++;
 		}
 	}
+	/* the next call of the shard reads after what this one is given: it
+	 * holds the shard's read meanwhile (a call made while c is sent waits) */
+	if (next)
+		s->reading = next;
 	settle_send(c);
-	/* sent: the next call of the shard reads after what this one was given */
 	if (next)
 		read_entries(next);
 }
@@ -535,7 +538,7 @@ static void on_entries(void *ud, redisReply *reply, const char *err)
 /* How many entries call c reads: what it asks, at most what the known hosts
  * may take and the default for one more (an entry read and not leased is
  * read again by the next call; what calls under way hold is not taken off:
- * they answer before this call is sent). */
+ * they usually answer before this call is sent). */
 static unsigned read_most(const struct settle *c)
 {
 	uint64_t now = ids_now_ms();
@@ -612,9 +615,10 @@ static void settle(struct dispatch *d, struct shard *s, unsigned lease)
 		s->outcomes_tail = NULL;
 	s->noutcomes -= n;
 	d->queued -= n;
-	if (lease && s->cur_known) {
+	if (lease && s->cur_known && s->hot) {
 		/* one call of a shard reads at a time: the next reads after the
-		 * entries the first one was given */
+		 * entries the first one was given. (A shard whose last call leased
+		 * little is not read: the script reads it, one round trip.) */
 		if (!s->reading) {
 			read_entries(c);
 			return;
@@ -639,8 +643,11 @@ static void settle_send(struct settle *c)
 	unsigned dflt = budget_default_room(&d->budget);
 	struct lease_call call = {0};
 	struct rargs a;
-	struct outcome *o;
+	/* the call's outcomes, taken off it: rds_script may answer (and free
+	 * c) before it returns, when the client is closing */
+	struct outcome *outcomes = c->outcomes, *o;
 
+	c->outcomes = NULL;
 	ks_shard_prefix(sp, sizeof(sp), d->cfg->prefix, s->id);
 	ks_hosts_key(hosts_k, sizeof(hosts_k), d->cfg->prefix, s->id);
 	ks_lease_key(lease_k, sizeof(lease_k), d->cfg->prefix, s->id);
@@ -666,7 +673,7 @@ static void settle_send(struct settle *c)
 	if (lease)
 		for (struct budget_host *h = d->budget.hosts; h; h = h->all_next)
 			call.nhosts += shard_budget(d, s, h, now) != dflt;
-	o = c->outcomes;
+	o = outcomes;
 	for (unsigned i = 0; i < n; i++, o = o->next)
 		call.ndone += o->done != 0;
 	call.noutcomes = n - call.ndone;
@@ -706,14 +713,14 @@ static void settle_send(struct settle *c)
 	}
 	/* the outcomes (those of stream events delivered last): their texts stay
 	 * alive until rds_script has copied them */
-	for (o = c->outcomes; o; o = o->next) {
+	for (o = outcomes; o; o = o->next) {
 		struct lease_outcome lo = {o->id,     o->token, o->what,  o->next_ms,
 					   o->status, o->error, o->entry, o->attempts,
 					   o->order,  o->queue, o->sid};
 		if (!o->done)
 			lease_args_outcome(&a, &lo);
 	}
-	for (o = c->outcomes; o; o = o->next)
+	for (o = outcomes; o; o = o->next)
 		if (o->done)
 			lease_args_done(&a, o->sid, o->token, o->id, o->order, o->entry);
 	if (lease) {
@@ -727,10 +734,11 @@ static void settle_send(struct settle *c)
 			snprintf(s->cur, sizeof(s->cur), "%s", c->given[c->ngiven - 1].sid);
 	}
 	rds_script(d->r, on_settled, c, SCRIPT_EVENT_SETTLE, LEASE_NKEYS, a.argc, a.argv, a.lens);
+	/* (c may be gone now) */
 	rargs_deinit(&a);
-	while (c->outcomes) {
-		o = c->outcomes;
-		c->outcomes = o->next;
+	while (outcomes) {
+		o = outcomes;
+		outcomes = o->next;
 		outcome_free(o);
 	}
 }

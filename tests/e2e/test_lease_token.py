@@ -343,6 +343,36 @@ class StreamLeases(LeaseToken):
         self.assertEqual(self.cmd("LRANGE", P + "o:burst", -1, -1), ["B299"])
         self.assertEqual(self.cmd("HEXISTS", P + "qn", QUEUE), 0)
 
+    def test_entries_this_redis_does_not_hold_are_not_taken(self):
+        # read on a primary that failed over before its replica had them: the
+        # replica's cursor allows them, but its stream has not the last one
+        sids = [self.entry("R%d" % i, "r%d" % i) for i in range(2)]
+        argv = [P, T0, LEASE, 10, T0 + LEASE, 10, 86400, 10, 0, 0, 10, 0, 10, 10, 0, "", 3]
+        for sid, eid in ((sids[0], "R0"), (sids[1], "R1"), ("9999999999999-0", "PHANTOM")):
+            argv += [sid, eid.lower(), QUEUE, eid]
+        res = self.cmd("EVALSHA", self.sha, 3, P + "hosts", P + "lease", P + "dead", *argv)
+        rows = [res[i:i + 5] for i in range(2, len(res) - 1, 5)]
+        # read by the script itself: the two it holds, with their meta and body
+        self.assertEqual([(r[0], r[1].split("\n")[2]) for r in rows], [(sids[0], "R0"), (sids[1], "R1")])
+        self.assertEqual(res[-1], sids[1])
+        self.assertIsNone(self.cmd("HGET", P + "busy", "phantom"))
+
+    def test_an_outcome_whose_entry_is_gone_frees_its_charge(self):
+        # leased, then its entry removed (by hand, or lost in a failover): a retry
+        # of it records nothing, and the charge's next event may go
+        first = self.entry("G0", "gone")
+        self.entry("G1", "gone")
+        rows, _ = self.settle_given(T0, 1, "", [first])
+        self.assertEqual([r[0] for r in rows], [first])
+        self.assertEqual(self.cmd("HGET", P + "busy", "gone"), "G0")
+        batch = self.cmd("ZRANGE", P + "lease", 0, -1)[0]
+        self.cmd("XDEL", P + "s", first)
+        recorded, rows = self.settle(T0 + 1, 10, [
+            ("G0", batch, "retry", T0 + 1000, 500, "boom", "{}", 1, "gone", QUEUE, first)])
+        self.assertEqual(self.cmd("EXISTS", P + "e:G0"), 0)
+        self.assertEqual([r[0] for r in rows], ["G1"])
+        self.assertEqual(self.cmd("HGET", P + "busy", "gone"), "G1")
+
     def settle_given(self, now, lease_most, frm, sids):
         """An event_settle call with the stream entries the dispatcher read
         itself (dispatch.c: XRANGE after `frm`, outside the script), given as

@@ -158,8 +158,13 @@ for i = 0, tonumber(ARGV[10]) - 1 do
       f = false
     elseif sid ~= '' then
       f = stream_entry(p, sid)
-      -- (an entry trimmed while leased, only by hand: nothing left to record)
-      if f then spill(p, sid, f, {}) end
+      if f then
+        spill(p, sid, f, {})
+      else
+        -- an entry gone while leased (trimmed by hand, or lost by a Redis that failed
+        -- over before it had it): nothing left to record, but its charge goes on
+        order_release(p, order, id, now)
+      end
     end
     if f and outcome == 'release' then
       -- the destination was busy: no attempt, the last result stays
@@ -456,6 +461,21 @@ if left > 0 and redis.call('EXISTS', p .. 'qn') == 1 then
   -- ('' = the stream's start, at or before any cursor)
   local given = ngiven > 0 and (given_from == '' or given_from == cur or
     (cur and sid_at_or_before(given_from, cur)))
+  if given then
+    -- and this Redis holds them: the last one given is here, the same event
+    -- (a replica promoted may lack what its primary had, and entries are replicated in
+    -- order, so the last one present means all before it are). One entry read a call.
+    local last_given = fixed + 3 + 4 * (ngiven - 1)
+    if not cur or not sid_at_or_before(ARGV[last_given], cur) then
+      local here = redis.call('XRANGE', sk, ARGV[last_given], ARGV[last_given])
+      local hid = false
+      if here[1] then
+        local _, _, i = entry_meta(here[1][2][2])
+        hid = i
+      end
+      given = hid == ARGV[last_given + 3]
+    end
+  end
   while left > 0 and not stop do
     -- a window of entries: their ids, the heads of their metas (order key, queue, id) and
     -- their fields (nil for an entry given: read only if it must be spilled)
@@ -541,6 +561,11 @@ if left > 0 and redis.call('EXISTS', p .. 'qn') == 1 then
         took(env, account, host, 1)
       elseif spilled < SPILL_MAX and (b or others_can_go(q)) then
         local f = fs[j] or stream_entry(p, sid)
+        if not f then
+          -- not in this Redis (removed by hand): the reading stops before it
+          stop = true
+          break
+        end
         if b then
           -- behind an earlier event of its charge
           spill(p, sid, f, {})
