@@ -83,8 +83,10 @@ def main():
     assert not missing, missing
     empty = [k for k, v in rows.items() if k not in ("figure", "---") and not re.search(r"\d", v)]
     assert not empty, empty
-    assert re.search(r"RSS of one process with up to 1000 deliveries in flight at once .*: [0-9.]+ MiB",
-                     out), "no memory figure"
+    # (the phase measures once 98 % of them are held: the last few may still be on their way)
+    m = re.search(r"RSS of one process with up to (\d+) deliveries in flight at once .*: [0-9.]+ MiB", out)
+    assert m, "no memory figure"
+    assert 980 <= int(m.group(1)) <= 1000, m.group(0)
     print("bench-short: %d acknowledged, every one delivered with its body" % acked)
 
 
