@@ -257,6 +257,16 @@ static void outcome_free(struct outcome *o)
 	free(o);
 }
 
+/* Free a list of outcomes (linked by next). */
+static void outcomes_free(struct outcome *o)
+{
+	while (o) {
+		struct outcome *next = o->next;
+		outcome_free(o);
+		o = next;
+	}
+}
+
 /* Waiting deliveries that could outlive their lease go back to the queue
  * (all of them when `all`, at shutdown: due at once, for another process). */
 static void expire_waiting(struct dispatch *d, int all, uint64_t now)
@@ -353,11 +363,7 @@ static void settle_free(struct settle *c)
 		free(c->given[i].body);
 	}
 	free(c->given);
-	while (c->outcomes) {
-		struct outcome *o = c->outcomes;
-		c->outcomes = o->next;
-		outcome_free(o);
-	}
+	outcomes_free(c->outcomes);
 	free(c);
 }
 
@@ -736,11 +742,7 @@ static void settle_send(struct settle *c)
 	rds_script(d->r, on_settled, c, SCRIPT_EVENT_SETTLE, LEASE_NKEYS, a.argc, a.argv, a.lens);
 	/* (c may be gone now) */
 	rargs_deinit(&a);
-	while (outcomes) {
-		o = outcomes;
-		outcomes = o->next;
-		outcome_free(o);
-	}
+	outcomes_free(outcomes);
 }
 
 /* Settle every shard that has outcomes to send or may have work, sharing
@@ -970,11 +972,7 @@ void dispatch_free(struct dispatch *d)
 			delivery_free(dl);
 		}
 	for (int i = 0; i < d->nshards; i++) {
-		while (d->shards[i].outcomes) {
-			struct outcome *o = d->shards[i].outcomes;
-			d->shards[i].outcomes = o->next;
-			outcome_free(o);
-		}
+		outcomes_free(d->shards[i].outcomes);
 	}
 	budget_deinit(&d->budget);
 	free(d->shards);

@@ -79,24 +79,37 @@ void lease_args_given(struct rargs *a, const char *from, unsigned n)
 	rargs_ll(a, n);
 }
 
+/* The first three newlines of a meta (its head's ends): 0, or -1 when fewer. */
+static int meta_head(const char *meta, const char *nl[3])
+{
+	const char *at = meta;
+
+	for (int i = 0; i < 3; i++) {
+		nl[i] = strchr(at, '\n');
+		if (!nl[i])
+			return -1;
+		at = nl[i] + 1;
+	}
+	return 0;
+}
+
 int lease_meta_head(const char *meta)
 {
-	const char *n1 = strchr(meta, '\n'), *n2 = n1 ? strchr(n1 + 1, '\n') : NULL;
+	const char *nl[3];
 
-	return n2 && strchr(n2 + 1, '\n');
+	return meta_head(meta, nl) == 0;
 }
 
 int lease_args_entry(struct rargs *a, const char *sid, const char *meta)
 {
-	const char *n1 = strchr(meta, '\n'), *n2 = n1 ? strchr(n1 + 1, '\n') : NULL;
-	const char *n3 = n2 ? strchr(n2 + 1, '\n') : NULL;
+	const char *nl[3];
 
-	if (!n3)
+	if (meta_head(meta, nl) < 0)
 		return -1;
 	rargs_str(a, sid);
-	rargs_bytes(a, meta, (size_t)(n1 - meta));
-	rargs_bytes(a, n1 + 1, (size_t)(n2 - n1 - 1));
-	rargs_bytes(a, n2 + 1, (size_t)(n3 - n2 - 1));
+	rargs_bytes(a, meta, (size_t)(nl[0] - meta));
+	rargs_bytes(a, nl[0] + 1, (size_t)(nl[1] - nl[0] - 1));
+	rargs_bytes(a, nl[1] + 1, (size_t)(nl[2] - nl[1] - 1));
 	return 0;
 }
 
