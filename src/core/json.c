@@ -125,6 +125,13 @@ struct build {
 	char *err;
 	size_t errlen;
 	int failed; /* err holds our own message (the parse was cancelled) */
+	/* json_parse_object_span: the root member whose container's bytes are
+	 * wanted, and where they are (the offsets yajl has consumed when its
+	 * first and last token are read) */
+	yajl_handle h;
+	const char *span_key;
+	int span_depth; /* the container's depth while it is open, else 0 */
+	size_t span_at, span_end;
 };
 
 static int fail(struct build *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -279,6 +286,11 @@ static int on_key(void *ctx, const unsigned char *s, size_t len)
 static int open_container(struct build *b, yajl_type type)
 {
 	yajl_val v = node_new(type);
+	/* the root's member span_key opens (asked before add takes the key):
+	 * its first byte is the token just read (the body is parsed in one
+	 * piece, so yajl's offsets are the body's) */
+	int spans = b->span_key && b->depth == 1 && b->stack[0].key &&
+		    strcmp(b->stack[0].key, b->span_key) == 0;
 
 	if (b->depth == JSON_MAX_DEPTH) {
 		yajl_tree_free(v);
@@ -286,8 +298,22 @@ static int open_container(struct build *b, yajl_type type)
 	}
 	if (!add(b, v))
 		return 0;
+	if (spans) {
+		b->span_depth = 2;
+		b->span_at = yajl_get_bytes_consumed(b->h) - 1;
+	}
 	b->stack[b->depth++] = (struct frame){.v = v};
 	return 1;
+}
+
+/* A container closes (its last token just read): the end of the span. */
+static void close_container(struct build *b)
+{
+	if (b->span_depth && b->depth == b->span_depth) {
+		b->span_end = yajl_get_bytes_consumed(b->h);
+		b->span_depth = 0;
+	}
+	b->depth--;
 }
 
 static int on_start_map(void *ctx)
@@ -365,15 +391,13 @@ static int on_end_map(void *ctx)
 	if (d < o->u.object.len)
 		return fail(b, "invalid JSON: duplicate field '%s'",
 			    json_echo(echo, o->u.object.keys[d]));
-	b->depth--;
+	close_container(b);
 	return 1;
 }
 
 static int on_end_array(void *ctx)
 {
-	struct build *b = ctx;
-
-	b->depth--;
+	close_container(ctx);
 	return 1;
 }
 
@@ -409,8 +433,8 @@ int json_parse_object(const char *body, size_t len, yajl_val *out, char *err, si
 	return json_parse_object_max(body, len, JSON_MAX_VALUES, out, err, errlen);
 }
 
-int json_parse_object_max(const char *body, size_t len, size_t max_values, yajl_val *out, char *err,
-			  size_t errlen)
+static int parse(const char *body, size_t len, size_t max_values, const char *span_key, size_t *at,
+		 size_t *span, yajl_val *out, char *err, size_t errlen)
 {
 	static yajl_alloc_funcs alloc = {yajl_malloc, yajl_realloc, yajl_free_fn, NULL};
 	struct build b;
@@ -422,6 +446,7 @@ int json_parse_object_max(const char *body, size_t len, size_t max_values, yajl_
 	b.max_values = max_values;
 	b.err = err;
 	b.errlen = errlen;
+	b.span_key = span_key;
 	if (len == 0) {
 		snprintf(err, errlen, "request body is empty; a JSON object is expected");
 		goto done;
@@ -431,6 +456,7 @@ int json_parse_object_max(const char *body, size_t len, size_t max_values, yajl_
 	h = yajl_alloc(&build_callbacks, &alloc, &b);
 	if (!h)
 		mem_oom(__FILE__, __LINE__);
+	b.h = h;
 	st = yajl_parse(h, (const unsigned char *)body, len);
 	if (st == yajl_status_ok)
 		st = yajl_complete_parse(h);
@@ -452,6 +478,10 @@ int json_parse_object_max(const char *body, size_t len, size_t max_values, yajl_
 	}
 	*out = b.root;
 	b.root = NULL;
+	if (span) {
+		*at = b.span_end > b.span_at ? b.span_at : 0;
+		*span = b.span_end > b.span_at ? b.span_end - b.span_at : 0;
+	}
 	rc = 0;
 done:
 	for (int i = 0; i < JSON_MAX_DEPTH; i++)
@@ -460,6 +490,18 @@ done:
 	if (h)
 		yajl_free(h);
 	return rc;
+}
+
+int json_parse_object_max(const char *body, size_t len, size_t max_values, yajl_val *out, char *err,
+			  size_t errlen)
+{
+	return parse(body, len, max_values, NULL, NULL, NULL, out, err, errlen);
+}
+
+int json_parse_object_span(const char *body, size_t len, const char *key, size_t *at, size_t *span,
+			   yajl_val *out, char *err, size_t errlen)
+{
+	return parse(body, len, JSON_MAX_VALUES, key, at, span, out, err, errlen);
 }
 
 char *json_echo(char out[JSON_ECHO_MAX + 1], const char *s)

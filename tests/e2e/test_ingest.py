@@ -122,6 +122,23 @@ class Ingest(unittest.TestCase):
         time.sleep(0.5)
         self.assertEqual(self.sink.count("/account", webhook_id=evt), 1)
 
+    def test_data_is_relayed_byte_for_byte(self):
+        # the provider's data as it wrote it: spacing, key order, escapes and
+        # number forms reach the merchant unchanged (docs/postbacks.md)
+        data = (b'{ "id" : "upstream-verbatim-1",\n  "z": 1, "a": [1.50, -0, 1E+2, {}],'
+                b' "name": "Jo\\u00e3o \\/ \xc3\xa9", "note": "}{\\""}')
+        raw = b'{"id":"up-verbatim-1",  "event":"EVENT:CHARGE_PAID", "data":' + data + b' }'
+        r = self.post(None, raw=raw)
+        self.assertEqual(r.status, 200, r)
+        evt = r.json["data"]["event"]
+        got = self.sink.wait_count(1, path="/account", webhook_id=evt)[0]
+        self.assertEqual(got.body, b'{"id":"' + evt.encode() +
+                         b'","event":"EVENT:CHARGE_PAID","data":' + data + b'}')
+        # and what is refused still is: the data is parsed and checked first
+        bad = raw.replace(b'"z": 1,', b'"z": 1, "z": 2,')
+        r = self.post(None, raw=bad)
+        self.assertEqual((r.status, r.json["error"]), (400, "invalid JSON: duplicate field 'z'"))
+
     def test_known_charge_moves_through_the_state_machine(self):
         r = self.px.request("POST", "/v1/charge/pix/create",
                             body={"amount": 900, "postbackUrl": self.sink.url("/known")},

@@ -59,6 +59,25 @@ static char *array_of(int n)
 	return t.s;
 }
 
+/* The bytes json_parse_object_span finds for root member `key` of `s`, in
+ * out ("" when none); -1 when `s` does not parse. */
+static int span_of(const char *s, const char *key, char *out, size_t size)
+{
+	char err[256];
+	yajl_val v = NULL;
+	size_t at = 99, len = 99;
+	int rc = json_parse_object_span(s, strlen(s), key, &at, &len, &v, err, sizeof(err));
+
+	yajl_tree_free(v);
+	if (rc < 0)
+		return -1;
+	if (len >= size || at + len > strlen(s))
+		return -1;
+	memcpy(out, s + at, len);
+	out[len] = '\0';
+	return 0;
+}
+
 static int parses(const char *s, char *err)
 {
 	yajl_val v = NULL;
@@ -95,6 +114,33 @@ int main(void)
 	CHECK(json_as_int64(json_get(v, "a"), &n));
 	CHECK_INT(n, -5);
 	yajl_tree_free(v);
+
+	/* a member's container as received: its bytes, spaces and escapes kept;
+	 * only the root's member, objects and arrays, not scalars */
+	{
+		char got[256];
+		CHECK_INT(
+		    span_of("{\"id\":\"x\",\"data\":{\"id\":\"c\", \"n\" : [1, {\"a\":\"}\"}],"
+			    "\"e\":\"\\u00e9\"} ,\"z\":1}",
+			    "data", got, sizeof(got)),
+		    0);
+		CHECK_STR(got, "{\"id\":\"c\", \"n\" : [1, {\"a\":\"}\"}],\"e\":\"\\u00e9\"}");
+		CHECK_INT(span_of("{\"data\":[ {\"data\":{}} ]}", "data", got, sizeof(got)), 0);
+		CHECK_STR(got, "[ {\"data\":{}} ]");
+		CHECK_INT(
+		    span_of("{\"o\":{\"data\":{\"a\":1}},\"data\":{}}", "data", got, sizeof(got)),
+		    0);
+		CHECK_STR(got, "{}");
+		CHECK_INT(span_of("{\"o\":{\"data\":{\"a\":1}}}", "data", got, sizeof(got)), 0);
+		CHECK_STR(got, "");
+		CHECK_INT(span_of("{\"data\":\"{}\",\"x\":{}}", "data", got, sizeof(got)), 0);
+		CHECK_STR(got, "");
+		CHECK_INT(span_of("{\"data\":null}", "data", got, sizeof(got)), 0);
+		CHECK_STR(got, "");
+		CHECK_INT(span_of("{\"data\":{\"a\":1},\"data\":{}}", "data", got, sizeof(got)),
+			  -1);
+		CHECK_INT(span_of("{\"data\":{\"a\":1}", "data", got, sizeof(got)), -1);
+	}
 
 	CHECK_INT(parses("", err), -1);
 	CHECK_STR(err, "request body is empty; a JSON object is expected");

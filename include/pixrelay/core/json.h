@@ -30,6 +30,13 @@ int json_parse_object(const char *body, size_t len, yajl_val *out, char *err, si
  * that may rightly hold more (a bank's batch of up to 1,000 Pix). */
 int json_parse_object_max(const char *body, size_t len, size_t max_values, yajl_val *out, char *err,
 			  size_t errlen);
+/* json_parse_object, also telling where the value of the root's member `key`
+ * lies in `body` when it is an object or an array: its `*span` bytes from
+ * body + *at, exactly as received (*span = 0 when the member is absent or
+ * of another type). So a caller passes a validated value on without writing
+ * it out again (store/ingest.c: a notification's data). */
+int json_parse_object_span(const char *body, size_t len, const char *key, size_t *at, size_t *span,
+			   yajl_val *out, char *err, size_t errlen);
 
 /* Find `key` in object `obj`; NULL when absent. Borrowed. A linear scan:
  * callers look up a fixed set of names, after refusing unknown keys. */

@@ -29,7 +29,7 @@ struct ingest_note {
 	char *id;	 /* upstream event id */
 	char *event;	 /* one of the three names */
 	char *charge_id; /* data.id */
-	char *data_json; /* data, re-serialised as received */
+	char *data_json; /* data, its bytes exactly as received */
 	char *status;	 /* data.status, one of the five; NULL when absent or null */
 	int has_amount;	 /* data.amount was given (not absent, not null) */
 	int64_t amount;	 /* data.amount, integer cents, when has_amount */
