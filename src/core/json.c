@@ -42,9 +42,34 @@ static long hex4(const char *p)
 static int check_shape(const char *s, size_t len, char *err, size_t errlen)
 {
 	int depth = 0, in_str = 0;
+	const char *quote = NULL; /* the next '"' at or after i, once looked for */
 
 	for (size_t i = 0; i < len; i++) {
-		char c = s[i];
+		char c;
+
+		if (in_str) {
+			/* a string's plain run, up to its next quote or backslash, at
+			 * memchr's speed: each byte is looked at a bounded number of
+			 * times (the next quote is looked for again only once i has
+			 * passed it), so the pass stays linear */
+			const char *bs;
+			size_t stop;
+
+			if (!quote || quote < s + i)
+				quote = memchr(s + i, '"', len - i);
+			stop = quote ? (size_t)(quote - s) : len;
+			bs = memchr(s + i, '\\', stop - i);
+			if (bs)
+				stop = (size_t)(bs - s);
+			if (memchr(s + i, '\0', stop - i)) {
+				snprintf(err, errlen, "invalid JSON: NUL byte in body");
+				return -1;
+			}
+			if (stop == len)
+				break;
+			i = stop;
+		}
+		c = s[i];
 		if (c == '\0') {
 			snprintf(err, errlen, "invalid JSON: NUL byte in body");
 			return -1;

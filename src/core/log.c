@@ -32,6 +32,11 @@ void log_set_level(enum log_level level)
 	min_level = level;
 }
 
+int log_on(enum log_level level)
+{
+	return level >= min_level;
+}
+
 int log_parse_level(const char *s, enum log_level *out)
 {
 	for (size_t i = 0; i < sizeof(level_names) / sizeof(level_names[0]); i++) {

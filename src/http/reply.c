@@ -95,13 +95,17 @@ static const char *reason(int status)
 void http_reply_report(struct req *r)
 {
 	struct http_server *srv = r->pub.srv;
-	char path[1200] = "";
 	uint64_t dur = now_us() - r->pub.start_us;
 
-	log_escape(path, sizeof(path), r->pub.path ? r->pub.path : "-");
-	log_info("request method=%s path=\"%s\" status=%d duration_ms=%.3f request_id=%s client=%s",
-		 http_method_name(r->pub.method), path, r->status, (double)dur / 1000.0,
-		 r->pub.request_id, r->pub.client);
+	if (log_on(LOG_INFO)) {
+		char path[1200] = "";
+
+		log_escape(path, sizeof(path), r->pub.path ? r->pub.path : "-");
+		log_info("request method=%s path=\"%s\" status=%d duration_ms=%.3f request_id=%s "
+			 "client=%s",
+			 http_method_name(r->pub.method), path, r->status, (double)dur / 1000.0,
+			 r->pub.request_id, r->pub.client);
+	}
 	if (srv->observer) {
 		struct http_observation o;
 		o.route = r->pub.route ? r->pub.route->pattern : NULL;

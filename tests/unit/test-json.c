@@ -159,6 +159,19 @@ int main(void)
 	CHECK(strncmp(err, "invalid JSON: ", 14) == 0);
 	CHECK_INT(json_parse_object("{\"a\":1}\0x", 9, &v, err, sizeof(err)), -1);
 	CHECK_STR(err, "invalid JSON: NUL byte in body");
+	/* a NUL inside a string, before and after escapes, and in one that is
+	 * never closed */
+	CHECK_INT(json_parse_object("{\"a\":\"xy\0z\"}", 11, &v, err, sizeof(err)), -1);
+	CHECK_STR(err, "invalid JSON: NUL byte in body");
+	CHECK_INT(json_parse_object("{\"a\":\"\\\"\\n\0\"}", 13, &v, err, sizeof(err)), -1);
+	CHECK_STR(err, "invalid JSON: NUL byte in body");
+	CHECK_INT(json_parse_object("{\"a\":\"x\0", 8, &v, err, sizeof(err)), -1);
+	CHECK_STR(err, "invalid JSON: NUL byte in body");
+	/* an escaped quote does not close a string: the brackets after it are
+	 * still inside it, and a \u0000 after it is still seen */
+	CHECK_INT(parses("{\"a\":\"\\\"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\"}", err), 0);
+	CHECK_INT(parses("{\"a\":\"\\\"x\\u0000\"}", err), -1);
+	CHECK_STR(err, "invalid JSON: \\u0000 is not allowed in strings");
 
 	/* nesting is bounded before yajl builds (and recursively frees) a tree */
 	memset(deep, 0, sizeof(deep));
