@@ -32,7 +32,10 @@ For 1 and then 2 pixrelay processes on one Redis (unix socket, AOF
 and, once, the resident memory of one process holding 10,000 deliveries in
 flight (100 destinations that answer after 4 s); then the same phases for a
 relay written on BullMQ (peer.py; BENCH_PEER=0 skips it), printed beside
-pixrelay's with the ratios pixrelay / BullMQ.
+pixrelay's with the ratios pixrelay / BullMQ; then BENCH_ROUNDS (3) rounds
+in which a raw RPUSH, pixrelay's ingest and the peer's are measured back to
+back, for the ratios of Redis CPU per ingested event with no drift of the
+machine's load between them (alternate.py; with the peer only).
 
 With BENCH_REDIS=cluster the Redis is a Redis Cluster on loopback TCP
 (tests/e2e/harness.py's Cluster, AOF `appendfsync always`): BENCH_PRIMARIES
@@ -61,6 +64,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "e2e"))
 from harness import Cluster, _read_resp, acct_key, key_slot, new_ulid, shard_of  # noqa: E402
+import alternate  # noqa: E402
 import latency  # noqa: E402
 import peer  # noqa: E402
 
@@ -77,6 +81,7 @@ ACCOUNTS = int(os.environ.get("BENCH_ACCOUNTS", "1"))
 REDIS_CONF = "".join(l.strip() + "\n" for l in os.environ.get("BENCH_REDIS_CONF", "").split(";") if l.strip())
 STREAM = os.environ.get("BENCH_STREAM", "0") == "1"  # a live stream open during ingest
 PEER = os.environ.get("BENCH_PEER", "1") != "0"  # the BullMQ relay's phases (peer.py)
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))  # alternating rounds (alternate.py), with the peer
 PREFIX = "pixrelay:"
 LIVE = []
 
@@ -950,6 +955,7 @@ def main():
     m = machine()
     log("machine: %d cpus (%s), load %s" % (m["cpus"], m["cpu"], " ".join(m["load"])))
     bull, bull_err, mem = None, None, None
+    rounds, rounds_err = None, None
     try:
         for k, n in enumerate(PROCS):
             run_config(binary, sink_bin, work, n, secs, results)
@@ -962,6 +968,13 @@ def main():
                 except (OSError, RuntimeError, ValueError, KeyError, subprocess.SubprocessError) as e:
                     bull_err = "%s: %s" % (type(e).__name__, e)
                     log("BullMQ peer failed: " + bull_err)
+                if bull and ROUNDS > 0 and MODE != "cluster":
+                    try:
+                        rounds = alternate.run(sys.modules[__name__], binary, sink_bin, work, ROUNDS,
+                                               max(3, secs // 2))
+                    except (OSError, RuntimeError, ValueError, KeyError, subprocess.SubprocessError) as e:
+                        rounds_err = "%s: %s" % (type(e).__name__, e)
+                        log("alternating rounds failed: " + rounds_err)
         mem = run_inflight(binary, sink_bin, work) if INFLIGHT else None
     finally:
         for p in list(LIVE):
@@ -1088,8 +1101,13 @@ def main():
     elif PEER:
         print()
         print("BullMQ peer: not run (%s)" % bull_err)
+    if rounds:
+        alternate.report(rounds)
+    elif rounds_err:
+        print()
+        print("Alternating rounds: not run (%s)" % rounds_err)
     bad = any(r["lost"] or r["differ"] or r["mismatch"] for r in results)
-    return 3 if bad else (1 if bull_err else 0)
+    return 3 if bad else (1 if bull_err or rounds_err else 0)
 
 
 if __name__ == "__main__":

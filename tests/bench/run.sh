@@ -19,7 +19,8 @@
 # `npm ci` installs the lock file of tests/bench/bullmq/ into build-bench/bullmq
 # once), BENCH_LATENCY_SECS (seconds per offered load of the latency phase;
 # half a phase), BENCH_NEXT=0 (skip the ceilings of a stream per shard, Redis
-# alone: about 10 s per configuration).
+# alone: about 10 s per configuration), BENCH_ROUNDS (3: alternating rounds
+# of raw RPUSH, pixrelay and BullMQ ingest, half a phase each; 0 skips them).
 set -euo pipefail
 
 SECS=${1:-10}
