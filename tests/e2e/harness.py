@@ -592,6 +592,52 @@ def stop_stack(on):
     on.wd.cleanup()
 
 
+class ModuleStack:
+    """One stack for a whole test module, started by the first test class
+    that needs it (share) and stopped by the module's tearDownModule (stop).
+    A subclass writes setup() (start_stack, then what its tests share),
+    names in `shared` the attributes its test classes take, and closes in
+    teardown() what setup() started beside the stack. stop() fails when
+    pixrelay did not exit cleanly (check_exit; the ASan build reports leaks
+    at exit)."""
+    ready = False
+    shared = ()
+
+    @classmethod
+    def setup(cls):
+        raise NotImplementedError
+
+    @classmethod
+    def teardown(cls):
+        """What setup() started beside the stack, once pixrelay stopped."""
+
+    @classmethod
+    def start(cls):
+        if not cls.ready:
+            cls.setup()
+            cls.ready = True
+        return cls
+
+    @classmethod
+    def share(cls, to):
+        """Start the stack and give the test class `to` its shared attributes
+        (and itself as `to.env`)."""
+        cls.start()
+        to.env = cls
+        for name in cls.shared:
+            setattr(to, name, getattr(cls, name))
+
+    @classmethod
+    def stop(cls):
+        if cls.ready:
+            cls.ready = False
+            code = cls.px.stop()
+            log = cls.px.log()
+            cls.teardown()
+            stop_stack(cls)
+            check_exit(code, log)
+
+
 def store_account(redis, px, name, env="sandbox"):
     """An account of `env` written straight into Redis (the fields charges and
     banks read of it, as test_charges.py stores them) and a key of it:

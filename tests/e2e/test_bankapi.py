@@ -23,15 +23,13 @@ import urllib.parse
 
 import bcb
 import certs
-from harness import (Pixrelay, auth, check_exit, free_port, init_platforms, new_ulid, start_stack, stop_stack,
-                     store_account, wait_for)
-from sse import verify
+from bankcase import CREATE, BankCase, unique
+from harness import (ModuleStack, Pixrelay, auth, check_exit, free_port, init_platforms, new_ulid,
+                     start_stack, store_account, wait_for)
 from testbank import SCOPES, TestBank
 
-CREATE = "/v1/charge/pix/create"
 CONNECTIONS = "/v1/bank/connections"
 TIMEOUT_MS = 1500          # --bank-timeout-ms
-QUIET = 0.5                # how long "nothing more arrives" is watched for
 UNAVAILABLE = "the bank did not answer: retry with the same externalID"
 NOT_HERE = "the account's bank connection cannot be used now (see pixrelay bank show)"
 PUT_COB = "PUT /cob/{txid}"
@@ -57,10 +55,6 @@ class RecordingBank(TestBank):
         return super()._send(h, status, body, headers, problem)
 
 
-def valor_of(cents):
-    return "%d.%02d" % (cents // 100, cents % 100)
-
-
 def last_line(text):
     """The last line of a command's stderr (the CLI logs its Redis connection first)."""
     return text.rstrip("\n").rsplit("\n", 1)[-1]
@@ -72,13 +66,12 @@ def error_of(r):
 
 # ---- one stack for the module ----
 
-class Env:
-    ready = False
+class Env(ModuleStack):
+    shared = ("wd", "redis", "px", "sink", "account", "key", "signing", "bank", "conn", "hook",
+              "client", "secret_file", "certs")
 
     @classmethod
-    def start(cls):
-        if cls.ready:
-            return cls
+    def setup(cls):
         # a fixed port: the webhookUrl of a connection names the running serve
         start_stack(cls, args=["--bank-timeout-ms", str(TIMEOUT_MS)], sink=True, port=free_port())
         cls.account = init_platforms(cls.px)["sandbox"]
@@ -104,8 +97,6 @@ class Env:
         cls.hook = cls.hook_path(cls.conn)
         # serve started without the credentials key: it takes it once it is there
         wait_for(lambda: "bank connections' API calls are on" in cls.px.log(), what="the credentials key")
-        cls.ready = True
-        return cls
 
     @classmethod
     def api_args(cls, **over):
@@ -129,27 +120,16 @@ class Env:
         return u.path + ("?" + u.query if u.query else "")
 
     @classmethod
-    def stop(cls):
-        if cls.ready:
-            code = cls.px.stop()
-            log = cls.px.log()
-            cls.bank.close()
-            stop_stack(cls)
-            cls.ready = False
-            check_exit(code, log)
+    def teardown(cls):
+        cls.bank.close()
 
 
 def tearDownModule():
     Env.stop()
 
 
-class Base(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.env = Env.start()
-        for name in ("wd", "redis", "px", "sink", "account", "key", "signing", "bank", "conn", "hook",
-                     "client", "secret_file", "certs"):
-            setattr(cls, name, getattr(cls.env, name))
+class Base(BankCase):
+    env = Env
 
     def tearDown(self):
         # whatever a test did to the bank, the next one finds it well
@@ -165,11 +145,6 @@ class Base(unittest.TestCase):
 
     def charge(self, amount, key=None, **more):
         r = self.create(key, amount=amount, **more)
-        self.assertEqual(r.status, 200, r)
-        return r.json["data"]
-
-    def get_charge(self, cid, key=None):
-        r = self.px.request("GET", "/v1/charge/pix/" + cid, headers=auth(key or self.key))
         self.assertEqual(r.status, 200, r)
         return r.json["data"]
 
@@ -209,23 +184,6 @@ class Base(unittest.TestCase):
                          [(p["endToEndId"], "paid", charge["id"])])
         return p
 
-    # ---- events ----
-
-    def events(self, path, n):
-        """Wait for n postbacks to `path`, each signed with the account's
-        secret; their bodies."""
-        reqs = self.sink.wait_count(n, path=path)
-        for q in reqs:
-            self.assertTrue(verify(self.signing, {k.lower(): v for k, v in q.header_list}, q.body), q)
-        return [q.json for q in reqs]
-
-    def quiet_after(self, path, n):
-        time.sleep(QUIET)
-        self.assertEqual(self.sink.count(path), n, self.sink.requests(path))
-
-
-def unique(prefix):
-    return "/%s/%d" % (prefix, random.randrange(10 ** 12))
 
 
 # ---------------------------------------------------------------------------

@@ -27,18 +27,16 @@ import urllib.parse
 
 import bcb
 import certs
-from harness import (Pixrelay, Redis, Workdir, acct_key, auth, check_exit, free_port, init_platforms, new_ulid,
-                     rkey, start_stack, stop_stack, store_account, wait_for)
-from sse import verify
+from bankcase import CREATE, BankCase, unique, valor_of
+from harness import (ModuleStack, Pixrelay, Redis, Workdir, acct_key, auth, check_exit, free_port,
+                     init_platforms, new_ulid, rkey, start_stack, store_account, wait_for)
 
 UNAUTHENTICATED = "not authenticated as the bank of this connection"
 CONNECTIONS = "/v1/bank/connections"
-CREATE = "/v1/charge/pix/create"
 VALOR_MSG = 'must be 1 to 10 digits, a dot and 2 digits, like "110.00"'
 PIX_ORDER = list(bcb.raw_spec()["components"]["schemas"]["Pix"]["properties"])
 REFUND_ORDER = list(bcb.raw_spec()["components"]["schemas"]["Devolucao"]["properties"])
 ALNUM = string.ascii_letters + string.digits
-QUIET = 0.5  # how long "nothing more arrives" is watched for
 
 
 # ---- what a bank sends ----
@@ -87,10 +85,6 @@ def notification(*items):
     body = {"pix": list(items)}
     bcb.validate_webhook_body(body)
     return body
-
-
-def valor_of(cents):
-    return "%d.%02d" % (cents // 100, cents % 100)
 
 
 def expires_at(charge):
@@ -142,13 +136,12 @@ def request_from(source, port, method, path, body=None, headers=None):
 
 # ---- one stack for the module ----
 
-class Env:
-    ready = False
+class Env(ModuleStack):
+    shared = ("wd", "redis", "px", "sink", "account", "live_account", "key", "live", "signing",
+              "quiet", "quiet_key", "certs")
 
     @classmethod
-    def start(cls):
-        if cls.ready:
-            return cls
+    def setup(cls):
         # a fixed port: the default base URL (http://<listen>/v1) is then the
         # webhookUrl's; 127.0.0.1 stands for nginx (docs/banks.md, step 3)
         start_stack(cls, args=["--trusted-proxies", "127.0.0.1"], sink=True, port=free_port())
@@ -163,8 +156,6 @@ class Env:
         # postbackUrl: its events are recorded and delivered nowhere
         cls.quiet, cls.quiet_key = cls.store_account("Quiet")
         cls.certs = os.path.join(cls.wd.path, "certs")
-        cls.ready = True
-        return cls
 
     @classmethod
     def store_account(cls, name):
@@ -172,27 +163,14 @@ class Env:
         it) and a key of it."""
         return store_account(cls.redis, cls.px, name)
 
-    @classmethod
-    def stop(cls):
-        if cls.ready:
-            code = cls.px.stop()
-            log = cls.px.log()
-            stop_stack(cls)
-            cls.ready = False
-            check_exit(code, log)
 
 
 def tearDownModule():
     Env.stop()
 
 
-class Base(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        env = Env.start()
-        for name in ("wd", "redis", "px", "sink", "account", "live_account", "key", "live",
-                     "signing", "quiet", "quiet_key", "certs"):
-            setattr(cls, name, getattr(env, name))
+class Base(BankCase):
+    env = Env
 
     # ---- connections ----
 
@@ -263,32 +241,12 @@ class Base(unittest.TestCase):
         self.assertEqual(r.status, 200, r)
         return r.json["data"]
 
-    def get_charge(self, cid, key=None):
-        r = self.px.request("GET", "/v1/charge/pix/" + cid, headers=auth(key or self.key))
-        self.assertEqual(r.status, 200, r)
-        return r.json["data"]
-
     def balance(self, key=None):
         r = self.px.request("GET", "/v1/baas/balance", headers=auth(key or self.key))
         self.assertEqual(r.status, 200, r)
         return r.json["data"]
 
     # ---- events ----
-
-    def events(self, path, n, webhook_id=None):
-        """Wait for n postbacks to `path`; each must carry the account's
-        signature. Returns their bodies."""
-        reqs = self.sink.wait_count(n, path=path, webhook_id=webhook_id)
-        for q in reqs:
-            self.assertTrue(verify(self.signing, {k.lower(): v for k, v in q.header_list}, q.body),
-                            "a postback not signed with the account's signing secret: %r" % q)
-            self.assertEqual(q.header("webhook-id"), q.json["id"])
-        return [q.json for q in reqs]
-
-    def quiet_after(self, path, n):
-        """Exactly n postbacks reached `path`, and no more come."""
-        time.sleep(QUIET)
-        self.assertEqual(self.sink.count(path), n, self.sink.requests(path))
 
     def account_events(self, conn, e2e):
         """The postbacks to the account's postbackUrl about Pix e2e of connection conn."""
@@ -319,10 +277,6 @@ class Base(unittest.TestCase):
     def outcome(self, data, i=0):
         d = data["pix"][i]
         return d["outcome"], d["reason"]
-
-
-def unique(prefix):
-    return "/%s/%d" % (prefix, random.randrange(10 ** 12))
 
 
 # ---------------------------------------------------------------------------

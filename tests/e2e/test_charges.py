@@ -17,7 +17,8 @@ import threading
 import time
 import unittest
 
-from harness import Pixrelay, acct_key, auth, free_port, init_platforms, new_ulid, start_stack, stop_stack
+from harness import (ModuleStack, Pixrelay, acct_key, auth, free_port, init_platforms, new_ulid,
+                     start_stack)
 
 CREATE = "/v1/charge/pix/create"
 ENVELOPE_KEYS = {"error", "status", "data"}
@@ -80,14 +81,13 @@ def png_size(data):
 JSON_CT = {"Content-Type": "application/json"}
 
 
-class Env:
+class Env(ModuleStack):
     """One Redis and one pixrelay for the whole module (started on first use)."""
-    ready = False
+    shared = ("wd", "redis", "px", "sandbox_platform", "production_platform", "key", "live",
+              "master", "other", "other_pix_key", "other_key", "extra")
 
     @classmethod
-    def start(cls):
-        if cls.ready:
-            return cls
+    def setup(cls):
         # a fixed port, so that the default base URL (http://<listen>/v1) is usable
         start_stack(cls, args=["--max-body", "4096"], port=free_port())
         init = init_platforms(cls.px)
@@ -106,17 +106,11 @@ class Env:
                       "pix_key", cls.other_pix_key)
         cls.other_key = cls.px.create_key("sandbox", account=cls.other)["key"]
         cls.extra = []
-        cls.ready = True
-        return cls
 
     @classmethod
-    def stop(cls):
-        if not cls.ready:
-            return
+    def teardown(cls):
         for p in cls.extra:
             p.stop()
-        stop_stack(cls)
-        cls.ready = False
 
 
 def tearDownModule():
@@ -126,10 +120,7 @@ def tearDownModule():
 class ChargesBase(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        env = Env.start()
-        for name in ("wd", "redis", "px", "sandbox_platform", "production_platform", "key",
-                     "live", "master", "other", "other_pix_key", "other_key", "extra"):
-            setattr(cls, name, getattr(env, name))
+        Env.share(cls)
 
     # ---- request helpers ----
 
