@@ -114,14 +114,17 @@ end
 -- the whole call at once; any other outcome of a stream event gives it a hash first (spill)
 -- and is then recorded as for any hashed event.
 local done_later, done_orders = {}, {}
-local day_from, day_to, day_key = 0, 0, nil -- the day of the last one: [from, to) ms
+-- the day of the last one: [from, to) ms, as text of as many digits as its ids' ms (so
+-- that comparing the texts compares the numbers, without parsing one per event)
+local day_from, day_to, day_key = '', '', nil
 -- a stream event delivered at its first attempt: its record in p done:<day> (written for
 -- the whole call below), its order to free
 local function done_add(sid, id, order, record)
-  local ms = tonumber(sid_ms(sid))
-  if ms < day_from or ms >= day_to then
-    local day = math.floor(ms / DAY_MS)
-    day_from, day_to, day_key = day * DAY_MS, (day + 1) * DAY_MS, p .. 'done:' .. day
+  local ms = sid_ms(sid)
+  if #ms ~= #day_from or #ms ~= #day_to or ms < day_from or ms >= day_to then
+    local day = math.floor(tonumber(ms) / DAY_MS)
+    day_from, day_to = string.format('%.0f', day * DAY_MS), string.format('%.0f', (day + 1) * DAY_MS)
+    day_key = p .. 'done:' .. day
   end
   local dk = day_key
   local l = done_later[dk]
@@ -484,9 +487,14 @@ if left > 0 and redis.call('EXISTS', p .. 'qn') == 1 then
     if given then
       given = false
       local base = fixed + 3
+      -- the entries come in the stream's order (the dispatcher's XRANGE): once one is
+      -- after the cursor, so are the rest, and no more ids are parsed to compare (two
+      -- tonumber an entry were a twentieth of a delivery's work: docs/performance.md)
+      local past = not cur
       for i = 0, ngiven - 1 do
         local a = base + 4 * i
-        if not cur or not sid_at_or_before(ARGV[a], cur) then
+        if not past then past = not sid_at_or_before(ARGV[a], cur) end
+        if past then
           local j = #sids + 1
           sids[j], ords[j], qs[j], ids[j] = ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3]
         end
@@ -601,7 +609,7 @@ if left > 0 and redis.call('EXISTS', p .. 'qn') == 1 then
     if not more then break end
   end
   if #bnames > 0 then
-    local args = {}
+    local args = {'', BUSY_TABLE}
     for _, o in ipairs(bnames) do
       args[#args + 1] = o
       args[#args + 1] = bset[o]

@@ -116,7 +116,8 @@ end
 --                was leased or spilled), n = entries consumed in all
 --   p qn         hash: queue -> its entries after the cursor
 --   p busy       hash: order key -> the one event of that order not settled (no list), or
---                '+' when p o:<order> lists them (head first); absent when none is
+--                '+' when p o:<order> lists them (head first); absent when none is. And
+--                one field of its own, '' (no order key is empty): BUSY_TABLE below
 --   p done:<day> hash: event id -> the outcome of a stream event delivered at its first
 --                attempt ("<settled ms>\t<attempts>\t<status>\t<attempt json>\t<error>"),
 --                day = the entry's ms / 86400000; expires retention after that day
@@ -126,6 +127,14 @@ end
 --                p busy entry and are found with EXISTS until p v3 exists
 --   p v3         string: this shard holds no list of version 2 (set by the lease once no
 --                event could head one: none due, none leased but stream entries)
+-- BUSY_TABLE: the value of p busy's field '', longer than Redis' hash-max-listpack-value
+-- (64 by default), written with every lease's HSET of the orders it took. A hash holding
+-- such a value is a hash table, and stays one while the field is there: p busy holds the
+-- orders of every event in flight (a lease call adds up to 128 and looks each up), and in
+-- a listpack every lookup and every field added scans it whole (about 4,000 instructions
+-- an event, a twentieth of a delivery: docs/performance.md). The field costs one entry.
+local BUSY_TABLE = 'keeps this hash a hash table (a value over 64 bytes): it is looked up by ' ..
+  'field for every event in flight (pixrelay)'
 -- the ms of a stream entry id ("<ms>-<seq>"), as text
 local function sid_ms(sid)
   return string.sub(sid, 1, (string.find(sid, '-', 1, true) or (#sid + 1)) - 1)
