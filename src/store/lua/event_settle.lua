@@ -557,6 +557,12 @@ if left > 0 and redis.call('EXISTS', p .. 'qn') == 1 then
       end
       local env, account, host = parts[1], parts[2], parts[3]
       local b = bstate[order]
+      -- (the account's secrets kept with the queue's parts: no key named per event)
+      local sec = parts[4]
+      if not sec and b == false then
+        sec = secrets(env, account)
+        parts[4] = sec
+      end
       if b == false and want_of(env, account, host) > 0 then
         busy_set(order, id)
         if not batch_first then batch_first = sid end
@@ -565,7 +571,7 @@ if left > 0 and redis.call('EXISTS', p .. 'qn') == 1 then
         local n = #out
         local f = fs[j]
         out[n + 1], out[n + 2], out[n + 3] = sid, f and f[2] or '', f and f[4] or ''
-        out[n + 4], out[n + 5] = '', secrets(env, account)
+        out[n + 4], out[n + 5] = '', sec
         took(env, account, host, 1)
       elseif spilled < SPILL_MAX and (b or others_can_go(q)) then
         local f = fs[j] or stream_entry(p, sid)
