@@ -11,7 +11,6 @@
 #include "pixrelay/core/mem.h"
 #include "pixrelay/core/metrics.h"
 
-#include <hiredis/adapters/libevent.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -409,12 +408,14 @@ void rds_connect_now(struct node *n)
 	n->ac = ac;
 	n->connected = 0;
 	n->ready = 0;
-	redisLibeventAttach(ac, r->base);
-	if (n->role == ROLE_SUB && event_base_get_npriorities(r->base) > 1) {
-		/* announcements first: when one arrives together with a request,
-		 * the request must not be served from what it announces as stale */
-		redisLibeventEvents *e = ac->ev.data;
-		event_priority_set(e->rev, 0);
+	{
+		struct rds_evio *e = rds_evio_attach(ac, r->base);
+
+		if (n->role == ROLE_SUB && event_base_get_npriorities(r->base) > 1)
+			/* announcements first: when one arrives together with a
+			 * request, the request must not be served from what it
+			 * announces as stale */
+			event_priority_set(e->rev, 0);
 	}
 	redisAsyncSetConnectCallback(ac, on_connect);
 	redisAsyncSetDisconnectCallback(ac, on_disconnect);

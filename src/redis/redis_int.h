@@ -55,6 +55,15 @@ enum after {
 
 /* One connection to one Redis node. Nodes are freed only with their client,
  * so a command may keep pointing at one. */
+/* evio.c: a connection's events on the loop (hiredis' libevent adapter,
+ * reading on while bytes wait). */
+struct rds_evio {
+	redisAsyncContext *ac;
+	struct event *rev, *wev;
+	int reading, gone; /* in its read callback; cleaned up meanwhile */
+};
+struct rds_evio *rds_evio_attach(redisAsyncContext *ac, struct event_base *base);
+
 struct node {
 	struct rds *r;
 	enum role role;
