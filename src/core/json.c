@@ -42,7 +42,7 @@ static long hex4(const char *p)
 static int check_shape(const char *s, size_t len, char *err, size_t errlen)
 {
 	int depth = 0, in_str = 0;
-	const char *quote = NULL; /* the next '"' at or after i, once looked for */
+	const char *quote = NULL; /* the next '"' at or after i (s + len: none), once looked for */
 
 	for (size_t i = 0; i < len; i++) {
 		char c;
@@ -55,9 +55,14 @@ static int check_shape(const char *s, size_t len, char *err, size_t errlen)
 			const char *bs;
 			size_t stop;
 
-			if (!quote || quote < s + i)
+			if (!quote || quote < s + i) {
 				quote = memchr(s + i, '"', len - i);
-			stop = quote ? (size_t)(quote - s) : len;
+				/* none: the end stands for it, not looked for again
+				 * (an unclosed string of escapes would be quadratic) */
+				if (!quote)
+					quote = s + len;
+			}
+			stop = (size_t)(quote - s);
 			bs = memchr(s + i, '\\', stop - i);
 			if (bs)
 				stop = (size_t)(bs - s);

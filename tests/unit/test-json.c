@@ -5,6 +5,7 @@
 #include <stdarg.h>
 
 #include <stdlib.h>
+#include <time.h>
 
 /* A growing text buffer for the large bodies below. */
 struct text {
@@ -167,6 +168,29 @@ int main(void)
 	CHECK_STR(err, "invalid JSON: NUL byte in body");
 	CHECK_INT(json_parse_object("{\"a\":\"x\0", 8, &v, err, sizeof(err)), -1);
 	CHECK_STR(err, "invalid JSON: NUL byte in body");
+	/* a string never closed, of escapes only: refused, and the first pass
+	 * over it stays linear (each escape once looked for the next quote
+	 * again over the whole rest: 2 MiB took 17 s, 16 MiB would take
+	 * minutes; linear, it is milliseconds) */
+	{
+		size_t size = 16u << 20;
+		char *big = malloc(size);
+		struct timespec t0, t1;
+		double secs;
+
+		if (!big)
+			abort();
+		memcpy(big, "{\"a\":\"", 6);
+		for (size_t i = 6; i + 1 < size; i += 2)
+			memcpy(big + i, "\\n", 2);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		CHECK_INT(json_parse_object(big, size, &v, err, sizeof(err)), -1);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+		CHECK(strncmp(err, "invalid JSON: ", 14) == 0);
+		CHECK(secs < 5.0);
+		free(big);
+	}
 	/* an escaped quote does not close a string: the brackets after it are
 	 * still inside it, and a \u0000 after it is still seen */
 	CHECK_INT(parses("{\"a\":\"\\\"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\"}", err), 0);
