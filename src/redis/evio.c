@@ -6,7 +6,8 @@
  * for a lease: 256 of about 1.3 KiB) took some twenty turns of the loop,
  * each also running every delivery that finished meanwhile: 18-28 ms for a
  * reply Redis wrote in one, during which the destinations' slots emptied
- * (docs/performance.md). A wakeup now reads at most EVIO_READS_MAX times. */
+ * (docs/performance.md). A wakeup now reads on through a reply under way,
+ * EVIO_READS_MAX times at most. */
 #include "redis_int.h"
 
 #include "pixrelay/core/mem.h"
@@ -15,6 +16,13 @@
 #include <sys/ioctl.h>
 
 #define EVIO_READS_MAX 64 /* reads of 16 KiB per wakeup: 1 MiB at most */
+
+/* Whether the reader holds part of a reply (hiredis 0.14's redisReader:
+ * bytes not parsed yet, or a nested reply begun). */
+static int reply_under_way(const redisReader *r)
+{
+	return r && (r->pos < r->len || r->ridx >= 0);
+}
 
 static void on_readable(evutil_socket_t fd, short what, void *arg)
 {
@@ -28,7 +36,11 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
 		int waiting = 0;
 
 		redisAsyncHandleRead(e->ac);
-		if (e->gone || ioctl(fd, FIONREAD, &waiting) < 0 || waiting <= 0)
+		/* on only through a reply under way: between replies the loop
+		 * gets its turn, so the subscription's connection (read first,
+		 * node.c) is still heard before the next reply of another */
+		if (e->gone || !reply_under_way(e->ac->c.reader) ||
+		    ioctl(fd, FIONREAD, &waiting) < 0 || waiting <= 0)
 			break;
 	}
 	e->reading = 0;
