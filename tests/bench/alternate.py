@@ -122,35 +122,29 @@ def run(b, binary, sink_bin, work, rounds, secs):
     return out
 
 
-def report(rounds):
-    """The rounds as tables, and the medians of their ratios."""
+def table(rounds, what, us, bull_us, rps, bull_rps, targets):
+    """One phase's rounds (keys of its figures in each round) and the
+    medians of their ratios to the raw RPUSH and to BullMQ."""
     med = lambda f: median([f(r) for r in rounds])
     print()
-    print("Alternating rounds (each round's phases back to back, each relay on a redis-server of its own; "
-          "a drain delivers what the ingest before it left):")
-    print()
-    print("| round (order) | raw RPUSH | ingest: pixrelay | BullMQ | pixrelay / raw | pixrelay / BullMQ | "
-          "rate / BullMQ's |")
+    print("| round (order) | raw RPUSH | %s: pixrelay | BullMQ | pixrelay / raw | pixrelay / BullMQ | "
+          "rate / BullMQ's |" % what)
     print("|---|---|---|---|---|---|---|")
     for i, r in enumerate(rounds):
         print("| %d (%s) | %.1f µs | %.1f µs, %.0f/s | %.1f µs, %.0f/s | %.2f× | %.2f× | %.2f× |" % (
-            i + 1, ", ".join(r["order"]), r["raw_us"], r["pix_us"], r["pix_rps"], r["bull_us"],
-            r["bull_rps"], r["pix_us"] / r["raw_us"], r["pix_us"] / r["bull_us"],
-            r["pix_rps"] / r["bull_rps"]))
-    print("| **median** | %.1f µs | %.1f µs | %.1f µs | **%.2f×** (≤ 3×) | **%.2f×** (≤ 0.5×) | %.2f× (≥ 2×) |" % (
-        med(lambda r: r["raw_us"]), med(lambda r: r["pix_us"]), med(lambda r: r["bull_us"]),
-        med(lambda r: r["pix_us"] / r["raw_us"]), med(lambda r: r["pix_us"] / r["bull_us"]),
-        med(lambda r: r["pix_rps"] / r["bull_rps"])))
+            i + 1, ", ".join(r["order"]), r["raw_us"], r[us], r[rps], r[bull_us], r[bull_rps],
+            r[us] / r["raw_us"], r[us] / r[bull_us], r[rps] / r[bull_rps]))
+    print("| **median** | %.1f µs | %.1f µs | %.1f µs | **%.2f×** (%s) | **%.2f×** (%s) | %.2f× (%s) |" % (
+        med(lambda r: r["raw_us"]), med(lambda r: r[us]), med(lambda r: r[bull_us]),
+        med(lambda r: r[us] / r["raw_us"]), targets[0], med(lambda r: r[us] / r[bull_us]), targets[1],
+        med(lambda r: r[rps] / r[bull_rps]), targets[2]))
+
+
+def report(rounds):
+    """The rounds as tables, ingest's and the drain's."""
     print()
-    print("| round | raw RPUSH | drain: pixrelay | BullMQ | pixrelay / raw | pixrelay / BullMQ | "
-          "rate / BullMQ's |")
-    print("|---|---|---|---|---|---|---|")
-    for i, r in enumerate(rounds):
-        print("| %d | %.1f µs | %.1f µs, %.0f/s | %.1f µs, %.0f/s | %.2f× | %.2f× | %.2f× |" % (
-            i + 1, r["raw_us"], r["pix_drain_us"], r["pix_drain_rps"], r["bull_drain_us"],
-            r["bull_drain_rps"], r["pix_drain_us"] / r["raw_us"], r["pix_drain_us"] / r["bull_drain_us"],
-            r["pix_drain_rps"] / r["bull_drain_rps"]))
-    print("| **median** | %.1f µs | %.1f µs | %.1f µs | **%.2f×** (≤ 2.5×) | **%.2f×** (≤ 0.25×) | %.2f× (≥ 4×) |" % (
-        med(lambda r: r["raw_us"]), med(lambda r: r["pix_drain_us"]), med(lambda r: r["bull_drain_us"]),
-        med(lambda r: r["pix_drain_us"] / r["raw_us"]), med(lambda r: r["pix_drain_us"] / r["bull_drain_us"]),
-        med(lambda r: r["pix_drain_rps"] / r["bull_drain_rps"])))
+    print("Alternating rounds (each round's phases back to back, each relay on a redis-server of its own; "
+          "a drain delivers what the ingest before it left):")
+    table(rounds, "ingest", "pix_us", "bull_us", "pix_rps", "bull_rps", ("≤ 3×", "≤ 0.5×", "≥ 2×"))
+    table(rounds, "drain", "pix_drain_us", "bull_drain_us", "pix_drain_rps", "bull_drain_rps",
+          ("≤ 2.5×", "≤ 0.25×", "≥ 4×"))
