@@ -53,10 +53,8 @@ enum after {
  * one is an error (rslot_parse_error refuses it), never a host cut short. */
 #define NODE_HOST_MAX 256
 
-/* One connection to one Redis node. Nodes are freed only with their client,
- * so a command may keep pointing at one. */
 /* evio.c: a connection's events on the loop (hiredis' libevent adapter,
- * reading on while bytes wait). */
+ * reading on through a reply under way). */
 struct rds_evio {
 	redisAsyncContext *ac;
 	struct event *rev, *wev;
@@ -64,6 +62,8 @@ struct rds_evio {
 };
 struct rds_evio *rds_evio_attach(redisAsyncContext *ac, struct event_base *base);
 
+/* One connection to one Redis node. Nodes are freed only with their client,
+ * so a command may keep pointing at one. */
 struct node {
 	struct rds *r;
 	enum role role;

@@ -557,13 +557,10 @@ if left > 0 and redis.call('EXISTS', p .. 'qn') == 1 then
       end
       local env, account, host = parts[1], parts[2], parts[3]
       local b = bstate[order]
-      -- (the account's secrets kept with the queue's parts: no key named per event)
-      local sec = parts[4]
-      if not sec and b == false then
-        sec = secrets(env, account)
-        parts[4] = sec
-      end
       if b == false and want_of(env, account, host) > 0 then
+        -- (the account's secrets kept with the queue's parts: no key named per event)
+        local sec = parts[4] or secrets(env, account)
+        parts[4] = sec
         busy_set(order, id)
         if not batch_first then batch_first = sid end
         batch_last = sid
