@@ -1,15 +1,16 @@
 /* bankcharges: a charge created at the account's bank: the account's
  * connection looked up (cached), the id reserved, PUT /cob/{txid} through
- * bankapi.c, the bank's answer checked (a BR Code that decodes), the charge
- * stored with it. The store parts are charges.c's; the HTTP shape is
+ * bankapi.c, the bank's answer checked against the charge (pix/cobcheck.c),
+ * the charge stored with it. The store parts are charges.c's; the HTTP shape is
  * api_charges.c's. */
 #include "pixrelay/relay/bankcharges.h"
 
 #include "pixrelay/core/json.h"
 #include "pixrelay/core/log.h"
 #include "pixrelay/core/mem.h"
+#include "pixrelay/core/metrics.h"
 #include "pixrelay/pix/bankcreds.h"
-#include "pixrelay/pix/brcode.h"
+#include "pixrelay/pix/cobcheck.h"
 #include "pixrelay/relay/bankapi.h"
 #include "pixrelay/store/accounts.h"
 #include "pixrelay/store/banks.h"
@@ -115,14 +116,14 @@ static void on_cob(void *ud, long status, const char *body, const char *err)
 {
 	struct job *j = ud;
 	const struct bankcharges *b = j->b;
-	yajl_val v = NULL;
-	const char *code;
-	struct brcode_decoded d;
-	char why[1024], perr[128];
+	struct cobcheck_asked asked = {j->id, j->pix_key, j->in.amount, j->in.expiration};
+	char why[1024], *code = NULL;
+	size_t n;
 
 	if (status == 0 || status >= 500 || status == 429) {
 		log_warn("charge %s at the bank of %s: %s", j->id, j->creds.conn,
 			 err ? err : "the bank is unavailable");
+		metrics_bank_charge("unavailable");
 		snprintf(why, sizeof(why),
 			 "the bank did not answer: retry with the same externalID");
 		answer(j, BANKCHARGES_UNAVAILABLE, why, NULL);
@@ -133,6 +134,7 @@ static void on_cob(void *ud, long status, const char *body, const char *err)
 		 * (after one fresh token) or their scope; the id stays reserved */
 		bankapi_refusal(why, sizeof(why), "charge", status, body);
 		log_error("charge %s at the bank of %s: %s", j->id, j->creds.conn, why);
+		metrics_bank_charge("unavailable");
 		credentials_refused(why, sizeof(why), j->creds.conn,
 				    "retry with the same externalID");
 		answer(j, BANKCHARGES_UNAVAILABLE, why, NULL);
@@ -140,25 +142,26 @@ static void on_cob(void *ud, long status, const char *body, const char *err)
 	}
 	if (status != 200 && status != 201) {
 		bankapi_refusal(why, sizeof(why), "charge", status, body);
+		metrics_bank_charge("refused");
 		charges_unreserve(b->r, b->cfg, j->account, j->in.external_id);
 		answer(j, BANKCHARGES_REFUSED, why, NULL);
 		return;
 	}
-	if (!body || json_parse_object(body, strlen(body), &v, perr, sizeof(perr)) < 0 ||
-	    !(code = YAJL_GET_STRING(json_get(v, "pixCopiaECola"))) ||
-	    brcode_decode(code, &d, perr, sizeof(perr)) < 0 || !d.location.ptr) {
-		log_error("charge %s at the bank of %s: the cob's answer has no BR Code that "
-			  "decodes with a location",
-			  j->id, j->creds.conn);
-		yajl_tree_free(v);
-		answer(j, BANKCHARGES_UNAVAILABLE,
-		       "the bank's answer had no BR Code pixrelay could read; retry with the same "
-		       "externalID",
-		       NULL);
+	/* what the payer will pay must be what the merchant asked: a cob of
+	 * another key, amount or txid is no answer (the id stays reserved: a
+	 * retry puts the same cob again) */
+	n = (size_t)snprintf(why, sizeof(why), "the bank's answer does not match the charge: ");
+	if (cobcheck_answer(&asked, body, body ? strlen(body) : 0, &code, why + n,
+			    sizeof(why) - n) != 0) {
+		log_error("charge %s at the bank of %s: %s", j->id, j->creds.conn, why);
+		metrics_bank_charge("mismatch");
+		snprintf(why + strlen(why), sizeof(why) - strlen(why), "; nothing was stored");
+		answer(j, BANKCHARGES_UNAVAILABLE, why, NULL);
 		return;
 	}
+	metrics_bank_charge("created");
 	charges_create_at(b->r, b->cfg, j->env, j->account, &j->in, j->id, code, on_stored, j);
-	yajl_tree_free(v);
+	free(code);
 }
 
 static void on_reserved(void *ud, int result, const char *json, const char *err)

@@ -135,6 +135,7 @@ class Base(BankCase):
         # whatever a test did to the bank, the next one finds it well
         self.bank.up()
         self.bank.slow(0)
+        self.bank.forge_cob = None
         self.bank.token_ttl = 3600
         self.assertEqual(self.bank.take_violations(), [])
 
@@ -392,6 +393,52 @@ class Failures(Base):
         self.assertEqual(self.calls_since(mark), [(TOKEN, 200), (PUT_COB, 400), (PUT_COB, 400)])
         got = self.bank.take_violations()
         self.assertEqual([(v.kind, v.endpoint, v.status) for v in got], [("rule", PUT_COB, 400)] * 2)
+
+
+class Answers(Base):
+    """The bank's answer to PUT /cob is the charge, or no charge is made."""
+
+    def mismatches(self):
+        r = self.px.request("GET", "/metrics")
+        m = re.search(r'^pixrelay_bank_charges_total\{result="mismatch"\} (\d+)', r.body.decode(), re.M)
+        return int(m.group(1)) if m else 0
+
+    def test_an_answer_that_is_not_the_charge_is_refused(self):
+        for kind in ("key", "amount", "location", "txid", "chave", "valor", "expiracao"):
+            ext = "forged-%s-%d" % (kind, random.randrange(10 ** 9))
+            before = self.charge_ids()
+            seen = self.mismatches()
+            mark = len(self.bank.log)
+            self.bank.forge_cob = kind
+            r = self.create(amount=1500, expiration=3600, externalID=ext)
+            [txid] = self.cob_txids(mark)
+            cob = self.bank.cob(txid)
+            why = {
+                "key": "pixCopiaECola: it carries a Pix key (26.01); a charge's code carries only its location",
+                "amount": "pixCopiaECola: its amount (54) is 0.01, the charge's 15.00",
+                "location": "pixCopiaECola: its location (26.25) qr.fraude.example/qr/v2/%s is not the cob's "
+                            "loc.location %s" % (cob["location"].rsplit("/", 1)[1], cob["location"]),
+                "txid": "txid: %s, not the charge's %s" % (txid[:-1] + ("A" if txid[-1] != "A" else "B"), txid),
+                "chave": "chave: not the connection's Pix key",
+                "valor": "valor.original: 0.01, not the charge's 15.00",
+                "expiracao": "calendario.expiracao: 60, not the charge's 3600",
+            }[kind]
+            message = "the bank's answer does not match the charge: %s" % why
+            self.assertEqual(error_of(r), (503, message + "; nothing was stored"), kind)
+            self.assertEqual(r.header("Retry-After"), "5")
+            # nothing stored; said in the log; counted
+            self.assertEqual(self.charge_ids(), before, kind)
+            r = self.px.request("GET", "/v1/charge/pix/" + txid, headers=auth(self.key))
+            self.assertEqual(r.status, 404, kind)
+            wait_for(lambda: "charge %s at the bank of %s: %s" % (txid, self.conn["id"], message) in self.px.log(),
+                     what="the refusal in the log")
+            self.assertEqual(self.mismatches(), seen + 1, kind)
+            # the id stays reserved: a bank that answers right then gives that charge
+            self.bank.forge_cob = None
+            c = self.charge(1500, expiration=3600, externalID=ext)
+            self.assertEqual(c["id"], txid, kind)
+            self.assertEqual(c["brCode"], self.bank.cob(txid)["pixCopiaECola"], kind)
+        self.assertEqual(self.bank.violations, [])
 
 
 class Tokens(Base):

@@ -29,6 +29,11 @@ their refunds, and sends the standard's webhook over mutual TLS.
 
   Failure knobs and what happened:
     bank.down(seconds=None, mode="refuse" | "503" | "close"), bank.up()
+    bank.forge_cob = "key" | "amount" | "location" | "txid" | "chave" | "valor" | "expiracao" | None
+        PUT /cob answers a cob other than the one it made (and keeps): its
+        pixCopiaECola with another key in 26.01, or R$ 0,01 in 54, or another
+        location than loc.location; or another txid, chave, valor.original or
+        calendario.expiracao. The answer still keeps the schema.
     bank.slow(seconds, duration=None)
     bank.token_ttl = 1; bank.revoke_tokens()
     bank.calls["PUT /cob/{txid}"], bank.log, bank.handshake_failures,
@@ -103,15 +108,18 @@ def _tlv(tag, value):
     return "%s%02d%s" % (tag, len(value), value)
 
 
-def br_code_dynamic(location, valor, name, city):
+def br_code_dynamic(location, valor, name, city, key=None):
     """The pixCopiaECola of an immediate charge: a dynamic BR Code, single
     use (01 = 12), whose field 26 holds the GUI br.gov.bcb.pix and, in 25,
     the location URL without its scheme; 62/05 is "***"; the amount (54)
-    is written unless it is zero. ValueError when a field does not fit."""
+    is written unless it is zero. key: a Pix key in 26.01 as well (no
+    charge's code has one: a forgery). ValueError when a field does not
+    fit."""
     if "://" in location or len(location) > 77:
         raise ValueError("a BR Code location is a URL without a scheme of at most 77 characters")
+    account = _tlv("00", "br.gov.bcb.pix") + (_tlv("01", key) if key else "") + _tlv("25", location)
     text = (_tlv("00", "01") + _tlv("01", "12")
-            + _tlv("26", _tlv("00", "br.gov.bcb.pix") + _tlv("25", location))
+            + _tlv("26", account)
             + _tlv("52", "0000") + _tlv("53", "986")
             + (_tlv("54", valor) if float(valor) > 0 else "")
             + _tlv("58", "BR") + _tlv("59", _ascii(name, 25)) + _tlv("60", _ascii(city, 15))
@@ -253,6 +261,7 @@ class TestBank:
         self.calls = collections.Counter()
         self.handshake_failures = []
 
+        self.forge_cob = None
         self._down_until = None    # monotonic deadline, math.inf, or None
         self._down_mode = None
         self._slow = 0.0
@@ -753,7 +762,36 @@ class TestBank:
                 cob["revisions"].append(self._cob_view(cob, with_pix=False))
                 cob["asked"] = asked
                 cob["revisao"] += 1
-            return 201, self._cob_view(cob, with_pix=False)
+            return 201, self._forged(self._cob_view(cob, with_pix=False))
+
+    def _forged(self, view):
+        """The cob as forge_cob alters it in PUT /cob's answer."""
+        kind = self.forge_cob
+        location = view["loc"]["location"]
+        if kind is None:
+            return view
+        if kind in ("key", "amount", "location"):
+            valor = "0.01" if kind == "amount" else view["valor"]["original"]
+            key = "outra-chave@fraude.example" if kind == "key" else None
+            if kind == "key":
+                location = location[:99 - 18 - 4 - len(key) - 4]  # field 26 holds 99 characters
+            if kind == "location":
+                location = "qr.fraude.example/qr/v2/" + location.rsplit("/", 1)[1]
+            view["pixCopiaECola"] = br_code_dynamic(location, valor, self.merchant_name, self.merchant_city,
+                                                    key=key)
+            if kind == "key":
+                view["loc"]["location"] = view["location"] = location
+        elif kind == "txid":
+            view["txid"] = view["txid"][:-1] + ("A" if view["txid"][-1] != "A" else "B")
+        elif kind == "chave":
+            view["chave"] = "outra-chave@fraude.example"
+        elif kind == "valor":
+            view["valor"] = {"original": "0.01"}
+        elif kind == "expiracao":
+            view["calendario"]["expiracao"] = 60
+        else:
+            raise ValueError("forge_cob: no such forgery %r" % kind)
+        return view
 
     def _op_get_cob(self, params, values, body):
         with self._lock:
