@@ -30,7 +30,9 @@ static const char usage_bank[] =
     "       pixrelay bank notifications ID --env ENV [--limit N] [--json]\n"
     "       pixrelay bank credentials ID --env ENV --api-url URL --token-url URL\n"
     "                             --client-id ID --client-secret-file FILE --cert FILE\n"
-    "                             --key FILE [--bank-ca FILE] [--json]\n"
+    "                             --key FILE [--bank-ca FILE] [--scope SCOPES]\n"
+    "                             [--api-header 'NAME: VALUE']... [--api-query KEY=VALUE]...\n"
+    "                             [--no-check] [--json]\n"
     "       pixrelay bank reconcile ID --env ENV [--since DURATION] [--json]\n"
     "       pixrelay bank report ID --env ENV [--date YYYY-MM-DD] [--json]\n"
     "       pixrelay bank register-webhook ID --env ENV [--json]\n\n"
@@ -52,7 +54,13 @@ static const char usage_bank[] =
     "credentials    the bank's API (OAuth2 client credentials over mutual TLS with\n"
     "               the merchant's certificate and key) for charges created at the\n"
     "               bank, refunds and the reconciliation; connect takes the same\n"
-    "               options. The client secret and the key are sealed with the\n"
+    "               options. They replace the connection's earlier ones, and are\n"
+    "               kept only once the bank gave a token for them (--no-check: kept\n"
+    "               untried). --scope: the OAuth2 scopes asked for (default \"cob.write\n"
+    "               pix.read pix.write webhook.read webhook.write\"; \"\" asks none);\n"
+    "               --api-header, --api-query (each up to 8 times): sent on every\n"
+    "               call of the bank's API, not the token's (an application key).\n"
+    "               The client secret, the key and the extras are sealed with the\n"
     "               credentials key (credentials-key-file, made when missing).\n"
     "reconcile      asks the bank now for the Pix it received since the last\n"
     "               reconciliation (or --since) and takes those its webhook missed.\n"
@@ -97,6 +105,20 @@ static const char *str(yajl_val v, const char *key)
 	return s ? s : "-";
 }
 
+/* A line of `label` and the names of `list`, when it has any (their
+ * values are secrets: never shown). */
+static void print_names(const char *label, yajl_val list)
+{
+	if (!YAJL_IS_ARRAY(list) || list->u.array.len == 0)
+		return;
+	printf("%s", label);
+	for (size_t i = 0; i < list->u.array.len; i++) {
+		const char *n = YAJL_GET_STRING(list->u.array.values[i]);
+		printf("%s%s", i ? ", " : "", n ? n : "-");
+	}
+	printf(" (values sealed)\n");
+}
+
 static void print_connection(yajl_val c)
 {
 	yajl_val ca = json_get(c, "clientCa");
@@ -113,6 +135,10 @@ static void print_connection(yajl_val c)
 		if (YAJL_IS_OBJECT(cert))
 			printf("  certificate  %s, until %s\n", str(cert, "subject"),
 			       str(cert, "notAfter"));
+		if (YAJL_GET_STRING(json_get(api, "scope")))
+			printf("  scope        %s\n", str(api, "scope"));
+		print_names("  API headers  ", json_get(api, "extraHeaders"));
+		print_names("  API query    ", json_get(api, "extraQuery"));
 		if (YAJL_IS_OBJECT(health)) {
 			printf("  API health   last token %s, last call %s\n",
 			       str(health, "lastTokenAt"), str(health, "lastCallAt"));
@@ -299,6 +325,10 @@ int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 					   {"cert", required_argument, NULL, 'C'},
 					   {"key", required_argument, NULL, 'K'},
 					   {"bank-ca", required_argument, NULL, 'B'},
+					   {"scope", required_argument, NULL, 'O'},
+					   {"api-header", required_argument, NULL, 'H'},
+					   {"api-query", required_argument, NULL, 'Q'},
+					   {"no-check", no_argument, NULL, 'N'},
 					   {"register-webhook", no_argument, NULL, 'R'},
 					   CLI_OPT_JSON,
 					   CLI_OPT_END};
@@ -334,25 +364,20 @@ int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 			url_token = 1;
 			break;
 		case 'A':
-			api.api_url = optarg;
-			break;
 		case 'T':
-			api.token_url = optarg;
-			break;
 		case 'I':
-			api.client_id = optarg;
-			break;
 		case 'S':
-			api.secret_file = optarg;
-			break;
 		case 'C':
-			api.cert_file = optarg;
-			break;
 		case 'K':
-			api.key_file = optarg;
-			break;
 		case 'B':
-			api.bank_ca_file = optarg;
+		case 'O':
+		case 'H':
+		case 'Q':
+		case 'N':
+			/* the bank's API options, by their long name */
+			for (const struct option *o = lo; o->name; o++)
+				if (o->val == opt)
+					cli_bank_api_option(&api, o->name, optarg);
 			break;
 		case 'R':
 			register_hook = 1;
@@ -463,6 +488,14 @@ int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 		if (cli_bank_api_read(cmd, &api, &creds) < 0) {
 			free(pem);
 			return 2;
+		}
+		/* credentials the bank refuses are not kept (nor connected) */
+		snprintf(creds.conn, sizeof(creds.conn), "%s", id ? id : "new");
+		if (cli_bank_api_try(cmd, cfg, &api, &creds,
+				     id ? "nothing was kept" : "nothing was connected") < 0) {
+			bank_creds_wipe(&creds);
+			free(pem);
+			return 1;
 		}
 		if (cli_credentials_key(cmd, cfg, 1, &skey) < 0) {
 			bank_creds_wipe(&creds);

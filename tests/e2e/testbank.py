@@ -20,6 +20,18 @@ their refunds, and sends the standard's webhook over mutual TLS.
   PUT/GET /pix/{e2eid}/devolucao/{id}, PUT/GET/DELETE /webhook/{chave}; and
   POST /oauth/token (form grant_type=client_credentials[&scope=...]).
 
+  As banks bend the standard:
+    bank.require_scope = True     a token request without scope= is refused
+                                  (400 invalid_scope)
+    bank.app_key = ("query" | "header", NAME, VALUE)
+                                  every API call (not the token's) without
+                                  that query parameter or header is refused
+                                  (403 AcessoNegado), as a bank's gateway
+                                  that wants an application key does
+    bank.token_requests           each token request: {"scope": the form's
+                                  scope or None, "target": its path and
+                                  query, "headers": its headers}
+
   The money side, as the tests drive it:
     pix = bank.pay(txid, valor=None, info=None, when=None)   settle a cob
     pix = bank.pay_key("5.00", chave=None, txid=None, ...)   a Pix to the key itself
@@ -262,6 +274,9 @@ class TestBank:
         self.handshake_failures = []
 
         self.forge_cob = None
+        self.require_scope = False
+        self.app_key = None
+        self.token_requests = []
         self._down_until = None    # monotonic deadline, math.inf, or None
         self._down_mode = None
         self._slow = 0.0
@@ -647,11 +662,16 @@ class TestBank:
             known = self._clients.get(cid) or self._clients.get(raw_id)
         if known is None or not (_same(known[0], secret) or _same(known[0], raw_secret)):
             return fail(401, "invalid_client", "unknown client or wrong secret", challenge)
+        with self._lock:
+            self.token_requests.append({"scope": form.get("scope"), "target": h.path,
+                                        "headers": dict(h.headers)})
         if "grant_type" not in form:
             return fail(400, "invalid_request", "grant_type is missing")
         if form["grant_type"] != "client_credentials":
             return fail(400, "unsupported_grant_type", "only client_credentials")
         allowed = known[1]
+        if self.require_scope and not form.get("scope", "").strip():
+            return fail(400, "invalid_scope", "this bank wants the scopes asked for")
         asked = set(form["scope"].split()) if form.get("scope", "").strip() else set(allowed)
         if not asked <= allowed:
             return fail(400, "invalid_scope", "not granted to this client: " + " ".join(sorted(asked - allowed)))
@@ -700,6 +720,21 @@ class TestBank:
             return self._send(h, 405, problem_body(r), {"Allow": ", ".join(methods(template))}, problem=True)
         op = OPERATIONS[(method, template)]
         headers = {}
+        if self.app_key is not None:
+            # the gateway before the API: its application key, then the
+            # request as the spec has it (without that parameter)
+            where, name, value = self.app_key
+            if where == "query":
+                q = urllib.parse.parse_qs(query, keep_blank_values=True)
+                got = q.pop(name, [])
+                got = got[0] if len(got) == 1 else None
+                query = urllib.parse.urlencode(q, doseq=True)
+            else:
+                got = h.headers.get(name)
+            if got is None or not _same(got, value):
+                r = Refusal(403, "AcessoNegado", "Acesso Negado",
+                            "the application key (%s %s) is missing or wrong" % (where, name))
+                return self._send(h, 403, problem_body(r, op.prefix), problem=True)
         try:
             self._authorize(h, spec_operation(method, template))
             values, obj = check_request(method, template, params, query, h.headers.get("Content-Type"), body)

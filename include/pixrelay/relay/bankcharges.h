@@ -34,7 +34,7 @@ enum bankcharges_result {
 
 struct cache;
 struct bankapi;
-struct seal_key;
+struct seal_keyfile;
 
 /* What creating a charge needs; borrowed for the process's life. */
 struct bankcharges {
@@ -42,7 +42,7 @@ struct bankcharges {
 	struct cache *cache;
 	const struct config *cfg;
 	struct bankapi *bankapi;
-	const struct seal_key *key; /* opens the connections' credentials; NULL: none */
+	struct seal_keyfile *keys; /* opens the connections' credentials (looked for at need) */
 };
 
 /* Create a charge for `account` from a validated request, at its bank when

@@ -64,6 +64,8 @@ struct banks_conn {
 	 * opens them */
 	struct banks_stored_creds {
 		char *api_url, *token_url, *client_id, *client_secret, *cert, *key, *bank_ca;
+		char *scope;	       /* NULL: none asked */
+		char *headers, *query; /* sealed; NULL: none */
 	} api;
 };
 void banks_conn_deinit(struct banks_conn *c);
