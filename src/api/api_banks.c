@@ -428,10 +428,10 @@ static void on_connected(void *ud, int result, const char *json, const char *err
 
 void api_handle_bank_connect(struct http_req *req)
 {
-	static const char *const allowed = "pixKey, auth, clientCa";
+	static const char *const allowed = "pixKey, auth, clientCa, default";
 	struct app *app = app_of(req);
 	struct api_caller *c = req->auth;
-	yajl_val body = NULL, key, auth, ca;
+	yajl_val body = NULL, key, auth, ca, def;
 	enum banks_auth mode;
 	char err[512];
 	struct certcheck *cc = NULL;
@@ -442,7 +442,8 @@ void api_handle_bank_connect(struct http_req *req)
 	}
 	for (size_t i = 0; i < body->u.object.len; i++) {
 		const char *k = body->u.object.keys[i];
-		if (strcmp(k, "pixKey") && strcmp(k, "auth") && strcmp(k, "clientCa")) {
+		if (strcmp(k, "pixKey") && strcmp(k, "auth") && strcmp(k, "clientCa") &&
+		    strcmp(k, "default")) {
 			char echo[JSON_ECHO_MAX + 1];
 
 			http_reply_error(req, 400, "unknown field '%s'; allowed: %s",
@@ -453,6 +454,11 @@ void api_handle_bank_connect(struct http_req *req)
 	key = json_get(body, "pixKey");
 	auth = json_get(body, "auth");
 	ca = json_get(body, "clientCa");
+	def = json_get(body, "default");
+	if (def && !YAJL_IS_TRUE(def) && !YAJL_IS_FALSE(def) && !YAJL_IS_NULL(def)) {
+		http_reply_error(req, 400, "default: must be true or false");
+		goto done;
+	}
 	if (!key || !YAJL_IS_STRING(key)) {
 		http_reply_error(req, 400, "pixKey: %s",
 				 key ? "must be a string"
@@ -488,7 +494,8 @@ void api_handle_bank_connect(struct http_req *req)
 		goto done;
 	}
 	banks_connect(app->rds, app->cfg, c->key.env, c->account, key->u.string, mode,
-		      mode == BANKS_MTLS ? ca->u.string : NULL, on_connected, req);
+		      mode == BANKS_MTLS ? ca->u.string : NULL, def && YAJL_IS_TRUE(def),
+		      on_connected, req);
 done:
 	yajl_tree_free(body);
 }

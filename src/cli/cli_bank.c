@@ -22,7 +22,7 @@
 
 static const char usage_bank[] =
     "usage: pixrelay bank connect --env ENV [--account ID] [--chave KEY]\n"
-    "                             (--client-ca FILE | --url-token) [--json]\n"
+    "                             (--client-ca FILE | --url-token) [--default] [--json]\n"
     "                             [API options of credentials [--register-webhook]]\n"
     "       pixrelay bank list --env ENV [--account ID] [--json]\n"
     "       pixrelay bank show ID --env ENV [--json]\n"
@@ -45,6 +45,9 @@ static const char usage_bank[] =
     "               proxy); --url-token: a random token in the URL instead, for\n"
     "               banks without mTLS, printed this once. With the bank's API\n"
     "               options, --register-webhook registers that URL at the bank.\n"
+    "               The account's charges go to its only connection in ENV, or to\n"
+    "               the one marked --default: its Pix key on their BR Code, or its\n"
+    "               bank's API when it has credentials.\n"
     "list           the connections of the account, or of the environment.\n"
     "show           one connection (never a secret); with API credentials, what\n"
     "               the bank holds as its webhook; its last call from the bank.\n"
@@ -123,9 +126,9 @@ static void print_connection(yajl_val c)
 {
 	yajl_val ca = json_get(c, "clientCa");
 
-	printf("%s  %s  %s  account %s  %s\n", str(c, "id"), str(c, "pixKey"),
+	printf("%s  %s  %s  account %s  %s%s\n", str(c, "id"), str(c, "pixKey"),
 	       strcmp(str(c, "auth"), "mtls") == 0 ? "mutual TLS" : "URL token", str(c, "account"),
-	       str(c, "createdAt"));
+	       str(c, "createdAt"), YAJL_IS_TRUE(json_get(c, "default")) ? "  default" : "");
 	printf("  webhook URL  %s\n", str(c, "webhookUrl"));
 	if (YAJL_IS_OBJECT(json_get(c, "api"))) {
 		yajl_val api = json_get(c, "api"), cert = json_get(api, "certificate");
@@ -283,6 +286,40 @@ static int keep_credentials(struct cli_call *k, const struct config *cfg,
 	return rc;
 }
 
+/* After `bank connect`: when the account now has several connections in
+ * env and none is its default, say that its charges are refused until one
+ * is (docs/banks.md, "The key on the QR"). k->json is kept. */
+static void say_charging(struct cli_call *k, const struct config *cfg, enum env env,
+			 const char *account)
+{
+	struct cli_call l = *k;
+	yajl_val v = NULL, list;
+	char err[128];
+	size_t n = 0, marked = 0;
+
+	l.json = NULL;
+	l.done = 0;
+	banks_list(l.r, cfg, env, account, cli_call_done, &l);
+	cli_call_wait(&l);
+	if (l.result == 0 && l.json &&
+	    json_parse_object(l.json, strlen(l.json), &v, err, sizeof(err)) == 0) {
+		list = json_get(v, "connections");
+		for (size_t i = 0; YAJL_IS_ARRAY(list) && i < list->u.array.len; i++) {
+			n++;
+			marked += YAJL_IS_TRUE(json_get(list->u.array.values[i], "default"));
+		}
+	}
+	if (n > 1 && marked == 0)
+		fprintf(
+		    stderr,
+		    "pixrelay bank connect: the account has %zu bank connections in %s and none "
+		    "is its default: its charges are refused (409) until one is (pixrelay bank "
+		    "update ID --default)\n",
+		    n, env_name(env));
+	yajl_tree_free(v);
+	free(l.json);
+}
+
 /* After `bank connect --register-webhook`: register the webhookUrl of the
  * connection just made (its JSON in k->json, kept) at the bank. 1 when the
  * bank took it; 0 with the problem printed. */
@@ -330,11 +367,12 @@ int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 					   {"api-query", required_argument, NULL, 'Q'},
 					   {"no-check", no_argument, NULL, 'N'},
 					   {"register-webhook", no_argument, NULL, 'R'},
+					   {"default", no_argument, NULL, 'D'},
 					   CLI_OPT_JSON,
 					   CLI_OPT_END};
 	struct cli_args a;
 	const char *verb, *pix_key = NULL, *ca_path = NULL, *id;
-	int opt, rc, url_token = 0, register_hook = 0, registered = 0;
+	int opt, rc, url_token = 0, register_hook = 0, registered = 0, is_default = 0;
 	long limit = 20;
 	char *end = NULL, *pem = NULL, acct[32] = "", err[256];
 	enum env env;
@@ -381,6 +419,9 @@ int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 			break;
 		case 'R':
 			register_hook = 1;
+			break;
+		case 'D':
+			is_default = 1;
 			break;
 		case 'l':
 			limit = strtol(optarg, &end, 10);
@@ -446,11 +487,9 @@ int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 			}
 			certcheck_free(cc);
 		}
-	} else if (pix_key || ca_path || url_token) {
-		fprintf(stderr,
-			"pixrelay bank %s: --chave, --client-ca and --url-token are "
-			"for connect\n",
-			verb);
+	} else if (pix_key || ca_path || url_token || is_default) {
+		fprintf(stderr, "pixrelay bank %s: %s for connect\n", verb,
+			is_default ? "--default is" : "--chave, --client-ca and --url-token are");
 		return 2;
 	}
 	with_api = cli_bank_api_given(&api) || strcmp(verb, "credentials") == 0;
@@ -517,8 +556,8 @@ int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 		}
 		if (strcmp(verb, "connect") == 0)
 			banks_connect(call.r, cfg, env, acct, pix_key,
-				      ca_path ? BANKS_MTLS : BANKS_URL_TOKEN, pem, cli_call_done,
-				      &call);
+				      ca_path ? BANKS_MTLS : BANKS_URL_TOKEN, pem, is_default,
+				      cli_call_done, &call);
 		else if (strcmp(verb, "list") == 0)
 			banks_list(call.r, cfg, env, acct, cli_call_done, &call);
 		else if (strcmp(verb, "show") == 0)
@@ -561,6 +600,8 @@ int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 				       registered ? "Registered" : "Register", pix_key,
 				       url_token ? "; it carries the token, shown only this once"
 						 : "");
+			if (strcmp(verb, "connect") == 0)
+				say_charging(&call, cfg, env, acct);
 			rc = register_hook && !registered ? 1 : 0;
 			break;
 		case BANKS_NOT_FOUND:

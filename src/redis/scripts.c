@@ -63,6 +63,8 @@ static const char *const names[SCRIPT_COUNT] = {
 	[SCRIPT_EVENT_GET] = "event_get",
 	[SCRIPT_EVENT_AFTER] = "event_after",
 	[SCRIPT_STREAM_TRIM] = "stream_trim",
+	[SCRIPT_BANK_DEFAULT] = "bank_default",
+	[SCRIPT_ACCOUNT_CHARGING] = "account_charging",
 };
 /* clang-format on */
 

@@ -32,6 +32,8 @@ struct job {
 	struct bank_creds creds;
 	char pix_key[80];
 	char id[32];
+	int platform;	  /* the environment's platform account */
+	char own_key[80]; /* the account's own (random) key */
 };
 
 static char *dup_str(const char *s)
@@ -207,17 +209,90 @@ static void on_connection(void *ud, int result, const struct banks_conn *c, cons
 	charges_reserve(j->b->r, j->b->cfg, j->env, j->account, &j->in, on_reserved, j);
 }
 
+/* The charge made here, its static BR Code for `pix_key`. */
+static void create_here(struct job *j, const char *pix_key)
+{
+	charges_create(j->b->r, j->b->cfg, j->env, j->account, &j->in, pix_key, j->cb, j->ud);
+	job_free(j);
+}
+
+/* Where the charge goes, once the account's charging connection is known
+ * (docs/banks.md, "The key on the QR"): its bank when it has API
+ * credentials; else a static BR Code of its Pix key. Without one: 409 when
+ * it has several none of which is the default; in production, only the
+ * platform account may use the pix-key setting, and no other charge is
+ * made that no bank would receive; the sandbox keeps pix-key, or the
+ * account's own key. */
+static void charge_by(struct job *j, const char *via, const char *key, const char *bank_api)
+{
+	const struct config *cfg = j->b->cfg;
+	char why[512];
+
+	if (bank_api[0]) {
+		banks_get(j->b->r, cfg, bank_api, on_connection, j);
+		return;
+	}
+	if (strcmp(via, BANKS_VIA_MANY) == 0) {
+		snprintf(why, sizeof(why),
+			 "the account has several bank connections in %s and none is its "
+			 "default: mark the one its charges go to (pixrelay bank update ID "
+			 "--default; pixrelay bank list --env %s --account %s lists them)",
+			 env_name(j->env), env_name(j->env), j->account);
+		answer(j, BANKCHARGES_NO_CHARGING, why, NULL);
+		return;
+	}
+	if (strcmp(via, BANKS_VIA_NONE) != 0) {
+		create_here(j, key);
+		return;
+	}
+	if (j->env == ENV_PRODUCTION && !(j->platform && cfg->pix_key[0])) {
+		snprintf(why, sizeof(why),
+			 "no bank would receive this charge's Pix: the account has no bank "
+			 "connection in production; connect the bank of its Pix key first "
+			 "(pixrelay bank connect --env production --account %s --chave KEY ..., or "
+			 "POST /v1/bank/connections; docs/banks.md)%s",
+			 j->account, j->platform ? " or set pix-key" : "");
+		answer(j, BANKCHARGES_NO_CHARGING, why, NULL);
+		return;
+	}
+	if (!cfg->pix_key[0] && !j->own_key[0]) {
+		answer(j, -1, NULL, "the account has no Pix key");
+		return;
+	}
+	create_here(j, cfg->pix_key[0] ? cfg->pix_key : j->own_key);
+}
+
+static void on_charging(void *ud, int result, const struct banks_charging *ch, const char *err)
+{
+	struct job *j = ud;
+
+	if (result != 0) {
+		answer(j, -1, NULL, err);
+		return;
+	}
+	charge_by(j, ch->via, ch->key, ch->bank_api);
+}
+
 static void on_account(void *ud, int result, const struct accounts_info *info, const char *err)
 {
 	struct job *j = ud;
 
-	if (result == 0 && info->env == j->env && info->bank_api[0]) {
-		banks_get(j->b->r, j->b->cfg, info->bank_api, on_connection, j);
+	if (result < 0) {
+		answer(j, -1, NULL, err);
 		return;
 	}
-	/* no connected bank (or the lookup failed: charges_create says why) */
-	charges_create(j->b->r, j->b->cache, j->b->cfg, j->env, j->account, &j->in, j->cb, j->ud);
-	job_free(j);
+	if (result != 0 || info->env != j->env) {
+		answer(j, -1, NULL, "the account has no Pix key");
+		return;
+	}
+	j->platform = info->platform;
+	snprintf(j->own_key, sizeof(j->own_key), "%s", info->pix_key);
+	if (!info->charge_via[0]) {
+		/* a record of a version before the charging connection */
+		banks_charging(j->b->r, j->b->cfg, j->env, j->account, on_charging, j);
+		return;
+	}
+	charge_by(j, info->charge_via, info->charge_key, info->bank_api);
 }
 
 void bankcharges_create(const struct bankcharges *b, enum env env, const char *account,

@@ -141,6 +141,7 @@ static int valid_id(const char *id)
 /* A connection's stored fields, borrowed. */
 struct fields {
 	const char *id, *account, *env, *pix_key, *auth, *client_ca, *created_ms, *last_call_ms;
+	const char *is_default;
 	const char *api_url, *token_url, *client_id, *cert, *bank_ca;
 	const char *api_scope, *api_header_names, *api_query_names;
 	/* its reconciliation (bank_recon_done) */
@@ -165,6 +166,7 @@ static void fields_of(const redisReply *h, struct fields *f)
 	f->client_ca = or_empty(rds_hash_field(h, "client_ca"));
 	f->created_ms = or_empty(rds_hash_field(h, "created_ms"));
 	f->last_call_ms = or_empty(rds_hash_field(h, "last_call_ms"));
+	f->is_default = or_empty(rds_hash_field(h, "default"));
 	f->api_url = or_empty(rds_hash_field(h, "api_url"));
 	f->token_url = or_empty(rds_hash_field(h, "token_url"));
 	f->client_id = or_empty(rds_hash_field(h, "client_id"));
@@ -280,6 +282,9 @@ static void render(yajl_gen g, const struct config *cfg, const struct fields *f,
 	json_str(g, f->pix_key);
 	json_str(g, "auth");
 	json_str(g, f->auth);
+	/* the account's charges go to it when it is its only connection */
+	json_str(g, "default");
+	json_bool(g, f->is_default && strcmp(f->is_default, "1") == 0);
 	json_str(g, "webhookUrl");
 	json_str(g, url);
 	json_str(g, "clientCa");
@@ -477,12 +482,13 @@ done:
 }
 
 void banks_connect(struct rds *r, const struct config *cfg, enum env env, const char *account,
-		   const char *pix_key, enum banks_auth auth, const char *client_ca, store_fn cb,
-		   void *ud)
+		   const char *pix_key, enum banks_auth auth, const char *client_ca, int is_default,
+		   store_fn cb, void *ud)
 {
 	struct call *c = call_new(r, cfg, env, account, NULL, cb, ud);
 	int shard = ks_shard_of(account);
 	char idx[KS_KEY_MAX], acct[KS_KEY_MAX], kp[KS_KEY_MAX], created[32];
+	char sp[KS_PREFIX_MAX], channel[KS_KEY_MAX];
 	char max[16], token[BANKS_TOKEN_LEN + 1] = "", sha[65] = "";
 	struct fields f;
 	yajl_gen g;
@@ -513,17 +519,24 @@ void banks_connect(struct rds *r, const struct config *cfg, enum env env, const 
 			    .client_ca = client_ca ? client_ca : "",
 			    .created_ms = created,
 			    .last_call_ms = "",
+			    .is_default = is_default ? "1" : "",
 			    .api_url = ""};
 	g = json_gen_new();
 	render(g, cfg, &f, auth == BANKS_URL_TOKEN ? token : NULL);
 	c->json = gen_take(g);
 	mem_wipe(token, sizeof(token));
+	ks_shard_prefix(sp, sizeof(sp), cfg->prefix, shard);
+	ks_invalidation_channel(channel, sizeof(channel), cfg->prefix);
 	{
-		const char *argv[13] = {c->key,	     idx,	    acct,    c->id,
-					account,     env_name(env), pix_key, auth_name(auth),
-					f.client_ca, sha,	    created, max,
-					kp};
-		rds_script(r, on_connected, c, SCRIPT_BANK_CONNECT, 3, 13, argv, NULL);
+		const char *argv[16] = {c->key,	     idx,
+					acct,	     c->id,
+					account,     env_name(env),
+					pix_key,     auth_name(auth),
+					f.client_ca, sha,
+					created,     max,
+					kp,	     is_default ? "1" : "",
+					sp,	     channel};
+		rds_script(r, on_connected, c, SCRIPT_BANK_CONNECT, 3, 16, argv, NULL);
 	}
 }
 

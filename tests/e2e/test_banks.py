@@ -28,7 +28,7 @@ import urllib.parse
 import bcb
 import certs
 from bankcase import CREATE, BankCase, unique, valor_of
-from harness import (ModuleStack, Pixrelay, Redis, Workdir, acct_key, auth, check_exit, free_port,
+from harness import (ModuleStack, Pixrelay, Redis, Workdir, acct_key, auth, check_exit, connect_bank, free_port,
                      init_platforms, new_ulid, rkey, start_stack, store_account, wait_for)
 
 UNAUTHENTICATED = "not authenticated as the bank of this connection"
@@ -155,6 +155,9 @@ class Env(ModuleStack):
         # a second sandbox account, stored as test_charges.py does, without a
         # postbackUrl: its events are recorded and delivered nowhere
         cls.quiet, cls.quiet_key = cls.store_account("Quiet")
+        # the connection the platform account's charges go to, whatever
+        # others the tests make (docs/banks.md, "The key on the QR")
+        cls.charging = connect_bank(cls.px, env="sandbox", default=True)
         cls.certs = os.path.join(cls.wd.path, "certs")
 
     @classmethod
@@ -1177,7 +1180,7 @@ class MutualTls(Base):
                 ({"pixKey": "a@b.co", "auth": "token"}, 400, 'auth: must be "mtls" or "url-token"'),
                 ({"pixKey": "a@b.co"}, 400, 'auth: must be "mtls" or "url-token"'),
                 ({"pixKey": "a@b.co", "auth": "url-token", "hmac": "x"}, 400,
-                 "unknown field 'hmac'; allowed: pixKey, auth, clientCa"),
+                 "unknown field 'hmac'; allowed: pixKey, auth, clientCa, default"),
                 ({"pixKey": "mtls@loja.com.br", "auth": "url-token"}, 409,
                  "pixKey: connected already by " + self.conn["id"])]:
             r = self.px.request("POST", CONNECTIONS, body=body, headers=auth(self.key))

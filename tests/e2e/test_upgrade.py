@@ -6,7 +6,8 @@ import json
 import time
 import unittest
 
-from harness import Pixrelay, Redis, Workdir, auth, rkey, shard_of, new_ulid, wait_for
+from harness import (Pixrelay, Redis, Workdir, acct_key, auth, connect_bank, rkey, shard_of, new_ulid,
+                     store_account, wait_for)
 from sink import Sink
 
 
@@ -137,6 +138,55 @@ class Upgrade(unittest.TestCase):
         finally:
             px.stop()
             sink.close()
+            redis.stop()
+            wd.cleanup()
+
+
+    def test_bank_connections_of_the_previous_version(self):
+        """An account's record as the previous version left it (no charge_via:
+        it knew no charging connection) with the connections it made: its
+        charges find the charging connection at once (docs/banks.md, "The key
+        on the QR")."""
+        wd = Workdir()
+        redis = Redis(wd.path).start()
+        px = Pixrelay(wd.path, redis).start()
+
+        def as_before(account, conns):
+            redis.cmd("HDEL", acct_key("sandbox", account), "charge_via", "charge_key")
+            for c in conns:
+                redis.cmd("HDEL", rkey("bank:", c["id"]), "default")
+
+        def charge(key):
+            return px.request("POST", "/v1/charge/pix/create", body={"amount": 700}, headers=auth(key))
+
+        def key_of(code):
+            return json.loads(px.cli("brcode", "decode", code).stdout)["merchantAccount"]["key"]
+
+        try:
+            px.wait_ready()
+            px.cli("init")
+            # one connection: its key, no longer the account's own
+            one, one_key = store_account(redis, px, "Uma")
+            c = connect_bank(px, "sandbox", one, chave="uma@loja.example")
+            as_before(one, [c])
+            r = charge(one_key)
+            self.assertEqual(r.status, 200, r)
+            self.assertEqual(key_of(r.json["data"]["brCode"]), "uma@loja.example")
+            self.assertEqual(redis.cmd("HGET", acct_key("sandbox", one), "charge_via"), c["id"])
+            # two, none marked: which one is not guessed
+            two, two_key = store_account(redis, px, "Duas")
+            cs = [connect_bank(px, "sandbox", two, chave="d%d@loja.example" % i) for i in range(2)]
+            as_before(two, cs)
+            self.assertEqual(charge(two_key).status, 409)
+            # none (store_account writes what the previous version read): its own key
+            none, none_key = store_account(redis, px, "Nenhuma")
+            r = charge(none_key)
+            self.assertEqual(r.status, 200, r)
+            self.assertEqual(key_of(r.json["data"]["brCode"]),
+                             redis.cmd("HGET", acct_key("sandbox", none), "pix_key"))
+            self.assertEqual(redis.cmd("HGET", acct_key("sandbox", none), "charge_via"), "none")
+        finally:
+            px.stop()
             redis.stop()
             wd.cleanup()
 

@@ -153,12 +153,45 @@ int banks_check_pix_key(const char *key, char *err, size_t errlen);
 
 /* Connect a bank to `account` of `env` for Pix key `pix_key`: with the
  * trust list `client_ca` (PEM, already checked by certcheck_new) for
- * BANKS_MTLS, or with a new random URL token for BANKS_URL_TOKEN. json is
- * the connection with its "webhookUrl" to register at the bank, the token
- * in it (shown this once). cb runs once, later. */
+ * BANKS_MTLS, or with a new random URL token for BANKS_URL_TOKEN; with
+ * `is_default`, as the account's default connection in env (its charges go
+ * to it; no other connection of the account in env is the default then).
+ * json is the connection with its "webhookUrl" to register at the bank,
+ * the token in it (shown this once). cb runs once, later. */
 void banks_connect(struct rds *r, const struct config *cfg, enum env env, const char *account,
-		   const char *pix_key, enum banks_auth auth, const char *client_ca, store_fn cb,
-		   void *ud);
+		   const char *pix_key, enum banks_auth auth, const char *client_ca, int is_default,
+		   store_fn cb, void *ud);
+
+/* ---- the connection an account's charges go to ---- */
+
+/* An account's charging connection in an environment (docs/banks.md, "The
+ * key on the QR"): its only connection there, or the one of several marked
+ * default. Every change of its connections (connect, disconnect,
+ * credentials, the default) writes it into the account's record, which
+ * accounts_lookup reads: charge_via, charge_key, bank_api. */
+#define BANKS_VIA_NONE "none" /* charge_via: no connection in env */
+#define BANKS_VIA_MANY "many" /* charge_via: several, none marked default */
+
+struct banks_charging {
+	char via[BANKS_ID_MAX];	     /* the connection's id, BANKS_VIA_NONE or BANKS_VIA_MANY */
+	char key[80];		     /* its Pix key ("" for none and many) */
+	char bank_api[BANKS_ID_MAX]; /* its id when it has API credentials, else "" */
+};
+/* result 0 with ch (borrowed for the call), or -1 with err. */
+typedef void (*banks_charging_fn)(void *ud, int result, const struct banks_charging *ch,
+				  const char *err);
+/* Derive and write the charging connection of `account` of `env`, for a
+ * record written by a version before it (no charge_via): when it has
+ * several connections, none marked default, and its bank_api names one of
+ * them, that one becomes the default (its charges keep going there). cb
+ * runs once, later. */
+void banks_charging(struct rds *r, const struct config *cfg, enum env env, const char *account,
+		    banks_charging_fn cb, void *ud);
+/* Make connection `id` of `account` ("" = any account of env) the default
+ * of its account in env: its charges go to it. json is the connection as
+ * banks_show shows it; BANKS_NOT_FOUND when there is no such connection. */
+void banks_set_default(struct rds *r, const struct config *cfg, enum env env, const char *account,
+		       const char *id, store_fn cb, void *ud);
 
 /* The connection `id`, whoever owns it (for the receiver). */
 void banks_get(struct rds *r, const struct config *cfg, const char *id, banks_conn_fn cb, void *ud);
