@@ -23,13 +23,6 @@ end
 redis.call('HSET', KEYS[1], 'id', ARGV[1], 'account', ARGV[2], 'env', ARGV[3], 'pix_key', ARGV[4],
   'auth', ARGV[5], 'client_ca', ARGV[6], 'token_sha', ARGV[7], 'created_ms', ARGV[8])
 redis.call('ZADD', KEYS[2], ARGV[8], ARGV[1])
-if ARGV[11] == '1' then
-  for _, id in ipairs(ids) do
-    if redis.call('HGET', ARGV[10] .. id, 'env') == ARGV[3] then
-      redis.call('HDEL', ARGV[10] .. id, 'default')
-    end
-  end
-  redis.call('HSET', KEYS[1], 'default', '1')
-end
+if ARGV[11] == '1' then bank_mark_default(ARGV[12], ARGV[3], ARGV[2], ARGV[1]) end
 local ch = account_charging(ARGV[12], ARGV[3], ARGV[2], ARGV[13], false)
 return {'created', ch[1]}

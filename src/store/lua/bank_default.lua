@@ -13,11 +13,6 @@ end
 --@include charging
 local c = redis.call('HMGET', KEYS[1], 'account', 'env')
 if not c[1] or c[2] ~= ARGV[2] or (ARGV[3] ~= '' and c[1] ~= ARGV[3]) then return {} end
-for _, id in ipairs(redis.call('ZRANGE', ARGV[4] .. 'banks:' .. c[1], 0, -1)) do
-  if id ~= ARGV[1] and redis.call('HGET', ARGV[4] .. 'bank:' .. id, 'env') == ARGV[2] then
-    redis.call('HDEL', ARGV[4] .. 'bank:' .. id, 'default')
-  end
-end
-redis.call('HSET', KEYS[1], 'default', '1')
+bank_mark_default(ARGV[4], ARGV[2], c[1], ARGV[1])
 account_charging(ARGV[4], ARGV[2], c[1], ARGV[5], false)
 return redis.call('HGETALL', KEYS[1])

@@ -48,3 +48,15 @@ local function account_charging(p, env, account, channel, adopt)
   end
   return {via, key, api}
 end
+
+-- bank_mark_default: connection `id` of `account` becomes its default in `env`, and no
+-- other connection of the account in env is (`p` as above; it writes bank:<id> of the
+-- account's connections). The caller then derives the charging connection again.
+local function bank_mark_default(p, env, account, id)
+  for _, other in ipairs(redis.call('ZRANGE', p .. 'banks:' .. account, 0, -1)) do
+    if other ~= id and redis.call('HGET', p .. 'bank:' .. other, 'env') == env then
+      redis.call('HDEL', p .. 'bank:' .. other, 'default')
+    end
+  end
+  redis.call('HSET', p .. 'bank:' .. id, 'default', '1')
+end
