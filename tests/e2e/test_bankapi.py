@@ -402,8 +402,11 @@ class Failures(Base):
         # nothing reserved: the retry started afresh, with a new txid
         tried = self.cob_txids(mark)
         self.assertEqual(len(set(tried)), 2, tried)
-        # (the connection's own token first: tokens are kept per connection)
-        self.assertEqual(self.calls_since(mark), [(TOKEN, 200), (PUT_COB, 400), (PUT_COB, 400)])
+        # (the connection's own token, once: tokens are kept per connection;
+        # its first reconciliation may run meanwhile, and fetch it)
+        calls = [c for c in self.calls_since(mark) if not c[0].startswith("GET /pix")]
+        self.assertEqual([c for c in calls if c[0] != TOKEN], [(PUT_COB, 400), (PUT_COB, 400)])
+        self.assertLessEqual(calls.count((TOKEN, 200)), 1)
         got = self.bank.take_violations()
         self.assertEqual([(v.kind, v.endpoint, v.status) for v in got], [("rule", PUT_COB, 400)] * 2)
 
@@ -683,7 +686,9 @@ class AsBanksAre(Base):
         self.pay(c, path=self.env.hook_path(conn))
         r = self.refund(c["id"], key=key)
         self.assertEqual(r.status, 202, r)
-        self.assertTrue(self.bank.log[-1].path.endswith("?gw-dev-app-key=" + secret))
+        dev = [x for x in self.bank.log if x.endpoint == PUT_DEV][-1]
+        self.assertEqual(dev.path, "/api/v2/pix/%s/devolucao/D%s?gw-dev-app-key=%s"
+                         % (dev.path.split("/")[4], c["id"], secret))
         # never on the token's call
         for t in self.bank.token_requests:
             self.assertNotIn(secret, t["target"] + json.dumps(t["headers"]))
@@ -702,7 +707,8 @@ class AsBanksAre(Base):
         self.assertEqual((api["extraHeaders"], api["extraQuery"]), (["X-Developer-Application-Key"], []))
         c = self.charge(700, key=key)
         self.assertIsNotNone(self.bank.cob(c["id"]))
-        self.assertTrue(self.bank.log[-1].path.endswith("/cob/" + c["id"]))
+        put = [x for x in self.bank.log if x.endpoint == PUT_COB][-1]
+        self.assertEqual(put.path, "/api/v2/cob/" + c["id"])
         for t in self.bank.token_requests:
             self.assertNotIn(secret, t["target"] + json.dumps(t["headers"]))
         # shown by name, never by value
