@@ -50,11 +50,11 @@ static void print_run(const char *json)
 	if (json_parse_object(json, strlen(json), &v, err, sizeof(err)) < 0)
 		return;
 	until = YAJL_GET_STRING(json_get(v, "reconciledUntil"));
-	printf("%s  %s .. %s  %lld Pix listed in %lld page(s), %lld new (missed by the "
-	       "webhook), %lld refund(s) asked about\n",
+	printf("%s  %s .. %s  %lld Pix listed in %lld page(s): %lld new (missed by the "
+	       "webhook), %lld refused by the standard's schema; %lld refund(s) asked about\n",
 	       YAJL_GET_STRING(json_get(v, "connection")), YAJL_GET_STRING(json_get(v, "from")),
 	       YAJL_GET_STRING(json_get(v, "to")), num(v, "listed", NULL), num(v, "pages", NULL),
-	       num(v, "new", NULL), num(v, "refundsAsked", NULL));
+	       num(v, "new", NULL), num(v, "refused", NULL), num(v, "refundsAsked", NULL));
 	if (until)
 		printf("reconciled until %s\n", until);
 	else
