@@ -197,8 +197,9 @@ function reportView(r, hasApi) {
     ["Received (each Pix once)", count(r.pix.received, r.cents.received)],
     ["by the bank's webhook", count(r.pix.byWebhook, r.cents.byWebhook)],
     ["recovered by the reconciliation", count(r.pix.recovered, r.cents.recovered)],
+    ["Refused (not the standard: an event each)", count(r.pix.refused, r.cents.refused)],
+    ["Held by another connection", count(r.pix.heldElsewhere)],
     ["Heard again (duplicates)", count(r.pix.duplicates)],
-    ["Refused (not the standard)", count(r.pix.refused)],
   ];
   let why;
   if (r.complete) {
@@ -232,6 +233,9 @@ function reportView(r, hasApi) {
         ["DEVOLVIDO", String(r.refunds.DEVOLVIDO)],
         ["EM_PROCESSAMENTO", String(r.refunds.EM_PROCESSAMENTO)],
         ["NAO_REALIZADO", String(r.refunds.NAO_REALIZADO)],
+        ["of the MED (disputes)", h("span", { id: "report-med" },
+          r.refunds.med.DEVOLVIDO + " given back (" + money(r.refunds.med.cents) + "), " +
+          r.refunds.med.EM_PROCESSAMENTO + " under way")],
       ]))),
     h("h3", {}, "Recovered: the bank's webhook never brought these"),
     ids.length

@@ -37,8 +37,6 @@ struct hook {
 	struct bankpix_batch batch;
 	int simulated;
 	char conn[BANKS_ID_MAX];
-	size_t accepted;		     /* items that passed the schema */
-	char first_refusal[BANKPIX_ERR_MAX]; /* when none did */
 };
 
 static void hook_free(struct http_req *req)
@@ -124,19 +122,10 @@ static void on_received(void *ud, int result, const char *json, const char *err)
 		return;
 	}
 	dispatch_kick(app->dispatch, h->conn);
+	/* every item is recorded, the refused ones too (each an event): 200,
+	 * so that the bank does not send again what is taken */
 	if (!simulated)
-		metrics_bank_call(h->accepted || !h->first_refusal[0] ? "accepted" : "malformed");
-	if (!h->accepted && h->first_refusal[0]) {
-		/* nothing usable, each refusal logged all the same: 400 tells the
-		 * bank, naming the first */
-		char msg[BANKPIX_ERR_MAX + 64];
-
-		snprintf(msg, sizeof(msg), "every Pix of the notification was refused: %s",
-			 h->first_refusal);
-		hook_free(req);
-		http_reply_error(req, 400, "%s", msg);
-		return;
-	}
+		metrics_bank_call("accepted");
 	hook_free(req);
 	http_reply_data(req, 200, json, strlen(json));
 }
@@ -158,9 +147,6 @@ static void receive(struct http_req *req, const struct banks_conn *c)
 		return;
 	}
 	snprintf(h->conn, sizeof(h->conn), "%s", c->id);
-	h->accepted = h->batch.n;
-	if (h->batch.n == 0 && h->batch.nrefused > 0)
-		snprintf(h->first_refusal, sizeof(h->first_refusal), "%s", h->batch.refused[0].err);
 	for (size_t i = 0; i < h->batch.nrefused; i++)
 		log_warn("bank webhook %s: connection %s: refused %s", req->request_id, c->id,
 			 h->batch.refused[i].err);

@@ -50,11 +50,11 @@ static void print_run(const char *json)
 	if (json_parse_object(json, strlen(json), &v, err, sizeof(err)) < 0)
 		return;
 	until = YAJL_GET_STRING(json_get(v, "reconciledUntil"));
-	printf("%s  %s .. %s  %lld Pix listed in %lld page(s), %lld new (missed by the "
-	       "webhook), %lld refund(s) asked about\n",
+	printf("%s  %s .. %s  %lld Pix listed in %lld page(s): %lld new (missed by the "
+	       "webhook), %lld refused by the standard's schema; %lld refund(s) asked about\n",
 	       YAJL_GET_STRING(json_get(v, "connection")), YAJL_GET_STRING(json_get(v, "from")),
 	       YAJL_GET_STRING(json_get(v, "to")), num(v, "listed", NULL), num(v, "pages", NULL),
-	       num(v, "new", NULL), num(v, "refundsAsked", NULL));
+	       num(v, "new", NULL), num(v, "refused", NULL), num(v, "refundsAsked", NULL));
 	if (until)
 		printf("reconciled until %s\n", until);
 	else
@@ -88,9 +88,23 @@ static void print_report(const char *json)
 	       num(v, "outcomes", "amount_mismatch"), num(v, "outcomes", "no_txid"),
 	       num(v, "outcomes", "unknown_txid"), num(v, "pix", "duplicates"),
 	       num(v, "pix", "refused"));
+	if (num(v, "pix", "heldElsewhere"))
+		printf("held by another connection of the account: %lld (moved nothing here)\n",
+		       num(v, "pix", "heldElsewhere"));
 	printf("refunds: %lld DEVOLVIDO, %lld EM_PROCESSAMENTO, %lld NAO_REALIZADO\n",
 	       num(v, "refunds", "DEVOLVIDO"), num(v, "refunds", "EM_PROCESSAMENTO"),
 	       num(v, "refunds", "NAO_REALIZADO"));
+	{
+		yajl_val med = json_get(json_get(v, "refunds"), "med");
+		long long mc = num(med, "cents", NULL);
+
+		if (num(med, "DEVOLVIDO", NULL) + num(med, "EM_PROCESSAMENTO", NULL) +
+		    num(med, "NAO_REALIZADO", NULL))
+			printf("  of the MED (clawed back under a dispute): %lld DEVOLVIDO "
+			       "(R$ %lld.%02lld), %lld EM_PROCESSAMENTO, %lld NAO_REALIZADO\n",
+			       num(med, "DEVOLVIDO", NULL), mc / 100, mc % 100,
+			       num(med, "EM_PROCESSAMENTO", NULL), num(med, "NAO_REALIZADO", NULL));
+	}
 	printf("reconciled until %s\n", until ? until : "(never)");
 	list = json_get(v, "recoveredEndToEndIds");
 	if (YAJL_IS_ARRAY(list) && list->u.array.len) {

@@ -676,6 +676,44 @@ void json_write_value(yajl_gen g, yajl_val v)
 	}
 }
 
+/* A member of an object, for sorting them by name. */
+struct member {
+	const char *key;
+	yajl_val value;
+};
+
+static int member_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct member *)a)->key, ((const struct member *)b)->key);
+}
+
+void json_write_canonical(yajl_gen g, yajl_val v)
+{
+	if (YAJL_IS_OBJECT(v)) {
+		size_t n = v->u.object.len;
+		struct member *m = n ? mem_calloc(n, sizeof(*m)) : NULL;
+
+		for (size_t i = 0; i < n; i++)
+			m[i] = (struct member){v->u.object.keys[i], v->u.object.values[i]};
+		if (n > 1)
+			qsort(m, n, sizeof(*m), member_cmp);
+		yajl_gen_map_open(g);
+		for (size_t i = 0; i < n; i++) {
+			json_str(g, m[i].key);
+			json_write_canonical(g, m[i].value);
+		}
+		yajl_gen_map_close(g);
+		free(m);
+	} else if (YAJL_IS_ARRAY(v)) {
+		yajl_gen_array_open(g);
+		for (size_t i = 0; i < v->u.array.len; i++)
+			json_write_canonical(g, v->u.array.values[i]);
+		yajl_gen_array_close(g);
+	} else {
+		json_write_value(g, v);
+	}
+}
+
 void json_time_ms(yajl_gen g, const char *ms)
 {
 	char t[25];

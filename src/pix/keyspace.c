@@ -326,6 +326,12 @@ int ks_bank_recovered_key(char *out, size_t size, const char *prefix, int shard,
 	return in_shard(out, size, prefix, shard, "brec:%s:%s", id, day);
 }
 
+int ks_bank_elsewhere_key(char *out, size_t size, const char *prefix, int shard, const char *id,
+			  const char *day)
+{
+	return in_shard(out, size, prefix, shard, "bels:%s:%s", id, day);
+}
+
 /* ---- {<env>}: one environment ---- */
 
 void ks_env_taxids_key(char *out, size_t size, const char *prefix, enum env env)

@@ -426,7 +426,8 @@ static void on_page(void *ud, long status, const char *body, const char *err)
 		return;
 	}
 	bankpix_batch_keep_chave(&b, u->conn.pix_key);
-	u->stats.listed += (long)b.n;
+	u->stats.listed += (long)(b.n + b.nrefused);
+	u->stats.refused += (long)b.nrefused;
 	banks_receive(u->rc->q, &u->conn, "reconciliation", &b, on_page_taken, u);
 }
 
@@ -555,6 +556,8 @@ char *bankrecon_stats_json(const char *id, long long from_ms, long long to_ms,
 	json_int(g, st->listed);
 	json_str(g, "new");
 	json_int(g, st->fresh);
+	json_str(g, "refused");
+	json_int(g, st->refused);
 	json_str(g, "refundsAsked");
 	json_int(g, st->refunds);
 	json_str(g, "reconciledUntil");

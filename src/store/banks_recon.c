@@ -249,14 +249,31 @@ static long long day_count(const redisReply *h, const char *field)
 	return v ? strtoll(v, NULL, 10) : 0;
 }
 
+/* {"DEVOLVIDO": n, "EM_PROCESSAMENTO": n, "NAO_REALIZADO": n} of the day's
+ * fields <prefix><status in lower case>. */
+static void render_statuses(yajl_gen g, const redisReply *day, const char *prefix)
+{
+	static const char *const statuses[] = {"DEVOLVIDO", "EM_PROCESSAMENTO", "NAO_REALIZADO"};
+
+	for (size_t i = 0; i < sizeof(statuses) / sizeof(*statuses); i++) {
+		char field[40];
+
+		snprintf(field, sizeof(field), "%s%s", prefix, statuses[i]);
+		for (char *q = field; *q; q++)
+			if (*q >= 'A' && *q <= 'Z')
+				*q = (char)(*q - 'A' + 'a');
+		json_str(g, statuses[i]);
+		json_int(g, day_count(day, field));
+	}
+}
+
 static void on_report(void *ud, redisReply *reply, const char *err)
 {
 	static const char *const reasons[] = {"paid",		"heard_late",	"amount_mismatch",
 					      "charge_expired", "charge_paid",	"charge_refunded",
 					      "charge_failed",	"unknown_txid", "no_txid"};
-	static const char *const statuses[] = {"DEVOLVIDO", "EM_PROCESSAMENTO", "NAO_REALIZADO"};
 	struct report *rp = ud;
-	const redisReply *c, *day, *e2es;
+	const redisReply *c, *day, *e2es, *elsewhere;
 	long long rec_at, webhook, recovered;
 	char at[32];
 	yajl_gen g;
@@ -267,14 +284,16 @@ static void on_report(void *ud, redisReply *reply, const char *err)
 		rp->cb(rp->ud, -1, NULL, err ? err : "unexpected reply from bank_report");
 		goto done;
 	}
-	if (reply->elements != 4 || reply->element[0]->type != REDIS_REPLY_ARRAY ||
-	    reply->element[0]->elements != 5 || reply->element[2]->type != REDIS_REPLY_ARRAY) {
+	if (reply->elements != 6 || reply->element[0]->type != REDIS_REPLY_ARRAY ||
+	    reply->element[0]->elements != 5 || reply->element[2]->type != REDIS_REPLY_ARRAY ||
+	    reply->element[4]->type != REDIS_REPLY_ARRAY) {
 		rp->cb(rp->ud, BANKS_NOT_FOUND, NULL, NULL);
 		goto done;
 	}
 	c = reply->element[0];
 	day = reply->element[1];
 	e2es = reply->element[2];
+	elsewhere = reply->element[4];
 	rec_at =
 	    c->element[2]->type == REDIS_REPLY_STRING ? strtoll(c->element[2]->str, NULL, 10) : 0;
 	webhook = day_count(day, "webhook");
@@ -309,6 +328,8 @@ static void on_report(void *ud, redisReply *reply, const char *err)
 	json_int(g, day_count(day, "duplicate"));
 	json_str(g, "refused");
 	json_int(g, day_count(day, "refused"));
+	json_str(g, "heldElsewhere");
+	json_int(g, day_count(day, "elsewhere"));
 	json_close(g);
 	json_str(g, "cents");
 	json_open(g);
@@ -318,6 +339,8 @@ static void on_report(void *ud, redisReply *reply, const char *err)
 	json_int(g, day_count(day, "webhook_cents"));
 	json_str(g, "recovered");
 	json_int(g, day_count(day, "reconciliation_cents"));
+	json_str(g, "refused");
+	json_int(g, day_count(day, "refused_cents"));
 	json_close(g);
 	json_str(g, "outcomes");
 	json_open(g);
@@ -328,22 +351,48 @@ static void on_report(void *ud, redisReply *reply, const char *err)
 	json_close(g);
 	json_str(g, "refunds");
 	json_open(g);
-	for (size_t i = 0; i < sizeof(statuses) / sizeof(*statuses); i++) {
-		char field[40];
+	render_statuses(g, day, "refund_");
+	/* refunds of the MED, counted among the others too */
+	json_str(g, "med");
+	json_open(g);
+	render_statuses(g, day, "med_");
+	json_str(g, "cents");
+	json_int(g, day_count(day, "med_cents"));
+	json_str(g, "natures");
+	json_open(g);
+	for (size_t i = 0; i + 1 < day->elements; i += 2) {
+		const redisReply *f = day->element[i];
 
-		snprintf(field, sizeof(field), "refund_%s", statuses[i]);
-		for (char *q = field; *q; q++)
-			if (*q >= 'A' && *q <= 'Z')
-				*q = (char)(*q - 'A' + 'a');
-		json_str(g, statuses[i]);
-		json_int(g, day_count(day, field));
+		if (f->type == REDIS_REPLY_STRING && strncmp(f->str, "nature_", 7) == 0) {
+			json_str(g, f->str + 7);
+			json_int(g, day_count(day, f->str));
+		}
 	}
+	json_close(g);
+	json_close(g);
 	json_close(g);
 	json_str(g, "recoveredEndToEndIds");
 	json_open_array(g);
 	for (size_t i = 0; i < e2es->elements; i++)
 		if (e2es->element[i]->type == REDIS_REPLY_STRING)
 			json_str(g, e2es->element[i]->str);
+	json_close_array(g);
+	/* what this connection's bank sent that another connection held */
+	json_str(g, "heldElsewhere");
+	json_open_array(g);
+	for (size_t i = 0; i < elsewhere->elements; i++) {
+		const redisReply *e = elsewhere->element[i];
+		const char *sp = e->type == REDIS_REPLY_STRING ? strchr(e->str, ' ') : NULL;
+
+		if (!sp)
+			continue;
+		json_open(g);
+		json_str(g, "endToEndId");
+		json_strn(g, e->str, (size_t)(sp - e->str));
+		json_str(g, "connection");
+		json_str(g, sp + 1);
+		json_close(g);
+	}
 	json_close_array(g);
 	json_close(g);
 	buf = json_buf(g, &len);
@@ -394,7 +443,7 @@ void banks_report(struct rds *r, const struct config *cfg, enum env env, const c
 		  const char *id, const char *date, store_fn cb, void *ud)
 {
 	struct report *rp;
-	char bk[KS_KEY_MAX], dk[KS_KEY_MAX], rk[KS_KEY_MAX], most[16];
+	char bk[KS_KEY_MAX], dk[KS_KEY_MAX], rk[KS_KEY_MAX], ek[KS_KEY_MAX], most[16];
 	int shard = ks_shard_of(id);
 
 	if (strlen(id) != IDS_ULID_LEN + 4 || strncmp(id, "bnk_", 4) != 0 || shard < 0) {
@@ -413,10 +462,11 @@ void banks_report(struct rds *r, const struct config *cfg, enum env env, const c
 	ks_bank_key(bk, sizeof(bk), cfg->prefix, shard, id);
 	ks_bank_day_key(dk, sizeof(dk), cfg->prefix, shard, id, rp->day);
 	ks_bank_recovered_key(rk, sizeof(rk), cfg->prefix, shard, id, rp->day);
+	ks_bank_elsewhere_key(ek, sizeof(ek), cfg->prefix, shard, id, rp->day);
 	snprintf(most, sizeof(most), "%d", BANKS_REPORT_E2E_MAX);
 	{
-		const char *argv[6] = {bk, dk, rk, env_name(env), account ? account : "", most};
-		rds_script(r, on_report, rp, SCRIPT_BANK_REPORT, 3, 6, argv, NULL);
+		const char *argv[7] = {bk, dk, rk, ek, env_name(env), account ? account : "", most};
+		rds_script(r, on_report, rp, SCRIPT_BANK_REPORT, 4, 7, argv, NULL);
 	}
 }
 

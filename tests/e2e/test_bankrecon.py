@@ -279,6 +279,41 @@ class Reconciliation(unittest.TestCase):
         self.assertEqual(r.status, 404, r)
 
 
+    def test_a_pix_the_bank_lists_that_the_schema_refuses(self):
+        # nothing the bank reports is dropped: a Pix it lists that the
+        # standard's schema refuses is one event, counted once in the report
+        pix = self.bank.pay_key("3.10")
+        self.bank.garble(pix["endToEndId"], valor="3,10")
+        r = self.px.cli("bank", "reconcile", self.conn["id"], "--env", "sandbox", "--json")
+        run = json.loads(r.stdout)
+        self.assertGreaterEqual(run["listed"], 1)
+        self.assertGreaterEqual(run["refused"], 1)
+
+        def refused():
+            return [q.json for q in self.sink.requests("/account")
+                    if q.json["event"] == "EVENT:PIX_REFUSED"
+                    and q.json["data"]["endToEndId"] == pix["endToEndId"]]
+        [ev] = wait_for(refused, timeout=15, what="the refused Pix's event")
+        self.assertEqual(ev["data"], {"connection": self.conn["id"], "source": "reconciliation",
+                                      "endToEndId": pix["endToEndId"],
+                                      "reasons": ['pix[0].valor: must be 1 to 10 digits, a dot and 2 '
+                                                  'digits, like "110.00"'],
+                                      "item": dict(self.bank.pix(pix["endToEndId"]), valor="3,10")})
+        text = self.px.cli("bank", "reconcile", self.conn["id"], "--env", "sandbox").stdout
+        self.assertRegex(text, r"Pix listed in \d+ page\(s\): 0 new \(missed by the webhook\), [1-9]\d* "
+                               r"refused by the standard's schema")
+        time.sleep(QUIET)
+        self.assertEqual(len(refused()), 1)
+        day = time.strftime("%Y-%m-%d", time.gmtime(time.time() - 3 * 3600))
+        rep = self.px.request("GET", "/v1/bank/reconciliation?connection=%s&date=%s" % (self.conn["id"], day),
+                              headers=auth(self.key)).json["data"]
+        self.assertGreaterEqual(rep["pix"]["refused"], 1)
+        before = rep["pix"]["refused"]
+        self.reconcile_now()
+        rep = self.px.request("GET", "/v1/bank/reconciliation?connection=%s&date=%s" % (self.conn["id"], day),
+                              headers=auth(self.key)).json["data"]
+        self.assertEqual(rep["pix"]["refused"], before)
+
     def test_the_days_report_and_the_cli(self):
         path = "/report-%d" % time.time_ns()
         ch = self.charge(777, path)

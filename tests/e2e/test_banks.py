@@ -29,7 +29,7 @@ import bcb
 import certs
 from bankcase import CREATE, BankCase, unique, valor_of
 from harness import (ModuleStack, Pixrelay, Redis, Workdir, acct_key, auth, check_exit, free_port,
-                     init_platforms, new_ulid, rkey, start_stack, store_account, wait_for)
+                     init_platforms, new_ulid, rkey, shard_of, start_stack, store_account, wait_for)
 
 UNAUTHENTICATED = "not authenticated as the bank of this connection"
 CONNECTIONS = "/v1/bank/connections"
@@ -101,6 +101,12 @@ def metric(text, name, **labels):
         if m and m.group(1) == name and sorted((m.group(2) or "").split(",")) == want:
             return float(m.group(3))
     return 0.0
+
+
+def own_key(account, e2e, env="sandbox"):
+    """The key that holds a Pix taken once per environment, account and
+    endToEndId (in the account's shard)."""
+    return "pixrelay:{s%d}:bown:%s:%s:%s" % (shard_of(account), env, account, e2e)
 
 
 def make_intermediate(directory, root, name):
@@ -292,7 +298,7 @@ class Standard(Base):
         self.assertEqual((d["received"], d["accepted"], d["duplicates"], d["refused"]), (1, 1, 0, []))
         self.assertEqual(d["pix"], [{"endToEndId": ex2["endToEndId"], "outcome": "unmatched",
                                      "reason": "unknown_txid", "event": d["pix"][0]["event"],
-                                     "charge": None}])
+                                     "charge": None, "heldBy": None}])
         got = self.events("/account", 1, webhook_id=d["pix"][0]["event"])[0]
         self.assertEqual(got, {"id": d["pix"][0]["event"], "event": "EVENT:PIX_UNMATCHED",
                                "data": {"reason": "unknown_txid", "connection": conn["id"],
@@ -421,7 +427,7 @@ class UrlToken(Base):
         self.quiet_after(path, 0)
         self.assertEqual(self.get_charge(c["id"]), c)
         self.assertEqual(self.notifications(conn), [])
-        self.assertIsNone(self.redis.cmd("GET", rkey("bpix:", conn["id"]) + ":" + good["pix"][0]["endToEndId"]))
+        self.assertIsNone(self.redis.cmd("GET", own_key(self.account, good["pix"][0]["endToEndId"])))
         self.assertEqual(self.redis.cmd("LLEN", rkey("blog:", gone["id"])), 1)
         self.assertEqual(self.redis.cmd("LLEN", rkey("blog:", unknown)), 0)
         # the right token still works
@@ -447,7 +453,7 @@ class Matching(Base):
         evt = d["pix"][0]["event"]
         self.assertRegex(evt, r"^evt_[0-9A-Z]{26}$")
         self.assertEqual(d["pix"], [{"endToEndId": p["endToEndId"], "outcome": "paid", "reason": None,
-                                     "event": evt, "charge": c["id"]}])
+                                     "event": evt, "charge": c["id"], "heldBy": None}])
         got = self.events(path, 1)[0]
         shown = self.get_charge(c["id"])
         self.assertEqual(shown["status"], "PAID")
@@ -465,9 +471,10 @@ class Matching(Base):
         log = self.notifications(self.conn)[0]
         self.assertEqual(log, {"at": log["at"], "source": "webhook", "endToEndId": p["endToEndId"],
                                "txid": p["txid"], "amount": 12345, "outcome": "paid", "reason": None,
-                               "charge": c["id"], "event": evt})
-        self.assertEqual(self.redis.cmd("GET", rkey("bpix:", self.conn["id"]) + ":" + p["endToEndId"]),
-                         "paid  " + evt)
+                               "heldBy": None, "charge": c["id"], "event": evt})
+        # taken once per account, by this connection
+        self.assertEqual(self.redis.cmd("GET", own_key(self.account, p["endToEndId"])),
+                         "paid  %s %s" % (evt, self.conn["id"]))
         self.quiet_after(path, 1)
         return c, path
 
@@ -507,7 +514,7 @@ class Matching(Base):
         self.assertEqual(dict(zip(counts[::2], counts[1::2])),
                          {"webhook": "1", "no_txid": "1", "webhook_cents": "100"})
         # kept for the event retention (30 days by default)
-        for k in (day, rkey("bpix:", self.conn["id"]) + ":" + p["endToEndId"], rkey("blog:", self.conn["id"])):
+        for k in (day, own_key(self.account, p["endToEndId"]), rkey("blog:", self.conn["id"])):
             self.assertTrue(29 * 86400 < self.redis.cmd("TTL", k) <= 30 * 86400, k)
         self.assertEqual(self.redis.cmd("EXISTS", rkey("bday:", self.conn["id"]) + ":2020-09-10"), 0)
 
@@ -516,7 +523,7 @@ class Matching(Base):
         evt = d["pix"][0]["event"]
         self.assertEqual(d["pix"], [{"endToEndId": p["endToEndId"], "outcome": "unmatched",
                                      "reason": reason, "event": evt,
-                                     "charge": charge["id"] if charge else None}])
+                                     "charge": charge["id"] if charge else None, "heldBy": None}])
         got = self.events(path, 1, webhook_id=evt)[0]
         self.assertEqual(got, {"id": evt, "event": "EVENT:PIX_UNMATCHED",
                                "data": {"reason": reason, "connection": self.conn["id"],
@@ -586,7 +593,8 @@ class Matching(Base):
         d = self.send(self.conn, p)
         evt = d["pix"][0]["event"]
         self.assertEqual(d["pix"], [{"endToEndId": p["endToEndId"], "outcome": "paid",
-                                     "reason": "heard_late", "event": evt, "charge": c["id"]}])
+                                     "reason": "heard_late", "event": evt, "charge": c["id"],
+                                     "heldBy": None}])
         got = self.events(path, 2)[1]
         shown = self.get_charge(c["id"])
         self.assertEqual(shown["status"], "PAID")
@@ -640,13 +648,14 @@ class Deduplication(Base):
         self.assertEqual((d["received"], d["accepted"], d["duplicates"], d["refused"]), (2, 1, 1, []))
         evt = d["pix"][0]["event"]
         self.assertEqual(d["pix"], [
-            {"endToEndId": p["endToEndId"], "outcome": "paid", "reason": None, "event": evt, "charge": c["id"]},
+            {"endToEndId": p["endToEndId"], "outcome": "paid", "reason": None, "event": evt, "charge": c["id"],
+             "heldBy": None},
             {"endToEndId": p["endToEndId"], "outcome": "duplicate", "reason": None, "event": evt,
-             "charge": c["id"]}])
+             "charge": c["id"], "heldBy": None}])
         d = self.send(conn, p)
         self.assertEqual((d["received"], d["accepted"], d["duplicates"]), (1, 0, 1))
         self.assertEqual(d["pix"], [{"endToEndId": p["endToEndId"], "outcome": "duplicate", "reason": None,
-                                     "event": evt, "charge": c["id"]}])
+                                     "event": evt, "charge": c["id"], "heldBy": None}])
         # an unmatched one again: the first one's reason and event
         q = pix("1.00")
         first = self.send(conn, q)["pix"][0]
@@ -662,14 +671,182 @@ class Deduplication(Base):
                           (p["endToEndId"], "duplicate"), (q["endToEndId"], "unmatched"),
                           (q["endToEndId"], "duplicate")])
 
-    def test_the_same_pix_on_another_connection_is_another_pix(self):
-        # taken once per connection and endToEndId
+class OneTruth(Base):
+    """One Pix, one truth, per account: a Pix is taken once per environment,
+    account and endToEndId, whichever connection and source brings it
+    first; its refunds move the charge only through that connection."""
+
+    def report(self, conn, day):
+        r = self.px.request("GET", "/v1/bank/reconciliation?connection=%s&date=%s" % (conn["id"], day),
+                            headers=auth(self.key))
+        self.assertEqual(r.status, 200, r)
+        return r.json["data"]
+
+    def test_the_same_pix_through_another_connection_moves_nothing(self):
+        a, b = self.connect(), self.connect()
+        path = unique("onetruth")
+        c = self.charge(3000, path)
+        p = pix("30.00", c["id"], horario="2020-09-10T15:00:00Z")
+        da = self.send(a, p)
+        self.assertEqual(self.outcome(da), ("paid", None))
+        evt = da["pix"][0]["event"]
+        # the same Pix through b: a duplicate that says who holds it, no
+        # "paid twice" event, no money
+        before = self.balance()["balance"]
+        db = self.send(b, p)
+        self.assertEqual((db["accepted"], db["duplicates"]), (0, 1))
+        self.assertEqual(db["pix"], [{"endToEndId": p["endToEndId"], "outcome": "duplicate", "reason": None,
+                                      "event": evt, "charge": c["id"], "heldBy": a["id"]}])
+        self.send(b, p)  # and again: a repeat of b's bank now
+        self.assertEqual(self.events(path, 1)[0]["id"], evt)
+        self.quiet_after(path, 1)
+        self.assertEqual(self.account_events(b, p["endToEndId"]), [])
+        self.assertEqual(self.balance()["balance"], before)
+        log = self.notifications(b)
+        self.assertEqual([(e["outcome"], e["heldBy"]) for e in reversed(log)],
+                         [("duplicate", a["id"]), ("duplicate", a["id"])])
+        # a refund through b moves nothing; through a, the charge is refunded
+        back = dict(p, devolucoes=[refund("30.00", "DEVOLVIDO")])
+        self.send(b, back)
+        self.quiet_after(path, 1)
+        self.assertEqual(self.get_charge(c["id"])["status"], "PAID")
+        self.send(a, back)
+        got = self.events(path, 2)[1]
+        self.assertEqual((got["event"], got["data"]["status"]), ("EVENT:CHARGE_REFUND", "REFUNDED"))
+        # each connection's report lists what its bank sent, b's saying that
+        # a held it (once, however often b's bank repeats it)
+        ra, rb = self.report(a, "2020-09-10"), self.report(b, "2020-09-10")
+        self.assertEqual((ra["pix"]["received"], ra["pix"]["heldElsewhere"], ra["cents"]["received"]),
+                         (1, 0, 3000))
+        self.assertEqual((rb["pix"]["received"], rb["pix"]["heldElsewhere"], rb["pix"]["duplicates"],
+                          rb["cents"]["received"]), (0, 1, 2, 0))
+        self.assertEqual(rb["heldElsewhere"], [{"endToEndId": p["endToEndId"], "connection": a["id"]}])
+        self.assertEqual(ra["heldElsewhere"], [])
+
+    def test_an_unmatched_pix_reported_twice_is_one_event(self):
         a, b = self.connect(), self.connect()
         p = pix("3.00")
         da, db = self.send(a, p), self.send(b, p)
-        self.assertEqual((self.outcome(da), self.outcome(db)),
-                         (("unmatched", "no_txid"), ("unmatched", "no_txid")))
-        self.assertNotEqual(da["pix"][0]["event"], db["pix"][0]["event"])
+        self.assertEqual(self.outcome(da), ("unmatched", "no_txid"))
+        self.assertEqual((db["pix"][0]["outcome"], db["pix"][0]["event"], db["pix"][0]["heldBy"]),
+                         ("duplicate", da["pix"][0]["event"], a["id"]))
+        self.events("/account", 1, webhook_id=da["pix"][0]["event"])
+        time.sleep(0.5)
+        self.assertEqual(len(self.account_events(a, p["endToEndId"])), 1)
+        self.assertEqual(self.account_events(b, p["endToEndId"]), [])
+
+    def test_a_pix_taken_before_an_upgrade_stays_taken(self):
+        # the previous layout kept a Pix per connection (bpix:<conn>:<e2e>):
+        # what it took stays taken, through that connection or another one
+        a, b = self.connect(), self.connect()
+        p = pix("4.00")
+        self.redis.cmd("SET", rkey("bpix:", a["id"]) + ":" + p["endToEndId"], "unmatched no_txid evt_old",
+                       "EX", 3600)
+        db = self.send(b, p)
+        self.assertEqual((db["pix"][0]["outcome"], db["pix"][0]["reason"], db["pix"][0]["event"],
+                          db["pix"][0]["heldBy"]), ("duplicate", "no_txid", "evt_old", a["id"]))
+        da = self.send(a, p)
+        self.assertEqual((da["pix"][0]["outcome"], da["pix"][0]["heldBy"]), ("duplicate", None))
+        time.sleep(0.5)
+        self.assertEqual(self.account_events(a, p["endToEndId"]) + self.account_events(b, p["endToEndId"]),
+                         [])
+
+    def test_a_refused_item_is_one_event_whatever_brings_it(self):
+        a, b = self.connect(), self.connect()
+        bad = pix("1", horario="2020-09-11T15:00:00Z")
+        self.spec_refuses(bad)
+        first = self.post(a, {"pix": [bad]}).json["data"]["refused"][0]
+        evt = first["event"]
+        self.assertEqual(first["outcome"], "refused")
+        for conn in (a, b):
+            again = self.post(conn, {"pix": [bad]}).json["data"]["refused"][0]
+            self.assertEqual((again["outcome"], again["event"]), ("duplicate", evt))
+        # an item without an endToEndId to tell it by: once per its content
+        anon = {"valor": "2.00", "horario": "2020-09-11T16:00:00Z"}
+        x1 = self.post(a, {"pix": [anon]}).json["data"]["refused"][0]
+        x2 = self.post(a, {"pix": [dict(reversed(list(anon.items())))]}).json["data"]["refused"][0]
+        self.assertEqual((x1["outcome"], x1["endToEndId"], x1["reasons"]),
+                         ("refused", None, ["pix[0].endToEndId: is required"]))
+        self.assertEqual((x2["outcome"], x2["event"]), ("duplicate", x1["event"]))
+        for e in (evt, x1["event"]):
+            self.events("/account", 1, webhook_id=e)
+        time.sleep(0.5)
+        refusals = [q.json for q in self.sink.requests("/account") if q.json["event"] == "EVENT:PIX_REFUSED"
+                    and q.json["data"]["connection"] in (a["id"], b["id"])]
+        self.assertEqual(sorted(e["id"] for e in refusals), sorted([evt, x1["event"]]))
+        # the day's report: each once, with the cents where readable
+        ra, rb = self.report(a, "2020-09-11"), self.report(b, "2020-09-11")
+        self.assertEqual((ra["pix"]["refused"], ra["cents"]["refused"], ra["pix"]["duplicates"]), (2, 200, 2))
+        self.assertEqual((rb["pix"]["refused"], rb["pix"]["heldElsewhere"]), (0, 1))
+        self.assertEqual(rb["heldElsewhere"], [{"endToEndId": bad["endToEndId"], "connection": a["id"]}])
+
+    def spec_refuses(self, item):
+        with self.assertRaises(bcb.SpecViolation):
+            bcb.validate("Pix", item)
+
+
+class Med(Base):
+    """Refunds of the MED (Mecanismo Especial de Devolução): money clawed back
+    under a dispute, an event of its own for each status."""
+
+    def test_med_refunds(self):
+        conn = self.connect()
+        path = unique("med")
+        c = self.charge(10000, path)
+        p = pix("100.00", c["id"], horario="2020-09-12T15:00:00Z")
+        self.assertEqual(self.outcome(self.send(conn, p)), ("paid", None))
+        self.events(path, 1)
+        r1 = dict(refund("40.00", "EM_PROCESSAMENTO"), natureza="MED_FRAUDE", motivo="fraude")
+        sent = dict(p, devolucoes=[r1])
+        self.send(conn, sent)
+        got = self.events(path, 2)[1]
+        paid = self.get_charge(c["id"])
+        self.assertEqual(paid["status"], "PAID")
+        self.assertEqual(got, {"id": got["id"], "event": "EVENT:PIX_MED_REFUND",
+                               "data": {"nature": "MED_FRAUDE", "status": "EM_PROCESSAMENTO",
+                                        "connection": conn["id"], "source": "webhook",
+                                        "refund": self.canonical(sent)["devolucoes"][0],
+                                        "pix": self.canonical(sent), "charge": paid}})
+        # a partial MED refund settled: its event, the charge still PAID
+        r1 = dict(r1, status="DEVOLVIDO", horario=dict(r1["horario"], liquidacao=rfc3339(now())))
+        self.send(conn, dict(p, devolucoes=[r1]))
+        got = self.events(path, 3)[2]
+        self.assertEqual((got["event"], got["data"]["status"], got["data"]["nature"]),
+                         ("EVENT:PIX_MED_REFUND", "DEVOLVIDO", "MED_FRAUDE"))
+        self.assertEqual(self.get_charge(c["id"])["status"], "PAID")
+        # the rest clawed back: the Pix is whole again, so the charge is
+        # REFUNDED too, with the usual event, which says the nature
+        r2 = dict(refund("60.00", "DEVOLVIDO"), natureza="MED_FRAUDE")
+        back = dict(p, devolucoes=[r1, r2])
+        self.send(conn, back)
+        got = self.events(path, 5)[3:]
+        shown = self.get_charge(c["id"])
+        self.assertEqual(shown["status"], "REFUNDED")
+        self.assertEqual(shown["pix"]["refundNature"], "MED_FRAUDE")
+        self.assertEqual([(e["event"], e["data"].get("status")) for e in got],
+                         [("EVENT:PIX_MED_REFUND", "DEVOLVIDO"), ("EVENT:CHARGE_REFUND", "REFUNDED")])
+        self.assertEqual(got[1]["data"], shown)
+        self.send(conn, back)
+        self.quiet_after(path, 5)
+        rep = self.px.request("GET", "/v1/bank/reconciliation?connection=%s&date=2020-09-12" % conn["id"],
+                              headers=auth(self.key)).json["data"]
+        self.assertEqual(rep["refunds"]["med"], {"DEVOLVIDO": 2, "EM_PROCESSAMENTO": 1, "NAO_REALIZADO": 0,
+                                                 "cents": 10000, "natures": {"MED_FRAUDE": 3}})
+        self.assertEqual({k: rep["refunds"][k] for k in ("DEVOLVIDO", "EM_PROCESSAMENTO", "NAO_REALIZADO")},
+                         {"DEVOLVIDO": 2, "EM_PROCESSAMENTO": 1, "NAO_REALIZADO": 0})
+
+    def test_an_ordinary_refund_is_no_med(self):
+        conn = self.connect()
+        path = unique("orig")
+        c = self.charge(1000, path)
+        p = pix("10.00", c["id"])
+        self.send(conn, p)
+        self.events(path, 1)
+        self.send(conn, dict(p, devolucoes=[dict(refund("10.00", "DEVOLVIDO"), natureza="ORIGINAL")]))
+        got = self.events(path, 2)[1]
+        self.assertEqual(got["event"], "EVENT:CHARGE_REFUND")
+        self.assertEqual(got["data"]["pix"]["refundNature"], "ORIGINAL")
+        self.quiet_after(path, 2)
 
 
 class Refunds(Base):
@@ -699,7 +876,8 @@ class Refunds(Base):
         got = self.events(path, 2)[1]
         shown = self.get_charge(c["id"])
         self.assertEqual(shown["status"], "REFUNDED")
-        self.assertEqual(shown["pix"], self.canonical(back, self.conn))
+        # the charge keeps the Pix, and the nature of the refund that made it whole
+        self.assertEqual(shown["pix"], dict(refundNature="ORIGINAL", **self.canonical(back, self.conn)))
         self.assertEqual(got, {"id": got["id"], "event": "EVENT:CHARGE_REFUND", "data": shown})
         bal = self.balance()
         net = c["amount"] - c["fee"]
@@ -708,7 +886,7 @@ class Refunds(Base):
                                              "amount": -net, "kind": "charge_refunded", "charge": c["id"]})
         [entry] = self.refunds_of(p["endToEndId"])
         self.assertEqual(entry, {"at": entry["at"], "source": "webhook", "endToEndId": p["endToEndId"],
-                                 "refund": r["id"], "status": "DEVOLVIDO", "amount": 5000,
+                                 "refund": r["id"], "status": "DEVOLVIDO", "nature": None, "amount": 5000,
                                  "outcome": "refunded", "charge": c["id"], "event": got["id"]})
         # the same refund status again: nothing new
         self.send(self.conn, back)
@@ -857,7 +1035,8 @@ class Bodies(Base):
         long_chave = pix("5.00", chave="x" * 78)
         for b in (bad_valor, no_e2e, no_tz, long_chave):
             self.spec_refuses(b)
-        r = self.post(conn, {"pix": [good[0], bad_valor, no_e2e, good[1], no_tz, long_chave]})
+        items = [good[0], bad_valor, no_e2e, good[1], no_tz, long_chave]
+        r = self.post(conn, {"pix": items})
         self.assertEqual(r.status, 200, r)
         d = r.json["data"]
         refused = [
@@ -868,12 +1047,24 @@ class Bodies(Base):
                       '"2020-09-09T20:15:00.358Z"'},
             {"index": 5, "endToEndId": long_chave["endToEndId"],
              "error": "pix[5].chave: must be at most 77 characters"}]
-        self.assertEqual((d["received"], d["accepted"], d["duplicates"], d["refused"]), (6, 2, 0, refused))
+        self.assertEqual((d["received"], d["accepted"], d["duplicates"]), (6, 2, 0))
+        self.assertEqual([{k: x[k] for k in ("index", "endToEndId", "error")} for x in d["refused"]], refused)
+        self.assertEqual([(x["outcome"], x["reasons"]) for x in d["refused"]],
+                         [("refused", [x["error"]]) for x in refused])
         self.assertEqual([x["endToEndId"] for x in d["pix"]], [g["endToEndId"] for g in good])
         log = self.notifications(conn)
         got = sorted((e for e in log if e["outcome"] == "refused"), key=lambda e: e["index"])
         self.assertEqual([{k: e[k] for k in ("index", "endToEndId", "error")} for e in got], refused)
         self.assertEqual({e["source"] for e in got}, {"webhook"})
+        # nothing a bank reports is dropped: each refused item is an event to
+        # the account, with the item as received and the reasons
+        for x in d["refused"]:
+            self.assertRegex(x["event"], r"^evt_[0-9A-Z]{26}$")
+            [got] = self.events("/account", 1, webhook_id=x["event"])
+            self.assertEqual(got, {"id": x["event"], "event": "EVENT:PIX_REFUSED",
+                                   "data": {"connection": conn["id"], "source": "webhook",
+                                            "endToEndId": x["endToEndId"], "reasons": x["reasons"],
+                                            "item": items[x["index"]]}})
         self.assertEqual(sorted(e["endToEndId"] for e in log if e["outcome"] == "unmatched"),
                          sorted(g["endToEndId"] for g in good))
 
@@ -884,13 +1075,21 @@ class Bodies(Base):
         # the schema's pattern is unanchored: as written it takes "abc1.00xyz"
         bcb.validate("Pix", items[1])
         r = self.post(conn, {"pix": items})
-        self.assertEqual((r.status, r.json["error"]),
-                         (400, "every Pix of the notification was refused: pix[0].valor: " + VALOR_MSG))
-        self.assertEqual(r.json["data"], [])
+        # every item is recorded, each an event: 200, so that the bank does
+        # not send again what is taken
+        self.assertEqual(r.status, 200, r)
+        d = r.json["data"]
+        self.assertEqual((d["received"], d["accepted"], d["pix"]), (2, 0, []))
+        self.assertEqual([(x["index"], x["outcome"], x["error"]) for x in d["refused"]],
+                         [(0, "refused", "pix[0].valor: " + VALOR_MSG),
+                          (1, "refused", "pix[1].valor: " + VALOR_MSG)])
         log = self.notifications(conn)
         self.assertEqual(sorted((e["index"], e["outcome"], e["error"]) for e in log),
                          [(0, "refused", "pix[0].valor: " + VALOR_MSG),
                           (1, "refused", "pix[1].valor: " + VALOR_MSG)])
+        for x in d["refused"]:
+            self.assertEqual(self.events("/account", 1, webhook_id=x["event"])[0]["event"],
+                             "EVENT:PIX_REFUSED")
 
     def test_each_field_of_the_schema(self):
         conn = self.connect()
@@ -941,7 +1140,7 @@ class Bodies(Base):
         self.assertLess(time.time() - t0, 2.0)
         self.assertEqual(r.status, 200, r)
         d = r.json["data"]
-        self.assertEqual(d["refused"], [
+        self.assertEqual([{k: x[k] for k in ("index", "endToEndId", "error")} for x in d["refused"]], [
             {"index": 0, "endToEndId": items[0]["endToEndId"], "error": "pix[0].valor: " + VALOR_MSG},
             {"index": 1, "endToEndId": items[1]["endToEndId"], "error": "pix[1].valor: " + VALOR_MSG}])
         amounts = {e["endToEndId"]: e["amount"] for e in self.notifications(conn) if e["outcome"] != "refused"}
@@ -1333,7 +1532,7 @@ class Metrics(Base):
         good = pix("1.00")
         bcb.validate("Pix", good)
         self.assertEqual(self.post(conn, {"pix": [pix("1"), good]}).status, 200)
-        self.assertEqual(self.post(conn, {"pix": [pix("1")]}).status, 400)
+        self.assertEqual(self.post(conn, {"pix": [pix("1")]}).status, 200)
         self.assertEqual(self.post(conn, None, raw=b"{").status, 400)
         self.assertEqual(self.post(conn, notification(), path="/v1/webhooks/bank/%s/pix" % conn["id"]).status,
                          401)
@@ -1350,7 +1549,7 @@ class Metrics(Base):
                                     "charge_refunded": 0, "charge_failed": 0})
         calls = {c: delta("pixrelay_bank_calls_total", result=c)
                  for c in ("accepted", "unauthenticated", "malformed", "unavailable")}
-        self.assertEqual(calls, {"accepted": 2, "unauthenticated": 1, "malformed": 2, "unavailable": 0})
+        self.assertEqual(calls, {"accepted": 3, "unauthenticated": 1, "malformed": 1, "unavailable": 0})
         self.assertGreaterEqual(metric(after, "pixrelay_bank_calls_total", result="unauthenticated"), 1)
 
 

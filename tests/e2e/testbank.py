@@ -246,6 +246,7 @@ class TestBank:
         self._next_loc = 1
         self._pix = {}             # e2eid -> Pix (devolucoes kept in it)
         self._pix_meta = {}        # e2eid -> {"pagador": {...}, "horario": datetime}
+        self._garbled = {}         # e2eid -> fields shown instead (garble)
         self._webhooks = {}        # chave -> {"webhookUrl", "chave", "criacao"}
 
         self.violations = []
@@ -699,7 +700,7 @@ class TestBank:
             status, answer, headers = r.status, problem_body(r, op.prefix), r.headers
             if r.status == 400:
                 self._violation("request", r.kind, endpoint, h.path, 400, r.errors, r.detail)
-        errors = check_response(method, template, status, answer)
+        errors = [] if isinstance(answer, _Garbled) else check_response(method, template, status, answer)
         if errors:
             # the bank's own answer broke the spec: recorded, and a 500, so no test passes on it
             self._violation("response", "schema", endpoint, h.path, status, errors, "the test bank's own answer")
@@ -821,19 +822,31 @@ class TestBank:
         parametros["paginacao"] = {"paginaAtual": page, "itensPorPagina": per,
                                    "quantidadeDePaginas": max(1, math.ceil(len(found) / per)),
                                    "quantidadeTotalDeItens": len(found)}
-        return 200, {"parametros": parametros, "pix": items}
+        answer = {"parametros": parametros, "pix": items}
+        return 200, _Garbled(answer) if any(p["endToEndId"] in self._garbled for p in items) else answer
 
     def _op_get_pix(self, params, values, body):
         with self._lock:
             if params["e2eid"] not in self._pix:
                 raise not_found("GET", "/pix/{e2eid}", "Pix não encontrado para o e2eid informado.")
-            return 200, self._pix_view(params["e2eid"])
+            view = self._pix_view(params["e2eid"])
+            return 200, _Garbled(view) if params["e2eid"] in self._garbled else view
 
     def _pix_view(self, e2e):
         pix = _copy(self._pix[e2e])
         if not pix.get("devolucoes"):
             pix.pop("devolucoes", None)
+        pix.update(self._garbled.get(e2e, {}))
         return pix
+
+    def garble(self, e2e, **fields):
+        """From now on the bank shows Pix `e2e` (in GET /pix and GET
+        /pix/{e2eid}) with `fields` instead: a bank that lists what the
+        standard's schema refuses (valor="10,00"). Not checked against the
+        schema, on purpose: the answers that carry it are not recorded as
+        violations either."""
+        with self._lock:
+            self._garbled[e2e] = dict(fields)
 
     def _op_put_devolucao(self, params, values, body):
         e2e, dev_id = params["e2eid"], params["id"]
@@ -1040,6 +1053,11 @@ class TestBank:
         """Wait until at least n webhook POSTs are over (answered, failed or
         dropped); return them all. AssertionError on timeout."""
         return self._sender.wait(n, timeout)
+
+
+class _Garbled(dict):
+    """An answer that carries a Pix garble() spoiled on purpose: not checked
+    against the schema."""
 
 
 def _copy(value):

@@ -268,12 +268,103 @@ static void test_bodies(void)
 	free(big);
 }
 
+/* A refused item reaches the merchant whole: every reason, the item as
+ * received, what it could read of it, and what makes it once. */
+static void test_refused_items(void)
+{
+	struct bankpix_batch b;
+	const char *body = "{\"pix\":[{\"endToEndId\":\"short\",\"valor\":\"1\",\"horario\":\"x\","
+			   "\"chave\":\"k@x.br\",\"extra\":[1,2.50]},"
+			   "{\"valor\":\"2.00\",\"horario\":\"2020-09-10T01:00:00Z\"},"
+			   "{\"horario\":\"2020-09-10T01:00:00Z\",\"valor\":\"2.00\"},"
+			   "7,{" E2E ",\"valor\":\"3.00\"," HOR ",\"txid\":\"a-b\"}]}";
+	char sha[65];
+
+	CHECK_INT(parse(body, &b), BANKPIX_OK);
+	CHECK_INT(b.n, 0);
+	CHECK_INT(b.nrefused, 5);
+	/* every field is checked: three reasons, in the schema's order */
+	CHECK_STR(
+	    b.refused[0].reasons,
+	    "[\"pix[0].endToEndId: must be 32 letters or digits\","
+	    "\"pix[0].valor: must be 1 to 10 digits, a dot and 2 digits, like \\\"110.00\\\"\","
+	    "\"pix[0].horario: must be an RFC 3339 date-time with a time zone, like "
+	    "\\\"2020-09-09T20:15:00.358Z\\\"\"]");
+	CHECK_STR(b.refused[0].err, "pix[0].endToEndId: must be 32 letters or digits");
+	CHECK_STR(b.refused[0].item, "{\"endToEndId\":\"short\",\"valor\":\"1\",\"horario\":\"x\","
+				     "\"chave\":\"k@x.br\",\"extra\":[1,2.50]}");
+	CHECK_STR(b.refused[0].e2e, "");
+	CHECK_STR(b.refused[0].chave, "k@x.br");
+	CHECK_INT(b.refused[0].cents, -1);
+	CHECK_INT(b.refused[0].horario_ms, 0);
+	/* no endToEndId: told by the SHA-256 of its canonical text, the same
+	 * whatever the order of its members */
+	CHECK_STR(b.refused[1].reasons, "[\"pix[1].endToEndId: is required\"]");
+	CHECK_INT(b.refused[1].cents, 200);
+	CHECK_INT(b.refused[1].horario_ms, 1599699600000LL);
+	CHECK_INT(strlen(b.refused[1].id), 64);
+	CHECK_STR(b.refused[1].id, b.refused[2].id);
+	snprintf(sha, sizeof(sha), "%s", b.refused[0].id);
+	CHECK(strcmp(sha, b.refused[1].id) != 0);
+	CHECK_STR(b.refused[3].item, "7");
+	CHECK_STR(b.refused[3].reasons, "[\"pix[3]: must be an object\"]");
+	CHECK(b.refused[3].chave == NULL);
+	/* a well-formed endToEndId tells the item */
+	CHECK_STR(b.refused[4].id, "E00000000202611261200abcdefghijk");
+	CHECK_STR(b.refused[4].e2e, "E00000000202611261200abcdefghijk");
+	CHECK_INT(b.refused[4].cents, 300);
+	CHECK_STR(b.refused[4].reasons, "[\"pix[4].txid: must be 1 to 35 letters or digits\"]");
+	/* a connection reconciles its own key: a refused item of another goes */
+	CHECK_INT(bankpix_batch_keep_chave(&b, "other@x.br"), 1);
+	CHECK_INT(b.nrefused, 4);
+	CHECK_STR(b.refused[0].reasons, "[\"pix[1].endToEndId: is required\"]");
+	bankpix_batch_deinit(&b);
+}
+
+/* A refund's nature, and whether it is one of the MED. */
+static void test_natures(void)
+{
+	struct bankpix_batch b;
+	char body[2048];
+
+	snprintf(body, sizeof(body),
+		 "{\"pix\":[{" E2E ",\"valor\":\"3.00\"," HOR ",\"devolucoes\":["
+		 "{\"id\":\"D1\",\"rtrId\":\"D12345678202009091221abcdf098765\",\"valor\":\"1.00\","
+		 "\"natureza\":\"MED_FRAUDE\",\"horario\":{},\"status\":\"DEVOLVIDO\"},"
+		 "{\"id\":\"D2\",\"rtrId\":\"D12345678202009091221abcdf098765\",\"valor\":\"1.00\","
+		 "\"natureza\":\"ORIGINAL\",\"horario\":{},\"status\":\"DEVOLVIDO\"},"
+		 "{\"id\":\"D3\",\"rtrId\":\"D12345678202009091221abcdf098765\",\"valor\":\"1.00\","
+		 "\"horario\":{},\"status\":\"DEVOLVIDO\"},"
+		 "{\"id\":\"D4\",\"rtrId\":\"D12345678202009091221abcdf098765\",\"valor\":\"1.00\","
+		 "\"natureza\":\"MED_NOVA_NATUREZA\",\"horario\":{},\"status\":\"DEVOLVIDO\"},"
+		 "{\"id\":\"D5\",\"rtrId\":\"D12345678202009091221abcdf098765\",\"valor\":\"1.00\","
+		 "\"natureza\":\"med fraude\",\"horario\":{},\"status\":\"DEVOLVIDO\"}]}]}");
+	CHECK_INT(parse(body, &b), BANKPIX_OK);
+	CHECK_INT(b.n, 1);
+	CHECK_INT(b.items[0].nrefunds, 5);
+	CHECK_STR(b.items[0].refunds[0].natureza, "MED_FRAUDE");
+	CHECK_INT(b.items[0].refunds[0].med, 1);
+	CHECK_STR(b.items[0].refunds[1].natureza, "ORIGINAL");
+	CHECK_INT(b.items[0].refunds[1].med, 0);
+	CHECK_STR(b.items[0].refunds[2].natureza, "");
+	CHECK_INT(b.items[0].refunds[2].med, 0);
+	/* a later MED nature is one of the MED too */
+	CHECK_INT(b.items[0].refunds[3].med, 1);
+	/* text that is no nature's name is kept in the JSON only */
+	CHECK_STR(b.items[0].refunds[4].natureza, "");
+	CHECK_INT(b.items[0].refunds[4].med, 0);
+	CHECK(strstr(b.items[0].refunds[4].json, "\"natureza\":\"med fraude\"") != NULL);
+	bankpix_batch_deinit(&b);
+}
+
 int main(void)
 {
 	test_valor();
 	test_txid();
 	test_examples();
 	test_refusals();
+	test_refused_items();
+	test_natures();
 	test_tolerance();
 	test_bodies();
 	return check_finish("bankpix");

@@ -72,6 +72,10 @@ void json_raw(yajl_gen g, const char *text, size_t len);
 
 /* Write a parsed value into g as it was (numbers keep their text). */
 void json_write_value(yajl_gen g, yajl_val v);
+/* The same with every object's members in the byte order of their names:
+ * one text for one value, whatever order its members came in (what a
+ * digest of a value is taken over). Numbers are written as received. */
+void json_write_canonical(yajl_gen g, yajl_val v);
 
 /* A time given as milliseconds since the epoch in text ("1795412399017") as
  * RFC 3339 UTC ("2026-11-23T05:39:59.017Z"); null when ms is NULL or "". */

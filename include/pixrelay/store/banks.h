@@ -234,8 +234,9 @@ void banks_recon_drop(struct rds *r, const struct config *cfg, enum env env, con
 struct banks_recon_stats {
 	long long upto_ms; /* the bank's Pix are taken up to here */
 	long pages;	   /* pages of GET /pix read */
-	long listed;	   /* Pix the bank listed (of this connection's key) */
+	long listed;	   /* Pix the bank listed (of this connection's key), refused ones too */
 	long fresh;	   /* ... that pixrelay had not heard of (the webhook missed them) */
+	long refused;	   /* ... that failed the standard's schema (each an event, once) */
 	long refunds;	   /* pending refunds asked about */
 };
 /* Record a run of connection `id` in its record: ok, or failed with
