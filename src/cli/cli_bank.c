@@ -409,6 +409,12 @@ int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 					"or --url-token, one of them\n");
 			return 2;
 		}
+		if (ca_path && !cfg->bank_listen[0]) {
+			fprintf(stderr,
+				"pixrelay bank connect: --client-ca (mutual TLS) needs the "
+				"bank door, and bank-listen is not set: " BANKS_DOOR_HINT "\n");
+			return 2;
+		}
 		if (ca_path) {
 			if (!(pem = read_pem(ca_path)))
 				return 1;
