@@ -112,9 +112,11 @@ int cli_cmd_serve(struct config *cfg, int argc, char **argv)
 	int rc;
 
 	if (cli_want_help(argc, argv)) {
-		printf("usage: pixrelay serve [SETTINGS]\n\n"
-		       "Serve the v1 API on --listen. Without --redis, a private redis-server is\n"
-		       "started in --data-dir (unix socket only, every write fsynced).\n\n");
+		printf(
+		    "usage: pixrelay serve [SETTINGS]\n\n"
+		    "Serve the v1 API on --listen, and banks' webhooks on --bank-listen (a Unix\n"
+		    "socket) when set. Without --redis, a private redis-server is started in\n"
+		    "--data-dir (unix socket only, every write fsynced).\n\n");
 		config_usage(stdout);
 		return 0;
 	}
