@@ -37,7 +37,8 @@ import urllib.parse
 
 import bcb
 import certs
-from harness import BIN, Pixrelay, Redis, Workdir, auth, free_port, init_platforms, wait_for
+from harness import (BIN, Pixrelay, Redis, Workdir, auth, check_exit, free_port, init_platforms,
+                     wait_for)
 from sink import Sink
 
 SETPRIV = shutil.which("setpriv") or "/usr/bin/setpriv"
@@ -158,10 +159,12 @@ class Door(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        cls.px.stop()
+        code = cls.px.stop()
         cls.sink.close()
         cls.redis.stop()
+        log = cls.px.log()
         cls.wd.cleanup()
+        check_exit(code, log)
 
     # ---- helpers ----
 
@@ -350,7 +353,7 @@ class Door(unittest.TestCase):
             r = px.door_request("POST", self.path_of(self.token), body=notification(100))
             self.assertEqual(r.status, 200, r)
         finally:
-            self.assertEqual(px.stop(), 0)
+            check_exit(px.stop(), px.log())
         self.assertFalse(os.path.exists(path))
 
 
@@ -380,9 +383,10 @@ class NoDoor(unittest.TestCase):
                            body={"pixKey": "a@loja.example", "auth": "url-token"})
             self.assertEqual(r.status, 200, r)
         finally:
-            self.assertEqual(px.stop(), 0)
+            code, log = px.stop(), px.log()
             redis.stop()
             wd.cleanup()
+            check_exit(code, log)
 
 
 if __name__ == "__main__":
