@@ -42,6 +42,9 @@ from harness import (BIN, Pixrelay, Redis, Workdir, auth, check_exit, free_port,
 from sink import Sink
 
 SETPRIV = shutil.which("setpriv") or "/usr/bin/setpriv"
+# the clients' interpreter: one every user may run (the tests' own may live
+# in root's home)
+PYTHON = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else sys.executable
 UNAUTHENTICATED = {"error": "not authenticated as the bank of this connection", "status": 401,
                    "data": []}
 GROUP = "www-data"  # the door's group: the proxy's
@@ -90,7 +93,7 @@ def as_uid(who, method, path, body=None, headers=None, port=None, unix=None):
     q.update({"unix": unix} if unix else {"port": port})
     ids = ["--reuid", str(uid), "--regid", str(gid)]
     ids += ["--groups", ",".join(map(str, groups))] if groups else ["--clear-groups"]
-    p = subprocess.run([SETPRIV] + ids + ["--", sys.executable, "-c", CLIENT], input=json.dumps(q),
+    p = subprocess.run([SETPRIV] + ids + ["--", PYTHON, "-c", CLIENT], input=json.dumps(q),
                        capture_output=True, text=True, cwd="/", timeout=30)
     if p.returncode != 0:
         raise AssertionError("setpriv failed: " + p.stderr)
