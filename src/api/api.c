@@ -1,4 +1,5 @@
-/* api: the route table of the public API, in one place.
+/* api: the route tables of the public API and of the other listeners
+ * (metrics-listen, the bank door), in one place.
  *
  * Each route names its handler and its flags; the handlers live in one file
  * per resource (api_int.h lists them, api_common.c holds what they share).
@@ -87,3 +88,11 @@ const struct http_route api_metrics_routes[] = {
     {HTTP_GET, "/metrics", api_handle_metrics, 0},
 };
 const size_t api_metrics_nroutes = sizeof(api_metrics_routes) / sizeof(api_metrics_routes[0]);
+
+/* The bank door (bank-listen): the banks' webhooks and nothing else, so a
+ * process that may reach the socket reaches no other route through it. */
+const struct http_route api_bank_routes[] = {
+    {HTTP_POST, "/v1/webhooks/bank/{id}", api_handle_bank_webhook, HTTP_ENVELOPE},
+    {HTTP_POST, "/v1/webhooks/bank/{id}/pix", api_handle_bank_webhook, HTTP_ENVELOPE},
+};
+const size_t api_bank_nroutes = sizeof(api_bank_routes) / sizeof(api_bank_routes[0]);

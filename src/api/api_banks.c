@@ -2,9 +2,11 @@
  *
  * POST /v1/webhooks/bank/{id}/pix (and /v1/webhooks/bank/{id}, for banks
  * that append /pix after a query string) needs no API key: the bank is
- * authenticated by the connection, with its client certificate as a trusted
- * proxy forwards it (X-Client-Cert, nginx's $ssl_client_escaped_cert), or
- * with the connection's URL token (?hmac=). Anything else is 401 and
+ * authenticated by the connection, with its client certificate as the proxy
+ * forwards it on the bank door (X-Client-Cert, nginx's
+ * $ssl_client_escaped_cert, believed only from root or bank-proxy-uids on
+ * bank-listen, never on the API listener), or with the connection's URL
+ * token (?hmac=, on either). Anything else is 401 and
  * nothing is stored. The Pix are parsed item by item (bankpix) and written
  * by the bank store before the answer; Redis out of reach is 503, so the
  * bank sends them again.
@@ -84,12 +86,22 @@ static int authentic(struct http_req *req, const struct banks_conn *c, char *why
 		struct certcheck *cc;
 		int ok;
 
-		if (!req->via_proxy) {
-			/* only a trusted proxy says what certificate the client had */
-			snprintf(why, whylen, "%s",
-				 cert ? "X-Client-Cert from a peer that is not a trusted proxy "
-					"(trusted-proxies): ignored"
-				      : "no client certificate (not through a trusted proxy)");
+		if (!req->bank_proxy) {
+			/* only the proxy on the bank door, known by its uid, says what
+			 * certificate the client had; never a peer of the API listener */
+			if (req->peer_uid < 0)
+				snprintf(why, whylen, "%s",
+					 cert ? "X-Client-Cert on the API listener: ignored (mTLS "
+						"banks come through bank-listen)"
+					      : "no client certificate on the API listener (mTLS "
+						"banks come through bank-listen)");
+			else if (cert)
+				snprintf(why, whylen,
+					 "X-Client-Cert from uid %ld, not a bank proxy "
+					 "(bank-proxy-uids): ignored",
+					 req->peer_uid);
+			else
+				snprintf(why, whylen, "no client certificate");
 			return 0;
 		}
 		if (!cert || !*cert) {
@@ -469,6 +481,12 @@ void api_handle_bank_connect(struct http_req *req)
 			goto done;
 		}
 		certcheck_free(cc);
+		if (!app->cfg->bank_listen[0]) {
+			http_reply_error(req, 409,
+					 "auth: \"mtls\" needs the bank door, and this "
+					 "server has no bank-listen: " BANKS_DOOR_HINT);
+			goto done;
+		}
 	} else if (ca && !YAJL_IS_NULL(ca)) {
 		http_reply_error(req, 400, "clientCa: only with auth \"mtls\"");
 		goto done;

@@ -38,11 +38,12 @@ static const char usage_bank[] =
     "               pix-key setting, the key the BR Codes carry, so --pix-key KEY\n"
     "               works too) to the account (default: the environment's platform\n"
     "               account) and prints the webhookUrl to register at the bank.\n"
-    "               --client-ca FILE: the PEM of the CA that\n"
-    "               signs the bank's client certificates (mutual TLS through the\n"
-    "               proxy); --url-token: a random token in the URL instead, for\n"
-    "               banks without mTLS, printed this once. With the bank's API\n"
-    "               options, --register-webhook registers that URL at the bank.\n"
+    "               --client-ca FILE: the PEM of the CA that signs the bank's\n"
+    "               client certificates (mutual TLS through the proxy and the\n"
+    "               bank door: needs bank-listen); --url-token: a random token in\n"
+    "               the URL instead, for banks without mTLS, printed this once.\n"
+    "               With the bank's API options, --register-webhook registers\n"
+    "               that URL at the bank.\n"
     "list           the connections of the account, or of the environment.\n"
     "show           one connection (never a secret); with API credentials, what\n"
     "               the bank holds as its webhook; its last call from the bank.\n"
@@ -407,6 +408,12 @@ int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 		if (!!ca_path == url_token) {
 			fprintf(stderr, "pixrelay bank connect: give --client-ca FILE (mutual TLS) "
 					"or --url-token, one of them\n");
+			return 2;
+		}
+		if (ca_path && !cfg->bank_listen[0]) {
+			fprintf(stderr,
+				"pixrelay bank connect: --client-ca (mutual TLS) needs the "
+				"bank door, and bank-listen is not set: " BANKS_DOOR_HINT "\n");
 			return 2;
 		}
 		if (ca_path) {

@@ -1,7 +1,7 @@
 """Banks (docs/banks.md): a bank's API Pix webhook end to end, as a merchant
 sees it. Connections over POST /v1/bank/connections, the bank's calls to
-{webhookUrl}/pix authenticated by URL token or by the client certificate a
-trusted proxy forwards, each Pix matched to its charge (or reported), each
+{webhookUrl}/pix authenticated by URL token or by the client certificate the
+proxy forwards on the bank door (bank-listen), each Pix matched to its charge (or reported), each
 refund taken once, the events at a real sink, signed like every postback.
 
 Every notification a test means to be valid is first checked against the
@@ -149,8 +149,12 @@ class Env(ModuleStack):
     @classmethod
     def setup(cls):
         # a fixed port: the default base URL (http://<listen>/v1) is then the
-        # webhookUrl's; 127.0.0.1 stands for nginx (docs/banks.md, step 3)
-        start_stack(cls, args=["--trusted-proxies", "127.0.0.1"], sink=True, port=free_port())
+        # webhookUrl's; the bank door (bank-listen) is where nginx's webhook
+        # server sends (docs/banks.md, step 3), and the tests, as root, are its
+        # proxy; 127.0.0.1 is a trusted proxy on the API port, whose
+        # X-Client-Cert is believed all the same never
+        start_stack(cls, args=["--trusted-proxies", "127.0.0.1"], sink=True, port=free_port(),
+                    door=True)
         init = init_platforms(cls.px)
         cls.account, cls.live_account = init["sandbox"], init["production"]
         cls.key = cls.px.create_key("sandbox")["key"]
@@ -208,12 +212,15 @@ class Base(BankCase):
         self.assertEqual((u.scheme, u.netloc), ("http", "127.0.0.1:%d" % self.px.port))
         return u.path + ("?" + u.query if u.query else "")
 
-    def post(self, conn, body, path=None, raw=None, headers=None):
-        """A bank's call: `body` (already checked by the caller) to {webhookUrl}/pix."""
+    def post(self, conn, body, path=None, raw=None, headers=None, door=True):
+        """A bank's call: `body` (already checked by the caller) to {webhookUrl}/pix,
+        through the bank door as the proxy sends it (door=False: to the API
+        port)."""
         h = {"Content-Type": "application/json"}
         h.update(headers or {})
         data = raw if raw is not None else json.dumps(body).encode()
-        return self.px.request("POST", path or self.hook_path(conn), raw=data, headers=h)
+        send = self.px.door_request if door else self.px.request
+        return send("POST", path or self.hook_path(conn), raw=data, headers=h)
 
     def send(self, conn, *items):
         """A valid notification of `items`, answered 200; its data."""
@@ -1223,7 +1230,8 @@ class Bodies(Base):
 
 class Concurrency(Base):
     def test_the_same_pix_from_two_processes_at_once(self):
-        px2 = Pixrelay(self.wd.path, self.redis, args=["--trusted-proxies", "127.0.0.1"], name="px2").start()
+        px2 = Pixrelay(self.wd.path, self.redis, args=["--trusted-proxies", "127.0.0.1"], name="px2",
+                       door=True).start()
         self.addCleanup(lambda: check_exit(px2.stop(), px2.log()))
         px2.wait_ready()
         conn = self.connect()
@@ -1304,24 +1312,28 @@ class MutualTls(Base):
             self.assertEqual((r.status, r.json), (401, {"error": UNAUTHENTICATED, "status": 401, "data": []}),
                              what)
             self.assertIn(why, self.log_until(r, log_before), what)
-        # the valid header from a peer that is not the trusted proxy
-        status, answer = request_from("127.0.0.2", self.px.port, "POST", hook, body,
-                                      {"X-Client-Cert": self.escaped(self.client)})
-        self.assertEqual((status, answer), (401, {"error": UNAUTHENTICATED, "status": 401, "data": []}))
-        wait_for(lambda: "X-Client-Cert from a peer that is not a trusted proxy" in self.px.log()[log_before:],
-                 what="the reason in the log")
+        # the valid header on the API port, from a peer that is not a trusted
+        # proxy and from one that is: the API listener never believes it
+        api_port = "X-Client-Cert on the API listener: ignored (mTLS banks come through bank-listen)"
+        for source in ("127.0.0.2", "127.0.0.1"):
+            status, answer = request_from(source, self.px.port, "POST", hook, body,
+                                          {"X-Client-Cert": self.escaped(self.client)})
+            self.assertEqual((status, answer), (401, {"error": UNAUTHENTICATED, "status": 401, "data": []}))
+            r = self.post(self.conn, body, headers={"X-Client-Cert": self.escaped(self.client)}, door=False)
+            self.assertEqual(r.status, 401, r)
+            self.assertIn("connection %s: %s" % (self.conn["id"], api_port), self.log_until(r, log_before))
         # a URL token does not open an mTLS connection
         r = self.post(self.conn, body, path=hook + "?hmac=anything")
         self.assertEqual(r.status, 401)
         self.quiet_after(path, 0)
         self.assertEqual(self.get_charge(ch["id"])["status"], "PENDING")
-        # the bank's certificate, from the trusted proxy
+        # the bank's certificate, from the proxy on the bank door
         r = self.post(self.conn, body, headers={"X-Client-Cert": self.escaped(self.client)})
         self.assertEqual(r.status, 200, r)
         self.assertEqual(self.outcome(r.json["data"]), ("paid", None))
         self.assertEqual(self.events(path, 1)[0]["event"], "EVENT:CHARGE_PAID")
-        # the same from 127.0.0.2: still refused after it worked
-        status, _ = request_from("127.0.0.2", self.px.port, "POST", hook, notification(pix("1.00")),
+        # the same on the API port, from the trusted proxy: still refused after it worked
+        status, _ = request_from("127.0.0.1", self.px.port, "POST", hook, notification(pix("1.00")),
                                  {"X-Client-Cert": self.escaped(self.client)})
         self.assertEqual(status, 401)
         # what the connection heard: the one authenticated call

@@ -20,7 +20,7 @@ import certs
 class BankCli(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        start_stack(cls)
+        start_stack(cls, door=True)
         cls.platform = json.loads(cls.px.cli("init", "--env", "sandbox", "--json").stdout)[
             "sandbox"]["account"]
         cls.key = cls.px.create_key("sandbox")["key"]
@@ -86,6 +86,18 @@ class BankCli(unittest.TestCase):
     def test_connect_with_a_ca_file_and_the_pix_key_setting(self):
         with tempfile.TemporaryDirectory() as d:
             ca = certs.make_ca(d, "Bank Webhook CA")
+            # without the bank door, no bank certificate could reach pixrelay:
+            # refused before anything is stored
+            r = self.bank("connect", "--env", "sandbox", "--pix-key", "+5511999990000",
+                          "--client-ca", ca.cert, "--bank-listen", "", check=False)
+            self.assertEqual((r.returncode, r.stdout, r.stderr),
+                             (2, "", "pixrelay bank connect: --client-ca (mutual TLS) needs the bank "
+                                     "door, and bank-listen is not set: no bank's client certificate "
+                                     "can reach pixrelay without it: set bank-listen and send the "
+                                     "proxy's bank webhooks there (docs/deployment.md, \"The bank "
+                                     "door\")\n"))
+            r = self.bank("list", "--env", "sandbox", "--json")
+            self.assertNotIn("+5511999990000", r.stdout)
             # --pix-key is the setting of that name: the key the BR Codes carry
             r = self.bank("connect", "--env", "sandbox", "--pix-key", "+5511999990000",
                           "--client-ca", ca.cert, "--json")

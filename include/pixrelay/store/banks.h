@@ -81,6 +81,21 @@ int banks_open_credentials(const struct banks_conn *c, const struct seal_key *ke
 void banks_webhook_url(char *out, size_t size, const struct config *cfg, const char *id,
 		       const char *token);
 
+/* ---- the bank door (banks_door.c) ---- */
+
+/* How every refusal for want of the bank door ends: mutual TLS needs it. */
+#define BANKS_DOOR_HINT                                                                            \
+	"no bank's client certificate can reach pixrelay without it: set bank-listen and send "    \
+	"the proxy's bank webhooks there (docs/deployment.md, \"The bank door\")"
+
+/* On a blocking client (rds_open), at start: the first connection of either
+ * environment that authenticates its bank by mutual TLS, and so needs
+ * bank-listen. Reads every connection's auth, one call each. Returns 0 with
+ * its id and environment, BANKS_NOT_FOUND when there is none, -1 with why
+ * in err. */
+int banks_find_mtls(struct rds *c, const char *prefix, char id[BANKS_ID_MAX], enum env *env,
+		    char *err, size_t errlen);
+
 /* ---- the webhook registered at the bank (banks_webhook.c) ---- */
 
 /* Whether the webhook URLs that cfg makes are https, as the standard
