@@ -150,6 +150,10 @@ try {
   await page.locator("#brcode").waitFor();
   const charge = (await api("GET", "/charge/pix/" + cfg.charge, cfg.master)).json.data;
   assert.equal(await page.locator("#brcode").innerText(), charge.brCode);
+  // times are Brasília time (UTC−3, the reports' days), and say so
+  const brt = new Date(Date.parse(charge.createdAt.replace(" ", "T") + "Z") - 3 * 3600 * 1000)
+    .toISOString().replace("T", " ").slice(0, 19) + " BRT";
+  assert.match(await page.locator("dl").first().innerText(), new RegExp("Created\\s+" + brt));
   await page.waitForFunction(() => document.getElementById("qr").complete && document.getElementById("qr").naturalWidth > 0);
   await shot("charge");
 
@@ -196,7 +200,7 @@ try {
   const html = await page.content();
   for (const secret of cfg.secrets) assert.ok(!html.includes(secret), "a secret is on the page");
   await page.locator("#recon-health .badge", { hasText: "ok" }).waitFor();
-  assert.match(await page.locator("#last-success").innerText(), /^\d+ (second|minute)s? ago \(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\)$/);
+  assert.match(await page.locator("#last-success").innerText(), /^\d+ (second|minute)s? ago \(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d BRT\)$/);
   await page.locator("#report-complete").waitFor();
   assert.ok(!(await page.locator("#report").innerText()).includes(cfg.apiE2E), "recovered before it was asked");
   assert.equal(await page.locator("#bank-log").getByText(cfg.apiE2E).count(), 0);
@@ -317,6 +321,18 @@ try {
   await page.evaluate((k) => sessionStorage.setItem("pixrelay.key", k), cfg.revokedKey);
   await page.getByRole("link", { name: "Events" }).click();
   await page.getByText("Signed out: API key revoked").waitFor();
+
+  // ---- docs/dashboard.md's recipe for a signed-in page, scripted: the key
+  // put in the tab's sessionStorage before the page's scripts run ----
+  await context.addInitScript((key) => sessionStorage.setItem("pixrelay.key", key), cfg.master);
+  const scripted = await context.newPage();
+  try {
+    await scripted.goto(base + "/dashboard/#/events");
+    await scripted.locator("#env", { hasText: "SANDBOX" }).waitFor();
+    assert.ok(!scripted.url().includes(cfg.master), "the key is in the URL");
+  } finally {
+    await scripted.close();
+  }
 
   assert.deepEqual(problems, []);
   process.stdout.write(JSON.stringify(out) + "\n");
