@@ -191,9 +191,6 @@ static const struct {
 	(B_ASN1_UTF8STRING | B_ASN1_PRINTABLESTRING | B_ASN1_IA5STRING | B_ASN1_T61STRING |        \
 	 B_ASN1_BMPSTRING | B_ASN1_UNIVERSALSTRING | B_ASN1_VISIBLESTRING)
 
-/* How values are written back: RFC 2253's escapes, UTF-8 unescaped. */
-#define DN_PRINT_FLAGS (ASN1_STRFLGS_RFC2253 & ~ASN1_STRFLGS_ESC_MSB)
-
 /* A name being read: the text, where we are, and the first error. */
 struct dn_reader {
 	const char *s;
@@ -536,6 +533,49 @@ static void dn_type_text(BIO *b, const ASN1_OBJECT *obj)
 	BIO_puts(b, oid);
 }
 
+/* A value written as RFC 4514 text: its UTF-8 with '\' before the
+ * characters dn_value would read otherwise (", + , ; < > \, '#' or a space
+ * first, a space last) and control characters as \XX; a value that is no
+ * text as '#' and the hex of its DER. (OpenSSL's own writer leaves a lone
+ * '#' unescaped.) -1 when it cannot be encoded at all. */
+static int dn_value_text(BIO *b, const ASN1_STRING *v)
+{
+	unsigned char *utf8 = NULL, *der = NULL;
+	int n = ASN1_STRING_to_UTF8(&utf8, v), rc = 0;
+
+	ERR_clear_error();
+	if (n < 0) {
+		ASN1_TYPE t = {.type = ASN1_STRING_type(v)};
+		int len;
+
+		t.value.asn1_string = (ASN1_STRING *)v;
+		len = i2d_ASN1_TYPE(&t, &der);
+		if (len <= 0) {
+			rc = -1;
+		} else {
+			BIO_puts(b, "#");
+			for (int i = 0; i < len; i++)
+				BIO_printf(b, "%02X", der[i]);
+		}
+		OPENSSL_free(der);
+		ERR_clear_error();
+		return rc;
+	}
+	for (int i = 0; i < n; i++) {
+		unsigned char c = utf8[i];
+
+		if (c < 0x20 || c == 0x7f)
+			BIO_printf(b, "\\%02X", c);
+		else if (strchr("\"+,;<>\\", c) || (i == 0 && (c == '#' || c == ' ')) ||
+			 (i == n - 1 && c == ' '))
+			BIO_printf(b, "\\%c", c);
+		else
+			BIO_write(b, &utf8[i], 1);
+	}
+	OPENSSL_free(utf8);
+	return 0;
+}
+
 /* `name` written as RFC 4514 text into out (`size` bytes): the most
  * specific RDN first. 0, or -1 when it does not fit or a value cannot be
  * written. */
@@ -563,8 +603,7 @@ static int dn_text(const X509_NAME *name, char *out, size_t size)
 				BIO_puts(b, ",");
 			dn_type_text(b, X509_NAME_ENTRY_get_object(e));
 			BIO_puts(b, "=");
-			if (ASN1_STRING_print_ex(b, X509_NAME_ENTRY_get_data(e), DN_PRINT_FLAGS) <
-			    0)
+			if (dn_value_text(b, X509_NAME_ENTRY_get_data(e)) < 0)
 				goto done;
 		}
 		end = start - 1;

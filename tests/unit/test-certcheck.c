@@ -297,6 +297,10 @@ static void test_subjects(void)
 	    {"CN=#0C03616263", "CN=abc"},
 	    {"C=#13024252", "C=BR"},
 	    {"CN=a #", "CN=a #"},
+	    /* a lone '#' (OpenSSL's own writer leaves it unescaped) */
+	    {"CN=\\#", "CN=\\#"},
+	    /* control characters as \XX */
+	    {"CN=a\\0Ab", "CN=a\\0Ab"},
 	    /* multi-valued RDNs, OIDs, other names */
 	    {"CN=a+OU=b,O=c", "CN=a+OU=b,O=c"},
 	    {"2.5.4.3=x,2.5.4.10=y", "CN=x,O=y"},
