@@ -302,8 +302,10 @@ static ASN1_OBJECT *dn_type(struct dn_reader *r)
 			dn_fail(r, at, "'%s' is not an OID", name);
 	} else {
 		int nid = dn_nid(name);
+		const ASN1_OBJECT *known = nid == NID_undef ? NULL : OBJ_nid2obj(nid);
 
-		obj = nid == NID_undef ? NULL : OBJ_dup(OBJ_nid2obj(nid));
+		/* some of OpenSSL's names have no OID (KxECDHE): no attribute */
+		obj = known && OBJ_length(known) > 0 ? OBJ_dup(known) : NULL;
 		if (!obj)
 			dn_fail(r, at, "unknown attribute type '%s'", name);
 	}
@@ -496,8 +498,12 @@ static X509_NAME *dn_parse(const char *dn, char *err, size_t errlen)
 		for (size_t j = 0; j < n; j++) {
 			if (rdn[j] != k)
 				continue;
-			if (!X509_NAME_add_entry(name, entries[j], -1, first ? 0 : -1))
-				mem_oom(__FILE__, __LINE__);
+			if (!X509_NAME_add_entry(name, entries[j], -1, first ? 0 : -1)) {
+				snprintf(err, errlen, "a value that cannot be encoded");
+				X509_NAME_free(name);
+				name = NULL;
+				goto fail;
+			}
 			first = 0;
 		}
 	}

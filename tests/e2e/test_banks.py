@@ -961,8 +961,8 @@ class Bodies(Base):
         conn = self.connect()
         for raw, msg in [
                 (b"{not json", None),
-                (b"[]", "request body must be a JSON object"),
-                (b'{"pixx": []}', 'pix: is required (a Pix notification is {"pix": [...]})'),
+                (b"7", "request body must be a JSON object or array"),
+                (b'{"pixx": []}', 'pix: is required (a Pix notification is {"pix": [...]}, or its list alone)'),
                 (b'{"pix": {"endToEndId": "x"}}', "pix: must be an array"),
                 (b'{"pix": "E1"}', "pix: must be an array")]:
             r = self.post(conn, None, raw=raw)

@@ -319,6 +319,8 @@ static void test_subjects(void)
 	    {"CN", "'=' expected after the attribute type (at character 3)"},
 	    {"CN x", "'=' expected after the attribute type (at character 4)"},
 	    {"XX=a", "unknown attribute type 'XX' (at character 1)"},
+	    /* a name of OpenSSL's without an OID */
+	    {"KxECDHE=a", "unknown attribute type 'KxECDHE' (at character 1)"},
 	    {"=a", "an attribute type expected, like CN or 2.5.4.3 (at character 1)"},
 	    {"/C=BR/O=Banco/CN=x",
 	     "an RFC 4514 name is written CN=...,O=...,C=..., the most specific first, not "
