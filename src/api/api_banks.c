@@ -492,20 +492,19 @@ static int read_client_ca(struct http_req *req, yajl_val ca)
 	return 0;
 }
 
-/* The pins of a body: clientCertSubject (a string; null, "none", when
- * `nullable`) into subject in the form kept, clientCertPins (an array of
- * pins) into pins. Absent ones leave theirs NULL. 0, or -1 after answering
- * 400 naming the field. */
-static int read_pins(struct http_req *req, yajl_val body, int nullable, char **subject, char **pins)
+/* The pins of a body: clientCertSubject (a string, or null: none) into
+ * subject in the form kept ("" for none), clientCertPins (an array of pins)
+ * into pins. Absent ones leave theirs NULL. 0, or -1 after answering 400
+ * naming the field. */
+static int read_pins(struct http_req *req, yajl_val body, char **subject, char **pins)
 {
 	yajl_val dn = json_get(body, "clientCertSubject"), list = json_get(body, "clientCertPins");
 	char err[256];
 
-	if (dn && !(YAJL_IS_STRING(dn) || (nullable && YAJL_IS_NULL(dn)))) {
+	if (dn && !YAJL_IS_STRING(dn) && !YAJL_IS_NULL(dn)) {
 		http_reply_error(req, 400,
 				 "clientCertSubject: must be a string (an RFC 4514 name, "
-				 "like CN=webhook.bank.example,O=Bank,C=BR)%s",
-				 nullable ? " or null" : "");
+				 "like CN=webhook.bank.example,O=Bank,C=BR) or null");
 		return -1;
 	}
 	if (dn && YAJL_IS_STRING(dn)) {
@@ -605,7 +604,7 @@ void api_handle_bank_connect(struct http_req *req)
 					 "CA that signs the bank's client certificates)");
 			goto done;
 		}
-		if (read_client_ca(req, ca) < 0 || read_pins(req, body, 0, &subject, &pins) < 0)
+		if (read_client_ca(req, ca) < 0 || read_pins(req, body, &subject, &pins) < 0)
 			goto done;
 		trust = (struct banks_trust){ca->u.string, subject, pins};
 	} else {
@@ -680,7 +679,7 @@ void api_handle_bank_update(struct http_req *req)
 	ca = json_get(body, "clientCa");
 	if (ca && read_client_ca(req, ca) < 0)
 		goto done;
-	if (read_pins(req, body, 1, &subject, &pins) < 0 ||
+	if (read_pins(req, body, &subject, &pins) < 0 ||
 	    read_default(req, body, &change.is_default) < 0)
 		goto done;
 	change.client_ca = ca ? ca->u.string : NULL;
