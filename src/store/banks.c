@@ -1,5 +1,6 @@
-/* banks: the store of bank connections: connect, read, list, disconnect,
- * the log of what each heard, the API credentials and a new URL token.
+/* banks: the store of bank connections: connect, read, list, update
+ * (trust and default), disconnect, the log of what each heard, the API
+ * credentials and a new URL token.
  * Writing what the banks report is banks_receive.c's; what a bank holds
  * as a connection's webhook is banks_webhook.c's; parsing a bank's body is
  * bankpix's (pix floor); authenticating a bank's call is the API's
