@@ -37,7 +37,7 @@ static const char usage_bank[] =
     "       pixrelay bank reconcile ID --env ENV [--since DURATION] [--json]\n"
     "       pixrelay bank report ID --env ENV [--date YYYY-MM-DD] [--json]\n"
     "       pixrelay bank register-webhook ID --env ENV [--json]\n"
-    "PINS: [--client-cert-subject DN] [--client-cert-pin sha256/BASE64]...\n\n"
+    "PINS: [--client-cert-subject DN] [--client-cert-pin PIN]...\n\n"
     "connect        connects the bank of Pix key KEY (--chave; without it the\n"
     "               pix-key setting, the key the BR Codes carry, so --pix-key KEY\n"
     "               works too) to the account (default: the environment's platform\n"
