@@ -56,6 +56,8 @@ const struct http_route api_routes[] = {
     {HTTP_POST, "/v1/bank/connections", api_handle_bank_connect,
      HTTP_AUTH | HTTP_ACTS_AS | HTTP_JSON_BODY | HTTP_ENVELOPE},
     {HTTP_GET, "/v1/bank/connections/{id}", api_handle_bank_get, HTTP_AUTH | HTTP_ENVELOPE},
+    {HTTP_PATCH, "/v1/bank/connections/{id}", api_handle_bank_update,
+     HTTP_AUTH | HTTP_JSON_BODY | HTTP_ENVELOPE},
     {HTTP_POST, "/v1/bank/connections/{id}/disconnect", api_handle_bank_disconnect,
      HTTP_AUTH | HTTP_ENVELOPE},
     {HTTP_GET, "/v1/bank/connections/{id}/notifications", api_handle_bank_notifications,

@@ -1,4 +1,5 @@
-/* bankpix: the body of a bank's Pix webhook ({"pix": [...]}, API Pix 2.9.0)
+/* bankpix: the body of a bank's Pix webhook ({"pix": [...]}, API Pix 2.9.0,
+ * or the list alone as some banks post it)
  * read item by item against the standard's schema, each Pix turned into a
  * struct bankpix (exact cents, its refunds, a canonical JSON for the
  * merchant's event) or into a refusal naming the field at fault. What is
@@ -466,16 +467,19 @@ static void refusal_make(const struct where *w, yajl_val v, const struct bankpix
 
 /* ---- the body ---- */
 
-/* The items of the parsed body `root` into *out. */
+/* The items of the parsed body `root` into *out: its "pix", or the root
+ * itself when it is an array (Inter posts the list bare). */
 static int parse_root(yajl_val root, struct bankpix_batch *out, char *err, size_t errlen)
 {
 	yajl_val list;
 	struct bankpix_batch b = {0};
 	int rc = BANKPIX_MALFORMED;
 
-	list = json_get(root, "pix");
+	list = YAJL_IS_ARRAY(root) ? root : json_get(root, "pix");
 	if (!list) {
-		snprintf(err, errlen, "pix: is required (a Pix notification is {\"pix\": [...]})");
+		snprintf(err, errlen,
+			 "pix: is required (a Pix notification is {\"pix\": [...]}, or its list "
+			 "alone)");
 		goto done;
 	}
 	if (!YAJL_IS_ARRAY(list)) {
@@ -517,7 +521,7 @@ int bankpix_parse(const char *body, size_t len, struct bankpix_batch *out, char 
 	yajl_val root = NULL;
 	int rc = BANKPIX_MALFORMED;
 
-	if (json_parse_object_max(body, len, BODY_VALUES, &root, err, errlen) == 0)
+	if (json_parse_container_max(body, len, BODY_VALUES, &root, err, errlen) == 0)
 		rc = parse_root(root, out, err, errlen);
 	yajl_tree_free(root);
 	return rc;

@@ -63,6 +63,7 @@ static const char *const names[SCRIPT_COUNT] = {
 	[SCRIPT_EVENT_GET] = "event_get",
 	[SCRIPT_EVENT_AFTER] = "event_after",
 	[SCRIPT_STREAM_TRIM] = "stream_trim",
+	[SCRIPT_BANK_UPDATE] = "bank_update",
 };
 /* clang-format on */
 

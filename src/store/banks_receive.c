@@ -420,6 +420,8 @@ void banks_receive(struct banks_queue *q, const struct banks_conn *c, const char
 	rq->conn = *c;
 	rq->conn.pix_key = mem_strdup(c->pix_key ? c->pix_key : "");
 	rq->conn.client_ca = NULL;
+	rq->conn.client_subject = NULL;
+	rq->conn.client_pins = NULL;
 	/* what the write needs is the id, account and key: never the
 	 * credentials (their strings are the caller's) */
 	memset(&rq->conn.api, 0, sizeof(rq->conn.api));

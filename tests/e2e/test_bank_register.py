@@ -421,7 +421,7 @@ class Register(unittest.TestCase):
                  "--register-webhook is for connect with the bank's API options"),
                 (("list", "--env", "sandbox", "--register-webhook"), "--register-webhook is for connect"),
                 (("register-webhook", "bnk_x", "--env", "sandbox", "--url-token"),
-                 "--chave, --client-ca and --url-token are for connect"),
+                 "--chave and --url-token are for connect"),
                 (("register-webhook", "bnk_x", "--env", "sandbox", "--api-url", "https://x.example"),
                  "the bank's API options are for connect and credentials")]:
             r = self.bankcli(*args)

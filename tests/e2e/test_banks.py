@@ -10,6 +10,7 @@ tests speak the standard; the deliberately malformed ones are shown to be
 refused by that schema too, or, where the schema is looser than pixrelay
 (its unanchored valor pattern), shown to pass it.
 """
+import base64
 import datetime
 import hashlib
 import http.client
@@ -143,8 +144,8 @@ def request_from(source, port, method, path, body=None, headers=None):
 # ---- one stack for the module ----
 
 class Env(ModuleStack):
-    shared = ("wd", "redis", "px", "sink", "account", "live_account", "key", "live", "signing",
-              "quiet", "quiet_key", "certs")
+    shared = ("wd", "redis", "px", "sink", "account", "live_account", "key", "live", "live_master",
+              "signing", "quiet", "quiet_key", "certs")
 
     @classmethod
     def setup(cls):
@@ -159,6 +160,7 @@ class Env(ModuleStack):
         cls.account, cls.live_account = init["sandbox"], init["production"]
         cls.key = cls.px.create_key("sandbox")["key"]
         cls.live = cls.px.create_key("production")["key"]
+        cls.live_master = cls.px.create_key("production", master=True)["key"]
         cls.px.cli("account", "set", "--env", "sandbox", "--postback-url", cls.sink.url("/account"))
         cls.signing = json.loads(cls.px.cli("secrets", "--env", "sandbox", "--json").stdout)[
             "signingSecret"]
@@ -185,25 +187,32 @@ class Base(BankCase):
     # ---- connections ----
 
     @classmethod
-    def class_connection(cls, key=None, auth_mode="url-token", pix_key=None, client_ca=None):
+    def class_connection(cls, key=None, auth_mode="url-token", pix_key=None, client_ca=None,
+                         account=None, **more):
         """A new connection of the account of `key` (the sandbox platform's by
-        default)."""
+        default; `account` with a master key), `more` fields in its body."""
         body = {"pixKey": pix_key or "pix-%s@loja.com.br" % random.randrange(10 ** 9),
                 "auth": auth_mode}
         if client_ca is not None:
             body["clientCa"] = client_ca
-        r = cls.px.request("POST", CONNECTIONS, body=body, headers=auth(key or cls.key))
+        body.update(more)
+        r = cls.px.request("POST", CONNECTIONS, body=body, headers=auth(key or cls.key, account))
         if r.status != 200:
             raise AssertionError("POST %s: %r" % (CONNECTIONS, r))
         return r.json["data"]
 
-    def connect(self, key=None, **kw):
+    def connect(self, key=None, account=None, **kw):
         """class_connection(), disconnected after the test (an account has at
         most 20)."""
-        conn = self.class_connection(key, **kw)
+        conn = self.class_connection(key, account=account, **kw)
         self.addCleanup(self.px.request, "POST", "%s/%s/disconnect" % (CONNECTIONS, conn["id"]),
-                        headers=auth(key or self.key))
+                        headers=auth(key or self.key, account))
         return conn
+
+    def update(self, conn, body, key=None, account=None):
+        """PATCH the connection; the answer."""
+        return self.px.request("PATCH", "%s/%s" % (CONNECTIONS, conn["id"]), body=body,
+                               headers=auth(key or self.key, account))
 
     def hook_path(self, conn, suffix="/pix"):
         """The path and query a bank POSTs to: webhookUrl with `suffix` appended
@@ -1158,8 +1167,8 @@ class Bodies(Base):
         conn = self.connect()
         for raw, msg in [
                 (b"{not json", None),
-                (b"[]", "request body must be a JSON object"),
-                (b'{"pixx": []}', 'pix: is required (a Pix notification is {"pix": [...]})'),
+                (b"7", "request body must be a JSON object or array"),
+                (b'{"pixx": []}', 'pix: is required (a Pix notification is {"pix": [...]}, or its list alone)'),
                 (b'{"pix": {"endToEndId": "x"}}', "pix: must be an array"),
                 (b'{"pix": "E1"}', "pix: must be an array")]:
             r = self.post(conn, None, raw=raw)
@@ -1388,7 +1397,8 @@ class MutualTls(Base):
                 ({"pixKey": "a@b.co", "auth": "token"}, 400, 'auth: must be "mtls" or "url-token"'),
                 ({"pixKey": "a@b.co"}, 400, 'auth: must be "mtls" or "url-token"'),
                 ({"pixKey": "a@b.co", "auth": "url-token", "hmac": "x"}, 400,
-                 "unknown field 'hmac'; allowed: pixKey, auth, clientCa"),
+                 "unknown field 'hmac'; allowed: pixKey, auth, clientCa, clientCertSubject, "
+                 "clientCertPins, default"),
                 ({"pixKey": "mtls@loja.com.br", "auth": "url-token"}, 409,
                  "pixKey: connected already by " + self.conn["id"])]:
             r = self.px.request("POST", CONNECTIONS, body=body, headers=auth(self.key))
@@ -1396,6 +1406,297 @@ class MutualTls(Base):
         # 77 characters is fine, and another account may connect the same key
         self.connect(pix_key="y" * 77)
         self.connect(key=self.quiet_key, pix_key="mtls@loja.com.br")
+
+
+class Pins(Base):
+    """An mTLS connection pinned beyond its CA: the leaf's subject (compared
+    as a name) and/or its key (sha256/ pins, several for a rotation). The
+    CA issues certificates to others too (a public CA, ICP-Brasil): only
+    the bank's own gets in."""
+
+    SUBJECT = "CN=webhook.bank.example,O=Banco Exemplo S.A.,C=BR"
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        d = cls.certs
+        cls.ca = certs.make_ca(d, "public-ca", "Test Public CA")
+        # the bank's certificate, its next one (a new key), and another
+        # customer's of the same CA under the same host name
+        cls.bank = certs.make_client(d, cls.ca, "pinned-bank",
+                                     subject="/C=BR/O=Banco Exemplo S.A./CN=webhook.bank.example")
+        cls.bank_next = certs.make_client(d, cls.ca, "pinned-bank-next",
+                                          subject="/C=BR/O=Banco Exemplo S.A./CN=webhook.bank.example")
+        cls.other = certs.make_client(d, cls.ca, "pinned-other",
+                                      subject="/C=BR/O=Loja Qualquer Ltda/CN=webhook.bank.example")
+        with open(cls.ca.cert) as f:
+            cls.ca_pem = f.read()
+
+    def header(self, cert):
+        return {"X-Client-Cert": MutualTls.escaped(cert)}
+
+    def refused(self, conn, cert, why):
+        """A Pix of a charge sent with `cert`: 401, `why` in the log, nothing
+        stored (the charge stays PENDING, the connection heard nothing)."""
+        path = unique("pinned")
+        ch = self.charge(1200, path)
+        before = len(self.px.log())
+        r = self.post(conn, notification(pix("12.00", ch["id"])), headers=self.header(cert))
+        self.assertEqual((r.status, r.json), (401, {"error": UNAUTHENTICATED, "status": 401, "data": []}))
+        self.assertIn("connection %s: %s" % (conn["id"], why), self.log_until(r, before))
+        self.assertEqual(self.get_charge(ch["id"])["status"], "PENDING")
+        self.assertNotIn(ch["id"], json.dumps(self.notifications(conn)))
+        self.quiet_after(path, 0)
+
+    def taken(self, conn, cert):
+        """A Pix sent with `cert` is taken (200, unmatched: no txid)."""
+        r = self.post(conn, notification(pix("1.00")), headers=self.header(cert))
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(self.outcome(r.json["data"]), ("unmatched", "no_txid"))
+
+    def test_a_pinned_subject(self):
+        # written in any case and spacing: compared as a name, kept as read
+        conn = self.connect(auth_mode="mtls", client_ca=self.ca_pem,
+                            clientCertSubject="cn = WEBHOOK.bank.example, o=banco exemplo s.a., c=br")
+        self.assertEqual(conn["trust"], {"subject": "CN=WEBHOOK.bank.example,O=banco exemplo s.a.,C=br",
+                                         "pins": [], "warning": None})
+        r = self.px.request("GET", "%s/%s" % (CONNECTIONS, conn["id"]), headers=auth(self.key))
+        self.assertEqual(r.json["data"]["trust"], conn["trust"])
+        self.taken(conn, self.bank)
+        self.refused(conn, self.other,
+                     "the certificate's subject is not the connection's pinned subject (it is "
+                     "CN=webhook.bank.example,O=Loja Qualquer Ltda,C=BR)")
+        # the name as X.509 orders it is another name: RFC 4514 writes the
+        # most specific RDN first
+        conn = self.connect(auth_mode="mtls", client_ca=self.ca_pem,
+                            clientCertSubject="C=BR,O=Banco Exemplo S.A.,CN=webhook.bank.example")
+        self.refused(conn, self.bank,
+                     "the certificate's subject is not the connection's pinned subject (it is "
+                     "CN=webhook.bank.example,O=Banco Exemplo S.A.,C=BR)")
+
+    def test_pinned_keys_and_a_rotation(self):
+        old, new = certs.key_pin(self.bank.cert), certs.key_pin(self.bank_next.cert)
+        # curl's sha256// is taken, kept as sha256/
+        conn = self.connect(auth_mode="mtls", client_ca=self.ca_pem,
+                            clientCertPins=["sha256/" + old[len("sha256/"):]])
+        self.assertEqual(conn["trust"], {"subject": None, "pins": [old], "warning": None})
+        self.taken(conn, self.bank)
+        why = "the certificate's key matches none of the connection's pins"
+        self.refused(conn, self.bank_next, why)
+        self.refused(conn, self.other, why)
+        # the bank announces its next key: both, for the change
+        r = self.update(conn, {"clientCertPins": [old, "sha256//" + new[len("sha256/"):]]})
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(r.json["data"]["trust"]["pins"], [old, new])
+        self.taken(conn, self.bank)
+        self.taken(conn, self.bank_next)
+        self.refused(conn, self.other, why)
+        # the old one retired
+        r = self.update(conn, {"clientCertPins": [new]})
+        self.assertEqual(r.status, 200, r)
+        self.refused(conn, self.bank, why)
+        self.taken(conn, self.bank_next)
+        # subject and key both: each must hold
+        r = self.update(conn, {"clientCertSubject": self.SUBJECT})
+        self.assertEqual(r.json["data"]["trust"], {"subject": self.SUBJECT, "pins": [new], "warning": None})
+        self.taken(conn, self.bank_next)
+        self.refused(conn, self.bank, why)
+        self.refused(conn, self.other, "the certificate's subject is not the connection's pinned subject")
+
+    def test_an_update_applies_to_the_next_call(self):
+        conn = self.connect(auth_mode="mtls", client_ca=self.ca_pem)
+        self.assertEqual(conn["trust"], {"subject": None, "pins": [], "warning": None})
+        self.taken(conn, self.other)
+        r = self.update(conn, {"clientCertSubject": self.SUBJECT})
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual({k: r.json["data"][k] for k in ("id", "auth", "webhookUrl", "clientCa")},
+                         {k: conn[k] for k in ("id", "auth", "webhookUrl", "clientCa")})
+        self.refused(conn, self.other, "the certificate's subject is not the connection's pinned subject")
+        self.taken(conn, self.bank)
+        # null removes the pin
+        r = self.update(conn, {"clientCertSubject": None})
+        self.assertEqual(r.json["data"]["trust"]["subject"], None)
+        self.taken(conn, self.other)
+        # another trust list: the old CA's certificates are refused
+        other_ca = certs.make_ca(self.certs, "other-public-ca")
+        with open(other_ca.cert) as f:
+            pem = f.read()
+        r = self.update(conn, {"clientCa": pem})
+        self.assertEqual(r.status, 200, r)
+        self.assertNotEqual(r.json["data"]["clientCa"]["sha256"], conn["clientCa"]["sha256"])
+        self.refused(conn, self.bank, "unable to get local issuer certificate")
+
+    def test_connect_and_update_validation(self):
+        conn = self.connect(auth_mode="mtls", client_ca=self.ca_pem)
+        token = self.connect()
+        pin = certs.key_pin(self.bank.cert)
+        for body, status, msg in [
+                ({}, 400, "nothing to change; fields: clientCa, clientCertSubject, clientCertPins, default"),
+                ({"pixKey": "x@y.co"}, 400,
+                 "unknown field 'pixKey'; allowed: clientCa, clientCertSubject, clientCertPins, default"),
+                ({"clientCertSubject": "/C=BR/CN=x"}, 400,
+                 "clientCertSubject: an RFC 4514 name is written CN=...,O=...,C=..., the most specific first, "
+                 "not /C=.../CN=... (openssl x509 -noout -subject -nameopt RFC2253 writes it) (at character 1)"),
+                ({"clientCertSubject": "CN=a;O=b"}, 400,
+                 "clientCertSubject: ';' in a value is written \\; (RDNs are separated by ',') (at character 5)"),
+                ({"clientCertSubject": "XX=a"}, 400, "clientCertSubject: unknown attribute type 'XX' (at character 1)"),
+                ({"clientCertSubject": 7}, 400,
+                 "clientCertSubject: must be a string (an RFC 4514 name, like "
+                 "CN=webhook.bank.example,O=Bank,C=BR) or null"),
+                ({"clientCertPins": pin}, 400, 'clientCertPins: must be an array of pins ("sha256/<base64>")'),
+                ({"clientCertPins": [pin, 5]}, 400, "clientCertPins[1]: must be a string"),
+                ({"clientCertPins": [pin, pin]}, 400, "clientCertPins[1]: %s is given twice" % pin),
+                ({"clientCertPins": ["sha1/abc"]}, 400,
+                 "clientCertPins[0]: must be sha256/ and the base64 of the SHA-256 of the certificate's "
+                 "public key (its DER SubjectPublicKeyInfo): 44 characters"),
+                ({"clientCertPins": ["sha256/" + base64_of(i) for i in range(9)]}, 400,
+                 "clientCertPins[8]: at most 8 pins"),
+                ({"default": "yes"}, 400, "default: must be true or false"),
+                ({"clientCa": "garbage"}, 400, "clientCa: no certificate in the PEM"),
+                ({"clientCa": None}, 400, "clientCa: must be a string")]:
+            r = self.update(conn, body)
+            self.assertEqual((r.status, r.json["error"]), (status, msg), body)
+        # nothing of those changed it
+        r = self.px.request("GET", "%s/%s" % (CONNECTIONS, conn["id"]), headers=auth(self.key))
+        self.assertEqual(r.json["data"], conn)
+        # a URL-token connection has no certificate to pin
+        r = self.update(token, {"clientCertPins": [pin]})
+        self.assertEqual((r.status, r.json["error"]),
+                         (409, 'bank connection %s authenticates its bank with a URL token: clientCa, '
+                               'clientCertSubject and clientCertPins are for auth "mtls"' % token["id"]))
+        for field, value in (("clientCertSubject", self.SUBJECT), ("clientCertPins", [pin])):
+            r = self.px.request("POST", CONNECTIONS, headers=auth(self.key),
+                                body={"pixKey": "t@b.co", "auth": "url-token", field: value})
+            self.assertEqual((r.status, r.json["error"]), (400, '%s: only with auth "mtls"' % field))
+            r = self.px.request("POST", CONNECTIONS, headers=auth(self.key),
+                                body={"pixKey": "t@b.co", "auth": "mtls", "clientCa": self.ca_pem,
+                                      field: 5})
+            self.assertEqual(r.status, 400, r)
+        # another account's, or none: not found
+        for key, cid in ((self.quiet_key, conn["id"]), (self.key, "bnk_01JZZZZZZZZZZZZZZZZZZZZZZZ")):
+            r = self.px.request("PATCH", "%s/%s" % (CONNECTIONS, cid), body={"default": True},
+                                headers=auth(key))
+            self.assertEqual((r.status, r.json["error"]), (404, "bank connection not found: " + cid))
+
+    def test_the_default_charging_connection(self):
+        account, key = Env.store_account("Two banks")
+        a = self.connect(key=key, default=True)
+        self.assertIs(a["default"], True)
+        b = self.connect(key=key)
+        self.assertIs(b["default"], False)
+        c = self.connect(key=key, default=True)
+
+        def defaults():
+            r = self.px.request("GET", CONNECTIONS, headers=auth(key))
+            return {x["id"]: x["default"] for x in r.json["data"]["connections"]}
+        # one a account at most: the last one marked
+        self.assertEqual(defaults(), {a["id"]: False, b["id"]: False, c["id"]: True})
+        r = self.update(b, {"default": True}, key=key)
+        self.assertEqual((r.status, r.json["data"]["default"]), (200, True))
+        self.assertEqual(defaults(), {a["id"]: False, b["id"]: True, c["id"]: False})
+        r = self.update(b, {"default": False}, key=key)
+        self.assertEqual(defaults(), {a["id"]: False, b["id"]: False, c["id"]: False})
+        # another account's default is its own
+        mine = self.connect(default=True)
+        self.assertIs(mine["default"], True)
+        self.assertEqual(defaults(), {a["id"]: False, b["id"]: False, c["id"]: False})
+
+
+def base64_of(i):
+    """The base64 of 32 bytes of value i: a pin's digest."""
+    return base64.b64encode(bytes([i]) * 32).decode()
+
+
+class WhoConnects(Base):
+    """In production a connection's Pix credit its account: only a master
+    key (or the operator's CLI) makes, changes or disconnects one; the
+    account's own key reads it. The sandbox is as it was."""
+
+    def forbidden(self, done, verb):
+        return ("in production a bank connection is %s only with a master key (X-Account-ID: the "
+                "account) or on the server with pixrelay bank %s: its Pix credit the account; an "
+                "account key may read its connections" % (done, verb))
+
+    def test_production_takes_a_master_key(self):
+        with open(certs.make_ca(self.certs, "who-ca").cert) as f:
+            ca_pem = f.read()
+        body = {"pixKey": "prod@loja.com.br", "auth": "mtls", "clientCa": ca_pem}
+        r = self.px.request("POST", CONNECTIONS, body=body, headers=auth(self.live))
+        self.assertEqual((r.status, r.json["error"]), (403, self.forbidden("made", "connect")))
+        r = self.px.request("GET", CONNECTIONS, headers=auth(self.live))
+        self.assertEqual((r.status, r.json["data"]["connections"]), (200, []))
+        # the master key for the account
+        conn = self.connect(key=self.live_master, account=self.live_account, **body)
+        self.assertEqual((conn["account"], conn["environment"]), (self.live_account, "production"))
+        # unpinned in production: the connection says what that trusts
+        warning = ("not pinned: any certificate for TLS clients that a CA of the trust list issued is "
+                   "taken as this connection's bank, so anyone who holds one can report Pix for it; "
+                   "pin the bank's own certificate with pixrelay bank update %s --env production "
+                   "--client-cert-subject DN or --client-cert-pin sha256/..., or PATCH "
+                   "/v1/bank/connections/%s with clientCertSubject or clientCertPins" % (conn["id"], conn["id"]))
+        self.assertEqual(conn["trust"], {"subject": None, "pins": [], "warning": warning})
+        # the account's key reads it, its notifications and its report
+        for path in ("", "/notifications"):
+            r = self.px.request("GET", "%s/%s%s" % (CONNECTIONS, conn["id"], path), headers=auth(self.live))
+            self.assertEqual(r.status, 200, r)
+        r = self.px.request("GET", CONNECTIONS, headers=auth(self.live))
+        self.assertEqual([c["id"] for c in r.json["data"]["connections"]], [conn["id"]])
+        self.assertEqual(r.json["data"]["connections"][0]["trust"]["warning"], warning)
+        r = self.px.request("GET", "/v1/bank/reconciliation?connection=" + conn["id"], headers=auth(self.live))
+        self.assertEqual(r.status, 200, r)
+        # ... and asks for a reconciliation (this one has no API credentials)
+        r = self.px.request("POST", "%s/%s/reconcile" % (CONNECTIONS, conn["id"]), headers=auth(self.live))
+        self.assertEqual(r.status, 409, r)
+        self.assertIn("has no API credentials", r.json["error"])
+        # but changes and disconnects nothing
+        r = self.update(conn, {"clientCertSubject": "CN=x"}, key=self.live)
+        self.assertEqual((r.status, r.json["error"]), (403, self.forbidden("changed", "update")))
+        r = self.px.request("POST", "%s/%s/disconnect" % (CONNECTIONS, conn["id"]), headers=auth(self.live))
+        self.assertEqual((r.status, r.json["error"]), (403, self.forbidden("disconnected", "disconnect")))
+        r = self.px.request("GET", "%s/%s" % (CONNECTIONS, conn["id"]), headers=auth(self.live))
+        self.assertEqual(r.json["data"], conn)
+        # the master key pins it: the warning goes
+        r = self.update(conn, {"clientCertSubject": Pins.SUBJECT}, key=self.live_master)
+        self.assertEqual((r.status, r.json["data"]["trust"]),
+                         (200, {"subject": Pins.SUBJECT, "pins": [], "warning": None}))
+        # with X-Account-ID, or for the whole environment
+        r = self.update(conn, {"clientCertSubject": None}, key=self.live_master, account=self.live_account)
+        self.assertEqual((r.status, r.json["data"]["trust"]["warning"]), (200, warning))
+        r = self.px.request("POST", "%s/%s/disconnect" % (CONNECTIONS, conn["id"]),
+                            headers=auth(self.live_master))
+        self.assertEqual(r.status, 200, r)
+        # the sandbox as it was: the account key connects, changes, disconnects
+        conn = self.connect(auth_mode="mtls", client_ca=ca_pem)
+        self.assertEqual(conn["trust"]["warning"], None)
+        r = self.update(conn, {"default": True})
+        self.assertEqual(r.status, 200, r)
+        r = self.px.request("POST", "%s/%s/disconnect" % (CONNECTIONS, conn["id"]), headers=auth(self.key))
+        self.assertEqual(r.status, 200, r)
+
+
+class BareArray(Base):
+    """Inter posts the list of Pix alone, [Pix, ...], not {"pix": [...]}."""
+
+    def test_a_bare_array_of_pix(self):
+        conn = self.connect()
+        path = unique("bare")
+        ch = self.charge(4200, path)
+        p, q = pix("42.00", ch["id"]), pix("1.00")
+        bcb.validate_webhook_body(notification(p, q))
+        r = self.post(conn, None, raw=json.dumps([p, q]).encode())
+        self.assertEqual(r.status, 200, r)
+        d = r.json["data"]
+        self.assertEqual((d["received"], d["accepted"]), (2, 2))
+        self.assertEqual([self.outcome(d, i) for i in range(2)], [("paid", None), ("unmatched", "no_txid")])
+        self.assertEqual(self.events(path, 1)[0]["event"], "EVENT:CHARGE_PAID")
+        # the same again, in the standard's form: duplicates
+        d = self.send(conn, p, q)
+        self.assertEqual([e["outcome"] for e in d["pix"]], ["duplicate", "duplicate"])
+        # a bare scalar is no notification; a bare empty list is one of nothing
+        r = self.post(conn, None, raw=b'"pix"')
+        self.assertEqual((r.status, r.json["error"]), (400, "request body must be a JSON object or array"))
+        r = self.post(conn, None, raw=b"[]")
+        self.assertEqual((r.status, r.json["data"]["received"]), (200, 0))
 
 
 class Limits(Base):
@@ -1507,8 +1808,9 @@ class Sandbox(Base):
         r = self.px.request("POST", "%s/%s/simulate-pix" % (CONNECTIONS, conn["id"]), body=body,
                             headers=auth(self.quiet_key))
         self.assertEqual((r.status, r.json["error"]), (404, "bank connection not found: " + conn["id"]))
-        # production: the bank reports the Pix
-        live_conn = self.connect(key=self.live)
+        # production: the bank reports the Pix (a production connection is
+        # made with a master key)
+        live_conn = self.connect(key=self.live_master, account=self.live_account)
         self.assertEqual(live_conn["environment"], "production")
         r = self.px.request("POST", "%s/%s/simulate-pix" % (CONNECTIONS, live_conn["id"]), body=body,
                             headers=auth(self.live))

@@ -245,12 +245,37 @@ static void test_bodies(void)
 	size_t at;
 
 	CHECK_INT(parse("", &b), BANKPIX_MALFORMED);
-	CHECK_INT(parse("[]", &b), BANKPIX_MALFORMED);
-	CHECK_STR(err, "request body must be a JSON object");
+	CHECK_INT(parse("7", &b), BANKPIX_MALFORMED);
+	CHECK_STR(err, "request body must be a JSON object or array");
+	CHECK_INT(parse("\"pix\"", &b), BANKPIX_MALFORMED);
+	CHECK_STR(err, "request body must be a JSON object or array");
 	CHECK_INT(parse("{\"pix\":{}}", &b), BANKPIX_MALFORMED);
 	CHECK_STR(err, "pix: must be an array");
 	CHECK_INT(parse("{\"evento\":\"teste_webhook\"}", &b), BANKPIX_MALFORMED);
-	CHECK_STR(err, "pix: is required (a Pix notification is {\"pix\": [...]})");
+	CHECK_STR(err,
+		  "pix: is required (a Pix notification is {\"pix\": [...]}, or its list alone)");
+	CHECK_INT(parse("[]", &b), BANKPIX_OK);
+	CHECK_INT(b.n + b.nrefused, 0);
+	bankpix_batch_deinit(&b);
+
+	/* the list alone, as Inter posts it: read as {"pix": [...]} is */
+	big = malloc(3 * sizeof(example2) + 64);
+	sprintf(big, "[%s,{\"valor\":\"1.00\"}]", example2);
+	CHECK_INT(parse(big, &b), BANKPIX_OK);
+	CHECK_INT(b.n, 1);
+	CHECK_STR(b.items[0].e2e, "E87654321202009091221dfghi123456");
+	CHECK_INT(b.items[0].cents, 11000);
+	CHECK_INT(b.nrefused, 1);
+	CHECK_INT(b.refused[0].index, 1);
+	CHECK_STR(b.refused[0].err, "pix[1].endToEndId: is required");
+	bankpix_batch_deinit(&b);
+	/* the array is the body's top level only */
+	sprintf(big, "{\"pix\":[[%s]]}", example2);
+	CHECK_INT(parse(big, &b), BANKPIX_OK);
+	CHECK_INT(b.n, 0);
+	CHECK_STR(b.refused[0].err, "pix[0]: must be an object");
+	bankpix_batch_deinit(&b);
+	free(big);
 
 	/* 1,000 items pass, 1,001 are too many */
 	big = malloc(1001 * sizeof(example2) + 64);
@@ -264,6 +289,11 @@ static void test_bodies(void)
 	at += (size_t)sprintf(big + at, ",%s", example2);
 	strcpy(big + at, "]}");
 	CHECK_INT(parse(big, &b), BANKPIX_TOO_MANY);
+	CHECK_STR(err, "pix: more than 1000 items in one notification");
+	/* as many bare */
+	big[at] = ']';
+	big[at + 1] = '\0';
+	CHECK_INT(parse(big + strlen("{\"pix\":"), &b), BANKPIX_TOO_MANY);
 	CHECK_STR(err, "pix: more than 1000 items in one notification");
 	free(big);
 }

@@ -30,6 +30,10 @@ int json_parse_object(const char *body, size_t len, yajl_val *out, char *err, si
  * that may rightly hold more (a bank's batch of up to 1,000 Pix). */
 int json_parse_object_max(const char *body, size_t len, size_t max_values, yajl_val *out, char *err,
 			  size_t errlen);
+/* json_parse_object_max with an array taken as the root too ("request body
+ * must be a JSON object or array"): a bank that posts its list bare. */
+int json_parse_container_max(const char *body, size_t len, size_t max_values, yajl_val *out,
+			     char *err, size_t errlen);
 /* json_parse_object, also telling where the value of the root's member `key`
  * lies in `body` when it is an object or an array: its `*span` bytes from
  * body + *at, exactly as received (*span = 0 when the member is absent or

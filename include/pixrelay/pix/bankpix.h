@@ -97,11 +97,12 @@ struct bankpix_batch {
 /* What bankpix_parse says of a body as a whole. */
 enum bankpix_result {
 	BANKPIX_OK = 0,
-	BANKPIX_MALFORMED = -1, /* not a JSON object with a "pix" array: 400 */
+	BANKPIX_MALFORMED = -1, /* not {"pix": [...]} nor a bare array: 400 */
 	BANKPIX_TOO_MANY = -2,	/* more than BANKPIX_ITEMS_MAX items: 413 */
 };
 
-/* Parse `len` bytes (not NUL-terminated). BANKPIX_OK with *out filled (each
+/* Parse `len` bytes (not NUL-terminated): {"pix": [...]}, or the array
+ * alone (a bank that posts it bare). BANKPIX_OK with *out filled (each
  * item either in items or in refused; both may be empty), or a negative
  * result with a message for the bank in err and *out untouched. Time and
  * memory are linear in len. The caller frees with bankpix_batch_deinit. */

@@ -44,6 +44,7 @@ enum banks_result {
 	BANKS_KEY_TAKEN = 4,  /* the account connected this Pix key already (json = its id) */
 	BANKS_BAD_DATE = 5,   /* a report's date is not YYYY-MM-DD */
 	BANKS_CHANGED = 6,    /* the record changed meanwhile: nothing written */
+	BANKS_NOT_MTLS = 7,   /* a change for mutual TLS to a URL-token connection */
 };
 
 /* A connection as stored: what the receiver needs. Strings owned. */
@@ -53,8 +54,11 @@ struct banks_conn {
 	enum env env;
 	enum banks_auth auth;
 	char *pix_key;
-	char *client_ca;    /* PEM of the trust list (mTLS); NULL for a URL token */
-	char token_sha[65]; /* SHA-256 of the URL token, hex; "" for mTLS */
+	char *client_ca;      /* PEM of the trust list (mTLS); NULL for a URL token */
+	char *client_subject; /* the leaf's pinned subject (certcheck_subject_normal); NULL: any */
+	char *client_pins;    /* its key pins (certcheck_pins_add); NULL: any key */
+	int is_default;	      /* the account's default charging connection in its environment */
+	char token_sha[65];   /* SHA-256 of the URL token, hex; "" for mTLS */
 	long long created_ms;
 	long long api_at_ms;	/* when it was first given API credentials (0: never) */
 	long long rec_at_ms;	/* the bank's Pix are reconciled up to here (0: not yet) */
@@ -164,14 +168,41 @@ typedef void (*banks_conn_fn)(void *ud, int result, const struct banks_conn *c, 
  * -1 with the rule in err. */
 int banks_check_pix_key(const char *key, char *err, size_t errlen);
 
-/* Connect a bank to `account` of `env` for Pix key `pix_key`: with the
- * trust list `client_ca` (PEM, already checked by certcheck_new) for
- * BANKS_MTLS, or with a new random URL token for BANKS_URL_TOKEN. json is
- * the connection with its "webhookUrl" to register at the bank, the token
- * in it (shown this once). cb runs once, later. */
+/* What an mTLS connection takes of its bank's client certificate: a chain
+ * to its trust list and, when given, the pins on the leaf (certcheck).
+ * Borrowed. */
+struct banks_trust {
+	const char *client_ca; /* PEM of the trust list, checked by certcheck_new */
+	const char *subject;   /* as certcheck_subject_normal writes it; NULL or "": none */
+	const char *pins;      /* as certcheck_pins_add makes them; NULL or "": none */
+};
+
+/* Connect a bank to `account` of `env` for Pix key `pix_key`: with `trust`
+ * for BANKS_MTLS, or with a new random URL token for BANKS_URL_TOKEN (trust
+ * NULL). make_default: it becomes the account's default charging
+ * connection in env (no other is then). json is the connection with its
+ * "webhookUrl" to register at the bank, the token in it (shown this once).
+ * cb runs once, later. */
 void banks_connect(struct rds *r, const struct config *cfg, enum env env, const char *account,
-		   const char *pix_key, enum banks_auth auth, const char *client_ca, store_fn cb,
-		   void *ud);
+		   const char *pix_key, enum banks_auth auth, const struct banks_trust *trust,
+		   int make_default, store_fn cb, void *ud);
+
+/* A change to a connection: each field NULL (or -1) is left as it is. More
+ * may be added; each is one field of the record. Borrowed. */
+struct banks_change {
+	const char *client_ca; /* a new trust list (mTLS), checked by certcheck_new */
+	const char *subject;   /* the pinned subject, normal form; "": none from now on */
+	const char *pins;      /* the key pins, a list that replaces the old; "": none */
+	int is_default;	       /* 1: the account's default charging connection in its
+				* environment (no other is then); 0: not; -1: as is */
+};
+
+/* Change connection `id` of `account` ("" = any of env) as `change` says,
+ * in one script: the next bank call is judged by it. json is the
+ * connection as banks_show shows it. BANKS_NOT_FOUND; BANKS_NOT_MTLS when
+ * a trust field is for a URL-token connection (nothing written). */
+void banks_update(struct rds *r, const struct config *cfg, enum env env, const char *account,
+		  const char *id, const struct banks_change *change, store_fn cb, void *ud);
 
 /* The connection `id`, whoever owns it (for the receiver). */
 void banks_get(struct rds *r, const struct config *cfg, const char *id, banks_conn_fn cb, void *ud);

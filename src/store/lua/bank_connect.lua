@@ -4,11 +4,13 @@
 -- KEYS[3] = <prefix>{s<k>}:acct:<env>:<account>  the account (must exist)
 -- ARGV = id, account, env, Pix key, auth (mtls | url-token), trust list (PEM, '' for a
 --        token), SHA-256 of the token ('' for mTLS), created (ms), at most this many per
---        account, the connection key prefix (<prefix>{s<k>}:bank:, to read the others)
+--        account, the connection key prefix (<prefix>{s<k>}:bank:, to read the others),
+--        the pinned subject ('' none), the key pins ('' none), default ('1': the account's
+--        default charging connection in env, the others' flag cleared; '' not)
 -- Returns {'created'} | {'no_account'} | {'limit'} | {'key_taken', id of the connection
 -- that has the Pix key}.
-if #KEYS ~= 3 or #ARGV ~= 10 then
-  return redis.error_reply('ERR bank_connect: wants 3 keys and 10 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 3 or #ARGV ~= 13 then
+  return redis.error_reply('ERR bank_connect: wants 3 keys and 13 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 if redis.call('EXISTS', KEYS[3]) == 0 then return {'no_account'} end
 local ids = redis.call('ZRANGE', KEYS[2], 0, -1)
@@ -18,5 +20,15 @@ for _, id in ipairs(ids) do
 end
 redis.call('HSET', KEYS[1], 'id', ARGV[1], 'account', ARGV[2], 'env', ARGV[3], 'pix_key', ARGV[4],
   'auth', ARGV[5], 'client_ca', ARGV[6], 'token_sha', ARGV[7], 'created_ms', ARGV[8])
+if ARGV[11] ~= '' then redis.call('HSET', KEYS[1], 'client_subject', ARGV[11]) end
+if ARGV[12] ~= '' then redis.call('HSET', KEYS[1], 'client_pins', ARGV[12]) end
+if ARGV[13] == '1' then
+  for _, id in ipairs(ids) do
+    if redis.call('HGET', ARGV[10] .. id, 'env') == ARGV[3] then
+      redis.call('HDEL', ARGV[10] .. id, 'default')
+    end
+  end
+  redis.call('HSET', KEYS[1], 'default', '1')
+end
 redis.call('ZADD', KEYS[2], ARGV[8], ARGV[1])
 return {'created'}
