@@ -146,6 +146,24 @@ local function holders(key, value, nf, conn)
   return conns[1], false
 end
 
+-- What something taken before (a Pix, a refused item) heard again means to `conn`'s day:
+-- once, for a connection that had not reported it (another one holds it); a repeat of its
+-- bank's; or nothing, a reconciliation reading again what it heard (its windows overlap).
+-- `what` names it in the day's list of what other connections held. Returns who holds it,
+-- and whether the hearing is quiet (neither counted nor logged).
+local function heard_again(key, value, nf, conn, day, source, what)
+  local owner, heard = holders(key, value, nf, conn)
+  if not heard then
+    count(conn, day, 'elsewhere')
+    day_list('bels:', conn, day, what .. ' ' .. owner)
+  elseif source == 'reconciliation' then
+    return owner, true
+  else
+    count(conn, day, 'duplicate')
+  end
+  return owner, false
+end
+
 -- The previous layout's record of this Pix, kept per connection: "<o> <r> <e> <conn>", or nil.
 local function legacy(account, conn, e2e)
   local v = redis.call('GET', p .. 'bpix:' .. conn .. ':' .. e2e)
@@ -182,23 +200,12 @@ for _ = 1, n do
     seen = legacy(account, conn, e2e)
     if seen then redis.call('SET', ok, seen, 'EX', ttl) end
   end
-  local quiet = false -- a reconciliation reading again what its connection heard
+  local quiet = false
   if seen then
     outcome = 'duplicate'
     local _, b, e = string.match(seen, '^(%S*) (%S*) (%S*)')
     reason, event = b or '', e or ''
-    local heard
-    owner, heard = holders(ok, seen, 3, conn)
-    if not heard then
-      -- another connection holds it: this one's report says so, once
-      count(conn, day, 'elsewhere')
-      day_list('bels:', conn, day, e2e .. ' ' .. owner)
-    elseif source == 'reconciliation' then
-      quiet = true
-    else
-      -- a bank's webhook that repeats itself, or comes after the reconciliation took it
-      count(conn, day, 'duplicate')
-    end
+    owner, quiet = heard_again(ok, seen, 3, conn, day, source, e2e)
   else
     if not c then
       reason = (txid == '') and 'no_txid' or 'unknown_txid'
@@ -317,15 +324,7 @@ for _ = 1, m do
   local outcome, event, quiet = 'refused', evt, false
   if seen then
     outcome, event = 'duplicate', string.match(seen, '^(%S*)') or ''
-    local owner, heard = holders(rk, seen, 1, conn)
-    if not heard then
-      count(conn, day, 'elsewhere')
-      day_list('bels:', conn, day, (e2e ~= '' and e2e or id) .. ' ' .. owner)
-    elseif source == 'reconciliation' then
-      quiet = true
-    else
-      count(conn, day, 'duplicate')
-    end
+    quiet = select(2, heard_again(rk, seen, 1, conn, day, source, e2e ~= '' and e2e or id))
   else
     pix_event('EVENT:PIX_REFUSED', evt, env, account, nil, '', 'pix:' .. conn .. ':' .. id,
       '{"connection":"' .. conn .. '","source":"' .. source .. '","endToEndId":' ..
