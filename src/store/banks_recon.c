@@ -425,23 +425,13 @@ void banks_report(struct rds *r, const struct config *cfg, enum env env, const c
 void banks_note_api(struct rds *r, const struct config *cfg, const char *conn, long long token_ms,
 		    long long call_ms, const char *error, long long error_ms)
 {
-	/* never recreates a connection removed meanwhile; a value only moves
-	 * forward (processes tell in any order) */
-	static const char lua[] =
-	    "if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end "
-	    "local f = {'api_token_ms', 'api_call_ms', 'api_error_ms'} "
-	    "for j = 1, 3 do local v = tonumber(ARGV[j]) "
-	    "if v > 0 and v > tonumber(redis.call('HGET', KEYS[1], f[j]) or '0') then "
-	    "redis.call('HSET', KEYS[1], f[j], v) "
-	    "if j == 3 then redis.call('HSET', KEYS[1], 'api_error', ARGV[4]) end end end "
-	    "return 1";
 	char key[KS_KEY_MAX], t[24], c[24], e[24];
-	const char *argv[8] = {"EVAL", lua, "1", key, t, c, e, error ? error : ""};
+	const char *argv[5] = {key, t, c, e, error ? error : ""};
 
 	if (ks_bank_key(key, sizeof(key), cfg->prefix, ks_shard_of(conn), conn) < 0)
 		return;
 	snprintf(t, sizeof(t), "%lld", token_ms);
 	snprintf(c, sizeof(c), "%lld", call_ms);
 	snprintf(e, sizeof(e), "%lld", error ? error_ms : 0);
-	rds_cmd_argv(r, NULL, NULL, 8, argv, NULL);
+	rds_script(r, NULL, NULL, SCRIPT_BANK_NOTE_API, 1, 5, argv, NULL);
 }
