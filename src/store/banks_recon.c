@@ -12,6 +12,7 @@
 #include "pixrelay/core/json.h"
 #include "pixrelay/core/mem.h"
 #include "pixrelay/core/timefmt.h"
+#include "pixrelay/pix/bankday.h"
 #include "pixrelay/pix/keyspace.h"
 #include "pixrelay/redis/scripts.h"
 
@@ -154,6 +155,27 @@ void banks_recon_done(struct rds *r, const struct config *cfg, const char *id,
 		   NULL);
 }
 
+void banks_recon_read(struct rds *r, const struct config *cfg, const char *id, long long from_ms,
+		      long long to_ms, store_fn cb, void *ud)
+{
+	char key[KS_KEY_MAX], rk[KS_KEY_MAX], from[24], to[24], now[24], keep[24], most[16];
+	const char *argv[8] = {key, rk, id, from, to, now, keep, most};
+	int shard = ks_shard_of(id);
+
+	if (ks_bank_key(key, sizeof(key), cfg->prefix, shard, id) < 0 ||
+	    ks_bank_read_key(rk, sizeof(rk), cfg->prefix, shard, id) < 0) {
+		cb(ud, -1, NULL, NULL);
+		return;
+	}
+	snprintf(from, sizeof(from), "%lld", from_ms);
+	snprintf(to, sizeof(to), "%lld", to_ms);
+	snprintf(now, sizeof(now), "%llu", (unsigned long long)ids_now_ms());
+	snprintf(keep, sizeof(keep), "%lld", cfg->event_retention_days * 86400000LL);
+	snprintf(most, sizeof(most), "%d", BANKDAY_READS_MAX);
+	rds_script(r, on_integer, rcall_new(NULL, cb, ud), SCRIPT_BANK_RECON_READ, 2, 8, argv,
+		   NULL);
+}
+
 /* ---- refunds asked of a bank ---- */
 
 /* "<e2e> <refund id>", the member of a pending refund. */
@@ -249,6 +271,40 @@ static long long day_count(const redisReply *h, const char *field)
 	return v ? strtoll(v, NULL, 10) : 0;
 }
 
+/* A field of the connection's part of the bank_report reply as a number
+ * (0 when empty). */
+static long long conn_field(const redisReply *c, size_t i)
+{
+	return c->element[i]->type == REDIS_REPLY_STRING ? strtoll(c->element[i]->str, NULL, 10)
+							 : 0;
+}
+
+/* The day judged from the spans read ("<from>-<to>" members), into *d. */
+static void judge_day(const struct report *rp, const redisReply *c, const redisReply *spans,
+		      struct bankday *d)
+{
+	struct bankday_conn conn = {0};
+	struct bankday_span *s = spans->elements ? mem_calloc(spans->elements, sizeof(*s)) : NULL;
+	long long api_at = conn_field(c, 6);
+	size_t n = 0;
+
+	conn.has_api = c->element[4]->type == REDIS_REPLY_STRING && c->element[4]->str[0];
+	conn.created_ms = conn_field(c, 5);
+	conn.began_ms = (api_at ? api_at : conn.created_ms) - BANKDAY_FIRST_BEFORE_MS;
+	for (size_t i = 0; i < spans->elements; i++) {
+		const redisReply *e = spans->element[i];
+		char *dash;
+
+		if (e->type != REDIS_REPLY_STRING || !(dash = strchr(e->str, '-')))
+			continue;
+		s[n].from_ms = strtoll(e->str, NULL, 10);
+		s[n].to_ms = strtoll(dash + 1, NULL, 10);
+		n++;
+	}
+	bankday_judge(&conn, s, n, rp->day_end_ms - BANKDAY_MS, (long long)ids_now_ms(), d);
+	free(s);
+}
+
 static void on_report(void *ud, redisReply *reply, const char *err)
 {
 	static const char *const reasons[] = {"paid",		"heard_late",	"amount_mismatch",
@@ -259,6 +315,7 @@ static void on_report(void *ud, redisReply *reply, const char *err)
 	const redisReply *c, *day, *e2es;
 	long long rec_at, webhook, recovered;
 	char at[32];
+	struct bankday *d = NULL;
 	yajl_gen g;
 	const char *buf;
 	size_t len;
@@ -267,16 +324,18 @@ static void on_report(void *ud, redisReply *reply, const char *err)
 		rp->cb(rp->ud, -1, NULL, err ? err : "unexpected reply from bank_report");
 		goto done;
 	}
-	if (reply->elements != 4 || reply->element[0]->type != REDIS_REPLY_ARRAY ||
-	    reply->element[0]->elements != 5 || reply->element[2]->type != REDIS_REPLY_ARRAY) {
+	if (reply->elements != 5 || reply->element[0]->type != REDIS_REPLY_ARRAY ||
+	    reply->element[0]->elements != 7 || reply->element[2]->type != REDIS_REPLY_ARRAY ||
+	    reply->element[4]->type != REDIS_REPLY_ARRAY) {
 		rp->cb(rp->ud, BANKS_NOT_FOUND, NULL, NULL);
 		goto done;
 	}
 	c = reply->element[0];
 	day = reply->element[1];
 	e2es = reply->element[2];
-	rec_at =
-	    c->element[2]->type == REDIS_REPLY_STRING ? strtoll(c->element[2]->str, NULL, 10) : 0;
+	rec_at = conn_field(c, 2);
+	d = mem_new(struct bankday);
+	judge_day(rp, c, reply->element[4], d);
 	webhook = day_count(day, "webhook");
 	recovered = day_count(day, "reconciliation");
 	g = json_gen_new();
@@ -294,9 +353,29 @@ static void on_report(void *ud, redisReply *reply, const char *err)
 	} else {
 		json_null(g);
 	}
-	/* every Pix the bank listed for the day has been taken */
+	/* the spans read cover the whole day and the overlap past it */
 	json_str(g, "complete");
-	json_bool(g, rec_at >= rp->day_end_ms);
+	json_bool(g, d->complete);
+	json_str(g, "whyNotComplete");
+	json_open_array(g);
+	for (size_t i = 0; i < d->nwhy; i++)
+		json_str(g, d->why[i]);
+	json_close_array(g);
+	json_str(g, "read");
+	json_open_array(g);
+	for (size_t i = 0; i < d->nread; i++) {
+		char t[BANKDAY_TIME_LEN + 1];
+
+		json_open(g);
+		json_str(g, "from");
+		bankday_time(t, d->read[i].from_ms);
+		json_str(g, t);
+		json_str(g, "to");
+		bankday_time(t, d->read[i].to_ms);
+		json_str(g, t);
+		json_close(g);
+	}
+	json_close_array(g);
 	json_str(g, "pix");
 	json_open(g);
 	json_str(g, "received");
@@ -355,6 +434,7 @@ static void on_report(void *ud, redisReply *reply, const char *err)
 	}
 	yajl_gen_free(g);
 done:
+	free(d);
 	free(rp);
 }
 
@@ -394,7 +474,7 @@ void banks_report(struct rds *r, const struct config *cfg, enum env env, const c
 		  const char *id, const char *date, store_fn cb, void *ud)
 {
 	struct report *rp;
-	char bk[KS_KEY_MAX], dk[KS_KEY_MAX], rk[KS_KEY_MAX], most[16];
+	char bk[KS_KEY_MAX], dk[KS_KEY_MAX], rk[KS_KEY_MAX], sk[KS_KEY_MAX], most[16];
 	int shard = ks_shard_of(id);
 
 	if (strlen(id) != IDS_ULID_LEN + 4 || strncmp(id, "bnk_", 4) != 0 || shard < 0) {
@@ -413,10 +493,11 @@ void banks_report(struct rds *r, const struct config *cfg, enum env env, const c
 	ks_bank_key(bk, sizeof(bk), cfg->prefix, shard, id);
 	ks_bank_day_key(dk, sizeof(dk), cfg->prefix, shard, id, rp->day);
 	ks_bank_recovered_key(rk, sizeof(rk), cfg->prefix, shard, id, rp->day);
+	ks_bank_read_key(sk, sizeof(sk), cfg->prefix, shard, id);
 	snprintf(most, sizeof(most), "%d", BANKS_REPORT_E2E_MAX);
 	{
-		const char *argv[6] = {bk, dk, rk, env_name(env), account ? account : "", most};
-		rds_script(r, on_report, rp, SCRIPT_BANK_REPORT, 3, 6, argv, NULL);
+		const char *argv[7] = {bk, dk, rk, sk, env_name(env), account ? account : "", most};
+		rds_script(r, on_report, rp, SCRIPT_BANK_REPORT, 4, 7, argv, NULL);
 	}
 }
 
