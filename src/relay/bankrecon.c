@@ -177,10 +177,11 @@ static void on_done_failed(void *ud, int result, const char *json, const char *e
 			 on_rescheduled, u);
 }
 
-/* The run failed: why, in the connection's record (never a secret), and
- * the next one later. */
 static void succeed(struct run *u);
 
+/* The run failed: why, in the connection's record (never a secret), and
+ * the next one later. A run asked for that read windows already stops
+ * there instead, and succeeds with what it read. */
 static void fail(struct run *u, const char *why)
 {
 	if (u->since_ms && u->reading && u->windows > 0) {
@@ -218,17 +219,11 @@ static char *run_json(const struct run *u)
 	json_str(g, "to");
 	json_str(g, to);
 	json_str(g, "readFrom");
-	if (u->windows)
-		json_str(g, back);
-	else
-		json_null(g);
+	json_str_or_null(g, u->windows ? back : NULL);
 	json_str(g, "windows");
 	json_int(g, u->windows);
 	json_str(g, "stopped");
-	if (u->stopped[0])
-		json_str(g, u->stopped);
-	else
-		json_null(g);
+	json_str_or_null(g, u->stopped[0] ? u->stopped : NULL);
 	json_str(g, "pages");
 	json_int(g, u->stats.pages);
 	json_str(g, "listed");
@@ -238,10 +233,7 @@ static char *run_json(const struct run *u)
 	json_str(g, "refundsAsked");
 	json_int(g, u->stats.refunds);
 	json_str(g, "reconciledUntil");
-	if (u->stats.upto_ms)
-		json_str(g, to);
-	else
-		json_null(g);
+	json_str_or_null(g, u->stats.upto_ms ? to : NULL);
 	json_close(g);
 	buf = json_buf(g, &len);
 	out = mem_strndup(buf, len);

@@ -479,7 +479,7 @@ class Reconciliation(unittest.TestCase):
         self.assertIn(run["windows"], (30, 31))
         self.assertEqual(run["reconciledUntil"], run["to"])
         # each day read whole is complete, with the span that proves it
-        for pix, days in ((old, 20), (recent, 2)):
+        for pix in (old, recent):
             day = brasilia_day_of(pix["horario"])
             rep = self.report(c["id"], day)
             nxt = (datetime.date.fromisoformat(day) + datetime.timedelta(days=1)).isoformat()
