@@ -111,7 +111,7 @@ void bankday_judge(const struct bankday_conn *c, const struct bankday_span *span
 
 	memset(out, 0, sizeof(*out));
 	for (size_t i = 0; i < n && out->nread < BANKDAY_READS_MAX; i++)
-		if (spans[i].to_ms >= start_ms && spans[i].from_ms <= until)
+		if (spans[i].to_ms > start_ms && spans[i].from_ms < until)
 			out->read[out->nread++] = spans[i];
 	out->nread = bankday_merge(out->read, out->nread);
 	for (size_t i = 0; i < out->nread; i++) {
@@ -167,7 +167,7 @@ void bankday_judge(const struct bankday_conn *c, const struct bankday_span *span
 			     ? gaps[i].to_ms
 			     : gaps[i].from_ms + SECOND_MS,
 			 start_ms);
-		if (gaps[i].to_ms == now_ms) /* up to now, the day or its overlap not over */
+		if (gaps[i].to_ms == now_ms && now_ms < until) /* up to now: not over */
 			say(out, "not read since %s", a);
 		else
 			say(out, "not read from %s to %s", a, b);

@@ -204,10 +204,12 @@ static void test_gaps(void)
 	CHECK_STR(d.why[3], "not read from 02:59 to 03:01");
 	CHECK_STR(d.why[4], "and 7 more spans not read");
 	CHECK_INT(d.nread, 11);
-	/* spans outside the day are left out */
+	/* spans outside the day are left out, those that only touch it too */
 	s[0] = (struct bankday_span){START - 5 * H, START - H};
 	s[1] = (struct bankday_span){UNTIL + 1, UNTIL + H};
-	judge(1, START - 48 * H, START - 48 * H, s, 2, UNTIL + 2 * H);
+	s[2] = (struct bankday_span){START - H, START};
+	s[3] = (struct bankday_span){UNTIL, UNTIL + H};
+	judge(1, START - 48 * H, START - 48 * H, s, 4, UNTIL + 2 * H);
 	CHECK_INT(d.nread, 0);
 	CHECK_STR(d.why[0], "not read from 00:00 to 00:10 the next day");
 }
