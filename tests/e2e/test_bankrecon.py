@@ -353,7 +353,10 @@ class Reconciliation(unittest.TestCase):
                             % (self.conn["id"], yesterday), headers=auth(self.key))
         self.assertEqual((r.status, r.json["data"]["complete"], r.json["data"]["pix"]["received"]),
                          (200, False, 0), r)
-        self.assertIn("not read from 00:00 to 00:10 the next day", r.json["data"]["whyNotComplete"])
+        self.assertTrue(r.json["data"]["whyNotComplete"][0].startswith("the connection was made on "),
+                        r.json["data"])
+        # (to 00:10 the next day, or to where the first run began, made just after midnight)
+        self.assertRegex(r.json["data"]["whyNotComplete"][1], r"^not read from 00:00 to ")
         for query, status in [("connection=%s&date=2026-02-30" % self.conn["id"], 400),
                               ("date=2026-11-26", 400),
                               ("connection=bnk_01JZZZZZZZZZZZZZZZZZZZZZZZ", 404)]:
