@@ -91,19 +91,18 @@ static void test_token(void)
 /* A token as long as the client takes, and one character more. */
 static void test_token_length(void)
 {
-	char *body = malloc(4200), tok[8];
+	static char body[4200];
+	char tok[8];
 	long long ttl;
-	size_t n;
+	size_t n = (size_t)snprintf(body, sizeof(body), "{\"access_token\":\"");
 
-	n = (size_t)sprintf(body, "{\"access_token\":\"");
 	memset(body + n, 'a', 4096);
-	strcpy(body + n + 4096, "\"}");
+	snprintf(body + n + 4096, sizeof(body) - n - 4096, "\"}");
 	CHECK_INT(token(body, tok, sizeof(tok), &ttl), 0);
 	memset(body + n, 'a', 4097);
-	strcpy(body + n + 4097, "\"}");
+	snprintf(body + n + 4097, sizeof(body) - n - 4097, "\"}");
 	CHECK_INT(token(body, tok, sizeof(tok), &ttl), -1);
 	CHECK_STR(err, "the token answer has no usable access_token");
-	free(body);
 }
 
 int main(void)
