@@ -25,6 +25,8 @@
  * largest body the HTTP server takes anyway. */
 #define VALUES_PER_ITEM 64
 #define BODY_VALUES (BANKPIX_ITEMS_MAX * VALUES_PER_ITEM + 16)
+/* The most pages a GET /pix answer may announce (a billion Pix). */
+#define PAGES_MAX 1000000
 
 static const char *const refund_status_names[] = {"EM_PROCESSAMENTO", "DEVOLVIDO", "NAO_REALIZADO"};
 
@@ -531,15 +533,24 @@ int bankpix_parse_page(const char *body, size_t len, struct bankpix_batch *out, 
 		       char *err, size_t errlen)
 {
 	yajl_val root = NULL, n;
-	int64_t count;
+	int64_t count = 0;
 	int rc = BANKPIX_MALFORMED;
 
 	if (json_parse_object_max(body, len, BODY_VALUES, &root, err, errlen) < 0)
 		goto done;
 	n = json_get(json_get(json_get(root, "parametros"), "paginacao"), "quantidadeDePaginas");
-	if (json_as_int64(n, &count) < 0 || count < 0 || count > 1000000) {
+	if (!n) {
+		snprintf(err, errlen, "parametros.paginacao.quantidadeDePaginas: is required");
+		goto done;
+	}
+	if (!json_as_int64(n, &count) || count < 0) {
 		snprintf(err, errlen,
 			 "parametros.paginacao.quantidadeDePaginas: must be a whole number");
+		goto done;
+	}
+	if (count > PAGES_MAX) {
+		snprintf(err, errlen,
+			 "parametros.paginacao.quantidadeDePaginas: must be at most %d", PAGES_MAX);
 		goto done;
 	}
 	rc = parse_root(root, out, err, errlen);

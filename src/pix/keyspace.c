@@ -314,6 +314,11 @@ int ks_bank_refunds_key(char *out, size_t size, const char *prefix, int shard, c
 	return in_shard(out, size, prefix, shard, "bref:%s", id);
 }
 
+int ks_bank_read_key(char *out, size_t size, const char *prefix, int shard, const char *id)
+{
+	return in_shard(out, size, prefix, shard, "bread:%s", id);
+}
+
 int ks_bank_day_key(char *out, size_t size, const char *prefix, int shard, const char *id,
 		    const char *day)
 {

@@ -1036,13 +1036,6 @@ static void on_set_token(void *ud, redisReply *reply, const char *err)
 void banks_set_token(struct rds *r, const struct config *cfg, enum env env, const char *id,
 		     const char *token, const char *old_sha, store_fn cb, void *ud)
 {
-	/* the new SHA-256 replaces the one the caller read, on a URL-token
-	 * connection of env only (one command: HSET guarded in Lua) */
-	static const char lua[] =
-	    "if redis.call('HGET', KEYS[1], 'env') ~= ARGV[1] or "
-	    "redis.call('HGET', KEYS[1], 'auth') ~= 'url-token' then return 0 end "
-	    "if redis.call('HGET', KEYS[1], 'token_sha') ~= ARGV[3] then return 2 end "
-	    "redis.call('HSET', KEYS[1], 'token_sha', ARGV[2]) return 1";
 	struct set_token *t;
 	char key[KS_KEY_MAX], sha[65];
 
@@ -1056,7 +1049,7 @@ void banks_set_token(struct rds *r, const struct config *cfg, enum env env, cons
 	ids_sha256_hex(sha, token, strlen(token));
 	ks_bank_key(key, sizeof(key), cfg->prefix, ks_shard_of(id), id);
 	{
-		const char *argv[] = {"EVAL", lua, "1", key, env_name(env), sha, old_sha};
-		rds_cmd_argv(r, on_set_token, t, 7, argv, NULL);
+		const char *argv[] = {key, env_name(env), sha, old_sha};
+		rds_script(r, on_set_token, t, SCRIPT_BANK_SET_TOKEN, 1, 4, argv, NULL);
 	}
 }

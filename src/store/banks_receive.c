@@ -94,13 +94,10 @@ static void request_free(struct request *rq)
  * a connection removed meanwhile removed. */
 static void note_call(struct banks_queue *q, const char *id)
 {
-	static const char lua[] = "if redis.call('EXISTS', KEYS[1]) == 1 then "
-				  "redis.call('HSET', KEYS[1], 'last_call_ms', ARGV[1]) end "
-				  "return 0";
 	long long now = (long long)ids_now_ms();
 	unsigned h = 5381;
 	char key[KS_KEY_MAX], ms[32];
-	const char *argv[5] = {"EVAL", lua, "1", key, ms};
+	const char *argv[2] = {key, ms};
 
 	for (const char *p = id; *p; p++)
 		h = h * 33 + (unsigned char)*p;
@@ -111,7 +108,7 @@ static void note_call(struct banks_queue *q, const char *id)
 	q->noted[h].ms = now;
 	ks_bank_key(key, sizeof(key), q->cfg->prefix, ks_shard_of(id), id);
 	snprintf(ms, sizeof(ms), "%lld", now);
-	rds_cmd_argv(q->r, NULL, NULL, 5, argv, NULL);
+	rds_script(q->r, NULL, NULL, SCRIPT_BANK_LAST_CALL, 1, 2, argv, NULL);
 }
 
 /* A result string, or null when it is "". */

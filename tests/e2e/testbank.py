@@ -30,6 +30,8 @@ their refunds, and sends the standard's webhook over mutual TLS.
   Failure knobs and what happened:
     bank.down(seconds=None, mode="refuse" | "503" | "close"), bank.up()
     bank.slow(seconds, duration=None)
+    bank.history_days = 7     GET /pix refuses an inicio older than that (400:
+                              a bank's own limit, not a fault of the caller's)
     bank.token_ttl = 1; bank.revoke_tokens()
     bank.calls["PUT /cob/{txid}"], bank.log, bank.handshake_failures,
     bank.deliveries, bank.violations (== [] when every call kept the standard),
@@ -39,7 +41,9 @@ Where the spec's schema is looser than the standard's rules (an unanchored
 txid pattern, a charge for a key of another account, a refund larger than
 its Pix), the bank answers 400 as the standard's error catalogue says, and
 records it too: kind "rule" rather than "schema". Every 400 the bank gives
-is a violation; a 404 (a txid it does not know) is an ordinary answer.
+is a violation, but the refusal of a range older than history_days (kind
+"limit": the standard sets no such limit, yet banks keep their list only so
+long); a 404 (a txid it does not know) is an ordinary answer.
 """
 import base64
 import collections
@@ -231,6 +235,7 @@ class TestBank:
         self.location_host = location_host
         self.token_ttl = token_ttl
         self.auto_notify = auto_notify
+        self.history_days = None   # GET /pix answers for any inicio
         self.host, self._port = host, port
 
         self._lock = threading.RLock()
@@ -698,7 +703,7 @@ class TestBank:
             status, answer = getattr(self, "_op_" + op.handler)(params, values, obj)
         except Refusal as r:
             status, answer, headers = r.status, problem_body(r, op.prefix), r.headers
-            if r.status == 400:
+            if r.status == 400 and r.kind != "limit":
                 self._violation("request", r.kind, endpoint, h.path, 400, r.errors, r.detail)
         errors = [] if isinstance(answer, _Garbled) else check_response(method, template, status, answer)
         if errors:
@@ -792,6 +797,12 @@ class TestBank:
         if fim < inicio:
             raise refuse("o timestamp representado pelo parâmetro fim é anterior ao timestamp representado "
                          "pelo parâmetro inicio.", "?fim")
+        days = self.history_days
+        if days is not None and inicio < _now() - datetime.timedelta(days=days):
+            r = refuse("o parâmetro inicio é anterior ao período de consulta disponível (%d dias)." % days,
+                       "?inicio")
+            r.kind = "limit"
+            raise r
         if "cpf" in values and "cnpj" in values:
             raise refuse("ambos os parâmetros cpf e cnpj estão preenchidos.", "?cnpj")
         page = values.get("paginacao.paginaAtual", 0)

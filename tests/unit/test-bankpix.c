@@ -1,6 +1,7 @@
 /* Unit tests of bankpix: the API Pix webhook body, item by item, with the
  * standard's own examples (pixWebhook1, pixWebhook2 of openapi.yaml 2.9.0),
- * exact cents, each refusal's message, and the txid -> charge id rule. */
+ * exact cents, each refusal's message, the txid -> charge id rule, and a
+ * page of GET /pix with its count of pages. */
 #include "check.h"
 
 #include "pixrelay/pix/bankpix.h"
@@ -387,6 +388,98 @@ static void test_natures(void)
 	bankpix_batch_deinit(&b);
 }
 
+/* A page of GET /pix whose paginacao carries `count` as JSON text (NULL:
+ * no quantidadeDePaginas at all), with example2 as its one Pix. */
+static int page(const char *count, struct bankpix_batch *b, long *pages)
+{
+	char body[2048];
+
+	snprintf(body, sizeof(body),
+		 "{\"parametros\":{\"inicio\":\"2020-09-09T00:00:00Z\","
+		 "\"fim\":\"2020-09-10T00:00:00Z\",\"paginacao\":{\"paginaAtual\":0,"
+		 "\"itensPorPagina\":1000%s%s,\"quantidadeTotalDeItens\":1}},\"pix\":[%s]}",
+		 count ? ",\"quantidadeDePaginas\":" : "", count ? count : "", example2);
+	memset(b, 0x5a, sizeof(*b));
+	*pages = -7;
+	err[0] = '\0';
+	return bankpix_parse_page(body, strlen(body), b, pages, err, sizeof(err));
+}
+
+static void test_page(void)
+{
+	struct bankpix_batch b;
+	long pages;
+
+	CHECK_INT(page("3", &b, &pages), BANKPIX_OK);
+	CHECK_INT(pages, 3);
+	CHECK_INT(b.n, 1);
+	CHECK_STR(b.items[0].json, example2);
+	bankpix_batch_deinit(&b);
+	/* a bank with nothing to list may say 0 pages: one page, empty or not */
+	CHECK_INT(page("0", &b, &pages), BANKPIX_OK);
+	CHECK_INT(pages, 1);
+	bankpix_batch_deinit(&b);
+	CHECK_INT(page("1000000", &b, &pages), BANKPIX_OK);
+	CHECK_INT(pages, 1000000);
+	bankpix_batch_deinit(&b);
+
+	/* the count is required (Paginacao of the standard): without it, or
+	 * unreadable, the page is refused and nothing is written */
+	CHECK_INT(page(NULL, &b, &pages), BANKPIX_MALFORMED);
+	CHECK_STR(err, "parametros.paginacao.quantidadeDePaginas: is required");
+	CHECK_INT(pages, -7);
+	CHECK_INT(page("\"3\"", &b, &pages), BANKPIX_MALFORMED);
+	CHECK_STR(err, "parametros.paginacao.quantidadeDePaginas: must be a whole number");
+	CHECK_INT(pages, -7);
+	CHECK_INT(page("-1", &b, &pages), BANKPIX_MALFORMED);
+	CHECK_STR(err, "parametros.paginacao.quantidadeDePaginas: must be a whole number");
+	CHECK_INT(page("2.5", &b, &pages), BANKPIX_MALFORMED);
+	CHECK_STR(err, "parametros.paginacao.quantidadeDePaginas: must be a whole number");
+	CHECK_INT(page("null", &b, &pages), BANKPIX_MALFORMED);
+	CHECK_STR(err, "parametros.paginacao.quantidadeDePaginas: must be a whole number");
+	CHECK_INT(page("1000001", &b, &pages), BANKPIX_MALFORMED);
+	CHECK_STR(err, "parametros.paginacao.quantidadeDePaginas: must be at most 1000000");
+	CHECK_INT(page("9223372036854775807", &b, &pages), BANKPIX_MALFORMED);
+	CHECK_STR(err, "parametros.paginacao.quantidadeDePaginas: must be at most 1000000");
+	CHECK_INT(page("99999999999999999999", &b, &pages), BANKPIX_MALFORMED);
+	CHECK_STR(err, "parametros.paginacao.quantidadeDePaginas: must be a whole number");
+	CHECK_INT(pages, -7);
+
+	/* no parametros at all; a body that is no object */
+	memset(&b, 0x5a, sizeof(b));
+	CHECK_INT(bankpix_parse_page("{\"pix\":[]}", 10, &b, &pages, err, sizeof(err)),
+		  BANKPIX_MALFORMED);
+	CHECK_STR(err, "parametros.paginacao.quantidadeDePaginas: is required");
+	CHECK_INT(bankpix_parse_page("[]", 2, &b, &pages, err, sizeof(err)), BANKPIX_MALFORMED);
+	CHECK_STR(err, "request body must be a JSON object");
+	CHECK_INT(pages, -7);
+}
+
+/* The bank lists every Pix of the account; a connection keeps its key's,
+ * and those that name no key. */
+static void test_keep_chave(void)
+{
+	struct bankpix_batch b;
+	char body[4096];
+
+	snprintf(body, sizeof(body),
+		 "{\"pix\":[{" E2E ",\"valor\":\"1.00\"," HOR ",\"chave\":\"a@loja.example\"},"
+		 "{\"endToEndId\":\"E00000000202611261200bbbbbbbbbbb\",\"valor\":\"2.00\"," HOR
+		 ",\"chave\":\"b@loja.example\"},%s]}",
+		 example2);
+	CHECK_INT(parse(body, &b), BANKPIX_OK);
+	CHECK_INT(b.n, 3);
+	CHECK_INT(bankpix_batch_keep_chave(&b, "a@loja.example"), 1);
+	CHECK_INT(b.n, 2);
+	CHECK_STR(b.items[0].chave, "a@loja.example");
+	CHECK_INT(b.items[0].cents, 100);
+	CHECK(b.items[1].chave == NULL);
+	CHECK_STR(b.items[1].e2e, "E87654321202009091221dfghi123456");
+	CHECK_INT(bankpix_batch_keep_chave(&b, "c@loja.example"), 1);
+	CHECK_INT(b.n, 1);
+	bankpix_batch_deinit(&b);
+}
+
 int main(void)
 {
 	test_valor();
@@ -397,5 +490,7 @@ int main(void)
 	test_natures();
 	test_tolerance();
 	test_bodies();
+	test_page();
+	test_keep_chave();
 	return check_finish("bankpix");
 }

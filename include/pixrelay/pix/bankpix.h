@@ -112,8 +112,10 @@ void bankpix_batch_deinit(struct bankpix_batch *b);
 
 /* A page of `GET /pix` ({"parametros": {..., "paginacao": {...}}, "pix":
  * [...]}), parsed as bankpix_parse does, and its number of pages
- * (parametros.paginacao.quantidadeDePaginas, at least 1) into *pages. A
- * page without a readable count is BANKPIX_MALFORMED. */
+ * (parametros.paginacao.quantidadeDePaginas, at least 1: a bank with
+ * nothing to list may say 0) into *pages. A page whose count is absent, not
+ * a whole number or over a million is BANKPIX_MALFORMED, with the field
+ * named in err; out and *pages are then untouched. */
 int bankpix_parse_page(const char *body, size_t len, struct bankpix_batch *out, long *pages,
 		       char *err, size_t errlen);
 

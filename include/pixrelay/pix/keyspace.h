@@ -168,6 +168,10 @@ int ks_bank_pix_key(char *out, size_t size, const char *prefix, int shard);
  * connection's bank for and has not heard settled: "<endToEndId> <refund
  * id>" -> when asked (ms) (zset; the reconciliation asks the bank). */
 int ks_bank_refunds_key(char *out, size_t size, const char *prefix, int shard, const char *id);
+/* "<prefix>{s<k>}:bread:<connection id>", the spans of the bank's list of
+ * Pix (by horario) its reconciliation read whole: "<from ms>-<to ms>" ->
+ * from (zset, merged, at most BANKDAY_READS_MAX; bank_recon_read). */
+int ks_bank_read_key(char *out, size_t size, const char *prefix, int shard, const char *id);
 /* "<prefix>{s<k>}:bday:<connection id>:<day>", what a connection heard on
  * one day (YYYY-MM-DD, Brasilia time), "<prefix>{s<k>}:brec:<connection
  * id>:<day>", the endToEndIds its reconciliation took first that day, and

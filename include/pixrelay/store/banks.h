@@ -23,6 +23,7 @@
 
 #include "pixrelay/store/store.h"
 #include "pixrelay/core/config.h"
+#include "pixrelay/pix/bankday.h"
 #include "pixrelay/pix/bankpix.h"
 #include "pixrelay/pix/env.h"
 #include "pixrelay/redis/redis.h"
@@ -291,6 +292,14 @@ struct banks_recon_stats {
 void banks_recon_done(struct rds *r, const struct config *cfg, const char *id,
 		      const struct banks_recon_stats *ok, const char *error, store_fn cb, void *ud);
 
+/* A span [from_ms, to_ms] of the bank's list of Pix (by horario) that a
+ * run of connection `id` read whole, every page written: merged with those
+ * read before (script bank_recon_read), kept for the event retention, at
+ * most BANKDAY_READS_MAX (pix/bankday.h). result: the spans kept, or -1
+ * when the connection is gone (nothing written). */
+void banks_recon_read(struct rds *r, const struct config *cfg, const char *id, long long from_ms,
+		      long long to_ms, store_fn cb, void *ud);
+
 /* Refunds pixrelay asked a connection's bank for: remembered until the
  * bank reports them settled (DEVOLVIDO or NAO_REALIZADO), so that the
  * reconciliation asks about them. cb may be NULL. */
@@ -308,8 +317,8 @@ void banks_note_api(struct rds *r, const struct config *cfg, const char *conn, l
 
 /* ---- the day's report (banks_recon.c) ---- */
 
-#define BANKS_REPORT_E2E_MAX 1000		     /* recovered endToEndIds a report lists */
-#define BANKS_BRASILIA_OFFSET_MS (3LL * 3600 * 1000) /* UTC-3, no daylight saving since 2019 */
+#define BANKS_REPORT_E2E_MAX 1000		   /* recovered endToEndIds a report lists */
+#define BANKS_BRASILIA_OFFSET_MS BANKDAY_OFFSET_MS /* UTC-3 (pix/bankday.h) */
 
 /* `date` (YYYY-MM-DD; NULL or "": today in Brasilia) into day, and the
  * first instant after it, Brasilia time (ms). 0, or -1 for a bad date. */
@@ -317,10 +326,12 @@ int banks_report_day(const char *date, char day[11], long long *end_ms);
 
 /* What connection `id` of `account` ("" = any of env) heard on `date`
  * (Brasilia time; NULL: today): {"connection", "date", "timeZone",
- * "reconciledUntil", "complete", "pix": {"received", "byWebhook",
- * "recovered", "duplicates", "refused"}, "cents": {...}, "outcomes": {...},
- * "refunds": {...}, "recoveredEndToEndIds": [...]}. BANKS_NOT_FOUND,
- * BANKS_BAD_DATE, or -1 with err. */
+ * "reconciledUntil", "complete", "whyNotComplete": [...], "read": [{"from",
+ * "to"}] (the spans read, clipped to the day and its overlap, -03:00),
+ * "pix": {"received", "byWebhook", "recovered", "duplicates", "refused"},
+ * "cents": {...}, "outcomes": {...}, "refunds": {...},
+ * "recoveredEndToEndIds": [...]}; complete as pix/bankday.h judges it, now.
+ * BANKS_NOT_FOUND, BANKS_BAD_DATE, or -1 with err. */
 void banks_report(struct rds *r, const struct config *cfg, enum env env, const char *account,
 		  const char *id, const char *date, store_fn cb, void *ud);
 
