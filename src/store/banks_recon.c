@@ -547,7 +547,8 @@ void banks_report(struct rds *r, const struct config *cfg, enum env env, const c
 	ks_bank_elsewhere_key(ek, sizeof(ek), cfg->prefix, shard, id, rp->day);
 	snprintf(most, sizeof(most), "%d", BANKS_REPORT_E2E_MAX);
 	{
-		const char *argv[8] = {bk, dk, rk, sk, ek, env_name(env), account ? account : "", most};
+		const char *argv[8] = {bk,  dk, rk, sk, ek, env_name(env), account ? account : "",
+				       most};
 		rds_script(r, on_report, rp, SCRIPT_BANK_REPORT, 5, 8, argv, NULL);
 	}
 }
