@@ -2,9 +2,10 @@
 // "Reconciliation" and "The day's report"): how pixrelay reaches the bank
 // (never a secret), how its last runs went, flagged when failing or late,
 // "Reconcile now", and what the connection heard on one day, Brasilia time,
-// with the endToEndIds only the reconciliation recovered. A connection
-// without API credentials gets the command that gives them. banks.js draws
-// the rest of a connection's page, and the list.
+// with the endToEndIds only the reconciliation recovered, the spans of the
+// bank's list it read, and whether they prove the day complete, or why not.
+// A connection without API credentials gets the command that gives them.
+// banks.js draws the rest of a connection's page, and the list.
 import * as api from "./api.js";
 import { session } from "./session.js";
 import { h, badge, when, ago, money, dl, table, toast, errorBox, copyButton } from "./ui.js";
@@ -191,32 +192,37 @@ export function noCredentials(c) {
     copyButton(() => cmd, "Copy command"));
 }
 
+// A span read as the report gives it (RFC 3339, -03:00), in the day's
+// wall clock: "09:41:07 – 14:05:10", the end "(the next day)" past midnight.
+function spanText(span, day) {
+  const at = (t) => t.slice(11, 19) + (t.slice(0, 10) === day ? "" : " (the next day)");
+  return at(span.from) + " – " + at(span.to);
+}
+
 function reportView(r, hasApi) {
   const count = (n, cents) => ({ n, cents });
   const rows = [
     ["Received (each Pix once)", count(r.pix.received, r.cents.received)],
     ["by the bank's webhook", count(r.pix.byWebhook, r.cents.byWebhook)],
     ["recovered by the reconciliation", count(r.pix.recovered, r.cents.recovered)],
+    ["Refused (not the standard: an event each)", count(r.pix.refused, r.cents.refused)],
+    ["Held by another connection", count(r.pix.heldElsewhere)],
     ["Heard again (duplicates)", count(r.pix.duplicates)],
-    ["Refused (not the standard)", count(r.pix.refused)],
   ];
-  let why;
-  if (r.complete) {
-    why = "The reconciliation has read the bank's list past the end of this day (up to " +
-      when(r.reconciledUntil) + "): every Pix the bank settled on it is counted here, once.";
-  } else if (!hasApi) {
-    why = "Only the bank's webhook reports to this connection: nothing proves the day complete.";
-  } else if (!r.reconciledUntil) {
-    why = "Not reconciled yet.";
-  } else {
-    why = "The reconciliation has read the bank's list up to " + when(r.reconciledUntil) +
-      ", not yet past the end of this day.";
-  }
+  const why = r.complete
+    ? "The reconciliation read the bank's list for all of this day and the 10 minutes after it: " +
+      "every Pix the bank received on it is counted here, once (not the refunds of older Pix)."
+    : "Not proven complete:";
   const outcomes = Object.entries(r.outcomes).filter(([, n]) => n > 0);
   const ids = r.recoveredEndToEndIds;
   return h("div", { id: "report-body" },
     h("p", { id: "report-complete" },
       r.complete ? badge("complete", "paid") : badge("not complete", "pending"), " ", why),
+    r.complete ? "" : h("ul", { id: "report-why" }, r.whyNotComplete.map((w) => h("li", {}, w))),
+    h("p", { class: "hint", id: "report-read" }, "Read of the bank's list (Brasilia time): ",
+      r.read.length
+        ? r.read.map((span, i) => h("span", { class: "span" }, i ? ", " : "", spanText(span, r.date)))
+        : "nothing of this day."),
     table([
       { title: "Pix", cell: ([what]) => what },
       { title: "Count", class: "num", cell: ([, c]) => String(c.n) },
@@ -232,6 +238,9 @@ function reportView(r, hasApi) {
         ["DEVOLVIDO", String(r.refunds.DEVOLVIDO)],
         ["EM_PROCESSAMENTO", String(r.refunds.EM_PROCESSAMENTO)],
         ["NAO_REALIZADO", String(r.refunds.NAO_REALIZADO)],
+        ["of the MED (disputes)", h("span", { id: "report-med" },
+          r.refunds.med.DEVOLVIDO + " given back (" + money(r.refunds.med.cents) + "), " +
+          r.refunds.med.EM_PROCESSAMENTO + " under way")],
       ]))),
     h("h3", {}, "Recovered: the bank's webhook never brought these"),
     ids.length

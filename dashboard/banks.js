@@ -11,6 +11,12 @@ import { apiSection, noCredentials, reportSection, reconciliationBadge } from ".
 const OUTCOME_KIND = { paid: "paid", refunded: "paid", duplicate: "expired", included: "expired",
                        unmatched: "pending", reported: "pending", refused: "failed" };
 
+// In production a connection's Pix credit its account: only a master key
+// connects, changes or disconnects one (an account key reads it).
+function mayChange() {
+  return session.master || session.envName !== "production";
+}
+
 function urlPanel(conn) {
   const panel = h("section", { class: "panel notice", id: "new-connection" },
     h("h2", {}, "Register this URL at the bank"),
@@ -32,7 +38,10 @@ export async function render(main, where, gen) {
       ": each Pix key whose bank reports its Pix to pixrelay."));
 
   const slot = h("div");
-  if (!session.master || session.acting) {
+  if (!mayChange()) {
+    main.append(h("p", { class: "empty", id: "connect-bank-master" }, "In production a bank is " +
+      "connected with a master key, or on the server with pixrelay bank connect."));
+  } else if (!session.master || session.acting) {
     const key = h("input", { id: "bank-pix-key", maxlength: 77, required: true, autocomplete: "off",
                              placeholder: "Pix key at the bank, e.g. pagamentos@loja.com.br" });
     const auth = h("select", { id: "bank-auth" },
@@ -133,12 +142,17 @@ async function renderOne(main, id, gen) {
       ["Pix key", c.pixKey],
       ["Authentication", c.auth === "mtls" ? "mutual TLS" : "URL token (shown once, when connected)"],
       ["Client CA", c.clientCa ? c.clientCa.certificates + " certificate(s), SHA-256 " + c.clientCa.sha256 : null],
+      ["Pinned subject", c.trust ? (c.trust.subject ? h("code", {}, c.trust.subject) : "any") : undefined],
+      ["Pinned keys", c.trust ? (c.trust.pins.length
+        ? h("div", {}, c.trust.pins.map((p) => h("div", {}, h("code", {}, p)))) : "any") : undefined],
+      ["Default", c.default ? "the account's default charging connection" : undefined],
       ["Webhook URL", h("code", {}, c.webhookUrl)],
       ["API credentials", c.api ? "given: pixrelay also asks the bank (below)" : "none: the webhook only"],
       ["Account", h("code", {}, c.account)],
       ["Created", when(c.createdAt)],
     ]),
-    disconnect,
+    c.trust && c.trust.warning ? h("p", { class: "warn", id: "trust-warning" }, c.trust.warning) : "",
+    mayChange() ? disconnect : "",
     c.api ? apiSection(c, gen, afterRun) : noCredentials(c),
     report.el,
     h("h2", {}, "What the bank reported"),

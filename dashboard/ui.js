@@ -30,10 +30,17 @@ export function clear(el) {
   return el;
 }
 
-const pad = (n) => String(n).padStart(2, "0");
 
-// "2026-11-23 05:54:38" in the browser's time zone, from RFC 3339, the spec's
-// "YYYY-MM-DD HH:MM:SS" (UTC) or milliseconds.
+// Every time on the dashboard is Brasília time, the time of the merchant's
+// bank, of a report's day and of its day picker, and says so: "BRT". (No
+// daylight saving since 2019; the browser's own zone data decides.)
+const BRASILIA = new Intl.DateTimeFormat("en-CA", {
+  timeZone: "America/Sao_Paulo", hourCycle: "h23", year: "numeric", month: "2-digit",
+  day: "2-digit", hour: "2-digit", minute: "2-digit", second: "2-digit",
+});
+
+// "2026-11-23 02:54:38 BRT" (Brasília time) from RFC 3339, the spec's
+// "YYYY-MM-DD HH:MM:SS" (UTC) or milliseconds; "—" for none.
 export function when(v) {
   if (v === null || v === undefined || v === "") return "—";
   let d;
@@ -41,8 +48,9 @@ export function when(v) {
   else if (/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/.test(v)) d = new Date(v.replace(" ", "T") + "Z");
   else d = new Date(v);
   if (isNaN(d)) return String(v);
-  return d.getFullYear() + "-" + pad(d.getMonth() + 1) + "-" + pad(d.getDate()) + " " +
-    pad(d.getHours()) + ":" + pad(d.getMinutes()) + ":" + pad(d.getSeconds());
+  const p = {};
+  for (const part of BRASILIA.formatToParts(d)) p[part.type] = part.value;
+  return p.year + "-" + p.month + "-" + p.day + " " + p.hour + ":" + p.minute + ":" + p.second + " BRT";
 }
 
 // "R$ 1.234,56" from integer cents, by the digits of the integer as text:

@@ -1,4 +1,5 @@
-/* api: the route table of the public API, in one place.
+/* api: the route tables of the public API and of the other listeners
+ * (metrics-listen, the bank door), in one place.
  *
  * Each route names its handler and its flags; the handlers live in one file
  * per resource (api_int.h lists them, api_common.c holds what they share).
@@ -55,6 +56,8 @@ const struct http_route api_routes[] = {
     {HTTP_POST, "/v1/bank/connections", api_handle_bank_connect,
      HTTP_AUTH | HTTP_ACTS_AS | HTTP_JSON_BODY | HTTP_ENVELOPE},
     {HTTP_GET, "/v1/bank/connections/{id}", api_handle_bank_get, HTTP_AUTH | HTTP_ENVELOPE},
+    {HTTP_PATCH, "/v1/bank/connections/{id}", api_handle_bank_update,
+     HTTP_AUTH | HTTP_JSON_BODY | HTTP_ENVELOPE},
     {HTTP_POST, "/v1/bank/connections/{id}/disconnect", api_handle_bank_disconnect,
      HTTP_AUTH | HTTP_ENVELOPE},
     {HTTP_GET, "/v1/bank/connections/{id}/notifications", api_handle_bank_notifications,
@@ -87,3 +90,11 @@ const struct http_route api_metrics_routes[] = {
     {HTTP_GET, "/metrics", api_handle_metrics, 0},
 };
 const size_t api_metrics_nroutes = sizeof(api_metrics_routes) / sizeof(api_metrics_routes[0]);
+
+/* The bank door (bank-listen): the banks' webhooks and nothing else, so a
+ * process that may reach the socket reaches no other route through it. */
+const struct http_route api_bank_routes[] = {
+    {HTTP_POST, "/v1/webhooks/bank/{id}", api_handle_bank_webhook, HTTP_ENVELOPE},
+    {HTTP_POST, "/v1/webhooks/bank/{id}/pix", api_handle_bank_webhook, HTTP_ENVELOPE},
+};
+const size_t api_bank_nroutes = sizeof(api_bank_routes) / sizeof(api_bank_routes[0]);

@@ -2,17 +2,22 @@
  *
  * POST /v1/webhooks/bank/{id}/pix (and /v1/webhooks/bank/{id}, for banks
  * that append /pix after a query string) needs no API key: the bank is
- * authenticated by the connection, with its client certificate as a trusted
- * proxy forwards it (X-Client-Cert, nginx's $ssl_client_escaped_cert), or
- * with the connection's URL token (?hmac=). Anything else is 401 and
+ * authenticated by the connection, with its client certificate as the proxy
+ * forwards it on the bank door (X-Client-Cert, nginx's
+ * $ssl_client_escaped_cert, believed only from root or bank-proxy-uids on
+ * bank-listen, never on the API listener), or with the connection's URL
+ * token (?hmac=, on either). Anything else is 401 and
  * nothing is stored. The Pix are parsed item by item (bankpix) and written
  * by the bank store before the answer; Redis out of reach is 503, so the
  * bank sends them again.
  *
  * /v1/bank/connections manages connections with an API key: an account key
  * its own account's, a master key any account's (X-Account-ID to create, or
- * the whole environment without it). simulate-pix (sandbox keys only) runs
- * a standard notification through the same path as a bank's.
+ * the whole environment without it). In production a connection's Pix
+ * credit its account with no money moving through pixrelay, so only a
+ * master key makes, changes (PATCH) or disconnects one there; account keys
+ * read theirs and ask for a reconciliation. simulate-pix (sandbox keys
+ * only) runs a standard notification through the same path as a bank's.
  */
 #include "api_int.h"
 
@@ -37,8 +42,6 @@ struct hook {
 	struct bankpix_batch batch;
 	int simulated;
 	char conn[BANKS_ID_MAX];
-	size_t accepted;		     /* items that passed the schema */
-	char first_refusal[BANKPIX_ERR_MAX]; /* when none did */
 };
 
 static void hook_free(struct http_req *req)
@@ -86,12 +89,22 @@ static int authentic(struct http_req *req, const struct banks_conn *c, char *why
 		struct certcheck *cc;
 		int ok;
 
-		if (!req->via_proxy) {
-			/* only a trusted proxy says what certificate the client had */
-			snprintf(why, whylen, "%s",
-				 cert ? "X-Client-Cert from a peer that is not a trusted proxy "
-					"(trusted-proxies): ignored"
-				      : "no client certificate (not through a trusted proxy)");
+		if (!req->bank_proxy) {
+			/* only the proxy on the bank door, known by its uid, says what
+			 * certificate the client had; never a peer of the API listener */
+			if (req->peer_uid < 0)
+				snprintf(why, whylen, "%s",
+					 cert ? "X-Client-Cert on the API listener: ignored (mTLS "
+						"banks come through bank-listen)"
+					      : "no client certificate on the API listener (mTLS "
+						"banks come through bank-listen)");
+			else if (cert)
+				snprintf(why, whylen,
+					 "X-Client-Cert from uid %ld, not a bank proxy "
+					 "(bank-proxy-uids): ignored",
+					 req->peer_uid);
+			else
+				snprintf(why, whylen, "no client certificate");
 			return 0;
 		}
 		if (!cert || !*cert) {
@@ -102,7 +115,9 @@ static int authentic(struct http_req *req, const struct banks_conn *c, char *why
 				  : NULL;
 		if (!cc)
 			return 0;
-		ok = certcheck_verify_escaped(cc, cert, (long long)(ids_now_ms() / 1000), why,
+		/* the chain to the trust list, then the leaf's pins */
+		ok = certcheck_pin(cc, c->client_subject, c->client_pins, why, whylen) == 0 &&
+		     certcheck_verify_escaped(cc, cert, (long long)(ids_now_ms() / 1000), why,
 					      whylen) == 0;
 		certcheck_free(cc);
 		return ok;
@@ -124,19 +139,10 @@ static void on_received(void *ud, int result, const char *json, const char *err)
 		return;
 	}
 	dispatch_kick(app->dispatch, h->conn);
+	/* every item is recorded, the refused ones too (each an event): 200,
+	 * so that the bank does not send again what is taken */
 	if (!simulated)
-		metrics_bank_call(h->accepted || !h->first_refusal[0] ? "accepted" : "malformed");
-	if (!h->accepted && h->first_refusal[0]) {
-		/* nothing usable, each refusal logged all the same: 400 tells the
-		 * bank, naming the first */
-		char msg[BANKPIX_ERR_MAX + 64];
-
-		snprintf(msg, sizeof(msg), "every Pix of the notification was refused: %s",
-			 h->first_refusal);
-		hook_free(req);
-		http_reply_error(req, 400, "%s", msg);
-		return;
-	}
+		metrics_bank_call("accepted");
 	hook_free(req);
 	http_reply_data(req, 200, json, strlen(json));
 }
@@ -158,9 +164,6 @@ static void receive(struct http_req *req, const struct banks_conn *c)
 		return;
 	}
 	snprintf(h->conn, sizeof(h->conn), "%s", c->id);
-	h->accepted = h->batch.n;
-	if (h->batch.n == 0 && h->batch.nrefused > 0)
-		snprintf(h->first_refusal, sizeof(h->first_refusal), "%s", h->batch.refused[0].err);
 	for (size_t i = 0; i < h->batch.nrefused; i++)
 		log_warn("bank webhook %s: connection %s: refused %s", req->request_id, c->id,
 			 h->batch.refused[i].err);
@@ -375,11 +378,30 @@ void api_handle_bank_get(struct http_req *req)
 	banks_show(app->rds, app->cfg, c->key.env, scope(req), req->params[0], on_banks_json, req);
 }
 
+/* In production a connection's Pix credit its account: only a master key
+ * (or the operator's CLI) makes (`done` "made", `verb` "connect"), changes
+ * or disconnects one. 0 when the caller may; -1 after answering 403. */
+static int may_change(struct http_req *req, const char *done, const char *verb)
+{
+	struct api_caller *c = req->auth;
+
+	if (c->key.env != ENV_PRODUCTION || c->key.kind == AUTH_MASTER_KEY)
+		return 0;
+	http_reply_error(req, 403,
+			 "in production a bank connection is %s only with a master key "
+			 "(X-Account-ID: the account) or on the server with pixrelay bank %s: its "
+			 "Pix credit the account; an account key may read its connections",
+			 done, verb);
+	return -1;
+}
+
 void api_handle_bank_disconnect(struct http_req *req)
 {
 	struct app *app = app_of(req);
 	struct api_caller *c = req->auth;
 
+	if (may_change(req, "disconnected", "disconnect") < 0)
+		return;
 	banks_disconnect(app->rds, app->cfg, c->key.env, scope(req), req->params[0], on_banks_json,
 			 req);
 }
@@ -426,39 +448,137 @@ static void on_connected(void *ud, int result, const char *json, const char *err
 	}
 }
 
+/* A body's fields, each one of `names` (NULL-terminated): 0, or -1 after
+ * answering 400 naming the first other and those allowed. */
+static int known_fields(struct http_req *req, yajl_val body, const char *const *names)
+{
+	for (size_t i = 0; i < body->u.object.len; i++) {
+		const char *k = body->u.object.keys[i];
+		const char *const *n = names;
+		char echo[JSON_ECHO_MAX + 1], allowed[160] = "";
+
+		while (*n && strcmp(*n, k) != 0)
+			n++;
+		if (*n)
+			continue;
+		for (n = names; *n; n++)
+			snprintf(allowed + strlen(allowed), sizeof(allowed) - strlen(allowed),
+				 "%s%s", n == names ? "" : ", ", *n);
+		http_reply_error(req, 400, "unknown field '%s'; allowed: %s", json_echo(echo, k),
+				 allowed);
+		return -1;
+	}
+	return 0;
+}
+
+/* The trust list `ca` (a PEM string): 0, or -1 after answering 400. */
+static int read_client_ca(struct http_req *req, yajl_val ca)
+{
+	char err[256];
+	struct certcheck *cc;
+
+	if (!YAJL_IS_STRING(ca)) {
+		http_reply_error(req, 400, "clientCa: must be a string");
+		return -1;
+	}
+	cc = certcheck_new(ca->u.string, strlen(ca->u.string), err, sizeof(err));
+	if (!cc) {
+		http_reply_error(req, 400, "clientCa: %s", err);
+		return -1;
+	}
+	certcheck_free(cc);
+	return 0;
+}
+
+/* The pins of a body: clientCertSubject (a string, or null: none) into
+ * subject in the form kept ("" for none), clientCertPins (an array of pins)
+ * into pins. Absent ones leave theirs NULL. 0, or -1 after answering 400
+ * naming the field. */
+static int read_pins(struct http_req *req, yajl_val body, char **subject, char **pins)
+{
+	yajl_val dn = json_get(body, "clientCertSubject"), list = json_get(body, "clientCertPins");
+	char err[256];
+
+	if (dn && !YAJL_IS_STRING(dn) && !YAJL_IS_NULL(dn)) {
+		http_reply_error(req, 400,
+				 "clientCertSubject: must be a string (an RFC 4514 name, "
+				 "like CN=webhook.bank.example,O=Bank,C=BR) or null");
+		return -1;
+	}
+	if (dn && YAJL_IS_STRING(dn)) {
+		*subject = mem_alloc(CERTCHECK_DN_MAX + 1);
+		if (certcheck_subject_normal(dn->u.string, *subject, CERTCHECK_DN_MAX + 1, err,
+					     sizeof(err)) < 0) {
+			http_reply_error(req, 400, "clientCertSubject: %s", err);
+			return -1;
+		}
+	} else if (dn) {
+		*subject = mem_strdup("");
+	}
+	if (list && !YAJL_IS_ARRAY(list)) {
+		http_reply_error(req, 400,
+				 "clientCertPins: must be an array of pins (\"sha256/<base64>\")");
+		return -1;
+	}
+	if (list) {
+		*pins = mem_alloc(CERTCHECK_PINS_TEXT);
+		(*pins)[0] = '\0';
+		for (size_t i = 0; i < list->u.array.len; i++) {
+			yajl_val v = list->u.array.values[i];
+
+			if (!YAJL_IS_STRING(v)) {
+				http_reply_error(req, 400, "clientCertPins[%zu]: must be a string",
+						 i);
+				return -1;
+			}
+			if (certcheck_pins_add(*pins, v->u.string, err, sizeof(err)) < 0) {
+				http_reply_error(req, 400, "clientCertPins[%zu]: %s", i, err);
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+/* "default" of a body into *out (1, 0; untouched when absent): 0, or -1
+ * after answering 400. */
+static int read_default(struct http_req *req, yajl_val body, int *out)
+{
+	yajl_val v = json_get(body, "default");
+
+	if (!v)
+		return 0;
+	if (!YAJL_IS_TRUE(v) && !YAJL_IS_FALSE(v)) {
+		http_reply_error(req, 400, "default: must be true or false");
+		return -1;
+	}
+	*out = YAJL_IS_TRUE(v);
+	return 0;
+}
+
 void api_handle_bank_connect(struct http_req *req)
 {
-	static const char *const allowed = "pixKey, auth, clientCa, default";
 	struct app *app = app_of(req);
 	struct api_caller *c = req->auth;
-	yajl_val body = NULL, key, auth, ca, def;
+	yajl_val body = NULL, key, auth, ca;
 	enum banks_auth mode;
-	char err[512];
-	struct certcheck *cc = NULL;
+	char err[512], *subject = NULL, *pins = NULL;
+	int make_default = 0;
+	struct banks_trust trust = {NULL, NULL, NULL};
 
+	if (may_change(req, "made", "connect") < 0)
+		return;
 	if (json_parse_object(req->body, req->body_len, &body, err, sizeof(err)) < 0) {
 		http_reply_error(req, 400, "%s", err);
 		return;
 	}
-	for (size_t i = 0; i < body->u.object.len; i++) {
-		const char *k = body->u.object.keys[i];
-		if (strcmp(k, "pixKey") && strcmp(k, "auth") && strcmp(k, "clientCa") &&
-		    strcmp(k, "default")) {
-			char echo[JSON_ECHO_MAX + 1];
-
-			http_reply_error(req, 400, "unknown field '%s'; allowed: %s",
-					 json_echo(echo, k), allowed);
-			goto done;
-		}
-	}
+	if (known_fields(req, body,
+			 (const char *const[]){"pixKey", "auth", "clientCa", "clientCertSubject",
+					       "clientCertPins", "default", NULL}) < 0)
+		goto done;
 	key = json_get(body, "pixKey");
 	auth = json_get(body, "auth");
 	ca = json_get(body, "clientCa");
-	def = json_get(body, "default");
-	if (def && !YAJL_IS_TRUE(def) && !YAJL_IS_FALSE(def) && !YAJL_IS_NULL(def)) {
-		http_reply_error(req, 400, "default: must be true or false");
-		goto done;
-	}
 	if (!key || !YAJL_IS_STRING(key)) {
 		http_reply_error(req, 400, "pixKey: %s",
 				 key ? "must be a string"
@@ -476,26 +596,103 @@ void api_handle_bank_connect(struct http_req *req)
 	}
 	mode = strcmp(auth->u.string, "mtls") == 0 ? BANKS_MTLS : BANKS_URL_TOKEN;
 	if (mode == BANKS_MTLS) {
-		if (!ca || !YAJL_IS_STRING(ca)) {
-			http_reply_error(req, 400, "clientCa: %s",
-					 ca ? "must be a string"
-					    : "is required with auth \"mtls\" (the PEM of the "
-					      "CA that signs the bank's client certificates)");
+		if (!ca) {
+			http_reply_error(req, 400,
+					 "clientCa: is required with auth \"mtls\" (the PEM of the "
+					 "CA that signs the bank's client certificates)");
 			goto done;
 		}
-		cc = certcheck_new(ca->u.string, strlen(ca->u.string), err, sizeof(err));
-		if (!cc) {
-			http_reply_error(req, 400, "clientCa: %s", err);
+		if (read_client_ca(req, ca) < 0 || read_pins(req, body, &subject, &pins) < 0)
+			goto done;
+		if (!app->cfg->bank_listen[0]) {
+			http_reply_error(req, 409,
+					 "auth: \"mtls\" needs the bank door, and this "
+					 "server has no bank-listen: " BANKS_DOOR_HINT);
 			goto done;
 		}
-		certcheck_free(cc);
-	} else if (ca && !YAJL_IS_NULL(ca)) {
-		http_reply_error(req, 400, "clientCa: only with auth \"mtls\"");
+		trust = (struct banks_trust){ca->u.string, subject, pins};
+	} else {
+		static const char *const mtls_only[] = {"clientCa", "clientCertSubject",
+							"clientCertPins"};
+
+		for (size_t i = 0; i < 3; i++)
+			if (json_get(body, mtls_only[i]) &&
+			    !YAJL_IS_NULL(json_get(body, mtls_only[i]))) {
+				http_reply_error(req, 400, "%s: only with auth \"mtls\"",
+						 mtls_only[i]);
+				goto done;
+			}
+	}
+	if (read_default(req, body, &make_default) < 0)
+		goto done;
+	banks_connect(app->rds, app->cfg, c->key.env, c->account, key->u.string, mode,
+		      mode == BANKS_MTLS ? &trust : NULL, make_default, on_connected, req);
+done:
+	free(subject);
+	free(pins);
+	yajl_tree_free(body);
+}
+
+static void on_updated(void *ud, int result, const char *json, const char *err)
+{
+	struct http_req *req = ud;
+
+	switch (result) {
+	case 0:
+		http_reply_data(req, 200, json, strlen(json));
+		return;
+	case BANKS_NOT_FOUND:
+		http_reply_error(req, 404, "bank connection not found: %.40s", req->params[0]);
+		return;
+	case BANKS_NOT_MTLS:
+		http_reply_error(req, 409,
+				 "bank connection %.40s authenticates its bank with a URL token: "
+				 "clientCa, clientCertSubject and clientCertPins are for auth "
+				 "\"mtls\"",
+				 req->params[0]);
+		return;
+	default:
+		api_reply_failure(req, err ? err : "bank connection update failed");
+	}
+}
+
+void api_handle_bank_update(struct http_req *req)
+{
+	static const char *const names[] = {"clientCa", "clientCertSubject", "clientCertPins",
+					    "default", NULL};
+	struct app *app = app_of(req);
+	struct api_caller *c = req->auth;
+	yajl_val body = NULL, ca;
+	char err[512], *subject = NULL, *pins = NULL;
+	struct banks_change change = {NULL, NULL, NULL, -1};
+
+	if (may_change(req, "changed", "update") < 0)
+		return;
+	if (json_parse_object(req->body, req->body_len, &body, err, sizeof(err)) < 0) {
+		http_reply_error(req, 400, "%s", err);
+		return;
+	}
+	if (known_fields(req, body, names) < 0)
+		goto done;
+	if (body->u.object.len == 0) {
+		http_reply_error(req, 400,
+				 "nothing to change; fields: clientCa, clientCertSubject, "
+				 "clientCertPins, default");
 		goto done;
 	}
-	banks_connect(app->rds, app->cfg, c->key.env, c->account, key->u.string, mode,
-		      mode == BANKS_MTLS ? ca->u.string : NULL, def && YAJL_IS_TRUE(def),
-		      on_connected, req);
+	ca = json_get(body, "clientCa");
+	if (ca && read_client_ca(req, ca) < 0)
+		goto done;
+	if (read_pins(req, body, &subject, &pins) < 0 ||
+	    read_default(req, body, &change.is_default) < 0)
+		goto done;
+	change.client_ca = ca ? ca->u.string : NULL;
+	change.subject = subject;
+	change.pins = pins;
+	banks_update(app->rds, app->cfg, c->key.env, scope(req), req->params[0], &change,
+		     on_updated, req);
 done:
+	free(subject);
+	free(pins);
 	yajl_tree_free(body);
 }

@@ -109,6 +109,7 @@ void api_handle_banks_list(struct http_req *req);
 void api_handle_bank_connect(struct http_req *req);
 void api_handle_bank_get(struct http_req *req);
 void api_handle_bank_disconnect(struct http_req *req);
+void api_handle_bank_update(struct http_req *req);
 void api_handle_bank_notifications(struct http_req *req);
 
 /* api_accounts.c: banking as a service: accounts, transfers, balances */

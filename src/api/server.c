@@ -2,7 +2,8 @@
  * started, and on first start given a sandbox key) or the given one; then,
  * on one event loop, the Redis clients (the API's, the dispatcher's own),
  * the cache, the ingest and bank queues, live streams, dispatcher and
- * janitor, the HTTP listeners with api.c's routes, the log's flush timer
+ * janitor, the HTTP listeners with api.c's routes (the API, metrics-listen,
+ * the bank door of bank-listen), the log's flush timer
  * and the signals: SIGTERM or SIGINT drains requests and deliveries for
  * shutdown-grace, then all is freed, Redis first. cli/cli_serve.c checks
  * the arguments before. */
@@ -23,6 +24,7 @@
 #include "pixrelay/core/mem.h"
 #include "pixrelay/core/metrics.h"
 #include "pixrelay/core/netaddr.h"
+#include "pixrelay/core/unixid.h"
 #include "pixrelay/redis/redis.h"
 #include "pixrelay/redis/redisd.h"
 #include "pixrelay/relay/bankrecon.h"
@@ -133,11 +135,35 @@ done:
 	freeReplyObject(r);
 }
 
+/* Without bank-listen, a connection whose bank authenticates by mutual TLS
+ * would have every webhook refused (its certificate is believed only on the
+ * bank door): -1, said, stops the start. A Redis that does not answer is
+ * not checked (as the layout). */
+static int check_bank_door(const struct config *cfg, struct rds *c)
+{
+	char err[512], id[BANKS_ID_MAX];
+	enum env env;
+	int rc;
+
+	if (cfg->bank_listen[0])
+		return 0;
+	rc = banks_find_mtls(c, cfg->prefix, id, &env, err, sizeof(err));
+	if (rc < 0)
+		log_warn("bank connections not checked: %s", err);
+	if (rc != 0)
+		return 0;
+	log_error("bank connection %s (%s) authenticates its bank by mutual TLS, and bank-listen "
+		  "is not set: " BANKS_DOOR_HINT,
+		  id, env_name(env));
+	return -1;
+}
+
 /* The key layout of the Redis (keys_layout_check): a Redis holding data this
  * version does not read stops the start (-1); one that does not answer now is
  * checked by the next start or `pixrelay init` that reaches it, and meanwhile
  * read safely (the lease finds the previous layout's order lists by itself).
- * With `boot`, then the first start's bootstrap on the same connection. */
+ * Then check_bank_door, and with `boot` the first start's bootstrap, on the
+ * same connection. */
 static int check_layout(const struct config *cfg, const struct rds_addr *addr, int boot)
 {
 	char err[512];
@@ -158,6 +184,10 @@ static int check_layout(const struct config *cfg, const struct rds_addr *addr, i
 	}
 	if (rc != 0)
 		log_warn("key layout not checked: %s", err);
+	if (check_bank_door(cfg, c) < 0) {
+		rds_free(c);
+		return -1;
+	}
 	if (boot)
 		bootstrap(cfg, c);
 	rds_free(c);
@@ -175,7 +205,8 @@ static double elapsed_s(const struct timeval *since)
 static void on_drain_tick(evutil_socket_t fd, short what, void *arg)
 {
 	struct server *s = arg;
-	unsigned left = http_inflight(s->app.http) + dispatch_inflight(s->app.dispatch);
+	unsigned left = http_inflight(s->app.http) + dispatch_inflight(s->app.dispatch) +
+			(s->app.bank_http ? http_inflight(s->app.bank_http) : 0);
 
 	if (left == 0 || elapsed_s(&s->drain_start) >= (double)s->app.cfg->shutdown_grace) {
 		if (left)
@@ -205,6 +236,8 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 		 sig == SIGTERM ? "SIGTERM" : "SIGINT", http_inflight(s->app.http));
 	s->app.draining = 1;
 	http_stop_accepting(s->app.http);
+	if (s->app.bank_http)
+		http_stop_accepting(s->app.bank_http);
 	dispatch_stop(s->app.dispatch);
 	janitor_stop(s->janitor);
 	bankrecon_stop(s->app.bankrecon);
@@ -218,6 +251,38 @@ static void on_observed(void *arg, const struct http_observation *o)
 {
 	metrics_http(o->route ? o->route : "", http_method_name(o->method), o->status,
 		     (double)o->duration_us / 1e6);
+}
+
+/* The bank door (bank-listen, "unix:PATH" as cli_serve checked): the bank
+ * webhook routes on a Unix socket whose peers are known by uid. -1 after
+ * logging why it cannot be opened. */
+static int open_bank_door(struct app *app)
+{
+	const struct config *cfg = app->cfg;
+	struct unixid_uids proxies;
+	struct http_unix_opts opts = {cfg->bank_listen_group, &proxies};
+	char err[512];
+
+	if (strncmp(cfg->bank_listen, "unix:", 5) != 0) {
+		log_error("bank-listen: expected unix:PATH, got '%s'", cfg->bank_listen);
+		return -1;
+	}
+	if (unixid_parse_uids(cfg->bank_proxy_uids, &proxies, err, sizeof(err)) < 0) {
+		log_error("bank-proxy-uids: %s", err);
+		return -1;
+	}
+	app->bank_http = http_new_unix(app->base, cfg, cfg->bank_listen + 5, &opts, api_bank_routes,
+				       api_bank_nroutes, api_authenticate, app, err, sizeof(err));
+	if (!app->bank_http) {
+		log_error("bank-listen: %s", err);
+		return -1;
+	}
+	http_set_observer(app->bank_http, on_observed, NULL);
+	log_info("bank webhooks on %s (mode 0660, group %s; X-Client-Cert believed from root%s%s)",
+		 cfg->bank_listen,
+		 cfg->bank_listen_group[0] ? cfg->bank_listen_group : "of this process",
+		 cfg->bank_proxy_uids[0] ? " and " : "", cfg->bank_proxy_uids);
+	return 0;
 }
 
 static void on_log_timer(evutil_socket_t fd, short what, void *arg)
@@ -356,6 +421,8 @@ int server_run(struct config *cfg)
 		log_info("metrics on %s (port %d)", cfg->metrics_listen,
 			 http_port(s.app.metrics_http));
 	}
+	if (cfg->bank_listen[0] && open_bank_door(&s.app) < 0)
+		goto done;
 	if (cfg->base_url_derived) {
 		char host[256];
 		int port = 0;
@@ -404,6 +471,7 @@ done:
 	dispatch_free(s.app.dispatch);
 	http_free(s.app.http);
 	http_free(s.app.metrics_http);
+	http_free(s.app.bank_http);
 	free(s.public_routes);
 	if (s.sigterm)
 		event_free(s.sigterm);

@@ -36,8 +36,8 @@ static const char usage_main[] =
     "  trigger charge.paid|charge.expired|charge.refunded|charge.failed|pix\n"
     "                        make a sandbox charge paid, expired, refunded or failed, or\n"
     "                        send a bank's Pix notification\n"
-    "  bank connect|list|show|disconnect|notifications|credentials|register-webhook\n"
-    "       |reconcile|report\n"
+    "  bank connect|update|list|show|disconnect|notifications|credentials\n"
+    "       |register-webhook|reconcile|report\n"
     "                        the bank connections through which banks report Pix,\n"
     "                        their webhooks registered at the banks, their\n"
     "                        reconciliation and the day's report\n"
@@ -45,7 +45,9 @@ static const char usage_main[] =
     "  version               print the version\n"
     "  help                  this text and every setting\n"
     "\n"
-    "Every command takes --help. Settings may come before or after the command.\n";
+    "Every command takes --help. Settings may come before or after the command.\n"
+    "Commands other than serve print only what went wrong on standard error;\n"
+    "--verbose (or log-level) shows their info lines too.\n";
 
 /* The commands that read the settings without changing them (serve hands
  * them on to server_run), by name. */
@@ -71,19 +73,33 @@ int cli_main(int argc, char **argv)
 {
 	struct config cfg;
 	char **rest = NULL;
-	int nrest = 0, rc = 2;
+	int nrest = 0, rc = 2, verbose = 0;
 	enum log_level level;
 	const char *cmd;
 	const struct cli_command *c;
 
 	if (config_load(&cfg, argc - 1, argv + 1, &rest, &nrest) < 0)
 		return 2;
-	if (log_parse_level(cfg.log_level, &level) < 0) {
+	/* --verbose, anywhere before a "--": the commands' info lines too */
+	for (int i = 0; i < nrest && strcmp(rest[i], "--") != 0; i++)
+		if (strcmp(rest[i], "--verbose") == 0) {
+			memmove(rest + i, rest + i + 1, (size_t)(nrest - i) * sizeof(*rest));
+			nrest--;
+			i--;
+			verbose = 1;
+		}
+	cmd = nrest > 0 ? rest[0] : NULL;
+	/* a command is quiet unless something is wrong; serve says what it
+	 * does (log-level, when set, decides for both) */
+	if (!cfg.log_level[0])
+		level = verbose || (cmd && strcmp(cmd, "serve") == 0) ? LOG_INFO : LOG_WARN;
+	else if (log_parse_level(cfg.log_level, &level) < 0) {
 		fprintf(stderr, "pixrelay: log-level must be debug, info, warn or error\n");
 		goto done;
 	}
+	if (verbose && level > LOG_INFO)
+		level = LOG_INFO;
 	log_set_level(level);
-	cmd = nrest > 0 ? rest[0] : NULL;
 	if (!cmd || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 ||
 	    strcmp(cmd, "help") == 0) {
 		fputs(usage_main, cmd ? stdout : stderr);

@@ -1,4 +1,4 @@
-/* cli_bank: `pixrelay bank connect|list|show|disconnect|notifications|
+/* cli_bank: `pixrelay bank connect|update|list|show|disconnect|notifications|
  * credentials|register-webhook`, the operator's view of the bank
  * connections through which banks report Pix (docs/banks.md). It runs the
  * bank store (store/banks.c) on a private loop (cli_call), as the API's
@@ -22,8 +22,11 @@
 
 static const char usage_bank[] =
     "usage: pixrelay bank connect --env ENV [--account ID] [--chave KEY]\n"
-    "                             (--client-ca FILE | --url-token) [--default] [--json]\n"
-    "                             [API options of credentials [--register-webhook]]\n"
+    "                             (--client-ca FILE [PINS] | --url-token) [--default]\n"
+    "                             [--json] [API options of credentials\n"
+    "                             [--register-webhook]]\n"
+    "       pixrelay bank update ID --env ENV [--client-ca FILE] [PINS]\n"
+    "                             [--default | --no-default] [--json]\n"
     "       pixrelay bank list --env ENV [--account ID] [--json]\n"
     "       pixrelay bank show ID --env ENV [--json]\n"
     "       pixrelay bank disconnect ID --env ENV [--json]\n"
@@ -35,19 +38,33 @@ static const char usage_bank[] =
     "                             [--no-check] [--json]\n"
     "       pixrelay bank reconcile ID --env ENV [--since DURATION] [--json]\n"
     "       pixrelay bank report ID --env ENV [--date YYYY-MM-DD] [--json]\n"
-    "       pixrelay bank register-webhook ID --env ENV [--json]\n\n"
+    "       pixrelay bank register-webhook ID --env ENV [--json]\n"
+    "PINS: [--client-cert-subject DN] [--client-cert-pin PIN]...\n\n"
     "connect        connects the bank of Pix key KEY (--chave; without it the\n"
     "               pix-key setting, the key the BR Codes carry, so --pix-key KEY\n"
     "               works too) to the account (default: the environment's platform\n"
     "               account) and prints the webhookUrl to register at the bank.\n"
     "               --client-ca FILE: the PEM of the CA that\n"
     "               signs the bank's client certificates (mutual TLS through the\n"
-    "               proxy); --url-token: a random token in the URL instead, for\n"
+    "               proxy and the bank door: needs bank-listen); --url-token: a\n"
+    "               random token in the URL instead, for\n"
     "               banks without mTLS, printed this once. With the bank's API\n"
     "               options, --register-webhook registers that URL at the bank.\n"
-    "               The account's charges go to its only connection in ENV, or to\n"
-    "               the one marked --default: its Pix key on their BR Code, or its\n"
-    "               bank's API when it has credentials.\n"
+    "               --client-cert-subject DN (RFC 4514, the most specific first:\n"
+    "               CN=webhook.bank.example,O=Bank,C=BR) and --client-cert-pin\n"
+    "               sha256/BASE64 (the SHA-256 of the certificate's public key,\n"
+    "               repeatable, any one matching) pin the bank's own certificate:\n"
+    "               without them, in production, any certificate for TLS clients\n"
+    "               that the CA issued is taken as the bank's. --default: the\n"
+    "               account's default charging connection. The account's charges go\n"
+    "               to its only connection in ENV, or to the one marked default: its\n"
+    "               Pix key on their BR Code, or its bank's API when it has\n"
+    "               credentials.\n"
+    "update         changes a connection without reconnecting: its trust list,\n"
+    "               its pins (--client-cert-pin replaces them all; an empty\n"
+    "               --client-cert-subject or --client-cert-pin removes them),\n"
+    "               --default / --no-default. The next call of the bank is\n"
+    "               judged by it.\n"
     "list           the connections of the account, or of the environment.\n"
     "show           one connection (never a secret); with API credentials, what\n"
     "               the bank holds as its webhook; its last call from the bank.\n"
@@ -66,39 +83,46 @@ static const char usage_bank[] =
     "               The client secret, the key and the extras are sealed with the\n"
     "               credentials key (credentials-key-file, made when missing).\n"
     "reconcile      asks the bank now for the Pix it received since the last\n"
-    "               reconciliation (or --since) and takes those its webhook missed.\n"
+    "               reconciliation and takes those its webhook missed; --since 30d\n"
+    "               reads back a day at a time, as far as the bank answers.\n"
     "report         what the connection heard on a day (Brasilia time): by webhook,\n"
-    "               recovered by reconciliation, and whether the day is complete.\n"
+    "               recovered by reconciliation, the spans of the bank's list read,\n"
+    "               and whether they cover the day (complete), or why not.\n"
     "register-webhook  registers the connection's webhookUrl at the bank through its\n"
     "               API (PUT /webhook/{chave}); it must be https (set\n"
     "               bank-webhook-base-url). A URL-token connection's URL gets a new\n"
     "               token, printed this once; the old one is refused once the bank\n"
     "               took the new URL.\n";
 
-/* The file at `path` (a trust list in PEM), at most CERTCHECK_PEM_MAX
- * bytes; NULL with the problem printed. */
-static char *read_pem(const char *path)
+/* The file at `path`, a trust list in PEM (at most CERTCHECK_PEM_MAX bytes,
+ * 1 to CERTCHECK_CERTS_MAX certificates): NULL with the problem printed. */
+static char *read_trust_list(const char *verb, const char *path)
 {
 	FILE *f = fopen(path, "rb");
-	char *buf;
+	char *buf, err[256];
 	size_t n;
+	struct certcheck *cc;
 
 	if (!f) {
-		fprintf(stderr, "pixrelay bank connect: --client-ca %s: %s\n", path,
+		fprintf(stderr, "pixrelay bank %s: --client-ca %s: %s\n", verb, path,
 			strerror(errno));
 		return NULL;
 	}
 	buf = mem_alloc(CERTCHECK_PEM_MAX + 2);
 	n = fread(buf, 1, CERTCHECK_PEM_MAX + 1, f);
 	fclose(f);
+	buf[n > CERTCHECK_PEM_MAX ? 0 : n] = '\0';
 	if (n > CERTCHECK_PEM_MAX) {
-		fprintf(stderr, "pixrelay bank connect: --client-ca %s: larger than %d bytes\n",
+		fprintf(stderr, "pixrelay bank %s: --client-ca %s: larger than %d bytes\n", verb,
 			path, CERTCHECK_PEM_MAX);
-		free(buf);
-		return NULL;
+	} else if (!(cc = certcheck_new(buf, n, err, sizeof(err)))) {
+		fprintf(stderr, "pixrelay bank %s: --client-ca %s: %s\n", verb, path, err);
+	} else {
+		certcheck_free(cc);
+		return buf;
 	}
-	buf[n] = '\0';
-	return buf;
+	free(buf);
+	return NULL;
 }
 
 static const char *str(yajl_val v, const char *key)
@@ -122,14 +146,37 @@ static void print_names(const char *label, yajl_val list)
 	printf(" (values sealed)\n");
 }
 
+/* What an mTLS connection takes of its bank's certificate beyond its CA
+ * ("trust"), and the warning when nothing pins it. */
+static void print_trust(yajl_val c)
+{
+	yajl_val trust = json_get(c, "trust"), pins = json_get(trust, "pins");
+	const char *subject = YAJL_GET_STRING(json_get(trust, "subject"));
+	const char *warning = YAJL_GET_STRING(json_get(trust, "warning"));
+
+	if (!YAJL_IS_OBJECT(trust))
+		return;
+	if (subject)
+		printf("  pinned       subject %s\n", subject);
+	for (size_t i = 0; YAJL_IS_ARRAY(pins) && i < pins->u.array.len; i++)
+		if (YAJL_GET_STRING(pins->u.array.values[i]))
+			printf("  pinned       key %s\n", YAJL_GET_STRING(pins->u.array.values[i]));
+	if (!subject && !(YAJL_IS_ARRAY(pins) && pins->u.array.len))
+		printf("  pinned       nothing: the client CA alone decides\n");
+	if (warning)
+		printf("  WARNING      %s\n", warning);
+}
+
 static void print_connection(yajl_val c)
 {
 	yajl_val ca = json_get(c, "clientCa");
 
-	printf("%s  %s  %s  account %s  %s%s\n", str(c, "id"), str(c, "pixKey"),
+	printf("%s  %s  %s  account %s  %s\n", str(c, "id"), str(c, "pixKey"),
 	       strcmp(str(c, "auth"), "mtls") == 0 ? "mutual TLS" : "URL token", str(c, "account"),
-	       str(c, "createdAt"), YAJL_IS_TRUE(json_get(c, "default")) ? "  default" : "");
+	       str(c, "createdAt"));
 	printf("  webhook URL  %s\n", str(c, "webhookUrl"));
+	if (YAJL_IS_TRUE(json_get(c, "default")))
+		printf("  default      the account's default charging connection\n");
 	if (YAJL_IS_OBJECT(json_get(c, "api"))) {
 		yajl_val api = json_get(c, "api"), cert = json_get(api, "certificate");
 		printf("  bank API     %s (client %s, token %s)\n", str(api, "apiUrl"),
@@ -170,6 +217,7 @@ static void print_connection(yajl_val c)
 			   ? (long long)YAJL_GET_INTEGER(json_get(ca, "certificates"))
 			   : 0LL,
 		       str(ca, "sha256"));
+	print_trust(c);
 }
 
 void cli_bank_print(const char *verb, const char *json)
@@ -286,17 +334,24 @@ static int keep_credentials(struct cli_call *k, const struct config *cfg,
 	return rc;
 }
 
-/* After `bank connect`: when the account now has several connections in
- * env and none is its default, say that its charges are refused until one
- * is (docs/banks.md, "The key on the QR"). k->json is kept. */
-static void say_charging(struct cli_call *k, const struct config *cfg, enum env env,
-			 const char *account)
+/* After `bank connect` or `update`: when the connection's account (k->json
+ * is the connection, kept) now has several connections in env and none is
+ * its default, say that its charges are refused until one is (docs/
+ * banks.md, "The key on the QR"). */
+static void say_charging(struct cli_call *k, const struct config *cfg, enum env env)
 {
 	struct cli_call l = *k;
 	yajl_val v = NULL, list;
-	char err[128];
+	char err[128], account[32] = "";
 	size_t n = 0, marked = 0;
 
+	if (json_parse_object(k->json, strlen(k->json), &v, err, sizeof(err)) == 0 &&
+	    YAJL_GET_STRING(json_get(v, "account")))
+		snprintf(account, sizeof(account), "%s", YAJL_GET_STRING(json_get(v, "account")));
+	yajl_tree_free(v);
+	v = NULL;
+	if (!account[0])
+		return;
 	l.json = NULL;
 	l.done = 0;
 	banks_list(l.r, cfg, env, account, cli_call_done, &l);
@@ -310,12 +365,11 @@ static void say_charging(struct cli_call *k, const struct config *cfg, enum env 
 		}
 	}
 	if (n > 1 && marked == 0)
-		fprintf(
-		    stderr,
-		    "pixrelay bank connect: the account has %zu bank connections in %s and none "
-		    "is its default: its charges are refused (409) until one is (pixrelay bank "
-		    "update ID --default)\n",
-		    n, env_name(env));
+		fprintf(stderr,
+			"pixrelay bank: the account has %zu bank connections in %s and none is its "
+			"default: its charges are refused (409) until one is (pixrelay bank update "
+			"ID --default)\n",
+			n, env_name(env));
 	yajl_tree_free(v);
 	free(l.json);
 }
@@ -365,14 +419,19 @@ int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 					   {"scope", required_argument, NULL, 'O'},
 					   {"api-header", required_argument, NULL, 'H'},
 					   {"api-query", required_argument, NULL, 'Q'},
-					   {"no-check", no_argument, NULL, 'N'},
+					   {"no-check", no_argument, NULL, 'n'},
 					   {"register-webhook", no_argument, NULL, 'R'},
+					   {"client-cert-subject", required_argument, NULL, 's'},
+					   {"client-cert-pin", required_argument, NULL, 'P'},
 					   {"default", no_argument, NULL, 'D'},
+					   {"no-default", no_argument, NULL, 'N'},
 					   CLI_OPT_JSON,
 					   CLI_OPT_END};
 	struct cli_args a;
-	const char *verb, *pix_key = NULL, *ca_path = NULL, *id;
-	int opt, rc, url_token = 0, register_hook = 0, registered = 0, is_default = 0;
+	const char *verb, *pix_key = NULL, *ca_path = NULL, *id, *subject_arg = NULL;
+	int opt, rc, url_token = 0, register_hook = 0, registered = 0, is_default = -1;
+	int pins_given = 0, pins_none = 0;
+	char pins[CERTCHECK_PINS_TEXT] = "", subject[CERTCHECK_DN_MAX + 1] = "";
 	long limit = 20;
 	char *end = NULL, *pem = NULL, acct[32] = "", err[256];
 	enum env env;
@@ -411,7 +470,7 @@ int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 		case 'O':
 		case 'H':
 		case 'Q':
-		case 'N':
+		case 'n':
 			/* the bank's API options, by their long name */
 			for (const struct option *o = lo; o->name; o++)
 				if (o->val == opt)
@@ -420,8 +479,29 @@ int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 		case 'R':
 			register_hook = 1;
 			break;
+		case 's':
+			subject_arg = optarg;
+			break;
+		case 'P':
+			/* an empty one removes them all (update), so it comes alone */
+			pins_given++;
+			pins_none |= !*optarg;
+			if (*optarg && certcheck_pins_add(pins, optarg, err, sizeof(err)) < 0) {
+				fprintf(stderr, "pixrelay bank %s: --client-cert-pin %s: %s\n",
+					verb, optarg, err);
+				return 2;
+			}
+			break;
 		case 'D':
-			is_default = 1;
+		case 'N':
+			if (is_default >= 0 && is_default != (opt == 'D')) {
+				fprintf(
+				    stderr,
+				    "pixrelay bank %s: --default or --no-default, one of them\n",
+				    verb);
+				return 2;
+			}
+			is_default = opt == 'D';
 			break;
 		case 'l':
 			limit = strtol(optarg, &end, 10);
@@ -436,7 +516,7 @@ int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 	if (opt == CLI_ARGS_EXIT)
 		return a.exit_code;
 	if (!cli_verb_known("bank", usage_bank, verb,
-			    (const char *const[]){"connect", "list", "show", "disconnect",
+			    (const char *const[]){"connect", "update", "list", "show", "disconnect",
 						  "notifications", "credentials",
 						  "register-webhook", NULL}))
 		return 2;
@@ -454,8 +534,43 @@ int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 		if (optind + 2 < argc)
 			return cli_unexpected("bank", verb, argv[optind + 2]);
 	}
-	if (strcmp(verb, "connect") == 0) {
-		struct certcheck *cc;
+	if (pins_none && pins_given > 1) {
+		fprintf(stderr,
+			"pixrelay bank %s: an empty --client-cert-pin removes the pins: "
+			"give it alone\n",
+			verb);
+		return 2;
+	}
+	if (strcmp(verb, "connect") != 0 && strcmp(verb, "update") != 0 &&
+	    (ca_path || subject_arg || pins_given || is_default >= 0)) {
+		fprintf(stderr,
+			"pixrelay bank %s: --client-ca, --client-cert-subject, --client-cert-pin "
+			"and --default are for connect and update\n",
+			verb);
+		return 2;
+	}
+	if (subject_arg && (*subject_arg || strcmp(verb, "connect") == 0) &&
+	    certcheck_subject_normal(subject_arg, subject, sizeof(subject), err, sizeof(err)) < 0) {
+		fprintf(stderr, "pixrelay bank %s: --client-cert-subject %s: %s\n", verb,
+			subject_arg, err);
+		return 2;
+	}
+	if (strcmp(verb, "update") == 0) {
+		if (pix_key || url_token) {
+			fprintf(stderr, "pixrelay bank update: --chave and --url-token are for "
+					"connect (a connection's Pix key and way of authenticating "
+					"stay)\n");
+			return 2;
+		}
+		if (!ca_path && !subject_arg && !pins_given && is_default < 0) {
+			fprintf(stderr,
+				"pixrelay bank update: nothing to change: give --client-ca FILE, "
+				"--client-cert-subject DN, --client-cert-pin PIN or --default\n");
+			return 2;
+		}
+		if (ca_path && !(pem = read_trust_list(verb, ca_path)))
+			return 1;
+	} else if (strcmp(verb, "connect") == 0) {
 		/* --pix-key is the setting of that name (settings may follow the
 		 * command): the key of the BR Codes, which a bank connection is
 		 * usually for */
@@ -475,21 +590,27 @@ int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 					"or --url-token, one of them\n");
 			return 2;
 		}
-		if (ca_path) {
-			if (!(pem = read_pem(ca_path)))
-				return 1;
-			cc = certcheck_new(pem, strlen(pem), err, sizeof(err));
-			if (!cc) {
-				fprintf(stderr, "pixrelay bank connect: --client-ca %s: %s\n",
-					ca_path, err);
-				free(pem);
-				return 1;
-			}
-			certcheck_free(cc);
+		if (ca_path && !cfg->bank_listen[0]) {
+			fprintf(stderr,
+				"pixrelay bank connect: --client-ca (mutual TLS) needs the "
+				"bank door, and bank-listen is not set: " BANKS_DOOR_HINT "\n");
+			return 2;
 		}
-	} else if (pix_key || ca_path || url_token || is_default) {
-		fprintf(stderr, "pixrelay bank %s: %s for connect\n", verb,
-			is_default ? "--default is" : "--chave, --client-ca and --url-token are");
+		if (url_token && (subject_arg || pins_given)) {
+			fprintf(stderr, "pixrelay bank connect: --client-cert-subject and "
+					"--client-cert-pin pin a certificate: they go with "
+					"--client-ca\n");
+			return 2;
+		}
+		if (is_default == 0) {
+			fprintf(stderr, "pixrelay bank connect: --no-default is for update\n");
+			return 2;
+		}
+		if (ca_path && !(pem = read_trust_list(verb, ca_path)))
+			return 1;
+	} else if (pix_key || url_token) {
+		fprintf(stderr, "pixrelay bank %s: --chave and --url-token are for connect\n",
+			verb);
 		return 2;
 	}
 	with_api = cli_bank_api_given(&api) || strcmp(verb, "credentials") == 0;
@@ -554,11 +675,18 @@ int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 			rc = cli_bank_register_webhook(&call, cfg, env, id, a.json);
 			goto closed;
 		}
-		if (strcmp(verb, "connect") == 0)
+		if (strcmp(verb, "connect") == 0) {
+			struct banks_trust trust = {pem, subject, pins};
+
 			banks_connect(call.r, cfg, env, acct, pix_key,
-				      ca_path ? BANKS_MTLS : BANKS_URL_TOKEN, pem, is_default,
-				      cli_call_done, &call);
-		else if (strcmp(verb, "list") == 0)
+				      ca_path ? BANKS_MTLS : BANKS_URL_TOKEN, &trust,
+				      is_default == 1, cli_call_done, &call);
+		} else if (strcmp(verb, "update") == 0) {
+			struct banks_change change = {pem, subject_arg ? subject : NULL,
+						      pins_given ? pins : NULL, is_default};
+
+			banks_update(call.r, cfg, env, "", id, &change, cli_call_done, &call);
+		} else if (strcmp(verb, "list") == 0)
 			banks_list(call.r, cfg, env, acct, cli_call_done, &call);
 		else if (strcmp(verb, "show") == 0)
 			banks_show(call.r, cfg, env, "", id, cli_call_done, &call);
@@ -600,8 +728,8 @@ int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 				       registered ? "Registered" : "Register", pix_key,
 				       url_token ? "; it carries the token, shown only this once"
 						 : "");
-			if (strcmp(verb, "connect") == 0)
-				say_charging(&call, cfg, env, acct);
+			if (strcmp(verb, "connect") == 0 || strcmp(verb, "update") == 0)
+				say_charging(&call, cfg, env);
 			rc = register_hook && !registered ? 1 : 0;
 			break;
 		case BANKS_NOT_FOUND:
@@ -623,6 +751,13 @@ int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 				"pixrelay bank connect: the Pix key %s is connected already "
 				"(%s)\n",
 				pix_key, call.json ? call.json : "");
+			break;
+		case BANKS_NOT_MTLS:
+			fprintf(stderr,
+				"pixrelay bank update: connection %s authenticates its bank with a "
+				"URL token: --client-ca, --client-cert-subject and "
+				"--client-cert-pin are for mutual TLS\n",
+				id);
 			break;
 		default:
 			fprintf(stderr, "pixrelay bank %s: %s\n", verb, call.err);

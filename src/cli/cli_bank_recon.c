@@ -19,18 +19,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SINCE_MAX_MS (7LL * 86400 * 1000) /* the longest window asked for at once */
-
 static const char usage_recon[] =
     "usage: pixrelay bank reconcile ID --env ENV [--since DURATION] [--json]\n"
     "       pixrelay bank report ID --env ENV [--date YYYY-MM-DD] [--json]\n\n"
     "reconcile  asks the connection's bank now for the Pix it received (GET /pix)\n"
-    "           since its last reconciliation (or --since 2h, 3d: at most 7 days)\n"
-    "           and takes those its webhook missed, as a running server does every\n"
-    "           bank-reconcile-interval seconds; prints what it found.\n"
+    "           since its last reconciliation and takes those its webhook missed,\n"
+    "           as a running server does every bank-reconcile-interval seconds;\n"
+    "           prints what it found. --since 2h, 30d (at most event-retention-days\n"
+    "           ago) reads back from now a day at a time, as far as the bank\n"
+    "           answers: a bank that refuses an older range stops it there (exit 1).\n"
     "report     what the connection heard on a day (default today, Brasilia time):\n"
     "           Pix by webhook, recovered by reconciliation (their endToEndIds),\n"
-    "           outcomes, refunds, and whether the day is reconciled to its end.\n";
+    "           outcomes, refunds, the spans of the bank's list the reconciliation\n"
+    "           read, and whether they cover the day (complete), or why not.\n";
 
 /* The numbers of a JSON object's field, 0 when absent. */
 static long long num(yajl_val v, const char *a, const char *b)
@@ -41,25 +42,46 @@ static long long num(yajl_val v, const char *a, const char *b)
 	return (long long)n;
 }
 
-static void print_run(const char *json)
+/* The run's figures; 1 when it stopped short of its start (said on
+ * stderr), else 0. */
+static int print_run(const char *json, int as_json)
 {
 	yajl_val v = NULL;
 	char err[64];
-	const char *until;
+	const char *until, *stopped, *back;
+	int rc = 0;
 
 	if (json_parse_object(json, strlen(json), &v, err, sizeof(err)) < 0)
-		return;
+		return 1;
 	until = YAJL_GET_STRING(json_get(v, "reconciledUntil"));
-	printf("%s  %s .. %s  %lld Pix listed in %lld page(s), %lld new (missed by the "
-	       "webhook), %lld refund(s) asked about\n",
+	stopped = YAJL_GET_STRING(json_get(v, "stopped"));
+	back = YAJL_GET_STRING(json_get(v, "readFrom"));
+	if (stopped) {
+		fprintf(stderr,
+			"pixrelay bank reconcile: stopped reading back at %s, short of %s: %s\n",
+			back ? back : "(nothing read)", YAJL_GET_STRING(json_get(v, "from")),
+			stopped);
+		rc = 1;
+	}
+	if (as_json) {
+		printf("%s\n", json);
+		yajl_tree_free(v);
+		return rc;
+	}
+	printf("%s  %s .. %s  %lld Pix listed in %lld page(s): %lld new (missed by the "
+	       "webhook), %lld refused by the standard's schema; %lld refund(s) asked about\n",
 	       YAJL_GET_STRING(json_get(v, "connection")), YAJL_GET_STRING(json_get(v, "from")),
 	       YAJL_GET_STRING(json_get(v, "to")), num(v, "listed", NULL), num(v, "pages", NULL),
-	       num(v, "new", NULL), num(v, "refundsAsked", NULL));
+	       num(v, "new", NULL), num(v, "refused", NULL), num(v, "refundsAsked", NULL));
+	if (num(v, "windows", NULL) > 1 || stopped)
+		printf("read back to %s in %lld window(s) of at most a day\n", back ? back : "-",
+		       num(v, "windows", NULL));
 	if (until)
 		printf("reconciled until %s\n", until);
 	else
 		printf("(a window apart from the reconciled one: the reconciled instant stays)\n");
 	yajl_tree_free(v);
+	return rc;
 }
 
 static void print_report(const char *json)
@@ -76,8 +98,17 @@ static void print_report(const char *json)
 	printf("%s  %s (Brasilia time)  %s\n", YAJL_GET_STRING(json_get(v, "connection")),
 	       YAJL_GET_STRING(json_get(v, "date")),
 	       YAJL_IS_TRUE(json_get(v, "complete"))
-		   ? "complete: reconciled to the end of the day"
-		   : "not complete: the day is not reconciled to its end yet");
+		   ? "complete: the bank's list was read for all of the day and 10 minutes past it"
+		   : "not complete:");
+	list = json_get(v, "whyNotComplete");
+	for (size_t i = 0; YAJL_IS_ARRAY(list) && i < list->u.array.len; i++)
+		printf("  - %s\n", YAJL_GET_STRING(list->u.array.values[i]));
+	list = json_get(v, "read");
+	printf("read          %s\n",
+	       YAJL_IS_ARRAY(list) && list->u.array.len ? "" : "nothing of this day");
+	for (size_t i = 0; YAJL_IS_ARRAY(list) && i < list->u.array.len; i++)
+		printf("  %s .. %s\n", YAJL_GET_STRING(json_get(list->u.array.values[i], "from")),
+		       YAJL_GET_STRING(json_get(list->u.array.values[i], "to")));
 	printf("Pix received  %lld (R$ %lld.%02lld): %lld by webhook, %lld recovered by "
 	       "reconciliation\n",
 	       num(v, "pix", "received"), cents / 100, cents % 100, num(v, "pix", "byWebhook"),
@@ -88,9 +119,23 @@ static void print_report(const char *json)
 	       num(v, "outcomes", "amount_mismatch"), num(v, "outcomes", "no_txid"),
 	       num(v, "outcomes", "unknown_txid"), num(v, "pix", "duplicates"),
 	       num(v, "pix", "refused"));
+	if (num(v, "pix", "heldElsewhere"))
+		printf("held by another connection of the account: %lld (moved nothing here)\n",
+		       num(v, "pix", "heldElsewhere"));
 	printf("refunds: %lld DEVOLVIDO, %lld EM_PROCESSAMENTO, %lld NAO_REALIZADO\n",
 	       num(v, "refunds", "DEVOLVIDO"), num(v, "refunds", "EM_PROCESSAMENTO"),
 	       num(v, "refunds", "NAO_REALIZADO"));
+	{
+		yajl_val med = json_get(json_get(v, "refunds"), "med");
+		long long mc = num(med, "cents", NULL);
+
+		if (num(med, "DEVOLVIDO", NULL) + num(med, "EM_PROCESSAMENTO", NULL) +
+		    num(med, "NAO_REALIZADO", NULL))
+			printf("  of the MED (clawed back under a dispute): %lld DEVOLVIDO "
+			       "(R$ %lld.%02lld), %lld EM_PROCESSAMENTO, %lld NAO_REALIZADO\n",
+			       num(med, "DEVOLVIDO", NULL), mc / 100, mc % 100,
+			       num(med, "EM_PROCESSAMENTO", NULL), num(med, "NAO_REALIZADO", NULL));
+	}
 	printf("reconciled until %s\n", until ? until : "(never)");
 	list = json_get(v, "recoveredEndToEndIds");
 	if (YAJL_IS_ARRAY(list) && list->u.array.len) {
@@ -144,12 +189,16 @@ int cli_bank_recon(const struct config *cfg, int argc, char **argv)
 		return 2;
 	}
 	if (since) {
-		long long ago = 0;
+		/* no further back than the Pix are remembered: older ones would
+		 * be taken again */
+		long long ago = 0, most = cfg->event_retention_days * 86400000LL;
+
 		if (cli_parse_since(since, &since_ms) < 0 ||
-		    (ago = (long long)ids_now_ms() - since_ms) < 0 || ago > SINCE_MAX_MS) {
+		    (ago = (long long)ids_now_ms() - since_ms) < 0 || ago > most + 60000) {
 			fprintf(stderr,
 				"pixrelay bank reconcile: --since must be a duration (90s, 15m, "
-				"2h, 3d) or a time, at most 7 days ago\n");
+				"2h, 30d) or a time, at most %ld days ago (event-retention-days)\n",
+				cfg->event_retention_days);
 			return 2;
 		}
 	}
@@ -188,13 +237,14 @@ int cli_bank_recon(const struct config *cfg, int argc, char **argv)
 		}
 		switch (call.result) {
 		case 0:
-			if (a.json)
+			if (!report)
+				rc = print_run(call.json, a.json);
+			else if (a.json)
 				printf("%s\n", call.json);
-			else if (report)
-				print_report(call.json);
 			else
-				print_run(call.json);
-			rc = 0;
+				print_report(call.json);
+			if (report)
+				rc = 0;
 			break;
 		case BANKS_NOT_FOUND:
 			fprintf(stderr, "pixrelay bank %s: no connection %s in %s\n", verb, id,

@@ -24,7 +24,8 @@ static const char usage_events[] =
     "with progress on standard error; --limit caps how many, default all).\n\n"
     "FILTERS: --state pending|delivering|delivered|dead (bulk replay: default dead)\n"
     "         --type EVENT:CHARGE_PAID|EVENT:CHARGE_EXPIRED|EVENT:CHARGE_REFUND|\n"
-    "                EVENT:PIX_UNMATCHED|EVENT:PIX_REFUND|EVENT:TRANSFER_DONE\n"
+    "                EVENT:PIX_UNMATCHED|EVENT:PIX_REFUND|EVENT:PIX_MED_REFUND|\n"
+    "                EVENT:PIX_REFUSED|EVENT:TRANSFER_DONE\n"
     "         --since T, --until T: Unix seconds, 'YYYY-MM-DD HH:MM:SS' (UTC),\n"
     "         RFC 3339, or a duration ago (90s, 15m, 1h, 2d, 1w)\n";
 

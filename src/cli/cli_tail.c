@@ -151,9 +151,6 @@ int cli_cmd_tail(const struct config *cfg, int argc, char **argv)
 			return cli_want_help(argc, argv) ? 0 : 2;
 		}
 	}
-	/* its own words, not the Redis client's info lines */
-	if (strcmp(cfg->log_level, "info") == 0)
-		log_set_level(LOG_WARN);
 	if (cli_redis_open(cfg, &cr) < 0)
 		return 1;
 	t.exit_code = 1;

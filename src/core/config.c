@@ -36,6 +36,17 @@ static const struct opt opts[] = {
      "address:port of a second listener that serves only /metrics, /healthz and /readyz; "
      "when set, the main listener answers 404 for /metrics (empty: /metrics is on the main "
      "listener)"},
+    {"bank-listen", S(bank_listen), "", 0, 0,
+     "unix:PATH: the bank door, a Unix socket (mode 0660) that serves only the bank "
+     "webhooks, where the proxy's X-Client-Cert is believed from root and bank-proxy-uids "
+     "(empty: none; the API listener never believes X-Client-Cert, so mutual-TLS bank "
+     "connections need it)"},
+    {"bank-listen-group", S(bank_listen_group), "", 0, 0,
+     "group of the bank-listen socket, the proxy's (a name or a number; this process's user "
+     "must be a member); empty: this process's group"},
+    {"bank-proxy-uids", S(bank_proxy_uids), "", 0, 0,
+     "comma-separated uids or user names (the proxy's workers: www-data) whose X-Client-Cert "
+     "is believed on bank-listen; root always is"},
     {"base-url", S(base_url), "", 0, 0,
      "public base URL ending in /v1, used in links such as brCodeImageUrl "
      "(default http://<listen>/v1)"},
@@ -59,7 +70,8 @@ static const struct opt opts[] = {
     {"prefix", S(prefix), "pixrelay:", 0, 0, "prefix of every Redis key"},
     {"trusted-proxies", S(trusted_proxies), "", 0, 0,
      "comma-separated IPs or CIDRs whose X-Forwarded-For/-Proto headers are believed"},
-    {"log-level", S(log_level), "info", 0, 0, "debug, info, warn or error"},
+    {"log-level", S(log_level), "", 0, 0,
+     "debug, info, warn or error (default: info for serve, warn for the other commands)"},
     {"max-body", L(max_body), "1048576", 64, 64L << 20, "largest JSON request body, in bytes"},
     {"max-upload", L(max_upload), "16777216", 1024, 256L << 20,
      "largest body of a request that carries files (account creation), in bytes"},

@@ -152,6 +152,7 @@ struct build {
 	yajl_val root;
 	size_t values;
 	size_t max_values;
+	int array_root; /* an array may be the root too */
 	char *err;
 	size_t errlen;
 	int failed; /* err holds our own message (the parse was cancelled) */
@@ -231,9 +232,10 @@ static int add(struct build *b, yajl_val v)
 			    b->max_values, path[0] ? path : "the top");
 	}
 	if (b->depth == 0) {
-		if (b->root || !YAJL_IS_OBJECT(v)) {
+		if (b->root || !(YAJL_IS_OBJECT(v) || (b->array_root && YAJL_IS_ARRAY(v)))) {
 			yajl_tree_free(v);
-			return fail(b, "request body must be a JSON object");
+			return fail(b, b->array_root ? "request body must be a JSON object or array"
+						     : "request body must be a JSON object");
 		}
 		b->root = v;
 		return 1;
@@ -463,8 +465,9 @@ int json_parse_object(const char *body, size_t len, yajl_val *out, char *err, si
 	return json_parse_object_max(body, len, JSON_MAX_VALUES, out, err, errlen);
 }
 
-static int parse(const char *body, size_t len, size_t max_values, const char *span_key, size_t *at,
-		 size_t *span, yajl_val *out, char *err, size_t errlen)
+static int parse(const char *body, size_t len, size_t max_values, int array_root,
+		 const char *span_key, size_t *at, size_t *span, yajl_val *out, char *err,
+		 size_t errlen)
 {
 	static yajl_alloc_funcs alloc = {yajl_malloc, yajl_realloc, yajl_free_fn, NULL};
 	struct build b;
@@ -474,6 +477,7 @@ static int parse(const char *body, size_t len, size_t max_values, const char *sp
 
 	memset(&b, 0, sizeof(b));
 	b.max_values = max_values;
+	b.array_root = array_root;
 	b.err = err;
 	b.errlen = errlen;
 	b.span_key = span_key;
@@ -525,13 +529,19 @@ done:
 int json_parse_object_max(const char *body, size_t len, size_t max_values, yajl_val *out, char *err,
 			  size_t errlen)
 {
-	return parse(body, len, max_values, NULL, NULL, NULL, out, err, errlen);
+	return parse(body, len, max_values, 0, NULL, NULL, NULL, out, err, errlen);
+}
+
+int json_parse_container_max(const char *body, size_t len, size_t max_values, yajl_val *out,
+			     char *err, size_t errlen)
+{
+	return parse(body, len, max_values, 1, NULL, NULL, NULL, out, err, errlen);
 }
 
 int json_parse_object_span(const char *body, size_t len, const char *key, size_t *at, size_t *span,
 			   yajl_val *out, char *err, size_t errlen)
 {
-	return parse(body, len, JSON_MAX_VALUES, key, at, span, out, err, errlen);
+	return parse(body, len, JSON_MAX_VALUES, 0, key, at, span, out, err, errlen);
 }
 
 char *json_echo(char out[JSON_ECHO_MAX + 1], const char *s)
@@ -673,6 +683,44 @@ void json_write_value(yajl_gen g, yajl_val v)
 		for (size_t i = 0; i < v->u.array.len; i++)
 			json_write_value(g, v->u.array.values[i]);
 		yajl_gen_array_close(g);
+	}
+}
+
+/* A member of an object, for sorting them by name. */
+struct member {
+	const char *key;
+	yajl_val value;
+};
+
+static int member_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct member *)a)->key, ((const struct member *)b)->key);
+}
+
+void json_write_canonical(yajl_gen g, yajl_val v)
+{
+	if (YAJL_IS_OBJECT(v)) {
+		size_t n = v->u.object.len;
+		struct member *m = n ? mem_calloc(n, sizeof(*m)) : NULL;
+
+		for (size_t i = 0; i < n; i++)
+			m[i] = (struct member){v->u.object.keys[i], v->u.object.values[i]};
+		if (n > 1)
+			qsort(m, n, sizeof(*m), member_cmp);
+		yajl_gen_map_open(g);
+		for (size_t i = 0; i < n; i++) {
+			json_str(g, m[i].key);
+			json_write_canonical(g, m[i].value);
+		}
+		yajl_gen_map_close(g);
+		free(m);
+	} else if (YAJL_IS_ARRAY(v)) {
+		yajl_gen_array_open(g);
+		for (size_t i = 0; i < v->u.array.len; i++)
+			json_write_canonical(g, v->u.array.values[i]);
+		yajl_gen_array_close(g);
+	} else {
+		json_write_value(g, v);
 	}
 }
 

@@ -2,9 +2,10 @@
  * buffer, the parse loop over pipelined requests (one at a time, in order,
  * and only while the client takes its answers), writing, the read and write
  * events, the one timer for every deadline (head, body, send, idle),
- * keep-alive, lingering after the last answer, and closing. The request
- * itself is request.c (its head, route and dispatch) and body.c (its body);
- * answers are reply.c and stream.c; accepting is server.c.
+ * keep-alive, lingering after the last answer, and closing; on a Unix
+ * socket, the peer's uid. The request itself is request.c (its head, route
+ * and dispatch) and body.c (its body); answers are reply.c and stream.c;
+ * accepting is server.c.
  */
 #include "http_int.h"
 
@@ -541,6 +542,23 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 	http_conn_settle(c);
 }
 
+/* A Unix-socket peer is known by its uid, as the kernel saw it at connect
+ * (SO_PEERCRED), never by what it says: root and the listener's proxies are
+ * bank proxies. */
+static void peer_credentials(struct conn *c, const struct http_server *srv)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || len != sizeof(cred)) {
+		snprintf(c->peer, sizeof(c->peer), "uid:?");
+		return;
+	}
+	c->peer_uid = (long)cred.uid;
+	c->bank_proxy = cred.uid == 0 || unixid_has_uid(&srv->proxies, cred.uid);
+	snprintf(c->peer, sizeof(c->peer), "uid:%ld", c->peer_uid);
+}
+
 void http_conn_accepted(struct http_server *srv, int fd, const struct sockaddr_storage *ss)
 {
 	struct conn *c;
@@ -550,8 +568,10 @@ void http_conn_accepted(struct http_server *srv, int fd, const struct sockaddr_s
 		close(fd);
 		return;
 	}
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	c = mem_new(struct conn);
+	c->peer_uid = -1;
+	if (ss->ss_family != AF_UNIX)
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	c->srv = srv;
 	c->fd = fd;
 	c->refused = refused;
@@ -565,6 +585,8 @@ void http_conn_accepted(struct http_server *srv, int fd, const struct sockaddr_s
 	else if (ss->ss_family == AF_INET6)
 		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)ss)->sin6_addr, c->peer,
 			  sizeof(c->peer));
+	else if (ss->ss_family == AF_UNIX)
+		peer_credentials(c, srv);
 	else
 		snprintf(c->peer, sizeof(c->peer), "-");
 	event_assign(&c->rev, srv->base, fd, EV_READ | EV_PERSIST, on_read, c);

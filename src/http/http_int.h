@@ -13,6 +13,7 @@
 #define PIXRELAY_HTTP_INT_H
 
 #include "pixrelay/core/netaddr.h"
+#include "pixrelay/core/unixid.h"
 #include "pixrelay/http/http.h"
 #include "pixrelay/http/httpparse.h"
 
@@ -21,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/types.h>
 #include <sys/time.h>
 #include <time.h>
 
@@ -80,7 +82,9 @@ struct conn {
 	struct httpp_head head;
 	struct httpp_chunked chunk;
 	struct req *req;
-	char peer[64];
+	char peer[64];	       /* its address, or "uid:N" on a Unix socket */
+	long peer_uid;	       /* SO_PEERCRED's uid on a Unix socket; -1 on TCP */
+	int bank_proxy;	       /* that uid is root or one of the listener's proxies */
 	uint64_t deadline;     /* hard deadline of the phase (ms), 0 = none */
 	uint64_t idle_ms;      /* read inactivity allowed in the phase, 0 = none */
 	uint64_t send_by;      /* the queued answer must be sent by then, 0 = none */
@@ -105,6 +109,10 @@ struct http_server {
 	http_auth_fn auth;
 	void *app;
 	struct netaddr_list trusted;
+	char *unix_path; /* a Unix-socket listener's file, while it is ours; else NULL */
+	dev_t unix_dev;	 /* ... and its identity, so that only ours is removed */
+	ino_t unix_ino;
+	struct unixid_uids proxies; /* a Unix-socket listener's proxies besides root */
 	int lfd;
 	struct event *lev, *pause_timer;
 	int paused;

@@ -1,8 +1,9 @@
 /* request.c: a request of the HTTP server: the object the application
  * gets, its headers and query, the client address and scheme behind trusted
- * proxies, the request id, the route table (404, 405), and the way from a
- * complete head to the handler (413, 415, the auth hook). Its body is
- * body.c, its answer reply.c or stream.c, the connection it came on conn.c.
+ * proxies (by address, or by uid on a Unix socket), the request id, the
+ * route table (404, 405), and the way from a complete head to the handler
+ * (413, 415, the auth hook). Its body is body.c, its answer reply.c or
+ * stream.c, the connection it came on conn.c.
  */
 #include "http_int.h"
 
@@ -88,6 +89,8 @@ struct req *http_req_new(struct conn *c)
 	r->pub.body = "";
 	r->pub.start_us = c->req_start_us ? c->req_start_us : now_us();
 	snprintf(r->pub.client, sizeof(r->pub.client), "%s", c->peer);
+	r->pub.peer_uid = c->peer_uid;
+	r->pub.bank_proxy = c->bank_proxy;
 	snprintf(r->pub.scheme, sizeof(r->pub.scheme), "http");
 	return r;
 }
@@ -179,15 +182,15 @@ static int valid_request_id(const char *s)
 	return 1;
 }
 
-/* Client address and scheme: the peer, unless the peer is a trusted proxy,
- * in which case the right-most X-Forwarded-For entry that is not itself a
- * trusted proxy. */
+/* Client address and scheme: the peer, unless the peer is a trusted proxy
+ * (by address, or by uid on a Unix socket), in which case the right-most
+ * X-Forwarded-For entry that is not itself a trusted proxy. */
 static void resolve_client(struct http_req *req, const char *peer)
 {
 	struct http_server *srv = req->srv;
 	const char *fwd, *proto;
 
-	if (!netaddr_list_contains(&srv->trusted, peer))
+	if (!req->bank_proxy && !netaddr_list_contains(&srv->trusted, peer))
 		return;
 	req->via_proxy = 1;
 	proto = http_header(req, "X-Forwarded-Proto");

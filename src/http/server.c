@@ -1,6 +1,7 @@
-/* server.c: the HTTP server object: listening, accepting (with a pause when
- * descriptors run out), draining and freeing, and the counters the
- * application reads. A connection, from the socket accept() gives to its
+/* server.c: the HTTP server object: listening (on TCP, or on a Unix
+ * socket whose file it makes, replaces when stale and removes), accepting
+ * (with a pause when descriptors run out), draining and freeing, and the
+ * counters the application reads. A connection, from the socket accept() gives to its
  * close, is conn.c; requests are request.c and body.c; answers reply.c;
  * streams stream.c. What these files share is in http_int.h.
  */
@@ -9,6 +10,7 @@
 #include "pixrelay/core/log.h"
 #include "pixrelay/core/mem.h"
 #include "pixrelay/core/netaddr.h"
+#include "pixrelay/core/unixid.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -19,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 /* Connections taken per wake-up of the listening socket; when descriptors
@@ -104,15 +108,14 @@ static int listen_on(const char *host, int port)
 	return fd;
 }
 
-struct http_server *http_new(struct event_base *base, const struct config *cfg, const char *listen,
-			     const struct http_route *routes, size_t nroutes, http_auth_fn auth,
-			     void *app)
+/* What both kinds of listener share: the object and its trusted proxies.
+ * NULL with why in err. */
+static struct http_server *server_new(struct event_base *base, const struct config *cfg,
+				      const struct http_route *routes, size_t nroutes,
+				      http_auth_fn auth, void *app, char *err, size_t errlen)
 {
 	struct http_server *srv = mem_new(struct http_server);
-	char host[256], err[256];
-	int port = 0;
-	struct sockaddr_storage ss;
-	socklen_t sl = sizeof(ss);
+	char why[256];
 
 	srv->base = base;
 	srv->cfg = cfg;
@@ -121,9 +124,38 @@ struct http_server *http_new(struct event_base *base, const struct config *cfg, 
 	srv->auth = auth;
 	srv->app = app;
 	srv->lfd = -1;
-	if (netaddr_list_parse(&srv->trusted, cfg->trusted_proxies, err, sizeof(err)) < 0) {
-		log_error("trusted-proxies: %s", err);
-		goto fail;
+	if (netaddr_list_parse(&srv->trusted, cfg->trusted_proxies, why, sizeof(why)) < 0) {
+		snprintf(err, errlen, "trusted-proxies: %s", why);
+		http_free(srv);
+		return NULL;
+	}
+	return srv;
+}
+
+/* The listening socket is ready: watch it. */
+static void server_watch(struct http_server *srv)
+{
+	srv->lev = event_new(srv->base, srv->lfd, EV_READ | EV_PERSIST, on_accept, srv);
+	srv->pause_timer = evtimer_new(srv->base, on_pause_end, srv);
+	if (!srv->lev || !srv->pause_timer)
+		mem_oom(__FILE__, __LINE__);
+	event_add(srv->lev, NULL);
+}
+
+struct http_server *http_new(struct event_base *base, const struct config *cfg, const char *listen,
+			     const struct http_route *routes, size_t nroutes, http_auth_fn auth,
+			     void *app)
+{
+	struct http_server *srv;
+	char host[256], err[320];
+	int port = 0;
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+
+	srv = server_new(base, cfg, routes, nroutes, auth, app, err, sizeof(err));
+	if (!srv) {
+		log_error("%s", err);
+		return NULL;
 	}
 	if (netaddr_split_hostport(listen, host, sizeof(host), &port) < 0) {
 		log_error("listen: expected host:port, got '%s'", listen);
@@ -140,11 +172,122 @@ struct http_server *http_new(struct event_base *base, const struct config *cfg, 
 		else if (ss.ss_family == AF_INET6)
 			srv->port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
 	}
-	srv->lev = event_new(base, srv->lfd, EV_READ | EV_PERSIST, on_accept, srv);
-	srv->pause_timer = evtimer_new(base, on_pause_end, srv);
-	if (!srv->lev || !srv->pause_timer)
-		mem_oom(__FILE__, __LINE__);
-	event_add(srv->lev, NULL);
+	server_watch(srv);
+	return srv;
+fail:
+	http_free(srv);
+	return NULL;
+}
+
+/* Make way for a Unix socket at `path`: nothing there, or a socket file
+ * that no process listens on any more (removed). -1 with why in err for
+ * anything else. */
+static int unix_clear(const char *path, char *err, size_t errlen)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct stat st;
+	int fd, rc, e;
+
+	if (lstat(path, &st) < 0) {
+		if (errno == ENOENT)
+			return 0;
+		snprintf(err, errlen, "cannot look at %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (!S_ISSOCK(st.st_mode)) {
+		snprintf(err, errlen,
+			 "%s exists and is not a socket: remove it, or choose another path", path);
+		return -1;
+	}
+	/* a socket file outlives its process: it is stale when nobody answers */
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot make a socket: %s", strerror(errno));
+		return -1;
+	}
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	rc = connect(fd, (struct sockaddr *)&sa, sizeof(sa));
+	e = errno;
+	close(fd);
+	if (rc == 0 || e == EAGAIN || e == EINPROGRESS) {
+		snprintf(err, errlen,
+			 "a process listens on %s already (another pixrelay serve with the same "
+			 "path?)",
+			 path);
+		return -1;
+	}
+	if (e != ECONNREFUSED) {
+		snprintf(err, errlen, "cannot tell whether a process listens on %s: %s", path,
+			 strerror(e));
+		return -1;
+	}
+	if (unlink(path) < 0 && errno != ENOENT) {
+		snprintf(err, errlen, "cannot remove the stale socket %s: %s", path,
+			 strerror(errno));
+		return -1;
+	}
+	log_info("removed the stale socket %s (no process listened on it)", path);
+	return 0;
+}
+
+struct http_server *http_new_unix(struct event_base *base, const struct config *cfg,
+				  const char *path, const struct http_unix_opts *opts,
+				  const struct http_route *routes, size_t nroutes,
+				  http_auth_fn auth, void *app, char *err, size_t errlen)
+{
+	struct http_server *srv = NULL;
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	const char *group = opts && opts->group && opts->group[0] ? opts->group : NULL;
+	gid_t gid = getegid();
+	struct stat st;
+
+	if (!*path || strlen(path) >= sizeof(sa.sun_path)) {
+		snprintf(err, errlen, "a socket path must be 1 to %zu bytes",
+			 sizeof(sa.sun_path) - 1);
+		return NULL;
+	}
+	if (group && unixid_parse_gid(group, &gid, err, errlen) < 0)
+		return NULL;
+	if (unix_clear(path, err, errlen) < 0)
+		return NULL;
+	srv = server_new(base, cfg, routes, nroutes, auth, app, err, errlen);
+	if (!srv)
+		return NULL;
+	if (opts && opts->proxies)
+		srv->proxies = *opts->proxies;
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	srv->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (srv->lfd < 0 || bind(srv->lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		snprintf(err, errlen, "cannot make the socket %s: %s", path, strerror(errno));
+		goto fail;
+	}
+	/* ours from here on: removed again on every way out */
+	if (lstat(path, &st) == 0) {
+		srv->unix_path = mem_strdup(path);
+		srv->unix_dev = st.st_dev;
+		srv->unix_ino = st.st_ino;
+	}
+	/* mode and group before listen(): until then a connect is refused */
+	if (chmod(path, 0660) < 0) {
+		snprintf(err, errlen, "cannot make %s mode 0660: %s", path, strerror(errno));
+		goto fail;
+	}
+	if (chown(path, (uid_t)-1, gid) < 0) {
+		if (group)
+			snprintf(err, errlen,
+				 "cannot give %s the group %s: %s (the user this process runs as "
+				 "must be a member of the group)",
+				 path, group, strerror(errno));
+		else
+			snprintf(err, errlen, "cannot give %s this process's group: %s", path,
+				 strerror(errno));
+		goto fail;
+	}
+	if (listen(srv->lfd, 1024) < 0) {
+		snprintf(err, errlen, "cannot listen on %s: %s", path, strerror(errno));
+		goto fail;
+	}
+	server_watch(srv);
 	return srv;
 fail:
 	http_free(srv);
@@ -171,6 +314,15 @@ void http_stop_accepting(struct http_server *srv)
 	if (srv->lfd >= 0) {
 		close(srv->lfd);
 		srv->lfd = -1;
+	}
+	if (srv->unix_path) {
+		struct stat st;
+		/* not another process's socket that replaced ours meanwhile */
+		if (lstat(srv->unix_path, &st) == 0 && S_ISSOCK(st.st_mode) &&
+		    st.st_dev == srv->unix_dev && st.st_ino == srv->unix_ino)
+			unlink(srv->unix_path);
+		free(srv->unix_path);
+		srv->unix_path = NULL;
 	}
 	srv->draining = 1;
 	/* idle keep-alive connections would only hold the drain up */

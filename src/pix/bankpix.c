@@ -1,4 +1,5 @@
-/* bankpix: the body of a bank's Pix webhook ({"pix": [...]}, API Pix 2.9.0)
+/* bankpix: the body of a bank's Pix webhook ({"pix": [...]}, API Pix 2.9.0,
+ * or the list alone as some banks post it)
  * read item by item against the standard's schema, each Pix turned into a
  * struct bankpix (exact cents, its refunds, a canonical JSON for the
  * merchant's event) or into a refusal naming the field at fault. What is
@@ -24,6 +25,8 @@
  * largest body the HTTP server takes anyway. */
 #define VALUES_PER_ITEM 64
 #define BODY_VALUES (BANKPIX_ITEMS_MAX * VALUES_PER_ITEM + 16)
+/* The most pages a GET /pix answer may announce (a billion Pix). */
+#define PAGES_MAX 1000000
 
 static const char *const refund_status_names[] = {"EM_PROCESSAMENTO", "DEVOLVIDO", "NAO_REALIZADO"};
 
@@ -84,25 +87,33 @@ int bankpix_charge_of_txid(const char *txid, char out[27])
 
 /* ---- one item ---- */
 
-/* Where a check failed: "pix[3].devolucoes[0].valor: must be ...". */
+/* Where the checks of one item stand: its place, and the reasons it is
+ * refused so far ("pix[3].devolucoes[0].valor: must be ..."); past
+ * BANKPIX_REASONS_MAX they are counted, not kept. */
 struct where {
-	char *err;
-	size_t errlen;
 	size_t index;
+	char reasons[BANKPIX_REASONS_MAX][BANKPIX_ERR_MAX];
+	size_t n;
 };
 
-static int refuse(const struct where *w, const char *field, const char *fmt, ...)
+static int refuse(struct where *w, const char *field, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-static int refuse(const struct where *w, const char *field, const char *fmt, ...)
+/* Add a reason; always -1, so that a check can end with it. */
+static int refuse(struct where *w, const char *field, const char *fmt, ...)
 {
 	va_list ap;
-	int n = snprintf(w->err, w->errlen, "pix[%zu]%s%s: ", w->index, field[0] ? "." : "", field);
+	char *out;
+	int n;
 
-	if (n < 0 || (size_t)n >= w->errlen)
+	if (w->n++ >= BANKPIX_REASONS_MAX)
+		return -1;
+	out = w->reasons[w->n - 1];
+	n = snprintf(out, BANKPIX_ERR_MAX, "pix[%zu]%s%s: ", w->index, field[0] ? "." : "", field);
+	if (n < 0 || (size_t)n >= BANKPIX_ERR_MAX)
 		return -1;
 	va_start(ap, fmt);
-	vsnprintf(w->err + n, w->errlen - (size_t)n, fmt, ap);
+	vsnprintf(out + n, BANKPIX_ERR_MAX - (size_t)n, fmt, ap);
 	va_end(ap);
 	return -1;
 }
@@ -119,7 +130,7 @@ static yajl_val optional(yajl_val obj, const char *key)
 
 /* A required or optional string member, at most `max` characters when max
  * is not 0. 0 with *out (NULL when optional and absent), or -1. */
-static int string_field(const struct where *w, yajl_val obj, const char *key, const char *field,
+static int string_field(struct where *w, yajl_val obj, const char *key, const char *field,
 			int required, long max, const char **out)
 {
 	yajl_val v = required ? json_get(obj, key) : optional(obj, key);
@@ -142,7 +153,7 @@ static int string_field(const struct where *w, yajl_val obj, const char *key, co
 	return 0;
 }
 
-static int valor_field(const struct where *w, yajl_val obj, const char *field, int64_t *cents,
+static int valor_field(struct where *w, yajl_val obj, const char *field, int64_t *cents,
 		       const char **text)
 {
 	const char *s;
@@ -158,7 +169,7 @@ static int valor_field(const struct where *w, yajl_val obj, const char *field, i
 
 /* RFC 3339 with a time zone (the schema's date-time): a moment without one
  * would be read 3 hours off in Brazil. */
-static int time_field(const struct where *w, yajl_val obj, const char *key, const char *field,
+static int time_field(struct where *w, yajl_val obj, const char *key, const char *field,
 		      int required, long long *ms, const char **text)
 {
 	const char *s;
@@ -178,7 +189,20 @@ static int time_field(const struct where *w, yajl_val obj, const char *key, cons
 	return 0;
 }
 
-static int refund_parse(const struct where *w, yajl_val v, size_t j, struct bankpix_refund *r)
+/* Whether a refund's natureza is a name of the schema's kind (ORIGINAL,
+ * MED_FRAUDE...): 1 to 31 of A-Z, 0-9 and _. */
+static int nature_name(const char *s)
+{
+	size_t n = 0;
+
+	for (; s[n]; n++)
+		if (n >= 31 ||
+		    !((s[n] >= 'A' && s[n] <= 'Z') || (s[n] >= '0' && s[n] <= '9') || s[n] == '_'))
+			return 0;
+	return n > 0;
+}
+
+static int refund_parse(struct where *w, yajl_val v, size_t j, struct bankpix_refund *r)
 {
 	yajl_gen g;
 	const char *buf;
@@ -228,6 +252,10 @@ static int refund_parse(const struct where *w, yajl_val v, size_t j, struct bank
 	snprintf(r->id, sizeof(r->id), "%s", id);
 	snprintf(r->rtr_id, sizeof(r->rtr_id), "%s", rtr);
 	r->status = (enum bankpix_refund_status)st;
+	r->natureza[0] = '\0';
+	if (natureza && nature_name(natureza))
+		snprintf(r->natureza, sizeof(r->natureza), "%s", natureza);
+	r->med = strncmp(r->natureza, "MED_", 4) == 0;
 
 	g = json_gen_new();
 	json_open(g);
@@ -276,41 +304,67 @@ static void refunds_free(struct bankpix_refund *r, size_t n)
 	free(r);
 }
 
-/* Check item `v` into *p (its strings owned), or -1 with the refusal's
- * message in w->err and *p untouched but for e2e (kept when readable). */
-static int item_parse(const struct where *w, yajl_val v, struct bankpix *p)
+/* Check item `v` into *p (its strings owned), or -1 with the reasons in w
+ * and nothing owned in *p. Every field is checked, so that a refusal names
+ * all that is wrong; what was readable stays in *p all the same: e2e when
+ * well-formed, cents (else -1) and horario_ms (else 0). */
+static int item_parse(struct where *w, yajl_val v, struct bankpix *p)
 {
-	const char *e2e, *txid, *valor, *horario, *chave, *info;
+	const char *e2e, *txid = NULL, *valor = NULL, *horario = NULL, *chave = NULL, *info = NULL;
 	yajl_val comp, dev;
 	struct bankpix_refund *refunds = NULL;
-	size_t nrefunds = 0;
+	size_t nrefunds = 0, ndev = 0, before = w->n;
 	yajl_gen g = NULL;
 	size_t len;
 	const char *buf;
+	long long ms = 0;
+	int64_t cents = -1;
 	int rc = -1;
 
+	p->cents = -1;
+	p->horario_ms = 0;
 	if (!YAJL_IS_OBJECT(v))
 		return refuse(w, "", "must be an object");
-	if (string_field(w, v, "endToEndId", "endToEndId", 1, 0, &e2e) < 0)
-		return -1;
-	if (!alnum_run(e2e, BANKPIX_E2E_LEN, BANKPIX_E2E_LEN))
-		return refuse(w, "endToEndId", "must be 32 letters or digits");
-	memcpy(p->e2e, e2e, BANKPIX_E2E_LEN + 1);
-	if (string_field(w, v, "txid", "txid", 0, 0, &txid) < 0)
-		return -1;
-	if (txid && !alnum_run(txid, 1, BANKPIX_TXID_MAX))
-		return refuse(w, "txid", "must be 1 to 35 letters or digits");
-	if (valor_field(w, v, "valor", &p->cents, &valor) < 0 ||
-	    time_field(w, v, "horario", "horario", 1, &p->horario_ms, &horario) < 0 ||
-	    string_field(w, v, "chave", "chave", 0, BANKPIX_CHAVE_MAX, &chave) < 0 ||
-	    string_field(w, v, "infoPagador", "infoPagador", 0, BANKPIX_TEXT_MAX, &info) < 0)
-		return -1;
+	if (string_field(w, v, "endToEndId", "endToEndId", 1, 0, &e2e) == 0) {
+		if (alnum_run(e2e, BANKPIX_E2E_LEN, BANKPIX_E2E_LEN))
+			memcpy(p->e2e, e2e, BANKPIX_E2E_LEN + 1);
+		else
+			refuse(w, "endToEndId", "must be 32 letters or digits");
+	}
+	if (string_field(w, v, "txid", "txid", 0, 0, &txid) == 0 && txid &&
+	    !alnum_run(txid, 1, BANKPIX_TXID_MAX))
+		refuse(w, "txid", "must be 1 to 35 letters or digits");
+	if (valor_field(w, v, "valor", &cents, &valor) == 0)
+		p->cents = cents;
+	if (time_field(w, v, "horario", "horario", 1, &ms, &horario) == 0 && horario)
+		p->horario_ms = ms;
+	string_field(w, v, "chave", "chave", 0, BANKPIX_CHAVE_MAX, &chave);
+	string_field(w, v, "infoPagador", "infoPagador", 0, BANKPIX_TEXT_MAX, &info);
 	comp = optional(v, "componentesValor");
 	if (comp && !YAJL_IS_OBJECT(comp))
-		return refuse(w, "componentesValor", "must be an object");
+		refuse(w, "componentesValor", "must be an object");
 	dev = optional(v, "devolucoes");
-	if (dev && !YAJL_IS_ARRAY(dev) && !YAJL_IS_OBJECT(dev))
-		return refuse(w, "devolucoes", "must be an array of refunds");
+	if (dev && !YAJL_IS_ARRAY(dev) && !YAJL_IS_OBJECT(dev)) {
+		refuse(w, "devolucoes", "must be an array of refunds");
+		dev = NULL;
+	}
+	if (dev) {
+		/* the standard's own example pixWebhook1 sends one refund as an
+		 * object: read it as an array of one (docs/banks.md) */
+		ndev = YAJL_IS_ARRAY(dev) ? dev->u.array.len : 1;
+		if (ndev > BANKPIX_REFUNDS_MAX) {
+			refuse(w, "devolucoes", "more than %d refunds", BANKPIX_REFUNDS_MAX);
+			ndev = 0;
+		}
+		refunds = ndev ? mem_calloc(ndev, sizeof(*refunds)) : NULL;
+		for (size_t j = 0; j < ndev; j++) {
+			yajl_val r = YAJL_IS_ARRAY(dev) ? dev->u.array.values[j] : dev;
+			if (refund_parse(w, r, j, &refunds[nrefunds]) == 0)
+				nrefunds++;
+		}
+	}
+	if (w->n > before)
+		goto done;
 
 	g = json_gen_new();
 	json_open(g);
@@ -337,24 +391,10 @@ static int item_parse(const struct where *w, yajl_val v, struct bankpix *p)
 		json_str(g, info);
 	}
 	if (dev) {
-		/* the standard's own example pixWebhook1 sends one refund as an
-		 * object: read it as an array of one (docs/banks.md) */
-		size_t n = YAJL_IS_ARRAY(dev) ? dev->u.array.len : 1;
-
-		if (n > BANKPIX_REFUNDS_MAX) {
-			refuse(w, "devolucoes", "more than %d refunds", BANKPIX_REFUNDS_MAX);
-			goto done;
-		}
-		refunds = n ? mem_calloc(n, sizeof(*refunds)) : NULL;
 		json_str(g, "devolucoes");
 		json_open_array(g);
-		for (size_t j = 0; j < n; j++) {
-			yajl_val r = YAJL_IS_ARRAY(dev) ? dev->u.array.values[j] : dev;
-			if (refund_parse(w, r, j, &refunds[j]) < 0)
-				goto done;
+		for (size_t j = 0; j < nrefunds; j++)
 			json_raw(g, refunds[j].json, strlen(refunds[j].json));
-			nrefunds++;
-		}
 		json_close_array(g);
 	}
 	json_close(g);
@@ -377,18 +417,71 @@ done:
 	return rc;
 }
 
+/* What the merchant gets of a refused item `v` (index w->index, whose
+ * readable parts item_parse left in p): its reasons as a JSON array, the
+ * item as received, and what makes it once (its endToEndId, or the
+ * SHA-256 of its canonical text). */
+static void refusal_make(const struct where *w, yajl_val v, const struct bankpix *p,
+			 struct bankpix_refusal *r)
+{
+	yajl_gen g = json_gen_new();
+	size_t n = w->n < BANKPIX_REASONS_MAX ? w->n : BANKPIX_REASONS_MAX, len;
+	const char *buf;
+
+	memset(r, 0, sizeof(*r));
+	r->index = w->index;
+	memcpy(r->e2e, p->e2e, sizeof(r->e2e));
+	snprintf(r->err, sizeof(r->err), "%s", n ? w->reasons[0] : "");
+	r->cents = p->cents;
+	r->horario_ms = p->horario_ms;
+	json_open_array(g);
+	for (size_t i = 0; i < n; i++)
+		json_str(g, w->reasons[i]);
+	if (w->n > n) {
+		char more[64];
+
+		snprintf(more, sizeof(more), "pix[%zu]: and %zu more", w->index, w->n - n);
+		json_str(g, more);
+	}
+	json_close_array(g);
+	buf = json_buf(g, &len);
+	r->reasons = mem_strndup(buf, len);
+	yajl_gen_free(g);
+	g = json_gen_new();
+	json_write_value(g, v);
+	buf = json_buf(g, &len);
+	r->item = mem_strndup(buf, len);
+	yajl_gen_free(g);
+	if (YAJL_IS_OBJECT(v) && YAJL_IS_STRING(json_get(v, "chave")))
+		r->chave = mem_strdup(json_get(v, "chave")->u.string);
+	if (r->e2e[0]) {
+		snprintf(r->id, sizeof(r->id), "%s", r->e2e);
+	} else {
+		/* the same item sent again, its members in another order, is
+		 * the same item */
+		g = json_gen_new();
+		json_write_canonical(g, v);
+		buf = json_buf(g, &len);
+		ids_sha256_hex(r->id, buf, len);
+		yajl_gen_free(g);
+	}
+}
+
 /* ---- the body ---- */
 
-/* The items of the parsed body `root` into *out. */
+/* The items of the parsed body `root` into *out: its "pix", or the root
+ * itself when it is an array (Inter posts the list bare). */
 static int parse_root(yajl_val root, struct bankpix_batch *out, char *err, size_t errlen)
 {
 	yajl_val list;
 	struct bankpix_batch b = {0};
 	int rc = BANKPIX_MALFORMED;
 
-	list = json_get(root, "pix");
+	list = YAJL_IS_ARRAY(root) ? root : json_get(root, "pix");
 	if (!list) {
-		snprintf(err, errlen, "pix: is required (a Pix notification is {\"pix\": [...]})");
+		snprintf(err, errlen,
+			 "pix: is required (a Pix notification is {\"pix\": [...]}, or its list "
+			 "alone)");
 		goto done;
 	}
 	if (!YAJL_IS_ARRAY(list)) {
@@ -407,18 +500,17 @@ static int parse_root(yajl_val root, struct bankpix_batch *out, char *err, size_
 	}
 	for (size_t i = 0; i < list->u.array.len; i++) {
 		struct bankpix *p = &b.items[b.n];
-		struct bankpix_refusal *r = &b.refused[b.nrefused];
-		struct where w = {r->err, sizeof(r->err), i};
+		struct where *w = mem_new(struct where);
 
+		w->index = i;
 		memset(p, 0, sizeof(*p));
-		if (item_parse(&w, list->u.array.values[i], p) == 0) {
+		if (item_parse(w, list->u.array.values[i], p) == 0) {
 			b.n++;
-			continue;
+		} else {
+			refusal_make(w, list->u.array.values[i], p, &b.refused[b.nrefused++]);
+			memset(p, 0, sizeof(*p));
 		}
-		r->index = i;
-		memcpy(r->e2e, p->e2e, sizeof(r->e2e));
-		memset(p, 0, sizeof(*p));
-		b.nrefused++;
+		free(w);
 	}
 	*out = b;
 	rc = BANKPIX_OK;
@@ -431,7 +523,7 @@ int bankpix_parse(const char *body, size_t len, struct bankpix_batch *out, char 
 	yajl_val root = NULL;
 	int rc = BANKPIX_MALFORMED;
 
-	if (json_parse_object_max(body, len, BODY_VALUES, &root, err, errlen) == 0)
+	if (json_parse_container_max(body, len, BODY_VALUES, &root, err, errlen) == 0)
 		rc = parse_root(root, out, err, errlen);
 	yajl_tree_free(root);
 	return rc;
@@ -441,15 +533,24 @@ int bankpix_parse_page(const char *body, size_t len, struct bankpix_batch *out, 
 		       char *err, size_t errlen)
 {
 	yajl_val root = NULL, n;
-	int64_t count;
+	int64_t count = 0;
 	int rc = BANKPIX_MALFORMED;
 
 	if (json_parse_object_max(body, len, BODY_VALUES, &root, err, errlen) < 0)
 		goto done;
 	n = json_get(json_get(json_get(root, "parametros"), "paginacao"), "quantidadeDePaginas");
-	if (json_as_int64(n, &count) < 0 || count < 0 || count > 1000000) {
+	if (!n) {
+		snprintf(err, errlen, "parametros.paginacao.quantidadeDePaginas: is required");
+		goto done;
+	}
+	if (!json_as_int64(n, &count) || count < 0) {
 		snprintf(err, errlen,
 			 "parametros.paginacao.quantidadeDePaginas: must be a whole number");
+		goto done;
+	}
+	if (count > PAGES_MAX) {
+		snprintf(err, errlen,
+			 "parametros.paginacao.quantidadeDePaginas: must be at most %d", PAGES_MAX);
 		goto done;
 	}
 	rc = parse_root(root, out, err, errlen);
@@ -458,6 +559,13 @@ int bankpix_parse_page(const char *body, size_t len, struct bankpix_batch *out, 
 done:
 	yajl_tree_free(root);
 	return rc;
+}
+
+static void refusal_free(struct bankpix_refusal *r)
+{
+	free(r->reasons);
+	free(r->item);
+	free(r->chave);
 }
 
 size_t bankpix_batch_keep_chave(struct bankpix_batch *b, const char *chave)
@@ -476,6 +584,17 @@ size_t bankpix_batch_keep_chave(struct bankpix_batch *b, const char *chave)
 		b->items[kept++] = *p;
 	}
 	b->n = kept;
+	kept = 0;
+	for (size_t i = 0; i < b->nrefused; i++) {
+		struct bankpix_refusal *r = &b->refused[i];
+		if (r->chave && strcmp(r->chave, chave) != 0) {
+			refusal_free(r);
+			dropped++;
+			continue;
+		}
+		b->refused[kept++] = *r;
+	}
+	b->nrefused = kept;
 	return dropped;
 }
 
@@ -486,6 +605,8 @@ void bankpix_batch_deinit(struct bankpix_batch *b)
 		free(b->items[i].json);
 		free(b->items[i].chave);
 	}
+	for (size_t i = 0; i < b->nrefused; i++)
+		refusal_free(&b->refused[i]);
 	free(b->items);
 	free(b->refused);
 	memset(b, 0, sizeof(*b));

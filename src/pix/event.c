@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const event_types[EVENT_NTYPES] = {"EVENT:CHARGE_PAID",   "EVENT:CHARGE_EXPIRED",
-					       "EVENT:CHARGE_REFUND", "EVENT:PIX_UNMATCHED",
-					       "EVENT:PIX_REFUND",    "EVENT:TRANSFER_DONE"};
+const char *const event_types[EVENT_NTYPES] = {
+    "EVENT:CHARGE_PAID", "EVENT:CHARGE_EXPIRED", "EVENT:CHARGE_REFUND", "EVENT:PIX_UNMATCHED",
+    "EVENT:PIX_REFUND",	 "EVENT:PIX_MED_REFUND", "EVENT:PIX_REFUSED",	"EVENT:TRANSFER_DONE"};
 
 int event_parse_cursor(const char *s, long long *ms, const char **id)
 {

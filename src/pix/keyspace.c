@@ -314,6 +314,11 @@ int ks_bank_refunds_key(char *out, size_t size, const char *prefix, int shard, c
 	return in_shard(out, size, prefix, shard, "bref:%s", id);
 }
 
+int ks_bank_read_key(char *out, size_t size, const char *prefix, int shard, const char *id)
+{
+	return in_shard(out, size, prefix, shard, "bread:%s", id);
+}
+
 int ks_bank_day_key(char *out, size_t size, const char *prefix, int shard, const char *id,
 		    const char *day)
 {
@@ -324,6 +329,12 @@ int ks_bank_recovered_key(char *out, size_t size, const char *prefix, int shard,
 			  const char *day)
 {
 	return in_shard(out, size, prefix, shard, "brec:%s:%s", id, day);
+}
+
+int ks_bank_elsewhere_key(char *out, size_t size, const char *prefix, int shard, const char *id,
+			  const char *day)
+{
+	return in_shard(out, size, prefix, shard, "bels:%s:%s", id, day);
 }
 
 /* ---- {<env>}: one environment ---- */

@@ -63,7 +63,11 @@ static const char *const names[SCRIPT_COUNT] = {
 	[SCRIPT_EVENT_GET] = "event_get",
 	[SCRIPT_EVENT_AFTER] = "event_after",
 	[SCRIPT_STREAM_TRIM] = "stream_trim",
-	[SCRIPT_BANK_DEFAULT] = "bank_default",
+	[SCRIPT_BANK_UPDATE] = "bank_update",
+	[SCRIPT_BANK_LAST_CALL] = "bank_last_call",
+	[SCRIPT_BANK_SET_TOKEN] = "bank_set_token",
+	[SCRIPT_BANK_NOTE_API] = "bank_note_api",
+	[SCRIPT_BANK_RECON_READ] = "bank_recon_read",
 	[SCRIPT_ACCOUNT_CHARGING] = "account_charging",
 };
 /* clang-format on */

@@ -440,10 +440,8 @@ static void send_call(struct call *k, const char *url, const char *token)
 	live_add(b, k);
 }
 
-/* The token answer: {"access_token", "token_type": "Bearer", "expires_in"}.
- * 0 with the token and its lifetime, or -1 with why in err. */
-static int parse_token(const char *body, size_t len, char **token, long long *ttl_ms, char *err,
-		       size_t errlen)
+int bankapi_parse_token(const char *body, size_t len, char **token, long long *ttl_ms, char *err,
+			size_t errlen)
 {
 	yajl_val v = NULL, t, type, exp;
 	int64_t secs = 300;
@@ -491,8 +489,8 @@ static void token_done(struct call *k, long status, CURLcode result)
 			 k->too_large ? "answer too large" : curl_easy_strerror(result));
 	else if (status != 200)
 		token_problem(err, sizeof(err), status, k->resp);
-	else if (parse_token(k->resp ? k->resp : "", k->len, &token, &ttl, err + 7,
-			     sizeof(err) - 7) < 0)
+	else if (bankapi_parse_token(k->resp ? k->resp : "", k->len, &token, &ttl, err + 7,
+				     sizeof(err) - 7) < 0)
 		memcpy(err, "token: ", 7);
 	if (err[0]) {
 		note_error(c, err);

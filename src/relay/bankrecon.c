@@ -3,8 +3,11 @@
  * and each run's record are store/banks_recon.c's), and each claimed one
  * is a run: its connection read, its credentials opened, GET /pix of its
  * window page by page through bankapi.c, each page written by
- * banks_receive as the webhook's Pix are, then its pending refunds asked
- * about, then its result recorded and its next run scheduled.
+ * banks_receive as the webhook's Pix are, the window recorded as read once
+ * its last page is written, then its pending refunds asked about, then its
+ * result recorded and its next run scheduled. A run asked for with a start
+ * (`bank reconcile --since`) reads back from now in windows of a day, the
+ * newest first, as far as the bank answers.
  */
 #include "pixrelay/relay/bankrecon.h"
 
@@ -15,21 +18,22 @@
 #include "pixrelay/core/metrics.h"
 #include "pixrelay/core/timefmt.h"
 #include "pixrelay/pix/bankcreds.h"
+#include "pixrelay/pix/bankday.h"
 #include "pixrelay/pix/bankpix.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define TICK_MS 1000	/* how often due connections are claimed */
-#define RUNS_MAX 4	/* runs of one process at once */
-#define PAGE_ITEMS 1000 /* Pix per page asked of the bank (the most it must give) */
-#define PAGES_MAX 1000	/* pages of one window: a million Pix */
-#define WINDOW_MAX_MS (24LL * 3600 * 1000) /* one run's window at most */
-#define OVERLAP_MS (10LL * 60 * 1000)	   /* each window starts this long before the last end */
-#define FIRST_BEFORE_MS (10LL * 60 * 1000) /* the first starts this long before the credentials */
-#define BACKOFF_MAX_MS (3600LL * 1000)	   /* the longest delay after failures */
-#define REFUNDS_PER_RUN 16		   /* pending refunds asked about per run */
+#define TICK_MS 1000		      /* how often due connections are claimed */
+#define RUNS_MAX 4		      /* runs of one process at once */
+#define PAGE_ITEMS 1000		      /* Pix per page asked of the bank (the most it must give) */
+#define PAGES_MAX 1000		      /* pages of one window: a million Pix */
+#define WINDOW_MAX_MS BANKDAY_MS      /* one window at most */
+#define OVERLAP_MS BANKDAY_OVERLAP_MS /* each window starts this long before the last end */
+#define FIRST_BEFORE_MS BANKDAY_FIRST_BEFORE_MS /* the first, before the credentials */
+#define BACKOFF_MAX_MS (3600LL * 1000)		/* the longest delay after failures */
+#define REFUNDS_PER_RUN 16			/* pending refunds asked about per run */
 
 /* How long a claim, or a renewal, keeps other processes off a connection:
  * what a live run may spend between two renewals. That is at most four
@@ -69,7 +73,12 @@ struct run {
 	char id[BANKS_ID_MAX];
 	struct banks_conn conn; /* id, account, env, key: what banks_receive needs */
 	struct bank_creds creds;
-	long long from_ms, to_ms, lease_ms;
+	long long from_ms, to_ms, lease_ms; /* the span asked for */
+	long long win_from, win_to;	    /* the window being read */
+	long long base_ms;		    /* the reconciled instant it may move on from */
+	long long read_from;		    /* windows read so far reach back to here (0: none) */
+	long windows;			    /* windows read whole */
+	int reading;			    /* reading windows (not refunds) */
 	long page, pages;
 	struct banks_recon_stats stats;
 	/* pending refunds: "<e2e> <refund id>" */
@@ -78,10 +87,10 @@ struct run {
 	int refund_final; /* the one asked about is settled at the bank */
 	/* a run asked for (bankrecon_run): its window, and who waits */
 	long long since_ms;
-	int contiguous; /* its window joins the reconciled one: it may move it */
 	store_fn done_cb;
 	void *done_ud;
 	char why[512];
+	char stopped[512]; /* a run asked for that stopped short of its start: why */
 };
 
 static void run_free(struct run *u)
@@ -168,14 +177,70 @@ static void on_done_failed(void *ud, int result, const char *json, const char *e
 			 on_rescheduled, u);
 }
 
+static void succeed(struct run *u);
+
 /* The run failed: why, in the connection's record (never a secret), and
- * the next one later. */
+ * the next one later. A run asked for that read windows already stops
+ * there instead, and succeeds with what it read. */
 static void fail(struct run *u, const char *why)
 {
+	if (u->since_ms && u->reading && u->windows > 0) {
+		/* a bank that refuses an older range (or fails on one) stops the
+		 * backfill where it got: what was read is kept and said */
+		snprintf(u->stopped, sizeof(u->stopped), "%s", why);
+		log_warn("bank connection %s: reconciliation stopped reading back at %lld: %s",
+			 u->id, u->read_from, why);
+		u->reading = 0;
+		succeed(u);
+		return;
+	}
 	u->stats.upto_ms = 0;
 	snprintf(u->why, sizeof(u->why), "%s", why);
 	log_warn("bank connection %s: reconciliation failed: %s", u->id, why);
 	banks_recon_done(u->rc->r, u->rc->cfg, u->id, NULL, why, on_done_failed, u);
+}
+
+/* What a run asked for found (bankrecon_run's answer). */
+static char *run_json(const struct run *u)
+{
+	yajl_gen g = json_gen_new();
+	char from[32], to[32], back[32], *out;
+	const char *buf;
+	size_t len;
+
+	timefmt_rfc3339(from, (uint64_t)u->from_ms);
+	timefmt_rfc3339(to, (uint64_t)u->to_ms);
+	timefmt_rfc3339(back, (uint64_t)u->read_from);
+	json_open(g);
+	json_str(g, "connection");
+	json_str(g, u->id);
+	json_str(g, "from");
+	json_str(g, from);
+	json_str(g, "to");
+	json_str(g, to);
+	json_str(g, "readFrom");
+	json_str_or_null(g, u->windows ? back : NULL);
+	json_str(g, "windows");
+	json_int(g, u->windows);
+	json_str(g, "stopped");
+	json_str_or_null(g, u->stopped[0] ? u->stopped : NULL);
+	json_str(g, "pages");
+	json_int(g, u->stats.pages);
+	json_str(g, "listed");
+	json_int(g, u->stats.listed);
+	json_str(g, "new");
+	json_int(g, u->stats.fresh);
+	json_str(g, "refused");
+	json_int(g, u->stats.refused);
+	json_str(g, "refundsAsked");
+	json_int(g, u->stats.refunds);
+	json_str(g, "reconciledUntil");
+	json_str_or_null(g, u->stats.upto_ms ? to : NULL);
+	json_close(g);
+	buf = json_buf(g, &len);
+	out = mem_strndup(buf, len);
+	yajl_gen_free(g);
+	return out;
 }
 
 static void on_done_ok(void *ud, int result, const char *json, const char *err)
@@ -195,7 +260,7 @@ static void on_done_ok(void *ud, int result, const char *json, const char *err)
 		return;
 	}
 	if (u->done_cb) {
-		char *out = bankrecon_stats_json(u->id, u->from_ms, u->to_ms, &u->stats);
+		char *out = run_json(u);
 
 		u->done_cb(u->done_ud, 0, out, NULL);
 		free(out);
@@ -210,7 +275,8 @@ static void on_done_ok(void *ud, int result, const char *json, const char *err)
 
 static void succeed(struct run *u)
 {
-	u->stats.upto_ms = u->contiguous ? u->to_ms : 0;
+	/* the windows read reach back to the reconciled instant: it moves */
+	u->stats.upto_ms = u->read_from && u->read_from <= u->base_ms ? u->to_ms : 0;
 	if (u->stats.fresh)
 		log_info("bank connection %s: reconciliation took %ld Pix its webhook had not "
 			 "brought",
@@ -359,6 +425,35 @@ static void on_pending(void *ud, const char *err, long long oldest, const char *
 
 static void ask_page(struct run *u);
 
+/* The window was read whole and recorded: the next one back (a run asked
+ * for with a start), or the pending refunds. */
+static void on_window_read(void *ud, int result, const char *json, const char *err)
+{
+	struct run *u = ud;
+
+	(void)json;
+	if (gone(u))
+		return;
+	if (result < 0 && err) {
+		fail(u, err);
+		return;
+	}
+	/* result -1 without err: the connection is gone; its record says so */
+	u->windows++;
+	u->read_from = u->win_from;
+	if (u->since_ms && u->win_from > u->from_ms) {
+		u->win_to = u->win_from;
+		u->win_from =
+		    u->win_to - WINDOW_MAX_MS > u->from_ms ? u->win_to - WINDOW_MAX_MS : u->from_ms;
+		u->page = u->pages = 0;
+		renew(u);
+		ask_page(u);
+		return;
+	}
+	u->reading = 0;
+	banks_refunds_pending(u->rc->r, u->rc->cfg, u->id, REFUNDS_PER_RUN, on_pending, u);
+}
+
 static void on_page_taken(void *ud, int result, const char *json, const char *err)
 {
 	struct run *u = ud;
@@ -384,7 +479,7 @@ static void on_page_taken(void *ud, int result, const char *json, const char *er
 		ask_page(u);
 		return;
 	}
-	banks_refunds_pending(u->rc->r, u->rc->cfg, u->id, REFUNDS_PER_RUN, on_pending, u);
+	banks_recon_read(u->rc->r, u->rc->cfg, u->id, u->win_from, u->win_to, on_window_read, u);
 }
 
 static void on_page(void *ud, long status, const char *body, const char *err)
@@ -426,7 +521,8 @@ static void on_page(void *ud, long status, const char *body, const char *err)
 		return;
 	}
 	bankpix_batch_keep_chave(&b, u->conn.pix_key);
-	u->stats.listed += (long)b.n;
+	u->stats.listed += (long)(b.n + b.nrefused);
+	u->stats.refused += (long)b.nrefused;
 	banks_receive(u->rc->q, &u->conn, "reconciliation", &b, on_page_taken, u);
 }
 
@@ -434,8 +530,8 @@ static void ask_page(struct run *u)
 {
 	char from[32], to[32], *path;
 
-	timefmt_rfc3339(from, (uint64_t)u->from_ms);
-	timefmt_rfc3339(to, (uint64_t)u->to_ms);
+	timefmt_rfc3339(from, (uint64_t)u->win_from);
+	timefmt_rfc3339(to, (uint64_t)u->win_to);
 	path = mem_printf("/pix?inicio=%s&fim=%s&paginacao.paginaAtual=%ld"
 			  "&paginacao.itensPorPagina=%d",
 			  from, to, u->page, PAGE_ITEMS);
@@ -466,8 +562,9 @@ static void on_conn(void *ud, int result, const struct banks_conn *c, const char
 		/* disconnected, or its credentials gone: nothing to reconcile */
 		if (u->done_cb)
 			u->done_cb(u->done_ud,
-				   result != 0 || c->env != u->env ? BANKS_NOT_FOUND : 1, NULL,
-				   NULL);
+				   result != 0 || c->env != u->env ? BANKS_NOT_FOUND
+								   : BANKRECON_NO_API,
+				   NULL, NULL);
 		else
 			banks_recon_drop(u->rc->r, u->rc->cfg, u->env, u->id, NULL, NULL);
 		run_end(u, NULL);
@@ -491,17 +588,28 @@ static void on_conn(void *ud, int result, const struct banks_conn *c, const char
 	base = c->rec_at_ms ? c->rec_at_ms
 			    : (c->api_at_ms ? c->api_at_ms : c->created_ms) - FIRST_BEFORE_MS;
 	if (u->since_ms) {
-		/* asked for: from then to now, whatever was reconciled */
-		u->from_ms = u->since_ms;
+		/* asked for: from then to now, whatever was reconciled, the
+		 * newest day first; no further back than the Pix are
+		 * remembered (older ones would be taken again) */
+		long long oldest = now - u->rc->cfg->event_retention_days * 86400000LL;
+
+		u->from_ms = u->since_ms > oldest ? u->since_ms : oldest;
 		u->to_ms = now;
-		u->contiguous = u->since_ms <= base;
+		u->base_ms = base;
+		u->win_to = now;
+		u->win_from = now - WINDOW_MAX_MS > u->from_ms ? now - WINDOW_MAX_MS : u->from_ms;
 	} else {
 		u->from_ms = base - (c->rec_at_ms ? OVERLAP_MS : 0);
 		u->to_ms = base + WINDOW_MAX_MS < now ? base + WINDOW_MAX_MS : now;
-		u->contiguous = 1;
+		if (u->to_ms <= u->from_ms)
+			u->from_ms = u->to_ms - OVERLAP_MS;
+		u->base_ms = u->from_ms;
+		u->win_from = u->from_ms;
+		u->win_to = u->to_ms;
 	}
-	if (u->to_ms <= u->from_ms)
-		u->from_ms = u->to_ms - OVERLAP_MS;
+	if (u->win_to <= u->win_from)
+		u->win_from = u->from_ms = u->win_to - OVERLAP_MS;
+	u->reading = 1;
 	ask_page(u);
 }
 
@@ -531,44 +639,6 @@ void bankrecon_run(struct bankrecon *rc, enum env env, const char *id, long long
 	u->done_cb = cb;
 	u->done_ud = ud;
 	go(u);
-}
-
-char *bankrecon_stats_json(const char *id, long long from_ms, long long to_ms,
-			   const struct banks_recon_stats *st)
-{
-	yajl_gen g = json_gen_new();
-	char from[32], to[32], *out;
-	const char *buf;
-	size_t len;
-
-	timefmt_rfc3339(from, (uint64_t)from_ms);
-	timefmt_rfc3339(to, (uint64_t)to_ms);
-	json_open(g);
-	json_str(g, "connection");
-	json_str(g, id);
-	json_str(g, "from");
-	json_str(g, from);
-	json_str(g, "to");
-	json_str(g, to);
-	json_str(g, "pages");
-	json_int(g, st->pages);
-	json_str(g, "listed");
-	json_int(g, st->listed);
-	json_str(g, "new");
-	json_int(g, st->fresh);
-	json_str(g, "refundsAsked");
-	json_int(g, st->refunds);
-	json_str(g, "reconciledUntil");
-	if (st->upto_ms) {
-		json_str(g, to);
-	} else {
-		json_null(g);
-	}
-	json_close(g);
-	buf = json_buf(g, &len);
-	out = mem_strndup(buf, len);
-	yajl_gen_free(g);
-	return out;
 }
 
 /* ---- the timer ---- */

@@ -1,5 +1,6 @@
-/* banks: the store of bank connections: connect, read, list, disconnect,
- * the log of what each heard, the API credentials and a new URL token.
+/* banks: the store of bank connections: connect, read, list, update
+ * (trust and default), disconnect, the log of what each heard, the API
+ * credentials and a new URL token.
  * Writing what the banks report is banks_receive.c's; what a bank holds
  * as a connection's webhook is banks_webhook.c's; parsing a bank's body is
  * bankpix's (pix floor); authenticating a bank's call is the API's
@@ -36,6 +37,8 @@ void banks_conn_deinit(struct banks_conn *c)
 {
 	free(c->pix_key);
 	free(c->client_ca);
+	free(c->client_subject);
+	free(c->client_pins);
 	free(c->api.api_url);
 	free(c->api.token_url);
 	free(c->api.client_id);
@@ -141,7 +144,7 @@ static int valid_id(const char *id)
 /* A connection's stored fields, borrowed. */
 struct fields {
 	const char *id, *account, *env, *pix_key, *auth, *client_ca, *created_ms, *last_call_ms;
-	const char *is_default;
+	const char *client_subject, *client_pins, *is_default;
 	const char *api_url, *token_url, *client_id, *cert, *bank_ca;
 	const char *api_scope, *api_header_names, *api_query_names;
 	/* its reconciliation (bank_recon_done) */
@@ -164,9 +167,11 @@ static void fields_of(const redisReply *h, struct fields *f)
 	f->pix_key = or_empty(rds_hash_field(h, "pix_key"));
 	f->auth = or_empty(rds_hash_field(h, "auth"));
 	f->client_ca = or_empty(rds_hash_field(h, "client_ca"));
+	f->client_subject = or_empty(rds_hash_field(h, "client_subject"));
+	f->client_pins = or_empty(rds_hash_field(h, "client_pins"));
+	f->is_default = or_empty(rds_hash_field(h, "default"));
 	f->created_ms = or_empty(rds_hash_field(h, "created_ms"));
 	f->last_call_ms = or_empty(rds_hash_field(h, "last_call_ms"));
-	f->is_default = or_empty(rds_hash_field(h, "default"));
 	f->api_url = or_empty(rds_hash_field(h, "api_url"));
 	f->token_url = or_empty(rds_hash_field(h, "token_url"));
 	f->client_id = or_empty(rds_hash_field(h, "client_id"));
@@ -262,6 +267,49 @@ static void render_names(yajl_gen g, const char *names)
 	json_close_array(g);
 }
 
+/* "trust": what an mTLS connection takes of its bank's certificate beyond
+ * its trust list (null for a URL token): the pinned subject, the key pins,
+ * and in production, while neither pins it, a warning that says what the
+ * trust list alone lets in. */
+static void render_trust(yajl_gen g, const struct fields *f)
+{
+	char warning[640];
+
+	if (strcmp(f->auth, "mtls") != 0) {
+		json_null(g);
+		return;
+	}
+	json_open(g);
+	json_str(g, "subject");
+	json_str_or_null(g, f->client_subject[0] ? f->client_subject : NULL);
+	json_str(g, "pins");
+	json_open_array(g);
+	for (const char *p = f->client_pins; *p;) {
+		size_t n = strcspn(p, " ");
+
+		if (n)
+			json_strn(g, p, n);
+		p += n + (p[n] == ' ');
+	}
+	json_close_array(g);
+	json_str(g, "warning");
+	if (!f->client_subject[0] && !f->client_pins[0] &&
+	    strcmp(f->env, env_name(ENV_PRODUCTION)) == 0) {
+		snprintf(warning, sizeof(warning),
+			 "not pinned: any certificate for TLS clients that a CA of the trust list "
+			 "issued is taken as this connection's bank, so anyone who holds one can "
+			 "report Pix for it; pin the bank's own certificate with pixrelay bank "
+			 "update %s --env production --client-cert-subject DN or --client-cert-pin "
+			 "sha256/..., or PATCH /v1/bank/connections/%s with clientCertSubject or "
+			 "clientCertPins",
+			 f->id, f->id);
+		json_str(g, warning);
+	} else {
+		json_null(g);
+	}
+	json_close(g);
+}
+
 /* A connection as JSON, never with a secret: `token`, only when the
  * connection is made, goes into its webhookUrl that once. */
 static void render(yajl_gen g, const struct config *cfg, const struct fields *f, const char *token)
@@ -280,11 +328,10 @@ static void render(yajl_gen g, const struct config *cfg, const struct fields *f,
 	json_str(g, f->env);
 	json_str(g, "pixKey");
 	json_str(g, f->pix_key);
+	json_str(g, "default");
+	json_bool(g, strcmp(f->is_default, "1") == 0);
 	json_str(g, "auth");
 	json_str(g, f->auth);
-	/* the account's charges go to it when it is its only connection */
-	json_str(g, "default");
-	json_bool(g, f->is_default && strcmp(f->is_default, "1") == 0);
 	json_str(g, "webhookUrl");
 	json_str(g, url);
 	json_str(g, "clientCa");
@@ -303,6 +350,8 @@ static void render(yajl_gen g, const struct config *cfg, const struct fields *f,
 	} else {
 		json_null(g);
 	}
+	json_str(g, "trust");
+	render_trust(g, f);
 	json_str(g, "createdAt");
 	timefmt_rfc3339(at, strtoull(f->created_ms, NULL, 10));
 	json_str(g, at);
@@ -482,9 +531,10 @@ done:
 }
 
 void banks_connect(struct rds *r, const struct config *cfg, enum env env, const char *account,
-		   const char *pix_key, enum banks_auth auth, const char *client_ca, int is_default,
-		   store_fn cb, void *ud)
+		   const char *pix_key, enum banks_auth auth, const struct banks_trust *trust,
+		   int make_default, store_fn cb, void *ud)
 {
+	const struct banks_trust none = {NULL, NULL, NULL};
 	struct call *c = call_new(r, cfg, env, account, NULL, cb, ud);
 	int shard = ks_shard_of(account);
 	char idx[KS_KEY_MAX], acct[KS_KEY_MAX], kp[KS_KEY_MAX], created[32];
@@ -509,17 +559,19 @@ void banks_connect(struct rds *r, const struct config *cfg, enum env env, const 
 	if (auth == BANKS_URL_TOKEN) {
 		banks_make_token(token);
 		ids_sha256_hex(sha, token, BANKS_TOKEN_LEN);
-		client_ca = "";
+		trust = &none;
 	}
 	f = (struct fields){.id = c->id,
 			    .account = account,
 			    .env = env_name(env),
 			    .pix_key = pix_key,
 			    .auth = auth_name(auth),
-			    .client_ca = client_ca ? client_ca : "",
+			    .client_ca = or_empty(trust->client_ca),
+			    .client_subject = or_empty(trust->subject),
+			    .client_pins = or_empty(trust->pins),
+			    .is_default = make_default ? "1" : "",
 			    .created_ms = created,
 			    .last_call_ms = "",
-			    .is_default = is_default ? "1" : "",
 			    .api_url = ""};
 	g = json_gen_new();
 	render(g, cfg, &f, auth == BANKS_URL_TOKEN ? token : NULL);
@@ -528,15 +580,25 @@ void banks_connect(struct rds *r, const struct config *cfg, enum env env, const 
 	ks_shard_prefix(sp, sizeof(sp), cfg->prefix, shard);
 	ks_invalidation_channel(channel, sizeof(channel), cfg->prefix);
 	{
-		const char *argv[16] = {c->key,	     idx,
-					acct,	     c->id,
-					account,     env_name(env),
-					pix_key,     auth_name(auth),
-					f.client_ca, sha,
-					created,     max,
-					kp,	     is_default ? "1" : "",
-					sp,	     channel};
-		rds_script(r, on_connected, c, SCRIPT_BANK_CONNECT, 3, 16, argv, NULL);
+		const char *argv[18] = {c->key,
+					idx,
+					acct,
+					c->id,
+					account,
+					env_name(env),
+					pix_key,
+					auth_name(auth),
+					f.client_ca,
+					sha,
+					created,
+					max,
+					kp,
+					f.client_subject,
+					f.client_pins,
+					f.is_default,
+					sp,
+					channel};
+		rds_script(r, on_connected, c, SCRIPT_BANK_CONNECT, 3, 18, argv, NULL);
 	}
 }
 
@@ -575,6 +637,9 @@ static void on_conn(void *ud, redisReply *reply, const char *err)
 	conn.auth = strcmp(f.auth, "url-token") == 0 ? BANKS_URL_TOKEN : BANKS_MTLS;
 	conn.pix_key = mem_strdup(f.pix_key);
 	conn.client_ca = f.client_ca[0] ? mem_strdup(f.client_ca) : NULL;
+	conn.client_subject = f.client_subject[0] ? mem_strdup(f.client_subject) : NULL;
+	conn.client_pins = f.client_pins[0] ? mem_strdup(f.client_pins) : NULL;
+	conn.is_default = strcmp(f.is_default, "1") == 0;
 	snprintf(conn.token_sha, sizeof(conn.token_sha), "%s",
 		 or_empty(rds_hash_field(reply, "token_sha")));
 	conn.created_ms = strtoll(f.created_ms, NULL, 10);
@@ -791,6 +856,82 @@ void banks_disconnect(struct rds *r, const struct config *cfg, enum env env, con
 	}
 }
 
+/* ---- update ---- */
+
+static void on_updated(void *ud, redisReply *reply, const char *err)
+{
+	struct call *c = ud;
+	const char *what;
+
+	if (err || reply->type != REDIS_REPLY_ARRAY || reply->elements < 1 ||
+	    reply->element[0]->type != REDIS_REPLY_STRING) {
+		c->cb(c->ud, -1, NULL, err ? err : "unexpected reply from bank_update");
+		goto done;
+	}
+	what = reply->element[0]->str;
+	if (strcmp(what, "ok") == 0 && reply->elements == 2 &&
+	    reply->element[1]->type == REDIS_REPLY_ARRAY) {
+		struct fields f;
+		yajl_gen g = json_gen_new();
+
+		fields_of(reply->element[1], &f);
+		render(g, c->cfg, &f, NULL);
+		c->json = gen_take(g);
+		c->cb(c->ud, 0, c->json, NULL);
+	} else if (strcmp(what, "not_found") == 0) {
+		c->cb(c->ud, BANKS_NOT_FOUND, NULL, NULL);
+	} else if (strcmp(what, "not_mtls") == 0) {
+		c->cb(c->ud, BANKS_NOT_MTLS, NULL, NULL);
+	} else {
+		c->cb(c->ud, -1, NULL, "unexpected reply from bank_update");
+	}
+done:
+	call_free(c);
+}
+
+void banks_update(struct rds *r, const struct config *cfg, enum env env, const char *account,
+		  const char *id, const struct banks_change *change, store_fn cb, void *ud)
+{
+	/* the record's field of each change, its value, and whether it is
+	 * for mutual TLS only */
+	const struct {
+		const char *field, *value;
+		int mtls;
+	} pairs[] = {
+	    {"client_ca", change->client_ca, 1},
+	    {"client_subject", change->subject, 1},
+	    {"client_pins", change->pins, 1},
+	};
+	const char *argv[7 + 2 * sizeof(pairs) / sizeof(pairs[0])];
+	char sp[KS_PREFIX_MAX], channel[KS_KEY_MAX];
+	struct call *c;
+	int argc = 7, mtls = 0;
+
+	if (!valid_id(id)) {
+		cb(ud, BANKS_NOT_FOUND, NULL, NULL);
+		return;
+	}
+	c = call_new(r, cfg, env, account, id, cb, ud);
+	ks_shard_prefix(sp, sizeof(sp), cfg->prefix, ks_shard_of(id));
+	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
+		if (!pairs[i].value)
+			continue;
+		mtls |= pairs[i].mtls;
+		argv[argc++] = pairs[i].field;
+		argv[argc++] = pairs[i].value;
+	}
+	argv[0] = c->key;
+	argv[1] = env_name(env);
+	argv[2] = c->account;
+	argv[3] = sp;
+	argv[4] = change->is_default < 0 ? "" : change->is_default ? "1" : "0";
+	argv[5] = mtls ? "1" : "";
+	/* the account's charging connection follows its default */
+	ks_invalidation_channel(channel, sizeof(channel), cfg->prefix);
+	argv[6] = channel;
+	rds_script(r, on_updated, c, SCRIPT_BANK_UPDATE, 1, argc, argv, NULL);
+}
+
 /* ---- the log ---- */
 
 static void on_log(void *ud, redisReply *reply, const char *err)
@@ -975,13 +1116,6 @@ static void on_set_token(void *ud, redisReply *reply, const char *err)
 void banks_set_token(struct rds *r, const struct config *cfg, enum env env, const char *id,
 		     const char *token, const char *old_sha, store_fn cb, void *ud)
 {
-	/* the new SHA-256 replaces the one the caller read, on a URL-token
-	 * connection of env only (one command: HSET guarded in Lua) */
-	static const char lua[] =
-	    "if redis.call('HGET', KEYS[1], 'env') ~= ARGV[1] or "
-	    "redis.call('HGET', KEYS[1], 'auth') ~= 'url-token' then return 0 end "
-	    "if redis.call('HGET', KEYS[1], 'token_sha') ~= ARGV[3] then return 2 end "
-	    "redis.call('HSET', KEYS[1], 'token_sha', ARGV[2]) return 1";
 	struct set_token *t;
 	char key[KS_KEY_MAX], sha[65];
 
@@ -995,7 +1129,7 @@ void banks_set_token(struct rds *r, const struct config *cfg, enum env env, cons
 	ids_sha256_hex(sha, token, strlen(token));
 	ks_bank_key(key, sizeof(key), cfg->prefix, ks_shard_of(id), id);
 	{
-		const char *argv[] = {"EVAL", lua, "1", key, env_name(env), sha, old_sha};
-		rds_cmd_argv(r, on_set_token, t, 7, argv, NULL);
+		const char *argv[] = {key, env_name(env), sha, old_sha};
+		rds_script(r, on_set_token, t, SCRIPT_BANK_SET_TOKEN, 1, 4, argv, NULL);
 	}
 }

@@ -1,9 +1,8 @@
 /* banks_charging: the bank connection an account's charges go to (docs/
- * banks.md, "The key on the QR"): derived for an account whose record an
- * older version wrote (account_charging.lua), and the default among
- * several set (bank_default.lua). Both scripts keep the account's record
- * (charge_via, charge_key, bank_api) as lua/lib/charging.lua derives it,
- * as connect, disconnect and credentials do (banks.c). */
+ * banks.md, "The key on the QR"), derived for an account whose record an
+ * older version wrote (account_charging.lua): its record (charge_via,
+ * charge_key, bank_api) as lua/lib/charging.lua derives it, as connect,
+ * update, disconnect and credentials do (banks.c). */
 #include "pixrelay/store/banks.h"
 
 #include "pixrelay/core/ids.h"
@@ -15,13 +14,7 @@
 #include <string.h>
 
 struct charging {
-	struct rds *r;
-	const struct config *cfg;
-	enum env env;
-	char account[32];
-	char id[BANKS_ID_MAX];
 	banks_charging_fn charging_cb;
-	store_fn cb;
 	void *ud;
 };
 
@@ -71,48 +64,5 @@ void banks_charging(struct rds *r, const struct config *cfg, enum env env, const
 	{
 		const char *argv[] = {ak, env_name(env), account, sp, channel};
 		rds_script(r, on_charging, c, SCRIPT_ACCOUNT_CHARGING, 1, 5, argv, NULL);
-	}
-}
-
-static void on_default(void *ud, redisReply *reply, const char *err)
-{
-	struct charging *c = ud;
-
-	if (err || reply->type != REDIS_REPLY_ARRAY) {
-		c->cb(c->ud, -1, NULL, err ? err : "unexpected reply from bank_default");
-	} else if (reply->elements == 0) {
-		c->cb(c->ud, BANKS_NOT_FOUND, NULL, NULL);
-	} else {
-		/* the connection as everyone sees it */
-		banks_show(c->r, c->cfg, c->env, c->account, c->id, c->cb, c->ud);
-	}
-	free(c);
-}
-
-void banks_set_default(struct rds *r, const struct config *cfg, enum env env, const char *account,
-		       const char *id, store_fn cb, void *ud)
-{
-	struct charging *c;
-	char key[KS_KEY_MAX], sp[KS_PREFIX_MAX], channel[KS_KEY_MAX];
-	int shard = ks_shard_of(id);
-
-	if (strlen(id) != IDS_ULID_LEN + 4 || strncmp(id, "bnk_", 4) != 0 || shard < 0) {
-		cb(ud, BANKS_NOT_FOUND, NULL, NULL);
-		return;
-	}
-	c = mem_new(struct charging);
-	c->r = r;
-	c->cfg = cfg;
-	c->env = env;
-	snprintf(c->account, sizeof(c->account), "%s", account);
-	snprintf(c->id, sizeof(c->id), "%s", id);
-	c->cb = cb;
-	c->ud = ud;
-	ks_bank_key(key, sizeof(key), cfg->prefix, shard, id);
-	ks_shard_prefix(sp, sizeof(sp), cfg->prefix, shard);
-	ks_invalidation_channel(channel, sizeof(channel), cfg->prefix);
-	{
-		const char *argv[] = {key, id, env_name(env), account, sp, channel};
-		rds_script(r, on_default, c, SCRIPT_BANK_DEFAULT, 1, 6, argv, NULL);
 	}
 }

@@ -13,17 +13,21 @@
 #include "pixrelay/core/timefmt.h"
 #include "pixrelay/pix/event.h"
 #include "pixrelay/pix/keyspace.h"
+#include "pixrelay/redis/rargs.h"
 #include "pixrelay/redis/shardq.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define BATCH_MAX 128	   /* Pix and refusals in one bank_pix call */
+#define BATCH_MAX 128	   /* Pix and refused items in one bank_pix call */
 #define CALL_NOTE_MS 60000 /* a connection's last call written this often */
 #define CALL_NOTES 64	   /* connections whose last write is remembered */
 
 /* ---- receiving ---- */
+
+#define PIX_RESULTS 5	  /* outcome, reason, event, charge, the connection holding it */
+#define REFUSAL_RESULTS 2 /* outcome, event */
 
 /* One bank call: its connection, its answer, and how many of its items
  * are still to be written. */
@@ -36,20 +40,26 @@ struct request {
 	unsigned waiting;
 	int failed;
 	char err[256];
-	/* per Pix: outcome, reason, event, charge (owned) */
-	char *(*results)[4];
-	size_t accepted, duplicates;
+	/* per Pix PIX_RESULTS strings, per refused item REFUSAL_RESULTS (owned) */
+	char *(*results)[PIX_RESULTS];
+	char *(*refusals)[REFUSAL_RESULTS];
+	size_t accepted, duplicates, refused;
 	struct banks_queue *q;
 };
 
-/* A Pix of a request, or one of its refusals, waiting for its shard's call. */
+/* A Pix of a request, or one of its refusals, waiting for its shard's call,
+ * with what the script is given of it besides the parsed item. */
 struct item {
 	struct shardq_item link; /* first */
 	struct request *req;
 	size_t index; /* in batch.items, or in batch.refused */
 	int refusal;  /* 1: batch.refused[index] */
+	char day[11]; /* of its horario, Brasilia time (a refusal without one: today) */
+	char cid[27]; /* the charge its txid names in this account's shard ("" none) */
+	char *keep;   /* what a charge it pays keeps: the Pix, with where it came from */
+	int64_t refunded;
 	char evt[EVENT_ID_MAX];
-	char (*revt)[EVENT_ID_MAX]; /* one per refund */
+	char (*revt)[2][EVENT_ID_MAX]; /* two per refund (a MED refund may make two) */
 };
 
 struct banks_queue {
@@ -67,9 +77,13 @@ struct banks_queue {
 static void request_free(struct request *rq)
 {
 	for (size_t i = 0; rq->results && i < rq->batch.n; i++)
-		for (int j = 0; j < 4; j++)
+		for (int j = 0; j < PIX_RESULTS; j++)
 			free(rq->results[i][j]);
+	for (size_t i = 0; rq->refusals && i < rq->batch.nrefused; i++)
+		for (int j = 0; j < REFUSAL_RESULTS; j++)
+			free(rq->refusals[i][j]);
 	free(rq->results);
+	free(rq->refusals);
 	bankpix_batch_deinit(&rq->batch);
 	banks_conn_deinit(&rq->conn);
 	free(rq);
@@ -80,13 +94,10 @@ static void request_free(struct request *rq)
  * a connection removed meanwhile removed. */
 static void note_call(struct banks_queue *q, const char *id)
 {
-	static const char lua[] = "if redis.call('EXISTS', KEYS[1]) == 1 then "
-				  "redis.call('HSET', KEYS[1], 'last_call_ms', ARGV[1]) end "
-				  "return 0";
 	long long now = (long long)ids_now_ms();
 	unsigned h = 5381;
 	char key[KS_KEY_MAX], ms[32];
-	const char *argv[5] = {"EVAL", lua, "1", key, ms};
+	const char *argv[2] = {key, ms};
 
 	for (const char *p = id; *p; p++)
 		h = h * 33 + (unsigned char)*p;
@@ -97,7 +108,13 @@ static void note_call(struct banks_queue *q, const char *id)
 	q->noted[h].ms = now;
 	ks_bank_key(key, sizeof(key), q->cfg->prefix, ks_shard_of(id), id);
 	snprintf(ms, sizeof(ms), "%lld", now);
-	rds_cmd_argv(q->r, NULL, NULL, 5, argv, NULL);
+	rds_script(q->r, NULL, NULL, SCRIPT_BANK_LAST_CALL, 1, 2, argv, NULL);
+}
+
+/* A result string, or null when it is "". */
+static void str_or_null(yajl_gen g, const char *s)
+{
+	json_str_or_null(g, s && s[0] ? s : NULL);
 }
 
 /* The answer to the bank once every item is written. */
@@ -112,8 +129,8 @@ static void request_finish(struct request *rq)
 		request_free(rq);
 		return;
 	}
-	/* answered 200 (api_banks.c answers 400 when every item was refused) */
-	if (strcmp(rq->source, "webhook") == 0 && (rq->batch.n > 0 || rq->batch.nrefused == 0))
+	/* every item is recorded, the refused ones too: the call is answered 200 */
+	if (strcmp(rq->source, "webhook") == 0)
 		note_call(rq->q, rq->conn.id);
 	g = json_gen_new();
 	json_open(g);
@@ -131,24 +148,29 @@ static void request_finish(struct request *rq)
 		json_str(g, "index");
 		json_int(g, (long long)f->index);
 		json_str(g, "endToEndId");
-		json_str_or_null(g, f->e2e[0] ? f->e2e : NULL);
+		str_or_null(g, f->e2e);
 		json_str(g, "error");
 		json_str(g, f->err);
+		json_str(g, "reasons");
+		json_raw(g, f->reasons, strlen(f->reasons));
+		json_str(g, "outcome");
+		str_or_null(g, rq->refusals[i][0]);
+		json_str(g, "event");
+		str_or_null(g, rq->refusals[i][1]);
 		json_close(g);
 	}
 	json_close_array(g);
 	json_str(g, "pix");
 	json_open_array(g);
 	for (size_t i = 0; i < rq->batch.n; i++) {
-		static const char *const names[4] = {"outcome", "reason", "event", "charge"};
+		static const char *const names[PIX_RESULTS] = {"outcome", "reason", "event",
+							       "charge", "heldBy"};
 		json_open(g);
 		json_str(g, "endToEndId");
 		json_str(g, rq->batch.items[i].e2e);
-		for (int j = 0; j < 4; j++) {
+		for (int j = 0; j < PIX_RESULTS; j++) {
 			json_str(g, names[j]);
-			json_str_or_null(g, rq->results[i][j] && rq->results[i][j][0]
-						? rq->results[i][j]
-						: NULL);
+			str_or_null(g, rq->results[i][j]);
 		}
 		json_close(g);
 	}
@@ -160,12 +182,18 @@ static void request_finish(struct request *rq)
 	request_free(rq);
 }
 
+static void item_free(struct item *it)
+{
+	free(it->keep);
+	free(it->revt);
+	free(it);
+}
+
 static void item_done(struct item *it)
 {
 	struct request *rq = it->req;
 
-	free(it->revt);
-	free(it);
+	item_free(it);
 	if (--rq->waiting == 0)
 		request_finish(rq);
 }
@@ -195,37 +223,24 @@ static void brasilia_day(char out[11], long long ms)
 	out[10] = '\0';
 }
 
-/* One call's items and the strings their arguments point to. */
+/* One call's items. */
 struct batch {
 	struct banks_queue *q;
 	struct item **items;
 	unsigned n;
-	char **own; /* strings to free with the batch */
-	size_t nown, capown;
 };
-
-static const char *own(struct batch *b, char *s)
-{
-	if (b->nown == b->capown) {
-		b->capown = b->capown ? 2 * b->capown : 64;
-		b->own = mem_realloc(b->own, b->capown * sizeof(*b->own));
-	}
-	b->own[b->nown++] = s;
-	return s;
-}
-
-static void batch_free(struct batch *b)
-{
-	for (size_t i = 0; i < b->nown; i++)
-		free(b->own[i]);
-	free(b->own);
-	free(b->items);
-	free(b);
-}
 
 static void take(char **slot, const redisReply *e)
 {
 	*slot = mem_strdup(e->type == REDIS_REPLY_STRING ? e->str : "");
+}
+
+/* The reply's elements for item `it`. */
+static size_t reply_size(const struct item *it)
+{
+	if (it->refusal)
+		return REFUSAL_RESULTS;
+	return PIX_RESULTS + 3 * it->req->batch.items[it->index].nrefunds;
 }
 
 static void on_batch(void *ud, redisReply *reply, const char *err)
@@ -234,142 +249,134 @@ static void on_batch(void *ud, redisReply *reply, const char *err)
 	size_t at = 0, want = 0;
 
 	for (unsigned i = 0; i < b->n; i++)
-		if (!b->items[i]->refusal)
-			want += 4 + 2 * b->items[i]->req->batch.items[b->items[i]->index].nrefunds;
+		want += reply_size(b->items[i]);
 	if (!err && (reply->type != REDIS_REPLY_ARRAY || reply->elements != want))
 		err = "unexpected reply from bank_pix";
 	for (unsigned i = 0; i < b->n; i++) {
 		struct item *it = b->items[i];
 		struct request *rq = it->req;
+		size_t size;
+		char **res;
+		int nres;
 
 		if (err) {
 			item_fail(it, err);
 			continue;
 		}
-		if (it->refusal) {
-			metrics_bank_pix(it->req->source, "refused");
-			item_done(it);
-			continue;
-		}
-		for (int j = 0; j < 4; j++)
-			take(&rq->results[it->index][j], reply->element[at + (size_t)j]);
-		if (strcmp(rq->results[it->index][0], "duplicate") == 0) {
+		size = reply_size(it);
+		res = it->refusal ? rq->refusals[it->index] : rq->results[it->index];
+		nres = it->refusal ? REFUSAL_RESULTS : PIX_RESULTS;
+		for (int j = 0; j < nres; j++)
+			take(&res[j], reply->element[at + (size_t)j]);
+		at += size;
+		if (strcmp(res[0], "duplicate") == 0) {
 			rq->duplicates++;
 			metrics_bank_pix(rq->source, "duplicate");
+		} else if (it->refusal) {
+			rq->refused++;
+			metrics_bank_pix(rq->source, "refused");
 		} else {
 			rq->accepted++;
-			metrics_bank_pix(rq->source, strcmp(rq->results[it->index][0], "paid") == 0
-							 ? "paid"
-							 : rq->results[it->index][1]);
+			metrics_bank_pix(rq->source, strcmp(res[0], "paid") == 0 ? "paid" : res[1]);
 		}
-		at += 4 + 2 * rq->batch.items[it->index].nrefunds;
 		item_done(it);
 	}
-	batch_free(b);
+	free(b->items);
+	free(b);
+}
+
+/* The arguments of one Pix (see bank_pix.lua's header). */
+static void pix_args(struct rargs *a, const struct item *it)
+{
+	const struct request *rq = it->req;
+	const struct bankpix *p = &rq->batch.items[it->index];
+
+	rargs_str(a, rq->conn.id);
+	rargs_str(a, rq->conn.account);
+	rargs_str(a, env_name(rq->conn.env));
+	rargs_str(a, rq->source);
+	rargs_str(a, it->day);
+	rargs_str(a, p->e2e);
+	rargs_str(a, p->txid);
+	rargs_str(a, it->cid);
+	rargs_ll(a, (long long)p->cents);
+	rargs_ll(a, p->horario_ms);
+	rargs_str(a, p->json);
+	rargs_str(a, it->keep);
+	rargs_str(a, it->evt);
+	rargs_ll(a, (long long)it->refunded);
+	rargs_ll(a, (long long)p->nrefunds);
+	for (size_t j = 0; j < p->nrefunds; j++) {
+		const struct bankpix_refund *f = &p->refunds[j];
+
+		rargs_str(a, f->id);
+		rargs_str(a, bankpix_refund_status_name(f->status));
+		rargs_ll(a, (long long)f->cents);
+		rargs_str(a, it->revt[j][0]);
+		rargs_str(a, f->json);
+		rargs_str(a, f->natureza);
+		rargs_str(a, f->med ? "1" : "0");
+		rargs_str(a, it->revt[j][1]);
+	}
+}
+
+/* The arguments of one refused item (see bank_pix.lua's header). */
+static void refusal_args(struct rargs *a, const struct item *it)
+{
+	const struct request *rq = it->req;
+	const struct bankpix_refusal *f = &rq->batch.refused[it->index];
+
+	rargs_str(a, rq->conn.id);
+	rargs_str(a, rq->conn.account);
+	rargs_str(a, env_name(rq->conn.env));
+	rargs_str(a, rq->source);
+	rargs_str(a, it->day);
+	rargs_ll(a, (long long)f->index);
+	rargs_str(a, f->id);
+	rargs_str(a, f->e2e);
+	if (f->cents >= 0)
+		rargs_ll(a, (long long)f->cents);
+	else
+		rargs_str(a, "");
+	rargs_str(a, it->evt);
+	rargs_str(a, f->reasons);
+	rargs_str(a, f->item);
 }
 
 static void send_batch(void *owner, int shard, struct shardq_item **links, unsigned n)
 {
 	struct banks_queue *q = owner;
 	struct batch *b = mem_new(struct batch);
-	char sp[KS_PREFIX_MAX], key[KS_KEY_MAX], now[32], now_txt[TIMEFMT_LEN + 1], ttl[32];
-	char *npix, *nref;
-	const char **argv;
-	size_t argc = 7, cap = 7, a; /* the key and ARGV[1..6] */
+	char sp[KS_PREFIX_MAX], key[KS_KEY_MAX], now_txt[TIMEFMT_LEN + 1];
 	uint64_t ms = ids_now_ms();
-	unsigned pix = 0, refused = 0;
+	unsigned pix = 0;
+	struct rargs a;
 
 	b->q = q;
 	b->items = (struct item **)links;
 	b->n = n;
-	for (unsigned i = 0; i < n; i++) {
-		struct item *it = b->items[i];
-		if (it->refusal) {
-			refused++;
-			cap += 6;
-		} else {
-			pix++;
-			cap += 15 + 5 * it->req->batch.items[it->index].nrefunds;
-		}
-	}
-	argv = mem_calloc(cap, sizeof(*argv));
+	for (unsigned i = 0; i < n; i++)
+		pix += !b->items[i]->refusal;
 	ks_shard_prefix(sp, sizeof(sp), q->cfg->prefix, shard);
 	ks_bank_pix_key(key, sizeof(key), q->cfg->prefix, shard);
-	snprintf(now, sizeof(now), "%llu", (unsigned long long)ms);
 	timefmt_format(now_txt, ms);
-	snprintf(ttl, sizeof(ttl), "%ld", q->cfg->event_retention_days * 86400);
-	npix = mem_printf("%u", pix);
-	nref = mem_printf("%u", refused);
-	argv[0] = key;
-	argv[1] = sp;
-	argv[2] = now;
-	argv[3] = now_txt;
-	argv[4] = ttl;
-	argv[5] = own(b, npix);
-	argv[6] = own(b, nref);
-	a = 7;
-	argc = 7;
-	for (unsigned i = 0; i < n; i++) {
-		struct item *it = b->items[i];
-		const struct request *rq = it->req;
-		const struct bankpix *p;
-		char day[11], cid[27] = "";
-		int64_t refunded = 0;
-
-		if (it->refusal)
-			continue;
-		p = &rq->batch.items[it->index];
-		brasilia_day(day, p->horario_ms);
-		if (p->txid[0] && bankpix_charge_of_txid(p->txid, cid) == 0 &&
-		    ks_shard_of(cid) != ks_shard_of(rq->conn.account))
-			cid[0] = '\0';
-		for (size_t j = 0; j < p->nrefunds; j++)
-			if (p->refunds[j].status == BANKPIX_DEVOLVIDO)
-				refunded += p->refunds[j].cents;
-		argv[a++] = rq->conn.id;
-		argv[a++] = rq->conn.account;
-		argv[a++] = env_name(rq->conn.env);
-		argv[a++] = rq->source;
-		argv[a++] = own(b, mem_strdup(day));
-		argv[a++] = p->e2e;
-		argv[a++] = p->txid;
-		argv[a++] = own(b, mem_strdup(cid));
-		argv[a++] = own(b, mem_printf("%lld", (long long)p->cents));
-		argv[a++] = own(b, mem_printf("%lld", p->horario_ms));
-		argv[a++] = p->json;
-		/* what a charge it pays keeps: the Pix, with where it came from */
-		argv[a++] = own(b, mem_printf("{\"connection\":\"%s\",\"source\":\"%s\",%s",
-					      rq->conn.id, rq->source, p->json + 1));
-		argv[a++] = it->evt;
-		argv[a++] = own(b, mem_printf("%lld", (long long)refunded));
-		argv[a++] = own(b, mem_printf("%zu", p->nrefunds));
-		for (size_t j = 0; j < p->nrefunds; j++) {
-			argv[a++] = p->refunds[j].id;
-			argv[a++] = bankpix_refund_status_name(p->refunds[j].status);
-			argv[a++] = own(b, mem_printf("%lld", (long long)p->refunds[j].cents));
-			argv[a++] = it->revt[j];
-			argv[a++] = p->refunds[j].json;
-		}
-	}
-	for (unsigned i = 0; i < n; i++) {
-		struct item *it = b->items[i];
-		const struct bankpix_refusal *f;
-		char day[11];
-
-		if (!it->refusal)
-			continue;
-		f = &it->req->batch.refused[it->index];
-		brasilia_day(day, (long long)ms);
-		argv[a++] = it->req->conn.id;
-		argv[a++] = it->req->source;
-		argv[a++] = own(b, mem_strdup(day));
-		argv[a++] = own(b, mem_printf("%zu", f->index));
-		argv[a++] = f->e2e;
-		argv[a++] = f->err;
-	}
-	argc = a;
-	rds_script(q->r, on_batch, b, SCRIPT_BANK_PIX, 1, (int)argc, argv, NULL);
-	free(argv);
+	rargs_init(&a);
+	rargs_str(&a, key);
+	rargs_str(&a, sp);
+	rargs_ll(&a, (long long)ms);
+	rargs_str(&a, now_txt);
+	rargs_ll(&a, q->cfg->event_retention_days * 86400);
+	rargs_ll(&a, pix);
+	rargs_ll(&a, n - pix);
+	/* the Pix first, then the refused items, each in the order given */
+	for (unsigned i = 0; i < n; i++)
+		if (!b->items[i]->refusal)
+			pix_args(&a, b->items[i]);
+	for (unsigned i = 0; i < n; i++)
+		if (b->items[i]->refusal)
+			refusal_args(&a, b->items[i]);
+	rds_script(q->r, on_batch, b, SCRIPT_BANK_PIX, 1, a.argc, a.argv, a.lens);
+	rargs_deinit(&a);
 }
 
 struct banks_queue *banks_queue_new(struct event_base *base, struct rds *r,
@@ -396,6 +403,7 @@ void banks_receive(struct banks_queue *q, const struct banks_conn *c, const char
 {
 	struct request *rq;
 	int shard = ks_shard_of(c->id);
+	size_t all;
 
 	if (shard < 0) {
 		cb(ud, -1, NULL, "the connection id names no shard");
@@ -409,6 +417,8 @@ void banks_receive(struct banks_queue *q, const struct banks_conn *c, const char
 	rq->conn = *c;
 	rq->conn.pix_key = mem_strdup(c->pix_key ? c->pix_key : "");
 	rq->conn.client_ca = NULL;
+	rq->conn.client_subject = NULL;
+	rq->conn.client_pins = NULL;
 	/* what the write needs is the id, account and key: never the
 	 * credentials (their strings are the caller's) */
 	memset(&rq->conn.api, 0, sizeof(rq->conn.api));
@@ -416,25 +426,43 @@ void banks_receive(struct banks_queue *q, const struct banks_conn *c, const char
 	rq->batch = *b;
 	memset(b, 0, sizeof(*b));
 	rq->results = rq->batch.n ? mem_calloc(rq->batch.n, sizeof(*rq->results)) : NULL;
-	rq->waiting = (unsigned)(rq->batch.n + rq->batch.nrefused);
+	rq->refusals =
+	    rq->batch.nrefused ? mem_calloc(rq->batch.nrefused, sizeof(*rq->refusals)) : NULL;
+	all = rq->batch.n + rq->batch.nrefused;
+	rq->waiting = (unsigned)all;
 	if (rq->waiting == 0) {
 		request_finish(rq);
 		return;
 	}
-	for (size_t i = 0; i < rq->batch.n + rq->batch.nrefused; i++) {
+	for (size_t i = 0; i < all; i++) {
 		struct item *it = mem_new(struct item);
 
 		it->req = rq;
 		it->refusal = i >= rq->batch.n;
 		it->index = it->refusal ? i - rq->batch.n : i;
-		if (!it->refusal) {
+		ks_event_id(shard, it->evt);
+		if (it->refusal) {
+			const struct bankpix_refusal *f = &rq->batch.refused[it->index];
+
+			brasilia_day(it->day,
+				     f->horario_ms > 0 ? f->horario_ms : (long long)ids_now_ms());
+		} else {
 			const struct bankpix *p = &rq->batch.items[it->index];
 
-			ks_event_id(shard, it->evt);
-			if (p->nrefunds) {
+			brasilia_day(it->day, p->horario_ms);
+			if (p->txid[0] && bankpix_charge_of_txid(p->txid, it->cid) == 0 &&
+			    ks_shard_of(it->cid) != ks_shard_of(rq->conn.account))
+				it->cid[0] = '\0';
+			it->keep = mem_printf("{\"connection\":\"%s\",\"source\":\"%s\",%s",
+					      rq->conn.id, rq->source, p->json + 1);
+			if (p->nrefunds)
 				it->revt = mem_calloc(p->nrefunds, sizeof(*it->revt));
-				for (size_t j = 0; j < p->nrefunds; j++)
-					ks_event_id(shard, it->revt[j]);
+			for (size_t j = 0; j < p->nrefunds; j++) {
+				if (p->refunds[j].status == BANKPIX_DEVOLVIDO)
+					it->refunded += p->refunds[j].cents;
+				ks_event_id(shard, it->revt[j][0]);
+				if (p->refunds[j].med)
+					ks_event_id(shard, it->revt[j][1]);
 			}
 		}
 		shardq_add(q->q, shard, &it->link);

@@ -12,6 +12,7 @@
 #include "pixrelay/core/json.h"
 #include "pixrelay/core/mem.h"
 #include "pixrelay/core/timefmt.h"
+#include "pixrelay/pix/bankday.h"
 #include "pixrelay/pix/keyspace.h"
 #include "pixrelay/redis/scripts.h"
 
@@ -154,6 +155,27 @@ void banks_recon_done(struct rds *r, const struct config *cfg, const char *id,
 		   NULL);
 }
 
+void banks_recon_read(struct rds *r, const struct config *cfg, const char *id, long long from_ms,
+		      long long to_ms, store_fn cb, void *ud)
+{
+	char key[KS_KEY_MAX], rk[KS_KEY_MAX], from[24], to[24], now[24], keep[24], most[16];
+	const char *argv[8] = {key, rk, id, from, to, now, keep, most};
+	int shard = ks_shard_of(id);
+
+	if (ks_bank_key(key, sizeof(key), cfg->prefix, shard, id) < 0 ||
+	    ks_bank_read_key(rk, sizeof(rk), cfg->prefix, shard, id) < 0) {
+		cb(ud, -1, NULL, NULL);
+		return;
+	}
+	snprintf(from, sizeof(from), "%lld", from_ms);
+	snprintf(to, sizeof(to), "%lld", to_ms);
+	snprintf(now, sizeof(now), "%llu", (unsigned long long)ids_now_ms());
+	snprintf(keep, sizeof(keep), "%lld", cfg->event_retention_days * 86400000LL);
+	snprintf(most, sizeof(most), "%d", BANKDAY_READS_MAX);
+	rds_script(r, on_integer, rcall_new(NULL, cb, ud), SCRIPT_BANK_RECON_READ, 2, 8, argv,
+		   NULL);
+}
+
 /* ---- refunds asked of a bank ---- */
 
 /* "<e2e> <refund id>", the member of a pending refund. */
@@ -249,16 +271,68 @@ static long long day_count(const redisReply *h, const char *field)
 	return v ? strtoll(v, NULL, 10) : 0;
 }
 
+/* {"DEVOLVIDO": n, "EM_PROCESSAMENTO": n, "NAO_REALIZADO": n} of the day's
+ * fields <prefix><status in lower case>. */
+static void render_statuses(yajl_gen g, const redisReply *day, const char *prefix)
+{
+	static const char *const statuses[] = {"DEVOLVIDO", "EM_PROCESSAMENTO", "NAO_REALIZADO"};
+
+	for (size_t i = 0; i < sizeof(statuses) / sizeof(*statuses); i++) {
+		char field[40];
+
+		snprintf(field, sizeof(field), "%s%s", prefix, statuses[i]);
+		for (char *q = field; *q; q++)
+			if (*q >= 'A' && *q <= 'Z')
+				*q = (char)(*q - 'A' + 'a');
+		json_str(g, statuses[i]);
+		json_int(g, day_count(day, field));
+	}
+}
+
+/* A field of the connection's part of the bank_report reply as a number
+ * (0 when empty). */
+static long long conn_field(const redisReply *c, size_t i)
+{
+	return c->element[i]->type == REDIS_REPLY_STRING ? strtoll(c->element[i]->str, NULL, 10)
+							 : 0;
+}
+
+/* The day judged from the spans read ("<from>-<to>" members), into *d. */
+static void judge_day(const struct report *rp, const redisReply *c, const redisReply *spans,
+		      struct bankday *d)
+{
+	struct bankday_conn conn = {0};
+	struct bankday_span *s = spans->elements ? mem_calloc(spans->elements, sizeof(*s)) : NULL;
+	long long api_at = conn_field(c, 6);
+	size_t n = 0;
+
+	conn.has_api = c->element[4]->type == REDIS_REPLY_STRING && c->element[4]->str[0];
+	conn.created_ms = conn_field(c, 5);
+	conn.began_ms = (api_at ? api_at : conn.created_ms) - BANKDAY_FIRST_BEFORE_MS;
+	for (size_t i = 0; i < spans->elements; i++) {
+		const redisReply *e = spans->element[i];
+		char *dash;
+
+		if (e->type != REDIS_REPLY_STRING || !(dash = strchr(e->str, '-')))
+			continue;
+		s[n].from_ms = strtoll(e->str, NULL, 10);
+		s[n].to_ms = strtoll(dash + 1, NULL, 10);
+		n++;
+	}
+	bankday_judge(&conn, s, n, rp->day_end_ms - BANKDAY_MS, (long long)ids_now_ms(), d);
+	free(s);
+}
+
 static void on_report(void *ud, redisReply *reply, const char *err)
 {
 	static const char *const reasons[] = {"paid",		"heard_late",	"amount_mismatch",
 					      "charge_expired", "charge_paid",	"charge_refunded",
 					      "charge_failed",	"unknown_txid", "no_txid"};
-	static const char *const statuses[] = {"DEVOLVIDO", "EM_PROCESSAMENTO", "NAO_REALIZADO"};
 	struct report *rp = ud;
-	const redisReply *c, *day, *e2es;
+	const redisReply *c, *day, *e2es, *elsewhere;
 	long long rec_at, webhook, recovered;
 	char at[32];
+	struct bankday *d = NULL;
 	yajl_gen g;
 	const char *buf;
 	size_t len;
@@ -267,16 +341,20 @@ static void on_report(void *ud, redisReply *reply, const char *err)
 		rp->cb(rp->ud, -1, NULL, err ? err : "unexpected reply from bank_report");
 		goto done;
 	}
-	if (reply->elements != 4 || reply->element[0]->type != REDIS_REPLY_ARRAY ||
-	    reply->element[0]->elements != 5 || reply->element[2]->type != REDIS_REPLY_ARRAY) {
+	if (reply->elements != 7 || reply->element[0]->type != REDIS_REPLY_ARRAY ||
+	    reply->element[0]->elements != 7 || reply->element[2]->type != REDIS_REPLY_ARRAY ||
+	    reply->element[4]->type != REDIS_REPLY_ARRAY ||
+	    reply->element[5]->type != REDIS_REPLY_ARRAY) {
 		rp->cb(rp->ud, BANKS_NOT_FOUND, NULL, NULL);
 		goto done;
 	}
 	c = reply->element[0];
 	day = reply->element[1];
 	e2es = reply->element[2];
-	rec_at =
-	    c->element[2]->type == REDIS_REPLY_STRING ? strtoll(c->element[2]->str, NULL, 10) : 0;
+	elsewhere = reply->element[5];
+	rec_at = conn_field(c, 2);
+	d = mem_new(struct bankday);
+	judge_day(rp, c, reply->element[4], d);
 	webhook = day_count(day, "webhook");
 	recovered = day_count(day, "reconciliation");
 	g = json_gen_new();
@@ -294,9 +372,29 @@ static void on_report(void *ud, redisReply *reply, const char *err)
 	} else {
 		json_null(g);
 	}
-	/* every Pix the bank listed for the day has been taken */
+	/* the spans read cover the whole day and the overlap past it */
 	json_str(g, "complete");
-	json_bool(g, rec_at >= rp->day_end_ms);
+	json_bool(g, d->complete);
+	json_str(g, "whyNotComplete");
+	json_open_array(g);
+	for (size_t i = 0; i < d->nwhy; i++)
+		json_str(g, d->why[i]);
+	json_close_array(g);
+	json_str(g, "read");
+	json_open_array(g);
+	for (size_t i = 0; i < d->nread; i++) {
+		char t[BANKDAY_TIME_LEN + 1];
+
+		json_open(g);
+		json_str(g, "from");
+		bankday_time(t, d->read[i].from_ms);
+		json_str(g, t);
+		json_str(g, "to");
+		bankday_time(t, d->read[i].to_ms);
+		json_str(g, t);
+		json_close(g);
+	}
+	json_close_array(g);
 	json_str(g, "pix");
 	json_open(g);
 	json_str(g, "received");
@@ -309,6 +407,8 @@ static void on_report(void *ud, redisReply *reply, const char *err)
 	json_int(g, day_count(day, "duplicate"));
 	json_str(g, "refused");
 	json_int(g, day_count(day, "refused"));
+	json_str(g, "heldElsewhere");
+	json_int(g, day_count(day, "elsewhere"));
 	json_close(g);
 	json_str(g, "cents");
 	json_open(g);
@@ -318,6 +418,8 @@ static void on_report(void *ud, redisReply *reply, const char *err)
 	json_int(g, day_count(day, "webhook_cents"));
 	json_str(g, "recovered");
 	json_int(g, day_count(day, "reconciliation_cents"));
+	json_str(g, "refused");
+	json_int(g, day_count(day, "refused_cents"));
 	json_close(g);
 	json_str(g, "outcomes");
 	json_open(g);
@@ -328,22 +430,48 @@ static void on_report(void *ud, redisReply *reply, const char *err)
 	json_close(g);
 	json_str(g, "refunds");
 	json_open(g);
-	for (size_t i = 0; i < sizeof(statuses) / sizeof(*statuses); i++) {
-		char field[40];
+	render_statuses(g, day, "refund_");
+	/* refunds of the MED, counted among the others too */
+	json_str(g, "med");
+	json_open(g);
+	render_statuses(g, day, "med_");
+	json_str(g, "cents");
+	json_int(g, day_count(day, "med_cents"));
+	json_str(g, "natures");
+	json_open(g);
+	for (size_t i = 0; i + 1 < day->elements; i += 2) {
+		const redisReply *f = day->element[i];
 
-		snprintf(field, sizeof(field), "refund_%s", statuses[i]);
-		for (char *q = field; *q; q++)
-			if (*q >= 'A' && *q <= 'Z')
-				*q = (char)(*q - 'A' + 'a');
-		json_str(g, statuses[i]);
-		json_int(g, day_count(day, field));
+		if (f->type == REDIS_REPLY_STRING && strncmp(f->str, "nature_", 7) == 0) {
+			json_str(g, f->str + 7);
+			json_int(g, day_count(day, f->str));
+		}
 	}
+	json_close(g);
+	json_close(g);
 	json_close(g);
 	json_str(g, "recoveredEndToEndIds");
 	json_open_array(g);
 	for (size_t i = 0; i < e2es->elements; i++)
 		if (e2es->element[i]->type == REDIS_REPLY_STRING)
 			json_str(g, e2es->element[i]->str);
+	json_close_array(g);
+	/* what this connection's bank sent that another connection held */
+	json_str(g, "heldElsewhere");
+	json_open_array(g);
+	for (size_t i = 0; i < elsewhere->elements; i++) {
+		const redisReply *e = elsewhere->element[i];
+		const char *sp = e->type == REDIS_REPLY_STRING ? strchr(e->str, ' ') : NULL;
+
+		if (!sp)
+			continue;
+		json_open(g);
+		json_str(g, "endToEndId");
+		json_strn(g, e->str, (size_t)(sp - e->str));
+		json_str(g, "connection");
+		json_str(g, sp + 1);
+		json_close(g);
+	}
 	json_close_array(g);
 	json_close(g);
 	buf = json_buf(g, &len);
@@ -355,6 +483,7 @@ static void on_report(void *ud, redisReply *reply, const char *err)
 	}
 	yajl_gen_free(g);
 done:
+	free(d);
 	free(rp);
 }
 
@@ -394,7 +523,8 @@ void banks_report(struct rds *r, const struct config *cfg, enum env env, const c
 		  const char *id, const char *date, store_fn cb, void *ud)
 {
 	struct report *rp;
-	char bk[KS_KEY_MAX], dk[KS_KEY_MAX], rk[KS_KEY_MAX], most[16];
+	char bk[KS_KEY_MAX], dk[KS_KEY_MAX], rk[KS_KEY_MAX], sk[KS_KEY_MAX], ek[KS_KEY_MAX];
+	char most[16];
 	int shard = ks_shard_of(id);
 
 	if (strlen(id) != IDS_ULID_LEN + 4 || strncmp(id, "bnk_", 4) != 0 || shard < 0) {
@@ -413,10 +543,13 @@ void banks_report(struct rds *r, const struct config *cfg, enum env env, const c
 	ks_bank_key(bk, sizeof(bk), cfg->prefix, shard, id);
 	ks_bank_day_key(dk, sizeof(dk), cfg->prefix, shard, id, rp->day);
 	ks_bank_recovered_key(rk, sizeof(rk), cfg->prefix, shard, id, rp->day);
+	ks_bank_read_key(sk, sizeof(sk), cfg->prefix, shard, id);
+	ks_bank_elsewhere_key(ek, sizeof(ek), cfg->prefix, shard, id, rp->day);
 	snprintf(most, sizeof(most), "%d", BANKS_REPORT_E2E_MAX);
 	{
-		const char *argv[6] = {bk, dk, rk, env_name(env), account ? account : "", most};
-		rds_script(r, on_report, rp, SCRIPT_BANK_REPORT, 3, 6, argv, NULL);
+		const char *argv[8] = {bk,  dk, rk, sk, ek, env_name(env), account ? account : "",
+				       most};
+		rds_script(r, on_report, rp, SCRIPT_BANK_REPORT, 5, 8, argv, NULL);
 	}
 }
 
@@ -425,23 +558,13 @@ void banks_report(struct rds *r, const struct config *cfg, enum env env, const c
 void banks_note_api(struct rds *r, const struct config *cfg, const char *conn, long long token_ms,
 		    long long call_ms, const char *error, long long error_ms)
 {
-	/* never recreates a connection removed meanwhile; a value only moves
-	 * forward (processes tell in any order) */
-	static const char lua[] =
-	    "if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end "
-	    "local f = {'api_token_ms', 'api_call_ms', 'api_error_ms'} "
-	    "for j = 1, 3 do local v = tonumber(ARGV[j]) "
-	    "if v > 0 and v > tonumber(redis.call('HGET', KEYS[1], f[j]) or '0') then "
-	    "redis.call('HSET', KEYS[1], f[j], v) "
-	    "if j == 3 then redis.call('HSET', KEYS[1], 'api_error', ARGV[4]) end end end "
-	    "return 1";
 	char key[KS_KEY_MAX], t[24], c[24], e[24];
-	const char *argv[8] = {"EVAL", lua, "1", key, t, c, e, error ? error : ""};
+	const char *argv[5] = {key, t, c, e, error ? error : ""};
 
 	if (ks_bank_key(key, sizeof(key), cfg->prefix, ks_shard_of(conn), conn) < 0)
 		return;
 	snprintf(t, sizeof(t), "%lld", token_ms);
 	snprintf(c, sizeof(c), "%lld", call_ms);
 	snprintf(e, sizeof(e), "%lld", error ? error_ms : 0);
-	rds_cmd_argv(r, NULL, NULL, 8, argv, NULL);
+	rds_script(r, NULL, NULL, SCRIPT_BANK_NOTE_API, 1, 5, argv, NULL);
 }

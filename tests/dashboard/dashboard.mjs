@@ -150,6 +150,10 @@ try {
   await page.locator("#brcode").waitFor();
   const charge = (await api("GET", "/charge/pix/" + cfg.charge, cfg.master)).json.data;
   assert.equal(await page.locator("#brcode").innerText(), charge.brCode);
+  // times are Brasília time (UTC−3, the reports' days), and say so
+  const brt = new Date(Date.parse(charge.createdAt.replace(" ", "T") + "Z") - 3 * 3600 * 1000)
+    .toISOString().replace("T", " ").slice(0, 19) + " BRT";
+  assert.match(await page.locator("dl").first().innerText(), new RegExp("Created\\s+" + brt));
   await page.waitForFunction(() => document.getElementById("qr").complete && document.getElementById("qr").naturalWidth > 0);
   await shot("charge");
 
@@ -172,9 +176,11 @@ try {
   assert.match(await page.locator("#credentials-command").innerText(),
     new RegExp("^pixrelay bank credentials " + cfg.bankConn + " --env sandbox "));
   assert.equal(await page.locator("#reconcile-now").count(), 0, "no Reconcile now without credentials");
-  // its day's report: what the webhook brought today, never complete
+  // its day's report: what the webhook brought today, never complete, and why
   await page.locator("#report-complete").getByText("not complete").waitFor();
-  await page.locator("#report-complete").getByText("Only the bank's webhook reports").waitFor();
+  assert.deepEqual(await page.locator("#report-why li").allInnerTexts(),
+    ["the connection has no API credentials: only its webhook is heard"]);
+  assert.equal(await page.locator("#report-read").innerText(), "Read of the bank's list (Brasilia time): nothing of this day.");
   const plainReport = (await api("GET", "/bank/reconciliation?connection=" + cfg.bankConn, cfg.master)).json.data;
   const reportRow = (name) => page.locator("#report-body table.report tr", { hasText: name }).first();
   assert.match(await reportRow("Received").innerText(), new RegExp("\\b" + plainReport.pix.received + "\\b.*R\\$ " +
@@ -196,7 +202,7 @@ try {
   const html = await page.content();
   for (const secret of cfg.secrets) assert.ok(!html.includes(secret), "a secret is on the page");
   await page.locator("#recon-health .badge", { hasText: "ok" }).waitFor();
-  assert.match(await page.locator("#last-success").innerText(), /^\d+ (second|minute)s? ago \(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\)$/);
+  assert.match(await page.locator("#last-success").innerText(), /^\d+ (second|minute)s? ago \(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d BRT\)$/);
   await page.locator("#report-complete").waitFor();
   assert.ok(!(await page.locator("#report").innerText()).includes(cfg.apiE2E), "recovered before it was asked");
   assert.equal(await page.locator("#bank-log").getByText(cfg.apiE2E).count(), 0);
@@ -217,6 +223,9 @@ try {
   assert.match(await reportRow("recovered by the reconciliation").innerText(), new RegExp("\\b1\\b.*" + cfg.apiAmount.replace(/[$.]/g, "\\$&")));
   assert.match(await reportRow("by the bank's webhook").innerText(), /\b0\b.*R\$ 0,00/);
   await page.locator("#report-body table.report tr", { hasText: "paid" }).first().waitFor();
+  // today is read (from 10 minutes before the credentials, or from midnight), not over
+  assert.match(await page.locator("#report-read .span").first().innerText(), /^\d\d:\d\d:\d\d – \d\d:\d\d:\d\d$/);
+  await page.locator("#report-why li", { hasText: /^the day is not over$/ }).waitFor();
   const logRow = page.locator("#bank-log tr", { hasText: cfg.apiE2E });
   await logRow.getByText("reconciliation").waitFor();
   await logRow.locator(".badge", { hasText: "paid" }).waitFor();
@@ -225,10 +234,13 @@ try {
   // the picture without the toast over it, from the top
   await page.evaluate(() => { document.getElementById("toast").hidden = true; window.scrollTo(0, 0); });
   await shot("bank");
-  // another day: yesterday in Brasilia, read past its end, nothing heard
+  // another day: yesterday in Brasilia, before the connection: never read, so not complete
   const yesterday = new Date(Date.now() - 3 * 3600e3 - 86400e3).toISOString().slice(0, 10);
   await page.locator("#report-date").fill(yesterday);
-  await page.locator("#report-complete .badge", { hasText: /^complete$/ }).waitFor();
+  await page.locator("#report-why li", { hasText: /^the connection was made on \d{4}-\d\d-\d\d at [\d:]+, after this day/ }).waitFor();
+  assert.equal(await page.locator("#report-complete .badge").innerText(), "not complete");
+  // (to 00:10 the next day; to where the first run began when made just after midnight)
+  await page.locator("#report-why li", { hasText: /^not read from 00:00 to / }).waitFor();
   await page.locator("#none-recovered").waitFor();
   assert.match(await reportRow("Received").innerText(), /\b0\b.*R\$ 0,00/);
   // a report the API refuses is shown
@@ -317,6 +329,18 @@ try {
   await page.evaluate((k) => sessionStorage.setItem("pixrelay.key", k), cfg.revokedKey);
   await page.getByRole("link", { name: "Events" }).click();
   await page.getByText("Signed out: API key revoked").waitFor();
+
+  // ---- docs/dashboard.md's recipe for a signed-in page, scripted: the key
+  // put in the tab's sessionStorage before the page's scripts run ----
+  await context.addInitScript((key) => sessionStorage.setItem("pixrelay.key", key), cfg.master);
+  const scripted = await context.newPage();
+  try {
+    await scripted.goto(base + "/dashboard/#/events");
+    await scripted.locator("#env", { hasText: "SANDBOX" }).waitFor();
+    assert.ok(!scripted.url().includes(cfg.master), "the key is in the URL");
+  } finally {
+    await scripted.close();
+  }
 
   assert.deepEqual(problems, []);
   process.stdout.write(JSON.stringify(out) + "\n");

@@ -8,7 +8,7 @@ tests (test_nginx.py, test_nginx_bank.py).
 
 The file under test is deploy/nginx.conf itself. Only its lines marked
 "site:" (pid file, logs, listen addresses, names, certificates, the two
-upstream servers) are replaced, textually, each of which must be found
+upstream servers and their two bank doors) are replaced, textually, each of which must be found
 exactly once; temporary-file paths are added at the top of the http block so
 that nginx writes nothing outside the test's directory. Everything else runs as
 shipped. nginx runs as a child process on the loopback with a self-signed
@@ -105,7 +105,8 @@ def start(on, wd, public, args=(), hook=None, webhook_tls=None, one_port=False,
           webhook_port=None):
     """Start, as attributes of `on` (a test class), with `wd` (a harness
     Workdir, removed by stop) as `on.wd`: a Redis `on.redis`, two ready
-    pixrelay processes `on.px` run with `args`, and nginx `on.nginx` running
+    pixrelay processes `on.px` run with `args`, each with its bank door
+    (p.door, where nginx's webhook server sends), and nginx `on.nginx` running
     the shipped file, the main server on 127.0.0.1:`on.port` with the
     certificate `on.cert` that nginx-selfcert.sh made for `public` (and
     `hook` when given, else its default webhook name), the webhook server on
@@ -135,7 +136,11 @@ def _start(on, public, args, hook, webhook_tls, one_port, webhook_port):
         # must reach their temporary directories inside this one
         os.chmod(wd, 0o711)
     on.redis = Redis(wd).start()
-    on.px = [Pixrelay(wd, on.redis, args=args, name="px%d" % i).start() for i in (1, 2)]
+    if os.geteuid() == 0:
+        # the bank doors let nginx's workers in (the shipped `user` line), as
+        # bank-listen-group and bank-proxy-uids do under pixrelay@.service
+        args = args + ["--bank-listen-group", "www-data", "--bank-proxy-uids", "www-data"]
+    on.px = [Pixrelay(wd, on.redis, args=args, name="px%d" % i, door=True).start() for i in (1, 2)]
     for p in on.px:
         p.wait_ready()
 
@@ -170,6 +175,8 @@ def _start(on, public, args, hook, webhook_tls, one_port, webhook_port):
          "ssl_certificate_key %s;" % hook_key),
         ("server 127.0.0.1:8081 ", "server 127.0.0.1:%d " % on.px[0].port),
         ("server 127.0.0.1:8082 ", "server 127.0.0.1:%d " % on.px[1].port),
+        ("server unix:/run/pixrelay/a/bank.sock ", "server unix:%s " % on.px[0].door),
+        ("server unix:/run/pixrelay/b/bank.sock ", "server unix:%s " % on.px[1].door),
     ]
     if hook:
         subs += [("server_name pay.example.com;", "server_name %s;" % public),

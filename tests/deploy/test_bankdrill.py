@@ -276,10 +276,11 @@ class BankDrill(unittest.TestCase):
         cents = sum(c for _, _, c in self.settled.values())
         self.assertEqual(dict(rep["pix"]), {
             "received": len(self.settled), "byWebhook": len(self.settled) - len(recovered),
-            "recovered": len(recovered), "duplicates": repeats, "refused": 0}, rep["reports"])
+            "recovered": len(recovered), "duplicates": repeats, "refused": 0, "heldElsewhere": 0},
+            rep["reports"])
         self.assertEqual(dict(rep["cents"]), {
             "received": cents, "byWebhook": cents - sum(self.settled[e][2] for e in recovered),
-            "recovered": sum(self.settled[e][2] for e in recovered)})
+            "recovered": sum(self.settled[e][2] for e in recovered), "refused": 0})
         paid = sum(1 for _, cid, _ in self.settled.values() if cid)
         self.assertEqual({k: v for k, v in rep["outcomes"].items() if v},
                          {k: v for k, v in (("paid", paid), ("no_txid", len(self.settled) - paid))

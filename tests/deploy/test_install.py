@@ -157,6 +157,11 @@ class Install(unittest.TestCase):
         self.assertLess(int(u[2]), 1000)  # a system user
         self.assertEqual(u[5], "/var/lib/pixrelay")
         self.assertIn(u[6], ("/usr/sbin/nologin", "/sbin/nologin"))
+        # the bank door's group (bank-listen-group), pixrelay a member
+        with open(os.path.join(root, "etc", "group")) as f:
+            groups = {line.split(":")[0]: line.strip().split(":") for line in f}
+        self.assertIn("pixrelay-bank", groups)
+        self.assertEqual(groups["pixrelay-bank"][3].split(","), ["pixrelay"])
         self.__class__.sysroot = root
         self.__class__.uid = int(u[2])
         self.__class__.gid = int(u[3])
@@ -187,6 +192,13 @@ class Install(unittest.TestCase):
         self.assertRegex(unit, r"\nExecStart=/usr/local/bin/pixrelay --config "
                                r"/etc/pixrelay/%i\.conf serve\n")
         self.assertIn("\nStateDirectory=pixrelay/%i\n", unit)
+        # the bank door of pixrelay.conf.example and deploy/nginx.conf lives there
+        self.assertIn("\nRuntimeDirectory=pixrelay/%i\n", unit)
+        self.assertNotIn("\nPrivateUsers=yes", unit)  # SO_PEERCRED must see nginx's uid
+        with open(os.path.join(ROOT, "deploy", "pixrelay.conf.example")) as f:
+            self.assertIn("\nbank-listen = unix:/run/pixrelay/main/bank.sock\n", f.read())
+        with open(os.path.join(ROOT, "deploy", "nginx.conf")) as f:
+            self.assertIn("server unix:/run/pixrelay/a/bank.sock ", f.read())
         self.assertIn("\nEnvironment=PIXRELAY_DATA_DIR=/var/lib/pixrelay/%i\n", unit)
         self.assertRegex(unit, r"\nDocumentation=man:pixrelay\(1\)\n")
         for doc in ("deployment.md", "configuration.md", "install.md"):

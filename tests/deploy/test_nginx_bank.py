@@ -7,9 +7,12 @@ listen on 443, so the name in the TLS handshake (SNI) chooses the server: the
 API name pay.example.test with deploy/nginx-selfcert.sh's certificate, the
 webhook name pix-webhook.example.test with a certificate of the merchant's
 own CA made here (tests/e2e/certs.py), so that a handshake that verifies for
-the webhook name shows that nginx chose the webhook server. pixrelay trusts
-only 127.0.0.1 (--trusted-proxies), nginx's own address; clients connect from
-127.0.0.2.
+the webhook name shows that nginx chose the webhook server. The webhook server
+sends to the processes' bank doors (bank-listen, Unix sockets), where pixrelay
+believes X-Client-Cert from nginx's workers (bank-proxy-uids www-data, as
+root) alone; on the API port it believes it from no one, not even from
+127.0.0.1, nginx's own address, which it trusts (--trusted-proxies) for
+X-Forwarded-For. Clients connect from 127.0.0.2.
 
 The test makes a bank CA and the bank's client certificate (clientAuth),
 another CA with its client certificate, an expired client certificate of the
@@ -22,9 +25,12 @@ each Pix, checked first against the Central Bank's API Pix schema
 - no certificate, another CA's, the expired one, the one not for TLS
   clients: 401 with pixrelay's one message, its log naming the reason (the
   expired one nginx finds faulty itself and hands on through its error_page);
+- the bank's call reaches pixrelay through a bank door (its request line
+  names the client 127.0.0.2, from nginx's X-Forwarded-For; nginx's access
+  log names the door's socket);
 - X-Client-Cert carrying the bank's valid certificate, forged straight to
-  pixrelay from an untrusted address, or through the API name (whose server
-  clears the header): 401;
+  pixrelay's API port from an untrusted address or from nginx's own, or
+  through the API name (whose server clears the header): 401;
 - a URL-token connection, no certificate: 200 (a wrong token: 401);
 - any other path on the webhook name: nginx's 404 envelope;
 - a connection's log holds the accepted Pix only, the charges of refused
@@ -213,6 +219,10 @@ class BankWebhooksThroughNginx(unittest.TestCase):
         self.assertEqual(c["pix"]["endToEndId"], e2e, c)
         self.accepted.append((conn["id"], e2e))
 
+    def access_log(self):
+        with open(os.path.join(self.ngx, "access.log"), errors="replace") as f:
+            return f.read()
+
     def escaped(self, client):
         """A certificate as nginx's $ssl_client_escaped_cert carries it."""
         with open(client.cert) as f:
@@ -223,9 +233,17 @@ class BankWebhooksThroughNginx(unittest.TestCase):
     def test_bank_certificate_pays_the_charge(self):
         cid = self.charge(1990)
         body, e2e = self.pix(cid, 1990, MTLS_KEY)
-        r, _ = self.hook(self.path_of(self.mtls), body, self.bank)
+        r, rid = self.hook(self.path_of(self.mtls), body, self.bank)
         self.assertTrue(r.header("Content-Type").startswith("application/json"), r.headers)
         self.assert_paid(r, self.mtls, cid, e2e)
+        # through a bank door: nginx's upstream is one of the sockets, and
+        # pixrelay believed nginx's X-Forwarded-For there
+        doors = ["unix:" + p.door for p in self.px]
+        line = wait_for(lambda: next((x for x in self.access_log().splitlines()
+                                      if "request_id=%s " % rid in x), None), what="nginx's line")
+        self.assertIn(line.split(" upstream=", 1)[1].split()[0], doors, line)
+        wait_for(lambda: any("request_id=%s client=%s\n" % (rid, CLIENT) in p.log() for p in self.px),
+                 what="pixrelay's request line naming the client")
 
     def refused_with(self, client, amount, reason):
         cid = self.charge(amount)
@@ -276,24 +294,26 @@ class BankWebhooksThroughNginx(unittest.TestCase):
 
     def test_forged_header_straight_to_pixrelay_is_ignored(self):
         # the bank's valid certificate, as nginx would forward it, sent by a
-        # client that reaches pixrelay itself from an address it does not trust
+        # client that reaches pixrelay's API port itself: from an address it
+        # does not trust, and from nginx's own, which it trusts for
+        # X-Forwarded-For: the API port believes X-Client-Cert from no one
         cid = self.charge(2800)
         body, e2e = self.pix(cid, 2800, MTLS_KEY)
-        rid = "forged-%s" % secrets.token_hex(8)
         p = self.px[0]
-        forged = {"X-Client-Cert": self.escaped(self.bank), "X-Request-Id": rid}
-        c = http.client.HTTPConnection("127.0.0.1", p.port, source_address=(CLIENT, 0),
-                                       timeout=15)
-        r = send(c, "POST", self.path_of(self.mtls), "127.0.0.1:%d" % p.port, body, forged)
-        self.assert_refused(r, rid, cid, e2e, "X-Client-Cert from a peer that is not a "
-                                              "trusted proxy (trusted-proxies): ignored")
-        # the control: the very same call from nginx's address, which
-        # pixrelay trusts, pays (the header is what a bank's call carries)
-        c = http.client.HTTPConnection("127.0.0.1", p.port, source_address=("127.0.0.1", 0),
-                                       timeout=15)
-        r = send(c, "POST", self.path_of(self.mtls), "127.0.0.1:%d" % p.port, body,
-                 dict(forged, **{"X-Request-Id": rid + "-trusted"}))
-        self.refused.remove((self.mtls["id"], e2e))
+        for source in (CLIENT, "127.0.0.1"):
+            rid = "forged-%s" % secrets.token_hex(8)
+            forged = {"X-Client-Cert": self.escaped(self.bank), "X-Request-Id": rid}
+            c = http.client.HTTPConnection("127.0.0.1", p.port, source_address=(source, 0),
+                                           timeout=15)
+            r = send(c, "POST", self.path_of(self.mtls), "127.0.0.1:%d" % p.port, body, forged)
+            self.assert_refused(r, rid, cid, e2e, "X-Client-Cert on the API listener: ignored "
+                                                  "(mTLS banks come through bank-listen)")
+        # the control: the very same call through the bank door, from root
+        # (always a bank proxy), pays (the header is what a bank's call carries)
+        r = p.door_request("POST", self.path_of(self.mtls), body=body,
+                           headers=dict(forged, **{"X-Request-Id": rid + "-door"}))
+        while (self.mtls["id"], e2e) in self.refused:
+            self.refused.remove((self.mtls["id"], e2e))
         self.assert_paid(r, self.mtls, cid, e2e)
 
     def test_forged_header_through_the_api_name_is_cleared(self):
@@ -304,8 +324,9 @@ class BankWebhooksThroughNginx(unittest.TestCase):
                           context=ssl.create_default_context(cafile=self.cert), timeout=15)
         r = send(conn, "POST", self.path_of(self.mtls), PUBLIC, body,
                  {"X-Client-Cert": self.escaped(self.bank), "X-Request-Id": rid})
-        # through a trusted proxy, without the header: nginx dropped it
-        self.assert_refused(r, rid, cid, e2e, "no client certificate")
+        # on the API port, without the header: nginx dropped it
+        self.assert_refused(r, rid, cid, e2e, "no client certificate on the API listener "
+                                              "(mTLS banks come through bank-listen)")
 
     # ---- the bank, by URL token ----
 

@@ -5,6 +5,7 @@ P-256 keys, a few milliseconds each.
     ca = make_ca(d, "Test Bank CA")              CA(name, cert, key)
     srv = make_server(d, ca)                     127.0.0.1 and localhost
     cli = make_client(d, ca, "bank")             extendedKeyUsage clientAuth
+    cli = make_client(d, ca, "bank", subject="/C=BR/O=Bank/CN=webhook.bank.example")
     old = make_expired_client(d, ca)             expired yesterday
     alien = make_foreign_client(d)               signed by a CA of its own
     ok, out = openssl_verify(ca.cert, cli.cert, purpose="sslclient")
@@ -15,8 +16,10 @@ of that name is replaced. A failing openssl raises CertError with its
 command and output. The configuration is written beside the files, so the
 system's openssl.cnf plays no part.
 """
+import base64
 import collections
 import datetime
+import hashlib
 import os
 import secrets
 import shutil
@@ -100,12 +103,14 @@ def _extfile(directory, name, eku, hosts=()):
     return path
 
 
-def _request(directory, name, cn):
-    """A new P-256 key (name.key, mode 0600) and its CSR (returned path)."""
+def _request(directory, name, cn, subject=None):
+    """A new P-256 key (name.key, mode 0600) and its CSR (returned path), for
+    the subject CN=cn, or `subject` in openssl's -subj form when given."""
     cert, key = _paths(directory, name)
     csr = os.path.join(directory, name + ".csr")
     _run("req", "-new", "-config", _config(directory), "-newkey", "ec", "-pkeyopt",
-         "ec_paramgen_curve:P-256", "-nodes", "-keyout", key, "-out", csr, "-subj", "/CN=" + cn)
+         "ec_paramgen_curve:P-256", "-nodes", "-keyout", key, "-out", csr, "-subj",
+         subject or "/CN=" + cn, "-utf8")
     os.chmod(key, 0o600)
     return csr
 
@@ -121,9 +126,9 @@ def make_ca(directory, name="ca", cn=None, days=3650):
     return CA(cn or name, cert, key)
 
 
-def _sign(directory, ca, name, cn, eku, hosts=(), days=825):
+def _sign(directory, ca, name, cn, eku, hosts=(), days=825, subject=None):
     cert, key = _paths(directory, name)
-    csr = _request(directory, name, cn)
+    csr = _request(directory, name, cn, subject)
     ext = _extfile(directory, name, eku, hosts)
     _run("x509", "-req", "-in", csr, "-CA", ca.cert, "-CAkey", ca.key,
          "-set_serial", str(secrets.randbits(63)), "-days", str(days), "-sha256",
@@ -139,10 +144,23 @@ def make_server(directory, ca, name="server", hosts=("127.0.0.1", "localhost"), 
     return _sign(directory, ca, name, hosts[0], "serverAuth", hosts, days)
 
 
-def make_client(directory, ca, name="client", cn=None, days=825):
-    """A client certificate signed by `ca`, subject CN=cn (name by default),
-    extendedKeyUsage clientAuth, valid from now."""
-    return _sign(directory, ca, name, cn or name, "clientAuth", (), days)
+def make_client(directory, ca, name="client", cn=None, days=825, subject=None):
+    """A client certificate signed by `ca`, subject CN=cn (name by default)
+    or `subject` in openssl's -subj form ("/C=BR/O=Bank/CN=host", X.509's
+    order), extendedKeyUsage clientAuth, valid from now."""
+    return _sign(directory, ca, name, cn or name, "clientAuth", (), days, subject)
+
+
+def key_pin(cert):
+    """The pin of the certificate's public key as curl and RFC 7469 write it:
+    sha256/ and the base64 of the SHA-256 of its DER SubjectPublicKeyInfo
+    (openssl x509 -pubkey | openssl pkey -pubin -outform der | openssl dgst
+    -sha256 -binary | base64)."""
+    pub = subprocess.run([OPENSSL, "x509", "-in", cert, "-noout", "-pubkey"], capture_output=True,
+                         check=True, timeout=60).stdout
+    der = subprocess.run([OPENSSL, "pkey", "-pubin", "-outform", "der"], input=pub,
+                         capture_output=True, check=True, timeout=60).stdout
+    return "sha256/" + base64.b64encode(hashlib.sha256(der).digest()).decode()
 
 
 def make_expired_client(directory, ca, name="expired-client", cn=None):

@@ -457,14 +457,51 @@ class Response:
         return "<%d %r>" % (self.status, self.body[:300])
 
 
-class Pixrelay:
-    """The real binary. `redis` is a Redis (shared) or None for the embedded one."""
+class UnixHTTPConnection(http.client.HTTPConnection):
+    """HTTP over the Unix socket at `path`, as nginx's proxy_pass
+    http://unix:PATH: does."""
 
-    def __init__(self, workdir, redis=None, args=(), env=None, name="pixrelay"):
+    def __init__(self, path, timeout=10):
+        super().__init__("localhost", timeout=timeout)
+        self.unix_path = path
+
+    def connect(self):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(self.timeout)
+        self.sock.connect(self.unix_path)
+
+
+def _send(conn, method, path, body=None, headers=None, raw=None):
+    hdrs = dict(headers or {})
+    data = raw
+    if body is not None:
+        data = json.dumps(body).encode()
+        hdrs.setdefault("Content-Type", "application/json")
+    try:
+        conn.request(method, path, body=data, headers=hdrs)
+        r = conn.getresponse()
+        return Response(r.status, r.getheaders(), r.read())
+    finally:
+        conn.close()
+
+
+class Pixrelay:
+    """The real binary. `redis` is a Redis (shared) or None for the embedded one.
+    With door=True it has a bank door (bank-listen) at `self.door`, set in its
+    environment so that the command-line tools run with px.cli() see it too;
+    a caller that is not root is its bank proxy (bank-proxy-uids), as root
+    always is."""
+
+    def __init__(self, workdir, redis=None, args=(), env=None, name="pixrelay", door=False):
         self.workdir = workdir
         self.redis = redis
         self.args = list(args)
         self.env = dict(os.environ)
+        self.door = os.path.join(workdir, name + ".bank.sock") if door else None
+        if door:
+            self.env["PIXRELAY_BANK_LISTEN"] = "unix:" + self.door
+            if os.geteuid() != 0:
+                self.env["PIXRELAY_BANK_PROXY_UIDS"] = str(os.geteuid())
         self.env.update(env or {})
         self.data_dir = os.path.join(workdir, name + "-data")
         self.log_path = os.path.join(workdir, name + ".log")
@@ -525,17 +562,14 @@ class Pixrelay:
 
     def request(self, method, path, body=None, headers=None, raw=None, timeout=10):
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
-        hdrs = dict(headers or {})
-        data = raw
-        if body is not None:
-            data = json.dumps(body).encode()
-            hdrs.setdefault("Content-Type", "application/json")
-        try:
-            conn.request(method, path, body=data, headers=hdrs)
-            r = conn.getresponse()
-            return Response(r.status, r.getheaders(), r.read())
-        finally:
-            conn.close()
+        return _send(conn, method, path, body, headers, raw)
+
+    def door_request(self, method, path, body=None, headers=None, raw=None, timeout=10):
+        """A request through the bank door (door=True), as the proxy's bank
+        webhook server sends it."""
+        if not self.door:
+            raise AssertionError("%s has no bank door (Pixrelay(..., door=True))" % self.log_path)
+        return _send(UnixHTTPConnection(self.door, timeout), method, path, body, headers, raw)
 
     def cli(self, *args, check=True):
         p = subprocess.run([BIN] + self.common_args() + list(args), capture_output=True,
@@ -568,16 +602,17 @@ class Workdir:
         shutil.rmtree(self.path, ignore_errors=True)
 
 
-def start_stack(on, args=(), name="pixrelay", sink=False, port=0):
+def start_stack(on, args=(), name="pixrelay", sink=False, port=0, door=False):
     """Start, as attributes of `on` (a test class or a test case), a work dir
     `on.wd`, a Redis `on.redis`, with sink=True a Sink `on.sink`, and a ready
-    pixrelay `on.px` run with `args` (listening on `port`, 0: any); returns
-    on.px. stop_stack(on) stops them again."""
+    pixrelay `on.px` run with `args` (listening on `port`, 0: any; with
+    door=True a bank door, see Pixrelay); returns on.px. stop_stack(on)
+    stops them again."""
     on.wd = Workdir()
     on.redis = Redis(on.wd.path).start()
     if sink:
         on.sink = Sink().start()
-    on.px = Pixrelay(on.wd.path, on.redis, args=args, name=name).start(port)
+    on.px = Pixrelay(on.wd.path, on.redis, args=args, name=name, door=door).start(port)
     on.px.wait_ready()
     return on.px
 

@@ -2,9 +2,9 @@
 bank show says the bank holds (docs/banks.md, "Connect a bank"), against the
 tests' bank (testbank.py: the API Pix over mutual TLS, OAuth2, the webhook
 sent over mutual TLS). The banks' webhook server is a TLS proxy of the
-test's own in front of pixrelay, as nginx is in production: it asks for the
-bank's client certificate and forwards it in X-Client-Cert; pixrelay's
-bank-webhook-base-url names it (https)."""
+test's own in front of pixrelay's bank door (bank-listen), as nginx is in
+production: it asks for the bank's client certificate and forwards it in
+X-Client-Cert; pixrelay's bank-webhook-base-url names it (https)."""
 import base64
 import calendar
 import http.client
@@ -19,7 +19,7 @@ import unittest
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from harness import BIN, Pixrelay, Redis, Workdir, wait_for
+from harness import BIN, Pixrelay, Redis, UnixHTTPConnection, Workdir, wait_for
 
 import certs
 from testbank import TestBank
@@ -33,8 +33,9 @@ class WebhookProxy:
     """HTTPS on 127.0.0.1 with a server certificate of `ca`; asks for a
     client certificate of `client_ca` (optional, like nginx's
     ssl_verify_client optional_no_ca) and forwards each request to
-    pixrelay's port (set .port later) with the certificate in
-    X-Client-Cert, percent-escaped as nginx's $ssl_client_escaped_cert."""
+    pixrelay's bank door (set .door later, a Unix socket) with the
+    certificate in X-Client-Cert, percent-escaped as nginx's
+    $ssl_client_escaped_cert."""
 
     def __init__(self, directory, ca, client_ca):
         cert = certs.make_server(directory, ca, "webhook-proxy")
@@ -42,7 +43,7 @@ class WebhookProxy:
         ctx.load_cert_chain(cert.cert, cert.key)
         ctx.load_verify_locations(client_ca)
         ctx.verify_mode = ssl.CERT_OPTIONAL
-        self.port = None
+        self.door = None
         proxy = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -57,7 +58,7 @@ class WebhookProxy:
                 der = self.connection.getpeercert(binary_form=True)
                 if der:
                     headers["X-Client-Cert"] = urllib.parse.quote(ssl.DER_cert_to_PEM_cert(der), safe="")
-                conn = http.client.HTTPConnection("127.0.0.1", proxy.port, timeout=10)
+                conn = UnixHTTPConnection(proxy.door)
                 try:
                     conn.request("POST", self.path, body, headers)
                     r = conn.getresponse()
@@ -131,9 +132,9 @@ class Register(unittest.TestCase):
         cls.proxy = WebhookProxy(d, proxy_ca, cls.bank.webhook_ca)
         cls.redis = Redis(cls.wd.path).start()
         cls.px = Pixrelay(cls.wd.path, cls.redis,
-                          args=["--trusted-proxies", "127.0.0.1", "--bank-timeout-ms", "3000"],
+                          args=["--bank-timeout-ms", "3000"], door=True,
                           env={"PIXRELAY_BANK_WEBHOOK_BASE_URL": cls.proxy.url}).start()
-        cls.proxy.port = cls.px.port
+        cls.proxy.door = cls.px.door
         cls.px.wait_ready()
         cls.px.cli("init", "--env", "sandbox")
         cls.secret = os.path.join(d, "secret.txt")
@@ -420,7 +421,7 @@ class Register(unittest.TestCase):
                  "--register-webhook is for connect with the bank's API options"),
                 (("list", "--env", "sandbox", "--register-webhook"), "--register-webhook is for connect"),
                 (("register-webhook", "bnk_x", "--env", "sandbox", "--url-token"),
-                 "--chave, --client-ca and --url-token are for connect"),
+                 "--chave and --url-token are for connect"),
                 (("register-webhook", "bnk_x", "--env", "sandbox", "--api-url", "https://x.example"),
                  "the bank's API options are for connect and credentials")]:
             r = self.bankcli(*args)

@@ -5,8 +5,14 @@ settles Pix and refunds and tells nobody, and pixrelay, asking the bank's
 GET /pix every second, pays the charges, reports the Pix that named none,
 settles the refunds it asked for, and sends each event once, whether the
 webhook also came, came first, or never came; while the bank is down it
-says so and catches up after.
+says so and catches up after. The day's report says a day complete only
+when the spans of the bank's list it read cover it (docs/banks.md, "The
+day's report"): never for a connection without API credentials, nor for a
+day before the connection, partly for its first day, wholly after a
+backfill (`bank reconcile --since`), which reads back as far as the bank
+answers.
 """
+import datetime
 import json
 import os
 import re
@@ -16,13 +22,35 @@ import urllib.parse
 
 import bcb
 import certs
-from harness import Pixrelay, auth, free_port, init_platforms, start_stack, stop_stack, wait_for
+from harness import (Pixrelay, auth, free_port, init_platforms, start_stack, stop_stack,
+                     store_account, wait_for)
 from sse import verify
 from testbank import TestBank
 
 CREATE = "/v1/charge/pix/create"
 CONNECTIONS = "/v1/bank/connections"
 QUIET = 1.0  # after a reconciliation: nothing more comes
+
+
+def brasilia_day(days_ago):
+    """YYYY-MM-DD, Brasilia time (UTC-3), `days_ago` days before today."""
+    now = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(hours=3, days=days_ago)
+    return now.strftime("%Y-%m-%d")
+
+
+def brasilia_day_of(moment):
+    return (parse_utc(moment) - datetime.timedelta(hours=3)).strftime("%Y-%m-%d")
+
+
+def last_line(text):
+    """The last line of a command's stderr, with its newline (the lines
+    before are its log)."""
+    return text.splitlines(True)[-1] if text else ""
+
+
+def parse_utc(text):
+    return datetime.datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(
+        datetime.timezone.utc)
 
 
 def metric(text, name, **labels):
@@ -45,15 +73,20 @@ class Reconciliation(unittest.TestCase):
         merchant_ca = certs.make_ca(cls.certdir, "merchant-ca", "Loja Client CA")
         cls.merchant = certs.make_client(cls.certdir, merchant_ca, "loja", "loja.example")
         cls.bank = TestBank(client_ca=merchant_ca.cert,
-                            keys=["pagamentos@loja.example", "outra@loja.example"]).start()
+                            keys=["pagamentos@loja.example", "outra@loja.example",
+                                  "primeiro@loja.example", "antigo@loja.example",
+                                  "limite@loja.example"]).start()
         init = init_platforms(cls.px)
         cls.account = init["sandbox"]
         cls.key = cls.px.create_key("sandbox")["key"]
+        # the connections of the day's report tests are another account's,
+        # so that the platform account's charges stay created at its bank
+        cls.other, cls.other_key = store_account(cls.redis, cls.px, "Dias")
         cls.px.cli("account", "set", "--env", "sandbox", "--postback-url",
                    cls.sink.url("/account"))
         cls.signing = json.loads(cls.px.cli("secrets", "--env", "sandbox", "--json").stdout)[
             "signingSecret"]
-        secret = os.path.join(cls.certdir, "secret.txt")
+        cls.secret = secret = os.path.join(cls.certdir, "secret.txt")
         with open(secret, "w") as f:
             f.write(cls.bank.client_secret)
         os.chmod(secret, 0o600)
@@ -279,6 +312,41 @@ class Reconciliation(unittest.TestCase):
         self.assertEqual(r.status, 404, r)
 
 
+    def test_a_pix_the_bank_lists_that_the_schema_refuses(self):
+        # nothing the bank reports is dropped: a Pix it lists that the
+        # standard's schema refuses is one event, counted once in the report
+        pix = self.bank.pay_key("3.10")
+        self.bank.garble(pix["endToEndId"], valor="3,10")
+        r = self.px.cli("bank", "reconcile", self.conn["id"], "--env", "sandbox", "--json")
+        run = json.loads(r.stdout)
+        self.assertGreaterEqual(run["listed"], 1)
+        self.assertGreaterEqual(run["refused"], 1)
+
+        def refused():
+            return [q.json for q in self.sink.requests("/account")
+                    if q.json["event"] == "EVENT:PIX_REFUSED"
+                    and q.json["data"]["endToEndId"] == pix["endToEndId"]]
+        [ev] = wait_for(refused, timeout=15, what="the refused Pix's event")
+        self.assertEqual(ev["data"], {"connection": self.conn["id"], "source": "reconciliation",
+                                      "endToEndId": pix["endToEndId"],
+                                      "reasons": ['pix[0].valor: must be 1 to 10 digits, a dot and 2 '
+                                                  'digits, like "110.00"'],
+                                      "item": dict(self.bank.pix(pix["endToEndId"]), valor="3,10")})
+        text = self.px.cli("bank", "reconcile", self.conn["id"], "--env", "sandbox").stdout
+        self.assertRegex(text, r"Pix listed in \d+ page\(s\): 0 new \(missed by the webhook\), [1-9]\d* "
+                               r"refused by the standard's schema")
+        time.sleep(QUIET)
+        self.assertEqual(len(refused()), 1)
+        day = time.strftime("%Y-%m-%d", time.gmtime(time.time() - 3 * 3600))
+        rep = self.px.request("GET", "/v1/bank/reconciliation?connection=%s&date=%s" % (self.conn["id"], day),
+                              headers=auth(self.key)).json["data"]
+        self.assertGreaterEqual(rep["pix"]["refused"], 1)
+        before = rep["pix"]["refused"]
+        self.reconcile_now()
+        rep = self.px.request("GET", "/v1/bank/reconciliation?connection=%s&date=%s" % (self.conn["id"], day),
+                              headers=auth(self.key)).json["data"]
+        self.assertEqual(rep["pix"]["refused"], before)
+
     def test_the_days_report_and_the_cli(self):
         path = "/report-%d" % time.time_ns()
         ch = self.charge(777, path)
@@ -314,21 +382,201 @@ class Reconciliation(unittest.TestCase):
         text = self.px.cli("bank", "report", self.conn["id"], "--env", "sandbox").stdout
         self.assertIn("not complete", text)
         self.assertIn("  " + pix["endToEndId"] + "\n", text)
-        # yesterday is reconciled past its end: complete, and nothing heard
-        yesterday = time.strftime("%Y-%m-%d", time.gmtime(time.time() - 3 * 3600 - 86400))
+        # yesterday was before the connection: never read, so not complete
+        yesterday = brasilia_day(1)
         r = self.px.request("GET", "/v1/bank/reconciliation?connection=%s&date=%s"
                             % (self.conn["id"], yesterday), headers=auth(self.key))
         self.assertEqual((r.status, r.json["data"]["complete"], r.json["data"]["pix"]["received"]),
-                         (200, True, 0), r)
+                         (200, False, 0), r)
+        self.assertTrue(r.json["data"]["whyNotComplete"][0].startswith("the connection was made on "),
+                        r.json["data"])
+        # (to 00:10 the next day, or to where the first run began, made just after midnight)
+        self.assertRegex(r.json["data"]["whyNotComplete"][1], r"^not read from 00:00 to ")
         for query, status in [("connection=%s&date=2026-02-30" % self.conn["id"], 400),
                               ("date=2026-11-26", 400),
                               ("connection=bnk_01JZZZZZZZZZZZZZZZZZZZZZZZ", 404)]:
             r = self.px.request("GET", "/v1/bank/reconciliation?" + query, headers=auth(self.key))
             self.assertEqual(r.status, status, (query, r))
         r = self.px.cli("bank", "reconcile", self.conn["id"], "--env", "sandbox", "--since",
-                        "30d", check=False)
+                        "31d", check=False)
         self.assertEqual(r.returncode, 2)
-        self.assertIn("at most 7 days ago", r.stderr)
+        self.assertEqual(r.stderr, "pixrelay bank reconcile: --since must be a duration (90s, 15m, "
+                         "2h, 30d) or a time, at most 30 days ago (event-retention-days)\n")
+
+    # ---- the day's report: what "complete" proves ----
+
+    def connect(self, chave, api=True):
+        """A connection of the account to `chave` at the test bank, with its
+        API credentials unless api is False; returns it."""
+        args = ["bank", "connect", "--env", "sandbox", "--account", self.other, "--chave", chave,
+                "--url-token", "--json"]
+        if api:
+            args += ["--api-url", self.bank.url, "--token-url", self.bank.token_url,
+                     "--client-id", self.bank.client_id, "--client-secret-file", self.secret,
+                     "--cert", self.merchant.cert, "--key", self.merchant.key,
+                     "--bank-ca", self.bank.server_ca]
+        conn = json.loads(self.px.cli(*args).stdout)
+        self.addCleanup(self.px.cli, "bank", "disconnect", conn["id"], "--env", "sandbox")
+        return conn
+
+    def report(self, conn, day):
+        r = self.px.request("GET", "/v1/bank/reconciliation?connection=%s&date=%s" % (conn, day),
+                            headers=auth(self.other_key))
+        self.assertEqual(r.status, 200, r)
+        rep = r.json["data"]
+        cli = json.loads(self.px.cli("bank", "report", conn, "--env", "sandbox", "--date", day,
+                                     "--json").stdout)
+        # the CLI says the same (of today, a run may have read more meanwhile)
+        if day == brasilia_day(0):
+            for k in ("whyNotComplete", "read"):
+                cli.pop(k)
+            self.assertEqual(cli, {k: v for k, v in rep.items() if k not in ("whyNotComplete", "read")})
+        else:
+            self.assertEqual(cli, rep)
+        return rep
+
+    def reconcile_since(self, conn, since):
+        r = self.px.cli("bank", "reconcile", conn, "--env", "sandbox", "--since", since, "--json",
+                        check=False)
+        return r, json.loads(r.stdout) if r.stdout else None
+
+    def test_a_connection_without_credentials_is_never_complete(self):
+        conn = self.connect("semapi@loja.example", api=False)["id"]
+        for day in (brasilia_day(0), brasilia_day(1), brasilia_day(40)):
+            rep = self.report(conn, day)
+            self.assertFalse(rep["complete"], rep)
+            self.assertEqual(rep["whyNotComplete"],
+                             ["the connection has no API credentials: only its webhook is heard"])
+            self.assertEqual(rep["read"], [])
+        text = self.px.cli("bank", "report", conn, "--env", "sandbox").stdout
+        self.assertIn("not complete:\n  - the connection has no API credentials: only its webhook "
+                      "is heard\nread          nothing of this day\n", text)
+
+    def test_reconciling_a_connection_without_credentials_says_so(self):
+        # said as such, not as "no connection"
+        conn = self.connect("semapi2@loja.example", api=False)["id"]
+        r = self.px.cli("bank", "reconcile", conn, "--env", "sandbox", check=False)
+        self.assertEqual((r.returncode, r.stdout), (1, ""))
+        self.assertEqual(last_line(r.stderr), "pixrelay bank reconcile: connection %s has no API credentials "
+                         "(pixrelay bank credentials gives them)\n" % conn)
+        r = self.px.cli("bank", "reconcile", "bnk_01JZZZZZZZZZZZZZZZZZZZZZZZ", "--env", "sandbox",
+                        check=False)
+        self.assertEqual((r.returncode, last_line(r.stderr)), (1, "pixrelay bank reconcile: no connection "
+                         "bnk_01JZZZZZZZZZZZZZZZZZZZZZZZ in sandbox\n"))
+
+    def test_the_first_day_is_partial_and_a_day_before_is_not_complete(self):
+        c = self.connect("primeiro@loja.example")
+        made = parse_utc(c["createdAt"])
+        # the server's first run reads from 10 minutes before the credentials
+        rep = wait_for(lambda: (lambda r: r["read"] and r)(self.report(c["id"], brasilia_day(0))),
+                       timeout=15, what="the first reconciliation")
+        self.assertFalse(rep["complete"])
+        first = rep["read"][0]["from"]
+        self.assertRegex(first, r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}-03:00$")
+        began = parse_utc(first)
+        if first.endswith("T00:00:00.000-03:00"):
+            # made in the first 10 minutes of the day: the day before is the first
+            self.assertLessEqual(began, made - datetime.timedelta(minutes=10))
+        else:
+            self.assertLess(abs((began - (made - datetime.timedelta(minutes=10))).total_seconds()), 5)
+            at = first[11:16] if first[16:19] == ":00" else first[11:19]
+            self.assertEqual(rep["whyNotComplete"][0], "not read from 00:00 to %s" % at)
+            self.assertIn("the reconciliation began on %s at %s, 10 minutes before the API "
+                          "credentials were given (bank reconcile --since reads back before it)"
+                          % (first[:10], at), rep["whyNotComplete"])
+        # read up to the last run: only "since" then is missing, and the day's end
+        self.assertEqual([w for w in rep["whyNotComplete"] if w.startswith("not read")
+                          and not w.startswith("not read from 00:00 to ")
+                          and not re.match(r"^not read since \d\d:\d\d(:\d\d)?$", w)], [])
+        self.assertEqual(rep["whyNotComplete"][-1], "the day is not over")
+        text = self.px.cli("bank", "report", c["id"], "--env", "sandbox").stdout
+        self.assertIn("  - the day is not over\n", text)
+        self.assertIn("\n  %s .. " % first, text)
+        # a day before the connection existed: nothing read, and why
+        day = brasilia_day(3)
+        rep = self.report(c["id"], day)
+        made_b = made - datetime.timedelta(hours=3)
+        self.assertEqual((rep["complete"], rep["read"]), (False, []))
+        self.assertEqual(rep["whyNotComplete"], [
+            "the connection was made on %s at %s, after this day (bank reconcile --since reads "
+            "back before it)" % (made_b.strftime("%Y-%m-%d"),
+                                 made_b.strftime("%H:%M" if made_b.second == 0 else "%H:%M:%S")),
+            "not read from 00:00 to 00:10 the next day"])
+        self.assertEqual(rep["pix"]["received"], 0)
+
+    def test_a_backfill_beyond_seven_days_makes_the_days_complete(self):
+        c = self.connect("antigo@loja.example")
+        now = datetime.datetime.now(datetime.timezone.utc)
+        old = self.bank.pay_key("12.34", chave="antigo@loja.example",
+                                when=now - datetime.timedelta(days=20))
+        recent = self.bank.pay_key("5.00", chave="antigo@loja.example",
+                                   when=now - datetime.timedelta(days=2))
+        r, run = self.reconcile_since(c["id"], "30d")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual((run["stopped"], run["readFrom"], run["new"]), (None, run["from"], 2))
+        self.assertIn(run["windows"], (30, 31))
+        self.assertEqual(run["reconciledUntil"], run["to"])
+        # each day read whole is complete, with the span that proves it
+        for pix in (old, recent):
+            day = brasilia_day_of(pix["horario"])
+            rep = self.report(c["id"], day)
+            nxt = (datetime.date.fromisoformat(day) + datetime.timedelta(days=1)).isoformat()
+            self.assertEqual((rep["complete"], rep["whyNotComplete"]), (True, []), rep)
+            self.assertEqual(rep["read"], [{"from": day + "T00:00:00.000-03:00",
+                                            "to": nxt + "T00:10:00.000-03:00"}])
+            self.assertEqual((rep["pix"]["recovered"], rep["recoveredEndToEndIds"]),
+                             (1, [pix["endToEndId"]]))
+        day = brasilia_day(10)
+        rep = self.report(c["id"], day)
+        self.assertEqual((rep["complete"], rep["whyNotComplete"], rep["pix"]["received"]),
+                         (True, [], 0))
+        # today is read from its start: only its end is missing
+        rep = self.report(c["id"], brasilia_day(0))
+        self.assertFalse(rep["complete"])
+        self.assertEqual(rep["read"][0]["from"], brasilia_day(0) + "T00:00:00.000-03:00")
+        self.assertEqual(rep["whyNotComplete"][-1], "the day is not over")
+        self.assertNotIn("not read from 00:00", " ".join(rep["whyNotComplete"]))
+        # further back than the retention: not read, not complete
+        rep = self.report(c["id"], brasilia_day(31))
+        self.assertFalse(rep["complete"])
+        text = self.px.cli("bank", "report", c["id"], "--env", "sandbox", "--date",
+                           brasilia_day_of(old["horario"])).stdout
+        self.assertIn("complete: the bank's list was read for all of the day and 10 minutes "
+                      "past it\n", text)
+        # the text of a run
+        text = self.px.cli("bank", "reconcile", c["id"], "--env", "sandbox", "--since", "3d").stdout
+        self.assertRegex(text, r"\nread back to \S+Z in [34] window\(s\) of at most a day\n")
+
+    def test_a_bank_that_refuses_an_old_range_stops_the_backfill(self):
+        c = self.connect("limite@loja.example")
+        now = datetime.datetime.now(datetime.timezone.utc)
+        kept = self.bank.pay_key("3.00", chave="limite@loja.example",
+                                 when=now - datetime.timedelta(days=3))
+        lost = self.bank.pay_key("4.00", chave="limite@loja.example",
+                                 when=now - datetime.timedelta(days=9))
+        self.bank.history_days = 7
+        try:
+            r, run = self.reconcile_since(c["id"], "30d")
+        finally:
+            self.bank.history_days = None
+        self.assertEqual(r.returncode, 1, r.stderr)
+        # six days read, the newest first; the seventh back is refused
+        to = parse_utc(run["to"])
+        self.assertEqual(run["windows"], 6)
+        self.assertEqual(parse_utc(run["readFrom"]), to - datetime.timedelta(days=6))
+        self.assertEqual(run["new"], 1)
+        self.assertEqual(run["reconciledUntil"], run["to"])
+        self.assertEqual(run["stopped"], "the bank refused the list of Pix: HTTP 400 o parâmetro "
+                         "inicio é anterior ao período de consulta disponível (7 dias). (inicio)")
+        self.assertEqual(last_line(r.stderr), "pixrelay bank reconcile: stopped reading back at %s, short of "
+                         "%s: %s\n" % (run["readFrom"], run["from"], run["stopped"]))
+        log = self.px.request("GET", "%s/%s/notifications?limit=1000" % (CONNECTIONS, c["id"]),
+                              headers=auth(self.other_key)).json["data"]["notifications"]
+        self.assertEqual(sorted(n.get("endToEndId") for n in log), [kept["endToEndId"]])
+        # what it read is kept: the day of the Pix it reached is complete
+        self.assertTrue(self.report(c["id"], brasilia_day_of(kept["horario"]))["complete"])
+        rep = self.report(c["id"], brasilia_day_of(lost["horario"]))
+        self.assertEqual((rep["complete"], rep["read"], rep["pix"]["received"]), (False, [], 0))
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Banks (docs/banks.md): a bank's API Pix webhook end to end, as a merchant
 sees it. Connections over POST /v1/bank/connections, the bank's calls to
-{webhookUrl}/pix authenticated by URL token or by the client certificate a
-trusted proxy forwards, each Pix matched to its charge (or reported), each
+{webhookUrl}/pix authenticated by URL token or by the client certificate the
+proxy forwards on the bank door (bank-listen), each Pix matched to its charge (or reported), each
 refund taken once, the events at a real sink, signed like every postback.
 
 Every notification a test means to be valid is first checked against the
@@ -10,6 +10,7 @@ tests speak the standard; the deliberately malformed ones are shown to be
 refused by that schema too, or, where the schema is looser than pixrelay
 (its unanchored valor pattern), shown to pass it.
 """
+import base64
 import datetime
 import hashlib
 import http.client
@@ -29,7 +30,7 @@ import bcb
 import certs
 from bankcase import CREATE, BankCase, unique, valor_of
 from harness import (ModuleStack, Pixrelay, Redis, Workdir, acct_key, auth, check_exit, connect_bank, free_port,
-                     init_platforms, new_ulid, rkey, start_stack, store_account, wait_for)
+                     init_platforms, new_ulid, rkey, shard_of, start_stack, store_account, wait_for)
 
 UNAUTHENTICATED = "not authenticated as the bank of this connection"
 CONNECTIONS = "/v1/bank/connections"
@@ -103,6 +104,12 @@ def metric(text, name, **labels):
     return 0.0
 
 
+def own_key(account, e2e, env="sandbox"):
+    """The key that holds a Pix taken once per environment, account and
+    endToEndId (in the account's shard)."""
+    return "pixrelay:{s%d}:bown:%s:%s:%s" % (shard_of(account), env, account, e2e)
+
+
 def make_intermediate(directory, root, name):
     """A CA signed by `root` (certs.CA), as banks' webhook certificates often
     come from: name.pem, name.key."""
@@ -137,18 +144,23 @@ def request_from(source, port, method, path, body=None, headers=None):
 # ---- one stack for the module ----
 
 class Env(ModuleStack):
-    shared = ("wd", "redis", "px", "sink", "account", "live_account", "key", "live", "signing",
-              "quiet", "quiet_key", "certs")
+    shared = ("wd", "redis", "px", "sink", "account", "live_account", "key", "live", "live_master",
+              "signing", "quiet", "quiet_key", "certs")
 
     @classmethod
     def setup(cls):
         # a fixed port: the default base URL (http://<listen>/v1) is then the
-        # webhookUrl's; 127.0.0.1 stands for nginx (docs/banks.md, step 3)
-        start_stack(cls, args=["--trusted-proxies", "127.0.0.1"], sink=True, port=free_port())
+        # webhookUrl's; the bank door (bank-listen) is where nginx's webhook
+        # server sends (docs/banks.md, step 3), and the tests, as root, are its
+        # proxy; 127.0.0.1 is a trusted proxy on the API port, whose
+        # X-Client-Cert is believed all the same never
+        start_stack(cls, args=["--trusted-proxies", "127.0.0.1"], sink=True, port=free_port(),
+                    door=True)
         init = init_platforms(cls.px)
         cls.account, cls.live_account = init["sandbox"], init["production"]
         cls.key = cls.px.create_key("sandbox")["key"]
         cls.live = cls.px.create_key("production")["key"]
+        cls.live_master = cls.px.create_key("production", master=True)["key"]
         cls.px.cli("account", "set", "--env", "sandbox", "--postback-url", cls.sink.url("/account"))
         cls.signing = json.loads(cls.px.cli("secrets", "--env", "sandbox", "--json").stdout)[
             "signingSecret"]
@@ -178,25 +190,32 @@ class Base(BankCase):
     # ---- connections ----
 
     @classmethod
-    def class_connection(cls, key=None, auth_mode="url-token", pix_key=None, client_ca=None):
+    def class_connection(cls, key=None, auth_mode="url-token", pix_key=None, client_ca=None,
+                         account=None, **more):
         """A new connection of the account of `key` (the sandbox platform's by
-        default)."""
+        default; `account` with a master key), `more` fields in its body."""
         body = {"pixKey": pix_key or "pix-%s@loja.com.br" % random.randrange(10 ** 9),
                 "auth": auth_mode}
         if client_ca is not None:
             body["clientCa"] = client_ca
-        r = cls.px.request("POST", CONNECTIONS, body=body, headers=auth(key or cls.key))
+        body.update(more)
+        r = cls.px.request("POST", CONNECTIONS, body=body, headers=auth(key or cls.key, account))
         if r.status != 200:
             raise AssertionError("POST %s: %r" % (CONNECTIONS, r))
         return r.json["data"]
 
-    def connect(self, key=None, **kw):
+    def connect(self, key=None, account=None, **kw):
         """class_connection(), disconnected after the test (an account has at
         most 20)."""
-        conn = self.class_connection(key, **kw)
+        conn = self.class_connection(key, account=account, **kw)
         self.addCleanup(self.px.request, "POST", "%s/%s/disconnect" % (CONNECTIONS, conn["id"]),
-                        headers=auth(key or self.key))
+                        headers=auth(key or self.key, account))
         return conn
+
+    def update(self, conn, body, key=None, account=None):
+        """PATCH the connection; the answer."""
+        return self.px.request("PATCH", "%s/%s" % (CONNECTIONS, conn["id"]), body=body,
+                               headers=auth(key or self.key, account))
 
     def hook_path(self, conn, suffix="/pix"):
         """The path and query a bank POSTs to: webhookUrl with `suffix` appended
@@ -205,12 +224,15 @@ class Base(BankCase):
         self.assertEqual((u.scheme, u.netloc), ("http", "127.0.0.1:%d" % self.px.port))
         return u.path + ("?" + u.query if u.query else "")
 
-    def post(self, conn, body, path=None, raw=None, headers=None):
-        """A bank's call: `body` (already checked by the caller) to {webhookUrl}/pix."""
+    def post(self, conn, body, path=None, raw=None, headers=None, door=True):
+        """A bank's call: `body` (already checked by the caller) to {webhookUrl}/pix,
+        through the bank door as the proxy sends it (door=False: to the API
+        port)."""
         h = {"Content-Type": "application/json"}
         h.update(headers or {})
         data = raw if raw is not None else json.dumps(body).encode()
-        return self.px.request("POST", path or self.hook_path(conn), raw=data, headers=h)
+        send = self.px.door_request if door else self.px.request
+        return send("POST", path or self.hook_path(conn), raw=data, headers=h)
 
     def send(self, conn, *items):
         """A valid notification of `items`, answered 200; its data."""
@@ -295,7 +317,7 @@ class Standard(Base):
         self.assertEqual((d["received"], d["accepted"], d["duplicates"], d["refused"]), (1, 1, 0, []))
         self.assertEqual(d["pix"], [{"endToEndId": ex2["endToEndId"], "outcome": "unmatched",
                                      "reason": "unknown_txid", "event": d["pix"][0]["event"],
-                                     "charge": None}])
+                                     "charge": None, "heldBy": None}])
         got = self.events("/account", 1, webhook_id=d["pix"][0]["event"])[0]
         self.assertEqual(got, {"id": d["pix"][0]["event"], "event": "EVENT:PIX_UNMATCHED",
                                "data": {"reason": "unknown_txid", "connection": conn["id"],
@@ -424,7 +446,7 @@ class UrlToken(Base):
         self.quiet_after(path, 0)
         self.assertEqual(self.get_charge(c["id"]), c)
         self.assertEqual(self.notifications(conn), [])
-        self.assertIsNone(self.redis.cmd("GET", rkey("bpix:", conn["id"]) + ":" + good["pix"][0]["endToEndId"]))
+        self.assertIsNone(self.redis.cmd("GET", own_key(self.account, good["pix"][0]["endToEndId"])))
         self.assertEqual(self.redis.cmd("LLEN", rkey("blog:", gone["id"])), 1)
         self.assertEqual(self.redis.cmd("LLEN", rkey("blog:", unknown)), 0)
         # the right token still works
@@ -450,7 +472,7 @@ class Matching(Base):
         evt = d["pix"][0]["event"]
         self.assertRegex(evt, r"^evt_[0-9A-Z]{26}$")
         self.assertEqual(d["pix"], [{"endToEndId": p["endToEndId"], "outcome": "paid", "reason": None,
-                                     "event": evt, "charge": c["id"]}])
+                                     "event": evt, "charge": c["id"], "heldBy": None}])
         got = self.events(path, 1)[0]
         shown = self.get_charge(c["id"])
         self.assertEqual(shown["status"], "PAID")
@@ -468,9 +490,10 @@ class Matching(Base):
         log = self.notifications(self.conn)[0]
         self.assertEqual(log, {"at": log["at"], "source": "webhook", "endToEndId": p["endToEndId"],
                                "txid": p["txid"], "amount": 12345, "outcome": "paid", "reason": None,
-                               "charge": c["id"], "event": evt})
-        self.assertEqual(self.redis.cmd("GET", rkey("bpix:", self.conn["id"]) + ":" + p["endToEndId"]),
-                         "paid  " + evt)
+                               "heldBy": None, "charge": c["id"], "event": evt})
+        # taken once per account, by this connection
+        self.assertEqual(self.redis.cmd("GET", own_key(self.account, p["endToEndId"])),
+                         "paid  %s %s" % (evt, self.conn["id"]))
         self.quiet_after(path, 1)
         return c, path
 
@@ -510,7 +533,7 @@ class Matching(Base):
         self.assertEqual(dict(zip(counts[::2], counts[1::2])),
                          {"webhook": "1", "no_txid": "1", "webhook_cents": "100"})
         # kept for the event retention (30 days by default)
-        for k in (day, rkey("bpix:", self.conn["id"]) + ":" + p["endToEndId"], rkey("blog:", self.conn["id"])):
+        for k in (day, own_key(self.account, p["endToEndId"]), rkey("blog:", self.conn["id"])):
             self.assertTrue(29 * 86400 < self.redis.cmd("TTL", k) <= 30 * 86400, k)
         self.assertEqual(self.redis.cmd("EXISTS", rkey("bday:", self.conn["id"]) + ":2020-09-10"), 0)
 
@@ -519,7 +542,7 @@ class Matching(Base):
         evt = d["pix"][0]["event"]
         self.assertEqual(d["pix"], [{"endToEndId": p["endToEndId"], "outcome": "unmatched",
                                      "reason": reason, "event": evt,
-                                     "charge": charge["id"] if charge else None}])
+                                     "charge": charge["id"] if charge else None, "heldBy": None}])
         got = self.events(path, 1, webhook_id=evt)[0]
         self.assertEqual(got, {"id": evt, "event": "EVENT:PIX_UNMATCHED",
                                "data": {"reason": reason, "connection": self.conn["id"],
@@ -589,7 +612,8 @@ class Matching(Base):
         d = self.send(self.conn, p)
         evt = d["pix"][0]["event"]
         self.assertEqual(d["pix"], [{"endToEndId": p["endToEndId"], "outcome": "paid",
-                                     "reason": "heard_late", "event": evt, "charge": c["id"]}])
+                                     "reason": "heard_late", "event": evt, "charge": c["id"],
+                                     "heldBy": None}])
         got = self.events(path, 2)[1]
         shown = self.get_charge(c["id"])
         self.assertEqual(shown["status"], "PAID")
@@ -643,13 +667,14 @@ class Deduplication(Base):
         self.assertEqual((d["received"], d["accepted"], d["duplicates"], d["refused"]), (2, 1, 1, []))
         evt = d["pix"][0]["event"]
         self.assertEqual(d["pix"], [
-            {"endToEndId": p["endToEndId"], "outcome": "paid", "reason": None, "event": evt, "charge": c["id"]},
+            {"endToEndId": p["endToEndId"], "outcome": "paid", "reason": None, "event": evt, "charge": c["id"],
+             "heldBy": None},
             {"endToEndId": p["endToEndId"], "outcome": "duplicate", "reason": None, "event": evt,
-             "charge": c["id"]}])
+             "charge": c["id"], "heldBy": None}])
         d = self.send(conn, p)
         self.assertEqual((d["received"], d["accepted"], d["duplicates"]), (1, 0, 1))
         self.assertEqual(d["pix"], [{"endToEndId": p["endToEndId"], "outcome": "duplicate", "reason": None,
-                                     "event": evt, "charge": c["id"]}])
+                                     "event": evt, "charge": c["id"], "heldBy": None}])
         # an unmatched one again: the first one's reason and event
         q = pix("1.00")
         first = self.send(conn, q)["pix"][0]
@@ -665,14 +690,182 @@ class Deduplication(Base):
                           (p["endToEndId"], "duplicate"), (q["endToEndId"], "unmatched"),
                           (q["endToEndId"], "duplicate")])
 
-    def test_the_same_pix_on_another_connection_is_another_pix(self):
-        # taken once per connection and endToEndId
+class OneTruth(Base):
+    """One Pix, one truth, per account: a Pix is taken once per environment,
+    account and endToEndId, whichever connection and source brings it
+    first; its refunds move the charge only through that connection."""
+
+    def report(self, conn, day):
+        r = self.px.request("GET", "/v1/bank/reconciliation?connection=%s&date=%s" % (conn["id"], day),
+                            headers=auth(self.key))
+        self.assertEqual(r.status, 200, r)
+        return r.json["data"]
+
+    def test_the_same_pix_through_another_connection_moves_nothing(self):
+        a, b = self.connect(), self.connect()
+        path = unique("onetruth")
+        c = self.charge(3000, path)
+        p = pix("30.00", c["id"], horario="2020-09-10T15:00:00Z")
+        da = self.send(a, p)
+        self.assertEqual(self.outcome(da), ("paid", None))
+        evt = da["pix"][0]["event"]
+        # the same Pix through b: a duplicate that says who holds it, no
+        # "paid twice" event, no money
+        before = self.balance()["balance"]
+        db = self.send(b, p)
+        self.assertEqual((db["accepted"], db["duplicates"]), (0, 1))
+        self.assertEqual(db["pix"], [{"endToEndId": p["endToEndId"], "outcome": "duplicate", "reason": None,
+                                      "event": evt, "charge": c["id"], "heldBy": a["id"]}])
+        self.send(b, p)  # and again: a repeat of b's bank now
+        self.assertEqual(self.events(path, 1)[0]["id"], evt)
+        self.quiet_after(path, 1)
+        self.assertEqual(self.account_events(b, p["endToEndId"]), [])
+        self.assertEqual(self.balance()["balance"], before)
+        log = self.notifications(b)
+        self.assertEqual([(e["outcome"], e["heldBy"]) for e in reversed(log)],
+                         [("duplicate", a["id"]), ("duplicate", a["id"])])
+        # a refund through b moves nothing; through a, the charge is refunded
+        back = dict(p, devolucoes=[refund("30.00", "DEVOLVIDO")])
+        self.send(b, back)
+        self.quiet_after(path, 1)
+        self.assertEqual(self.get_charge(c["id"])["status"], "PAID")
+        self.send(a, back)
+        got = self.events(path, 2)[1]
+        self.assertEqual((got["event"], got["data"]["status"]), ("EVENT:CHARGE_REFUND", "REFUNDED"))
+        # each connection's report lists what its bank sent, b's saying that
+        # a held it (once, however often b's bank repeats it)
+        ra, rb = self.report(a, "2020-09-10"), self.report(b, "2020-09-10")
+        self.assertEqual((ra["pix"]["received"], ra["pix"]["heldElsewhere"], ra["cents"]["received"]),
+                         (1, 0, 3000))
+        self.assertEqual((rb["pix"]["received"], rb["pix"]["heldElsewhere"], rb["pix"]["duplicates"],
+                          rb["cents"]["received"]), (0, 1, 2, 0))
+        self.assertEqual(rb["heldElsewhere"], [{"endToEndId": p["endToEndId"], "connection": a["id"]}])
+        self.assertEqual(ra["heldElsewhere"], [])
+
+    def test_an_unmatched_pix_reported_twice_is_one_event(self):
         a, b = self.connect(), self.connect()
         p = pix("3.00")
         da, db = self.send(a, p), self.send(b, p)
-        self.assertEqual((self.outcome(da), self.outcome(db)),
-                         (("unmatched", "no_txid"), ("unmatched", "no_txid")))
-        self.assertNotEqual(da["pix"][0]["event"], db["pix"][0]["event"])
+        self.assertEqual(self.outcome(da), ("unmatched", "no_txid"))
+        self.assertEqual((db["pix"][0]["outcome"], db["pix"][0]["event"], db["pix"][0]["heldBy"]),
+                         ("duplicate", da["pix"][0]["event"], a["id"]))
+        self.events("/account", 1, webhook_id=da["pix"][0]["event"])
+        time.sleep(0.5)
+        self.assertEqual(len(self.account_events(a, p["endToEndId"])), 1)
+        self.assertEqual(self.account_events(b, p["endToEndId"]), [])
+
+    def test_a_pix_taken_before_an_upgrade_stays_taken(self):
+        # the previous layout kept a Pix per connection (bpix:<conn>:<e2e>):
+        # what it took stays taken, through that connection or another one
+        a, b = self.connect(), self.connect()
+        p = pix("4.00")
+        self.redis.cmd("SET", rkey("bpix:", a["id"]) + ":" + p["endToEndId"], "unmatched no_txid evt_old",
+                       "EX", 3600)
+        db = self.send(b, p)
+        self.assertEqual((db["pix"][0]["outcome"], db["pix"][0]["reason"], db["pix"][0]["event"],
+                          db["pix"][0]["heldBy"]), ("duplicate", "no_txid", "evt_old", a["id"]))
+        da = self.send(a, p)
+        self.assertEqual((da["pix"][0]["outcome"], da["pix"][0]["heldBy"]), ("duplicate", None))
+        time.sleep(0.5)
+        self.assertEqual(self.account_events(a, p["endToEndId"]) + self.account_events(b, p["endToEndId"]),
+                         [])
+
+    def test_a_refused_item_is_one_event_whatever_brings_it(self):
+        a, b = self.connect(), self.connect()
+        bad = pix("1", horario="2020-09-11T15:00:00Z")
+        self.spec_refuses(bad)
+        first = self.post(a, {"pix": [bad]}).json["data"]["refused"][0]
+        evt = first["event"]
+        self.assertEqual(first["outcome"], "refused")
+        for conn in (a, b):
+            again = self.post(conn, {"pix": [bad]}).json["data"]["refused"][0]
+            self.assertEqual((again["outcome"], again["event"]), ("duplicate", evt))
+        # an item without an endToEndId to tell it by: once per its content
+        anon = {"valor": "2.00", "horario": "2020-09-11T16:00:00Z"}
+        x1 = self.post(a, {"pix": [anon]}).json["data"]["refused"][0]
+        x2 = self.post(a, {"pix": [dict(reversed(list(anon.items())))]}).json["data"]["refused"][0]
+        self.assertEqual((x1["outcome"], x1["endToEndId"], x1["reasons"]),
+                         ("refused", None, ["pix[0].endToEndId: is required"]))
+        self.assertEqual((x2["outcome"], x2["event"]), ("duplicate", x1["event"]))
+        for e in (evt, x1["event"]):
+            self.events("/account", 1, webhook_id=e)
+        time.sleep(0.5)
+        refusals = [q.json for q in self.sink.requests("/account") if q.json["event"] == "EVENT:PIX_REFUSED"
+                    and q.json["data"]["connection"] in (a["id"], b["id"])]
+        self.assertEqual(sorted(e["id"] for e in refusals), sorted([evt, x1["event"]]))
+        # the day's report: each once, with the cents where readable
+        ra, rb = self.report(a, "2020-09-11"), self.report(b, "2020-09-11")
+        self.assertEqual((ra["pix"]["refused"], ra["cents"]["refused"], ra["pix"]["duplicates"]), (2, 200, 2))
+        self.assertEqual((rb["pix"]["refused"], rb["pix"]["heldElsewhere"]), (0, 1))
+        self.assertEqual(rb["heldElsewhere"], [{"endToEndId": bad["endToEndId"], "connection": a["id"]}])
+
+    def spec_refuses(self, item):
+        with self.assertRaises(bcb.SpecViolation):
+            bcb.validate("Pix", item)
+
+
+class Med(Base):
+    """Refunds of the MED (Mecanismo Especial de Devolução): money clawed back
+    under a dispute, an event of its own for each status."""
+
+    def test_med_refunds(self):
+        conn = self.connect()
+        path = unique("med")
+        c = self.charge(10000, path)
+        p = pix("100.00", c["id"], horario="2020-09-12T15:00:00Z")
+        self.assertEqual(self.outcome(self.send(conn, p)), ("paid", None))
+        self.events(path, 1)
+        r1 = dict(refund("40.00", "EM_PROCESSAMENTO"), natureza="MED_FRAUDE", motivo="fraude")
+        sent = dict(p, devolucoes=[r1])
+        self.send(conn, sent)
+        got = self.events(path, 2)[1]
+        paid = self.get_charge(c["id"])
+        self.assertEqual(paid["status"], "PAID")
+        self.assertEqual(got, {"id": got["id"], "event": "EVENT:PIX_MED_REFUND",
+                               "data": {"nature": "MED_FRAUDE", "status": "EM_PROCESSAMENTO",
+                                        "connection": conn["id"], "source": "webhook",
+                                        "refund": self.canonical(sent)["devolucoes"][0],
+                                        "pix": self.canonical(sent), "charge": paid}})
+        # a partial MED refund settled: its event, the charge still PAID
+        r1 = dict(r1, status="DEVOLVIDO", horario=dict(r1["horario"], liquidacao=rfc3339(now())))
+        self.send(conn, dict(p, devolucoes=[r1]))
+        got = self.events(path, 3)[2]
+        self.assertEqual((got["event"], got["data"]["status"], got["data"]["nature"]),
+                         ("EVENT:PIX_MED_REFUND", "DEVOLVIDO", "MED_FRAUDE"))
+        self.assertEqual(self.get_charge(c["id"])["status"], "PAID")
+        # the rest clawed back: the Pix is whole again, so the charge is
+        # REFUNDED too, with the usual event, which says the nature
+        r2 = dict(refund("60.00", "DEVOLVIDO"), natureza="MED_FRAUDE")
+        back = dict(p, devolucoes=[r1, r2])
+        self.send(conn, back)
+        got = self.events(path, 5)[3:]
+        shown = self.get_charge(c["id"])
+        self.assertEqual(shown["status"], "REFUNDED")
+        self.assertEqual(shown["pix"]["refundNature"], "MED_FRAUDE")
+        self.assertEqual([(e["event"], e["data"].get("status")) for e in got],
+                         [("EVENT:PIX_MED_REFUND", "DEVOLVIDO"), ("EVENT:CHARGE_REFUND", "REFUNDED")])
+        self.assertEqual(got[1]["data"], shown)
+        self.send(conn, back)
+        self.quiet_after(path, 5)
+        rep = self.px.request("GET", "/v1/bank/reconciliation?connection=%s&date=2020-09-12" % conn["id"],
+                              headers=auth(self.key)).json["data"]
+        self.assertEqual(rep["refunds"]["med"], {"DEVOLVIDO": 2, "EM_PROCESSAMENTO": 1, "NAO_REALIZADO": 0,
+                                                 "cents": 10000, "natures": {"MED_FRAUDE": 3}})
+        self.assertEqual({k: rep["refunds"][k] for k in ("DEVOLVIDO", "EM_PROCESSAMENTO", "NAO_REALIZADO")},
+                         {"DEVOLVIDO": 2, "EM_PROCESSAMENTO": 1, "NAO_REALIZADO": 0})
+
+    def test_an_ordinary_refund_is_no_med(self):
+        conn = self.connect()
+        path = unique("orig")
+        c = self.charge(1000, path)
+        p = pix("10.00", c["id"])
+        self.send(conn, p)
+        self.events(path, 1)
+        self.send(conn, dict(p, devolucoes=[dict(refund("10.00", "DEVOLVIDO"), natureza="ORIGINAL")]))
+        got = self.events(path, 2)[1]
+        self.assertEqual(got["event"], "EVENT:CHARGE_REFUND")
+        self.assertEqual(got["data"]["pix"]["refundNature"], "ORIGINAL")
+        self.quiet_after(path, 2)
 
 
 class Refunds(Base):
@@ -702,7 +895,8 @@ class Refunds(Base):
         got = self.events(path, 2)[1]
         shown = self.get_charge(c["id"])
         self.assertEqual(shown["status"], "REFUNDED")
-        self.assertEqual(shown["pix"], self.canonical(back, self.conn))
+        # the charge keeps the Pix, and the nature of the refund that made it whole
+        self.assertEqual(shown["pix"], dict(refundNature="ORIGINAL", **self.canonical(back, self.conn)))
         self.assertEqual(got, {"id": got["id"], "event": "EVENT:CHARGE_REFUND", "data": shown})
         bal = self.balance()
         net = c["amount"] - c["fee"]
@@ -711,7 +905,7 @@ class Refunds(Base):
                                              "amount": -net, "kind": "charge_refunded", "charge": c["id"]})
         [entry] = self.refunds_of(p["endToEndId"])
         self.assertEqual(entry, {"at": entry["at"], "source": "webhook", "endToEndId": p["endToEndId"],
-                                 "refund": r["id"], "status": "DEVOLVIDO", "amount": 5000,
+                                 "refund": r["id"], "status": "DEVOLVIDO", "nature": None, "amount": 5000,
                                  "outcome": "refunded", "charge": c["id"], "event": got["id"]})
         # the same refund status again: nothing new
         self.send(self.conn, back)
@@ -860,7 +1054,8 @@ class Bodies(Base):
         long_chave = pix("5.00", chave="x" * 78)
         for b in (bad_valor, no_e2e, no_tz, long_chave):
             self.spec_refuses(b)
-        r = self.post(conn, {"pix": [good[0], bad_valor, no_e2e, good[1], no_tz, long_chave]})
+        items = [good[0], bad_valor, no_e2e, good[1], no_tz, long_chave]
+        r = self.post(conn, {"pix": items})
         self.assertEqual(r.status, 200, r)
         d = r.json["data"]
         refused = [
@@ -871,12 +1066,24 @@ class Bodies(Base):
                       '"2020-09-09T20:15:00.358Z"'},
             {"index": 5, "endToEndId": long_chave["endToEndId"],
              "error": "pix[5].chave: must be at most 77 characters"}]
-        self.assertEqual((d["received"], d["accepted"], d["duplicates"], d["refused"]), (6, 2, 0, refused))
+        self.assertEqual((d["received"], d["accepted"], d["duplicates"]), (6, 2, 0))
+        self.assertEqual([{k: x[k] for k in ("index", "endToEndId", "error")} for x in d["refused"]], refused)
+        self.assertEqual([(x["outcome"], x["reasons"]) for x in d["refused"]],
+                         [("refused", [x["error"]]) for x in refused])
         self.assertEqual([x["endToEndId"] for x in d["pix"]], [g["endToEndId"] for g in good])
         log = self.notifications(conn)
         got = sorted((e for e in log if e["outcome"] == "refused"), key=lambda e: e["index"])
         self.assertEqual([{k: e[k] for k in ("index", "endToEndId", "error")} for e in got], refused)
         self.assertEqual({e["source"] for e in got}, {"webhook"})
+        # nothing a bank reports is dropped: each refused item is an event to
+        # the account, with the item as received and the reasons
+        for x in d["refused"]:
+            self.assertRegex(x["event"], r"^evt_[0-9A-Z]{26}$")
+            [got] = self.events("/account", 1, webhook_id=x["event"])
+            self.assertEqual(got, {"id": x["event"], "event": "EVENT:PIX_REFUSED",
+                                   "data": {"connection": conn["id"], "source": "webhook",
+                                            "endToEndId": x["endToEndId"], "reasons": x["reasons"],
+                                            "item": items[x["index"]]}})
         self.assertEqual(sorted(e["endToEndId"] for e in log if e["outcome"] == "unmatched"),
                          sorted(g["endToEndId"] for g in good))
 
@@ -887,13 +1094,21 @@ class Bodies(Base):
         # the schema's pattern is unanchored: as written it takes "abc1.00xyz"
         bcb.validate("Pix", items[1])
         r = self.post(conn, {"pix": items})
-        self.assertEqual((r.status, r.json["error"]),
-                         (400, "every Pix of the notification was refused: pix[0].valor: " + VALOR_MSG))
-        self.assertEqual(r.json["data"], [])
+        # every item is recorded, each an event: 200, so that the bank does
+        # not send again what is taken
+        self.assertEqual(r.status, 200, r)
+        d = r.json["data"]
+        self.assertEqual((d["received"], d["accepted"], d["pix"]), (2, 0, []))
+        self.assertEqual([(x["index"], x["outcome"], x["error"]) for x in d["refused"]],
+                         [(0, "refused", "pix[0].valor: " + VALOR_MSG),
+                          (1, "refused", "pix[1].valor: " + VALOR_MSG)])
         log = self.notifications(conn)
         self.assertEqual(sorted((e["index"], e["outcome"], e["error"]) for e in log),
                          [(0, "refused", "pix[0].valor: " + VALOR_MSG),
                           (1, "refused", "pix[1].valor: " + VALOR_MSG)])
+        for x in d["refused"]:
+            self.assertEqual(self.events("/account", 1, webhook_id=x["event"])[0]["event"],
+                             "EVENT:PIX_REFUSED")
 
     def test_each_field_of_the_schema(self):
         conn = self.connect()
@@ -944,7 +1159,7 @@ class Bodies(Base):
         self.assertLess(time.time() - t0, 2.0)
         self.assertEqual(r.status, 200, r)
         d = r.json["data"]
-        self.assertEqual(d["refused"], [
+        self.assertEqual([{k: x[k] for k in ("index", "endToEndId", "error")} for x in d["refused"]], [
             {"index": 0, "endToEndId": items[0]["endToEndId"], "error": "pix[0].valor: " + VALOR_MSG},
             {"index": 1, "endToEndId": items[1]["endToEndId"], "error": "pix[1].valor: " + VALOR_MSG}])
         amounts = {e["endToEndId"]: e["amount"] for e in self.notifications(conn) if e["outcome"] != "refused"}
@@ -955,8 +1170,8 @@ class Bodies(Base):
         conn = self.connect()
         for raw, msg in [
                 (b"{not json", None),
-                (b"[]", "request body must be a JSON object"),
-                (b'{"pixx": []}', 'pix: is required (a Pix notification is {"pix": [...]})'),
+                (b"7", "request body must be a JSON object or array"),
+                (b'{"pixx": []}', 'pix: is required (a Pix notification is {"pix": [...]}, or its list alone)'),
                 (b'{"pix": {"endToEndId": "x"}}', "pix: must be an array"),
                 (b'{"pix": "E1"}', "pix: must be an array")]:
             r = self.post(conn, None, raw=raw)
@@ -1027,7 +1242,8 @@ class Bodies(Base):
 
 class Concurrency(Base):
     def test_the_same_pix_from_two_processes_at_once(self):
-        px2 = Pixrelay(self.wd.path, self.redis, args=["--trusted-proxies", "127.0.0.1"], name="px2").start()
+        px2 = Pixrelay(self.wd.path, self.redis, args=["--trusted-proxies", "127.0.0.1"], name="px2",
+                       door=True).start()
         self.addCleanup(lambda: check_exit(px2.stop(), px2.log()))
         px2.wait_ready()
         conn = self.connect()
@@ -1108,24 +1324,28 @@ class MutualTls(Base):
             self.assertEqual((r.status, r.json), (401, {"error": UNAUTHENTICATED, "status": 401, "data": []}),
                              what)
             self.assertIn(why, self.log_until(r, log_before), what)
-        # the valid header from a peer that is not the trusted proxy
-        status, answer = request_from("127.0.0.2", self.px.port, "POST", hook, body,
-                                      {"X-Client-Cert": self.escaped(self.client)})
-        self.assertEqual((status, answer), (401, {"error": UNAUTHENTICATED, "status": 401, "data": []}))
-        wait_for(lambda: "X-Client-Cert from a peer that is not a trusted proxy" in self.px.log()[log_before:],
-                 what="the reason in the log")
+        # the valid header on the API port, from a peer that is not a trusted
+        # proxy and from one that is: the API listener never believes it
+        api_port = "X-Client-Cert on the API listener: ignored (mTLS banks come through bank-listen)"
+        for source in ("127.0.0.2", "127.0.0.1"):
+            status, answer = request_from(source, self.px.port, "POST", hook, body,
+                                          {"X-Client-Cert": self.escaped(self.client)})
+            self.assertEqual((status, answer), (401, {"error": UNAUTHENTICATED, "status": 401, "data": []}))
+            r = self.post(self.conn, body, headers={"X-Client-Cert": self.escaped(self.client)}, door=False)
+            self.assertEqual(r.status, 401, r)
+            self.assertIn("connection %s: %s" % (self.conn["id"], api_port), self.log_until(r, log_before))
         # a URL token does not open an mTLS connection
         r = self.post(self.conn, body, path=hook + "?hmac=anything")
         self.assertEqual(r.status, 401)
         self.quiet_after(path, 0)
         self.assertEqual(self.get_charge(ch["id"])["status"], "PENDING")
-        # the bank's certificate, from the trusted proxy
+        # the bank's certificate, from the proxy on the bank door
         r = self.post(self.conn, body, headers={"X-Client-Cert": self.escaped(self.client)})
         self.assertEqual(r.status, 200, r)
         self.assertEqual(self.outcome(r.json["data"]), ("paid", None))
         self.assertEqual(self.events(path, 1)[0]["event"], "EVENT:CHARGE_PAID")
-        # the same from 127.0.0.2: still refused after it worked
-        status, _ = request_from("127.0.0.2", self.px.port, "POST", hook, notification(pix("1.00")),
+        # the same on the API port, from the trusted proxy: still refused after it worked
+        status, _ = request_from("127.0.0.1", self.px.port, "POST", hook, notification(pix("1.00")),
                                  {"X-Client-Cert": self.escaped(self.client)})
         self.assertEqual(status, 401)
         # what the connection heard: the one authenticated call
@@ -1180,7 +1400,8 @@ class MutualTls(Base):
                 ({"pixKey": "a@b.co", "auth": "token"}, 400, 'auth: must be "mtls" or "url-token"'),
                 ({"pixKey": "a@b.co"}, 400, 'auth: must be "mtls" or "url-token"'),
                 ({"pixKey": "a@b.co", "auth": "url-token", "hmac": "x"}, 400,
-                 "unknown field 'hmac'; allowed: pixKey, auth, clientCa, default"),
+                 "unknown field 'hmac'; allowed: pixKey, auth, clientCa, clientCertSubject, "
+                 "clientCertPins, default"),
                 ({"pixKey": "mtls@loja.com.br", "auth": "url-token"}, 409,
                  "pixKey: connected already by " + self.conn["id"])]:
             r = self.px.request("POST", CONNECTIONS, body=body, headers=auth(self.key))
@@ -1188,6 +1409,305 @@ class MutualTls(Base):
         # 77 characters is fine, and another account may connect the same key
         self.connect(pix_key="y" * 77)
         self.connect(key=self.quiet_key, pix_key="mtls@loja.com.br")
+
+
+class Pins(Base):
+    """An mTLS connection pinned beyond its CA: the leaf's subject (compared
+    as a name) and/or its key (sha256/ pins, several for a rotation). The
+    CA issues certificates to others too (a public CA, ICP-Brasil): only
+    the bank's own gets in."""
+
+    SUBJECT = "CN=webhook.bank.example,O=Banco Exemplo S.A.,C=BR"
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        d = cls.certs
+        cls.ca = certs.make_ca(d, "public-ca", "Test Public CA")
+        # the bank's certificate, its next one (a new key), and another
+        # customer's of the same CA under the same host name
+        cls.bank = certs.make_client(d, cls.ca, "pinned-bank",
+                                     subject="/C=BR/O=Banco Exemplo S.A./CN=webhook.bank.example")
+        cls.bank_next = certs.make_client(d, cls.ca, "pinned-bank-next",
+                                          subject="/C=BR/O=Banco Exemplo S.A./CN=webhook.bank.example")
+        cls.other = certs.make_client(d, cls.ca, "pinned-other",
+                                      subject="/C=BR/O=Loja Qualquer Ltda/CN=webhook.bank.example")
+        with open(cls.ca.cert) as f:
+            cls.ca_pem = f.read()
+
+    def header(self, cert):
+        return {"X-Client-Cert": MutualTls.escaped(cert)}
+
+    def refused(self, conn, cert, why):
+        """A Pix of a charge sent with `cert`: 401, `why` in the log, nothing
+        stored (the charge stays PENDING, the connection heard nothing)."""
+        path = unique("pinned")
+        ch = self.charge(1200, path)
+        before = len(self.px.log())
+        r = self.post(conn, notification(pix("12.00", ch["id"])), headers=self.header(cert))
+        self.assertEqual((r.status, r.json), (401, {"error": UNAUTHENTICATED, "status": 401, "data": []}))
+        self.assertIn("connection %s: %s" % (conn["id"], why), self.log_until(r, before))
+        self.assertEqual(self.get_charge(ch["id"])["status"], "PENDING")
+        self.assertNotIn(ch["id"], json.dumps(self.notifications(conn)))
+        self.quiet_after(path, 0)
+
+    def taken(self, conn, cert):
+        """A Pix sent with `cert` is taken (200, unmatched: no txid)."""
+        r = self.post(conn, notification(pix("1.00")), headers=self.header(cert))
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(self.outcome(r.json["data"]), ("unmatched", "no_txid"))
+
+    def test_a_pinned_subject(self):
+        # written in any case and spacing: compared as a name, kept as read
+        conn = self.connect(auth_mode="mtls", client_ca=self.ca_pem,
+                            clientCertSubject="cn = WEBHOOK.bank.example, o=banco exemplo s.a., c=br")
+        self.assertEqual(conn["trust"], {"subject": "CN=WEBHOOK.bank.example,O=banco exemplo s.a.,C=br",
+                                         "pins": [], "warning": None})
+        r = self.px.request("GET", "%s/%s" % (CONNECTIONS, conn["id"]), headers=auth(self.key))
+        self.assertEqual(r.json["data"]["trust"], conn["trust"])
+        self.taken(conn, self.bank)
+        self.refused(conn, self.other,
+                     "the certificate's subject is not the connection's pinned subject (it is "
+                     "CN=webhook.bank.example,O=Loja Qualquer Ltda,C=BR)")
+        # the name as X.509 orders it is another name: RFC 4514 writes the
+        # most specific RDN first
+        conn = self.connect(auth_mode="mtls", client_ca=self.ca_pem,
+                            clientCertSubject="C=BR,O=Banco Exemplo S.A.,CN=webhook.bank.example")
+        self.refused(conn, self.bank,
+                     "the certificate's subject is not the connection's pinned subject (it is "
+                     "CN=webhook.bank.example,O=Banco Exemplo S.A.,C=BR)")
+
+    def test_pinned_keys_and_a_rotation(self):
+        old, new = certs.key_pin(self.bank.cert), certs.key_pin(self.bank_next.cert)
+        # curl's sha256// is taken, kept as sha256/
+        conn = self.connect(auth_mode="mtls", client_ca=self.ca_pem,
+                            clientCertPins=["sha256/" + old[len("sha256/"):]])
+        self.assertEqual(conn["trust"], {"subject": None, "pins": [old], "warning": None})
+        self.taken(conn, self.bank)
+        why = "the certificate's key matches none of the connection's pins"
+        self.refused(conn, self.bank_next, why)
+        self.refused(conn, self.other, why)
+        # the bank announces its next key: both, for the change
+        r = self.update(conn, {"clientCertPins": [old, "sha256//" + new[len("sha256/"):]]})
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(r.json["data"]["trust"]["pins"], [old, new])
+        self.taken(conn, self.bank)
+        self.taken(conn, self.bank_next)
+        self.refused(conn, self.other, why)
+        # the old one retired
+        r = self.update(conn, {"clientCertPins": [new]})
+        self.assertEqual(r.status, 200, r)
+        self.refused(conn, self.bank, why)
+        self.taken(conn, self.bank_next)
+        # subject and key both: each must hold
+        r = self.update(conn, {"clientCertSubject": self.SUBJECT})
+        self.assertEqual(r.json["data"]["trust"], {"subject": self.SUBJECT, "pins": [new], "warning": None})
+        self.taken(conn, self.bank_next)
+        self.refused(conn, self.bank, why)
+        self.refused(conn, self.other, "the certificate's subject is not the connection's pinned subject")
+
+    def test_an_update_applies_to_the_next_call(self):
+        conn = self.connect(auth_mode="mtls", client_ca=self.ca_pem)
+        self.assertEqual(conn["trust"], {"subject": None, "pins": [], "warning": None})
+        self.taken(conn, self.other)
+        r = self.update(conn, {"clientCertSubject": self.SUBJECT})
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual({k: r.json["data"][k] for k in ("id", "auth", "webhookUrl", "clientCa")},
+                         {k: conn[k] for k in ("id", "auth", "webhookUrl", "clientCa")})
+        self.refused(conn, self.other, "the certificate's subject is not the connection's pinned subject")
+        self.taken(conn, self.bank)
+        # null removes the pin
+        r = self.update(conn, {"clientCertSubject": None})
+        self.assertEqual(r.json["data"]["trust"]["subject"], None)
+        self.taken(conn, self.other)
+        # another trust list: the old CA's certificates are refused
+        other_ca = certs.make_ca(self.certs, "other-public-ca")
+        with open(other_ca.cert) as f:
+            pem = f.read()
+        r = self.update(conn, {"clientCa": pem})
+        self.assertEqual(r.status, 200, r)
+        self.assertNotEqual(r.json["data"]["clientCa"]["sha256"], conn["clientCa"]["sha256"])
+        self.refused(conn, self.bank, "unable to get local issuer certificate")
+
+    def test_connect_and_update_validation(self):
+        conn = self.connect(auth_mode="mtls", client_ca=self.ca_pem)
+        token = self.connect()
+        pin = certs.key_pin(self.bank.cert)
+        for body, status, msg in [
+                ({}, 400, "nothing to change; fields: clientCa, clientCertSubject, clientCertPins, default"),
+                ({"pixKey": "x@y.co"}, 400,
+                 "unknown field 'pixKey'; allowed: clientCa, clientCertSubject, clientCertPins, default"),
+                ({"clientCertSubject": "/C=BR/CN=x"}, 400,
+                 "clientCertSubject: an RFC 4514 name is written CN=...,O=...,C=..., the most specific first, "
+                 "not /C=.../CN=... (openssl x509 -noout -subject -nameopt RFC2253 writes it) (at character 1)"),
+                ({"clientCertSubject": "CN=a;O=b"}, 400,
+                 "clientCertSubject: ';' in a value is written \\; (RDNs are separated by ',') (at character 5)"),
+                ({"clientCertSubject": "XX=a"}, 400, "clientCertSubject: unknown attribute type 'XX' (at character 1)"),
+                ({"clientCertSubject": 7}, 400,
+                 "clientCertSubject: must be a string (an RFC 4514 name, like "
+                 "CN=webhook.bank.example,O=Bank,C=BR) or null"),
+                ({"clientCertPins": pin}, 400, 'clientCertPins: must be an array of pins ("sha256/<base64>")'),
+                ({"clientCertPins": [pin, 5]}, 400, "clientCertPins[1]: must be a string"),
+                ({"clientCertPins": [pin, pin]}, 400, "clientCertPins[1]: %s is given twice" % pin),
+                ({"clientCertPins": ["sha1/abc"]}, 400,
+                 "clientCertPins[0]: must be sha256/ and the base64 of the SHA-256 of the certificate's "
+                 "public key (its DER SubjectPublicKeyInfo): 44 characters"),
+                ({"clientCertPins": ["sha256/" + base64_of(i) for i in range(9)]}, 400,
+                 "clientCertPins[8]: at most 8 pins"),
+                ({"default": "yes"}, 400, "default: must be true or false"),
+                ({"clientCa": "garbage"}, 400, "clientCa: no certificate in the PEM"),
+                ({"clientCa": None}, 400, "clientCa: must be a string")]:
+            r = self.update(conn, body)
+            self.assertEqual((r.status, r.json["error"]), (status, msg), body)
+        # nothing of those changed it
+        r = self.px.request("GET", "%s/%s" % (CONNECTIONS, conn["id"]), headers=auth(self.key))
+        self.assertEqual(r.json["data"], conn)
+        # a URL-token connection has no certificate to pin
+        r = self.update(token, {"clientCertPins": [pin]})
+        self.assertEqual((r.status, r.json["error"]),
+                         (409, 'bank connection %s authenticates its bank with a URL token: clientCa, '
+                               'clientCertSubject and clientCertPins are for auth "mtls"' % token["id"]))
+        for field, value in (("clientCertSubject", self.SUBJECT), ("clientCertPins", [pin])):
+            r = self.px.request("POST", CONNECTIONS, headers=auth(self.key),
+                                body={"pixKey": "t@b.co", "auth": "url-token", field: value})
+            self.assertEqual((r.status, r.json["error"]), (400, '%s: only with auth "mtls"' % field))
+            r = self.px.request("POST", CONNECTIONS, headers=auth(self.key),
+                                body={"pixKey": "t@b.co", "auth": "mtls", "clientCa": self.ca_pem,
+                                      field: 5})
+            self.assertEqual(r.status, 400, r)
+        # another account's, or none: not found
+        for key, cid in ((self.quiet_key, conn["id"]), (self.key, "bnk_01JZZZZZZZZZZZZZZZZZZZZZZZ")):
+            r = self.px.request("PATCH", "%s/%s" % (CONNECTIONS, cid), body={"default": True},
+                                headers=auth(key))
+            self.assertEqual((r.status, r.json["error"]), (404, "bank connection not found: " + cid))
+
+    def test_the_default_charging_connection(self):
+        account, key = Env.store_account("Two banks")
+        a = self.connect(key=key, default=True)
+        self.assertIs(a["default"], True)
+        b = self.connect(key=key)
+        self.assertIs(b["default"], False)
+        c = self.connect(key=key, default=True)
+
+        def defaults():
+            r = self.px.request("GET", CONNECTIONS, headers=auth(key))
+            return {x["id"]: x["default"] for x in r.json["data"]["connections"]}
+        # one a account at most: the last one marked
+        self.assertEqual(defaults(), {a["id"]: False, b["id"]: False, c["id"]: True})
+        r = self.update(b, {"default": True}, key=key)
+        self.assertEqual((r.status, r.json["data"]["default"]), (200, True))
+        self.assertEqual(defaults(), {a["id"]: False, b["id"]: True, c["id"]: False})
+        # the account's charges follow its default (docs/banks.md, "The key on the QR")
+        r = self.px.request("POST", "/v1/charge/pix/create", body={"amount": 500}, headers=auth(key))
+        self.assertEqual(r.status, 200, r)
+        self.assertIn("01%02d%s" % (len(b["pixKey"]), b["pixKey"]), r.json["data"]["brCode"])
+        r = self.update(b, {"default": False}, key=key)
+        self.assertEqual(defaults(), {a["id"]: False, b["id"]: False, c["id"]: False})
+        r = self.px.request("POST", "/v1/charge/pix/create", body={"amount": 500}, headers=auth(key))
+        self.assertEqual(r.status, 409, r)
+        # another account's default is its own
+        mine = self.connect(default=True)
+        self.assertIs(mine["default"], True)
+        # (the platform account's charges go back to their connection after)
+        self.addCleanup(self.update, Env.charging, {"default": True})
+        self.assertEqual(defaults(), {a["id"]: False, b["id"]: False, c["id"]: False})
+
+
+def base64_of(i):
+    """The base64 of 32 bytes of value i: a pin's digest."""
+    return base64.b64encode(bytes([i]) * 32).decode()
+
+
+class WhoConnects(Base):
+    """In production a connection's Pix credit its account: only a master
+    key (or the operator's CLI) makes, changes or disconnects one; the
+    account's own key reads it. The sandbox is as it was."""
+
+    def forbidden(self, done, verb):
+        return ("in production a bank connection is %s only with a master key (X-Account-ID: the "
+                "account) or on the server with pixrelay bank %s: its Pix credit the account; an "
+                "account key may read its connections" % (done, verb))
+
+    def test_production_takes_a_master_key(self):
+        with open(certs.make_ca(self.certs, "who-ca").cert) as f:
+            ca_pem = f.read()
+        body = {"pixKey": "prod@loja.com.br", "auth": "mtls", "clientCa": ca_pem}
+        r = self.px.request("POST", CONNECTIONS, body=body, headers=auth(self.live))
+        self.assertEqual((r.status, r.json["error"]), (403, self.forbidden("made", "connect")))
+        r = self.px.request("GET", CONNECTIONS, headers=auth(self.live))
+        self.assertEqual((r.status, r.json["data"]["connections"]), (200, []))
+        # the master key for the account
+        conn = self.connect(key=self.live_master, account=self.live_account, **body)
+        self.assertEqual((conn["account"], conn["environment"]), (self.live_account, "production"))
+        # unpinned in production: the connection says what that trusts
+        warning = ("not pinned: any certificate for TLS clients that a CA of the trust list issued is "
+                   "taken as this connection's bank, so anyone who holds one can report Pix for it; "
+                   "pin the bank's own certificate with pixrelay bank update %s --env production "
+                   "--client-cert-subject DN or --client-cert-pin sha256/..., or PATCH "
+                   "/v1/bank/connections/%s with clientCertSubject or clientCertPins" % (conn["id"], conn["id"]))
+        self.assertEqual(conn["trust"], {"subject": None, "pins": [], "warning": warning})
+        # the account's key reads it, its notifications and its report
+        for path in ("", "/notifications"):
+            r = self.px.request("GET", "%s/%s%s" % (CONNECTIONS, conn["id"], path), headers=auth(self.live))
+            self.assertEqual(r.status, 200, r)
+        r = self.px.request("GET", CONNECTIONS, headers=auth(self.live))
+        self.assertEqual([c["id"] for c in r.json["data"]["connections"]], [conn["id"]])
+        self.assertEqual(r.json["data"]["connections"][0]["trust"]["warning"], warning)
+        r = self.px.request("GET", "/v1/bank/reconciliation?connection=" + conn["id"], headers=auth(self.live))
+        self.assertEqual(r.status, 200, r)
+        # ... and asks for a reconciliation (this one has no API credentials)
+        r = self.px.request("POST", "%s/%s/reconcile" % (CONNECTIONS, conn["id"]), headers=auth(self.live))
+        self.assertEqual(r.status, 409, r)
+        self.assertIn("has no API credentials", r.json["error"])
+        # but changes and disconnects nothing
+        r = self.update(conn, {"clientCertSubject": "CN=x"}, key=self.live)
+        self.assertEqual((r.status, r.json["error"]), (403, self.forbidden("changed", "update")))
+        r = self.px.request("POST", "%s/%s/disconnect" % (CONNECTIONS, conn["id"]), headers=auth(self.live))
+        self.assertEqual((r.status, r.json["error"]), (403, self.forbidden("disconnected", "disconnect")))
+        r = self.px.request("GET", "%s/%s" % (CONNECTIONS, conn["id"]), headers=auth(self.live))
+        self.assertEqual(r.json["data"], conn)
+        # the master key pins it: the warning goes
+        r = self.update(conn, {"clientCertSubject": Pins.SUBJECT}, key=self.live_master)
+        self.assertEqual((r.status, r.json["data"]["trust"]),
+                         (200, {"subject": Pins.SUBJECT, "pins": [], "warning": None}))
+        # with X-Account-ID, or for the whole environment
+        r = self.update(conn, {"clientCertSubject": None}, key=self.live_master, account=self.live_account)
+        self.assertEqual((r.status, r.json["data"]["trust"]["warning"]), (200, warning))
+        r = self.px.request("POST", "%s/%s/disconnect" % (CONNECTIONS, conn["id"]),
+                            headers=auth(self.live_master))
+        self.assertEqual(r.status, 200, r)
+        # the sandbox as it was: the account key connects, changes, disconnects
+        conn = self.connect(auth_mode="mtls", client_ca=ca_pem)
+        self.assertEqual(conn["trust"]["warning"], None)
+        r = self.update(conn, {"default": True})
+        self.assertEqual(r.status, 200, r)
+        r = self.px.request("POST", "%s/%s/disconnect" % (CONNECTIONS, conn["id"]), headers=auth(self.key))
+        self.assertEqual(r.status, 200, r)
+
+
+class BareArray(Base):
+    """Inter posts the list of Pix alone, [Pix, ...], not {"pix": [...]}."""
+
+    def test_a_bare_array_of_pix(self):
+        conn = self.connect()
+        path = unique("bare")
+        ch = self.charge(4200, path)
+        p, q = pix("42.00", ch["id"]), pix("1.00")
+        bcb.validate_webhook_body(notification(p, q))
+        r = self.post(conn, None, raw=json.dumps([p, q]).encode())
+        self.assertEqual(r.status, 200, r)
+        d = r.json["data"]
+        self.assertEqual((d["received"], d["accepted"]), (2, 2))
+        self.assertEqual([self.outcome(d, i) for i in range(2)], [("paid", None), ("unmatched", "no_txid")])
+        self.assertEqual(self.events(path, 1)[0]["event"], "EVENT:CHARGE_PAID")
+        # the same again, in the standard's form: duplicates
+        d = self.send(conn, p, q)
+        self.assertEqual([e["outcome"] for e in d["pix"]], ["duplicate", "duplicate"])
+        # a bare scalar is no notification; a bare empty list is one of nothing
+        r = self.post(conn, None, raw=b'"pix"')
+        self.assertEqual((r.status, r.json["error"]), (400, "request body must be a JSON object or array"))
+        r = self.post(conn, None, raw=b"[]")
+        self.assertEqual((r.status, r.json["data"]["received"]), (200, 0))
 
 
 class Limits(Base):
@@ -1299,8 +1819,9 @@ class Sandbox(Base):
         r = self.px.request("POST", "%s/%s/simulate-pix" % (CONNECTIONS, conn["id"]), body=body,
                             headers=auth(self.quiet_key))
         self.assertEqual((r.status, r.json["error"]), (404, "bank connection not found: " + conn["id"]))
-        # production: the bank reports the Pix
-        live_conn = self.connect(key=self.live)
+        # production: the bank reports the Pix (a production connection is
+        # made with a master key)
+        live_conn = self.connect(key=self.live_master, account=self.live_account)
         self.assertEqual(live_conn["environment"], "production")
         r = self.px.request("POST", "%s/%s/simulate-pix" % (CONNECTIONS, live_conn["id"]), body=body,
                             headers=auth(self.live))
@@ -1336,7 +1857,7 @@ class Metrics(Base):
         good = pix("1.00")
         bcb.validate("Pix", good)
         self.assertEqual(self.post(conn, {"pix": [pix("1"), good]}).status, 200)
-        self.assertEqual(self.post(conn, {"pix": [pix("1")]}).status, 400)
+        self.assertEqual(self.post(conn, {"pix": [pix("1")]}).status, 200)
         self.assertEqual(self.post(conn, None, raw=b"{").status, 400)
         self.assertEqual(self.post(conn, notification(), path="/v1/webhooks/bank/%s/pix" % conn["id"]).status,
                          401)
@@ -1353,7 +1874,7 @@ class Metrics(Base):
                                     "charge_refunded": 0, "charge_failed": 0})
         calls = {c: delta("pixrelay_bank_calls_total", result=c)
                  for c in ("accepted", "unauthenticated", "malformed", "unavailable")}
-        self.assertEqual(calls, {"accepted": 2, "unauthenticated": 1, "malformed": 2, "unavailable": 0})
+        self.assertEqual(calls, {"accepted": 3, "unauthenticated": 1, "malformed": 1, "unavailable": 0})
         self.assertGreaterEqual(metric(after, "pixrelay_bank_calls_total", result="unauthenticated"), 1)
 
 

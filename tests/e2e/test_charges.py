@@ -609,7 +609,7 @@ class KeyOnTheQr(ChargesBase):
                          "primeira@loja.example")
         # two, none marked: refused, saying so and what to run
         second, said = self.connect(account, "segunda@loja.example")
-        self.assertIn("pixrelay bank connect: the account has 2 bank connections in sandbox and none is its "
+        self.assertIn("pixrelay bank: the account has 2 bank connections in sandbox and none is its "
                       "default: its charges are refused (409) until one is (pixrelay bank update ID --default)\n",
                       said)
         many = ("the account has several bank connections in sandbox and none is its default: mark the one "
@@ -623,9 +623,9 @@ class KeyOnTheQr(ChargesBase):
         self.assertNotIn("none is its default", said)
         d = self.ok({"amount": 500, "externalID": "two-1"}, key=key)
         self.assertEqual(self.decoded_key(d["brCode"]), "terceira@loja.example")
-        listed = self.px.cli("bank", "list", "--env", "sandbox", "--account", account).stdout
-        self.assertIn("terceira@loja.example  URL token  account %s  " % account, listed)
-        self.assertEqual(listed.count("  default\n"), 1)
+        listed = json.loads(self.px.cli("bank", "list", "--env", "sandbox", "--account", account,
+                                        "--json").stdout)["connections"]
+        self.assertEqual([c["pixKey"] for c in listed if c["default"]], ["terceira@loja.example"])
         # another marked default through the API ("default": true): its key
         r = self.px.request("POST", "/v1/bank/connections", headers=auth(key),
                             body={"pixKey": "quarta@loja.example", "auth": "url-token", "default": True})

@@ -49,6 +49,23 @@ class EventsCli(unittest.TestCase):
         self.assertEqual(p.returncode, 1)
         self.assertRegex(p.stderr, r"no event evt_01M83JDVGVF74826K0GFA3YN0C for account \w+ \(sandbox\)")
 
+    def test_a_command_is_quiet_unless_asked(self):
+        # nothing on standard error when all is well, --json or not; the
+        # Redis client's lines with --verbose (or log-level)
+        for args in (["events", "list", "--json"], ["events", "list"], ["keys", "list", "--env", "sandbox"],
+                     ["bank", "list", "--env", "sandbox", "--json"]):
+            p = self.px.cli(*args)
+            self.assertEqual(p.stderr, "", args)
+        p = self.px.cli("events", "list", "--json", "--verbose")
+        self.assertRegex(p.stderr, r" info redis \S+ connected\n")
+        self.assertEqual(json.loads(p.stdout), json.loads(self.px.cli("events", "list", "--json").stdout))
+        p = self.px.cli("--log-level", "info", "bank", "list", "--env", "sandbox")
+        self.assertRegex(p.stderr, r" info redis ready\n")
+        # what went wrong is still said
+        p = self.px.cli("events", "show", "evt_01M83JDVGVF74826K0GFA3YN0C", "--json", check=False)
+        self.assertEqual(p.returncode, 1)
+        self.assertRegex(p.stderr, r"^pixrelay events show: no event")
+
     def test_replay_one_with_json(self):
         e = self.dead[2]
         wait_for(lambda: self.state(e) == "dead", what="dead")

@@ -1,5 +1,5 @@
-"""pixrelay bank connect|list|show|disconnect|notifications (the operator's
-bank connections, docs/banks.md) and pixrelay trigger pix (a bank's standard
+"""pixrelay bank connect|update|list|show|disconnect|notifications (the
+operator's bank connections, docs/banks.md) and pixrelay trigger pix (a bank's standard
 Pix notification through the receiver's path), forwarded by pixrelay listen."""
 import json
 import os
@@ -20,7 +20,7 @@ import certs
 class BankCli(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        start_stack(cls)
+        start_stack(cls, door=True)
         cls.platform = json.loads(cls.px.cli("init", "--env", "sandbox", "--json").stdout)[
             "sandbox"]["account"]
         cls.key = cls.px.create_key("sandbox")["key"]
@@ -86,6 +86,18 @@ class BankCli(unittest.TestCase):
     def test_connect_with_a_ca_file_and_the_pix_key_setting(self):
         with tempfile.TemporaryDirectory() as d:
             ca = certs.make_ca(d, "Bank Webhook CA")
+            # without the bank door, no bank certificate could reach pixrelay:
+            # refused before anything is stored
+            r = self.bank("connect", "--env", "sandbox", "--pix-key", "+5511999990000",
+                          "--client-ca", ca.cert, "--bank-listen", "", check=False)
+            self.assertEqual((r.returncode, r.stdout, r.stderr),
+                             (2, "", "pixrelay bank connect: --client-ca (mutual TLS) needs the bank "
+                                     "door, and bank-listen is not set: no bank's client certificate "
+                                     "can reach pixrelay without it: set bank-listen and send the "
+                                     "proxy's bank webhooks there (docs/deployment.md, \"The bank "
+                                     "door\")\n"))
+            r = self.bank("list", "--env", "sandbox", "--json")
+            self.assertNotIn("+5511999990000", r.stdout)
             # --pix-key is the setting of that name: the key the BR Codes carry
             r = self.bank("connect", "--env", "sandbox", "--pix-key", "+5511999990000",
                           "--client-ca", ca.cert, "--json")
@@ -118,7 +130,34 @@ class BankCli(unittest.TestCase):
                  "--env sandbox|production is required"),
                 (("show", "--env", "sandbox"), "the connection ID is required"),
                 (("list", "--env", "sandbox", "--url-token"),
-                 "--chave, --client-ca and --url-token are for connect"),
+                 "--chave and --url-token are for connect"),
+                (("show", "bnk_x", "--env", "sandbox", "--default"),
+                 "--client-ca, --client-cert-subject, --client-cert-pin and --default are for "
+                 "connect and update"),
+                (("update", "--env", "sandbox"), "the connection ID is required"),
+                (("update", "bnk_x", "--env", "sandbox"),
+                 "nothing to change: give --client-ca FILE, --client-cert-subject DN, "
+                 "--client-cert-pin PIN or --default"),
+                (("update", "bnk_x", "--env", "sandbox", "--chave", "a@b.example"),
+                 "--chave and --url-token are for connect"),
+                (("update", "bnk_x", "--env", "sandbox", "--default", "--no-default"),
+                 "--default or --no-default, one of them"),
+                (("update", "bnk_x", "--env", "sandbox", "--client-cert-pin", "sha256/x"),
+                 "--client-cert-pin sha256/x: must be sha256/ and the base64 of the SHA-256 of "
+                 "the certificate's public key (its DER SubjectPublicKeyInfo): 44 characters"),
+                (("update", "bnk_x", "--env", "sandbox", "--client-cert-pin", "",
+                  "--client-cert-pin", "sha256/" + "A" * 43 + "="),
+                 "an empty --client-cert-pin removes the pins: give it alone"),
+                (("update", "bnk_x", "--env", "sandbox", "--client-cert-subject",
+                  "/C=BR/CN=x"),
+                 "--client-cert-subject /C=BR/CN=x: an RFC 4514 name is written "
+                 "CN=...,O=...,C=..., the most specific first"),
+                (("connect", "--env", "sandbox", "--chave", "a@b.example", "--url-token",
+                  "--client-cert-subject", "CN=x"),
+                 "--client-cert-subject and --client-cert-pin pin a certificate: they go with "
+                 "--client-ca"),
+                (("connect", "--env", "sandbox", "--chave", "a@b.example", "--url-token",
+                  "--no-default"), "--no-default is for update"),
                 (("notifications", "bnk_x", "--env", "sandbox", "--limit", "0"),
                  "--limit must be from 1 to 1000"),
                 (("open", "--env", "sandbox"), "unknown action 'open'"),
@@ -136,6 +175,73 @@ class BankCli(unittest.TestCase):
             r = self.bank(*args, check=False)
             self.assertEqual(r.returncode, 2, (args, r.stderr))
             self.assertIn(msg, r.stderr, args)
+
+    def test_update_and_what_an_unpinned_production_connection_trusts(self):
+        live = json.loads(self.px.cli("init", "--env", "production", "--json").stdout)[
+            "production"]["account"]
+        with tempfile.TemporaryDirectory() as d:
+            ca = certs.make_ca(d, "Public CA")
+            bank = certs.make_client(d, ca, "bank",
+                                     subject="/C=BR/O=Banco Exemplo/CN=webhook.bank.example")
+            pin = certs.key_pin(bank.cert)
+            r = self.bank("connect", "--env", "production", "--chave", "prod@loja.example",
+                          "--client-ca", ca.cert)
+            cid = r.stdout.split()[0]
+            warning = ("not pinned: any certificate for TLS clients that a CA of the trust list "
+                       "issued is taken as this connection's bank, so anyone who holds one can "
+                       "report Pix for it; pin the bank's own certificate with pixrelay bank "
+                       "update %s --env production --client-cert-subject DN or --client-cert-pin "
+                       "sha256/..., or PATCH /v1/bank/connections/%s with clientCertSubject or "
+                       "clientCertPins" % (cid, cid))
+            lines = r.stdout.splitlines()
+            self.assertTrue(lines[0].startswith(cid + "  prod@loja.example  mutual TLS  account "
+                                                + live), r.stdout)
+            self.assertIn("  pinned       nothing: the client CA alone decides", lines)
+            self.assertIn("  WARNING      " + warning, lines)
+            # bank show says it too, and --json gives it to scripts
+            shown = self.bank("show", cid, "--env", "production").stdout.splitlines()
+            self.assertIn("  WARNING      " + warning, shown)
+            conn = json.loads(self.bank("show", cid, "--env", "production", "--json").stdout)
+            self.assertEqual(conn["trust"], {"subject": None, "pins": [], "warning": warning})
+            # pinned without reconnecting: the subject as a name, the key
+            r = self.bank("update", cid, "--env", "production", "--client-cert-subject",
+                          "cn=webhook.bank.example, o=Banco Exemplo, c=BR",
+                          "--client-cert-pin", pin, "--default", "--json")
+            conn = json.loads(r.stdout)
+            self.assertEqual((conn["id"], conn["default"], conn["trust"]),
+                             (cid, True, {"subject": "CN=webhook.bank.example,O=Banco Exemplo,C=BR",
+                                          "pins": [pin], "warning": None}))
+            shown = self.bank("show", cid, "--env", "production").stdout.splitlines()
+            for line in ("  default      the account's default charging connection",
+                         "  pinned       subject CN=webhook.bank.example,O=Banco Exemplo,C=BR",
+                         "  pinned       key " + pin):
+                self.assertIn(line, shown)
+            self.assertFalse([x for x in shown if "WARNING" in x], shown)
+            # an empty one removes it; with neither, the warning is back
+            out = self.bank("update", cid, "--env", "production", "--client-cert-pin", "",
+                            "--no-default").stdout.splitlines()
+            self.assertIn("  pinned       subject CN=webhook.bank.example,O=Banco Exemplo,C=BR", out)
+            self.assertFalse([x for x in out if "key" in x or "default" in x], out)
+            out = self.bank("update", cid, "--env", "production", "--client-cert-subject",
+                            "").stdout.splitlines()
+            self.assertIn("  WARNING      " + warning, out)
+            # a URL-token connection has no certificate to pin; none at all
+            token = json.loads(self.bank("connect", "--env", "production", "--chave",
+                                         "token@loja.example", "--url-token", "--json").stdout)
+            self.assertIsNone(token["trust"])
+            r = self.bank("update", token["id"], "--env", "production", "--client-cert-pin", pin,
+                          check=False)
+            self.assertEqual((r.returncode, r.stderr.strip().splitlines()[-1]),
+                             (1, "pixrelay bank update: connection %s authenticates its bank with a "
+                                 "URL token: --client-ca, --client-cert-subject and "
+                                 "--client-cert-pin are for mutual TLS" % token["id"]))
+            r = self.bank("update", "bnk_01JZZZZZZZZZZZZZZZZZZZZZZZ", "--env", "production",
+                          "--default", check=False)
+            self.assertEqual((r.returncode, r.stderr.strip().splitlines()[-1]),
+                             (1, "pixrelay bank update: no connection bnk_01JZZZZZZZZZZZZZZZZZZZZZZZ "
+                                 "in production"))
+            for c in (cid, token["id"]):
+                self.bank("disconnect", c, "--env", "production")
 
     def test_trigger_pix_pays_a_charge_and_listen_forwards_it(self):
         path = "/bank-hook-%f" % time.time()

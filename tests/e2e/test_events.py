@@ -85,7 +85,8 @@ class Events(unittest.TestCase):
         for query, msg in [
                 ("?state=lost", "state: must be pending, delivering, delivered or dead"),
                 ("?type=PAID", "type: must be EVENT:CHARGE_PAID, EVENT:CHARGE_EXPIRED, EVENT:CHARGE_REFUND, "
-                 "EVENT:PIX_UNMATCHED, EVENT:PIX_REFUND or EVENT:TRANSFER_DONE"),
+                 "EVENT:PIX_UNMATCHED, EVENT:PIX_REFUND, EVENT:PIX_MED_REFUND, "
+                 "EVENT:PIX_REFUSED or EVENT:TRANSFER_DONE"),
                 ("?limit=0", "limit: must be an integer from 1 to 100"),
                 ("?limit=101", "limit: must be an integer from 1 to 100"),
                 ("?limit=x", "limit: must be an integer from 1 to 100"),

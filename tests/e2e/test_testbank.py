@@ -472,6 +472,28 @@ class Pix(BankCase):
                             400, "PixConsultaInvalida", "fim")
         self.assertEqual([v.kind for v in self.bank.take_violations()], ["schema", "schema", "rule"])
 
+    def test_a_bank_that_keeps_its_list_so_long(self):
+        # history_days: an inicio older than that is refused, a 400 that is
+        # the bank's own limit, not a violation of the caller's
+        now = datetime.datetime.now(datetime.timezone.utc)
+        old = self.bank.pay_key("2.00", when=now - datetime.timedelta(days=9))
+        stamp = lambda t: t.strftime("%Y-%m-%dT%H:%M:%SZ")  # noqa: E731
+        ten = "inicio=%s&fim=%s" % (stamp(now - datetime.timedelta(days=10)), stamp(now))
+        six = "inicio=%s&fim=%s" % (stamp(now - datetime.timedelta(days=6)), stamp(now))
+        self.bank.history_days = 7
+        try:
+            body = self.assert_problem(self.client.call("GET", "/pix?" + ten), 400,
+                                       "PixConsultaInvalida", "inicio")
+            self.assertEqual(body["detail"], "o parâmetro inicio é anterior ao período de consulta "
+                             "disponível (7 dias).")
+            status, _, listed = self.client.call("GET", "/pix?" + six)
+            self.assertEqual(status, 200, listed)
+        finally:
+            self.bank.history_days = None
+        status, _, listed = self.client.call("GET", "/pix?" + ten)
+        self.assertIn(old["endToEndId"], [p["endToEndId"] for p in listed["pix"]])
+        self.assertEqual(self.bank.take_violations(), [])
+
     def test_filters_by_payer_and_txid(self):
         day = "2024-04-01T10:00:00-03:00"
         a = self.bank.pay_key("2.00", when=day, pagador={"cpf": "52998224725"}, txid="estatico1")

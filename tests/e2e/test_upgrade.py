@@ -1,13 +1,23 @@
 """Upgrading: events the previous version wrote (its event layout, written
 here key by key with the fields its scripts wrote, docs/event-layout.md)
 in a Redis this version then takes over are delivered by this one exactly
-once, in order per charge with its own, listed and replayed like its own."""
+once, in order per charge with its own, listed and replayed like its own.
+A bank connection by mutual TLS that the previous version made keeps its
+webhooks: serve refuses to start without the bank door (bank-listen) that
+its bank's certificate now needs, and with it takes the bank's call. An
+account's record of before, which names no charging bank connection, gets
+its own at its first charge."""
 import json
+import os
+import subprocess
 import time
 import unittest
+import urllib.parse
 
-from harness import (Pixrelay, Redis, Workdir, acct_key, auth, connect_bank, rkey, shard_of, new_ulid,
-                     store_account, wait_for)
+import bcb
+import certs
+from harness import (BIN, Pixrelay, Redis, Workdir, acct_key, auth, connect_bank, init_platforms, rkey,
+                     shard_of, new_ulid, store_account, wait_for)
 from sink import Sink
 
 
@@ -185,6 +195,63 @@ class Upgrade(unittest.TestCase):
             self.assertEqual(key_of(r.json["data"]["brCode"]),
                              redis.cmd("HGET", acct_key("sandbox", none), "pix_key"))
             self.assertEqual(redis.cmd("HGET", acct_key("sandbox", none), "charge_via"), "none")
+        finally:
+            px.stop()
+            redis.stop()
+            wd.cleanup()
+
+    def test_an_mtls_connection_of_the_previous_version_needs_the_bank_door(self):
+        wd = Workdir()
+        redis = Redis(wd.path).start()
+        px = Pixrelay(wd.path, redis).start()
+        try:
+            px.wait_ready()
+            account = init_platforms(px)["production"]
+            key = px.create_key("production")["key"]
+            px.stop()
+            d = os.path.join(wd.path, "certs")
+            ca = certs.make_ca(d, "bank-ca", "Test Bank Webhook CA")
+            with open(ca.cert) as f:
+                ca_pem = f.read()
+            with open(certs.make_client(d, ca, "bank", "webhook.bank.example").cert) as f:
+                cert = urllib.parse.quote(f.read(), safe="")
+            # the connection as the previous version's bank_connect wrote it
+            # (its hash, its account's index, the environment's index)
+            conn = "bnk_" + new_ulid(shard_of(account))
+            now = str(int(time.time() * 1000))
+            redis.cmd("HSET", rkey("bank:", conn), "id", conn, "account", account, "env", "production",
+                      "pix_key", "pagamentos@loja.example", "auth", "mtls", "client_ca", ca_pem,
+                      "token_sha", "", "created_ms", now)
+            redis.cmd("ZADD", rkey("banks:", account), now, conn)
+            redis.cmd("ZADD", "pixrelay:{production}:banks", now, conn)
+
+            # without the door: refused, saying why and where to read
+            p = subprocess.run([BIN, "serve", "--listen", "127.0.0.1:0", "--redis", redis.url,
+                                "--data-dir", os.path.join(wd.path, "d")],
+                               capture_output=True, text=True, timeout=20)
+            self.assertEqual(p.returncode, 1, p.stderr)
+            self.assertIn(
+                "error bank connection %s (production) authenticates its bank by mutual TLS, and "
+                "bank-listen is not set: no bank's client certificate can reach pixrelay without it: "
+                "set bank-listen and send the proxy's bank webhooks there (docs/deployment.md, "
+                "\"The bank door\")\n" % conn, p.stderr)
+            self.assertNotIn("listening on", p.stderr)
+
+            # with it: the bank's call through the door is taken
+            px = Pixrelay(wd.path, redis, door=True).start()
+            px.wait_ready()
+            body = {"pix": [{"endToEndId": "E12345678" + time.strftime("%Y%m%d%H%M", time.gmtime())
+                             + "upgrade0001", "valor": "12.34",
+                             "horario": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}]}
+            bcb.validate_webhook_body(body)
+            r = px.door_request("POST", "/v1/webhooks/bank/%s/pix" % conn, body=body,
+                                headers={"X-Client-Cert": cert})
+            self.assertEqual(r.status, 200, r)
+            self.assertEqual((r.json["data"]["accepted"], r.json["data"]["pix"][0]["outcome"]),
+                             (1, "unmatched"))
+            r = px.request("GET", "/v1/bank/connections/%s/notifications" % conn, headers=auth(key))
+            self.assertEqual([n["endToEndId"] for n in r.json["data"]["notifications"]],
+                             [body["pix"][0]["endToEndId"]])
         finally:
             px.stop()
             redis.stop()

@@ -47,6 +47,8 @@ their refunds, and sends the standard's webhook over mutual TLS.
         location than loc.location; or another txid, chave, valor.original or
         calendario.expiracao. The answer still keeps the schema.
     bank.slow(seconds, duration=None)
+    bank.history_days = 7     GET /pix refuses an inicio older than that (400:
+                              a bank's own limit, not a fault of the caller's)
     bank.token_ttl = 1; bank.revoke_tokens()
     bank.calls["PUT /cob/{txid}"], bank.log, bank.handshake_failures,
     bank.deliveries, bank.violations (== [] when every call kept the standard),
@@ -56,7 +58,9 @@ Where the spec's schema is looser than the standard's rules (an unanchored
 txid pattern, a charge for a key of another account, a refund larger than
 its Pix), the bank answers 400 as the standard's error catalogue says, and
 records it too: kind "rule" rather than "schema". Every 400 the bank gives
-is a violation; a 404 (a txid it does not know) is an ordinary answer.
+is a violation, but the refusal of a range older than history_days (kind
+"limit": the standard sets no such limit, yet banks keep their list only so
+long); a 404 (a txid it does not know) is an ordinary answer.
 """
 import base64
 import collections
@@ -251,6 +255,7 @@ class TestBank:
         self.location_host = location_host
         self.token_ttl = token_ttl
         self.auto_notify = auto_notify
+        self.history_days = None   # GET /pix answers for any inicio
         self.host, self._port = host, port
 
         self._lock = threading.RLock()
@@ -266,6 +271,7 @@ class TestBank:
         self._next_loc = 1
         self._pix = {}             # e2eid -> Pix (devolucoes kept in it)
         self._pix_meta = {}        # e2eid -> {"pagador": {...}, "horario": datetime}
+        self._garbled = {}         # e2eid -> fields shown instead (garble)
         self._webhooks = {}        # chave -> {"webhookUrl", "chave", "criacao"}
 
         self.violations = []
@@ -741,9 +747,9 @@ class TestBank:
             status, answer = getattr(self, "_op_" + op.handler)(params, values, obj)
         except Refusal as r:
             status, answer, headers = r.status, problem_body(r, op.prefix), r.headers
-            if r.status == 400:
+            if r.status == 400 and r.kind != "limit":
                 self._violation("request", r.kind, endpoint, h.path, 400, r.errors, r.detail)
-        errors = check_response(method, template, status, answer)
+        errors = [] if isinstance(answer, _Garbled) else check_response(method, template, status, answer)
         if errors:
             # the bank's own answer broke the spec: recorded, and a 500, so no test passes on it
             self._violation("response", "schema", endpoint, h.path, status, errors, "the test bank's own answer")
@@ -864,6 +870,12 @@ class TestBank:
         if fim < inicio:
             raise refuse("o timestamp representado pelo parâmetro fim é anterior ao timestamp representado "
                          "pelo parâmetro inicio.", "?fim")
+        days = self.history_days
+        if days is not None and inicio < _now() - datetime.timedelta(days=days):
+            r = refuse("o parâmetro inicio é anterior ao período de consulta disponível (%d dias)." % days,
+                       "?inicio")
+            r.kind = "limit"
+            raise r
         if "cpf" in values and "cnpj" in values:
             raise refuse("ambos os parâmetros cpf e cnpj estão preenchidos.", "?cnpj")
         page = values.get("paginacao.paginaAtual", 0)
@@ -894,19 +906,31 @@ class TestBank:
         parametros["paginacao"] = {"paginaAtual": page, "itensPorPagina": per,
                                    "quantidadeDePaginas": max(1, math.ceil(len(found) / per)),
                                    "quantidadeTotalDeItens": len(found)}
-        return 200, {"parametros": parametros, "pix": items}
+        answer = {"parametros": parametros, "pix": items}
+        return 200, _Garbled(answer) if any(p["endToEndId"] in self._garbled for p in items) else answer
 
     def _op_get_pix(self, params, values, body):
         with self._lock:
             if params["e2eid"] not in self._pix:
                 raise not_found("GET", "/pix/{e2eid}", "Pix não encontrado para o e2eid informado.")
-            return 200, self._pix_view(params["e2eid"])
+            view = self._pix_view(params["e2eid"])
+            return 200, _Garbled(view) if params["e2eid"] in self._garbled else view
 
     def _pix_view(self, e2e):
         pix = _copy(self._pix[e2e])
         if not pix.get("devolucoes"):
             pix.pop("devolucoes", None)
+        pix.update(self._garbled.get(e2e, {}))
         return pix
+
+    def garble(self, e2e, **fields):
+        """From now on the bank shows Pix `e2e` (in GET /pix and GET
+        /pix/{e2eid}) with `fields` instead: a bank that lists what the
+        standard's schema refuses (valor="10,00"). Not checked against the
+        schema, on purpose: the answers that carry it are not recorded as
+        violations either."""
+        with self._lock:
+            self._garbled[e2e] = dict(fields)
 
     def _op_put_devolucao(self, params, values, body):
         e2e, dev_id = params["e2eid"], params["id"]
@@ -1113,6 +1137,11 @@ class TestBank:
         """Wait until at least n webhook POSTs are over (answered, failed or
         dropped); return them all. AssertionError on timeout."""
         return self._sender.wait(n, timeout)
+
+
+class _Garbled(dict):
+    """An answer that carries a Pix garble() spoiled on purpose: not checked
+    against the schema."""
 
 
 def _copy(value):

@@ -1,9 +1,10 @@
 /* Fuzz a bank's Pix notification (POST /v1/webhooks/bank/{id}/pix, API Pix
- * {"pix": [...]}) as the receiver sees its body. bankpix_parse must accept
- * or refuse with a message, never crash, leak or read out of bounds; every
- * accepted Pix has a 32-character endToEndId, cents that print back as its
- * valor, no more refunds than the cap, and a canonical form that parses
- * again into the same Pix; every refusal names its item. */
+ * {"pix": [...]}, or the list alone) as the receiver sees its body.
+ * bankpix_parse must accept or refuse with a message, never crash, leak or
+ * read out of bounds; every accepted Pix has a 32-character endToEndId,
+ * cents that print back as its valor, no more refunds than the cap, and a
+ * canonical form that parses again into the same Pix; every refusal names
+ * its item. */
 #include "pixrelay/core/json.h"
 #include "pixrelay/pix/bankpix.h"
 

@@ -1,6 +1,7 @@
 /* Unit tests of bankpix: the API Pix webhook body, item by item, with the
  * standard's own examples (pixWebhook1, pixWebhook2 of openapi.yaml 2.9.0),
- * exact cents, each refusal's message, and the txid -> charge id rule. */
+ * exact cents, each refusal's message, the txid -> charge id rule, and a
+ * page of GET /pix with its count of pages. */
 #include "check.h"
 
 #include "pixrelay/pix/bankpix.h"
@@ -245,12 +246,37 @@ static void test_bodies(void)
 	size_t at;
 
 	CHECK_INT(parse("", &b), BANKPIX_MALFORMED);
-	CHECK_INT(parse("[]", &b), BANKPIX_MALFORMED);
-	CHECK_STR(err, "request body must be a JSON object");
+	CHECK_INT(parse("7", &b), BANKPIX_MALFORMED);
+	CHECK_STR(err, "request body must be a JSON object or array");
+	CHECK_INT(parse("\"pix\"", &b), BANKPIX_MALFORMED);
+	CHECK_STR(err, "request body must be a JSON object or array");
 	CHECK_INT(parse("{\"pix\":{}}", &b), BANKPIX_MALFORMED);
 	CHECK_STR(err, "pix: must be an array");
 	CHECK_INT(parse("{\"evento\":\"teste_webhook\"}", &b), BANKPIX_MALFORMED);
-	CHECK_STR(err, "pix: is required (a Pix notification is {\"pix\": [...]})");
+	CHECK_STR(err,
+		  "pix: is required (a Pix notification is {\"pix\": [...]}, or its list alone)");
+	CHECK_INT(parse("[]", &b), BANKPIX_OK);
+	CHECK_INT(b.n + b.nrefused, 0);
+	bankpix_batch_deinit(&b);
+
+	/* the list alone, as Inter posts it: read as {"pix": [...]} is */
+	big = malloc(3 * sizeof(example2) + 64);
+	sprintf(big, "[%s,{\"valor\":\"1.00\"}]", example2);
+	CHECK_INT(parse(big, &b), BANKPIX_OK);
+	CHECK_INT(b.n, 1);
+	CHECK_STR(b.items[0].e2e, "E87654321202009091221dfghi123456");
+	CHECK_INT(b.items[0].cents, 11000);
+	CHECK_INT(b.nrefused, 1);
+	CHECK_INT(b.refused[0].index, 1);
+	CHECK_STR(b.refused[0].err, "pix[1].endToEndId: is required");
+	bankpix_batch_deinit(&b);
+	/* the array is the body's top level only */
+	sprintf(big, "{\"pix\":[[%s]]}", example2);
+	CHECK_INT(parse(big, &b), BANKPIX_OK);
+	CHECK_INT(b.n, 0);
+	CHECK_STR(b.refused[0].err, "pix[0]: must be an object");
+	bankpix_batch_deinit(&b);
+	free(big);
 
 	/* 1,000 items pass, 1,001 are too many */
 	big = malloc(1001 * sizeof(example2) + 64);
@@ -265,7 +291,193 @@ static void test_bodies(void)
 	strcpy(big + at, "]}");
 	CHECK_INT(parse(big, &b), BANKPIX_TOO_MANY);
 	CHECK_STR(err, "pix: more than 1000 items in one notification");
+	/* as many bare */
+	big[at] = ']';
+	big[at + 1] = '\0';
+	CHECK_INT(parse(big + strlen("{\"pix\":"), &b), BANKPIX_TOO_MANY);
+	CHECK_STR(err, "pix: more than 1000 items in one notification");
 	free(big);
+}
+
+/* A refused item reaches the merchant whole: every reason, the item as
+ * received, what it could read of it, and what makes it once. */
+static void test_refused_items(void)
+{
+	struct bankpix_batch b;
+	const char *body = "{\"pix\":[{\"endToEndId\":\"short\",\"valor\":\"1\",\"horario\":\"x\","
+			   "\"chave\":\"k@x.br\",\"extra\":[1,2.50]},"
+			   "{\"valor\":\"2.00\",\"horario\":\"2020-09-10T01:00:00Z\"},"
+			   "{\"horario\":\"2020-09-10T01:00:00Z\",\"valor\":\"2.00\"},"
+			   "7,{" E2E ",\"valor\":\"3.00\"," HOR ",\"txid\":\"a-b\"}]}";
+	char sha[65];
+
+	CHECK_INT(parse(body, &b), BANKPIX_OK);
+	CHECK_INT(b.n, 0);
+	CHECK_INT(b.nrefused, 5);
+	/* every field is checked: three reasons, in the schema's order */
+	CHECK_STR(
+	    b.refused[0].reasons,
+	    "[\"pix[0].endToEndId: must be 32 letters or digits\","
+	    "\"pix[0].valor: must be 1 to 10 digits, a dot and 2 digits, like \\\"110.00\\\"\","
+	    "\"pix[0].horario: must be an RFC 3339 date-time with a time zone, like "
+	    "\\\"2020-09-09T20:15:00.358Z\\\"\"]");
+	CHECK_STR(b.refused[0].err, "pix[0].endToEndId: must be 32 letters or digits");
+	CHECK_STR(b.refused[0].item, "{\"endToEndId\":\"short\",\"valor\":\"1\",\"horario\":\"x\","
+				     "\"chave\":\"k@x.br\",\"extra\":[1,2.50]}");
+	CHECK_STR(b.refused[0].e2e, "");
+	CHECK_STR(b.refused[0].chave, "k@x.br");
+	CHECK_INT(b.refused[0].cents, -1);
+	CHECK_INT(b.refused[0].horario_ms, 0);
+	/* no endToEndId: told by the SHA-256 of its canonical text, the same
+	 * whatever the order of its members */
+	CHECK_STR(b.refused[1].reasons, "[\"pix[1].endToEndId: is required\"]");
+	CHECK_INT(b.refused[1].cents, 200);
+	CHECK_INT(b.refused[1].horario_ms, 1599699600000LL);
+	CHECK_INT(strlen(b.refused[1].id), 64);
+	CHECK_STR(b.refused[1].id, b.refused[2].id);
+	snprintf(sha, sizeof(sha), "%s", b.refused[0].id);
+	CHECK(strcmp(sha, b.refused[1].id) != 0);
+	CHECK_STR(b.refused[3].item, "7");
+	CHECK_STR(b.refused[3].reasons, "[\"pix[3]: must be an object\"]");
+	CHECK(b.refused[3].chave == NULL);
+	/* a well-formed endToEndId tells the item */
+	CHECK_STR(b.refused[4].id, "E00000000202611261200abcdefghijk");
+	CHECK_STR(b.refused[4].e2e, "E00000000202611261200abcdefghijk");
+	CHECK_INT(b.refused[4].cents, 300);
+	CHECK_STR(b.refused[4].reasons, "[\"pix[4].txid: must be 1 to 35 letters or digits\"]");
+	/* a connection reconciles its own key: a refused item of another goes */
+	CHECK_INT(bankpix_batch_keep_chave(&b, "other@x.br"), 1);
+	CHECK_INT(b.nrefused, 4);
+	CHECK_STR(b.refused[0].reasons, "[\"pix[1].endToEndId: is required\"]");
+	bankpix_batch_deinit(&b);
+}
+
+/* A refund's nature, and whether it is one of the MED. */
+static void test_natures(void)
+{
+	struct bankpix_batch b;
+	char body[2048];
+
+	snprintf(body, sizeof(body),
+		 "{\"pix\":[{" E2E ",\"valor\":\"3.00\"," HOR ",\"devolucoes\":["
+		 "{\"id\":\"D1\",\"rtrId\":\"D12345678202009091221abcdf098765\",\"valor\":\"1.00\","
+		 "\"natureza\":\"MED_FRAUDE\",\"horario\":{},\"status\":\"DEVOLVIDO\"},"
+		 "{\"id\":\"D2\",\"rtrId\":\"D12345678202009091221abcdf098765\",\"valor\":\"1.00\","
+		 "\"natureza\":\"ORIGINAL\",\"horario\":{},\"status\":\"DEVOLVIDO\"},"
+		 "{\"id\":\"D3\",\"rtrId\":\"D12345678202009091221abcdf098765\",\"valor\":\"1.00\","
+		 "\"horario\":{},\"status\":\"DEVOLVIDO\"},"
+		 "{\"id\":\"D4\",\"rtrId\":\"D12345678202009091221abcdf098765\",\"valor\":\"1.00\","
+		 "\"natureza\":\"MED_NOVA_NATUREZA\",\"horario\":{},\"status\":\"DEVOLVIDO\"},"
+		 "{\"id\":\"D5\",\"rtrId\":\"D12345678202009091221abcdf098765\",\"valor\":\"1.00\","
+		 "\"natureza\":\"med fraude\",\"horario\":{},\"status\":\"DEVOLVIDO\"}]}]}");
+	CHECK_INT(parse(body, &b), BANKPIX_OK);
+	CHECK_INT(b.n, 1);
+	CHECK_INT(b.items[0].nrefunds, 5);
+	CHECK_STR(b.items[0].refunds[0].natureza, "MED_FRAUDE");
+	CHECK_INT(b.items[0].refunds[0].med, 1);
+	CHECK_STR(b.items[0].refunds[1].natureza, "ORIGINAL");
+	CHECK_INT(b.items[0].refunds[1].med, 0);
+	CHECK_STR(b.items[0].refunds[2].natureza, "");
+	CHECK_INT(b.items[0].refunds[2].med, 0);
+	/* a later MED nature is one of the MED too */
+	CHECK_INT(b.items[0].refunds[3].med, 1);
+	/* text that is no nature's name is kept in the JSON only */
+	CHECK_STR(b.items[0].refunds[4].natureza, "");
+	CHECK_INT(b.items[0].refunds[4].med, 0);
+	CHECK(strstr(b.items[0].refunds[4].json, "\"natureza\":\"med fraude\"") != NULL);
+	bankpix_batch_deinit(&b);
+}
+
+/* A page of GET /pix whose paginacao carries `count` as JSON text (NULL:
+ * no quantidadeDePaginas at all), with example2 as its one Pix. */
+static int page(const char *count, struct bankpix_batch *b, long *pages)
+{
+	char body[2048];
+
+	snprintf(body, sizeof(body),
+		 "{\"parametros\":{\"inicio\":\"2020-09-09T00:00:00Z\","
+		 "\"fim\":\"2020-09-10T00:00:00Z\",\"paginacao\":{\"paginaAtual\":0,"
+		 "\"itensPorPagina\":1000%s%s,\"quantidadeTotalDeItens\":1}},\"pix\":[%s]}",
+		 count ? ",\"quantidadeDePaginas\":" : "", count ? count : "", example2);
+	memset(b, 0x5a, sizeof(*b));
+	*pages = -7;
+	err[0] = '\0';
+	return bankpix_parse_page(body, strlen(body), b, pages, err, sizeof(err));
+}
+
+static void test_page(void)
+{
+	struct bankpix_batch b;
+	long pages;
+
+	CHECK_INT(page("3", &b, &pages), BANKPIX_OK);
+	CHECK_INT(pages, 3);
+	CHECK_INT(b.n, 1);
+	CHECK_STR(b.items[0].json, example2);
+	bankpix_batch_deinit(&b);
+	/* a bank with nothing to list may say 0 pages: one page, empty or not */
+	CHECK_INT(page("0", &b, &pages), BANKPIX_OK);
+	CHECK_INT(pages, 1);
+	bankpix_batch_deinit(&b);
+	CHECK_INT(page("1000000", &b, &pages), BANKPIX_OK);
+	CHECK_INT(pages, 1000000);
+	bankpix_batch_deinit(&b);
+
+	/* the count is required (Paginacao of the standard): without it, or
+	 * unreadable, the page is refused and nothing is written */
+	CHECK_INT(page(NULL, &b, &pages), BANKPIX_MALFORMED);
+	CHECK_STR(err, "parametros.paginacao.quantidadeDePaginas: is required");
+	CHECK_INT(pages, -7);
+	CHECK_INT(page("\"3\"", &b, &pages), BANKPIX_MALFORMED);
+	CHECK_STR(err, "parametros.paginacao.quantidadeDePaginas: must be a whole number");
+	CHECK_INT(pages, -7);
+	CHECK_INT(page("-1", &b, &pages), BANKPIX_MALFORMED);
+	CHECK_STR(err, "parametros.paginacao.quantidadeDePaginas: must be a whole number");
+	CHECK_INT(page("2.5", &b, &pages), BANKPIX_MALFORMED);
+	CHECK_STR(err, "parametros.paginacao.quantidadeDePaginas: must be a whole number");
+	CHECK_INT(page("null", &b, &pages), BANKPIX_MALFORMED);
+	CHECK_STR(err, "parametros.paginacao.quantidadeDePaginas: must be a whole number");
+	CHECK_INT(page("1000001", &b, &pages), BANKPIX_MALFORMED);
+	CHECK_STR(err, "parametros.paginacao.quantidadeDePaginas: must be at most 1000000");
+	CHECK_INT(page("9223372036854775807", &b, &pages), BANKPIX_MALFORMED);
+	CHECK_STR(err, "parametros.paginacao.quantidadeDePaginas: must be at most 1000000");
+	CHECK_INT(page("99999999999999999999", &b, &pages), BANKPIX_MALFORMED);
+	CHECK_STR(err, "parametros.paginacao.quantidadeDePaginas: must be a whole number");
+	CHECK_INT(pages, -7);
+
+	/* no parametros at all; a body that is no object */
+	memset(&b, 0x5a, sizeof(b));
+	CHECK_INT(bankpix_parse_page("{\"pix\":[]}", 10, &b, &pages, err, sizeof(err)),
+		  BANKPIX_MALFORMED);
+	CHECK_STR(err, "parametros.paginacao.quantidadeDePaginas: is required");
+	CHECK_INT(bankpix_parse_page("[]", 2, &b, &pages, err, sizeof(err)), BANKPIX_MALFORMED);
+	CHECK_STR(err, "request body must be a JSON object");
+	CHECK_INT(pages, -7);
+}
+
+/* The bank lists every Pix of the account; a connection keeps its key's,
+ * and those that name no key. */
+static void test_keep_chave(void)
+{
+	struct bankpix_batch b;
+	char body[4096];
+
+	snprintf(body, sizeof(body),
+		 "{\"pix\":[{" E2E ",\"valor\":\"1.00\"," HOR ",\"chave\":\"a@loja.example\"},"
+		 "{\"endToEndId\":\"E00000000202611261200bbbbbbbbbbb\",\"valor\":\"2.00\"," HOR
+		 ",\"chave\":\"b@loja.example\"},%s]}",
+		 example2);
+	CHECK_INT(parse(body, &b), BANKPIX_OK);
+	CHECK_INT(b.n, 3);
+	CHECK_INT(bankpix_batch_keep_chave(&b, "a@loja.example"), 1);
+	CHECK_INT(b.n, 2);
+	CHECK_STR(b.items[0].chave, "a@loja.example");
+	CHECK_INT(b.items[0].cents, 100);
+	CHECK(b.items[1].chave == NULL);
+	CHECK_STR(b.items[1].e2e, "E87654321202009091221dfghi123456");
+	CHECK_INT(bankpix_batch_keep_chave(&b, "c@loja.example"), 1);
+	CHECK_INT(b.n, 1);
+	bankpix_batch_deinit(&b);
 }
 
 int main(void)
@@ -274,7 +486,11 @@ int main(void)
 	test_txid();
 	test_examples();
 	test_refusals();
+	test_refused_items();
+	test_natures();
 	test_tolerance();
 	test_bodies();
+	test_page();
+	test_keep_chave();
 	return check_finish("bankpix");
 }

@@ -1,4 +1,5 @@
 #include "pixrelay/core/json.h"
+#include "pixrelay/core/mem.h"
 
 #include "check.h"
 
@@ -85,6 +86,37 @@ static int parses(const char *s, char *err)
 	int rc = json_parse_object(s, strlen(s), &v, err, 256);
 	yajl_tree_free(v);
 	return rc;
+}
+
+/* One canonical text for one value, whatever the order of its members. */
+static void test_canonical(void)
+{
+	const char *a = "{\"b\":[{\"y\":1,\"x\":2.50}],\"a\":\"\\u00e9\",\"c\":null}";
+	const char *b = "{\"c\":null,\"a\":\"\xc3\xa9\",\"b\":[{\"x\":2.50,\"y\":1}]}";
+	char err[128], *ta, *tb;
+	yajl_val va = NULL, vb = NULL;
+	yajl_gen g;
+	const char *buf;
+	size_t len;
+
+	CHECK_INT(json_parse_object(a, strlen(a), &va, err, sizeof(err)), 0);
+	CHECK_INT(json_parse_object(b, strlen(b), &vb, err, sizeof(err)), 0);
+	g = json_gen_new();
+	json_write_canonical(g, va);
+	buf = json_buf(g, &len);
+	ta = mem_strndup(buf, len);
+	yajl_gen_free(g);
+	g = json_gen_new();
+	json_write_canonical(g, vb);
+	buf = json_buf(g, &len);
+	tb = mem_strndup(buf, len);
+	yajl_gen_free(g);
+	CHECK_STR(ta, "{\"a\":\"\xc3\xa9\",\"b\":[{\"x\":2.50,\"y\":1}],\"c\":null}");
+	CHECK_STR(ta, tb);
+	free(ta);
+	free(tb);
+	yajl_tree_free(va);
+	yajl_tree_free(vb);
 }
 
 int main(void)
@@ -377,5 +409,6 @@ int main(void)
 		CHECK(memcmp(s, "{\"a\":null,\"b\":{\"x\":1},\"c\":\"\xef\xbf\xbd\"}", len) == 0);
 		yajl_gen_free(g);
 	}
+	test_canonical();
 	return check_finish("json");
 }

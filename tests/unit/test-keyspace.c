@@ -170,6 +170,16 @@ static void test_shard_keys(void)
 	check_name(k, P "{s37}:blog:" BNK, SHARD, "blog:<connection id>");
 	ks_bank_pix_key(k, sizeof(k), P, 37);
 	check_name(k, P "{s37}:bank", SHARD, "bank");
+	ks_bank_refunds_key(k, sizeof(k), P, 37, BNK);
+	check_name(k, P "{s37}:bref:" BNK, SHARD, "bref:<connection id>");
+	ks_bank_read_key(k, sizeof(k), P, 37, BNK);
+	check_name(k, P "{s37}:bread:" BNK, SHARD, "bread:<connection id>");
+	ks_bank_day_key(k, sizeof(k), P, 37, BNK, "2026-11-26");
+	check_name(k, P "{s37}:bday:" BNK ":2026-11-26", SHARD, "bday:<connection>:<day>");
+	ks_bank_recovered_key(k, sizeof(k), P, 37, BNK, "2026-11-26");
+	check_name(k, P "{s37}:brec:" BNK ":2026-11-26", SHARD, "brec:<connection>:<day>");
+	ks_bank_elsewhere_key(k, sizeof(k), P, 37, BNK, "2026-11-26");
+	check_name(k, P "{s37}:bels:" BNK ":2026-11-26", SHARD, "bels:<connection>:<day>");
 
 	/* the first and last shards, another prefix */
 	ks_hosts_key(k, sizeof(k), "px/", 0);

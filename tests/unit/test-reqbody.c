@@ -166,9 +166,11 @@ static void test_filters(void)
 	CHECK_INT(reqbody_filter_field("state", "DEAD", &f, 100, err, sizeof(err)), -1);
 	CHECK_STR(err, "state: must be pending, delivering, delivered or dead");
 	CHECK_INT(reqbody_filter_field("type", "paid", &f, 100, err, sizeof(err)), -1);
-	CHECK_STR(err,
-		  "type: must be EVENT:CHARGE_PAID, EVENT:CHARGE_EXPIRED, EVENT:CHARGE_REFUND, "
-		  "EVENT:PIX_UNMATCHED, EVENT:PIX_REFUND or EVENT:TRANSFER_DONE");
+	CHECK_STR(
+	    err,
+	    "type: must be EVENT:CHARGE_PAID, EVENT:CHARGE_EXPIRED, EVENT:CHARGE_REFUND, "
+	    "EVENT:PIX_UNMATCHED, EVENT:PIX_REFUND, EVENT:PIX_MED_REFUND, EVENT:PIX_REFUSED or "
+	    "EVENT:TRANSFER_DONE");
 	CHECK_INT(reqbody_filter_field("until", "yesterday", &f, 100, err, sizeof(err)), -1);
 	CHECK_STR(err, "until: must be Unix seconds, 'YYYY-MM-DD HH:MM:SS' (UTC) or RFC 3339");
 	CHECK_INT(reqbody_filter_field("limit", "101", &f, 100, err, sizeof(err)), -1);

@@ -30,6 +30,7 @@ struct app {
 	struct bankcharges bankcharges;	      /* charges created at accounts' banks */
 	struct http_server *http;
 	struct http_server *metrics_http; /* the metrics-listen listener, or NULL */
+	struct http_server *bank_http;	  /* the bank door (bank-listen), or NULL */
 	struct dispatch *dispatch;	  /* NULL when this process does not deliver */
 	struct evstream *streams;	  /* live event streams (GET /v1/events/stream) */
 	int embedded_redis;
@@ -47,6 +48,9 @@ extern const size_t api_nroutes;
 /* The routes of the metrics-listen listener: /metrics, /healthz, /readyz. */
 extern const struct http_route api_metrics_routes[];
 extern const size_t api_metrics_nroutes;
+/* The routes of the bank door (bank-listen): the banks' webhooks only. */
+extern const struct http_route api_bank_routes[];
+extern const size_t api_bank_nroutes;
 
 /* The http_auth_fn of the routes: Bearer key, then X-Account-ID. */
 void api_authenticate(struct http_req *req);

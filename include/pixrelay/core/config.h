@@ -12,8 +12,11 @@
 #include <stdio.h>
 
 struct config {
-	char *listen;	      /* host:port the HTTP server binds */
-	char *metrics_listen; /* host:port of the metrics listener; empty = none */
+	char *listen;		 /* host:port the HTTP server binds */
+	char *metrics_listen;	 /* host:port of the metrics listener; empty = none */
+	char *bank_listen;	 /* unix:PATH of the bank door (banks' webhooks); empty = none */
+	char *bank_listen_group; /* the bank door's group (name or gid); empty = the process's */
+	char *bank_proxy_uids;	 /* uids or user names believed on the bank door, besides root */
 	char *base_url;	      /* public base URL ending in /v1 (derived from listen when unset) */
 	int base_url_derived; /* base_url was not given: serve fixes its port once bound */
 	char *bank_webhook_base_url; /* banks' webhook URLs start with it ("": base_url) */

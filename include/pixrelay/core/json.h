@@ -30,6 +30,10 @@ int json_parse_object(const char *body, size_t len, yajl_val *out, char *err, si
  * that may rightly hold more (a bank's batch of up to 1,000 Pix). */
 int json_parse_object_max(const char *body, size_t len, size_t max_values, yajl_val *out, char *err,
 			  size_t errlen);
+/* json_parse_object_max with an array taken as the root too ("request body
+ * must be a JSON object or array"): a bank that posts its list bare. */
+int json_parse_container_max(const char *body, size_t len, size_t max_values, yajl_val *out,
+			     char *err, size_t errlen);
 /* json_parse_object, also telling where the value of the root's member `key`
  * lies in `body` when it is an object or an array: its `*span` bytes from
  * body + *at, exactly as received (*span = 0 when the member is absent or
@@ -72,6 +76,10 @@ void json_raw(yajl_gen g, const char *text, size_t len);
 
 /* Write a parsed value into g as it was (numbers keep their text). */
 void json_write_value(yajl_gen g, yajl_val v);
+/* The same with every object's members in the byte order of their names:
+ * one text for one value, whatever order its members came in (what a
+ * digest of a value is taken over). Numbers are written as received. */
+void json_write_canonical(yajl_gen g, yajl_val v);
 
 /* A time given as milliseconds since the epoch in text ("1795412399017") as
  * RFC 3339 UTC ("2026-11-23T05:39:59.017Z"); null when ms is NULL or "". */

@@ -28,6 +28,7 @@
 #define PIXRELAY_HTTP_H
 
 #include "pixrelay/core/config.h"
+#include "pixrelay/core/unixid.h"
 
 #include <event2/event.h>
 #include <stddef.h>
@@ -84,6 +85,10 @@ struct http_req {
 	char client[64]; /* client address (X-Forwarded-For when from a trusted proxy) */
 	char scheme[8];	 /* http or https (X-Forwarded-Proto when trusted) */
 	int via_proxy;	 /* the peer is a trusted proxy: what it says of the client is believed */
+	long peer_uid;	 /* a Unix-socket peer's uid (SO_PEERCRED); -1 on TCP */
+	int bank_proxy;	 /* on the Unix-socket listener (the bank door), the peer is root or one
+			    of its proxy uids: what it says of the client (X-Forwarded-For,
+			    X-Client-Cert) may be believed; never on TCP */
 	uint64_t start_us;
 	void *app;   /* application state given to http_new, borrowed */
 	void *auth;  /* set by the auth hook; freed with free() after the reply */
@@ -97,6 +102,24 @@ struct http_req {
 struct http_server *http_new(struct event_base *base, const struct config *cfg, const char *listen,
 			     const struct http_route *routes, size_t nroutes, http_auth_fn auth,
 			     void *app);
+/* What a listener on a Unix socket needs besides http_new's arguments. */
+struct http_unix_opts {
+	const char *group; /* the socket file's group, a name or a number; "" or NULL: this
+			      process's (changing it needs membership, or root) */
+	const struct unixid_uids *proxies; /* peers marked bank_proxy besides root; NULL:
+					      root alone; copied */
+};
+
+/* Create a server on a Unix socket at `path`, mode 0660 and the group of
+ * `opts`, that knows each peer's uid (SO_PEERCRED). A socket file that no
+ * process listens on is replaced; anything else at `path` (a socket in use,
+ * another file) is refused. The file is removed when the server stops
+ * accepting (unless another has replaced it meanwhile). Returns NULL with
+ * why in err. */
+struct http_server *http_new_unix(struct event_base *base, const struct config *cfg,
+				  const char *path, const struct http_unix_opts *opts,
+				  const struct http_route *routes, size_t nroutes,
+				  http_auth_fn auth, void *app, char *err, size_t errlen);
 /* Stop accepting new connections (requests in flight go on; idle keep-alive
  * connections are closed, later replies close theirs). */
 void http_stop_accepting(struct http_server *srv);
@@ -104,7 +127,7 @@ void http_stop_accepting(struct http_server *srv);
 unsigned http_inflight(const struct http_server *srv);
 /* Client connections open now. */
 unsigned http_connections(const struct http_server *srv);
-/* The port actually bound (useful with port 0). */
+/* The port actually bound (useful with port 0); 0 on a Unix socket. */
 int http_port(const struct http_server *srv);
 /* Close every connection and free the server. Requests not yet answered are
  * freed too (the application must not touch them afterwards); streams get

@@ -24,6 +24,7 @@
 #define BANKPIX_TEXT_MAX 140 /* infoPagador, motivo, descricao: characters */
 #define BANKPIX_VALOR_MAX 13 /* "9999999999.99" */
 #define BANKPIX_ERR_MAX 192
+#define BANKPIX_REASONS_MAX 8 /* reasons a refused item is given at most */
 
 enum bankpix_refund_status {
 	BANKPIX_EM_PROCESSAMENTO = 0,
@@ -32,12 +33,19 @@ enum bankpix_refund_status {
 };
 
 /* One devolucao (refund) of a Pix; `json` is it in the canonical form (the
- * schema's fields only, in its order), owned. */
+ * schema's fields only, in its order), owned. `natureza` is the nature as
+ * the bank wrote it when that is a name of the schema's kind (1 to 31 of
+ * A-Z, 0-9 and _), "" otherwise (absent means ORIGINAL, the standard says;
+ * any text is kept in `json`). A refund of the MED (Mecanismo Especial de
+ * Devolucao: MED_OPERACIONAL, MED_FRAUDE, MED_PIX_AUTOMATICO, and any later
+ * MED_ nature) is money clawed back under a dispute: `med` is set. */
 struct bankpix_refund {
 	char id[BANKPIX_REFUND_ID_MAX + 1];
 	char rtr_id[BANKPIX_E2E_LEN + 1];
 	int64_t cents;
 	enum bankpix_refund_status status;
+	char natureza[32];
+	int med;
 	char *json;
 };
 
@@ -56,12 +64,25 @@ struct bankpix {
 	char *json;
 };
 
-/* An item that failed the schema: its place in the array, its endToEndId
- * when that much was readable ("" otherwise), and "pix[i].field: rule". */
+/* An item that failed the schema. Nothing a bank reports is dropped: the
+ * merchant gets it as received, with every reason, once per Pix. `e2e` is
+ * its endToEndId when that is well-formed ("" otherwise), `id` what makes
+ * it once: the endToEndId, or the SHA-256 (hex) of `item` when there is
+ * none. `err` is the first reason ("pix[i].field: rule"), `reasons` all of
+ * them (at most BANKPIX_REASONS_MAX) as a JSON array, `item` the item
+ * re-serialised from the parsed tree (owned). `cents` and `horario_ms` are
+ * its valor and horario where those were readable, else -1 and 0; `chave`
+ * its key when it names one as a string (owned; NULL otherwise). */
 struct bankpix_refusal {
 	size_t index;
 	char e2e[BANKPIX_E2E_LEN + 1];
+	char id[65];
 	char err[BANKPIX_ERR_MAX];
+	char *reasons;
+	char *item;
+	char *chave;
+	int64_t cents;
+	long long horario_ms;
 };
 
 /* A whole notification: the items that passed, in the bank's order, and
@@ -76,11 +97,12 @@ struct bankpix_batch {
 /* What bankpix_parse says of a body as a whole. */
 enum bankpix_result {
 	BANKPIX_OK = 0,
-	BANKPIX_MALFORMED = -1, /* not a JSON object with a "pix" array: 400 */
+	BANKPIX_MALFORMED = -1, /* not {"pix": [...]} nor a bare array: 400 */
 	BANKPIX_TOO_MANY = -2,	/* more than BANKPIX_ITEMS_MAX items: 413 */
 };
 
-/* Parse `len` bytes (not NUL-terminated). BANKPIX_OK with *out filled (each
+/* Parse `len` bytes (not NUL-terminated): {"pix": [...]}, or the array
+ * alone (a bank that posts it bare). BANKPIX_OK with *out filled (each
  * item either in items or in refused; both may be empty), or a negative
  * result with a message for the bank in err and *out untouched. Time and
  * memory are linear in len. The caller frees with bankpix_batch_deinit. */
@@ -90,14 +112,17 @@ void bankpix_batch_deinit(struct bankpix_batch *b);
 
 /* A page of `GET /pix` ({"parametros": {..., "paginacao": {...}}, "pix":
  * [...]}), parsed as bankpix_parse does, and its number of pages
- * (parametros.paginacao.quantidadeDePaginas, at least 1) into *pages. A
- * page without a readable count is BANKPIX_MALFORMED. */
+ * (parametros.paginacao.quantidadeDePaginas, at least 1: a bank with
+ * nothing to list may say 0) into *pages. A page whose count is absent, not
+ * a whole number or over a million is BANKPIX_MALFORMED, with the field
+ * named in err; out and *pages are then untouched. */
 int bankpix_parse_page(const char *body, size_t len, struct bankpix_batch *out, long *pages,
 		       char *err, size_t errlen);
 
-/* Drop from b the Pix paid to a key other than `chave` (those that name
- * none stay): the bank lists every Pix of the account, a connection
- * reconciles its own key. Returns how many were dropped. */
+/* Drop from b the Pix paid to a key other than `chave`, and the refused
+ * items that name another (those that name none stay): the bank lists
+ * every Pix of the account, a connection reconciles its own key. Returns
+ * how many were dropped. */
 size_t bankpix_batch_keep_chave(struct bankpix_batch *b, const char *chave);
 
 /* "123.45" (the standard's \d{1,10}\.\d{2}, whole string) as cents: 0, or

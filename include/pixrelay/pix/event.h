@@ -10,14 +10,16 @@
 
 /* The types of event pixrelay makes (docs/postbacks.md, docs/banks.md): a
  * charge paid, expired or refunded, a Pix a bank reported that paid no
- * charge, or a refund of one that changed none, and an internal transfer. */
-#define EVENT_NTYPES 6
+ * charge, a refund of one that changed none, a refund of the MED, an item
+ * a bank reported that the standard's schema refused, and an internal
+ * transfer. */
+#define EVENT_NTYPES 8
 extern const char *const event_types[EVENT_NTYPES];
 /* "EVENT:CHARGE_PAID, EVENT:CHARGE_EXPIRED, ... or EVENT:PIX_REFUND", for
  * messages. */
 #define EVENT_TYPES_TEXT                                                                           \
 	"EVENT:CHARGE_PAID, EVENT:CHARGE_EXPIRED, EVENT:CHARGE_REFUND, EVENT:PIX_UNMATCHED, "      \
-	"EVENT:PIX_REFUND or EVENT:TRANSFER_DONE"
+	"EVENT:PIX_REFUND, EVENT:PIX_MED_REFUND, EVENT:PIX_REFUSED or EVENT:TRANSFER_DONE"
 
 /* Which events to list. Strings borrowed; "" = any. */
 struct event_filter {

@@ -68,9 +68,12 @@ int ks_random_shard(long nshards);
  *
  * In the scripts: "o:<order key>" (events of one charge not yet settled),
  * "due:<queue>" (due events of one delivery queue), and what bank
- * connections heard: "bpix:<connection>:<endToEndId>",
- * "bdev:<connection>:<endToEndId>:<refund id>:<status>" and
- * "bday:<connection>:<day>" and "brec:<connection>:<day>" (bank_pix).
+ * connections heard (bank_pix): "bown:<env>:<account>:<endToEndId>",
+ * "brefused:<env>:<account>:<endToEndId or SHA-256>",
+ * "bdev:<connection>:<endToEndId>:<refund id>:<status>",
+ * "bday:<connection>:<day>", "brec:<connection>:<day>" and
+ * "bels:<connection>:<day>"; "bpix:<connection>:<endToEndId>" is the
+ * previous layout's, read only.
  */
 
 /* "<prefix>{s<k>}:", the shard prefix the scripts get (their `p`). Writes
@@ -165,12 +168,20 @@ int ks_bank_pix_key(char *out, size_t size, const char *prefix, int shard);
  * connection's bank for and has not heard settled: "<endToEndId> <refund
  * id>" -> when asked (ms) (zset; the reconciliation asks the bank). */
 int ks_bank_refunds_key(char *out, size_t size, const char *prefix, int shard, const char *id);
+/* "<prefix>{s<k>}:bread:<connection id>", the spans of the bank's list of
+ * Pix (by horario) its reconciliation read whole: "<from ms>-<to ms>" ->
+ * from (zset, merged, at most BANKDAY_READS_MAX; bank_recon_read). */
+int ks_bank_read_key(char *out, size_t size, const char *prefix, int shard, const char *id);
 /* "<prefix>{s<k>}:bday:<connection id>:<day>", what a connection heard on
- * one day (YYYY-MM-DD, Brasilia time), and "<prefix>{s<k>}:brec:<connection
- * id>:<day>", the endToEndIds its reconciliation took first that day. */
+ * one day (YYYY-MM-DD, Brasilia time), "<prefix>{s<k>}:brec:<connection
+ * id>:<day>", the endToEndIds its reconciliation took first that day, and
+ * "<prefix>{s<k>}:bels:<connection id>:<day>", the Pix it reported that
+ * another connection of the account held ("<endToEndId> <connection>"). */
 int ks_bank_day_key(char *out, size_t size, const char *prefix, int shard, const char *id,
 		    const char *day);
 int ks_bank_recovered_key(char *out, size_t size, const char *prefix, int shard, const char *id,
+			  const char *day);
+int ks_bank_elsewhere_key(char *out, size_t size, const char *prefix, int shard, const char *id,
 			  const char *day);
 
 /* ---- {<env>}: one environment ----

@@ -58,6 +58,14 @@ void bankapi_problem(char *out, size_t size, long status, const char *body);
  * HTTP 401 invalid_client: ...", "bank token: <curl's error>"). */
 void bankapi_check(struct bankapi *b, const struct bank_creds *c, bankapi_fn cb, void *ud);
 
+/* The token endpoint's answer (`len` bytes of `body`, hostile): {"access_token",
+ * "token_type": "Bearer" (any case; absent is taken as Bearer), "expires_in"
+ * (1 to 30 days in seconds; absent: 300)}. 0 with the token (malloc'd, the
+ * caller wipes and frees it) and its lifetime in ms; or -1 with why in err
+ * (never the token), out-parameters untouched. */
+int bankapi_parse_token(const char *body, size_t len, char **token, long long *ttl_ms, char *err,
+			size_t errlen);
+
 /* Forget the token of connection `conn` (its credentials changed). */
 void bankapi_forget(struct bankapi *b, const char *conn);
 

@@ -42,17 +42,19 @@ struct bankrecon *bankrecon_new(struct event_base *base, struct rds *r, const st
 				struct bankapi *api, struct seal_keyfile *keys,
 				struct banks_queue *q, struct dispatch *d, int claims);
 /* Reconcile connection `id` of env now, whatever its schedule (the CLI's
- * `pixrelay bank reconcile`): from since_ms (0: from its reconciled
- * instant, as a scheduled run) to now. cb runs once: 0 with the run's
- * figures as JSON (bankrecon_stats_json), BANKS_NOT_FOUND (no such
- * connection in env), BANKRECON_NO_API (it has no API credentials), or -1
- * with why. */
+ * `pixrelay bank reconcile`). since_ms 0: from its reconciled instant, as a
+ * scheduled run. Else from since_ms (no earlier than the event retention
+ * allows) to now, in windows of at most a day, the newest first, each
+ * recorded as read once written (banks_recon_read); a window that fails
+ * after one was read stops the run there, with what it read kept. cb runs
+ * once: 0 with {"connection", "from", "to", "readFrom" (how far back the
+ * windows read reach; null: none), "windows", "stopped" (why it stopped
+ * short of "from"; null), "pages", "listed", "new", "refundsAsked",
+ * "reconciledUntil" (null: the reconciled instant stays)}; BANKS_NOT_FOUND
+ * (no such connection in env); BANKRECON_NO_API (it has no API
+ * credentials); or -1 with why. */
 void bankrecon_run(struct bankrecon *rc, enum env env, const char *id, long long since_ms,
 		   store_fn cb, void *ud);
-/* {"connection", "from", "to", "pages", "listed", "new", "refundsAsked",
- * "reconciledUntil"} of a run (malloc'd). */
-char *bankrecon_stats_json(const char *id, long long from_ms, long long to_ms,
-			   const struct banks_recon_stats *st);
 
 /* Start nothing more; runs under way are abandoned at their next step
  * (their leases run out and another process takes them). rc may be NULL. */

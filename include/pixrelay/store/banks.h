@@ -23,6 +23,7 @@
 
 #include "pixrelay/store/store.h"
 #include "pixrelay/core/config.h"
+#include "pixrelay/pix/bankday.h"
 #include "pixrelay/pix/bankpix.h"
 #include "pixrelay/pix/env.h"
 #include "pixrelay/redis/redis.h"
@@ -44,6 +45,7 @@ enum banks_result {
 	BANKS_KEY_TAKEN = 4,  /* the account connected this Pix key already (json = its id) */
 	BANKS_BAD_DATE = 5,   /* a report's date is not YYYY-MM-DD */
 	BANKS_CHANGED = 6,    /* the record changed meanwhile: nothing written */
+	BANKS_NOT_MTLS = 7,   /* a change for mutual TLS to a URL-token connection */
 };
 
 /* A connection as stored: what the receiver needs. Strings owned. */
@@ -53,8 +55,11 @@ struct banks_conn {
 	enum env env;
 	enum banks_auth auth;
 	char *pix_key;
-	char *client_ca;    /* PEM of the trust list (mTLS); NULL for a URL token */
-	char token_sha[65]; /* SHA-256 of the URL token, hex; "" for mTLS */
+	char *client_ca;      /* PEM of the trust list (mTLS); NULL for a URL token */
+	char *client_subject; /* the leaf's pinned subject (certcheck_subject_normal); NULL: any */
+	char *client_pins;    /* its key pins (certcheck_pins_add); NULL: any key */
+	int is_default;	      /* the account's default charging connection in its environment */
+	char token_sha[65];   /* SHA-256 of the URL token, hex; "" for mTLS */
 	long long created_ms;
 	long long api_at_ms;	/* when it was first given API credentials (0: never) */
 	long long rec_at_ms;	/* the bank's Pix are reconciled up to here (0: not yet) */
@@ -82,6 +87,21 @@ int banks_open_credentials(const struct banks_conn *c, const struct seal_key *ke
  * bytes): with `token` (NULL: none) in it as URL-token banks expect. */
 void banks_webhook_url(char *out, size_t size, const struct config *cfg, const char *id,
 		       const char *token);
+
+/* ---- the bank door (banks_door.c) ---- */
+
+/* How every refusal for want of the bank door ends: mutual TLS needs it. */
+#define BANKS_DOOR_HINT                                                                            \
+	"no bank's client certificate can reach pixrelay without it: set bank-listen and send "    \
+	"the proxy's bank webhooks there (docs/deployment.md, \"The bank door\")"
+
+/* On a blocking client (rds_open), at start: the first connection of either
+ * environment that authenticates its bank by mutual TLS, and so needs
+ * bank-listen. Reads every connection's auth, one call each. Returns 0 with
+ * its id and environment, BANKS_NOT_FOUND when there is none, -1 with why
+ * in err. */
+int banks_find_mtls(struct rds *c, const char *prefix, char id[BANKS_ID_MAX], enum env *env,
+		    char *err, size_t errlen);
 
 /* ---- the webhook registered at the bank (banks_webhook.c) ---- */
 
@@ -151,16 +171,43 @@ typedef void (*banks_conn_fn)(void *ud, int result, const struct banks_conn *c, 
  * -1 with the rule in err. */
 int banks_check_pix_key(const char *key, char *err, size_t errlen);
 
-/* Connect a bank to `account` of `env` for Pix key `pix_key`: with the
- * trust list `client_ca` (PEM, already checked by certcheck_new) for
- * BANKS_MTLS, or with a new random URL token for BANKS_URL_TOKEN; with
- * `is_default`, as the account's default connection in env (its charges go
- * to it; no other connection of the account in env is the default then).
- * json is the connection with its "webhookUrl" to register at the bank,
- * the token in it (shown this once). cb runs once, later. */
+/* What an mTLS connection takes of its bank's client certificate: a chain
+ * to its trust list and, when given, the pins on the leaf (certcheck).
+ * Borrowed. */
+struct banks_trust {
+	const char *client_ca; /* PEM of the trust list, checked by certcheck_new */
+	const char *subject;   /* as certcheck_subject_normal writes it; NULL or "": none */
+	const char *pins;      /* as certcheck_pins_add makes them; NULL or "": none */
+};
+
+/* Connect a bank to `account` of `env` for Pix key `pix_key`: with `trust`
+ * for BANKS_MTLS, or with a new random URL token for BANKS_URL_TOKEN (trust
+ * NULL). make_default: it becomes the account's default charging
+ * connection in env (no other is then). The account's charging connection
+ * is derived again (below). json is the connection with its
+ * "webhookUrl" to register at the bank, the token in it (shown this once).
+ * cb runs once, later. */
 void banks_connect(struct rds *r, const struct config *cfg, enum env env, const char *account,
-		   const char *pix_key, enum banks_auth auth, const char *client_ca, int is_default,
-		   store_fn cb, void *ud);
+		   const char *pix_key, enum banks_auth auth, const struct banks_trust *trust,
+		   int make_default, store_fn cb, void *ud);
+
+/* A change to a connection: each field NULL (or -1) is left as it is. More
+ * may be added; each is one field of the record. Borrowed. */
+struct banks_change {
+	const char *client_ca; /* a new trust list (mTLS), checked by certcheck_new */
+	const char *subject;   /* the pinned subject, normal form; "": none from now on */
+	const char *pins;      /* the key pins, a list that replaces the old; "": none */
+	int is_default;	       /* 1: the account's default charging connection in its
+				* environment (no other is then); 0: not; -1: as is */
+};
+
+/* Change connection `id` of `account` ("" = any of env) as `change` says,
+ * in one script: the next bank call is judged by it; a change of its
+ * default derives the account's charging connection again. json is the
+ * connection as banks_show shows it. BANKS_NOT_FOUND; BANKS_NOT_MTLS when
+ * a trust field is for a URL-token connection (nothing written). */
+void banks_update(struct rds *r, const struct config *cfg, enum env env, const char *account,
+		  const char *id, const struct banks_change *change, store_fn cb, void *ud);
 
 /* ---- the connection an account's charges go to ---- */
 
@@ -187,11 +234,6 @@ typedef void (*banks_charging_fn)(void *ud, int result, const struct banks_charg
  * runs once, later. */
 void banks_charging(struct rds *r, const struct config *cfg, enum env env, const char *account,
 		    banks_charging_fn cb, void *ud);
-/* Make connection `id` of `account` ("" = any account of env) the default
- * of its account in env: its charges go to it. json is the connection as
- * banks_show shows it; BANKS_NOT_FOUND when there is no such connection. */
-void banks_set_default(struct rds *r, const struct config *cfg, enum env env, const char *account,
-		       const char *id, store_fn cb, void *ud);
 
 /* The connection `id`, whoever owns it (for the receiver). */
 void banks_get(struct rds *r, const struct config *cfg, const char *id, banks_conn_fn cb, void *ud);
@@ -269,8 +311,9 @@ void banks_recon_drop(struct rds *r, const struct config *cfg, enum env env, con
 struct banks_recon_stats {
 	long long upto_ms; /* the bank's Pix are taken up to here */
 	long pages;	   /* pages of GET /pix read */
-	long listed;	   /* Pix the bank listed (of this connection's key) */
+	long listed;	   /* Pix the bank listed (of this connection's key), refused ones too */
 	long fresh;	   /* ... that pixrelay had not heard of (the webhook missed them) */
+	long refused;	   /* ... that failed the standard's schema (each an event, once) */
 	long refunds;	   /* pending refunds asked about */
 };
 /* Record a run of connection `id` in its record: ok, or failed with
@@ -278,6 +321,14 @@ struct banks_recon_stats {
  * or -1 when the connection is gone. */
 void banks_recon_done(struct rds *r, const struct config *cfg, const char *id,
 		      const struct banks_recon_stats *ok, const char *error, store_fn cb, void *ud);
+
+/* A span [from_ms, to_ms] of the bank's list of Pix (by horario) that a
+ * run of connection `id` read whole, every page written: merged with those
+ * read before (script bank_recon_read), kept for the event retention, at
+ * most BANKDAY_READS_MAX (pix/bankday.h). result: the spans kept, or -1
+ * when the connection is gone (nothing written). */
+void banks_recon_read(struct rds *r, const struct config *cfg, const char *id, long long from_ms,
+		      long long to_ms, store_fn cb, void *ud);
 
 /* Refunds pixrelay asked a connection's bank for: remembered until the
  * bank reports them settled (DEVOLVIDO or NAO_REALIZADO), so that the
@@ -296,8 +347,8 @@ void banks_note_api(struct rds *r, const struct config *cfg, const char *conn, l
 
 /* ---- the day's report (banks_recon.c) ---- */
 
-#define BANKS_REPORT_E2E_MAX 1000		     /* recovered endToEndIds a report lists */
-#define BANKS_BRASILIA_OFFSET_MS (3LL * 3600 * 1000) /* UTC-3, no daylight saving since 2019 */
+#define BANKS_REPORT_E2E_MAX 1000		   /* recovered endToEndIds a report lists */
+#define BANKS_BRASILIA_OFFSET_MS BANKDAY_OFFSET_MS /* UTC-3 (pix/bankday.h) */
 
 /* `date` (YYYY-MM-DD; NULL or "": today in Brasilia) into day, and the
  * first instant after it, Brasilia time (ms). 0, or -1 for a bad date. */
@@ -305,10 +356,12 @@ int banks_report_day(const char *date, char day[11], long long *end_ms);
 
 /* What connection `id` of `account` ("" = any of env) heard on `date`
  * (Brasilia time; NULL: today): {"connection", "date", "timeZone",
- * "reconciledUntil", "complete", "pix": {"received", "byWebhook",
- * "recovered", "duplicates", "refused"}, "cents": {...}, "outcomes": {...},
- * "refunds": {...}, "recoveredEndToEndIds": [...]}. BANKS_NOT_FOUND,
- * BANKS_BAD_DATE, or -1 with err. */
+ * "reconciledUntil", "complete", "whyNotComplete": [...], "read": [{"from",
+ * "to"}] (the spans read, clipped to the day and its overlap, -03:00),
+ * "pix": {"received", "byWebhook", "recovered", "duplicates", "refused"},
+ * "cents": {...}, "outcomes": {...}, "refunds": {...},
+ * "recoveredEndToEndIds": [...]}; complete as pix/bankday.h judges it, now.
+ * BANKS_NOT_FOUND, BANKS_BAD_DATE, or -1 with err. */
 void banks_report(struct rds *r, const struct config *cfg, enum env env, const char *account,
 		  const char *id, const char *date, store_fn cb, void *ud);
 

@@ -1,34 +1,56 @@
--- bank_pix: Pix that banks reported (an API Pix webhook, or a reconciliation's page) for the
--- bank connections of one shard, each once per connection and endToEndId, each refund once
--- per connection, endToEndId, refund id and status, and the items a bank sent that failed
--- the standard's schema, all in one durable write (docs/banks.md says what each outcome
+-- bank_pix: what banks reported (an API Pix webhook, or a reconciliation's page) through the
+-- bank connections of one shard, in one durable write (docs/banks.md says what each outcome
 -- means to the merchant). A process gathers the Pix that arrive during one turn of its loop
--- into one call per shard.
---   p bpix:<conn>:<e2e>          string "<outcome> <reason> <event id>": the Pix was heard
---   p bdev:<conn>:<e2e>:<id>:<status>  string: that refund status was heard
+-- into one call per shard. One Pix, one truth, per account: a Pix is taken once per
+-- environment, account and endToEndId, whichever connection and source (webhook,
+-- reconciliation) brings it first; that connection owns it, and only through it are its
+-- refunds taken. Another connection that reports it moves nothing and makes no event; its
+-- report says that another connection held it.
+--   p bown:<env>:<account>:<e2e>  string "<outcome> <reason> <event id> <owner> [<conn> ...]":
+--                               the Pix was taken by connection <owner>; the connections
+--                               that reported it since follow
+--   p bpix:<conn>:<e2e>         string "<outcome> <reason> <event id>": what the previous
+--                               layout kept per connection, read (not written) so that a Pix
+--                               taken before an upgrade stays taken
+--   p banks:<account>           zset (read): the account's connections, for those keys
+--   p brefused:<env>:<account>:<id>  string "<event id> <conn> [<conn> ...]": an item the schema
+--                               refused, reported once (id: its endToEndId when well-formed,
+--                               else the SHA-256 of the item)
+--   p bdev:<conn>:<e2e>:<id>:<status>  string: that refund status was taken (by the owner)
 --   p blog:<conn>                list: what the connection heard, newest first (1,000 kept)
---   p bday:<conn>:<YYYY-MM-DD>   hash: counts by source and outcome, per day of horario
---                                (Brasilia time), and cents by source (<source>_cents)
---                                (a reconciliation reading a Pix already taken again is
---                                neither counted nor logged: its windows overlap)
+--   p bday:<conn>:<YYYY-MM-DD>   hash: counts per day of horario (Brasilia time; a refused
+--                               item without a readable horario: the day it came): by source
+--                               (webhook, reconciliation) and outcome, duplicate, elsewhere,
+--                               refused, refund_<status>, med_<status>, nature_<natureza of a MED refund>; cents:
+--                               <source>_cents, refused_cents, med_cents (MED refunds DEVOLVIDO).
+--                               A reconciliation reading again what was taken is neither
+--                               counted nor logged (its windows overlap).
 --   p brec:<conn>:<YYYY-MM-DD>   list: the endToEndIds a reconciliation took first (the
---                                webhook had not brought them), the first 10,000
+--                               webhook had not brought them), the first 10,000
+--   p bels:<conn>:<YYYY-MM-DD>   list: "<e2e> <owner>" of the Pix this connection reported
+--                               that another connection held, the first 10,000
+--   p ch:<id>, p acct:<env>:<account>  the charge a Pix pays and its account (lib/transition)
 -- all kept for the retention; a charge paid by a Pix keeps it in fields pix (JSON) and pix_e2e.
 -- KEYS[1] = <prefix>{s<k>}:bank   (names the shard; not written)
 -- ARGV = shard key prefix, now (ms), now as text, retention (seconds), number n of Pix,
---        number m of refused items, then n Pix, each 15 + 5r:
+--        number m of refused items, then n Pix, each 15 + 7r:
 --          connection, account, env, source (webhook | reconciliation), day, endToEndId,
 --          txid ('' = none), charge id the txid names ('' = none), cents, horario (ms),
 --          Pix as JSON, what a charge it pays keeps (JSON), event id, cents refunded
 --          (DEVOLVIDO, all refunds of the Pix), number r of refunds, then r times: refund id,
---          status, cents, event id, refund as JSON;
---        then m refused items, each 6: connection, source, day, index, endToEndId ('' =
---          unreadable), error.
--- Returns, per Pix in order, 4 + 2r elements: outcome (paid | unmatched | duplicate),
+--          status, cents, event id, refund as JSON, natureza ('' = none), MED (1 | 0), a
+--          second event id (the charge's refund, when a MED refund makes the Pix whole);
+--        then m refused items, each 12: connection, account, env, source, day, index, id,
+--          endToEndId ('' = not well-formed), cents ('' = unreadable), event id, reasons
+--          (JSON array), the item (JSON); the first reason is the array's first.
+-- Returns, per Pix in order, 5 + 3r elements: outcome (paid | unmatched | duplicate),
 -- reason ('' | heard_late | amount_mismatch | charge_expired | charge_paid |
 -- charge_refunded | charge_failed | unknown_txid | no_txid; for a duplicate, the first
--- outcome's), event id ('' when none), charge id ('' when none); then per refund: outcome
--- (refunded | included | reported | duplicate), event id ('' when none).
+-- outcome's), event id ('' when none), charge id ('' when none), the connection that holds
+-- the Pix when another does ('' otherwise); then per refund: outcome (refunded | included |
+-- reported | med | duplicate | elsewhere), event id ('' when none), the charge's refund event
+-- id of a MED refund that made the Pix whole (''); then per refused item 2: outcome (refused |
+-- duplicate), event id.
 --@include event
 --@include transition
 if #KEYS ~= 1 or #ARGV < 6 then
@@ -38,7 +60,7 @@ local p, now, now_txt, ttl = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local n, m = tonumber(ARGV[5]), tonumber(ARGV[6])
 local out = {}
 local logs = {} -- connection -> entries, oldest first
-local days = {} -- bday key -> true
+local expiring = {} -- keys to give the retention once -> true
 local accounts = {}
 
 -- A log entry from names and values in the order given ('' = null), "at" first.
@@ -56,10 +78,21 @@ local function log(conn, fields)
   l[#l + 1] = '{' .. table.concat(parts, ',') .. '}'
 end
 
-local function count(conn, day, field)
+local function day_key(conn, day)
   local k = p .. 'bday:' .. conn .. ':' .. day
-  redis.call('HINCRBY', k, field, 1)
-  days[k] = true
+  expiring[k] = true
+  return k
+end
+
+local function count(conn, day, field, by)
+  redis.call('HINCRBY', day_key(conn, day), field, by or 1)
+end
+
+-- Append to a day's list of endToEndIds (the first 10,000 kept).
+local function day_list(prefix, conn, day, item)
+  local k = p .. prefix .. conn .. ':' .. day
+  if redis.call('RPUSH', k, item) > 10000 then redis.call('LTRIM', k, 0, 9999) end
+  expiring[k] = true
 end
 
 local function account_url(env, account)
@@ -79,14 +112,69 @@ local function charge_json(c)
   return j .. '"}'
 end
 
+-- The connection through which the Pix that paid charge c came (its kept "pix" JSON
+-- begins with it), or ''.
+local function paid_through(c)
+  return string.match(c[10] or '', '^{"connection":"([^"]*)"') or ''
+end
+
 -- An event about a Pix or a refund that moves no charge: to the charge's postbackUrl when it
--- names one of this account's charges that has one, else to the account's.
-local function pix_event(etype, evt, env, account, c, cid, conn, e2e, data)
+-- names one of this account's charges that has one, else to the account's; in the order
+-- of the charge, or of the Pix (`order`).
+local function pix_event(etype, evt, env, account, c, cid, order, data)
   local url = c and c[8] or ''
   if url == '' then url = account_url(env, account) end
   local body = '{"id":"' .. evt .. '","event":"' .. etype .. '","data":' .. data .. '}'
-  event_write(p, evt, env, account, etype, url, body, c and cid or ('pix:' .. conn .. ':' .. e2e),
-    now, ttl)
+  event_write(p, evt, env, account, etype, url, body, c and cid or order, now, ttl)
+end
+
+-- Who holds what `key` ("<fields> <conn> [<conn> ...]", `nf` fields before the
+-- connections) says, and whether `conn` is among them. When it is not, it is added.
+local function holders(key, value, nf, conn)
+  local parts = {}
+  for w in string.gmatch(value, '%S+') do parts[#parts + 1] = w end
+  -- an empty field ('' reason, '' event) leaves no word: the connections are the last ones
+  local conns = {}
+  for j = #parts, 1, -1 do
+    if string.sub(parts[j], 1, 4) ~= 'bnk_' then break end
+    table.insert(conns, 1, parts[j])
+  end
+  for _, c in ipairs(conns) do
+    if c == conn then return conns[1], true end
+  end
+  redis.call('SET', key, value .. ' ' .. conn, 'KEEPTTL')
+  return conns[1], false
+end
+
+-- What something taken before (a Pix, a refused item) heard again means to `conn`'s day:
+-- once, for a connection that had not reported it (another one holds it); a repeat of its
+-- bank's; or nothing, a reconciliation reading again what it heard (its windows overlap).
+-- `what` names it in the day's list of what other connections held. Returns who holds it,
+-- and whether the hearing is quiet (neither counted nor logged).
+local function heard_again(key, value, nf, conn, day, source, what)
+  local owner, heard = holders(key, value, nf, conn)
+  if not heard then
+    count(conn, day, 'elsewhere')
+    day_list('bels:', conn, day, what .. ' ' .. owner)
+  elseif source == 'reconciliation' then
+    return owner, true
+  else
+    count(conn, day, 'duplicate')
+  end
+  return owner, false
+end
+
+-- The previous layout's record of this Pix, kept per connection: "<o> <r> <e> <conn>", or nil.
+local function legacy(account, conn, e2e)
+  local v = redis.call('GET', p .. 'bpix:' .. conn .. ':' .. e2e)
+  if v then return v .. ' ' .. conn end
+  for _, other in ipairs(redis.call('ZRANGE', p .. 'banks:' .. account, 0, -1)) do
+    if other ~= conn then
+      v = redis.call('GET', p .. 'bpix:' .. other .. ':' .. e2e)
+      if v then return v .. ' ' .. other end
+    end
+  end
+  return nil
 end
 
 local i = 7
@@ -104,19 +192,20 @@ for _ = 1, n do
     if not c[1] or c[2] ~= account or c[9] ~= env then c = nil end
   end
 
-  -- the payment, once
-  local outcome, reason, event = 'unmatched', '', ''
-  local dk = p .. 'bpix:' .. conn .. ':' .. e2e
-  local seen = redis.call('SET', dk, '', 'NX', 'GET', 'EX', ttl)
-  -- a reconciliation reads again what it or the webhook took (its window overlaps the last
-  -- by 10 minutes): no news, so not counted or logged as a duplicate; a bank's webhook
-  -- that repeats itself, or comes after the reconciliation took its Pix, is
-  local reread = seen and source == 'reconciliation'
+  -- the payment, once per account
+  local outcome, reason, event, owner = 'unmatched', '', '', conn
+  local ok = p .. 'bown:' .. env .. ':' .. account .. ':' .. e2e
+  local seen = redis.call('GET', ok)
+  if not seen then
+    seen = legacy(account, conn, e2e)
+    if seen then redis.call('SET', ok, seen, 'EX', ttl) end
+  end
+  local quiet = false
   if seen then
     outcome = 'duplicate'
-    local a, b, e = string.match(seen, '^(%S*) (%S*) (%S*)$')
+    local _, b, e = string.match(seen, '^(%S*) (%S*) (%S*)')
     reason, event = b or '', e or ''
-    if not reread then count(conn, day, 'duplicate') end
+    owner, quiet = heard_again(ok, seen, 3, conn, day, source, e2e)
   else
     if not c then
       reason = (txid == '') and 'no_txid' or 'unknown_txid'
@@ -136,74 +225,121 @@ for _ = 1, n do
       reason = 'charge_' .. string.lower(c[1])
     end
     if outcome == 'unmatched' then
-      pix_event('EVENT:PIX_UNMATCHED', evt, env, account, c, cid, conn, e2e,
+      pix_event('EVENT:PIX_UNMATCHED', evt, env, account, c, cid, 'pix:' .. conn .. ':' .. e2e,
         '{"reason":"' .. reason .. '","connection":"' .. conn .. '","source":"' .. source ..
         '","pix":' .. pix .. ',"charge":' .. (c and charge_json(c) or 'null') .. '}')
       event = evt
     end
-    redis.call('SET', dk, outcome .. ' ' .. reason .. ' ' .. event, 'EX', ttl)
+    redis.call('SET', ok, outcome .. ' ' .. reason .. ' ' .. event .. ' ' .. conn, 'EX', ttl)
     count(conn, day, source)
     count(conn, day, outcome == 'paid' and 'paid' or reason)
-    redis.call('HINCRBY', p .. 'bday:' .. conn .. ':' .. day, source .. '_cents', cents)
+    count(conn, day, source .. '_cents', cents)
     if source == 'reconciliation' then
       -- the proof of what the bank's webhook missed: which Pix, per day
-      local rk = p .. 'brec:' .. conn .. ':' .. day
-      if redis.call('RPUSH', rk, e2e) > 10000 then redis.call('LTRIM', rk, 0, 9999) end
-      redis.call('EXPIRE', rk, ttl)
+      day_list('brec:', conn, day, e2e)
     end
   end
-  if not reread then
+  local held = (owner ~= conn) and owner or ''
+  if not quiet then
     log(conn, {'source', source, 'endToEndId', e2e, 'txid', txid, 'amount', cents,
-      'outcome', outcome, 'reason', reason, 'charge', c and cid or '', 'event', event})
+      'outcome', outcome, 'reason', reason, 'heldBy', held, 'charge', c and cid or '',
+      'event', event})
   end
   out[#out + 1] = outcome
   out[#out + 1] = reason
   out[#out + 1] = event
   out[#out + 1] = c and cid or ''
+  out[#out + 1] = held
 
-  -- its refunds, each status once
+  -- its refunds, each status once, through the connection that holds the Pix only
   local whole = false
   i = i + 15
   for _ = 1, r do
     local rid, status, rcents, revt, rjson = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2]),
       ARGV[i + 3], ARGV[i + 4]
-    local rk = p .. 'bdev:' .. conn .. ':' .. e2e .. ':' .. rid .. ':' .. status
-    local routcome, rev = 'reported', ''
-    if redis.call('SET', rk, '1', 'NX', 'EX', ttl) == false then
+    local nature, med, revt2 = ARGV[i + 5], ARGV[i + 6] == '1', ARGV[i + 7]
+    local routcome, rev, rev2 = 'reported', '', ''
+    -- the whole Pix that paid this charge went back, through the connection that took it
+    local makes_whole = status == 'DEVOLVIDO' and refunded >= cents and c and c[1] == 'PAID' and
+      c[12] == e2e and paid_through(c) == conn
+    if held ~= '' then
+      routcome = 'elsewhere'
+    elseif redis.call('SET', p .. 'bdev:' .. conn .. ':' .. e2e .. ':' .. rid .. ':' .. status,
+        '1', 'NX', 'EX', ttl) == false then
       routcome = 'duplicate'
-    elseif status == 'DEVOLVIDO' and refunded >= cents and whole then
-      routcome = 'included'
-    elseif status == 'DEVOLVIDO' and refunded >= cents and c and c[1] == 'PAID' and c[12] == e2e then
-      -- the whole Pix that paid this charge went back: the charge is refunded (the bank
-      -- says it happened, so no balance check), with its one event
-      charge_apply(p, cid, c, 'REFUNDED', 'EVENT:CHARGE_REFUND', now, now_txt, revt, ttl, keep, e2e)
-      c[1], c[10], c[11] = 'REFUNDED', keep, now_txt
-      routcome, rev, whole = 'refunded', revt, true
     else
-      pix_event('EVENT:PIX_REFUND', revt, env, account, c, cid, conn, e2e,
-        '{"status":"' .. status .. '","connection":"' .. conn .. '","source":"' .. source ..
-        '","refund":' .. rjson .. ',"pix":' .. pix .. ',"charge":' ..
-        (c and charge_json(c) or 'null') .. '}')
-      rev = revt
+      if med then
+        -- money clawed back under a dispute: the merchant hears of each status
+        pix_event('EVENT:PIX_MED_REFUND', revt, env, account, c, cid, 'pix:' .. conn .. ':' .. e2e,
+          '{"nature":"' .. nature .. '","status":"' .. status .. '","connection":"' .. conn ..
+          '","source":"' .. source .. '","refund":' .. rjson .. ',"pix":' .. pix ..
+          ',"charge":' .. (c and charge_json(c) or 'null') .. '}')
+        routcome, rev = 'med', revt
+        count(conn, day, 'med_' .. string.lower(status))
+        count(conn, day, 'nature_' .. nature)
+        if status == 'DEVOLVIDO' then count(conn, day, 'med_cents', rcents) end
+      end
+      if status == 'DEVOLVIDO' and refunded >= cents and whole then
+        if not med then routcome = 'included' end
+      elseif makes_whole then
+        -- the charge is refunded (the bank says it happened, so no balance check), with its
+        -- one event, which says the nature of the refund that made it whole
+        local k = '{"refundNature":"' .. (nature ~= '' and nature or 'ORIGINAL') .. '",' ..
+          string.sub(keep, 2)
+        local e = med and revt2 or revt
+        charge_apply(p, cid, c, 'REFUNDED', 'EVENT:CHARGE_REFUND', now, now_txt, e, ttl, k, e2e)
+        c[1], c[10], c[11] = 'REFUNDED', k, now_txt
+        whole = true
+        if med then rev2 = revt2 else routcome, rev = 'refunded', revt end
+      elseif not med then
+        pix_event('EVENT:PIX_REFUND', revt, env, account, c, cid, 'pix:' .. conn .. ':' .. e2e,
+          '{"status":"' .. status .. '","connection":"' .. conn .. '","source":"' .. source ..
+          '","refund":' .. rjson .. ',"pix":' .. pix .. ',"charge":' ..
+          (c and charge_json(c) or 'null') .. '}')
+        rev = revt
+      end
+      count(conn, day, 'refund_' .. string.lower(status))
     end
-    if routcome ~= 'duplicate' then count(conn, day, 'refund_' .. string.lower(status)) end
-    if routcome ~= 'duplicate' or source ~= 'reconciliation' then
+    if routcome ~= 'elsewhere' and (routcome ~= 'duplicate' or source ~= 'reconciliation') then
       log(conn, {'source', source, 'endToEndId', e2e, 'refund', rid, 'status', status,
-        'amount', rcents, 'outcome', routcome, 'charge', c and cid or '', 'event', rev})
+        'nature', nature, 'amount', rcents, 'outcome', routcome, 'charge', c and cid or '',
+        'event', rev ~= '' and rev or rev2})
     end
     out[#out + 1] = routcome
     out[#out + 1] = rev
-    i = i + 5
+    out[#out + 1] = rev2
+    i = i + 8
   end
 end
 
+-- what the schema refused: the merchant hears of it once per account
 for _ = 1, m do
-  local conn, source, day, index, e2e, err = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3],
-    ARGV[i + 4], ARGV[i + 5]
-  count(conn, day, 'refused')
-  log(conn, {'source', source, 'index', tonumber(index), 'endToEndId', e2e,
-    'outcome', 'refused', 'error', err})
-  i = i + 6
+  local conn, account, env, source, day, index = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3],
+    ARGV[i + 4], tonumber(ARGV[i + 5])
+  local id, e2e, cents, evt, reasons, item = ARGV[i + 6], ARGV[i + 7], ARGV[i + 8], ARGV[i + 9],
+    ARGV[i + 10], ARGV[i + 11]
+  local first = cjson.decode(reasons)[1] or ''
+  local rk = p .. 'brefused:' .. env .. ':' .. account .. ':' .. id
+  local seen = redis.call('SET', rk, evt .. ' ' .. conn, 'NX', 'GET', 'EX', ttl)
+  local outcome, event, quiet = 'refused', evt, false
+  if seen then
+    outcome, event = 'duplicate', string.match(seen, '^(%S*)') or ''
+    quiet = select(2, heard_again(rk, seen, 1, conn, day, source, e2e ~= '' and e2e or id))
+  else
+    pix_event('EVENT:PIX_REFUSED', evt, env, account, nil, '', 'pix:' .. conn .. ':' .. id,
+      '{"connection":"' .. conn .. '","source":"' .. source .. '","endToEndId":' ..
+      (e2e ~= '' and ('"' .. e2e .. '"') or 'null') .. ',"reasons":' .. reasons ..
+      ',"item":' .. item .. '}')
+    count(conn, day, 'refused')
+    if cents ~= '' then count(conn, day, 'refused_cents', tonumber(cents)) end
+  end
+  if not quiet then
+    log(conn, {'source', source, 'index', index, 'endToEndId', e2e, 'outcome', outcome,
+      'error', first, 'event', event})
+  end
+  out[#out + 1] = outcome
+  out[#out + 1] = event
+  i = i + 12
 end
 due_flush(p)
 
@@ -215,5 +351,5 @@ for conn, l in pairs(logs) do
   redis.call('LTRIM', lk, 0, 999)
   redis.call('EXPIRE', lk, ttl)
 end
-for k in pairs(days) do redis.call('EXPIRE', k, ttl) end
+for k in pairs(expiring) do redis.call('EXPIRE', k, ttl) end
 return out
