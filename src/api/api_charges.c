@@ -29,6 +29,8 @@ static void on_charge_created(void *ud, int result, const char *json, const char
 	} else if (result == BANKCHARGES_UNAVAILABLE) {
 		http_add_header(req, "Retry-After", "5");
 		http_reply_error(req, 503, "%s", json);
+	} else if (result == BANKCHARGES_NO_CHARGING) {
+		http_reply_error(req, 409, "%s", json);
 	} else if (result == CHARGES_CONFLICT) {
 		http_reply_error(
 		    req, 400,

@@ -38,15 +38,6 @@
 #include <sys/resource.h>
 #include <sys/time.h>
 
-/* The key that opens banks' API credentials, when this host has one. */
-struct credentials_key {
-	struct seal_key key;
-	int loaded;
-	char path[1024];
-	char last_err[512]; /* the last problem logged while looking for it */
-	struct event *look; /* while none is loaded: looks for it every few seconds */
-};
-
 struct server {
 	struct app app;
 	struct event *log_timer;  /* flushes the buffered log */
@@ -54,63 +45,35 @@ struct server {
 	struct janitor *janitor;  /* expiry and transfer recovery, next to the dispatcher */
 	struct event *sigterm, *sigint, *drain_timer;
 	struct timeval drain_start;
-	struct http_route *public_routes; /* with metrics-listen: the API without /metrics */
-	struct credentials_key credentials_key;
+	struct http_route *public_routes;    /* with metrics-listen: the API without /metrics */
+	struct seal_keyfile credentials_key; /* opens banks' API credentials */
 	int exit_code;
 };
 
 /* The credentials key (docs/banks.md): none is fine (no bank connection has
  * API credentials yet, or this host is not trusted with them: their calls
- * then fail, said in `pixrelay bank show`), but a key file that is there and
- * unusable (readable by others, malformed) stops the start. */
-static int load_credentials_key(const struct config *cfg, struct credentials_key *k)
+ * then fail, said in `pixrelay bank show`); one made after the start (the
+ * first `pixrelay bank credentials`) is taken when a call needs it
+ * (seal_keyfile_get). But a key file that is there and unusable (readable
+ * by others, malformed) stops the start. */
+static int load_credentials_key(const struct config *cfg, struct seal_keyfile *k)
 {
-	char err[512];
+	char path[1024], err[512];
 
 	if (cfg->credentials_key_file[0])
-		snprintf(k->path, sizeof(k->path), "%s", cfg->credentials_key_file);
+		snprintf(path, sizeof(path), "%s", cfg->credentials_key_file);
 	else
-		snprintf(k->path, sizeof(k->path), "%s/credentials.key", cfg->data_dir);
-	if (access(k->path, F_OK) < 0) {
-		log_info("no credentials key at %s: bank connections' API calls are off until it "
-			 "is made",
-			 k->path);
-		return 0;
-	}
-	if (seal_key_load(k->path, &k->key, err, sizeof(err)) < 0) {
+		snprintf(path, sizeof(path), "%s/credentials.key", cfg->data_dir);
+	seal_keyfile_init(k, path);
+	if (seal_keyfile_load(k, err, sizeof(err)) < 0) {
 		log_error("%s", err);
 		return -1;
 	}
-	k->loaded = 1;
+	if (!k->loaded)
+		log_info("no credentials key at %s: bank connections' API calls are off until it "
+			 "is made",
+			 k->path);
 	return 0;
-}
-
-#define KEY_LOOK_MS 2000 /* how often a process without the key looks for it */
-
-/* A key made after the start (the first `pixrelay bank credentials`) is
- * taken when it appears, without a restart; one that is there but
- * unusable is said once per problem. */
-static void on_key_look(evutil_socket_t fd, short what, void *arg)
-{
-	struct server *s = arg;
-	struct credentials_key *k = &s->credentials_key;
-	char err[512];
-
-	(void)fd, (void)what;
-	if (k->loaded || access(k->path, F_OK) < 0)
-		return;
-	if (seal_key_load(k->path, &k->key, err, sizeof(err)) < 0) {
-		if (strcmp(err, k->last_err) != 0)
-			log_error("%s", err);
-		snprintf(k->last_err, sizeof(k->last_err), "%s", err);
-		return;
-	}
-	k->loaded = 1;
-	s->app.credentials_key = &k->key;
-	s->app.bankcharges.key = &k->key;
-	bankrecon_set_key(s->app.bankrecon, &k->key);
-	event_del(k->look);
-	log_info("credentials key %s loaded: bank connections' API calls are on", k->path);
 }
 
 /* What the bank client saw of a connection, kept with the connection. */
@@ -391,8 +354,7 @@ int server_run(struct config *cfg)
 
 	if (load_credentials_key(cfg, &s.credentials_key) < 0)
 		return 1;
-	if (s.credentials_key.loaded)
-		s.app.credentials_key = &s.credentials_key.key;
+	s.app.credentials_key = &s.credentials_key;
 	s.app.base = event_base_new();
 	if (!s.app.base)
 		mem_oom(__FILE__, __LINE__);
@@ -415,12 +377,6 @@ int server_run(struct config *cfg)
 	s.app.bankcharges =
 	    (struct bankcharges){s.app.rds, s.app.cache, cfg, s.app.bankapi, s.app.credentials_key};
 	s.app.streams = evstream_new(s.app.base, s.app.rds, &addr, cfg);
-	if (!s.credentials_key.loaded) {
-		struct timeval tv = {KEY_LOOK_MS / 1000, (KEY_LOOK_MS % 1000) * 1000};
-
-		s.credentials_key.look = event_new(s.app.base, -1, EV_PERSIST, on_key_look, &s);
-		event_add(s.credentials_key.look, &tv);
-	}
 	/* a revoked key's streams end with it */
 	cache_watch(s.app.cache, evstream_announcement, s.app.streams);
 	if (cfg->dispatch) {
@@ -523,13 +479,11 @@ done:
 		event_free(s.sigint);
 	if (s.drain_timer)
 		event_free(s.drain_timer);
-	if (s.credentials_key.look)
-		event_free(s.credentials_key.look);
 	if (s.log_timer)
 		event_free(s.log_timer);
 	log_flush();
 	redisd_stop(redisd);
 	event_base_free(s.app.base);
-	seal_key_wipe(&s.credentials_key.key);
+	seal_keyfile_wipe(&s.credentials_key);
 	return s.exit_code;
 }

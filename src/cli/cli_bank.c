@@ -33,7 +33,9 @@ static const char usage_bank[] =
     "       pixrelay bank notifications ID --env ENV [--limit N] [--json]\n"
     "       pixrelay bank credentials ID --env ENV --api-url URL --token-url URL\n"
     "                             --client-id ID --client-secret-file FILE --cert FILE\n"
-    "                             --key FILE [--bank-ca FILE] [--json]\n"
+    "                             --key FILE [--bank-ca FILE] [--scope SCOPES]\n"
+    "                             [--api-header 'NAME: VALUE']... [--api-query KEY=VALUE]...\n"
+    "                             [--no-check] [--json]\n"
     "       pixrelay bank reconcile ID --env ENV [--since DURATION] [--json]\n"
     "       pixrelay bank report ID --env ENV [--date YYYY-MM-DD] [--json]\n"
     "       pixrelay bank register-webhook ID --env ENV [--json]\n"
@@ -54,7 +56,10 @@ static const char usage_bank[] =
     "               repeatable, any one matching) pin the bank's own certificate:\n"
     "               without them, in production, any certificate for TLS clients\n"
     "               that the CA issued is taken as the bank's. --default: the\n"
-    "               account's default charging connection.\n"
+    "               account's default charging connection. The account's charges go\n"
+    "               to its only connection in ENV, or to the one marked default: its\n"
+    "               Pix key on their BR Code, or its bank's API when it has\n"
+    "               credentials.\n"
     "update         changes a connection without reconnecting: its trust list,\n"
     "               its pins (--client-cert-pin replaces them all; an empty\n"
     "               --client-cert-subject or --client-cert-pin removes them),\n"
@@ -69,7 +74,13 @@ static const char usage_bank[] =
     "credentials    the bank's API (OAuth2 client credentials over mutual TLS with\n"
     "               the merchant's certificate and key) for charges created at the\n"
     "               bank, refunds and the reconciliation; connect takes the same\n"
-    "               options. The client secret and the key are sealed with the\n"
+    "               options. They replace the connection's earlier ones, and are\n"
+    "               kept only once the bank gave a token for them (--no-check: kept\n"
+    "               untried). --scope: the OAuth2 scopes asked for (default \"cob.write\n"
+    "               pix.read pix.write webhook.read webhook.write\"; \"\" asks none);\n"
+    "               --api-header, --api-query (each up to 8 times): sent on every\n"
+    "               call of the bank's API, not the token's (an application key).\n"
+    "               The client secret, the key and the extras are sealed with the\n"
     "               credentials key (credentials-key-file, made when missing).\n"
     "reconcile      asks the bank now for the Pix it received since the last\n"
     "               reconciliation and takes those its webhook missed; --since 30d\n"
@@ -121,6 +132,20 @@ static const char *str(yajl_val v, const char *key)
 	return s ? s : "-";
 }
 
+/* A line of `label` and the names of `list`, when it has any (their
+ * values are secrets: never shown). */
+static void print_names(const char *label, yajl_val list)
+{
+	if (!YAJL_IS_ARRAY(list) || list->u.array.len == 0)
+		return;
+	printf("%s", label);
+	for (size_t i = 0; i < list->u.array.len; i++) {
+		const char *n = YAJL_GET_STRING(list->u.array.values[i]);
+		printf("%s%s", i ? ", " : "", n ? n : "-");
+	}
+	printf(" (values sealed)\n");
+}
+
 /* What an mTLS connection takes of its bank's certificate beyond its CA
  * ("trust"), and the warning when nothing pins it. */
 static void print_trust(yajl_val c)
@@ -160,6 +185,10 @@ static void print_connection(yajl_val c)
 		if (YAJL_IS_OBJECT(cert))
 			printf("  certificate  %s, until %s\n", str(cert, "subject"),
 			       str(cert, "notAfter"));
+		if (YAJL_GET_STRING(json_get(api, "scope")))
+			printf("  scope        %s\n", str(api, "scope"));
+		print_names("  API headers  ", json_get(api, "extraHeaders"));
+		print_names("  API query    ", json_get(api, "extraQuery"));
 		if (YAJL_IS_OBJECT(health)) {
 			printf("  API health   last token %s, last call %s\n",
 			       str(health, "lastTokenAt"), str(health, "lastCallAt"));
@@ -305,6 +334,46 @@ static int keep_credentials(struct cli_call *k, const struct config *cfg,
 	return rc;
 }
 
+/* After `bank connect` or `update`: when the connection's account (k->json
+ * is the connection, kept) now has several connections in env and none is
+ * its default, say that its charges are refused until one is (docs/
+ * banks.md, "The key on the QR"). */
+static void say_charging(struct cli_call *k, const struct config *cfg, enum env env)
+{
+	struct cli_call l = *k;
+	yajl_val v = NULL, list;
+	char err[128], account[32] = "";
+	size_t n = 0, marked = 0;
+
+	if (json_parse_object(k->json, strlen(k->json), &v, err, sizeof(err)) == 0 &&
+	    YAJL_GET_STRING(json_get(v, "account")))
+		snprintf(account, sizeof(account), "%s", YAJL_GET_STRING(json_get(v, "account")));
+	yajl_tree_free(v);
+	v = NULL;
+	if (!account[0])
+		return;
+	l.json = NULL;
+	l.done = 0;
+	banks_list(l.r, cfg, env, account, cli_call_done, &l);
+	cli_call_wait(&l);
+	if (l.result == 0 && l.json &&
+	    json_parse_object(l.json, strlen(l.json), &v, err, sizeof(err)) == 0) {
+		list = json_get(v, "connections");
+		for (size_t i = 0; YAJL_IS_ARRAY(list) && i < list->u.array.len; i++) {
+			n++;
+			marked += YAJL_IS_TRUE(json_get(list->u.array.values[i], "default"));
+		}
+	}
+	if (n > 1 && marked == 0)
+		fprintf(stderr,
+			"pixrelay bank: the account has %zu bank connections in %s and none is its "
+			"default: its charges are refused (409) until one is (pixrelay bank update "
+			"ID --default)\n",
+			n, env_name(env));
+	yajl_tree_free(v);
+	free(l.json);
+}
+
 /* After `bank connect --register-webhook`: register the webhookUrl of the
  * connection just made (its JSON in k->json, kept) at the bank. 1 when the
  * bank took it; 0 with the problem printed. */
@@ -347,6 +416,10 @@ int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 					   {"cert", required_argument, NULL, 'C'},
 					   {"key", required_argument, NULL, 'K'},
 					   {"bank-ca", required_argument, NULL, 'B'},
+					   {"scope", required_argument, NULL, 'O'},
+					   {"api-header", required_argument, NULL, 'H'},
+					   {"api-query", required_argument, NULL, 'Q'},
+					   {"no-check", no_argument, NULL, 'n'},
 					   {"register-webhook", no_argument, NULL, 'R'},
 					   {"client-cert-subject", required_argument, NULL, 's'},
 					   {"client-cert-pin", required_argument, NULL, 'P'},
@@ -388,25 +461,20 @@ int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 			url_token = 1;
 			break;
 		case 'A':
-			api.api_url = optarg;
-			break;
 		case 'T':
-			api.token_url = optarg;
-			break;
 		case 'I':
-			api.client_id = optarg;
-			break;
 		case 'S':
-			api.secret_file = optarg;
-			break;
 		case 'C':
-			api.cert_file = optarg;
-			break;
 		case 'K':
-			api.key_file = optarg;
-			break;
 		case 'B':
-			api.bank_ca_file = optarg;
+		case 'O':
+		case 'H':
+		case 'Q':
+		case 'n':
+			/* the bank's API options, by their long name */
+			for (const struct option *o = lo; o->name; o++)
+				if (o->val == opt)
+					cli_bank_api_option(&api, o->name, optarg);
 			break;
 		case 'R':
 			register_hook = 1;
@@ -581,6 +649,14 @@ int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 			free(pem);
 			return 2;
 		}
+		/* credentials the bank refuses are not kept (nor connected) */
+		snprintf(creds.conn, sizeof(creds.conn), "%s", id ? id : "new");
+		if (cli_bank_api_try(cmd, cfg, &api, &creds,
+				     id ? "nothing was kept" : "nothing was connected") < 0) {
+			bank_creds_wipe(&creds);
+			free(pem);
+			return 1;
+		}
 		if (cli_credentials_key(cmd, cfg, 1, &skey) < 0) {
 			bank_creds_wipe(&creds);
 			free(pem);
@@ -652,6 +728,8 @@ int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 				       registered ? "Registered" : "Register", pix_key,
 				       url_token ? "; it carries the token, shown only this once"
 						 : "");
+			if (strcmp(verb, "connect") == 0 || strcmp(verb, "update") == 0)
+				say_charging(&call, cfg, env);
 			rc = register_hook && !registered ? 1 : 0;
 			break;
 		case BANKS_NOT_FOUND:

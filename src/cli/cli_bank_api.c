@@ -1,18 +1,22 @@
 /* cli_bank_api: the bank's API credentials of a connection as the operator
  * gives them to `pixrelay bank connect|credentials` (files for the secret,
- * the certificate and the key), checked (pix/bankcreds.c), and the
- * credentials key that seals them in Redis (core/seal.c), made when the
- * deployment has none yet. The command itself is cli_bank.c. */
+ * the certificate and the key; the scopes; extra headers and query
+ * parameters), checked (pix/bankcreds.c) and tried at the bank (a token
+ * asked for, relay/bankapi.c), and the credentials key that seals them in
+ * Redis (core/seal.c), made when the deployment has none yet. The command
+ * itself is cli_bank.c. */
 #include "cli_int.h"
 
 #include "pixrelay/core/mem.h"
 #include "pixrelay/core/seal.h"
 #include "pixrelay/pix/bankcreds.h"
+#include "pixrelay/relay/bankapi.h"
 #include "pixrelay/store/banks.h"
 
 #include <event2/event.h>
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,7 +54,47 @@ static char *read_file(const char *cmd, const char *opt, const char *path, size_
 int cli_bank_api_given(const struct cli_bank_api *o)
 {
 	return o->api_url || o->token_url || o->client_id || o->secret_file || o->cert_file ||
-	       o->key_file || o->bank_ca_file;
+	       o->key_file || o->bank_ca_file || o->scope || o->nheaders || o->nquery ||
+	       o->no_check;
+}
+
+int cli_bank_api_option(struct cli_bank_api *o, const char *name, const char *arg)
+{
+	static const struct {
+		const char *name;
+		size_t at;
+	} one[] = {
+	    {"api-url", offsetof(struct cli_bank_api, api_url)},
+	    {"token-url", offsetof(struct cli_bank_api, token_url)},
+	    {"client-id", offsetof(struct cli_bank_api, client_id)},
+	    {"client-secret-file", offsetof(struct cli_bank_api, secret_file)},
+	    {"cert", offsetof(struct cli_bank_api, cert_file)},
+	    {"key", offsetof(struct cli_bank_api, key_file)},
+	    {"bank-ca", offsetof(struct cli_bank_api, bank_ca_file)},
+	    {"scope", offsetof(struct cli_bank_api, scope)},
+	};
+
+	for (size_t i = 0; i < sizeof(one) / sizeof(one[0]); i++)
+		if (strcmp(name, one[i].name) == 0) {
+			*(const char **)((char *)o + one[i].at) = arg;
+			return 1;
+		}
+	/* one past the most is kept, for bank_creds_add_* to refuse */
+	if (strcmp(name, "api-header") == 0) {
+		if (o->nheaders < CLI_BANK_EXTRA)
+			o->headers[o->nheaders++] = arg;
+		return 1;
+	}
+	if (strcmp(name, "api-query") == 0) {
+		if (o->nquery < CLI_BANK_EXTRA)
+			o->query[o->nquery++] = arg;
+		return 1;
+	}
+	if (strcmp(name, "no-check") == 0) {
+		o->no_check = 1;
+		return 1;
+	}
+	return 0;
 }
 
 int cli_bank_api_read(const char *cmd, const struct cli_bank_api *o, struct bank_creds *out)
@@ -63,7 +107,8 @@ int cli_bank_api_read(const char *cmd, const struct cli_bank_api *o, struct bank
 		fprintf(stderr,
 			"pixrelay %s: the bank's API needs --api-url, --token-url, "
 			"--client-id, --client-secret-file, --cert and --key "
-			"(--bank-ca optional)\n",
+			"(--bank-ca, --scope, --api-header, --api-query and --no-check "
+			"optional)\n",
 			cmd);
 		return -1;
 	}
@@ -77,13 +122,67 @@ int cli_bank_api_read(const char *cmd, const struct cli_bank_api *o, struct bank
 	    (o->bank_ca_file && !(out->bank_ca_pem = read_file(cmd, "bank-ca", o->bank_ca_file,
 							       BANK_CREDS_PEM_MAX, 0))))
 		goto fail;
-	if (bank_creds_check(out, err, sizeof(err)) < 0) {
-		fprintf(stderr, "pixrelay %s: %s\n", cmd, err);
-		goto fail;
-	}
+	/* the standard's scopes of pixrelay's calls, unless told otherwise
+	 * (--scope "" asks for none: the bank's default) */
+	out->scope = mem_strdup(o->scope ? o->scope : BANK_CREDS_SCOPES);
+	for (size_t i = 0; i < o->nheaders; i++)
+		if (bank_creds_add_header(out, o->headers[i], err, sizeof(err)) < 0)
+			goto refused;
+	for (size_t i = 0; i < o->nquery; i++)
+		if (bank_creds_add_query(out, o->query[i], err, sizeof(err)) < 0)
+			goto refused;
+	if (bank_creds_check(out, err, sizeof(err)) < 0)
+		goto refused;
 	return 0;
+refused:
+	fprintf(stderr, "pixrelay %s: %s\n", cmd, err);
 fail:
 	bank_creds_wipe(out);
+	return -1;
+}
+
+/* What the bank said to bankapi_check. */
+struct tried {
+	struct event_base *base;
+	int done;
+	long status;
+	char err[400];
+};
+
+static void on_tried(void *ud, long status, const char *body, const char *err)
+{
+	struct tried *t = ud;
+
+	(void)body;
+	t->done = 1;
+	t->status = status;
+	snprintf(t->err, sizeof(t->err), "%s", err ? err : "no token");
+	event_base_loopbreak(t->base);
+}
+
+int cli_bank_api_try(const char *cmd, const struct config *cfg, const struct cli_bank_api *o,
+		     const struct bank_creds *creds, const char *then)
+{
+	struct tried t = {0};
+	struct bankapi *b;
+
+	if (o->no_check)
+		return 0;
+	t.base = event_base_new();
+	if (!t.base)
+		mem_oom(__FILE__, __LINE__);
+	b = bankapi_new(t.base, cfg->bank_timeout_ms);
+	bankapi_check(b, creds, on_tried, &t);
+	while (!t.done)
+		event_base_dispatch(t.base);
+	bankapi_free(b);
+	event_base_free(t.base);
+	if (t.status == 200)
+		return 0;
+	fprintf(stderr,
+		"pixrelay %s: the bank gave no token for these credentials: %s; %s (--no-check "
+		"keeps them untried)\n",
+		cmd, t.err, then);
 	return -1;
 }
 

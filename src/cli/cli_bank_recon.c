@@ -221,14 +221,19 @@ int cli_bank_recon(const struct config *cfg, int argc, char **argv)
 		} else {
 			struct bankapi *api = bankapi_new(call.base, cfg->bank_timeout_ms);
 			struct banks_queue *q = banks_queue_new(call.base, call.r, cfg);
-			struct bankrecon *rc2 =
-			    bankrecon_new(call.base, call.r, cfg, api, &key, q, NULL, 0);
+			struct seal_keyfile keys;
+			struct bankrecon *rc2;
+
+			seal_keyfile_init(&keys, "");
+			seal_keyfile_hold(&keys, &key);
+			rc2 = bankrecon_new(call.base, call.r, cfg, api, &keys, q, NULL, 0);
 
 			bankrecon_run(rc2, env, id, since_ms, cli_call_done, &call);
 			cli_call_wait(&call);
 			bankrecon_free(rc2);
 			banks_queue_free(q);
 			bankapi_free(api);
+			seal_keyfile_wipe(&keys);
 		}
 		switch (call.result) {
 		case 0:

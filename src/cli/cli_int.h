@@ -149,18 +149,32 @@ void cli_base_url(const struct config *cfg, char *out, size_t size);
 
 /* ---- the bank's API credentials (cli_bank_api.c) ---- */
 
+#define CLI_BANK_EXTRA 9 /* --api-header, --api-query kept: one past the most taken */
+
 /* The options that give a connection the bank's API credentials. */
 struct cli_bank_api {
 	const char *api_url, *token_url, *client_id;
 	const char *secret_file, *cert_file, *key_file, *bank_ca_file;
+	const char *scope; /* --scope; NULL: the standard's scopes pixrelay uses */
+	const char *headers[CLI_BANK_EXTRA], *query[CLI_BANK_EXTRA];
+	size_t nheaders, nquery;
+	int no_check; /* --no-check: keep them without asking the bank for a token */
 };
 struct bank_creds;
 struct seal_key;
 /* Nonzero when any of them was given. */
 int cli_bank_api_given(const struct cli_bank_api *o);
+/* Take one of the API options (a long option's name and its argument) into
+ * o. 1 when it was one of them, 0 when not. */
+int cli_bank_api_option(struct cli_bank_api *o, const char *name, const char *arg);
 /* Read and check them into out (wipe it with bank_creds_wipe): 0, or -1
  * with the problem printed as "pixrelay CMD: ...". */
 int cli_bank_api_read(const char *cmd, const struct cli_bank_api *o, struct bank_creds *out);
+/* Ask the bank for a token with `creds` (unless o->no_check): 0 when it
+ * gave one; -1 with the bank's answer printed in one line as "pixrelay
+ * CMD: ...; <then>". */
+int cli_bank_api_try(const char *cmd, const struct config *cfg, const struct cli_bank_api *o,
+		     const struct bank_creds *creds, const char *then);
 /* The credentials key's file: the credentials-key-file setting, else
  * <data-dir>/credentials.key. */
 void cli_credentials_key_path(const struct config *cfg, char *out, size_t size);

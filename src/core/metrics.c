@@ -24,6 +24,7 @@ enum family {
 	F_INGEST,
 	F_BANK_PIX,
 	F_BANK_CALLS,
+	F_BANK_CHARGES,
 	F_BANK_RECONCILIATIONS,
 	F_REDIS_DURATION,
 	F_REDIS_RECONNECTS,
@@ -53,6 +54,10 @@ static const struct {
 		      "Calls to the bank webhook, by result (accepted, unauthenticated, "
 		      "malformed, unavailable).",
 		      0},
+    [F_BANK_CHARGES] = {"pixrelay_bank_charges_total",
+			"Charges put at banks (PUT /cob), by result (created, refused, "
+			"unavailable, mismatch).",
+			0},
     [F_BANK_RECONCILIATIONS] = {"pixrelay_bank_reconciliations_total",
 				"Reconciliations of bank connections run by this process, by "
 				"result (ok, failed).",
@@ -137,6 +142,15 @@ static void label(char *buf, size_t size, const char *name, const char *v, int m
 	buf[n < size ? n : size - 1] = '\0';
 }
 
+/* One more of family f's series {result="<result>"}. */
+static void count_result(enum family f, const char *result)
+{
+	char l[64] = "";
+
+	label(l, sizeof(l), "result", result, 0);
+	series_of(f, l)->count += 1;
+}
+
 void metrics_http(const char *route, const char *method, int status, double seconds)
 {
 	char l[400] = "", lt[440];
@@ -161,10 +175,7 @@ void metrics_delivery(const char *env, const char *outcome, double seconds)
 
 void metrics_ingest(const char *result)
 {
-	char l[64] = "";
-
-	label(l, sizeof(l), "result", result, 0);
-	series_of(F_INGEST, l)->count += 1;
+	count_result(F_INGEST, result);
 }
 
 void metrics_bank_pix(const char *source, const char *outcome)
@@ -178,18 +189,17 @@ void metrics_bank_pix(const char *source, const char *outcome)
 
 void metrics_bank_call(const char *result)
 {
-	char l[64] = "";
+	count_result(F_BANK_CALLS, result);
+}
 
-	label(l, sizeof(l), "result", result, 0);
-	series_of(F_BANK_CALLS, l)->count += 1;
+void metrics_bank_charge(const char *result)
+{
+	count_result(F_BANK_CHARGES, result);
 }
 
 void metrics_bank_reconciliation(const char *result)
 {
-	char l[64] = "";
-
-	label(l, sizeof(l), "result", result, 0);
-	series_of(F_BANK_RECONCILIATIONS, l)->count += 1;
+	count_result(F_BANK_RECONCILIATIONS, result);
 }
 
 void metrics_redis(double seconds)

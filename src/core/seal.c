@@ -1,11 +1,13 @@
 /* seal: AES-256-GCM sealing of stored secrets with the credentials key
  * file (the bank connections' API credentials, docs/banks.md): reading and
- * making the key, sealing a value for a name, opening it again. Nothing
- * here knows Redis or banks; store/banks.c decides what is sealed. */
+ * making the key, sealing a value for a name, opening it again, and a
+ * process's key file looked for when it is needed. Nothing here knows
+ * Redis or banks; store/banks.c decides what is sealed. */
 #include "pixrelay/core/seal.h"
 
 #include "pixrelay/core/base64.h"
 #include "pixrelay/core/ids.h"
+#include "pixrelay/core/log.h"
 #include "pixrelay/core/mem.h"
 
 #include <openssl/evp.h>
@@ -191,4 +193,57 @@ unsigned char *seal_open(const struct seal_key *key, const char *what, const cha
 	free(box);
 	*len = n;
 	return out;
+}
+
+/* ---- a process's key file ---- */
+
+void seal_keyfile_init(struct seal_keyfile *f, const char *path)
+{
+	memset(f, 0, sizeof(*f));
+	snprintf(f->path, sizeof(f->path), "%s", path);
+}
+
+void seal_keyfile_hold(struct seal_keyfile *f, const struct seal_key *key)
+{
+	f->key = *key;
+	f->loaded = 1;
+}
+
+int seal_keyfile_load(struct seal_keyfile *f, char *err, size_t errlen)
+{
+	if (f->loaded || access(f->path, F_OK) < 0)
+		return 0;
+	if (seal_key_load(f->path, &f->key, err, errlen) < 0)
+		return -1;
+	f->loaded = 1;
+	return 0;
+}
+
+const struct seal_key *seal_keyfile_get(struct seal_keyfile *f)
+{
+	unsigned long long now;
+	char err[512];
+
+	if (f->loaded)
+		return &f->key;
+	now = ids_now_ms();
+	if (f->looked_ms && now - f->looked_ms < SEAL_LOOK_MS)
+		return NULL;
+	f->looked_ms = now;
+	if (access(f->path, F_OK) < 0)
+		return NULL;
+	if (seal_keyfile_load(f, err, sizeof(err)) < 0) {
+		if (strcmp(err, f->said) != 0)
+			log_error("%s", err);
+		snprintf(f->said, sizeof(f->said), "%s", err);
+		return NULL;
+	}
+	log_info("credentials key %s loaded: bank connections' API calls are on", f->path);
+	return &f->key;
+}
+
+void seal_keyfile_wipe(struct seal_keyfile *f)
+{
+	seal_key_wipe(&f->key);
+	f->loaded = 0;
 }

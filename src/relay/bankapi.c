@@ -13,6 +13,8 @@
 #include "pixrelay/relay/curlev.h"
 
 #include <curl/curl.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +32,7 @@ struct conn {
 	struct conn *next;
 	char id[40];
 	char *token;
+	unsigned char creds[32]; /* the SHA-256 of the credentials the token was got with */
 	long long expires_ms;
 	int fetching;	      /* a token fetch is in flight */
 	struct call *waiting; /* calls waiting for it */
@@ -49,6 +52,7 @@ struct call {
 	bankapi_fn cb;
 	void *ud;
 	int retried;
+	int token_only; /* bankapi_check: answered once a token is at hand */
 	CURL *easy;
 	struct curl_slist *headers;
 	char *resp;
@@ -234,6 +238,41 @@ void bankapi_problem(char *out, size_t size, long status, const char *body)
 	yajl_tree_free(v);
 }
 
+/* The token endpoint's refusal in one line: "token: HTTP 401
+ * invalid_client: <error_description>" of RFC 6749's error answer, else
+ * "token: HTTP 401 <a printable excerpt of the body>". */
+static void token_problem(char *out, size_t size, long status, const char *body)
+{
+	yajl_val v = NULL;
+	const char *error = NULL, *desc = NULL;
+	char perr[64];
+	size_t n;
+
+	snprintf(out, size, "token: HTTP %ld", status);
+	n = strlen(out);
+	if (body && json_parse_object(body, strlen(body), &v, perr, sizeof(perr)) == 0) {
+		error = YAJL_GET_STRING(json_get(v, "error"));
+		desc = YAJL_GET_STRING(json_get(v, "error_description"));
+	}
+	if (error && *error) {
+		append_text(out, size, &n, " ", 1);
+		append_text(out, size, &n, error, 60);
+		if (desc && *desc) {
+			append_text(out, size, &n, ": ", 2);
+			append_text(out, size, &n, desc, 200);
+		}
+	} else {
+		char ex[EXCERPT_MAX + 1];
+
+		excerpt(ex, sizeof(ex), body);
+		if (ex[0]) {
+			append_text(out, size, &n, " ", 1);
+			append_text(out, size, &n, ex, EXCERPT_MAX);
+		}
+	}
+	yajl_tree_free(v);
+}
+
 static size_t on_body(char *ptr, size_t size, size_t nmemb, void *userdata)
 {
 	struct call *k = userdata;
@@ -276,6 +315,28 @@ static void live_remove(struct bankapi *b, struct call *k)
 static void start(struct call *k);
 static void fetch_token(struct bankapi *b, struct conn *c, struct call *first);
 
+/* What a token is got with, as one SHA-256: credentials given again with
+ * another client, secret, scope or certificate (`pixrelay bank
+ * credentials`) get a token of their own at their next call. */
+static void creds_print(const struct bank_creds *c, unsigned char out[32])
+{
+	const char *const parts[] = {c->token_url, c->client_id, c->client_secret,
+				     c->scope,	   c->cert_pem,	 c->key_pem};
+	EVP_MD_CTX *x = EVP_MD_CTX_new();
+
+	if (!x)
+		mem_oom(__FILE__, __LINE__);
+	EVP_DigestInit_ex(x, EVP_sha256(), NULL);
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+		const char *s = parts[i] ? parts[i] : "";
+
+		/* with its NUL: ("ab", "c") is not ("a", "bc") */
+		EVP_DigestUpdate(x, s, strlen(s) + 1);
+	}
+	EVP_DigestFinal_ex(x, out, NULL);
+	EVP_MD_CTX_free(x);
+}
+
 /* Set up the easy handle of k (mTLS, timeouts, the body) and add it. */
 static void send_call(struct call *k, const char *url, const char *token)
 {
@@ -309,19 +370,36 @@ static void send_call(struct call *k, const char *url, const char *token)
 		curl_easy_setopt(e, CURLOPT_CAINFO_BLOB, &ca);
 	k->headers = curl_slist_append(NULL, "Accept: application/json");
 	if (k->kind == CALL_TOKEN) {
-		static const char form[] = "grant_type=client_credentials";
+		/* the standard's OAuth2 call: the scopes asked for, never the
+		 * extras of the API's calls */
+		char *scope = k->c.scope && *k->c.scope ? bank_creds_escape(k->c.scope) : NULL;
+		char *form = scope ? mem_printf("grant_type=client_credentials&scope=%s", scope)
+				   : mem_strdup("grant_type=client_credentials");
+
 		k->headers = curl_slist_append(k->headers,
 					       "Content-Type: application/x-www-form-urlencoded");
 		curl_easy_setopt(e, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
 		curl_easy_setopt(e, CURLOPT_USERNAME, k->c.client_id ? k->c.client_id : "");
 		curl_easy_setopt(e, CURLOPT_PASSWORD, k->c.client_secret ? k->c.client_secret : "");
-		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, (long)(sizeof(form) - 1));
+		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, (long)strlen(form));
 		curl_easy_setopt(e, CURLOPT_COPYPOSTFIELDS, form);
+		free(form);
+		free(scope);
 	} else {
 		char *auth = mem_printf("Authorization: Bearer %s", token);
 		k->headers = curl_slist_append(k->headers, auth);
 		mem_wipe(auth, strlen(auth));
 		free(auth);
+		/* the bank's own extras (an application key...), on every call */
+		for (const char *h = k->c.headers; h && *h;) {
+			const char *end = strchr(h, '\n');
+			char *one = mem_strndup(h, end ? (size_t)(end - h) : strlen(h));
+
+			k->headers = curl_slist_append(k->headers, one);
+			mem_wipe(one, strlen(one));
+			free(one);
+			h = end ? end + 1 : h + strlen(h);
+		}
 		if (k->body) {
 			k->headers =
 			    curl_slist_append(k->headers, "Content-Type: application/json");
@@ -400,7 +478,7 @@ static void token_done(struct call *k, long status, CURLcode result)
 	struct bankapi *b = k->b;
 	struct conn *c = conn_of(b, k->c.conn);
 	struct call *w = c->waiting;
-	char err[320] = "", ex[EXCERPT_MAX + 1];
+	char err[320] = "";
 	char *token = NULL;
 	long long ttl = 0;
 
@@ -409,11 +487,10 @@ static void token_done(struct call *k, long status, CURLcode result)
 	if (result != CURLE_OK)
 		snprintf(err, sizeof(err), "token: %s",
 			 k->too_large ? "answer too large" : curl_easy_strerror(result));
-	else if (status != 200) {
-		excerpt(ex, sizeof(ex), k->resp);
-		snprintf(err, sizeof(err), "token: HTTP %ld %s", status, ex);
-	} else if (bankapi_parse_token(k->resp ? k->resp : "", k->len, &token, &ttl, err + 7,
-				       sizeof(err) - 7) < 0)
+	else if (status != 200)
+		token_problem(err, sizeof(err), status, k->resp);
+	else if (bankapi_parse_token(k->resp ? k->resp : "", k->len, &token, &ttl, err + 7,
+				     sizeof(err) - 7) < 0)
 		memcpy(err, "token: ", 7);
 	if (err[0]) {
 		note_error(c, err);
@@ -428,6 +505,7 @@ static void token_done(struct call *k, long status, CURLcode result)
 	} else {
 		wipe_free(c->token);
 		c->token = token;
+		creds_print(&k->c, c->creds);
 		c->token_ms = (long long)ids_now_ms();
 		c->expires_ms = c->token_ms + ttl - BANKAPI_TOKEN_MARGIN_MS;
 		if (c->expires_ms < c->token_ms + ttl / 2)
@@ -505,8 +583,16 @@ static void on_done(void *ud, CURL *easy, CURLcode result)
 static void start(struct call *k)
 {
 	struct conn *c = conn_of(k->b, k->c.conn);
+	unsigned char print[32];
 	char *url;
 
+	creds_print(&k->c, print);
+	if (c->token && CRYPTO_memcmp(print, c->creds, sizeof(print)) != 0) {
+		/* not the credentials its token was got with */
+		wipe_free(c->token);
+		c->token = NULL;
+		c->expires_ms = 0;
+	}
 	if (!c->token || (long long)ids_now_ms() >= c->expires_ms) {
 		k->next = c->waiting;
 		c->waiting = k;
@@ -514,8 +600,17 @@ static void start(struct call *k)
 			fetch_token(k->b, c, k);
 		return;
 	}
-	url = mem_printf("%s%s", k->c.api_url, k->path);
+	if (k->token_only) {
+		finish(k, 200, NULL, NULL);
+		return;
+	}
+	if (k->c.query && *k->c.query)
+		url = mem_printf("%s%s%c%s", k->c.api_url, k->path,
+				 strchr(k->path, '?') ? '&' : '?', k->c.query);
+	else
+		url = mem_printf("%s%s", k->c.api_url, k->path);
 	send_call(k, url, c->token);
+	mem_wipe(url, strlen(url));
 	free(url);
 }
 
@@ -587,6 +682,26 @@ void bankapi_call(struct bankapi *b, const struct bank_creds *c, const char *met
 		finish(k, 0, NULL, "bank: the connection has no API credentials");
 		return;
 	}
+	start(k);
+}
+
+void bankapi_check(struct bankapi *b, const struct bank_creds *c, bankapi_fn cb, void *ud)
+{
+	struct call *k = mem_new(struct call);
+
+	k->b = b;
+	k->kind = CALL_API;
+	k->token_only = 1;
+	bank_creds_copy(&k->c, c);
+	k->method = mem_strdup("POST");
+	k->path = mem_strdup("");
+	k->cb = cb;
+	k->ud = ud;
+	if (!k->c.token_url) {
+		finish(k, 0, NULL, "bank: the connection has no API credentials");
+		return;
+	}
+	bankapi_forget(b, k->c.conn);
 	start(k);
 }
 

@@ -1,15 +1,17 @@
 /* bankcharges: a charge created at the account's bank: the account's
  * connection looked up (cached), the id reserved, PUT /cob/{txid} through
- * bankapi.c, the bank's answer checked (a BR Code that decodes), the charge
- * stored with it. The store parts are charges.c's; the HTTP shape is
+ * bankapi.c, the bank's answer checked against the charge (pix/cobcheck.c),
+ * the charge stored with it. The store parts are charges.c's; the HTTP shape is
  * api_charges.c's. */
 #include "pixrelay/relay/bankcharges.h"
 
 #include "pixrelay/core/json.h"
 #include "pixrelay/core/log.h"
 #include "pixrelay/core/mem.h"
+#include "pixrelay/core/metrics.h"
+#include "pixrelay/core/seal.h"
 #include "pixrelay/pix/bankcreds.h"
-#include "pixrelay/pix/brcode.h"
+#include "pixrelay/pix/cobcheck.h"
 #include "pixrelay/relay/bankapi.h"
 #include "pixrelay/store/accounts.h"
 #include "pixrelay/store/banks.h"
@@ -30,6 +32,8 @@ struct job {
 	struct bank_creds creds;
 	char pix_key[80];
 	char id[32];
+	int platform;	  /* the environment's platform account */
+	char own_key[80]; /* the account's own (random) key */
 };
 
 static char *dup_str(const char *s)
@@ -115,14 +119,14 @@ static void on_cob(void *ud, long status, const char *body, const char *err)
 {
 	struct job *j = ud;
 	const struct bankcharges *b = j->b;
-	yajl_val v = NULL;
-	const char *code;
-	struct brcode_decoded d;
-	char why[1024], perr[128];
+	struct cobcheck_asked asked = {j->id, j->pix_key, j->in.amount, j->in.expiration};
+	char why[1024], *code = NULL;
+	size_t n;
 
 	if (status == 0 || status >= 500 || status == 429) {
 		log_warn("charge %s at the bank of %s: %s", j->id, j->creds.conn,
 			 err ? err : "the bank is unavailable");
+		metrics_bank_charge("unavailable");
 		snprintf(why, sizeof(why),
 			 "the bank did not answer: retry with the same externalID");
 		answer(j, BANKCHARGES_UNAVAILABLE, why, NULL);
@@ -133,6 +137,7 @@ static void on_cob(void *ud, long status, const char *body, const char *err)
 		 * (after one fresh token) or their scope; the id stays reserved */
 		bankapi_refusal(why, sizeof(why), "charge", status, body);
 		log_error("charge %s at the bank of %s: %s", j->id, j->creds.conn, why);
+		metrics_bank_charge("unavailable");
 		credentials_refused(why, sizeof(why), j->creds.conn,
 				    "retry with the same externalID");
 		answer(j, BANKCHARGES_UNAVAILABLE, why, NULL);
@@ -140,25 +145,26 @@ static void on_cob(void *ud, long status, const char *body, const char *err)
 	}
 	if (status != 200 && status != 201) {
 		bankapi_refusal(why, sizeof(why), "charge", status, body);
+		metrics_bank_charge("refused");
 		charges_unreserve(b->r, b->cfg, j->account, j->in.external_id);
 		answer(j, BANKCHARGES_REFUSED, why, NULL);
 		return;
 	}
-	if (!body || json_parse_object(body, strlen(body), &v, perr, sizeof(perr)) < 0 ||
-	    !(code = YAJL_GET_STRING(json_get(v, "pixCopiaECola"))) ||
-	    brcode_decode(code, &d, perr, sizeof(perr)) < 0 || !d.location.ptr) {
-		log_error("charge %s at the bank of %s: the cob's answer has no BR Code that "
-			  "decodes with a location",
-			  j->id, j->creds.conn);
-		yajl_tree_free(v);
-		answer(j, BANKCHARGES_UNAVAILABLE,
-		       "the bank's answer had no BR Code pixrelay could read; retry with the same "
-		       "externalID",
-		       NULL);
+	/* what the payer will pay must be what the merchant asked: a cob of
+	 * another key, amount or txid is no answer (the id stays reserved: a
+	 * retry puts the same cob again) */
+	n = (size_t)snprintf(why, sizeof(why), "the bank's answer does not match the charge: ");
+	if (cobcheck_answer(&asked, body, body ? strlen(body) : 0, &code, why + n,
+			    sizeof(why) - n) != 0) {
+		log_error("charge %s at the bank of %s: %s", j->id, j->creds.conn, why);
+		metrics_bank_charge("mismatch");
+		snprintf(why + strlen(why), sizeof(why) - strlen(why), "; nothing was stored");
+		answer(j, BANKCHARGES_UNAVAILABLE, why, NULL);
 		return;
 	}
+	metrics_bank_charge("created");
 	charges_create_at(b->r, b->cfg, j->env, j->account, &j->in, j->id, code, on_stored, j);
-	yajl_tree_free(v);
+	free(code);
 }
 
 static void on_reserved(void *ud, int result, const char *json, const char *err)
@@ -188,7 +194,8 @@ static void on_connection(void *ud, int result, const struct banks_conn *c, cons
 		return;
 	}
 	if (result != 0 || c->env != j->env || strcmp(c->account, j->account) != 0 ||
-	    banks_open_credentials(c, j->b->key, &j->creds, why, sizeof(why)) != 0) {
+	    banks_open_credentials(c, seal_keyfile_get(j->b->keys), &j->creds, why, sizeof(why)) !=
+		0) {
 		/* named by the account but unusable: say so, create nothing */
 		if (result != 0 || c->env != j->env || strcmp(c->account, j->account) != 0)
 			snprintf(why, sizeof(why), "no such connection");
@@ -202,17 +209,90 @@ static void on_connection(void *ud, int result, const struct banks_conn *c, cons
 	charges_reserve(j->b->r, j->b->cfg, j->env, j->account, &j->in, on_reserved, j);
 }
 
+/* The charge made here, its static BR Code for `pix_key`. */
+static void create_here(struct job *j, const char *pix_key)
+{
+	charges_create(j->b->r, j->b->cfg, j->env, j->account, &j->in, pix_key, j->cb, j->ud);
+	job_free(j);
+}
+
+/* Where the charge goes, once the account's charging connection is known
+ * (docs/banks.md, "The key on the QR"): its bank when it has API
+ * credentials; else a static BR Code of its Pix key. Without one: 409 when
+ * it has several none of which is the default; in production, only the
+ * platform account may use the pix-key setting, and no other charge is
+ * made that no bank would receive; the sandbox keeps pix-key, or the
+ * account's own key. */
+static void charge_by(struct job *j, const char *via, const char *key, const char *bank_api)
+{
+	const struct config *cfg = j->b->cfg;
+	char why[512];
+
+	if (bank_api[0]) {
+		banks_get(j->b->r, cfg, bank_api, on_connection, j);
+		return;
+	}
+	if (strcmp(via, BANKS_VIA_MANY) == 0) {
+		snprintf(why, sizeof(why),
+			 "the account has several bank connections in %s and none is its "
+			 "default: mark the one its charges go to (pixrelay bank update ID "
+			 "--default; pixrelay bank list --env %s --account %s lists them)",
+			 env_name(j->env), env_name(j->env), j->account);
+		answer(j, BANKCHARGES_NO_CHARGING, why, NULL);
+		return;
+	}
+	if (strcmp(via, BANKS_VIA_NONE) != 0) {
+		create_here(j, key);
+		return;
+	}
+	if (j->env == ENV_PRODUCTION && !(j->platform && cfg->pix_key[0])) {
+		snprintf(why, sizeof(why),
+			 "no bank would receive this charge's Pix: the account has no bank "
+			 "connection in production; connect the bank of its Pix key first "
+			 "(pixrelay bank connect --env production --account %s --chave KEY ..., or "
+			 "POST /v1/bank/connections; docs/banks.md)%s",
+			 j->account, j->platform ? " or set pix-key" : "");
+		answer(j, BANKCHARGES_NO_CHARGING, why, NULL);
+		return;
+	}
+	if (!cfg->pix_key[0] && !j->own_key[0]) {
+		answer(j, -1, NULL, "the account has no Pix key");
+		return;
+	}
+	create_here(j, cfg->pix_key[0] ? cfg->pix_key : j->own_key);
+}
+
+static void on_charging(void *ud, int result, const struct banks_charging *ch, const char *err)
+{
+	struct job *j = ud;
+
+	if (result != 0) {
+		answer(j, -1, NULL, err);
+		return;
+	}
+	charge_by(j, ch->via, ch->key, ch->bank_api);
+}
+
 static void on_account(void *ud, int result, const struct accounts_info *info, const char *err)
 {
 	struct job *j = ud;
 
-	if (result == 0 && info->env == j->env && info->bank_api[0]) {
-		banks_get(j->b->r, j->b->cfg, info->bank_api, on_connection, j);
+	if (result < 0) {
+		answer(j, -1, NULL, err);
 		return;
 	}
-	/* no connected bank (or the lookup failed: charges_create says why) */
-	charges_create(j->b->r, j->b->cache, j->b->cfg, j->env, j->account, &j->in, j->cb, j->ud);
-	job_free(j);
+	if (result != 0 || info->env != j->env) {
+		answer(j, -1, NULL, "the account has no Pix key");
+		return;
+	}
+	j->platform = info->platform;
+	snprintf(j->own_key, sizeof(j->own_key), "%s", info->pix_key);
+	if (!info->charge_via[0]) {
+		/* a record of a version before the charging connection */
+		banks_charging(j->b->r, j->b->cfg, j->env, j->account, on_charging, j);
+		return;
+	}
+	charge_by(j, info->charge_via, info->charge_key, info->bank_api);
 }
 
 void bankcharges_create(const struct bankcharges *b, enum env env, const char *account,
@@ -345,7 +425,8 @@ static void on_refund_connection(void *ud, int result, const struct banks_conn *
 		refund_answer(f, BANKCHARGES_AT_BANK_ONLY, f->conn, NULL);
 		return;
 	}
-	if (banks_open_credentials(c, f->b->key, &f->creds, why, sizeof(why)) != 0) {
+	if (banks_open_credentials(c, seal_keyfile_get(f->b->keys), &f->creds, why, sizeof(why)) !=
+	    0) {
 		log_error("refund of charge %s: bank connection %s: %s", f->id, f->conn, why);
 		refund_answer(f, BANKCHARGES_UNAVAILABLE,
 			      "the charge's bank connection cannot be used now (see pixrelay bank "

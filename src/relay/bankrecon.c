@@ -54,7 +54,7 @@ struct bankrecon {
 	struct rds *r;
 	const struct config *cfg;
 	struct bankapi *api;
-	const struct seal_key *key;
+	struct seal_keyfile *keys;
 	struct banks_queue *q;
 	struct dispatch *d;
 	struct event *tick;
@@ -545,6 +545,7 @@ static void on_conn(void *ud, int result, const struct banks_conn *c, const char
 {
 	struct run *u = ud;
 	long long now = (long long)ids_now_ms(), base;
+	const struct seal_key *key;
 	char why[256];
 
 	if (gone(u))
@@ -569,11 +570,11 @@ static void on_conn(void *ud, int result, const struct banks_conn *c, const char
 		run_end(u, NULL);
 		return;
 	}
-	if (!u->rc->key) {
+	if (!(key = seal_keyfile_get(u->rc->keys))) {
 		fail(u, "no credentials key on this host: set credentials-key-file");
 		return;
 	}
-	if (banks_open_credentials(c, u->rc->key, &u->creds, why, sizeof(why)) != 0) {
+	if (banks_open_credentials(c, key, &u->creds, why, sizeof(why)) != 0) {
 		fail(u, why);
 		return;
 	}
@@ -702,7 +703,7 @@ static void on_tick(evutil_socket_t fd, short kind, void *arg)
 }
 
 struct bankrecon *bankrecon_new(struct event_base *base, struct rds *r, const struct config *cfg,
-				struct bankapi *api, const struct seal_key *key,
+				struct bankapi *api, struct seal_keyfile *keys,
 				struct banks_queue *q, struct dispatch *d, int claims)
 {
 	struct bankrecon *rc = mem_new(struct bankrecon);
@@ -712,7 +713,7 @@ struct bankrecon *bankrecon_new(struct event_base *base, struct rds *r, const st
 	rc->r = r;
 	rc->cfg = cfg;
 	rc->api = api;
-	rc->key = key;
+	rc->keys = keys;
 	rc->q = q;
 	rc->d = d;
 	rc->tick = event_new(base, -1, EV_PERSIST, on_tick, rc);
@@ -720,12 +721,6 @@ struct bankrecon *bankrecon_new(struct event_base *base, struct rds *r, const st
 	if (claims)
 		event_add(rc->tick, &tv);
 	return rc;
-}
-
-void bankrecon_set_key(struct bankrecon *rc, const struct seal_key *key)
-{
-	if (rc)
-		rc->key = key;
 }
 
 void bankrecon_stop(struct bankrecon *rc)

@@ -308,48 +308,16 @@ void accounts_create(struct rds *r, const struct config *cfg, enum env env, cons
 
 	/* account_put: the record, then each distinct file once */
 	{
-		const char *fields[] = {"id",
-					c->id,
-					"env",
-					envn,
-					"kind",
-					"business",
-					"owner",
-					owner,
-					"key_id",
-					key_id,
-					"created_at",
-					created,
-					"officialName",
-					in->official_name,
-					"tradeName",
-					in->trade_name,
-					"taxID",
-					in->tax_id,
-					"pix_key",
-					evp,
-					"signing_secret",
-					signing,
-					"signing_secret_prev",
-					"",
-					"webhook_secret",
-					compat,
-					"ingest_secret",
-					ingest,
-					"postback_url",
-					in->postback_url ? in->postback_url : "",
-					"details",
-					details,
-					"status",
-					"ACTIVE",
-					"kyc",
-					review,
-					"files",
-					nfiles_s,
-					"file_bytes",
-					nbytes_s,
-					"balance",
-					"0"};
+		const char *fields[] = {
+		    "id", c->id, "env", envn, "kind", "business", "owner", owner, "key_id", key_id,
+		    "created_at", created, "officialName", in->official_name, "tradeName",
+		    in->trade_name, "taxID", in->tax_id, "pix_key", evp, "signing_secret", signing,
+		    "signing_secret_prev", "", "webhook_secret", compat, "ingest_secret", ingest,
+		    "postback_url", in->postback_url ? in->postback_url : "", "details", details,
+		    "status", "ACTIVE", "kyc", review, "files", nfiles_s, "file_bytes", nbytes_s,
+		    "balance", "0",
+		    /* no bank connection yet (store/banks.h) */
+		    "charge_via", "none"};
 		size_t nf = sizeof(fields) / sizeof(fields[0]);
 		c->put_argv = mem_calloc(3 + nf + 2 * nfiles, sizeof(char *));
 		c->put_lens = mem_calloc(3 + nf + 2 * nfiles, sizeof(size_t));

@@ -117,15 +117,16 @@ struct lookup {
 
 static void lookup_done(struct lookup *l)
 {
-	char v[320];
+	char v[512];
 
 	if (l->err[0]) {
 		l->cb(l->ud, -1, NULL, l->err);
 	} else if (!l->found) {
 		l->cb(l->ud, ACCOUNTS_NOT_FOUND, NULL, NULL);
 	} else {
-		snprintf(v, sizeof(v), "%s\t%s\t%s\t%s", env_name(l->info.env),
-			 l->info.ingest_secret, l->info.pix_key, l->info.bank_api);
+		snprintf(v, sizeof(v), "%s\t%d\t%s\t%s\t%s\t%s\t%s", env_name(l->info.env),
+			 l->info.platform, l->info.ingest_secret, l->info.pix_key, l->info.bank_api,
+			 l->info.charge_via, l->info.charge_key);
 		cache_put(l->cache, l->ckey, v, l->ticket, INFO_CACHE_MS);
 		mem_wipe(v, sizeof(v));
 		l->cb(l->ud, 0, &l->info, NULL);
@@ -139,6 +140,11 @@ struct lookup_env {
 	enum env env;
 };
 
+static const char *str_of(const redisReply *e)
+{
+	return e->type == REDIS_REPLY_STRING ? e->str : "";
+}
+
 static void on_info(void *ud, redisReply *reply, const char *err)
 {
 	struct lookup_env *le = ud;
@@ -146,40 +152,54 @@ static void on_info(void *ud, redisReply *reply, const char *err)
 
 	if (err) {
 		snprintf(l->err, sizeof(l->err), "%s", err);
-	} else if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 4 &&
+	} else if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 7 &&
 		   reply->element[0]->type == REDIS_REPLY_STRING) {
 		redisReply **e = reply->element;
 		l->found = 1;
 		l->info.env = le->env;
-		snprintf(l->info.ingest_secret, sizeof(l->info.ingest_secret), "%s",
-			 e[1]->type == REDIS_REPLY_STRING ? e[1]->str : "");
-		snprintf(l->info.pix_key, sizeof(l->info.pix_key), "%s",
-			 e[2]->type == REDIS_REPLY_STRING ? e[2]->str : "");
-		snprintf(l->info.bank_api, sizeof(l->info.bank_api), "%s",
-			 e[3]->type == REDIS_REPLY_STRING ? e[3]->str : "");
+		snprintf(l->info.ingest_secret, sizeof(l->info.ingest_secret), "%s", str_of(e[1]));
+		snprintf(l->info.pix_key, sizeof(l->info.pix_key), "%s", str_of(e[2]));
+		snprintf(l->info.bank_api, sizeof(l->info.bank_api), "%s", str_of(e[3]));
+		snprintf(l->info.charge_via, sizeof(l->info.charge_via), "%s", str_of(e[4]));
+		snprintf(l->info.charge_key, sizeof(l->info.charge_key), "%s", str_of(e[5]));
+		l->info.platform = strcmp(str_of(e[6]), "platform") == 0;
 	}
 	free(le);
 	if (++l->replies == 2)
 		lookup_done(l);
 }
 
-/* Parse a cached "env\tingest\tpix\tbank" into info; 0 or -1. */
+/* Parse a cached "env\tplatform\tingest\tpix\tbank\tvia\tkey" into
+ * info; 0 or -1. */
 static int info_parse(const char *v, struct accounts_info *info)
 {
-	const char *t1 = strchr(v, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
-	const char *t3 = t2 ? strchr(t2 + 1, '\t') : NULL;
+	const char *part[7];
+	size_t len[7], n = 0;
 	char env[16];
 
-	if (!t3 || (size_t)(t1 - v) >= sizeof(env))
+	for (const char *p = v; n < 7; n++) {
+		const char *tab = strchr(p, '\t');
+
+		part[n] = p;
+		len[n] = tab ? (size_t)(tab - p) : strlen(p);
+		if (!tab) {
+			n++;
+			break;
+		}
+		p = tab + 1;
+	}
+	if (n != 7 || len[0] >= sizeof(env))
 		return -1;
-	memcpy(env, v, (size_t)(t1 - v));
-	env[t1 - v] = '\0';
+	memcpy(env, part[0], len[0]);
+	env[len[0]] = '\0';
 	if (env_parse(env, &info->env) < 0)
 		return -1;
-	snprintf(info->ingest_secret, sizeof(info->ingest_secret), "%.*s", (int)(t2 - t1 - 1),
-		 t1 + 1);
-	snprintf(info->pix_key, sizeof(info->pix_key), "%.*s", (int)(t3 - t2 - 1), t2 + 1);
-	snprintf(info->bank_api, sizeof(info->bank_api), "%s", t3 + 1);
+	info->platform = len[1] == 1 && part[1][0] == '1';
+	snprintf(info->ingest_secret, sizeof(info->ingest_secret), "%.*s", (int)len[2], part[2]);
+	snprintf(info->pix_key, sizeof(info->pix_key), "%.*s", (int)len[3], part[3]);
+	snprintf(info->bank_api, sizeof(info->bank_api), "%.*s", (int)len[4], part[4]);
+	snprintf(info->charge_via, sizeof(info->charge_via), "%.*s", (int)len[5], part[5]);
+	snprintf(info->charge_key, sizeof(info->charge_key), "%.*s", (int)len[6], part[6]);
 	return 0;
 }
 
@@ -219,9 +239,10 @@ void accounts_lookup(struct rds *r, struct cache *c, const struct config *cfg, c
 		le->env = (enum env)e;
 		ks_account_key(k, sizeof(k), cfg->prefix, le->env, id);
 		{
-			const char *argv[] = {"HMGET",	       k,	  "id",
-					      "ingest_secret", "pix_key", "bank_api"};
-			rds_cmd_argv(r, on_info, le, 6, argv, NULL);
+			const char *argv[] = {"HMGET",	 k,	     "id",	   "ingest_secret",
+					      "pix_key", "bank_api", "charge_via", "charge_key",
+					      "kind"};
+			rds_cmd_argv(r, on_info, le, 9, argv, NULL);
 		}
 	}
 }

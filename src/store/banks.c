@@ -46,7 +46,18 @@ void banks_conn_deinit(struct banks_conn *c)
 	free(c->api.cert);
 	free(c->api.key);
 	free(c->api.bank_ca);
+	free(c->api.scope);
+	free(c->api.headers);
+	free(c->api.query);
 	memset(c, 0, sizeof(*c));
+}
+
+static void wipe_free(unsigned char *s)
+{
+	if (s) {
+		mem_wipe(s, strlen((char *)s));
+		free(s);
+	}
 }
 
 /* The name a connection's sealed field is bound to: its id and the field,
@@ -60,7 +71,7 @@ int banks_open_credentials(const struct banks_conn *c, const struct seal_key *ke
 			   struct bank_creds *out, char *err, size_t errlen)
 {
 	char name[80];
-	unsigned char *secret, *pkey;
+	unsigned char *secret, *pkey, *headers, *query;
 	size_t n;
 
 	if (!c->api.api_url)
@@ -74,11 +85,15 @@ int banks_open_credentials(const struct banks_conn *c, const struct seal_key *ke
 	secret = seal_open(key, name, c->api.client_secret, &n);
 	sealed_name(name, sizeof(name), c->id, "key");
 	pkey = seal_open(key, name, c->api.key, &n);
-	if (!secret || !pkey) {
-		if (secret)
-			mem_wipe(secret, strlen((char *)secret));
-		free(secret);
-		free(pkey);
+	sealed_name(name, sizeof(name), c->id, "api_headers");
+	headers = c->api.headers ? seal_open(key, name, c->api.headers, &n) : NULL;
+	sealed_name(name, sizeof(name), c->id, "api_query");
+	query = c->api.query ? seal_open(key, name, c->api.query, &n) : NULL;
+	if (!secret || !pkey || (c->api.headers && !headers) || (c->api.query && !query)) {
+		wipe_free(secret);
+		wipe_free(pkey);
+		wipe_free(headers);
+		wipe_free(query);
 		snprintf(err, errlen,
 			 "the credentials key does not open this connection's "
 			 "secrets (another key, or altered)");
@@ -93,6 +108,9 @@ int banks_open_credentials(const struct banks_conn *c, const struct seal_key *ke
 	out->cert_pem = mem_strdup(c->api.cert);
 	out->key_pem = (char *)pkey;
 	out->bank_ca_pem = c->api.bank_ca ? mem_strdup(c->api.bank_ca) : NULL;
+	out->scope = c->api.scope ? mem_strdup(c->api.scope) : NULL;
+	out->headers = (char *)headers;
+	out->query = (char *)query;
 	return 0;
 }
 
@@ -128,6 +146,7 @@ struct fields {
 	const char *id, *account, *env, *pix_key, *auth, *client_ca, *created_ms, *last_call_ms;
 	const char *client_subject, *client_pins, *is_default;
 	const char *api_url, *token_url, *client_id, *cert, *bank_ca;
+	const char *api_scope, *api_header_names, *api_query_names;
 	/* its reconciliation (bank_recon_done) */
 	const char *rec_at, *rec_ok_ms, *rec_fail, *rec_error, *rec_error_ms, *rec_listed, *rec_new,
 	    *rec_new_total;
@@ -158,6 +177,9 @@ static void fields_of(const redisReply *h, struct fields *f)
 	f->client_id = or_empty(rds_hash_field(h, "client_id"));
 	f->cert = or_empty(rds_hash_field(h, "cert"));
 	f->bank_ca = or_empty(rds_hash_field(h, "bank_ca"));
+	f->api_scope = rds_hash_field(h, "api_scope");
+	f->api_header_names = or_empty(rds_hash_field(h, "api_header_names"));
+	f->api_query_names = or_empty(rds_hash_field(h, "api_query_names"));
 	f->rec_at = or_empty(rds_hash_field(h, "rec_at"));
 	f->rec_ok_ms = or_empty(rds_hash_field(h, "rec_ok_ms"));
 	f->rec_fail = or_empty(rds_hash_field(h, "rec_fail"));
@@ -229,6 +251,20 @@ done:
 	X509_free(x);
 	BIO_free(b);
 	ERR_clear_error();
+}
+
+/* ["a", "b"] of the comma-separated names "a,b" ("": []). */
+static void render_names(yajl_gen g, const char *names)
+{
+	json_open_array(g);
+	for (const char *p = names; *p;) {
+		const char *end = strchr(p, ',');
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+
+		json_strn(g, p, n);
+		p += n + (end ? 1 : 0);
+	}
+	json_close_array(g);
 }
 
 /* "trust": what an mTLS connection takes of its bank's certificate beyond
@@ -336,6 +372,13 @@ static void render(yajl_gen g, const struct config *cfg, const struct fields *f,
 		render_cert(g, f->cert);
 		json_str(g, "bankCa");
 		render_cert(g, f->bank_ca);
+		/* what is asked and added, never the extras' values */
+		json_str(g, "scope");
+		json_str_or_null(g, f->api_scope && f->api_scope[0] ? f->api_scope : NULL);
+		json_str(g, "extraHeaders");
+		render_names(g, f->api_header_names);
+		json_str(g, "extraQuery");
+		render_names(g, f->api_query_names);
 		json_str(g, "health");
 		json_open(g);
 		json_str(g, "lastTokenAt");
@@ -495,6 +538,7 @@ void banks_connect(struct rds *r, const struct config *cfg, enum env env, const 
 	struct call *c = call_new(r, cfg, env, account, NULL, cb, ud);
 	int shard = ks_shard_of(account);
 	char idx[KS_KEY_MAX], acct[KS_KEY_MAX], kp[KS_KEY_MAX], created[32];
+	char sp[KS_PREFIX_MAX], channel[KS_KEY_MAX];
 	char max[16], token[BANKS_TOKEN_LEN + 1] = "", sha[65] = "";
 	struct fields f;
 	yajl_gen g;
@@ -533,8 +577,10 @@ void banks_connect(struct rds *r, const struct config *cfg, enum env env, const 
 	render(g, cfg, &f, auth == BANKS_URL_TOKEN ? token : NULL);
 	c->json = gen_take(g);
 	mem_wipe(token, sizeof(token));
+	ks_shard_prefix(sp, sizeof(sp), cfg->prefix, shard);
+	ks_invalidation_channel(channel, sizeof(channel), cfg->prefix);
 	{
-		const char *argv[16] = {c->key,
+		const char *argv[18] = {c->key,
 					idx,
 					acct,
 					c->id,
@@ -549,12 +595,22 @@ void banks_connect(struct rds *r, const struct config *cfg, enum env env, const 
 					kp,
 					f.client_subject,
 					f.client_pins,
-					f.is_default};
-		rds_script(r, on_connected, c, SCRIPT_BANK_CONNECT, 3, 16, argv, NULL);
+					f.is_default,
+					sp,
+					channel};
+		rds_script(r, on_connected, c, SCRIPT_BANK_CONNECT, 3, 18, argv, NULL);
 	}
 }
 
 /* ---- read ---- */
+
+/* A field of HGETALL reply `h` that is there and not "", copied; else NULL. */
+static char *dup_field(const redisReply *h, const char *name)
+{
+	const char *v = rds_hash_field(h, name);
+
+	return v && v[0] ? mem_strdup(v) : NULL;
+}
 
 static void on_conn(void *ud, redisReply *reply, const char *err)
 {
@@ -599,6 +655,9 @@ static void on_conn(void *ud, redisReply *reply, const char *err)
 		conn.api.cert = mem_strdup(f.cert);
 		conn.api.key = mem_strdup(or_empty(rds_hash_field(reply, "key")));
 		conn.api.bank_ca = f.bank_ca[0] ? mem_strdup(f.bank_ca) : NULL;
+		conn.api.scope = f.api_scope && f.api_scope[0] ? mem_strdup(f.api_scope) : NULL;
+		conn.api.headers = dup_field(reply, "api_headers");
+		conn.api.query = dup_field(reply, "api_query");
 	}
 	c->conn_cb(c->ud, 0, &conn, NULL);
 	banks_conn_deinit(&conn);
@@ -843,10 +902,10 @@ void banks_update(struct rds *r, const struct config *cfg, enum env env, const c
 	    {"client_subject", change->subject, 1},
 	    {"client_pins", change->pins, 1},
 	};
-	const char *argv[6 + 2 * sizeof(pairs) / sizeof(pairs[0])];
-	char sp[KS_PREFIX_MAX];
+	const char *argv[7 + 2 * sizeof(pairs) / sizeof(pairs[0])];
+	char sp[KS_PREFIX_MAX], channel[KS_KEY_MAX];
 	struct call *c;
-	int argc = 6, mtls = 0;
+	int argc = 7, mtls = 0;
 
 	if (!valid_id(id)) {
 		cb(ud, BANKS_NOT_FOUND, NULL, NULL);
@@ -867,6 +926,9 @@ void banks_update(struct rds *r, const struct config *cfg, enum env env, const c
 	argv[3] = sp;
 	argv[4] = change->is_default < 0 ? "" : change->is_default ? "1" : "0";
 	argv[5] = mtls ? "1" : "";
+	/* the account's charging connection follows its default */
+	ks_invalidation_channel(channel, sizeof(channel), cfg->prefix);
+	argv[6] = channel;
 	rds_script(r, on_updated, c, SCRIPT_BANK_UPDATE, 1, argc, argv, NULL);
 }
 
@@ -972,7 +1034,9 @@ void banks_set_credentials(struct rds *r, const struct config *cfg, const struct
 			   store_fn cb, void *ud)
 {
 	struct call *c;
-	char name[80], *secret, *pkey, sp[KS_PREFIX_MAX], channel[KS_KEY_MAX], now[24];
+	char name[80], *secret, *pkey, *headers, *query, sp[KS_PREFIX_MAX], channel[KS_KEY_MAX];
+	char now[24], header_names[BANK_CREDS_EXTRA_MAX * (BANK_CREDS_EXTRA_NAME_MAX + 1)];
+	char query_names[BANK_CREDS_EXTRA_MAX * (BANK_CREDS_EXTRA_NAME_MAX + 1)];
 
 	if (!valid_id(id)) {
 		cb(ud, BANKS_NOT_FOUND, NULL, NULL);
@@ -983,6 +1047,15 @@ void banks_set_credentials(struct rds *r, const struct config *cfg, const struct
 	secret = seal(key, name, creds->client_secret, strlen(creds->client_secret));
 	sealed_name(name, sizeof(name), id, "key");
 	pkey = seal(key, name, creds->key_pem, strlen(creds->key_pem));
+	sealed_name(name, sizeof(name), id, "api_headers");
+	headers = creds->headers && *creds->headers
+		      ? seal(key, name, creds->headers, strlen(creds->headers))
+		      : mem_strdup("");
+	sealed_name(name, sizeof(name), id, "api_query");
+	query = creds->query && *creds->query ? seal(key, name, creds->query, strlen(creds->query))
+					      : mem_strdup("");
+	bank_creds_header_names(creds, header_names, sizeof(header_names));
+	bank_creds_query_names(creds, query_names, sizeof(query_names));
 	ks_shard_prefix(sp, sizeof(sp), cfg->prefix, ks_shard_of(id));
 	ks_invalidation_channel(channel, sizeof(channel), cfg->prefix);
 	snprintf(now, sizeof(now), "%llu", (unsigned long long)ids_now_ms());
@@ -998,11 +1071,18 @@ void banks_set_credentials(struct rds *r, const struct config *cfg, const struct
 				      creds->bank_ca_pem ? creds->bank_ca_pem : "",
 				      sp,
 				      channel,
-				      now};
-		rds_script(r, on_credentials, c, SCRIPT_BANK_CREDENTIALS, 1, 12, argv, NULL);
+				      now,
+				      creds->scope ? creds->scope : "",
+				      headers,
+				      query,
+				      header_names,
+				      query_names};
+		rds_script(r, on_credentials, c, SCRIPT_BANK_CREDENTIALS, 1, 17, argv, NULL);
 	}
 	free(secret);
 	free(pkey);
+	free(headers);
+	free(query);
 }
 
 /* ---- a new URL token ---- */

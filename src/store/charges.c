@@ -1,5 +1,5 @@
 /* charges: the charge store, on the event loop. Creating a charge (the
- * account's Pix key, the BR Code with the charge id as txid, the JSON parts,
+ * BR Code of the Pix key its caller chose, the charge id as txid, the JSON parts,
  * then charge_create in the account's shard, which also answers a repeated
  * externalID), reading and listing charges, the brCode for the QR image,
  * transitions (charge_transition: the charge, its event and the balance in
@@ -7,7 +7,6 @@
  * JSON are pix/charge.c's; a provider's notifications are ingest.c. */
 #include "pixrelay/store/charges.h"
 
-#include "pixrelay/store/accounts.h"
 #include "pixrelay/pix/brcode.h"
 #include "pixrelay/store/events.h"
 #include "pixrelay/core/ids.h"
@@ -198,23 +197,6 @@ static void store(struct create *c, const char *pix_key)
 	free(mid);
 }
 
-static void on_account(void *ud, int result, const struct accounts_info *info, const char *err)
-{
-	struct create *c = ud;
-
-	if (result < 0) {
-		c->cb(c->ud, -1, NULL, err);
-		create_free(c);
-		return;
-	}
-	if (result != 0 || info->env != c->env || !info->pix_key[0]) {
-		c->cb(c->ud, -1, NULL, "the account has no Pix key");
-		create_free(c);
-		return;
-	}
-	store(c, info->pix_key);
-}
-
 /* A creation of a charge of `account` from `in` (its strings copied). */
 static struct create *create_new(struct rds *r, const struct config *cfg, enum env env,
 				 const char *account, const struct charge_input *in, store_fn cb,
@@ -240,21 +222,14 @@ static struct create *create_new(struct rds *r, const struct config *cfg, enum e
 	return c;
 }
 
-void charges_create(struct rds *r, struct cache *cache, const struct config *cfg, enum env env,
-		    const char *account, const struct charge_input *in, store_fn cb, void *ud)
+void charges_create(struct rds *r, const struct config *cfg, enum env env, const char *account,
+		    const struct charge_input *in, const char *pix_key, store_fn cb, void *ud)
 {
-	struct create *c;
-
 	if (ks_shard_of(account) < 0) {
 		cb(ud, -1, NULL, "the account id names no shard");
 		return;
 	}
-	c = create_new(r, cfg, env, account, in, cb, ud);
-	if (*cfg->pix_key) {
-		store(c, cfg->pix_key);
-		return;
-	}
-	accounts_lookup(r, cache, cfg, account, on_account, c);
+	store(create_new(r, cfg, env, account, in, cb, ud), pix_key);
 }
 
 void charges_create_at(struct rds *r, const struct config *cfg, enum env env, const char *account,

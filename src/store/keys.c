@@ -155,39 +155,14 @@ int keys_platform_init(struct rds *c, const char *prefix, long shards, enum env 
 	ids_base62(compat + 6, 32);
 	snprintf(now, sizeof(now), "%llu", (unsigned long long)ids_now_ms());
 	{
-		const char *argv[] = {key,
-				      fp,
-				      "15",
-				      "id",
-				      id,
-				      "env",
-				      env_name(env),
-				      "kind",
-				      "platform",
-				      "officialName",
-				      name,
-				      "tradeName",
-				      name,
-				      "status",
-				      "ACTIVE",
-				      "created_at",
-				      now,
-				      "owner",
-				      "",
-				      "pix_key",
-				      evp,
-				      "signing_secret",
-				      signing,
-				      "signing_secret_prev",
-				      "",
-				      "webhook_secret",
-				      compat,
-				      "postback_url",
-				      "",
-				      "ingest_secret",
-				      ingest,
-				      "balance",
-				      "0"};
+		const char *argv[] = {key, fp, "16", "id", id, "env", env_name(env), "kind",
+				      "platform", "officialName", name, "tradeName", name, "status",
+				      "ACTIVE", "created_at", now, "owner", "", "pix_key", evp,
+				      "signing_secret", signing, "signing_secret_prev", "",
+				      "webhook_secret", compat, "postback_url", "", "ingest_secret",
+				      ingest, "balance", "0",
+				      /* no bank connection yet (store/banks.h) */
+				      "charge_via", "none"};
 		r = script(c, why, SCRIPT_ACCOUNT_PUT, 1, (int)(sizeof(argv) / sizeof(argv[0])),
 			   argv);
 	}

@@ -115,7 +115,7 @@ class BankWebhooksThroughNginx(unittest.TestCase):
         with open(cls.bank_ca.cert) as f:
             ca_pem = f.read()
         r = cls.api("POST", "/v1/bank/connections", cls.key,
-                    {"pixKey": MTLS_KEY, "auth": "mtls", "clientCa": ca_pem})
+                    {"pixKey": MTLS_KEY, "auth": "mtls", "clientCa": ca_pem, "default": True})
         assert r.status == 200, r
         cls.mtls = r.json["data"]
         r = cls.api("POST", "/v1/bank/connections", cls.key,

@@ -686,6 +686,23 @@ def store_account(redis, px, name, env="sandbox"):
     return account, px.create_key(env, account=account)["key"]
 
 
+def connect_bank(px, env="production", account=None, chave=None, default=False):
+    """A bank connection (URL token) of `account` (None: the platform account
+    of `env`), so that its charges have a bank to receive them: in
+    production a charge no bank would receive is refused, and a charge's
+    static BR Code carries its charging connection's Pix key (docs/banks.md,
+    "The key on the QR"). Returns the connection as `bank connect --json`
+    prints it."""
+    import random
+    chave = chave or "recebe-%d@loja.example" % random.randrange(10 ** 9)
+    args = ["bank", "connect", "--env", env, "--chave", chave, "--url-token", "--json"]
+    if account:
+        args += ["--account", account]
+    if default:
+        args.append("--default")
+    return json.loads(px.cli(*args).stdout)
+
+
 def check_exit(code, log):
     """A process stopped with SIGTERM exits 0, with no sanitizer report (the
     ASan build reports leaks at exit)."""

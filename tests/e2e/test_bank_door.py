@@ -150,7 +150,9 @@ class Door(unittest.TestCase):
             cls.cert = urllib.parse.quote(f.read(), safe="")  # as nginx forwards it
         with open(ca.cert) as f:
             ca_pem = f.read()
-        cls.mtls = cls.connect({"pixKey": "door@loja.example", "auth": "mtls", "clientCa": ca_pem})
+        # the account's charges go to it (docs/banks.md, "The key on the QR")
+        cls.mtls = cls.connect({"pixKey": "door@loja.example", "auth": "mtls", "clientCa": ca_pem,
+                                "default": True})
         cls.token = cls.connect({"pixKey": "token@loja.example", "auth": "url-token"})
         assert cls.mtls["account"] == platform
 

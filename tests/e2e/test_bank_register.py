@@ -240,7 +240,7 @@ class Register(unittest.TestCase):
         self.assertEqual(r.stdout, "")
         self.assertEqual(r.stderr,
                          'pixrelay bank register-webhook: could not call the bank: bank token: HTTP 503 '
-                         '{"error": "temporarily_unavailable"}\n'
+                         'temporarily_unavailable\n'
                          'pixrelay bank register-webhook: nothing changed in pixrelay: the connection keeps '
                          'its token\n')
         self.bank.up()

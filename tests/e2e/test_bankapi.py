@@ -24,8 +24,8 @@ import urllib.parse
 import bcb
 import certs
 from bankcase import CREATE, BankCase, unique
-from harness import (ModuleStack, Pixrelay, auth, check_exit, free_port, init_platforms, new_ulid,
-                     start_stack, store_account, wait_for)
+from harness import (ModuleStack, Pixrelay, acct_key, auth, check_exit, connect_bank, free_port,
+                     init_platforms, new_ulid, rkey, start_stack, store_account, wait_for)
 from testbank import SCOPES, TestBank
 
 CONNECTIONS = "/v1/bank/connections"
@@ -91,12 +91,13 @@ class Env(ModuleStack):
         assert r.status == 200, r
         cls.before = r.json["data"]
         p = cls.px.cli("bank", "connect", "--env", "sandbox", "--chave", cls.bank.key, "--url-token",
-                       *cls.api_args(), "--json")
+                       *cls.api_args(), "--default", "--json")
         cls.connect_stderr = p.stderr
+        # serve started without the credentials key: the first charge, at once,
+        # finds it (it is looked for when a connection needs it)
+        cls.first = cls.px.request("POST", CREATE, body={"amount": 4321}, headers=auth(cls.key))
         cls.conn = json.loads(p.stdout)
         cls.hook = cls.hook_path(cls.conn)
-        # serve started without the credentials key: it takes it once it is there
-        wait_for(lambda: "bank connections' API calls are on" in cls.px.log(), what="the credentials key")
 
     @classmethod
     def api_args(cls, **over):
@@ -135,6 +136,9 @@ class Base(BankCase):
         # whatever a test did to the bank, the next one finds it well
         self.bank.up()
         self.bank.slow(0)
+        self.bank.forge_cob = None
+        self.bank.require_scope = False
+        self.bank.app_key = None
         self.bank.token_ttl = 3600
         self.assertEqual(self.bank.take_violations(), [])
 
@@ -189,6 +193,13 @@ class Base(BankCase):
 # ---------------------------------------------------------------------------
 
 class Connect(Base):
+    def test_the_first_charge_right_after_the_credentials(self):
+        r = self.env.first
+        self.assertEqual(r.status, 200, r)
+        cob = self.bank.cob(r.json["data"]["id"])
+        self.assertIsNotNone(cob, "the first charge was not created at the bank")
+        self.assertEqual(r.json["data"]["brCode"], cob["pixCopiaECola"])
+
     def test_connect_prints_the_connection_and_makes_the_credentials_key(self):
         key_file = os.path.join(self.px.data_dir, "credentials.key")
         self.assertIn("pixrelay bank connect: made the credentials key %s (mode 0600); every host of this "
@@ -197,9 +208,12 @@ class Connect(Base):
         self.assertEqual(os.stat(key_file).st_mode & 0o777, 0o600)
         with open(key_file) as f:
             self.assertRegex(f.read(), r"^[0-9a-f]{64}\n$")
-        # the running serve took the key it did not have at start
+        # the running serve took the key it did not have at start, when a
+        # charge needed it
+        self.charge(200)
         self.assertIn("no credentials key at %s: bank connections' API calls are off" % key_file, self.px.log())
-        self.assertIn("credentials key %s loaded: bank connections' API calls are on" % key_file, self.px.log())
+        wait_for(lambda: "credentials key %s loaded: bank connections' API calls are on" % key_file
+                 in self.px.log(), what="the key taken, in the log")
         c = self.conn
         self.assertEqual((c["account"], c["environment"], c["pixKey"], c["auth"]),
                          (self.account, "sandbox", self.bank.key, "url-token"))
@@ -388,10 +402,59 @@ class Failures(Base):
         # nothing reserved: the retry started afresh, with a new txid
         tried = self.cob_txids(mark)
         self.assertEqual(len(set(tried)), 2, tried)
-        # (the connection's own token first: tokens are kept per connection)
-        self.assertEqual(self.calls_since(mark), [(TOKEN, 200), (PUT_COB, 400), (PUT_COB, 400)])
+        # (the connection's own token, once: tokens are kept per connection;
+        # its first reconciliation may run meanwhile, and fetch it)
+        calls = [c for c in self.calls_since(mark) if not c[0].startswith("GET /pix")]
+        self.assertEqual([c for c in calls if c[0] != TOKEN], [(PUT_COB, 400), (PUT_COB, 400)])
+        self.assertLessEqual(calls.count((TOKEN, 200)), 1)
         got = self.bank.take_violations()
         self.assertEqual([(v.kind, v.endpoint, v.status) for v in got], [("rule", PUT_COB, 400)] * 2)
+
+
+class Answers(Base):
+    """The bank's answer to PUT /cob is the charge, or no charge is made."""
+
+    def mismatches(self):
+        r = self.px.request("GET", "/metrics")
+        m = re.search(r'^pixrelay_bank_charges_total\{result="mismatch"\} (\d+)', r.body.decode(), re.M)
+        return int(m.group(1)) if m else 0
+
+    def test_an_answer_that_is_not_the_charge_is_refused(self):
+        for kind in ("key", "amount", "location", "txid", "chave", "valor", "expiracao"):
+            ext = "forged-%s-%d" % (kind, random.randrange(10 ** 9))
+            before = self.charge_ids()
+            seen = self.mismatches()
+            mark = len(self.bank.log)
+            self.bank.forge_cob = kind
+            r = self.create(amount=1500, expiration=3600, externalID=ext)
+            [txid] = self.cob_txids(mark)
+            cob = self.bank.cob(txid)
+            why = {
+                "key": "pixCopiaECola: it carries a Pix key (26.01); a charge's code carries only its location",
+                "amount": "pixCopiaECola: its amount (54) is 0.01, the charge's 15.00",
+                "location": "pixCopiaECola: its location (26.25) qr.fraude.example/qr/v2/%s is not the cob's "
+                            "loc.location %s" % (cob["location"].rsplit("/", 1)[1], cob["location"]),
+                "txid": "txid: %s, not the charge's %s" % (txid[:-1] + ("A" if txid[-1] != "A" else "B"), txid),
+                "chave": "chave: not the connection's Pix key",
+                "valor": "valor.original: 0.01, not the charge's 15.00",
+                "expiracao": "calendario.expiracao: 60, not the charge's 3600",
+            }[kind]
+            message = "the bank's answer does not match the charge: %s" % why
+            self.assertEqual(error_of(r), (503, message + "; nothing was stored"), kind)
+            self.assertEqual(r.header("Retry-After"), "5")
+            # nothing stored; said in the log; counted
+            self.assertEqual(self.charge_ids(), before, kind)
+            r = self.px.request("GET", "/v1/charge/pix/" + txid, headers=auth(self.key))
+            self.assertEqual(r.status, 404, kind)
+            wait_for(lambda: "charge %s at the bank of %s: %s" % (txid, self.conn["id"], message) in self.px.log(),
+                     what="the refusal in the log")
+            self.assertEqual(self.mismatches(), seen + 1, kind)
+            # the id stays reserved: a bank that answers right then gives that charge
+            self.bank.forge_cob = None
+            c = self.charge(1500, expiration=3600, externalID=ext)
+            self.assertEqual(c["id"], txid, kind)
+            self.assertEqual(c["brCode"], self.bank.cob(txid)["pixCopiaECola"], kind)
+        self.assertEqual(self.bank.violations, [])
 
 
 class Tokens(Base):
@@ -412,11 +475,16 @@ class Tokens(Base):
         self.bank.token_ttl = 1
         self.bank.revoke_tokens()
         self.charge(200)               # a token of one second
+        issued = self.bank.tokens_issued
         time.sleep(1.2)
         mark = len(self.bank.log)
         self.charge(300)
-        # fetched anew before the call: the bank never saw the old one again
-        self.assertEqual(self.calls_since(mark), [(TOKEN, 200), (PUT_COB, 201)])
+        # fetched anew before the call (by it, or by a reconciliation that ran
+        # meanwhile): the bank never saw the old one again
+        calls = [c for c in self.calls_since(mark) if not c[0].startswith("GET /pix")]
+        self.assertIn(calls, ([(TOKEN, 200), (PUT_COB, 201)], [(PUT_COB, 201)]))
+        self.assertGreater(self.bank.tokens_issued, issued)
+        self.assertNotIn(401, [c[1] for c in self.calls_since(mark)])
 
     def test_a_bank_that_refuses_every_token(self):
         self.bank.revoke_tokens()
@@ -448,11 +516,12 @@ class Tokens(Base):
         self.charge(400)
 
     def test_a_token_without_the_scope_to_create_charges(self):
-        # the bank takes pixrelay's credentials but not for cob.write: its 403
-        # is the connection's fault, not the request's
-        self.bank.revoke_tokens()
-        self.bank.add_client(self.bank.client_id, self.bank.client_secret,
-                             [s for s in SCOPES if s != "cob.write"])
+        # credentials whose scopes leave out cob.write (the bank grants what
+        # is asked): its 403 is the connection's fault, not the request's;
+        # the new credentials get a token of their own at the next call
+        scoped = " ".join(s for s in SCOPES if s != "cob.write")
+        self.px.cli("bank", "credentials", self.conn["id"], "--env", "sandbox", *self.env.api_args(),
+                    "--scope", scoped)
         try:
             before = self.charge_ids()
             mark = len(self.bank.log)
@@ -466,17 +535,17 @@ class Tokens(Base):
                 self.assertTrue(message.endswith("retry with the same externalID"), message)
             self.assertEqual(self.charge_ids(), before)
             # the id stays reserved: both tries asked for the same txid
-            self.assertEqual(self.calls_since(mark), [(PUT_COB, 401), (TOKEN, 200), (PUT_COB, 403),
-                                                      (PUT_COB, 403)])
+            self.assertEqual([c for c in self.calls_since(mark) if not c[0].startswith("GET /pix")],
+                             [(TOKEN, 200), (PUT_COB, 403), (PUT_COB, 403)])
+            self.assertEqual(self.bank.token_requests[-1]["scope"], scoped)
             tried = self.cob_txids(mark)
             self.assertEqual(len(set(tried)), 1, tried)
             wait_for(lambda: re.search(r"charge %s at the bank of %s: the bank refused the charge: "
                                        r"HTTP 403 " % (tried[0], self.conn["id"]), self.px.log()),
                      what="the refusal in the log")
         finally:
-            self.bank.revoke_tokens()
-            self.bank.add_client(self.bank.client_id, self.bank.client_secret)
-        # fixed at the bank: the retry makes that very charge
+            self.px.cli("bank", "credentials", self.conn["id"], "--env", "sandbox", *self.env.api_args())
+        # fixed: the retry makes that very charge
         c = self.charge(450, externalID="no-scope-1")
         self.assertEqual(c["id"], tried[0])
 
@@ -567,6 +636,156 @@ class Refunds(Base):
 
 
 
+class AsBanksAre(Base):
+    """Banks that bend the standard: OAuth2 scopes, an application key on
+    every call, credentials tried before they are kept."""
+
+    SCOPES = "cob.write pix.read pix.write webhook.read webhook.write"
+
+    def gateway_account(self, *extras):
+        """A new account connected to the bank with the API options and
+        `extras`: (its key, the connection)."""
+        account, key = store_account(self.redis, self.px, "Gateway")
+        p = self.px.cli("bank", "connect", "--env", "sandbox", "--account", account, "--chave", self.bank.key,
+                        "--url-token", *self.env.api_args(), *extras, "--json")
+        conn = json.loads(p.stdout)
+        self.addCleanup(self.px.cli, "bank", "disconnect", conn["id"], "--env", "sandbox")
+        return key, conn
+
+    def test_the_scopes_asked_for(self):
+        # a bank that wants them: pixrelay asks for those of its calls
+        self.bank.require_scope = True
+        self.bank.revoke_tokens()
+        mark = len(self.bank.token_requests)
+        c = self.charge(300)
+        self.assertIsNotNone(self.bank.cob(c["id"]))
+        asked = [t["scope"] for t in self.bank.token_requests[mark:]]
+        self.assertTrue(asked)
+        self.assertEqual(set(asked), {self.SCOPES})
+        shown = json.loads(self.px.cli("bank", "show", self.conn["id"], "--env", "sandbox", "--json").stdout)
+        self.assertEqual(shown["api"]["scope"], self.SCOPES)
+        # --scope: those, and a charge without cob.write is the connection's fault
+        key, conn = self.gateway_account("--scope", "pix.read   pix.write")
+        self.assertEqual(conn["api"]["scope"], "pix.read pix.write")
+        self.assertEqual(self.bank.token_requests[-1]["scope"], "pix.read pix.write")
+        r = self.create(key, amount=300)
+        self.assertEqual(r.status, 503, r)
+        self.assertIn("the token lacks the scope cob.write", r.json["error"])
+        # --scope "": none asked, the bank's default (refused by this bank)
+        self.bank.require_scope = False
+        key, conn = self.gateway_account("--scope", "")
+        self.assertIsNone(conn["api"]["scope"])
+        self.assertIsNone(self.bank.token_requests[-1]["scope"])
+        self.assertIsNotNone(self.bank.cob(self.charge(300, key=key)["id"]))
+
+    def test_an_application_key_on_every_call(self):
+        secret = "appkey%d" % random.randrange(10 ** 12)
+        self.bank.app_key = ("query", "gw-dev-app-key", secret)
+        key, conn = self.gateway_account("--api-query", "gw-dev-app-key=" + secret)
+        self.assertEqual((conn["api"]["extraQuery"], conn["api"]["extraHeaders"]), (["gw-dev-app-key"], []))
+        mark = len(self.bank.log)
+        c = self.charge(500, key=key)
+        self.assertIsNotNone(self.bank.cob(c["id"]))
+        [put] = [x for x in self.bank.log[mark:] if x.endpoint == PUT_COB]
+        self.assertEqual(put.path, "/api/v2/cob/%s?gw-dev-app-key=%s" % (c["id"], secret))
+        # the reconciliation's GET /pix keeps its own query, the key after it
+        p = self.px.cli("bank", "reconcile", conn["id"], "--env", "sandbox", "--json")
+        self.assertEqual(json.loads(p.stdout)["connection"], conn["id"])
+        get = [x for x in self.bank.log if x.endpoint == "GET /pix"][-1]
+        self.assertTrue(get.path.startswith("/api/v2/pix?inicio="), get.path)
+        self.assertTrue(get.path.endswith("&gw-dev-app-key=" + secret), get.path)
+        # a refund too
+        self.pay(c, path=self.env.hook_path(conn))
+        r = self.refund(c["id"], key=key)
+        self.assertEqual(r.status, 202, r)
+        dev = [x for x in self.bank.log if x.endpoint == PUT_DEV][-1]
+        self.assertEqual(dev.path, "/api/v2/pix/%s/devolucao/D%s?gw-dev-app-key=%s"
+                         % (dev.path.split("/")[4], c["id"], secret))
+        # never on the token's call
+        for t in self.bank.token_requests:
+            self.assertNotIn(secret, t["target"] + json.dumps(t["headers"]))
+        # a connection without it is refused by the bank's gateway
+        r = self.create(amount=600)
+        self.assertEqual(r.status, 503, r)
+        self.assertTrue(r.json["error"].startswith("the bank refused the charge: HTTP 403 the application key "
+                                                   "(query gw-dev-app-key) is missing or wrong; the bank does not "
+                                                   "accept pixrelay's credentials for bank connection %s"
+                                                   % self.conn["id"]), r.json["error"])
+        # as a header instead: given with the credentials, which replace the query
+        self.bank.app_key = ("header", "X-Developer-Application-Key", secret)
+        p = self.px.cli("bank", "credentials", conn["id"], "--env", "sandbox", *self.env.api_args(),
+                        "--api-header", "X-Developer-Application-Key: " + secret, "--json")
+        api = json.loads(p.stdout)["api"]
+        self.assertEqual((api["extraHeaders"], api["extraQuery"]), (["X-Developer-Application-Key"], []))
+        c = self.charge(700, key=key)
+        self.assertIsNotNone(self.bank.cob(c["id"]))
+        put = [x for x in self.bank.log if x.endpoint == PUT_COB][-1]
+        self.assertEqual(put.path, "/api/v2/cob/" + c["id"])
+        for t in self.bank.token_requests:
+            self.assertNotIn(secret, t["target"] + json.dumps(t["headers"]))
+        # shown by name, never by value
+        human = self.px.cli("bank", "show", conn["id"], "--env", "sandbox").stdout
+        self.assertIn("  API headers  X-Developer-Application-Key (values sealed)\n", human)
+        self.assertIn("  scope        %s\n" % self.SCOPES, human)
+        shown = self.px.cli("bank", "show", conn["id"], "--env", "sandbox", "--json").stdout
+        self.assertNotIn(secret, shown + human + self.px.log())
+        dump = self.redis.cmd("HGETALL", rkey("bank:", conn["id"]))
+        self.assertIn("X-Developer-Application-Key", " ".join(dump))
+        self.assertNotIn(secret, " ".join(dump))
+
+    def test_an_account_of_the_previous_version_keeps_charging_at_its_bank(self):
+        # as the previous version left it: two connections, none marked, the
+        # record naming the one with API credentials (bank_api), no charge_via
+        key, api_conn = self.gateway_account()
+        account = api_conn["account"]
+        other = connect_bank(self.px, "sandbox", account, chave="outra-%d@loja.example" % random.randrange(10 ** 9))
+        self.addCleanup(self.px.cli, "bank", "disconnect", other["id"], "--env", "sandbox")
+        for c in (api_conn, other):
+            self.redis.cmd("HDEL", rkey("bank:", c["id"]), "default")
+        self.redis.cmd("HDEL", acct_key("sandbox", account), "charge_via", "charge_key")
+        self.redis.cmd("HSET", acct_key("sandbox", account), "bank_api", api_conn["id"])
+        # its charges keep going where they went: that one is now its default
+        c = self.charge(300, key=key)
+        self.assertIsNotNone(self.bank.cob(c["id"]))
+        shown = json.loads(self.px.cli("bank", "show", api_conn["id"], "--env", "sandbox", "--json").stdout)
+        self.assertTrue(shown["default"])
+
+    def test_credentials_the_bank_refuses_are_not_kept(self):
+        cmd = "pixrelay bank credentials: "
+        refused = ("the bank gave no token for these credentials: bank token: HTTP 401 invalid_client: unknown "
+                   "client or wrong secret")
+        r = self.px.cli("bank", "credentials", self.conn["id"], "--env", "sandbox",
+                        *self.env.api_args(client_id="someone-else"), check=False)
+        self.assertEqual((r.returncode, r.stdout), (1, ""))
+        self.assertEqual(r.stderr, cmd + refused + "; nothing was kept (--no-check keeps them untried)\n")
+        shown = json.loads(self.px.cli("bank", "show", self.conn["id"], "--env", "sandbox", "--json").stdout)
+        self.assertEqual(shown["api"]["clientId"], self.bank.client_id)
+        # a scope the bank does not grant
+        r = self.px.cli("bank", "credentials", self.conn["id"], "--env", "sandbox", *self.env.api_args(),
+                        "--scope", "cob.write pix.admin", check=False)
+        self.assertEqual((r.returncode, r.stderr),
+                         (1, cmd + "the bank gave no token for these credentials: bank token: HTTP 400 "
+                             "invalid_scope: not granted to this client: pix.admin; nothing was kept (--no-check "
+                             "keeps them untried)\n"))
+        self.assertEqual([v.endpoint for v in self.bank.take_violations()], [TOKEN])
+        # connect: nothing is connected
+        r = self.px.cli("bank", "connect", "--env", "sandbox", "--chave", "untried@loja.example", "--url-token",
+                        *self.env.api_args(client_id="someone-else"), check=False)
+        self.assertEqual((r.returncode, r.stderr),
+                         (1, "pixrelay bank connect: " + refused + "; nothing was connected (--no-check keeps "
+                             "them untried)\n"))
+        listed = json.loads(self.px.cli("bank", "list", "--env", "sandbox", "--json").stdout)["connections"]
+        self.assertNotIn("untried@loja.example", [c["pixKey"] for c in listed])
+        # --no-check keeps them untried (the bank is not called)
+        mark = len(self.bank.log)
+        account, _ = store_account(self.redis, self.px, "Untried")
+        p = self.px.cli("bank", "connect", "--env", "sandbox", "--account", account, "--chave",
+                        "untried@loja.example", "--url-token", *self.env.api_args(client_id="someone-else"),
+                        "--no-check", "--json")
+        self.assertEqual(json.loads(p.stdout)["api"]["clientId"], "someone-else")
+        self.assertEqual(self.calls_since(mark), [])
+
+
 class OtherHosts(Base):
     """Processes of the same deployment (one Redis), each with its own data
     dir: the credentials key is a file of each host."""
@@ -630,9 +849,11 @@ class OtherHosts(Base):
             with open(path, "w") as f:
                 f.write(key_hex + "\n")
             os.chmod(path, 0o600)
-            wait_for(lambda: "credentials key %s loaded" % path in px.log(), what="the key taken")
-            r = px.request("POST", CREATE, body={"amount": 2800}, headers=auth(self.key))
-            self.assertEqual(r.status, 200, r)
+            # taken when a charge needs it (looked for at most once a second)
+            r = wait_for(lambda: (lambda r: r if r.status == 200 else None)(
+                px.request("POST", CREATE, body={"amount": 2800}, headers=auth(self.key))),
+                interval=0.2, what="a charge once the key is there")
+            wait_for(lambda: "credentials key %s loaded" % path in px.log(), what="the key taken, in the log")
             self.assertEqual(self.bank.cob(r.json["data"]["id"])["valor"]["original"], "28.00")
             self.assertNotIn("cannot be used", self.show_here(px).stderr)
             check_exit(px.stop(), px.log())
@@ -752,11 +973,27 @@ class CliInput(Base):
                 ({"client_secret_file": empty}, "client-secret: must be 1 to 256 characters"),
                 ({"bank_ca": self.client.key}, "bank-ca: "),
                 ({"key": None}, "the bank's API needs --api-url, --token-url, --client-id, --client-secret-file, "
-                                "--cert and --key (--bank-ca optional)")]:
+                                "--cert and --key (--bank-ca, --scope, --api-header, --api-query and --no-check "
+                                "optional)")]:
             r = self.credentials(**over)
             self.assertEqual(r.returncode, 2, (over, r.stderr))
             self.assertTrue(r.stderr.startswith(cmd + msg), (over, r.stderr))
             self.assertEqual(r.stdout, "")
+        for args, msg in [
+                (("--api-header", "Authorization: Bearer x"),
+                 "api-header: Authorization is pixrelay's to send, not an extra"),
+                (("--api-header", "X-Key: a\rb"), "api-header: X-Key: its value must be 1 to 1024 printable ASCII "
+                                                   "characters"),
+                (("--api-query", "fim=1"), "api-query: fim is a parameter of the standard's calls, not an extra"),
+                (("--api-query", "k=1", "--api-query", "k=2"), "api-query: k is given twice"),
+                (("--scope", 'cob.write "x"'), "scope: OAuth2 scopes are printable ASCII without quotes or "
+                                               "backslashes, separated by spaces")]:
+            r = self.credentials(*args)
+            self.assertEqual((r.returncode, r.stdout), (2, ""), (args, r.stderr))
+            self.assertEqual(r.stderr, cmd + msg + "\n", args)
+        r = self.px.cli("bank", "list", "--env", "sandbox", "--scope", "cob.write", check=False)
+        self.assertEqual((r.returncode, r.stderr),
+                         (2, "pixrelay bank list: the bank's API options are for connect and credentials\n"))
         r = self.px.cli("bank", "list", "--env", "sandbox", "--api-url", self.bank.url, check=False)
         self.assertEqual((r.returncode, r.stderr),
                          (2, "pixrelay bank list: the bank's API options are for connect and credentials\n"))

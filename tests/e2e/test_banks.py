@@ -29,7 +29,7 @@ import urllib.parse
 import bcb
 import certs
 from bankcase import CREATE, BankCase, unique, valor_of
-from harness import (ModuleStack, Pixrelay, Redis, Workdir, acct_key, auth, check_exit, free_port,
+from harness import (ModuleStack, Pixrelay, Redis, Workdir, acct_key, auth, check_exit, connect_bank, free_port,
                      init_platforms, new_ulid, rkey, shard_of, start_stack, store_account, wait_for)
 
 UNAUTHENTICATED = "not authenticated as the bank of this connection"
@@ -167,6 +167,9 @@ class Env(ModuleStack):
         # a second sandbox account, stored as test_charges.py does, without a
         # postbackUrl: its events are recorded and delivered nowhere
         cls.quiet, cls.quiet_key = cls.store_account("Quiet")
+        # the connection the platform account's charges go to, whatever
+        # others the tests make (docs/banks.md, "The key on the QR")
+        cls.charging = connect_bank(cls.px, env="sandbox", default=True)
         cls.certs = os.path.join(cls.wd.path, "certs")
 
     @classmethod
@@ -1594,11 +1597,19 @@ class Pins(Base):
         r = self.update(b, {"default": True}, key=key)
         self.assertEqual((r.status, r.json["data"]["default"]), (200, True))
         self.assertEqual(defaults(), {a["id"]: False, b["id"]: True, c["id"]: False})
+        # the account's charges follow its default (docs/banks.md, "The key on the QR")
+        r = self.px.request("POST", "/v1/charge/pix/create", body={"amount": 500}, headers=auth(key))
+        self.assertEqual(r.status, 200, r)
+        self.assertIn("01%02d%s" % (len(b["pixKey"]), b["pixKey"]), r.json["data"]["brCode"])
         r = self.update(b, {"default": False}, key=key)
         self.assertEqual(defaults(), {a["id"]: False, b["id"]: False, c["id"]: False})
+        r = self.px.request("POST", "/v1/charge/pix/create", body={"amount": 500}, headers=auth(key))
+        self.assertEqual(r.status, 409, r)
         # another account's default is its own
         mine = self.connect(default=True)
         self.assertIs(mine["default"], True)
+        # (the platform account's charges go back to their connection after)
+        self.addCleanup(self.update, Env.charging, {"default": True})
         self.assertEqual(defaults(), {a["id"]: False, b["id"]: False, c["id"]: False})
 
 

@@ -17,8 +17,8 @@ import threading
 import time
 import unittest
 
-from harness import (ModuleStack, Pixrelay, acct_key, auth, free_port, init_platforms, new_ulid,
-                     start_stack)
+from harness import (ModuleStack, Pixrelay, Processes, acct_key, auth, connect_bank, free_port,
+                     init_platforms, new_ulid, start_stack, store_account)
 
 CREATE = "/v1/charge/pix/create"
 ENVELOPE_KEYS = {"error", "status", "data"}
@@ -84,7 +84,7 @@ JSON_CT = {"Content-Type": "application/json"}
 class Env(ModuleStack):
     """One Redis and one pixrelay for the whole module (started on first use)."""
     shared = ("wd", "redis", "px", "sandbox_platform", "production_platform", "key", "live",
-              "master", "other", "other_pix_key", "other_key", "extra")
+              "master", "other", "other_pix_key", "other_key", "extra", "live_pix_key")
 
     @classmethod
     def setup(cls):
@@ -95,6 +95,8 @@ class Env(ModuleStack):
         cls.production_platform = init["production"]
         cls.key = cls.px.create_key("sandbox")["key"]
         cls.live = cls.px.create_key("production")["key"]
+        # production charges need a bank to receive them: its key is on their code
+        cls.live_pix_key = connect_bank(cls.px)["pixKey"]
         cls.master = cls.px.create_key("sandbox", master=True)["key"]
         # a second sandbox account, stored directly (only what charges read:
         # its own Pix key), and an account key for it
@@ -566,17 +568,132 @@ class BrCode(ChargesBase):
         self.assertEqual(tags, ["00", "01"])
 
     def test_each_account_and_environment_has_its_own_key(self):
+        # in the sandbox, an account without a bank connection: its own key
         o = self.ok({"amount": 500}, key=self.other_key)
         self.assertEqual(self.brcode_fields(o["brCode"])[1]["01"], self.other_pix_key)
+        # in production, its bank connection's
         p = self.ok({"amount": 500}, key=self.live)
-        self.assertEqual(self.brcode_fields(p["brCode"])[1]["01"],
-                         self.pix_key_of("production", self.production_platform))
+        self.assertEqual(self.brcode_fields(p["brCode"])[1]["01"], self.live_pix_key)
+        self.assertNotEqual(self.live_pix_key, self.pix_key_of("production", self.production_platform))
 
     def test_crc_reference_value(self):
         self.assertEqual(crc16_ccitt_false("123456789"), 0x29B1)
         known = ("00020126580014br.gov.bcb.pix0136123e4567-e12b-12d1-a456-4266554400005204000053"
                  "039865802BR5913Fulano de Tal6008BRASILIA62070503***63041D3D")
         self.assertEqual("%04X" % crc16_ccitt_false(known[:-4]), known[-4:])
+
+
+class KeyOnTheQr(ChargesBase):
+    """A charge's static BR Code carries the Pix key of the account's charging
+    connection in its environment: the only one, or the one marked default
+    (docs/banks.md, "The key on the QR")."""
+
+    def decoded_key(self, code):
+        """Field 26.01 as `pixrelay brcode decode` reads it."""
+        return json.loads(self.px.cli("brcode", "decode", code).stdout)["merchantAccount"]["key"]
+
+    def connect(self, account, chave, *more):
+        p = self.px.cli("bank", "connect", "--env", "sandbox", "--account", account, "--chave", chave,
+                        "--url-token", *more, "--json")
+        return json.loads(p.stdout), p.stderr
+
+    def test_several_connections_and_the_default(self):
+        account, key = store_account(self.redis, self.px, "Duas Contas")
+        own = self.pix_key_of("sandbox", account)
+        # none: its own key, as before (the sandbox)
+        self.assertEqual(self.decoded_key(self.ok({"amount": 500}, key=key)["brCode"]), own)
+        # one: its key
+        first, said = self.connect(account, "primeira@loja.example")
+        self.assertNotIn("none is its default", said)
+        self.assertEqual(self.decoded_key(self.ok({"amount": 500}, key=key)["brCode"]),
+                         "primeira@loja.example")
+        # two, none marked: refused, saying so and what to run
+        second, said = self.connect(account, "segunda@loja.example")
+        self.assertIn("pixrelay bank: the account has 2 bank connections in sandbox and none is its "
+                      "default: its charges are refused (409) until one is (pixrelay bank update ID --default)\n",
+                      said)
+        many = ("the account has several bank connections in sandbox and none is its default: mark the one "
+                "its charges go to (pixrelay bank update ID --default; pixrelay bank list --env sandbox "
+                "--account %s lists them)" % account)
+        self.assertBad(self.create({"amount": 500}, key=key), many, 409)
+        self.assertBad(self.create({"amount": 500, "externalID": "two-1"}, key=key), many, 409)
+        # one marked default (bank connect --default): its key
+        third, said = self.connect(account, "terceira@loja.example", "--default")
+        self.assertTrue(third["default"])
+        self.assertNotIn("none is its default", said)
+        d = self.ok({"amount": 500, "externalID": "two-1"}, key=key)
+        self.assertEqual(self.decoded_key(d["brCode"]), "terceira@loja.example")
+        listed = json.loads(self.px.cli("bank", "list", "--env", "sandbox", "--account", account,
+                                        "--json").stdout)["connections"]
+        self.assertEqual([c["pixKey"] for c in listed if c["default"]], ["terceira@loja.example"])
+        # another marked default through the API ("default": true): its key
+        r = self.px.request("POST", "/v1/bank/connections", headers=auth(key),
+                            body={"pixKey": "quarta@loja.example", "auth": "url-token", "default": True})
+        self.assertEqual((r.status, r.json["data"]["default"]), (200, True), r)
+        fourth = r.json["data"]
+        self.assertEqual(self.decoded_key(self.ok({"amount": 500}, key=key)["brCode"]),
+                         "quarta@loja.example")
+        shown = json.loads(self.px.cli("bank", "show", third["id"], "--env", "sandbox", "--json").stdout)
+        self.assertFalse(shown["default"])
+        r = self.px.request("POST", "/v1/bank/connections", headers=auth(key),
+                            body={"pixKey": "quinta@loja.example", "auth": "url-token", "default": "yes"})
+        self.assertEqual((r.status, r.json["error"]), (400, "default: must be true or false"))
+        # the default disconnected: three left, none marked
+        self.px.cli("bank", "disconnect", fourth["id"], "--env", "sandbox")
+        self.assertBad(self.create({"amount": 500}, key=key), many, 409)
+        # down to one: its key
+        for c in (first, third):
+            self.px.cli("bank", "disconnect", c["id"], "--env", "sandbox")
+        self.assertEqual(self.decoded_key(self.ok({"amount": 500}, key=key)["brCode"]),
+                         "segunda@loja.example")
+        # none again: its own key
+        self.px.cli("bank", "disconnect", second["id"], "--env", "sandbox")
+        self.assertEqual(self.decoded_key(self.ok({"amount": 500}, key=key)["brCode"]), own)
+
+    def test_production_without_a_connection_is_refused(self):
+        account, key = store_account(self.redis, self.px, "Sem Banco", env="production")
+        r = self.create({"amount": 500}, key=key)
+        self.assertBad(r, "no bank would receive this charge's Pix: the account has no bank connection in "
+                          "production; connect the bank of its Pix key first (pixrelay bank connect --env "
+                          "production --account %s --chave KEY ..., or POST /v1/bank/connections; "
+                          "docs/banks.md)" % account, 409)
+        self.assertEqual(self.px.request("GET", "/v1/charges", headers=auth(key)).json["data"]["charges"], [])
+        # the account's own key is never used in production, nor pix-key (not the platform)
+        p = self.start_extra(["--pix-key", "plataforma@loja.example"], "prodkey")
+        self.assertEqual(self.create({"amount": 500}, key=key, px=p).status, 409)
+        connect_bank(self.px, account=account, chave="sem-banco@loja.example")
+        d = self.ok({"amount": 500}, key=key)
+        self.assertEqual(self.decoded_key(d["brCode"]), "sem-banco@loja.example")
+
+
+class ThePixKeySetting(Processes):
+    """In production the pix-key setting serves only the platform account."""
+
+    def test_the_platform_account_with_pix_key(self):
+        px = self.start(["--pix-key", "plataforma@loja.example"])
+        init = init_platforms(px)
+        live = px.create_key("production")["key"]
+        r = px.request("POST", CREATE, body={"amount": 700}, headers=auth(live))
+        self.assertEqual(r.status, 200, r)
+        code = r.json["data"]["brCode"]
+        decoded = json.loads(px.cli("brcode", "decode", code).stdout)
+        self.assertEqual(decoded["merchantAccount"]["key"], "plataforma@loja.example")
+        # another production account: no bank, no charge
+        account, key = store_account(self.redis, px, "Outra", env="production")
+        r = px.request("POST", CREATE, body={"amount": 700}, headers=auth(key))
+        self.assertEqual(r.status, 409, r)
+        # without pix-key, the platform account needs a bank too
+        other = self.start(name="nokey")
+        r = other.request("POST", CREATE, body={"amount": 700}, headers=auth(live))
+        self.assertEqual((r.status, r.json["error"]),
+                         (409, "no bank would receive this charge's Pix: the account has no bank connection in "
+                               "production; connect the bank of its Pix key first (pixrelay bank connect --env "
+                               "production --account %s --chave KEY ..., or POST /v1/bank/connections; "
+                               "docs/banks.md) or set pix-key" % init["production"]))
+        # the sandbox keeps pix-key for every account
+        r = px.request("POST", CREATE, body={"amount": 700}, headers=auth(px.create_key("sandbox")["key"]))
+        self.assertEqual(r.status, 200, r)
+        self.assertIn("plataforma@loja.example", r.json["data"]["brCode"])
 
 
 class QrCode(ChargesBase):

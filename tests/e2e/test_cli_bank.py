@@ -160,7 +160,18 @@ class BankCli(unittest.TestCase):
                   "--no-default"), "--no-default is for update"),
                 (("notifications", "bnk_x", "--env", "sandbox", "--limit", "0"),
                  "--limit must be from 1 to 1000"),
-                (("open", "--env", "sandbox"), "unknown action 'open'")]:
+                (("open", "--env", "sandbox"), "unknown action 'open'"),
+                # the bank's API options come whole, on connect and credentials only
+                (("connect", "--env", "sandbox", "--chave", "a@b.example", "--url-token", "--scope",
+                  "cob.write"), "the bank's API needs --api-url, --token-url, --client-id, "
+                                "--client-secret-file, --cert and --key (--bank-ca, --scope, --api-header, "
+                                "--api-query and --no-check optional)"),
+                (("connect", "--env", "sandbox", "--chave", "a@b.example", "--url-token", "--api-query",
+                  "gw-dev-app-key=x"), "the bank's API needs --api-url"),
+                (("list", "--env", "sandbox", "--no-check"),
+                 "the bank's API options are for connect and credentials"),
+                (("show", "bnk_x", "--env", "sandbox", "--api-header", "X-Key: v"),
+                 "the bank's API options are for connect and credentials")]:
             r = self.bank(*args, check=False)
             self.assertEqual(r.returncode, 2, (args, r.stderr))
             self.assertIn(msg, r.stderr, args)

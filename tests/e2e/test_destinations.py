@@ -6,7 +6,7 @@ import json
 import unittest
 
 import netns
-from harness import Pixrelay, Processes, auth, init_platforms, wait_for
+from harness import Pixrelay, Processes, auth, connect_bank, init_platforms, wait_for
 
 CREATE = "/v1/charge/pix/create"
 
@@ -29,6 +29,7 @@ class Destinations(Processes):
     def start(self, args=()):
         px = super().start(args)
         init = init_platforms(px)
+        connect_bank(px)
         self.test_key = px.create_key("sandbox")["key"]
         self.live_key = px.create_key("production")["key"]
         self.live_platform = init["production"]

@@ -15,7 +15,7 @@ import stat
 import unittest
 
 from accountdata import JPG_BYTES, PDF_BYTES, PNG_BYTES, account_body, cpf
-from harness import Pixrelay, auth, init_platforms, shard_of, start_stack, stop_stack
+from harness import Pixrelay, auth, connect_bank, init_platforms, shard_of, start_stack, stop_stack
 from test_ingest import wh_headers
 
 GROUP = ("the accounts of from_key and to_key must both belong to the caller's group: the "
@@ -218,6 +218,7 @@ class Groups(unittest.TestCase):
         victim = self.create([victim_cpf], env="production")
         self.assertEqual(victim["kycStatus"], "PENDING")
         self.review("approve", victim["id"], env="production")
+        connect_bank(self.px, account=victim["id"])
         r = self.px.request("POST", "/v1/charge/pix/create", body={"amount": 70000},
                             headers=auth(self.live_master, victim["id"]))
         self.assertEqual(r.status, 200, r)

@@ -7,7 +7,7 @@ import socket
 import time
 import unittest
 
-from harness import Processes, acct_key, auth, new_ulid, wait_for
+from harness import Processes, acct_key, auth, connect_bank, new_ulid, wait_for
 from sink import Reply
 
 CREATE = "/v1/charge/pix/create"
@@ -49,6 +49,7 @@ class Isolation(Processes):
         # default delivery settings; loopback allowed in production for the test
         px = self.start(["--destination-allow", "127.0.0.1"])
         px.cli("init")
+        connect_bank(px)
         attacker = px.create_key("sandbox")["key"]
         live = px.create_key("production")["key"]
         # another sandbox tenant (stored as test_charges.py does)

@@ -7,7 +7,7 @@ import threading
 import time
 import unittest
 
-from harness import Processes, auth, init_platforms, rkey, shard_of, wait_for
+from harness import Processes, auth, connect_bank, init_platforms, rkey, shard_of, wait_for
 
 CREATE = "/v1/charge/pix/create"
 
@@ -18,6 +18,7 @@ class Base(Processes):
         self.px = self.start()
         init = init_platforms(self.px)
         self.live_platform = init["production"]
+        connect_bank(self.px)
         self.key = self.px.create_key("sandbox")["key"]
         self.live = self.px.create_key("production")["key"]
 

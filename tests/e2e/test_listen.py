@@ -6,7 +6,7 @@ import subprocess
 import time
 import unittest
 
-from harness import BIN, Pixrelay, auth, start_stack, stop_stack, wait_for
+from harness import BIN, Pixrelay, auth, connect_bank, start_stack, stop_stack, wait_for
 from sink import Sink
 from sse import verify
 
@@ -16,6 +16,7 @@ class Listen(unittest.TestCase):
     def setUpClass(cls):
         start_stack(cls)
         cls.px.cli("init")
+        connect_bank(cls.px)
         cls.key = cls.px.create_key("sandbox")["key"]
         cls.live_key = cls.px.create_key("production")["key"]
         cls.secrets = json.loads(cls.px.cli("secrets", "--env", "sandbox", "--json").stdout)

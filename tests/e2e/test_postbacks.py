@@ -25,7 +25,8 @@ import time
 import unittest
 from email.utils import formatdate
 
-from harness import BIN, Pixrelay, Redis, Workdir, acct_key, auth, init_platforms, new_ulid, rkey, shard_of, wait_for
+from harness import (BIN, Pixrelay, Redis, Workdir, acct_key, auth, connect_bank, init_platforms, new_ulid,
+                     rkey, shard_of, wait_for)
 from sink import Reply, Sink
 
 CREATE = "/v1/charge/pix/create"
@@ -80,6 +81,7 @@ class Stack:
         self.procs = []
         tool = Pixrelay(d, self.redis, name="cli")
         init = init_platforms(tool)
+        connect_bank(tool)
         self.sandbox_platform = init["sandbox"]
         self.production_platform = init["production"]
         self.key = tool.create_key("sandbox")["key"]

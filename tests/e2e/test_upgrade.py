@@ -4,7 +4,9 @@ in a Redis this version then takes over are delivered by this one exactly
 once, in order per charge with its own, listed and replayed like its own.
 A bank connection by mutual TLS that the previous version made keeps its
 webhooks: serve refuses to start without the bank door (bank-listen) that
-its bank's certificate now needs, and with it takes the bank's call."""
+its bank's certificate now needs, and with it takes the bank's call. An
+account's record of before, which names no charging bank connection, gets
+its own at its first charge."""
 import json
 import os
 import subprocess
@@ -14,7 +16,8 @@ import urllib.parse
 
 import bcb
 import certs
-from harness import BIN, Pixrelay, Redis, Workdir, auth, init_platforms, rkey, shard_of, new_ulid, wait_for
+from harness import (BIN, Pixrelay, Redis, Workdir, acct_key, auth, connect_bank, init_platforms, rkey,
+                     shard_of, new_ulid, store_account, wait_for)
 from sink import Sink
 
 
@@ -148,6 +151,54 @@ class Upgrade(unittest.TestCase):
             redis.stop()
             wd.cleanup()
 
+
+    def test_bank_connections_of_the_previous_version(self):
+        """An account's record as the previous version left it (no charge_via:
+        it knew no charging connection) with the connections it made: its
+        charges find the charging connection at once (docs/banks.md, "The key
+        on the QR")."""
+        wd = Workdir()
+        redis = Redis(wd.path).start()
+        px = Pixrelay(wd.path, redis).start()
+
+        def as_before(account, conns):
+            redis.cmd("HDEL", acct_key("sandbox", account), "charge_via", "charge_key")
+            for c in conns:
+                redis.cmd("HDEL", rkey("bank:", c["id"]), "default")
+
+        def charge(key):
+            return px.request("POST", "/v1/charge/pix/create", body={"amount": 700}, headers=auth(key))
+
+        def key_of(code):
+            return json.loads(px.cli("brcode", "decode", code).stdout)["merchantAccount"]["key"]
+
+        try:
+            px.wait_ready()
+            px.cli("init")
+            # one connection: its key, no longer the account's own
+            one, one_key = store_account(redis, px, "Uma")
+            c = connect_bank(px, "sandbox", one, chave="uma@loja.example")
+            as_before(one, [c])
+            r = charge(one_key)
+            self.assertEqual(r.status, 200, r)
+            self.assertEqual(key_of(r.json["data"]["brCode"]), "uma@loja.example")
+            self.assertEqual(redis.cmd("HGET", acct_key("sandbox", one), "charge_via"), c["id"])
+            # two, none marked: which one is not guessed
+            two, two_key = store_account(redis, px, "Duas")
+            cs = [connect_bank(px, "sandbox", two, chave="d%d@loja.example" % i) for i in range(2)]
+            as_before(two, cs)
+            self.assertEqual(charge(two_key).status, 409)
+            # none (store_account writes what the previous version read): its own key
+            none, none_key = store_account(redis, px, "Nenhuma")
+            r = charge(none_key)
+            self.assertEqual(r.status, 200, r)
+            self.assertEqual(key_of(r.json["data"]["brCode"]),
+                             redis.cmd("HGET", acct_key("sandbox", none), "pix_key"))
+            self.assertEqual(redis.cmd("HGET", acct_key("sandbox", none), "charge_via"), "none")
+        finally:
+            px.stop()
+            redis.stop()
+            wd.cleanup()
 
     def test_an_mtls_connection_of_the_previous_version_needs_the_bank_door(self):
         wd = Workdir()

@@ -20,6 +20,18 @@ their refunds, and sends the standard's webhook over mutual TLS.
   PUT/GET /pix/{e2eid}/devolucao/{id}, PUT/GET/DELETE /webhook/{chave}; and
   POST /oauth/token (form grant_type=client_credentials[&scope=...]).
 
+  As banks bend the standard:
+    bank.require_scope = True     a token request without scope= is refused
+                                  (400 invalid_scope)
+    bank.app_key = ("query" | "header", NAME, VALUE)
+                                  every API call (not the token's) without
+                                  that query parameter or header is refused
+                                  (403 AcessoNegado), as a bank's gateway
+                                  that wants an application key does
+    bank.token_requests           each token request: {"scope": the form's
+                                  scope or None, "target": its path and
+                                  query, "headers": its headers}
+
   The money side, as the tests drive it:
     pix = bank.pay(txid, valor=None, info=None, when=None)   settle a cob
     pix = bank.pay_key("5.00", chave=None, txid=None, ...)   a Pix to the key itself
@@ -29,6 +41,11 @@ their refunds, and sends the standard's webhook over mutual TLS.
 
   Failure knobs and what happened:
     bank.down(seconds=None, mode="refuse" | "503" | "close"), bank.up()
+    bank.forge_cob = "key" | "amount" | "location" | "txid" | "chave" | "valor" | "expiracao" | None
+        PUT /cob answers a cob other than the one it made (and keeps): its
+        pixCopiaECola with another key in 26.01, or R$ 0,01 in 54, or another
+        location than loc.location; or another txid, chave, valor.original or
+        calendario.expiracao. The answer still keeps the schema.
     bank.slow(seconds, duration=None)
     bank.history_days = 7     GET /pix refuses an inicio older than that (400:
                               a bank's own limit, not a fault of the caller's)
@@ -107,15 +124,18 @@ def _tlv(tag, value):
     return "%s%02d%s" % (tag, len(value), value)
 
 
-def br_code_dynamic(location, valor, name, city):
+def br_code_dynamic(location, valor, name, city, key=None):
     """The pixCopiaECola of an immediate charge: a dynamic BR Code, single
     use (01 = 12), whose field 26 holds the GUI br.gov.bcb.pix and, in 25,
     the location URL without its scheme; 62/05 is "***"; the amount (54)
-    is written unless it is zero. ValueError when a field does not fit."""
+    is written unless it is zero. key: a Pix key in 26.01 as well (no
+    charge's code has one: a forgery). ValueError when a field does not
+    fit."""
     if "://" in location or len(location) > 77:
         raise ValueError("a BR Code location is a URL without a scheme of at most 77 characters")
+    account = _tlv("00", "br.gov.bcb.pix") + (_tlv("01", key) if key else "") + _tlv("25", location)
     text = (_tlv("00", "01") + _tlv("01", "12")
-            + _tlv("26", _tlv("00", "br.gov.bcb.pix") + _tlv("25", location))
+            + _tlv("26", account)
             + _tlv("52", "0000") + _tlv("53", "986")
             + (_tlv("54", valor) if float(valor) > 0 else "")
             + _tlv("58", "BR") + _tlv("59", _ascii(name, 25)) + _tlv("60", _ascii(city, 15))
@@ -259,6 +279,10 @@ class TestBank:
         self.calls = collections.Counter()
         self.handshake_failures = []
 
+        self.forge_cob = None
+        self.require_scope = False
+        self.app_key = None
+        self.token_requests = []
         self._down_until = None    # monotonic deadline, math.inf, or None
         self._down_mode = None
         self._slow = 0.0
@@ -644,11 +668,16 @@ class TestBank:
             known = self._clients.get(cid) or self._clients.get(raw_id)
         if known is None or not (_same(known[0], secret) or _same(known[0], raw_secret)):
             return fail(401, "invalid_client", "unknown client or wrong secret", challenge)
+        with self._lock:
+            self.token_requests.append({"scope": form.get("scope"), "target": h.path,
+                                        "headers": dict(h.headers)})
         if "grant_type" not in form:
             return fail(400, "invalid_request", "grant_type is missing")
         if form["grant_type"] != "client_credentials":
             return fail(400, "unsupported_grant_type", "only client_credentials")
         allowed = known[1]
+        if self.require_scope and not form.get("scope", "").strip():
+            return fail(400, "invalid_scope", "this bank wants the scopes asked for")
         asked = set(form["scope"].split()) if form.get("scope", "").strip() else set(allowed)
         if not asked <= allowed:
             return fail(400, "invalid_scope", "not granted to this client: " + " ".join(sorted(asked - allowed)))
@@ -697,6 +726,21 @@ class TestBank:
             return self._send(h, 405, problem_body(r), {"Allow": ", ".join(methods(template))}, problem=True)
         op = OPERATIONS[(method, template)]
         headers = {}
+        if self.app_key is not None:
+            # the gateway before the API: its application key, then the
+            # request as the spec has it (without that parameter)
+            where, name, value = self.app_key
+            if where == "query":
+                q = urllib.parse.parse_qs(query, keep_blank_values=True)
+                got = q.pop(name, [])
+                got = got[0] if len(got) == 1 else None
+                query = urllib.parse.urlencode(q, doseq=True)
+            else:
+                got = h.headers.get(name)
+            if got is None or not _same(got, value):
+                r = Refusal(403, "AcessoNegado", "Acesso Negado",
+                            "the application key (%s %s) is missing or wrong" % (where, name))
+                return self._send(h, 403, problem_body(r, op.prefix), problem=True)
         try:
             self._authorize(h, spec_operation(method, template))
             values, obj = check_request(method, template, params, query, h.headers.get("Content-Type"), body)
@@ -759,7 +803,36 @@ class TestBank:
                 cob["revisions"].append(self._cob_view(cob, with_pix=False))
                 cob["asked"] = asked
                 cob["revisao"] += 1
-            return 201, self._cob_view(cob, with_pix=False)
+            return 201, self._forged(self._cob_view(cob, with_pix=False))
+
+    def _forged(self, view):
+        """The cob as forge_cob alters it in PUT /cob's answer."""
+        kind = self.forge_cob
+        location = view["loc"]["location"]
+        if kind is None:
+            return view
+        if kind in ("key", "amount", "location"):
+            valor = "0.01" if kind == "amount" else view["valor"]["original"]
+            key = "outra-chave@fraude.example" if kind == "key" else None
+            if kind == "key":
+                location = location[:99 - 18 - 4 - len(key) - 4]  # field 26 holds 99 characters
+            if kind == "location":
+                location = "qr.fraude.example/qr/v2/" + location.rsplit("/", 1)[1]
+            view["pixCopiaECola"] = br_code_dynamic(location, valor, self.merchant_name, self.merchant_city,
+                                                    key=key)
+            if kind == "key":
+                view["loc"]["location"] = view["location"] = location
+        elif kind == "txid":
+            view["txid"] = view["txid"][:-1] + ("A" if view["txid"][-1] != "A" else "B")
+        elif kind == "chave":
+            view["chave"] = "outra-chave@fraude.example"
+        elif kind == "valor":
+            view["valor"] = {"original": "0.01"}
+        elif kind == "expiracao":
+            view["calendario"]["expiracao"] = 60
+        else:
+            raise ValueError("forge_cob: no such forgery %r" % kind)
+        return view
 
     def _op_get_cob(self, params, values, body):
         with self._lock:

@@ -70,6 +70,78 @@ static struct bank_creds good(const char *cert, const char *key)
 		bank_creds_wipe(&c_);                                                              \
 	} while (0)
 
+/* The extras as the operator writes them: kept as curl sends them, names
+ * shown, values never quoted in a refusal; the scopes made one line. */
+static void test_extras(void)
+{
+	struct bank_creds c = {0};
+	char names[256], *e;
+
+	CHECK_INT(bank_creds_add_header(&c, "gw-dev-app-key:  s3cr3t value ", err, sizeof(err)), 0);
+	CHECK_INT(bank_creds_add_header(&c, "X-Other:1", err, sizeof(err)), 0);
+	CHECK_STR(c.headers, "gw-dev-app-key: s3cr3t value\nX-Other: 1\n");
+	bank_creds_header_names(&c, names, sizeof(names));
+	CHECK_STR(names, "gw-dev-app-key,X-Other");
+	CHECK_INT(bank_creds_add_header(&c, "GW-DEV-APP-KEY: again", err, sizeof(err)), -1);
+	CHECK_STR(err, "api-header: GW-DEV-APP-KEY is given twice");
+	CHECK_INT(bank_creds_add_header(&c, "Authorization: Bearer x", err, sizeof(err)), -1);
+	CHECK_STR(err, "api-header: Authorization is pixrelay's to send, not an extra");
+	CHECK_INT(bank_creds_add_header(&c, "host: evil", err, sizeof(err)), -1);
+	CHECK_STR(err, "api-header: host is pixrelay's to send, not an extra");
+	CHECK_INT(bank_creds_add_header(&c, "Content-Type: text/plain", err, sizeof(err)), -1);
+	CHECK_INT(bank_creds_add_header(&c, "X-Bad: a\r\nX-Injected: b", err, sizeof(err)), -1);
+	CHECK_STR(err, "api-header: X-Bad: its value must be 1 to 1024 printable ASCII characters");
+	CHECK(strstr(err, "Injected") == NULL);
+	CHECK_INT(bank_creds_add_header(&c, "X-Empty:   ", err, sizeof(err)), -1);
+	CHECK_INT(bank_creds_add_header(&c, "no colon", err, sizeof(err)), -1);
+	CHECK_STR(err, "api-header: write it \"Name: value\", the name 1 to 64 letters, digits or "
+		       "!#$%&'*+-.^_`|~");
+	CHECK_INT(bank_creds_add_header(&c, "Bad Name: x", err, sizeof(err)), -1);
+	CHECK_INT(bank_creds_add_header(&c, ": x", err, sizeof(err)), -1);
+	CHECK_INT(bank_creds_add_header(&c, "X-\xC3\xA7: x", err, sizeof(err)), -1);
+	CHECK_STR(c.headers, "gw-dev-app-key: s3cr3t value\nX-Other: 1\n");
+	for (int i = 3; i <= 8; i++) {
+		char h[32];
+		snprintf(h, sizeof(h), "X-H%d: v", i);
+		CHECK_INT(bank_creds_add_header(&c, h, err, sizeof(err)), 0);
+	}
+	CHECK_INT(bank_creds_add_header(&c, "X-H9: v", err, sizeof(err)), -1);
+	CHECK_STR(err, "api-header: at most 8");
+
+	CHECK_INT(bank_creds_add_query(&c, "gw-dev-app-key=a b&c=d", err, sizeof(err)), 0);
+	CHECK_INT(bank_creds_add_query(&c, "empty=", err, sizeof(err)), 0);
+	CHECK_STR(c.query, "gw-dev-app-key=a%20b%26c%3Dd&empty=");
+	bank_creds_query_names(&c, names, sizeof(names));
+	CHECK_STR(names, "gw-dev-app-key,empty");
+	CHECK_INT(bank_creds_add_query(&c, "gw-dev-app-key=again", err, sizeof(err)), -1);
+	CHECK_STR(err, "api-query: gw-dev-app-key is given twice");
+	CHECK_INT(bank_creds_add_query(&c, "inicio=2020-01-01", err, sizeof(err)), -1);
+	CHECK_STR(err, "api-query: inicio is a parameter of the standard's calls, not an extra");
+	CHECK_INT(bank_creds_add_query(&c, "paginacao.paginaAtual=9", err, sizeof(err)), -1);
+	CHECK_INT(bank_creds_add_query(&c, "novalue", err, sizeof(err)), -1);
+	CHECK_INT(bank_creds_add_query(&c, "=v", err, sizeof(err)), -1);
+	CHECK_INT(bank_creds_add_query(&c, "a,b=v", err, sizeof(err)), -1);
+	CHECK_INT(bank_creds_add_query(&c, "k=a\nb", err, sizeof(err)), -1);
+	CHECK_STR(err, "api-query: k: its value must be at most 1024 printable ASCII characters");
+	CHECK_STR(c.query, "gw-dev-app-key=a%20b%26c%3Dd&empty=");
+	for (int i = 3; i <= 8; i++) {
+		char q[32];
+		snprintf(q, sizeof(q), "q%d=v", i);
+		CHECK_INT(bank_creds_add_query(&c, q, err, sizeof(err)), 0);
+	}
+	CHECK_INT(bank_creds_add_query(&c, "q9=v", err, sizeof(err)), -1);
+	CHECK_STR(err, "api-query: at most 8");
+	bank_creds_wipe(&c);
+	CHECK(c.headers == NULL && c.query == NULL);
+	/* no extras: no names */
+	bank_creds_header_names(&c, names, sizeof(names));
+	CHECK_STR(names, "");
+
+	e = bank_creds_escape("cob.write pix.read~-_ /?&=%");
+	CHECK_STR(e, "cob.write%20pix.read~-_%20%2F%3F%26%3D%25");
+	free(e);
+}
+
 int main(void)
 {
 	EVP_PKEY *k1 = EVP_EC_gen("P-256"), *k2 = EVP_EC_gen("P-256");
@@ -110,6 +182,23 @@ int main(void)
 	REFUSED(free(c_.key_pem);
 		c_.key_pem = NULL, "cert, key: both are required, PEM of at most 65536 bytes");
 	REFUSED(c_.bank_ca_pem = strdup("junk"), "bank-ca: no certificate in the PEM");
+	REFUSED(c_.scope = strdup("cob.write \"pix\""),
+		"scope: OAuth2 scopes are printable ASCII without quotes or backslashes, "
+		"separated by spaces");
+
+	/* scopes: runs of spaces made one; copied with the extras */
+	c = good(cert, key);
+	c.scope = strdup("  cob.write   pix.read ");
+	CHECK_INT(bank_creds_check(&c, err, sizeof(err)), 0);
+	CHECK_STR(c.scope, "cob.write pix.read");
+	CHECK_INT(bank_creds_add_query(&c, "k=v", err, sizeof(err)), 0);
+	bank_creds_copy(&d, &c);
+	CHECK_STR(d.scope, "cob.write pix.read");
+	CHECK_STR(d.query, "k=v");
+	CHECK(d.headers == NULL);
+	bank_creds_wipe(&d);
+	bank_creds_wipe(&c);
+	test_extras();
 
 	free(cert);
 	free(key);

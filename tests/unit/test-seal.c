@@ -105,12 +105,53 @@ static void test_key_files(void)
 	unlink(path("short"));
 }
 
+/* A process's key file: looked for when needed, at most once a
+ * SEAL_LOOK_MS, taken once it is there; one that does not load is refused
+ * at the start and left unloaded after it. */
+static void test_keyfile(void)
+{
+	struct seal_keyfile f;
+	struct seal_key a;
+	char err[256];
+
+	seal_keyfile_init(&f, path("later"));
+	CHECK_INT(seal_keyfile_load(&f, err, sizeof(err)), 0); /* no file: fine, no key */
+	CHECK(!f.loaded);
+	CHECK(seal_keyfile_get(&f) == NULL);
+	CHECK(f.looked_ms != 0);
+	CHECK_INT(seal_key_create(path("later"), err, sizeof(err)), 0);
+	/* looked for a moment ago: not again yet */
+	CHECK(seal_keyfile_get(&f) == NULL);
+	f.looked_ms -= SEAL_LOOK_MS;
+	CHECK(seal_keyfile_get(&f) == &f.key);
+	CHECK_INT(seal_key_load(path("later"), &a, err, sizeof(err)), 0);
+	CHECK(memcmp(a.k, f.key.k, sizeof(a.k)) == 0);
+	CHECK(seal_keyfile_get(&f) == &f.key);
+	seal_keyfile_wipe(&f);
+	CHECK(!f.loaded);
+	/* readable by others: refused at the start, never taken after it */
+	chmod(path("later"), 0644);
+	seal_keyfile_init(&f, path("later"));
+	CHECK_INT(seal_keyfile_load(&f, err, sizeof(err)), -1);
+	CHECK(strstr(err, "mode 644 lets others read it") != NULL);
+	CHECK(seal_keyfile_get(&f) == NULL);
+	CHECK(strstr(f.said, "mode 644 lets others read it") != NULL);
+	/* held: a command's own key */
+	seal_keyfile_init(&f, "");
+	seal_keyfile_hold(&f, &a);
+	CHECK(seal_keyfile_get(&f) == &f.key && memcmp(a.k, f.key.k, sizeof(a.k)) == 0);
+	seal_keyfile_wipe(&f);
+	seal_key_wipe(&a);
+	unlink(path("later"));
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir))
 		return 2;
 	test_roundtrip();
 	test_key_files();
+	test_keyfile();
 	rmdir(dir);
 	return check_finish("seal");
 }

@@ -21,13 +21,13 @@ struct app {
 	const struct config *cfg;
 	struct event_base *base;
 	struct rds *rds;
-	struct cache *cache;			/* keys and accounts, invalidated through Redis */
-	struct ingest_queue *ingest;		/* notifications waiting for their write */
-	struct banks_queue *banks;		/* banks' Pix waiting for their write */
-	struct bankapi *bankapi;		/* calls to merchants' banks (API Pix) */
-	struct bankrecon *bankrecon;		/* their reconciliation (with the dispatcher) */
-	const struct seal_key *credentials_key; /* opens banks' API credentials; NULL: none */
-	struct bankcharges bankcharges;		/* charges created at accounts' banks */
+	struct cache *cache;		      /* keys and accounts, invalidated through Redis */
+	struct ingest_queue *ingest;	      /* notifications waiting for their write */
+	struct banks_queue *banks;	      /* banks' Pix waiting for their write */
+	struct bankapi *bankapi;	      /* calls to merchants' banks (API Pix) */
+	struct bankrecon *bankrecon;	      /* their reconciliation (with the dispatcher) */
+	struct seal_keyfile *credentials_key; /* opens banks' API credentials */
+	struct bankcharges bankcharges;	      /* charges created at accounts' banks */
 	struct http_server *http;
 	struct http_server *metrics_http; /* the metrics-listen listener, or NULL */
 	struct http_server *bank_http;	  /* the bank door (bank-listen), or NULL */

@@ -32,6 +32,10 @@ void metrics_bank_pix(const char *source, const char *outcome);
 /* A call to the bank webhook answered: "accepted", "unauthenticated",
  * "malformed", "unavailable". */
 void metrics_bank_call(const char *result);
+/* A charge put at a bank (PUT /cob) answered: "created", "refused" (the
+ * bank refused it), "unavailable" (no answer, 5xx, or pixrelay's
+ * credentials refused), "mismatch" (an answer that is not the charge). */
+void metrics_bank_charge(const char *result);
 /* A reconciliation of a bank connection over: "ok" or "failed". */
 void metrics_bank_reconciliation(const char *result);
 

@@ -48,4 +48,34 @@ unsigned char *seal_open(const struct seal_key *key, const char *what, const cha
 /* Forget a key (wipe it). */
 void seal_key_wipe(struct seal_key *key);
 
+/* A process's credentials key, which may appear after the process started
+ * (the first `pixrelay bank credentials` makes it): looked for when it is
+ * needed, at most once a SEAL_LOOK_MS, so a missing file is never stat'ed
+ * in a tight loop. */
+#define SEAL_LOOK_MS 1000
+
+struct seal_keyfile {
+	char path[1024];
+	int loaded;
+	struct seal_key key;
+	unsigned long long looked_ms; /* the file was last looked for then (0: never) */
+	char said[512];		      /* the last problem logged (a file that does not load) */
+};
+
+/* Start without a key, for the file at `path`. Cannot fail. */
+void seal_keyfile_init(struct seal_keyfile *f, const char *path);
+/* Hold `key` (copied) as the loaded key (a command that read it itself). */
+void seal_keyfile_hold(struct seal_keyfile *f, const struct seal_key *key);
+/* Load the file now, at a process's start: 0 when loaded or when there is
+ * no file (f then has no key); -1 with the reason in err when the file is
+ * there but unusable (others may read it, malformed). */
+int seal_keyfile_load(struct seal_keyfile *f, char *err, size_t errlen);
+/* The key, when one is needed: loaded already, or loaded now from the
+ * file when it was not looked for in the last SEAL_LOOK_MS (the log says
+ * it was loaded, or once per problem why it does not load). NULL when
+ * there is none; f keeps ownership. */
+const struct seal_key *seal_keyfile_get(struct seal_keyfile *f);
+/* Forget the key (wipe it). */
+void seal_keyfile_wipe(struct seal_keyfile *f);
+
 #endif

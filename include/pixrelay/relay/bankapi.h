@@ -3,9 +3,11 @@
  *
  * Every call goes over mutual TLS with the merchant's client certificate
  * and key (held in memory only, handed to curl as blobs), to the bank's
- * API URL, with a Bearer token of the OAuth2 client-credentials flow: the
- * token is fetched from the bank's token URL (HTTP Basic client id and
- * secret, the same mTLS) when a connection has none, kept in the process
+ * API URL, with a Bearer token of the OAuth2 client-credentials flow and
+ * the connection's extra headers and query parameters (a bank's
+ * application key): the token is fetched from the bank's token URL (HTTP
+ * Basic client id and secret, the scopes asked for, the same mTLS; no
+ * extras) when a connection has none, kept in the process
  * until a little before it expires, and fetched once more when the bank
  * answers 401 (a token the bank dropped early); calls that wait for a token
  * share one fetch. Bodies are JSON; answers are capped (BANKAPI_BODY_MAX).
@@ -49,6 +51,12 @@ void bankapi_call(struct bankapi *b, const struct bank_creds *c, const char *met
  * bank's text is bounded, cut at a UTF-8 character, and every control
  * character (C0, DEL, C1) becomes a space: safe to print on a terminal. */
 void bankapi_problem(char *out, size_t size, long status, const char *body);
+
+/* Try credentials: fetch a token with `c` now, the one kept for its
+ * connection (c->conn) forgotten first. cb runs exactly once, later: status
+ * 200 (body NULL) when the bank issued one, or 0 with err ("bank token:
+ * HTTP 401 invalid_client: ...", "bank token: <curl's error>"). */
+void bankapi_check(struct bankapi *b, const struct bank_creds *c, bankapi_fn cb, void *ud);
 
 /* The token endpoint's answer (`len` bytes of `body`, hostile): {"access_token",
  * "token_type": "Bearer" (any case; absent is taken as Bearer), "expires_in"

@@ -9,7 +9,8 @@
  * enforces the amount and the expiry for the payer. Nothing is half made:
  * a refusal forgets the reservation and stores nothing; a bank that is down
  * or slow stores nothing and keeps the reservation for the retry. Accounts
- * without such a connection get charges_create as before.
+ * whose charging connection has no API credentials get a static BR Code of
+ * its Pix key (charges_create).
  */
 #ifndef PIXRELAY_BANKCHARGES_H
 #define PIXRELAY_BANKCHARGES_H
@@ -30,11 +31,14 @@ enum bankcharges_result {
 					* says what; retry with the same externalID (503) */
 	BANKCHARGES_REQUESTED = 22,    /* a refund asked of the bank (202) */
 	BANKCHARGES_AT_BANK_ONLY = 23, /* paid at a bank pixrelay cannot call (409) */
+	BANKCHARGES_NO_CHARGING = 24,  /* no connection the charge would go to: several none
+					* of which is the default, or none in production;
+					* json says which and what to run (409) */
 };
 
 struct cache;
 struct bankapi;
-struct seal_key;
+struct seal_keyfile;
 
 /* What creating a charge needs; borrowed for the process's life. */
 struct bankcharges {
@@ -42,11 +46,13 @@ struct bankcharges {
 	struct cache *cache;
 	const struct config *cfg;
 	struct bankapi *bankapi;
-	const struct seal_key *key; /* opens the connections' credentials; NULL: none */
+	struct seal_keyfile *keys; /* opens the connections' credentials (looked for at need) */
 };
 
-/* Create a charge for `account` from a validated request, at its bank when
- * it has a connected one. The request is copied; cb runs once, later. */
+/* Create a charge for `account` from a validated request, through its
+ * charging connection (store/banks.h): at its bank when it has API
+ * credentials, else with its Pix key on the static BR Code; or
+ * BANKCHARGES_NO_CHARGING. The request is copied; cb runs once, later. */
 void bankcharges_create(const struct bankcharges *b, enum env env, const char *account,
 			const struct charge_input *in, store_fn cb, void *ud);
 

@@ -34,11 +34,12 @@ struct bankrecon;
 
 /* A reconciler. With claims, it starts reconciling every due connection
  * (a server); without, it runs only what bankrecon_run asks (the CLI).
- * Borrowed, and outliving it: base, r, cfg, api (the bank client), key
- * (the credentials key; NULL: runs fail saying so), q (where the Pix are
- * written), d (woken when they wrote events; may be NULL). */
+ * Borrowed, and outliving it: base, r, cfg, api (the bank client), keys
+ * (the credentials key, looked for when a run needs it: without one, runs
+ * fail saying so), q (where the Pix are written), d (woken when they wrote
+ * events; may be NULL). */
 struct bankrecon *bankrecon_new(struct event_base *base, struct rds *r, const struct config *cfg,
-				struct bankapi *api, const struct seal_key *key,
+				struct bankapi *api, struct seal_keyfile *keys,
 				struct banks_queue *q, struct dispatch *d, int claims);
 /* Reconcile connection `id` of env now, whatever its schedule (the CLI's
  * `pixrelay bank reconcile`). since_ms 0: from its reconciled instant, as a
@@ -55,8 +56,6 @@ struct bankrecon *bankrecon_new(struct event_base *base, struct rds *r, const st
 void bankrecon_run(struct bankrecon *rc, enum env env, const char *id, long long since_ms,
 		   store_fn cb, void *ud);
 
-/* The credentials key, found after the start. rc may be NULL. */
-void bankrecon_set_key(struct bankrecon *rc, const struct seal_key *key);
 /* Start nothing more; runs under way are abandoned at their next step
  * (their leases run out and another process takes them). rc may be NULL. */
 void bankrecon_stop(struct bankrecon *rc);

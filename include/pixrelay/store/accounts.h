@@ -100,9 +100,14 @@ void accounts_secrets(struct rds *r, const struct config *cfg, enum env env, con
  * for an account with a master key). */
 struct accounts_info {
 	enum env env;
+	int platform; /* the environment's platform account */
 	char ingest_secret[80];
-	char pix_key[80];
+	char pix_key[80];  /* its own (random) key */
 	char bank_api[40]; /* the bank connection its charges are created at ("": none) */
+	/* its charging connection (store/banks.h): the id, BANKS_VIA_NONE or
+	 * BANKS_VIA_MANY; "" when its record predates it (banks_charging) */
+	char charge_via[40];
+	char charge_key[80]; /* that connection's Pix key */
 };
 
 /* result 0 with info (borrowed for the call), ACCOUNTS_NOT_FOUND, or -1 with

@@ -69,6 +69,8 @@ struct banks_conn {
 	 * opens them */
 	struct banks_stored_creds {
 		char *api_url, *token_url, *client_id, *client_secret, *cert, *key, *bank_ca;
+		char *scope;	       /* NULL: none asked */
+		char *headers, *query; /* sealed; NULL: none */
 	} api;
 };
 void banks_conn_deinit(struct banks_conn *c);
@@ -181,7 +183,8 @@ struct banks_trust {
 /* Connect a bank to `account` of `env` for Pix key `pix_key`: with `trust`
  * for BANKS_MTLS, or with a new random URL token for BANKS_URL_TOKEN (trust
  * NULL). make_default: it becomes the account's default charging
- * connection in env (no other is then). json is the connection with its
+ * connection in env (no other is then). The account's charging connection
+ * is derived again (below). json is the connection with its
  * "webhookUrl" to register at the bank, the token in it (shown this once).
  * cb runs once, later. */
 void banks_connect(struct rds *r, const struct config *cfg, enum env env, const char *account,
@@ -199,11 +202,38 @@ struct banks_change {
 };
 
 /* Change connection `id` of `account` ("" = any of env) as `change` says,
- * in one script: the next bank call is judged by it. json is the
+ * in one script: the next bank call is judged by it; a change of its
+ * default derives the account's charging connection again. json is the
  * connection as banks_show shows it. BANKS_NOT_FOUND; BANKS_NOT_MTLS when
  * a trust field is for a URL-token connection (nothing written). */
 void banks_update(struct rds *r, const struct config *cfg, enum env env, const char *account,
 		  const char *id, const struct banks_change *change, store_fn cb, void *ud);
+
+/* ---- the connection an account's charges go to ---- */
+
+/* An account's charging connection in an environment (docs/banks.md, "The
+ * key on the QR"): its only connection there, or the one of several marked
+ * default. Every change of its connections (connect, disconnect,
+ * credentials, the default) writes it into the account's record, which
+ * accounts_lookup reads: charge_via, charge_key, bank_api. */
+#define BANKS_VIA_NONE "none" /* charge_via: no connection in env */
+#define BANKS_VIA_MANY "many" /* charge_via: several, none marked default */
+
+struct banks_charging {
+	char via[BANKS_ID_MAX];	     /* the connection's id, BANKS_VIA_NONE or BANKS_VIA_MANY */
+	char key[80];		     /* its Pix key ("" for none and many) */
+	char bank_api[BANKS_ID_MAX]; /* its id when it has API credentials, else "" */
+};
+/* result 0 with ch (borrowed for the call), or -1 with err. */
+typedef void (*banks_charging_fn)(void *ud, int result, const struct banks_charging *ch,
+				  const char *err);
+/* Derive and write the charging connection of `account` of `env`, for a
+ * record written by a version before it (no charge_via): when it has
+ * several connections, none marked default, and its bank_api names one of
+ * them, that one becomes the default (its charges keep going there). cb
+ * runs once, later. */
+void banks_charging(struct rds *r, const struct config *cfg, enum env env, const char *account,
+		    banks_charging_fn cb, void *ud);
 
 /* The connection `id`, whoever owns it (for the receiver). */
 void banks_get(struct rds *r, const struct config *cfg, const char *id, banks_conn_fn cb, void *ud);

@@ -35,11 +35,12 @@ enum charges_action { CHARGES_PAY, CHARGES_EXPIRE, CHARGES_REFUND, CHARGES_FAIL 
  * CHARGES_NOT_FOUND, ..., or -1 with err. json is the charge when there is one;
  * for CHARGES_CONFLICT the id of the charge holding the externalID. */
 
-/* Create a charge for `account` from a validated request. Takes nothing;
- * cb runs exactly once, later. */
-struct cache;
-void charges_create(struct rds *r, struct cache *cache, const struct config *cfg, enum env env,
-		    const char *account, const struct charge_input *in, store_fn cb, void *ud);
+/* Create a charge for `account` from a validated request, its static BR
+ * Code for `pix_key` (relay/bankcharges.c chooses it: the account's
+ * charging connection's, docs/banks.md). Takes nothing; cb runs exactly
+ * once, later. */
+void charges_create(struct rds *r, const struct config *cfg, enum env env, const char *account,
+		    const struct charge_input *in, const char *pix_key, store_fn cb, void *ud);
 
 /* Charges created at the account's bank (relay/bankcharges.c). First the id:
  * for a request with an externalID, charges_reserve answers CHARGES_EXISTING

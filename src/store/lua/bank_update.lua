@@ -5,18 +5,21 @@
 -- ARGV = env, account ('' = any account of env), the shard key prefix (<prefix>{s<k>}:),
 --        default ('1': the account's default charging connection in env, the others' flag
 --        cleared; '0': not; '' as is), mtls ('1' when a change is for mutual TLS only),
---        then pairs of a field of the record and its new value ('' removes the field)
+--        the invalidation channel, then pairs of a field of the record and its new value
+--        ('' removes the field)
 -- Derives from the shard key prefix: banks:<account> (the account's connections) and
--- bank:<id> of each, to clear their default.
+-- bank:<id> of each, to clear their default; acct:<env>:<account>, whose charging
+-- connection is derived again when the default changes (lib/charging.lua).
 -- Returns {'ok', the connection's fields (HGETALL) after the change} | {'not_found'} |
 -- {'not_mtls'} (nothing written).
-if #KEYS ~= 1 or #ARGV < 5 or #ARGV % 2 == 0 then
-  return redis.error_reply('ERR bank_update: wants 1 key and 5 arguments and pairs, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 1 or #ARGV < 6 or #ARGV % 2 == 1 then
+  return redis.error_reply('ERR bank_update: wants 1 key and 6 arguments and pairs, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
+--@include charging
 local c = redis.call('HMGET', KEYS[1], 'account', 'env', 'auth', 'id')
 if not c[1] or c[2] ~= ARGV[1] or (ARGV[2] ~= '' and c[1] ~= ARGV[2]) then return {'not_found'} end
 if ARGV[5] == '1' and c[3] ~= 'mtls' then return {'not_mtls'} end
-for i = 6, #ARGV, 2 do
+for i = 7, #ARGV, 2 do
   if ARGV[i + 1] == '' then
     redis.call('HDEL', KEYS[1], ARGV[i])
   else
@@ -24,13 +27,9 @@ for i = 6, #ARGV, 2 do
   end
 end
 if ARGV[4] == '1' then
-  for _, id in ipairs(redis.call('ZRANGE', ARGV[3] .. 'banks:' .. c[1], 0, -1)) do
-    if id ~= c[4] and redis.call('HGET', ARGV[3] .. 'bank:' .. id, 'env') == c[2] then
-      redis.call('HDEL', ARGV[3] .. 'bank:' .. id, 'default')
-    end
-  end
-  redis.call('HSET', KEYS[1], 'default', '1')
+  bank_mark_default(ARGV[3], c[2], c[1], c[4])
 elseif ARGV[4] == '0' then
   redis.call('HDEL', KEYS[1], 'default')
 end
+if ARGV[4] ~= '' then account_charging(ARGV[3], c[2], c[1], ARGV[6], false) end
 return {'ok', redis.call('HGETALL', KEYS[1])}
