@@ -21,29 +21,30 @@
 #include <string.h>
 
 static const char usage_bank[] =
-    "usage: pixrelay bank connect --env ENV [--account ID] [--chave KEY]\n"
+    "usage: pixrelay bank connect --env ENV [--account ID] --chave KEY\n"
     "                             (--client-ca FILE [PINS] | --url-token) [--default]\n"
     "                             [--json] [API options of credentials\n"
     "                             [--register-webhook]]\n"
-    "       pixrelay bank update ID --env ENV [--client-ca FILE] [PINS]\n"
-    "                             [--default | --no-default] [--json]\n"
+    "       pixrelay bank update ID [--client-ca FILE] [PINS] [--default | --no-default]\n"
+    "                             [--scope SCOPES] [EXTRAS] [--no-check] [--json]\n"
     "       pixrelay bank list --env ENV [--account ID] [--json]\n"
-    "       pixrelay bank show ID --env ENV [--json]\n"
-    "       pixrelay bank disconnect ID --env ENV [--json]\n"
-    "       pixrelay bank notifications ID --env ENV [--limit N] [--json]\n"
-    "       pixrelay bank credentials ID --env ENV --api-url URL --token-url URL\n"
+    "       pixrelay bank show ID [--json]\n"
+    "       pixrelay bank disconnect ID [--json]\n"
+    "       pixrelay bank notifications ID [--limit N] [--json]\n"
+    "       pixrelay bank credentials ID --api-url URL --token-url URL\n"
     "                             --client-id ID --client-secret-file FILE --cert FILE\n"
-    "                             --key FILE [--bank-ca FILE] [--scope SCOPES]\n"
-    "                             [--api-header 'NAME: VALUE']... [--api-query KEY=VALUE]...\n"
+    "                             --key FILE [--bank-ca FILE] [--scope SCOPES] [EXTRAS]\n"
     "                             [--no-check] [--json]\n"
-    "       pixrelay bank reconcile ID --env ENV [--since DURATION] [--json]\n"
-    "       pixrelay bank report ID --env ENV [--date YYYY-MM-DD] [--json]\n"
-    "       pixrelay bank register-webhook ID --env ENV [--json]\n"
-    "PINS: [--client-cert-subject DN] [--client-cert-pin PIN]...\n\n"
-    "connect        connects the bank of Pix key KEY (--chave; without it the\n"
-    "               pix-key setting, the key the BR Codes carry, so --pix-key KEY\n"
-    "               works too) to the account (default: the environment's platform\n"
-    "               account) and prints the webhookUrl to register at the bank.\n"
+    "       pixrelay bank reconcile ID [--since DURATION] [--json]\n"
+    "       pixrelay bank report ID [--date YYYY-MM-DD] [--json]\n"
+    "       pixrelay bank register-webhook ID [--json]\n"
+    "PINS: [--client-cert-subject DN] [--client-cert-pin PIN]...\n"
+    "EXTRAS: [--api-header 'NAME: VALUE']... [--api-query KEY=VALUE]...\n"
+    "A connection ID names its environment: --env is not needed with one (a\n"
+    "contradicting --env is refused).\n\n"
+    "connect        connects the bank of Pix key KEY (the chave its payers pay)\n"
+    "               to the account (default: the environment's platform account)\n"
+    "               and prints the webhookUrl to register at the bank.\n"
     "               --client-ca FILE: the PEM of the CA that\n"
     "               signs the bank's client certificates (mutual TLS through the\n"
     "               proxy and the bank door: needs bank-listen); --url-token: a\n"
@@ -63,8 +64,10 @@ static const char usage_bank[] =
     "update         changes a connection without reconnecting: its trust list,\n"
     "               its pins (--client-cert-pin replaces them all; an empty\n"
     "               --client-cert-subject or --client-cert-pin removes them),\n"
-    "               --default / --no-default. The next call of the bank is\n"
-    "               judged by it.\n"
+    "               --default / --no-default, and of its API credentials the\n"
+    "               scopes and extras (--api-header replaces them all, an empty\n"
+    "               one removes them; likewise --api-query), tried at the bank\n"
+    "               first unless --no-check. The next call is judged by it.\n"
     "list           the connections of the account, or of the environment.\n"
     "show           one connection (never a secret); with API credentials, what\n"
     "               the bank holds as its webhook; its last call from the bank.\n"
@@ -401,6 +404,93 @@ done:
 	return ok;
 }
 
+/* Replace the extras of one kind (`add` of them, from the options `given`)
+ * in *slot: an empty one alone removes them all. 0, or -1 with why. */
+static int replace_extras(struct bank_creds *c, char **slot, const char *const *given, size_t n,
+			  int (*add)(struct bank_creds *, const char *, char *, size_t),
+			  const char *opt, char *err, size_t errlen)
+{
+	if (!n)
+		return 0;
+	if (*slot) {
+		mem_wipe(*slot, strlen(*slot));
+		free(*slot);
+		*slot = NULL;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!*given[i]) {
+			if (n == 1)
+				return 0;
+			snprintf(err, errlen, "an empty --%s removes them: give it alone", opt);
+			return -1;
+		}
+		if (add(c, given[i], err, errlen) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* `bank update ID` with --scope, --api-header or --api-query: the
+ * connection's API credentials, opened with this host's credentials key,
+ * get those parts anew (an --api-header '' or --api-query '' alone removes
+ * them all), are tried at the bank (unless --no-check) and kept sealed
+ * again. 0, or the exit status with the problem printed. */
+static int update_api(struct cli_call *k, const struct config *cfg, enum env env, const char *id,
+		      const struct cli_bank_api *o)
+{
+	static const char cmd[] = "bank update";
+	struct seal_key key;
+	struct cli_bank_conn c;
+	char err[256];
+	int rc = 1;
+
+	if (cli_credentials_key(cmd, cfg, 0, &key) < 0)
+		return 1;
+	cli_bank_read(k, cfg, id, &key, &c);
+	if (c.result != 0 || !c.has_api || !c.opened) {
+		fprintf(stderr, "pixrelay %s: %s\n", cmd,
+			c.result > 0 ? "no such connection"
+			: !c.has_api ? "the connection has no API credentials (pixrelay bank "
+				       "credentials gives them)"
+				     : c.why);
+		goto done;
+	}
+	if (o->scope) {
+		free(c.creds.scope);
+		c.creds.scope = mem_strdup(o->scope);
+	}
+	if (replace_extras(&c.creds, &c.creds.headers, o->headers, o->nheaders,
+			   bank_creds_add_header, "api-header", err, sizeof(err)) < 0 ||
+	    replace_extras(&c.creds, &c.creds.query, o->query, o->nquery, bank_creds_add_query,
+			   "api-query", err, sizeof(err)) < 0 ||
+	    bank_creds_check(&c.creds, err, sizeof(err)) < 0) {
+		fprintf(stderr, "pixrelay %s: %s\n", cmd, err);
+		rc = 2;
+		goto done;
+	}
+	if (cli_bank_api_try(cmd, cfg, o, &c.creds, "nothing was changed") < 0)
+		goto done;
+	k->done = 0;
+	banks_set_credentials(k->r, cfg, &key, env, id, &c.creds, cli_call_done, k);
+	cli_call_wait(k);
+	if (k->result != 0) {
+		fprintf(stderr, "pixrelay %s: %s\n", cmd,
+			k->result < 0 ? k->err : "no such connection");
+		goto done;
+	}
+	rc = 0;
+done:
+	if (k->json) {
+		mem_wipe(k->json, strlen(k->json));
+		free(k->json);
+		k->json = NULL;
+	}
+	k->done = 0; /* k makes the command's own call next */
+	bank_creds_wipe(&c.creds);
+	seal_key_wipe(&key);
+	return rc;
+}
+
 int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 {
 	static const struct option lo[] = {CLI_OPT_ENV,
@@ -430,6 +520,7 @@ int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 	struct cli_args a;
 	const char *verb, *pix_key = NULL, *ca_path = NULL, *id, *subject_arg = NULL;
 	int opt, rc, url_token = 0, register_hook = 0, registered = 0, is_default = -1;
+	int api_update = 0; /* update's --scope, --api-header, --api-query */
 	int pins_given = 0, pins_none = 0;
 	char pins[CERTCHECK_PINS_TEXT] = "", subject[CERTCHECK_DN_MAX + 1] = "";
 	long limit = 20;
@@ -520,13 +611,18 @@ int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 						  "notifications", "credentials",
 						  "register-webhook", NULL}))
 		return 2;
-	if (cli_env_required("bank", a.env, &env) < 0)
-		return 2;
 	id = optind + 1 < argc ? argv[optind + 1] : NULL;
 	if (strcmp(verb, "connect") == 0 || strcmp(verb, "list") == 0) {
+		if (cli_env_required("bank", a.env, &env) < 0)
+			return 2;
 		if (id)
 			return cli_unexpected("bank", verb, id);
 	} else {
+		/* the connection names its environment: --env may only agree */
+		if (a.env && env_parse(a.env, &env) < 0) {
+			fprintf(stderr, "pixrelay bank: --env must be sandbox or production\n");
+			return 2;
+		}
 		if (!id) {
 			fprintf(stderr, "pixrelay bank %s: the connection ID is required\n", verb);
 			return 2;
@@ -562,23 +658,40 @@ int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 					"stay)\n");
 			return 2;
 		}
-		if (!ca_path && !subject_arg && !pins_given && is_default < 0) {
+		api_update = api.scope || api.nheaders || api.nquery;
+		if (api.api_url || api.token_url || api.client_id || api.secret_file ||
+		    api.cert_file || api.key_file || api.bank_ca_file) {
+			fprintf(stderr,
+				"pixrelay bank update: new credentials are given whole: pixrelay "
+				"bank credentials ID ...; update changes --scope, --api-header and "
+				"--api-query of those kept\n");
+			return 2;
+		}
+		if (api.no_check && !api_update) {
+			fprintf(stderr, "pixrelay bank update: --no-check goes with --scope, "
+					"--api-header or --api-query\n");
+			return 2;
+		}
+		if (!ca_path && !subject_arg && !pins_given && is_default < 0 && !api_update) {
 			fprintf(stderr,
 				"pixrelay bank update: nothing to change: give --client-ca FILE, "
-				"--client-cert-subject DN, --client-cert-pin PIN or --default\n");
+				"--client-cert-subject DN, --client-cert-pin PIN, --default, "
+				"--scope, --api-header or --api-query\n");
 			return 2;
 		}
 		if (ca_path && !(pem = read_trust_list(verb, ca_path)))
 			return 1;
 	} else if (strcmp(verb, "connect") == 0) {
-		/* --pix-key is the setting of that name (settings may follow the
-		 * command): the key of the BR Codes, which a bank connection is
-		 * usually for */
-		if (!pix_key && cfg->pix_key[0])
-			pix_key = cfg->pix_key;
 		if (!pix_key) {
-			fprintf(stderr, "pixrelay bank connect: the Pix key is required (--chave "
-					"KEY, or the pix-key setting)\n");
+			/* (--pix-key is the setting of that name, which settings may
+			 * follow the command: the platform account's BR Codes' key) */
+			fprintf(stderr,
+				"pixrelay bank connect: the connection's Pix key is required: "
+				"--chave KEY%s\n",
+				cfg->pix_key[0]
+				    ? " (the pix-key setting is the key of the platform "
+				      "account's BR Codes, not a connection's)"
+				    : "");
 			return 2;
 		}
 		if (banks_check_pix_key(pix_key, err, sizeof(err)) < 0) {
@@ -613,7 +726,7 @@ int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 			verb);
 		return 2;
 	}
-	with_api = cli_bank_api_given(&api) || strcmp(verb, "credentials") == 0;
+	with_api = !api_update && (cli_bank_api_given(&api) || strcmp(verb, "credentials") == 0);
 	if (register_hook && (strcmp(verb, "connect") != 0 || !with_api)) {
 		fprintf(stderr,
 			"pixrelay bank %s: --register-webhook is for connect with the bank's API "
@@ -671,6 +784,15 @@ int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 		goto done;
 	}
 	if (cli_call_open(&call, cfg, &cr) == 0) {
+		char cmd[32];
+
+		snprintf(cmd, sizeof(cmd), "bank %s", verb);
+		if (id && (rc = cli_bank_env(&call, cfg, cmd, id, a.env, &env)) != 0)
+			goto closed;
+		rc = 1;
+		if (api_update && (rc = update_api(&call, cfg, env, id, &api)) != 0)
+			goto closed;
+		rc = 1;
 		if (strcmp(verb, "register-webhook") == 0) {
 			rc = cli_bank_register_webhook(&call, cfg, env, id, a.json);
 			goto closed;
@@ -681,11 +803,15 @@ int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 			banks_connect(call.r, cfg, env, acct, pix_key,
 				      ca_path ? BANKS_MTLS : BANKS_URL_TOKEN, &trust,
 				      is_default == 1, cli_call_done, &call);
-		} else if (strcmp(verb, "update") == 0) {
+		} else if (strcmp(verb, "update") == 0 &&
+			   (pem || subject_arg || pins_given || is_default >= 0)) {
 			struct banks_change change = {pem, subject_arg ? subject : NULL,
 						      pins_given ? pins : NULL, is_default};
 
 			banks_update(call.r, cfg, env, "", id, &change, cli_call_done, &call);
+		} else if (strcmp(verb, "update") == 0) {
+			/* its credentials changed: the connection as it stands */
+			banks_show(call.r, cfg, env, "", id, cli_call_done, &call);
 		} else if (strcmp(verb, "list") == 0)
 			banks_list(call.r, cfg, env, acct, cli_call_done, &call);
 		else if (strcmp(verb, "show") == 0)

@@ -217,50 +217,88 @@ int cli_credentials_key(const char *cmd, const struct config *cfg, int create, s
 	return 0;
 }
 
-/* What cli_bank_api_explain learns of the connection. */
+/* What cli_bank_read learns on the loop. */
 struct probe {
 	struct event_base *base;
 	const struct seal_key *key;
-	int done, rc;
-	char why[512];
+	struct cli_bank_conn *out;
+	int done;
 };
 
 static void on_probe(void *ud, int result, const struct banks_conn *c, const char *err)
 {
 	struct probe *p = ud;
-	struct bank_creds creds;
+	struct cli_bank_conn *out = p->out;
 
+	out->result = result;
 	if (result < 0) {
-		p->rc = -2; /* Redis said no: the key is not the question */
-		snprintf(p->why, sizeof(p->why), "%s", err);
-	} else if (result == 0 && c->api.api_url) {
-		p->rc = banks_open_credentials(c, p->key, &creds, p->why, sizeof(p->why));
-		if (p->rc == 0)
-			bank_creds_wipe(&creds);
+		snprintf(out->why, sizeof(out->why), "%s", err ? err : "redis");
+	} else if (result == 0) {
+		out->env = c->env;
+		out->has_api = c->api.api_url != NULL;
+		if (out->has_api && p->key)
+			out->opened = banks_open_credentials(c, p->key, &out->creds, out->why,
+							     sizeof(out->why)) == 0;
 	}
 	p->done = 1;
 	event_base_loopbreak(p->base);
 }
 
+void cli_bank_read(struct cli_call *k, const struct config *cfg, const char *id,
+		   const struct seal_key *key, struct cli_bank_conn *out)
+{
+	struct probe p = {.base = k->base, .key = key, .out = out};
+
+	memset(out, 0, sizeof(*out));
+	banks_get(k->r, cfg, id, on_probe, &p);
+	while (!p.done)
+		event_base_dispatch(k->base);
+}
+
+int cli_bank_env(struct cli_call *k, const struct config *cfg, const char *cmd, const char *id,
+		 const char *given, enum env *env)
+{
+	struct cli_bank_conn c;
+	enum env want;
+
+	cli_bank_read(k, cfg, id, NULL, &c);
+	if (c.result < 0) {
+		fprintf(stderr, "pixrelay %s: %s\n", cmd, c.why);
+		return 1;
+	}
+	if (c.result != 0) {
+		fprintf(stderr, "pixrelay %s: no connection %s%s%s\n", cmd, id, given ? " in " : "",
+			given ? given : "");
+		return 1;
+	}
+	if (given && env_parse(given, &want) == 0 && want != c.env) {
+		fprintf(stderr, "pixrelay %s: connection %s is of %s, not %s (--env)\n", cmd, id,
+			env_name(c.env), env_name(want));
+		return 2;
+	}
+	*env = c.env;
+	return 0;
+}
+
 void cli_bank_api_explain(struct cli_call *k, const struct config *cfg, const char *id)
 {
-	struct probe p = {.base = k->base};
+	struct cli_bank_conn c;
 	struct seal_key key;
 	char path[1024], err[1200] = "";
+	int have = 0;
 
 	cli_credentials_key_path(cfg, path, sizeof(path));
 	if (access(path, F_OK) < 0)
 		snprintf(err, sizeof(err), "no credentials key at %s (credentials-key-file)", path);
 	else if (seal_key_load(path, &key, err, sizeof(err)) == 0)
-		p.key = &key;
-	banks_get(k->r, cfg, id, on_probe, &p);
-	while (!p.done)
-		event_base_dispatch(k->base);
-	if (p.rc < 0)
+		have = 1;
+	cli_bank_read(k, cfg, id, have ? &key : NULL, &c);
+	if (c.result == 0 && c.has_api && !c.opened)
 		fprintf(stderr,
 			"pixrelay bank show: %s: its API credentials cannot be used on this host: "
 			"%s\n",
-			id, p.rc == -1 && err[0] ? err : p.why);
-	if (p.key)
+			id, have ? c.why : err);
+	bank_creds_wipe(&c.creds);
+	if (have)
 		seal_key_wipe(&key);
 }

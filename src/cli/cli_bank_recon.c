@@ -20,8 +20,8 @@
 #include <string.h>
 
 static const char usage_recon[] =
-    "usage: pixrelay bank reconcile ID --env ENV [--since DURATION] [--json]\n"
-    "       pixrelay bank report ID --env ENV [--date YYYY-MM-DD] [--json]\n\n"
+    "usage: pixrelay bank reconcile ID [--since DURATION] [--json]\n"
+    "       pixrelay bank report ID [--date YYYY-MM-DD] [--json]\n\n"
     "reconcile  asks the connection's bank now for the Pix it received (GET /pix)\n"
     "           since its last reconciliation and takes those its webhook missed,\n"
     "           as a running server does every bank-reconcile-interval seconds;\n"
@@ -174,8 +174,11 @@ int cli_bank_recon(const struct config *cfg, int argc, char **argv)
 	}
 	if (opt == CLI_ARGS_EXIT)
 		return a.exit_code;
-	if (cli_env_required("bank", a.env, &env) < 0)
+	/* the connection names its environment: --env may only agree */
+	if (a.env && env_parse(a.env, &env) < 0) {
+		fprintf(stderr, "pixrelay bank: --env must be sandbox or production\n");
 		return 2;
+	}
 	id = optind < argc ? argv[optind] : NULL;
 	if (!id) {
 		fprintf(stderr, "pixrelay bank %s: the connection ID is required\n", verb);
@@ -215,6 +218,12 @@ int cli_bank_recon(const struct config *cfg, int argc, char **argv)
 	if (cli_redis_open(cfg, &cr) < 0)
 		goto done;
 	if (cli_call_open(&call, cfg, &cr) == 0) {
+		char cmd[32];
+
+		snprintf(cmd, sizeof(cmd), "bank %s", verb);
+		if ((rc = cli_bank_env(&call, cfg, cmd, id, a.env, &env)) != 0)
+			goto closed;
+		rc = 1;
 		if (report) {
 			banks_report(call.r, cfg, env, "", id, date, cli_call_done, &call);
 			cli_call_wait(&call);
@@ -260,6 +269,7 @@ int cli_bank_recon(const struct config *cfg, int argc, char **argv)
 			fprintf(stderr, "pixrelay bank %s: %s\n", verb, call.err);
 		}
 	}
+closed:
 	cli_call_close(&call);
 	cli_redis_close(&cr);
 done:

@@ -12,6 +12,7 @@
 #define PIXRELAY_CLI_INT_H
 
 #include "pixrelay/core/config.h"
+#include "pixrelay/pix/bankcreds.h"
 #include "pixrelay/pix/env.h"
 #include "pixrelay/redis/redis.h"
 
@@ -160,7 +161,6 @@ struct cli_bank_api {
 	size_t nheaders, nquery;
 	int no_check; /* --no-check: keep them without asking the bank for a token */
 };
-struct bank_creds;
 struct seal_key;
 /* Nonzero when any of them was given. */
 int cli_bank_api_given(const struct cli_bank_api *o);
@@ -187,6 +187,26 @@ int cli_credentials_key(const char *cmd, const struct config *cfg, int create,
  * others may read), say why on stderr, as serve's 503 for it would mean.
  * Reads the connection on k's loop. */
 void cli_bank_api_explain(struct cli_call *k, const struct config *cfg, const char *id);
+
+/* What the CLI reads of a bank connection. */
+struct cli_bank_conn {
+	int result; /* 0, BANKS_NOT_FOUND, or -1 (why says it) */
+	enum env env;
+	int has_api;		 /* it has API credentials */
+	int opened;		 /* ... and key opened them into creds (wipe it) */
+	struct bank_creds creds; /* zeroed when not opened */
+	char why[512];		 /* why not (Redis, or the credentials not opening) */
+};
+/* Read connection `id` on k's loop into out; with `key` (NULL: not), its
+ * API credentials opened too. */
+void cli_bank_read(struct cli_call *k, const struct config *cfg, const char *id,
+		   const struct seal_key *key, struct cli_bank_conn *out);
+/* The environment of connection `id` into *env: a connection id names one,
+ * so --env (`given`, NULL when not given) is not needed; one that says
+ * another is refused. 0; 1 (no such connection, or Redis: said on stderr
+ * as "pixrelay CMD: ..."); 2 when --env contradicts it (said). */
+int cli_bank_env(struct cli_call *k, const struct config *cfg, const char *cmd, const char *id,
+		 const char *given, enum env *env);
 
 /* `pixrelay bank reconcile|report` (cli_bank_recon.c); argv[0] is the verb. */
 int cli_bank_recon(const struct config *cfg, int argc, char **argv);

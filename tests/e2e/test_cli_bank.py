@@ -83,12 +83,12 @@ class BankCli(unittest.TestCase):
         self.assertEqual((r.returncode, r.stderr.strip().splitlines()[-1]),
                          (1, "pixrelay bank show: no connection %s in sandbox" % conn["id"]))
 
-    def test_connect_with_a_ca_file_and_the_pix_key_setting(self):
+    def test_connect_with_a_ca_file_and_the_chave(self):
         with tempfile.TemporaryDirectory() as d:
             ca = certs.make_ca(d, "Bank Webhook CA")
             # without the bank door, no bank certificate could reach pixrelay:
             # refused before anything is stored
-            r = self.bank("connect", "--env", "sandbox", "--pix-key", "+5511999990000",
+            r = self.bank("connect", "--env", "sandbox", "--chave", "+5511999990000",
                           "--client-ca", ca.cert, "--bank-listen", "", check=False)
             self.assertEqual((r.returncode, r.stdout, r.stderr),
                              (2, "", "pixrelay bank connect: --client-ca (mutual TLS) needs the bank "
@@ -98,14 +98,33 @@ class BankCli(unittest.TestCase):
                                      "door\")\n"))
             r = self.bank("list", "--env", "sandbox", "--json")
             self.assertNotIn("+5511999990000", r.stdout)
-            # --pix-key is the setting of that name: the key the BR Codes carry
+            # one name for a connection's key: --chave; --pix-key is the
+            # setting of the platform account's BR Codes, and is not taken
+            # for it
             r = self.bank("connect", "--env", "sandbox", "--pix-key", "+5511999990000",
+                          "--client-ca", ca.cert, "--json", check=False)
+            self.assertEqual((r.returncode, r.stdout, r.stderr),
+                             (2, "", "pixrelay bank connect: the connection's Pix key is required: "
+                                     "--chave KEY (the pix-key setting is the key of the platform "
+                                     "account's BR Codes, not a connection's)\n"))
+            r = self.bank("connect", "--env", "sandbox", "--chave", "+5511999990000",
                           "--client-ca", ca.cert, "--json")
             conn = json.loads(r.stdout)
             self.assertEqual((conn["pixKey"], conn["auth"]), ("+5511999990000", "mtls"))
             self.assertEqual(conn["clientCa"]["certificates"], 1)
             self.assertRegex(conn["clientCa"]["sha256"], r"^[0-9a-f]{64}$")
             self.assertTrue(conn["webhookUrl"].endswith("/webhooks/bank/" + conn["id"]))
+            # the connection names its environment: no --env needed after it,
+            # and one that contradicts it is refused
+            shown = json.loads(self.bank("show", conn["id"], "--json").stdout)
+            self.assertEqual((shown["id"], shown["environment"]), (conn["id"], "sandbox"))
+            r = self.bank("show", conn["id"], "--env", "production", check=False)
+            self.assertEqual((r.returncode, r.stdout, r.stderr),
+                             (2, "", "pixrelay bank show: connection %s is of sandbox, not production "
+                                     "(--env)\n" % conn["id"]))
+            for verb in ("notifications", "report"):
+                r = self.bank(verb, conn["id"], "--json")
+                self.assertEqual((r.returncode, r.stderr), (0, ""), verb)
             # a file that holds no certificate, a key with the certificate
             with open(os.path.join(d, "bad.pem"), "w") as f:
                 f.write("not a certificate\n")
@@ -137,7 +156,7 @@ class BankCli(unittest.TestCase):
                 (("update", "--env", "sandbox"), "the connection ID is required"),
                 (("update", "bnk_x", "--env", "sandbox"),
                  "nothing to change: give --client-ca FILE, --client-cert-subject DN, "
-                 "--client-cert-pin PIN or --default"),
+                 "--client-cert-pin PIN, --default, --scope, --api-header or --api-query"),
                 (("update", "bnk_x", "--env", "sandbox", "--chave", "a@b.example"),
                  "--chave and --url-token are for connect"),
                 (("update", "bnk_x", "--env", "sandbox", "--default", "--no-default"),
