@@ -553,7 +553,14 @@ int bankpix_parse_page(const char *body, size_t len, struct bankpix_batch *out, 
 			 "parametros.paginacao.quantidadeDePaginas: must be at most %d", PAGES_MAX);
 		goto done;
 	}
-	rc = parse_root(root, out, err, errlen);
+	if (!json_get(root, "pix") || YAJL_IS_NULL(json_get(root, "pix"))) {
+		/* the standard's PixConsultados requires no list: a page without
+		 * one (a bank with nothing to list) is an empty page */
+		memset(out, 0, sizeof(*out));
+		rc = BANKPIX_OK;
+	} else {
+		rc = parse_root(root, out, err, errlen);
+	}
 	if (rc == BANKPIX_OK)
 		*pages = count < 1 ? 1 : (long)count;
 done:

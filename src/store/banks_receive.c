@@ -6,6 +6,7 @@
  * are banks.c's. */
 #include "pixrelay/store/banks.h"
 
+#include "pixrelay/core/hash.h"
 #include "pixrelay/core/ids.h"
 #include "pixrelay/core/json.h"
 #include "pixrelay/core/mem.h"
@@ -95,13 +96,10 @@ static void request_free(struct request *rq)
 static void note_call(struct banks_queue *q, const char *id)
 {
 	long long now = (long long)ids_now_ms();
-	unsigned h = 5381;
+	uint32_t h = hash_fnv1a(id, HASH_FNV1A_INIT) % CALL_NOTES;
 	char key[KS_KEY_MAX], ms[32];
 	const char *argv[2] = {key, ms};
 
-	for (const char *p = id; *p; p++)
-		h = h * 33 + (unsigned char)*p;
-	h %= CALL_NOTES;
 	if (strcmp(q->noted[h].id, id) == 0 && now - q->noted[h].ms < CALL_NOTE_MS)
 		return;
 	snprintf(q->noted[h].id, sizeof(q->noted[h].id), "%s", id);

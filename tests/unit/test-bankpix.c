@@ -445,6 +445,19 @@ static void test_page(void)
 	CHECK_STR(err, "parametros.paginacao.quantidadeDePaginas: must be a whole number");
 	CHECK_INT(pages, -7);
 
+	/* a page without its list (the standard requires none): empty */
+	memset(&b, 0x5a, sizeof(b));
+	{
+		const char *nolist = "{\"parametros\":{\"paginacao\":{\"quantidadeDePaginas\":1}}}";
+
+		CHECK_INT(bankpix_parse_page(nolist, strlen(nolist), &b, &pages, err, sizeof(err)),
+			  BANKPIX_OK);
+		CHECK_INT(b.n + b.nrefused, 0);
+		CHECK_INT(pages, 1);
+		bankpix_batch_deinit(&b);
+	}
+	pages = -7;
+
 	/* no parametros at all; a body that is no object */
 	memset(&b, 0x5a, sizeof(b));
 	CHECK_INT(bankpix_parse_page("{\"pix\":[]}", 10, &b, &pages, err, sizeof(err)),
