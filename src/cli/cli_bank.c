@@ -397,8 +397,8 @@ static int register_made(struct cli_call *k, const struct config *cfg, enum env 
 	if (!ok)
 		fprintf(stderr,
 			"pixrelay bank connect: connected as %s, but its webhook is not registered "
-			"at the bank: pixrelay bank register-webhook %s --env %s to try again\n",
-			id, id, env_name(env));
+			"at the bank: pixrelay bank register-webhook %s to try again\n",
+			id, id);
 done:
 	yajl_tree_free(v);
 	return ok;

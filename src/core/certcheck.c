@@ -626,6 +626,18 @@ done:
 	return rc;
 }
 
+int certcheck_subject_text(const struct x509_st *x, char *out, size_t size)
+{
+	if (size)
+		out[0] = '\0';
+	if (dn_text(X509_get_subject_name(x), out, size) < 0) {
+		if (size)
+			out[0] = '\0';
+		return -1;
+	}
+	return 0;
+}
+
 int certcheck_subject_normal(const char *dn, char *out, size_t size, char *err, size_t errlen)
 {
 	X509_NAME *name = dn_parse(dn, err, errlen);

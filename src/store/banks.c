@@ -234,7 +234,9 @@ static void render_cert(yajl_gen g, const char *pem)
 		json_null(g);
 		goto done;
 	}
-	X509_NAME_oneline(X509_get_subject_name(x), subject, sizeof(subject));
+	/* as RFC 4514 writes it, as a pinned subject is written */
+	if (certcheck_subject_text(x, subject, sizeof(subject)) < 0)
+		X509_NAME_oneline(X509_get_subject_name(x), subject, sizeof(subject));
 	X509_digest(x, EVP_sha256(), md, &mdlen);
 	ids_hex(hex, md, sizeof(md));
 	if (ASN1_TIME_to_tm(X509_get0_notAfter(x), &tm) == 1)
@@ -299,7 +301,7 @@ static void render_trust(yajl_gen g, const struct fields *f)
 			 "not pinned: any certificate for TLS clients that a CA of the trust list "
 			 "issued is taken as this connection's bank, so anyone who holds one can "
 			 "report Pix for it; pin the bank's own certificate with pixrelay bank "
-			 "update %s --env production --client-cert-subject DN or --client-cert-pin "
+			 "update %s --client-cert-subject DN or --client-cert-pin "
 			 "sha256/..., or PATCH /v1/bank/connections/%s with clientCertSubject or "
 			 "clientCertPins",
 			 f->id, f->id);

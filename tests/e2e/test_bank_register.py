@@ -320,7 +320,7 @@ class Register(unittest.TestCase):
                          "Register the webhook URL above at the bank for the Pix key %s." % NOT_AT_THE_BANK)
         self.assertIn("pixrelay bank connect: the bank refused the webhook: HTTP 400 ", r.stderr)
         self.assertIn("pixrelay bank connect: connected as %s, but its webhook is not registered at the "
-                      "bank: pixrelay bank register-webhook %s --env sandbox to try again\n" % (made, made),
+                      "bank: pixrelay bank register-webhook %s to try again\n" % (made, made),
                       r.stderr)
         self.bank.take_violations()
         # and show says what the bank answers: nothing for that key

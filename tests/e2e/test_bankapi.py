@@ -224,15 +224,15 @@ class Connect(Base):
         api = shown["api"]
         self.assertEqual((api["apiUrl"], api["tokenUrl"], api["clientId"]),
                          (self.bank.url, self.bank.token_url, self.bank.client_id))
-        self.assertEqual(api["certificate"]["subject"], "/CN=loja.example")
+        self.assertEqual(api["certificate"]["subject"], "CN=loja.example")
         self.assertRegex(api["certificate"]["sha256"], r"^[0-9a-f]{64}$")
-        self.assertEqual(api["bankCa"]["subject"], "/CN=Test Bank Server CA")
+        self.assertEqual(api["bankCa"]["subject"], "CN=Test Bank Server CA")
         # the webhook URL carries the token only in what connect printed
         self.assertNotIn("hmac=", shown["webhookUrl"])
         human = self.px.cli("bank", "show", c["id"], "--env", "sandbox").stdout
         self.assertIn("  bank API     %s (client %s, token %s)\n" % (self.bank.url, self.bank.client_id,
                                                                      self.bank.token_url), human)
-        self.assertIn("  certificate  /CN=loja.example, until ", human)
+        self.assertIn("  certificate  CN=loja.example, until ", human)
 
 
 class Charges(Base):

@@ -1642,7 +1642,7 @@ class WhoConnects(Base):
         # unpinned in production: the connection says what that trusts
         warning = ("not pinned: any certificate for TLS clients that a CA of the trust list issued is "
                    "taken as this connection's bank, so anyone who holds one can report Pix for it; "
-                   "pin the bank's own certificate with pixrelay bank update %s --env production "
+                   "pin the bank's own certificate with pixrelay bank update %s "
                    "--client-cert-subject DN or --client-cert-pin sha256/..., or PATCH "
                    "/v1/bank/connections/%s with clientCertSubject or clientCertPins" % (conn["id"], conn["id"]))
         self.assertEqual(conn["trust"], {"subject": None, "pins": [], "warning": warning})

@@ -209,7 +209,7 @@ class BankCli(unittest.TestCase):
             warning = ("not pinned: any certificate for TLS clients that a CA of the trust list "
                        "issued is taken as this connection's bank, so anyone who holds one can "
                        "report Pix for it; pin the bank's own certificate with pixrelay bank "
-                       "update %s --env production --client-cert-subject DN or --client-cert-pin "
+                       "update %s --client-cert-subject DN or --client-cert-pin "
                        "sha256/..., or PATCH /v1/bank/connections/%s with clientCertSubject or "
                        "clientCertPins" % (cid, cid))
             lines = r.stdout.splitlines()

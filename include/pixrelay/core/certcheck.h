@@ -86,6 +86,13 @@ int certcheck_pins_add(char list[CERTCHECK_PINS_TEXT], const char *pin, char *er
 int certcheck_pin(struct certcheck *c, const char *subject, const char *pins, char *err,
 		  size_t errlen);
 
+/* The subject of certificate `x` (an OpenSSL X509) as RFC 4514 text, the
+ * most specific RDN first, as --client-cert-subject takes it, into out
+ * (`size` bytes): 0, or -1 when it does not fit or a value cannot be
+ * written (out is then ""). */
+struct x509_st;
+int certcheck_subject_text(const struct x509_st *x, char *out, size_t size);
+
 /* Undo percent-escaping (%XX; '+' stays '+'): the bytes written to out,
  * NUL-terminated, or -1 when a % is not followed by two hex digits or out
  * (of `size` bytes) is too small. */
