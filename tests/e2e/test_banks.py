@@ -770,6 +770,26 @@ class OneTruth(Base):
         self.assertEqual(self.account_events(a, p["endToEndId"]) + self.account_events(b, p["endToEndId"]),
                          [])
 
+    def test_the_pix_that_paid_a_charge_heard_after_the_retention(self):
+        # a Pix is remembered for event-retention-days (30 by default); a MED
+        # refund can come 90 days after it. The charge it paid still names it:
+        # heard again, it is that payment, no "paid twice"
+        conn = self.connect()
+        path = unique("retained")
+        c = self.charge(2500, path)
+        p = pix("25.00", c["id"])
+        self.assertEqual(self.outcome(self.send(conn, p)), ("paid", None))
+        self.events(path, 1)
+        self.redis.cmd("DEL", own_key(self.account, p["endToEndId"]))  # what the retention does
+        med = dict(refund("25.00", "DEVOLVIDO"), natureza="MED_FRAUDE")
+        d = self.send(conn, dict(p, devolucoes=[med]))
+        self.assertEqual((d["accepted"], d["duplicates"]), (0, 1))
+        self.assertEqual((self.outcome(d), d["pix"][0]["heldBy"]), (("duplicate", None), None))
+        got = self.events(path, 3)[1:]
+        self.assertEqual([e["event"] for e in got], ["EVENT:PIX_MED_REFUND", "EVENT:CHARGE_REFUND"])
+        self.quiet_after(path, 3)
+        self.assertEqual(self.get_charge(c["id"])["status"], "REFUNDED")
+
     def test_a_refused_item_is_one_event_whatever_brings_it(self):
         a, b = self.connect(), self.connect()
         bad = pix("1", horario="2020-09-11T15:00:00Z")

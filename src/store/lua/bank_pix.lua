@@ -8,7 +8,8 @@
 -- report says that another connection held it.
 --   p bown:<env>:<account>:<e2e>  string "<outcome> <reason> <event id> <owner> [<conn> ...]":
 --                               the Pix was taken by connection <owner>; the connections
---                               that reported it since follow
+--                               that reported it since follow (once forgotten, the Pix
+--                               that paid a charge is known again by the charge's pix_e2e)
 --   p bpix:<conn>:<e2e>         string "<outcome> <reason> <event id>": what the previous
 --                               layout kept per connection, read (not written) so that a Pix
 --                               taken before an upgrade stays taken
@@ -33,7 +34,7 @@
 -- all kept for the retention; a charge paid by a Pix keeps it in fields pix (JSON) and pix_e2e.
 -- KEYS[1] = <prefix>{s<k>}:bank   (names the shard; not written)
 -- ARGV = shard key prefix, now (ms), now as text, retention (seconds), number n of Pix,
---        number m of refused items, then n Pix, each 15 + 7r:
+--        number m of refused items, then n Pix, each 15 + 8r:
 --          connection, account, env, source (webhook | reconciliation), day, endToEndId,
 --          txid ('' = none), charge id the txid names ('' = none), cents, horario (ms),
 --          Pix as JSON, what a charge it pays keeps (JSON), event id, cents refunded
@@ -113,9 +114,11 @@ local function charge_json(c)
 end
 
 -- The connection through which the Pix that paid charge c came (its kept "pix" JSON
--- begins with it), or ''.
+-- begins with it, after the refund's nature once the charge is refunded), or ''.
 local function paid_through(c)
-  return string.match(c[10] or '', '^{"connection":"([^"]*)"') or ''
+  local pix = c[10] or ''
+  return string.match(pix, '^{"connection":"([^"]*)"') or
+    string.match(pix, '^{"refundNature":"[^"]*","connection":"([^"]*)"') or ''
 end
 
 -- An event about a Pix or a refund that moves no charge: to the charge's postbackUrl when it
@@ -198,6 +201,11 @@ for _ = 1, n do
   local seen = redis.call('GET', ok)
   if not seen then
     seen = legacy(account, conn, e2e)
+    if not seen and c and c[12] == e2e and paid_through(c) ~= '' then
+      -- the Pix that paid this charge, forgotten after the retention (a refund, a MED one
+      -- above all, may come 90 days after it): taken, by the connection it came through
+      seen = 'paid   ' .. paid_through(c)
+    end
     if seen then redis.call('SET', ok, seen, 'EX', ttl) end
   end
   local quiet = false
