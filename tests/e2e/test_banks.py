@@ -790,6 +790,38 @@ class OneTruth(Base):
         self.quiet_after(path, 3)
         self.assertEqual(self.get_charge(c["id"])["status"], "REFUNDED")
 
+    def test_a_connection_made_again_for_the_key_takes_its_pix_refunds(self):
+        # the connection that took a Pix is gone (its key connected again, to
+        # change how the bank authenticates, say): the one that reports the Pix
+        # now holds it, so that a MED refund is heard and refunds the charge
+        key = "again-%d@loja.com.br" % random.randrange(10 ** 9)
+        a = self.connect(pix_key=key)
+        path = unique("again")
+        c = self.charge(4000, path)
+        p = pix("40.00", c["id"], horario="2020-09-14T15:00:00Z")
+        self.assertEqual(self.outcome(self.send(a, p)), ("paid", None))
+        med = dict(refund("40.00", "EM_PROCESSAMENTO"), natureza="MED_OPERACIONAL")
+        self.send(a, dict(p, devolucoes=[med]))
+        got = self.events(path, 2)[1]
+        self.assertEqual((got["event"], got["data"]["status"], got["data"]["connection"]),
+                         ("EVENT:PIX_MED_REFUND", "EM_PROCESSAMENTO", a["id"]))
+        r = self.px.request("POST", "%s/%s/disconnect" % (CONNECTIONS, a["id"]), headers=auth(self.key))
+        self.assertEqual(r.status, 200, r)
+        b = self.connect(pix_key=key)
+        # what a heard is not news through b
+        d = self.send(b, dict(p, devolucoes=[med]))
+        self.assertEqual((self.outcome(d), d["pix"][0]["heldBy"]), (("duplicate", None), None))
+        self.quiet_after(path, 2)
+        med = dict(med, status="DEVOLVIDO", horario=dict(med["horario"], liquidacao=rfc3339(now())))
+        self.send(b, dict(p, devolucoes=[med]))
+        got = self.events(path, 4)[2:]
+        self.assertEqual([e["event"] for e in got], ["EVENT:PIX_MED_REFUND", "EVENT:CHARGE_REFUND"])
+        self.quiet_after(path, 4)
+        self.assertEqual(self.get_charge(c["id"])["status"], "REFUNDED")
+        # b's report says that a took the Pix
+        rb = self.report(b, "2020-09-14")
+        self.assertEqual(rb["heldElsewhere"], [{"endToEndId": p["endToEndId"], "connection": a["id"]}])
+
     def test_a_refused_item_is_one_event_whatever_brings_it(self):
         a, b = self.connect(), self.connect()
         bad = pix("1", horario="2020-09-11T15:00:00Z")

@@ -4,8 +4,9 @@
 -- into one call per shard. One Pix, one truth, per account: a Pix is taken once per
 -- environment, account and endToEndId, whichever connection and source (webhook,
 -- reconciliation) brings it first; that connection owns it, and only through it are its
--- refunds taken. Another connection that reports it moves nothing and makes no event; its
--- report says that another connection held it.
+-- refunds taken (once it is disconnected, the next connection that reports the Pix owns
+-- it). Another connection that reports it moves nothing and makes no event; its report
+-- says that another connection held it.
 --   p bown:<env>:<account>:<e2e>  string "<outcome> <reason> <event id> <owner> [<conn> ...]":
 --                               the Pix was taken by connection <owner>; the connections
 --                               that reported it since follow (once forgotten, the Pix
@@ -14,10 +15,12 @@
 --                               layout kept per connection, read (not written) so that a Pix
 --                               taken before an upgrade stays taken
 --   p banks:<account>           zset (read): the account's connections, for those keys
+--   p bank:<conn>               hash (read): whether a connection is still there
 --   p brefused:<env>:<account>:<id>  string "<event id> <conn> [<conn> ...]": an item the schema
 --                               refused, reported once (id: its endToEndId when well-formed,
 --                               else the SHA-256 of the item)
---   p bdev:<conn>:<e2e>:<id>:<status>  string: that refund status was taken (by the owner)
+--   p bdev:<conn>:<e2e>:<id>:<status>  string: that refund status was taken (by the owner;
+--                               those of the owners before it are read too)
 --   p blog:<conn>                list: what the connection heard, newest first (1,000 kept)
 --   p bday:<conn>:<YYYY-MM-DD>   hash: counts per day of horario (Brasilia time; a refused
 --                               item without a readable horario: the day it came): by source
@@ -167,6 +170,20 @@ local function heard_again(key, value, nf, conn, day, source, what)
   return owner, false
 end
 
+-- Connection `conn` holds the Pix whose record is `key` from now on: first among the
+-- connections that reported it (the one that held it was disconnected).
+local function hold(key, conn)
+  local v = redis.call('GET', key)
+  local at = string.find(v, ' bnk_', 1, true)
+  local rest = string.gsub(string.sub(v, at), ' ' .. conn, '', 1)
+  redis.call('SET', key, string.sub(v, 1, at - 1) .. ' ' .. conn .. rest, 'KEEPTTL')
+end
+
+-- Whether bank connection `id` is gone (disconnected).
+local function gone(id)
+  return redis.call('EXISTS', p .. 'bank:' .. id) == 0
+end
+
 -- The previous layout's record of this Pix, kept per connection: "<o> <r> <e> <conn>", or nil.
 local function legacy(account, conn, e2e)
   local v = redis.call('GET', p .. 'bpix:' .. conn .. ':' .. e2e)
@@ -214,6 +231,12 @@ for _ = 1, n do
     local _, b, e = string.match(seen, '^(%S*) (%S*) (%S*)')
     reason, event = b or '', e or ''
     owner, quiet = heard_again(ok, seen, 3, conn, day, source, e2e)
+    if owner ~= conn and gone(owner) then
+      -- its holder was disconnected (its key connected again, say): the connection that
+      -- reports it now holds it, so that its refunds are heard
+      hold(ok, conn)
+      owner = conn
+    end
   else
     if not c then
       reason = (txid == '') and 'no_txid' or 'unknown_txid'
@@ -259,8 +282,14 @@ for _ = 1, n do
   out[#out + 1] = c and cid or ''
   out[#out + 1] = held
 
-  -- its refunds, each status once, through the connection that holds the Pix only
-  local whole = false
+  -- its refunds, each status once, through the connection that holds the Pix only (those
+  -- that held it before it took some)
+  local whole, before = false, {}
+  if r > 0 and held == '' then
+    for w in string.gmatch(redis.call('GET', ok), ' (bnk_%S+)') do
+      if w ~= conn then before[#before + 1] = w end
+    end
+  end
   i = i + 15
   for _ = 1, r do
     local rid, status, rcents, revt, rjson = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2]),
@@ -269,11 +298,15 @@ for _ = 1, n do
     local routcome, rev, rev2 = 'reported', '', ''
     -- the whole Pix that paid this charge went back, through the connection that took it
     local makes_whole = status == 'DEVOLVIDO' and refunded >= cents and c and c[1] == 'PAID' and
-      c[12] == e2e and paid_through(c) == conn
+      c[12] == e2e and (paid_through(c) == conn or (paid_through(c) ~= '' and gone(paid_through(c))))
+    local dk = ':' .. e2e .. ':' .. rid .. ':' .. status
+    local taken = false
+    for _, w in ipairs(before) do
+      taken = taken or redis.call('EXISTS', p .. 'bdev:' .. w .. dk) == 1
+    end
     if held ~= '' then
       routcome = 'elsewhere'
-    elseif redis.call('SET', p .. 'bdev:' .. conn .. ':' .. e2e .. ':' .. rid .. ':' .. status,
-        '1', 'NX', 'EX', ttl) == false then
+    elseif redis.call('SET', p .. 'bdev:' .. conn .. dk, '1', 'NX', 'EX', ttl) == false or taken then
       routcome = 'duplicate'
     else
       if med then
