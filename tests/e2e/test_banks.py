@@ -770,6 +770,31 @@ class OneTruth(Base):
         self.assertEqual(self.account_events(a, p["endToEndId"]) + self.account_events(b, p["endToEndId"]),
                          [])
 
+    def test_a_pix_the_previous_layout_took_twice_is_held_where_it_paid(self):
+        # the previous layout could take a Pix through two connections: where
+        # it paid the charge, and where it was then "paid twice". The one it
+        # paid through holds it, whichever reports it first, so that its
+        # refund moves the charge
+        a, b = self.connect(), self.connect()
+        path = unique("twice")
+        c = self.charge(1500, path)
+        p = pix("15.00", c["id"])
+        evt = self.send(a, p)["pix"][0]["event"]
+        self.events(path, 1)
+        # as the previous layout left it: a record per connection, none per account
+        self.redis.cmd("DEL", own_key(self.account, p["endToEndId"]))
+        for conn, record in ((a, "paid  " + evt), (b, "unmatched charge_paid evt_twice")):
+            self.redis.cmd("SET", rkey("bpix:", conn["id"]) + ":" + p["endToEndId"], record, "EX", 3600)
+        back = dict(p, devolucoes=[refund("15.00", "DEVOLVIDO")])
+        db = self.send(b, back)
+        self.assertEqual((db["pix"][0]["outcome"], db["pix"][0]["event"], db["pix"][0]["heldBy"]),
+                         ("duplicate", evt, a["id"]))
+        self.quiet_after(path, 1)
+        self.send(a, back)
+        got = self.events(path, 2)[1]
+        self.assertEqual((got["event"], got["data"]["status"]), ("EVENT:CHARGE_REFUND", "REFUNDED"))
+        self.quiet_after(path, 2)
+
     def test_the_pix_that_paid_a_charge_heard_after_the_retention(self):
         # a Pix is remembered for event-retention-days (30 by default); a MED
         # refund can come 90 days after it. The charge it paid still names it:

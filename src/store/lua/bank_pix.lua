@@ -185,14 +185,16 @@ local function gone(id)
 end
 
 -- The previous layout's record of this Pix, kept per connection: "<o> <r> <e> <conn>", or nil.
-local function legacy(account, conn, e2e)
-  local v = redis.call('GET', p .. 'bpix:' .. conn .. ':' .. e2e)
-  if v then return v .. ' ' .. conn end
+-- That layout could take a Pix through two connections: the one it paid a charge through
+-- (`through`, '' for none) is read first, then `conn`'s, then the others'.
+local function legacy(account, conn, e2e, through)
+  local ids = {through, conn}
   for _, other in ipairs(redis.call('ZRANGE', p .. 'banks:' .. account, 0, -1)) do
-    if other ~= conn then
-      v = redis.call('GET', p .. 'bpix:' .. other .. ':' .. e2e)
-      if v then return v .. ' ' .. other end
-    end
+    ids[#ids + 1] = other
+  end
+  for _, id in ipairs(ids) do
+    local v = id ~= '' and redis.call('GET', p .. 'bpix:' .. id .. ':' .. e2e)
+    if v then return v .. ' ' .. id end
   end
   return nil
 end
@@ -217,11 +219,12 @@ for _ = 1, n do
   local ok = p .. 'bown:' .. env .. ':' .. account .. ':' .. e2e
   local seen = redis.call('GET', ok)
   if not seen then
-    seen = legacy(account, conn, e2e)
-    if not seen and c and c[12] == e2e and paid_through(c) ~= '' then
+    local through = (c and c[12] == e2e) and paid_through(c) or ''
+    seen = legacy(account, conn, e2e, through)
+    if not seen and through ~= '' then
       -- the Pix that paid this charge, forgotten after the retention (a refund, a MED one
       -- above all, may come 90 days after it): taken, by the connection it came through
-      seen = 'paid   ' .. paid_through(c)
+      seen = 'paid   ' .. through
     end
     if seen then redis.call('SET', ok, seen, 'EX', ttl) end
   end
