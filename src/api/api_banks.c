@@ -28,6 +28,8 @@
 #include "pixrelay/core/mem.h"
 #include "pixrelay/core/metrics.h"
 #include "pixrelay/pix/bankpix.h"
+#include "pixrelay/pix/keyspace.h"
+#include "pixrelay/redis/cache.h"
 #include "pixrelay/store/banks.h"
 
 #include <openssl/crypto.h>
@@ -395,6 +397,29 @@ static int may_change(struct http_req *req, const char *done, const char *verb)
 	return -1;
 }
 
+/* A change of `account`'s connections may change where its charges go
+ * (docs/banks.md, "The key on the QR"): this process reads the account
+ * again at its next charge, without waiting for the announcement that
+ * every process gets ("" or NULL: not known here, the announcement only). */
+static void forget_account(struct http_req *req, const char *account)
+{
+	char msg[64];
+
+	if (!account || !*account)
+		return;
+	ks_invalidation_account_message(msg, sizeof(msg), account);
+	cache_forget(app_of(req)->cache, msg);
+}
+
+static void on_disconnected(void *ud, int result, const char *json, const char *err)
+{
+	struct http_req *req = ud;
+
+	if (result == 0)
+		forget_account(req, scope(req));
+	on_banks_json(ud, result, json, err);
+}
+
 void api_handle_bank_disconnect(struct http_req *req)
 {
 	struct app *app = app_of(req);
@@ -402,8 +427,8 @@ void api_handle_bank_disconnect(struct http_req *req)
 
 	if (may_change(req, "disconnected", "disconnect") < 0)
 		return;
-	banks_disconnect(app->rds, app->cfg, c->key.env, scope(req), req->params[0], on_banks_json,
-			 req);
+	banks_disconnect(app->rds, app->cfg, c->key.env, scope(req), req->params[0],
+			 on_disconnected, req);
 }
 
 void api_handle_bank_notifications(struct http_req *req)
@@ -428,9 +453,11 @@ void api_handle_bank_notifications(struct http_req *req)
 static void on_connected(void *ud, int result, const char *json, const char *err)
 {
 	struct http_req *req = ud;
+	struct api_caller *c = req->auth;
 
 	switch (result) {
 	case 0:
+		forget_account(req, c->account);
 		http_reply_data(req, 200, json, strlen(json));
 		return;
 	case BANKS_NO_ACCOUNT:
@@ -636,9 +663,15 @@ done:
 static void on_updated(void *ud, int result, const char *json, const char *err)
 {
 	struct http_req *req = ud;
+	yajl_val v = NULL;
+	char perr[64];
 
 	switch (result) {
 	case 0:
+		/* the connection as shown names its account */
+		if (json_parse_object(json, strlen(json), &v, perr, sizeof(perr)) == 0)
+			forget_account(req, YAJL_GET_STRING(json_get(v, "account")));
+		yajl_tree_free(v);
 		http_reply_data(req, 200, json, strlen(json));
 		return;
 	case BANKS_NOT_FOUND:

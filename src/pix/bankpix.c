@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* Values one Pix may bring at most (its object, its fields, componentesValor
  * and up to BANKPIX_REFUNDS_MAX refunds with theirs); the tree of a whole
@@ -581,7 +582,7 @@ size_t bankpix_batch_keep_chave(struct bankpix_batch *b, const char *chave)
 
 	for (size_t i = 0; i < b->n; i++) {
 		struct bankpix *p = &b->items[i];
-		if (p->chave && strcmp(p->chave, chave) != 0) {
+		if (p->chave && strcasecmp(p->chave, chave) != 0) {
 			refunds_free(p->refunds, p->nrefunds);
 			free(p->json);
 			free(p->chave);
@@ -594,7 +595,7 @@ size_t bankpix_batch_keep_chave(struct bankpix_batch *b, const char *chave)
 	kept = 0;
 	for (size_t i = 0; i < b->nrefused; i++) {
 		struct bankpix_refusal *r = &b->refused[i];
-		if (r->chave && strcmp(r->chave, chave) != 0) {
+		if (r->chave && strcasecmp(r->chave, chave) != 0) {
 			refusal_free(r);
 			dropped++;
 			continue;

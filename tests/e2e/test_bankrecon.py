@@ -547,6 +547,20 @@ class Reconciliation(unittest.TestCase):
         text = self.px.cli("bank", "reconcile", c["id"], "--env", "sandbox", "--since", "3d").stdout
         self.assertRegex(text, r"\nread back to \S+Z in [34] window\(s\) of at most a day\n")
 
+    def test_a_key_connected_in_other_letters_is_the_banks_key(self):
+        # the bank lists the key as the DICT keeps it (in lower case); the
+        # merchant wrote it otherwise: the same key, so a complete day holds
+        # its Pix (not "complete" over none of them)
+        c = self.connect("Caixa@Loja.Example")
+        now = datetime.datetime.now(datetime.timezone.utc)
+        paid = self.bank.pay_key("6.50", chave="caixa@loja.example", when=now - datetime.timedelta(days=2))
+        r, run = self.reconcile_since(c["id"], "3d")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual((run["listed"], run["new"]), (1, 1))
+        rep = self.report(c["id"], brasilia_day_of(paid["horario"]))
+        self.assertEqual((rep["complete"], rep["pix"]["recovered"], rep["recoveredEndToEndIds"]),
+                         (True, 1, [paid["endToEndId"]]))
+
     def test_a_bank_that_refuses_an_old_range_stops_the_backfill(self):
         c = self.connect("limite@loja.example")
         now = datetime.datetime.now(datetime.timezone.utc)

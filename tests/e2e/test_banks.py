@@ -770,6 +770,83 @@ class OneTruth(Base):
         self.assertEqual(self.account_events(a, p["endToEndId"]) + self.account_events(b, p["endToEndId"]),
                          [])
 
+    def test_a_pix_the_previous_layout_took_twice_is_held_where_it_paid(self):
+        # the previous layout could take a Pix through two connections: where
+        # it paid the charge, and where it was then "paid twice". The one it
+        # paid through holds it, whichever reports it first, so that its
+        # refund moves the charge
+        a, b = self.connect(), self.connect()
+        path = unique("twice")
+        c = self.charge(1500, path)
+        p = pix("15.00", c["id"])
+        evt = self.send(a, p)["pix"][0]["event"]
+        self.events(path, 1)
+        # as the previous layout left it: a record per connection, none per account
+        self.redis.cmd("DEL", own_key(self.account, p["endToEndId"]))
+        for conn, record in ((a, "paid  " + evt), (b, "unmatched charge_paid evt_twice")):
+            self.redis.cmd("SET", rkey("bpix:", conn["id"]) + ":" + p["endToEndId"], record, "EX", 3600)
+        back = dict(p, devolucoes=[refund("15.00", "DEVOLVIDO")])
+        db = self.send(b, back)
+        self.assertEqual((db["pix"][0]["outcome"], db["pix"][0]["event"], db["pix"][0]["heldBy"]),
+                         ("duplicate", evt, a["id"]))
+        self.quiet_after(path, 1)
+        self.send(a, back)
+        got = self.events(path, 2)[1]
+        self.assertEqual((got["event"], got["data"]["status"]), ("EVENT:CHARGE_REFUND", "REFUNDED"))
+        self.quiet_after(path, 2)
+
+    def test_the_pix_that_paid_a_charge_heard_after_the_retention(self):
+        # a Pix is remembered for event-retention-days (30 by default); a MED
+        # refund can come 90 days after it. The charge it paid still names it:
+        # heard again, it is that payment, no "paid twice"
+        conn = self.connect()
+        path = unique("retained")
+        c = self.charge(2500, path)
+        p = pix("25.00", c["id"])
+        self.assertEqual(self.outcome(self.send(conn, p)), ("paid", None))
+        self.events(path, 1)
+        self.redis.cmd("DEL", own_key(self.account, p["endToEndId"]))  # what the retention does
+        med = dict(refund("25.00", "DEVOLVIDO"), natureza="MED_FRAUDE")
+        d = self.send(conn, dict(p, devolucoes=[med]))
+        self.assertEqual((d["accepted"], d["duplicates"]), (0, 1))
+        self.assertEqual((self.outcome(d), d["pix"][0]["heldBy"]), (("duplicate", None), None))
+        got = self.events(path, 3)[1:]
+        self.assertEqual([e["event"] for e in got], ["EVENT:PIX_MED_REFUND", "EVENT:CHARGE_REFUND"])
+        self.quiet_after(path, 3)
+        self.assertEqual(self.get_charge(c["id"])["status"], "REFUNDED")
+
+    def test_a_connection_made_again_for_the_key_takes_its_pix_refunds(self):
+        # the connection that took a Pix is gone (its key connected again, to
+        # change how the bank authenticates, say): the one that reports the Pix
+        # now holds it, so that a MED refund is heard and refunds the charge
+        key = "again-%d@loja.com.br" % random.randrange(10 ** 9)
+        a = self.connect(pix_key=key)
+        path = unique("again")
+        c = self.charge(4000, path)
+        p = pix("40.00", c["id"], horario="2020-09-14T15:00:00Z")
+        self.assertEqual(self.outcome(self.send(a, p)), ("paid", None))
+        med = dict(refund("40.00", "EM_PROCESSAMENTO"), natureza="MED_OPERACIONAL")
+        self.send(a, dict(p, devolucoes=[med]))
+        got = self.events(path, 2)[1]
+        self.assertEqual((got["event"], got["data"]["status"], got["data"]["connection"]),
+                         ("EVENT:PIX_MED_REFUND", "EM_PROCESSAMENTO", a["id"]))
+        r = self.px.request("POST", "%s/%s/disconnect" % (CONNECTIONS, a["id"]), headers=auth(self.key))
+        self.assertEqual(r.status, 200, r)
+        b = self.connect(pix_key=key)
+        # what a heard is not news through b
+        d = self.send(b, dict(p, devolucoes=[med]))
+        self.assertEqual((self.outcome(d), d["pix"][0]["heldBy"]), (("duplicate", None), None))
+        self.quiet_after(path, 2)
+        med = dict(med, status="DEVOLVIDO", horario=dict(med["horario"], liquidacao=rfc3339(now())))
+        self.send(b, dict(p, devolucoes=[med]))
+        got = self.events(path, 4)[2:]
+        self.assertEqual([e["event"] for e in got], ["EVENT:PIX_MED_REFUND", "EVENT:CHARGE_REFUND"])
+        self.quiet_after(path, 4)
+        self.assertEqual(self.get_charge(c["id"])["status"], "REFUNDED")
+        # b's report says that a took the Pix
+        rb = self.report(b, "2020-09-14")
+        self.assertEqual(rb["heldElsewhere"], [{"endToEndId": p["endToEndId"], "connection": a["id"]}])
+
     def test_a_refused_item_is_one_event_whatever_brings_it(self):
         a, b = self.connect(), self.connect()
         bad = pix("1", horario="2020-09-11T15:00:00Z")

@@ -491,6 +491,13 @@ static void test_keep_chave(void)
 	CHECK_INT(bankpix_batch_keep_chave(&b, "c@loja.example"), 1);
 	CHECK_INT(b.n, 1);
 	bankpix_batch_deinit(&b);
+	/* the bank writes a key as the DICT keeps it (an e-mail or a random key
+	 * in lower case): the key connected in other letters is the same key */
+	CHECK_INT(parse(body, &b), BANKPIX_OK);
+	CHECK_INT(bankpix_batch_keep_chave(&b, "A@Loja.Example"), 1);
+	CHECK_INT(b.n, 2);
+	CHECK_STR(b.items[0].chave, "a@loja.example");
+	bankpix_batch_deinit(&b);
 }
 
 int main(void)

@@ -121,8 +121,10 @@ int bankpix_parse_page(const char *body, size_t len, struct bankpix_batch *out, 
 
 /* Drop from b the Pix paid to a key other than `chave`, and the refused
  * items that name another (those that name none stay): the bank lists
- * every Pix of the account, a connection reconciles its own key. Returns
- * how many were dropped. */
+ * every Pix of the account, a connection reconciles its own key. Keys are
+ * compared in any letter case (the DICT keeps e-mails and random keys in
+ * lower case, however the merchant wrote theirs). Returns how many were
+ * dropped. */
 size_t bankpix_batch_keep_chave(struct bankpix_batch *b, const char *chave);
 
 /* "123.45" (the standard's \d{1,10}\.\d{2}, whole string) as cents: 0, or

@@ -4,19 +4,23 @@
 -- into one call per shard. One Pix, one truth, per account: a Pix is taken once per
 -- environment, account and endToEndId, whichever connection and source (webhook,
 -- reconciliation) brings it first; that connection owns it, and only through it are its
--- refunds taken. Another connection that reports it moves nothing and makes no event; its
--- report says that another connection held it.
+-- refunds taken (once it is disconnected, the next connection that reports the Pix owns
+-- it). Another connection that reports it moves nothing and makes no event; its report
+-- says that another connection held it.
 --   p bown:<env>:<account>:<e2e>  string "<outcome> <reason> <event id> <owner> [<conn> ...]":
 --                               the Pix was taken by connection <owner>; the connections
---                               that reported it since follow
+--                               that reported it since follow (once forgotten, the Pix
+--                               that paid a charge is known again by the charge's pix_e2e)
 --   p bpix:<conn>:<e2e>         string "<outcome> <reason> <event id>": what the previous
 --                               layout kept per connection, read (not written) so that a Pix
 --                               taken before an upgrade stays taken
 --   p banks:<account>           zset (read): the account's connections, for those keys
+--   p bank:<conn>               hash (read): whether a connection is still there
 --   p brefused:<env>:<account>:<id>  string "<event id> <conn> [<conn> ...]": an item the schema
 --                               refused, reported once (id: its endToEndId when well-formed,
 --                               else the SHA-256 of the item)
---   p bdev:<conn>:<e2e>:<id>:<status>  string: that refund status was taken (by the owner)
+--   p bdev:<conn>:<e2e>:<id>:<status>  string: that refund status was taken (by the owner;
+--                               those of the owners before it are read too)
 --   p blog:<conn>                list: what the connection heard, newest first (1,000 kept)
 --   p bday:<conn>:<YYYY-MM-DD>   hash: counts per day of horario (Brasilia time; a refused
 --                               item without a readable horario: the day it came): by source
@@ -33,7 +37,7 @@
 -- all kept for the retention; a charge paid by a Pix keeps it in fields pix (JSON) and pix_e2e.
 -- KEYS[1] = <prefix>{s<k>}:bank   (names the shard; not written)
 -- ARGV = shard key prefix, now (ms), now as text, retention (seconds), number n of Pix,
---        number m of refused items, then n Pix, each 15 + 7r:
+--        number m of refused items, then n Pix, each 15 + 8r:
 --          connection, account, env, source (webhook | reconciliation), day, endToEndId,
 --          txid ('' = none), charge id the txid names ('' = none), cents, horario (ms),
 --          Pix as JSON, what a charge it pays keeps (JSON), event id, cents refunded
@@ -113,9 +117,11 @@ local function charge_json(c)
 end
 
 -- The connection through which the Pix that paid charge c came (its kept "pix" JSON
--- begins with it), or ''.
+-- begins with it, after the refund's nature once the charge is refunded), or ''.
 local function paid_through(c)
-  return string.match(c[10] or '', '^{"connection":"([^"]*)"') or ''
+  local pix = c[10] or ''
+  return string.match(pix, '^{"connection":"([^"]*)"') or
+    string.match(pix, '^{"refundNature":"[^"]*","connection":"([^"]*)"') or ''
 end
 
 -- An event about a Pix or a refund that moves no charge: to the charge's postbackUrl when it
@@ -164,15 +170,31 @@ local function heard_again(key, value, nf, conn, day, source, what)
   return owner, false
 end
 
+-- Connection `conn` holds the Pix whose record is `key` from now on: first among the
+-- connections that reported it (the one that held it was disconnected).
+local function hold(key, conn)
+  local v = redis.call('GET', key)
+  local at = string.find(v, ' bnk_', 1, true)
+  local rest = string.gsub(string.sub(v, at), ' ' .. conn, '', 1)
+  redis.call('SET', key, string.sub(v, 1, at - 1) .. ' ' .. conn .. rest, 'KEEPTTL')
+end
+
+-- Whether bank connection `id` is gone (disconnected).
+local function gone(id)
+  return redis.call('EXISTS', p .. 'bank:' .. id) == 0
+end
+
 -- The previous layout's record of this Pix, kept per connection: "<o> <r> <e> <conn>", or nil.
-local function legacy(account, conn, e2e)
-  local v = redis.call('GET', p .. 'bpix:' .. conn .. ':' .. e2e)
-  if v then return v .. ' ' .. conn end
+-- That layout could take a Pix through two connections: the one it paid a charge through
+-- (`through`, '' for none) is read first, then `conn`'s, then the others'.
+local function legacy(account, conn, e2e, through)
+  local ids = {through, conn}
   for _, other in ipairs(redis.call('ZRANGE', p .. 'banks:' .. account, 0, -1)) do
-    if other ~= conn then
-      v = redis.call('GET', p .. 'bpix:' .. other .. ':' .. e2e)
-      if v then return v .. ' ' .. other end
-    end
+    ids[#ids + 1] = other
+  end
+  for _, id in ipairs(ids) do
+    local v = id ~= '' and redis.call('GET', p .. 'bpix:' .. id .. ':' .. e2e)
+    if v then return v .. ' ' .. id end
   end
   return nil
 end
@@ -197,7 +219,13 @@ for _ = 1, n do
   local ok = p .. 'bown:' .. env .. ':' .. account .. ':' .. e2e
   local seen = redis.call('GET', ok)
   if not seen then
-    seen = legacy(account, conn, e2e)
+    local through = (c and c[12] == e2e) and paid_through(c) or ''
+    seen = legacy(account, conn, e2e, through)
+    if not seen and through ~= '' then
+      -- the Pix that paid this charge, forgotten after the retention (a refund, a MED one
+      -- above all, may come 90 days after it): taken, by the connection it came through
+      seen = 'paid   ' .. through
+    end
     if seen then redis.call('SET', ok, seen, 'EX', ttl) end
   end
   local quiet = false
@@ -206,6 +234,12 @@ for _ = 1, n do
     local _, b, e = string.match(seen, '^(%S*) (%S*) (%S*)')
     reason, event = b or '', e or ''
     owner, quiet = heard_again(ok, seen, 3, conn, day, source, e2e)
+    if owner ~= conn and gone(owner) then
+      -- its holder was disconnected (its key connected again, say): the connection that
+      -- reports it now holds it, so that its refunds are heard
+      hold(ok, conn)
+      owner = conn
+    end
   else
     if not c then
       reason = (txid == '') and 'no_txid' or 'unknown_txid'
@@ -251,8 +285,14 @@ for _ = 1, n do
   out[#out + 1] = c and cid or ''
   out[#out + 1] = held
 
-  -- its refunds, each status once, through the connection that holds the Pix only
-  local whole = false
+  -- its refunds, each status once, through the connection that holds the Pix only (those
+  -- that held it before it took some)
+  local whole, before = false, {}
+  if r > 0 and held == '' then
+    for w in string.gmatch(redis.call('GET', ok), ' (bnk_%S+)') do
+      if w ~= conn then before[#before + 1] = w end
+    end
+  end
   i = i + 15
   for _ = 1, r do
     local rid, status, rcents, revt, rjson = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2]),
@@ -261,11 +301,15 @@ for _ = 1, n do
     local routcome, rev, rev2 = 'reported', '', ''
     -- the whole Pix that paid this charge went back, through the connection that took it
     local makes_whole = status == 'DEVOLVIDO' and refunded >= cents and c and c[1] == 'PAID' and
-      c[12] == e2e and paid_through(c) == conn
+      c[12] == e2e and (paid_through(c) == conn or (paid_through(c) ~= '' and gone(paid_through(c))))
+    local dk = ':' .. e2e .. ':' .. rid .. ':' .. status
+    local taken = false
+    for _, w in ipairs(before) do
+      taken = taken or redis.call('EXISTS', p .. 'bdev:' .. w .. dk) == 1
+    end
     if held ~= '' then
       routcome = 'elsewhere'
-    elseif redis.call('SET', p .. 'bdev:' .. conn .. ':' .. e2e .. ':' .. rid .. ':' .. status,
-        '1', 'NX', 'EX', ttl) == false then
+    elseif redis.call('SET', p .. 'bdev:' .. conn .. dk, '1', 'NX', 'EX', ttl) == false or taken then
       routcome = 'duplicate'
     else
       if med then
