@@ -104,7 +104,9 @@ static int check_cob(const struct cobcheck_asked *asked, yajl_val answer, char *
 			      asked->txid);
 	if (!chave)
 		return refuse(why, whylen, "chave: missing");
-	if (strcmp(chave, asked->chave) != 0)
+	/* banks write e-mail and random keys in lower case; no two keys
+	 * differ only in letters' case */
+	if (strcasecmp(chave, asked->chave) != 0)
 		return refuse(why, whylen, "chave: not the connection's Pix key");
 	if (!valor || bankpix_valor_cents(valor, &cents) < 0)
 		return refuse(why, whylen, "valor.original: missing or not an amount");

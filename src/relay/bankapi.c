@@ -315,13 +315,14 @@ static void live_remove(struct bankapi *b, struct call *k)
 static void start(struct call *k);
 static void fetch_token(struct bankapi *b, struct conn *c, struct call *first);
 
-/* What a token is got with, as one SHA-256: credentials given again with
- * another client, secret, scope or certificate (`pixrelay bank
- * credentials`) get a token of their own at their next call. */
+/* What a token is got with and for, as one SHA-256: credentials given
+ * again with another API URL, client, secret, scope or certificate
+ * (`pixrelay bank credentials`) get a token of their own at their next
+ * call. */
 static void creds_print(const struct bank_creds *c, unsigned char out[32])
 {
-	const char *const parts[] = {c->token_url, c->client_id, c->client_secret,
-				     c->scope,	   c->cert_pem,	 c->key_pem};
+	const char *const parts[] = {c->api_url, c->token_url, c->client_id, c->client_secret,
+				     c->scope,	 c->cert_pem,  c->key_pem};
 	EVP_MD_CTX *x = EVP_MD_CTX_new();
 
 	if (!x)

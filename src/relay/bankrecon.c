@@ -511,7 +511,9 @@ static void on_page(void *ud, long status, const char *body, const char *err)
 		fail(u, why);
 		return;
 	}
-	if (u->page == 0)
+	/* a list that grows while it is paged has more pages than its first
+	 * said: every page's count is believed, the largest kept */
+	if (u->page == 0 || pages > u->pages)
 		u->pages = pages;
 	if (u->pages > PAGES_MAX) {
 		bankpix_batch_deinit(&b);

@@ -125,6 +125,10 @@ static void test_good(void)
 	a = answer(c, TXID, KEY, "10.00", "3600", "", "");
 	OK(a, c);
 	free(a);
+	/* the bank writes the key in lower case: the same key */
+	a = answer(c, TXID, "PAGAMENTOS@Loja.Example", "10.00", "3600", "", "");
+	OK(a, c);
+	free(a);
 	/* "10.0" and "10" are the same amount in field 54; a PSP's own txid in
 	 * 62.05 is not judged */
 	code(c, sizeof(c), NULL, LOC, "10", "d983a07836cf48ed9a65764d3");
