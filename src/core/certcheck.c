@@ -122,17 +122,6 @@ void certcheck_fingerprint(const struct certcheck *c, char out[65])
 	ids_hex(out, c->first_sha256, sizeof(c->first_sha256));
 }
 
-static int hexval(char h)
-{
-	if (h >= '0' && h <= '9')
-		return h - '0';
-	if (h >= 'a' && h <= 'f')
-		return h - 'a' + 10;
-	if (h >= 'A' && h <= 'F')
-		return h - 'A' + 10;
-	return -1;
-}
-
 long certcheck_unescape(const char *in, char *out, size_t size)
 {
 	size_t o = 0;
@@ -141,7 +130,7 @@ long certcheck_unescape(const char *in, char *out, size_t size)
 		int c = (unsigned char)*p;
 
 		if (c == '%') {
-			int hi = hexval(p[1]), lo = hi < 0 ? -1 : hexval(p[2]);
+			int hi = ids_hexval(p[1]), lo = hi < 0 ? -1 : ids_hexval(p[2]);
 			if (hi < 0 || lo < 0)
 				return -1;
 			c = hi * 16 + lo;
@@ -328,8 +317,8 @@ static X509_NAME_ENTRY *dn_hex_value(struct dn_reader *r, const ASN1_OBJECT *obj
 	X509_NAME_ENTRY *e = NULL;
 	int hi, lo, u;
 
-	while (r->i + 1 < r->n && (hi = hexval(r->s[r->i])) >= 0 &&
-	       (lo = hexval(r->s[r->i + 1])) >= 0) {
+	while (r->i + 1 < r->n && (hi = ids_hexval(r->s[r->i])) >= 0 &&
+	       (lo = ids_hexval(r->s[r->i + 1])) >= 0) {
 		der[len++] = (unsigned char)(hi * 16 + lo);
 		r->i += 2;
 	}
@@ -384,8 +373,8 @@ static X509_NAME_ENTRY *dn_value(struct dn_reader *r, const ASN1_OBJECT *obj)
 		if (c == '\\') {
 			/* the text ends in a NUL: s[i + 2] is there when s[i + 1]
 			 * is a hex digit */
-			if ((hi = hexval(r->s[r->i + 1])) >= 0 &&
-			    (lo = hexval(r->s[r->i + 2])) >= 0) {
+			if ((hi = ids_hexval(r->s[r->i + 1])) >= 0 &&
+			    (lo = ids_hexval(r->s[r->i + 2])) >= 0) {
 				if (hi == 0 && lo == 0) {
 					dn_fail(r, r->i, "a value holds a NUL (\\00)");
 					goto done;

@@ -143,6 +143,17 @@ void ids_base62(char *out, size_t nchars)
 	out[nchars] = '\0';
 }
 
+int ids_hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
 void ids_hex(char *out, const unsigned char *in, size_t n)
 {
 	static const char hx[] = "0123456789abcdef";

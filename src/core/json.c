@@ -659,6 +659,17 @@ const char *json_buf(yajl_gen g, size_t *len)
 	return (const char *)buf;
 }
 
+char *json_take(yajl_gen g)
+{
+	size_t len;
+	const char *buf = json_buf(g, &len);
+	char *out = mem_strndup(buf, len);
+
+	mem_wipe((char *)buf, len);
+	yajl_gen_free(g);
+	return out;
+}
+
 void json_write_value(yajl_gen g, yajl_val v)
 {
 	if (!v || YAJL_IS_NULL(v)) {

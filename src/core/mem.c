@@ -55,6 +55,11 @@ char *mem_strndup_at(const char *s, size_t n, const char *file, int line)
 	return p;
 }
 
+char *mem_strdup_or_null_at(const char *s, const char *file, int line)
+{
+	return s ? mem_strdup_at(s, file, line) : NULL;
+}
+
 char *mem_printf_at(const char *file, int line, const char *fmt, ...)
 {
 	va_list ap;
@@ -71,4 +76,12 @@ void mem_wipe(void *p, size_t n)
 {
 	if (p)
 		OPENSSL_cleanse(p, n);
+}
+
+void mem_free_wiped(char *s)
+{
+	if (s) {
+		mem_wipe(s, strlen(s));
+		free(s);
+	}
 }

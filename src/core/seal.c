@@ -23,17 +23,6 @@
 #define NONCE_LEN 12
 #define TAG_LEN 16
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 int seal_key_load(const char *path, struct seal_key *out, char *err, size_t errlen)
 {
 	unsigned char buf[SEAL_KEY_LEN * 2 + 2];
@@ -61,7 +50,8 @@ int seal_key_load(const char *path, struct seal_key *out, char *err, size_t errl
 		rc = 0;
 	} else if (n == SEAL_KEY_LEN * 2 || (n == SEAL_KEY_LEN * 2 + 1 && buf[n - 1] == '\n')) {
 		for (int i = 0; i < SEAL_KEY_LEN; i++) {
-			int hi = hexval((char)buf[2 * i]), lo = hexval((char)buf[2 * i + 1]);
+			int hi = ids_hexval((char)buf[2 * i]),
+			    lo = ids_hexval((char)buf[2 * i + 1]);
 			if (hi < 0 || lo < 0) {
 				snprintf(err, errlen,
 					 "credentials key %s: not 32 bytes nor 64 hex digits",

@@ -7,6 +7,7 @@
  * is conn.c, request.c and body.c; tests/fuzz/fuzz-http.c drives it. */
 #include "pixrelay/http/httpparse.h"
 
+#include "pixrelay/core/ids.h"
 #include "pixrelay/core/mem.h"
 
 #include <stdarg.h>
@@ -56,15 +57,6 @@ static void classes_init(void)
 }
 
 #define IS(c, k) (cls[(unsigned char)(c)] & (k))
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return c - 'A' + 10;
-}
 
 void httpp_init(struct httpp *p, const struct httpp_limits *lim)
 {
@@ -487,7 +479,7 @@ int httpp_chunked_feed(struct httpp_chunked *c, const char *in, size_t len, size
 			if (IS(ch, C_HEX)) {
 				if (++c->digits > 16)
 					return chunk_fail(c, 400, "chunk size too long");
-				c->left = (c->left << 4) | (uint64_t)hexval(ch);
+				c->left = (c->left << 4) | (uint64_t)ids_hexval(ch);
 				c->state = CH_SIZE;
 				break;
 			}
@@ -586,7 +578,7 @@ static size_t form_decode(const char *s, const char *e, char *out)
 
 	while (s < e) {
 		if (*s == '%' && e - s >= 3 && IS(s[1], C_HEX) && IS(s[2], C_HEX)) {
-			out[n++] = (char)(hexval(s[1]) << 4 | hexval(s[2]));
+			out[n++] = (char)(ids_hexval(s[1]) << 4 | ids_hexval(s[2]));
 			s += 3;
 			continue;
 		}

@@ -20,47 +20,34 @@
 #include <string.h>
 #include <strings.h>
 
-static void wipe_free(char *s)
-{
-	if (s) {
-		mem_wipe(s, strlen(s));
-		free(s);
-	}
-}
-
 void bank_creds_wipe(struct bank_creds *c)
 {
-	wipe_free(c->api_url);
-	wipe_free(c->token_url);
-	wipe_free(c->client_id);
-	wipe_free(c->client_secret);
-	wipe_free(c->cert_pem);
-	wipe_free(c->key_pem);
-	wipe_free(c->bank_ca_pem);
-	wipe_free(c->scope);
-	wipe_free(c->headers);
-	wipe_free(c->query);
+	mem_free_wiped(c->api_url);
+	mem_free_wiped(c->token_url);
+	mem_free_wiped(c->client_id);
+	mem_free_wiped(c->client_secret);
+	mem_free_wiped(c->cert_pem);
+	mem_free_wiped(c->key_pem);
+	mem_free_wiped(c->bank_ca_pem);
+	mem_free_wiped(c->scope);
+	mem_free_wiped(c->headers);
+	mem_free_wiped(c->query);
 	memset(c, 0, sizeof(*c));
-}
-
-static char *dup_or_null(const char *s)
-{
-	return s ? mem_strdup(s) : NULL;
 }
 
 void bank_creds_copy(struct bank_creds *to, const struct bank_creds *from)
 {
 	snprintf(to->conn, sizeof(to->conn), "%s", from->conn);
-	to->api_url = dup_or_null(from->api_url);
-	to->token_url = dup_or_null(from->token_url);
-	to->client_id = dup_or_null(from->client_id);
-	to->client_secret = dup_or_null(from->client_secret);
-	to->cert_pem = dup_or_null(from->cert_pem);
-	to->key_pem = dup_or_null(from->key_pem);
-	to->bank_ca_pem = dup_or_null(from->bank_ca_pem);
-	to->scope = dup_or_null(from->scope);
-	to->headers = dup_or_null(from->headers);
-	to->query = dup_or_null(from->query);
+	to->api_url = mem_strdup_or_null(from->api_url);
+	to->token_url = mem_strdup_or_null(from->token_url);
+	to->client_id = mem_strdup_or_null(from->client_id);
+	to->client_secret = mem_strdup_or_null(from->client_secret);
+	to->cert_pem = mem_strdup_or_null(from->cert_pem);
+	to->key_pem = mem_strdup_or_null(from->key_pem);
+	to->bank_ca_pem = mem_strdup_or_null(from->bank_ca_pem);
+	to->scope = mem_strdup_or_null(from->scope);
+	to->headers = mem_strdup_or_null(from->headers);
+	to->query = mem_strdup_or_null(from->query);
 }
 
 int bank_creds_present(const struct bank_creds *c)
@@ -270,7 +257,7 @@ static char *append(char *list, const char *sep, const char *item)
 {
 	char *out = mem_printf("%s%s%s", list ? list : "", list ? sep : "", item);
 
-	wipe_free(list);
+	mem_free_wiped(list);
 	return out;
 }
 
@@ -355,7 +342,7 @@ int bank_creds_add_header(struct bank_creds *c, const char *line, char *err, siz
 	}
 	item = mem_printf("%s: %.*s\n", name, (int)vn, v);
 	c->headers = append(c->headers, "", item);
-	wipe_free(item);
+	mem_free_wiped(item);
 	return 0;
 }
 
@@ -434,8 +421,8 @@ int bank_creds_add_query(struct bank_creds *c, const char *kv, char *err, size_t
 	v = bank_creds_escape(eq + 1);
 	item = mem_printf("%s=%s", k, v);
 	c->query = append(c->query, "&", item);
-	wipe_free(item);
-	wipe_free(v);
+	mem_free_wiped(item);
+	mem_free_wiped(v);
 	free(k);
 	return 0;
 }

@@ -69,19 +69,6 @@ struct bankapi {
 	struct call *live; /* in the multi handle */
 };
 
-static void wipe_free(char *s)
-{
-	if (s) {
-		mem_wipe(s, strlen(s));
-		free(s);
-	}
-}
-
-static char *dup_or_null(const char *s)
-{
-	return s ? mem_strdup(s) : NULL;
-}
-
 static struct conn *conn_of(struct bankapi *b, const char *id)
 {
 	struct conn *c;
@@ -139,7 +126,7 @@ static void call_free(struct call *k)
 	bank_creds_wipe(&k->c);
 	free(k->method);
 	free(k->path);
-	wipe_free(k->body);
+	mem_free_wiped(k->body);
 	free(k->resp);
 	free(k);
 }
@@ -504,7 +491,7 @@ static void token_done(struct call *k, long status, CURLcode result)
 			w = nx;
 		}
 	} else {
-		wipe_free(c->token);
+		mem_free_wiped(c->token);
 		c->token = token;
 		creds_print(&k->c, c->creds);
 		c->token_ms = (long long)ids_now_ms();
@@ -540,7 +527,7 @@ static void api_done(struct call *k, long status, CURLcode result)
 	if (status == 401 && !k->retried) {
 		/* a token the bank dropped before its time: one more, once */
 		k->retried = 1;
-		wipe_free(c->token);
+		mem_free_wiped(c->token);
 		c->token = NULL;
 		c->expires_ms = 0;
 		curlev_release(b->pool, k->easy);
@@ -590,7 +577,7 @@ static void start(struct call *k)
 	creds_print(&k->c, print);
 	if (c->token && CRYPTO_memcmp(print, c->creds, sizeof(print)) != 0) {
 		/* not the credentials its token was got with */
-		wipe_free(c->token);
+		mem_free_wiped(c->token);
 		c->token = NULL;
 		c->expires_ms = 0;
 	}
@@ -659,7 +646,7 @@ void bankapi_free(struct bankapi *b)
 			c->waiting = w->next;
 			finish(w, 0, NULL, "bank client closed");
 		}
-		wipe_free(c->token);
+		mem_free_wiped(c->token);
 		free(c);
 	}
 	curlev_free(b->pool);
@@ -676,7 +663,7 @@ void bankapi_call(struct bankapi *b, const struct bank_creds *c, const char *met
 	bank_creds_copy(&k->c, c);
 	k->method = mem_strdup(method);
 	k->path = mem_strdup(path);
-	k->body = dup_or_null(body);
+	k->body = mem_strdup_or_null(body);
 	k->cb = cb;
 	k->ud = ud;
 	if (!k->c.api_url || !k->c.token_url) {
@@ -710,7 +697,7 @@ void bankapi_forget(struct bankapi *b, const char *conn)
 {
 	struct conn *c = conn_of(b, conn);
 
-	wipe_free(c->token);
+	mem_free_wiped(c->token);
 	c->token = NULL;
 	c->expires_ms = 0;
 }

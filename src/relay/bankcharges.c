@@ -36,11 +36,6 @@ struct job {
 	char own_key[80]; /* the account's own (random) key */
 };
 
-static char *dup_str(const char *s)
-{
-	return s ? mem_strdup(s) : NULL;
-}
-
 static void job_free(struct job *j)
 {
 	charge_input_deinit(&j->in);
@@ -305,13 +300,13 @@ void bankcharges_create(const struct bankcharges *b, enum env env, const char *a
 	snprintf(j->account, sizeof(j->account), "%s", account);
 	j->in.amount = in->amount;
 	j->in.expiration = in->expiration;
-	j->in.external_id = dup_str(in->external_id);
-	j->in.comment = dup_str(in->comment);
-	j->in.name = dup_str(in->name);
-	j->in.email = dup_str(in->email);
-	j->in.phone = dup_str(in->phone);
-	j->in.document = dup_str(in->document);
-	j->in.postback_url = dup_str(in->postback_url);
+	j->in.external_id = mem_strdup_or_null(in->external_id);
+	j->in.comment = mem_strdup_or_null(in->comment);
+	j->in.name = mem_strdup_or_null(in->name);
+	j->in.email = mem_strdup_or_null(in->email);
+	j->in.phone = mem_strdup_or_null(in->phone);
+	j->in.document = mem_strdup_or_null(in->document);
+	j->in.postback_url = mem_strdup_or_null(in->postback_url);
 	j->cb = cb;
 	j->ud = ud;
 	accounts_lookup(b->r, b->cache, b->cfg, account, on_account, j);

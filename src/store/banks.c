@@ -52,14 +52,6 @@ void banks_conn_deinit(struct banks_conn *c)
 	memset(c, 0, sizeof(*c));
 }
 
-static void wipe_free(unsigned char *s)
-{
-	if (s) {
-		mem_wipe(s, strlen((char *)s));
-		free(s);
-	}
-}
-
 /* The name a connection's sealed field is bound to: its id and the field,
  * so a sealed value cannot be moved to another field or connection. */
 static void sealed_name(char *out, size_t size, const char *conn, const char *field)
@@ -90,10 +82,10 @@ int banks_open_credentials(const struct banks_conn *c, const struct seal_key *ke
 	sealed_name(name, sizeof(name), c->id, "api_query");
 	query = c->api.query ? seal_open(key, name, c->api.query, &n) : NULL;
 	if (!secret || !pkey || (c->api.headers && !headers) || (c->api.query && !query)) {
-		wipe_free(secret);
-		wipe_free(pkey);
-		wipe_free(headers);
-		wipe_free(query);
+		mem_free_wiped((char *)secret);
+		mem_free_wiped((char *)pkey);
+		mem_free_wiped((char *)headers);
+		mem_free_wiped((char *)query);
 		snprintf(err, errlen,
 			 "the credentials key does not open this connection's "
 			 "secrets (another key, or altered)");
@@ -415,18 +407,6 @@ void banks_webhook_url(char *out, size_t size, const struct config *cfg, const c
 		snprintf(out, size, "%s/webhooks/bank/%s", base, id);
 }
 
-static char *gen_take(yajl_gen g)
-{
-	size_t len;
-	const char *s = json_buf(g, &len);
-	char *out = mem_strndup(s, len);
-
-	/* the buffer may have held a token */
-	mem_wipe((char *)s, len);
-	yajl_gen_free(g);
-	return out;
-}
-
 /* ---- calls ---- */
 
 /* One asynchronous call of this module and what it needs to answer. */
@@ -577,7 +557,7 @@ void banks_connect(struct rds *r, const struct config *cfg, enum env env, const 
 			    .api_url = ""};
 	g = json_gen_new();
 	render(g, cfg, &f, auth == BANKS_URL_TOKEN ? token : NULL);
-	c->json = gen_take(g);
+	c->json = json_take(g);
 	mem_wipe(token, sizeof(token));
 	ks_shard_prefix(sp, sizeof(sp), cfg->prefix, shard);
 	ks_invalidation_channel(channel, sizeof(channel), cfg->prefix);
@@ -699,7 +679,7 @@ static void on_show(void *ud, redisReply *reply, const char *err)
 		fields_of(reply, &f);
 		g = json_gen_new();
 		render(g, c->cfg, &f, NULL);
-		json = gen_take(g);
+		json = json_take(g);
 		c->cb(c->ud, 0, json, NULL);
 		free(json);
 	}
@@ -878,7 +858,7 @@ static void on_updated(void *ud, redisReply *reply, const char *err)
 
 		fields_of(reply->element[1], &f);
 		render(g, c->cfg, &f, NULL);
-		c->json = gen_take(g);
+		c->json = json_take(g);
 		c->cb(c->ud, 0, c->json, NULL);
 	} else if (strcmp(what, "not_found") == 0) {
 		c->cb(c->ud, BANKS_NOT_FOUND, NULL, NULL);
@@ -964,7 +944,7 @@ static void on_log(void *ud, redisReply *reply, const char *err)
 	}
 	json_close_array(g);
 	json_close(g);
-	json = gen_take(g);
+	json = json_take(g);
 	c->cb(c->ud, 0, json, NULL);
 	free(json);
 done:
@@ -1023,7 +1003,7 @@ static void on_credentials(void *ud, redisReply *reply, const char *err)
 
 		fields_of(reply, &f);
 		render(g, c->cfg, &f, NULL);
-		c->json = gen_take(g);
+		c->json = json_take(g);
 		/* the environment's schedule is in another slot: a second call */
 		banks_recon_schedule(c->r, c->cfg, c->env, c->id, on_scheduled, c);
 		return;

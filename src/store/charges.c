@@ -50,11 +50,6 @@ static void create_free(struct create *c)
 	free(c);
 }
 
-static char *dup_str(const char *s)
-{
-	return s ? mem_strdup(s) : NULL;
-}
-
 static void on_created(void *ud, redisReply *reply, const char *err)
 {
 	struct create *c = ud;
@@ -210,13 +205,13 @@ static struct create *create_new(struct rds *r, const struct config *cfg, enum e
 	snprintf(c->account, sizeof(c->account), "%s", account);
 	c->in.amount = in->amount;
 	c->in.expiration = in->expiration;
-	c->in.external_id = dup_str(in->external_id);
-	c->in.comment = dup_str(in->comment);
-	c->in.name = dup_str(in->name);
-	c->in.email = dup_str(in->email);
-	c->in.phone = dup_str(in->phone);
-	c->in.document = dup_str(in->document);
-	c->in.postback_url = dup_str(in->postback_url);
+	c->in.external_id = mem_strdup_or_null(in->external_id);
+	c->in.comment = mem_strdup_or_null(in->comment);
+	c->in.name = mem_strdup_or_null(in->name);
+	c->in.email = mem_strdup_or_null(in->email);
+	c->in.phone = mem_strdup_or_null(in->phone);
+	c->in.document = mem_strdup_or_null(in->document);
+	c->in.postback_url = mem_strdup_or_null(in->postback_url);
 	c->cb = cb;
 	c->ud = ud;
 	return c;

@@ -37,6 +37,8 @@ void ids_base62(char *out, size_t nchars);
 
 /* Lower-case hex of `n` bytes into `out` (2n + 1 bytes). */
 void ids_hex(char *out, const unsigned char *in, size_t n);
+/* The value of hex digit `c` (either case), or -1 when it is none. */
+int ids_hexval(char c);
 
 /* SHA-256 of `len` bytes as 64 lower-case hex characters + NUL. */
 void ids_sha256_hex(char out[65], const void *data, size_t len);

@@ -87,5 +87,8 @@ void json_time_ms(yajl_gen g, const char *ms);
 
 /* The generator's buffer, borrowed until the next call on `g`. */
 const char *json_buf(yajl_gen g, size_t *len);
+/* The generator's text as a new string (the caller frees it), and `g`
+ * freed; its buffer is wiped first, as it may have held a secret. */
+char *json_take(yajl_gen g);
 
 #endif

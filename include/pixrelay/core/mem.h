@@ -14,6 +14,7 @@ void *mem_calloc_at(size_t n, size_t size, const char *file, int line);
 void *mem_realloc_at(void *p, size_t n, const char *file, int line);
 char *mem_strdup_at(const char *s, const char *file, int line);
 char *mem_strndup_at(const char *s, size_t n, const char *file, int line);
+char *mem_strdup_or_null_at(const char *s, const char *file, int line);
 /* printf into a new string; the caller owns the result. */
 char *mem_printf_at(const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -23,6 +24,8 @@ char *mem_printf_at(const char *file, int line, const char *fmt, ...)
 #define mem_realloc(p, n) mem_realloc_at((p), (n), __FILE__, __LINE__)
 #define mem_strdup(s) mem_strdup_at((s), __FILE__, __LINE__)
 #define mem_strndup(s, n) mem_strndup_at((s), (n), __FILE__, __LINE__)
+/* a copy of s, or NULL for NULL */
+#define mem_strdup_or_null(s) mem_strdup_or_null_at((s), __FILE__, __LINE__)
 #define mem_printf(...) mem_printf_at(__FILE__, __LINE__, __VA_ARGS__)
 /* allocate one zeroed object of the pointed-to type */
 #define mem_new(type) ((type *)mem_calloc(1, sizeof(type)))
@@ -32,5 +35,7 @@ _Noreturn void mem_oom(const char *file, int line);
 
 /* Overwrite a secret before its memory is released (not optimised away). */
 void mem_wipe(void *p, size_t n);
+/* Wipe the NUL-terminated string s and free it; NULL is fine. */
+void mem_free_wiped(char *s);
 
 #endif
