@@ -1,4 +1,4 @@
-// Banks: a connection's bank API and its reconciliation (docs/banks.md,
+// Banks: a connection's bank API and its reconciliation (docs/bank-api.md,
 // "Reconciliation" and "The day's report"): how pixrelay reaches the bank
 // (never a secret), how its last runs went, flagged when failing or late,
 // "Reconcile now", and what the connection heard on one day, Brasilia time,

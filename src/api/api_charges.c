@@ -62,7 +62,7 @@ void api_handle_charge_create(struct http_req *req)
 		return;
 	}
 	yajl_tree_free(body);
-	/* at the account's bank when it has a connected one (docs/banks.md) */
+	/* at the account's bank when it has a connected one (docs/bank-api.md) */
 	bankcharges_create(&app->bankcharges, c->key.env, c->account, &in, on_charge_created, req);
 	charge_input_deinit(&in);
 }
@@ -330,7 +330,7 @@ void api_handle_refund(struct http_req *req)
 	t = mem_new(struct transition);
 	t->verb = "refunded";
 	req->state = t;
-	/* at the bank when a bank's Pix paid it (docs/banks.md) */
+	/* at the bank when a bank's Pix paid it (docs/bank-api.md) */
 	bankcharges_refund(&app->bankcharges, c->key.env, c->account, req->params[0], n, t->event,
 			   on_refunded, req);
 }

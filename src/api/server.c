@@ -50,7 +50,7 @@ struct server {
 	int exit_code;
 };
 
-/* The credentials key (docs/banks.md): none is fine (no bank connection has
+/* The credentials key (docs/bank-api.md): none is fine (no bank connection has
  * API credentials yet, or this host is not trusted with them: their calls
  * then fail, said in `pixrelay bank show`); one made after the start (the
  * first `pixrelay bank credentials`) is taken when a call needs it

@@ -1,5 +1,5 @@
 /* cli_bank_recon: `pixrelay bank reconcile|report`, the operator's side of
- * the reconciliation (docs/banks.md, "Reconciliation"): one run of a
+ * the reconciliation (docs/bank-api.md, "Reconciliation"): one run of a
  * connection now, in this process, with the same code a server runs on
  * its schedule (relay/bankrecon.c), and the day's report of what the
  * connection heard (store/banks_recon.c). The other bank verbs are

@@ -1,5 +1,5 @@
 /* seal: AES-256-GCM sealing of stored secrets with the credentials key
- * file (the bank connections' API credentials, docs/banks.md): reading and
+ * file (the bank connections' API credentials, docs/bank-api.md): reading and
  * making the key, sealing a value for a name, opening it again, and a
  * process's key file looked for when it is needed. Nothing here knows
  * Redis or banks; store/banks.c decides what is sealed. */

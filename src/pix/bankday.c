@@ -1,6 +1,6 @@
 /* bankday: whether the spans of a bank's list of Pix that the
  * reconciliation read cover a day in Brasilia time, and why not, in words
- * (docs/banks.md, "The day's report"). The spans come from the store
+ * (docs/bank-api.md, "The day's report"). The spans come from the store
  * (store/banks_recon.c reads them for the report); this file has no I/O.
  */
 #include "pixrelay/pix/bankday.h"

@@ -1,5 +1,5 @@
 /* banks_recon: what the reconciliation of bank connections keeps in Redis
- * (docs/banks.md, "Reconciliation"): the schedule of each environment
+ * (docs/bank-api.md, "Reconciliation"): the schedule of each environment
  * (script bank_recon: which connection is due, which one a process runs,
  * when each last succeeded), each run's result in the connection's record
  * (script bank_recon_done), and the refunds pixrelay asked a bank for and

@@ -7,7 +7,7 @@ their outcomes settled; then the same with the entries read outside the
 script and given to it, as dispatch.c does), and what an ingest call costs
 before it does anything (its arguments). CPU time on a shared machine moves by a third
 between runs; instruction counts do not, so a change to a script is
-measured here first (docs/performance.md, "Issue 20").
+measured here first (docs/performance.md, "Reproducing the figures").
 
     python3 tests/bench/redis_instructions.py [events] [ingest.lua of another version]
 

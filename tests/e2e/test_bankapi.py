@@ -1,4 +1,4 @@
-"""The bank's API (docs/banks.md, "The bank's API: charges created at the
+"""The bank's API (docs/bank-api.md, "The bank's API: charges created at the
 bank, refunds"), end to end as a merchant sees it: a bank connection given
 the bank's OAuth2 client credentials and the merchant's client certificate
 with `pixrelay bank connect`; then the account's charges are cobs at the

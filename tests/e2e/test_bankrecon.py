@@ -1,4 +1,4 @@
-"""The reconciliation of a bank connection (docs/banks.md, "Reconciliation"),
+"""The reconciliation of a bank connection (docs/bank-api.md, "Reconciliation"),
 as a merchant sees it. A bank's webhook promises no delivery: here the test
 bank (testbank.py, every call checked against the Central Bank's API Pix)
 settles Pix and refunds and tells nobody, and pixrelay, asking the bank's
@@ -6,7 +6,7 @@ GET /pix every second, pays the charges, reports the Pix that named none,
 settles the refunds it asked for, and sends each event once, whether the
 webhook also came, came first, or never came; while the bank is down it
 says so and catches up after. The day's report says a day complete only
-when the spans of the bank's list it read cover it (docs/banks.md, "The
+when the spans of the bank's list it read cover it (docs/bank-api.md, "The
 day's report"): never for a connection without API credentials, nor for a
 day before the connection, partly for its first day, wholly after a
 backfill (`bank reconcile --since`), which reads back as far as the bank

@@ -6,7 +6,7 @@
  * so they live in Redis with the connection; but Redis, its AOF and its
  * backups must not hold them in the clear. Each is sealed with the
  * credentials key, 32 random bytes in a file of mode 0600 that every host
- * of the deployment has (docs/banks.md): a sealed value is
+ * of the deployment has (docs/bank-api.md): a sealed value is
  * "s1:" + base64(12-byte nonce | ciphertext | 16-byte tag), and the name
  * of what it is (the associated data) is bound to it, so a sealed client
  * secret cannot be passed off as a private key, nor one connection's as

@@ -3,7 +3,7 @@
  *
  * The connection keeps them in Redis with its secrets sealed (core/seal.h:
  * the client secret and the private key); store/banks.c opens them for a
- * call and wipes them after. docs/banks.md says what each one is.
+ * call and wipes them after. docs/bank-api.md says what each one is.
  */
 #ifndef PIXRELAY_BANKCREDS_H
 #define PIXRELAY_BANKCREDS_H

@@ -1,4 +1,4 @@
-/* bankday: what a day's report of a bank connection can prove (docs/banks.md,
+/* bankday: what a day's report of a bank connection can prove (docs/bank-api.md,
  * "The day's report"). The reconciliation records the spans of the bank's
  * list of Pix (GET /pix, by horario) it read whole; a day, in Brasilia time
  * (UTC-3), is complete only when those spans cover all of it, 00:00 to

@@ -1,5 +1,5 @@
 /* cobcheck: the bank's answer to PUT /cob/{txid} checked against the charge
- * pixrelay asked for (docs/banks.md, "Charges created at the bank").
+ * pixrelay asked for (docs/bank-api.md, "Charges created at the bank").
  *
  * The answer is a CobGerada of the standard; its pixCopiaECola becomes the
  * charge's BR Code, so what a payer pays must be what the merchant asked.

@@ -1,5 +1,5 @@
 /* bankapi: calls to a merchant's bank in the Central Bank's API Pix
- * standard (docs/banks.md), from the event loop.
+ * standard (docs/bank-api.md), from the event loop.
  *
  * Every call goes over mutual TLS with the merchant's client certificate
  * and key (held in memory only, handed to curl as blobs), to the bank's

@@ -1,4 +1,4 @@
-/* bankcharges: charges created at the account's bank (docs/banks.md).
+/* bankcharges: charges created at the account's bank (docs/bank-api.md).
  *
  * When an account's charges go to a connected bank (its bank_api
  * connection, with API credentials), creating a charge is: its id reserved

@@ -1,4 +1,4 @@
-/* bankrecon: the reconciliation of bank connections (docs/banks.md,
+/* bankrecon: the reconciliation of bank connections (docs/bank-api.md,
  * "Reconciliation"). A bank's webhook promises nothing: a Pix it never
  * sends is money the merchant received and never heard of. So every
  * bank-reconcile-interval seconds, for each connection with API

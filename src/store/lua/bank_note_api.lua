@@ -1,4 +1,4 @@
--- bank_note_api: what a process saw of a connection's bank API (docs/banks.md,
+-- bank_note_api: what a process saw of a connection's bank API (docs/bank-api.md,
 -- "Reachability": api.health), kept in the connection's record: when it last got a token,
 -- last called the bank, last failed and why (never a secret).
 -- KEYS[1] = <prefix>{s<k>}:bank:<id>

@@ -1,5 +1,5 @@
 -- bank_recon: the schedule of the reconciliations of the bank connections of one
--- environment (docs/banks.md, "Reconciliation"): which is due, which a process is running,
+-- environment (docs/bank-api.md, "Reconciliation"): which is due, which a process is running,
 -- when each last succeeded.
 --   KEYS[1] = <prefix>{<env>}:bankrec  zset: connection -> when its next reconciliation is
 --             due, or while one runs, when its lease runs out (ms)

@@ -1,5 +1,5 @@
 -- bank_recon_done: what one reconciliation of a bank connection found, in its record
--- (docs/banks.md, "Reconciliation").
+-- (docs/bank-api.md, "Reconciliation").
 -- KEYS[1] = <prefix>{s<k>}:bank:<id>
 -- ARGV = id, now (ms), ok (1 | 0), then with ok: reconciled up to (ms), pages read, Pix
 --        the bank listed, Pix new to pixrelay (its webhook had not brought them), refunds

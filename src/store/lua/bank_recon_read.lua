@@ -1,5 +1,5 @@
 -- bank_recon_read: a span of the bank's list of Pix (GET /pix, by horario) that a
--- reconciliation of a connection read whole, every page written (docs/banks.md, "The day's
+-- reconciliation of a connection read whole, every page written (docs/bank-api.md, "The day's
 -- report": a day is complete only where these spans cover it).
 -- KEYS[1] = <prefix>{s<k>}:bank:<id>, KEYS[2] = <prefix>{s<k>}:bread:<id>
 --   bread: zset "<from ms>-<to ms>" -> from, the spans read, merged (overlapping or touching

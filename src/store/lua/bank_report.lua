@@ -1,5 +1,5 @@
 -- bank_report: what a bank connection heard on one day (Brasilia time), for the proof that
--- no Pix was missed (docs/banks.md, "The day's report"): the counts bank_pix kept, the
+-- no Pix was missed (docs/bank-api.md, "The day's report"): the counts bank_pix kept, the
 -- endToEndIds the reconciliation took first, how far the reconciliation has come, the
 -- spans of the bank's list it read (bank_recon_read), and what another connection held.
 -- KEYS[1] = <prefix>{s<k>}:bank:<id>, KEYS[2] = <prefix>{s<k>}:bday:<id>:<day>,

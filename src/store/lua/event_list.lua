@@ -54,7 +54,7 @@ while found < limit and scanned < cap do
       end
       if e[1] and (want_state == '' or e[2] == want_state) and (want_type == '' or e[1] == want_type) then
         -- an event without attempts, updated_ms, next_ms of its own reads as never
-        -- attempted (docs/performance.md: a later version may stop writing them)
+        -- attempted (layout 2 writes them once an attempt is recorded: docs/event-layout.md)
         for _, v in ipairs({id, score, e[1], e[2], e[3], e[4] or '0', e[5] or score, e[6] or score,
                             e[7] or '', e[8] or ''}) do
           out[#out + 1] = v
