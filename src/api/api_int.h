@@ -2,10 +2,10 @@
  *
  * The route table is in api.c; the handlers it names live in one file per
  * resource (api_charges.c, api_accounts.c, api_keys.c, api_events.c,
- * api_ingest.c, api_banks.c, api_metrics.c), and what they have in common (the error
- * replies, the query parameters of listings, the authentication glue) is in
- * api_common.c. Every handler is an http_handler_fn: it answers the request
- * itself, at once or from a callback of the domain module it calls.
+ * api_endpoints.c, api_ingest.c, api_banks.c, api_metrics.c), and what they have in common (the
+ * error replies, the query parameters of listings, the authentication glue) is in api_common.c.
+ * Every handler is an http_handler_fn: it answers the request itself, at once or from a callback of
+ * the domain module it calls.
  */
 #ifndef PIXRELAY_API_INT_H
 #define PIXRELAY_API_INT_H
@@ -96,6 +96,15 @@ void api_handle_events_stream(struct http_req *req);
 void api_handle_events_replay(struct http_req *req);
 void api_handle_event_get(struct http_req *req);
 void api_handle_event_replay(struct http_req *req);
+
+/* api_endpoints.c: webhook endpoints */
+void api_handle_endpoints_list(struct http_req *req);
+void api_handle_endpoint_create(struct http_req *req);
+void api_handle_endpoint_get(struct http_req *req);
+void api_handle_endpoint_update(struct http_req *req);
+void api_handle_endpoint_delete(struct http_req *req);
+void api_handle_endpoint_rotate(struct http_req *req);
+void api_handle_endpoint_test(struct http_req *req);
 
 /* api_ingest.c: a payment provider's notifications */
 void api_handle_ingest(struct http_req *req);

@@ -30,6 +30,9 @@ static const char usage_main[] =
     "  events list|show|replay\n"
     "                        postback events: list them, show one with its attempts,\n"
     "                        replay one or all a filter selects\n"
+    "  endpoints create|list|show|update|delete|rotate-secret|test\n"
+    "                        an account's webhook endpoints: more destinations for its\n"
+    "                        events, each with its event types, secret and headers\n"
     "  tail                  print postback delivery attempts as they happen\n"
     "  listen --forward-to URL\n"
     "                        forward an account's events, live, to a local URL (no tunnel)\n"
@@ -58,7 +61,7 @@ static const struct cli_command {
     {"init", cli_cmd_init},	  {"account", cli_cmd_account}, {"review", cli_cmd_review},
     {"events", cli_cmd_events},	  {"tail", cli_cmd_tail},	{"listen", cli_cmd_listen},
     {"trigger", cli_cmd_trigger}, {"brcode", cli_cmd_brcode},	{"secrets", cli_cmd_secrets},
-    {"keys", cli_cmd_keys},	  {"bank", cli_cmd_bank},
+    {"keys", cli_cmd_keys},	  {"bank", cli_cmd_bank},	{"endpoints", cli_cmd_endpoints},
 };
 
 static const struct cli_command *cli_command_find(const char *name)

@@ -2,7 +2,7 @@
  *
  * cli.c dispatches on the command name to one cli_cmd_* function per
  * command (cli_serve.c, cli_init.c, cli_keys.c, cli_account.c, cli_secrets.c,
- * cli_events.c, cli_tail.c, cli_listen.c, cli_trigger.c, cli_brcode.c,
+ * cli_events.c, cli_endpoints.c, cli_tail.c, cli_listen.c, cli_trigger.c, cli_brcode.c,
  * cli_bank.c with cli_bank_api.c and cli_bank_webhook.c). They
  * read their arguments with cli_args.c and reach Redis with cli_redis.c.
  * Every cli_cmd_* returns the process exit code: 0 ok, 1 failure, 2 usage
@@ -247,6 +247,7 @@ int cli_cmd_account(const struct config *cfg, int argc, char **argv);
 int cli_cmd_review(const struct config *cfg, int argc, char **argv);
 int cli_cmd_secrets(const struct config *cfg, int argc, char **argv);
 int cli_cmd_events(const struct config *cfg, int argc, char **argv);
+int cli_cmd_endpoints(const struct config *cfg, int argc, char **argv);
 int cli_cmd_tail(const struct config *cfg, int argc, char **argv);
 int cli_cmd_listen(const struct config *cfg, int argc, char **argv);
 int cli_cmd_trigger(const struct config *cfg, int argc, char **argv);

@@ -162,6 +162,13 @@ static const struct opt opts[] = {
      "attempts kept in each event's attempt log (oldest dropped first)"},
     {"event-retention-days", L(event_retention_days), "30", 1, 3650,
      "days a delivered or dead event (and its attempt log) is kept after its last change"},
+    {"endpoint-disable-after", L(endpoint_disable_after), "432000", 1, 31536000,
+     "seconds a webhook endpoint must have failed every attempt (and at least "
+     "endpoint-disable-min-failures in a row) to be disabled; its deliveries are kept until it "
+     "is enabled again"},
+    {"endpoint-disable-min-failures", L(endpoint_disable_min_failures), "10", 1, 100000,
+     "attempts in a row a webhook endpoint must have failed (for endpoint-disable-after) to be "
+     "disabled"},
     {"destination-allow", S(destination_allow), "", 0, 0,
      "comma-separated addresses or CIDRs, each with an optional port (10.0.0.5:8080, "
      "[fd00::/8]:443), that production postbacks may reach although they are not public "

@@ -10,6 +10,7 @@
 #include <arpa/inet.h>
 #include <limits.h>
 #include <string.h>
+#include <strings.h>
 
 /* Locale-independent character classes (the C library's depend on the
  * locale and are undefined for negative chars). */
@@ -415,4 +416,57 @@ int validate_is_blank(const char *s)
 		if (*s != ' ')
 			return 0;
 	return 1;
+}
+
+/* RFC 9110 tchar */
+static int is_tchar(char c)
+{
+	return is_alnum(c) || (c && strchr("!#$%&'*+-.^_`|~", c));
+}
+
+int validate_header_name(const char *s, size_t n)
+{
+	if (!s || n == 0)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!is_tchar(s[i]))
+			return 0;
+	return 1;
+}
+
+int validate_printable(const char *s, size_t n)
+{
+	if (!s)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] < ' ' || (unsigned char)s[i] > '~')
+			return 0;
+	return 1;
+}
+
+/* Headers a sender sets, or that frame the request: never an extra. */
+static const char *const reserved_headers[] = {"accept",
+					       "authorization",
+					       "connection",
+					       "content-encoding",
+					       "content-length",
+					       "content-type",
+					       "cookie",
+					       "expect",
+					       "host",
+					       "keep-alive",
+					       "proxy-authorization",
+					       "te",
+					       "trailer",
+					       "transfer-encoding",
+					       "upgrade",
+					       "user-agent",
+					       NULL};
+
+int validate_header_reserved(const char *name)
+{
+	for (size_t i = 0; name && reserved_headers[i]; i++)
+		if (strcasecmp(name, reserved_headers[i]) == 0)
+			return 1;
+	return 0;
 }

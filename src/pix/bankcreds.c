@@ -8,6 +8,7 @@
 
 #include "pixrelay/core/certcheck.h"
 #include "pixrelay/core/mem.h"
+#include "pixrelay/core/validate.h"
 
 #include <openssl/bio.h>
 #include <openssl/err.h>
@@ -195,25 +196,6 @@ int bank_creds_check(struct bank_creds *c, char *err, size_t errlen)
 
 /* ---- extra headers and query parameters ---- */
 
-/* Headers pixrelay sets, or that frame the request: never the operator's. */
-static const char *const reserved_headers[] = {"accept",
-					       "authorization",
-					       "connection",
-					       "content-encoding",
-					       "content-length",
-					       "content-type",
-					       "cookie",
-					       "expect",
-					       "host",
-					       "keep-alive",
-					       "proxy-authorization",
-					       "te",
-					       "trailer",
-					       "transfer-encoding",
-					       "upgrade",
-					       "user-agent",
-					       NULL};
-
 /* Query keys of the standard's calls that pixrelay makes (GET /pix). */
 static const char *const reserved_keys[] = {"inicio",
 					    "fim",
@@ -225,21 +207,6 @@ static const char *const reserved_keys[] = {"inicio",
 					    "paginacao.paginaAtual",
 					    "paginacao.itensPorPagina",
 					    NULL};
-
-/* RFC 9110 tchar */
-static int is_tchar(char ch)
-{
-	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-	       (ch && strchr("!#$%&'*+-.^_`|~", ch));
-}
-
-static int printable(const char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if ((unsigned char)s[i] < ' ' || (unsigned char)s[i] > '~')
-			return 0;
-	return 1;
-}
 
 /* How many items `list` holds, `sep` ending or separating them. */
 static size_t count_items(const char *list, char sep)
@@ -269,9 +236,8 @@ static int take_name(const char *s, char sep, char out[BANK_CREDS_EXTRA_NAME_MAX
 	const char *end = strchr(s, sep);
 	size_t n = end ? (size_t)(end - s) : 0;
 
-	for (size_t i = 0; i < n; i++)
-		if (!is_tchar(s[i]))
-			n = 0;
+	if (!validate_header_name(s, n))
+		n = 0;
 	if (n == 0 || n > BANK_CREDS_EXTRA_NAME_MAX) {
 		snprintf(err, errlen,
 			 "%s: write it \"%s\", the %s 1 to %d letters, digits or "
@@ -318,7 +284,7 @@ int bank_creds_add_header(struct bank_creds *c, const char *line, char *err, siz
 	if (take_name(line, ':', name, "api-header", "Name: value", "name", err, errlen) < 0)
 		return -1;
 	n = strlen(name);
-	if (listed(reserved_headers, name, 1)) {
+	if (validate_header_reserved(name)) {
 		snprintf(err, errlen, "api-header: %s is pixrelay's to send, not an extra", name);
 		return -1;
 	}
@@ -334,7 +300,7 @@ int bank_creds_add_header(struct bank_creds *c, const char *line, char *err, siz
 		;
 	for (vn = strlen(v); vn > 0 && (v[vn - 1] == ' ' || v[vn - 1] == '\t'); vn--)
 		;
-	if (vn == 0 || vn > BANK_CREDS_EXTRA_VALUE_MAX || !printable(v, vn)) {
+	if (vn == 0 || vn > BANK_CREDS_EXTRA_VALUE_MAX || !validate_printable(v, vn)) {
 		snprintf(err, errlen,
 			 "api-header: %s: its value must be 1 to %d printable ASCII characters",
 			 name, BANK_CREDS_EXTRA_VALUE_MAX);
@@ -411,7 +377,7 @@ int bank_creds_add_query(struct bank_creds *c, const char *kv, char *err, size_t
 		snprintf(err, errlen, "api-query: at most %d", BANK_CREDS_EXTRA_MAX);
 		return -1;
 	}
-	if (vn > BANK_CREDS_EXTRA_VALUE_MAX || !printable(eq + 1, vn)) {
+	if (vn > BANK_CREDS_EXTRA_VALUE_MAX || !validate_printable(eq + 1, vn)) {
 		snprintf(err, errlen,
 			 "api-query: %s: its value must be at most %d printable ASCII characters",
 			 key, BANK_CREDS_EXTRA_VALUE_MAX);

@@ -57,6 +57,12 @@ void ks_event_id(int shard, char out[KS_EVENT_ID_MAX])
 	ulid_stamp(shard, out + 4);
 }
 
+void ks_endpoint_id(int shard, char out[KS_EVENT_ID_MAX])
+{
+	memcpy(out, "wep_", 4);
+	ks_ulid(shard, out + 4);
+}
+
 int ks_random_shard(long nshards)
 {
 	uint32_t r;
@@ -282,6 +288,22 @@ int ks_ingest_key(char *out, size_t size, const char *prefix, int shard)
 int ks_live_key(char *out, size_t size, const char *prefix, int shard)
 {
 	return in_shard(out, size, prefix, shard, "live");
+}
+
+int ks_endpoint_key(char *out, size_t size, const char *prefix, int shard, const char *id)
+{
+	return in_shard(out, size, prefix, shard, "ep:%s", id);
+}
+
+int ks_endpoint_index_key(char *out, size_t size, const char *prefix, int shard, enum env env,
+			  const char *account)
+{
+	return in_shard(out, size, prefix, shard, "eps:%s:%s", env_name(env), account);
+}
+
+int ks_held_key(char *out, size_t size, const char *prefix, int shard)
+{
+	return in_shard(out, size, prefix, shard, "held");
 }
 
 int ks_bank_key(char *out, size_t size, const char *prefix, int shard, const char *id)

@@ -69,6 +69,11 @@ static const char *const names[SCRIPT_COUNT] = {
 	[SCRIPT_BANK_NOTE_API] = "bank_note_api",
 	[SCRIPT_BANK_RECON_READ] = "bank_recon_read",
 	[SCRIPT_ACCOUNT_CHARGING] = "account_charging",
+	[SCRIPT_ENDPOINT_PUT] = "endpoint_put",
+	[SCRIPT_ENDPOINT_DELETE] = "endpoint_delete",
+	[SCRIPT_ENDPOINT_ROTATE] = "endpoint_rotate",
+	[SCRIPT_ENDPOINT_LIST] = "endpoint_list",
+	[SCRIPT_ENDPOINT_EXPIRE] = "endpoint_expire",
 };
 /* clang-format on */
 

@@ -42,7 +42,7 @@
 /* The outcome of one attempt, waiting for its shard's next settle call. */
 struct outcome {
 	struct outcome *next;
-	char id[EVENT_ID_MAX];
+	char id[LEASE_ID_MAX];
 	char token[LEASE_TOKEN_MAX];
 	const char *what; /* delivered | retry | dead | release */
 	long long next_ms;
@@ -122,7 +122,9 @@ static void publish(struct delivery *dl, const char *outcome, long status, const
 	json_str(g, "at");
 	json_str(g, at);
 	json_str(g, "event");
-	json_str(g, dl->id);
+	json_strn(g, dl->id, strcspn(dl->id, "/"));
+	json_str(g, "endpoint");
+	json_str_or_null(g, dl->endpoint[0] ? dl->endpoint : NULL);
 	json_str(g, "env");
 	json_str(g, dl->env);
 	json_str(g, "account");
@@ -155,15 +157,6 @@ static void publish(struct delivery *dl, const char *outcome, long status, const
 	yajl_gen_free(g);
 }
 
-static void sanitize(char *s)
-{
-	if (validate_utf8_chars(s, strlen(s)) >= 0)
-		return;
-	for (; *s; s++)
-		if ((unsigned char)*s >= 0x80)
-			*s = '?';
-}
-
 void dispatch_complete(struct delivery *dl, const char *what, long long next_ms, long status,
 		       const char *error)
 {
@@ -188,11 +181,7 @@ void dispatch_complete(struct delivery *dl, const char *what, long long next_ms,
 		yajl_gen g = json_gen_new();
 		char at[25];
 		size_t len;
-		const char *entry;
-		if (dl->response) {
-			dl->response[dl->response_len] = '\0';
-			sanitize(dl->response);
-		}
+		const char *entry, *response = post_response(&dl->post);
 		json_open(g);
 		json_str(g, "at");
 		timefmt_rfc3339(at, dl->start_ms);
@@ -209,7 +198,7 @@ void dispatch_complete(struct delivery *dl, const char *what, long long next_ms,
 		json_str(g, "error");
 		json_str_or_null(g, error);
 		json_str(g, "response");
-		json_str_or_null(g, dl->response_len ? dl->response : NULL);
+		json_str_or_null(g, response);
 		json_str(g, "outcome");
 		json_str(g, what);
 		json_close(g);
@@ -307,12 +296,18 @@ static void begin(struct dispatch *d, struct shard *s, const char *token, const 
 	dl->signing = mem_strdup(l->signing);
 	dl->signing_prev = mem_strdup(l->signing_prev);
 	dl->compat = mem_strdup(l->compat);
+	dl->headers = mem_strdup(l->headers);
+	snprintf(dl->endpoint, sizeof(dl->endpoint), "%s", l->endpoint);
 	dl->order = mem_strdup(l->order);
 	dl->queue = mem_strdup(l->queue);
 	snprintf(dl->sid, sizeof(dl->sid), "%s", l->sid);
-	dl->retry_after_ms = -1;
 	dl->start_ms = ids_now_ms();
-	dispatch_url_host(dl->url, host, sizeof(host));
+	/* an endpoint is a destination of its own, named by its id, whatever its
+	 * host (its queue's name says the same: lib/endpoint.lua) */
+	if (dl->endpoint[0])
+		snprintf(host, sizeof(host), "%s", dl->endpoint);
+	else
+		dispatch_url_host(dl->url, host, sizeof(host));
 	h = budget_host_get(&d->budget, host);
 	h->last_ms = dl->start_ms;
 	dl->host = h;
@@ -518,8 +513,10 @@ static void on_entries(void *ud, redisReply *reply, const char *err)
 			    e->element[0]->type != REDIS_REPLY_STRING)
 				break;
 			f = e->element[1];
-			/* fields m (meta) and b (body), as lib/event.lua writes them */
-			if (f->type != REDIS_REPLY_ARRAY || f->elements != 4 ||
+			/* fields m (meta) and b (body), and d (the endpoints it goes to
+			 * besides) when it has some, as lib/event.lua writes them */
+			if (f->type != REDIS_REPLY_ARRAY ||
+			    (f->elements != 4 && f->elements != 6) ||
 			    f->element[1]->type != REDIS_REPLY_STRING ||
 			    f->element[3]->type != REDIS_REPLY_STRING ||
 			    strcmp(f->element[0]->str ? f->element[0]->str : "", "m") != 0 ||
@@ -739,6 +736,8 @@ static void settle_send(struct settle *c)
 		if (c->ngiven && (!s->cur[0] || sid_after(c->given[c->ngiven - 1].sid, s->cur)))
 			snprintf(s->cur, sizeof(s->cur), "%s", c->given[c->ngiven - 1].sid);
 	}
+	lease_args_endpoints(&a, d->cfg->endpoint_disable_after * 1000LL,
+			     d->cfg->endpoint_disable_min_failures);
 	rds_script(d->r, on_settled, c, SCRIPT_EVENT_SETTLE, LEASE_NKEYS, a.argc, a.argv, a.lens);
 	/* (c may be gone now) */
 	rargs_deinit(&a);

@@ -15,12 +15,13 @@
 #include "pixrelay/relay/curlev.h"
 #include "pixrelay/relay/lease.h"
 #include "pixrelay/store/events.h"
+#include "pixrelay/pix/endpoint.h"
+#include "post_int.h"
 
 #include <curl/curl.h>
 #include <stdint.h>
 
 #define TICK_MS BUDGET_TICK_MS /* the periodic look at every shard's timers */
-#define RESPONSE_KEEP 1024
 
 struct shard; /* dispatch.c's */
 
@@ -61,9 +62,11 @@ struct delivery {
 	char token[LEASE_TOKEN_MAX];
 	struct delivery *prev_active, *next_active; /* in curl now */
 	struct delivery *next_waiting;
-	char id[EVENT_ID_MAX];
+	char id[LEASE_ID_MAX];		/* the event's, or "<event id>/<endpoint id>" */
+	char endpoint[ENDPOINT_ID_MAX]; /* its webhook endpoint, "" = the postbackUrl */
 	char *url, *body, *account;
 	char *signing, *signing_prev, *compat;
+	char *headers;	     /* the endpoint's static headers, "Name: value" lines */
 	char *order, *queue; /* as leased: sent back with the outcome */
 	char sid[48];	     /* its stream entry ("" = none), sent back likewise */
 	char env[16];
@@ -73,15 +76,9 @@ struct delivery {
 	struct budget_host *host;
 	struct curlev *pool;
 	CURL *easy;
-	struct curl_slist *headers;
-	char *response; /* the answer's first RESPONSE_KEEP bytes, allocated when it comes */
-	size_t response_len;
-	long long retry_after_ms;
-	int refused_address;
-	char refused_ip[64];
+	struct post post; /* its request (post.c) */
 	uint64_t start_ms;
 	uint64_t waiting_since_ms;
-	char errbuf[CURL_ERROR_SIZE];
 };
 
 /* ---- dispatch.c ---- */

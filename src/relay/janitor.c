@@ -1,6 +1,7 @@
 /* janitor: the periodic work a delivering process does for every shard
  * besides delivering: expiring due charges, finishing half-done transfers
- * and trimming the stream of events past the retention, each on its own
+ * and trimming the stream of events past the retention (and with it, what
+ * disabled webhook endpoints keep past the retention), each on its own
  * schedule per shard, and waking the dispatcher's shard when one of them
  * wrote events. The dispatcher (dispatch.c) leases and settles deliveries
  * and beats its own heartbeat; the domain calls themselves are the stores'
@@ -12,6 +13,7 @@
 #include "pixrelay/core/mem.h"
 #include "pixrelay/store/transfers.h"
 #include "pixrelay/store/charges.h"
+#include "pixrelay/store/endpoints.h"
 #include "pixrelay/store/events.h"
 
 #include <stdlib.h>
@@ -61,12 +63,27 @@ static void on_recovered(void *ud, int n)
 		dispatch_kick_shard(s->j->d, s->id);
 }
 
+static void on_held_expired(void *ud, long long n)
+{
+	struct janitor_shard *s = ud;
+
+	s->trimming = 0;
+	if (n >= 256)
+		s->trim_ms = 0; /* more are past the retention: again at the next tick */
+}
+
+/* The stream trimmed: then what disabled endpoints keep past the retention
+ * is dead (its event's body goes with the stream's entry). */
 static void on_trimmed(void *ud, long long n)
 {
 	struct janitor_shard *s = ud;
 
 	(void)n;
-	s->trimming = 0;
+	if (s->j->stopped || !rds_ready(s->j->r)) {
+		s->trimming = 0;
+		return;
+	}
+	endpoints_expire(s->j->r, s->j->cfg, s->id, ids_now_ms(), on_held_expired, s);
 }
 
 static void on_tick(evutil_socket_t fd, short kind, void *arg)

@@ -73,6 +73,13 @@ void lease_args_done(struct rargs *a, const char *sid, const char *token, const 
 	rargs_str(a, record);
 }
 
+void lease_args_endpoints(struct rargs *a, long long disable_after_ms, long disable_min)
+{
+	rargs_str(a, "endpoints");
+	rargs_ll(a, disable_after_ms);
+	rargs_ll(a, disable_min);
+}
+
 void lease_args_given(struct rargs *a, const char *from, unsigned n)
 {
 	rargs_str(a, from);
@@ -181,7 +188,7 @@ int lease_decode(redisReply *const *f, size_t n, struct lease *out)
 int lease_decode_given(redisReply *const *f, size_t n, char *meta, const char *body,
 		       struct lease *out)
 {
-	char *part[7], *count[3] = {NULL, NULL, NULL}, *secret[3];
+	char *part[7], *count[3] = {NULL, NULL, NULL}, *secret[3], *slash, *headers;
 
 	if (n < LEASE_FIELDS)
 		return -1;
@@ -194,9 +201,14 @@ int lease_decode_given(redisReply *const *f, size_t n, char *meta, const char *b
 	/* attempt number, budget_base, budget start (an event of its own hash) */
 	if (f[3]->str[0] && split(f[3]->str, '\t', count, 3) < 0)
 		return -1;
-	/* signing secret, the previous one, the compat secret */
+	/* signing secret, the previous one, the compat secret (then an
+	 * endpoint's static headers) */
 	if (split(f[4]->str, '\n', secret, 3) < 0)
 		return -1;
+	headers = strchr(secret[2], '\n');
+	if (headers)
+		*headers++ = '\0';
+	slash = strchr(part[2], '/');
 	out->sid = f[0]->str;
 	out->order = part[0];
 	out->queue = part[1];
@@ -220,5 +232,7 @@ int lease_decode_given(redisReply *const *f, size_t n, char *meta, const char *b
 	out->signing = secret[0];
 	out->signing_prev = secret[1];
 	out->compat = secret[2];
+	out->endpoint = slash ? slash + 1 : "";
+	out->headers = headers ? headers : "";
 	return 0;
 }

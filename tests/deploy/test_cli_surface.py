@@ -65,8 +65,8 @@ class Help(unittest.TestCase):
         self.assertEqual(sorted(listed), sorted(set(listed)), "a command is listed twice")
         self.assertEqual(set(listed), dispatched_commands())
         # today's commands, by name: a user's documentation must not lose one
-        for name in ("serve", "init", "keys", "account", "secrets", "events", "tail",
-                     "brcode", "version", "help"):
+        for name in ("serve", "init", "keys", "account", "secrets", "events", "endpoints",
+                     "tail", "brcode", "version", "help"):
             self.assertIn(name, listed)
         # and every listed one answers its --help (help and version have none)
         for name in listed:
@@ -116,6 +116,11 @@ class Completion(unittest.TestCase):
         self.assertEqual(complete(BIN + " secrets "), ["show", "rotate", "end-rotation"])
         self.assertEqual(complete(BIN + " events "), ["list", "show", "replay"])
         self.assertEqual(complete(BIN + " brcode "), ["decode"])
+        self.assertEqual(complete(BIN + " endpoints "),
+                         ["create", "list", "show", "update", "delete", "rotate-secret", "test"])
+        self.assertEqual(complete(BIN + " endpoints create --env "), ["sandbox", "production"])
+        self.assertIn("--event-type", complete(BIN + " endpoints create --ev"))
+        self.assertIn("--grace", complete(BIN + " endpoints rotate-secret --g"))
         self.assertEqual(complete(BIN + " keys create --env "), ["sandbox", "production"])
         self.assertEqual(complete(BIN + " keys create --env=p"), ["production"])
         self.assertEqual(complete(BIN + " init --env "), ["sandbox", "production", "all"])

@@ -16,6 +16,7 @@
 #define EVT "evt_01JCM0K9A1B2C3D4E5F6G7H815"
 #define TRF "trf_01JCM0KA000000000000000015"
 #define BNK "bnk_01JCM0KC3M5N7P9R1T3V5X7Z15"
+#define WEP "wep_01JCM0KD3M5N7P9R1T3V5X7Z15"
 #define KEY_ID "key_01JCM0KB7Q4W3E2R1T0Y9V8H7P"
 #define SHA "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
 
@@ -160,6 +161,12 @@ static void test_shard_keys(void)
 	check_name(k, P "{s37}:ingest", SHARD, "ingest");
 	ks_live_key(k, sizeof(k), P, 37);
 	check_name(k, P "{s37}:live", SHARD, "live");
+	ks_endpoint_key(k, sizeof(k), P, 37, WEP);
+	check_name(k, P "{s37}:ep:" WEP, SHARD, "ep:<endpoint id>");
+	ks_endpoint_index_key(k, sizeof(k), P, 37, ENV_PRODUCTION, ACCT);
+	check_name(k, P "{s37}:eps:production:" ACCT, SHARD, "eps:<env>:<account>");
+	ks_held_key(k, sizeof(k), P, 37);
+	check_name(k, P "{s37}:held", SHARD, "held");
 	ks_bank_key(k, sizeof(k), P, 37, BNK);
 	check_name(k, P "{s37}:bank:" BNK, SHARD, "bank:<connection id>");
 	ks_bank_key_prefix(k, sizeof(k), P, 37);
@@ -308,6 +315,10 @@ static void test_shards_of_ids(void)
 	ks_event_id(700, e);
 	CHECK(strncmp(e, "evt_", 4) == 0);
 	CHECK_INT(ks_shard_of(e), 700);
+	ks_endpoint_id(37, e);
+	CHECK(strncmp(e, "wep_", 4) == 0);
+	CHECK_INT(ks_shard_of(e), 37);
+	CHECK_INT(ks_shard_of(WEP), 37);
 	for (int i = 0; i < 100; i++) {
 		int s = ks_random_shard(16);
 		CHECK(s >= 0 && s < 16);

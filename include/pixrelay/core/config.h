@@ -62,11 +62,13 @@ struct config {
 	long retry_cap_ms;
 	long retry_max_attempts;
 	long retry_max_age_s;
-	long attempt_log_cap;	   /* attempts kept in each event's log */
-	long event_retention_days; /* delivered and dead events are kept this long */
-	char *destination_allow;   /* CIDRs allowed as destinations in production despite being
-				      private */
-	long dispatch;		   /* 1: this process delivers events */
+	long attempt_log_cap;		    /* attempts kept in each event's log */
+	long event_retention_days;	    /* delivered and dead events are kept this long */
+	long endpoint_disable_after;	    /* seconds an endpoint fails every attempt ... */
+	long endpoint_disable_min_failures; /* ... and attempts in a row, to be disabled */
+	char *destination_allow; /* CIDRs allowed as destinations in production despite being
+				    private */
+	long dispatch;		 /* 1: this process delivers events */
 
 	/* live event streams (GET /v1/events/stream) */
 	long stream_max;	     /* streams served at once by this process */

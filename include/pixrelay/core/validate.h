@@ -78,4 +78,16 @@ int validate_has_control(const char *s);
 /* Nonzero when `s` is empty or only spaces. */
 int validate_is_blank(const char *s);
 
+/* Nonzero when the `n` bytes at `s` are an HTTP field name: one or more
+ * RFC 9110 tchars (letters, digits and !#$%&'*+-.^_`|~). */
+int validate_header_name(const char *s, size_t n);
+
+/* Nonzero when the `n` bytes at `s` are printable ASCII (space to '~'). */
+int validate_printable(const char *s, size_t n);
+
+/* Nonzero when the header `name` (letter case ignored) frames a request or
+ * is the sender's own to set (Host, Content-Type, Content-Length,
+ * Authorization, User-Agent, Cookie, ...): never an extra a caller adds. */
+int validate_header_reserved(const char *name);
+
 #endif

@@ -67,7 +67,10 @@ int ks_random_shard(long nshards);
  * (0 .. KS_SHARDS_MAX-1; ks_shard_of answers -1 for an id that names none).
  *
  * In the scripts: "o:<order key>" (events of one charge not yet settled),
- * "due:<queue>" (due events of one delivery queue), and what bank
+ * "due:<queue>" (due events of one delivery queue), an event's delivery to a
+ * webhook endpoint "e:<event id>/<endpoint id>" with its attempt log
+ * "log:<event id>/<endpoint id>" (the lane "o:<endpoint id>:<order key>"),
+ * and what bank
  * connections heard (bank_pix): "bown:<env>:<account>:<endToEndId>",
  * "brefused:<env>:<account>:<endToEndId or SHA-256>",
  * "bdev:<connection>:<endToEndId>:<refund id>:<status>",
@@ -149,6 +152,21 @@ int ks_ingest_key(char *out, size_t size, const char *prefix, int shard);
 /* "<prefix>{s<k>}:live", set while a process serves a live event stream for
  * an account of the shard: the channel to publish new events on (string). */
 int ks_live_key(char *out, size_t size, const char *prefix, int shard);
+
+/* "<prefix>{s<k>}:ep:<endpoint id>", a webhook endpoint (hash), in the
+ * shard of its account. */
+int ks_endpoint_key(char *out, size_t size, const char *prefix, int shard, const char *id);
+/* "<prefix>{s<k>}:eps:<env>:<account>", the account's endpoints in env by
+ * creation time (zset). */
+int ks_endpoint_index_key(char *out, size_t size, const char *prefix, int shard, enum env env,
+			  const char *account);
+/* "<prefix>{s<k>}:held", the delivery queues of the shard's disabled
+ * endpoints -> when each was disabled (zset): their deliveries wait there,
+ * not leased, until the endpoint is enabled again or they are older than the
+ * retention. */
+int ks_held_key(char *out, size_t size, const char *prefix, int shard);
+/* A new endpoint id, "wep_" + ks_ulid of `shard` (its account's). */
+void ks_endpoint_id(int shard, char out[KS_EVENT_ID_MAX]);
 
 /* "<prefix>{s<k>}:bank:<connection id>", a bank connection (hash). */
 int ks_bank_key(char *out, size_t size, const char *prefix, int shard, const char *id);

@@ -31,6 +31,9 @@
  *   that member (leasing writes nothing into the event), and
  *   a later lease of the same event starts after this one ended or was
  *   recorded, so it ends later (docs/event-layout.md).
+ *   and, optionally, the settings of webhook endpoints (lease_args_endpoints):
+ *   "endpoints", the ms an endpoint must have failed every attempt to be disabled, and
+ *   the attempts in a row it must have failed at least.
  * Returns {outcomes recorded, when the next event is due ('' = none) when nothing was
  *   leased, then for each leased event LEASE_FIELDS fields: its stream entry ('' = none),
  *   its meta (order key, queue, id, env, account, type, url, joined by newlines: a stream
@@ -38,6 +41,11 @@
  *   number, budget_base and budget start (created_ms, or the last replay) joined by tabs,
  *   '' for a stream event (1, 0, the entry's ms), then the account's signing secret,
  *   previous signing secret and compat secret joined by newlines}
+ *   A delivery to a webhook endpoint (src/store/lua/lib/endpoint.lua) is leased as an
+ *   event with a hash of its own: its id "<event id>/<endpoint id>", its order key its
+ *   lane, its queue the endpoint's, its url the endpoint's, its secrets the endpoint's
+ *   (no compat secret) followed by a newline and its static headers ("Name: value"
+ *   lines).
  *   A stream event of an entry given has "" as meta and body; with entries
  *   given (or the tail with e = 0) the answer ends with the cursor after the
  *   call (lease_cursor).
@@ -63,6 +71,9 @@
 #define LEASE_FIELDS 5	    /* fields of one leased event in the answer */
 /* a lease's token: its end in ms, or a batch "@<first entry>/<last entry>" */
 #define LEASE_TOKEN_MAX 100
+/* what a lease delivers: an event "evt_<ULID>", or an event's delivery to a
+ * webhook endpoint "evt_<ULID>/wep_<ULID>" */
+#define LEASE_ID_MAX 72
 
 /* KEYS[1..3] and ARGV[1..14]. Borrowed strings: alive until the call. */
 struct lease_call {
@@ -115,6 +126,10 @@ void lease_args_outcome(struct rargs *a, const struct lease_outcome *o);
  * and its record (lease_done_record). Strings borrowed. */
 void lease_args_done(struct rargs *a, const char *sid, const char *token, const char *id,
 		     const char *order, const char *record);
+/* Append the settings of webhook endpoints: how long (ms) an endpoint must
+ * have failed every attempt, and how many attempts in a row at least, to be
+ * disabled. Last, after everything else. */
+void lease_args_endpoints(struct rargs *a, long long disable_after_ms, long disable_min);
 /* Append the stream entries the dispatcher read itself (XRANGE from `from`,
  * exclusive, "" = the stream's start: event_settle.lua's optional tail):
  * `from` and their number n, then n lease_args_entry. With them (n may be 0)
@@ -149,9 +164,12 @@ struct lease {
 	const char *signing;
 	const char *signing_prev;
 	const char *compat;
-	const char *order; /* its order key (a charge): events of one go one after another */
-	const char *queue; /* its delivery queue "<env>:<account>:<host>" */
-	const char *sid;   /* its entry in the shard's stream, "" when it has a hash */
+	const char *order;    /* its order key (a charge): events of one go one after another */
+	const char *queue;    /* its delivery queue "<env>:<account>:<host>" */
+	const char *sid;      /* its entry in the shard's stream, "" when it has a hash */
+	const char *endpoint; /* a delivery to a webhook endpoint: its id (in `id`, after '/');
+				 "" for the postbackUrl */
+	const char *headers;  /* the endpoint's static headers, "Name: value" lines, or "" */
 };
 
 /* Decode the leased event whose fields start at f (n fields left in the

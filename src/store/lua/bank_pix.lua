@@ -65,7 +65,6 @@ local n, m = tonumber(ARGV[5]), tonumber(ARGV[6])
 local out = {}
 local logs = {} -- connection -> entries, oldest first
 local expiring = {} -- keys to give the retention once -> true
-local accounts = {}
 
 -- A log entry from names and values in the order given ('' = null), "at" first.
 local function log(conn, fields)
@@ -100,13 +99,7 @@ local function day_list(prefix, conn, day, item)
 end
 
 local function account_url(env, account)
-  local ak = p .. 'acct:' .. env .. ':' .. account
-  local url = accounts[ak]
-  if not url then
-    url = redis.call('HGET', ak, 'postback_url') or ''
-    accounts[ak] = url
-  end
-  return url
+  return account_info(p, env, account).url
 end
 
 -- The charge's JSON as it stands (c: the HMGET below).

@@ -45,15 +45,24 @@
 -- cursor, as long as each one's host, account and environment may take it. One over its
 -- budget stops the reading, unless another queue with entries in the stream could go: then
 -- it waits in its due set (spill) and the reading goes on.
+-- Last, optionally, the settings of webhook endpoints (lib/endpoint.lua): 'endpoints', how
+-- long an endpoint must have failed every attempt to be disabled (ms), and how many attempts
+-- in a row at least (defaults 432000000 and 10).
 --@include event
 local fixed = #ARGV >= 15 and 15 + 2 * tonumber(ARGV[9]) + 2 * tonumber(ARGV[12]) +
   11 * tonumber(ARGV[10]) + 5 * tonumber(ARGV[15])
-if #KEYS ~= 3 or not fixed or not (#ARGV == fixed or
-    (#ARGV >= fixed + 2 and #ARGV == fixed + 2 + 4 * (tonumber(ARGV[fixed + 2]) or -1))) then
-  return redis.error_reply('ERR event_settle: wants 3 keys and 15 + 2h + 2a + 11n + 5k (+ 2 + 4e) arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+local nargs = #ARGV
+local disable_after, disable_min = 432000000, 10
+if fixed and nargs >= fixed + 3 and ARGV[nargs - 2] == 'endpoints' then
+  disable_after, disable_min = tonumber(ARGV[nargs - 1]), tonumber(ARGV[nargs])
+  nargs = nargs - 3
+end
+if #KEYS ~= 3 or not fixed or not disable_after or not disable_min or not (nargs == fixed or
+    (nargs >= fixed + 2 and nargs == fixed + 2 + 4 * (tonumber(ARGV[fixed + 2]) or -1))) then
+  return redis.error_reply('ERR event_settle: wants 3 keys and 15 + 2h + 2a + 11n + 5k (+ 2 + 4e) (+ 3) arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 -- the entries the dispatcher read (nil: none sent)
-local given_from = #ARGV > fixed and ARGV[fixed + 1] or nil
+local given_from = nargs > fixed and ARGV[fixed + 1] or nil
 local ngiven = given_from and tonumber(ARGV[fixed + 2]) or 0
 local p, now = ARGV[1], tonumber(ARGV[2])
 local cap, ttl = tonumber(ARGV[6]), tonumber(ARGV[7])
@@ -137,6 +146,22 @@ local function done_add(sid, id, order, record)
   done_orders[#done_orders + 1] = order
   done_orders[#done_orders + 1] = id
 end
+-- The outcomes of deliveries to endpoints (their queue names the endpoint), in order, per
+-- endpoint: its failures in a row, its counters, and whether it is to be disabled
+-- (endpoint_outcomes below).
+local ep_done, ep_order = {}, {}
+local function ep_outcome(q, outcome, status, err)
+  local _, _, host = string.match(q, '^([^:]*):([^:]*):(.*)$')
+  local ep = host and ep_of_host(host)
+  if not ep then return end
+  local l = ep_done[ep]
+  if not l then
+    l = {q = q}
+    ep_done[ep] = l
+    ep_order[#ep_order + 1] = ep
+  end
+  l[#l + 1] = {outcome, status, err}
+end
 due_batch()
 for i = 0, tonumber(ARGV[10]) - 1 do
   local a = first_outcome + 11 * i
@@ -154,6 +179,9 @@ for i = 0, tonumber(ARGV[10]) - 1 do
     local ek = p .. 'e:' .. id
     local attempts, order, q = ARGV[a + 7], ARGV[a + 8], ARGV[a + 9]
     nrecorded = nrecorded + 1
+    if sid == '' and outcome ~= 'release' and string.find(id, '/', 1, true) then
+      ep_outcome(q, outcome, ARGV[a + 4], ARGV[a + 5])
+    end
     local f = true
     if sid ~= '' and outcome == 'delivered' then
       done_add(sid, id, order, ARGV[2] .. '\t' .. attempts .. '\t' .. ARGV[a + 4] .. '\t' ..
@@ -304,6 +332,44 @@ for _, id in ipairs(expired) do
 end
 due_flush(p)
 
+-- endpoint_outcomes: each endpoint with outcomes in this call: an attempt delivered ends its
+-- failures in a row; one failed (a retry, or dead) adds to them. An endpoint enabled whose
+-- every attempt failed for disable_after and at least disable_min in a row, or that answered
+-- 410 Gone, is disabled (held: its deliveries and the events it takes are kept, not
+-- attempted, until it is enabled again: endpoint_hold). One HMGET and one HSET an endpoint.
+for _, ep in ipairs(ep_order) do
+  local l = ep_done[ep]
+  local k = p .. 'ep:' .. ep
+  local r = redis.call('HMGET', k, 'state', 'fails', 'failing_ms', 'n_delivered', 'n_failed',
+    'n_dead', 'env', 'account')
+  if r[1] and r[1] ~= '' then
+    local fails, since = tonumber(r[2]) or 0, tonumber(r[3] or '')
+    local nd, nf, ndead = tonumber(r[4]) or 0, tonumber(r[5]) or 0, tonumber(r[6]) or 0
+    local gone, last = false, nil
+    for _, o in ipairs(l) do
+      if o[1] == 'delivered' then
+        fails, since, nd = 0, nil, nd + 1
+      else
+        fails, nf = fails + 1, nf + 1
+        since = since or now
+        if o[1] == 'dead' then ndead = ndead + 1 end
+        if o[2] == '410' then gone = true end
+      end
+      last = o
+    end
+    redis.call('HSET', k, 'fails', fails, 'failing_ms', since or '', 'n_delivered', nd,
+      'n_failed', nf, 'n_dead', ndead, 'last_ms', now, 'last_status', last[2],
+      'last_error', last[3])
+    if r[1] == 'on' and gone then
+      endpoint_hold(p, ep, r[7], r[8], 'held', 'the endpoint answered 410 Gone', now)
+    elseif r[1] == 'on' and fails >= disable_min and since and now - since >= disable_after then
+      endpoint_hold(p, ep, r[7], r[8], 'held', 'every attempt failed for ' ..
+        math.floor((now - since) / 1000) .. ' s (' .. fails .. ' in a row, the last: ' ..
+        (last[3] ~= '' and last[3] or ('HTTP ' .. last[2])) .. ')', now)
+    end
+  end
+end
+
 local out = {nrecorded, ''}
 local left = tonumber(ARGV[4])
 -- the cursor after this call, last in the answer when the dispatcher reads entries
@@ -357,12 +423,116 @@ end
 -- the lease's end as the dispatcher wrote it ([2] + [3]): no number printed per event
 local until_ms = ARGV[5]
 local leased = {}
+-- queue_next: queue `q` (its due set `dk`) is in p hosts from its earliest due event, or not
+-- at all when it has none
+local function queue_next(q, dk)
+  local first = redis.call('ZRANGE', dk, 0, 0, 'WITHSCORES')
+  if first[2] then
+    redis.call('ZADD', KEYS[1], first[2], q)
+  else
+    redis.call('ZREM', KEYS[1], q)
+  end
+end
+
+-- Deliveries to webhook endpoints (lib/endpoint.lua): what each needs besides its own hash,
+-- read once a call: the endpoint (its URL, secrets, static headers, state), and the body of
+-- its event (the event's stream entry, else its hash).
+local endpoints, bodies = {}, {}
+local function endpoint_of(ep)
+  local e = endpoints[ep]
+  if e == nil then
+    local v = redis.call('HMGET', p .. 'ep:' .. ep, 'state', 'url', 'secret', 'secret_prev',
+      'prev_until', 'headers', 'enabled_ms')
+    e = false
+    if v[1] then
+      local prev = v[4] or ''
+      if prev ~= '' and (tonumber(v[5]) or 0) <= now then prev = '' end
+      e = {state = v[1], url = v[2] or '', enabled_ms = tonumber(v[7] or ''),
+        -- signing secret, the previous one during a rotation's grace, no compat secret, and
+        -- the static headers ("Name: value" lines): lease.h
+        secrets = (v[3] or '') .. '\n' .. prev .. '\n' .. '\n' .. (v[6] or '')}
+    end
+    endpoints[ep] = e
+  end
+  return e
+end
+local function body_of(evt, esid)
+  local b = bodies[evt]
+  if b == nil then
+    b = false
+    if esid and esid ~= '' then
+      local f = stream_entry(p, esid)
+      if f then b = f[4] end
+    end
+    if not b then b = redis.call('HGET', p .. 'e:' .. evt, 'body') or false end
+    bodies[evt] = b
+  end
+  return b
+end
+local GONE_ENDPOINT = 'the webhook endpoint was deleted'
+local GONE_EVENT = 'the event is gone (kept event-retention-days)'
+-- lease_endpoint: the due deliveries of endpoint `ep`'s queue `q`, as much as it may take.
+-- An endpoint disabled keeps its queue out of p hosts (p held); one deleted has its due
+-- deliveries dead (a call takes what its budget allows, the next the rest).
+local function lease_endpoint(q, env, account, ep)
+  local e = endpoint_of(ep)
+  local dk = p .. 'due:' .. q
+  if e and e.state ~= 'on' then
+    redis.call('ZREM', KEYS[1], q)
+    redis.call('ZADD', p .. 'held', 'NX', now, q)
+    return
+  end
+  local want = want_of(env, account, ep)
+  if want <= 0 then return end
+  local ids = redis.call('ZRANGEBYSCORE', dk, '-inf', now, 'LIMIT', 0, want)
+  local got = 0
+  for _, did in ipairs(ids) do
+    local ek = p .. 'e:' .. did
+    local d = redis.call('HMGET', ek, 'esid', 'created_ms', 'budget_base', 'budget_ms',
+      'attempts', 'order')
+    if d[2] then
+      local evt = string.sub(did, 1, (string.find(did, '/', 1, true) or 1) - 1)
+      local body = e and body_of(evt, d[1])
+      if not e then
+        delivery_dead(p, did, d[6] or '', now, ttl, GONE_ENDPOINT)
+      elseif not body then
+        delivery_dead(p, did, d[6] or '', now, ttl, GONE_EVENT)
+      else
+        local attempts = tonumber(d[5]) or 0
+        local base, start = d[3] or '0', d[4] or d[2]
+        -- made before its endpoint was enabled again: a fresh budget from then
+        if e.enabled_ms and e.enabled_ms > (tonumber(start) or 0) then
+          base, start = tostring(attempts), tostring(e.enabled_ms)
+          redis.call('HSET', ek, 'budget_base', base, 'budget_ms', start)
+        end
+        leased[#leased + 1] = until_ms
+        leased[#leased + 1] = did
+        local n = #out
+        out[n + 1], out[n + 3] = '', body
+        out[n + 2] = (d[6] or '') .. '\n' .. q .. '\n' .. did .. '\n' .. env .. '\n' ..
+          account .. '\n\n' .. e.url
+        out[n + 4] = (attempts + 1) .. '\t' .. base .. '\t' .. start
+        out[n + 5] = e.secrets
+        got = got + 1
+      end
+    end
+  end
+  took(env, account, ep, got)
+  -- by name: a delivery dead above may have put the next of its lane in the due set
+  if #ids > 0 then redis.call('ZREM', dk, unpack(ids)) end
+  queue_next(q, dk)
+end
+
 -- 1. the due sets: queues at their limit are passed over without a command; at most 1000
 -- looked at per call
 local queues = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, 1000)
 for _, q in ipairs(queues) do
   if left <= 0 then break end
   local env, account, host = queue_parts(q)
+  local ep = ep_of_host(host)
+  if ep then
+    lease_endpoint(q, env, account, ep)
+  else
   local want = want_of(env, account, host)
   if want > 0 then
     local dk = p .. 'due:' .. q
@@ -390,12 +560,8 @@ for _, q in ipairs(queues) do
     took(env, account, host, got)
     -- (an id whose hash is gone still counted against its account and environment before)
     if #ids > 0 then redis.call('ZREMRANGEBYRANK', dk, 0, #ids - 1) end
-    local first = redis.call('ZRANGE', dk, 0, 0, 'WITHSCORES')
-    if first[2] then
-      redis.call('ZADD', KEYS[1], first[2], q)
-    else
-      redis.call('ZREM', KEYS[1], q)
-    end
+    queue_next(q, dk)
+  end
   end
 end
 

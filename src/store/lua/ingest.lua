@@ -28,15 +28,10 @@ if #KEYS ~= 1 or #ARGV < 4 then
 end
 local p, now, now_txt, ttl = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local out = {}
-local urls = {} -- env '\n' account -> postback_url
--- where the relayed events of account `account` in `env` (ea = both) go: its URL read once
+-- where the relayed events of account `account` in `env` (ea = both) go: its URL (and
+-- endpoints) read once (lib/event.lua)
 local function dest_of(ea, env, account)
-  local url = urls[ea]
-  if not url then
-    url = redis.call('HGET', p .. 'acct:' .. env .. ':' .. account, 'postback_url') or ''
-    urls[ea] = url
-  end
-  return account_dest(p, ea, env, account, url)
+  return account_dest(p, ea, env, account, account_info(p, env, account).url)
 end
 due_batch()
 local a = 5

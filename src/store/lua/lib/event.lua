@@ -163,12 +163,13 @@ end
 -- The order of a charge's events. order_claim: event `id` (a hash already, or about to be
 -- leased) is the next of `order` to go when none before it is unsettled: true; else it is
 -- put at the end of the order's list and false. `b` is p busy's value when known (false =
--- known absent, nil = not known).
-local function order_claim(p, order, id, b)
+-- known absent, nil = not known); `fresh`: the order cannot have a list of version 2 (a
+-- lane of an endpoint's, lib/endpoint.lua).
+local function order_claim(p, order, id, b, fresh)
   if b == nil then b = redis.call('HGET', p .. 'busy', order) or false end
   local ok = p .. 'o:' .. order
   if not b then
-    if redis.call('EXISTS', ok) == 0 then
+    if fresh or redis.call('EXISTS', ok) == 0 then
       redis.call('HSET', p .. 'busy', order, id)
       return true
     end
@@ -202,7 +203,13 @@ local function next_of(p, order, id, now)
   if nxt then
     local n = redis.call('HMGET', p .. 'e:' .. nxt, 'next_ms', 'queue')
     local due = tonumber(n[1] or now)
-    if due < tonumber(now) then due = tonumber(now) end
+    if not n[1] and n[2] and string.find(n[2], ':wep_', 1, true) then
+      -- a delivery to an endpoint never attempted (lib/endpoint.lua): due since its event
+      -- was made, from where the retention of a disabled endpoint's deliveries counts
+      due = tonumber(redis.call('HGET', p .. 'e:' .. nxt, 'created_ms')) or tonumber(now)
+    elseif due < tonumber(now) then
+      due = tonumber(now)
+    end
     if n[2] then due_add(p, n[2], nxt, due) end
   end
   return nxt
@@ -224,6 +231,8 @@ local function order_release(p, order, id, now, b)
     next_of(p, order, id, now)
   end
 end
+
+--@include endpoint
 
 -- entry_meta: the parts of a stream entry's field m: order, queue, id, env, account,
 -- type, url
@@ -253,9 +262,30 @@ local function spill(p, sid, f, extra)
   local args = {p .. 'e:' .. id, 'env', env, 'account', account, 'type', etype, 'url', url,
     'queue', q, 'body', f[4], 'order', order, 'created_ms', sid_ms(sid), 'state', 'pending',
     'sid', sid}
+  -- the endpoints it went to besides (its field d)
+  if f[5] == 'd' then
+    args[#args + 1] = 'dests'
+    args[#args + 1] = f[6]
+  end
   for _, v in ipairs(extra) do args[#args + 1] = v end
   redis.call('HSET', unpack(args))
   return id, q, order
+end
+
+-- account_info: what event_write reads of account `account` of `env`, once per call:
+-- {url = its postback_url ('' = none), fan = its endpoints that take events (fanout_parse of
+-- its field fanout, lib/endpoint.lua), or false when it has none}. One HMGET: an account
+-- without endpoints costs what its postback_url alone did.
+local acct_known = {}
+local function account_info(p, env, account)
+  local k = p .. env .. '\n' .. account
+  local a = acct_known[k]
+  if not a then
+    local v = redis.call('HMGET', p .. 'acct:' .. env .. ':' .. account, 'postback_url', 'fanout')
+    a = {url = v[1] or '', fan = v[2] and fanout_parse(v[2]) or false}
+    acct_known[k] = a
+  end
+  return a
 end
 
 -- event_write: record event `id` and queue it for delivery, in the shard of key prefix `p`
@@ -264,7 +294,9 @@ end
 -- and one more to deliver in its queue's count (p qn).
 --   p live         string: the channel of live streams (below), absent when none is open
 -- Without a destination the event is a hash recorded as delivered nowhere, and expires
--- with the retention (ttl seconds).
+-- with the retention (ttl seconds). To each endpoint of the account whose filter takes its
+-- type it goes too (lib/endpoint.lua): the ids of those endpoints are the entry's field d
+-- (or the hash's field dests), and each has a delivery of its own that refers to it.
 -- What p live held, looked up once per call (nothing else writes while a script runs).
 local live_known = {}
 -- event_write_mid: the same for a destination `d` of account_dest (below), given the middle
@@ -273,9 +305,30 @@ local live_known = {}
 local function event_write_mid(p, id, d, mid, body, order, now, ttl)
   local created = now
   local url = d.url
+  if d.fan == nil then d.fan = account_info(p, d.env, d.account).fan end
+  local etype, eps, dests
+  if d.fan then
+    etype = string.sub(mid, #id + #d.ea + 3)
+    for _, t in ipairs(d.fan) do
+      if ep_takes(t.types, etype) then
+        eps = eps or {}
+        eps[#eps + 1] = t
+      end
+    end
+    if eps then
+      local ids = {}
+      for j, t in ipairs(eps) do ids[j] = t.id end
+      dests = table.concat(ids, ' ')
+    end
+  end
+  local sid = ''
   if url ~= '' then
-    local sid = redis.call('XADD', p .. 's', '*', 'm', order .. '\n' .. d.q .. '\n' .. mid ..
-      '\n' .. url, 'b', body)
+    local m = order .. '\n' .. d.q .. '\n' .. mid .. '\n' .. url
+    if dests then
+      sid = redis.call('XADD', p .. 's', '*', 'm', m, 'b', body, 'd', dests)
+    else
+      sid = redis.call('XADD', p .. 's', '*', 'm', m, 'b', body)
+    end
     created = sid_ms(sid)
     qn_add(p, d.q, 1)
   end
@@ -288,18 +341,28 @@ local function event_write_mid(p, id, d, mid, body, order, now, ttl)
     live = redis.call('GET', p .. 'live') or false
     live_known[p] = live
   end
-  local etype
-  if live or url == '' then etype = string.sub(mid, #id + #d.ea + 3) end
+  if (live or url == '') and not etype then etype = string.sub(mid, #id + #d.ea + 3) end
   if live then
     redis.call('PUBLISH', live, id .. '\n' .. d.ea .. '\n' .. created .. '\n' ..
       etype .. '\n' .. url .. '\n' .. body)
   end
   if url == '' then
     local ek = p .. 'e:' .. id
-    redis.call('HSET', ek, 'env', d.env, 'account', d.account, 'type', etype, 'url', '',
-      'body', body, 'order', order, 'created_ms', now, 'state', 'delivered',
-      'last_error', 'no postbackUrl on the charge or the account')
+    if dests then
+      redis.call('HSET', ek, 'env', d.env, 'account', d.account, 'type', etype, 'url', '',
+        'body', body, 'order', order, 'created_ms', now, 'state', 'delivered',
+        'last_error', 'no postbackUrl on the charge or the account', 'dests', dests)
+    else
+      redis.call('HSET', ek, 'env', d.env, 'account', d.account, 'type', etype, 'url', '',
+        'body', body, 'order', order, 'created_ms', now, 'state', 'delivered',
+        'last_error', 'no postbackUrl on the charge or the account')
+    end
     redis.call('EXPIRE', ek, ttl)
+  end
+  if eps then
+    for _, t in ipairs(eps) do
+      delivery_write(p, id, sid, t.id, t.state, d.env, d.account, order, created, now)
+    end
   end
 end
 

@@ -1,6 +1,7 @@
 -- transfer_side: one side of an internal transfer in its shard `p`: the balance change
 -- (`delta` cents, negative for the source), its ledger entry and, when the account has a
--- postbackUrl, its event `evt` (EVENT:TRANSFER_DONE, direction 'out' or 'in').
+-- postbackUrl or webhook endpoints, its event `evt` (EVENT:TRANSFER_DONE, direction 'out'
+-- or 'in').
 -- `t` holds the transfer: id, amount, from, to, from_key, to_key, at (ms), at_txt, env.
 -- Returns the new balance.
 local function transfer_side(p, t, acct, delta, evt, direction, ttl)
@@ -11,8 +12,9 @@ local function transfer_side(p, t, acct, delta, evt, direction, ttl)
     kind = 'internal_transfer', transfer = t.id,
     counterparty = (direction == 'out') and t.to or t.from}))
   redis.call('LTRIM', lk, 0, 999)
-  local url = redis.call('HGET', ak, 'postback_url') or ''
-  if url ~= '' then
+  local a = account_info(p, t.env, acct)
+  local url = a.url
+  if url ~= '' or a.fan then
     local data = '{"id":"' .. t.id .. '","amount":' .. t.amount .. ',"status":"DONE","direction":"' ..
       direction .. '","from_key":' .. cjson.encode(t.from_key) .. ',"to_key":' ..
       cjson.encode(t.to_key) .. ',"fromAccount":"' .. t.from .. '","toAccount":"' .. t.to ..

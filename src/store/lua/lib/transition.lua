@@ -35,8 +35,9 @@ local function charge_apply(p, cid, c, to, event, now, now_txt, evt, ttl, pix, e
   end
 
   if not event then return json end
+  -- its account's postbackUrl and endpoints read once per call (lib/event.lua)
   local url = c[8]
-  if url == '' then url = redis.call('HGET', acct_key, 'postback_url') or '' end
+  if url == '' then url = account_info(p, env, owner).url end
   local body = '{"id":"' .. evt .. '","event":"' .. event .. '","data":' .. json .. '}'
   event_write(p, evt, env, owner, event, url, body, cid, now, ttl)
   return json

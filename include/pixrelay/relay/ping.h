@@ -1,0 +1,35 @@
+/* ping: a signed test request to a webhook endpoint, sent now and answered
+ * with its outcome (POST /v1/webhook-endpoints/{id}/test, `pixrelay
+ * endpoints test`). It is signed and sent as the endpoint's deliveries are
+ * (its secrets, both during a rotation's grace; its static headers; the
+ * address checks of production requests: relay/post.c), on a connection of
+ * its own, and stored nowhere: its body is an EVENT:ENDPOINT_TEST with a
+ * fresh event id.
+ */
+#ifndef PIXRELAY_PING_H
+#define PIXRELAY_PING_H
+
+#include "pixrelay/core/config.h"
+#include "pixrelay/store/endpoints.h"
+
+#include <event2/event.h>
+
+/* What a ping came to, borrowed for the callback. */
+struct ping_result {
+	const char *id; /* the webhook-id it carried */
+	int delivered;	/* the endpoint answered 2xx */
+	long status;	/* its HTTP status, 0 when none */
+	long long duration_ms;
+	const char *error;    /* why it failed, NULL when delivered */
+	const char *response; /* the answer's first KiB, NULL when none */
+};
+typedef void (*ping_fn)(void *ud, const struct ping_result *r);
+
+/* Send a test event to endpoint t of `account` on `base`; cb runs once,
+ * later (never before this returns), when it is answered, fails or times
+ * out (delivery-timeout-ms). Borrowed: base and cfg (alive until cb), t and
+ * account (copied). Out of memory aborts. */
+void ping_send(struct event_base *base, const struct config *cfg, const struct endpoint_target *t,
+	       const char *account, ping_fn cb, void *ud);
+
+#endif

@@ -1,0 +1,38 @@
+-- endpoint_expire: the deliveries a disabled webhook endpoint keeps (lib/endpoint.lua: its
+-- queue in p held, not leased) are dead once their event is older than the retention: its
+-- body is gone with it (the stream is trimmed from then, stream_trim.lua; a hash expires).
+-- A lane's next delivery is due since its own event was made (lib/event.lua, next_of), so
+-- one call takes a lane's old ones in turn. At most 256 a call, run by the janitor.
+-- (Operational events, issue 30: "dead at a disabled endpoint past the retention" is
+-- written from here.)
+-- KEYS[1] = <prefix>{s<k>}:held
+-- ARGV = shard key prefix, now (ms), the oldest creation time kept (ms), retention (s)
+-- Returns how many deliveries died.
+--@include event
+if #KEYS ~= 1 or #ARGV ~= 4 then
+  return redis.error_reply('ERR endpoint_expire: wants 1 keys and 4 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local p, now, oldest, ttl = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local WHY = 'kept event-retention-days while its webhook endpoint was disabled'
+local n, MOST = 0, 256
+for _, q in ipairs(redis.call('ZRANGE', KEYS[1], 0, 999)) do
+  local dk = p .. 'due:' .. q
+  local before = n
+  while n < MOST do
+    local ids = redis.call('ZRANGEBYSCORE', dk, '-inf', oldest, 'LIMIT', 0, MOST - n)
+    if #ids == 0 then break end
+    -- out of the due set first: a death may put the next of its lane in it
+    redis.call('ZREM', dk, unpack(ids))
+    for _, did in ipairs(ids) do
+      local lane = redis.call('HGET', p .. 'e:' .. did, 'order')
+      if lane then
+        delivery_dead(p, did, lane, now, ttl, WHY)
+        n = n + 1
+      end
+    end
+  end
+  -- (the next of a lane was given its due time with the queue's: still held)
+  if n > before then redis.call('ZREM', p .. 'hosts', q) end
+  if n >= MOST then break end
+end
+return n
