@@ -82,6 +82,10 @@ export async function render(main, where, gen) {
       { title: "Type", cell: (e) => e.type.replace("EVENT:", "") },
       { title: "State", cell: (e) => badge(e.state) },
       { title: "Destination", class: "wrap", cell: (e) => e.destination || "—" },
+      // its deliveries to webhook endpoints, one badge each (docs/postbacks.md)
+      { title: "Endpoints", cell: (e) => (e.endpoints || []).length ?
+        h("span", { class: "endpoints" }, ...(e.endpoints || []).map((d) =>
+          h("span", { title: d.endpoint + (d.lastError ? ": " + d.lastError : "") }, badge(d.state)))) : "—" },
       { title: "Attempts", class: "num", cell: (e) => String(e.attempts) },
       { title: "Last answer", cell: (e) => e.lastStatus ? String(e.lastStatus) : (e.lastError ? "error" : "—") },
       { title: "Id", cell: (e) => h("a", { href: "#/events/" + e.id }, e.id) },
@@ -114,19 +118,26 @@ function headersOf(e) {
 async function renderOne(main, id, gen) {
   const e = await api.request("GET", "/events/" + encodeURIComponent(id));
   if (!session.current(gen)) return;
-  const replay = h("button", { type: "button", id: "replay", class: "primary", on: { click: async () => {
-    replay.disabled = true;
-    try {
-      const r = await api.request("POST", "/events/" + encodeURIComponent(id) + "/replay");
-      toast(r.requeued ? "Queued to be delivered again." : "Already waiting or in flight: nothing to do.");
-      const fresh = h("div");
-      main.replaceChildren(fresh);
-      await renderOne(fresh, id, gen);
-    } catch (err) {
-      toast(err.message, "bad");
-      replay.disabled = false;
-    }
-  } } }, "Replay");
+  // a replay to `destination` ("postback", an endpoint id; undefined: wherever it is dead)
+  const replayButton = (label, destination, attrs = {}) => {
+    const b = h("button", { type: "button", ...attrs, on: { click: async () => {
+      b.disabled = true;
+      try {
+        const r = await api.request("POST", "/events/" + encodeURIComponent(id) + "/replay",
+          destination ? { body: { destination } } : {});
+        toast(r.requeued ? "Queued to be delivered again." : "Already waiting or in flight: nothing to do.");
+        const fresh = h("div");
+        main.replaceChildren(fresh);
+        await renderOne(fresh, id, gen);
+      } catch (err) {
+        toast(err.message, "bad");
+        b.disabled = false;
+      }
+    } } }, label);
+    return b;
+  };
+  const replay = replayButton("Replay", undefined, { id: "replay", class: "primary" });
+  const endpoints = e.endpoints || [];
   main.append(h("p", { class: "crumbs" }, h("a", { href: "#/events" }, "Events"), " / ", id),
     h("h1", {}, e.type.replace("EVENT:", "").replace("_", " ").toLowerCase(), " ", badge(e.state)),
     h("div", { class: "actions" }, replay),
@@ -153,11 +164,26 @@ async function renderOne(main, id, gen) {
       { title: "Error", class: "wrap", cell: (a) => a.error || "—" },
       { title: "Answer (excerpt)", class: "wrap", cell: (a) => a.response ? h("code", {}, a.response) : "—" },
     ], e.attemptLog || [], { class: "list attempts", empty: "No attempt yet." }),
+    ...(endpoints.length ? [
+      h("h2", {}, "Webhook endpoints"),
+      table([
+        { title: "Endpoint", cell: (d) => h("code", {}, d.endpoint) },
+        { title: "URL", class: "wrap", cell: (d) => d.url || "(deleted)" },
+        { title: "State", cell: (d) => badge(d.state) },
+        { title: "Attempts", class: "num", cell: (d) => String(d.attempts) },
+        { title: "Next attempt", cell: (d) => when(d.nextAttemptAt) || "—" },
+        { title: "Last answer", cell: (d) => d.lastStatus ? String(d.lastStatus) : (d.lastError ? "error" : "—") },
+        { title: "Last error", class: "wrap", cell: (d) => d.lastError || "—" },
+        { title: "", cell: (d) => d.state === "delivered" || d.state === "dead" ?
+          replayButton("Replay here", d.endpoint) : "" },
+      ], endpoints, { class: "list endpoints" }),
+    ] : []),
     h("h2", {}, "Headers"),
     h("pre", { class: "code" }, headersOf(e).map(([k, v]) => k + ": " + v).join("\n")),
     h("h2", {}, "Payload ", copyButton(() => JSON.stringify(e.payload))),
     h("pre", { class: "code", id: "payload" }, pretty(e.payload)));
-  if (e.state === "pending" || e.state === "delivering") {
+  const moving = (st) => st === "pending" || st === "delivering";
+  if (moving(e.state) || endpoints.some((d) => moving(d.state))) {
     // follow it until it settles
     setTimeout(async () => {
       if (!session.current(gen)) return;

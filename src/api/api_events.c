@@ -93,11 +93,17 @@ static void on_event_replayed(void *ud, int result, const char *json, const char
 {
 	struct http_req *req = ud;
 	struct app *app = app_of(req);
+	yajl_val body = req->state;
+	const char *asked = YAJL_GET_STRING(json_get(body, "destination"));
 
+	req->state = NULL;
 	if (result < 0) {
 		api_reply_failure(req, err);
 	} else if (result == EVENTS_NOT_FOUND) {
 		http_reply_error(req, 404, "event not found: %s", req->params[0]);
+	} else if (result == EVENTS_NO_DESTINATION) {
+		http_reply_error(req, 404, "event %s has no delivery to webhook endpoint %s",
+				 req->params[0], asked ? asked : "?");
 	} else {
 		yajl_gen g = json_gen_new();
 		json_open(g);
@@ -105,23 +111,52 @@ static void on_event_replayed(void *ud, int result, const char *json, const char
 		json_str(g, req->params[0]);
 		json_str(g, "requeued");
 		json_bool(g, result == 0);
+		/* where it goes again, when an endpoint is concerned (an event of an
+		 * account without endpoints is answered as before) */
+		if (asked || (json && strstr(json, "wep_"))) {
+			json_str(g, "destinations");
+			json_open_array(g);
+			for (const char *at = json ? json : ""; *at;) {
+				size_t n = strcspn(at, " ");
+				json_strn(g, at, n);
+				at += n + (at[n] == ' ');
+			}
+			json_close_array(g);
+		}
 		json_close(g);
 		dispatch_kick(app->dispatch, req->params[0]);
 		http_reply_gen(req, 200, g);
 		yajl_gen_free(g);
 	}
+	yajl_tree_free(body);
 }
 
-/* POST /v1/events/{id}/replay: deliver again, same id, fresh attempt budget. */
+/* POST /v1/events/{id}/replay [{"destination": "postback" | "wep_..."}]:
+ * deliver again, same id, fresh attempt budget; by default wherever it is
+ * dead (its postbackUrl when it is dead nowhere). */
 void api_handle_event_replay(struct http_req *req)
 {
 	struct app *app = app_of(req);
 	struct api_caller *c = req->auth;
+	yajl_val body = NULL;
+	const char *destination = NULL;
+	char err[512];
 
 	if (!event_id_ok(req))
 		return;
-	events_replay(app->rds, app->cfg, c->key.env, c->account, req->params[0], on_event_replayed,
-		      req);
+	if (req->body_len &&
+	    json_parse_object(req->body, req->body_len, &body, err, sizeof(err)) < 0) {
+		http_reply_error(req, 400, "%s", err);
+		return;
+	}
+	if (reqbody_event_replay(body, &destination, err, sizeof(err)) < 0) {
+		http_reply_error(req, 400, "%s", err);
+		yajl_tree_free(body);
+		return;
+	}
+	req->state = body;
+	events_replay(app->rds, app->cfg, c->key.env, c->account, req->params[0], destination,
+		      on_event_replayed, req);
 }
 
 /* ---- event lists ---- */

@@ -7,6 +7,7 @@
 #include "cli_int.h"
 
 #include "pixrelay/core/json.h"
+#include "pixrelay/pix/endpoint.h"
 #include "pixrelay/store/events.h"
 
 #include <stdio.h>
@@ -16,12 +17,15 @@
 static const char usage_events[] =
     "usage: pixrelay events list [FILTERS] [--limit N] [--json]\n"
     "       pixrelay events show EVENT_ID [--json]\n"
-    "       pixrelay events replay EVENT_ID [--json]\n"
+    "       pixrelay events replay EVENT_ID [--destination postback|ENDPOINT_ID] [--json]\n"
     "       pixrelay events replay FILTERS [--limit N] [--json]\n\n"
     "The postback events of an account (--account ID, default: the platform\n"
     "account of --env, default sandbox): list them newest first, show one with its\n"
     "attempt log, deliver one again, or every one a filter selects (bulk replay,\n"
-    "with progress on standard error; --limit caps how many, default all).\n\n"
+    "with progress on standard error; --limit caps how many, default all). An event\n"
+    "goes to its postbackUrl and to the webhook endpoints that take it (pixrelay\n"
+    "endpoints): list and show say where it stands at each; a replay goes wherever\n"
+    "it is dead (its postbackUrl when it is dead nowhere), or to --destination.\n\n"
     "FILTERS: --state pending|delivering|delivered|dead (bulk replay: default dead)\n"
     "         --type EVENT:CHARGE_PAID|EVENT:CHARGE_EXPIRED|EVENT:CHARGE_REFUND|\n"
     "                EVENT:PIX_UNMATCHED|EVENT:PIX_REFUND|EVENT:PIX_MED_REFUND|\n"
@@ -57,11 +61,22 @@ static void print_event_list(const char *json, int as_json)
 		const char *dest = YAJL_GET_STRING(json_get(e, "destination"));
 		const char *last = YAJL_GET_STRING(json_get(e, "lastError"));
 		yajl_val attempts = json_get(e, "attempts");
+		yajl_val eps = json_get(e, "endpoints");
 		printf("%-30s %-22s %-10s %-8s %-24s %s%s%s\n", YAJL_GET_STRING(json_get(e, "id")),
 		       YAJL_GET_STRING(json_get(e, "type")), YAJL_GET_STRING(json_get(e, "state")),
 		       attempts && YAJL_IS_NUMBER(attempts) ? YAJL_GET_NUMBER(attempts) : "0",
 		       YAJL_GET_STRING(json_get(e, "createdAt")), dest ? dest : "",
 		       last ? " / " : "", last ? last : "");
+		/* its deliveries to webhook endpoints, one line each under it */
+		for (size_t j = 0; YAJL_IS_ARRAY(eps) && j < eps->u.array.len; j++) {
+			yajl_val d = eps->u.array.values[j], n = json_get(d, "attempts");
+			const char *why = YAJL_GET_STRING(json_get(d, "lastError"));
+			printf("  -> %-26s %-22s %-10s %-8s %-24s %s\n",
+			       YAJL_GET_STRING(json_get(d, "endpoint")), "",
+			       YAJL_GET_STRING(json_get(d, "state")),
+			       n && YAJL_IS_NUMBER(n) ? YAJL_GET_NUMBER(n) : "0", "",
+			       why ? why : "");
+		}
 	}
 	yajl_tree_free(root);
 }
@@ -110,6 +125,26 @@ static void print_event(const char *json)
 			       er ? "  " : "", er ? er : "");
 		}
 	}
+	log = json_get(e, "endpoints");
+	for (size_t i = 0; YAJL_IS_ARRAY(log) && i < log->u.array.len; i++) {
+		yajl_val d = log->u.array.values[i], tries = json_get(d, "attemptLog");
+		const char *url = YAJL_GET_STRING(json_get(d, "url"));
+		const char *why = YAJL_GET_STRING(json_get(d, "lastError"));
+		printf("endpoint %s  %s  %s, %lld attempt%s%s%s\n",
+		       YAJL_GET_STRING(json_get(d, "endpoint")), url ? url : "(deleted)",
+		       YAJL_GET_STRING(json_get(d, "state")),
+		       (long long)YAJL_GET_INTEGER(json_get(d, "attempts")),
+		       YAJL_GET_INTEGER(json_get(d, "attempts")) == 1 ? "" : "s", why ? ": " : "",
+		       why ? why : "");
+		for (size_t j = 0; YAJL_IS_ARRAY(tries) && j < tries->u.array.len; j++) {
+			yajl_val a = tries->u.array.values[j], st = json_get(a, "status");
+			const char *at = YAJL_GET_STRING(json_get(a, "at"));
+			printf("  #%-3lld %s  %s%s\n",
+			       (long long)YAJL_GET_INTEGER(json_get(a, "attempt")), at ? at : "-",
+			       YAJL_IS_INTEGER(st) ? "HTTP " : "",
+			       YAJL_IS_INTEGER(st) ? st->u.number.r : "no answer");
+		}
+	}
 	payload = json_get(e, "payload");
 	if (payload && !YAJL_IS_NULL(payload)) {
 		yajl_gen g = json_gen_new();
@@ -124,6 +159,26 @@ static void print_event(const char *json)
 		yajl_gen_free(g);
 	}
 	yajl_tree_free(e);
+}
+
+/* The destinations of a replay ("postback wep_..."), joined as JSON
+ * strings' insides ("postback\",\"wep_...") in a static buffer: ids and
+ * "postback" need no escaping. */
+static const char *dests_json(const char *dests)
+{
+	static char out[600];
+	size_t o = 0;
+
+	for (const char *p = dests; *p && o + 4 < sizeof(out); p++) {
+		if (*p == ' ') {
+			memcpy(out + o, "\",\"", 3);
+			o += 3;
+		} else {
+			out[o++] = *p;
+		}
+	}
+	out[o] = '\0';
+	return out;
 }
 
 /* Bulk replay on the call's loop: page through the filter, replay each. */
@@ -183,7 +238,7 @@ static void on_bulk_page(void *ud, int result, const char *json, const char *err
 			continue;
 		b->matched++;
 		b->left++;
-		events_replay(b->k->r, b->cfg, b->env, b->account, id, on_bulk_one, b);
+		events_replay(b->k->r, b->cfg, b->env, b->account, id, NULL, on_bulk_one, b);
 	}
 	if (b->cap && b->matched >= b->cap)
 		b->cursor[0] = '\0';
@@ -221,10 +276,11 @@ int cli_cmd_events(const struct config *cfg, int argc, char **argv)
 					   {"since", required_argument, NULL, 'S'},
 					   {"until", required_argument, NULL, 'U'},
 					   {"limit", required_argument, NULL, 'l'},
+					   {"destination", required_argument, NULL, 'd'},
 					   CLI_OPT_JSON,
 					   CLI_OPT_END};
 	struct cli_args a;
-	const char *verb, *state = NULL, *type = NULL;
+	const char *verb, *state = NULL, *type = NULL, *destination = NULL;
 	long limit = -1;
 	long long since_ms = 0, until_ms = 0;
 	int opt, rc = 1, filtered = 0;
@@ -260,6 +316,16 @@ int cli_cmd_events(const struct config *cfg, int argc, char **argv)
 				return 2;
 			}
 			filtered = 1;
+			break;
+		case 'd':
+			destination = optarg;
+			if (strcmp(destination, "postback") != 0 &&
+			    !endpoint_valid_id(destination)) {
+				fprintf(stderr,
+					"pixrelay events: --destination must be postback or a "
+					"webhook endpoint's id (wep_...)\n");
+				return 2;
+			}
 			break;
 		case 'l':
 			limit = strtol(optarg, &end, 10);
@@ -313,6 +379,10 @@ int cli_cmd_events(const struct config *cfg, int argc, char **argv)
 	if (strcmp(verb, "replay") == 0 && !id && !filtered) {
 		fprintf(stderr, "pixrelay events replay: EVENT_ID, or a filter (--state, --type, "
 				"--since, --until) for a bulk replay, is required\n");
+		return 2;
+	}
+	if (destination && (strcmp(verb, "replay") != 0 || !id)) {
+		fprintf(stderr, "pixrelay events: --destination goes with replay EVENT_ID\n");
 		return 2;
 	}
 	if (strcmp(verb, "replay") == 0 && id && filtered) {
@@ -370,7 +440,8 @@ int cli_cmd_events(const struct config *cfg, int argc, char **argv)
 		} else if (strcmp(verb, "show") == 0) {
 			events_get(call.r, cfg, env, acct, id, cli_call_done, &call);
 		} else {
-			events_replay(call.r, cfg, env, acct, id, cli_call_done, &call);
+			events_replay(call.r, cfg, env, acct, id, destination, cli_call_done,
+				      &call);
 		}
 		cli_call_wait(&call);
 		if (call.result < 0)
@@ -378,20 +449,33 @@ int cli_cmd_events(const struct config *cfg, int argc, char **argv)
 		else if (call.result == EVENTS_NOT_FOUND)
 			fprintf(stderr, "pixrelay events %s: no event %s for account %s (%s)\n",
 				verb, id, acct, env_name(env));
+		else if (call.result == EVENTS_NO_DESTINATION)
+			fprintf(stderr,
+				"pixrelay events replay: event %s has no delivery to webhook "
+				"endpoint %s\n",
+				id, destination);
 		else if (strcmp(verb, "list") == 0)
 			print_event_list(call.json, a.json);
 		else if (strcmp(verb, "show") == 0 && a.json)
 			printf("%s\n", call.json);
 		else if (strcmp(verb, "show") == 0)
 			print_event(call.json);
+		else if (a.json && call.result == 0 && (destination || strstr(call.json, "wep_")))
+			printf("{\"id\":\"%s\",\"requeued\":true,\"destinations\":[\"%s\"]}\n", id,
+			       dests_json(call.json));
 		else if (a.json)
 			printf("{\"id\":\"%s\",\"requeued\":%s}\n", id,
 			       call.result == 0 ? "true" : "false");
+		else if (call.result == 0 && (destination || strstr(call.json, "wep_")))
+			printf("%s queued for delivery again: %s\n", id, call.json);
 		else
 			printf("%s %s\n", id,
 			       call.result == 0 ? "queued for delivery again"
 						: "is already waiting or in flight");
-		rc = call.result < 0 || call.result == EVENTS_NOT_FOUND ? 1 : 0;
+		rc = call.result < 0 || call.result == EVENTS_NOT_FOUND ||
+			     call.result == EVENTS_NO_DESTINATION
+			 ? 1
+			 : 0;
 	}
 	cli_call_close(&call);
 	cli_redis_close(&cr);

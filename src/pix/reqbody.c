@@ -8,6 +8,7 @@
 #include "pixrelay/pix/reqbody.h"
 
 #include "pixrelay/pix/charge.h"
+#include "pixrelay/pix/endpoint.h"
 #include "pixrelay/core/json.h"
 #include "pixrelay/core/timefmt.h"
 #include "pixrelay/core/validate.h"
@@ -225,5 +226,31 @@ int reqbody_replay(yajl_val body, struct event_filter *f, char *err, size_t errl
 		if (reqbody_filter_field(k, value, f, EVENT_LIST_MAX, err, errlen) < 0)
 			return -1;
 	}
+	return 0;
+}
+
+int reqbody_event_replay(yajl_val body, const char **destination, char *err, size_t errlen)
+{
+	yajl_val v;
+	const char *d = NULL;
+
+	for (size_t i = 0; body && i < body->u.object.len; i++)
+		if (strcmp(body->u.object.keys[i], "destination") != 0) {
+			char echo[JSON_ECHO_MAX + 1];
+			snprintf(err, errlen, "unknown field '%s'; allowed: destination",
+				 json_echo(echo, body->u.object.keys[i]));
+			return -1;
+		}
+	v = body ? json_get(body, "destination") : NULL;
+	if (v && !YAJL_IS_NULL(v)) {
+		d = YAJL_IS_STRING(v) ? v->u.string : NULL;
+		if (!d || (strcmp(d, "postback") != 0 && !endpoint_valid_id(d))) {
+			snprintf(err, errlen,
+				 "destination: must be \"postback\" (the charge's or the account's "
+				 "postbackUrl) or a webhook endpoint's id (wep_...)");
+			return -1;
+		}
+	}
+	*destination = d;
 	return 0;
 }

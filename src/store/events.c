@@ -47,8 +47,101 @@ static const char *field_or(const redisReply *h, const char *name, const char *d
 	return v ? v : dflt;
 }
 
+/* The fields a reader gives of each delivery to a webhook endpoint, in the
+ * order of DELIVERY_FIELDS in lib/event_read.lua. */
+enum {
+	DF_STATE,
+	DF_ATTEMPTS,
+	DF_CREATED,
+	DF_UPDATED,
+	DF_NEXT,
+	DF_DELIVERED,
+	DF_DEAD,
+	DF_STATUS,
+	DF_ERROR,
+	DF_COUNT
+};
+
+/* One delivery to an endpoint: in a listing its state at a glance; with
+ * `full` (one event's page) its url (NULL: the endpoint is gone), times and
+ * attempt log (the earlier attempts `log`, then the latest `last`). */
+static void render_delivery(yajl_gen g, const char *endpoint, const char *const f[DF_COUNT],
+			    int full, const char *url, const redisReply *log, const char *last)
+{
+	const char *state = *f[DF_STATE] ? f[DF_STATE] : "pending";
+
+	json_open(g);
+	json_str(g, "endpoint");
+	json_str(g, endpoint);
+	if (full) {
+		json_str(g, "url");
+		json_str_or_null(g, url && *url ? url : NULL);
+	}
+	json_str(g, "state");
+	json_str(g, state);
+	json_str(g, "attempts");
+	json_int(g, strtoll(f[DF_ATTEMPTS], NULL, 10));
+	json_time_field(g, "updatedAt", *f[DF_UPDATED] ? f[DF_UPDATED] : f[DF_CREATED]);
+	json_time_field(g, "nextAttemptAt",
+			strcmp(state, "pending") == 0 ? (*f[DF_NEXT] ? f[DF_NEXT] : f[DF_CREATED])
+						      : NULL);
+	if (full) {
+		json_time_field(g, "deliveredAt", f[DF_DELIVERED]);
+		json_time_field(g, "deadAt", f[DF_DEAD]);
+	}
+	json_str(g, "lastStatus");
+	if (*f[DF_STATUS])
+		json_int(g, strtoll(f[DF_STATUS], NULL, 10));
+	else
+		json_null(g);
+	json_str(g, "lastError");
+	json_str_or_null(g, *f[DF_ERROR] ? f[DF_ERROR] : NULL);
+	if (full) {
+		json_str(g, "attemptLog");
+		json_open_array(g);
+		for (size_t i = 0; log && i < log->elements; i++)
+			if (log->element[i]->str)
+				json_raw(g, log->element[i]->str, log->element[i]->len);
+		if (last && *last)
+			json_raw(g, last, strlen(last));
+		json_close_array(g);
+	}
+	json_close(g);
+}
+
+/* A string element of a reply, "" for anything else. */
+static const char *str_at(const redisReply *r, size_t i)
+{
+	return r && i < r->elements && r->element[i]->type == REDIS_REPLY_STRING
+		   ? r->element[i]->str
+		   : "";
+}
+
+/* event_get's deliveries (each {endpoint, url, DELIVERY_FIELDS, latest
+ * attempt, earlier attempts}) as "endpoints": [...], when there are any. */
+static void render_deliveries(yajl_gen g, const redisReply *d)
+{
+	if (!d || d->type != REDIS_REPLY_ARRAY || !d->elements)
+		return;
+	json_str(g, "endpoints");
+	json_open_array(g);
+	for (size_t i = 0; i < d->elements; i++) {
+		const redisReply *e = d->element[i], *f, *log;
+		const char *fields[DF_COUNT];
+		if (e->type != REDIS_REPLY_ARRAY || e->elements != 5 ||
+		    e->element[2]->type != REDIS_REPLY_ARRAY || e->element[2]->elements != DF_COUNT)
+			continue;
+		f = e->element[2];
+		log = e->element[4]->type == REDIS_REPLY_ARRAY ? e->element[4] : NULL;
+		for (int j = 0; j < DF_COUNT; j++)
+			fields[j] = str_at(f, (size_t)j);
+		render_delivery(g, str_at(e, 0), fields, 1, str_at(e, 1), log, str_at(e, 3));
+	}
+	json_close_array(g);
+}
+
 void events_render(yajl_gen g, const char *id, const redisReply *h, const redisReply *log,
-		   int leased)
+		   int leased, const redisReply *deliveries)
 {
 	const char *url = rds_hash_field(h, "url"), *status = rds_hash_field(h, "last_status");
 	const char *err = rds_hash_field(h, "last_error"), *body = rds_hash_field(h, "body");
@@ -99,6 +192,7 @@ void events_render(yajl_gen g, const char *id, const redisReply *h, const redisR
 			json_raw(g, last, strlen(last));
 		json_close_array(g);
 	}
+	render_deliveries(g, deliveries);
 	json_close(g);
 }
 
@@ -117,7 +211,7 @@ static void on_event(void *ud, redisReply *reply, const char *err)
 		l->cb(l->ud, -1, NULL, err);
 		goto done;
 	}
-	if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
+	if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 3 ||
 	    reply->element[0]->type != REDIS_REPLY_ARRAY ||
 	    reply->element[1]->type != REDIS_REPLY_ARRAY) {
 		l->cb(l->ud, -1, NULL, "unexpected reply from event_get");
@@ -133,7 +227,7 @@ static void on_event(void *ud, redisReply *reply, const char *err)
 		goto done;
 	}
 	g = json_gen_new();
-	events_render(g, l->id, h, log, 0);
+	events_render(g, l->id, h, log, 0, reply->element[2]);
 	s = json_buf(g, &len);
 	l->cb(l->ud, 0, s, NULL);
 	yajl_gen_free(g);
@@ -187,23 +281,34 @@ void events_get(struct rds *r, const struct config *cfg, enum env env, const cha
 	}
 }
 
+/* event_replay's answer: {code, the destinations requeued...}. */
 static void on_replayed(void *ud, redisReply *reply, const char *err)
 {
 	struct lookup *l = ud;
+	long long code = -1;
+	char dests[512] = "";
 
+	if (!err && reply->type == REDIS_REPLY_ARRAY && reply->elements >= 1 &&
+	    reply->element[0]->type == REDIS_REPLY_INTEGER)
+		code = reply->element[0]->integer;
+	for (size_t i = 1; code == 1 && i < reply->elements; i++)
+		snprintf(dests + strlen(dests), sizeof(dests) - strlen(dests), "%s%s",
+			 dests[0] ? " " : "", str_at(reply, i));
 	if (err)
 		l->cb(l->ud, -1, NULL, err);
-	else if (reply->type != REDIS_REPLY_INTEGER || reply->integer == 0)
-		l->cb(l->ud, EVENTS_NOT_FOUND, NULL, NULL);
-	else if (reply->integer == 2)
+	else if (code == 1)
+		l->cb(l->ud, 0, dests, NULL);
+	else if (code == 2)
 		l->cb(l->ud, EVENTS_BUSY, NULL, NULL);
+	else if (code == 3)
+		l->cb(l->ud, EVENTS_NO_DESTINATION, NULL, NULL);
 	else
-		l->cb(l->ud, 0, NULL, NULL);
+		l->cb(l->ud, EVENTS_NOT_FOUND, NULL, NULL);
 	free(l);
 }
 
 void events_replay(struct rds *r, const struct config *cfg, enum env env, const char *account,
-		   const char *id, store_fn cb, void *ud)
+		   const char *id, const char *destination, store_fn cb, void *ud)
 {
 	struct lookup *l = lookup_new(r, cfg, env, account, id, cb, ud);
 	char due[300], dead[300], now[32];
@@ -216,8 +321,9 @@ void events_replay(struct rds *r, const struct config *cfg, enum env env, const 
 	ks_dead_key(dead, sizeof(dead), cfg->prefix, l->shard);
 	snprintf(now, sizeof(now), "%llu", (unsigned long long)ids_now_ms());
 	{
-		const char *argv[] = {due, dead, l->prefix, l->id, now, account, env_name(env)};
-		rds_script(r, on_replayed, l, SCRIPT_EVENT_REPLAY, 2, 7, argv, NULL);
+		const char *argv[] = {due, dead,    l->prefix,	   l->id,
+				      now, account, env_name(env), destination ? destination : ""};
+		rds_script(r, on_replayed, l, SCRIPT_EVENT_REPLAY, 2, 8, argv, NULL);
 	}
 }
 
@@ -229,6 +335,8 @@ void events_replay(struct rds *r, const struct config *cfg, enum env env, const 
 struct list_item {
 	long long created;
 	char *fields[LIST_FIELDS];
+	size_t ndeliveries;
+	char **deliveries; /* ndeliveries times: endpoint id, DF_COUNT fields */
 };
 
 struct list {
@@ -249,9 +357,13 @@ struct list {
 
 static void list_free(struct list *l)
 {
-	for (size_t i = 0; i < l->n; i++)
+	for (size_t i = 0; i < l->n; i++) {
 		for (int j = 0; j < LIST_FIELDS; j++)
 			free(l->items[i].fields[j]);
+		for (size_t j = 0; j < l->items[i].ndeliveries * (1 + DF_COUNT); j++)
+			free(l->items[i].deliveries[j]);
+		free(l->items[i].deliveries);
+	}
 	free(l->items);
 	free(l);
 }
@@ -315,6 +427,16 @@ static void list_finish(struct list *l)
 			json_null(g);
 		json_str(g, "lastError");
 		json_str_or_null(g, *f[9] ? f[9] : NULL);
+		if (l->items[i].ndeliveries) {
+			json_str(g, "endpoints");
+			json_open_array(g);
+			for (size_t j = 0; j < l->items[i].ndeliveries; j++) {
+				char **d = l->items[i].deliveries + j * (1 + DF_COUNT);
+				render_delivery(g, d[0], (const char *const *)(d + 1), 0, NULL,
+						NULL, NULL);
+			}
+			json_close_array(g);
+		}
 		json_close(g);
 	}
 	json_close_array(g);
@@ -336,21 +458,28 @@ static void on_shard_list(void *ud, redisReply *reply, const char *err)
 		l->failed = 1;
 		snprintf(l->err, sizeof(l->err), "%s", err);
 	} else if (reply->type == REDIS_REPLY_ARRAY && reply->elements >= 1) {
-		size_t n = (reply->elements - 1) / LIST_FIELDS;
-		redisReply *last = reply->element[reply->elements - 1];
+		/* per event LIST_FIELDS fields, k, and k deliveries of 1 + DF_COUNT */
+		size_t at = 0, end = reply->elements - 1;
+		redisReply *last = reply->element[end];
 		if (last->str && strcmp(last->str, "1") == 0)
 			l->more = 1;
-		for (size_t i = 0; i < n; i++) {
+		while (at + LIST_FIELDS + 1 <= end) {
 			struct list_item it;
+			size_t k = strtoul(str_at(reply, at + LIST_FIELDS), NULL, 10);
+			if (at + LIST_FIELDS + 1 + k * (1 + DF_COUNT) > end)
+				break;
 			if (l->n == l->cap) {
 				l->cap = l->cap ? 2 * l->cap : 64;
 				l->items = mem_realloc(l->items, l->cap * sizeof(*l->items));
 			}
-			for (int j = 0; j < LIST_FIELDS; j++) {
-				redisReply *e = reply->element[i * LIST_FIELDS + (size_t)j];
-				it.fields[j] =
-				    mem_strndup(e->str ? e->str : "", e->str ? e->len : 0);
-			}
+			for (int j = 0; j < LIST_FIELDS; j++)
+				it.fields[j] = mem_strdup(str_at(reply, at + (size_t)j));
+			at += LIST_FIELDS + 1;
+			it.ndeliveries = k;
+			it.deliveries = k ? mem_calloc(k * (1 + DF_COUNT), sizeof(char *)) : NULL;
+			for (size_t j = 0; j < k * (1 + DF_COUNT); j++)
+				it.deliveries[j] = mem_strdup(str_at(reply, at + j));
+			at += k * (1 + DF_COUNT);
 			it.created = strtoll(it.fields[1], NULL, 10);
 			l->items[l->n++] = it;
 		}
@@ -470,7 +599,7 @@ static void on_ids(void *ud, int result, const char *ids, const char *err)
 	copy = mem_strdup(ids);
 	save = NULL;
 	for (char *t = strtok_r(copy, " ", &save); t; t = strtok_r(NULL, " ", &save))
-		events_replay(m->r, m->cfg, m->env, m->account, t, on_one_replayed, m);
+		events_replay(m->r, m->cfg, m->env, m->account, t, NULL, on_one_replayed, m);
 	free(copy);
 	on_one_replayed(m, EVENTS_BUSY, NULL, NULL);
 }

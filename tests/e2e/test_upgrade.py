@@ -152,6 +152,80 @@ class Upgrade(unittest.TestCase):
             wd.cleanup()
 
 
+    def test_events_of_the_version_before_endpoints(self):
+        """Events the version before webhook endpoints wrote (stream entries of two
+        fields, m and b, with their queue counts and listing; a hash of its own;
+        an account record without the field fanout) are delivered as they were,
+        to their postbackUrl only, exactly once and in order, once this version
+        runs and the account has an endpoint; the events made after go to both
+        (docs/event-layout.md, "Endpoints")."""
+        wd = Workdir()
+        redis = Redis(wd.path).start()
+        sink = Sink().start()
+        px = Pixrelay(wd.path, redis, args=["--dispatch", "0"]).start()
+        try:
+            px.wait_ready()
+            account = json.loads(px.cli("init", "--json").stdout)["sandbox"]["account"]
+            key = px.create_key("sandbox")["key"]
+            url = sink.url("/hook")
+            px.cli("account", "set", "--env", "sandbox", "--postback-url", url)
+            sp = rkey("", account)[:-len(account)]  # <prefix>{s<k>}:
+            host = url.split("://", 1)[1].split("/", 1)[0]
+            queue = "sandbox:%s:%s" % (account, host)
+            old = []
+            for order in ("ch_up1", "ch_up1", "ch_up2"):
+                eid = "evt_" + new_ulid(shard_of(account))
+                body = json.dumps({"id": eid, "event": "EVENT:CHARGE_PAID",
+                                   "data": {"order": order}}, separators=(",", ":"))
+                sid = redis.cmd("XADD", sp + "s", "*", "m", "\n".join(
+                    [order, queue, eid, "sandbox", account, "EVENT:CHARGE_PAID", url]), "b", body)
+                redis.cmd("HINCRBY", sp + "qn", queue, 1)
+                redis.cmd("ZADD", rkey("a:", account), sid.split("-")[0], eid)
+                old.append(eid)
+            old.append(old_event(redis, account, "ch_up3", url, int(time.time() * 1000)))
+            self.assertEqual(redis.cmd("HEXISTS", acct_key("sandbox", account), "fanout"), 0)
+
+            # this version, and an endpoint made before it delivers anything
+            r = px.request("POST", "/v1/webhook-endpoints", body={"url": sink.url("/ep")},
+                           headers=auth(key))
+            self.assertEqual(r.status, 200, r)
+            ep = r.json["data"]["id"]
+            px.stop()
+            px = Pixrelay(wd.path, redis).start()
+            px.wait_ready()
+            sink.wait_until(lambda reqs: {q.webhook_id for q in reqs} >= set(old), timeout=20,
+                            what="the events of before")
+            r = px.request("POST", "/v1/charge/pix/create", body={"amount": 700}, headers=auth(key))
+            cid = r.json["data"]["id"]
+            r = px.request("POST", "/v1/charge/pix/%s/simulate-payment" % cid, headers=auth(key))
+            new = r.header("X-Event-Id")
+            sink.wait_count(1, path="/ep")
+            sink.wait_until(lambda reqs: new in {q.webhook_id for q in sink.requests("/hook")},
+                            what="the new event's postback")
+            time.sleep(0.5)
+            got = [q.webhook_id for q in sink.requests("/hook")]
+            self.assertEqual(sorted(got), sorted(old + [new]))
+            self.assertEqual([i for i in got if i in old[:2]], old[:2])
+            self.assertEqual([q.webhook_id for q in sink.requests("/ep")], [new])
+
+            def listed():
+                ev = {e["id"]: e for e in
+                      px.request("GET", "/v1/events?limit=100", headers=auth(key)).json["data"]["events"]}
+                return ev if all(ev[i]["state"] == "delivered" for i in old + [new]) else None
+            listed = wait_for(listed, what="every event listed as delivered")
+            for i in old:
+                self.assertNotIn("endpoints", listed[i], i)
+            self.assertEqual([d["endpoint"] for d in listed[new]["endpoints"]], [ep])
+            # replayed as before: to its postbackUrl
+            r = px.request("POST", "/v1/events/%s/replay" % old[0], headers=auth(key))
+            self.assertEqual(r.json["data"], {"id": old[0], "requeued": True})
+            sink.wait_count(2, path="/hook", webhook_id=old[0])
+        finally:
+            px.stop()
+            sink.close()
+            redis.stop()
+            wd.cleanup()
+
     def test_bank_connections_of_the_previous_version(self):
         """An account's record as the previous version left it (no charge_via:
         it knew no charging connection) with the connections it made: its

@@ -205,10 +205,42 @@ static void test_filters(void)
 	CHECK_INT(reqbody_replay(NULL, &f, err, sizeof(err)), 0);
 }
 
+/* POST /v1/events/{id}/replay's body: a destination, optional */
+static void test_event_replay(void)
+{
+	yajl_val body = NULL;
+	const char *d = "x";
+	char e[256];
+
+	CHECK_INT(reqbody_event_replay(NULL, &d, e, sizeof(e)), 0);
+	CHECK(d == NULL);
+	CHECK_INT(json_parse_object("{\"destination\":\"postback\"}", 26, &body, e, sizeof(e)), 0);
+	CHECK_INT(reqbody_event_replay(body, &d, e, sizeof(e)), 0);
+	CHECK_STR(d, "postback");
+	yajl_tree_free(body);
+	CHECK_INT(json_parse_object("{\"destination\":\"wep_01M8TCVNAKX9FC0W107D54H501\"}", 48,
+				    &body, e, sizeof(e)),
+		  0);
+	CHECK_INT(reqbody_event_replay(body, &d, e, sizeof(e)), 0);
+	CHECK_STR(d, "wep_01M8TCVNAKX9FC0W107D54H501");
+	yajl_tree_free(body);
+	CHECK_INT(json_parse_object("{\"destination\":\"evt_x\"}", 23, &body, e, sizeof(e)), 0);
+	CHECK_INT(reqbody_event_replay(body, &d, e, sizeof(e)), -1);
+	CHECK_STR(e,
+		  "destination: must be \"postback\" (the charge's or the account's postbackUrl) "
+		  "or a webhook endpoint's id (wep_...)");
+	yajl_tree_free(body);
+	CHECK_INT(json_parse_object("{\"to\":1}", 8, &body, e, sizeof(e)), 0);
+	CHECK_INT(reqbody_event_replay(body, &d, e, sizeof(e)), -1);
+	CHECK_STR(e, "unknown field 'to'; allowed: destination");
+	yajl_tree_free(body);
+}
+
 int main(void)
 {
 	test_refund();
 	test_transfer();
 	test_filters();
+	test_event_replay();
 	return check_finish("reqbody");
 }

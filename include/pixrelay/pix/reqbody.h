@@ -52,4 +52,10 @@ int reqbody_filter_field(const char *name, const char *value, struct event_filte
  * (*f may then be partly changed). */
 int reqbody_replay(yajl_val body, struct event_filter *f, char *err, size_t errlen);
 
+/* POST /v1/events/{id}/replay: {"destination"}, optional ("postback" or a
+ * webhook endpoint's id); `body` may be NULL. Writes the destination
+ * (borrowed from body; NULL when not given: wherever the event is dead).
+ * Returns 0, or -1 with the message. */
+int reqbody_event_replay(yajl_val body, const char **destination, char *err, size_t errlen);
+
 #endif

@@ -23,17 +23,22 @@
 #include <yajl/yajl_gen.h>
 
 /* Its calls answer through a store_fn: 0 with json, one of these, or -1. */
-enum events_result { EVENTS_NOT_FOUND = 1, EVENTS_BUSY = 2 };
+enum events_result { EVENTS_NOT_FOUND = 1, EVENTS_BUSY = 2, EVENTS_NO_DESTINATION = 3 };
 
 /* An event of `account` in `env` with its attempt log, as JSON. */
 void events_get(struct rds *r, const struct config *cfg, enum env env, const char *account,
 		const char *id, store_fn cb, void *ud);
 
-/* Deliver an event again (same id, fresh attempt budget). result 0 when
- * requeued, EVENTS_BUSY when it is already waiting or in flight,
- * EVENTS_NOT_FOUND. */
+/* Deliver an event again (same id, fresh attempt budget) to `destination`:
+ * "postback" (the charge's or the account's postbackUrl), an endpoint id
+ * (its delivery to that webhook endpoint), or NULL: wherever it is dead,
+ * and its postbackUrl when it is dead nowhere. result 0 when requeued, json
+ * then the destinations requeued ("postback", endpoint ids, separated by
+ * spaces); EVENTS_BUSY when it is already waiting or in flight there;
+ * EVENTS_NO_DESTINATION when it has no delivery to that endpoint (or the
+ * endpoint is deleted); EVENTS_NOT_FOUND. */
 void events_replay(struct rds *r, const struct config *cfg, enum env env, const char *account,
-		   const char *id, store_fn cb, void *ud);
+		   const char *id, const char *destination, store_fn cb, void *ud);
 
 /* Render event `id` (its HGETALL reply) as one JSON object into g, with its
  * attempt log when `log` (the LRANGE of its earlier attempts) is not NULL:
@@ -41,9 +46,11 @@ void events_replay(struct rds *r, const struct config *cfg, enum env env, const 
  * nonzero when the event is in its shard's lease set: a pending one then
  * reads as delivering (leasing writes nothing into the event). A field the
  * hash lacks is rendered as its default (state pending, attempts 0,
- * updatedAt and nextAttemptAt its creation; docs/event-layout.md). */
+ * updatedAt and nextAttemptAt its creation; docs/event-layout.md).
+ * `deliveries` (NULL: none) are its deliveries to webhook endpoints as
+ * event_get.lua answers them, rendered as "endpoints" when there are any. */
 void events_render(yajl_gen g, const char *id, const redisReply *event, const redisReply *log,
-		   int leased);
+		   int leased, const redisReply *deliveries);
 
 /* The events of `account`, newest first, as {"events": [...], "nextCursor": ...}.
  * When `ids_only` is nonzero, json is instead a space-separated list of ids

@@ -4,8 +4,11 @@
 --        created_ms == max ('' = none), min created_ms, state ('' = any),
 --        type ('' = any), limit, scan cap
 -- Returns a flat list of id, created_ms, type, state, url, attempts, updated_ms,
--- next_ms, last_status, last_error for up to `limit` events, then a final
--- element: '1' when more may follow, '0' when the shard has no more.
+-- next_ms, last_status, last_error, then k, the number of its deliveries to webhook
+-- endpoints, and k times the endpoint id and the DELIVERY_FIELDS values of
+-- lib/event_read.lua, for up to `limit` events; then a final element: '1' when more may
+-- follow, '0' when the shard has no more. A state filter selects an event whose state,
+-- or one of whose deliveries' state, is the one asked for.
 -- A pending event in the shard's lease set is being delivered: its state reads
 -- 'delivering' (leasing writes nothing into the event, docs/event-layout.md). A member
 -- without a hash is a stream event (lib/event_read.lua): its entry is read by its score's
@@ -31,7 +34,7 @@ while found < limit and scanned < cap do
     local skip = (after ~= '' and score == maxs and id >= after)
     if not skip then
       local e = redis.call('HMGET', p .. 'e:' .. id, 'type', 'state', 'url', 'attempts',
-        'updated_ms', 'next_ms', 'last_status', 'last_error')
+        'updated_ms', 'next_ms', 'last_status', 'last_error', 'dests')
       local streamed = false
       if not e[1] then
         local sid, _, ev = reader_entry(reader, id, score)
@@ -40,7 +43,7 @@ while found < limit and scanned < cap do
           -- its state derived (stream_view): delivering is not asked of the lease set
           streamed = true
           e = {v.type, v.state, v.url, v.attempts, v.updated_ms, v.next_ms, v.last_status,
-            v.last_error}
+            v.last_error, v.dests}
         end
       end
       if not e[1] then
@@ -52,12 +55,21 @@ while found < limit and scanned < cap do
       elseif not e[2] then
         e[2] = 'pending'
       end
-      if e[1] and (want_state == '' or e[2] == want_state) and (want_type == '' or e[1] == want_type) then
+      local ds = e[1] and deliveries_of(p, id, e[9]) or {}
+      local state_ok = want_state == '' or e[2] == want_state
+      for _, d in ipairs(ds) do
+        if d[2][1] == want_state then state_ok = true end
+      end
+      if e[1] and state_ok and (want_type == '' or e[1] == want_type) then
         -- an event without attempts, updated_ms, next_ms of its own reads as never
         -- attempted (layout 2 writes them once an attempt is recorded: docs/event-layout.md)
         for _, v in ipairs({id, score, e[1], e[2], e[3], e[4] or '0', e[5] or score, e[6] or score,
-                            e[7] or '', e[8] or ''}) do
+                            e[7] or '', e[8] or '', tostring(#ds)}) do
           out[#out + 1] = v
+        end
+        for _, d in ipairs(ds) do
+          out[#out + 1] = d[1]
+          for _, v in ipairs(d[2]) do out[#out + 1] = v end
         end
         found = found + 1
         if found >= limit then break end

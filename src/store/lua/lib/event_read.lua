@@ -11,12 +11,36 @@
 --     lingers until the janitor trims it).
 --@include event
 
--- entry_event: the event of a stream entry's fields `f` (m, b: lib/event.lua), as a
--- table {id, env, account, type, url, order, body, queue}
+-- entry_event: the event of a stream entry's fields `f` (m, b and maybe d: lib/event.lua),
+-- as a table {id, env, account, type, url, order, body, queue, dests}
 local function entry_event(f)
   local order, q, id, env, account, etype, url = entry_meta(f[2])
   return {id = id, env = env, account = account, type = etype, url = url, order = order,
-    body = f[4], queue = q}
+    body = f[4], queue = q, dests = f[5] == 'd' and f[6] or nil}
+end
+
+-- The deliveries of an event to webhook endpoints (lib/endpoint.lua), as readers show them.
+-- DELIVERY_FIELDS: what each tells, in this order (a delivery's hash; state read as
+-- delivering while it is pending and in the lease set, as an event's).
+local DELIVERY_FIELDS = {'state', 'attempts', 'created_ms', 'updated_ms', 'next_ms',
+  'delivered_ms', 'dead_ms', 'last_status', 'last_error'}
+-- deliveries_of: the deliveries of event `id` to the endpoints `dests` (endpoint ids
+-- separated by spaces: its entry's field d or its hash's dests; nil = none), each
+-- {endpoint id, its DELIVERY_FIELDS values ('' when absent)}; one whose hash is gone (its
+-- retention) is left out
+local function deliveries_of(p, id, dests)
+  local out = {}
+  if not dests or dests == '' then return out end
+  for ep in string.gmatch(dests, '%S+') do
+    local did = id .. '/' .. ep
+    local v = redis.call('HMGET', p .. 'e:' .. did, unpack(DELIVERY_FIELDS))
+    if v[1] then
+      if v[1] == 'pending' and redis.call('ZSCORE', p .. 'lease', did) then v[1] = 'delivering' end
+      for j = 1, #DELIVERY_FIELDS do v[j] = v[j] or '' end
+      out[#out + 1] = {ep, v}
+    end
+  end
+  return out
 end
 
 -- A reader of shard prefix `p` for one call: the entries of each ms read once (a page of
@@ -56,7 +80,7 @@ local function stream_view(r, sid, ev)
   local ms = sid_ms(sid)
   local v = {env = ev.env, account = ev.account, type = ev.type, url = ev.url,
     queue = ev.queue, body = ev.body, order = ev.order, created_ms = ms, state = 'pending',
-    sid = sid}
+    sid = sid, dests = ev.dests}
   if not reader_consumed(r, sid) then return v end
   local d = redis.call('HGET', done_day_key(r.p, sid), ev.id)
   if d then
@@ -85,7 +109,7 @@ end
 -- the order HGETALL of a hash of version 2 would list them in
 local VIEW_FIELDS = {'env', 'account', 'type', 'url', 'queue', 'body', 'order', 'created_ms',
   'state', 'sid', 'updated_ms', 'delivered_ms', 'attempts', 'last_status', 'last_error',
-  'attempt'}
+  'attempt', 'dests'}
 
 -- view_flat: a stream_view as HGETALL's flat field/value list
 local function view_flat(v)
