@@ -18,8 +18,8 @@ import sys
 import time
 import unittest
 
-from harness import (ModuleStack, acct_key, auth, connect_bank, rkey, shard_of, start_stack,
-                     store_account, wait_for)
+from harness import (ModuleStack, acct_key, auth, connect_bank, new_ulid, rkey, shard_of,
+                     start_stack, store_account, wait_for)
 from sink import Reply
 import sse
 
@@ -227,7 +227,7 @@ RULE = [
 
 class Rule(Base):
     def test_the_scripts_filter_as_the_api_checks(self):
-        """lib/endpoint.lua's ep_takes, the rule event_write fans out by, run in
+        """lib/endpoint.lua's takes, the rule event_write fans out by, run in
         Redis on the cases pix/endpoint.c is checked on: operational types
         only when named."""
         import tempfile
@@ -236,11 +236,49 @@ class Rule(Base):
         path = os.path.join(d, "rule.lua")
         with open(path, "w") as f:
             f.write("--@include endpoint\nlocal out = {}\nfor i = 1, #ARGV, 2 do\n"
-                    "  out[#out + 1] = ep_takes(ARGV[i], ARGV[i + 1]) and 1 or 0\nend\n"
+                    "  out[#out + 1] = ep_lib().takes(ARGV[i], ARGV[i + 1]) and 1 or 0\nend\n"
                     "return out\n")
         args = [x for types, t, _ in RULE for x in (types, t)]
         got = self.redis.cmd("EVAL", expand(path).decode(), 0, *args)
         self.assertEqual(got, [taken for _, _, taken in RULE])
+
+
+    def test_an_operational_event_goes_only_where_it_is_named(self):
+        """lib/event.lua's event_write_operational (the way an operational
+        event is written): to the endpoints that name operational types, never
+        to those of EVENT:* nor to a postbackUrl."""
+        account, key = self.account("Operacional", "/ops/pb")
+        every = self.endpoint(key, "/ops/every", eventTypes=["EVENT:*"])
+        ops = self.endpoint(key, "/ops/ops", eventTypes=["EVENT:OPERATIONAL_*"])
+        exact = self.endpoint(key, "/ops/exact",
+                              eventTypes=["EVENT:OPERATIONAL_ENDPOINT_DISABLED"])
+        self.endpoint(key, "/ops/other", eventTypes=["EVENT:OPERATIONAL_OTHER"])
+        import tempfile
+        d = tempfile.mkdtemp(prefix="pixrelay-op-")
+        os.symlink(os.path.join(TOP, "src", "store", "lua", "lib"), os.path.join(d, "lib"))
+        path = os.path.join(d, "op.lua")
+        with open(path, "w") as f:
+            f.write("--@include event\nevent_write_operational(ARGV[1], ARGV[2], ARGV[3], "
+                    "ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8])\nreturn 1\n")
+        sp = rkey("", account)[:-len(account)]
+        eid = "evt_" + new_ulid(shard_of(account))
+        self.redis.cmd("EVAL", expand(path).decode(), 1, sp + "ingest", sp, eid, "sandbox",
+                       account, "EVENT:OPERATIONAL_ENDPOINT_DISABLED",
+                       '{"endpoint":"%s"}' % every["id"], int(time.time() * 1000), 86400)
+        self.sink.wait_until(lambda reqs: self.ids("/ops/ops") and self.ids("/ops/exact"),
+                             what="the operational event at its endpoints")
+        time.sleep(0.5)
+        self.assertEqual((self.ids("/ops/ops"), self.ids("/ops/exact")), ([eid], [eid]))
+        self.assertEqual(self.sink.count("/ops/every") + self.sink.count("/ops/other") +
+                         self.sink.count("/ops/pb"), 0)
+        q = self.sink.requests("/ops/ops")[0]
+        self.assertEqual(q.json, {"id": eid, "event": "EVENT:OPERATIONAL_ENDPOINT_DISABLED",
+                                  "data": {"endpoint": every["id"]}})
+        self.assertTrue(signed_by(ops["secret"], q))
+        ev = self.get(key, "/v1/events/" + eid)
+        self.assertEqual((ev["type"], ev["destination"], sorted(x["endpoint"] for x in ev["endpoints"])),
+                         ("EVENT:OPERATIONAL_ENDPOINT_DISABLED", None,
+                          sorted([ops["id"], exact["id"]])))
 
 
 class Rotation(Base):

@@ -5,7 +5,7 @@
 -- KEYS[1] = <prefix>{s<k>}:ep:<endpoint id>
 -- ARGV = shard key prefix, env, account, endpoint id, now (ms)
 -- Returns 1, or 0 when the account has no such endpoint.
---@include event
+--@include endpoint_admin
 if #KEYS ~= 1 or #ARGV ~= 5 then
   return redis.error_reply('ERR endpoint_delete: wants 1 keys and 5 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
@@ -15,7 +15,7 @@ if e[1] ~= env or e[2] ~= account then return 0 end
 redis.call('DEL', KEYS[1])
 redis.call('ZREM', p .. 'eps:' .. env .. ':' .. account, id)
 fanout_rebuild(p, env, account)
-local q = ep_queue(env, account, id)
+local q = ep_lib().queue(env, account, id)
 redis.call('ZREM', p .. 'held', q)
 if redis.call('EXISTS', p .. 'due:' .. q) == 1 then redis.call('ZADD', p .. 'hosts', now, q) end
 return 1

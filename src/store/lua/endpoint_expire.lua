@@ -8,7 +8,7 @@
 -- KEYS[1] = <prefix>{s<k>}:held
 -- ARGV = shard key prefix, now (ms), the oldest creation time kept (ms), retention (s)
 -- Returns how many deliveries died.
---@include event
+--@include endpoint_admin
 if #KEYS ~= 1 or #ARGV ~= 4 then
   return redis.error_reply('ERR endpoint_expire: wants 1 keys and 4 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end

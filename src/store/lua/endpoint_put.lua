@@ -9,7 +9,7 @@
 -- (by request) keeps what it holds and gives it no new event (endpoint_hold).
 -- Returns {'ok', the record's HGETALL} | {'not_found'} (no such endpoint of the account)
 --   | {'no_account'} | {'too_many', how many the account has}.
---@include event
+--@include endpoint_admin
 if #KEYS ~= 1 or #ARGV < 7 or #ARGV % 2 ~= 1 then
   return redis.error_reply('ERR endpoint_put: wants 1 keys and 7 + 2n arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end

@@ -48,7 +48,7 @@
 -- Last, optionally, the settings of webhook endpoints (lib/endpoint.lua): 'endpoints', how
 -- long an endpoint must have failed every attempt to be disabled (ms), and how many attempts
 -- in a row at least (defaults 432000000 and 10).
---@include event
+--@include endpoint_admin
 local fixed = #ARGV >= 15 and 15 + 2 * tonumber(ARGV[9]) + 2 * tonumber(ARGV[12]) +
   11 * tonumber(ARGV[10]) + 5 * tonumber(ARGV[15])
 local nargs = #ARGV

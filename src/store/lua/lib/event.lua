@@ -274,7 +274,7 @@ end
 
 -- account_info: what event_write reads of account `account` of `env`, once per call:
 -- {url = its postback_url ('' = none), fan = its endpoints that take events (fanout_parse of
--- its field fanout, lib/endpoint.lua), or false when it has none}. One HMGET: an account
+-- its field fanout, lib/endpoint.lua's parse), or false when it has none}. One HMGET: an account
 -- without endpoints costs what its postback_url alone did.
 local acct_known = {}
 local function account_info(p, env, account)
@@ -282,7 +282,7 @@ local function account_info(p, env, account)
   local a = acct_known[k]
   if not a then
     local v = redis.call('HMGET', p .. 'acct:' .. env .. ':' .. account, 'postback_url', 'fanout')
-    a = {url = v[1] or '', fan = v[2] and fanout_parse(v[2]) or false}
+    a = {url = v[1] or '', fan = v[2] and ep_lib().parse(v[2]) or false}
     acct_known[k] = a
   end
   return a
@@ -305,29 +305,17 @@ local live_known = {}
 local function event_write_mid(p, id, d, mid, body, order, now, ttl)
   local created = now
   local url = d.url
-  if d.fan == nil then d.fan = account_info(p, d.env, d.account).fan end
-  local etype, eps, dests
-  if d.fan then
-    etype = string.sub(mid, #id + #d.ea + 3)
-    for _, t in ipairs(d.fan) do
-      if ep_takes(t.types, etype) then
-        eps = eps or {}
-        eps[#eps + 1] = t
-      end
-    end
-    if eps then
-      local ids = {}
-      for j, t in ipairs(eps) do ids[j] = t.id end
-      dests = table.concat(ids, ' ')
-    end
-  end
-  local sid = ''
+  -- the account's endpoints that take this event (d.fan false: it has none, and this costs
+  -- nothing more)
+  local eps, dests, sid
+  if d.fan then eps, dests = ep_lib().taking(d.fan, string.sub(mid, #id + #d.ea + 3)) end
   if url ~= '' then
-    local m = order .. '\n' .. d.q .. '\n' .. mid .. '\n' .. url
     if dests then
-      sid = redis.call('XADD', p .. 's', '*', 'm', m, 'b', body, 'd', dests)
+      sid = redis.call('XADD', p .. 's', '*', 'm', order .. '\n' .. d.q .. '\n' .. mid ..
+        '\n' .. url, 'b', body, 'd', dests)
     else
-      sid = redis.call('XADD', p .. 's', '*', 'm', m, 'b', body)
+      sid = redis.call('XADD', p .. 's', '*', 'm', order .. '\n' .. d.q .. '\n' .. mid ..
+        '\n' .. url, 'b', body)
     end
     created = sid_ms(sid)
     qn_add(p, d.q, 1)
@@ -341,27 +329,23 @@ local function event_write_mid(p, id, d, mid, body, order, now, ttl)
     live = redis.call('GET', p .. 'live') or false
     live_known[p] = live
   end
-  if (live or url == '') and not etype then etype = string.sub(mid, #id + #d.ea + 3) end
+  local etype
+  if live or url == '' then etype = string.sub(mid, #id + #d.ea + 3) end
   if live then
     redis.call('PUBLISH', live, id .. '\n' .. d.ea .. '\n' .. created .. '\n' ..
       etype .. '\n' .. url .. '\n' .. body)
   end
   if url == '' then
     local ek = p .. 'e:' .. id
-    if dests then
-      redis.call('HSET', ek, 'env', d.env, 'account', d.account, 'type', etype, 'url', '',
-        'body', body, 'order', order, 'created_ms', now, 'state', 'delivered',
-        'last_error', 'no postbackUrl on the charge or the account', 'dests', dests)
-    else
-      redis.call('HSET', ek, 'env', d.env, 'account', d.account, 'type', etype, 'url', '',
-        'body', body, 'order', order, 'created_ms', now, 'state', 'delivered',
-        'last_error', 'no postbackUrl on the charge or the account')
-    end
+    redis.call('HSET', ek, 'env', d.env, 'account', d.account, 'type', etype, 'url', '',
+      'body', body, 'order', order, 'created_ms', now, 'state', 'delivered',
+      'last_error', 'no postbackUrl on the charge or the account')
+    if dests then redis.call('HSET', ek, 'dests', dests) end
     redis.call('EXPIRE', ek, ttl)
   end
   if eps then
     for _, t in ipairs(eps) do
-      delivery_write(p, id, sid, t.id, t.state, d.env, d.account, order, created, now)
+      ep_lib().write(p, id, sid or '', t.id, t.state, d.env, d.account, order, created, now)
     end
   end
 end
@@ -374,7 +358,8 @@ end
 
 -- account_dest: where events of `account` in `env` go to `url`, remembered per call by
 -- ea = env .. '\n' .. account (as the meta holds them) and url: {env, account, ea, url,
--- q = its queue (lib above; none without a url), listing = p a:<account>}.
+-- q = its queue (lib above; none without a url), listing = p a:<account>, fan = its
+-- endpoints (account_info)}.
 local dest_known = {}
 local function account_dest(p, ea, env, account, url)
   local by_url = dest_known[url]
@@ -386,7 +371,8 @@ local function account_dest(p, ea, env, account, url)
   -- (a call writes into one shard; its prefix is checked all the same)
   if not d or d.p ~= p then
     if not env then env, account = ea_split(ea) end
-    d = {p = p, env = env, account = account, ea = ea, url = url, listing = p .. 'a:' .. account}
+    d = {p = p, env = env, account = account, ea = ea, url = url, listing = p .. 'a:' .. account,
+      fan = account_info(p, env, account).fan}
     if url ~= '' then d.q = env .. ':' .. account .. ':' .. by_url.h end
     by_url[ea] = d
   end
@@ -397,4 +383,15 @@ local function event_write(p, id, env, account, etype, url, body, order, now, tt
   local ea = env .. '\n' .. account
   event_write_mid(p, id, account_dest(p, ea, env, account, url), id .. '\n' .. ea .. '\n' ..
     etype, body, order, now, ttl)
+end
+
+-- event_write_operational: record operational event `id` (its type `etype`, one of
+-- EVENT:OPERATIONAL_...; `data` its JSON) of `account` in `env`: listed with the account's
+-- events, and delivered only to its webhook endpoints that name operational types
+-- (lib/endpoint.lua), never to a postbackUrl. Its order key, so its lane at each endpoint,
+-- is the account's operational one, op:<account>. The caller gives the event's id (an
+-- evt_ id of the account's shard, keyspace.h's ks_event_id).
+local function event_write_operational(p, id, env, account, etype, data, now, ttl)
+  event_write(p, id, env, account, etype, '', '{"id":"' .. id .. '","event":"' .. etype ..
+    '","data":' .. data .. '}', 'op:' .. account, now, ttl)
 end
