@@ -142,6 +142,22 @@ try {
   await page.getByText(/^\d+ matched, \d+ queued again\.$/).waitFor();
   out.bulkToast = await page.locator("#toast").innerText();
 
+  // an event's deliveries to webhook endpoints: a badge each in the list, a table on its page
+  const ep = (await api("POST", "/webhook-endpoints", cfg.master, { url: cfg.sinkUrl + "/endpoint" })).json.data;
+  const fanned = (await api("POST", "/charge/pix/create", cfg.master, { amount: 1300, postbackUrl: cfg.sinkUrl + "/ok" })).json.data;
+  const paid = await fetch(base + "/v1/charge/pix/" + fanned.id + "/simulate-payment",
+    { method: "POST", headers: { Authorization: "Bearer " + cfg.master } });
+  const fannedEvent = paid.headers.get("X-Event-Id");
+  await page.goto(base + "/dashboard/#/events/" + fannedEvent);
+  const epRow = page.locator("table.endpoints tbody tr", { hasText: ep.id });
+  await epRow.locator(".badge.delivered").waitFor({ timeout: 30000 });
+  assert.match(await epRow.innerText(), new RegExp(cfg.sinkUrl + "/endpoint"));
+  await shot("event-endpoints");
+  await page.goto(base + "/dashboard/#/events");
+  await page.locator("tr", { hasText: fannedEvent }).locator(".endpoints .badge.delivered").waitFor();
+  await api("DELETE", "/webhook-endpoints/" + ep.id, cfg.master);
+  out.endpointEvent = fannedEvent;
+
   // ---- charges: list, one with its QR image and BR Code ----
   await page.getByRole("link", { name: "Charges" }).click();
   await page.locator("tr", { hasText: cfg.charge }).waitFor();

@@ -8,7 +8,8 @@ connections: one heard only by webhook, one with API credentials at the test
 bank (tests/e2e/testbank.py) and a Pix settled there that its webhook never
 brought, one whose bank is down), then runs dashboard.mjs: sign in, create a
 key and copy it, use it, revoke it and see it refused, open a dead event,
-replay it and see it delivered, bulk replay, a charge with its QR image, the
+replay it and see it delivered, bulk replay, an event delivered to a webhook
+endpoint besides its postbackUrl (its badge and table), a charge with its QR image, the
 banks (reconcile now, the recovered Pix in the day's report, the failing
 bank), accounts with their secrets on request, production marked. Then it
 checks at the sink that the replayed events arrived, that the recovered Pix
@@ -200,7 +201,8 @@ class Dashboard(unittest.TestCase):
                "platform": self.platform, "bankConn": conn["id"], "bankCharge": by_bank["id"],
                "bankE2E": e2e, "apiConn": api_conn, "apiUrl": bank.url, "clientId": bank.client_id,
                "apiE2E": missed["endToEndId"], "apiAmount": "R$ 1.234,56", "downConn": down_conn,
-               "secrets": [bank.client_secret, down.client_secret, private_key.strip()]}
+               "secrets": [bank.client_secret, down.client_secret, private_key.strip()],
+               "sinkUrl": self.sink.url("")}
         p = subprocess.run(["node", os.path.join(HERE, "dashboard.mjs")], cwd=HERE,
                            env=dict(os.environ, DASHBOARD_TEST=json.dumps(cfg)),
                            capture_output=True, text=True, timeout=240)
@@ -210,6 +212,9 @@ class Dashboard(unittest.TestCase):
         print("dashboard: first load of /dashboard/ in chromium: %(files)d files, %(bytes)d bytes, "
               "DOMContentLoaded at %(domContentLoadedMs)d ms, load at %(loadMs)d ms" % out["figures"])
 
+        # the event of the webhook endpoint's page reached it, besides its postbackUrl
+        self.assertEqual(len(self.sink.requests(path="/endpoint", webhook_id=out["endpointEvent"])), 1)
+        self.assertEqual(len(self.sink.requests(path="/ok", webhook_id=out["endpointEvent"])), 1)
         # the replayed event arrived at the sink: once dead (410), then delivered (200)
         self.assertEqual(out["replayed"], dead)
         got = self.sink.requests(path="/gone", webhook_id=dead)
