@@ -31,6 +31,10 @@
 #include "pixrelay/pix/keyspace.h"
 #include "pixrelay/redis/cache.h"
 #include "pixrelay/store/banks.h"
+#include "pixrelay/store/banks_door.h"
+#include "pixrelay/store/banks_receive.h"
+#include "pixrelay/store/banks_recon.h"
+#include "pixrelay/store/banks_report.h"
 
 #include <openssl/crypto.h>
 

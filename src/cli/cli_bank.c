@@ -14,6 +14,8 @@
 #include "pixrelay/core/seal.h"
 #include "pixrelay/pix/bankcreds.h"
 #include "pixrelay/store/banks.h"
+#include "pixrelay/store/banks_door.h"
+#include "pixrelay/store/banks_webhook.h"
 
 #include <errno.h>
 #include <stdio.h>

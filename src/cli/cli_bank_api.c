@@ -11,7 +11,7 @@
 #include "pixrelay/core/seal.h"
 #include "pixrelay/pix/bankcreds.h"
 #include "pixrelay/relay/bankapi.h"
-#include "pixrelay/store/banks.h"
+#include "pixrelay/store/banks_conn.h"
 
 #include <event2/event.h>
 

@@ -13,7 +13,8 @@
 #include "pixrelay/core/seal.h"
 #include "pixrelay/relay/bankapi.h"
 #include "pixrelay/relay/bankrecon.h"
-#include "pixrelay/store/banks.h"
+#include "pixrelay/store/banks_receive.h"
+#include "pixrelay/store/banks_report.h"
 
 #include <stdio.h>
 #include <stdlib.h>

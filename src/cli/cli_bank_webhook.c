@@ -15,8 +15,10 @@
 #include "pixrelay/core/seal.h"
 #include "pixrelay/core/timefmt.h"
 #include "pixrelay/pix/bankcreds.h"
+#include "pixrelay/pix/bankpix.h"
 #include "pixrelay/relay/bankapi.h"
-#include "pixrelay/store/banks.h"
+#include "pixrelay/store/banks_conn.h"
+#include "pixrelay/store/banks_webhook.h"
 
 #include <stdio.h>
 #include <stdlib.h>

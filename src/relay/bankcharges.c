@@ -14,7 +14,9 @@
 #include "pixrelay/pix/cobcheck.h"
 #include "pixrelay/relay/bankapi.h"
 #include "pixrelay/store/accounts.h"
-#include "pixrelay/store/banks.h"
+#include "pixrelay/store/banks_charging.h"
+#include "pixrelay/store/banks_conn.h"
+#include "pixrelay/store/banks_recon.h"
 #include "pixrelay/store/charges.h"
 
 #include <stdio.h>

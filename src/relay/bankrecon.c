@@ -20,6 +20,7 @@
 #include "pixrelay/pix/bankcreds.h"
 #include "pixrelay/pix/bankday.h"
 #include "pixrelay/pix/bankpix.h"
+#include "pixrelay/store/banks_recon.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -6,6 +6,8 @@
  * bankpix's (pix floor); authenticating a bank's call is the API's
  * (api_banks.c). */
 #include "pixrelay/store/banks.h"
+#include "pixrelay/store/banks_recon.h"
+#include "pixrelay/store/banks_webhook.h"
 
 #include "pixrelay/core/certcheck.h"
 #include "pixrelay/core/ids.h"
@@ -13,6 +15,7 @@
 #include "pixrelay/core/mem.h"
 #include "pixrelay/core/seal.h"
 #include "pixrelay/pix/bankcreds.h"
+#include "pixrelay/pix/bankpix.h"
 #include "pixrelay/core/timefmt.h"
 #include "pixrelay/pix/keyspace.h"
 

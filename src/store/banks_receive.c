@@ -4,7 +4,7 @@
  * bank_pix with every other one of its shard that arrived in the same turn
  * of the loop, before the bank gets its answer. The connections themselves
  * are banks.c's. */
-#include "pixrelay/store/banks.h"
+#include "pixrelay/store/banks_receive.h"
 
 #include "pixrelay/core/hash.h"
 #include "pixrelay/core/ids.h"
@@ -12,6 +12,7 @@
 #include "pixrelay/core/mem.h"
 #include "pixrelay/core/metrics.h"
 #include "pixrelay/core/timefmt.h"
+#include "pixrelay/pix/bankday.h"
 #include "pixrelay/pix/event.h"
 #include "pixrelay/pix/keyspace.h"
 #include "pixrelay/redis/rargs.h"
@@ -215,8 +216,7 @@ static void brasilia_day(char out[11], long long ms)
 {
 	char t[TIMEFMT_LEN + 1];
 
-	timefmt_format(
-	    t, (uint64_t)(ms > BANKS_BRASILIA_OFFSET_MS ? ms - BANKS_BRASILIA_OFFSET_MS : 0));
+	timefmt_format(t, (uint64_t)(ms > BANKDAY_OFFSET_MS ? ms - BANKDAY_OFFSET_MS : 0));
 	memcpy(out, t, 10);
 	out[10] = '\0';
 }

@@ -6,7 +6,7 @@
  * (cli_bank_webhook.c, through relay/bankapi.c); the URL itself is built
  * by banks_webhook_url (banks.c); the new token is stored by
  * banks_set_token (banks.c). */
-#include "pixrelay/store/banks.h"
+#include "pixrelay/store/banks_webhook.h"
 
 #include "pixrelay/core/ids.h"
 #include "pixrelay/core/json.h"

@@ -24,7 +24,7 @@
 #include "pixrelay/redis/redis.h"
 #include "pixrelay/relay/bankapi.h"
 #include "pixrelay/relay/dispatch.h"
-#include "pixrelay/store/banks.h"
+#include "pixrelay/store/banks_receive.h"
 
 #include <event2/event.h>
 
