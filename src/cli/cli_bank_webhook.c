@@ -52,17 +52,6 @@ struct answer {
 	char err[400];
 };
 
-/* The text of generator g, malloc'd; g freed. */
-static char *gen_take(yajl_gen g)
-{
-	size_t len;
-	const char *text = json_buf(g, &len);
-	char *out = mem_strndup(text, len);
-
-	yajl_gen_free(g);
-	return out;
-}
-
 static void on_target(void *ud, int result, const struct banks_conn *c, const char *err)
 {
 	struct target *t = ud;
@@ -173,7 +162,7 @@ static int put_webhook(struct cli_call *k, const struct config *cfg, struct targ
 	json_str(g, "webhookUrl");
 	json_str(g, url);
 	json_close(g);
-	body = gen_take(g);
+	body = json_take(g);
 	call_bank(k, cfg, t, "PUT", body, &a);
 	mem_wipe(body, strlen(body));
 	free(body);
@@ -252,7 +241,7 @@ static void print_registered(const char *id, const char *pix_key, const char *ur
 		json_str(g, "newToken");
 		json_bool(g, new_token);
 		json_close(g);
-		out = gen_take(g);
+		out = json_take(g);
 		printf("%s\n", out);
 		mem_wipe(out, strlen(out));
 		free(out);
@@ -415,7 +404,7 @@ char *cli_json_with(const char *json, const char *name, const char *value)
 	json_raw(g, value, strlen(value));
 	json_close(g);
 	yajl_tree_free(v);
-	return gen_take(g);
+	return json_take(g);
 }
 
 /* What the bank holds, as the JSON of show's "bankWebhook" (null when
@@ -447,7 +436,7 @@ static char *held_json(int held, const struct banks_hook_seen *s, const char *er
 		json_str(g, err);
 	}
 	json_close(g);
-	return gen_take(g);
+	return json_take(g);
 }
 
 static void print_held(const char *id, int held, const struct banks_hook_seen *s, const char *err)

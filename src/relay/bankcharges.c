@@ -54,9 +54,7 @@ static void answer(struct job *j, int result, const char *json, const char *err)
 char *bankcharges_cob_body(const struct charge_input *in, const char *pix_key)
 {
 	yajl_gen g = json_gen_new();
-	char valor[32], *out;
-	const char *s;
-	size_t len;
+	char valor[32];
 
 	snprintf(valor, sizeof(valor), "%lld.%02lld", (long long)(in->amount / 100),
 		 (long long)(in->amount % 100));
@@ -87,10 +85,7 @@ char *bankcharges_cob_body(const struct charge_input *in, const char *pix_key)
 		json_str(g, in->comment);
 	}
 	json_close(g);
-	s = json_buf(g, &len);
-	out = mem_strndup(s, len);
-	yajl_gen_free(g);
-	return out;
+	return json_take(g);
 }
 
 /* What the merchant reads when the bank refuses pixrelay's own credentials
@@ -350,9 +345,8 @@ static void on_devolucao(void *ud, long status, const char *body, const char *er
 	struct refund *f = ud;
 	yajl_val v = NULL;
 	yajl_gen g;
-	char why[1024], perr[64], rid[40];
+	char why[1024], perr[64], rid[40], *out;
 	const char *st = NULL;
-	size_t len;
 
 	if (status == 0 || status >= 500 || status == 429) {
 		log_warn("refund of charge %s at the bank of %s: %s", f->id, f->conn,
@@ -397,14 +391,9 @@ static void on_devolucao(void *ud, long status, const char *body, const char *er
 	json_close(g);
 	json_close(g);
 	yajl_tree_free(v);
-	{
-		const char *buf = json_buf(g, &len); /* len is set here, before it is read */
-		char *out = mem_strndup(buf, len);
-
-		refund_answer(f, BANKCHARGES_REQUESTED, out, NULL);
-		free(out);
-	}
-	yajl_gen_free(g);
+	out = json_take(g);
+	refund_answer(f, BANKCHARGES_REQUESTED, out, NULL);
+	free(out);
 }
 
 static void on_refund_connection(void *ud, int result, const struct banks_conn *c, const char *err)

@@ -17,6 +17,7 @@
 #include "pixrelay/core/mem.h"
 #include "pixrelay/core/metrics.h"
 #include "pixrelay/core/timefmt.h"
+#include "pixrelay/pix/backoff.h"
 #include "pixrelay/pix/bankcreds.h"
 #include "pixrelay/pix/bankday.h"
 #include "pixrelay/pix/bankpix.h"
@@ -139,10 +140,31 @@ static void on_rescheduled(void *ud, int result, const char *json, const char *e
 	run_end(u, u->stats.upto_ms ? "ok" : "failed");
 }
 
+/* How long after its `failures`-th failure in a row a connection is tried
+ * again: 30 s (the interval when shorter, 5 s at least) x 2^(failures-1),
+ * at most an hour, less up to a tenth (drawn from the jitter's lower half:
+ * never later): a bank down briefly, or a host that had no key yet, is
+ * asked again soon. */
+static long long retry_delay(const struct config *cfg, int failures)
+{
+	long long interval = cfg->bank_reconcile_interval * 1000LL;
+	struct backoff_policy p = {
+	    .base_ms = interval < 5000	  ? 5000
+		       : interval > 30000 ? 30000
+					  : interval,
+	    .factor = 2,
+	    .cap_ms = BACKOFF_MAX_MS,
+	    .jitter_pct = 10,
+	};
+	uint32_t rnd;
+
+	ids_random(&rnd, sizeof(rnd));
+	return backoff_delay_ms(&p, failures, rnd >> 1);
+}
+
 static void on_done_failed(void *ud, int result, const char *json, const char *err)
 {
 	struct run *u = ud;
-	long long delay, base = u->rc->cfg->bank_reconcile_interval * 1000LL;
 
 	(void)json;
 	if (gone(u))
@@ -160,21 +182,8 @@ static void on_done_failed(void *ud, int result, const char *json, const char *e
 		run_end(u, "failed");
 		return;
 	}
-	/* 30 s (the interval when shorter) x 2^(failures-1), at most an hour,
-	 * less a random tenth: a bank down briefly, or a host that had no key
-	 * yet, is asked again soon */
-	delay = base < 5000 ? 5000 : base > 30000 ? 30000 : base;
-	for (int i = 1; i < result && delay < BACKOFF_MAX_MS; i++)
-		delay *= 2;
-	if (delay > BACKOFF_MAX_MS)
-		delay = BACKOFF_MAX_MS;
-	{
-		uint32_t rnd;
-
-		ids_random(&rnd, sizeof(rnd));
-		delay -= (long long)(rnd % (uint32_t)(delay / 10 + 1));
-	}
-	banks_recon_next(u->rc->r, u->rc->cfg, u->env, u->id, (long long)ids_now_ms() + delay, 0,
+	banks_recon_next(u->rc->r, u->rc->cfg, u->env, u->id,
+			 (long long)ids_now_ms() + retry_delay(u->rc->cfg, result), 0,
 			 on_rescheduled, u);
 }
 
@@ -205,9 +214,7 @@ static void fail(struct run *u, const char *why)
 static char *run_json(const struct run *u)
 {
 	yajl_gen g = json_gen_new();
-	char from[32], to[32], back[32], *out;
-	const char *buf;
-	size_t len;
+	char from[32], to[32], back[32];
 
 	timefmt_rfc3339(from, (uint64_t)u->from_ms);
 	timefmt_rfc3339(to, (uint64_t)u->to_ms);
@@ -238,10 +245,7 @@ static char *run_json(const struct run *u)
 	json_str(g, "reconciledUntil");
 	json_str_or_null(g, u->stats.upto_ms ? to : NULL);
 	json_close(g);
-	buf = json_buf(g, &len);
-	out = mem_strndup(buf, len);
-	yajl_gen_free(g);
-	return out;
+	return json_take(g);
 }
 
 static void on_done_ok(void *ud, int result, const char *json, const char *err)

@@ -731,9 +731,6 @@ static void on_list_item(void *ud, redisReply *reply, const char *err)
  * answer. */
 static void list_next(struct call *c)
 {
-	size_t len;
-	const char *s;
-
 	while (c->next < c->ids->elements) {
 		const redisReply *e = c->ids->element[c->next++];
 		const char *argv[2] = {"HGETALL", c->key};
@@ -746,8 +743,8 @@ static void list_next(struct call *c)
 	}
 	json_close_array(c->g);
 	json_close(c->g);
-	s = json_buf(c->g, &len);
-	c->json = mem_strndup(s, len);
+	c->json = json_take(c->g);
+	c->g = NULL;
 	c->cb(c->ud, 0, c->json, NULL);
 	call_free(c);
 }

@@ -120,8 +120,7 @@ static void str_or_null(yajl_gen g, const char *s)
 static void request_finish(struct request *rq)
 {
 	yajl_gen g;
-	const char *json;
-	size_t len;
+	char *json;
 
 	if (rq->failed) {
 		rq->cb(rq->ud, -1, NULL, rq->err);
@@ -175,9 +174,9 @@ static void request_finish(struct request *rq)
 	}
 	json_close_array(g);
 	json_close(g);
-	json = json_buf(g, &len);
+	json = json_take(g);
 	rq->cb(rq->ud, 0, json, NULL);
-	yajl_gen_free(g);
+	free(json);
 	request_free(rq);
 }
 
@@ -209,16 +208,6 @@ static void item_fail(struct item *it, const char *err)
 static void drop(void *owner, struct shardq_item *link)
 {
 	item_fail((struct item *)link, "redis client closed");
-}
-
-/* The day of a moment in Brasilia time, "YYYY-MM-DD". */
-static void brasilia_day(char out[11], long long ms)
-{
-	char t[TIMEFMT_LEN + 1];
-
-	timefmt_format(t, (uint64_t)(ms > BANKDAY_OFFSET_MS ? ms - BANKDAY_OFFSET_MS : 0));
-	memcpy(out, t, 10);
-	out[10] = '\0';
 }
 
 /* One call's items. */
@@ -442,12 +431,12 @@ void banks_receive(struct banks_queue *q, const struct banks_conn *c, const char
 		if (it->refusal) {
 			const struct bankpix_refusal *f = &rq->batch.refused[it->index];
 
-			brasilia_day(it->day,
+			bankday_date(it->day,
 				     f->horario_ms > 0 ? f->horario_ms : (long long)ids_now_ms());
 		} else {
 			const struct bankpix *p = &rq->batch.items[it->index];
 
-			brasilia_day(it->day, p->horario_ms);
+			bankday_date(it->day, p->horario_ms);
 			if (p->txid[0] && bankpix_charge_of_txid(p->txid, it->cid) == 0 &&
 			    ks_shard_of(it->cid) != ks_shard_of(rq->conn.account))
 				it->cid[0] = '\0';

@@ -98,8 +98,7 @@ static void on_report(void *ud, redisReply *reply, const char *err)
 	char at[32];
 	struct bankday *d = NULL;
 	yajl_gen g;
-	const char *buf;
-	size_t len;
+	char *out;
 
 	if (err || reply->type != REDIS_REPLY_ARRAY) {
 		rp->cb(rp->ud, -1, NULL, err ? err : "unexpected reply from bank_report");
@@ -238,14 +237,9 @@ static void on_report(void *ud, redisReply *reply, const char *err)
 	}
 	json_close_array(g);
 	json_close(g);
-	buf = json_buf(g, &len);
-	{
-		char *out = mem_strndup(buf, len);
-
-		rp->cb(rp->ud, 0, out, NULL);
-		free(out);
-	}
-	yajl_gen_free(g);
+	out = json_take(g);
+	rp->cb(rp->ud, 0, out, NULL);
+	free(out);
 done:
 	free(d);
 	free(rp);
@@ -257,13 +251,7 @@ int banks_report_day(const char *date, char day[11], long long *end_ms)
 	int m, d;
 
 	if (!date || !date[0]) {
-		/* today, Brasilia time (UTC-3, no daylight saving since 2019) */
-		long long now = (long long)ids_now_ms() - BANKDAY_OFFSET_MS;
-		long long days = now >= 0 ? now / 86400000 : -1;
-		char txt[32];
-
-		timefmt_rfc3339(txt, (uint64_t)(days * 86400000));
-		snprintf(day, 11, "%.10s", txt);
+		bankday_date(day, (long long)ids_now_ms()); /* today */
 	} else {
 		if (strlen(date) != 10 || date[4] != '-' || date[7] != '-')
 			return -1;
