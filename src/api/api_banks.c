@@ -130,7 +130,7 @@ static int authentic(struct http_req *req, const struct banks_conn *c, char *why
 	}
 }
 
-static void on_received(void *ud, int result, const char *json, const char *err)
+static void on_received(void *ud, int result, const struct banks_received *got, const char *err)
 {
 	struct http_req *req = ud;
 	struct hook *h = req->state;
@@ -150,7 +150,7 @@ static void on_received(void *ud, int result, const char *json, const char *err)
 	if (!simulated)
 		metrics_bank_call("accepted");
 	hook_free(req);
-	http_reply_data(req, 200, json, strlen(json));
+	http_reply_data(req, 200, got->json, strlen(got->json));
 }
 
 /* Parse the body and hand its Pix to the bank store. */
@@ -173,7 +173,13 @@ static void receive(struct http_req *req, const struct banks_conn *c)
 	for (size_t i = 0; i < h->batch.nrefused; i++)
 		log_warn("bank webhook %s: connection %s: refused %s", req->request_id, c->id,
 			 h->batch.refused[i].err);
-	banks_receive(app->banks, c, "webhook", &h->batch, on_received, req);
+	{
+		struct banks_ref who = {.env = c->env};
+
+		snprintf(who.id, sizeof(who.id), "%s", c->id);
+		snprintf(who.account, sizeof(who.account), "%s", c->account);
+		banks_receive(app->banks, &who, BANKS_WEBHOOK, &h->batch, on_received, req);
+	}
 }
 
 static void on_hook_conn(void *ud, int result, const struct banks_conn *c, const char *err)

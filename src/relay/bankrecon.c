@@ -73,7 +73,8 @@ struct run {
 	struct bankrecon *rc;
 	enum env env;
 	char id[BANKS_ID_MAX];
-	struct banks_conn conn; /* id, account, env, key: what banks_receive needs */
+	struct banks_ref who;		     /* what banks_receive needs */
+	char pix_key[BANKPIX_CHAVE_MAX + 1]; /* the Pix its bank lists are of */
 	struct bank_creds creds;
 	long long from_ms, to_ms, lease_ms; /* the span asked for */
 	long long win_from, win_to;	    /* the window being read */
@@ -100,7 +101,6 @@ static void run_free(struct run *u)
 	struct bankrecon *rc = u->rc;
 
 	bank_creds_wipe(&u->creds);
-	banks_conn_deinit(&u->conn);
 	free(u->refunds);
 	free(u);
 	rc->running--;
@@ -322,19 +322,19 @@ static void refund_parts(const struct run *u, char e2e[40], char rid[40])
 	snprintf(rid, 40, "%s", sp ? sp + 1 : "");
 }
 
-static void on_refund_taken(void *ud, int result, const char *json, const char *err)
+static void on_refund_taken(void *ud, int result, const struct banks_received *got, const char *err)
 {
 	struct run *u = ud;
 	char e2e[40], rid[40];
 
-	(void)json;
+	(void)got;
 	if (gone(u))
 		return;
 	if (result < 0) {
 		fail(u, err ? err : "redis");
 		return;
 	}
-	dispatch_kick(u->rc->d, u->conn.account);
+	dispatch_kick(u->rc->d, u->who.account);
 	if (!u->refund_final) {
 		u->refund++;
 		next_refund(u);
@@ -389,7 +389,7 @@ static void on_refund_pix(void *ud, long status, const char *body, const char *e
 		if (strcmp(b.items[0].refunds[i].id, rid) == 0 &&
 		    b.items[0].refunds[i].status != BANKPIX_EM_PROCESSAMENTO)
 			u->refund_final = 1;
-	banks_receive(u->rc->q, &u->conn, "reconciliation", &b, on_refund_taken, u);
+	banks_receive(u->rc->q, &u->who, BANKS_RECONCILIATION, &b, on_refund_taken, u);
 }
 
 static void next_refund(struct run *u)
@@ -459,12 +459,9 @@ static void on_window_read(void *ud, int result, const char *json, const char *e
 	banks_refunds_pending(u->rc->r, u->rc->cfg, u->id, REFUNDS_PER_RUN, on_pending, u);
 }
 
-static void on_page_taken(void *ud, int result, const char *json, const char *err)
+static void on_page_taken(void *ud, int result, const struct banks_received *got, const char *err)
 {
 	struct run *u = ud;
-	yajl_val v = NULL;
-	int64_t accepted = 0;
-	char perr[64];
 
 	if (gone(u))
 		return;
@@ -472,12 +469,9 @@ static void on_page_taken(void *ud, int result, const char *json, const char *er
 		fail(u, err ? err : "redis");
 		return;
 	}
-	if (json && json_parse_object(json, strlen(json), &v, perr, sizeof(perr)) == 0)
-		json_as_int64(json_get(v, "accepted"), &accepted);
-	yajl_tree_free(v);
-	u->stats.fresh += (long)accepted;
-	if (accepted)
-		dispatch_kick(u->rc->d, u->conn.account);
+	u->stats.fresh += (long)got->accepted;
+	if (got->accepted)
+		dispatch_kick(u->rc->d, u->who.account);
 	u->stats.pages++;
 	if (++u->page < u->pages) {
 		renew(u);
@@ -527,10 +521,10 @@ static void on_page(void *ud, long status, const char *body, const char *err)
 		fail(u, why);
 		return;
 	}
-	bankpix_batch_keep_chave(&b, u->conn.pix_key);
+	bankpix_batch_keep_chave(&b, u->pix_key);
 	u->stats.listed += (long)(b.n + b.nrefused);
 	u->stats.refused += (long)b.nrefused;
-	banks_receive(u->rc->q, &u->conn, "reconciliation", &b, on_page_taken, u);
+	banks_receive(u->rc->q, &u->who, BANKS_RECONCILIATION, &b, on_page_taken, u);
 }
 
 static void ask_page(struct run *u)
@@ -585,11 +579,10 @@ static void on_conn(void *ud, int result, const struct banks_conn *c, const char
 		fail(u, why);
 		return;
 	}
-	snprintf(u->conn.id, sizeof(u->conn.id), "%s", c->id);
-	snprintf(u->conn.account, sizeof(u->conn.account), "%s", c->account);
-	u->conn.env = c->env;
-	u->conn.auth = c->auth;
-	u->conn.pix_key = mem_strdup(c->pix_key);
+	snprintf(u->who.id, sizeof(u->who.id), "%s", c->id);
+	snprintf(u->who.account, sizeof(u->who.account), "%s", c->account);
+	u->who.env = c->env;
+	snprintf(u->pix_key, sizeof(u->pix_key), "%s", c->pix_key);
 	/* from a little before the last end (or the first credentials), at
 	 * most a day at a time */
 	base = c->rec_at_ms ? c->rec_at_ms

@@ -36,6 +36,14 @@
 
 enum banks_auth { BANKS_MTLS = 0, BANKS_URL_TOKEN = 1 };
 
+/* What names a connection where it acts (the account its Pix credit, the
+ * shard of its id): copied by value. */
+struct banks_ref {
+	char id[BANKS_ID_MAX];
+	char account[32];
+	enum env env;
+};
+
 /* Expected outcomes besides 0, of every call of the bank wing's stores. */
 enum banks_result {
 	BANKS_NOT_FOUND = 1,  /* no such connection (of this account) */
