@@ -430,6 +430,11 @@ void ks_invalidation_account_message(char *out, size_t size, const char *account
 	snprintf(out, size, "a:%s", account);
 }
 
+void ks_invalidation_bank_message(char *out, size_t size, const char *id)
+{
+	snprintf(out, size, "b:%s", id);
+}
+
 void ks_live_channel(char *out, size_t size, const char *prefix)
 {
 	channel(out, size, prefix, "live");

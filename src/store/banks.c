@@ -127,8 +127,7 @@ int banks_check_pix_key(const char *key, char *err, size_t errlen)
 	return 0;
 }
 
-/* A connection id this module could have made: "bnk_" + a ULID. */
-static int valid_id(const char *id)
+bool banks_id_valid(const char *id)
 {
 	return strlen(id) == IDS_ULID_LEN + 4 && strncmp(id, "bnk_", 4) == 0 &&
 	       ks_shard_of(id) >= 0;
@@ -440,7 +439,7 @@ static struct call *call_new(struct rds *r, const struct config *cfg, enum env e
 	c->env = env;
 	snprintf(c->account, sizeof(c->account), "%s", account ? account : "");
 	snprintf(c->id, sizeof(c->id), "%s", id ? id : "");
-	if (id && valid_id(id))
+	if (id && banks_id_valid(id))
 		ks_bank_key(c->key, sizeof(c->key), cfg->prefix, ks_shard_of(id), id);
 	c->cb = cb;
 	c->ud = ud;
@@ -655,7 +654,7 @@ void banks_get(struct rds *r, const struct config *cfg, const char *id, banks_co
 	struct call *c;
 	const char *argv[2];
 
-	if (!valid_id(id)) {
+	if (!banks_id_valid(id)) {
 		cb(ud, BANKS_NOT_FOUND, NULL, NULL);
 		return;
 	}
@@ -695,7 +694,7 @@ void banks_show(struct rds *r, const struct config *cfg, enum env env, const cha
 	struct call *c;
 	const char *argv[2];
 
-	if (!valid_id(id)) {
+	if (!banks_id_valid(id)) {
 		cb(ud, BANKS_NOT_FOUND, NULL, NULL);
 		return;
 	}
@@ -735,7 +734,7 @@ static void list_next(struct call *c)
 		const redisReply *e = c->ids->element[c->next++];
 		const char *argv[2] = {"HGETALL", c->key};
 
-		if (e->type != REDIS_REPLY_STRING || !valid_id(e->str))
+		if (e->type != REDIS_REPLY_STRING || !banks_id_valid(e->str))
 			continue;
 		ks_bank_key(c->key, sizeof(c->key), c->cfg->prefix, ks_shard_of(e->str), e->str);
 		rds_cmd_argv(c->r, on_list_item, c, 2, argv, NULL);
@@ -825,7 +824,7 @@ void banks_disconnect(struct rds *r, const struct config *cfg, enum env env, con
 	struct call *c;
 	char sp[KS_PREFIX_MAX], channel[KS_KEY_MAX];
 
-	if (!valid_id(id)) {
+	if (!banks_id_valid(id)) {
 		cb(ud, BANKS_NOT_FOUND, NULL, NULL);
 		return;
 	}
@@ -889,7 +888,7 @@ void banks_update(struct rds *r, const struct config *cfg, enum env env, const c
 	struct call *c;
 	int argc = 7, mtls = 0;
 
-	if (!valid_id(id)) {
+	if (!banks_id_valid(id)) {
 		cb(ud, BANKS_NOT_FOUND, NULL, NULL);
 		return;
 	}
@@ -957,7 +956,7 @@ void banks_log(struct rds *r, const struct config *cfg, enum env env, const char
 	struct call *c;
 	char lk[KS_KEY_MAX], last[16];
 
-	if (!valid_id(id)) {
+	if (!banks_id_valid(id)) {
 		cb(ud, BANKS_NOT_FOUND, NULL, NULL);
 		return;
 	}
@@ -1020,7 +1019,7 @@ void banks_set_credentials(struct rds *r, const struct config *cfg, const struct
 	char now[24], header_names[BANK_CREDS_EXTRA_MAX * (BANK_CREDS_EXTRA_NAME_MAX + 1)];
 	char query_names[BANK_CREDS_EXTRA_MAX * (BANK_CREDS_EXTRA_NAME_MAX + 1)];
 
-	if (!valid_id(id)) {
+	if (!banks_id_valid(id)) {
 		cb(ud, BANKS_NOT_FOUND, NULL, NULL);
 		return;
 	}
@@ -1099,9 +1098,9 @@ void banks_set_token(struct rds *r, const struct config *cfg, enum env env, cons
 		     const char *token, const char *old_sha, store_fn cb, void *ud)
 {
 	struct set_token *t;
-	char key[KS_KEY_MAX], sha[65];
+	char key[KS_KEY_MAX], sha[65], channel[KS_KEY_MAX];
 
-	if (!valid_id(id)) {
+	if (!banks_id_valid(id)) {
 		cb(ud, BANKS_NOT_FOUND, NULL, NULL);
 		return;
 	}
@@ -1110,8 +1109,9 @@ void banks_set_token(struct rds *r, const struct config *cfg, enum env env, cons
 	t->ud = ud;
 	ids_sha256_hex(sha, token, strlen(token));
 	ks_bank_key(key, sizeof(key), cfg->prefix, ks_shard_of(id), id);
+	ks_invalidation_channel(channel, sizeof(channel), cfg->prefix);
 	{
-		const char *argv[] = {key, env_name(env), sha, old_sha};
-		rds_script(r, on_set_token, t, SCRIPT_BANK_SET_TOKEN, 1, 4, argv, NULL);
+		const char *argv[] = {key, env_name(env), sha, old_sha, channel};
+		rds_script(r, on_set_token, t, SCRIPT_BANK_SET_TOKEN, 1, 5, argv, NULL);
 	}
 }

@@ -279,7 +279,7 @@ void banks_report(struct rds *r, const struct config *cfg, enum env env, const c
 	char most[16];
 	int shard = ks_shard_of(id);
 
-	if (strlen(id) != IDS_ULID_LEN + 4 || strncmp(id, "bnk_", 4) != 0 || shard < 0) {
+	if (!banks_id_valid(id)) {
 		cb(ud, BANKS_NOT_FOUND, NULL, NULL);
 		return;
 	}

@@ -283,6 +283,8 @@ static void test_keys_meta_channels(void)
 	check_name(k, "k:" SHA, CHANNELS, "k:<sha256>");
 	ks_invalidation_account_message(k, sizeof(k), ACCT);
 	check_name(k, "a:" ACCT, CHANNELS, "a:<account id>");
+	ks_invalidation_bank_message(k, sizeof(k), "bnk_" ACCT);
+	check_name(k, "b:bnk_" ACCT, CHANNELS, "b:<connection id>");
 	ks_live_channel(k, sizeof(k), P);
 	check_name(k, P "live", CHANNELS, "<prefix>live");
 	ks_deliveries_channel(k, sizeof(k), P);

@@ -252,6 +252,8 @@ void ks_invalidation_channel(char *out, size_t size, const char *prefix);
 void ks_invalidation_key_message(char *out, size_t size, const char *sha256_hex);
 /* "a:<account id>", the cached facts of an account. */
 void ks_invalidation_account_message(char *out, size_t size, const char *account);
+/* "b:<connection id>", the cached view of a bank connection. */
+void ks_invalidation_bank_message(char *out, size_t size, const char *id);
 /* "<prefix>live": new events, for the live event streams of this process
  * (the value of ks_live_key). */
 void ks_live_channel(char *out, size_t size, const char *prefix);

@@ -29,6 +29,7 @@
 #include "pixrelay/redis/redis.h"
 #include "pixrelay/store/store.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define BANKS_ID_MAX 32	   /* "bnk_" + ULID + NUL */
@@ -81,6 +82,10 @@ struct banks_conn {
 	} api;
 };
 void banks_conn_deinit(struct banks_conn *c);
+
+/* True when `id` is a connection id this wing could have made: "bnk_" and
+ * a ULID that names a shard. */
+bool banks_id_valid(const char *id);
 
 /* The connection's API credentials in the clear (out, wiped by
  * bank_creds_wipe), opened with the credentials key. 0; 1 when it has none;
