@@ -237,8 +237,8 @@ static void on_probe(void *ud, int result, const struct banks_conn *c, const cha
 		out->env = c->env;
 		out->has_api = c->api.api_url != NULL;
 		if (out->has_api && p->key)
-			out->opened = banks_open_credentials(c, p->key, &out->creds, out->why,
-							     sizeof(out->why)) == 0;
+			out->opened = banks_open_credentials(c->id, &c->api, p->key, &out->creds,
+							     out->why, sizeof(out->why)) == 0;
 	}
 	p->done = 1;
 	event_base_loopbreak(p->base);

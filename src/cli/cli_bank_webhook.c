@@ -68,8 +68,8 @@ static void on_target(void *ud, int result, const struct banks_conn *c, const ch
 		if (t->has_api && !t->key)
 			snprintf(t->why, sizeof(t->why), "%s", t->key_err);
 		else if (t->has_api)
-			t->opened = banks_open_credentials(c, t->key, &t->creds, t->why,
-							   sizeof(t->why)) == 0;
+			t->opened = banks_open_credentials(c->id, &c->api, t->key, &t->creds,
+							   t->why, sizeof(t->why)) == 0;
 	}
 	event_base_loopbreak(t->base);
 }

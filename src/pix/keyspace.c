@@ -319,6 +319,16 @@ int ks_bank_read_key(char *out, size_t size, const char *prefix, int shard, cons
 	return in_shard(out, size, prefix, shard, "bread:%s", id);
 }
 
+int ks_bank_schedule_key(char *out, size_t size, const char *prefix, int shard)
+{
+	return in_shard(out, size, prefix, shard, "bankrec");
+}
+
+int ks_bank_ok_key(char *out, size_t size, const char *prefix, int shard, enum env env)
+{
+	return in_shard(out, size, prefix, shard, "bankok:%s", env_name(env));
+}
+
 int ks_bank_day_key(char *out, size_t size, const char *prefix, int shard, const char *id,
 		    const char *day)
 {

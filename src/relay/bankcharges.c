@@ -186,8 +186,8 @@ static void on_connection(void *ud, int result, const struct banks_conn *c, cons
 		return;
 	}
 	if (result != 0 || c->env != j->env || strcmp(c->account, j->account) != 0 ||
-	    banks_open_credentials(c, seal_keyfile_get(j->b->keys), &j->creds, why, sizeof(why)) !=
-		0) {
+	    banks_open_credentials(c->id, &c->api, seal_keyfile_get(j->b->keys), &j->creds, why,
+				   sizeof(why)) != 0) {
 		/* named by the account but unusable: say so, create nothing */
 		if (result != 0 || c->env != j->env || strcmp(c->account, j->account) != 0)
 			snprintf(why, sizeof(why), "no such connection");
@@ -411,8 +411,8 @@ static void on_refund_connection(void *ud, int result, const struct banks_conn *
 		refund_answer(f, BANKCHARGES_AT_BANK_ONLY, f->conn, NULL);
 		return;
 	}
-	if (banks_open_credentials(c, seal_keyfile_get(f->b->keys), &f->creds, why, sizeof(why)) !=
-	    0) {
+	if (banks_open_credentials(c->id, &c->api, seal_keyfile_get(f->b->keys), &f->creds, why,
+				   sizeof(why)) != 0) {
 		log_error("refund of charge %s: bank connection %s: %s", f->id, f->conn, why);
 		refund_answer(f, BANKCHARGES_UNAVAILABLE,
 			      "the charge's bank connection cannot be used now (see pixrelay bank "

@@ -6,7 +6,6 @@
  * bankpix's (pix floor); authenticating a bank's call is the API's
  * (api_banks.c). */
 #include "pixrelay/store/banks.h"
-#include "pixrelay/store/banks_recon.h"
 #include "pixrelay/store/banks_webhook.h"
 
 #include "pixrelay/core/certcheck.h"
@@ -42,17 +41,23 @@ void banks_conn_deinit(struct banks_conn *c)
 	free(c->client_ca);
 	free(c->client_subject);
 	free(c->client_pins);
-	free(c->api.api_url);
-	free(c->api.token_url);
-	free(c->api.client_id);
-	free(c->api.client_secret);
-	free(c->api.cert);
-	free(c->api.key);
-	free(c->api.bank_ca);
-	free(c->api.scope);
-	free(c->api.headers);
-	free(c->api.query);
+	banks_stored_creds_deinit(&c->api);
 	memset(c, 0, sizeof(*c));
+}
+
+void banks_stored_creds_deinit(struct banks_stored_creds *s)
+{
+	free(s->api_url);
+	free(s->token_url);
+	free(s->client_id);
+	free(s->client_secret);
+	free(s->cert);
+	free(s->key);
+	free(s->bank_ca);
+	free(s->scope);
+	free(s->headers);
+	free(s->query);
+	memset(s, 0, sizeof(*s));
 }
 
 /* The name a connection's sealed field is bound to: its id and the field,
@@ -62,29 +67,30 @@ static void sealed_name(char *out, size_t size, const char *conn, const char *fi
 	snprintf(out, size, "%s:%s", conn, field);
 }
 
-int banks_open_credentials(const struct banks_conn *c, const struct seal_key *key,
-			   struct bank_creds *out, char *err, size_t errlen)
+int banks_open_credentials(const char *id, const struct banks_stored_creds *c,
+			   const struct seal_key *key, struct bank_creds *out, char *err,
+			   size_t errlen)
 {
 	char name[80];
 	unsigned char *secret, *pkey, *headers, *query;
 	size_t n;
 
-	if (!c->api.api_url)
+	if (!c->api_url)
 		return 1;
 	if (!key) {
 		snprintf(err, errlen,
 			 "no credentials key: set credentials-key-file (docs/banks.md)");
 		return -1;
 	}
-	sealed_name(name, sizeof(name), c->id, "client_secret");
-	secret = seal_open(key, name, c->api.client_secret, &n);
-	sealed_name(name, sizeof(name), c->id, "key");
-	pkey = seal_open(key, name, c->api.key, &n);
-	sealed_name(name, sizeof(name), c->id, "api_headers");
-	headers = c->api.headers ? seal_open(key, name, c->api.headers, &n) : NULL;
-	sealed_name(name, sizeof(name), c->id, "api_query");
-	query = c->api.query ? seal_open(key, name, c->api.query, &n) : NULL;
-	if (!secret || !pkey || (c->api.headers && !headers) || (c->api.query && !query)) {
+	sealed_name(name, sizeof(name), id, "client_secret");
+	secret = seal_open(key, name, c->client_secret, &n);
+	sealed_name(name, sizeof(name), id, "key");
+	pkey = seal_open(key, name, c->key, &n);
+	sealed_name(name, sizeof(name), id, "api_headers");
+	headers = c->headers ? seal_open(key, name, c->headers, &n) : NULL;
+	sealed_name(name, sizeof(name), id, "api_query");
+	query = c->query ? seal_open(key, name, c->query, &n) : NULL;
+	if (!secret || !pkey || (c->headers && !headers) || (c->query && !query)) {
 		mem_free_wiped((char *)secret);
 		mem_free_wiped((char *)pkey);
 		mem_free_wiped((char *)headers);
@@ -95,15 +101,15 @@ int banks_open_credentials(const struct banks_conn *c, const struct seal_key *ke
 		return -1;
 	}
 	memset(out, 0, sizeof(*out));
-	snprintf(out->conn, sizeof(out->conn), "%s", c->id);
-	out->api_url = mem_strdup(c->api.api_url);
-	out->token_url = mem_strdup(c->api.token_url);
-	out->client_id = mem_strdup(c->api.client_id);
+	snprintf(out->conn, sizeof(out->conn), "%s", id);
+	out->api_url = mem_strdup(c->api_url);
+	out->token_url = mem_strdup(c->token_url);
+	out->client_id = mem_strdup(c->client_id);
 	out->client_secret = (char *)secret;
-	out->cert_pem = mem_strdup(c->api.cert);
+	out->cert_pem = mem_strdup(c->cert);
 	out->key_pem = (char *)pkey;
-	out->bank_ca_pem = c->api.bank_ca ? mem_strdup(c->api.bank_ca) : NULL;
-	out->scope = c->api.scope ? mem_strdup(c->api.scope) : NULL;
+	out->bank_ca_pem = mem_strdup_or_null(c->bank_ca);
+	out->scope = mem_strdup_or_null(c->scope);
 	out->headers = (char *)headers;
 	out->query = (char *)query;
 	return 0;
@@ -975,19 +981,6 @@ void banks_log(struct rds *r, const struct config *cfg, enum env env, const char
 
 /* ---- the bank's API credentials ---- */
 
-static void on_scheduled(void *ud, int result, const char *json, const char *err)
-{
-	struct call *c = ud;
-
-	if (result < 0)
-		c->cb(c->ud, -1, NULL,
-		      "the credentials are kept, but their reconciliation could not be scheduled: "
-		      "give them again");
-	else
-		c->cb(c->ud, 0, c->json, NULL);
-	call_free(c);
-}
-
 static void on_credentials(void *ud, redisReply *reply, const char *err)
 {
 	struct call *c = ud;
@@ -1003,9 +996,7 @@ static void on_credentials(void *ud, redisReply *reply, const char *err)
 		fields_of(reply, &f);
 		render(g, c->cfg, &f, NULL);
 		c->json = json_take(g);
-		/* the environment's schedule is in another slot: a second call */
-		banks_recon_schedule(c->r, c->cfg, c->env, c->id, on_scheduled, c);
-		return;
+		c->cb(c->ud, 0, c->json, NULL);
 	}
 	call_free(c);
 }

@@ -44,6 +44,7 @@ class Monitor(threading.Thread):
         self.sock.connect(path)
         self.sock.sendall(b"MONITOR\r\n")
         self.counts = collections.Counter()
+        self.raw = collections.Counter()  # (command, its first words)
         self.on = False
         self.lock = threading.Lock()
 
@@ -71,10 +72,18 @@ class Monitor(threading.Thread):
             return
         with self.lock:
             self.counts[(cmd, name)] += 1
+            self.raw[(cmd, tuple(words[:8]))] += 1
 
     def take(self):
         with self.lock:
             c, self.counts = self.counts, collections.Counter()
+            self.raw = collections.Counter()
+        return c
+
+    def take_raw(self):
+        with self.lock:
+            c, self.raw = self.raw, collections.Counter()
+            self.counts = collections.Counter()
         return c
 
 

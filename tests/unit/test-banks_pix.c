@@ -5,32 +5,10 @@
 #include "pixrelay/store/banks_pix.h"
 
 #include "check.h"
+#include "replies.h"
 
 #include <stdio.h>
 #include <string.h>
-
-#define FIELDS_MAX 16
-
-/* string replies holding copies of f */
-struct answer {
-	redisReply r[FIELDS_MAX];
-	redisReply *p[FIELDS_MAX];
-	char buf[FIELDS_MAX][64];
-	size_t n;
-};
-
-static void answer_set(struct answer *a, const char *const *f, size_t n)
-{
-	memset(a, 0, sizeof(*a));
-	for (size_t i = 0; i < n; i++) {
-		snprintf(a->buf[i], sizeof(a->buf[i]), "%s", f[i]);
-		a->r[i].type = REDIS_REPLY_STRING;
-		a->r[i].str = a->buf[i];
-		a->r[i].len = strlen(a->buf[i]);
-		a->p[i] = &a->r[i];
-	}
-	a->n = n;
-}
 
 /* argument i of a as text */
 static const char *arg(const struct rargs *a, int i, char *buf, size_t size)
@@ -103,12 +81,12 @@ static void test_pix(void)
 	const char *f[] = {"paid", "", "evt_01JA", "01JCHARGE", ""};
 	const char *g[] = {"duplicate", "no_txid", "evt_01JB",	"", "bnk_OTHER", "med",
 			   "evt_R1",	"evt_R2",  "duplicate", "", ""};
-	struct answer a;
+	struct replies a;
 	struct banks_pix_heard h;
 
 	CHECK_INT(banks_pix_fields(0), 5);
 	CHECK_INT(banks_pix_fields(2), 11);
-	answer_set(&a, f, 5);
+	replies_set(&a, f, 5);
 	CHECK_INT(banks_pix_decode(a.p, a.n, 0, &h), 0);
 	CHECK_INT(h.outcome, BANKS_PIX_PAID);
 	CHECK_STR(banks_pix_outcome_name(h.outcome), "paid");
@@ -117,7 +95,7 @@ static void test_pix(void)
 	CHECK_STR(h.charge, "01JCHARGE");
 	CHECK_STR(h.held_by, "");
 	/* with its two refunds */
-	answer_set(&a, g, 11);
+	replies_set(&a, g, 11);
 	CHECK_INT(banks_pix_decode(a.p, a.n, 2, &h), 0);
 	CHECK_INT(h.outcome, BANKS_PIX_DUPLICATE);
 	CHECK_STR(h.reason, "no_txid");
@@ -125,7 +103,7 @@ static void test_pix(void)
 	/* unmatched */
 	f[0] = "unmatched";
 	f[1] = "amount_mismatch";
-	answer_set(&a, f, 5);
+	replies_set(&a, f, 5);
 	CHECK_INT(banks_pix_decode(a.p, a.n, 0, &h), 0);
 	CHECK_INT(h.outcome, BANKS_PIX_UNMATCHED);
 	CHECK_STR(h.reason, "amount_mismatch");
@@ -134,17 +112,17 @@ static void test_pix(void)
 static void test_refusal(void)
 {
 	const char *f[] = {"refused", "evt_01JC"};
-	struct answer a;
+	struct replies a;
 	struct banks_pix_heard h;
 
-	answer_set(&a, f, 2);
+	replies_set(&a, f, 2);
 	CHECK_INT(banks_pix_decode_refusal(a.p, a.n, &h), 0);
 	CHECK_INT(h.outcome, BANKS_PIX_REFUSED);
 	CHECK_STR(banks_pix_outcome_name(h.outcome), "refused");
 	CHECK_STR(h.event, "evt_01JC");
 	CHECK_STR(h.reason, "");
 	f[0] = "duplicate";
-	answer_set(&a, f, 2);
+	replies_set(&a, f, 2);
 	CHECK_INT(banks_pix_decode_refusal(a.p, a.n, &h), 0);
 	CHECK_INT(h.outcome, BANKS_PIX_DUPLICATE);
 }
@@ -153,40 +131,40 @@ static void test_bad_answers(void)
 {
 	const char *good[] = {"paid", "", "evt_1", "", ""};
 	const char *g2[] = {"unmatched", "x", "evt_1", "", "", "refunded", "", ""};
-	struct answer a;
+	struct replies a;
 	struct banks_pix_heard h = {.outcome = BANKS_PIX_PAID, .reason = "kept"};
 	char long_word[64];
 
 	/* too few fields, for the Pix or for its refunds */
-	answer_set(&a, good, 5);
+	replies_set(&a, good, 5);
 	CHECK_INT(banks_pix_decode(a.p, 4, 0, &h), -1);
 	CHECK_INT(banks_pix_decode(a.p, 5, 1, &h), -1);
 	CHECK_INT(banks_pix_decode_refusal(a.p, 1, &h), -1);
 	/* an outcome it does not write */
 	good[0] = "refused";
-	answer_set(&a, good, 5);
+	replies_set(&a, good, 5);
 	CHECK_INT(banks_pix_decode(a.p, a.n, 0, &h), -1);
 	good[0] = "PAID";
-	answer_set(&a, good, 5);
+	replies_set(&a, good, 5);
 	CHECK_INT(banks_pix_decode(a.p, a.n, 0, &h), -1);
 	good[0] = "paid";
 	/* a refund's outcome it does not write */
 	g2[5] = "paid";
-	answer_set(&a, g2, 8);
+	replies_set(&a, g2, 8);
 	CHECK_INT(banks_pix_decode(a.p, a.n, 1, &h), -1);
 	/* a field that is no word, or longer than it can be */
 	good[2] = "evt 1";
-	answer_set(&a, good, 5);
+	replies_set(&a, good, 5);
 	CHECK_INT(banks_pix_decode(a.p, a.n, 0, &h), -1);
 	memset(long_word, 'a', sizeof(long_word) - 1);
 	long_word[sizeof(long_word) - 1] = '\0';
 	good[2] = "evt_1";
 	good[4] = long_word;
-	answer_set(&a, good, 5);
+	replies_set(&a, good, 5);
 	CHECK_INT(banks_pix_decode(a.p, a.n, 0, &h), -1);
 	/* not a string */
 	good[4] = "";
-	answer_set(&a, good, 5);
+	replies_set(&a, good, 5);
 	a.r[1].type = REDIS_REPLY_NIL;
 	CHECK_INT(banks_pix_decode(a.p, a.n, 0, &h), -1);
 	a.r[1].type = REDIS_REPLY_STRING;

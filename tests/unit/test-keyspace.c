@@ -174,6 +174,10 @@ static void test_shard_keys(void)
 	check_name(k, P "{s37}:bref:" BNK, SHARD, "bref:<connection id>");
 	ks_bank_read_key(k, sizeof(k), P, 37, BNK);
 	check_name(k, P "{s37}:bread:" BNK, SHARD, "bread:<connection id>");
+	ks_bank_schedule_key(k, sizeof(k), P, 37);
+	check_name(k, P "{s37}:bankrec", SHARD, "bankrec");
+	ks_bank_ok_key(k, sizeof(k), P, 37, ENV_PRODUCTION);
+	check_name(k, P "{s37}:bankok:production", SHARD, "bankok:<env>");
 	ks_bank_day_key(k, sizeof(k), P, 37, BNK, "2026-11-26");
 	check_name(k, P "{s37}:bday:" BNK ":2026-11-26", SHARD, "bday:<connection>:<day>");
 	ks_bank_recovered_key(k, sizeof(k), P, 37, BNK, "2026-11-26");

@@ -82,18 +82,22 @@ struct banks_conn {
 	} api;
 };
 void banks_conn_deinit(struct banks_conn *c);
+/* Free the strings of s (the struct itself is the caller's) and zero it. */
+void banks_stored_creds_deinit(struct banks_stored_creds *s);
 
 /* True when `id` is a connection id this wing could have made: "bnk_" and
  * a ULID that names a shard. */
 bool banks_id_valid(const char *id);
 
-/* The connection's API credentials in the clear (out, wiped by
- * bank_creds_wipe), opened with the credentials key. 0; 1 when it has none;
- * -1 with why in err when they do not open (another key, altered). */
+/* The API credentials `stored` of connection `id` in the clear (out, wiped
+ * by bank_creds_wipe), opened with the credentials key: only where a call
+ * to the bank needs them. 0; 1 when it has none; -1 with why in err when
+ * they do not open (no key, another key, altered). */
 struct seal_key;
 struct bank_creds;
-int banks_open_credentials(const struct banks_conn *c, const struct seal_key *key,
-			   struct bank_creds *out, char *err, size_t errlen);
+int banks_open_credentials(const char *id, const struct banks_stored_creds *stored,
+			   const struct seal_key *key, struct bank_creds *out, char *err,
+			   size_t errlen);
 
 /* result 0 with the connection (borrowed for the call), BANKS_NOT_FOUND, or
  * -1 with err. */
