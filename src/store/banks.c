@@ -133,6 +133,21 @@ int banks_check_pix_key(const char *key, char *err, size_t errlen)
 	return 0;
 }
 
+int banks_field_number(const redisReply *e, long long *out)
+{
+	long long v = 0;
+
+	if (e->type != REDIS_REPLY_STRING || e->len > 18)
+		return -1;
+	for (size_t i = 0; i < e->len; i++) {
+		if (e->str[i] < '0' || e->str[i] > '9')
+			return -1;
+		v = v * 10 + (e->str[i] - '0');
+	}
+	*out = v;
+	return 0;
+}
+
 bool banks_id_valid(const char *id)
 {
 	return strlen(id) == IDS_ULID_LEN + 4 && strncmp(id, "bnk_", 4) == 0 &&
@@ -475,6 +490,19 @@ static int visible(const struct call *c, const redisReply *h)
 	       (!c->account[0] || strcmp(account, c->account) == 0);
 }
 
+/* The tag that opens a script's answer {'<tag>', ...}: its index among the
+ * n `tags`, or -1 when the answer opens with none of them. */
+static int answer_tag(const redisReply *reply, const char *const *tags, int n)
+{
+	if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 1 ||
+	    reply->element[0]->type != REDIS_REPLY_STRING)
+		return -1;
+	for (int i = 0; i < n; i++)
+		if (strcmp(reply->element[0]->str, tags[i]) == 0)
+			return i;
+	return -1;
+}
+
 /* ---- connect ---- */
 
 static void on_env_indexed(void *ud, redisReply *reply, const char *err)
@@ -489,16 +517,12 @@ static void on_env_indexed(void *ud, redisReply *reply, const char *err)
 
 static void on_connected(void *ud, redisReply *reply, const char *err)
 {
+	enum { CREATED, NO_ACCOUNT, LIMIT, KEY_TAKEN };
+	static const char *const tags[] = {"created", "no_account", "limit", "key_taken"};
 	struct call *c = ud;
-	const char *what;
+	int tag = err ? -1 : answer_tag(reply, tags, 4);
 
-	if (err || reply->type != REDIS_REPLY_ARRAY || reply->elements < 1 ||
-	    reply->element[0]->type != REDIS_REPLY_STRING) {
-		c->cb(c->ud, -1, NULL, err ? err : "unexpected reply from bank_connect");
-		goto done;
-	}
-	what = reply->element[0]->str;
-	if (strcmp(what, "created") == 0) {
+	if (tag == CREATED) {
 		char idx[KS_KEY_MAX], score[32];
 		const char *argv[4] = {"ZADD", idx, score, c->id};
 
@@ -507,16 +531,15 @@ static void on_connected(void *ud, redisReply *reply, const char *err)
 		rds_cmd_argv(c->r, on_env_indexed, c, 4, argv, NULL);
 		return;
 	}
-	if (strcmp(what, "no_account") == 0)
+	if (tag == NO_ACCOUNT)
 		c->cb(c->ud, BANKS_NO_ACCOUNT, NULL, NULL);
-	else if (strcmp(what, "limit") == 0)
+	else if (tag == LIMIT)
 		c->cb(c->ud, BANKS_LIMIT, NULL, NULL);
-	else if (strcmp(what, "key_taken") == 0 && reply->elements == 2 &&
+	else if (tag == KEY_TAKEN && reply->elements == 2 &&
 		 reply->element[1]->type == REDIS_REPLY_STRING)
 		c->cb(c->ud, BANKS_KEY_TAKEN, reply->element[1]->str, NULL);
 	else
-		c->cb(c->ud, -1, NULL, "unexpected reply from bank_connect");
-done:
+		c->cb(c->ud, -1, NULL, err ? err : "unexpected reply from bank_connect");
 	call_free(c);
 }
 
@@ -804,18 +827,17 @@ static void on_env_unindexed(void *ud, redisReply *reply, const char *err)
 
 static void on_disconnected(void *ud, redisReply *reply, const char *err)
 {
+	static const char *const tags[] = {"ok", "not_found"};
 	struct call *c = ud;
 	char idx[KS_KEY_MAX];
 	const char *argv[3] = {"ZREM", idx, c->id};
+	int tag = err ? -1 : answer_tag(reply, tags, 2);
 
-	if (err || reply->type != REDIS_REPLY_ARRAY || reply->elements < 1 ||
-	    reply->element[0]->type != REDIS_REPLY_STRING) {
-		c->cb(c->ud, -1, NULL, err ? err : "unexpected reply from bank_disconnect");
-		call_free(c);
-		return;
-	}
-	if (strcmp(reply->element[0]->str, "ok") != 0) {
-		c->cb(c->ud, BANKS_NOT_FOUND, NULL, NULL);
+	if (tag != 0) {
+		if (tag == 1)
+			c->cb(c->ud, BANKS_NOT_FOUND, NULL, NULL);
+		else
+			c->cb(c->ud, -1, NULL, err ? err : "unexpected reply from bank_disconnect");
 		call_free(c);
 		return;
 	}
@@ -847,17 +869,12 @@ void banks_disconnect(struct rds *r, const struct config *cfg, enum env env, con
 
 static void on_updated(void *ud, redisReply *reply, const char *err)
 {
+	enum { OK, NOT_FOUND, NOT_MTLS };
+	static const char *const tags[] = {"ok", "not_found", "not_mtls"};
 	struct call *c = ud;
-	const char *what;
+	int tag = err ? -1 : answer_tag(reply, tags, 3);
 
-	if (err || reply->type != REDIS_REPLY_ARRAY || reply->elements < 1 ||
-	    reply->element[0]->type != REDIS_REPLY_STRING) {
-		c->cb(c->ud, -1, NULL, err ? err : "unexpected reply from bank_update");
-		goto done;
-	}
-	what = reply->element[0]->str;
-	if (strcmp(what, "ok") == 0 && reply->elements == 2 &&
-	    reply->element[1]->type == REDIS_REPLY_ARRAY) {
+	if (tag == OK && reply->elements == 2 && reply->element[1]->type == REDIS_REPLY_ARRAY) {
 		struct fields f;
 		yajl_gen g = json_gen_new();
 
@@ -865,14 +882,13 @@ static void on_updated(void *ud, redisReply *reply, const char *err)
 		render(g, c->cfg, &f, NULL);
 		c->json = json_take(g);
 		c->cb(c->ud, 0, c->json, NULL);
-	} else if (strcmp(what, "not_found") == 0) {
+	} else if (tag == NOT_FOUND) {
 		c->cb(c->ud, BANKS_NOT_FOUND, NULL, NULL);
-	} else if (strcmp(what, "not_mtls") == 0) {
+	} else if (tag == NOT_MTLS) {
 		c->cb(c->ud, BANKS_NOT_MTLS, NULL, NULL);
 	} else {
-		c->cb(c->ud, -1, NULL, "unexpected reply from bank_update");
+		c->cb(c->ud, -1, NULL, err ? err : "unexpected reply from bank_update");
 	}
-done:
 	call_free(c);
 }
 

@@ -55,22 +55,6 @@ void banks_run_free(struct banks_run *run)
 
 /* ---- a claim's answer ---- */
 
-/* Field e as a count or an instant: "" is 0, else decimal digits. 0, or -1. */
-static int number(const redisReply *e, long long *out)
-{
-	long long v = 0;
-
-	if (e->type != REDIS_REPLY_STRING || e->len > 18)
-		return -1;
-	for (size_t i = 0; i < e->len; i++) {
-		if (e->str[i] < '0' || e->str[i] > '9')
-			return -1;
-		v = v * 10 + (e->str[i] - '0');
-	}
-	*out = v;
-	return 0;
-}
-
 /* Field e copied, NULL when it is "" (or no string). */
 static char *text_or_null(const redisReply *e)
 {
@@ -92,9 +76,10 @@ static struct banks_run *run_of(redisReply *const *f)
 		return NULL;
 	run = mem_new(struct banks_run);
 	if (env_parse(f[R_ENV]->str, &run->ref.env) < 0 ||
-	    number(f[R_CREATED], &run->created_ms) < 0 ||
-	    number(f[R_API_AT], &run->api_at_ms) < 0 || number(f[R_REC_AT], &run->rec_at_ms) < 0 ||
-	    number(f[R_FAILURES], &failures) < 0 || failures > 1000000)
+	    banks_field_number(f[R_CREATED], &run->created_ms) < 0 ||
+	    banks_field_number(f[R_API_AT], &run->api_at_ms) < 0 ||
+	    banks_field_number(f[R_REC_AT], &run->rec_at_ms) < 0 ||
+	    banks_field_number(f[R_FAILURES], &failures) < 0 || failures > 1000000)
 		goto bad;
 	run->failures = (int)failures;
 	memcpy(run->ref.id, f[R_ID]->str, f[R_ID]->len + 1);
@@ -141,8 +126,9 @@ int banks_recon_decode_claim(const redisReply *reply, struct banks_claim *out)
 	    (reply->elements - 2) % BANKS_RECON_RUN_FIELDS != 0)
 		return -1;
 	runs = (reply->elements - 2) / BANKS_RECON_RUN_FIELDS;
-	if (runs > BANKS_RECON_CLAIM_MAX || number(reply->element[0], &c.oldest_ok_ms[0]) < 0 ||
-	    number(reply->element[1], &c.oldest_ok_ms[1]) < 0)
+	if (runs > BANKS_RECON_CLAIM_MAX ||
+	    banks_field_number(reply->element[0], &c.oldest_ok_ms[0]) < 0 ||
+	    banks_field_number(reply->element[1], &c.oldest_ok_ms[1]) < 0)
 		return -1;
 	for (size_t i = 0; i < runs; i++) {
 		c.runs[i] = run_of(reply->element + 2 + i * BANKS_RECON_RUN_FIELDS);

@@ -53,38 +53,64 @@ static void render_statuses(yajl_gen g, const redisReply *day, const char *prefi
 	}
 }
 
-/* A field of the connection's part of the bank_report reply as a number
- * (0 when empty). */
-static long long conn_field(const redisReply *c, size_t i)
-{
-	return c->element[i]->type == REDIS_REPLY_STRING ? strtoll(c->element[i]->str, NULL, 10)
-							 : 0;
-}
+/* The fields of the connection in bank_report's answer, in its order. */
+enum { C_ENV, C_ACCOUNT, C_REC_AT, C_REC_OK, C_API_URL, C_CREATED, C_API_AT, C_COUNT };
 
-/* The day judged from the spans read ("<from>-<to>" members), into *d. */
-static void judge_day(const struct report *rp, const redisReply *c, const redisReply *spans,
-		      struct bankday *d)
+int banks_report_decode(const redisReply *reply, struct banks_report_reply *out)
 {
-	struct bankday_conn conn = {0};
-	struct bankday_span *s = spans->elements ? mem_calloc(spans->elements, sizeof(*s)) : NULL;
-	long long api_at = conn_field(c, 6);
-	size_t n = 0;
+	struct banks_report_reply r;
+	const redisReply *c, *spans;
 
-	conn.has_api = c->element[4]->type == REDIS_REPLY_STRING && c->element[4]->str[0];
-	conn.created_ms = conn_field(c, 5);
-	conn.began_ms = (api_at ? api_at : conn.created_ms) - BANKDAY_FIRST_BEFORE_MS;
+	if (reply->type != REDIS_REPLY_ARRAY)
+		return -1;
+	if (reply->elements == 0)
+		return BANKS_NOT_FOUND;
+	if (reply->elements != 7)
+		return -1;
+	c = reply->element[0];
+	spans = reply->element[4];
+	memset(&r, 0, sizeof(r));
+	if (c->type != REDIS_REPLY_ARRAY || c->elements != C_COUNT ||
+	    reply->element[1]->type != REDIS_REPLY_ARRAY || reply->element[1]->elements % 2 ||
+	    reply->element[2]->type != REDIS_REPLY_ARRAY ||
+	    reply->element[3]->type != REDIS_REPLY_INTEGER || spans->type != REDIS_REPLY_ARRAY ||
+	    reply->element[5]->type != REDIS_REPLY_ARRAY ||
+	    reply->element[6]->type != REDIS_REPLY_INTEGER ||
+	    c->element[C_API_URL]->type != REDIS_REPLY_STRING ||
+	    banks_field_number(c->element[C_REC_AT], &r.rec_at_ms) < 0 ||
+	    banks_field_number(c->element[C_CREATED], &r.created_ms) < 0 ||
+	    banks_field_number(c->element[C_API_AT], &r.api_at_ms) < 0)
+		return -1;
+	r.has_api = c->element[C_API_URL]->len > 0;
+	r.day = reply->element[1];
+	r.recovered = reply->element[2];
+	r.elsewhere = reply->element[5];
+	r.spans = spans->elements ? mem_calloc(spans->elements, sizeof(*r.spans)) : NULL;
 	for (size_t i = 0; i < spans->elements; i++) {
 		const redisReply *e = spans->element[i];
 		char *dash;
 
 		if (e->type != REDIS_REPLY_STRING || !(dash = strchr(e->str, '-')))
 			continue;
-		s[n].from_ms = strtoll(e->str, NULL, 10);
-		s[n].to_ms = strtoll(dash + 1, NULL, 10);
-		n++;
+		r.spans[r.nspans].from_ms = strtoll(e->str, NULL, 10);
+		r.spans[r.nspans].to_ms = strtoll(dash + 1, NULL, 10);
+		r.nspans++;
 	}
-	bankday_judge(&conn, s, n, rp->day_end_ms - BANKDAY_MS, (long long)ids_now_ms(), d);
-	free(s);
+	*out = r;
+	return 0;
+}
+
+/* The day judged from what bank_report read, into *d. */
+static void judge_day(const struct report *rp, const struct banks_report_reply *r,
+		      struct bankday *d)
+{
+	struct bankday_conn conn = {0};
+
+	conn.has_api = r->has_api;
+	conn.created_ms = r->created_ms;
+	conn.began_ms = (r->api_at_ms ? r->api_at_ms : r->created_ms) - BANKDAY_FIRST_BEFORE_MS;
+	bankday_judge(&conn, r->spans, r->nspans, rp->day_end_ms - BANKDAY_MS,
+		      (long long)ids_now_ms(), d);
 }
 
 static void on_report(void *ud, redisReply *reply, const char *err)
@@ -93,31 +119,28 @@ static void on_report(void *ud, redisReply *reply, const char *err)
 					      "charge_expired", "charge_paid",	"charge_refunded",
 					      "charge_failed",	"unknown_txid", "no_txid"};
 	struct report *rp = ud;
-	const redisReply *c, *day, *e2es, *elsewhere;
+	struct banks_report_reply r = {0};
+	const redisReply *day, *e2es, *elsewhere;
 	long long rec_at, webhook, recovered;
 	char at[32];
 	struct bankday *d = NULL;
 	yajl_gen g;
 	char *out;
+	int rc = err ? -1 : banks_report_decode(reply, &r);
 
-	if (err || reply->type != REDIS_REPLY_ARRAY) {
-		rp->cb(rp->ud, -1, NULL, err ? err : "unexpected reply from bank_report");
+	if (rc != 0) {
+		rp->cb(rp->ud, rc == BANKS_NOT_FOUND ? BANKS_NOT_FOUND : -1, NULL,
+		       rc == BANKS_NOT_FOUND ? NULL
+		       : err		     ? err
+					     : "unexpected reply from bank_report");
 		goto done;
 	}
-	if (reply->elements != 7 || reply->element[0]->type != REDIS_REPLY_ARRAY ||
-	    reply->element[0]->elements != 7 || reply->element[2]->type != REDIS_REPLY_ARRAY ||
-	    reply->element[4]->type != REDIS_REPLY_ARRAY ||
-	    reply->element[5]->type != REDIS_REPLY_ARRAY) {
-		rp->cb(rp->ud, BANKS_NOT_FOUND, NULL, NULL);
-		goto done;
-	}
-	c = reply->element[0];
-	day = reply->element[1];
-	e2es = reply->element[2];
-	elsewhere = reply->element[5];
-	rec_at = conn_field(c, 2);
+	day = r.day;
+	e2es = r.recovered;
+	elsewhere = r.elsewhere;
+	rec_at = r.rec_at_ms;
 	d = mem_new(struct bankday);
-	judge_day(rp, c, reply->element[4], d);
+	judge_day(rp, &r, d);
 	webhook = day_count(day, "webhook");
 	recovered = day_count(day, "reconciliation");
 	g = json_gen_new();
@@ -241,6 +264,7 @@ static void on_report(void *ud, redisReply *reply, const char *err)
 	rp->cb(rp->ud, 0, out, NULL);
 	free(out);
 done:
+	free(r.spans);
 	free(d);
 	free(rp);
 }

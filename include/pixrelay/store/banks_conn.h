@@ -85,6 +85,11 @@ void banks_conn_deinit(struct banks_conn *c);
 /* Free the strings of s (the struct itself is the caller's) and zero it. */
 void banks_stored_creds_deinit(struct banks_stored_creds *s);
 
+/* Field e of a bank script's answer as an instant (ms) or a count, as the
+ * scripts answer them: "" (a field the record lacks) is 0, else decimal
+ * digits. 0 with *out, or -1 (out untouched). */
+int banks_field_number(const redisReply *e, long long *out);
+
 /* True when `id` is a connection id this wing could have made: "bnk_" and
  * a ULID that names a shard. */
 bool banks_id_valid(const char *id);
