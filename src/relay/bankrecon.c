@@ -586,8 +586,8 @@ static void on_read(void *ud, const char *err, struct banks_claim *c)
 	if (!conn || conn->ref.env != u->env || !conn->api.api_url) {
 		/* disconnected, or its credentials gone: nothing to reconcile */
 		u->done_cb(u->done_ud,
-			   !conn || conn->ref.env != u->env ? BANKS_NOT_FOUND : BANKRECON_NO_API,
-			   NULL, NULL);
+			   !conn || conn->ref.env != u->env ? BANKS_NOT_FOUND : BANKS_NO_API, NULL,
+			   NULL);
 		banks_run_free(conn);
 		run_end(u, NULL);
 		return;
@@ -617,7 +617,9 @@ static void on_claimed(void *ud, const char *err, struct banks_claim *c)
 	size_t i = 0;
 
 	if (err) {
+		/* Redis failed: the walk ends there, the next tick walks again */
 		log_warn("bank reconciliation: %s", err);
+		rc->walk_left = 0;
 	} else {
 		memcpy(rc->oldest_ok_ms[rc->claim_shard], c->oldest_ok_ms, sizeof(c->oldest_ok_ms));
 		/* stopped: leased but not run, their leases run out */
@@ -705,7 +707,7 @@ void bankrecon_free(struct bankrecon *rc)
 	maybe_free(rc);
 }
 
-int bankrecon_age(const struct bankrecon *rc, enum env env, double *seconds)
+bool bankrecon_age(const struct bankrecon *rc, enum env env, double *seconds)
 {
 	long long now = (long long)ids_now_ms(), oldest = 0;
 
@@ -713,7 +715,7 @@ int bankrecon_age(const struct bankrecon *rc, enum env env, double *seconds)
 		if (rc->oldest_ok_ms[i][env] && (!oldest || rc->oldest_ok_ms[i][env] < oldest))
 			oldest = rc->oldest_ok_ms[i][env];
 	if (!oldest)
-		return 0;
+		return false;
 	*seconds = oldest < now ? (double)(now - oldest) / 1000.0 : 0;
-	return 1;
+	return true;
 }

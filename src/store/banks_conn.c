@@ -53,7 +53,7 @@ int banks_open_credentials(const char *id, const struct banks_stored_creds *c,
 	size_t n;
 
 	if (!c->api_url)
-		return 1;
+		return BANKS_NO_API;
 	if (!key) {
 		snprintf(err, errlen,
 			 "no credentials key: set credentials-key-file (docs/banks.md)");

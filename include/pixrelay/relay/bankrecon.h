@@ -28,10 +28,9 @@
 #include "pixrelay/store/banks_receive.h"
 
 #include <event2/event.h>
+#include <stdbool.h>
 
 struct bankrecon;
-
-#define BANKRECON_NO_API 10 /* bankrecon_run: the connection has no API credentials */
 
 /* A reconciler. With claims, it starts reconciling every due connection
  * (a server); without, it runs only what bankrecon_run asks (the CLI).
@@ -52,7 +51,7 @@ struct bankrecon *bankrecon_new(struct event_base *base, struct rds *r, const st
  * windows read reach; null: none), "windows", "stopped" (why it stopped
  * short of "from"; null), "pages", "listed", "new", "refundsAsked",
  * "reconciledUntil" (null: the reconciled instant stays)}; BANKS_NOT_FOUND
- * (no such connection in env); BANKRECON_NO_API (it has no API
+ * (no such connection in env); BANKS_NO_API (it has no API
  * credentials); or -1 with why. */
 void bankrecon_run(struct bankrecon *rc, enum env env, const char *id, long long since_ms,
 		   store_fn cb, void *ud);
@@ -65,8 +64,8 @@ void bankrecon_stop(struct bankrecon *rc);
 void bankrecon_free(struct bankrecon *rc);
 
 /* For /metrics: seconds since the oldest last success of any connection
- * of env with API credentials (what the last claim saw), and whether
- * there was any. */
-int bankrecon_age(const struct bankrecon *rc, enum env env, double *seconds);
+ * of env with API credentials (what the last claim of each shard saw);
+ * false, *seconds untouched, when there was none. */
+bool bankrecon_age(const struct bankrecon *rc, enum env env, double *seconds);
 
 #endif

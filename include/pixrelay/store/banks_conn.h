@@ -54,6 +54,7 @@ enum banks_result {
 	BANKS_BAD_DATE = 5,   /* a report's date is not YYYY-MM-DD */
 	BANKS_CHANGED = 6,    /* the record changed meanwhile: nothing written */
 	BANKS_NOT_MTLS = 7,   /* a change for mutual TLS to a URL-token connection */
+	BANKS_NO_API = 8,     /* the connection has no API credentials */
 };
 
 /* A connection as stored: what the receiver needs. Strings owned. */
@@ -96,8 +97,8 @@ bool banks_id_valid(const char *id);
 
 /* The API credentials `stored` of connection `id` in the clear (out, wiped
  * by bank_creds_wipe), opened with the credentials key: only where a call
- * to the bank needs them. 0; 1 when it has none; -1 with why in err when
- * they do not open (no key, another key, altered). */
+ * to the bank needs them. 0; BANKS_NO_API when it has none; -1 with why in
+ * err when they do not open (no key, another key, altered). */
 struct seal_key;
 struct bank_creds;
 int banks_open_credentials(const char *id, const struct banks_stored_creds *stored,
