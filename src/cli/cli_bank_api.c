@@ -11,7 +11,7 @@
 #include "pixrelay/core/seal.h"
 #include "pixrelay/pix/bankcreds.h"
 #include "pixrelay/relay/bankapi.h"
-#include "pixrelay/store/banks.h"
+#include "pixrelay/store/banks_conn.h"
 
 #include <event2/event.h>
 
@@ -235,10 +235,13 @@ static void on_probe(void *ud, int result, const struct banks_conn *c, const cha
 		snprintf(out->why, sizeof(out->why), "%s", err ? err : "redis");
 	} else if (result == 0) {
 		out->env = c->env;
+		out->auth = c->auth;
+		snprintf(out->pix_key, sizeof(out->pix_key), "%s", c->pix_key);
+		snprintf(out->token_sha, sizeof(out->token_sha), "%s", c->token_sha);
 		out->has_api = c->api.api_url != NULL;
 		if (out->has_api && p->key)
-			out->opened = banks_open_credentials(c, p->key, &out->creds, out->why,
-							     sizeof(out->why)) == 0;
+			out->opened = banks_open_credentials(c->id, &c->api, p->key, &out->creds,
+							     out->why, sizeof(out->why)) == 0;
 	}
 	p->done = 1;
 	event_base_loopbreak(p->base);

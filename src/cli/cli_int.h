@@ -13,8 +13,10 @@
 
 #include "pixrelay/core/config.h"
 #include "pixrelay/pix/bankcreds.h"
+#include "pixrelay/pix/bankpix.h"
 #include "pixrelay/pix/env.h"
 #include "pixrelay/redis/redis.h"
+#include "pixrelay/store/banks_conn.h"
 
 #include <getopt.h>
 #include <stddef.h>
@@ -192,6 +194,9 @@ void cli_bank_api_explain(struct cli_call *k, const struct config *cfg, const ch
 struct cli_bank_conn {
 	int result; /* 0, BANKS_NOT_FOUND, or -1 (why says it) */
 	enum env env;
+	enum banks_auth auth;
+	char pix_key[BANKPIX_CHAVE_MAX + 1];
+	char token_sha[65];	 /* a URL token's SHA-256 (hex; "" for mTLS) */
 	int has_api;		 /* it has API credentials */
 	int opened;		 /* ... and key opened them into creds (wipe it) */
 	struct bank_creds creds; /* zeroed when not opened */

@@ -319,6 +319,16 @@ int ks_bank_read_key(char *out, size_t size, const char *prefix, int shard, cons
 	return in_shard(out, size, prefix, shard, "bread:%s", id);
 }
 
+int ks_bank_schedule_key(char *out, size_t size, const char *prefix, int shard)
+{
+	return in_shard(out, size, prefix, shard, "bankrec");
+}
+
+int ks_bank_ok_key(char *out, size_t size, const char *prefix, int shard, enum env env)
+{
+	return in_shard(out, size, prefix, shard, "bankok:%s", env_name(env));
+}
+
 int ks_bank_day_key(char *out, size_t size, const char *prefix, int shard, const char *id,
 		    const char *day)
 {
@@ -428,6 +438,11 @@ void ks_invalidation_key_message(char *out, size_t size, const char *sha256_hex)
 void ks_invalidation_account_message(char *out, size_t size, const char *account)
 {
 	snprintf(out, size, "a:%s", account);
+}
+
+void ks_invalidation_bank_message(char *out, size_t size, const char *id)
+{
+	snprintf(out, size, "b:%s", id);
 }
 
 void ks_live_channel(char *out, size_t size, const char *prefix)

@@ -316,7 +316,7 @@ void accounts_create(struct rds *r, const struct config *cfg, enum env env, cons
 		    "postback_url", in->postback_url ? in->postback_url : "", "details", details,
 		    "status", "ACTIVE", "kyc", review, "files", nfiles_s, "file_bytes", nbytes_s,
 		    "balance", "0",
-		    /* no bank connection yet (store/banks.h) */
+		    /* no bank connection yet (store/banks_charging.h) */
 		    "charge_via", "none"};
 		size_t nf = sizeof(fields) / sizeof(fields[0]);
 		c->put_argv = mem_calloc(3 + nf + 2 * nfiles, sizeof(char *));

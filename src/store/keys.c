@@ -161,7 +161,7 @@ int keys_platform_init(struct rds *c, const char *prefix, long shards, enum env 
 				      "signing_secret", signing, "signing_secret_prev", "",
 				      "webhook_secret", compat, "postback_url", "", "ingest_secret",
 				      ingest, "balance", "0",
-				      /* no bank connection yet (store/banks.h) */
+				      /* no bank connection yet (store/banks_charging.h) */
 				      "charge_via", "none"};
 		r = script(c, why, SCRIPT_ACCOUNT_PUT, 1, (int)(sizeof(argv) / sizeof(argv[0])),
 			   argv);
