@@ -331,7 +331,7 @@ int cli_cmd_trigger(const struct config *cfg, int argc, char **argv)
 	}
 	if (optind + 1 < argc)
 		return cli_unexpected("trigger", NULL, argv[optind + 1]);
-	if (url && !validate_http_url(url)) {
+	if (url && !validate_is_http_url(url)) {
 		fprintf(stderr,
 			"pixrelay trigger: --postback-url must be an absolute http or https URL\n");
 		return 2;

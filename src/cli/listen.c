@@ -63,7 +63,7 @@ static int grow(char **buf, size_t *cap, size_t need)
 	return 0;
 }
 
-/* One line without its end. Returns 0, 1 (stop) or -1. */
+/* One line without its end. Returns 0, SSE_STOPPED or -1. */
 static int sse_line(struct sse *p, const char *l, size_t n)
 {
 	const char *colon, *value;
@@ -76,7 +76,9 @@ static int sse_line(struct sse *p, const char *l, size_t n)
 			if (p->data_len)
 				p->data_len--;
 			p->data[p->data_len] = '\0';
-			rc = p->on_event(p->ud, p->last_id, p->event, p->data, p->data_len) ? 1 : 0;
+			rc = p->on_event(p->ud, p->last_id, p->event, p->data, p->data_len)
+				 ? SSE_STOPPED
+				 : 0;
 		}
 		p->has_data = 0;
 		p->data_len = 0;

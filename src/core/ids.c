@@ -104,16 +104,16 @@ void ids_ulid(char out[IDS_ULID_LEN + 1])
 	ids_ulid_at(out, ids_now_ms());
 }
 
-int ids_is_ulid(const char *s)
+bool ids_is_ulid(const char *s)
 {
 	size_t n = strlen(s);
 
 	if (n != IDS_ULID_LEN || s[0] > '7')
-		return 0;
+		return false;
 	for (size_t i = 0; i < n; i++)
 		if (!strchr(crockford, s[i]) || s[i] == '\0')
-			return 0;
-	return 1;
+			return false;
+	return true;
 }
 
 void ids_uuid4(char out[IDS_UUID_LEN + 1])

@@ -189,12 +189,12 @@ static int list_match(const struct netaddr_list *list, const char *ip, int port)
 	return 0;
 }
 
-int netaddr_list_contains(const struct netaddr_list *list, const char *ip)
+bool netaddr_list_contains(const struct netaddr_list *list, const char *ip)
 {
 	return list_match(list, ip, -1);
 }
 
-int netaddr_list_contains_port(const struct netaddr_list *list, const char *ip, int port)
+bool netaddr_list_contains_port(const struct netaddr_list *list, const char *ip, int port)
 {
 	return list_match(list, ip, port < 0 ? 0 : port);
 }
@@ -244,7 +244,7 @@ static int v6_public(const unsigned char a[16])
 	return 1;
 }
 
-int netaddr_ip_is_public(const char *ip)
+bool netaddr_ip_is_public(const char *ip)
 {
 	unsigned char b[16];
 
@@ -252,20 +252,20 @@ int netaddr_ip_is_public(const char *ip)
 		return v4_public(b);
 	if (inet_pton(AF_INET6, ip, b) == 1)
 		return v6_public(b);
-	return 0;
+	return false;
 }
 
-int netaddr_is_public(const struct sockaddr *sa)
+bool netaddr_is_public(const struct sockaddr *sa)
 {
 	if (sa->sa_family == AF_INET)
 		return v4_public(
 		    (const unsigned char *)&((const struct sockaddr_in *)sa)->sin_addr);
 	if (sa->sa_family == AF_INET6)
 		return v6_public(((const struct sockaddr_in6 *)sa)->sin6_addr.s6_addr);
-	return 0;
+	return false;
 }
 
-int netaddr_list_contains_sa(const struct netaddr_list *list, const struct sockaddr *sa)
+bool netaddr_list_contains_sa(const struct netaddr_list *list, const struct sockaddr *sa)
 {
 	char ip[INET6_ADDRSTRLEN];
 	int port;
@@ -279,7 +279,7 @@ int netaddr_list_contains_sa(const struct netaddr_list *list, const struct socka
 		inet_ntop(AF_INET6, &s6->sin6_addr, ip, sizeof(ip));
 		port = ntohs(s6->sin6_port);
 	} else {
-		return 0;
+		return false;
 	}
 	return netaddr_list_contains_port(list, ip, port);
 }

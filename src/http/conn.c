@@ -52,7 +52,7 @@ void http_conn_out_mark(struct conn *c)
 	}
 }
 
-int http_conn_may_keep(struct req *r)
+bool http_conn_may_keep(struct req *r)
 {
 	struct conn *c = r->conn;
 

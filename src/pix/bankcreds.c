@@ -50,7 +50,7 @@ void bank_creds_copy(struct bank_creds *to, const struct bank_creds *from)
 	to->query = mem_strdup_or_null(from->query);
 }
 
-int bank_creds_present(const struct bank_creds *c)
+bool bank_creds_present(const struct bank_creds *c)
 {
 	return c->api_url && c->api_url[0];
 }

@@ -544,7 +544,7 @@ int bankpix_parse_page(const char *body, size_t len, struct bankpix_batch *out, 
 		snprintf(err, errlen, "parametros.paginacao.quantidadeDePaginas: is required");
 		goto done;
 	}
-	if (!json_as_int64(n, &count) || count < 0) {
+	if (!json_is_int64(n, &count) || count < 0) {
 		snprintf(err, errlen,
 			 "parametros.paginacao.quantidadeDePaginas: must be a whole number");
 		goto done;

@@ -143,7 +143,7 @@ static int equal_span(const char *a, size_t alen, const char *b, size_t blen)
 	return CRYPTO_memcmp(a, b, alen) == 0;
 }
 
-int sign_equal(const char *a, const char *b)
+bool sign_equal(const char *a, const char *b)
 {
 	return equal_span(a, strlen(a), b, strlen(b));
 }

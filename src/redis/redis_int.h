@@ -20,6 +20,7 @@
 
 #include <event2/event.h>
 #include <hiredis/async.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/time.h>
@@ -307,18 +308,18 @@ void rds_refresh_soon(struct rds *r, long delay_ms);
 void rds_on_refresh_timer(evutil_socket_t fd, short what, void *arg);
 
 /* An error reply that may mean "not here" or "not now": plan what to do
- * with c. Returns 1 when c will be sent again (c->after says how), 0 when
+ * with c. True when c will be sent again (c->after says how), false when
  * the error is the answer. */
-int rds_redirect(struct cmd *c, const char *err, size_t len);
+bool rds_redirect(struct cmd *c, const char *err, size_t len);
 
 /* The error `text` is c's answer (res: the error reply, or NULL). */
 void rds_give_up(struct cmd *c, redisReply *res, const char *text);
 
 /* ---- health.c: what is served, the primaries' replicas ---- */
 
-/* Nonzero when n is a primary commands go to: one of the cluster's map, or
+/* True when n is a primary commands go to: one of the cluster's map, or
  * the one Redis (Sentinel's master). */
-int rds_node_is_primary(const struct node *n);
+bool rds_node_is_primary(const struct node *n);
 
 /* n became ready: with rds_watch_replicas, ask it ROLE now. */
 void rds_watch_node(struct node *n);

@@ -168,7 +168,7 @@ int redisd_lock(const char *data_dir, int *lock_fd, char *err, size_t errlen)
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
 		close(fd);
 		if (errno == EWOULDBLOCK)
-			return 1;
+			return REDISD_IN_USE;
 		snprintf(err, errlen, "cannot lock %s: %s", path, strerror(errno));
 		return -1;
 	}

@@ -468,7 +468,7 @@ static void on_page_taken(void *ud, int result, const char *json, const char *er
 		return;
 	}
 	if (json && json_parse_object(json, strlen(json), &v, perr, sizeof(perr)) == 0)
-		json_as_int64(json_get(v, "accepted"), &accepted);
+		json_is_int64(json_get(v, "accepted"), &accepted);
 	yajl_tree_free(v);
 	u->stats.fresh += (long)accepted;
 	if (accepted)
@@ -746,7 +746,7 @@ void bankrecon_free(struct bankrecon *rc)
 	}
 }
 
-int bankrecon_age(const struct bankrecon *rc, enum env env, double *seconds)
+bool bankrecon_age(const struct bankrecon *rc, enum env env, double *seconds)
 {
 	long long now = (long long)ids_now_ms();
 

@@ -124,7 +124,7 @@ static void hosts_sweep(struct budget *b, uint64_t now)
 	}
 }
 
-int budget_host_may_start(const struct budget_host *h)
+bool budget_host_may_start(const struct budget_host *h)
 {
 	return h->active < h->limit && !(h->open_until_ms && h->probing);
 }

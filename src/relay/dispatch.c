@@ -524,7 +524,7 @@ static void on_entries(void *ud, redisReply *reply, const char *err)
 			    f->element[3]->type != REDIS_REPLY_STRING ||
 			    strcmp(f->element[0]->str ? f->element[0]->str : "", "m") != 0 ||
 			    strlen(e->element[0]->str) >= LEASE_TOKEN_MAX ||
-			    !lease_meta_head(f->element[1]->str))
+			    !lease_meta_has_head(f->element[1]->str))
 				break;
 			c->given[c->ngiven].sid = mem_strdup(e->element[0]->str);
 			c->given[c->ngiven].meta = mem_strdup(f->element[1]->str);

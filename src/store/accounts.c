@@ -331,7 +331,7 @@ void accounts_create(struct rds *r, const struct config *cfg, enum env env, cons
 	}
 	for (size_t i = 0; i < nslots; i++) {
 		struct account_file *f = account_file_slot(in, i);
-		if (!account_file_first(in, i))
+		if (!account_file_is_first(in, i))
 			continue;
 		put_arg(c, mem_strdup(f->sha256), 64);
 		put_arg(c, (char *)f->data, f->len);

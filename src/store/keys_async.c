@@ -66,7 +66,7 @@ static void keys_render(yajl_gen g, const char *const f[KF_COUNT], const char *s
 	json_close(g);
 }
 
-int keys_valid_id(const char *id)
+bool keys_valid_id(const char *id)
 {
 	return strncmp(id, "key_", 4) == 0 && ids_is_ulid(id + 4);
 }

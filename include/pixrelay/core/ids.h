@@ -6,6 +6,7 @@
 #ifndef PIXRELAY_IDS_H
 #define PIXRELAY_IDS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,8 +26,8 @@ void ids_ulid_at(char out[IDS_ULID_LEN + 1], uint64_t ms);
 void ids_pooled_ulid_at(char out[IDS_ULID_LEN + 1], uint64_t ms);
 /* A ULID for the current time. */
 void ids_ulid(char out[IDS_ULID_LEN + 1]);
-/* Nonzero when `s` is exactly a canonical (upper-case) ULID. */
-int ids_is_ulid(const char *s);
+/* True when `s` is exactly a canonical (upper-case) ULID. */
+bool ids_is_ulid(const char *s);
 
 /* Write a random (version 4) UUID in lower-case 8-4-4-4-12 form + NUL. */
 void ids_uuid4(char out[IDS_UUID_LEN + 1]);

@@ -27,6 +27,7 @@
 #include "pixrelay/store/banks.h"
 
 #include <event2/event.h>
+#include <stdbool.h>
 
 struct bankrecon;
 
@@ -64,8 +65,8 @@ void bankrecon_stop(struct bankrecon *rc);
 void bankrecon_free(struct bankrecon *rc);
 
 /* For /metrics: seconds since the oldest last success of any connection
- * of env with API credentials (what the last claim saw), and whether
- * there was any. */
-int bankrecon_age(const struct bankrecon *rc, enum env env, double *seconds);
+ * of env with API credentials (what the last claim saw); false, *seconds
+ * untouched, when there was none. */
+bool bankrecon_age(const struct bankrecon *rc, enum env env, double *seconds);
 
 #endif
