@@ -206,8 +206,6 @@ static int nature_name(const char *s)
 static int refund_parse(struct where *w, yajl_val v, size_t j, struct bankpix_refund *r)
 {
 	yajl_gen g;
-	const char *buf;
-	size_t len;
 	char f[64];
 	const char *id, *rtr, *valor, *status, *natureza, *descricao, *motivo, *sol = NULL,
 									       *liq = NULL;
@@ -292,9 +290,7 @@ static int refund_parse(struct where *w, yajl_val v, size_t j, struct bankpix_re
 		json_str(g, motivo);
 	}
 	json_close(g);
-	buf = json_buf(g, &len);
-	r->json = mem_strndup(buf, len);
-	yajl_gen_free(g);
+	r->json = json_take(g);
 	return 0;
 }
 
@@ -316,8 +312,6 @@ static int item_parse(struct where *w, yajl_val v, struct bankpix *p)
 	struct bankpix_refund *refunds = NULL;
 	size_t nrefunds = 0, ndev = 0, before = w->n;
 	yajl_gen g = NULL;
-	size_t len;
-	const char *buf;
 	long long ms = 0;
 	int64_t cents = -1;
 	int rc = -1;
@@ -404,8 +398,8 @@ static int item_parse(struct where *w, yajl_val v, struct bankpix *p)
 	else
 		p->txid[0] = '\0';
 	p->chave = chave ? mem_strdup(chave) : NULL;
-	buf = json_buf(g, &len);
-	p->json = mem_strndup(buf, len);
+	p->json = json_take(g);
+	g = NULL;
 	p->refunds = refunds;
 	p->nrefunds = nrefunds;
 	refunds = NULL;
@@ -445,14 +439,10 @@ static void refusal_make(const struct where *w, yajl_val v, const struct bankpix
 		json_str(g, more);
 	}
 	json_close_array(g);
-	buf = json_buf(g, &len);
-	r->reasons = mem_strndup(buf, len);
-	yajl_gen_free(g);
+	r->reasons = json_take(g);
 	g = json_gen_new();
 	json_write_value(g, v);
-	buf = json_buf(g, &len);
-	r->item = mem_strndup(buf, len);
-	yajl_gen_free(g);
+	r->item = json_take(g);
 	if (YAJL_IS_OBJECT(v) && YAJL_IS_STRING(json_get(v, "chave")))
 		r->chave = mem_strdup(json_get(v, "chave")->u.string);
 	if (r->e2e[0]) {
