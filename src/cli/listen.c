@@ -13,6 +13,7 @@
 #include "pixrelay/core/ids.h"
 #include "pixrelay/core/json.h"
 #include "pixrelay/core/mem.h"
+#include "pixrelay/pix/backoff.h"
 #include "pixrelay/pix/sign.h"
 #include "pixrelay/core/timefmt.h"
 
@@ -678,7 +679,7 @@ int listen_run(const struct listen_opts *o)
 		}
 		if (stop_flag)
 			break;
-		backoff_ms = backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff_ms * 2;
+		backoff_ms = backoff_double(backoff_ms, BACKOFF_MAX_MS);
 	}
 	if (!o->json)
 		fprintf(stderr, "pixrelay listen: %lu events forwarded\n", L->forwarded);

@@ -140,14 +140,6 @@ static inline uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-static inline uint64_t now_us(void)
-{
-	struct timeval tv;
-
-	gettimeofday(&tv, NULL);
-	return (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec;
-}
-
 /* ---- conn.c: a connection ---- */
 
 /* A socket accept() gave: a new connection (answered 503 and closed when

@@ -87,7 +87,7 @@ struct req *http_req_new(struct conn *c)
 	r->pub.srv = c->srv;
 	r->pub.app = c->srv->app;
 	r->pub.body = "";
-	r->pub.start_us = c->req_start_us ? c->req_start_us : now_us();
+	r->pub.start_us = c->req_start_us ? c->req_start_us : ids_now_us();
 	snprintf(r->pub.client, sizeof(r->pub.client), "%s", c->peer);
 	r->pub.peer_uid = c->peer_uid;
 	r->pub.bank_proxy = c->bank_proxy;

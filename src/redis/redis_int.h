@@ -170,22 +170,14 @@ struct rds {
 	struct event *watch_timer;
 };
 
-/* The loop's cached time in ms (deadlines, timers), the wall clock in us
- * (the latency metric), and ms as a timeval. */
+/* The loop's cached time in ms (deadlines, timers), and ms as a timeval.
+ * The wall clock in us (the latency metric) is ids_now_us. */
 static inline uint64_t now_ms(struct rds *r)
 {
 	struct timeval tv;
 
 	event_base_gettimeofday_cached(r->base, &tv);
 	return (uint64_t)tv.tv_sec * 1000 + (uint64_t)tv.tv_usec / 1000;
-}
-
-static inline uint64_t now_us(void)
-{
-	struct timeval tv;
-
-	gettimeofday(&tv, NULL);
-	return (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec;
 }
 
 static inline struct timeval tv_ms(long ms)
