@@ -25,7 +25,7 @@ import sys
 
 sys.dont_write_bytecode = True  # importing floors must leave no cache in the tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from floors import check_cases, walk  # noqa: E402
+from floors import check_cases, run, walk  # noqa: E402
 
 # A comment documenting a yes/no answer: a bare 1 returned ...
 ANSWERS_ONE = re.compile(
@@ -404,7 +404,4 @@ def self_test():
 
 
 if __name__ == "__main__":
-    if self_test():
-        sys.exit(1)
-    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else
-                  os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")))
+    sys.exit(run(main, self_test, __file__))
