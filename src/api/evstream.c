@@ -88,19 +88,19 @@ static uint64_t hash_id(const char *id)
 	return h ? h : 1;
 }
 
-static int seen_has_gen(const uint64_t *t, uint64_t v)
+static bool seen_has_gen(const uint64_t *t, uint64_t v)
 {
 	for (unsigned i = (unsigned)(v % SEEN_SLOTS), n = 0; n < SEEN_SLOTS;
 	     i = (i + 1) % SEEN_SLOTS, n++) {
 		if (t[i] == v)
-			return 1;
+			return true;
 		if (t[i] == 0)
-			return 0;
+			return false;
 	}
-	return 0;
+	return false;
 }
 
-static int seen_has(const struct seen *s, const char *id)
+static bool seen_has(const struct seen *s, const char *id)
 {
 	uint64_t v = hash_id(id);
 

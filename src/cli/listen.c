@@ -370,12 +370,12 @@ static size_t on_stream_body(char *ptr, size_t size, size_t nmemb, void *ud)
 	return sse_feed(&L->sse, ptr, n) < 0 ? 0 : n;
 }
 
-static int seen_has(const struct listener *L, const char *id)
+static bool seen_has(const struct listener *L, const char *id)
 {
 	for (unsigned i = 0; i < L->nseen; i++)
 		if (strcmp(L->seen[i], id) == 0)
-			return 1;
-	return 0;
+			return true;
+	return false;
 }
 
 static void seen_add(struct listener *L, const char *id)
@@ -387,14 +387,14 @@ static void seen_add(struct listener *L, const char *id)
 }
 
 /* A header name the stream may give: a token; a value without CR, LF or NUL. */
-static int header_ok(const char *name, const char *value)
+static bool header_ok(const char *name, const char *value)
 {
 	if (!*name || strlen(name) > 64 || strlen(value) > 4096)
-		return 0;
+		return false;
 	for (const char *p = name; *p; p++)
 		if (!strchr("!#$%&'*+-.^_`|~", *p) && !(*p >= '0' && *p <= '9') &&
 		    !(*p >= 'a' && *p <= 'z') && !(*p >= 'A' && *p <= 'Z'))
-			return 0;
+			return false;
 	return strpbrk(value, "\r\n") == NULL;
 }
 

@@ -13,22 +13,22 @@
 
 /* Locale-independent character classes (the C library's depend on the
  * locale and are undefined for negative chars). */
-static int is_digit(char c)
+static bool is_digit(char c)
 {
 	return c >= '0' && c <= '9';
 }
 
-static int is_alpha(char c)
+static bool is_alpha(char c)
 {
 	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
 }
 
-static int is_alnum(char c)
+static bool is_alnum(char c)
 {
 	return is_digit(c) || is_alpha(c);
 }
 
-static int is_hex(char c)
+static bool is_hex(char c)
 {
 	return is_digit(c) || (c >= 'A' && c <= 'F') || (c >= 'a' && c <= 'f');
 }
@@ -116,7 +116,7 @@ static int dns_name_check(const char *p, size_t n, int *labels, int *last_numeri
 }
 
 /* RFC 5322 atext: the characters of a dot-atom other than the dot. */
-static int is_atext(char c)
+static bool is_atext(char c)
 {
 	return is_alnum(c) || (c && strchr("!#$%&'*+/=?^_`{|}~-", c));
 }
@@ -177,29 +177,29 @@ static int ipv4_check(const char *p, size_t n)
  * hex ("0x7f"): URL parsers (WHATWG, curl) then read the whole host as an
  * IPv4 address in one of several notations, so it must be a plain dotted
  * quad to mean the same to every reader. */
-static int host_ends_in_number(const char *p, size_t n)
+static bool host_ends_in_number(const char *p, size_t n)
 {
 	size_t start = n;
 
 	while (start > 0 && p[start - 1] != '.')
 		start--;
 	if (start == n)
-		return 0;
+		return false;
 	if (n - start >= 2 && p[start] == '0' && (p[start + 1] == 'x' || p[start + 1] == 'X')) {
 		for (size_t i = start + 2; i < n; i++)
 			if (!is_hex(p[i]))
-				return 0;
-		return 1;
+				return false;
+		return true;
 	}
 	for (size_t i = start; i < n; i++)
 		if (!is_digit(p[i]))
-			return 0;
-	return 1;
+			return false;
+	return true;
 }
 
 /* Characters allowed in a path or query besides %XX: RFC 3986 unreserved,
  * sub-delims, ':', '@', '/', '?'. */
-static int is_path_char(char c)
+static bool is_path_char(char c)
 {
 	return is_alnum(c) || (c && strchr("-._~!$&'()*+,;=:@/?", c));
 }

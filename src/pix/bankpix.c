@@ -36,16 +36,16 @@ const char *bankpix_refund_status_name(enum bankpix_refund_status s)
 	return (unsigned)s < 3 ? refund_status_names[s] : "?";
 }
 
-static int alnum_run(const char *s, size_t min, size_t max)
+static bool alnum_run(const char *s, size_t min, size_t max)
 {
 	size_t n = 0;
 
 	for (; s[n]; n++) {
 		char c = s[n];
 		if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')))
-			return 0;
+			return false;
 		if (n >= max)
-			return 0;
+			return false;
 	}
 	return n >= min;
 }
@@ -192,14 +192,14 @@ static int time_field(struct where *w, yajl_val obj, const char *key, const char
 
 /* Whether a refund's natureza is a name of the schema's kind (ORIGINAL,
  * MED_FRAUDE...): 1 to 31 of A-Z, 0-9 and _. */
-static int nature_name(const char *s)
+static bool nature_name(const char *s)
 {
 	size_t n = 0;
 
 	for (; s[n]; n++)
 		if (n >= 31 ||
 		    !((s[n] >= 'A' && s[n] <= 'Z') || (s[n] >= '0' && s[n] <= '9') || s[n] == '_'))
-			return 0;
+			return false;
 	return n > 0;
 }
 

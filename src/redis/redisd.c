@@ -183,12 +183,12 @@ int redisd_lock(const char *data_dir, int *lock_fd, char *err, size_t errlen)
 }
 
 /* redis.conf values are written double-quoted; refuse what would need escaping */
-static int conf_safe(const char *s)
+static bool conf_safe(const char *s)
 {
 	for (; *s; s++)
 		if (*s == '"' || *s == '\\' || *s == '\n' || (unsigned char)*s < 0x20)
-			return 0;
-	return 1;
+			return false;
+	return true;
 }
 
 static int write_conf(struct redisd *d, char *err, size_t errlen)

@@ -552,7 +552,7 @@ static unsigned read_most(const struct settle *c)
 }
 
 /* Whether stream entry id a ("<ms>-<seq>") comes after b. */
-static int sid_after(const char *a, const char *b)
+static bool sid_after(const char *a, const char *b)
 {
 	unsigned long long am = strtoull(a, NULL, 10), bm = strtoull(b, NULL, 10);
 	const char *as = strchr(a, '-'), *bs = strchr(b, '-');
