@@ -30,7 +30,8 @@ from returns import blank, prototypes, yes_no  # noqa: E402
 
 BOOL_FN = re.compile(r"^bool\s+(\w+)\s*\(([^;{]*?)\)\s*;", re.M | re.S)
 ANY_FN = re.compile(r"^[\w ]+?[\s*](\w+)\s*\(([^;{]*?)\)\s*;", re.M | re.S)
-REFUSED = re.compile(r"^[^:\n]*:(\d+):\d+: error: .*\[-Werror=(?:bool-compare|"
+# GCC says [-Werror=bool-compare], clang [-Werror,-Wtautological-constant-compare]
+REFUSED = re.compile(r"^[^:\n]*:(\d+):\d+: error: .*\[-Werror[=,](?:-W)?(?:bool-compare|"
                      r"tautological-constant(?:-out-of-range)?-compare)\]", re.M)
 
 
@@ -50,10 +51,12 @@ def predicates(paths):
     for p in paths:
         with open(p, encoding="utf-8") as f:
             text = f.read()
-        asked = {name for _, rtype, name, doc in prototypes(text) if rtype == ["int"] and yes_no(doc)}
+        asked = {name for _, rtype, name, doc in prototypes(text)
+                 if rtype == ["int"] and yes_no(doc)}
         for m in ANY_FN.finditer(blank(text)):
             if m.group(1) in asked or BOOL_FN.match(m.group(0)):
-                params = m.group(2).strip()
+                # commas outside a parameter's own parentheses (a function pointer's)
+                params = re.sub(r"\([^()]*\)", "", m.group(2)).strip()
                 n = 0 if params in ("", "void") else params.count(",") + 1
                 seen.setdefault(m.group(1), n)
     return sorted(seen.items())
@@ -92,7 +95,11 @@ def build_command(build):
                     continue
                 else:
                     out.append(a)
-            return out + ["-fdiagnostics-color=never", "-o", os.devnull, "-c"], e["directory"]
+            # every error told, not the first 20 (clang's default)
+            version = subprocess.run(out[:1] + ["--version"], capture_output=True, text=True)
+            limit = "-ferror-limit=0" if "clang" in version.stdout else "-fmax-errors=0"
+            out += ["-fdiagnostics-color=never", limit, "-o", os.devnull, "-c"]
+            return out, e["directory"]
     return None, None
 
 

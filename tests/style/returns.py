@@ -6,13 +6,14 @@ side (comparing a bool with < 0 is an error: tests/style/bool_compare.py);
 this holds what it cannot see:
 
 - predicates: a prototype of a header documented as answering yes or no
-  ("Nonzero when", "Whether", "Returns 1 when", "1 or 0", "0; 1 when")
-  returns bool, not int: a bare 1 is either a bool or a named outcome;
+  ("True when", "Nonzero when", "Whether", "May ...", "Returns 1 when",
+  "1 or 0", "0; 1 when") returns bool, not int: a bare 1 is either a bool
+  or a named outcome;
 - callbacks: the result handed to a store callback (store_fn and every
   callback type whose second parameter is `int result` or `int status`, and
   any call `...cb(ud, x, ...)`, `...fn(ud, x, ...)`, `...done(ud, x, ...)`)
   is 0, a negative value, a named code or a variable, never a bare positive
-  literal nor a comparison (each branch of a ?: on its own);
+  literal, a comparison or a negation (each branch of a ?: on its own);
 - returns: the same of every `return` of a function documented as returning
   named codes (its comment, on the prototype or the static definition, names
   one: an enumerator or a #define of an integer, or "PREFIX_*").
@@ -47,8 +48,8 @@ PROTOTYPE = re.compile(r"(/\*(?:(?!\*/).)*\*/)[ \t]*\n((?:[ \t]*(?:static|inline
                        re.S)
 DEFINITION = re.compile(r"^(?:static\s+|inline\s+)*(?:int|long)\s+(\w+)\s*\([^;{]*?\)\s*\{", re.M)
 ENUM = re.compile(r"\benum\s*\w*\s*\{([^}]*)\}")
-DEFINE_INT = re.compile(r"^\s*#\s*define\s+([A-Z][A-Z0-9_]*)\s+\(?-?(?:0[xX][0-9a-fA-F]+|\d+)\)?\s*(?:/\*.*)?$",
-                        re.M)
+DEFINE_INT = re.compile(r"^\s*#\s*define\s+([A-Z][A-Z0-9_]*)\s+"
+                        r"\(?-?(?:0[xX][0-9a-fA-F]+|\d+)\)?\s*(?:/\*.*)?$", re.M)
 UD = re.compile(r"^(?:\w+(?:->|\.))*(?:\w*_ud|ud|arg|owner)$")
 CALLBACK_NAME = re.compile(r"(?:^|_)(?:cb|fn|done)$")
 
@@ -223,7 +224,7 @@ def declared(text, types):
     return out
 
 
-def check_callbacks(rel, text, b, header_decls, types, errors):
+def check_callbacks(rel, b, header_decls, types, errors):
     mine = declared(b, types)
     toks = tokens(b)
     for i in range(1, len(toks) - 1):
@@ -342,7 +343,7 @@ def main(root):
             check_predicates(rel, text, errors)
             continue
         b = blank(text)
-        check_callbacks(rel, text, b, header_decls, types, errors)
+        check_callbacks(rel, b, header_decls, types, errors)
         check_returns(rel, text, b, docs, codes, errors)
     for e in errors:
         print(e)
@@ -368,38 +369,69 @@ enum banks_result {
 };
 #define BANKRECON_NO_API 10
 """
+# relay/bankrecon.c before it was mended: `1` (BANKS_NOT_FOUND) passed for
+# BANKRECON_NO_API, in a call over three lines
+RECON = """/* r */
+#include "pixrelay/store/store.h"
+struct run { store_fn done_cb; void *done_ud; };
+static void on_conn(struct run *u, int result, int e)
+{
+\tif (u->done_cb)
+\t\tu->done_cb(u->done_ud,
+\t\t\t   result != 0 || e != 1 ? BANKS_NOT_FOUND : %s, NULL,
+\t\t\t   NULL);
+}
+"""
+PREDICATE = """/* json */
+/* %s when `v` is an integer; writes it to *out. */
+%s json_is_int64(int v, long *out);
+"""
+NAMED = """/* b */
+/* The thing: 0, BANKS_NOT_FOUND, or -1. */
+static int find(int x)
+{
+\tif (x)
+\t\treturn %s;
+\treturn x < 0 ? -1 : 0;
+}
+"""
+CALL = """/* a */
+static void f(%s cb, void *ud, int n)
+{
+\tcb(ud, %s, NULL, NULL);
+}
+"""
 
 
 def self_test():
-    """The check itself catches the two bugs that made it (a predicate
-    returning int, and `1` passed as a callback's result where a named code
-    was meant: relay/bankrecon.c before it was mended, over three lines), a
-    bare positive return of a function documented with named codes, a
-    comparison passed as a result, and passes their mended forms."""
-    recon = ("/* r */\n#include \"pixrelay/store/store.h\"\nstruct run { store_fn done_cb; "
-             "void *done_ud; };\nstatic void on_conn(struct run *u, int result, int e)\n{\n"
-             "\tif (u->done_cb)\n\t\tu->done_cb(u->done_ud,\n\t\t\t   result != 0 || e != 1 ? "
-             "BANKS_NOT_FOUND : %s, NULL,\n\t\t\t   NULL);\n}\n")
-    pred = "/* json */\n/* Nonzero when `v` is an integer; writes it to *out. */\n%s json_is_int64(int v, long *out);\n"
-    named = ("/* b */\n/* The thing: 0, BANKS_NOT_FOUND, or -1. */\nstatic int find(int x)\n{\n"
-             "\tif (x)\n\t\treturn %s;\n\treturn x < 0 ? -1 : 0;\n}\n")
+    """The check itself catches the two bugs that made it (a yes/no answer
+    returning int; `1` passed as a callback's result where a named code was
+    meant), a bare 1 beside 0 and -1, a bare positive return of a function
+    documented with named codes, a comparison or a negation passed as a
+    result, and passes their mended forms and another callback's status."""
+    h = {"include/pixrelay/store/store.h": STORE_H}
     return check_cases("returns", main, [
         ({}, 0),
-        ({"include/pixrelay/store/store.h": STORE_H}, 0),
-        ({"include/pixrelay/store/store.h": STORE_H, "src/relay/r.c": recon % "BANKRECON_NO_API"}, 0),
-        ({"include/pixrelay/store/store.h": STORE_H, "src/relay/r.c": recon % "1"}, 1),
-        ({"include/pixrelay/store/store.h": STORE_H, "src/relay/r.c": recon % "(1)"}, 1),
-        ({"include/pixrelay/core/json.h": pred % "bool"}, 0),
-        ({"include/pixrelay/core/json.h": pred % "int"}, 1),
-        ({"include/pixrelay/core/v.h": "/* v */\n/* An e-mail. Returns 1 when valid, 0 otherwise. */\nint v_is_email(const char *s);\n"}, 1),
-        ({"include/pixrelay/core/v.h": "/* v */\n/* Lock it: 0 when owned, 1 when another holds it, -1 on error. */\nint v_lock(int fd);\n"}, 1),
-        ({"include/pixrelay/store/store.h": STORE_H, "src/store/b.c": named % "BANKS_LIMIT"}, 0),
-        ({"include/pixrelay/store/store.h": STORE_H, "src/store/b.c": named % "2"}, 1),
-        ({"include/pixrelay/store/store.h": STORE_H, "src/store/b.c": named % "x > 3"}, 1),
-        ({"include/pixrelay/store/store.h": STORE_H,
-          "src/api/a.c": "/* a */\nstatic void f(store_fn cb, void *ud, int n)\n{\n\tcb(ud, n == 2, NULL, NULL);\n}\n"}, 1),
-        ({"include/pixrelay/store/store.h": STORE_H,
-          "src/api/a.c": "/* a */\nstatic void f(other_fn cb, void *ud)\n{\n\tcb(ud, 200, NULL);\n}\n"}, 0),
+        (h, 0),
+        (dict(h, **{"src/relay/r.c": RECON % "BANKRECON_NO_API"}), 0),
+        (dict(h, **{"src/relay/r.c": RECON % "1"}), 1),
+        (dict(h, **{"src/relay/r.c": RECON % "(1)"}), 1),
+        ({"include/pixrelay/core/json.h": PREDICATE % ("True", "bool")}, 0),
+        ({"include/pixrelay/core/json.h": PREDICATE % ("True", "int")}, 1),
+        ({"include/pixrelay/core/json.h": PREDICATE % ("Nonzero", "int")}, 1),
+        ({"include/pixrelay/core/v.h": "/* v */\n/* An e-mail. Returns 1 when valid, 0 "
+          "otherwise. */\nint v_is_email(const char *s);\n"}, 1),
+        ({"include/pixrelay/core/v.h": "/* v */\n/* Lock it: 0 when owned, 1 when another "
+          "holds it, -1 on error. */\nint v_lock(int fd);\n"}, 1),
+        ({"include/pixrelay/core/v.h": "/* v */\n/* Whether it is https: 0, or -1 with "
+          "err. */\nint v_https(char *err);\n"}, 0),
+        (dict(h, **{"src/store/b.c": NAMED % "BANKS_LIMIT"}), 0),
+        (dict(h, **{"src/store/b.c": NAMED % "2"}), 1),
+        (dict(h, **{"src/store/b.c": NAMED % "x > 3"}), 1),
+        (dict(h, **{"src/api/a.c": CALL % ("store_fn", "n ? -1 : BANKS_LIMIT")}), 0),
+        (dict(h, **{"src/api/a.c": CALL % ("store_fn", "n == 2")}), 1),
+        (dict(h, **{"src/api/a.c": CALL % ("store_fn", "!n")}), 1),
+        (dict(h, **{"src/api/a.c": CALL % ("other_fn", "200")}), 0),
     ], "/* f: a file. */\n#include <stdio.h>\n")
 
 
