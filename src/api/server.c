@@ -322,7 +322,7 @@ int server_run(struct config *cfg)
 	if (!*cfg->redis) {
 		rc = redisd_lock(cfg->data_dir, &lock_fd, err, sizeof(err));
 		if (rc != 0) {
-			if (rc == 1)
+			if (rc == REDISD_IN_USE)
 				log_error("data directory %s is in use by another pixrelay serve; "
 					  "give this one another --data-dir, or share a Redis with "
 					  "--redis",

@@ -204,8 +204,8 @@ static void print_connection(yajl_val c)
 		if (YAJL_IS_OBJECT(rec)) {
 			int64_t fails = 0, total = 0;
 
-			json_as_int64(json_get(rec, "failures"), &fails);
-			json_as_int64(json_get(rec, "newTotal"), &total);
+			json_is_int64(json_get(rec, "failures"), &fails);
+			json_is_int64(json_get(rec, "newTotal"), &total);
 			printf("  reconciled   until %s (last success %s), %lld Pix recovered in "
 			       "all\n",
 			       str(rec, "reconciledUntil"), str(rec, "lastSuccessAt"),

@@ -51,14 +51,14 @@ static char *read_file(const char *cmd, const char *opt, const char *path, size_
 	return buf;
 }
 
-int cli_bank_api_given(const struct cli_bank_api *o)
+bool cli_bank_api_given(const struct cli_bank_api *o)
 {
 	return o->api_url || o->token_url || o->client_id || o->secret_file || o->cert_file ||
 	       o->key_file || o->bank_ca_file || o->scope || o->nheaders || o->nquery ||
 	       o->no_check;
 }
 
-int cli_bank_api_option(struct cli_bank_api *o, const char *name, const char *arg)
+bool cli_bank_api_option(struct cli_bank_api *o, const char *name, const char *arg)
 {
 	static const struct {
 		const char *name;

@@ -39,7 +39,7 @@ static long long num(yajl_val v, const char *a, const char *b)
 {
 	int64_t n = 0;
 
-	json_as_int64(json_get(b ? json_get(v, a) : v, b ? b : a), &n);
+	json_is_int64(json_get(b ? json_get(v, a) : v, b ? b : a), &n);
 	return (long long)n;
 }
 

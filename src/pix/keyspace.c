@@ -12,14 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char crockford[] = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
-
-static int crock_value(char c)
-{
-	const char *p = c ? strchr(crockford, c) : NULL;
-
-	return p ? (int)(p - crockford) : -1;
-}
+static const char crockford[] = IDS_CROCKFORD;
 
 int ks_shard_of(const char *id)
 {
@@ -29,7 +22,7 @@ int ks_shard_of(const char *id)
 		u = id + 4;
 	if (!ids_is_ulid(u))
 		return -1;
-	return crock_value(u[IDS_ULID_LEN - 2]) * 32 + crock_value(u[IDS_ULID_LEN - 1]);
+	return ids_crockval(u[IDS_ULID_LEN - 2]) * 32 + ids_crockval(u[IDS_ULID_LEN - 1]);
 }
 
 /* The last two characters of a ULID name its shard. */

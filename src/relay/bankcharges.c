@@ -445,7 +445,7 @@ static void on_refund_charge(void *ud, int result, const char *json, const char 
 	status = YAJL_GET_STRING(json_get(v, "status"));
 	e2e = YAJL_GET_STRING(json_get(pix, "endToEndId"));
 	conn = YAJL_GET_STRING(json_get(pix, "connection"));
-	json_as_int64(json_get(v, "amount"), &cents);
+	json_is_int64(json_get(v, "amount"), &cents);
 	if (!YAJL_IS_OBJECT(pix) || !e2e || !conn || !status || strcmp(status, "PAID") != 0 ||
 	    (f->amount && f->amount != cents)) {
 		/* not paid through a bank (or no longer PAID, or another amount):
