@@ -73,7 +73,7 @@ static void refuse_unauthenticated(struct http_req *req, const char *id, const c
 }
 
 /* Whether the bank of connection `c` made this request; why not in `why`. */
-static int authentic(struct http_req *req, const struct banks_view *c, char *why, size_t whylen)
+static bool authentic(struct http_req *req, const struct banks_view *c, char *why, size_t whylen)
 {
 	if (c->auth == BANKS_URL_TOKEN) {
 		char *token = http_query(req, "hmac"), sha[65];
@@ -82,7 +82,7 @@ static int authentic(struct http_req *req, const struct banks_view *c, char *why
 		if (!token || !*token) {
 			snprintf(why, whylen, "no hmac token in the URL");
 			free(token);
-			return 0;
+			return false;
 		}
 		ids_sha256_hex(sha, token, strlen(token));
 		ok = strlen(c->token_sha) == 64 && CRYPTO_memcmp(sha, c->token_sha, 64) == 0;
@@ -110,16 +110,16 @@ static int authentic(struct http_req *req, const struct banks_view *c, char *why
 					 req->peer_uid);
 			else
 				snprintf(why, whylen, "no client certificate");
-			return 0;
+			return false;
 		}
 		if (!cert || !*cert) {
 			snprintf(why, whylen, "no client certificate");
-			return 0;
+			return false;
 		}
 		if (!c->trust) {
 			/* its trust list or its pins do not read */
 			snprintf(why, whylen, "%s", c->why);
-			return 0;
+			return false;
 		}
 		/* the chain to the trust list, and the leaf's pins */
 		return certcheck_verify_escaped(c->trust, cert, (long long)(ids_now_ms() / 1000),

@@ -135,12 +135,13 @@ static void run_end(struct run *u, const char *result)
 	run_free(u);
 }
 
-static int gone(struct run *u)
+/* True when the reconciler stopped: the run is then abandoned (ended). */
+static bool gone(struct run *u)
 {
 	if (!u->rc->stopped)
-		return 0;
+		return false;
 	run_end(u, NULL);
-	return 1;
+	return true;
 }
 
 /* ---- the end of a run ---- */

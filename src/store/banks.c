@@ -108,7 +108,7 @@ static void call_free(struct call *c)
 
 /* Whether HGETALL reply `h` is a connection `c` may see: of its
  * environment, and of its account unless that is "". */
-static int visible(const struct call *c, const redisReply *h)
+static bool visible(const struct call *c, const redisReply *h)
 {
 	const char *env = rds_hash_field(h, "env"), *account = rds_hash_field(h, "account");
 

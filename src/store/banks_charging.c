@@ -18,7 +18,7 @@ struct charging {
 	void *ud;
 };
 
-static int reply_str(const redisReply *r)
+static bool reply_str(const redisReply *r)
 {
 	return r->type == REDIS_REPLY_STRING;
 }

@@ -130,7 +130,7 @@ static void conn_named(const char *url, const char *ours, char conn[BANKS_ID_MAX
 	if (id != IDS_ULID_LEN + 4)
 		return;
 	for (size_t i = 4; i < id; i++)
-		if (!strchr("0123456789ABCDEFGHJKMNPQRSTVWXYZ", url[n + i]))
+		if (ids_crockval(url[n + i]) < 0)
 			return;
 	memcpy(conn, url + n, id);
 	conn[id] = '\0';
