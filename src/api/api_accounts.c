@@ -262,21 +262,21 @@ void api_handle_accounts_list(struct http_req *req)
 	api_query_free(v, 2);
 }
 
-/* Nonzero when the path's account is in the caller's view; else 404 answered. */
-static int account_in_view(struct http_req *req)
+/* True when the path's account is in the caller's view; else 404 answered. */
+static bool account_in_view(struct http_req *req)
 {
 	struct api_caller *c = req->auth;
 	const char *id = req->params[0];
 
 	if (!ids_is_ulid(id) || ks_shard_of(id) < 0) {
 		http_reply_error(req, 404, "account not found: %.40s", id);
-		return 0;
+		return false;
 	}
 	if (!api_env_scope(req) && strcmp(id, c->account) != 0) {
 		http_reply_error(req, 404, "account not found: %s", id);
-		return 0;
+		return false;
 	}
-	return 1;
+	return true;
 }
 
 static void on_account_read(void *ud, int result, const char *json, const char *err)

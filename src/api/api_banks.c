@@ -31,6 +31,11 @@
 #include "pixrelay/pix/keyspace.h"
 #include "pixrelay/redis/cache.h"
 #include "pixrelay/store/banks.h"
+#include "pixrelay/store/banks_door.h"
+#include "pixrelay/store/banks_receive.h"
+#include "pixrelay/store/banks_recon.h"
+#include "pixrelay/store/banks_report.h"
+#include "pixrelay/store/banks_view.h"
 
 #include <openssl/crypto.h>
 
@@ -68,7 +73,7 @@ static void refuse_unauthenticated(struct http_req *req, const char *id, const c
 }
 
 /* Whether the bank of connection `c` made this request; why not in `why`. */
-static int authentic(struct http_req *req, const struct banks_conn *c, char *why, size_t whylen)
+static bool authentic(struct http_req *req, const struct banks_view *c, char *why, size_t whylen)
 {
 	if (c->auth == BANKS_URL_TOKEN) {
 		char *token = http_query(req, "hmac"), sha[65];
@@ -77,7 +82,7 @@ static int authentic(struct http_req *req, const struct banks_conn *c, char *why
 		if (!token || !*token) {
 			snprintf(why, whylen, "no hmac token in the URL");
 			free(token);
-			return 0;
+			return false;
 		}
 		ids_sha256_hex(sha, token, strlen(token));
 		ok = strlen(c->token_sha) == 64 && CRYPTO_memcmp(sha, c->token_sha, 64) == 0;
@@ -88,8 +93,6 @@ static int authentic(struct http_req *req, const struct banks_conn *c, char *why
 		return ok;
 	} else {
 		const char *cert = http_header(req, "X-Client-Cert");
-		struct certcheck *cc;
-		int ok;
 
 		if (!req->bank_proxy) {
 			/* only the proxy on the bank door, known by its uid, says what
@@ -107,26 +110,24 @@ static int authentic(struct http_req *req, const struct banks_conn *c, char *why
 					 req->peer_uid);
 			else
 				snprintf(why, whylen, "no client certificate");
-			return 0;
+			return false;
 		}
 		if (!cert || !*cert) {
 			snprintf(why, whylen, "no client certificate");
-			return 0;
+			return false;
 		}
-		cc = c->client_ca ? certcheck_new(c->client_ca, strlen(c->client_ca), why, whylen)
-				  : NULL;
-		if (!cc)
-			return 0;
-		/* the chain to the trust list, then the leaf's pins */
-		ok = certcheck_pin(cc, c->client_subject, c->client_pins, why, whylen) == 0 &&
-		     certcheck_verify_escaped(cc, cert, (long long)(ids_now_ms() / 1000), why,
-					      whylen) == 0;
-		certcheck_free(cc);
-		return ok;
+		if (!c->trust) {
+			/* its trust list or its pins do not read */
+			snprintf(why, whylen, "%s", c->why);
+			return false;
+		}
+		/* the chain to the trust list, and the leaf's pins */
+		return certcheck_verify_escaped(c->trust, cert, (long long)(ids_now_ms() / 1000),
+						why, whylen) == 0;
 	}
 }
 
-static void on_received(void *ud, int result, const char *json, const char *err)
+static void on_received(void *ud, int result, const struct banks_received *got, const char *err)
 {
 	struct http_req *req = ud;
 	struct hook *h = req->state;
@@ -146,11 +147,11 @@ static void on_received(void *ud, int result, const char *json, const char *err)
 	if (!simulated)
 		metrics_bank_call("accepted");
 	hook_free(req);
-	http_reply_data(req, 200, json, strlen(json));
+	http_reply_data(req, 200, got->json, strlen(got->json));
 }
 
 /* Parse the body and hand its Pix to the bank store. */
-static void receive(struct http_req *req, const struct banks_conn *c)
+static void receive(struct http_req *req, const struct banks_ref *c)
 {
 	struct app *app = app_of(req);
 	struct hook *h = req->state;
@@ -169,10 +170,10 @@ static void receive(struct http_req *req, const struct banks_conn *c)
 	for (size_t i = 0; i < h->batch.nrefused; i++)
 		log_warn("bank webhook %s: connection %s: refused %s", req->request_id, c->id,
 			 h->batch.refused[i].err);
-	banks_receive(app->banks, c, "webhook", &h->batch, on_received, req);
+	banks_receive(app->banks, c, BANKS_WEBHOOK, &h->batch, on_received, req);
 }
 
-static void on_hook_conn(void *ud, int result, const struct banks_conn *c, const char *err)
+static void on_hook_view(void *ud, int result, const struct banks_view *v, const char *err)
 {
 	struct http_req *req = ud;
 	char why[256] = "";
@@ -187,11 +188,11 @@ static void on_hook_conn(void *ud, int result, const struct banks_conn *c, const
 		refuse_unauthenticated(req, req->params[0], "no such connection");
 		return;
 	}
-	if (!authentic(req, c, why, sizeof(why))) {
-		refuse_unauthenticated(req, c->id, why);
+	if (!authentic(req, v, why, sizeof(why))) {
+		refuse_unauthenticated(req, v->ref.id, why);
 		return;
 	}
-	receive(req, c);
+	receive(req, &v->ref);
 }
 
 void api_handle_bank_webhook(struct http_req *req)
@@ -204,12 +205,12 @@ void api_handle_bank_webhook(struct http_req *req)
 		return;
 	}
 	req->state = mem_new(struct hook);
-	banks_get(app->rds, app->cfg, req->params[0], on_hook_conn, req);
+	banks_view_get(app->rds, app->cache, app->cfg, req->params[0], on_hook_view, req);
 }
 
 /* ---- simulate-pix (sandbox) ---- */
 
-static void on_sim_conn(void *ud, int result, const struct banks_conn *c, const char *err)
+static void on_sim_view(void *ud, int result, const struct banks_view *v, const char *err)
 {
 	struct http_req *req = ud;
 	struct api_caller *k = req->auth;
@@ -219,13 +220,13 @@ static void on_sim_conn(void *ud, int result, const struct banks_conn *c, const 
 		api_reply_failure(req, err ? err : "bank connection lookup failed");
 		return;
 	}
-	if (result != 0 || c->env != k->key.env ||
-	    (!api_env_scope(req) && strcmp(c->account, k->account) != 0)) {
+	if (result != 0 || v->ref.env != k->key.env ||
+	    (!api_env_scope(req) && strcmp(v->ref.account, k->account) != 0)) {
 		hook_free(req);
 		http_reply_error(req, 404, "bank connection not found: %.40s", req->params[0]);
 		return;
 	}
-	receive(req, c);
+	receive(req, &v->ref);
 }
 
 void api_handle_bank_simulate(struct http_req *req)
@@ -243,7 +244,7 @@ void api_handle_bank_simulate(struct http_req *req)
 	h = mem_new(struct hook);
 	h->simulated = 1;
 	req->state = h;
-	banks_get(app->rds, app->cfg, req->params[0], on_sim_conn, req);
+	banks_view_get(app->rds, app->cache, app->cfg, req->params[0], on_sim_view, req);
 }
 
 /* ---- reconcile now ---- */
@@ -415,8 +416,10 @@ static void on_disconnected(void *ud, int result, const char *json, const char *
 {
 	struct http_req *req = ud;
 
-	if (result == 0)
+	if (result == 0) {
 		forget_account(req, scope(req));
+		banks_view_forget(app_of(req)->cache, req->params[0]);
+	}
 	on_banks_json(ud, result, json, err);
 }
 
@@ -672,6 +675,7 @@ static void on_updated(void *ud, int result, const char *json, const char *err)
 		if (json_parse_object(json, strlen(json), &v, perr, sizeof(perr)) == 0)
 			forget_account(req, YAJL_GET_STRING(json_get(v, "account")));
 		yajl_tree_free(v);
+		banks_view_forget(app_of(req)->cache, req->params[0]);
 		http_reply_data(req, 200, json, strlen(json));
 		return;
 	case BANKS_NOT_FOUND:

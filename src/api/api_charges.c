@@ -338,12 +338,12 @@ void api_handle_refund(struct http_req *req)
 static const char *const charge_states[] = {"PENDING",	"PAID",	  "EXPIRED",
 					    "REFUNDED", "FAILED", NULL};
 
-static int one_of(const char *s, const char *const *list)
+static bool one_of(const char *s, const char *const *list)
 {
 	for (; *list; list++)
 		if (strcmp(s, *list) == 0)
-			return 1;
-	return 0;
+			return true;
+	return false;
 }
 
 /* GET /v1/charges?status=&limit=&cursor= : the acting account's charges, newest first. */

@@ -268,7 +268,7 @@ int api_query_cursor(struct http_req *req, const char *value, const char *id_pre
 	return 0;
 }
 
-int api_env_scope(struct http_req *req)
+bool api_env_scope(struct http_req *req)
 {
 	struct api_caller *c = req->auth;
 	const char *acting = http_header(req, "X-Account-ID");

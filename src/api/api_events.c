@@ -22,14 +22,14 @@ static void on_event_read(void *ud, int result, const char *json, const char *er
 	api_reply_read(ud, result, EVENTS_NOT_FOUND, "event", json, err);
 }
 
-/* Nonzero when the path names an event id; else 404. */
-static int event_id_ok(struct http_req *req)
+/* True when the path names an event id; else 404. */
+static bool event_id_ok(struct http_req *req)
 {
 	if (strncmp(req->params[0], "evt_", 4) != 0 || ks_shard_of(req->params[0]) < 0) {
 		http_reply_error(req, 404, "event not found: %.40s", req->params[0]);
-		return 0;
+		return false;
 	}
-	return 1;
+	return true;
 }
 
 /* GET /v1/events/stream[?since=TIME|EVENT_ID]: the caller's account's events

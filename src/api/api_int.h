@@ -13,6 +13,7 @@
 #include "pixrelay/api/api.h"
 #include "pixrelay/pix/page.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* The page size of a listing when the query gives no limit. */
@@ -63,9 +64,9 @@ int api_query_limit(struct http_req *req, const char *value, int def, int max, i
 int api_query_cursor(struct http_req *req, const char *value, const char *id_prefix,
 		     struct page_cursor *out);
 
-/* Nonzero when the whole environment is in view: a master key acting for no
+/* True when the whole environment is in view: a master key acting for no
  * particular account (no X-Account-ID). Otherwise the acting account is. */
-int api_env_scope(struct http_req *req);
+bool api_env_scope(struct http_req *req);
 
 /* ---- the handlers of the route table (api.c) ---- */
 

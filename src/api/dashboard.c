@@ -32,8 +32,8 @@ static void security_headers(struct http_req *req)
 			"camera=(), microphone=(), geolocation=(), payment=(), usb=()");
 }
 
-/* Nonzero when the client's If-None-Match names `etag`. */
-static int not_modified(struct http_req *req, const char *etag)
+/* True when the client's If-None-Match names `etag`. */
+static bool not_modified(struct http_req *req, const char *etag)
 {
 	const char *inm = http_header(req, "If-None-Match");
 	size_t n = strlen(etag);
@@ -43,12 +43,12 @@ static int not_modified(struct http_req *req, const char *etag)
 		if (strncmp(p, "W/", 2) == 0)
 			p += 2;
 		if (strncmp(p, etag, n) == 0 && (p[n] == '\0' || p[n] == ',' || p[n] == ' '))
-			return 1;
+			return true;
 		if (*p == '*')
-			return 1;
+			return true;
 		p += strcspn(p, ",");
 	}
-	return 0;
+	return false;
 }
 
 static void serve(struct http_req *req, const struct dashboard_asset *a)

@@ -11,6 +11,7 @@
 
 #include "pixrelay/store/accounts.h"
 #include "pixrelay/store/events.h"
+#include "pixrelay/core/hash.h"
 #include "pixrelay/core/ids.h"
 #include "pixrelay/core/json.h"
 #include "pixrelay/pix/keyspace.h"
@@ -69,44 +70,37 @@ static void on_gone(struct http_req *req, void *arg);
 
 long long evstream_id_ms(const char *id)
 {
-	static const char alphabet[] = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 	long long ms = 0;
 
 	if (!id || strncmp(id, "evt_", 4) != 0 || !ids_is_ulid(id + 4))
 		return -1;
-	for (int i = 0; i < 10; i++) {
-		const char *p = strchr(alphabet, id[4 + i]);
-		if (!p)
-			return -1;
-		ms = ms * 32 + (p - alphabet);
-	}
+	/* a ULID's first 10 digits are its time */
+	for (int i = 0; i < 10; i++)
+		ms = ms * 32 + ids_crockval(id[4 + i]);
 	return ms;
 }
 
+/* 0 marks an empty slot of a set of seen ids */
 static uint64_t hash_id(const char *id)
 {
-	uint64_t h = 1469598103934665603ull;
+	uint64_t h = hash_fnv1a64(id, HASH_FNV1A64_INIT);
 
-	for (const unsigned char *p = (const unsigned char *)id; *p; p++) {
-		h ^= *p;
-		h *= 1099511628211ull;
-	}
 	return h ? h : 1;
 }
 
-static int seen_has_gen(const uint64_t *t, uint64_t v)
+static bool seen_has_gen(const uint64_t *t, uint64_t v)
 {
 	for (unsigned i = (unsigned)(v % SEEN_SLOTS), n = 0; n < SEEN_SLOTS;
 	     i = (i + 1) % SEEN_SLOTS, n++) {
 		if (t[i] == v)
-			return 1;
+			return true;
 		if (t[i] == 0)
-			return 0;
+			return false;
 	}
-	return 0;
+	return false;
 }
 
-static int seen_has(const struct seen *s, const char *id)
+static bool seen_has(const struct seen *s, const char *id)
 {
 	uint64_t v = hash_id(id);
 

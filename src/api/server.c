@@ -15,7 +15,9 @@
 #include "pixrelay/api/evstream.h"
 #include "pixrelay/http/http.h"
 #include "pixrelay/store/ingest.h"
-#include "pixrelay/store/banks.h"
+#include "pixrelay/store/banks_door.h"
+#include "pixrelay/store/banks_receive.h"
+#include "pixrelay/store/banks_recon.h"
 #include "pixrelay/core/seal.h"
 #include "pixrelay/relay/bankapi.h"
 #include "pixrelay/store/keys.h"
@@ -162,8 +164,9 @@ static int check_bank_door(const struct config *cfg, struct rds *c)
  * version does not read stops the start (-1); one that does not answer now is
  * checked by the next start or `pixrelay init` that reaches it, and meanwhile
  * read safely (the lease finds the previous layout's order lists by itself).
- * Then check_bank_door, and with `boot` the first start's bootstrap, on the
- * same connection. */
+ * Then check_bank_door, the bank reconciliation's schedule of an earlier
+ * version moved into the shards (banks_recon_move), and with `boot` the
+ * first start's bootstrap, on the same connection. */
 static int check_layout(const struct config *cfg, const struct rds_addr *addr, int boot)
 {
 	char err[512];
@@ -188,6 +191,8 @@ static int check_layout(const struct config *cfg, const struct rds_addr *addr, i
 		rds_free(c);
 		return -1;
 	}
+	if (banks_recon_move(c, cfg->prefix, err, sizeof(err)) < 0)
+		log_warn("bank reconciliation schedule not moved: %s", err);
 	if (boot)
 		bootstrap(cfg, c);
 	rds_free(c);
@@ -317,7 +322,7 @@ int server_run(struct config *cfg)
 	if (!*cfg->redis) {
 		rc = redisd_lock(cfg->data_dir, &lock_fd, err, sizeof(err));
 		if (rc != 0) {
-			if (rc == 1)
+			if (rc == REDISD_IN_USE)
 				log_error("data directory %s is in use by another pixrelay serve; "
 					  "give this one another --data-dir, or share a Redis with "
 					  "--redis",

@@ -61,7 +61,7 @@ int cli_cmd_account(const struct config *cfg, int argc, char **argv)
 			fprintf(stderr, "pixrelay account set: --postback-url is required\n");
 			return 2;
 		}
-		if (*url && !validate_http_url(url)) {
+		if (*url && !validate_is_http_url(url)) {
 			fprintf(stderr,
 				"pixrelay account set: --postback-url must be an absolute http "
 				"or https URL\n");

@@ -71,12 +71,12 @@ int cli_args_next(struct cli_args *a)
 	return -1;
 }
 
-int cli_want_help(int argc, char **argv)
+bool cli_want_help(int argc, char **argv)
 {
 	for (int i = 0; i < argc; i++)
 		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
-			return 1;
-	return 0;
+			return true;
+	return false;
 }
 
 int cli_action(int argc, char **argv, const char *usage, const char **verb)
@@ -90,13 +90,13 @@ int cli_action(int argc, char **argv, const char *usage, const char **verb)
 	return -1;
 }
 
-int cli_verb_known(const char *cmd, const char *usage, const char *verb, const char *const verbs[])
+bool cli_verb_known(const char *cmd, const char *usage, const char *verb, const char *const verbs[])
 {
 	for (size_t i = 0; verbs[i]; i++)
 		if (strcmp(verb, verbs[i]) == 0)
-			return 1;
+			return true;
 	fprintf(stderr, "pixrelay %s: unknown action '%s'\n\n%s", cmd, verb, usage);
-	return 0;
+	return false;
 }
 
 int cli_env_required(const char *cmd, const char *envs, enum env *env)

@@ -14,6 +14,8 @@
 #include "pixrelay/core/seal.h"
 #include "pixrelay/pix/bankcreds.h"
 #include "pixrelay/store/banks.h"
+#include "pixrelay/store/banks_door.h"
+#include "pixrelay/store/banks_webhook.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -202,8 +204,8 @@ static void print_connection(yajl_val c)
 		if (YAJL_IS_OBJECT(rec)) {
 			int64_t fails = 0, total = 0;
 
-			json_as_int64(json_get(rec, "failures"), &fails);
-			json_as_int64(json_get(rec, "newTotal"), &total);
+			json_is_int64(json_get(rec, "failures"), &fails);
+			json_is_int64(json_get(rec, "newTotal"), &total);
 			printf("  reconciled   until %s (last success %s), %lld Pix recovered in "
 			       "all\n",
 			       str(rec, "reconciledUntil"), str(rec, "lastSuccessAt"),
@@ -264,9 +266,6 @@ void cli_bank_print(const char *verb, const char *json)
 	yajl_tree_free(v);
 }
 
-/* After `bank connect` with the bank's API options: give the connection
- * just made (its JSON in k->json, kept) the credentials. 0, or -1 with the
- * problem printed. */
 /* `made` (a connection's JSON, freed and wiped) with the "api" of `kept`
  * (the same connection after its credentials were set): malloc'd. */
 static char *with_api(char *made, const char *kept)
@@ -274,8 +273,6 @@ static char *with_api(char *made, const char *kept)
 	yajl_val m = NULL, c = NULL;
 	yajl_gen g;
 	char err[64], *out = made;
-	const char *buf;
-	size_t len;
 
 	if (json_parse_object(made, strlen(made), &m, err, sizeof(err)) < 0 ||
 	    json_parse_object(kept, strlen(kept), &c, err, sizeof(err)) < 0)
@@ -291,10 +288,7 @@ static char *with_api(char *made, const char *kept)
 		    g, strcmp(name, "api") == 0 && json_get(c, "api") ? json_get(c, "api") : v);
 	}
 	json_close(g);
-	buf = json_buf(g, &len);
-	out = mem_strndup(buf, len);
-	mem_wipe((char *)buf, len);
-	yajl_gen_free(g);
+	out = json_take(g);
 	mem_wipe(made, strlen(made));
 	free(made);
 done:
@@ -303,6 +297,9 @@ done:
 	return out;
 }
 
+/* After `bank connect` with the bank's API options: give the connection
+ * just made (its JSON in k->json, kept) the credentials. 0, or -1 with the
+ * problem printed. */
 static int keep_credentials(struct cli_call *k, const struct config *cfg,
 			    const struct seal_key *skey, enum env env, struct bank_creds *creds)
 {

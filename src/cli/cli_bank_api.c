@@ -11,7 +11,7 @@
 #include "pixrelay/core/seal.h"
 #include "pixrelay/pix/bankcreds.h"
 #include "pixrelay/relay/bankapi.h"
-#include "pixrelay/store/banks.h"
+#include "pixrelay/store/banks_conn.h"
 
 #include <event2/event.h>
 
@@ -51,14 +51,14 @@ static char *read_file(const char *cmd, const char *opt, const char *path, size_
 	return buf;
 }
 
-int cli_bank_api_given(const struct cli_bank_api *o)
+bool cli_bank_api_given(const struct cli_bank_api *o)
 {
 	return o->api_url || o->token_url || o->client_id || o->secret_file || o->cert_file ||
 	       o->key_file || o->bank_ca_file || o->scope || o->nheaders || o->nquery ||
 	       o->no_check;
 }
 
-int cli_bank_api_option(struct cli_bank_api *o, const char *name, const char *arg)
+bool cli_bank_api_option(struct cli_bank_api *o, const char *name, const char *arg)
 {
 	static const struct {
 		const char *name;
@@ -235,10 +235,13 @@ static void on_probe(void *ud, int result, const struct banks_conn *c, const cha
 		snprintf(out->why, sizeof(out->why), "%s", err ? err : "redis");
 	} else if (result == 0) {
 		out->env = c->env;
+		out->auth = c->auth;
+		snprintf(out->pix_key, sizeof(out->pix_key), "%s", c->pix_key);
+		snprintf(out->token_sha, sizeof(out->token_sha), "%s", c->token_sha);
 		out->has_api = c->api.api_url != NULL;
 		if (out->has_api && p->key)
-			out->opened = banks_open_credentials(c, p->key, &out->creds, out->why,
-							     sizeof(out->why)) == 0;
+			out->opened = banks_open_credentials(c->id, &c->api, p->key, &out->creds,
+							     out->why, sizeof(out->why)) == 0;
 	}
 	p->done = 1;
 	event_base_loopbreak(p->base);

@@ -13,7 +13,8 @@
 #include "pixrelay/core/seal.h"
 #include "pixrelay/relay/bankapi.h"
 #include "pixrelay/relay/bankrecon.h"
-#include "pixrelay/store/banks.h"
+#include "pixrelay/store/banks_receive.h"
+#include "pixrelay/store/banks_report.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,7 +39,7 @@ static long long num(yajl_val v, const char *a, const char *b)
 {
 	int64_t n = 0;
 
-	json_as_int64(json_get(b ? json_get(v, a) : v, b ? b : a), &n);
+	json_is_int64(json_get(b ? json_get(v, a) : v, b ? b : a), &n);
 	return (long long)n;
 }
 
@@ -259,7 +260,7 @@ int cli_bank_recon(const struct config *cfg, int argc, char **argv)
 			fprintf(stderr, "pixrelay bank %s: no connection %s in %s\n", verb, id,
 				env_name(env));
 			break;
-		case BANKRECON_NO_API:
+		case BANKS_NO_API:
 			fprintf(stderr,
 				"pixrelay bank reconcile: connection %s has no API credentials "
 				"(pixrelay bank credentials gives them)\n",

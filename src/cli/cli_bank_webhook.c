@@ -15,31 +15,16 @@
 #include "pixrelay/core/seal.h"
 #include "pixrelay/core/timefmt.h"
 #include "pixrelay/pix/bankcreds.h"
+#include "pixrelay/pix/bankpix.h"
 #include "pixrelay/relay/bankapi.h"
-#include "pixrelay/store/banks.h"
+#include "pixrelay/store/banks_conn.h"
+#include "pixrelay/store/banks_webhook.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define URL_MAX 2048
-
-/* A connection as the calls to its bank need it. */
-struct target {
-	struct event_base *base;
-	const struct seal_key *key; /* while read_target runs; NULL: key_err says why */
-	const char *key_err;
-	int done, result;
-	char err[256];
-	enum env env;
-	enum banks_auth auth;
-	char pix_key[BANKPIX_CHAVE_MAX + 1];
-	char token_sha[65];
-	int has_api; /* it has API credentials */
-	int opened;  /* and they opened into creds; else why */
-	char why[256];
-	struct bank_creds creds;
-};
 
 /* A bank's answer. */
 struct answer {
@@ -50,70 +35,34 @@ struct answer {
 	char err[400];
 };
 
-/* The text of generator g, malloc'd; g freed. */
-static char *gen_take(yajl_gen g)
-{
-	size_t len;
-	const char *text = json_buf(g, &len);
-	char *out = mem_strndup(text, len);
-
-	yajl_gen_free(g);
-	return out;
-}
-
-static void on_target(void *ud, int result, const struct banks_conn *c, const char *err)
-{
-	struct target *t = ud;
-
-	t->done = 1;
-	t->result = result;
-	snprintf(t->err, sizeof(t->err), "%s", err ? err : "");
-	if (result == 0) {
-		t->env = c->env;
-		t->auth = c->auth;
-		snprintf(t->pix_key, sizeof(t->pix_key), "%s", c->pix_key);
-		snprintf(t->token_sha, sizeof(t->token_sha), "%s", c->token_sha);
-		t->has_api = c->api.api_url != NULL;
-		if (t->has_api && !t->key)
-			snprintf(t->why, sizeof(t->why), "%s", t->key_err);
-		else if (t->has_api)
-			t->opened = banks_open_credentials(c, t->key, &t->creds, t->why,
-							   sizeof(t->why)) == 0;
-	}
-	event_base_loopbreak(t->base);
-}
-
-/* Read connection `id` of `env` into t, its credentials opened with the
- * credentials key when there is one. 0; 1 when there is no such
- * connection; -1 with the problem printed. */
+/* Read connection `id` of `env` into t (a connection as the calls to its
+ * bank need it), its credentials opened with the credentials key when
+ * there is one. 0; 1 when there is no such connection; -1 with the problem
+ * printed. */
 static int read_target(const char *cmd, struct cli_call *k, const struct config *cfg, enum env env,
-		       const char *id, struct target *t)
+		       const char *id, struct cli_bank_conn *t)
 {
 	struct seal_key key;
 	char key_err[512], path[1024];
+	int have;
 
-	memset(t, 0, sizeof(*t));
-	t->base = k->base;
 	cli_credentials_key_path(cfg, path, sizeof(path));
-	if (seal_key_load(path, &key, key_err, sizeof(key_err)) == 0)
-		t->key = &key;
-	t->key_err = key_err;
-	banks_get(k->r, cfg, id, on_target, t);
-	while (!t->done)
-		event_base_dispatch(k->base);
-	seal_key_wipe(&key);
-	t->key = NULL;
-	t->key_err = NULL;
+	have = seal_key_load(path, &key, key_err, sizeof(key_err)) == 0;
+	cli_bank_read(k, cfg, id, have ? &key : NULL, t);
+	if (have)
+		seal_key_wipe(&key);
 	if (t->result < 0) {
-		fprintf(stderr, "pixrelay %s: %s\n", cmd, t->err);
+		fprintf(stderr, "pixrelay %s: %s\n", cmd, t->why);
 		return -1;
 	}
 	if (t->result != 0 || t->env != env)
 		return 1;
+	if (t->has_api && !have)
+		snprintf(t->why, sizeof(t->why), "%s", key_err);
 	return 0;
 }
 
-static void target_wipe(struct target *t)
+static void target_wipe(struct cli_bank_conn *t)
 {
 	bank_creds_wipe(&t->creds);
 	mem_wipe(t->token_sha, sizeof(t->token_sha));
@@ -132,7 +81,7 @@ static void on_answer(void *ud, long status, const char *body, const char *err)
 
 /* `method` /webhook/{chave} at t's bank, with `body` (or NULL), on the
  * command's loop; the answer in a (free a->body). */
-static void call_bank(struct cli_call *k, const struct config *cfg, struct target *t,
+static void call_bank(struct cli_call *k, const struct config *cfg, struct cli_bank_conn *t,
 		      const char *method, const char *body, struct answer *a)
 {
 	struct bankapi *b = bankapi_new(k->base, cfg->bank_timeout_ms);
@@ -158,7 +107,7 @@ static void call_bank(struct cli_call *k, const struct config *cfg, struct targe
 
 /* Put `url` as t's webhook at its bank. 0, or -1 with why in err: `sent`
  * set when the bank may have taken it all the same (no answer). */
-static int put_webhook(struct cli_call *k, const struct config *cfg, struct target *t,
+static int put_webhook(struct cli_call *k, const struct config *cfg, struct cli_bank_conn *t,
 		       const char *url, int *sent, char *err, size_t errlen)
 {
 	yajl_gen g = json_gen_new();
@@ -171,7 +120,7 @@ static int put_webhook(struct cli_call *k, const struct config *cfg, struct targ
 	json_str(g, "webhookUrl");
 	json_str(g, url);
 	json_close(g);
-	body = gen_take(g);
+	body = json_take(g);
 	call_bank(k, cfg, t, "PUT", body, &a);
 	mem_wipe(body, strlen(body));
 	free(body);
@@ -194,7 +143,8 @@ static int put_webhook(struct cli_call *k, const struct config *cfg, struct targ
 
 /* What read_target found, for a command that needs the bank's API: 0, or
  * the exit code with the problem printed. */
-static int usable(const char *cmd, int found, const struct target *t, const char *id, enum env env)
+static int usable(const char *cmd, int found, const struct cli_bank_conn *t, const char *id,
+		  enum env env)
 {
 	if (found < 0)
 		return 1;
@@ -220,7 +170,7 @@ static int usable(const char *cmd, int found, const struct target *t, const char
 int cli_bank_register_url(struct cli_call *k, const struct config *cfg, enum env env,
 			  const char *id, const char *url)
 {
-	struct target t;
+	struct cli_bank_conn t;
 	char err[700];
 	int found = read_target("bank connect", k, cfg, env, id, &t), rc, sent;
 
@@ -250,7 +200,7 @@ static void print_registered(const char *id, const char *pix_key, const char *ur
 		json_str(g, "newToken");
 		json_bool(g, new_token);
 		json_close(g);
-		out = gen_take(g);
+		out = json_take(g);
 		printf("%s\n", out);
 		mem_wipe(out, strlen(out));
 		free(out);
@@ -266,7 +216,7 @@ int cli_bank_register_webhook(struct cli_call *k, const struct config *cfg, enum
 			      const char *id, int json)
 {
 	static const char cmd[] = "bank register-webhook";
-	struct target t;
+	struct cli_bank_conn t;
 	char url[URL_MAX], err[700], token[BANKS_TOKEN_LEN + 1] = "";
 	int found, rc, sent;
 
@@ -335,7 +285,7 @@ enum held { HELD_NONE = BANKS_HOOK_BAD + 1, HELD_ERROR, HELD_UNKNOWN };
 static int ask_bank(struct cli_call *k, const struct config *cfg, enum env env, const char *id,
 		    struct banks_hook_seen *seen, char *err, size_t errlen)
 {
-	struct target t;
+	struct cli_bank_conn t;
 	struct answer a = {0};
 	char problem[512];
 	int found = read_target("bank show", k, cfg, env, id, &t), held;
@@ -344,7 +294,7 @@ static int ask_bank(struct cli_call *k, const struct config *cfg, enum env env, 
 	if (found != 0 || !t.has_api) {
 		held = found < 0 ? HELD_ERROR : HELD_UNKNOWN;
 		if (found < 0)
-			snprintf(err, errlen, "redis: %s", t.err);
+			snprintf(err, errlen, "redis: %s", t.why);
 		goto done;
 	}
 	if (!t.opened) {
@@ -413,7 +363,7 @@ char *cli_json_with(const char *json, const char *name, const char *value)
 	json_raw(g, value, strlen(value));
 	json_close(g);
 	yajl_tree_free(v);
-	return gen_take(g);
+	return json_take(g);
 }
 
 /* What the bank holds, as the JSON of show's "bankWebhook" (null when
@@ -445,7 +395,7 @@ static char *held_json(int held, const struct banks_hook_seen *s, const char *er
 		json_str(g, err);
 	}
 	json_close(g);
-	return gen_take(g);
+	return json_take(g);
 }
 
 static void print_held(const char *id, int held, const struct banks_hook_seen *s, const char *err)

@@ -13,10 +13,13 @@
 
 #include "pixrelay/core/config.h"
 #include "pixrelay/pix/bankcreds.h"
+#include "pixrelay/pix/bankpix.h"
 #include "pixrelay/pix/env.h"
 #include "pixrelay/redis/redis.h"
+#include "pixrelay/store/banks_conn.h"
 
 #include <getopt.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -64,15 +67,16 @@ void cli_args_init(struct cli_args *a, int argc, char **argv, const struct optio
  * bad option (usage printed, exit code 2). */
 int cli_args_next(struct cli_args *a);
 
-/* Nonzero when one of the arguments is --help or -h. */
-int cli_want_help(int argc, char **argv);
+/* True when one of the arguments is --help or -h. */
+bool cli_want_help(int argc, char **argv);
 /* The start of an "ACTION [options]" command: the usage on --help (exit 0)
  * or without an action (exit 2), else the action in *verb, getopt reset to
  * read the options after it, and -1. */
 int cli_action(int argc, char **argv, const char *usage, const char **verb);
-/* Nonzero when verb is one of the NULL-terminated verbs of command cmd; else
- * 0 with "pixrelay CMD: unknown action 'VERB'" and the usage on stderr. */
-int cli_verb_known(const char *cmd, const char *usage, const char *verb, const char *const verbs[]);
+/* True when verb is one of the NULL-terminated verbs of command cmd; else
+ * false with "pixrelay CMD: unknown action 'VERB'" and the usage on stderr. */
+bool cli_verb_known(const char *cmd, const char *usage, const char *verb,
+		    const char *const verbs[]);
 /* Parse the --env that command cmd requires into *env: 0, or -1 with
  * "pixrelay CMD: --env sandbox|production is required" on stderr. */
 int cli_env_required(const char *cmd, const char *envs, enum env *env);
@@ -162,11 +166,11 @@ struct cli_bank_api {
 	int no_check; /* --no-check: keep them without asking the bank for a token */
 };
 struct seal_key;
-/* Nonzero when any of them was given. */
-int cli_bank_api_given(const struct cli_bank_api *o);
+/* True when any of them was given. */
+bool cli_bank_api_given(const struct cli_bank_api *o);
 /* Take one of the API options (a long option's name and its argument) into
- * o. 1 when it was one of them, 0 when not. */
-int cli_bank_api_option(struct cli_bank_api *o, const char *name, const char *arg);
+ * o. True when it was one of them, false when not. */
+bool cli_bank_api_option(struct cli_bank_api *o, const char *name, const char *arg);
 /* Read and check them into out (wipe it with bank_creds_wipe): 0, or -1
  * with the problem printed as "pixrelay CMD: ...". */
 int cli_bank_api_read(const char *cmd, const struct cli_bank_api *o, struct bank_creds *out);
@@ -192,6 +196,9 @@ void cli_bank_api_explain(struct cli_call *k, const struct config *cfg, const ch
 struct cli_bank_conn {
 	int result; /* 0, BANKS_NOT_FOUND, or -1 (why says it) */
 	enum env env;
+	enum banks_auth auth;
+	char pix_key[BANKPIX_CHAVE_MAX + 1];
+	char token_sha[65];	 /* a URL token's SHA-256 (hex; "" for mTLS) */
 	int has_api;		 /* it has API credentials */
 	int opened;		 /* ... and key opened them into creds (wipe it) */
 	struct bank_creds creds; /* zeroed when not opened */

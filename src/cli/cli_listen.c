@@ -87,7 +87,7 @@ int cli_cmd_listen(const struct config *cfg, int argc, char **argv)
 	o.json = a.json;
 	if (optind < argc)
 		return cli_unexpected("listen", NULL, argv[optind]);
-	if (!o.forward_to || !validate_http_url(o.forward_to)) {
+	if (!o.forward_to || !validate_is_http_url(o.forward_to)) {
 		fprintf(stderr, "pixrelay listen: --forward-to must be an absolute http or https "
 				"URL (e.g. http://localhost:3000/webhooks)\n");
 		return 2;

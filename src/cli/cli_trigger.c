@@ -158,8 +158,6 @@ static int trigger_pix(const struct config *cfg, const struct cli_args *a, const
 	timefmt_rfc3339(at, ids_now_ms());
 	{
 		yajl_gen g = json_gen_new();
-		size_t len;
-		const char *s;
 		json_open(g);
 		json_str(g, "pix");
 		json_open_array(g);
@@ -181,9 +179,7 @@ static int trigger_pix(const struct config *cfg, const struct cli_args *a, const
 		json_close(g);
 		json_close_array(g);
 		json_close(g);
-		s = json_buf(g, &len);
-		body = mem_strndup(s, len);
-		yajl_gen_free(g);
+		body = json_take(g);
 	}
 	path = mem_printf("/bank/connections/%s/simulate-pix", conn);
 	if (trigger_step(base, key, a->account, "POST", path, body, NULL, &data) < 0)
@@ -331,7 +327,7 @@ int cli_cmd_trigger(const struct config *cfg, int argc, char **argv)
 	}
 	if (optind + 1 < argc)
 		return cli_unexpected("trigger", NULL, argv[optind + 1]);
-	if (url && !validate_http_url(url)) {
+	if (url && !validate_is_http_url(url)) {
 		fprintf(stderr,
 			"pixrelay trigger: --postback-url must be an absolute http or https URL\n");
 		return 2;
@@ -342,8 +338,6 @@ int cli_cmd_trigger(const struct config *cfg, int argc, char **argv)
 	cli_base_url(cfg, base, sizeof(base));
 	{
 		yajl_gen g = json_gen_new();
-		size_t len;
-		const char *s;
 		char comment[64];
 		json_open(g);
 		json_str(g, "amount");
@@ -356,9 +350,7 @@ int cli_cmd_trigger(const struct config *cfg, int argc, char **argv)
 			json_str(g, url);
 		}
 		json_close(g);
-		s = json_buf(g, &len);
-		body = mem_strndup(s, len);
-		yajl_gen_free(g);
+		body = json_take(g);
 	}
 	if (trigger_step(base, key, a.account, "POST", "/charge/pix/create", body, NULL, &data) < 0)
 		goto done;

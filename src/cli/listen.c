@@ -13,6 +13,7 @@
 #include "pixrelay/core/ids.h"
 #include "pixrelay/core/json.h"
 #include "pixrelay/core/mem.h"
+#include "pixrelay/pix/backoff.h"
 #include "pixrelay/pix/sign.h"
 #include "pixrelay/core/timefmt.h"
 
@@ -63,7 +64,7 @@ static int grow(char **buf, size_t *cap, size_t need)
 	return 0;
 }
 
-/* One line without its end. Returns 0, 1 (stop) or -1. */
+/* One line without its end. Returns 0, SSE_STOPPED or -1. */
 static int sse_line(struct sse *p, const char *l, size_t n)
 {
 	const char *colon, *value;
@@ -76,7 +77,9 @@ static int sse_line(struct sse *p, const char *l, size_t n)
 			if (p->data_len)
 				p->data_len--;
 			p->data[p->data_len] = '\0';
-			rc = p->on_event(p->ud, p->last_id, p->event, p->data, p->data_len) ? 1 : 0;
+			rc = p->on_event(p->ud, p->last_id, p->event, p->data, p->data_len)
+				 ? SSE_STOPPED
+				 : 0;
 		}
 		p->has_data = 0;
 		p->data_len = 0;
@@ -367,12 +370,12 @@ static size_t on_stream_body(char *ptr, size_t size, size_t nmemb, void *ud)
 	return sse_feed(&L->sse, ptr, n) < 0 ? 0 : n;
 }
 
-static int seen_has(const struct listener *L, const char *id)
+static bool seen_has(const struct listener *L, const char *id)
 {
 	for (unsigned i = 0; i < L->nseen; i++)
 		if (strcmp(L->seen[i], id) == 0)
-			return 1;
-	return 0;
+			return true;
+	return false;
 }
 
 static void seen_add(struct listener *L, const char *id)
@@ -384,14 +387,14 @@ static void seen_add(struct listener *L, const char *id)
 }
 
 /* A header name the stream may give: a token; a value without CR, LF or NUL. */
-static int header_ok(const char *name, const char *value)
+static bool header_ok(const char *name, const char *value)
 {
 	if (!*name || strlen(name) > 64 || strlen(value) > 4096)
-		return 0;
+		return false;
 	for (const char *p = name; *p; p++)
 		if (!strchr("!#$%&'*+-.^_`|~", *p) && !(*p >= '0' && *p <= '9') &&
 		    !(*p >= 'a' && *p <= 'z') && !(*p >= 'A' && *p <= 'Z'))
-			return 0;
+			return false;
 	return strpbrk(value, "\r\n") == NULL;
 }
 
@@ -676,7 +679,7 @@ int listen_run(const struct listen_opts *o)
 		}
 		if (stop_flag)
 			break;
-		backoff_ms = backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff_ms * 2;
+		backoff_ms = backoff_double(backoff_ms, BACKOFF_MAX_MS);
 	}
 	if (!o->json)
 		fprintf(stderr, "pixrelay listen: %lu events forwarded\n", L->forwarded);

@@ -204,12 +204,12 @@ static int dn_fail(struct dn_reader *r, size_t at, const char *fmt, ...)
 	return -1;
 }
 
-static int is_alpha(char c)
+static bool is_alpha(char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
 }
 
-static int is_digit(char c)
+static bool is_digit(char c)
 {
 	return c >= '0' && c <= '9';
 }
@@ -301,7 +301,7 @@ static ASN1_OBJECT *dn_type(struct dn_reader *r)
 	return obj;
 }
 
-static int dn_special(char c)
+static bool dn_special(char c)
 {
 	return c && strchr(" \"#+,;<=>\\", c) != NULL;
 }

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <sys/time.h>
 
-static const char crockford[] = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+static const char crockford[] = IDS_CROCKFORD;
 static const char base62[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
 void ids_random(void *buf, size_t n)
@@ -68,6 +68,14 @@ uint64_t ids_now_ms(void)
 	return (uint64_t)tv.tv_sec * 1000u + (uint64_t)tv.tv_usec / 1000u;
 }
 
+uint64_t ids_now_us(void)
+{
+	struct timeval tv;
+
+	gettimeofday(&tv, NULL);
+	return (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec;
+}
+
 /* 48 bits of time in 10 chars, then the 80 bits of r in 16 chars. */
 static void ulid_encode(char out[IDS_ULID_LEN + 1], uint64_t ms, const unsigned char r[10])
 {
@@ -104,16 +112,23 @@ void ids_ulid(char out[IDS_ULID_LEN + 1])
 	ids_ulid_at(out, ids_now_ms());
 }
 
-int ids_is_ulid(const char *s)
+bool ids_is_ulid(const char *s)
 {
 	size_t n = strlen(s);
 
 	if (n != IDS_ULID_LEN || s[0] > '7')
-		return 0;
+		return false;
 	for (size_t i = 0; i < n; i++)
-		if (!strchr(crockford, s[i]) || s[i] == '\0')
-			return 0;
-	return 1;
+		if (ids_crockval(s[i]) < 0)
+			return false;
+	return true;
+}
+
+int ids_crockval(char c)
+{
+	const char *p = c ? strchr(crockford, c) : NULL;
+
+	return p ? (int)(p - crockford) : -1;
 }
 
 void ids_uuid4(char out[IDS_UUID_LEN + 1])

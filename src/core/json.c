@@ -572,14 +572,14 @@ yajl_val json_get(yajl_val obj, const char *key)
 	return NULL;
 }
 
-int json_as_int64(yajl_val v, int64_t *out)
+bool json_is_int64(yajl_val v, int64_t *out)
 {
 	if (!YAJL_IS_NUMBER(v) || !YAJL_IS_INTEGER(v))
-		return 0;
+		return false;
 	/* yajl marks an integer only when strtoll took the whole text without
 	 * overflow; "1e3" and "1.0" are doubles and so refused here */
 	*out = (int64_t)YAJL_GET_INTEGER(v);
-	return 1;
+	return true;
 }
 
 yajl_gen json_gen_new(void)

@@ -32,7 +32,7 @@ void log_set_level(enum log_level level)
 	min_level = level;
 }
 
-int log_on(enum log_level level)
+bool log_on(enum log_level level)
 {
 	return level >= min_level;
 }

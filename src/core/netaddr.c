@@ -163,13 +163,13 @@ void netaddr_list_deinit(struct netaddr_list *list)
 }
 
 /* port < 0: any entry matches whatever its port */
-static int list_match(const struct netaddr_list *list, const char *ip, int port)
+static bool list_match(const struct netaddr_list *list, const char *ip, int port)
 {
 	unsigned char a[16];
 	int family;
 
 	if (parse_ip(ip, &family, a) < 0)
-		return 0;
+		return false;
 	for (size_t i = 0; i < list->n; i++) {
 		const struct netaddr_cidr *c = &list->items[i];
 		int full = c->bits / 8, rest = c->bits % 8;
@@ -184,45 +184,45 @@ static int list_match(const struct netaddr_list *list, const char *ip, int port)
 			if ((a[full] & mask) != (c->addr[full] & mask))
 				continue;
 		}
-		return 1;
+		return true;
 	}
-	return 0;
+	return false;
 }
 
-int netaddr_list_contains(const struct netaddr_list *list, const char *ip)
+bool netaddr_list_contains(const struct netaddr_list *list, const char *ip)
 {
 	return list_match(list, ip, -1);
 }
 
-int netaddr_list_contains_port(const struct netaddr_list *list, const char *ip, int port)
+bool netaddr_list_contains_port(const struct netaddr_list *list, const char *ip, int port)
 {
 	return list_match(list, ip, port < 0 ? 0 : port);
 }
 
-static int v4_public(const unsigned char a[4])
+static bool v4_public(const unsigned char a[4])
 {
 	if (a[0] == 0 || a[0] == 10 || a[0] == 127 || a[0] >= 224)
-		return 0; /* this network, private, loopback, multicast, reserved, broadcast */
+		return false; /* this network, private, loopback, multicast, reserved, broadcast */
 	if (a[0] == 100 && (a[1] & 0xc0) == 64)
-		return 0; /* 100.64.0.0/10 shared address space */
+		return false; /* 100.64.0.0/10 shared address space */
 	if (a[0] == 169 && a[1] == 254)
-		return 0; /* link-local */
+		return false; /* link-local */
 	if (a[0] == 172 && (a[1] & 0xf0) == 16)
-		return 0; /* 172.16.0.0/12 */
+		return false; /* 172.16.0.0/12 */
 	if (a[0] == 192 && a[1] == 168)
-		return 0;
+		return false;
 	if (a[0] == 192 && a[1] == 0 && (a[2] == 0 || a[2] == 2))
-		return 0; /* IETF protocol assignments, TEST-NET-1 */
+		return false; /* IETF protocol assignments, TEST-NET-1 */
 	if (a[0] == 198 && (a[1] == 18 || a[1] == 19))
-		return 0; /* benchmarking */
+		return false; /* benchmarking */
 	if ((a[0] == 198 && a[1] == 51 && a[2] == 100) || (a[0] == 203 && a[1] == 0 && a[2] == 113))
-		return 0; /* TEST-NET-2, TEST-NET-3 */
+		return false; /* TEST-NET-2, TEST-NET-3 */
 	if (a[0] == 192 && a[1] == 88 && a[2] == 99)
-		return 0; /* 6to4 relay anycast */
-	return 1;
+		return false; /* 6to4 relay anycast */
+	return true;
 }
 
-static int v6_public(const unsigned char a[16])
+static bool v6_public(const unsigned char a[16])
 {
 	static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 
@@ -232,19 +232,19 @@ static int v6_public(const unsigned char a[16])
 	 * compatible, SIIT, NAT64, ...) or above it (unique local, link-local,
 	 * multicast) may lead to an address that is not */
 	if ((a[0] & 0xe0) != 0x20)
-		return 0;
+		return false;
 	if (a[0] == 0x20 && a[1] == 0x01 && a[2] < 0x02)
-		return 0; /* 2001::/23: Teredo, benchmarking, ORCHID, ... */
+		return false; /* 2001::/23: Teredo, benchmarking, ORCHID, ... */
 	if (a[0] == 0x20 && a[1] == 0x01 && a[2] == 0x0d && a[3] == 0xb8)
-		return 0; /* documentation */
+		return false; /* documentation */
 	if (a[0] == 0x3f && a[1] == 0xff && (a[2] & 0xf0) == 0)
-		return 0; /* documentation, 3fff::/20 */
+		return false; /* documentation, 3fff::/20 */
 	if (a[0] == 0x20 && a[1] == 0x02)
 		return v4_public(a + 2); /* 6to4 leads to its embedded IPv4 address */
-	return 1;
+	return true;
 }
 
-int netaddr_ip_is_public(const char *ip)
+bool netaddr_ip_is_public(const char *ip)
 {
 	unsigned char b[16];
 
@@ -252,20 +252,20 @@ int netaddr_ip_is_public(const char *ip)
 		return v4_public(b);
 	if (inet_pton(AF_INET6, ip, b) == 1)
 		return v6_public(b);
-	return 0;
+	return false;
 }
 
-int netaddr_is_public(const struct sockaddr *sa)
+bool netaddr_is_public(const struct sockaddr *sa)
 {
 	if (sa->sa_family == AF_INET)
 		return v4_public(
 		    (const unsigned char *)&((const struct sockaddr_in *)sa)->sin_addr);
 	if (sa->sa_family == AF_INET6)
 		return v6_public(((const struct sockaddr_in6 *)sa)->sin6_addr.s6_addr);
-	return 0;
+	return false;
 }
 
-int netaddr_list_contains_sa(const struct netaddr_list *list, const struct sockaddr *sa)
+bool netaddr_list_contains_sa(const struct netaddr_list *list, const struct sockaddr *sa)
 {
 	char ip[INET6_ADDRSTRLEN];
 	int port;
@@ -279,7 +279,7 @@ int netaddr_list_contains_sa(const struct netaddr_list *list, const struct socka
 		inet_ntop(AF_INET6, &s6->sin6_addr, ip, sizeof(ip));
 		port = ntohs(s6->sin6_port);
 	} else {
-		return 0;
+		return false;
 	}
 	return netaddr_list_contains_port(list, ip, port);
 }

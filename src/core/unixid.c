@@ -135,12 +135,12 @@ done:
 	return 0;
 }
 
-int unixid_has_uid(const struct unixid_uids *l, uid_t uid)
+bool unixid_has_uid(const struct unixid_uids *l, uid_t uid)
 {
 	for (size_t i = 0; i < l->n; i++)
 		if (l->uid[i] == uid)
-			return 1;
-	return 0;
+			return true;
+	return false;
 }
 
 int unixid_parse_gid(const char *s, gid_t *gid, char *err, size_t errlen)

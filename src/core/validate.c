@@ -14,22 +14,22 @@
 
 /* Locale-independent character classes (the C library's depend on the
  * locale and are undefined for negative chars). */
-static int is_digit(char c)
+static bool is_digit(char c)
 {
 	return c >= '0' && c <= '9';
 }
 
-static int is_alpha(char c)
+static bool is_alpha(char c)
 {
 	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
 }
 
-static int is_alnum(char c)
+static bool is_alnum(char c)
 {
 	return is_digit(c) || is_alpha(c);
 }
 
-static int is_hex(char c)
+static bool is_hex(char c)
 {
 	return is_digit(c) || (c >= 'A' && c <= 'F') || (c >= 'a' && c <= 'f');
 }
@@ -117,38 +117,38 @@ static int dns_name_check(const char *p, size_t n, int *labels, int *last_numeri
 }
 
 /* RFC 5322 atext: the characters of a dot-atom other than the dot. */
-static int is_atext(char c)
+static bool is_atext(char c)
 {
 	return is_alnum(c) || (c && strchr("!#$%&'*+/=?^_`{|}~-", c));
 }
 
-int validate_email(const char *s)
+bool validate_is_email(const char *s)
 {
 	const char *at;
 	size_t n, local;
 	int labels, numeric_tld;
 
 	if (!s)
-		return 0;
+		return false;
 	n = strlen(s);
 	if (n > VALIDATE_EMAIL_MAX)
-		return 0;
+		return false;
 	at = strchr(s, '@');
 	if (!at || strchr(at + 1, '@'))
-		return 0;
+		return false;
 	local = (size_t)(at - s);
 	if (local == 0 || local > 64 || s[0] == '.' || at[-1] == '.')
-		return 0;
+		return false;
 	for (size_t i = 0; i < local; i++) {
 		if (s[i] == '.') {
 			if (s[i + 1] == '.')
-				return 0;
+				return false;
 		} else if (!is_atext(s[i])) {
-			return 0;
+			return false;
 		}
 	}
 	if (dns_name_check(at + 1, n - local - 1, &labels, &numeric_tld) < 0)
-		return 0;
+		return false;
 	return labels >= 2 && !numeric_tld;
 }
 
@@ -178,44 +178,44 @@ static int ipv4_check(const char *p, size_t n)
  * hex ("0x7f"): URL parsers (WHATWG, curl) then read the whole host as an
  * IPv4 address in one of several notations, so it must be a plain dotted
  * quad to mean the same to every reader. */
-static int host_ends_in_number(const char *p, size_t n)
+static bool host_ends_in_number(const char *p, size_t n)
 {
 	size_t start = n;
 
 	while (start > 0 && p[start - 1] != '.')
 		start--;
 	if (start == n)
-		return 0;
+		return false;
 	if (n - start >= 2 && p[start] == '0' && (p[start + 1] == 'x' || p[start + 1] == 'X')) {
 		for (size_t i = start + 2; i < n; i++)
 			if (!is_hex(p[i]))
-				return 0;
-		return 1;
+				return false;
+		return true;
 	}
 	for (size_t i = start; i < n; i++)
 		if (!is_digit(p[i]))
-			return 0;
-	return 1;
+			return false;
+	return true;
 }
 
 /* Characters allowed in a path or query besides %XX: RFC 3986 unreserved,
  * sub-delims, ':', '@', '/', '?'. */
-static int is_path_char(char c)
+static bool is_path_char(char c)
 {
 	return is_alnum(c) || (c && strchr("-._~!$&'()*+,;=:@/?", c));
 }
 
-int validate_http_url(const char *s)
+bool validate_is_http_url(const char *s)
 {
 	const char *p, *host, *host_end, *auth_end;
 	size_t n, slen;
 	int labels, numeric;
 
 	if (!s)
-		return 0;
+		return false;
 	n = strlen(s);
 	if (n > VALIDATE_URL_MAX)
-		return 0;
+		return false;
 	slen = 0;
 	if (n >= 7 && to_lower(s[0]) == 'h' && to_lower(s[1]) == 't' && to_lower(s[2]) == 't' &&
 	    to_lower(s[3]) == 'p') {
@@ -225,7 +225,7 @@ int validate_http_url(const char *s)
 			slen = 8;
 	}
 	if (slen == 0)
-		return 0;
+		return false;
 
 	/* the authority runs to the first '/' or '?'; '#' and anything else
 	 * outside the URL character set is refused by the host, port or path
@@ -234,7 +234,7 @@ int validate_http_url(const char *s)
 	host = s + slen;
 	auth_end = host + strcspn(host, "/?");
 	if (memchr(host, '@', (size_t)(auth_end - host)))
-		return 0;
+		return false;
 	if (*host == '[') {
 		char addr[INET6_ADDRSTRLEN];
 		unsigned char bin[16];
@@ -242,17 +242,17 @@ int validate_http_url(const char *s)
 		size_t alen;
 
 		if (!close)
-			return 0;
+			return false;
 		alen = (size_t)(close - host - 1);
 		if (alen == 0 || alen >= sizeof(addr))
-			return 0;
+			return false;
 		memcpy(addr, host + 1, alen);
 		addr[alen] = '\0';
 		if (inet_pton(AF_INET6, addr, bin) != 1)
-			return 0;
+			return false;
 		host_end = close + 1;
 		if (host_end != auth_end && *host_end != ':')
-			return 0;
+			return false;
 	} else {
 		host_end = memchr(host, ':', (size_t)(auth_end - host));
 		if (!host_end)
@@ -260,9 +260,9 @@ int validate_http_url(const char *s)
 		size_t hlen = (size_t)(host_end - host);
 
 		if (dns_name_check(host, hlen, &labels, &numeric) < 0)
-			return 0;
+			return false;
 		if (host_ends_in_number(host, hlen) && ipv4_check(host, hlen) < 0)
-			return 0;
+			return false;
 	}
 	if (host_end != auth_end) {
 		/* host_end is ':' */
@@ -270,41 +270,41 @@ int validate_http_url(const char *s)
 		size_t digits = (size_t)(auth_end - host_end - 1);
 
 		if (digits < 1 || digits > 5)
-			return 0;
+			return false;
 		for (p = host_end + 1; p < auth_end; p++) {
 			if (!is_digit(*p))
-				return 0;
+				return false;
 			port = port * 10 + (*p - '0');
 		}
 		if (port < 1 || port > 65535)
-			return 0;
+			return false;
 	}
 	for (p = auth_end; *p; p++) {
 		if (*p == '%') {
 			if (!is_hex(p[1]) || !is_hex(p[2]))
-				return 0;
+				return false;
 			p += 2;
 		} else if (!is_path_char(*p)) {
-			return 0;
+			return false;
 		}
 	}
-	return 1;
+	return true;
 }
 
-int validate_uf(const char *s)
+bool validate_is_uf(const char *s)
 {
 	static const char ufs[] = "AC AL AP AM BA CE DF ES GO MA MT MS MG PA PB PR PE PI RJ RN RS "
 				  "RO RR SC SP SE TO";
 
 	if (!s || !(s[0] >= 'A' && s[0] <= 'Z') || !(s[1] >= 'A' && s[1] <= 'Z') || s[2])
-		return 0;
+		return false;
 	for (const char *p = ufs; *p; p += 3) {
 		if (p[0] == s[0] && p[1] == s[1])
-			return 1;
+			return true;
 		if (!p[2])
 			break;
 	}
-	return 0;
+	return false;
 }
 
 int validate_cep_normalize(const char *s, char out[9])
@@ -360,21 +360,21 @@ int validate_date(const char *s, int *y, int *m, int *d)
 	return 0;
 }
 
-int validate_phone(const char *s)
+bool validate_is_phone(const char *s)
 {
 	const char *p;
 	int digits = 0, in_paren = 0, groups = 0;
 
 	if (!s)
-		return 0;
+		return false;
 	p = s;
 	if (*p == '+') {
 		p++;
 		if (!is_digit(*p))
-			return 0;
+			return false;
 	}
 	if (!is_digit(*p) && *p != '(')
-		return 0;
+		return false;
 	for (; *p; p++) {
 		char c = *p, next = p[1];
 
@@ -382,19 +382,19 @@ int validate_phone(const char *s)
 			digits++;
 		} else if (c == '(') {
 			if (in_paren || groups || !is_digit(next))
-				return 0;
+				return false;
 			in_paren = 1;
 			groups = 1;
 		} else if (c == ')') {
 			if (!in_paren)
-				return 0;
+				return false;
 			in_paren = 0;
 		} else if (c == ' ' || c == '-') {
 			if (in_paren || !(is_digit(p[-1]) || p[-1] == ')') ||
 			    !(is_digit(next) || next == '('))
-				return 0;
+				return false;
 		} else {
-			return 0;
+			return false;
 		}
 	}
 	/* the last character is a digit or ')': a '(' always has a digit after
@@ -402,46 +402,46 @@ int validate_phone(const char *s)
 	return !in_paren && digits >= 8 && digits <= 15;
 }
 
-int validate_has_control(const char *s)
+bool validate_has_control(const char *s)
 {
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
 		if (*p < 0x20 || *p == 0x7f)
-			return 1;
-	return 0;
+			return true;
+	return false;
 }
 
-int validate_is_blank(const char *s)
+bool validate_is_blank(const char *s)
 {
 	for (; *s; s++)
 		if (*s != ' ')
-			return 0;
-	return 1;
+			return false;
+	return true;
 }
 
 /* RFC 9110 tchar */
-static int is_tchar(char c)
+static bool is_tchar(char c)
 {
 	return is_alnum(c) || (c && strchr("!#$%&'*+-.^_`|~", c));
 }
 
-int validate_header_name(const char *s, size_t n)
+bool validate_header_name(const char *s, size_t n)
 {
 	if (!s || n == 0)
-		return 0;
+		return false;
 	for (size_t i = 0; i < n; i++)
 		if (!is_tchar(s[i]))
-			return 0;
-	return 1;
+			return false;
+	return true;
 }
 
-int validate_printable(const char *s, size_t n)
+bool validate_printable(const char *s, size_t n)
 {
 	if (!s)
-		return 0;
+		return false;
 	for (size_t i = 0; i < n; i++)
 		if ((unsigned char)s[i] < ' ' || (unsigned char)s[i] > '~')
-			return 0;
-	return 1;
+			return false;
+	return true;
 }
 
 /* Headers a sender sets, or that frame the request: never an extra. */
@@ -463,10 +463,10 @@ static const char *const reserved_headers[] = {"accept",
 					       "user-agent",
 					       NULL};
 
-int validate_header_reserved(const char *name)
+bool validate_header_reserved(const char *name)
 {
 	for (size_t i = 0; name && reserved_headers[i]; i++)
 		if (strcasecmp(name, reserved_headers[i]) == 0)
-			return 1;
-	return 0;
+			return true;
+	return false;
 }

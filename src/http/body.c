@@ -88,7 +88,7 @@ int http_body_reserve(struct conn *c, size_t n)
 }
 
 /* Take body bytes from the input buffer. Returns 1 when more are needed. */
-int http_body_take(struct conn *c)
+bool http_body_take(struct conn *c)
 {
 	struct req *r = c->req;
 	const struct httpp_head *h = &c->head;
@@ -102,9 +102,9 @@ int http_body_take(struct conn *c)
 		c->pos += n;
 		if (r->pub.body_len == (size_t)h->content_length) {
 			http_req_dispatch(c);
-			return 0;
+			return false;
 		}
-		return 1;
+		return true;
 	}
 	while (c->pos < c->ilen) {
 		size_t used, dlen;
@@ -120,7 +120,7 @@ int http_body_take(struct conn *c)
 				    (unsigned long long)c->chunk.max);
 			else
 				http_reply_early_error(c, c->chunk.status, "%s", c->chunk.error);
-			return 0;
+			return false;
 		}
 		if (dlen) {
 			size_t need = r->pub.body_len + dlen + 1;
@@ -129,7 +129,7 @@ int http_body_take(struct conn *c)
 				if (cap > c->chunk.max + 1)
 					cap = (size_t)c->chunk.max + 1;
 				if (http_body_reserve(c, cap - r->body_cap) < 0)
-					return 0;
+					return false;
 				http_body_grow(r, cap);
 			}
 			memcpy(r->body + r->pub.body_len, data, dlen);
@@ -137,10 +137,10 @@ int http_body_take(struct conn *c)
 		}
 		if (rc == HTTPP_OK) {
 			http_req_dispatch(c);
-			return 0;
+			return false;
 		}
 	}
 	/* all consumed: the next read may reuse the space after the head */
 	c->ilen = c->pos = c->req_off + h->head_len;
-	return 1;
+	return true;
 }

@@ -9,6 +9,7 @@
  */
 #include "http_int.h"
 
+#include "pixrelay/core/ids.h"
 #include "pixrelay/core/log.h"
 #include "pixrelay/core/mem.h"
 
@@ -52,7 +53,7 @@ void http_conn_out_mark(struct conn *c)
 	}
 }
 
-int http_conn_may_keep(struct req *r)
+bool http_conn_may_keep(struct req *r)
 {
 	struct conn *c = r->conn;
 
@@ -325,7 +326,7 @@ static void request_begin(struct conn *c)
 	uint64_t now = now_ms();
 
 	c->started = 1;
-	c->req_start_us = now_us();
+	c->req_start_us = ids_now_us();
 	if (c->deadline == 0)
 		c->deadline = now + (uint64_t)c->srv->cfg->http_header_timeout * 1000u;
 	c->idle_ms = (uint64_t)c->srv->cfg->http_timeout * 1000u;

@@ -19,6 +19,7 @@
 
 #include <event2/event.h>
 #include <event2/event_struct.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -139,14 +140,6 @@ static inline uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-static inline uint64_t now_us(void)
-{
-	struct timeval tv;
-
-	gettimeofday(&tv, NULL);
-	return (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec;
-}
-
 /* ---- conn.c: a connection ---- */
 
 /* A socket accept() gave: a new connection (answered 503 and closed when
@@ -165,8 +158,8 @@ void http_conn_settle(struct conn *c);
 /* Note that output is about to be queued: an empty buffer starts the send
  * deadline. */
 void http_conn_out_mark(struct conn *c);
-/* Whether the connection may carry another request after this one. */
-int http_conn_may_keep(struct req *r);
+/* True when the connection may carry another request after this one. */
+bool http_conn_may_keep(struct req *r);
 /* The request is answered: free it and make the connection ready for the
  * next one (or for closing). The connection may be freed. */
 void http_conn_request_done(struct conn *c, struct req *r, int keep);
@@ -197,9 +190,9 @@ int http_body_budget(struct req *r, size_t n);
 /* http_body_budget for the request of `c`, answering it 503 ("too many
  * request bodies in progress") when the bytes do not fit. Returns -1 then. */
 int http_body_reserve(struct conn *c, size_t n);
-/* Take body bytes from the input buffer. Returns 1 when more are needed, 0
+/* Take body bytes from the input buffer. True when more are needed, false
  * when the request was dispatched or answered. */
-int http_body_take(struct conn *c);
+bool http_body_take(struct conn *c);
 
 /* ---- reply.c: answers ---- */
 

@@ -220,13 +220,13 @@ static int header_line(struct httpp *p, const char *buf, size_t ls, size_t le)
 	return HTTPP_OK;
 }
 
-static int name_is(const struct httpp_header *h, const char *name, size_t len)
+static bool name_is(const struct httpp_header *h, const char *name, size_t len)
 {
 	return h->name_len == len && strncasecmp(h->name, name, len) == 0;
 }
 
 /* Does the comma-separated list `v` hold `token` (any case)? */
-static int list_has(const char *v, const char *token)
+static bool list_has(const char *v, const char *token)
 {
 	size_t n = strlen(token);
 
@@ -242,11 +242,11 @@ static int list_has(const char *v, const char *token)
 			while (t > v && (t[-1] == ' ' || t[-1] == '\t'))
 				t--;
 			if ((size_t)(t - v) == n && strncasecmp(v, token, n) == 0)
-				return 1;
+				return true;
 		}
 		v = e;
 	}
-	return 0;
+	return false;
 }
 
 /* The head is complete: write the NULs, fill `head`, check framing headers. */

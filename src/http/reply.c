@@ -95,7 +95,7 @@ static const char *reason(int status)
 void http_reply_report(struct req *r)
 {
 	struct http_server *srv = r->pub.srv;
-	uint64_t dur = now_us() - r->pub.start_us;
+	uint64_t dur = ids_now_us() - r->pub.start_us;
 
 	if (log_on(LOG_INFO)) {
 		char path[1200] = "";

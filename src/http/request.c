@@ -87,7 +87,7 @@ struct req *http_req_new(struct conn *c)
 	r->pub.srv = c->srv;
 	r->pub.app = c->srv->app;
 	r->pub.body = "";
-	r->pub.start_us = c->req_start_us ? c->req_start_us : now_us();
+	r->pub.start_us = c->req_start_us ? c->req_start_us : ids_now_us();
 	snprintf(r->pub.client, sizeof(r->pub.client), "%s", c->peer);
 	r->pub.peer_uid = c->peer_uid;
 	r->pub.bank_proxy = c->bank_proxy;
@@ -109,7 +109,7 @@ void http_req_free(struct req *r)
 	free(r);
 }
 
-static int has_head(const struct req *r)
+static bool has_head(const struct req *r)
 {
 	return r->conn && r->conn->req == r && r->pub.path && r->conn->state != CS_HEAD;
 }
@@ -169,17 +169,17 @@ char *http_query(struct http_req *pub, const char *name)
 	return httpp_query_value(r->conn->head.query, name);
 }
 
-static int valid_request_id(const char *s)
+static bool valid_request_id(const char *s)
 {
 	size_t n = strlen(s);
 
 	if (n == 0 || n > 64)
-		return 0;
+		return false;
 	for (; *s; s++)
 		if (!(('a' <= *s && *s <= 'z') || ('A' <= *s && *s <= 'Z') ||
 		      ('0' <= *s && *s <= '9') || *s == '-' || *s == '_' || *s == '.' || *s == ':'))
-			return 0;
-	return 1;
+			return false;
+	return true;
 }
 
 /* Client address and scheme: the peer, unless the peer is a trusted proxy
@@ -230,7 +230,7 @@ static void resolve_client(struct http_req *req, const char *peer)
 
 /* Match `path` against `pattern`; on success store where each {x} segment
  * is (offset and length in path). */
-static int match(const char *pattern, const char *path, size_t *off, size_t *len, int *np)
+static bool match(const char *pattern, const char *path, size_t *off, size_t *len, int *np)
 {
 	const char *p = pattern, *s = path;
 	int n = 0;
@@ -239,26 +239,26 @@ static int match(const char *pattern, const char *path, size_t *off, size_t *len
 		if (*p == '{') {
 			size_t seg = strcspn(s, "/");
 			if (seg == 0 || n >= HTTP_MAX_PARAMS)
-				return 0;
+				return false;
 			off[n] = (size_t)(s - path);
 			len[n] = seg;
 			n++;
 			s += seg;
 			p = strchr(p, '}');
 			if (!p)
-				return 0;
+				return false;
 			p++;
 			continue;
 		}
 		if (*p != *s)
-			return 0;
+			return false;
 		p++;
 		s++;
 	}
 	if (*p || *s)
-		return 0;
+		return false;
 	*np = n;
-	return 1;
+	return true;
 }
 
 /* Find the route of the request; on a wrong method, `allow` lists the
@@ -303,12 +303,12 @@ static void route_find(struct req *r, char *allow, size_t allow_size, int *path_
 	}
 }
 
-static int is_json_type(const char *ct)
+static bool is_json_type(const char *ct)
 {
 	size_t n = strlen("application/json");
 
 	if (!ct)
-		return 0;
+		return false;
 	while (*ct == ' ')
 		ct++;
 	return strncasecmp(ct, "application/json", n) == 0 &&

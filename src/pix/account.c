@@ -410,7 +410,7 @@ static int parse_address(yajl_val v, struct account_address *a, char *err, size_
 	}
 	if (get_string(json_get(v, "state"), "address.state", 1, &s, err, errlen) < 0)
 		return -1;
-	if (!validate_uf(s)) {
+	if (!validate_is_uf(s)) {
 		fail_at(err, errlen, "address.state",
 			"must be a Brazilian UF (2 capital letters, e.g. SP)");
 		return -1;
@@ -493,7 +493,7 @@ static int parse_representative(yajl_val v, size_t idx, long long today_days,
 	path_join(path, prefix, "email");
 	if (get_string(json_get(v, "email"), path, 1, &s, err, errlen) < 0)
 		return -1;
-	if (!validate_email(s)) {
+	if (!validate_is_email(s)) {
 		fail_at(err, errlen, path, "not a valid e-mail address");
 		return -1;
 	}
@@ -515,7 +515,7 @@ static int parse_representative(yajl_val v, size_t idx, long long today_days,
 	path_join(path, prefix, "phone");
 	if (get_string(json_get(v, "phone"), path, 1, &s, err, errlen) < 0)
 		return -1;
-	if (strlen(s) > ACCOUNT_PHONE_MAX || !validate_phone(s)) {
+	if (strlen(s) > ACCOUNT_PHONE_MAX || !validate_is_phone(s)) {
 		fail_at(err, errlen, path, "not a valid phone number (8 to 15 digits, optional +)");
 		return -1;
 	}
@@ -568,7 +568,7 @@ int account_parse_create(yajl_val body, const struct account_limits *lim, long l
 	if (get_string(json_get(body, "postbackUrl"), "postbackUrl", 0, &s, err, errlen) < 0)
 		goto fail;
 	if (s) {
-		if (!validate_http_url(s)) {
+		if (!validate_is_http_url(s)) {
 			fail_at(err, errlen, "postbackUrl",
 				"must be an absolute http or https URL");
 			goto fail;
@@ -629,18 +629,18 @@ struct account_file *account_file_slot(const struct account_input *in, size_t i)
 			    : &r->picture_identity_back;
 }
 
-int account_file_first(const struct account_input *in, size_t i)
+bool account_file_is_first(const struct account_input *in, size_t i)
 {
 	const struct account_file *f = account_file_slot(in, i);
 
 	if (!f->len)
-		return 0;
+		return false;
 	for (size_t j = 0; j < i; j++) {
 		const struct account_file *e = account_file_slot(in, j);
 		if (e->len && strcmp(e->sha256, f->sha256) == 0)
-			return 0;
+			return false;
 	}
-	return 1;
+	return true;
 }
 
 void account_files_usage(const struct account_input *in, size_t *files, size_t *bytes)
@@ -648,7 +648,7 @@ void account_files_usage(const struct account_input *in, size_t *files, size_t *
 	size_t n = 0, b = 0;
 
 	for (size_t i = 0; i < account_file_slots(in); i++) {
-		if (account_file_first(in, i)) {
+		if (account_file_is_first(in, i)) {
 			n++;
 			b += account_file_slot(in, i)->len;
 		}

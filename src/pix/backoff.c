@@ -4,7 +4,8 @@
  * give up against the attempt and age limits, and the destination's
  * Retry-After header, which is hostile input: delta-seconds or any of RFC
  * 9110's three HTTP-date forms. Pure, with no clock of its own: the
- * dispatcher's relay/delivery.c passes the time and the policy. */
+ * dispatcher's relay/delivery.c passes the time and the policy. The plain
+ * doubling of a reconnect's or a restart's wait is here too. */
 #include "pixrelay/pix/backoff.h"
 
 #include "pixrelay/core/timefmt.h"
@@ -58,6 +59,11 @@ long long backoff_delay_ms(const struct backoff_policy *p, int attempt, uint32_t
 	if (offset > 0 && d > LLONG_MAX - offset)
 		return LLONG_MAX;
 	return d + offset;
+}
+
+long long backoff_double(long long delay_ms, long long cap_ms)
+{
+	return delay_ms > cap_ms / 2 ? cap_ms : delay_ms * 2;
 }
 
 enum backoff_decision backoff_next(const struct backoff_policy *p, int attempts,

@@ -51,7 +51,7 @@ void bank_creds_copy(struct bank_creds *to, const struct bank_creds *from)
 	to->query = mem_strdup_or_null(from->query);
 }
 
-int bank_creds_present(const struct bank_creds *c)
+bool bank_creds_present(const struct bank_creds *c)
 {
 	return c->api_url && c->api_url[0];
 }
@@ -252,27 +252,27 @@ static int take_name(const char *s, char sep, char out[BANK_CREDS_EXTRA_NAME_MAX
 
 /* Whether `name` is in the NULL-ended `list` (letter case ignored when
  * nocase). */
-static int listed(const char *const *list, const char *name, int nocase)
+static bool listed(const char *const *list, const char *name, int nocase)
 {
 	for (size_t i = 0; list[i]; i++)
 		if ((nocase ? strcasecmp(name, list[i]) : strcmp(name, list[i])) == 0)
-			return 1;
-	return 0;
+			return true;
+	return false;
 }
 
 /* Whether header `name` (n bytes) is among the "Name: value\n" lines. */
-static int has_header(const char *lines, const char *name, size_t n)
+static bool has_header(const char *lines, const char *name, size_t n)
 {
 	for (const char *p = lines; p && *p;) {
 		const char *colon = strchr(p, ':'), *end = strchr(p, '\n');
 
 		if (colon && (size_t)(colon - p) == n && strncasecmp(p, name, n) == 0)
-			return 1;
+			return true;
 		if (!end)
 			break;
 		p = end + 1;
 	}
-	return 0;
+	return false;
 }
 
 int bank_creds_add_header(struct bank_creds *c, const char *line, char *err, size_t errlen)

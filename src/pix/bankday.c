@@ -53,6 +53,15 @@ void bankday_time(char out[BANKDAY_TIME_LEN + 1], long long ms)
 	snprintf(out, BANKDAY_TIME_LEN + 1, "%.23s-03:00", utc);
 }
 
+void bankday_date(char out[11], long long ms)
+{
+	char t[BANKDAY_TIME_LEN + 1];
+
+	bankday_time(t, ms);
+	memcpy(out, t, 10);
+	out[10] = '\0';
+}
+
 /* "HH:MM", or "HH:MM:SS" off the minute, of ms (to the second below) on
  * the day that starts at start; "24:00" at its end, "... the next day"
  * after it. */

@@ -36,16 +36,16 @@ const char *bankpix_refund_status_name(enum bankpix_refund_status s)
 	return (unsigned)s < 3 ? refund_status_names[s] : "?";
 }
 
-static int alnum_run(const char *s, size_t min, size_t max)
+static bool alnum_run(const char *s, size_t min, size_t max)
 {
 	size_t n = 0;
 
 	for (; s[n]; n++) {
 		char c = s[n];
 		if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')))
-			return 0;
+			return false;
 		if (n >= max)
-			return 0;
+			return false;
 	}
 	return n >= min;
 }
@@ -192,22 +192,20 @@ static int time_field(struct where *w, yajl_val obj, const char *key, const char
 
 /* Whether a refund's natureza is a name of the schema's kind (ORIGINAL,
  * MED_FRAUDE...): 1 to 31 of A-Z, 0-9 and _. */
-static int nature_name(const char *s)
+static bool nature_name(const char *s)
 {
 	size_t n = 0;
 
 	for (; s[n]; n++)
 		if (n >= 31 ||
 		    !((s[n] >= 'A' && s[n] <= 'Z') || (s[n] >= '0' && s[n] <= '9') || s[n] == '_'))
-			return 0;
+			return false;
 	return n > 0;
 }
 
 static int refund_parse(struct where *w, yajl_val v, size_t j, struct bankpix_refund *r)
 {
 	yajl_gen g;
-	const char *buf;
-	size_t len;
 	char f[64];
 	const char *id, *rtr, *valor, *status, *natureza, *descricao, *motivo, *sol = NULL,
 									       *liq = NULL;
@@ -292,9 +290,7 @@ static int refund_parse(struct where *w, yajl_val v, size_t j, struct bankpix_re
 		json_str(g, motivo);
 	}
 	json_close(g);
-	buf = json_buf(g, &len);
-	r->json = mem_strndup(buf, len);
-	yajl_gen_free(g);
+	r->json = json_take(g);
 	return 0;
 }
 
@@ -316,8 +312,6 @@ static int item_parse(struct where *w, yajl_val v, struct bankpix *p)
 	struct bankpix_refund *refunds = NULL;
 	size_t nrefunds = 0, ndev = 0, before = w->n;
 	yajl_gen g = NULL;
-	size_t len;
-	const char *buf;
 	long long ms = 0;
 	int64_t cents = -1;
 	int rc = -1;
@@ -404,8 +398,8 @@ static int item_parse(struct where *w, yajl_val v, struct bankpix *p)
 	else
 		p->txid[0] = '\0';
 	p->chave = chave ? mem_strdup(chave) : NULL;
-	buf = json_buf(g, &len);
-	p->json = mem_strndup(buf, len);
+	p->json = json_take(g);
+	g = NULL;
 	p->refunds = refunds;
 	p->nrefunds = nrefunds;
 	refunds = NULL;
@@ -445,14 +439,10 @@ static void refusal_make(const struct where *w, yajl_val v, const struct bankpix
 		json_str(g, more);
 	}
 	json_close_array(g);
-	buf = json_buf(g, &len);
-	r->reasons = mem_strndup(buf, len);
-	yajl_gen_free(g);
+	r->reasons = json_take(g);
 	g = json_gen_new();
 	json_write_value(g, v);
-	buf = json_buf(g, &len);
-	r->item = mem_strndup(buf, len);
-	yajl_gen_free(g);
+	r->item = json_take(g);
 	if (YAJL_IS_OBJECT(v) && YAJL_IS_STRING(json_get(v, "chave")))
 		r->chave = mem_strdup(json_get(v, "chave")->u.string);
 	if (r->e2e[0]) {
@@ -544,7 +534,7 @@ int bankpix_parse_page(const char *body, size_t len, struct bankpix_batch *out, 
 		snprintf(err, errlen, "parametros.paginacao.quantidadeDePaginas: is required");
 		goto done;
 	}
-	if (!json_as_int64(n, &count) || count < 0) {
+	if (!json_is_int64(n, &count) || count < 0) {
 		snprintf(err, errlen,
 			 "parametros.paginacao.quantidadeDePaginas: must be a whole number");
 		goto done;

@@ -117,7 +117,7 @@ static size_t utf8_next(const unsigned char *s, size_t n, uint32_t *cp)
 	return len;
 }
 
-static int is_unicode_space(uint32_t c)
+static bool is_unicode_space(uint32_t c)
 {
 	return c == 0xA0 || c == 0x1680 || (c >= 0x2000 && c <= 0x200A) || c == 0x2028 ||
 	       c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
@@ -162,13 +162,13 @@ void brcode_fold_ascii(const char *utf8, size_t maxchars, char *out, size_t outl
 
 /* ---- encoding ---- */
 
-static int ascii_ieq(const char *a, const char *b)
+static bool ascii_ieq(const char *a, const char *b)
 {
 	for (; *a && *b; a++, b++) {
 		char x = (*a >= 'A' && *a <= 'Z') ? (char)(*a + 32) : *a;
 		char y = (*b >= 'A' && *b <= 'Z') ? (char)(*b + 32) : *b;
 		if (x != y)
-			return 0;
+			return false;
 	}
 	return *a == *b;
 }
@@ -186,27 +186,27 @@ static int ascii_iprefix(const char *s, const char *prefix)
 }
 
 /* printable ASCII without space */
-static int is_token(const char *s)
+static bool is_token(const char *s)
 {
 	for (; *s; s++)
 		if (*s < 0x21 || *s > 0x7E)
-			return 0;
-	return 1;
+			return false;
+	return true;
 }
 
-static int is_alnum_c(char c)
+static bool is_alnum_c(char c)
 {
 	return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
 }
 
-static int is_txid(const char *s, size_t len)
+static bool is_txid(const char *s, size_t len)
 {
 	if (len < 1 || len > BRCODE_TXID_MAX)
-		return 0;
+		return false;
 	for (size_t i = 0; i < len; i++)
 		if (!is_alnum_c(s[i]))
-			return 0;
-	return 1;
+			return false;
+	return true;
 }
 
 struct builder {
@@ -346,12 +346,12 @@ int brcode_encode(const struct brcode_input *in, char *out, size_t outlen, char 
 
 /* ---- decoding ---- */
 
-static int is_digit(char c)
+static bool is_digit(char c)
 {
 	return c >= '0' && c <= '9';
 }
 
-static int slice_is(struct brcode_slice s, const char *text)
+static bool slice_is(struct brcode_slice s, const char *text)
 {
 	return s.ptr && s.len == strlen(text) && memcmp(s.ptr, text, s.len) == 0;
 }

@@ -90,7 +90,7 @@ int charge_parse_create(yajl_val body, const struct charge_limits *lim, struct c
 		snprintf(err, errlen, "amount: must be a number (an integer number of cents)");
 		goto fail;
 	}
-	if (!json_as_int64(v, &in.amount)) {
+	if (!json_is_int64(v, &in.amount)) {
 		snprintf(err, errlen, "amount: must be an integer number of cents");
 		goto fail;
 	}
@@ -116,7 +116,7 @@ int charge_parse_create(yajl_val body, const struct charge_limits *lim, struct c
 			snprintf(err, errlen, "expiration: must be a number (seconds)");
 			goto fail;
 		}
-		if (!json_as_int64(v, &in.expiration)) {
+		if (!json_is_int64(v, &in.expiration)) {
 			snprintf(err, errlen, "expiration: must be an integer number of seconds");
 			goto fail;
 		}
@@ -137,13 +137,13 @@ int charge_parse_create(yajl_val body, const struct charge_limits *lim, struct c
 		goto fail;
 	if (opt_string(body, "email", VALIDATE_EMAIL_MAX, &in.email, err, errlen) < 0)
 		goto fail;
-	if (in.email && !validate_email(in.email)) {
+	if (in.email && !validate_is_email(in.email)) {
 		snprintf(err, errlen, "email: not a valid e-mail address");
 		goto fail;
 	}
 	if (opt_string(body, "phone", CHARGE_PHONE_MAX, &in.phone, err, errlen) < 0)
 		goto fail;
-	if (in.phone && !validate_phone(in.phone)) {
+	if (in.phone && !validate_is_phone(in.phone)) {
 		snprintf(err, errlen,
 			 "phone: not a valid phone number (8 to 15 digits, optional +)");
 		goto fail;
@@ -160,7 +160,7 @@ int charge_parse_create(yajl_val body, const struct charge_limits *lim, struct c
 	}
 	if (opt_string(body, "postbackUrl", VALIDATE_URL_MAX, &in.postback_url, err, errlen) < 0)
 		goto fail;
-	if (in.postback_url && !validate_http_url(in.postback_url)) {
+	if (in.postback_url && !validate_is_http_url(in.postback_url)) {
 		snprintf(err, errlen, "postbackUrl: must be an absolute http or https URL");
 		goto fail;
 	}

@@ -115,7 +115,7 @@ static int check_cob(const struct cobcheck_asked *asked, yajl_val answer, char *
 		cents_text(b, asked->amount);
 		return refuse(why, whylen, "valor.original: %s, not the charge's %s", a, b);
 	}
-	if (!json_as_int64(exp, &secs))
+	if (!json_is_int64(exp, &secs))
 		return refuse(why, whylen, "calendario.expiracao: missing or not an integer");
 	if (secs != asked->expiration)
 		return refuse(why, whylen, "calendario.expiracao: %lld, not the charge's %lld",

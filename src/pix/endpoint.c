@@ -38,32 +38,32 @@ void endpoint_spec_free(struct endpoint_spec *s)
 	memset(s, 0, sizeof(*s));
 }
 
-int endpoint_valid_id(const char *id)
+bool endpoint_valid_id(const char *id)
 {
 	return id && strncmp(id, "wep_", 4) == 0 && ids_is_ulid(id + 4);
 }
 
 /* Whether `item` (a filter's item, without its '*') is a prefix of `type`. */
-static int starts(const char *type, const char *prefix, size_t n)
+static bool starts(const char *type, const char *prefix, size_t n)
 {
 	return strncmp(type, prefix, n) == 0;
 }
 
 /* One item of a filter against a type (n: the item's length). */
-static int item_matches(const char *item, size_t n, const char *type)
+static bool item_matches(const char *item, size_t n, const char *type)
 {
-	int operational = starts(type, ENDPOINT_OPERATIONAL, strlen(ENDPOINT_OPERATIONAL));
+	bool operational = starts(type, ENDPOINT_OPERATIONAL, strlen(ENDPOINT_OPERATIONAL));
 
 	if (n > 0 && item[n - 1] == '*') {
 		size_t pre = n - 1;
 		if (operational && pre < strlen(ENDPOINT_OPERATIONAL))
-			return 0;
+			return false;
 		return starts(type, item, pre);
 	}
 	return strlen(type) == n && starts(type, item, n);
 }
 
-int endpoint_types_match(const char *types, const char *type)
+bool endpoint_types_match(const char *types, const char *type)
 {
 	const char *at = types;
 
@@ -72,12 +72,12 @@ int endpoint_types_match(const char *types, const char *type)
 	while (*at) {
 		size_t n = strcspn(at, " ");
 		if (n && item_matches(at, n, type))
-			return 1;
+			return true;
 		at += n;
 		while (*at == ' ')
 			at++;
 	}
-	return 0;
+	return false;
 }
 
 /* An optional text field: absent or null leaves *out NULL. */
@@ -113,24 +113,24 @@ static int text_field(yajl_val v, const char *name, size_t max_chars, char **out
 }
 
 /* Whether `type` is one pixrelay makes, or an operational one. */
-static int type_known(const char *type)
+static bool type_known(const char *type)
 {
 	for (int i = 0; i < EVENT_NTYPES; i++)
 		if (strcmp(type, event_types[i]) == 0)
-			return 1;
+			return true;
 	return starts(type, ENDPOINT_OPERATIONAL, strlen(ENDPOINT_OPERATIONAL)) &&
 	       strlen(type) > strlen(ENDPOINT_OPERATIONAL);
 }
 
 /* Whether a wildcard's prefix (pre, n bytes) takes any type: a type
  * pixrelay makes starts with it, or it names the operational ones. */
-static int prefix_takes_any(const char *pre, size_t n)
+static bool prefix_takes_any(const char *pre, size_t n)
 {
 	size_t op = strlen(ENDPOINT_OPERATIONAL);
 
 	for (int i = 0; i < EVENT_NTYPES; i++)
 		if (starts(event_types[i], pre, n))
-			return 1;
+			return true;
 	return n >= op && starts(pre, ENDPOINT_OPERATIONAL, op);
 }
 
@@ -313,7 +313,7 @@ int endpoint_parse(yajl_val body, int create, struct endpoint_spec *out, char *e
 		}
 		if (text_field(v, "url", VALIDATE_URL_MAX, &s.url, err, errlen) < 0)
 			goto fail;
-		if (!validate_http_url(s.url)) {
+		if (!validate_is_http_url(s.url)) {
 			snprintf(err, errlen,
 				 "url: must be an absolute http or https URL (at most %d bytes, no "
 				 "user info)",
@@ -422,7 +422,7 @@ int endpoint_parse_rotate(yajl_val body, long *grace_s, char *err, size_t errlen
 			}
 		v = json_get(body, "graceSeconds");
 		if (v && !YAJL_IS_NULL(v) &&
-		    (!json_as_int64(v, &n) || n < 0 || n > ENDPOINT_GRACE_MAX)) {
+		    (!json_is_int64(v, &n) || n < 0 || n > ENDPOINT_GRACE_MAX)) {
 			snprintf(err, errlen,
 				 "graceSeconds: must be an integer from 0 to %d (seconds the "
 				 "previous secret keeps signing)",

@@ -12,14 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char crockford[] = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
-
-static int crock_value(char c)
-{
-	const char *p = c ? strchr(crockford, c) : NULL;
-
-	return p ? (int)(p - crockford) : -1;
-}
+static const char crockford[] = IDS_CROCKFORD;
 
 int ks_shard_of(const char *id)
 {
@@ -29,7 +22,7 @@ int ks_shard_of(const char *id)
 		u = id + 4;
 	if (!ids_is_ulid(u))
 		return -1;
-	return crock_value(u[IDS_ULID_LEN - 2]) * 32 + crock_value(u[IDS_ULID_LEN - 1]);
+	return ids_crockval(u[IDS_ULID_LEN - 2]) * 32 + ids_crockval(u[IDS_ULID_LEN - 1]);
 }
 
 /* The last two characters of a ULID name its shard. */
@@ -341,6 +334,16 @@ int ks_bank_read_key(char *out, size_t size, const char *prefix, int shard, cons
 	return in_shard(out, size, prefix, shard, "bread:%s", id);
 }
 
+int ks_bank_schedule_key(char *out, size_t size, const char *prefix, int shard)
+{
+	return in_shard(out, size, prefix, shard, "bankrec");
+}
+
+int ks_bank_ok_key(char *out, size_t size, const char *prefix, int shard, enum env env)
+{
+	return in_shard(out, size, prefix, shard, "bankok:%s", env_name(env));
+}
+
 int ks_bank_day_key(char *out, size_t size, const char *prefix, int shard, const char *id,
 		    const char *day)
 {
@@ -450,6 +453,11 @@ void ks_invalidation_key_message(char *out, size_t size, const char *sha256_hex)
 void ks_invalidation_account_message(char *out, size_t size, const char *account)
 {
 	snprintf(out, size, "a:%s", account);
+}
+
+void ks_invalidation_bank_message(char *out, size_t size, const char *id)
+{
+	snprintf(out, size, "b:%s", id);
 }
 
 void ks_live_channel(char *out, size_t size, const char *prefix)

@@ -20,11 +20,11 @@ void page_cursor_start(struct page_cursor *c)
 	c->id[0] = '\0';
 }
 
-/* Nonzero when s[0..n) are 1 to `max` decimal digits without a leading zero. */
-static int digits(const char *s, size_t n, size_t max)
+/* True when s[0..n) are 1 to `max` decimal digits without a leading zero. */
+static bool digits(const char *s, size_t n, size_t max)
 {
 	if (n == 0 || n > max || s[0] == '0')
-		return 0;
+		return false;
 	return strspn(s, "0123456789") >= n;
 }
 

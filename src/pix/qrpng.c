@@ -13,6 +13,7 @@
 #include <png.h>
 #include <qrencode.h>
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +43,7 @@ static QRcode *encode(const char *text)
 	return qr;
 }
 
-static int scale_ok(int scale)
+static bool scale_ok(int scale)
 {
 	return scale >= QRPNG_MIN_SCALE && scale <= QRPNG_MAX_SCALE;
 }

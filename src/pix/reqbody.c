@@ -62,7 +62,7 @@ int reqbody_refund(yajl_val body, int64_t *amount, char *err, size_t errlen)
 		return -1;
 	}
 	v = json_get(body, "amount");
-	if (v && !YAJL_IS_NULL(v) && (!json_as_int64(v, &n) || n < 1)) {
+	if (v && !YAJL_IS_NULL(v) && (!json_is_int64(v, &n) || n < 1)) {
 		snprintf(err, errlen, "amount: must be a positive integer number of cents");
 		return -1;
 	}
@@ -114,7 +114,7 @@ int reqbody_transfer(yajl_val body, struct reqbody_transfer *out, char *err, siz
 		snprintf(err, errlen, "amount: is required (an integer number of cents)");
 		return -1;
 	}
-	if (!json_as_int64(v, &amount)) {
+	if (!json_is_int64(v, &amount)) {
 		snprintf(err, errlen, "amount: must be an integer number of cents");
 		return -1;
 	}

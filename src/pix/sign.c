@@ -136,14 +136,14 @@ int sign_signature(const char *secret, const char *msg_id, long long timestamp, 
 }
 
 /* Constant-time comparison of two byte ranges; only a length mismatch returns early. */
-static int equal_span(const char *a, size_t alen, const char *b, size_t blen)
+static bool equal_span(const char *a, size_t alen, const char *b, size_t blen)
 {
 	if (alen != blen)
-		return 0;
+		return false;
 	return CRYPTO_memcmp(a, b, alen) == 0;
 }
 
-int sign_equal(const char *a, const char *b)
+bool sign_equal(const char *a, const char *b)
 {
 	return equal_span(a, strlen(a), b, strlen(b));
 }

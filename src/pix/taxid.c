@@ -7,21 +7,22 @@
  * its representatives). */
 #include "pixrelay/pix/taxid.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 /* Locale-independent character classes: the C library's depend on the
  * current locale and are undefined for negative chars. */
-static int is_digit(char c)
+static bool is_digit(char c)
 {
 	return c >= '0' && c <= '9';
 }
 
-static int is_upper(char c)
+static bool is_upper(char c)
 {
 	return c >= 'A' && c <= 'Z';
 }
 
-static int is_lower(char c)
+static bool is_lower(char c)
 {
 	return c >= 'a' && c <= 'z';
 }

@@ -1,7 +1,8 @@
 /* cache: a table of CACHE_SLOTS entries, one per slot of the key's FNV-1a
  * hash (a new key takes the slot), each with its own expiry, filled by the
- * stores that read API keys (store/auth.c) and accounts
- * (store/accounts_read.c). Every announcement its subscriber (sub.c) hears
+ * stores that read API keys (store/auth.c), accounts
+ * (store/accounts_read.c) and bank connections (store/banks_view.c: an
+ * object with its destructor, not a string). Every announcement its subscriber (sub.c) hears
  * bumps a generation, so a put whose read began before it is dropped;
  * losing the subscription empties the table and turns the cache off. Values
  * may hold secrets and are wiped when dropped. One watcher hears the same
@@ -18,7 +19,9 @@
 
 struct entry {
 	char *key;
-	char *value;
+	char *value; /* a string entry */
+	void *obj;   /* or an object entry, freed with obj_free */
+	void (*obj_free)(void *);
 	uint64_t until_ms;
 };
 
@@ -41,6 +44,8 @@ static void entry_clear(struct entry *e)
 {
 	if (e->value)
 		mem_wipe(e->value, strlen(e->value)); /* may hold a secret */
+	if (e->obj)
+		e->obj_free(e->obj);
 	free(e->key);
 	free(e->value);
 	memset(e, 0, sizeof(*e));
@@ -105,7 +110,8 @@ uint64_t cache_ticket(const struct cache *c)
 	return c ? c->generation : 0;
 }
 
-const char *cache_get(struct cache *c, const char *key)
+/* The live entry of `key`, counted as a hit, or NULL, counted as a miss. */
+static struct entry *lookup(struct cache *c, const char *key)
 {
 	struct entry *e;
 
@@ -117,7 +123,21 @@ const char *cache_get(struct cache *c, const char *key)
 		return NULL;
 	}
 	c->hits++;
-	return e->value;
+	return e;
+}
+
+const char *cache_get(struct cache *c, const char *key)
+{
+	struct entry *e = lookup(c, key);
+
+	return e ? e->value : NULL;
+}
+
+void *cache_get_obj(struct cache *c, const char *key)
+{
+	struct entry *e = lookup(c, key);
+
+	return e ? e->obj : NULL;
 }
 
 void cache_put(struct cache *c, const char *key, const char *value, uint64_t ticket, long ttl_ms)
@@ -131,6 +151,22 @@ void cache_put(struct cache *c, const char *key, const char *value, uint64_t tic
 	e->key = mem_strdup(key);
 	e->value = mem_strdup(value);
 	e->until_ms = ids_now_ms() + (uint64_t)ttl_ms;
+}
+
+int cache_put_obj(struct cache *c, const char *key, void *obj, void (*obj_free)(void *),
+		  uint64_t ticket, long ttl_ms)
+{
+	struct entry *e;
+
+	if (!c || !c->listening || ticket != c->generation || strlen(key) >= 128)
+		return CACHE_NOT_KEPT;
+	e = &c->slots[slot_of(key)];
+	entry_clear(e);
+	e->key = mem_strdup(key);
+	e->obj = obj;
+	e->obj_free = obj_free;
+	e->until_ms = ids_now_ms() + (uint64_t)ttl_ms;
+	return 0;
 }
 
 void cache_forget(struct cache *c, const char *key)

@@ -174,7 +174,7 @@ struct node *rds_any_primary(struct rds *r)
 /* An error reply that may mean "not here" or "not now": plan what to do
  * with c. Returns 1 when c will be sent again (c->after says how), 0 when
  * the error is the answer. */
-int rds_redirect(struct cmd *c, const char *err, size_t len)
+bool rds_redirect(struct cmd *c, const char *err, size_t len)
 {
 	struct rds *r = c->r;
 	char host[NODE_HOST_MAX];
@@ -182,23 +182,23 @@ int rds_redirect(struct cmd *c, const char *err, size_t len)
 	enum rslot_error kind = rslot_parse_error(err, len, &slot, host, sizeof(host), &port);
 
 	if (kind == RSLOT_ERR_OTHER || c->icb || r->closing)
-		return 0;
+		return false;
 	if (kind == RSLOT_ERR_NOSCRIPT) {
 		if (!c->script || c->reloaded)
-			return 0;
+			return false;
 		c->reloaded = 1;
 		c->after = AFTER_RELOAD;
-		return 1;
+		return true;
 	}
 	if (now_ms(r) >= c->deadline_ms)
-		return 0;
+		return false;
 	if (c->redirects < 255)
 		c->redirects++;
 	switch (kind) {
 	case RSLOT_ERR_MOVED:
 	case RSLOT_ERR_ASK:
 		if (r->mode != MODE_CLUSTER)
-			return 0;
+			return false;
 		if (kind == RSLOT_ERR_ASK) {
 			c->ask = rds_node_get(r, host, strlen(host), port);
 			c->after = AFTER_ASK;
@@ -213,7 +213,7 @@ int rds_redirect(struct cmd *c, const char *err, size_t len)
 			c->why = "redis unavailable (a slot changing owner)";
 			c->after = AFTER_RETRY;
 		}
-		return 1;
+		return true;
 	case RSLOT_ERR_READONLY:
 		/* the node is a replica now: Sentinel or the map knows the master */
 		if (r->mode == MODE_SENTINEL && c->node->ac == c->ac)
@@ -222,13 +222,13 @@ int rds_redirect(struct cmd *c, const char *err, size_t len)
 			rds_refresh_soon(r, 0);
 		c->why = "redis unavailable (the node became a replica)";
 		c->after = AFTER_RETRY;
-		return 1;
+		return true;
 	default: /* RSLOT_ERR_RETRY */
 		if (r->mode == MODE_CLUSTER)
 			rds_refresh_soon(r, REFRESH_UNHEALTHY_MS);
 		c->why = "redis unavailable (cluster down, slot being migrated, or loading)";
 		c->after = AFTER_RETRY;
-		return 1;
+		return true;
 	}
 }
 

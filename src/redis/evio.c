@@ -19,7 +19,7 @@
 
 /* Whether the reader holds part of a reply (hiredis 0.14's redisReader:
  * bytes not parsed yet, or a nested reply begun). */
-static int reply_under_way(const redisReader *r)
+static bool reply_under_way(const redisReader *r)
 {
 	return r && (r->pos < r->len || r->ridx >= 0);
 }

@@ -17,27 +17,27 @@
 
 #define WATCH_EVERY_MS 2000
 
-int rds_node_is_primary(const struct node *n)
+bool rds_node_is_primary(const struct node *n)
 {
 	const struct rds *r = n->r;
 
 	if (n->role != ROLE_DATA || r->channel)
-		return 0;
+		return false;
 	if (r->mode == MODE_CLUSTER)
 		return n->in_map > 0;
 	return (r->mode == MODE_SINGLE || r->mode == MODE_SENTINEL) && n == r->data;
 }
 
-int rds_serving(const struct rds *r)
+bool rds_serving(const struct rds *r)
 {
 	if (r->ready)
-		return 1;
+		return true;
 	if (r->channel || r->mode != MODE_CLUSTER)
-		return 0;
+		return false;
 	for (const struct node *n = r->nodes; n; n = n->next)
 		if (n->ready && rds_node_is_primary(n))
-			return 1;
-	return 0;
+			return true;
+	return false;
 }
 
 int rds_slots_served(const struct rds *r)

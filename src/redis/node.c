@@ -10,6 +10,7 @@
 #include "pixrelay/core/log.h"
 #include "pixrelay/core/mem.h"
 #include "pixrelay/core/metrics.h"
+#include "pixrelay/pix/backoff.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -115,7 +116,7 @@ void rds_schedule_reconnect(struct node *n)
 	if (n->r->closing || n->retired)
 		return;
 	evtimer_add(n->reconnect_timer, &tv);
-	n->backoff_ms = n->backoff_ms * 2 > max ? max : n->backoff_ms * 2;
+	n->backoff_ms = backoff_double(n->backoff_ms, max);
 }
 
 /* The commands waiting for n, which will not be ready soon: elsewhere, later,

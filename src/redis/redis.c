@@ -112,7 +112,7 @@ void rds_free(struct rds *r)
 		event_base_free(own);
 }
 
-int rds_ready(const struct rds *r)
+bool rds_ready(const struct rds *r)
 {
 	return r->ready;
 }

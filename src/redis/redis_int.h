@@ -20,6 +20,7 @@
 
 #include <event2/event.h>
 #include <hiredis/async.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/time.h>
@@ -169,22 +170,14 @@ struct rds {
 	struct event *watch_timer;
 };
 
-/* The loop's cached time in ms (deadlines, timers), the wall clock in us
- * (the latency metric), and ms as a timeval. */
+/* The loop's cached time in ms (deadlines, timers), and ms as a timeval.
+ * The wall clock in us (the latency metric) is ids_now_us. */
 static inline uint64_t now_ms(struct rds *r)
 {
 	struct timeval tv;
 
 	event_base_gettimeofday_cached(r->base, &tv);
 	return (uint64_t)tv.tv_sec * 1000 + (uint64_t)tv.tv_usec / 1000;
-}
-
-static inline uint64_t now_us(void)
-{
-	struct timeval tv;
-
-	gettimeofday(&tv, NULL);
-	return (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec;
 }
 
 static inline struct timeval tv_ms(long ms)
@@ -307,18 +300,18 @@ void rds_refresh_soon(struct rds *r, long delay_ms);
 void rds_on_refresh_timer(evutil_socket_t fd, short what, void *arg);
 
 /* An error reply that may mean "not here" or "not now": plan what to do
- * with c. Returns 1 when c will be sent again (c->after says how), 0 when
+ * with c. True when c will be sent again (c->after says how), false when
  * the error is the answer. */
-int rds_redirect(struct cmd *c, const char *err, size_t len);
+bool rds_redirect(struct cmd *c, const char *err, size_t len);
 
 /* The error `text` is c's answer (res: the error reply, or NULL). */
 void rds_give_up(struct cmd *c, redisReply *res, const char *text);
 
 /* ---- health.c: what is served, the primaries' replicas ---- */
 
-/* Nonzero when n is a primary commands go to: one of the cluster's map, or
+/* True when n is a primary commands go to: one of the cluster's map, or
  * the one Redis (Sentinel's master). */
-int rds_node_is_primary(const struct node *n);
+bool rds_node_is_primary(const struct node *n);
 
 /* n became ready: with rds_watch_replicas, ask it ROLE now. */
 void rds_watch_node(struct node *n);

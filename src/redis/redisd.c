@@ -9,6 +9,7 @@
 
 #include "pixrelay/core/log.h"
 #include "pixrelay/core/mem.h"
+#include "pixrelay/pix/backoff.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -25,6 +26,11 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+/* The wait before restarting a redis-server that died: 100 ms after the
+ * first death, doubled at each one after up to 6.4 s. */
+#define RESTART_MIN_MS 100
+#define RESTART_MAX_MS 6400
 
 struct redisd {
 	char *binary;
@@ -168,7 +174,7 @@ int redisd_lock(const char *data_dir, int *lock_fd, char *err, size_t errlen)
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
 		close(fd);
 		if (errno == EWOULDBLOCK)
-			return 1;
+			return REDISD_IN_USE;
 		snprintf(err, errlen, "cannot lock %s: %s", path, strerror(errno));
 		return -1;
 	}
@@ -177,12 +183,12 @@ int redisd_lock(const char *data_dir, int *lock_fd, char *err, size_t errlen)
 }
 
 /* redis.conf values are written double-quoted; refuse what would need escaping */
-static int conf_safe(const char *s)
+static bool conf_safe(const char *s)
 {
 	for (; *s; s++)
 		if (*s == '"' || *s == '\\' || *s == '\n' || (unsigned char)*s < 0x20)
-			return 0;
-	return 1;
+			return false;
+	return true;
 }
 
 static int write_conf(struct redisd *d, char *err, size_t errlen)
@@ -307,7 +313,7 @@ struct redisd *redisd_start(const char *binary, const char *data_dir, int lock_f
 
 	d->lock_fd = lock_fd;
 	d->pid = -1;
-	d->restart_backoff_ms = 100;
+	d->restart_backoff_ms = RESTART_MIN_MS;
 	d->binary = mem_strdup(binary);
 	d->data_dir = mem_strdup(data_dir);
 	d->conf_path = mem_printf("%s/redis.conf", data_dir);
@@ -400,8 +406,7 @@ static void on_sigchld(evutil_socket_t fd, short what, void *arg)
 		tv.tv_sec = d->restart_backoff_ms / 1000;
 		tv.tv_usec = (d->restart_backoff_ms % 1000) * 1000;
 		evtimer_add(d->restart_timer, &tv);
-		if (d->restart_backoff_ms < 5000)
-			d->restart_backoff_ms *= 2;
+		d->restart_backoff_ms = backoff_double(d->restart_backoff_ms, RESTART_MAX_MS);
 	}
 }
 

@@ -8,6 +8,7 @@
 
 #include "pixrelay/core/mem.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -57,7 +58,7 @@ static size_t arglen(const char **argv, const size_t *lens, int i)
 	return lens ? lens[i] : strlen(argv[i]);
 }
 
-static int is(const char **argv, const size_t *lens, int i, const char *name)
+static bool is(const char **argv, const size_t *lens, int i, const char *name)
 {
 	size_t n = strlen(name);
 
@@ -92,7 +93,7 @@ int rslot_key_index(int argc, const char **argv, const size_t *lens)
 	return argc >= 2 ? 1 : -1;
 }
 
-static int starts(const char *err, size_t len, const char *word)
+static bool starts(const char *err, size_t len, const char *word)
 {
 	size_t n = strlen(word);
 

@@ -67,7 +67,6 @@ static const char *const names[SCRIPT_COUNT] = {
 	[SCRIPT_BANK_LAST_CALL] = "bank_last_call",
 	[SCRIPT_BANK_SET_TOKEN] = "bank_set_token",
 	[SCRIPT_BANK_NOTE_API] = "bank_note_api",
-	[SCRIPT_BANK_RECON_READ] = "bank_recon_read",
 	[SCRIPT_ACCOUNT_CHARGING] = "account_charging",
 	[SCRIPT_ENDPOINT_PUT] = "endpoint_put",
 	[SCRIPT_ENDPOINT_DELETE] = "endpoint_delete",

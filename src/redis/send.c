@@ -7,6 +7,7 @@
  * means (MOVED, ASK, TRYAGAIN...) is cluster.c; the connection, node.c. */
 #include "redis_int.h"
 
+#include "pixrelay/core/ids.h"
 #include "pixrelay/core/mem.h"
 #include "pixrelay/core/metrics.h"
 #include "pixrelay/redis/rslot.h"
@@ -86,7 +87,7 @@ void rds_node_send(struct node *n, struct cmd *c)
 	}
 	c->sent_ms = now_ms(r);
 	if (!c->icb)
-		c->sent_us = now_us();
+		c->sent_us = ids_now_us();
 	rds_list_append(&n->sent, &n->sent_tail, c);
 	rds_node_arm(n);
 }
@@ -173,7 +174,7 @@ static void on_result(redisAsyncContext *ac, void *replyp, void *privdata)
 
 	c->after = AFTER_FREE;
 	if (reply && !c->icb)
-		metrics_redis((double)(now_us() - c->sent_us) / 1e6);
+		metrics_redis((double)(ids_now_us() - c->sent_us) / 1e6);
 	if (c->done)
 		goto out;
 	if (!reply) {

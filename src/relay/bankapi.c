@@ -449,7 +449,7 @@ int bankapi_parse_token(const char *body, size_t len, char **token, long long *t
 		snprintf(err, errlen, "the token is not a Bearer token");
 		goto done;
 	}
-	if (exp && (!json_as_int64(exp, &secs) || secs < 1 || secs > 86400 * 30)) {
+	if (exp && (!json_is_int64(exp, &secs) || secs < 1 || secs > 86400 * 30)) {
 		snprintf(err, errlen, "the token answer's expires_in is not 1 to 2592000 seconds");
 		goto done;
 	}

@@ -14,7 +14,9 @@
 #include "pixrelay/pix/cobcheck.h"
 #include "pixrelay/relay/bankapi.h"
 #include "pixrelay/store/accounts.h"
-#include "pixrelay/store/banks.h"
+#include "pixrelay/store/banks_charging.h"
+#include "pixrelay/store/banks_conn.h"
+#include "pixrelay/store/banks_recon.h"
 #include "pixrelay/store/charges.h"
 
 #include <stdio.h>
@@ -52,9 +54,7 @@ static void answer(struct job *j, int result, const char *json, const char *err)
 char *bankcharges_cob_body(const struct charge_input *in, const char *pix_key)
 {
 	yajl_gen g = json_gen_new();
-	char valor[32], *out;
-	const char *s;
-	size_t len;
+	char valor[32];
 
 	snprintf(valor, sizeof(valor), "%lld.%02lld", (long long)(in->amount / 100),
 		 (long long)(in->amount % 100));
@@ -85,10 +85,7 @@ char *bankcharges_cob_body(const struct charge_input *in, const char *pix_key)
 		json_str(g, in->comment);
 	}
 	json_close(g);
-	s = json_buf(g, &len);
-	out = mem_strndup(s, len);
-	yajl_gen_free(g);
-	return out;
+	return json_take(g);
 }
 
 /* What the merchant reads when the bank refuses pixrelay's own credentials
@@ -189,8 +186,8 @@ static void on_connection(void *ud, int result, const struct banks_conn *c, cons
 		return;
 	}
 	if (result != 0 || c->env != j->env || strcmp(c->account, j->account) != 0 ||
-	    banks_open_credentials(c, seal_keyfile_get(j->b->keys), &j->creds, why, sizeof(why)) !=
-		0) {
+	    banks_open_credentials(c->id, &c->api, seal_keyfile_get(j->b->keys), &j->creds, why,
+				   sizeof(why)) != 0) {
 		/* named by the account but unusable: say so, create nothing */
 		if (result != 0 || c->env != j->env || strcmp(c->account, j->account) != 0)
 			snprintf(why, sizeof(why), "no such connection");
@@ -348,9 +345,8 @@ static void on_devolucao(void *ud, long status, const char *body, const char *er
 	struct refund *f = ud;
 	yajl_val v = NULL;
 	yajl_gen g;
-	char why[1024], perr[64], rid[40];
+	char why[1024], perr[64], rid[40], *out;
 	const char *st = NULL;
-	size_t len;
 
 	if (status == 0 || status >= 500 || status == 429) {
 		log_warn("refund of charge %s at the bank of %s: %s", f->id, f->conn,
@@ -395,14 +391,9 @@ static void on_devolucao(void *ud, long status, const char *body, const char *er
 	json_close(g);
 	json_close(g);
 	yajl_tree_free(v);
-	{
-		const char *buf = json_buf(g, &len); /* len is set here, before it is read */
-		char *out = mem_strndup(buf, len);
-
-		refund_answer(f, BANKCHARGES_REQUESTED, out, NULL);
-		free(out);
-	}
-	yajl_gen_free(g);
+	out = json_take(g);
+	refund_answer(f, BANKCHARGES_REQUESTED, out, NULL);
+	free(out);
 }
 
 static void on_refund_connection(void *ud, int result, const struct banks_conn *c, const char *err)
@@ -420,8 +411,8 @@ static void on_refund_connection(void *ud, int result, const struct banks_conn *
 		refund_answer(f, BANKCHARGES_AT_BANK_ONLY, f->conn, NULL);
 		return;
 	}
-	if (banks_open_credentials(c, seal_keyfile_get(f->b->keys), &f->creds, why, sizeof(why)) !=
-	    0) {
+	if (banks_open_credentials(c->id, &c->api, seal_keyfile_get(f->b->keys), &f->creds, why,
+				   sizeof(why)) != 0) {
 		log_error("refund of charge %s: bank connection %s: %s", f->id, f->conn, why);
 		refund_answer(f, BANKCHARGES_UNAVAILABLE,
 			      "the charge's bank connection cannot be used now (see pixrelay bank "
@@ -454,7 +445,7 @@ static void on_refund_charge(void *ud, int result, const char *json, const char 
 	status = YAJL_GET_STRING(json_get(v, "status"));
 	e2e = YAJL_GET_STRING(json_get(pix, "endToEndId"));
 	conn = YAJL_GET_STRING(json_get(pix, "connection"));
-	json_as_int64(json_get(v, "amount"), &cents);
+	json_is_int64(json_get(v, "amount"), &cents);
 	if (!YAJL_IS_OBJECT(pix) || !e2e || !conn || !status || strcmp(status, "PAID") != 0 ||
 	    (f->amount && f->amount != cents)) {
 		/* not paid through a bank (or no longer PAID, or another amount):

@@ -1,13 +1,19 @@
 /* bankrecon: one process's share of the reconciliation of bank
- * connections: a timer claims the connections that are due (the schedule
- * and each run's record are store/banks_recon.c's), and each claimed one
- * is a run: its connection read, its credentials opened, GET /pix of its
- * window page by page through bankapi.c, each page written by
- * banks_receive as the webhook's Pix are, the window recorded as read once
- * its last page is written, then its pending refunds asked about, then its
- * result recorded and its next run scheduled. A run asked for with a start
- * (`bank reconcile --since`) reads back from now in windows of a day, the
- * newest first, as far as the bank answers.
+ * connections: a timer claims, shard after shard, the connections that are
+ * due (the schedule and each run's end are store/banks_recon.c's), and
+ * each claimed one is a run, given with its claim all it needs of its
+ * connection: its credentials opened, GET /pix of its window page by page
+ * through bankapi.c, each page written by banks_receive as the webhook's
+ * Pix are, then its pending refunds asked about, then its end recorded in
+ * one write: its result, the span it read, the refunds settled, its next
+ * run. A run asked for with a start (`bank reconcile --since`) reads back
+ * from now in windows of a day, the newest first, as far as the bank
+ * answers.
+ *
+ * A run of one window of one page with no pending refund is three round
+ * trips to Redis (its share of the claim, the page's write, the end) and
+ * four calls into the store (claim, the credentials opened, receive,
+ * finish); docs/performance.md, "A reconciliation run".
  */
 #include "pixrelay/relay/bankrecon.h"
 
@@ -17,9 +23,11 @@
 #include "pixrelay/core/mem.h"
 #include "pixrelay/core/metrics.h"
 #include "pixrelay/core/timefmt.h"
+#include "pixrelay/pix/backoff.h"
 #include "pixrelay/pix/bankcreds.h"
 #include "pixrelay/pix/bankday.h"
 #include "pixrelay/pix/bankpix.h"
+#include "pixrelay/store/banks_recon.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,17 +41,18 @@
 #define OVERLAP_MS BANKDAY_OVERLAP_MS /* each window starts this long before the last end */
 #define FIRST_BEFORE_MS BANKDAY_FIRST_BEFORE_MS /* the first, before the credentials */
 #define BACKOFF_MAX_MS (3600LL * 1000)		/* the longest delay after failures */
-#define REFUNDS_PER_RUN 16			/* pending refunds asked about per run */
+#define REFUNDS_PER_RUN BANKS_RECON_REFUNDS_MAX /* pending refunds asked about per run */
+#define CLAIMS_PER_TICK 32 /* shards claimed per tick: a walk over more takes several */
 
 /* How long a claim, or a renewal, keeps other processes off a connection:
  * what a live run may spend between two renewals. That is at most four
  * calls to the bank (a token and the call, and after a 401 a token and the
- * call again), each ended by bank-timeout-ms, and four calls to Redis (the
- * claim's answer or the renewal, the connection or the list of refunds,
- * the page's write, the next renewal), each ended by redis-timeout-ms: a
- * minute by default. A process that dies mid-run is taken over that long
- * after its last renewal; a lease that runs out under a live run only lets
- * a second run start (every write is taken once), never a second event. */
+ * call again), each ended by bank-timeout-ms, and as many calls to Redis
+ * (the claim's answer or the renewal, the page's write, the next renewal,
+ * and one to spare), each ended by redis-timeout-ms: a minute by default.
+ * A process that dies mid-run is taken over that long after its last
+ * renewal; a lease that runs out under a live run only lets a second run
+ * start (every write is taken once), never a second event. */
 static long lease_ms(const struct config *cfg)
 {
 	return 4 * cfg->bank_timeout_ms + 4 * cfg->redis_timeout_ms;
@@ -59,19 +68,20 @@ struct bankrecon {
 	struct dispatch *d;
 	struct event *tick;
 	int stopped, freed;
-	int once; /* only bankrecon_run: no timer, no claims */
 	unsigned running;
-	int claiming[2];
-	int known[2];		   /* a claim answered with connections */
-	long long oldest_ok_ms[2]; /* what the last claim of each env saw */
+	/* the tick's walk over the shards, one claim at a time, each with the
+	 * room left: a claim is out, of which shard, the next shard, how many
+	 * are left to claim, and where the next walk starts */
+	int claiming, claim_shard, walk_next, walk_left, walk_start;
+	int nshards;
+	long long (*oldest_ok_ms)[2]; /* per shard and env: what its last claim saw (0: none) */
 };
 
 /* One connection's reconciliation. */
 struct run {
 	struct bankrecon *rc;
-	enum env env;
-	char id[BANKS_ID_MAX];
-	struct banks_conn conn; /* id, account, env, key: what banks_receive needs */
+	struct banks_run *conn; /* what the claim (or the read) gave */
+	const char *id;		/* conn's */
 	struct bank_creds creds;
 	long long from_ms, to_ms, lease_ms; /* the span asked for */
 	long long win_from, win_to;	    /* the window being read */
@@ -81,11 +91,13 @@ struct run {
 	int reading;			    /* reading windows (not refunds) */
 	long page, pages;
 	struct banks_recon_stats stats;
-	/* pending refunds: "<e2e> <refund id>" */
-	char (*refunds)[96];
-	size_t nrefunds, refund;
-	int refund_final; /* the one asked about is settled at the bank */
-	/* a run asked for (bankrecon_run): its window, and who waits */
+	size_t refund;			      /* the pending refund asked about (conn's) */
+	int refund_final;		      /* it is settled at the bank */
+	const char *settled[REFUNDS_PER_RUN]; /* those heard settled (conn's) */
+	size_t nsettled;
+	/* a run asked for (bankrecon_run): its environment and window, and
+	 * who waits */
+	enum env env;
 	long long since_ms;
 	store_fn done_cb;
 	void *done_ud;
@@ -93,22 +105,28 @@ struct run {
 	char stopped[512]; /* a run asked for that stopped short of its start: why */
 };
 
+/* rc goes once nothing of it is out any more (bankrecon_free). */
+static void maybe_free(struct bankrecon *rc)
+{
+	if (rc->freed && rc->running == 0 && !rc->claiming) {
+		event_free(rc->tick);
+		free(rc->oldest_ok_ms);
+		free(rc);
+	}
+}
+
 static void run_free(struct run *u)
 {
 	struct bankrecon *rc = u->rc;
 
 	bank_creds_wipe(&u->creds);
-	banks_conn_deinit(&u->conn);
-	free(u->refunds);
+	banks_run_free(u->conn);
 	free(u);
 	rc->running--;
-	if (rc->freed && rc->running == 0) {
-		event_free(rc->tick);
-		free(rc);
-	}
+	maybe_free(rc);
 }
 
-/* The run is over (its record written, or abandoned): "ok", "failed" or
+/* The run is over (its end written, or abandoned): "ok", "failed" or
  * NULL (abandoned: its lease runs out). */
 static void run_end(struct run *u, const char *result)
 {
@@ -117,96 +135,44 @@ static void run_end(struct run *u, const char *result)
 	run_free(u);
 }
 
-static int gone(struct run *u)
+/* True when the reconciler stopped: the run is then abandoned (ended). */
+static bool gone(struct run *u)
 {
 	if (!u->rc->stopped)
-		return 0;
+		return false;
 	run_end(u, NULL);
-	return 1;
+	return true;
 }
 
 /* ---- the end of a run ---- */
 
-static void on_rescheduled(void *ud, int result, const char *json, const char *err)
+/* How long after its `failures`-th failure in a row a connection is tried
+ * again: 30 s (the interval when shorter, 5 s at least) x 2^(failures-1),
+ * at most an hour, less up to a tenth (drawn from the jitter's lower half:
+ * never later): a bank down briefly, or a host that had no key yet, is
+ * asked again soon. */
+static long long retry_delay(const struct config *cfg, int failures)
 {
-	struct run *u = ud;
+	long long interval = cfg->bank_reconcile_interval * 1000LL;
+	struct backoff_policy p = {
+	    .base_ms = interval < 5000	  ? 5000
+		       : interval > 30000 ? 30000
+					  : interval,
+	    .factor = 2,
+	    .cap_ms = BACKOFF_MAX_MS,
+	    .jitter_pct = 10,
+	};
+	uint32_t rnd;
 
-	(void)json;
-	if (result < 0)
-		log_warn("bank connection %s: reconciliation: could not schedule the next one: %s",
-			 u->id, err ? err : "redis");
-	run_end(u, u->stats.upto_ms ? "ok" : "failed");
-}
-
-static void on_done_failed(void *ud, int result, const char *json, const char *err)
-{
-	struct run *u = ud;
-	long long delay, base = u->rc->cfg->bank_reconcile_interval * 1000LL;
-
-	(void)json;
-	if (gone(u))
-		return;
-	if (result < 0) {
-		if (err)
-			log_warn("bank connection %s: reconciliation: %s", u->id, err);
-		if (!err) /* the connection is gone */
-			banks_recon_drop(u->rc->r, u->rc->cfg, u->env, u->id, NULL, NULL);
-		run_end(u, "failed");
-		return;
-	}
-	if (u->done_cb) {
-		u->done_cb(u->done_ud, -1, NULL, u->why);
-		run_end(u, "failed");
-		return;
-	}
-	/* 30 s (the interval when shorter) x 2^(failures-1), at most an hour,
-	 * less a random tenth: a bank down briefly, or a host that had no key
-	 * yet, is asked again soon */
-	delay = base < 5000 ? 5000 : base > 30000 ? 30000 : base;
-	for (int i = 1; i < result && delay < BACKOFF_MAX_MS; i++)
-		delay *= 2;
-	if (delay > BACKOFF_MAX_MS)
-		delay = BACKOFF_MAX_MS;
-	{
-		uint32_t rnd;
-
-		ids_random(&rnd, sizeof(rnd));
-		delay -= (long long)(rnd % (uint32_t)(delay / 10 + 1));
-	}
-	banks_recon_next(u->rc->r, u->rc->cfg, u->env, u->id, (long long)ids_now_ms() + delay, 0,
-			 on_rescheduled, u);
-}
-
-static void succeed(struct run *u);
-
-/* The run failed: why, in the connection's record (never a secret), and
- * the next one later. A run asked for that read windows already stops
- * there instead, and succeeds with what it read. */
-static void fail(struct run *u, const char *why)
-{
-	if (u->since_ms && u->reading && u->windows > 0) {
-		/* a bank that refuses an older range (or fails on one) stops the
-		 * backfill where it got: what was read is kept and said */
-		snprintf(u->stopped, sizeof(u->stopped), "%s", why);
-		log_warn("bank connection %s: reconciliation stopped reading back at %lld: %s",
-			 u->id, u->read_from, why);
-		u->reading = 0;
-		succeed(u);
-		return;
-	}
-	u->stats.upto_ms = 0;
-	snprintf(u->why, sizeof(u->why), "%s", why);
-	log_warn("bank connection %s: reconciliation failed: %s", u->id, why);
-	banks_recon_done(u->rc->r, u->rc->cfg, u->id, NULL, why, on_done_failed, u);
+	ids_random(&rnd, sizeof(rnd));
+	return backoff_delay_ms(&p, failures, rnd >> 1);
 }
 
 /* What a run asked for found (bankrecon_run's answer). */
 static char *run_json(const struct run *u)
 {
 	yajl_gen g = json_gen_new();
-	char from[32], to[32], back[32], *out;
-	const char *buf;
-	size_t len;
+	char from[32], to[32], back[32];
 
 	timefmt_rfc3339(from, (uint64_t)u->from_ms);
 	timefmt_rfc3339(to, (uint64_t)u->to_ms);
@@ -237,40 +203,87 @@ static char *run_json(const struct run *u)
 	json_str(g, "reconciledUntil");
 	json_str_or_null(g, u->stats.upto_ms ? to : NULL);
 	json_close(g);
-	buf = json_buf(g, &len);
-	out = mem_strndup(buf, len);
-	yajl_gen_free(g);
-	return out;
+	return json_take(g);
 }
 
-static void on_done_ok(void *ud, int result, const char *json, const char *err)
+static void on_finished(void *ud, int result, const char *json, const char *err)
 {
 	struct run *u = ud;
-	long long now = (long long)ids_now_ms(), next;
+	int ok = u->why[0] == '\0';
 
 	(void)json;
 	if (gone(u))
 		return;
 	if (result < 0) {
-		if (!err)
-			banks_recon_drop(u->rc->r, u->rc->cfg, u->env, u->id, NULL, NULL);
-		else
+		/* Redis (the lease runs out and the run is tried again), or the
+		 * connection is gone (it left the schedule) */
+		if (err)
 			log_warn("bank connection %s: reconciliation: %s", u->id, err);
-		run_end(u, err ? "failed" : "ok");
+		if (u->done_cb)
+			u->done_cb(u->done_ud, -1, NULL,
+				   err ? err : "the connection was disconnected meanwhile");
+		run_end(u, err || !ok ? "failed" : "ok");
 		return;
 	}
-	if (u->done_cb) {
+	if (u->done_cb && ok) {
 		char *out = run_json(u);
 
 		u->done_cb(u->done_ud, 0, out, NULL);
 		free(out);
-		run_end(u, "ok");
+	} else if (u->done_cb) {
+		u->done_cb(u->done_ud, -1, NULL, u->why);
+	}
+	run_end(u, ok ? "ok" : "failed");
+}
+
+/* The run's end, in one write: what it found (ok) or why it failed, the
+ * span it read whole, the refunds heard settled, and, for a scheduled run,
+ * when the next one is due. */
+static void finish(struct run *u, const struct banks_recon_stats *ok)
+{
+	long long now = (long long)ids_now_ms();
+	struct banks_recon_end e = {.ref = &u->conn->ref,
+				    .ok = ok,
+				    .error = ok ? NULL : u->why,
+				    .settled = u->settled,
+				    .nsettled = u->nsettled};
+
+	if (u->windows > 0) {
+		e.read_from = u->read_from;
+		e.read_to = u->to_ms;
+	}
+	if (u->done_cb)
+		e.next_ms = 0; /* asked for: the schedule stays */
+	else if (!ok)
+		e.next_ms = now + retry_delay(u->rc->cfg, u->conn->failures + 1);
+	else if (u->to_ms < now - OVERLAP_MS)
+		e.next_ms = now; /* a window that stopped short of now (a long absence) */
+	else
+		e.next_ms = now + u->rc->cfg->bank_reconcile_interval * 1000LL;
+	banks_recon_finish(u->rc->r, u->rc->cfg, &e, on_finished, u);
+}
+
+static void succeed(struct run *u);
+
+/* The run failed: why, in the connection's record (never a secret), and
+ * the next one later. A run asked for that read windows already stops
+ * there instead, and succeeds with what it read. */
+static void fail(struct run *u, const char *why)
+{
+	if (u->since_ms && u->reading && u->windows > 0) {
+		/* a bank that refuses an older range (or fails on one) stops the
+		 * backfill where it got: what was read is kept and said */
+		snprintf(u->stopped, sizeof(u->stopped), "%s", why);
+		log_warn("bank connection %s: reconciliation stopped reading back at %lld: %s",
+			 u->id, u->read_from, why);
+		u->reading = 0;
+		succeed(u);
 		return;
 	}
-	/* a window that stopped short of now (a long absence): the next at once */
-	next =
-	    u->to_ms < now - OVERLAP_MS ? now : now + u->rc->cfg->bank_reconcile_interval * 1000LL;
-	banks_recon_next(u->rc->r, u->rc->cfg, u->env, u->id, next, 1, on_rescheduled, u);
+	u->stats.upto_ms = 0;
+	snprintf(u->why, sizeof(u->why), "%s", why[0] ? why : "failed");
+	log_warn("bank connection %s: reconciliation failed: %s", u->id, why);
+	finish(u, NULL);
 }
 
 static void succeed(struct run *u)
@@ -281,62 +294,47 @@ static void succeed(struct run *u)
 		log_info("bank connection %s: reconciliation took %ld Pix its webhook had not "
 			 "brought",
 			 u->id, u->stats.fresh);
-	banks_recon_done(u->rc->r, u->rc->cfg, u->id, &u->stats, NULL, on_done_ok, u);
+	finish(u, &u->stats);
 }
 
 /* The lease again, for the calls to come: a live run renews it before each
  * step that asks the bank, so only a run whose process died loses it. */
 static void renew(struct run *u)
 {
-	banks_recon_next(u->rc->r, u->rc->cfg, u->env, u->id, (long long)ids_now_ms() + u->lease_ms,
-			 0, NULL, NULL);
+	banks_recon_renew(u->rc->r, u->rc->cfg, u->id, (long long)ids_now_ms() + u->lease_ms);
 }
 
 /* ---- pending refunds ---- */
 
 static void next_refund(struct run *u);
 
-static void on_refund_settled(void *ud, int result, const char *json, const char *err)
-{
-	struct run *u = ud;
-
-	(void)result, (void)json, (void)err;
-	if (gone(u))
-		return;
-	u->refund++;
-	next_refund(u);
-}
-
 /* "<e2e> <refund id>" of the refund being asked about, split. */
 static void refund_parts(const struct run *u, char e2e[40], char rid[40])
 {
-	const char *s = u->refunds[u->refund], *sp = strchr(s, ' ');
+	const char *s = u->conn->refunds[u->refund], *sp = strchr(s, ' ');
 	size_t n = sp ? (size_t)(sp - s) : strlen(s);
 
 	snprintf(e2e, 40, "%.*s", (int)(n < 39 ? n : 39), s);
 	snprintf(rid, 40, "%s", sp ? sp + 1 : "");
 }
 
-static void on_refund_taken(void *ud, int result, const char *json, const char *err)
+static void on_refund_taken(void *ud, int result, const struct banks_received *got, const char *err)
 {
 	struct run *u = ud;
-	char e2e[40], rid[40];
 
-	(void)json;
+	(void)got;
 	if (gone(u))
 		return;
 	if (result < 0) {
 		fail(u, err ? err : "redis");
 		return;
 	}
-	dispatch_kick(u->rc->d, u->conn.account);
-	if (!u->refund_final) {
-		u->refund++;
-		next_refund(u);
-		return;
-	}
-	refund_parts(u, e2e, rid);
-	banks_refund_settled(u->rc->r, u->rc->cfg, u->id, e2e, rid, on_refund_settled, u);
+	dispatch_kick(u->rc->d, u->conn->ref.account);
+	/* settled at the bank: no longer asked about (the run's end says so) */
+	if (u->refund_final)
+		u->settled[u->nsettled++] = u->conn->refunds[u->refund];
+	u->refund++;
+	next_refund(u);
 }
 
 static void on_refund_pix(void *ud, long status, const char *body, const char *err)
@@ -384,14 +382,14 @@ static void on_refund_pix(void *ud, long status, const char *body, const char *e
 		if (strcmp(b.items[0].refunds[i].id, rid) == 0 &&
 		    b.items[0].refunds[i].status != BANKPIX_EM_PROCESSAMENTO)
 			u->refund_final = 1;
-	banks_receive(u->rc->q, &u->conn, "reconciliation", &b, on_refund_taken, u);
+	banks_receive(u->rc->q, &u->conn->ref, BANKS_RECONCILIATION, &b, on_refund_taken, u);
 }
 
 static void next_refund(struct run *u)
 {
 	char e2e[40], rid[40], *path;
 
-	if (u->refund >= u->nrefunds) {
+	if (u->refund >= u->conn->nrefunds) {
 		succeed(u);
 		return;
 	}
@@ -403,42 +401,15 @@ static void next_refund(struct run *u)
 	free(path);
 }
 
-static void on_pending(void *ud, const char *err, long long oldest, const char *const *ids,
-		       size_t n)
-{
-	struct run *u = ud;
-
-	(void)oldest;
-	if (gone(u))
-		return;
-	if (err) {
-		fail(u, err);
-		return;
-	}
-	u->refunds = n ? mem_calloc(n, sizeof(*u->refunds)) : NULL;
-	for (size_t i = 0; i < n; i++)
-		snprintf(u->refunds[u->nrefunds++], sizeof(*u->refunds), "%s", ids[i]);
-	next_refund(u);
-}
-
 /* ---- the window, page by page ---- */
 
 static void ask_page(struct run *u);
 
-/* The window was read whole and recorded: the next one back (a run asked
- * for with a start), or the pending refunds. */
-static void on_window_read(void *ud, int result, const char *json, const char *err)
+/* The window was read whole: the next one back (a run asked for with a
+ * start), or the pending refunds. What was read is recorded with the
+ * run's end. */
+static void window_read(struct run *u)
 {
-	struct run *u = ud;
-
-	(void)json;
-	if (gone(u))
-		return;
-	if (result < 0 && err) {
-		fail(u, err);
-		return;
-	}
-	/* result -1 without err: the connection is gone; its record says so */
 	u->windows++;
 	u->read_from = u->win_from;
 	if (u->since_ms && u->win_from > u->from_ms) {
@@ -451,15 +422,12 @@ static void on_window_read(void *ud, int result, const char *json, const char *e
 		return;
 	}
 	u->reading = 0;
-	banks_refunds_pending(u->rc->r, u->rc->cfg, u->id, REFUNDS_PER_RUN, on_pending, u);
+	next_refund(u);
 }
 
-static void on_page_taken(void *ud, int result, const char *json, const char *err)
+static void on_page_taken(void *ud, int result, const struct banks_received *got, const char *err)
 {
 	struct run *u = ud;
-	yajl_val v = NULL;
-	int64_t accepted = 0;
-	char perr[64];
 
 	if (gone(u))
 		return;
@@ -467,19 +435,16 @@ static void on_page_taken(void *ud, int result, const char *json, const char *er
 		fail(u, err ? err : "redis");
 		return;
 	}
-	if (json && json_parse_object(json, strlen(json), &v, perr, sizeof(perr)) == 0)
-		json_as_int64(json_get(v, "accepted"), &accepted);
-	yajl_tree_free(v);
-	u->stats.fresh += (long)accepted;
-	if (accepted)
-		dispatch_kick(u->rc->d, u->conn.account);
+	u->stats.fresh += (long)got->accepted;
+	if (got->accepted)
+		dispatch_kick(u->rc->d, u->conn->ref.account);
 	u->stats.pages++;
 	if (++u->page < u->pages) {
 		renew(u);
 		ask_page(u);
 		return;
 	}
-	banks_recon_read(u->rc->r, u->rc->cfg, u->id, u->win_from, u->win_to, on_window_read, u);
+	window_read(u);
 }
 
 static void on_page(void *ud, long status, const char *body, const char *err)
@@ -522,10 +487,10 @@ static void on_page(void *ud, long status, const char *body, const char *err)
 		fail(u, why);
 		return;
 	}
-	bankpix_batch_keep_chave(&b, u->conn.pix_key);
+	bankpix_batch_keep_chave(&b, u->conn->pix_key);
 	u->stats.listed += (long)(b.n + b.nrefused);
 	u->stats.refused += (long)b.nrefused;
-	banks_receive(u->rc->q, &u->conn, "reconciliation", &b, on_page_taken, u);
+	banks_receive(u->rc->q, &u->conn->ref, BANKS_RECONCILIATION, &b, on_page_taken, u);
 }
 
 static void ask_page(struct run *u)
@@ -543,52 +508,31 @@ static void ask_page(struct run *u)
 
 /* ---- the start of a run ---- */
 
-static void on_conn(void *ud, int result, const struct banks_conn *c, const char *err)
+/* A run of `conn` (taken), and of it only what the claim gave: its
+ * credentials opened, its window, its first page asked for. */
+static void start(struct run *u, struct banks_run *conn)
 {
-	struct run *u = ud;
 	long long now = (long long)ids_now_ms(), base;
 	const struct seal_key *key;
 	char why[256];
 
-	if (gone(u))
-		return;
-	if (result < 0) {
-		/* Redis: the lease runs out and the run is tried again */
-		log_warn("bank connection %s: reconciliation: %s", u->id, err ? err : "redis");
-		if (u->done_cb)
-			u->done_cb(u->done_ud, -1, NULL, err ? err : "redis");
-		run_end(u, NULL);
-		return;
-	}
-	if (result != 0 || c->env != u->env || !c->api.api_url) {
-		/* disconnected, or its credentials gone: nothing to reconcile */
-		if (u->done_cb)
-			u->done_cb(u->done_ud,
-				   result != 0 || c->env != u->env ? BANKS_NOT_FOUND
-								   : BANKRECON_NO_API,
-				   NULL, NULL);
-		else
-			banks_recon_drop(u->rc->r, u->rc->cfg, u->env, u->id, NULL, NULL);
-		run_end(u, NULL);
-		return;
-	}
+	u->conn = conn;
+	u->id = conn->ref.id;
+	u->lease_ms = lease_ms(u->rc->cfg);
 	if (!(key = seal_keyfile_get(u->rc->keys))) {
 		fail(u, "no credentials key on this host: set credentials-key-file");
 		return;
 	}
-	if (banks_open_credentials(c, key, &u->creds, why, sizeof(why)) != 0) {
+	if (banks_open_credentials(conn->ref.id, &conn->api, key, &u->creds, why, sizeof(why)) !=
+	    0) {
 		fail(u, why);
 		return;
 	}
-	snprintf(u->conn.id, sizeof(u->conn.id), "%s", c->id);
-	snprintf(u->conn.account, sizeof(u->conn.account), "%s", c->account);
-	u->conn.env = c->env;
-	u->conn.auth = c->auth;
-	u->conn.pix_key = mem_strdup(c->pix_key);
 	/* from a little before the last end (or the first credentials), at
 	 * most a day at a time */
-	base = c->rec_at_ms ? c->rec_at_ms
-			    : (c->api_at_ms ? c->api_at_ms : c->created_ms) - FIRST_BEFORE_MS;
+	base = conn->rec_at_ms
+		   ? conn->rec_at_ms
+		   : (conn->api_at_ms ? conn->api_at_ms : conn->created_ms) - FIRST_BEFORE_MS;
 	if (u->since_ms) {
 		/* asked for: from then to now, whatever was reconciled, the
 		 * newest day first; no further back than the Pix are
@@ -601,7 +545,7 @@ static void on_conn(void *ud, int result, const struct banks_conn *c, const char
 		u->win_to = now;
 		u->win_from = now - WINDOW_MAX_MS > u->from_ms ? now - WINDOW_MAX_MS : u->from_ms;
 	} else {
-		u->from_ms = base - (c->rec_at_ms ? OVERLAP_MS : 0);
+		u->from_ms = base - (conn->rec_at_ms ? OVERLAP_MS : 0);
 		u->to_ms = base + WINDOW_MAX_MS < now ? base + WINDOW_MAX_MS : now;
 		if (u->to_ms <= u->from_ms)
 			u->from_ms = u->to_ms - OVERLAP_MS;
@@ -615,68 +559,95 @@ static void on_conn(void *ud, int result, const struct banks_conn *c, const char
 	ask_page(u);
 }
 
-static struct run *start_run(struct bankrecon *rc, enum env env, const char *id)
+static struct run *run_new(struct bankrecon *rc)
 {
 	struct run *u = mem_new(struct run);
 
 	u->rc = rc;
-	u->env = env;
-	snprintf(u->id, sizeof(u->id), "%s", id);
-	u->lease_ms = lease_ms(rc->cfg);
 	rc->running++;
 	return u;
 }
 
-static void go(struct run *u)
+/* A run asked for: the connection as bank_recon reads it. */
+static void on_read(void *ud, const char *err, struct banks_claim *c)
 {
-	banks_get(u->rc->r, u->rc->cfg, u->id, on_conn, u);
+	struct run *u = ud;
+	struct banks_run *conn = c && c->n ? c->runs[0] : NULL;
+
+	if (gone(u)) {
+		banks_run_free(conn);
+		return;
+	}
+	if (err) {
+		log_warn("bank connection: reconciliation: %s", err);
+		u->done_cb(u->done_ud, -1, NULL, err);
+		run_end(u, NULL);
+		return;
+	}
+	if (!conn || conn->ref.env != u->env || !conn->api.api_url) {
+		/* disconnected, or its credentials gone: nothing to reconcile */
+		u->done_cb(u->done_ud,
+			   !conn || conn->ref.env != u->env ? BANKS_NOT_FOUND : BANKS_NO_API, NULL,
+			   NULL);
+		banks_run_free(conn);
+		run_end(u, NULL);
+		return;
+	}
+	start(u, conn);
 }
 
 void bankrecon_run(struct bankrecon *rc, enum env env, const char *id, long long since_ms,
 		   store_fn cb, void *ud)
 {
-	struct run *u = start_run(rc, env, id);
+	struct run *u = run_new(rc);
 
+	u->env = env;
 	u->since_ms = since_ms;
 	u->done_cb = cb;
 	u->done_ud = ud;
-	go(u);
+	banks_recon_read(rc->r, rc->cfg, id, REFUNDS_PER_RUN, on_read, u);
 }
 
-/* ---- the timer ---- */
+/* ---- the timer: a walk over the shards ---- */
 
-struct claim {
-	struct bankrecon *rc;
-	enum env env;
-};
+static void claim_next(struct bankrecon *rc);
 
-static void on_claimed(void *ud, const char *err, long long oldest, const char *const *ids,
-		       size_t n)
+static void on_claimed(void *ud, const char *err, struct banks_claim *c)
 {
-	struct claim *c = ud;
-	struct bankrecon *rc = c->rc;
-	enum env env = c->env;
+	struct bankrecon *rc = ud;
+	size_t i = 0;
 
-	free(c);
-	rc->claiming[env] = 0;
-	rc->running--; /* the claim counted as a run while it was out */
 	if (err) {
+		/* Redis failed: the walk ends there, the next tick walks again */
 		log_warn("bank reconciliation: %s", err);
+		rc->walk_left = 0;
 	} else {
-		rc->known[env] = oldest > 0;
-		rc->oldest_ok_ms[env] = oldest;
-		for (size_t i = 0; i < n; i++) {
-			if (rc->stopped) {
-				/* leased but not run: their leases run out */
-				break;
-			}
-			go(start_run(rc, env, ids[i]));
-		}
+		memcpy(rc->oldest_ok_ms[rc->claim_shard], c->oldest_ok_ms, sizeof(c->oldest_ok_ms));
+		/* stopped: leased but not run, their leases run out */
+		for (; i < c->n && !rc->stopped; i++)
+			start(run_new(rc), c->runs[i]);
+		for (; i < c->n; i++)
+			banks_run_free(c->runs[i]);
 	}
-	if (rc->freed && rc->running == 0) {
-		event_free(rc->tick);
-		free(rc);
+	claim_next(rc);
+}
+
+/* Claim the walk's next shard, with the room left (none: the claim still
+ * reads the oldest successes), or end the walk. */
+static void claim_next(struct bankrecon *rc)
+{
+	unsigned most = rc->running < RUNS_MAX ? RUNS_MAX - rc->running : 0;
+
+	if (rc->walk_left == 0 || rc->stopped || !rds_ready(rc->r)) {
+		rc->claiming = 0;
+		maybe_free(rc);
+		return;
 	}
+	rc->walk_left--;
+	rc->claim_shard = rc->walk_next;
+	rc->walk_next = (rc->walk_next + 1) % rc->nshards;
+	banks_recon_claim(rc->r, rc->cfg, rc->claim_shard, most, lease_ms(rc->cfg), REFUNDS_PER_RUN,
+			  on_claimed, rc);
 }
 
 static void on_tick(evutil_socket_t fd, short kind, void *arg)
@@ -684,24 +655,17 @@ static void on_tick(evutil_socket_t fd, short kind, void *arg)
 	struct bankrecon *rc = arg;
 
 	(void)fd, (void)kind;
-	if (rc->stopped || !rds_ready(rc->r))
+	if (rc->claiming || rc->stopped || !rds_ready(rc->r))
 		return;
-	for (int env = 0; env < 2; env++) {
-		struct claim *c;
-		unsigned most;
-
-		if (rc->claiming[env])
-			continue;
-		most = rc->running < RUNS_MAX ? RUNS_MAX - rc->running : 0;
-		c = mem_new(struct claim);
-		c->rc = rc;
-		c->env = (enum env)env;
-		rc->claiming[env] = 1;
-		rc->running++;
-		/* with no room, the claim still reads the oldest success */
-		banks_recon_claim(rc->r, rc->cfg, (enum env)env, most, lease_ms(rc->cfg),
-				  on_claimed, c);
-	}
+	rc->claiming = 1;
+	rc->walk_left = rc->nshards < CLAIMS_PER_TICK ? rc->nshards : CLAIMS_PER_TICK;
+	/* each walk begins one shard further than the last one began (or, with
+	 * more shards than a tick claims, where it ended), so that no shard is
+	 * always the first to get the room */
+	rc->walk_next = rc->walk_start;
+	rc->walk_start =
+	    (rc->walk_start + rc->walk_left + (rc->walk_left == rc->nshards)) % rc->nshards;
+	claim_next(rc);
 }
 
 struct bankrecon *bankrecon_new(struct event_base *base, struct rds *r, const struct config *cfg,
@@ -718,8 +682,9 @@ struct bankrecon *bankrecon_new(struct event_base *base, struct rds *r, const st
 	rc->keys = keys;
 	rc->q = q;
 	rc->d = d;
+	rc->nshards = (int)cfg->shards;
+	rc->oldest_ok_ms = mem_calloc((size_t)rc->nshards, sizeof(*rc->oldest_ok_ms));
 	rc->tick = event_new(base, -1, EV_PERSIST, on_tick, rc);
-	rc->once = !claims;
 	if (claims)
 		event_add(rc->tick, &tv);
 	return rc;
@@ -740,18 +705,18 @@ void bankrecon_free(struct bankrecon *rc)
 	rc->stopped = 1;
 	event_del(rc->tick);
 	rc->freed = 1;
-	if (rc->running == 0) {
-		event_free(rc->tick);
-		free(rc);
-	}
+	maybe_free(rc);
 }
 
-int bankrecon_age(const struct bankrecon *rc, enum env env, double *seconds)
+bool bankrecon_age(const struct bankrecon *rc, enum env env, double *seconds)
 {
-	long long now = (long long)ids_now_ms();
+	long long now = (long long)ids_now_ms(), oldest = 0;
 
-	if (!rc || !rc->known[env])
-		return 0;
-	*seconds = rc->oldest_ok_ms[env] < now ? (double)(now - rc->oldest_ok_ms[env]) / 1000.0 : 0;
-	return 1;
+	for (int i = 0; rc && i < rc->nshards; i++)
+		if (rc->oldest_ok_ms[i][env] && (!oldest || rc->oldest_ok_ms[i][env] < oldest))
+			oldest = rc->oldest_ok_ms[i][env];
+	if (!oldest)
+		return false;
+	*seconds = oldest < now ? (double)(now - oldest) / 1000.0 : 0;
+	return true;
 }

@@ -11,6 +11,7 @@
 
 #include "pixrelay/core/log.h"
 #include "pixrelay/core/mem.h"
+#include "pixrelay/pix/backoff.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,7 +125,7 @@ static void hosts_sweep(struct budget *b, uint64_t now)
 	}
 }
 
-int budget_host_may_start(const struct budget_host *h)
+bool budget_host_may_start(const struct budget_host *h)
 {
 	return h->active < h->limit && !(h->open_until_ms && h->probing);
 }
@@ -182,8 +183,7 @@ void budget_learn(struct budget *b, struct budget_host *h, enum budget_health he
 			 "to it for %lld ms",
 			 h->name, h->failures, h->cooldown_ms);
 		h->open_until_ms = now + (uint64_t)h->cooldown_ms;
-		h->cooldown_ms = h->cooldown_ms * 2 > BUDGET_BREAKER_MAX_MS ? BUDGET_BREAKER_MAX_MS
-									    : h->cooldown_ms * 2;
+		h->cooldown_ms = backoff_double(h->cooldown_ms, BUDGET_BREAKER_MAX_MS);
 	}
 }
 

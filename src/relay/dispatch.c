@@ -179,9 +179,8 @@ void dispatch_complete(struct delivery *dl, const char *what, long long next_ms,
 	dl->order = dl->queue = NULL; /* the outcome's now */
 	if (!release) {
 		yajl_gen g = json_gen_new();
-		char at[25];
-		size_t len;
-		const char *entry, *response = post_response(&dl->post);
+		char at[25], *entry;
+		const char *response = post_response(&dl->post);
 		json_open(g);
 		json_str(g, "at");
 		timefmt_rfc3339(at, dl->start_ms);
@@ -202,18 +201,16 @@ void dispatch_complete(struct delivery *dl, const char *what, long long next_ms,
 		json_str(g, "outcome");
 		json_str(g, what);
 		json_close(g);
-		entry = json_buf(g, &len);
+		entry = json_take(g);
 		if (dl->sid[0] && strcmp(what, "delivered") == 0) {
 			/* a first attempt delivered: one field of done:<day> */
-			char *e = mem_strndup(entry, len);
 			o->entry =
-			    lease_done_record((long long)now, dl->attempts, status, e, error);
+			    lease_done_record((long long)now, dl->attempts, status, entry, error);
 			o->done = 1;
-			free(e);
+			free(entry);
 		} else {
-			o->entry = mem_strndup(entry, len);
+			o->entry = entry;
 		}
-		yajl_gen_free(g);
 		publish(dl, what, status, error, now);
 		log_info("delivery event=%s url_host=%s attempt=%d status=%ld outcome=%s "
 			 "duration_ms=%llu%s%s",
@@ -521,7 +518,7 @@ static void on_entries(void *ud, redisReply *reply, const char *err)
 			    f->element[3]->type != REDIS_REPLY_STRING ||
 			    strcmp(f->element[0]->str ? f->element[0]->str : "", "m") != 0 ||
 			    strlen(e->element[0]->str) >= LEASE_TOKEN_MAX ||
-			    !lease_meta_head(f->element[1]->str))
+			    !lease_meta_has_head(f->element[1]->str))
 				break;
 			c->given[c->ngiven].sid = mem_strdup(e->element[0]->str);
 			c->given[c->ngiven].meta = mem_strdup(f->element[1]->str);
@@ -553,7 +550,7 @@ static unsigned read_most(const struct settle *c)
 }
 
 /* Whether stream entry id a ("<ms>-<seq>") comes after b. */
-static int sid_after(const char *a, const char *b)
+static bool sid_after(const char *a, const char *b)
 {
 	unsigned long long am = strtoull(a, NULL, 10), bm = strtoull(b, NULL, 10);
 	const char *as = strchr(a, '-'), *bs = strchr(b, '-');

@@ -100,7 +100,7 @@ static int meta_head(const char *meta, const char *nl[3])
 	return 0;
 }
 
-int lease_meta_head(const char *meta)
+bool lease_meta_has_head(const char *meta)
 {
 	const char *nl[3];
 

@@ -44,9 +44,6 @@ static void file_json(yajl_gen g, const char *name, const struct account_file *f
 static char *details_json(const struct account_input *in)
 {
 	yajl_gen g = json_gen_new();
-	const char *s;
-	size_t len;
-	char *out;
 
 	json_open(g);
 	json_str(g, "address");
@@ -102,10 +99,7 @@ static char *details_json(const struct account_input *in)
 	}
 	json_close_array(g);
 	json_close(g);
-	s = json_buf(g, &len);
-	out = mem_strndup(s, len);
-	yajl_gen_free(g);
-	return out;
+	return json_take(g);
 }
 
 /* ---- create ---- */
@@ -278,8 +272,6 @@ void accounts_create(struct rds *r, const struct config *cfg, enum env env, cons
 	char *details = details_json(in);
 	size_t nslots = account_file_slots(in), nfiles = 0, nbytes = 0;
 	yajl_gen g = json_gen_new();
-	const char *s;
-	size_t len;
 	int shard = ks_random_shard(cfg->shards);
 
 	c->r = r;
@@ -316,7 +308,7 @@ void accounts_create(struct rds *r, const struct config *cfg, enum env env, cons
 		    "postback_url", in->postback_url ? in->postback_url : "", "details", details,
 		    "status", "ACTIVE", "kyc", review, "files", nfiles_s, "file_bytes", nbytes_s,
 		    "balance", "0",
-		    /* no bank connection yet (store/banks.h) */
+		    /* no bank connection yet (store/banks_charging.h) */
 		    "charge_via", "none"};
 		size_t nf = sizeof(fields) / sizeof(fields[0]);
 		c->put_argv = mem_calloc(3 + nf + 2 * nfiles, sizeof(char *));
@@ -331,7 +323,7 @@ void accounts_create(struct rds *r, const struct config *cfg, enum env env, cons
 	}
 	for (size_t i = 0; i < nslots; i++) {
 		struct account_file *f = account_file_slot(in, i);
-		if (!account_file_first(in, i))
+		if (!account_file_is_first(in, i))
 			continue;
 		put_arg(c, mem_strdup(f->sha256), 64);
 		put_arg(c, (char *)f->data, f->len);
@@ -408,9 +400,7 @@ void accounts_create(struct rds *r, const struct config *cfg, enum env env, cons
 	json_str(g, ingest);
 	json_close(g);
 	json_close(g);
-	s = json_buf(g, &len);
-	c->json = mem_strndup(s, len);
-	yajl_gen_free(g);
+	c->json = json_take(g);
 
 	{
 		/* the hourly count is the account's, whichever of its keys made it */

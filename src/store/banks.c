@@ -1,11 +1,15 @@
 /* banks: the store of bank connections: connect, read, list, update
  * (trust and default), disconnect, the log of what each heard, the API
  * credentials and a new URL token.
- * Writing what the banks report is banks_receive.c's; what a bank holds
- * as a connection's webhook is banks_webhook.c's; parsing a bank's body is
- * bankpix's (pix floor); authenticating a bank's call is the API's
- * (api_banks.c). */
-#include "pixrelay/store/banks.h"
+ * A connection as JSON is banks_render.c's; its record's helpers (the
+ * credentials opened) banks_conn.c's; writing what the banks report is
+ * banks_receive.c's; what a bank holds as a connection's webhook is
+ * banks_webhook.c's; parsing a bank's body is bankpix's (pix floor);
+ * authenticating a bank's call is the API's (api_banks.c, through
+ * banks_view.c). */
+#include "banks_int.h"
+
+#include "pixrelay/store/banks_webhook.h"
 
 #include "pixrelay/core/certcheck.h"
 #include "pixrelay/core/ids.h"
@@ -13,6 +17,7 @@
 #include "pixrelay/core/mem.h"
 #include "pixrelay/core/seal.h"
 #include "pixrelay/pix/bankcreds.h"
+#include "pixrelay/pix/bankpix.h"
 #include "pixrelay/core/timefmt.h"
 #include "pixrelay/pix/keyspace.h"
 
@@ -33,79 +38,6 @@ static const char *auth_name(enum banks_auth a)
 	return a == BANKS_URL_TOKEN ? "url-token" : "mtls";
 }
 
-void banks_conn_deinit(struct banks_conn *c)
-{
-	free(c->pix_key);
-	free(c->client_ca);
-	free(c->client_subject);
-	free(c->client_pins);
-	free(c->api.api_url);
-	free(c->api.token_url);
-	free(c->api.client_id);
-	free(c->api.client_secret);
-	free(c->api.cert);
-	free(c->api.key);
-	free(c->api.bank_ca);
-	free(c->api.scope);
-	free(c->api.headers);
-	free(c->api.query);
-	memset(c, 0, sizeof(*c));
-}
-
-/* The name a connection's sealed field is bound to: its id and the field,
- * so a sealed value cannot be moved to another field or connection. */
-static void sealed_name(char *out, size_t size, const char *conn, const char *field)
-{
-	snprintf(out, size, "%s:%s", conn, field);
-}
-
-int banks_open_credentials(const struct banks_conn *c, const struct seal_key *key,
-			   struct bank_creds *out, char *err, size_t errlen)
-{
-	char name[80];
-	unsigned char *secret, *pkey, *headers, *query;
-	size_t n;
-
-	if (!c->api.api_url)
-		return 1;
-	if (!key) {
-		snprintf(err, errlen,
-			 "no credentials key: set credentials-key-file (docs/banks.md)");
-		return -1;
-	}
-	sealed_name(name, sizeof(name), c->id, "client_secret");
-	secret = seal_open(key, name, c->api.client_secret, &n);
-	sealed_name(name, sizeof(name), c->id, "key");
-	pkey = seal_open(key, name, c->api.key, &n);
-	sealed_name(name, sizeof(name), c->id, "api_headers");
-	headers = c->api.headers ? seal_open(key, name, c->api.headers, &n) : NULL;
-	sealed_name(name, sizeof(name), c->id, "api_query");
-	query = c->api.query ? seal_open(key, name, c->api.query, &n) : NULL;
-	if (!secret || !pkey || (c->api.headers && !headers) || (c->api.query && !query)) {
-		mem_free_wiped((char *)secret);
-		mem_free_wiped((char *)pkey);
-		mem_free_wiped((char *)headers);
-		mem_free_wiped((char *)query);
-		snprintf(err, errlen,
-			 "the credentials key does not open this connection's "
-			 "secrets (another key, or altered)");
-		return -1;
-	}
-	memset(out, 0, sizeof(*out));
-	snprintf(out->conn, sizeof(out->conn), "%s", c->id);
-	out->api_url = mem_strdup(c->api.api_url);
-	out->token_url = mem_strdup(c->api.token_url);
-	out->client_id = mem_strdup(c->api.client_id);
-	out->client_secret = (char *)secret;
-	out->cert_pem = mem_strdup(c->api.cert);
-	out->key_pem = (char *)pkey;
-	out->bank_ca_pem = c->api.bank_ca ? mem_strdup(c->api.bank_ca) : NULL;
-	out->scope = c->api.scope ? mem_strdup(c->api.scope) : NULL;
-	out->headers = (char *)headers;
-	out->query = (char *)query;
-	return 0;
-}
-
 int banks_check_pix_key(const char *key, char *err, size_t errlen)
 {
 	size_t n = strlen(key);
@@ -122,289 +54,6 @@ int banks_check_pix_key(const char *key, char *err, size_t errlen)
 			return -1;
 		}
 	return 0;
-}
-
-/* A connection id this module could have made: "bnk_" + a ULID. */
-static int valid_id(const char *id)
-{
-	return strlen(id) == IDS_ULID_LEN + 4 && strncmp(id, "bnk_", 4) == 0 &&
-	       ks_shard_of(id) >= 0;
-}
-
-/* ---- rendering ---- */
-
-/* A connection's stored fields, borrowed. */
-struct fields {
-	const char *id, *account, *env, *pix_key, *auth, *client_ca, *created_ms, *last_call_ms;
-	const char *client_subject, *client_pins, *is_default;
-	const char *api_url, *token_url, *client_id, *cert, *bank_ca;
-	const char *api_scope, *api_header_names, *api_query_names;
-	/* its reconciliation (bank_recon_done) */
-	const char *rec_at, *rec_ok_ms, *rec_fail, *rec_error, *rec_error_ms, *rec_listed, *rec_new,
-	    *rec_new_total;
-	/* its bank's API as the processes saw it (banks_note_api) */
-	const char *api_token_ms, *api_call_ms, *api_error, *api_error_ms;
-};
-
-static const char *or_empty(const char *s)
-{
-	return s ? s : "";
-}
-
-static void fields_of(const redisReply *h, struct fields *f)
-{
-	f->id = or_empty(rds_hash_field(h, "id"));
-	f->account = or_empty(rds_hash_field(h, "account"));
-	f->env = or_empty(rds_hash_field(h, "env"));
-	f->pix_key = or_empty(rds_hash_field(h, "pix_key"));
-	f->auth = or_empty(rds_hash_field(h, "auth"));
-	f->client_ca = or_empty(rds_hash_field(h, "client_ca"));
-	f->client_subject = or_empty(rds_hash_field(h, "client_subject"));
-	f->client_pins = or_empty(rds_hash_field(h, "client_pins"));
-	f->is_default = or_empty(rds_hash_field(h, "default"));
-	f->created_ms = or_empty(rds_hash_field(h, "created_ms"));
-	f->last_call_ms = or_empty(rds_hash_field(h, "last_call_ms"));
-	f->api_url = or_empty(rds_hash_field(h, "api_url"));
-	f->token_url = or_empty(rds_hash_field(h, "token_url"));
-	f->client_id = or_empty(rds_hash_field(h, "client_id"));
-	f->cert = or_empty(rds_hash_field(h, "cert"));
-	f->bank_ca = or_empty(rds_hash_field(h, "bank_ca"));
-	f->api_scope = rds_hash_field(h, "api_scope");
-	f->api_header_names = or_empty(rds_hash_field(h, "api_header_names"));
-	f->api_query_names = or_empty(rds_hash_field(h, "api_query_names"));
-	f->rec_at = or_empty(rds_hash_field(h, "rec_at"));
-	f->rec_ok_ms = or_empty(rds_hash_field(h, "rec_ok_ms"));
-	f->rec_fail = or_empty(rds_hash_field(h, "rec_fail"));
-	f->rec_error = or_empty(rds_hash_field(h, "rec_error"));
-	f->rec_error_ms = or_empty(rds_hash_field(h, "rec_error_ms"));
-	f->rec_listed = or_empty(rds_hash_field(h, "rec_listed"));
-	f->rec_new = or_empty(rds_hash_field(h, "rec_new"));
-	f->rec_new_total = or_empty(rds_hash_field(h, "rec_new_total"));
-	f->api_token_ms = or_empty(rds_hash_field(h, "api_token_ms"));
-	f->api_call_ms = or_empty(rds_hash_field(h, "api_call_ms"));
-	f->api_error = or_empty(rds_hash_field(h, "api_error"));
-	f->api_error_ms = or_empty(rds_hash_field(h, "api_error_ms"));
-}
-
-/* "reconciliation": what its runs found ({} fields null before the first). */
-static void render_reconciliation(yajl_gen g, const struct config *cfg, const struct fields *f)
-{
-	json_open(g);
-	json_str(g, "intervalSeconds");
-	json_int(g, cfg->bank_reconcile_interval);
-	json_str(g, "reconciledUntil");
-	json_time_ms(g, f->rec_at);
-	json_str(g, "lastSuccessAt");
-	json_time_ms(g, f->rec_ok_ms);
-	json_str(g, "lastListed");
-	json_int(g, strtoll(f->rec_listed, NULL, 10));
-	json_str(g, "lastNew");
-	json_int(g, strtoll(f->rec_new, NULL, 10));
-	json_str(g, "newTotal");
-	json_int(g, strtoll(f->rec_new_total, NULL, 10));
-	json_str(g, "failures");
-	json_int(g, strtoll(f->rec_fail, NULL, 10));
-	json_str(g, "lastError");
-	json_str_or_null(g, f->rec_error[0] ? f->rec_error : NULL);
-	json_str(g, "lastErrorAt");
-	json_time_ms(g, f->rec_error[0] ? f->rec_error_ms : "");
-	json_close(g);
-}
-
-/* {"subject", "notAfter", "sha256"} of the first certificate of `pem`, or
- * null. */
-static void render_cert(yajl_gen g, const char *pem)
-{
-	BIO *b = pem[0] ? BIO_new_mem_buf(pem, (int)strlen(pem)) : NULL;
-	X509 *x = b ? PEM_read_bio_X509(b, NULL, NULL, NULL) : NULL;
-	unsigned char md[32];
-	unsigned int mdlen = 0;
-	char subject[256] = "", hex[65], after[40] = "";
-	struct tm tm;
-
-	if (!x) {
-		json_null(g);
-		goto done;
-	}
-	/* as RFC 4514 writes it, as a pinned subject is written */
-	if (certcheck_subject_text(x, subject, sizeof(subject)) < 0)
-		X509_NAME_oneline(X509_get_subject_name(x), subject, sizeof(subject));
-	X509_digest(x, EVP_sha256(), md, &mdlen);
-	ids_hex(hex, md, sizeof(md));
-	if (ASN1_TIME_to_tm(X509_get0_notAfter(x), &tm) == 1)
-		strftime(after, sizeof(after), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	json_open(g);
-	json_str(g, "subject");
-	json_str(g, subject);
-	json_str(g, "notAfter");
-	json_str_or_null(g, after[0] ? after : NULL);
-	json_str(g, "sha256");
-	json_str(g, hex);
-	json_close(g);
-done:
-	X509_free(x);
-	BIO_free(b);
-	ERR_clear_error();
-}
-
-/* ["a", "b"] of the comma-separated names "a,b" ("": []). */
-static void render_names(yajl_gen g, const char *names)
-{
-	json_open_array(g);
-	for (const char *p = names; *p;) {
-		const char *end = strchr(p, ',');
-		size_t n = end ? (size_t)(end - p) : strlen(p);
-
-		json_strn(g, p, n);
-		p += n + (end ? 1 : 0);
-	}
-	json_close_array(g);
-}
-
-/* "trust": what an mTLS connection takes of its bank's certificate beyond
- * its trust list (null for a URL token): the pinned subject, the key pins,
- * and in production, while neither pins it, a warning that says what the
- * trust list alone lets in. */
-static void render_trust(yajl_gen g, const struct fields *f)
-{
-	char warning[640];
-
-	if (strcmp(f->auth, "mtls") != 0) {
-		json_null(g);
-		return;
-	}
-	json_open(g);
-	json_str(g, "subject");
-	json_str_or_null(g, f->client_subject[0] ? f->client_subject : NULL);
-	json_str(g, "pins");
-	json_open_array(g);
-	for (const char *p = f->client_pins; *p;) {
-		size_t n = strcspn(p, " ");
-
-		if (n)
-			json_strn(g, p, n);
-		p += n + (p[n] == ' ');
-	}
-	json_close_array(g);
-	json_str(g, "warning");
-	if (!f->client_subject[0] && !f->client_pins[0] &&
-	    strcmp(f->env, env_name(ENV_PRODUCTION)) == 0) {
-		snprintf(warning, sizeof(warning),
-			 "not pinned: any certificate for TLS clients that a CA of the trust list "
-			 "issued is taken as this connection's bank, so anyone who holds one can "
-			 "report Pix for it; pin the bank's own certificate with pixrelay bank "
-			 "update %s --client-cert-subject DN or --client-cert-pin "
-			 "sha256/..., or PATCH /v1/bank/connections/%s with clientCertSubject or "
-			 "clientCertPins",
-			 f->id, f->id);
-		json_str(g, warning);
-	} else {
-		json_null(g);
-	}
-	json_close(g);
-}
-
-/* A connection as JSON, never with a secret: `token`, only when the
- * connection is made, goes into its webhookUrl that once. */
-static void render(yajl_gen g, const struct config *cfg, const struct fields *f, const char *token)
-{
-	char url[2048], at[32];
-	struct certcheck *cc = NULL;
-	char err[128];
-
-	banks_webhook_url(url, sizeof(url), cfg, f->id, token);
-	json_open(g);
-	json_str(g, "id");
-	json_str(g, f->id);
-	json_str(g, "account");
-	json_str(g, f->account);
-	json_str(g, "environment");
-	json_str(g, f->env);
-	json_str(g, "pixKey");
-	json_str(g, f->pix_key);
-	json_str(g, "default");
-	json_bool(g, strcmp(f->is_default, "1") == 0);
-	json_str(g, "auth");
-	json_str(g, f->auth);
-	json_str(g, "webhookUrl");
-	json_str(g, url);
-	json_str(g, "clientCa");
-	if (f->client_ca[0] &&
-	    (cc = certcheck_new(f->client_ca, strlen(f->client_ca), err, sizeof(err)))) {
-		char fp[65];
-
-		certcheck_fingerprint(cc, fp);
-		json_open(g);
-		json_str(g, "certificates");
-		json_int(g, (long long)certcheck_count(cc));
-		json_str(g, "sha256");
-		json_str(g, fp);
-		json_close(g);
-		certcheck_free(cc);
-	} else {
-		json_null(g);
-	}
-	json_str(g, "trust");
-	render_trust(g, f);
-	json_str(g, "createdAt");
-	timefmt_rfc3339(at, strtoull(f->created_ms, NULL, 10));
-	json_str(g, at);
-	/* the bank's last webhook call answered 200 (banks_receive.c) */
-	json_str(g, "lastCallAt");
-	json_time_ms(g, f->last_call_ms);
-	/* the bank's API: never the client secret nor the key */
-	json_str(g, "api");
-	if (f->api_url && f->api_url[0]) {
-		json_open(g);
-		json_str(g, "apiUrl");
-		json_str(g, f->api_url);
-		json_str(g, "tokenUrl");
-		json_str(g, f->token_url);
-		json_str(g, "clientId");
-		json_str(g, f->client_id);
-		json_str(g, "certificate");
-		render_cert(g, f->cert);
-		json_str(g, "bankCa");
-		render_cert(g, f->bank_ca);
-		/* what is asked and added, never the extras' values */
-		json_str(g, "scope");
-		json_str_or_null(g, f->api_scope && f->api_scope[0] ? f->api_scope : NULL);
-		json_str(g, "extraHeaders");
-		render_names(g, f->api_header_names);
-		json_str(g, "extraQuery");
-		render_names(g, f->api_query_names);
-		json_str(g, "health");
-		json_open(g);
-		json_str(g, "lastTokenAt");
-		json_time_ms(g, f->api_token_ms);
-		json_str(g, "lastCallAt");
-		json_time_ms(g, f->api_call_ms);
-		json_str(g, "lastError");
-		json_str_or_null(g, f->api_error[0] ? f->api_error : NULL);
-		json_str(g, "lastErrorAt");
-		json_time_ms(g, f->api_error[0] ? f->api_error_ms : "");
-		json_close(g);
-		json_str(g, "reconciliation");
-		render_reconciliation(g, cfg, f);
-		json_close(g);
-	} else {
-		json_null(g);
-	}
-	json_close(g);
-	mem_wipe(url, strlen(url));
-}
-
-void banks_webhook_url(char *out, size_t size, const struct config *cfg, const char *id,
-		       const char *token)
-{
-	/* the banks' webhook server, when it has a name of its own */
-	const char *base =
-	    cfg->bank_webhook_base_url[0] ? cfg->bank_webhook_base_url : cfg->base_url;
-
-	if (token)
-		snprintf(out, size, "%s/webhooks/bank/%s?hmac=%s&ignorar=", base, id, token);
-	else
-		snprintf(out, size, "%s/webhooks/bank/%s", base, id);
 }
 
 /* ---- calls ---- */
@@ -437,7 +86,7 @@ static struct call *call_new(struct rds *r, const struct config *cfg, enum env e
 	c->env = env;
 	snprintf(c->account, sizeof(c->account), "%s", account ? account : "");
 	snprintf(c->id, sizeof(c->id), "%s", id ? id : "");
-	if (id && valid_id(id))
+	if (id && banks_id_valid(id))
 		ks_bank_key(c->key, sizeof(c->key), cfg->prefix, ks_shard_of(id), id);
 	c->cb = cb;
 	c->ud = ud;
@@ -459,12 +108,25 @@ static void call_free(struct call *c)
 
 /* Whether HGETALL reply `h` is a connection `c` may see: of its
  * environment, and of its account unless that is "". */
-static int visible(const struct call *c, const redisReply *h)
+static bool visible(const struct call *c, const redisReply *h)
 {
 	const char *env = rds_hash_field(h, "env"), *account = rds_hash_field(h, "account");
 
 	return env && account && strcmp(env, env_name(c->env)) == 0 &&
 	       (!c->account[0] || strcmp(account, c->account) == 0);
+}
+
+/* The tag that opens a script's answer {'<tag>', ...}: its index among the
+ * n `tags`, or -1 when the answer opens with none of them. */
+static int answer_tag(const redisReply *reply, const char *const *tags, int n)
+{
+	if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 1 ||
+	    reply->element[0]->type != REDIS_REPLY_STRING)
+		return -1;
+	for (int i = 0; i < n; i++)
+		if (strcmp(reply->element[0]->str, tags[i]) == 0)
+			return i;
+	return -1;
 }
 
 /* ---- connect ---- */
@@ -481,16 +143,12 @@ static void on_env_indexed(void *ud, redisReply *reply, const char *err)
 
 static void on_connected(void *ud, redisReply *reply, const char *err)
 {
+	enum { CREATED, NO_ACCOUNT, LIMIT, KEY_TAKEN };
+	static const char *const tags[] = {"created", "no_account", "limit", "key_taken"};
 	struct call *c = ud;
-	const char *what;
+	int tag = err ? -1 : answer_tag(reply, tags, 4);
 
-	if (err || reply->type != REDIS_REPLY_ARRAY || reply->elements < 1 ||
-	    reply->element[0]->type != REDIS_REPLY_STRING) {
-		c->cb(c->ud, -1, NULL, err ? err : "unexpected reply from bank_connect");
-		goto done;
-	}
-	what = reply->element[0]->str;
-	if (strcmp(what, "created") == 0) {
+	if (tag == CREATED) {
 		char idx[KS_KEY_MAX], score[32];
 		const char *argv[4] = {"ZADD", idx, score, c->id};
 
@@ -499,16 +157,15 @@ static void on_connected(void *ud, redisReply *reply, const char *err)
 		rds_cmd_argv(c->r, on_env_indexed, c, 4, argv, NULL);
 		return;
 	}
-	if (strcmp(what, "no_account") == 0)
+	if (tag == NO_ACCOUNT)
 		c->cb(c->ud, BANKS_NO_ACCOUNT, NULL, NULL);
-	else if (strcmp(what, "limit") == 0)
+	else if (tag == LIMIT)
 		c->cb(c->ud, BANKS_LIMIT, NULL, NULL);
-	else if (strcmp(what, "key_taken") == 0 && reply->elements == 2 &&
+	else if (tag == KEY_TAKEN && reply->elements == 2 &&
 		 reply->element[1]->type == REDIS_REPLY_STRING)
 		c->cb(c->ud, BANKS_KEY_TAKEN, reply->element[1]->str, NULL);
 	else
-		c->cb(c->ud, -1, NULL, "unexpected reply from bank_connect");
-done:
+		c->cb(c->ud, -1, NULL, err ? err : "unexpected reply from bank_connect");
 	call_free(c);
 }
 
@@ -522,7 +179,7 @@ void banks_connect(struct rds *r, const struct config *cfg, enum env env, const 
 	char idx[KS_KEY_MAX], acct[KS_KEY_MAX], kp[KS_KEY_MAX], created[32];
 	char sp[KS_PREFIX_MAX], channel[KS_KEY_MAX];
 	char max[16], token[BANKS_TOKEN_LEN + 1] = "", sha[65] = "";
-	struct fields f;
+	struct banks_fields f;
 	yajl_gen g;
 
 	if (shard < 0 || strlen(account) != IDS_ULID_LEN) {
@@ -543,20 +200,20 @@ void banks_connect(struct rds *r, const struct config *cfg, enum env env, const 
 		ids_sha256_hex(sha, token, BANKS_TOKEN_LEN);
 		trust = &none;
 	}
-	f = (struct fields){.id = c->id,
-			    .account = account,
-			    .env = env_name(env),
-			    .pix_key = pix_key,
-			    .auth = auth_name(auth),
-			    .client_ca = or_empty(trust->client_ca),
-			    .client_subject = or_empty(trust->subject),
-			    .client_pins = or_empty(trust->pins),
-			    .is_default = make_default ? "1" : "",
-			    .created_ms = created,
-			    .last_call_ms = "",
-			    .api_url = ""};
+	f = (struct banks_fields){.id = c->id,
+				  .account = account,
+				  .env = env_name(env),
+				  .pix_key = pix_key,
+				  .auth = auth_name(auth),
+				  .client_ca = banks_or_empty(trust->client_ca),
+				  .client_subject = banks_or_empty(trust->subject),
+				  .client_pins = banks_or_empty(trust->pins),
+				  .is_default = make_default ? "1" : "",
+				  .created_ms = created,
+				  .last_call_ms = "",
+				  .api_url = ""};
 	g = json_gen_new();
-	render(g, cfg, &f, auth == BANKS_URL_TOKEN ? token : NULL);
+	banks_render(g, cfg, &f, auth == BANKS_URL_TOKEN ? token : NULL);
 	c->json = json_take(g);
 	mem_wipe(token, sizeof(token));
 	ks_shard_prefix(sp, sizeof(sp), cfg->prefix, shard);
@@ -598,7 +255,7 @@ static void on_conn(void *ud, redisReply *reply, const char *err)
 {
 	struct call *c = ud;
 	struct banks_conn conn;
-	struct fields f;
+	struct banks_fields f;
 
 	if (err) {
 		c->conn_cb(c->ud, -1, NULL, err);
@@ -608,7 +265,7 @@ static void on_conn(void *ud, redisReply *reply, const char *err)
 		c->conn_cb(c->ud, BANKS_NOT_FOUND, NULL, NULL);
 		goto done;
 	}
-	fields_of(reply, &f);
+	banks_fields_of(reply, &f);
 	memset(&conn, 0, sizeof(conn));
 	if (strcmp(f.id, c->id) != 0 || env_parse(f.env, &conn.env) < 0) {
 		c->conn_cb(c->ud, BANKS_NOT_FOUND, NULL, NULL);
@@ -623,19 +280,19 @@ static void on_conn(void *ud, redisReply *reply, const char *err)
 	conn.client_pins = f.client_pins[0] ? mem_strdup(f.client_pins) : NULL;
 	conn.is_default = strcmp(f.is_default, "1") == 0;
 	snprintf(conn.token_sha, sizeof(conn.token_sha), "%s",
-		 or_empty(rds_hash_field(reply, "token_sha")));
+		 banks_or_empty(rds_hash_field(reply, "token_sha")));
 	conn.created_ms = strtoll(f.created_ms, NULL, 10);
-	conn.api_at_ms = strtoll(or_empty(rds_hash_field(reply, "api_at")), NULL, 10);
-	conn.rec_at_ms = strtoll(or_empty(rds_hash_field(reply, "rec_at")), NULL, 10);
+	conn.api_at_ms = strtoll(banks_or_empty(rds_hash_field(reply, "api_at")), NULL, 10);
+	conn.rec_at_ms = strtoll(banks_or_empty(rds_hash_field(reply, "rec_at")), NULL, 10);
 	conn.last_call_ms = strtoll(f.last_call_ms, NULL, 10);
 	if (f.api_url[0]) {
 		conn.api.api_url = mem_strdup(f.api_url);
 		conn.api.token_url = mem_strdup(f.token_url);
 		conn.api.client_id = mem_strdup(f.client_id);
 		conn.api.client_secret =
-		    mem_strdup(or_empty(rds_hash_field(reply, "client_secret")));
+		    mem_strdup(banks_or_empty(rds_hash_field(reply, "client_secret")));
 		conn.api.cert = mem_strdup(f.cert);
-		conn.api.key = mem_strdup(or_empty(rds_hash_field(reply, "key")));
+		conn.api.key = mem_strdup(banks_or_empty(rds_hash_field(reply, "key")));
 		conn.api.bank_ca = f.bank_ca[0] ? mem_strdup(f.bank_ca) : NULL;
 		conn.api.scope = f.api_scope && f.api_scope[0] ? mem_strdup(f.api_scope) : NULL;
 		conn.api.headers = dup_field(reply, "api_headers");
@@ -652,7 +309,7 @@ void banks_get(struct rds *r, const struct config *cfg, const char *id, banks_co
 	struct call *c;
 	const char *argv[2];
 
-	if (!valid_id(id)) {
+	if (!banks_id_valid(id)) {
 		cb(ud, BANKS_NOT_FOUND, NULL, NULL);
 		return;
 	}
@@ -667,7 +324,7 @@ void banks_get(struct rds *r, const struct config *cfg, const char *id, banks_co
 static void on_show(void *ud, redisReply *reply, const char *err)
 {
 	struct call *c = ud;
-	struct fields f;
+	struct banks_fields f;
 	yajl_gen g;
 	char *json;
 
@@ -676,9 +333,9 @@ static void on_show(void *ud, redisReply *reply, const char *err)
 	} else if (reply->type != REDIS_REPLY_ARRAY || reply->elements == 0 || !visible(c, reply)) {
 		c->cb(c->ud, BANKS_NOT_FOUND, NULL, NULL);
 	} else {
-		fields_of(reply, &f);
+		banks_fields_of(reply, &f);
 		g = json_gen_new();
-		render(g, c->cfg, &f, NULL);
+		banks_render(g, c->cfg, &f, NULL);
 		json = json_take(g);
 		c->cb(c->ud, 0, json, NULL);
 		free(json);
@@ -692,7 +349,7 @@ void banks_show(struct rds *r, const struct config *cfg, enum env env, const cha
 	struct call *c;
 	const char *argv[2];
 
-	if (!valid_id(id)) {
+	if (!banks_id_valid(id)) {
 		cb(ud, BANKS_NOT_FOUND, NULL, NULL);
 		return;
 	}
@@ -709,7 +366,7 @@ static void list_next(struct call *c);
 static void on_list_item(void *ud, redisReply *reply, const char *err)
 {
 	struct call *c = ud;
-	struct fields f;
+	struct banks_fields f;
 
 	if (err) {
 		c->cb(c->ud, -1, NULL, err);
@@ -718,8 +375,8 @@ static void on_list_item(void *ud, redisReply *reply, const char *err)
 	}
 	/* one disconnected meanwhile, or of another account: left out */
 	if (reply->type == REDIS_REPLY_ARRAY && reply->elements > 0 && visible(c, reply)) {
-		fields_of(reply, &f);
-		render(c->g, c->cfg, &f, NULL);
+		banks_fields_of(reply, &f);
+		banks_render(c->g, c->cfg, &f, NULL);
 	}
 	list_next(c);
 }
@@ -728,14 +385,11 @@ static void on_list_item(void *ud, redisReply *reply, const char *err)
  * answer. */
 static void list_next(struct call *c)
 {
-	size_t len;
-	const char *s;
-
 	while (c->next < c->ids->elements) {
 		const redisReply *e = c->ids->element[c->next++];
 		const char *argv[2] = {"HGETALL", c->key};
 
-		if (e->type != REDIS_REPLY_STRING || !valid_id(e->str))
+		if (e->type != REDIS_REPLY_STRING || !banks_id_valid(e->str))
 			continue;
 		ks_bank_key(c->key, sizeof(c->key), c->cfg->prefix, ks_shard_of(e->str), e->str);
 		rds_cmd_argv(c->r, on_list_item, c, 2, argv, NULL);
@@ -743,8 +397,8 @@ static void list_next(struct call *c)
 	}
 	json_close_array(c->g);
 	json_close(c->g);
-	s = json_buf(c->g, &len);
-	c->json = mem_strndup(s, len);
+	c->json = json_take(c->g);
+	c->g = NULL;
 	c->cb(c->ud, 0, c->json, NULL);
 	call_free(c);
 }
@@ -799,18 +453,17 @@ static void on_env_unindexed(void *ud, redisReply *reply, const char *err)
 
 static void on_disconnected(void *ud, redisReply *reply, const char *err)
 {
+	static const char *const tags[] = {"ok", "not_found"};
 	struct call *c = ud;
 	char idx[KS_KEY_MAX];
 	const char *argv[3] = {"ZREM", idx, c->id};
+	int tag = err ? -1 : answer_tag(reply, tags, 2);
 
-	if (err || reply->type != REDIS_REPLY_ARRAY || reply->elements < 1 ||
-	    reply->element[0]->type != REDIS_REPLY_STRING) {
-		c->cb(c->ud, -1, NULL, err ? err : "unexpected reply from bank_disconnect");
-		call_free(c);
-		return;
-	}
-	if (strcmp(reply->element[0]->str, "ok") != 0) {
-		c->cb(c->ud, BANKS_NOT_FOUND, NULL, NULL);
+	if (tag != 0) {
+		if (tag == 1)
+			c->cb(c->ud, BANKS_NOT_FOUND, NULL, NULL);
+		else
+			c->cb(c->ud, -1, NULL, err ? err : "unexpected reply from bank_disconnect");
 		call_free(c);
 		return;
 	}
@@ -825,7 +478,7 @@ void banks_disconnect(struct rds *r, const struct config *cfg, enum env env, con
 	struct call *c;
 	char sp[KS_PREFIX_MAX], channel[KS_KEY_MAX];
 
-	if (!valid_id(id)) {
+	if (!banks_id_valid(id)) {
 		cb(ud, BANKS_NOT_FOUND, NULL, NULL);
 		return;
 	}
@@ -842,32 +495,26 @@ void banks_disconnect(struct rds *r, const struct config *cfg, enum env env, con
 
 static void on_updated(void *ud, redisReply *reply, const char *err)
 {
+	enum { OK, NOT_FOUND, NOT_MTLS };
+	static const char *const tags[] = {"ok", "not_found", "not_mtls"};
 	struct call *c = ud;
-	const char *what;
+	int tag = err ? -1 : answer_tag(reply, tags, 3);
 
-	if (err || reply->type != REDIS_REPLY_ARRAY || reply->elements < 1 ||
-	    reply->element[0]->type != REDIS_REPLY_STRING) {
-		c->cb(c->ud, -1, NULL, err ? err : "unexpected reply from bank_update");
-		goto done;
-	}
-	what = reply->element[0]->str;
-	if (strcmp(what, "ok") == 0 && reply->elements == 2 &&
-	    reply->element[1]->type == REDIS_REPLY_ARRAY) {
-		struct fields f;
+	if (tag == OK && reply->elements == 2 && reply->element[1]->type == REDIS_REPLY_ARRAY) {
+		struct banks_fields f;
 		yajl_gen g = json_gen_new();
 
-		fields_of(reply->element[1], &f);
-		render(g, c->cfg, &f, NULL);
+		banks_fields_of(reply->element[1], &f);
+		banks_render(g, c->cfg, &f, NULL);
 		c->json = json_take(g);
 		c->cb(c->ud, 0, c->json, NULL);
-	} else if (strcmp(what, "not_found") == 0) {
+	} else if (tag == NOT_FOUND) {
 		c->cb(c->ud, BANKS_NOT_FOUND, NULL, NULL);
-	} else if (strcmp(what, "not_mtls") == 0) {
+	} else if (tag == NOT_MTLS) {
 		c->cb(c->ud, BANKS_NOT_MTLS, NULL, NULL);
 	} else {
-		c->cb(c->ud, -1, NULL, "unexpected reply from bank_update");
+		c->cb(c->ud, -1, NULL, err ? err : "unexpected reply from bank_update");
 	}
-done:
 	call_free(c);
 }
 
@@ -889,7 +536,7 @@ void banks_update(struct rds *r, const struct config *cfg, enum env env, const c
 	struct call *c;
 	int argc = 7, mtls = 0;
 
-	if (!valid_id(id)) {
+	if (!banks_id_valid(id)) {
 		cb(ud, BANKS_NOT_FOUND, NULL, NULL);
 		return;
 	}
@@ -957,7 +604,7 @@ void banks_log(struct rds *r, const struct config *cfg, enum env env, const char
 	struct call *c;
 	char lk[KS_KEY_MAX], last[16];
 
-	if (!valid_id(id)) {
+	if (!banks_id_valid(id)) {
 		cb(ud, BANKS_NOT_FOUND, NULL, NULL);
 		return;
 	}
@@ -976,19 +623,6 @@ void banks_log(struct rds *r, const struct config *cfg, enum env env, const char
 
 /* ---- the bank's API credentials ---- */
 
-static void on_scheduled(void *ud, int result, const char *json, const char *err)
-{
-	struct call *c = ud;
-
-	if (result < 0)
-		c->cb(c->ud, -1, NULL,
-		      "the credentials are kept, but their reconciliation could not be scheduled: "
-		      "give them again");
-	else
-		c->cb(c->ud, 0, c->json, NULL);
-	call_free(c);
-}
-
 static void on_credentials(void *ud, redisReply *reply, const char *err)
 {
 	struct call *c = ud;
@@ -998,15 +632,13 @@ static void on_credentials(void *ud, redisReply *reply, const char *err)
 	} else if (reply->elements == 0) {
 		c->cb(c->ud, BANKS_NOT_FOUND, NULL, NULL);
 	} else {
-		struct fields f;
+		struct banks_fields f;
 		yajl_gen g = json_gen_new();
 
-		fields_of(reply, &f);
-		render(g, c->cfg, &f, NULL);
+		banks_fields_of(reply, &f);
+		banks_render(g, c->cfg, &f, NULL);
 		c->json = json_take(g);
-		/* the environment's schedule is in another slot: a second call */
-		banks_recon_schedule(c->r, c->cfg, c->env, c->id, on_scheduled, c);
-		return;
+		c->cb(c->ud, 0, c->json, NULL);
 	}
 	call_free(c);
 }
@@ -1020,20 +652,20 @@ void banks_set_credentials(struct rds *r, const struct config *cfg, const struct
 	char now[24], header_names[BANK_CREDS_EXTRA_MAX * (BANK_CREDS_EXTRA_NAME_MAX + 1)];
 	char query_names[BANK_CREDS_EXTRA_MAX * (BANK_CREDS_EXTRA_NAME_MAX + 1)];
 
-	if (!valid_id(id)) {
+	if (!banks_id_valid(id)) {
 		cb(ud, BANKS_NOT_FOUND, NULL, NULL);
 		return;
 	}
 	c = call_new(r, cfg, env, "", id, cb, ud);
-	sealed_name(name, sizeof(name), id, "client_secret");
+	banks_sealed_name(name, sizeof(name), id, "client_secret");
 	secret = seal(key, name, creds->client_secret, strlen(creds->client_secret));
-	sealed_name(name, sizeof(name), id, "key");
+	banks_sealed_name(name, sizeof(name), id, "key");
 	pkey = seal(key, name, creds->key_pem, strlen(creds->key_pem));
-	sealed_name(name, sizeof(name), id, "api_headers");
+	banks_sealed_name(name, sizeof(name), id, "api_headers");
 	headers = creds->headers && *creds->headers
 		      ? seal(key, name, creds->headers, strlen(creds->headers))
 		      : mem_strdup("");
-	sealed_name(name, sizeof(name), id, "api_query");
+	banks_sealed_name(name, sizeof(name), id, "api_query");
 	query = creds->query && *creds->query ? seal(key, name, creds->query, strlen(creds->query))
 					      : mem_strdup("");
 	bank_creds_header_names(creds, header_names, sizeof(header_names));
@@ -1099,9 +731,9 @@ void banks_set_token(struct rds *r, const struct config *cfg, enum env env, cons
 		     const char *token, const char *old_sha, store_fn cb, void *ud)
 {
 	struct set_token *t;
-	char key[KS_KEY_MAX], sha[65];
+	char key[KS_KEY_MAX], sha[65], channel[KS_KEY_MAX];
 
-	if (!valid_id(id)) {
+	if (!banks_id_valid(id)) {
 		cb(ud, BANKS_NOT_FOUND, NULL, NULL);
 		return;
 	}
@@ -1110,8 +742,9 @@ void banks_set_token(struct rds *r, const struct config *cfg, enum env env, cons
 	t->ud = ud;
 	ids_sha256_hex(sha, token, strlen(token));
 	ks_bank_key(key, sizeof(key), cfg->prefix, ks_shard_of(id), id);
+	ks_invalidation_channel(channel, sizeof(channel), cfg->prefix);
 	{
-		const char *argv[] = {key, env_name(env), sha, old_sha};
-		rds_script(r, on_set_token, t, SCRIPT_BANK_SET_TOKEN, 1, 4, argv, NULL);
+		const char *argv[] = {key, env_name(env), sha, old_sha, channel};
+		rds_script(r, on_set_token, t, SCRIPT_BANK_SET_TOKEN, 1, 5, argv, NULL);
 	}
 }

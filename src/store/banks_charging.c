@@ -3,7 +3,7 @@
  * older version wrote (account_charging.lua): its record (charge_via,
  * charge_key, bank_api) as lua/lib/charging.lua derives it, as connect,
  * update, disconnect and credentials do (banks.c). */
-#include "pixrelay/store/banks.h"
+#include "pixrelay/store/banks_charging.h"
 
 #include "pixrelay/core/ids.h"
 #include "pixrelay/core/mem.h"
@@ -18,7 +18,7 @@ struct charging {
 	void *ud;
 };
 
-static int reply_str(const redisReply *r)
+static bool reply_str(const redisReply *r)
 {
 	return r->type == REDIS_REPLY_STRING;
 }

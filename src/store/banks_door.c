@@ -4,7 +4,7 @@
  * without the door every one of its webhook calls would be refused. Read at
  * start on the blocking client: the environment's index, then each
  * connection's auth. */
-#include "pixrelay/store/banks.h"
+#include "pixrelay/store/banks_door.h"
 
 #include "pixrelay/core/ids.h"
 #include "pixrelay/pix/keyspace.h"

@@ -4,7 +4,9 @@
  * bank_pix with every other one of its shard that arrived in the same turn
  * of the loop, before the bank gets its answer. The connections themselves
  * are banks.c's. */
-#include "pixrelay/store/banks.h"
+#include "pixrelay/store/banks_receive.h"
+
+#include "pixrelay/store/banks_pix.h"
 
 #include "pixrelay/core/hash.h"
 #include "pixrelay/core/ids.h"
@@ -12,9 +14,11 @@
 #include "pixrelay/core/mem.h"
 #include "pixrelay/core/metrics.h"
 #include "pixrelay/core/timefmt.h"
+#include "pixrelay/pix/bankday.h"
 #include "pixrelay/pix/event.h"
 #include "pixrelay/pix/keyspace.h"
 #include "pixrelay/redis/rargs.h"
+#include "pixrelay/redis/scripts.h"
 #include "pixrelay/redis/shardq.h"
 
 #include <stdio.h>
@@ -27,24 +31,22 @@
 
 /* ---- receiving ---- */
 
-#define PIX_RESULTS 5	  /* outcome, reason, event, charge, the connection holding it */
-#define REFUSAL_RESULTS 2 /* outcome, event */
+static const char *const source_names[] = {"webhook", "reconciliation"};
 
 /* One bank call: its connection, its answer, and how many of its items
  * are still to be written. */
 struct request {
-	struct banks_conn conn;
-	char source[16];
+	struct banks_ref who;
+	enum banks_source source;
 	struct bankpix_batch batch;
-	store_fn cb;
+	banks_received_fn cb;
 	void *ud;
 	unsigned waiting;
 	int failed;
 	char err[256];
-	/* per Pix PIX_RESULTS strings, per refused item REFUSAL_RESULTS (owned) */
-	char *(*results)[PIX_RESULTS];
-	char *(*refusals)[REFUSAL_RESULTS];
-	size_t accepted, duplicates, refused;
+	/* what became of each Pix, and of each refused item */
+	struct banks_pix_heard *results, *refusals;
+	struct banks_received counts;
 	struct banks_queue *q;
 };
 
@@ -77,16 +79,9 @@ struct banks_queue {
 
 static void request_free(struct request *rq)
 {
-	for (size_t i = 0; rq->results && i < rq->batch.n; i++)
-		for (int j = 0; j < PIX_RESULTS; j++)
-			free(rq->results[i][j]);
-	for (size_t i = 0; rq->refusals && i < rq->batch.nrefused; i++)
-		for (int j = 0; j < REFUSAL_RESULTS; j++)
-			free(rq->refusals[i][j]);
 	free(rq->results);
 	free(rq->refusals);
 	bankpix_batch_deinit(&rq->batch);
-	banks_conn_deinit(&rq->conn);
 	free(rq);
 }
 
@@ -115,33 +110,24 @@ static void str_or_null(yajl_gen g, const char *s)
 	json_str_or_null(g, s && s[0] ? s : NULL);
 }
 
-/* The answer to the bank once every item is written. */
-static void request_finish(struct request *rq)
+/* The answer to the bank: what each item became. */
+static char *answer_json(const struct request *rq)
 {
-	yajl_gen g;
-	const char *json;
-	size_t len;
+	yajl_gen g = json_gen_new();
 
-	if (rq->failed) {
-		rq->cb(rq->ud, -1, NULL, rq->err);
-		request_free(rq);
-		return;
-	}
-	/* every item is recorded, the refused ones too: the call is answered 200 */
-	if (strcmp(rq->source, "webhook") == 0)
-		note_call(rq->q, rq->conn.id);
-	g = json_gen_new();
 	json_open(g);
 	json_str(g, "received");
-	json_int(g, (long long)(rq->batch.n + rq->batch.nrefused));
+	json_int(g, (long long)rq->counts.received);
 	json_str(g, "accepted");
-	json_int(g, (long long)rq->accepted);
+	json_int(g, (long long)rq->counts.accepted);
 	json_str(g, "duplicates");
-	json_int(g, (long long)rq->duplicates);
+	json_int(g, (long long)rq->counts.duplicates);
 	json_str(g, "refused");
 	json_open_array(g);
 	for (size_t i = 0; i < rq->batch.nrefused; i++) {
 		const struct bankpix_refusal *f = &rq->batch.refused[i];
+		const struct banks_pix_heard *h = &rq->refusals[i];
+
 		json_open(g);
 		json_str(g, "index");
 		json_int(g, (long long)f->index);
@@ -152,31 +138,56 @@ static void request_finish(struct request *rq)
 		json_str(g, "reasons");
 		json_raw(g, f->reasons, strlen(f->reasons));
 		json_str(g, "outcome");
-		str_or_null(g, rq->refusals[i][0]);
+		json_str(g, banks_pix_outcome_name(h->outcome));
 		json_str(g, "event");
-		str_or_null(g, rq->refusals[i][1]);
+		str_or_null(g, h->event);
 		json_close(g);
 	}
 	json_close_array(g);
 	json_str(g, "pix");
 	json_open_array(g);
 	for (size_t i = 0; i < rq->batch.n; i++) {
-		static const char *const names[PIX_RESULTS] = {"outcome", "reason", "event",
-							       "charge", "heldBy"};
+		const struct banks_pix_heard *h = &rq->results[i];
+
 		json_open(g);
 		json_str(g, "endToEndId");
 		json_str(g, rq->batch.items[i].e2e);
-		for (int j = 0; j < PIX_RESULTS; j++) {
-			json_str(g, names[j]);
-			str_or_null(g, rq->results[i][j]);
-		}
+		json_str(g, "outcome");
+		json_str(g, banks_pix_outcome_name(h->outcome));
+		json_str(g, "reason");
+		str_or_null(g, h->reason);
+		json_str(g, "event");
+		str_or_null(g, h->event);
+		json_str(g, "charge");
+		str_or_null(g, h->charge);
+		json_str(g, "heldBy");
+		str_or_null(g, h->held_by);
 		json_close(g);
 	}
 	json_close_array(g);
 	json_close(g);
-	json = json_buf(g, &len);
-	rq->cb(rq->ud, 0, json, NULL);
-	yajl_gen_free(g);
+	return json_take(g);
+}
+
+/* The answer once every item is written. */
+static void request_finish(struct request *rq)
+{
+	char *json = NULL;
+
+	if (rq->failed) {
+		rq->cb(rq->ud, -1, NULL, rq->err);
+		request_free(rq);
+		return;
+	}
+	rq->counts.received = rq->batch.n + rq->batch.nrefused;
+	/* every item is recorded, the refused ones too: the call is answered 200 */
+	if (rq->source == BANKS_WEBHOOK) {
+		note_call(rq->q, rq->who.id);
+		json = answer_json(rq);
+	}
+	rq->counts.json = json;
+	rq->cb(rq->ud, 0, &rq->counts, NULL);
+	free(json);
 	request_free(rq);
 }
 
@@ -210,17 +221,6 @@ static void drop(void *owner, struct shardq_item *link)
 	item_fail((struct item *)link, "redis client closed");
 }
 
-/* The day of a moment in Brasilia time, "YYYY-MM-DD". */
-static void brasilia_day(char out[11], long long ms)
-{
-	char t[TIMEFMT_LEN + 1];
-
-	timefmt_format(
-	    t, (uint64_t)(ms > BANKS_BRASILIA_OFFSET_MS ? ms - BANKS_BRASILIA_OFFSET_MS : 0));
-	memcpy(out, t, 10);
-	out[10] = '\0';
-}
-
 /* One call's items. */
 struct batch {
 	struct banks_queue *q;
@@ -228,17 +228,43 @@ struct batch {
 	unsigned n;
 };
 
-static void take(char **slot, const redisReply *e)
-{
-	*slot = mem_strdup(e->type == REDIS_REPLY_STRING ? e->str : "");
-}
-
-/* The reply's elements for item `it`. */
+/* The answer's fields for item `it`. */
 static size_t reply_size(const struct item *it)
 {
 	if (it->refusal)
-		return REFUSAL_RESULTS;
-	return PIX_RESULTS + 3 * it->req->batch.items[it->index].nrefunds;
+		return BANKS_PIX_REFUSAL_FIELDS;
+	return banks_pix_fields(it->req->batch.items[it->index].nrefunds);
+}
+
+/* Take the answer's `size` fields at f for item `it` (decoded into its
+ * request): 0, or -1 when they do not decode. */
+static int take(struct item *it, redisReply *const *f, size_t size)
+{
+	struct request *rq = it->req;
+	struct banks_pix_heard *h;
+	const char *metric;
+
+	if (it->refusal) {
+		h = &rq->refusals[it->index];
+		if (banks_pix_decode_refusal(f, size, h) < 0)
+			return -1;
+	} else {
+		h = &rq->results[it->index];
+		if (banks_pix_decode(f, size, rq->batch.items[it->index].nrefunds, h) < 0)
+			return -1;
+	}
+	if (h->outcome == BANKS_PIX_DUPLICATE) {
+		rq->counts.duplicates++;
+		metric = "duplicate";
+	} else if (it->refusal) {
+		rq->counts.refused++;
+		metric = "refused";
+	} else {
+		rq->counts.accepted++;
+		metric = h->outcome == BANKS_PIX_PAID ? "paid" : h->reason;
+	}
+	metrics_bank_pix(source_names[rq->source], metric);
+	return 0;
 }
 
 static void on_batch(void *ud, redisReply *reply, const char *err)
@@ -252,93 +278,18 @@ static void on_batch(void *ud, redisReply *reply, const char *err)
 		err = "unexpected reply from bank_pix";
 	for (unsigned i = 0; i < b->n; i++) {
 		struct item *it = b->items[i];
-		struct request *rq = it->req;
-		size_t size;
-		char **res;
-		int nres;
+		size_t size = reply_size(it);
 
-		if (err) {
-			item_fail(it, err);
-			continue;
-		}
-		size = reply_size(it);
-		res = it->refusal ? rq->refusals[it->index] : rq->results[it->index];
-		nres = it->refusal ? REFUSAL_RESULTS : PIX_RESULTS;
-		for (int j = 0; j < nres; j++)
-			take(&res[j], reply->element[at + (size_t)j]);
+		if (!err && take(it, reply->element + at, size) < 0)
+			err = "unexpected reply from bank_pix";
 		at += size;
-		if (strcmp(res[0], "duplicate") == 0) {
-			rq->duplicates++;
-			metrics_bank_pix(rq->source, "duplicate");
-		} else if (it->refusal) {
-			rq->refused++;
-			metrics_bank_pix(rq->source, "refused");
-		} else {
-			rq->accepted++;
-			metrics_bank_pix(rq->source, strcmp(res[0], "paid") == 0 ? "paid" : res[1]);
-		}
-		item_done(it);
+		if (err)
+			item_fail(it, err);
+		else
+			item_done(it);
 	}
 	free(b->items);
 	free(b);
-}
-
-/* The arguments of one Pix (see bank_pix.lua's header). */
-static void pix_args(struct rargs *a, const struct item *it)
-{
-	const struct request *rq = it->req;
-	const struct bankpix *p = &rq->batch.items[it->index];
-
-	rargs_str(a, rq->conn.id);
-	rargs_str(a, rq->conn.account);
-	rargs_str(a, env_name(rq->conn.env));
-	rargs_str(a, rq->source);
-	rargs_str(a, it->day);
-	rargs_str(a, p->e2e);
-	rargs_str(a, p->txid);
-	rargs_str(a, it->cid);
-	rargs_ll(a, (long long)p->cents);
-	rargs_ll(a, p->horario_ms);
-	rargs_str(a, p->json);
-	rargs_str(a, it->keep);
-	rargs_str(a, it->evt);
-	rargs_ll(a, (long long)it->refunded);
-	rargs_ll(a, (long long)p->nrefunds);
-	for (size_t j = 0; j < p->nrefunds; j++) {
-		const struct bankpix_refund *f = &p->refunds[j];
-
-		rargs_str(a, f->id);
-		rargs_str(a, bankpix_refund_status_name(f->status));
-		rargs_ll(a, (long long)f->cents);
-		rargs_str(a, it->revt[j][0]);
-		rargs_str(a, f->json);
-		rargs_str(a, f->natureza);
-		rargs_str(a, f->med ? "1" : "0");
-		rargs_str(a, it->revt[j][1]);
-	}
-}
-
-/* The arguments of one refused item (see bank_pix.lua's header). */
-static void refusal_args(struct rargs *a, const struct item *it)
-{
-	const struct request *rq = it->req;
-	const struct bankpix_refusal *f = &rq->batch.refused[it->index];
-
-	rargs_str(a, rq->conn.id);
-	rargs_str(a, rq->conn.account);
-	rargs_str(a, env_name(rq->conn.env));
-	rargs_str(a, rq->source);
-	rargs_str(a, it->day);
-	rargs_ll(a, (long long)f->index);
-	rargs_str(a, f->id);
-	rargs_str(a, f->e2e);
-	if (f->cents >= 0)
-		rargs_ll(a, (long long)f->cents);
-	else
-		rargs_str(a, "");
-	rargs_str(a, it->evt);
-	rargs_str(a, f->reasons);
-	rargs_str(a, f->item);
 }
 
 static void send_batch(void *owner, int shard, struct shardq_item **links, unsigned n)
@@ -346,34 +297,45 @@ static void send_batch(void *owner, int shard, struct shardq_item **links, unsig
 	struct banks_queue *q = owner;
 	struct batch *b = mem_new(struct batch);
 	char sp[KS_PREFIX_MAX], key[KS_KEY_MAX], now_txt[TIMEFMT_LEN + 1];
-	uint64_t ms = ids_now_ms();
-	unsigned pix = 0;
+	struct banks_pix_call call = {.key = key, .shard_prefix = sp, .now_text = now_txt};
 	struct rargs a;
 
 	b->q = q;
 	b->items = (struct item **)links;
 	b->n = n;
 	for (unsigned i = 0; i < n; i++)
-		pix += !b->items[i]->refusal;
+		call.npix += !b->items[i]->refusal;
+	call.nrefused = n - call.npix;
+	call.now_ms = (long long)ids_now_ms();
+	call.retention_s = q->cfg->event_retention_days * 86400;
 	ks_shard_prefix(sp, sizeof(sp), q->cfg->prefix, shard);
 	ks_bank_pix_key(key, sizeof(key), q->cfg->prefix, shard);
-	timefmt_format(now_txt, ms);
+	timefmt_format(now_txt, (uint64_t)call.now_ms);
 	rargs_init(&a);
-	rargs_str(&a, key);
-	rargs_str(&a, sp);
-	rargs_ll(&a, (long long)ms);
-	rargs_str(&a, now_txt);
-	rargs_ll(&a, q->cfg->event_retention_days * 86400);
-	rargs_ll(&a, pix);
-	rargs_ll(&a, n - pix);
+	banks_pix_args(&a, &call);
 	/* the Pix first, then the refused items, each in the order given */
-	for (unsigned i = 0; i < n; i++)
-		if (!b->items[i]->refusal)
-			pix_args(&a, b->items[i]);
-	for (unsigned i = 0; i < n; i++)
-		if (b->items[i]->refusal)
-			refusal_args(&a, b->items[i]);
-	rds_script(q->r, on_batch, b, SCRIPT_BANK_PIX, 1, a.argc, a.argv, a.lens);
+	for (unsigned i = 0; i < n; i++) {
+		const struct item *it = b->items[i];
+		const struct request *rq = it->req;
+		const struct banks_pix_who w = {rq->who.id, rq->who.account, env_name(rq->who.env),
+						source_names[rq->source], it->day};
+		const struct banks_pix_item p = {
+		    &rq->batch.items[it->index], it->cid, it->keep, it->evt,
+		    (long long)it->refunded,	 it->revt};
+
+		if (!it->refusal)
+			banks_pix_args_pix(&a, &w, &p);
+	}
+	for (unsigned i = 0; i < n; i++) {
+		const struct item *it = b->items[i];
+		const struct request *rq = it->req;
+		const struct banks_pix_who w = {rq->who.id, rq->who.account, env_name(rq->who.env),
+						source_names[rq->source], it->day};
+
+		if (it->refusal)
+			banks_pix_args_refusal(&a, &w, &rq->batch.refused[it->index], it->evt);
+	}
+	rds_script(q->r, on_batch, b, SCRIPT_BANK_PIX, BANKS_PIX_NKEYS, a.argc, a.argv, a.lens);
 	rargs_deinit(&a);
 }
 
@@ -396,11 +358,11 @@ void banks_queue_free(struct banks_queue *q)
 	free(q);
 }
 
-void banks_receive(struct banks_queue *q, const struct banks_conn *c, const char *source,
-		   struct bankpix_batch *b, store_fn cb, void *ud)
+void banks_receive(struct banks_queue *q, const struct banks_ref *who, enum banks_source source,
+		   struct bankpix_batch *b, banks_received_fn cb, void *ud)
 {
 	struct request *rq;
-	int shard = ks_shard_of(c->id);
+	int shard = ks_shard_of(who->id);
 	size_t all;
 
 	if (shard < 0) {
@@ -412,15 +374,8 @@ void banks_receive(struct banks_queue *q, const struct banks_conn *c, const char
 	rq->q = q;
 	rq->cb = cb;
 	rq->ud = ud;
-	rq->conn = *c;
-	rq->conn.pix_key = mem_strdup(c->pix_key ? c->pix_key : "");
-	rq->conn.client_ca = NULL;
-	rq->conn.client_subject = NULL;
-	rq->conn.client_pins = NULL;
-	/* what the write needs is the id, account and key: never the
-	 * credentials (their strings are the caller's) */
-	memset(&rq->conn.api, 0, sizeof(rq->conn.api));
-	snprintf(rq->source, sizeof(rq->source), "%s", source);
+	rq->who = *who;
+	rq->source = source;
 	rq->batch = *b;
 	memset(b, 0, sizeof(*b));
 	rq->results = rq->batch.n ? mem_calloc(rq->batch.n, sizeof(*rq->results)) : NULL;
@@ -442,17 +397,17 @@ void banks_receive(struct banks_queue *q, const struct banks_conn *c, const char
 		if (it->refusal) {
 			const struct bankpix_refusal *f = &rq->batch.refused[it->index];
 
-			brasilia_day(it->day,
+			bankday_date(it->day,
 				     f->horario_ms > 0 ? f->horario_ms : (long long)ids_now_ms());
 		} else {
 			const struct bankpix *p = &rq->batch.items[it->index];
 
-			brasilia_day(it->day, p->horario_ms);
+			bankday_date(it->day, p->horario_ms);
 			if (p->txid[0] && bankpix_charge_of_txid(p->txid, it->cid) == 0 &&
-			    ks_shard_of(it->cid) != ks_shard_of(rq->conn.account))
+			    ks_shard_of(it->cid) != ks_shard_of(rq->who.account))
 				it->cid[0] = '\0';
 			it->keep = mem_printf("{\"connection\":\"%s\",\"source\":\"%s\",%s",
-					      rq->conn.id, rq->source, p->json + 1);
+					      rq->who.id, source_names[rq->source], p->json + 1);
 			if (p->nrefunds)
 				it->revt = mem_calloc(p->nrefunds, sizeof(*it->revt));
 			for (size_t j = 0; j < p->nrefunds; j++) {

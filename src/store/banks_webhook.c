@@ -3,10 +3,9 @@
  * and what a bank's answer to GET /webhook/{chave} says of a connection:
  * its own URL, its URL with a token it no longer takes, another URL, or no
  * webhook answer at all. Pure: the calls to the bank are the CLI's
- * (cli_bank_webhook.c, through relay/bankapi.c); the URL itself is built
- * by banks_webhook_url (banks.c); the new token is stored by
+ * (cli_bank_webhook.c, through relay/bankapi.c); the new token is stored by
  * banks_set_token (banks.c). */
-#include "pixrelay/store/banks.h"
+#include "pixrelay/store/banks_webhook.h"
 
 #include "pixrelay/core/ids.h"
 #include "pixrelay/core/json.h"
@@ -19,6 +18,19 @@
 #include <strings.h>
 
 #define URL_MAX 2048 /* a webhook URL longer than this is no webhook of ours */
+
+void banks_webhook_url(char *out, size_t size, const struct config *cfg, const char *id,
+		       const char *token)
+{
+	/* the banks' webhook server, when it has a name of its own */
+	const char *base =
+	    cfg->bank_webhook_base_url[0] ? cfg->bank_webhook_base_url : cfg->base_url;
+
+	if (token)
+		snprintf(out, size, "%s/webhooks/bank/%s?hmac=%s&ignorar=", base, id, token);
+	else
+		snprintf(out, size, "%s/webhooks/bank/%s", base, id);
+}
 
 int banks_webhook_https(const struct config *cfg, char *err, size_t errlen)
 {
@@ -118,7 +130,7 @@ static void conn_named(const char *url, const char *ours, char conn[BANKS_ID_MAX
 	if (id != IDS_ULID_LEN + 4)
 		return;
 	for (size_t i = 4; i < id; i++)
-		if (!strchr("0123456789ABCDEFGHJKMNPQRSTVWXYZ", url[n + i]))
+		if (ids_crockval(url[n + i]) < 0)
 			return;
 	memcpy(conn, url + n, id);
 	conn[id] = '\0';

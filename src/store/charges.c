@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int charges_valid_id(const char *id)
+bool charges_valid_id(const char *id)
 {
 	return ids_is_ulid(id);
 }

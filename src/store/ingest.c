@@ -109,7 +109,7 @@ int ingest_parse(const char *body, size_t len, struct ingest_note *out, char *er
 	/* the charge's fields the notification is checked against (null = absent) */
 	v = json_get(data, "amount");
 	if (v && !YAJL_IS_NULL(v)) {
-		if (!json_as_int64(v, &n.amount)) {
+		if (!json_is_int64(v, &n.amount)) {
 			snprintf(err, errlen, "data.amount: must be an integer number of cents");
 			goto done;
 		}

@@ -161,7 +161,7 @@ int keys_platform_init(struct rds *c, const char *prefix, long shards, enum env 
 				      "signing_secret", signing, "signing_secret_prev", "",
 				      "webhook_secret", compat, "postback_url", "", "ingest_secret",
 				      ingest, "balance", "0",
-				      /* no bank connection yet (store/banks.h) */
+				      /* no bank connection yet (store/banks_charging.h) */
 				      "charge_via", "none"};
 		r = script(c, why, SCRIPT_ACCOUNT_PUT, 1, (int)(sizeof(argv) / sizeof(argv[0])),
 			   argv);
@@ -195,15 +195,16 @@ done:
 	return rc;
 }
 
-int keys_account_exists(struct rds *c, const char *prefix, enum env env, const char *id)
+int keys_account_find(struct rds *c, const char *prefix, enum env env, const char *id)
 {
 	char k[KS_KEY_MAX], why[256] = "";
 	redisReply *r;
-	int rc;
+	int rc = -1;
 
 	ks_account_key(k, sizeof(k), prefix, env, id);
 	r = cmd(c, why, "EXISTS", k, NULL);
-	rc = r && r->type == REDIS_REPLY_INTEGER ? (int)r->integer : -1;
+	if (r && r->type == REDIS_REPLY_INTEGER)
+		rc = r->integer ? 0 : KEYS_NOT_FOUND;
 	freeReplyObject(r);
 	return rc;
 }
@@ -260,13 +261,13 @@ int keys_create(struct rds *c, const char *prefix, enum env env, enum auth_kind 
 			snprintf(err, errlen, "account id must be a ULID");
 			return KEYS_NOT_FOUND;
 		}
-		rc = keys_account_exists(c, prefix, env, account);
+		rc = keys_account_find(c, prefix, env, account);
 		if (rc < 0) {
 			snprintf(err, errlen, "redis: %s",
 				 rds_last_error(c)[0] ? rds_last_error(c) : "error");
 			return -1;
 		}
-		if (rc == 0) {
+		if (rc == KEYS_NOT_FOUND) {
 			snprintf(err, errlen, "no account %s in %s", account, env_name(env));
 			return KEYS_NOT_FOUND;
 		}
@@ -513,14 +514,14 @@ int keys_set_postback(struct rds *c, const char *prefix, enum env env, const cha
 	redisReply *r;
 	int rc;
 
-	rc = keys_account_exists(c, prefix, env, id);
-	if (rc <= 0) {
-		if (rc == 0)
+	rc = keys_account_find(c, prefix, env, id);
+	if (rc != 0) {
+		if (rc == KEYS_NOT_FOUND)
 			snprintf(err, errlen, "no account %s in %s", id, env_name(env));
 		else
 			snprintf(err, errlen, "redis: %s",
 				 rds_last_error(c)[0] ? rds_last_error(c) : "error");
-		return rc == 0 ? KEYS_NOT_FOUND : -1;
+		return rc;
 	}
 	ks_account_key(k, sizeof(k), prefix, env, id);
 	r = cmd(c, why, "HSET", k, "postback_url", url, NULL);

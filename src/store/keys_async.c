@@ -66,7 +66,7 @@ static void keys_render(yajl_gen g, const char *const f[KF_COUNT], const char *s
 	json_close(g);
 }
 
-int keys_valid_id(const char *id)
+bool keys_valid_id(const char *id)
 {
 	return strncmp(id, "key_", 4) == 0 && ids_is_ulid(id + 4);
 }
@@ -200,8 +200,6 @@ void keys_create_async(struct rds *r, const char *prefix, enum env env, const ch
 	const char *argv[11];
 	const char *f[KF_COUNT];
 	yajl_gen g = json_gen_new();
-	size_t len;
-	const char *s;
 
 	auth_key_generate(env, text);
 	ids_sha256_hex(k->sha, text, strlen(text));
@@ -222,11 +220,7 @@ void keys_create_async(struct rds *r, const char *prefix, enum env env, const ch
 	f[KF_USED] = "";
 	f[KF_REVOKED] = "";
 	keys_render(g, f, text);
-	s = json_buf(g, &len);
-	k->json = mem_strndup(s, len);
-	/* yajl's buffer held the text too */
-	mem_wipe((char *)s, len);
-	yajl_gen_free(g);
+	k->json = json_take(g); /* its buffer, which held the text too, wiped */
 	mem_wipe(text, sizeof(text));
 	argv[0] = k->rec;
 	argv[1] = k2;
@@ -268,8 +262,6 @@ static void on_key_record(void *ud, redisReply *reply, const char *err)
 	char chan[256], msg[80];
 	const char *argv[4];
 	yajl_gen g;
-	const char *s;
-	size_t len;
 	int revoked;
 
 	if (err) {
@@ -300,9 +292,7 @@ static void on_key_record(void *ud, redisReply *reply, const char *err)
 		f[KF_REVOKED] = k->now;
 	g = json_gen_new();
 	keys_render(g, f, NULL);
-	s = json_buf(g, &len);
-	k->json = mem_strndup(s, len);
-	yajl_gen_free(g);
+	k->json = json_take(g);
 	if (revoked) {
 		ks_invalidation_key_message(msg, sizeof(msg), k->sha);
 		cache_forget(k->cache, msg);

@@ -34,7 +34,7 @@ static const char *review_status_name(const char *s)
 	return "PENDING";
 }
 
-static int reply_is_str(const redisReply *r)
+static bool reply_is_str(const redisReply *r)
 {
 	return r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS;
 }

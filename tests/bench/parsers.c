@@ -241,7 +241,7 @@ static int one_timefmt(const char *s)
 
 static int one_url(const char *s)
 {
-	return validate_http_url(s);
+	return validate_is_http_url(s);
 }
 
 static int one_cidrs(const char *s)

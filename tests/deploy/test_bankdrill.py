@@ -44,7 +44,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import certs  # noqa: E402
 from bankdrill import (DrillBank, day_reports, days_of, epoch, events_by_e2e,  # noqa: E402
                       register_webhook, webhook_outcomes)
-from harness import Workdir, auth, free_port, init_platforms, wait_for  # noqa: E402
+from harness import Workdir, auth, free_port, init_platforms, shard_of, wait_for  # noqa: E402
 from sink import Sink  # noqa: E402
 
 PUBLIC = "pay.example.test"
@@ -450,7 +450,8 @@ class BankDrill(unittest.TestCase):
         killed = time.time()
         self.addCleanup(self.restart, victim)
         bank.slow(0)
-        lease_end = float(self.redis.cmd("ZSCORE", "pixrelay:{sandbox}:bankrec", conn["id"])) / 1000
+        lease_end = float(self.redis.cmd("ZSCORE", "pixrelay:{s%d}:bankrec" % shard_of(conn["id"]),
+                                         conn["id"])) / 1000
         self.assertGreater(lease_end, killed)
         # payers go on paying; the webhook reaches the other process
         for ch in charges[4:]:

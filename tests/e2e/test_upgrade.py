@@ -6,7 +6,8 @@ A bank connection by mutual TLS that the previous version made keeps its
 webhooks: serve refuses to start without the bank door (bank-listen) that
 its bank's certificate now needs, and with it takes the bank's call. An
 account's record of before, which names no charging bank connection, gets
-its own at its first charge."""
+its own at its first charge. The reconciliation's schedule, which it kept
+per environment, moves into the connections' shards."""
 import json
 import os
 import subprocess
@@ -326,6 +327,40 @@ class Upgrade(unittest.TestCase):
             r = px.request("GET", "/v1/bank/connections/%s/notifications" % conn, headers=auth(key))
             self.assertEqual([n["endToEndId"] for n in r.json["data"]["notifications"]],
                              [body["pix"][0]["endToEndId"]])
+        finally:
+            px.stop()
+            redis.stop()
+            wd.cleanup()
+
+
+    def test_the_reconciliation_schedule_of_the_previous_version_moves_into_the_shards(self):
+        wd = Workdir()
+        redis = Redis(wd.path).start()
+        px = Pixrelay(wd.path, redis)
+        try:
+            # the previous version kept it per environment: due (or leased
+            # until) and last success, by connection
+            later = int(time.time() * 1000) + 3600 * 1000
+            a, b, c = ("bnk_" + new_ulid() for _ in range(3))
+            redis.cmd("ZADD", "pixrelay:{sandbox}:bankrec", str(later), a, str(later + 1), c,
+                      "0", "not-a-connection")
+            redis.cmd("ZADD", "pixrelay:{sandbox}:bankok", "1700000000000", a)
+            redis.cmd("ZADD", "pixrelay:{production}:bankrec", str(later + 2), b)
+            redis.cmd("ZADD", "pixrelay:{production}:bankok", "1700000000002", b)
+            # a process of this version scheduled c already: its entry stays
+            redis.cmd("ZADD", "pixrelay:{s%d}:bankrec" % shard_of(c), str(later + 9), c)
+            px.start()
+            px.wait_ready()
+            sched = lambda id: redis.cmd("ZSCORE", "pixrelay:{s%d}:bankrec" % shard_of(id), id)
+            ok = lambda id, env: redis.cmd("ZSCORE", "pixrelay:{s%d}:bankok:%s" % (shard_of(id), env),
+                                           id)
+            self.assertEqual([sched(a), sched(b), sched(c)],
+                             [str(later), str(later + 2), str(later + 9)])
+            self.assertEqual([ok(a, "sandbox"), ok(b, "production")],
+                             ["1700000000000", "1700000000002"])
+            for env in ("sandbox", "production"):
+                for k in ("bankrec", "bankok"):
+                    self.assertEqual(redis.cmd("EXISTS", "pixrelay:{%s}:%s" % (env, k)), 0)
         finally:
             px.stop()
             redis.stop()

@@ -1,9 +1,9 @@
-/* Fuzz the parsers of URLs and addresses: validate_http_url (postbackUrl),
- * validate_email, netaddr_split_hostport (--listen), netaddr_list_parse
+/* Fuzz the parsers of URLs and addresses: validate_is_http_url (postbackUrl),
+ * validate_is_email, netaddr_split_hostport (--listen), netaddr_list_parse
  * (--trusted-proxies, --destination-allow) and netaddr_list_contains. The
  * input is used whole as each string, and also split at its first newline
  * into a CIDR list (with ports) and an address to look up in it. Never
- * crash, leak or read out of bounds; what validate_http_url accepts has its
+ * crash, leak or read out of bounds; what validate_is_http_url accepts has its
  * scheme and no byte it promises to refuse; an address as text and as a
  * sockaddr gets the same answers from netaddr_ip_is_public /
  * netaddr_is_public and netaddr_list_contains_port / _contains_sa. */
@@ -20,7 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void check_url(const char *s)
 {
-	if (!validate_http_url(s))
+	if (!validate_is_http_url(s))
 		return;
 	if (strncasecmp(s, "http://", 7) != 0 && strncasecmp(s, "https://", 8) != 0)
 		__builtin_trap();
@@ -90,7 +90,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(s, data, size);
 	s[size] = '\0';
 	check_url(s);
-	(void)validate_email(s);
+	(void)validate_is_email(s);
 	if (netaddr_split_hostport(s, host, sizeof(host), &port) == 0 && (port < 0 || port > 65535))
 		__builtin_trap();
 	nl = strchr(s, '\n');

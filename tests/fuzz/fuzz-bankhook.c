@@ -11,7 +11,7 @@
 #include "pixrelay/core/config.h"
 #include "pixrelay/core/ids.h"
 #include "pixrelay/relay/bankapi.h"
-#include "pixrelay/store/banks.h"
+#include "pixrelay/store/banks_webhook.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -40,11 +40,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_text(in.external_id, CHARGE_EXTERNAL_ID_MAX);
 		check_text(in.comment, CHARGE_COMMENT_MAX);
 		check_text(in.name, CHARGE_NAME_MAX);
-		if (in.email && !validate_email(in.email))
+		if (in.email && !validate_is_email(in.email))
 			__builtin_trap();
-		if (in.phone && !validate_phone(in.phone))
+		if (in.phone && !validate_is_phone(in.phone))
 			__builtin_trap();
-		if (in.postback_url && !validate_http_url(in.postback_url))
+		if (in.postback_url && !validate_is_http_url(in.postback_url))
 			__builtin_trap();
 		if (in.document && strlen(in.document) != 11 && strlen(in.document) != 14)
 			__builtin_trap();

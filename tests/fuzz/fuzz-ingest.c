@@ -70,7 +70,7 @@ static void check_parse(const char *body, size_t len)
 	/* the amount checked is the one relayed */
 	if (n.has_amount) {
 		int64_t a;
-		if (!json_as_int64(json_get(v, "amount"), &a) || a != n.amount)
+		if (!json_is_int64(json_get(v, "amount"), &a) || a != n.amount)
 			__builtin_trap();
 	}
 	yajl_tree_free(v);

@@ -11,7 +11,7 @@ import sys
 
 sys.dont_write_bytecode = True  # importing floors must leave no cache in the tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from floors import check_cases, walk  # noqa: E402
+from floors import check_cases, run, walk  # noqa: E402
 
 
 def main(root):
@@ -62,7 +62,4 @@ def self_test():
 
 
 if __name__ == "__main__":
-    if self_test():
-        sys.exit(1)
-    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else
-                  os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")))
+    sys.exit(run(main, self_test, __file__))

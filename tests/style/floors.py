@@ -88,6 +88,16 @@ def main(root):
     return 0
 
 
+def run(main, self_test, path):
+    """A checker run as a script: its self-test, then main on the root given
+    as the first argument, by default the tree that holds `path` (its
+    tests/style/ file). The exit code."""
+    if self_test():
+        return 1
+    return main(sys.argv[1] if len(sys.argv) > 1 else
+                os.path.join(os.path.dirname(os.path.abspath(path)), "..", ".."))
+
+
 def scratch_tree(files, filler):
     """A scratch tree (a temporary directory; the caller removes it) holding
     `files` (path -> text) and, unless given, the 50 files src/core/f<i>.c
@@ -143,7 +153,4 @@ def self_test():
 
 
 if __name__ == "__main__":
-    if self_test():
-        sys.exit(1)
-    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else
-                  os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")))
+    sys.exit(run(main, self_test, __file__))

@@ -830,17 +830,17 @@ static void test_files_usage(void)
 	CHECK(account_file_slot(&in, 2) == &in.representatives[0].picture_face);
 	CHECK(account_file_slot(&in, 3) == &in.representatives[0].picture_identity_front);
 	CHECK(account_file_slot(&in, 4) == &in.representatives[0].picture_identity_back);
-	CHECK_INT(account_file_first(&in, 0), 1);
-	CHECK_INT(account_file_first(&in, 1), 0);
-	CHECK_INT(account_file_first(&in, 2), 1);
-	CHECK_INT(account_file_first(&in, 3), 1);
-	CHECK_INT(account_file_first(&in, 4), 0);
+	CHECK_INT(account_file_is_first(&in, 0), 1);
+	CHECK_INT(account_file_is_first(&in, 1), 0);
+	CHECK_INT(account_file_is_first(&in, 2), 1);
+	CHECK_INT(account_file_is_first(&in, 3), 1);
+	CHECK_INT(account_file_is_first(&in, 4), 0);
 	account_files_usage(&in, &files, &bytes);
 	CHECK_INT(files, 3);
 	CHECK_INT(bytes, sizeof(pdf) + sizeof(png) + sizeof(jpg));
 	/* an absent picture is no file */
 	account_file_deinit(&in.representatives[0].picture_identity_back);
-	CHECK_INT(account_file_first(&in, 4), 0);
+	CHECK_INT(account_file_is_first(&in, 4), 0);
 	account_files_usage(&in, &files, &bytes);
 	CHECK_INT(files, 3);
 	account_file_deinit(&in.representatives[0].picture_identity_front);

@@ -275,6 +275,23 @@ static void retry_after_bad(const char *v, long long now, int line)
 #define RA_OK(v, now, want) retry_after_ok((v), (now), (want), __LINE__)
 #define RA_BAD(v, now) retry_after_bad((v), (now), __LINE__)
 
+static void test_double(void)
+{
+	/* the embedded Redis's restarts: 100 ms doubled up to 6.4 s */
+	static const long long want[] = {200, 400, 800, 1600, 3200, 6400, 6400};
+	long long d = 100;
+
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		d = backoff_double(d, 6400);
+		CHECK_INT(d, want[i]);
+	}
+	CHECK_INT(backoff_double(50, 30000), 100);
+	CHECK_INT(backoff_double(20000, 30000), 30000); /* capped, never over */
+	CHECK_INT(backoff_double(15000, 30000), 30000);
+	CHECK_INT(backoff_double(14999, 30000), 29998);
+	CHECK_INT(backoff_double(LLONG_MAX / 2 + 1, LLONG_MAX), LLONG_MAX); /* no overflow */
+}
+
 static void test_retry_after(void)
 {
 	const long long t2015 = 1445412480; /* Wed, 21 Oct 2015 07:28:00 GMT */
@@ -356,6 +373,7 @@ int main(void)
 	test_jitter();
 	test_odd_policies();
 	test_next();
+	test_double();
 	test_retry_after();
 	return check_finish("backoff");
 }

@@ -35,6 +35,21 @@ static void test_time(void)
 	CHECK_STR(t, "2026-11-26T23:59:59.999-03:00");
 }
 
+/* the day a moment's counts are kept by: midnight in Brasilia, 03:00 UTC */
+static void test_date(void)
+{
+	char day[11];
+
+	bankday_date(day, START);
+	CHECK_STR(day, "2026-11-26");
+	bankday_date(day, END - 1);
+	CHECK_STR(day, "2026-11-26");
+	bankday_date(day, END);
+	CHECK_STR(day, "2026-11-27");
+	bankday_date(day, 0);
+	CHECK_STR(day, "1970-01-01");
+}
+
 static void test_merge(void)
 {
 	struct bankday_span s[] = {
@@ -217,6 +232,7 @@ static void test_gaps(void)
 int main(void)
 {
 	test_time();
+	test_date();
 	test_merge();
 	test_complete();
 	test_no_api();

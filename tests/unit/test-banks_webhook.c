@@ -8,7 +8,7 @@
 #include "pixrelay/core/config.h"
 #include "pixrelay/core/ids.h"
 #include "pixrelay/relay/bankapi.h"
-#include "pixrelay/store/banks.h"
+#include "pixrelay/store/banks_webhook.h"
 
 #include <stdio.h>
 #include <stdlib.h>

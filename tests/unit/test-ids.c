@@ -27,6 +27,18 @@ int main(void)
 	CHECK(!ids_is_ulid("01ARYZ6S41"));
 	CHECK(!ids_is_ulid("01ARYZ6S41IIIIIIIIIIIIIIII")); /* I is not Crockford */
 	CHECK(!ids_is_ulid("81ARYZ6S410000000000000000")); /* overflows 48 bits */
+	/* a ULID's digits and their values */
+	for (int i = 0; i < 32; i++)
+		CHECK_INT(ids_crockval(IDS_CROCKFORD[i]), i);
+	CHECK_INT(ids_crockval('I'), -1);
+	CHECK_INT(ids_crockval('a'), -1);
+	CHECK_INT(ids_crockval('\0'), -1);
+	/* the wall clock in us and in ms agree */
+	{
+		uint64_t ms = ids_now_ms(), us = ids_now_us();
+
+		CHECK(us / 1000 >= ms && us / 1000 - ms < 1000);
+	}
 	/* event ids' random parts come from a pool: 1,000 of one millisecond
 	 * differ, and a forked child does not repeat its parent's next one */
 	{

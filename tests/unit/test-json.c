@@ -129,22 +129,22 @@ int main(void)
 	CHECK_INT(json_parse_object("{\"amount\":200,\"s\":\"x\"}",
 				    strlen("{\"amount\":200,\"s\":\"x\"}"), &v, err, sizeof(err)),
 		  0);
-	CHECK(json_as_int64(json_get(v, "amount"), &n));
+	CHECK(json_is_int64(json_get(v, "amount"), &n));
 	CHECK_INT(n, 200);
 	CHECK(json_get(v, "missing") == NULL);
-	CHECK(!json_as_int64(json_get(v, "s"), &n));
+	CHECK(!json_is_int64(json_get(v, "s"), &n));
 	yajl_tree_free(v);
 
 	/* fractions, exponents and overflow are not integers */
 	CHECK_INT(json_parse_object("{\"a\":1.0,\"b\":1e3,\"c\":99999999999999999999}", 42, &v, err,
 				    sizeof(err)),
 		  0);
-	CHECK(!json_as_int64(json_get(v, "a"), &n));
-	CHECK(!json_as_int64(json_get(v, "b"), &n));
-	CHECK(!json_as_int64(json_get(v, "c"), &n));
+	CHECK(!json_is_int64(json_get(v, "a"), &n));
+	CHECK(!json_is_int64(json_get(v, "b"), &n));
+	CHECK(!json_is_int64(json_get(v, "c"), &n));
 	yajl_tree_free(v);
 	CHECK_INT(json_parse_object("{\"a\":-5}", 8, &v, err, sizeof(err)), 0);
-	CHECK(json_as_int64(json_get(v, "a"), &n));
+	CHECK(json_is_int64(json_get(v, "a"), &n));
 	CHECK_INT(n, -5);
 	yajl_tree_free(v);
 
@@ -272,14 +272,14 @@ int main(void)
 				"\"c\":9223372036854775808,\"d\":-0,\"e\":1E+2}";
 		CHECK_INT(json_parse_object(s, strlen(s), &v, err, sizeof(err)), 0);
 	}
-	CHECK(json_as_int64(json_get(v, "a"), &n));
+	CHECK(json_is_int64(json_get(v, "a"), &n));
 	CHECK_INT(n, INT64_MAX);
-	CHECK(json_as_int64(json_get(v, "b"), &n));
+	CHECK(json_is_int64(json_get(v, "b"), &n));
 	CHECK_INT(n, INT64_MIN);
-	CHECK(!json_as_int64(json_get(v, "c"), &n));
-	CHECK(json_as_int64(json_get(v, "d"), &n));
+	CHECK(!json_is_int64(json_get(v, "c"), &n));
+	CHECK(json_is_int64(json_get(v, "d"), &n));
 	CHECK_INT(n, 0);
-	CHECK(!json_as_int64(json_get(v, "e"), &n));
+	CHECK(!json_is_int64(json_get(v, "e"), &n));
 	CHECK(YAJL_IS_DOUBLE(json_get(v, "e")));
 	CHECK_STR(json_get(v, "e")->u.number.r, "1E+2");
 	CHECK_STR(json_get(v, "c")->u.number.r, "9223372036854775808");

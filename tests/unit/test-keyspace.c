@@ -181,6 +181,10 @@ static void test_shard_keys(void)
 	check_name(k, P "{s37}:bref:" BNK, SHARD, "bref:<connection id>");
 	ks_bank_read_key(k, sizeof(k), P, 37, BNK);
 	check_name(k, P "{s37}:bread:" BNK, SHARD, "bread:<connection id>");
+	ks_bank_schedule_key(k, sizeof(k), P, 37);
+	check_name(k, P "{s37}:bankrec", SHARD, "bankrec");
+	ks_bank_ok_key(k, sizeof(k), P, 37, ENV_PRODUCTION);
+	check_name(k, P "{s37}:bankok:production", SHARD, "bankok:<env>");
 	ks_bank_day_key(k, sizeof(k), P, 37, BNK, "2026-11-26");
 	check_name(k, P "{s37}:bday:" BNK ":2026-11-26", SHARD, "bday:<connection>:<day>");
 	ks_bank_recovered_key(k, sizeof(k), P, 37, BNK, "2026-11-26");
@@ -290,6 +294,8 @@ static void test_keys_meta_channels(void)
 	check_name(k, "k:" SHA, CHANNELS, "k:<sha256>");
 	ks_invalidation_account_message(k, sizeof(k), ACCT);
 	check_name(k, "a:" ACCT, CHANNELS, "a:<account id>");
+	ks_invalidation_bank_message(k, sizeof(k), "bnk_" ACCT);
+	check_name(k, "b:bnk_" ACCT, CHANNELS, "b:<connection id>");
 	ks_live_channel(k, sizeof(k), P);
 	check_name(k, P "live", CHANNELS, "<prefix>live");
 	ks_deliveries_channel(k, sizeof(k), P);

@@ -174,9 +174,9 @@ static void test_given(void)
 	/* the answer's empty meta is not a meta */
 	answer_set(&a, f);
 	CHECK_INT(lease_decode(a.p, LEASE_FIELDS, &l), -1);
-	CHECK_INT(lease_meta_head(META), 1);
-	CHECK_INT(lease_meta_head("ch_1\nsandbox:acc:sink\nevt_1"), 0);
-	CHECK_INT(lease_meta_head(""), 0);
+	CHECK_INT(lease_meta_has_head(META), 1);
+	CHECK_INT(lease_meta_has_head("ch_1\nsandbox:acc:sink\nevt_1"), 0);
+	CHECK_INT(lease_meta_has_head(""), 0);
 	{
 		struct rargs r;
 		rargs_init(&r);

@@ -82,54 +82,54 @@ static void test_email(void)
 	char local64[65], label63[64], label64[65];
 	char buf[300];
 
-	CHECK_INT(validate_email("a@b.co"), 1);
-	CHECK_INT(validate_email("A@B.CO"), 1);
-	CHECK_INT(validate_email("fulano.de.tal@example.com.br"), 1);
-	CHECK_INT(validate_email("user+tag@sub-domain.example.org"), 1);
-	CHECK_INT(validate_email("!#$%&'*+/=?^_`{|}~-@example.com"), 1);
-	CHECK_INT(validate_email("x@123.example.com"), 1);
-	CHECK_INT(validate_email("x@b.c2"), 1);
-	CHECK_INT(validate_email("x@b--c.io"), 1);
+	CHECK_INT(validate_is_email("a@b.co"), 1);
+	CHECK_INT(validate_is_email("A@B.CO"), 1);
+	CHECK_INT(validate_is_email("fulano.de.tal@example.com.br"), 1);
+	CHECK_INT(validate_is_email("user+tag@sub-domain.example.org"), 1);
+	CHECK_INT(validate_is_email("!#$%&'*+/=?^_`{|}~-@example.com"), 1);
+	CHECK_INT(validate_is_email("x@123.example.com"), 1);
+	CHECK_INT(validate_is_email("x@b.c2"), 1);
+	CHECK_INT(validate_is_email("x@b--c.io"), 1);
 
-	CHECK_INT(validate_email(NULL), 0);
-	CHECK_INT(validate_email(""), 0);
-	CHECK_INT(validate_email("ab.co"), 0);	 /* no @ */
-	CHECK_INT(validate_email("a@@b.co"), 0); /* two @ */
-	CHECK_INT(validate_email("a@b@c.co"), 0);
-	CHECK_INT(validate_email("@b.co"), 0);	   /* empty local part */
-	CHECK_INT(validate_email("a@"), 0);	   /* empty domain */
-	CHECK_INT(validate_email(".a@b.co"), 0);   /* leading dot */
-	CHECK_INT(validate_email("a.@b.co"), 0);   /* trailing dot */
-	CHECK_INT(validate_email("a..b@b.co"), 0); /* double dot */
-	CHECK_INT(validate_email("a@b..co"), 0);   /* empty label */
-	CHECK_INT(validate_email("a@.b.co"), 0);
-	CHECK_INT(validate_email("a@b.co."), 0);
-	CHECK_INT(validate_email("a@b"), 0);	  /* one label */
-	CHECK_INT(validate_email("a b@b.co"), 0); /* spaces */
-	CHECK_INT(validate_email("a@b .co"), 0);
-	CHECK_INT(validate_email(" a@b.co"), 0);
-	CHECK_INT(validate_email("a@b.co "), 0);
-	CHECK_INT(validate_email("a@b.co\n"), 0);
-	CHECK_INT(validate_email("a@-b.co"), 0); /* hyphen at a label's end */
-	CHECK_INT(validate_email("a@b-.co"), 0);
-	CHECK_INT(validate_email("a@b.co-"), 0);
-	CHECK_INT(validate_email("a@b.123"), 0); /* numeric TLD */
-	CHECK_INT(validate_email("a@1.2.3.4"), 0);
-	CHECK_INT(validate_email("a@b_c.co"), 0);
-	CHECK_INT(validate_email("a@[1.2.3.4]"), 0);
-	CHECK_INT(validate_email("\"a\"@b.co"), 0);
-	CHECK_INT(validate_email("a(b)@b.co"), 0);
-	CHECK_INT(validate_email("a,b@b.co"), 0);
-	CHECK_INT(validate_email("jo\xc3\xa3o@b.co"), 0);
-	CHECK_INT(validate_email("a@s\xc3\xa3o.br"), 0);
+	CHECK_INT(validate_is_email(NULL), 0);
+	CHECK_INT(validate_is_email(""), 0);
+	CHECK_INT(validate_is_email("ab.co"), 0);   /* no @ */
+	CHECK_INT(validate_is_email("a@@b.co"), 0); /* two @ */
+	CHECK_INT(validate_is_email("a@b@c.co"), 0);
+	CHECK_INT(validate_is_email("@b.co"), 0);     /* empty local part */
+	CHECK_INT(validate_is_email("a@"), 0);	      /* empty domain */
+	CHECK_INT(validate_is_email(".a@b.co"), 0);   /* leading dot */
+	CHECK_INT(validate_is_email("a.@b.co"), 0);   /* trailing dot */
+	CHECK_INT(validate_is_email("a..b@b.co"), 0); /* double dot */
+	CHECK_INT(validate_is_email("a@b..co"), 0);   /* empty label */
+	CHECK_INT(validate_is_email("a@.b.co"), 0);
+	CHECK_INT(validate_is_email("a@b.co."), 0);
+	CHECK_INT(validate_is_email("a@b"), 0);	     /* one label */
+	CHECK_INT(validate_is_email("a b@b.co"), 0); /* spaces */
+	CHECK_INT(validate_is_email("a@b .co"), 0);
+	CHECK_INT(validate_is_email(" a@b.co"), 0);
+	CHECK_INT(validate_is_email("a@b.co "), 0);
+	CHECK_INT(validate_is_email("a@b.co\n"), 0);
+	CHECK_INT(validate_is_email("a@-b.co"), 0); /* hyphen at a label's end */
+	CHECK_INT(validate_is_email("a@b-.co"), 0);
+	CHECK_INT(validate_is_email("a@b.co-"), 0);
+	CHECK_INT(validate_is_email("a@b.123"), 0); /* numeric TLD */
+	CHECK_INT(validate_is_email("a@1.2.3.4"), 0);
+	CHECK_INT(validate_is_email("a@b_c.co"), 0);
+	CHECK_INT(validate_is_email("a@[1.2.3.4]"), 0);
+	CHECK_INT(validate_is_email("\"a\"@b.co"), 0);
+	CHECK_INT(validate_is_email("a(b)@b.co"), 0);
+	CHECK_INT(validate_is_email("a,b@b.co"), 0);
+	CHECK_INT(validate_is_email("jo\xc3\xa3o@b.co"), 0);
+	CHECK_INT(validate_is_email("a@s\xc3\xa3o.br"), 0);
 
 	/* local part at most 64 */
 	memset(local64, 'l', 64);
 	local64[64] = '\0';
 	snprintf(buf, sizeof(buf), "%s@b.co", local64);
-	CHECK_INT(validate_email(buf), 1);
+	CHECK_INT(validate_is_email(buf), 1);
 	snprintf(buf, sizeof(buf), "x%s@b.co", local64);
-	CHECK_INT(validate_email(buf), 0);
+	CHECK_INT(validate_is_email(buf), 0);
 
 	/* labels at most 63 */
 	memset(label63, 'd', 63);
@@ -137,19 +137,19 @@ static void test_email(void)
 	memset(label64, 'd', 64);
 	label64[64] = '\0';
 	snprintf(buf, sizeof(buf), "a@%s.co", label63);
-	CHECK_INT(validate_email(buf), 1);
+	CHECK_INT(validate_is_email(buf), 1);
 	snprintf(buf, sizeof(buf), "a@%s.co", label64);
-	CHECK_INT(validate_email(buf), 0);
+	CHECK_INT(validate_is_email(buf), 0);
 	snprintf(buf, sizeof(buf), "a@b.%s", label64);
-	CHECK_INT(validate_email(buf), 0);
+	CHECK_INT(validate_is_email(buf), 0);
 
 	/* 254 characters in all, and 255 */
 	snprintf(buf, sizeof(buf), "%s@%s.%s.%.57s.com", local64, label63, label63, label63);
 	CHECK_INT(strlen(buf), 254);
-	CHECK_INT(validate_email(buf), 1);
+	CHECK_INT(validate_is_email(buf), 1);
 	snprintf(buf, sizeof(buf), "%s@%s.%s.%.58s.com", local64, label63, label63, label63);
 	CHECK_INT(strlen(buf), 255);
-	CHECK_INT(validate_email(buf), 0);
+	CHECK_INT(validate_is_email(buf), 0);
 }
 
 /* "http://example.com/" followed by 'a's up to `total` characters. */
@@ -170,120 +170,120 @@ static void test_url(void)
 {
 	char *s;
 
-	CHECK_INT(validate_http_url("http://127.0.0.1:8080/hook"), 1);
-	CHECK_INT(validate_http_url("https://shop.example.com/wc-api/x?a=1"), 1);
-	CHECK_INT(validate_http_url("http://localhost"), 1);
-	CHECK_INT(validate_http_url("https://example.com/"), 1);
-	CHECK_INT(validate_http_url("https://example.com?x=1&y=2"), 1);
-	CHECK_INT(validate_http_url("HTTPS://Example.COM/a%20b"), 1);
-	CHECK_INT(validate_http_url("http://example.com:1"), 1);
-	CHECK_INT(validate_http_url("http://example.com:65535/"), 1);
-	CHECK_INT(validate_http_url("http://[::1]:8080/x"), 1);
-	CHECK_INT(validate_http_url("https://[2001:db8::1]/"), 1);
-	CHECK_INT(validate_http_url("http://[::ffff:10.0.0.1]"), 1);
-	CHECK_INT(validate_http_url("http://0.0.0.0/"), 1);
-	CHECK_INT(validate_http_url("http://255.255.255.255/"), 1);
-	CHECK_INT(validate_http_url("https://a.b/p@x:y;z=1&w=2!$'()*+,~_-.?q=/?@"), 1);
-	CHECK_INT(validate_http_url("http://xn--so-paulo-wxa.br/"), 1);
+	CHECK_INT(validate_is_http_url("http://127.0.0.1:8080/hook"), 1);
+	CHECK_INT(validate_is_http_url("https://shop.example.com/wc-api/x?a=1"), 1);
+	CHECK_INT(validate_is_http_url("http://localhost"), 1);
+	CHECK_INT(validate_is_http_url("https://example.com/"), 1);
+	CHECK_INT(validate_is_http_url("https://example.com?x=1&y=2"), 1);
+	CHECK_INT(validate_is_http_url("HTTPS://Example.COM/a%20b"), 1);
+	CHECK_INT(validate_is_http_url("http://example.com:1"), 1);
+	CHECK_INT(validate_is_http_url("http://example.com:65535/"), 1);
+	CHECK_INT(validate_is_http_url("http://[::1]:8080/x"), 1);
+	CHECK_INT(validate_is_http_url("https://[2001:db8::1]/"), 1);
+	CHECK_INT(validate_is_http_url("http://[::ffff:10.0.0.1]"), 1);
+	CHECK_INT(validate_is_http_url("http://0.0.0.0/"), 1);
+	CHECK_INT(validate_is_http_url("http://255.255.255.255/"), 1);
+	CHECK_INT(validate_is_http_url("https://a.b/p@x:y;z=1&w=2!$'()*+,~_-.?q=/?@"), 1);
+	CHECK_INT(validate_is_http_url("http://xn--so-paulo-wxa.br/"), 1);
 
-	CHECK_INT(validate_http_url(NULL), 0);
-	CHECK_INT(validate_http_url(""), 0);
-	CHECK_INT(validate_http_url("ftp://example.com/"), 0);
-	CHECK_INT(validate_http_url("httpx://example.com/"), 0);
-	CHECK_INT(validate_http_url("javascript:alert(1)"), 0);
-	CHECK_INT(validate_http_url("//example.com/"), 0);
-	CHECK_INT(validate_http_url("example.com"), 0);
-	CHECK_INT(validate_http_url("http:/example.com"), 0);
-	CHECK_INT(validate_http_url("http:example.com"), 0);
-	CHECK_INT(validate_http_url("http//example.com"), 0);
+	CHECK_INT(validate_is_http_url(NULL), 0);
+	CHECK_INT(validate_is_http_url(""), 0);
+	CHECK_INT(validate_is_http_url("ftp://example.com/"), 0);
+	CHECK_INT(validate_is_http_url("httpx://example.com/"), 0);
+	CHECK_INT(validate_is_http_url("javascript:alert(1)"), 0);
+	CHECK_INT(validate_is_http_url("//example.com/"), 0);
+	CHECK_INT(validate_is_http_url("example.com"), 0);
+	CHECK_INT(validate_is_http_url("http:/example.com"), 0);
+	CHECK_INT(validate_is_http_url("http:example.com"), 0);
+	CHECK_INT(validate_is_http_url("http//example.com"), 0);
 	/* missing host */
-	CHECK_INT(validate_http_url("http://"), 0);
-	CHECK_INT(validate_http_url("https://"), 0);
-	CHECK_INT(validate_http_url("http:///hook"), 0);
-	CHECK_INT(validate_http_url("http://:8080/hook"), 0);
-	CHECK_INT(validate_http_url("http://?a=1"), 0);
+	CHECK_INT(validate_is_http_url("http://"), 0);
+	CHECK_INT(validate_is_http_url("https://"), 0);
+	CHECK_INT(validate_is_http_url("http:///hook"), 0);
+	CHECK_INT(validate_is_http_url("http://:8080/hook"), 0);
+	CHECK_INT(validate_is_http_url("http://?a=1"), 0);
 	/* spaces and control characters */
-	CHECK_INT(validate_http_url("https://exa mple.com/"), 0);
-	CHECK_INT(validate_http_url("http://example.com/a b"), 0);
-	CHECK_INT(validate_http_url(" http://example.com/"), 0);
-	CHECK_INT(validate_http_url("http://example.com/ "), 0);
-	CHECK_INT(validate_http_url("http://example.com/\n"), 0);
-	CHECK_INT(validate_http_url("http://example.com/\x01"), 0);
-	CHECK_INT(validate_http_url("http://example.com/\x7f"), 0);
-	CHECK_INT(validate_http_url("http://example.com/s\xc3\xa3o"), 0);
+	CHECK_INT(validate_is_http_url("https://exa mple.com/"), 0);
+	CHECK_INT(validate_is_http_url("http://example.com/a b"), 0);
+	CHECK_INT(validate_is_http_url(" http://example.com/"), 0);
+	CHECK_INT(validate_is_http_url("http://example.com/ "), 0);
+	CHECK_INT(validate_is_http_url("http://example.com/\n"), 0);
+	CHECK_INT(validate_is_http_url("http://example.com/\x01"), 0);
+	CHECK_INT(validate_is_http_url("http://example.com/\x7f"), 0);
+	CHECK_INT(validate_is_http_url("http://example.com/s\xc3\xa3o"), 0);
 	/* userinfo */
-	CHECK_INT(validate_http_url("http://user:pw@host/"), 0);
-	CHECK_INT(validate_http_url("http://user@host"), 0);
-	CHECK_INT(validate_http_url("http://@host"), 0);
-	CHECK_INT(validate_http_url("http://good.com\\@evil.com/"), 0);
-	CHECK_INT(validate_http_url("http://evil.com\\good.com/"), 0);
+	CHECK_INT(validate_is_http_url("http://user:pw@host/"), 0);
+	CHECK_INT(validate_is_http_url("http://user@host"), 0);
+	CHECK_INT(validate_is_http_url("http://@host"), 0);
+	CHECK_INT(validate_is_http_url("http://good.com\\@evil.com/"), 0);
+	CHECK_INT(validate_is_http_url("http://evil.com\\good.com/"), 0);
 	/* ports */
-	CHECK_INT(validate_http_url("http://host:0/"), 0);
-	CHECK_INT(validate_http_url("http://host:00000/"), 0);
-	CHECK_INT(validate_http_url("http://host:65536/"), 0);
-	CHECK_INT(validate_http_url("http://host:70000/"), 0);
-	CHECK_INT(validate_http_url("http://host:123456/"), 0);
-	CHECK_INT(validate_http_url("http://host:/"), 0);
-	CHECK_INT(validate_http_url("http://host:8a/"), 0);
-	CHECK_INT(validate_http_url("http://host:-1/"), 0);
-	CHECK_INT(validate_http_url("http://host:80:80/"), 0);
+	CHECK_INT(validate_is_http_url("http://host:0/"), 0);
+	CHECK_INT(validate_is_http_url("http://host:00000/"), 0);
+	CHECK_INT(validate_is_http_url("http://host:65536/"), 0);
+	CHECK_INT(validate_is_http_url("http://host:70000/"), 0);
+	CHECK_INT(validate_is_http_url("http://host:123456/"), 0);
+	CHECK_INT(validate_is_http_url("http://host:/"), 0);
+	CHECK_INT(validate_is_http_url("http://host:8a/"), 0);
+	CHECK_INT(validate_is_http_url("http://host:-1/"), 0);
+	CHECK_INT(validate_is_http_url("http://host:80:80/"), 0);
 	/* fragment */
-	CHECK_INT(validate_http_url("http://example.com/x#frag"), 0);
-	CHECK_INT(validate_http_url("http://example.com#frag"), 0);
-	CHECK_INT(validate_http_url("http://example.com/?a=1#"), 0);
+	CHECK_INT(validate_is_http_url("http://example.com/x#frag"), 0);
+	CHECK_INT(validate_is_http_url("http://example.com#frag"), 0);
+	CHECK_INT(validate_is_http_url("http://example.com/?a=1#"), 0);
 	/* host names */
-	CHECK_INT(validate_http_url("http://-a.com/"), 0);
-	CHECK_INT(validate_http_url("http://a-.com/"), 0);
-	CHECK_INT(validate_http_url("http://a..com/"), 0);
-	CHECK_INT(validate_http_url("http://.a.com/"), 0);
-	CHECK_INT(validate_http_url("http://a.com./"), 0);
-	CHECK_INT(validate_http_url("http://exa_mple.com/"), 0);
-	CHECK_INT(validate_http_url("http://s\xc3\xa3o.br/"), 0);
+	CHECK_INT(validate_is_http_url("http://-a.com/"), 0);
+	CHECK_INT(validate_is_http_url("http://a-.com/"), 0);
+	CHECK_INT(validate_is_http_url("http://a..com/"), 0);
+	CHECK_INT(validate_is_http_url("http://.a.com/"), 0);
+	CHECK_INT(validate_is_http_url("http://a.com./"), 0);
+	CHECK_INT(validate_is_http_url("http://exa_mple.com/"), 0);
+	CHECK_INT(validate_is_http_url("http://s\xc3\xa3o.br/"), 0);
 	/* numeric hosts must be real IPv4 addresses */
-	CHECK_INT(validate_http_url("http://256.1.1.1/"), 0);
-	CHECK_INT(validate_http_url("http://01.1.1.1/"), 0);
-	CHECK_INT(validate_http_url("http://1.2.3/"), 0);
-	CHECK_INT(validate_http_url("http://1.2.3.4.5/"), 0);
-	CHECK_INT(validate_http_url("http://2130706433/"), 0);
-	CHECK_INT(validate_http_url("http://example.123/"), 0);
-	CHECK_INT(validate_http_url("http://1.2.3.0x4/"), 0);
-	CHECK_INT(validate_http_url("http://0x7f000001/"), 0);
-	CHECK_INT(validate_http_url("http://0x7f.1/"), 0);
-	CHECK_INT(validate_http_url("http://0177.0.0.1/"), 0);
-	CHECK_INT(validate_http_url("http://a.0X1F/"), 0);
-	CHECK_INT(validate_http_url("http://a.0x/"), 0);
-	CHECK_INT(validate_http_url("http://0xdead.com/"), 1);
-	CHECK_INT(validate_http_url("http://a.0xg/"), 1);
+	CHECK_INT(validate_is_http_url("http://256.1.1.1/"), 0);
+	CHECK_INT(validate_is_http_url("http://01.1.1.1/"), 0);
+	CHECK_INT(validate_is_http_url("http://1.2.3/"), 0);
+	CHECK_INT(validate_is_http_url("http://1.2.3.4.5/"), 0);
+	CHECK_INT(validate_is_http_url("http://2130706433/"), 0);
+	CHECK_INT(validate_is_http_url("http://example.123/"), 0);
+	CHECK_INT(validate_is_http_url("http://1.2.3.0x4/"), 0);
+	CHECK_INT(validate_is_http_url("http://0x7f000001/"), 0);
+	CHECK_INT(validate_is_http_url("http://0x7f.1/"), 0);
+	CHECK_INT(validate_is_http_url("http://0177.0.0.1/"), 0);
+	CHECK_INT(validate_is_http_url("http://a.0X1F/"), 0);
+	CHECK_INT(validate_is_http_url("http://a.0x/"), 0);
+	CHECK_INT(validate_is_http_url("http://0xdead.com/"), 1);
+	CHECK_INT(validate_is_http_url("http://a.0xg/"), 1);
 	/* IPv6 */
-	CHECK_INT(validate_http_url("http://[::1/"), 0);
-	CHECK_INT(validate_http_url("http://[]/"), 0);
-	CHECK_INT(validate_http_url("http://[zz::1]/"), 0);
-	CHECK_INT(validate_http_url("http://[::1]x/"), 0);
-	CHECK_INT(validate_http_url("http://[::1]:/"), 0);
-	CHECK_INT(validate_http_url("http://[fe80::1%25eth0]/"), 0);
-	CHECK_INT(validate_http_url("http://[1.2.3.4]/"), 0);
-	CHECK_INT(validate_http_url("http://::1/"), 0);
+	CHECK_INT(validate_is_http_url("http://[::1/"), 0);
+	CHECK_INT(validate_is_http_url("http://[]/"), 0);
+	CHECK_INT(validate_is_http_url("http://[zz::1]/"), 0);
+	CHECK_INT(validate_is_http_url("http://[::1]x/"), 0);
+	CHECK_INT(validate_is_http_url("http://[::1]:/"), 0);
+	CHECK_INT(validate_is_http_url("http://[fe80::1%25eth0]/"), 0);
+	CHECK_INT(validate_is_http_url("http://[1.2.3.4]/"), 0);
+	CHECK_INT(validate_is_http_url("http://::1/"), 0);
 	/* path and query characters */
-	CHECK_INT(validate_http_url("http://a.com/%zz"), 0);
-	CHECK_INT(validate_http_url("http://a.com/%4"), 0);
-	CHECK_INT(validate_http_url("http://a.com/x%"), 0);
-	CHECK_INT(validate_http_url("http://a.com/<script>"), 0);
-	CHECK_INT(validate_http_url("http://a.com/\"x\""), 0);
-	CHECK_INT(validate_http_url("http://a.com/{x}"), 0);
-	CHECK_INT(validate_http_url("http://a.com/x|y"), 0);
-	CHECK_INT(validate_http_url("http://a.com/x^y"), 0);
-	CHECK_INT(validate_http_url("http://a.com/x`y"), 0);
-	CHECK_INT(validate_http_url("http://a.com/[x]"), 0);
+	CHECK_INT(validate_is_http_url("http://a.com/%zz"), 0);
+	CHECK_INT(validate_is_http_url("http://a.com/%4"), 0);
+	CHECK_INT(validate_is_http_url("http://a.com/x%"), 0);
+	CHECK_INT(validate_is_http_url("http://a.com/<script>"), 0);
+	CHECK_INT(validate_is_http_url("http://a.com/\"x\""), 0);
+	CHECK_INT(validate_is_http_url("http://a.com/{x}"), 0);
+	CHECK_INT(validate_is_http_url("http://a.com/x|y"), 0);
+	CHECK_INT(validate_is_http_url("http://a.com/x^y"), 0);
+	CHECK_INT(validate_is_http_url("http://a.com/x`y"), 0);
+	CHECK_INT(validate_is_http_url("http://a.com/[x]"), 0);
 
 	/* length */
 	s = long_url(2048);
-	CHECK_INT(validate_http_url(s), 1);
+	CHECK_INT(validate_is_http_url(s), 1);
 	free(s);
 	s = long_url(2049);
-	CHECK_INT(validate_http_url(s), 0);
+	CHECK_INT(validate_is_http_url(s), 0);
 	free(s);
 	s = long_url(3000);
-	CHECK_INT(validate_http_url(s), 0);
+	CHECK_INT(validate_is_http_url(s), 0);
 	free(s);
 }
 
@@ -297,7 +297,7 @@ static void test_uf(void)
 
 	CHECK_INT(sizeof(ufs) / sizeof(ufs[0]), 27);
 	for (size_t i = 0; i < 27; i++)
-		CHECK_INT(validate_uf(ufs[i]), 1);
+		CHECK_INT(validate_is_uf(ufs[i]), 1);
 	/* of all pairs of upper-case letters, exactly the 27 are accepted */
 	for (char a = 'A'; a <= 'Z'; a++) {
 		for (char b = 'A'; b <= 'Z'; b++) {
@@ -307,27 +307,27 @@ static void test_uf(void)
 			for (size_t i = 0; i < 27; i++)
 				if (strcmp(ufs[i], s) == 0)
 					listed = 1;
-			CHECK_INT(validate_uf(s), listed);
-			valid += validate_uf(s);
+			CHECK_INT(validate_is_uf(s), listed);
+			valid += validate_is_uf(s);
 		}
 	}
 	CHECK_INT(valid, 27);
 
-	CHECK_INT(validate_uf("sp"), 0);
-	CHECK_INT(validate_uf("Sp"), 0);
-	CHECK_INT(validate_uf("sP"), 0);
-	CHECK_INT(validate_uf("XX"), 0);
-	CHECK_INT(validate_uf("BR"), 0);
-	CHECK_INT(validate_uf("S"), 0);
-	CHECK_INT(validate_uf(""), 0);
-	CHECK_INT(validate_uf("SPX"), 0);
-	CHECK_INT(validate_uf("SP "), 0);
-	CHECK_INT(validate_uf(" SP"), 0);
-	CHECK_INT(validate_uf("S "), 0);
-	CHECK_INT(validate_uf("SP\n"), 0);
-	CHECK_INT(validate_uf("S\xc3\x83"), 0);
-	CHECK_INT(validate_uf("C "), 0);
-	CHECK_INT(validate_uf(NULL), 0);
+	CHECK_INT(validate_is_uf("sp"), 0);
+	CHECK_INT(validate_is_uf("Sp"), 0);
+	CHECK_INT(validate_is_uf("sP"), 0);
+	CHECK_INT(validate_is_uf("XX"), 0);
+	CHECK_INT(validate_is_uf("BR"), 0);
+	CHECK_INT(validate_is_uf("S"), 0);
+	CHECK_INT(validate_is_uf(""), 0);
+	CHECK_INT(validate_is_uf("SPX"), 0);
+	CHECK_INT(validate_is_uf("SP "), 0);
+	CHECK_INT(validate_is_uf(" SP"), 0);
+	CHECK_INT(validate_is_uf("S "), 0);
+	CHECK_INT(validate_is_uf("SP\n"), 0);
+	CHECK_INT(validate_is_uf("S\xc3\x83"), 0);
+	CHECK_INT(validate_is_uf("C "), 0);
+	CHECK_INT(validate_is_uf(NULL), 0);
 }
 
 static const char *cep(const char *in)
@@ -430,49 +430,49 @@ static void test_date(void)
 
 static void test_phone(void)
 {
-	CHECK_INT(validate_phone("+5511943214321"), 1);
-	CHECK_INT(validate_phone("5511943214321"), 1);
-	CHECK_INT(validate_phone("+55 (11) 94321-4321"), 1);
-	CHECK_INT(validate_phone("+55 11 94321-4321"), 1);
-	CHECK_INT(validate_phone("(11) 4321-4321"), 1);
-	CHECK_INT(validate_phone("(11)94321-4321"), 1);
-	CHECK_INT(validate_phone("+1 555-123-4567"), 1);
-	CHECK_INT(validate_phone("12345678"), 1);	 /* 8 digits */
-	CHECK_INT(validate_phone("123456789012345"), 1); /* 15 digits */
-	CHECK_INT(validate_phone("+123 4567 8901 2345"), 1);
+	CHECK_INT(validate_is_phone("+5511943214321"), 1);
+	CHECK_INT(validate_is_phone("5511943214321"), 1);
+	CHECK_INT(validate_is_phone("+55 (11) 94321-4321"), 1);
+	CHECK_INT(validate_is_phone("+55 11 94321-4321"), 1);
+	CHECK_INT(validate_is_phone("(11) 4321-4321"), 1);
+	CHECK_INT(validate_is_phone("(11)94321-4321"), 1);
+	CHECK_INT(validate_is_phone("+1 555-123-4567"), 1);
+	CHECK_INT(validate_is_phone("12345678"), 1);	    /* 8 digits */
+	CHECK_INT(validate_is_phone("123456789012345"), 1); /* 15 digits */
+	CHECK_INT(validate_is_phone("+123 4567 8901 2345"), 1);
 
-	CHECK_INT(validate_phone(NULL), 0);
-	CHECK_INT(validate_phone(""), 0);
-	CHECK_INT(validate_phone("+"), 0);
-	CHECK_INT(validate_phone("1234567"), 0); /* 7 digits */
-	CHECK_INT(validate_phone("1234-567"), 0);
-	CHECK_INT(validate_phone("1234567890123456"), 0); /* 16 digits */
-	CHECK_INT(validate_phone("+55 (11) 94321-43210-12"), 0);
-	CHECK_INT(validate_phone("++5511943214321"), 0);
-	CHECK_INT(validate_phone("55+11943214321"), 0);
-	CHECK_INT(validate_phone("+ 5511943214321"), 0);
-	CHECK_INT(validate_phone("+-5511943214321"), 0);
-	CHECK_INT(validate_phone("+(55) 11943214321"), 0);
-	CHECK_INT(validate_phone(" 11943214321"), 0);
-	CHECK_INT(validate_phone("11943214321 "), 0);
-	CHECK_INT(validate_phone("-11943214321"), 0);
-	CHECK_INT(validate_phone("11943214321-"), 0);
-	CHECK_INT(validate_phone("11 94321--4321"), 0);
-	CHECK_INT(validate_phone("11  94321 4321"), 0);
-	CHECK_INT(validate_phone("11 -94321 4321"), 0);
-	CHECK_INT(validate_phone("()11943214321"), 0);
-	CHECK_INT(validate_phone("(11"), 0);
-	CHECK_INT(validate_phone("(11 94321-4321"), 0);
-	CHECK_INT(validate_phone("11) 94321-4321"), 0);
-	CHECK_INT(validate_phone("((11)) 94321-4321"), 0);
-	CHECK_INT(validate_phone("(11)(22)94321-4321"), 0);
-	CHECK_INT(validate_phone("(1 1) 94321-4321"), 0);
-	CHECK_INT(validate_phone("(11-)94321-4321"), 0);
-	CHECK_INT(validate_phone("11.94321.4321"), 0);
-	CHECK_INT(validate_phone("11/94321-4321"), 0);
-	CHECK_INT(validate_phone("+55 (11) 9432a-4321"), 0);
-	CHECK_INT(validate_phone("tel:+5511943214321"), 0);
-	CHECK_INT(validate_phone("11943214321\n"), 0);
+	CHECK_INT(validate_is_phone(NULL), 0);
+	CHECK_INT(validate_is_phone(""), 0);
+	CHECK_INT(validate_is_phone("+"), 0);
+	CHECK_INT(validate_is_phone("1234567"), 0); /* 7 digits */
+	CHECK_INT(validate_is_phone("1234-567"), 0);
+	CHECK_INT(validate_is_phone("1234567890123456"), 0); /* 16 digits */
+	CHECK_INT(validate_is_phone("+55 (11) 94321-43210-12"), 0);
+	CHECK_INT(validate_is_phone("++5511943214321"), 0);
+	CHECK_INT(validate_is_phone("55+11943214321"), 0);
+	CHECK_INT(validate_is_phone("+ 5511943214321"), 0);
+	CHECK_INT(validate_is_phone("+-5511943214321"), 0);
+	CHECK_INT(validate_is_phone("+(55) 11943214321"), 0);
+	CHECK_INT(validate_is_phone(" 11943214321"), 0);
+	CHECK_INT(validate_is_phone("11943214321 "), 0);
+	CHECK_INT(validate_is_phone("-11943214321"), 0);
+	CHECK_INT(validate_is_phone("11943214321-"), 0);
+	CHECK_INT(validate_is_phone("11 94321--4321"), 0);
+	CHECK_INT(validate_is_phone("11  94321 4321"), 0);
+	CHECK_INT(validate_is_phone("11 -94321 4321"), 0);
+	CHECK_INT(validate_is_phone("()11943214321"), 0);
+	CHECK_INT(validate_is_phone("(11"), 0);
+	CHECK_INT(validate_is_phone("(11 94321-4321"), 0);
+	CHECK_INT(validate_is_phone("11) 94321-4321"), 0);
+	CHECK_INT(validate_is_phone("((11)) 94321-4321"), 0);
+	CHECK_INT(validate_is_phone("(11)(22)94321-4321"), 0);
+	CHECK_INT(validate_is_phone("(1 1) 94321-4321"), 0);
+	CHECK_INT(validate_is_phone("(11-)94321-4321"), 0);
+	CHECK_INT(validate_is_phone("11.94321.4321"), 0);
+	CHECK_INT(validate_is_phone("11/94321-4321"), 0);
+	CHECK_INT(validate_is_phone("+55 (11) 9432a-4321"), 0);
+	CHECK_INT(validate_is_phone("tel:+5511943214321"), 0);
+	CHECK_INT(validate_is_phone("11943214321\n"), 0);
 }
 
 int main(void)

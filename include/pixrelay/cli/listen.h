@@ -21,6 +21,11 @@
 
 /* ---- Server-Sent Events, parsed ---- */
 
+/* Expected outcomes (positive) besides 0. */
+enum sse_result {
+	SSE_STOPPED = 1, /* sse_feed: an event callback asked to stop */
+};
+
 /* One dispatched event: its id ("" when none was given in it; the last id
  * stays in sse->last_id), its event name ("" = message) and data (lines
  * joined with '\n'); borrowed for the call. Return nonzero to stop. */
@@ -47,8 +52,8 @@ struct sse {
 
 void sse_init(struct sse *p, sse_event_fn on_event, sse_comment_fn on_comment, void *ud);
 void sse_deinit(struct sse *p);
-/* Feed bytes as they come. Returns 0, 1 when a callback asked to stop, or
- * -1 when a line or an event passed LISTEN_SSE_MAX. */
+/* Feed bytes as they come. Returns 0, SSE_STOPPED when a callback asked to
+ * stop, or -1 when a line or an event passed LISTEN_SSE_MAX. */
 int sse_feed(struct sse *p, const char *buf, size_t len);
 
 /* ---- the commands ---- */

@@ -6,10 +6,13 @@
 #ifndef PIXRELAY_IDS_H
 #define PIXRELAY_IDS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #define IDS_ULID_LEN 26
+/* The digits of a ULID: Crockford's base32, upper case, without I L O U. */
+#define IDS_CROCKFORD "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 #define IDS_UUID_LEN 36
 
 /* Fill `n` bytes with cryptographically strong random data. */
@@ -25,8 +28,10 @@ void ids_ulid_at(char out[IDS_ULID_LEN + 1], uint64_t ms);
 void ids_pooled_ulid_at(char out[IDS_ULID_LEN + 1], uint64_t ms);
 /* A ULID for the current time. */
 void ids_ulid(char out[IDS_ULID_LEN + 1]);
-/* Nonzero when `s` is exactly a canonical (upper-case) ULID. */
-int ids_is_ulid(const char *s);
+/* True when `s` is exactly a canonical (upper-case) ULID. */
+bool ids_is_ulid(const char *s);
+/* The value (0..31) of ULID digit `c` (IDS_CROCKFORD), or -1 when it is none. */
+int ids_crockval(char c);
 
 /* Write a random (version 4) UUID in lower-case 8-4-4-4-12 form + NUL. */
 void ids_uuid4(char out[IDS_UUID_LEN + 1]);
@@ -45,5 +50,8 @@ void ids_sha256_hex(char out[65], const void *data, size_t len);
 
 /* Milliseconds since the Unix epoch (wall clock). */
 uint64_t ids_now_ms(void);
+/* Microseconds since the Unix epoch (wall clock): a request's or a
+ * command's latency. */
+uint64_t ids_now_us(void);
 
 #endif

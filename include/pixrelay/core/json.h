@@ -10,6 +10,7 @@
 #ifndef PIXRELAY_JSON_H
 #define PIXRELAY_JSON_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <yajl/yajl_gen.h>
@@ -54,9 +55,9 @@ yajl_val json_get(yajl_val obj, const char *key);
  * whole message invalid UTF-8), control characters as '?'. Returns out. */
 char *json_echo(char out[JSON_ECHO_MAX + 1], const char *s);
 
-/* Nonzero when `v` is a JSON number holding an integer (no fraction, no
- * exponent, within int64); writes it to *out. */
-int json_as_int64(yajl_val v, int64_t *out);
+/* True when `v` is a JSON number holding an integer (no fraction, no
+ * exponent, within int64), written to *out; false leaves *out untouched. */
+bool json_is_int64(yajl_val v, int64_t *out);
 
 /* A yajl generator that writes compact JSON; aborts on allocation failure. */
 yajl_gen json_gen_new(void);

@@ -6,13 +6,14 @@
 #ifndef PIXRELAY_LOG_H
 #define PIXRELAY_LOG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 enum log_level { LOG_DEBUG = 0, LOG_INFO = 1, LOG_WARN = 2, LOG_ERROR = 3 };
 
 void log_set_level(enum log_level level);
 /* Whether a line of `level` is written: to skip preparing one that is not. */
-int log_on(enum log_level level);
+bool log_on(enum log_level level);
 /* Buffer log lines (up to 64 KiB) instead of writing each at once; the
  * caller then calls log_flush() at least every 100 ms and before exiting.
  * The server does, so that a busy process spends one write per turn of its

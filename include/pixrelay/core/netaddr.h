@@ -3,6 +3,7 @@
 #define PIXRELAY_NETADDR_H
 
 #include <netinet/in.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/socket.h>
 
@@ -30,11 +31,11 @@ struct netaddr_list {
 int netaddr_list_parse(struct netaddr_list *list, const char *spec, char *err, size_t errlen);
 void netaddr_list_deinit(struct netaddr_list *list);
 
-/* Nonzero when the textual address `ip` (v4 or v6; v4-mapped v6 counts as v4)
+/* True when the textual address `ip` (v4 or v6; v4-mapped v6 counts as v4)
  * lies in one of the list's ranges, whatever their port. */
-int netaddr_list_contains(const struct netaddr_list *list, const char *ip);
+bool netaddr_list_contains(const struct netaddr_list *list, const char *ip);
 
-/* Nonzero when `sa` is a public unicast address. IPv4: not "this network",
+/* True when `sa` is a public unicast address. IPv4: not "this network",
  * private, loopback, shared (CGNAT), link-local, IETF protocol assignments,
  * documentation, benchmarking, 6to4 relay, multicast, reserved or broadcast.
  * IPv6: inside global unicast 2000::/3 and not the IETF special-purpose
@@ -44,17 +45,17 @@ int netaddr_list_contains(const struct netaddr_list *list, const char *ip);
  * every other form outside 2000::/3 (IPv4-compatible ::a.b.c.d, SIIT
  * ::ffff:0:a.b.c.d, NAT64 64:ff9b::/96 and 64:ff9b:1::/48, unique local,
  * link-local, multicast, ...) is not public. */
-int netaddr_is_public(const struct sockaddr *sa);
+bool netaddr_is_public(const struct sockaddr *sa);
 
-/* Nonzero when the list contains the address `sa` with its port. */
-int netaddr_list_contains_sa(const struct netaddr_list *list, const struct sockaddr *sa);
+/* True when the list contains the address `sa` with its port. */
+bool netaddr_list_contains_sa(const struct netaddr_list *list, const struct sockaddr *sa);
 
-/* The same for a textual address and a port (0 = not known: only entries
- * without a port match). */
-int netaddr_list_contains_port(const struct netaddr_list *list, const char *ip, int port);
+/* True when the list contains the textual address `ip` with `port` (0 = not
+ * known: only entries without a port match). */
+bool netaddr_list_contains_port(const struct netaddr_list *list, const char *ip, int port);
 
-/* Nonzero when the textual address `ip` is public (netaddr_is_public);
- * 0 for anything that is not an IP address. */
-int netaddr_ip_is_public(const char *ip);
+/* True when the textual address `ip` is public (netaddr_is_public); false
+ * for anything that is not an IP address. */
+bool netaddr_ip_is_public(const char *ip);
 
 #endif

@@ -4,6 +4,7 @@
 #ifndef PIXRELAY_UNIXID_H
 #define PIXRELAY_UNIXID_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -22,8 +23,8 @@ struct unixid_uids {
  * ("'x': no such user"); *out is written only on success. */
 int unixid_parse_uids(const char *s, struct unixid_uids *out, char *err, size_t errlen);
 
-/* Nonzero when `uid` is in the list. */
-int unixid_has_uid(const struct unixid_uids *l, uid_t uid);
+/* True when `uid` is in the list. */
+bool unixid_has_uid(const struct unixid_uids *l, uid_t uid);
 
 /* The group named `s`: a number, or a group name. Returns 0, or -1 with why
  * in err; *gid is written only on success. */

@@ -2,13 +2,14 @@
  * CEP, date, phone) and UTF-8 character counting.
  *
  * Pure functions, no I/O, no allocation, independent of the locale. Every
- * argument is borrowed. A NULL string is never valid. The predicates return
- * 1 when valid and 0 otherwise; the functions with out-parameters return 0
- * or -1 and write their outputs only on success.
+ * argument is borrowed. A NULL string is never valid. The predicates
+ * (validate_is_*, validate_has_*) return bool; the functions with
+ * out-parameters return 0 or -1 and write their outputs only on success.
  */
 #ifndef PIXRELAY_VALIDATE_H
 #define PIXRELAY_VALIDATE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define VALIDATE_EMAIL_MAX 254
@@ -28,8 +29,8 @@ long validate_utf8_chars(const char *s, size_t len);
  * no dot first, last or doubled); a domain of at least 2 labels of letters,
  * digits and hyphens, each 1..63 long, none starting or ending with a
  * hyphen, and a last label (TLD) that is not all digits; at most 254
- * characters in all. Returns 1 when valid, 0 otherwise. */
-int validate_email(const char *s);
+ * characters in all. True when valid. */
+bool validate_is_email(const char *s);
 
 /* An absolute http:// or https:// URL (scheme in any case) with a host,
  * which is one of:
@@ -46,13 +47,13 @@ int validate_email(const char *s);
  * characters (unreserved, sub-delims, ':', '@', '/', '?', and '%' with two
  * hex digits). Refused: spaces, control and non-ASCII bytes, backslashes,
  * userinfo (user:pass@host), a fragment ('#'), more than 2048 characters.
- * Returns 1 when valid, 0 otherwise. */
-int validate_http_url(const char *s);
+ * True when valid. */
+bool validate_is_http_url(const char *s);
 
 /* A Brazilian UF: exactly 2 upper-case letters naming one of the 27 units
  * (AC AL AP AM BA CE DF ES GO MA MT MS MG PA PB PR PE PI RJ RN RS RO RR SC
- * SP SE TO). Returns 1 or 0. */
-int validate_uf(const char *s);
+ * SP SE TO). True when valid. */
+bool validate_is_uf(const char *s);
 
 /* A CEP: 8 digits, or 5 digits, '-', 3 digits (only the format is checked).
  * On success writes the 8 digits + NUL to `out` (9 bytes, the caller's) and
@@ -69,25 +70,25 @@ int validate_date(const char *s, int *y, int *m, int *d);
  * may be grouped with single spaces or dashes between digits and at most
  * one parenthesised group such as "(11)": e.g. "+55 (11) 94321-4321". A
  * separator may not start or end the number, be doubled, or follow '+';
- * the parentheses must pair up and hold only digits. Returns 1 or 0. */
-int validate_phone(const char *s);
+ * the parentheses must pair up and hold only digits. True when valid. */
+bool validate_is_phone(const char *s);
 
-/* Nonzero when `s` holds a control character (below 0x20, or 0x7f). */
-int validate_has_control(const char *s);
+/* True when `s` holds a control character (below 0x20, or 0x7f). */
+bool validate_has_control(const char *s);
 
-/* Nonzero when `s` is empty or only spaces. */
-int validate_is_blank(const char *s);
+/* True when `s` is empty or only spaces. */
+bool validate_is_blank(const char *s);
 
-/* Nonzero when the `n` bytes at `s` are an HTTP field name: one or more
+/* True when the `n` bytes at `s` are an HTTP field name: one or more
  * RFC 9110 tchars (letters, digits and !#$%&'*+-.^_`|~). */
-int validate_header_name(const char *s, size_t n);
+bool validate_header_name(const char *s, size_t n);
 
-/* Nonzero when the `n` bytes at `s` are printable ASCII (space to '~'). */
-int validate_printable(const char *s, size_t n);
+/* True when the `n` bytes at `s` are printable ASCII (space to '~'). */
+bool validate_printable(const char *s, size_t n);
 
-/* Nonzero when the header `name` (letter case ignored) frames a request or
+/* True when the header `name` (letter case ignored) frames a request or
  * is the sender's own to set (Host, Content-Type, Content-Length,
  * Authorization, User-Agent, Cookie, ...): never an extra a caller adds. */
-int validate_header_reserved(const char *name);
+bool validate_header_reserved(const char *name);
 
 #endif

@@ -11,6 +11,7 @@
 #ifndef PIXRELAY_ACCOUNT_H
 #define PIXRELAY_ACCOUNT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <yajl/yajl_tree.h>
 
@@ -91,9 +92,9 @@ int account_parse_create(yajl_val body, const struct account_limits *lim, long l
 size_t account_file_slots(const struct account_input *in);
 struct account_file *account_file_slot(const struct account_input *in, size_t i);
 
-/* Nonzero when slot i holds a file and no earlier slot has the same content
+/* True when slot i holds a file and no earlier slot has the same content
  * (SHA-256): the account keeps each content once. */
-int account_file_first(const struct account_input *in, size_t i);
+bool account_file_is_first(const struct account_input *in, size_t i);
 
 /* What an account made from `in` keeps: the number of distinct files and
  * their decoded bytes (for the quotas max-account-files and

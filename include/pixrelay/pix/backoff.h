@@ -1,4 +1,5 @@
-/* backoff: when to retry a failed webhook delivery (exponential with jitter), no I/O.
+/* backoff: when to retry a failed webhook delivery (exponential with jitter), and
+ * the plain doubling wait of a reconnect, a restart or a breaker's cooldown. No I/O.
  *
  * Defaults (backoff_policy_default): base 5 s, factor 3, cap 10 h, 15 attempts in
  * all, max age 3 days, jitter +/-20 %. Without jitter the retries come after:
@@ -60,6 +61,11 @@ void backoff_policy_default(struct backoff_policy *p);
  * value from the caller (tests pass fixed values). The result is in [0, LLONG_MAX]
  * for any attempt number; it can exceed cap_ms by the jitter. */
 long long backoff_delay_ms(const struct backoff_policy *p, int attempt, uint32_t rnd);
+
+/* The wait after `delay_ms` where each failure doubles it up to `cap_ms` (a
+ * node's reconnect, the embedded Redis's restart, a host's breaker): twice
+ * delay_ms, at most cap_ms, with no jitter. */
+long long backoff_double(long long delay_ms, long long cap_ms);
 
 enum backoff_decision { BACKOFF_RETRY = 1, BACKOFF_GIVE_UP = 2 };
 

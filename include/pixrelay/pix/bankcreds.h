@@ -8,6 +8,7 @@
 #ifndef PIXRELAY_BANKCREDS_H
 #define PIXRELAY_BANKCREDS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define BANK_CREDS_URL_MAX 512
@@ -53,8 +54,8 @@ void bank_creds_copy(struct bank_creds *to, const struct bank_creds *from);
  * (runs of spaces made one). 0, or -1 with "field: rule" in err. */
 int bank_creds_check(struct bank_creds *c, char *err, size_t errlen);
 
-/* Nonzero when the connection has API credentials at all. */
-int bank_creds_present(const struct bank_creds *c);
+/* True when the connection has API credentials at all. */
+bool bank_creds_present(const struct bank_creds *c);
 
 /* Add an extra header, written "Name: value" by the operator, to
  * c->headers: a name of 1 to 64 token characters (RFC 9110), not one

@@ -63,4 +63,8 @@ void bankday_judge(const struct bankday_conn *c, const struct bankday_span *span
 /* ms as RFC 3339 in Brasilia time, "2026-11-26T09:41:00.000-03:00". */
 void bankday_time(char out[BANKDAY_TIME_LEN + 1], long long ms);
 
+/* The day of ms in Brasilia time, "YYYY-MM-DD" (what a bank connection's
+ * counts of a day are kept by). */
+void bankday_date(char out[11], long long ms);
+
 #endif

@@ -13,6 +13,7 @@
 #include "pixrelay/core/netaddr.h"
 #include "pixrelay/pix/env.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <yajl/yajl_tree.h>
 
@@ -77,15 +78,15 @@ int endpoint_check_destination(const char *url, enum env env, const struct netad
  * not given, 0 .. ENDPOINT_GRACE_MAX). 0, or -1 with the message. */
 int endpoint_parse_rotate(yajl_val body, long *grace_s, char *err, size_t errlen);
 
-/* Nonzero when an event of `type` goes to an endpoint whose filter is
+/* True when an event of `type` goes to an endpoint whose filter is
  * `types` (as stored: items separated by spaces, "" = every type but the
  * operational ones): an exact item, or an item ending in '*' that `type`
  * starts with; an operational type only when the item names operational
  * types (it starts with ENDPOINT_OPERATIONAL). The same rule as
  * src/store/lua/lib/endpoint.lua's. */
-int endpoint_types_match(const char *types, const char *type);
+bool endpoint_types_match(const char *types, const char *type);
 
-/* Nonzero when `id` is an endpoint id ("wep_" + a ULID). */
-int endpoint_valid_id(const char *id);
+/* True when `id` is an endpoint id ("wep_" + a ULID). */
+bool endpoint_valid_id(const char *id);
 
 #endif

@@ -188,8 +188,15 @@ int ks_bank_pix_key(char *out, size_t size, const char *prefix, int shard);
 int ks_bank_refunds_key(char *out, size_t size, const char *prefix, int shard, const char *id);
 /* "<prefix>{s<k>}:bread:<connection id>", the spans of the bank's list of
  * Pix (by horario) its reconciliation read whole: "<from ms>-<to ms>" ->
- * from (zset, merged, at most BANKDAY_READS_MAX; bank_recon_read). */
+ * from (zset, merged, at most BANKDAY_READS_MAX; bank_recon_done). */
 int ks_bank_read_key(char *out, size_t size, const char *prefix, int shard, const char *id);
+/* "<prefix>{s<k>}:bankrec", the reconciliation's schedule of the shard's
+ * connections with API credentials: id -> when the next one is due, or
+ * while one runs, when its lease runs out (zset; bank_recon). */
+int ks_bank_schedule_key(char *out, size_t size, const char *prefix, int shard);
+/* "<prefix>{s<k>}:bankok:<env>", those of env by when their last
+ * reconciliation succeeded (zset). */
+int ks_bank_ok_key(char *out, size_t size, const char *prefix, int shard, enum env env);
 /* "<prefix>{s<k>}:bday:<connection id>:<day>", what a connection heard on
  * one day (YYYY-MM-DD, Brasilia time), "<prefix>{s<k>}:brec:<connection
  * id>:<day>", the endToEndIds its reconciliation took first that day, and
@@ -229,11 +236,10 @@ void ks_env_review_key(char *out, size_t size, const char *prefix, enum env env)
 /* "<prefix>{<env>}:banks", every bank connection of the environment by
  * creation time (zset). */
 void ks_env_banks_key(char *out, size_t size, const char *prefix, enum env env);
-/* "<prefix>{<env>}:bankrec", the connections with API credentials by when
- * their next reconciliation is due, or their lease runs out (zset). */
+/* "<prefix>{<env>}:bankrec" and "<prefix>{<env>}:bankok": where an earlier
+ * version kept the schedule ks_bank_schedule_key and ks_bank_ok_key keep
+ * per shard; read once at start and moved there (banks_recon_move). */
 void ks_env_bankrec_key(char *out, size_t size, const char *prefix, enum env env);
-/* "<prefix>{<env>}:bankok", the connections with API credentials by when
- * their last reconciliation succeeded (zset). */
 void ks_env_bankok_key(char *out, size_t size, const char *prefix, enum env env);
 
 /* ---- {keys}: API keys ----
@@ -270,6 +276,8 @@ void ks_invalidation_channel(char *out, size_t size, const char *prefix);
 void ks_invalidation_key_message(char *out, size_t size, const char *sha256_hex);
 /* "a:<account id>", the cached facts of an account. */
 void ks_invalidation_account_message(char *out, size_t size, const char *account);
+/* "b:<connection id>", the cached view of a bank connection. */
+void ks_invalidation_bank_message(char *out, size_t size, const char *id);
 /* "<prefix>live": new events, for the live event streams of this process
  * (the value of ks_live_key). */
 void ks_live_channel(char *out, size_t size, const char *prefix);

@@ -9,6 +9,7 @@
 #ifndef PIXRELAY_SIGN_H
 #define PIXRELAY_SIGN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define SIGN_SECRET_PREFIX "whsec_"
@@ -52,7 +53,7 @@ int sign_verify(const char *secret, const char *msg_id, long long timestamp, con
 		size_t body_len, const char *header, long long now, long long tolerance_s);
 
 /* Compare two NUL-terminated strings; the time taken may reveal whether the
- * lengths differ, but not where the contents differ. Returns 1 when equal, else 0. */
-int sign_equal(const char *a, const char *b);
+ * lengths differ, but not where the contents differ. True when equal. */
+bool sign_equal(const char *a, const char *b);
 
 #endif

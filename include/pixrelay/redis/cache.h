@@ -1,14 +1,16 @@
 /* cache: what rarely changes, kept in the process so that a request need not
- * ask Redis — API keys (by the SHA-256 of their text) and accounts (their
- * environment, ingest secret and Pix key) — and forgotten at once when any
- * process changes it.
+ * ask Redis — API keys (by the SHA-256 of their text), accounts (their
+ * environment, ingest secret and Pix key) and what a bank's webhook call
+ * needs of its connection (an object: its trust list already parsed) — and
+ * forgotten at once when any process changes it.
  *
  * Changes are announced on the Redis channel <prefix>invalidate
  * (ks_invalidation_channel): "k:<sha256>" for a key, "a:<account id>" for an
- * account; the cache listens with a subscriber client of its own. While that
- * subscription is not established (at start, after a lost connection) the
- * cache holds and returns nothing, so no announcement can be missed while an
- * entry is in use. A read that started before an announcement is never
+ * account, "b:<connection id>" for a bank connection; the cache listens
+ * with a subscriber client of its own. While that subscription is not
+ * established (at start, after a lost connection) the cache holds and
+ * returns nothing, so no announcement can be missed while an entry is in
+ * use. A read that started before an announcement is never
  * stored after it (cache_ticket). Entries expire after a time given per
  * entry, and the table is bounded (CACHE_SLOTS entries; a new entry replaces
  * the one in its slot).
@@ -43,6 +45,23 @@ const char *cache_get(struct cache *c, const char *key);
 /* Remember key -> value for `ttl_ms`, unless an announcement came since
  * `ticket` or the cache is not listening. Copies both. */
 void cache_put(struct cache *c, const char *key, const char *value, uint64_t ticket, long ttl_ms);
+
+/* An object kept under `key`: its value, borrowed until the next call on c
+ * (the entry may go then), or NULL (absent, expired, not an object, or the
+ * cache is not listening). */
+void *cache_get_obj(struct cache *c, const char *key);
+
+/* What cache_put_obj may answer besides 0. */
+enum cache_result {
+	CACHE_NOT_KEPT = 1, /* not listening, or an announcement came since the ticket */
+};
+
+/* Keep `obj` under `key` for `ttl_ms`, unless an announcement came since
+ * `ticket` or the cache is not listening. 0: the cache owns obj from then
+ * on and frees it with obj_free when it drops the entry; CACHE_NOT_KEPT:
+ * the caller still owns it. key is copied. */
+int cache_put_obj(struct cache *c, const char *key, void *obj, void (*obj_free)(void *),
+		  uint64_t ticket, long ttl_ms);
 
 /* Forget `key` (what an announcement does). */
 void cache_forget(struct cache *c, const char *key);

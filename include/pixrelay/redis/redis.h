@@ -50,6 +50,7 @@
 
 #include <event2/event.h>
 #include <hiredis/hiredis.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 struct rds;
@@ -124,20 +125,20 @@ void rds_set_wait(struct rds *r, int replicas);
  * closed". A client made by rds_open frees its private loop too. */
 void rds_free(struct rds *r);
 
-/* Nonzero when commands can go everywhere: connected and every script
+/* True when commands can go everywhere: connected and every script
  * loaded on the one Redis, or on every primary of a cluster with every slot
  * covered (a subscriber: subscribed). */
-int rds_ready(const struct rds *r);
+bool rds_ready(const struct rds *r);
 
 /* The last connection problem, for /readyz and logs ("" when none). Borrowed. */
 const char *rds_last_error(const struct rds *r);
 
-/* Nonzero when some commands can go: the one Redis (or Sentinel's master) is
+/* True when some commands can go: the one Redis (or Sentinel's master) is
  * ready, or in a cluster at least one primary of the map is. While it is
  * and rds_ready is not, a command for a slot whose primary is missing fails
  * with err "redis unavailable ..." (at once when that primary is known to
  * be down) and the others are answered as usual. A subscriber: rds_ready. */
-int rds_serving(const struct rds *r);
+bool rds_serving(const struct rds *r);
 
 /* How much of the keyspace is served: the slots (of RSLOT_COUNT, 16384)
  * whose primary is connected with the scripts loaded. One Redis or

@@ -16,6 +16,11 @@
 
 struct redisd;
 
+/* Expected outcomes (positive) besides 0. */
+enum redisd_result {
+	REDISD_IN_USE = 1, /* redisd_lock: another process owns the data directory */
+};
+
 /* The socket path of the embedded Redis of `data_dir` into out. */
 void redisd_socket_path(const char *data_dir, char *out, size_t size);
 
@@ -30,9 +35,9 @@ void redisd_socket_path(const char *data_dir, char *out, size_t size);
 int redisd_check_private(const char *data_dir, char *err, size_t errlen);
 
 /* Try to own `data_dir` (created if missing, mode 0700, and made private with
- * redisd_check_private). Returns 0 when this process now owns it, 1 when
- * another process does (its Redis may be used through the socket), -1 on
- * error with err set. */
+ * redisd_check_private). Returns 0 when this process now owns it (*lock_fd
+ * written), REDISD_IN_USE when another process does (its Redis may be used
+ * through the socket), -1 on error with err set. */
 int redisd_lock(const char *data_dir, int *lock_fd, char *err, size_t errlen);
 
 /* Start redis-server for `data_dir` (which the caller has locked; lock_fd is

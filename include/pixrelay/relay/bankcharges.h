@@ -50,7 +50,7 @@ struct bankcharges {
 };
 
 /* Create a charge for `account` from a validated request, through its
- * charging connection (store/banks.h): at its bank when it has API
+ * charging connection (store/banks_charging.h): at its bank when it has API
  * credentials, else with its Pix key on the static BR Code; or
  * BANKCHARGES_NO_CHARGING. The request is copied; cb runs once, later. */
 void bankcharges_create(const struct bankcharges *b, enum env env, const char *account,

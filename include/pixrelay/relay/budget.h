@@ -26,6 +26,7 @@
 #include "pixrelay/core/ids.h"
 #include "pixrelay/pix/env.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define BUDGET_TICK_MS 100	     /* budget_tick runs this often: the rates are per tick */
@@ -117,7 +118,7 @@ unsigned budget_tenant_room(const struct budget *b, const struct budget_tenant *
 
 /* May a request to h start now: a free slot under its limit, and no probe
  * out while it is half-open. */
-int budget_host_may_start(const struct budget_host *h);
+bool budget_host_may_start(const struct budget_host *h);
 /* A request to h started (half-open: it is the probe). */
 void budget_host_started(struct budget_host *h);
 /* A request budget_host_started counted could not start after all: its slot

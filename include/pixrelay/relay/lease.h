@@ -64,6 +64,7 @@
 #include "pixrelay/redis/rargs.h"
 #include "pixrelay/redis/redis.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define LEASE_NKEYS 3	    /* KEYS[1..3] */
@@ -135,8 +136,8 @@ void lease_args_endpoints(struct rargs *a, long long disable_after_ms, long disa
  * `from` and their number n, then n lease_args_entry. With them (n may be 0)
  * the answer ends with the cursor after the call (lease_cursor). */
 void lease_args_given(struct rargs *a, const char *from, unsigned n);
-/* Whether a stream entry's meta has its head (three lines and more). */
-int lease_meta_head(const char *meta);
+/* True when a stream entry's meta has its head (three lines and more). */
+bool lease_meta_has_head(const char *meta);
 /* Append one given entry: its id and the head of its meta (order key, queue,
  * event id: the meta's first three lines). -1 (nothing appended) when the
  * meta has fewer. Borrowed. */

@@ -104,7 +104,7 @@ struct accounts_info {
 	char ingest_secret[80];
 	char pix_key[80];  /* its own (random) key */
 	char bank_api[40]; /* the bank connection its charges are created at ("": none) */
-	/* its charging connection (store/banks.h): the id, BANKS_VIA_NONE or
+	/* its charging connection (store/banks_charging.h): the id, BANKS_VIA_NONE or
 	 * BANKS_VIA_MANY; "" when its record predates it (banks_charging) */
 	char charge_via[40];
 	char charge_key[80]; /* that connection's Pix key */

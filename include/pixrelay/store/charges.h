@@ -15,6 +15,8 @@
 #include "pixrelay/pix/page.h"
 #include "pixrelay/redis/redis.h"
 
+#include <stdbool.h>
+
 /* Expected outcomes besides 0. */
 enum charges_result {
 	CHARGES_EXISTING = 1, /* the same request with this externalID was made before */
@@ -115,7 +117,7 @@ void charges_list(struct rds *r, const struct config *cfg, enum env env, const c
 
 #define CHARGES_SCAN_CAP 2000
 
-/* Nonzero when `id` has the shape of a charge id (a ULID). */
-int charges_valid_id(const char *id);
+/* True when `id` has the shape of a charge id (a ULID). */
+bool charges_valid_id(const char *id);
 
 #endif

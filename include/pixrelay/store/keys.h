@@ -20,6 +20,7 @@
 #include "pixrelay/pix/page.h"
 #include "pixrelay/redis/redis.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <yajl/yajl_gen.h>
@@ -48,8 +49,9 @@ int keys_platform_init(struct rds *c, const char *prefix, long shards, enum env 
 int keys_platform_id(struct rds *c, const char *prefix, enum env env, char *out, char *err,
 		     size_t errlen);
 
-/* Nonzero when account `id` exists in `env`; -1 on Redis failure. */
-int keys_account_exists(struct rds *c, const char *prefix, enum env env, const char *id);
+/* Look account `id` up in `env`: 0 when it exists, KEYS_NOT_FOUND, or
+ * -1 on Redis failure. */
+int keys_account_find(struct rds *c, const char *prefix, enum env env, const char *id);
 
 /* Create a key. `account` is the owning account (NULL: the platform account
  * of env, which must exist). Writes the key's text (shown once) into secret
@@ -112,8 +114,8 @@ void keys_write_fields(yajl_gen g, const redisReply *h, const struct keys_shown 
 
 /* Its calls answer through a store_fn: 0 or a KEYS_* outcome, or -1. */
 
-/* Nonzero when `id` has the shape of a key id ("key_" + ULID). */
-int keys_valid_id(const char *id);
+/* True when `id` has the shape of a key id ("key_" + ULID). */
+bool keys_valid_id(const char *id);
 
 /* A page of at most `limit` keys of `env` (never their text), newest first,
  * starting at `from`: the keys of `account`, or every key of the environment

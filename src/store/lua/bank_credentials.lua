@@ -8,7 +8,9 @@
 --        of the extra headers and query keys (comma-separated, '' = none)
 -- When it is the account's charging connection (lib/charging.lua), the account's record
 -- names it (field bank_api): its charges are then created at the bank; the processes'
--- caches forget the account ("a:<account>").
+-- caches forget the account ("a:<account>"). They forget the connection too ("b:<id>").
+-- Its reconciliation is due now (bankrec and bankok:<env> of the shard, derived from the
+-- shard key prefix: see bank_recon); its success clock starts now unless it ran before.
 -- Returns the connection's fields (HGETALL) after the change, or {} when there is no such
 -- connection in env.
 if #KEYS ~= 1 or #ARGV ~= 16 then
@@ -23,5 +25,8 @@ redis.call('HSET', KEYS[1], 'api_url', ARGV[2], 'token_url', ARGV[3], 'client_id
   'api_header_names', ARGV[15], 'api_query_names', ARGV[16])
 -- the reconciliation's first window starts a little before the first credentials
 redis.call('HSETNX', KEYS[1], 'api_at', ARGV[11])
+redis.call('ZADD', ARGV[9] .. 'bankrec', ARGV[11], c[3])
+redis.call('ZADD', ARGV[9] .. 'bankok:' .. ARGV[1], 'NX', ARGV[11], c[3])
 account_charging(ARGV[9], c[1], c[2], ARGV[10], false)
+redis.call('PUBLISH', ARGV[10], 'b:' .. c[3])
 return redis.call('HGETALL', KEYS[1])

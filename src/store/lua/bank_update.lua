@@ -1,6 +1,7 @@
 -- bank_update: change a bank connection (docs/banks.md, "Update a connection"): its trust
 -- in the bank's certificate, whether it is the account's default charging connection, and
--- what callers add. The next bank call is judged by the record as it is then.
+-- what callers add. The next bank call is judged by the record as it is then: the processes'
+-- caches forget the connection ("b:<id>" on the invalidation channel).
 -- KEYS[1] = <prefix>{s<k>}:bank:<id>
 -- ARGV = env, account ('' = any account of env), the shard key prefix (<prefix>{s<k>}:),
 --        default ('1': the account's default charging connection in env, the others' flag
@@ -32,4 +33,5 @@ elseif ARGV[4] == '0' then
   redis.call('HDEL', KEYS[1], 'default')
 end
 if ARGV[4] ~= '' then account_charging(ARGV[3], c[2], c[1], ARGV[6], false) end
+redis.call('PUBLISH', ARGV[6], 'b:' .. c[4])
 return {'ok', redis.call('HGETALL', KEYS[1])}
