@@ -108,6 +108,11 @@ class Filters(Base):
                          (["EVENT:CHARGE_PAID"], ["EVENT:CHARGE_*"],
                           ["EVENT:PIX_*", "EVENT:CHARGE_REFUND"]))
         self.assertTrue(paid["secret"].startswith("whsec_"))
+        # the secret is answered once: never by a read or the listing
+        self.assertNotIn("secret", self.get(key, EP + "/" + paid["id"]))
+        listed = self.px.request("GET", EP, headers=auth(key))
+        self.assertEqual(listed.status, 200, listed)
+        self.assertNotIn(paid["secret"].encode(), listed.body)
 
         c1, c2 = self.charge(key), self.charge(key)
         p1 = self.act(key, c1, "simulate-payment")
