@@ -21,6 +21,21 @@ extern const char *const event_types[EVENT_NTYPES];
 	"EVENT:CHARGE_PAID, EVENT:CHARGE_EXPIRED, EVENT:CHARGE_REFUND, EVENT:PIX_UNMATCHED, "      \
 	"EVENT:PIX_REFUND, EVENT:PIX_MED_REFUND, EVENT:PIX_REFUSED or EVENT:TRANSFER_DONE"
 
+/* The operational types (docs/postbacks.md, "Operational events"): what
+ * pixrelay tells an account about its own delivery and reconciliation, an
+ * endpoint disabled or enabled again, a delivery dead after its last
+ * attempt, an endpoint's kept deliveries dead at the retention, a bank
+ * connection's reconciliation failing, late or working again, and the Pix a
+ * day's reconciliation recovered. The same list as
+ * src/store/lua/lib/operational.lua's TYPES. */
+#define EVENT_NOPERATIONAL 8
+extern const char *const event_operational_types[EVENT_NOPERATIONAL];
+#define EVENT_OPERATIONAL_TYPES_TEXT                                                               \
+	"EVENT:OPERATIONAL_ENDPOINT_DISABLED, EVENT:OPERATIONAL_ENDPOINT_ENABLED, "                \
+	"EVENT:OPERATIONAL_DELIVERY_DEAD, EVENT:OPERATIONAL_DELIVERIES_EXPIRED, "                  \
+	"EVENT:OPERATIONAL_RECONCILIATION_FAILING, EVENT:OPERATIONAL_RECONCILIATION_LATE, "        \
+	"EVENT:OPERATIONAL_RECONCILIATION_RECOVERED or EVENT:OPERATIONAL_PIX_RECOVERED"
+
 /* Which events to list. Strings borrowed; "" = any. */
 struct event_filter {
 	const char *state;   /* pending, delivering, delivered, dead */
