@@ -30,11 +30,12 @@ extern const char *const event_types[EVENT_NTYPES];
  * src/store/lua/lib/operational.lua's TYPES. */
 #define EVENT_NOPERATIONAL 8
 extern const char *const event_operational_types[EVENT_NOPERATIONAL];
+/* "EVENT:OPERATIONAL_ followed by ENDPOINT_DISABLED, ... or PIX_RECOVERED",
+ * for messages (short enough for one of 512 bytes with EVENT_TYPES_TEXT). */
 #define EVENT_OPERATIONAL_TYPES_TEXT                                                               \
-	"EVENT:OPERATIONAL_ENDPOINT_DISABLED, EVENT:OPERATIONAL_ENDPOINT_ENABLED, "                \
-	"EVENT:OPERATIONAL_DELIVERY_DEAD, EVENT:OPERATIONAL_DELIVERIES_EXPIRED, "                  \
-	"EVENT:OPERATIONAL_RECONCILIATION_FAILING, EVENT:OPERATIONAL_RECONCILIATION_LATE, "        \
-	"EVENT:OPERATIONAL_RECONCILIATION_RECOVERED or EVENT:OPERATIONAL_PIX_RECOVERED"
+	"EVENT:OPERATIONAL_ followed by ENDPOINT_DISABLED, ENDPOINT_ENABLED, DELIVERY_DEAD, "      \
+	"DELIVERIES_EXPIRED, RECONCILIATION_FAILING, RECONCILIATION_LATE, "                        \
+	"RECONCILIATION_RECOVERED or PIX_RECOVERED"
 
 /* Which events to list. Strings borrowed; "" = any. */
 struct event_filter {
