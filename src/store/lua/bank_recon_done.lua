@@ -26,6 +26,8 @@
 -- instant began (at most 32, and no further back than the retention): its id is the
 -- connection's and the day's (its instant the day's end), so a day is told once, with what
 -- was taken by then (the day's report lists any taken later).
+-- Derives from the shard key prefix (KEYS[1]'s): brec:<id>:<day> and bday:<id>:<day> (read),
+-- and what an event writes (lib/event.lua).
 -- The record's fields besides: rec_fail_ms (the first failure of a run of them), rec_late_ms
 -- (when it was said late).
 -- Returns the consecutive failures now (0 after a success), or -1 when the connection is
