@@ -96,6 +96,33 @@ class Base(unittest.TestCase):
             self.assertEqual(self.ops(p), [], p)
 
 
+class Types(Base):
+    def test_the_scripts_know_the_types_the_api_takes(self):
+        """lib/operational.lua's TYPES are pix/event.c's operational types, and
+        the API takes exactly those in a filter."""
+        import re
+        import tempfile
+        with open(os.path.join(TOP, "src", "pix", "event.c")) as f:
+            text = f.read()
+        c = re.findall(r'"(EVENT:OPERATIONAL_[A-Z_]+)"', text)
+        self.assertEqual(len(c), 8)
+        d = tempfile.mkdtemp(prefix="pixrelay-optypes-")
+        os.symlink(os.path.join(TOP, "src", "store", "lua", "lib"), os.path.join(d, "lib"))
+        path = os.path.join(d, "types.lua")
+        with open(path, "w") as f:
+            f.write("--@include operational\nreturn op_lib().TYPES\n")
+        self.assertEqual(self.redis.cmd("EVAL", expand(path).decode(), 0), c)
+        account, key = self.account("OpTypes")
+        for t in c:
+            self.endpoint(key, "/ot/" + t, eventTypes=[t])
+        r = self.px.request("POST", EP, body={"url": self.sink.url("/ot/x"),
+                                              "eventTypes": ["EVENT:OPERATIONAL_ENDPOINT_GONE"]},
+                            headers=auth(key))
+        self.assertEqual(r.status, 400, r)
+        self.assertRegex(r.json["error"], r"^eventTypes\[0\]: EVENT:OPERATIONAL_ENDPOINT_GONE is "
+                         r"not an event type \(")
+
+
 class Endpoints(Base):
     def test_disabled_by_a_410_and_by_request_and_enabled_again(self):
         account, key = self.account("OpEndpoints", "/oe/pb")
