@@ -167,11 +167,6 @@ end
 -- never one of an operational event (its lane is <endpoint id>:op:<account>): no event is
 -- ever about the delivery of an operational one, so none can make another.
 local deads = nil
-local function dead_add(id, q, order, attempts, status, err)
-  if string.find(order, '^wep_[^:]*:op:') then return end
-  deads = deads or {}
-  deads[#deads + 1] = {id, q, attempts, status, err}
-end
 due_batch()
 for i = 0, tonumber(ARGV[10]) - 1 do
   local a = first_outcome + 11 * i
@@ -240,7 +235,10 @@ for i = 0, tonumber(ARGV[10]) - 1 do
             'attempt', ARGV[a + 6])
           redis.call('ZADD', KEYS[3], now, id)
           redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - ttl * 1000)
-          dead_add(id, q, order, attempts, ARGV[a + 4], ARGV[a + 5])
+          if not string.find(order, '^wep_[^:]*:op:') then
+            deads = deads or {}
+            deads[#deads + 1] = {id, q, attempts, ARGV[a + 4], ARGV[a + 5]}
+          end
         end
         redis.call('EXPIRE', ek, ttl)
         if logged then redis.call('EXPIRE', lk, ttl) end
