@@ -152,10 +152,10 @@ class Endpoints(Base):
         en = got[1]
         self.assertEqual(en["event"], "EVENT:OPERATIONAL_ENDPOINT_ENABLED")
         self.assertEqual({k: en["data"][k] for k in ("endpoint", "by", "disabledAt", "disabledBy",
-                                                     "deliveriesKept")},
+                                                     "lanesWaiting")},
                          {"endpoint": gone["id"], "by": "request",
                           "disabledAt": data["disabledAt"], "disabledBy": "pixrelay",
-                          "deliveriesKept": 1})
+                          "lanesWaiting": 1})
         # disabled by request: told so
         self.patch(key, gone["id"], False)
         got = self.wait_ops("/oe/ops", 3, "the endpoint disabled by request, told")

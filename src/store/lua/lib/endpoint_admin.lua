@@ -71,7 +71,7 @@ end
 -- endpoint_resume: endpoint `ep` is enabled again: its failures forgotten, its queue back
 -- in p hosts from its earliest due delivery (those made before now get a fresh retry
 -- budget when leased: enabled_ms); then EVENT:OPERATIONAL_ENDPOINT_ENABLED (kept `ttl`
--- seconds), with how many deliveries it kept (those due in its queue).
+-- seconds), with how many of its lanes hold deliveries it kept (the heads in its due set).
 local function endpoint_resume(p, ep, env, account, now, ttl)
   local q = ep_lib().queue(env, account, ep)
   local k = p .. 'ep:' .. ep
@@ -86,6 +86,6 @@ local function endpoint_resume(p, ep, env, account, now, ttl)
   O.write(p, env, account, 'EVENT:OPERATIONAL_ENDPOINT_ENABLED', ep, '{"endpoint":"' .. ep ..
     '","url":' .. O.str(was[3]) .. ',"by":"request","enabledAt":' .. O.time(now) ..
     ',"disabledAt":' .. O.time(was[2]) .. ',"disabledBy":"' ..
-    (was[1] == 'held' and 'pixrelay' or 'request') .. '","deliveriesKept":' ..
+    (was[1] == 'held' and 'pixrelay' or 'request') .. '","lanesWaiting":' ..
     redis.call('ZCARD', p .. 'due:' .. q) .. '}', now, ttl)
 end
