@@ -112,18 +112,22 @@ static int text_field(yajl_val v, const char *name, size_t max_chars, char **out
 	return 0;
 }
 
-/* Whether `type` is one pixrelay makes, or an operational one. */
+/* Whether `type` is one pixrelay makes, operational or not. */
 static bool type_known(const char *type)
 {
 	for (int i = 0; i < EVENT_NTYPES; i++)
 		if (strcmp(type, event_types[i]) == 0)
 			return true;
-	return starts(type, ENDPOINT_OPERATIONAL, strlen(ENDPOINT_OPERATIONAL)) &&
-	       strlen(type) > strlen(ENDPOINT_OPERATIONAL);
+	for (int i = 0; i < EVENT_NOPERATIONAL; i++)
+		if (strcmp(type, event_operational_types[i]) == 0)
+			return true;
+	return false;
 }
 
 /* Whether a wildcard's prefix (pre, n bytes) takes any type: a type
- * pixrelay makes starts with it, or it names the operational ones. */
+ * pixrelay makes starts with it, or, when it names operational types (an
+ * operational type is taken only by such a prefix), an operational one
+ * does. */
 static bool prefix_takes_any(const char *pre, size_t n)
 {
 	size_t op = strlen(ENDPOINT_OPERATIONAL);
@@ -131,7 +135,10 @@ static bool prefix_takes_any(const char *pre, size_t n)
 	for (int i = 0; i < EVENT_NTYPES; i++)
 		if (starts(event_types[i], pre, n))
 			return true;
-	return n >= op && starts(pre, ENDPOINT_OPERATIONAL, op);
+	for (int i = 0; i < EVENT_NOPERATIONAL && n >= op; i++)
+		if (starts(event_operational_types[i], pre, n))
+			return true;
+	return false;
 }
 
 /* eventTypes: null or an array of distinct items, exact types or prefixes
@@ -187,7 +194,7 @@ static int types_field(yajl_val v, char **out, char *err, size_t errlen)
 				 wild
 				     ? "eventTypes[%zu]: %s matches no event type"
 				     : "eventTypes[%zu]: %s is not an event type (" EVENT_TYPES_TEXT
-				       ", or " ENDPOINT_OPERATIONAL "...)",
+				       ", or an operational one: " EVENT_OPERATIONAL_TYPES_TEXT ")",
 				 i, s);
 			goto fail;
 		}

@@ -238,9 +238,10 @@ static void on_report(void *ud, redisReply *reply, const char *err)
 	json_close(g);
 	json_str(g, "recoveredEndToEndIds");
 	json_open_array(g);
+	/* each entry begins with its endToEndId (lib bank_pix.lua) */
 	for (size_t i = 0; i < e2es->elements; i++)
 		if (e2es->element[i]->type == REDIS_REPLY_STRING)
-			json_str(g, e2es->element[i]->str);
+			json_strn(g, e2es->element[i]->str, strcspn(e2es->element[i]->str, " "));
 	json_close_array(g);
 	/* what this connection's bank sent that another connection held */
 	json_str(g, "heldElsewhere");

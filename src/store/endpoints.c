@@ -203,14 +203,15 @@ done:
 static void put(struct rds *r, const struct config *cfg, struct ep_call *c, int shard, int create,
 		const struct endpoint_spec *spec)
 {
-	char key[KS_KEY_MAX], sp[KS_PREFIX_MAX], now[24], most[16];
-	const char *argv[1 + 7 + 12];
+	char key[KS_KEY_MAX], sp[KS_PREFIX_MAX], now[24], most[16], ttl[24];
+	const char *argv[1 + 8 + 12];
 	int n = 0;
 
 	ks_endpoint_key(key, sizeof(key), cfg->prefix, shard, c->id);
 	ks_shard_prefix(sp, sizeof(sp), cfg->prefix, shard);
 	snprintf(now, sizeof(now), "%llu", (unsigned long long)ids_now_ms());
 	snprintf(most, sizeof(most), "%d", ENDPOINT_MAX);
+	snprintf(ttl, sizeof(ttl), "%ld", cfg->event_retention_days * 86400);
 	argv[n++] = key;
 	argv[n++] = sp;
 	argv[n++] = env_name(c->env);
@@ -219,6 +220,7 @@ static void put(struct rds *r, const struct config *cfg, struct ep_call *c, int 
 	argv[n++] = now;
 	argv[n++] = create ? "1" : "0";
 	argv[n++] = most;
+	argv[n++] = ttl;
 	if (spec->given & ENDPOINT_URL) {
 		argv[n++] = "url";
 		argv[n++] = spec->url;

@@ -22,7 +22,7 @@ import urllib.parse
 
 import bcb
 import certs
-from harness import (Pixrelay, auth, free_port, init_platforms, start_stack, stop_stack,
+from harness import (Pixrelay, auth, free_port, init_platforms, shard_of, start_stack, stop_stack,
                      store_account, wait_for)
 from sse import verify
 from testbank import TestBank
@@ -75,7 +75,7 @@ class Reconciliation(unittest.TestCase):
         cls.bank = TestBank(client_ca=merchant_ca.cert,
                             keys=["pagamentos@loja.example", "outra@loja.example",
                                   "primeiro@loja.example", "antigo@loja.example",
-                                  "limite@loja.example"]).start()
+                                  "limite@loja.example", "operacional@loja.example"]).start()
         init = init_platforms(cls.px)
         cls.account = init["sandbox"]
         cls.key = cls.px.create_key("sandbox")["key"]
@@ -405,11 +405,11 @@ class Reconciliation(unittest.TestCase):
 
     # ---- the day's report: what "complete" proves ----
 
-    def connect(self, chave, api=True):
-        """A connection of the account to `chave` at the test bank, with its
-        API credentials unless api is False; returns it."""
-        args = ["bank", "connect", "--env", "sandbox", "--account", self.other, "--chave", chave,
-                "--url-token", "--json"]
+    def connect(self, chave, api=True, account=None):
+        """A connection of the account (or `account`) to `chave` at the test
+        bank, with its API credentials unless api is False; returns it."""
+        args = ["bank", "connect", "--env", "sandbox", "--account", account or self.other,
+                "--chave", chave, "--url-token", "--json"]
         if api:
             args += ["--api-url", self.bank.url, "--token-url", self.bank.token_url,
                      "--client-id", self.bank.client_id, "--client-secret-file", self.secret,
@@ -593,6 +593,104 @@ class Reconciliation(unittest.TestCase):
         self.assertTrue(self.report(c["id"], brasilia_day_of(kept["horario"]))["complete"])
         rep = self.report(c["id"], brasilia_day_of(lost["horario"]))
         self.assertEqual((rep["complete"], rep["read"], rep["pix"]["received"]), (False, [], 0))
+
+    # ---- operational events (docs/postbacks.md, "Operational events") ----
+
+    def test_the_reconciliation_tells_the_endpoints_that_name_operational_events(self):
+        """A day's Pix the webhook never brought, recovered by a backfill: one
+        EVENT:OPERATIONAL_PIX_RECOVERED for the day; the bank down: one
+        _RECONCILIATION_FAILING however many runs fail, one _LATE once no run
+        has succeeded for a day, one _RECOVERED when one does; each only at
+        the endpoint that names operational types."""
+        account, key = store_account(self.redis, self.px, "Operacoes")
+
+        def endpoint(path, types):
+            r = self.px.request("POST", "/v1/webhook-endpoints", headers=auth(key),
+                                body={"url": self.sink.url(path), "eventTypes": types})
+            self.assertEqual(r.status, 200, r)
+        endpoint("/rop/ops", ["EVENT:OPERATIONAL_*"])
+        endpoint("/rop/every", ["EVENT:*"])
+
+        def ops(path="/rop/ops"):
+            return [q.json for q in self.sink.requests(path)
+                    if q.json["event"].startswith("EVENT:OPERATIONAL_")]
+
+        def wait_ops(n, what):
+            self.sink.wait_until(lambda reqs: len(ops()) >= n, timeout=20, what=what)
+            return ops()
+        chave = "operacional@loja.example"
+        c = self.connect(chave, account=account)
+        now = datetime.datetime.now(datetime.timezone.utc)
+        pix = self.bank.pay_key("12.34", chave=chave, when=now - datetime.timedelta(days=2))
+        r, run = self.reconcile_since(c["id"], "3d")
+        self.assertEqual((r.returncode, run["new"]), (0, 1), r.stderr)
+        [rec] = wait_ops(1, "the day's recovered Pix")
+        day = brasilia_day_of(pix["horario"])
+        [unmatched] = [q.json for q in self.sink.requests("/rop/every")
+                       if q.json["data"].get("pix", {}).get("endToEndId") == pix["endToEndId"]]
+        self.assertEqual((rec["event"], rec["data"]),
+                         ("EVENT:OPERATIONAL_PIX_RECOVERED",
+                          {"connection": c["id"], "pixKey": chave, "date": day, "count": 1,
+                           "cents": 1234, "truncated": False,
+                           "pix": [{"endToEndId": pix["endToEndId"], "txid": None,
+                                    "charge": None, "event": unmatched["id"], "amount": 1234}]}))
+        # told once: a run again finds the day told
+        r, run = self.reconcile_since(c["id"], "3d")
+        self.assertEqual(r.returncode, 0, r.stderr)
+
+        def reconcile():
+            r = self.px.request("POST", "%s/%s/reconcile" % (CONNECTIONS, c["id"]),
+                                headers=auth(key))
+            self.assertEqual(r.status, 202, r)
+        self.bank.down(mode="503")
+        try:
+            reconcile()
+            failing = wait_ops(2, "the reconciliation failing")[1]
+            self.assertEqual(failing["event"], "EVENT:OPERATIONAL_RECONCILIATION_FAILING")
+            self.assertEqual((failing["data"]["connection"], failing["data"]["pixKey"]),
+                             (c["id"], chave))
+            self.assertRegex(failing["data"]["error"], r"^GET /pix: .*HTTP 503")
+            self.assertRegex(failing["data"]["failingSince"], r"^\d{4}-\d\d-\d\dT")
+            self.assertIsNotNone(failing["data"]["reconciledUntil"])
+            # another failure: not told again
+            reconcile()
+            wait_for(lambda: self.get_connection(c["id"], key)["failures"] >= 2, timeout=20,
+                     what="a second failure")
+            self.assertEqual(len(ops()), 2)
+            # no success for a day (its success clock, moved back): late, once
+            self.redis.cmd("ZADD", "pixrelay:{s%d}:bankok:sandbox" % shard_of(c["id"]),
+                           int(time.time() * 1000) - 2 * 86400000, c["id"])
+            reconcile()
+            late = wait_ops(3, "the reconciliation late")[2]
+            self.assertEqual(late["event"], "EVENT:OPERATIONAL_RECONCILIATION_LATE")
+            self.assertEqual((late["data"]["connection"], late["data"]["failingSince"]),
+                             (c["id"], failing["data"]["failingSince"]))
+            self.assertGreaterEqual(late["data"]["failedRuns"], 3)
+            n = self.get_connection(c["id"], key)["failures"]
+            reconcile()
+            wait_for(lambda: self.get_connection(c["id"], key)["failures"] > n, timeout=20,
+                     what="another failure")
+            self.assertEqual(len(ops()), 3)
+        finally:
+            self.bank.up()
+        reconcile()
+        back = wait_ops(4, "the reconciliation recovered")[3]
+        self.assertEqual(back["event"], "EVENT:OPERATIONAL_RECONCILIATION_RECOVERED")
+        self.assertEqual({k: back["data"][k] for k in ("connection", "failingSince", "wasLate")},
+                         {"connection": c["id"], "failingSince": failing["data"]["failingSince"],
+                          "wasLate": True})
+        self.assertGreaterEqual(back["data"]["failedRuns"], 4)
+        self.assertRegex(back["data"]["lastError"], r"^GET /pix")
+        time.sleep(QUIET)
+        self.assertEqual([x["event"] for x in ops()], [
+            "EVENT:OPERATIONAL_PIX_RECOVERED", "EVENT:OPERATIONAL_RECONCILIATION_FAILING",
+            "EVENT:OPERATIONAL_RECONCILIATION_LATE", "EVENT:OPERATIONAL_RECONCILIATION_RECOVERED"])
+        self.assertEqual(ops("/rop/every"), [])
+
+    def get_connection(self, conn, key):
+        r = self.px.request("GET", "%s/%s" % (CONNECTIONS, conn), headers=auth(key))
+        self.assertEqual(r.status, 200, r)
+        return r.json["data"]["api"]["reconciliation"]
 
 
 if __name__ == "__main__":

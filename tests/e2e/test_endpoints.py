@@ -257,7 +257,7 @@ class Rule(Base):
         ops = self.endpoint(key, "/ops/ops", eventTypes=["EVENT:OPERATIONAL_*"])
         exact = self.endpoint(key, "/ops/exact",
                               eventTypes=["EVENT:OPERATIONAL_ENDPOINT_DISABLED"])
-        self.endpoint(key, "/ops/other", eventTypes=["EVENT:OPERATIONAL_OTHER"])
+        self.endpoint(key, "/ops/other", eventTypes=["EVENT:OPERATIONAL_PIX_RECOVERED"])
         import tempfile
         d = tempfile.mkdtemp(prefix="pixrelay-op-")
         os.symlink(os.path.join(TOP, "src", "store", "lua", "lib"), os.path.join(d, "lib"))
@@ -522,8 +522,17 @@ class Validation(Base):
             ({"url": url, "eventTypes": ["EVENT:CHARGE_PAYED"]},
              "eventTypes[0]: EVENT:CHARGE_PAYED is not an event type (EVENT:CHARGE_PAID, "
              "EVENT:CHARGE_EXPIRED, EVENT:CHARGE_REFUND, EVENT:PIX_UNMATCHED, EVENT:PIX_REFUND, "
-             "EVENT:PIX_MED_REFUND, EVENT:PIX_REFUSED or EVENT:TRANSFER_DONE, or "
-             "EVENT:OPERATIONAL_...)"),
+             "EVENT:PIX_MED_REFUND, EVENT:PIX_REFUSED or EVENT:TRANSFER_DONE, or an operational "
+             "one: EVENT:OPERATIONAL_ followed by ENDPOINT_DISABLED, ENDPOINT_ENABLED, "
+             "DELIVERY_DEAD, DELIVERIES_EXPIRED, RECONCILIATION_FAILING, RECONCILIATION_LATE, "
+             "RECONCILIATION_RECOVERED or PIX_RECOVERED)"),
+            ({"url": url, "eventTypes": ["EVENT:OPERATIONAL_OTHER"]},
+             "eventTypes[0]: EVENT:OPERATIONAL_OTHER is not an event type (EVENT:CHARGE_PAID, "
+             "EVENT:CHARGE_EXPIRED, EVENT:CHARGE_REFUND, EVENT:PIX_UNMATCHED, EVENT:PIX_REFUND, "
+             "EVENT:PIX_MED_REFUND, EVENT:PIX_REFUSED or EVENT:TRANSFER_DONE, or an operational "
+             "one: EVENT:OPERATIONAL_ followed by ENDPOINT_DISABLED, ENDPOINT_ENABLED, "
+             "DELIVERY_DEAD, DELIVERIES_EXPIRED, RECONCILIATION_FAILING, RECONCILIATION_LATE, "
+             "RECONCILIATION_RECOVERED or PIX_RECOVERED)"),
             ({"url": url, "eventTypes": ["EVENT:CHARGE_PAID", "EVENT:CHRGE_*"]},
              "eventTypes[1]: EVENT:CHRGE_* matches no event type"),
             ({"url": url, "eventTypes": ["EVENT:CHARGE_PAID", "EVENT:CHARGE_PAID"]},

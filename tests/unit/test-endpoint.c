@@ -3,6 +3,7 @@
  * a rotation. The filter cases are those of tests/e2e/test_endpoints.py's
  * check of the same rule in src/store/lua/lib/endpoint.lua. */
 #include "pixrelay/pix/endpoint.h"
+#include "pixrelay/pix/event.h"
 
 #include "pixrelay/core/json.h"
 
@@ -69,6 +70,21 @@ static void test_create(void)
 	    parse("{\"url\":\"https://x.example\",\"eventTypes\":[\"EVENT:OPERATIONAL_\"]}", 1, &s),
 	    -1);
 	CHECK(strncmp(err, "eventTypes[0]: EVENT:OPERATIONAL_ is not an event type", 53) == 0);
+	/* only the operational types pixrelay makes (pix/event.h) */
+	CHECK_INT(parse("{\"url\":\"https://x.example\",\"eventTypes\":[\"EVENT:OPERATIONAL_X\"]}",
+			1, &s),
+		  -1);
+	CHECK_STR(err, "eventTypes[0]: EVENT:OPERATIONAL_X is not an event type (" EVENT_TYPES_TEXT
+		       ", or an operational one: " EVENT_OPERATIONAL_TYPES_TEXT ")");
+	CHECK_INT(parse("{\"url\":\"https://x.example\",\"eventTypes\":[\"EVENT:OPERATIONAL_X*\"]}",
+			1, &s),
+		  -1);
+	CHECK_STR(err, "eventTypes[0]: EVENT:OPERATIONAL_X* matches no event type");
+	CHECK_INT(parse("{\"url\":\"https://x.example\",\"eventTypes\":[\"EVENT:OPERATIONAL_"
+			"RECONCILIATION_*\",\"EVENT:OPERATIONAL_PIX_RECOVERED\"]}",
+			1, &s),
+		  0);
+	endpoint_spec_free(&s);
 	CHECK_INT(
 	    parse("{\"url\":\"https://x.example\",\"headers\":{\"content-type\":\"x\"}}", 1, &s),
 	    -1);

@@ -21,6 +21,22 @@ extern const char *const event_types[EVENT_NTYPES];
 	"EVENT:CHARGE_PAID, EVENT:CHARGE_EXPIRED, EVENT:CHARGE_REFUND, EVENT:PIX_UNMATCHED, "      \
 	"EVENT:PIX_REFUND, EVENT:PIX_MED_REFUND, EVENT:PIX_REFUSED or EVENT:TRANSFER_DONE"
 
+/* The operational types (docs/postbacks.md, "Operational events"): what
+ * pixrelay tells an account about its own delivery and reconciliation, an
+ * endpoint disabled or enabled again, a delivery dead after its last
+ * attempt, an endpoint's kept deliveries dead at the retention, a bank
+ * connection's reconciliation failing, late or working again, and the Pix a
+ * day's reconciliation recovered. The same list as
+ * src/store/lua/lib/operational.lua's TYPES. */
+#define EVENT_NOPERATIONAL 8
+extern const char *const event_operational_types[EVENT_NOPERATIONAL];
+/* "EVENT:OPERATIONAL_ followed by ENDPOINT_DISABLED, ... or PIX_RECOVERED",
+ * for messages (short enough for one of 512 bytes with EVENT_TYPES_TEXT). */
+#define EVENT_OPERATIONAL_TYPES_TEXT                                                               \
+	"EVENT:OPERATIONAL_ followed by ENDPOINT_DISABLED, ENDPOINT_ENABLED, DELIVERY_DEAD, "      \
+	"DELIVERIES_EXPIRED, RECONCILIATION_FAILING, RECONCILIATION_LATE, "                        \
+	"RECONCILIATION_RECOVERED or PIX_RECOVERED"
+
 /* Which events to list. Strings borrowed; "" = any. */
 struct event_filter {
 	const char *state;   /* pending, delivering, delivered, dead */

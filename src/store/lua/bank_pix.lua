@@ -29,8 +29,10 @@
 --                               <source>_cents, refused_cents, med_cents (MED refunds DEVOLVIDO).
 --                               A reconciliation reading again what was taken is neither
 --                               counted nor logged (its windows overlap).
---   p brec:<conn>:<YYYY-MM-DD>   list: the endToEndIds a reconciliation took first (the
---                               webhook had not brought them), the first 10,000
+--   p brec:<conn>:<YYYY-MM-DD>   list: the Pix a reconciliation took first (the webhook had
+--                               not brought them), the first 10,000, each "<endToEndId>
+--                               <txid> <charge id> <event id> <cents>" ('-' for none; an
+--                               entry of an earlier version is the endToEndId alone)
 --   p bels:<conn>:<YYYY-MM-DD>   list: "<e2e> <owner>" of the Pix this connection reported
 --                               that another connection held, the first 10,000
 --   p ch:<id>, p acct:<env>:<account>  the charge a Pix pays and its account (lib/transition)
@@ -263,7 +265,8 @@ for _ = 1, n do
     count(conn, day, source .. '_cents', cents)
     if source == 'reconciliation' then
       -- the proof of what the bank's webhook missed: which Pix, per day
-      day_list('brec:', conn, day, e2e)
+      day_list('brec:', conn, day, e2e .. ' ' .. (txid ~= '' and txid or '-') .. ' ' ..
+        (c and cid or '-') .. ' ' .. (event ~= '' and event or '-') .. ' ' .. cents)
     end
   end
   local held = (owner ~= conn) and owner or ''

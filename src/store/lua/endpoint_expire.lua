@@ -3,8 +3,11 @@
 -- body is gone with it (the stream is trimmed from then, stream_trim.lua; a hash expires).
 -- A lane's next delivery is due since its own event was made (lib/event.lua, next_of), so
 -- one call takes a lane's old ones in turn. At most 256 a call, run by the janitor.
--- (Operational events, issue 30: "dead at a disabled endpoint past the retention" is
--- written from here.)
+-- Each endpoint whose deliveries died in a call gets one EVENT:OPERATIONAL_DELIVERIES_EXPIRED
+-- (lib/operational.lua): how many, and the first 100 events' ids. Deliveries of operational
+-- events (lane <endpoint id>:op:<account>) die too but are neither counted nor listed: no
+-- operational event is about another's delivery (an endpoint held that takes them would
+-- otherwise be given one about its own at every retention).
 -- KEYS[1] = <prefix>{s<k>}:held
 -- ARGV = shard key prefix, now (ms), the oldest creation time kept (ms), retention (s)
 -- Returns how many deliveries died.
@@ -18,6 +21,7 @@ local n, MOST = 0, 256
 for _, q in ipairs(redis.call('ZRANGE', KEYS[1], 0, 999)) do
   local dk = p .. 'due:' .. q
   local before = n
+  local told = {}
   while n < MOST do
     local ids = redis.call('ZRANGEBYSCORE', dk, '-inf', oldest, 'LIMIT', 0, MOST - n)
     if #ids == 0 then break end
@@ -28,11 +32,23 @@ for _, q in ipairs(redis.call('ZRANGE', KEYS[1], 0, 999)) do
       if lane then
         delivery_dead(p, did, lane, now, ttl, WHY)
         n = n + 1
+        if not string.find(lane, '^wep_[^:]*:op:') then
+          told[#told + 1] = '"' .. string.sub(did, 1, (string.find(did, '/', 1, true) or 0) - 1) .. '"'
+        end
       end
     end
   end
   -- (the next of a lane was given its due time with the queue's: still held)
   if n > before then redis.call('ZREM', p .. 'hosts', q) end
+  local env, account, ep = string.match(q, '^([^:]*):([^:]*):(.*)$')
+  if #told > 0 and env then
+    local O = op_lib()
+    local events, cut = O.list(told, 100)
+    O.write(p, env, account, 'EVENT:OPERATIONAL_DELIVERIES_EXPIRED', ep, '{"endpoint":"' ..
+      ep .. '","url":' .. O.str(redis.call('HGET', p .. 'ep:' .. ep, 'url')) ..
+      ',"reason":"' .. WHY .. '","count":' .. #told .. ',"events":' .. events ..
+      ',"truncated":' .. tostring(cut) .. ',"expiredAt":' .. O.time(now) .. '}', now, ttl)
+  end
   if n >= MOST then break end
 end
 return n

@@ -2,23 +2,26 @@
 -- says what it holds and what the account's field fanout, which event_write reads, is).
 -- KEYS[1] = <prefix>{s<k>}:ep:<endpoint id>
 -- ARGV = shard key prefix, env, account, endpoint id, now (ms), create ('1') or update
---   ('0'), the most endpoints an account may have in env, then field/value pairs of what
---   to set: url, description, types, headers, enabled ('1' | '0'), and on create secret.
+--   ('0'), the most endpoints an account may have in env, the event retention (seconds),
+--   then field/value pairs of what to set: url, description, types, headers, enabled
+--   ('1' | '0'), and on create secret.
 -- An update that enables an endpoint forgets its failures and puts its queue back in p
 -- hosts (its deliveries kept while it was disabled go out, in order); one that disables it
--- (by request) keeps what it holds and gives it no new event (endpoint_hold).
+-- (by request) keeps what it holds and gives it no new event (endpoint_hold). Each writes
+-- its operational event (EVENT:OPERATIONAL_ENDPOINT_ENABLED or _DISABLED, "by":"request");
+-- an endpoint created disabled writes none.
 -- Returns {'ok', the record's HGETALL} | {'not_found'} (no such endpoint of the account)
 --   | {'no_account'} | {'too_many', how many the account has}.
 --@include endpoint_admin
-if #KEYS ~= 1 or #ARGV < 7 or #ARGV % 2 ~= 1 then
-  return redis.error_reply('ERR endpoint_put: wants 1 keys and 7 + 2n arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 1 or #ARGV < 8 or #ARGV % 2 ~= 0 then
+  return redis.error_reply('ERR endpoint_put: wants 1 keys and 8 + 2n arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local p, env, account, id, now = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-local create, most = ARGV[6] == '1', tonumber(ARGV[7])
+local create, most, ttl = ARGV[6] == '1', tonumber(ARGV[7]), tonumber(ARGV[8])
 local k = KEYS[1]
 local idx = p .. 'eps:' .. env .. ':' .. account
 local set, enabled = {}, nil
-for i = 8, #ARGV, 2 do
+for i = 9, #ARGV, 2 do
   if ARGV[i] == 'enabled' then
     enabled = ARGV[i + 1] == '1'
   else
@@ -46,9 +49,9 @@ else
   set[#set + 1] = now
   redis.call('HSET', k, unpack(set))
   if enabled == true and e[3] ~= 'on' then
-    endpoint_resume(p, id, env, account, now)
+    endpoint_resume(p, id, env, account, now, ttl)
   elseif enabled == false and e[3] ~= 'off' then
-    endpoint_hold(p, id, env, account, 'off', 'disabled by request', now)
+    endpoint_hold(p, id, env, account, 'off', 'disabled by request', now, ttl)
   else
     fanout_rebuild(p, env, account)
   end

@@ -162,6 +162,11 @@ local function ep_outcome(q, outcome, status, err)
   end
   l[#l + 1] = {outcome, status, err}
 end
+-- The deliveries dead after their last attempt in this call, each told with
+-- EVENT:OPERATIONAL_DELIVERY_DEAD (lib/operational.lua) once the outcomes are recorded;
+-- never one of an operational event (its lane is <endpoint id>:op:<account>): no event is
+-- ever about the delivery of an operational one, so none can make another.
+local deads = nil
 due_batch()
 for i = 0, tonumber(ARGV[10]) - 1 do
   local a = first_outcome + 11 * i
@@ -230,6 +235,10 @@ for i = 0, tonumber(ARGV[10]) - 1 do
             'attempt', ARGV[a + 6])
           redis.call('ZADD', KEYS[3], now, id)
           redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - ttl * 1000)
+          if not string.find(order, '^wep_[^:]*:op:') then
+            deads = deads or {}
+            deads[#deads + 1] = {id, q, attempts, ARGV[a + 4], ARGV[a + 5]}
+          end
         end
         redis.call('EXPIRE', ek, ttl)
         if logged then redis.call('EXPIRE', lk, ttl) end
@@ -332,6 +341,36 @@ for _, id in ipairs(expired) do
 end
 due_flush(p)
 
+-- the deliveries dead: to the account's endpoints that take operational events, with what
+-- the event was (its type, read from its hash or, for a delivery to an endpoint of a stream
+-- event, its entry) and where it went (the endpoint, or the postbackUrl)
+for _, d in ipairs(deads or {}) do
+  local id, q = d[1], d[2]
+  local env, account, host = string.match(q, '^([^:]*):([^:]*):(.*)$')
+  if env then
+    local O = op_lib()
+    local slash = string.find(id, '/', 1, true)
+    local evt = slash and string.sub(id, 1, slash - 1) or id
+    local v = redis.call('HMGET', p .. 'e:' .. evt, 'type', 'url')
+    local etype, url = v[1], v[2]
+    local esid = not etype and slash and redis.call('HGET', p .. 'e:' .. id, 'esid') or ''
+    if esid ~= '' then
+      local f = stream_entry(p, esid)
+      if f then
+        local _, _, _, _, _, t, u = entry_meta(f[2])
+        etype, url = t, u
+      end
+    end
+    local ep = ep_of_host(host)
+    if ep then url = redis.call('HGET', p .. 'ep:' .. ep, 'url') end
+    O.write(p, env, account, 'EVENT:OPERATIONAL_DELIVERY_DEAD', id, '{"event":"' .. evt ..
+      '","type":' .. O.str(etype) .. ',"endpoint":' .. O.str(ep) .. ',"url":' .. O.str(url) ..
+      ',"attempts":' .. (tonumber(d[3]) or 0) .. ',"lastStatus":' ..
+      (tonumber(d[4]) or 'null') .. ',"lastError":' .. O.str(d[5]) .. ',"deadAt":' ..
+      O.time(now) .. '}', now, ttl)
+  end
+end
+
 -- endpoint_outcomes: each endpoint with outcomes in this call: an attempt delivered ends its
 -- failures in a row; one failed (a retry, or dead) adds to them. An endpoint enabled whose
 -- every attempt failed for disable_after and at least disable_min in a row, or that answered
@@ -361,11 +400,11 @@ for _, ep in ipairs(ep_order) do
       'n_failed', nf, 'n_dead', ndead, 'last_ms', now, 'last_status', last[2],
       'last_error', last[3])
     if r[1] == 'on' and gone then
-      endpoint_hold(p, ep, r[7], r[8], 'held', 'the endpoint answered 410 Gone', now)
+      endpoint_hold(p, ep, r[7], r[8], 'held', 'the endpoint answered 410 Gone', now, ttl)
     elseif r[1] == 'on' and fails >= disable_min and since and now - since >= disable_after then
       endpoint_hold(p, ep, r[7], r[8], 'held', 'every attempt failed for ' ..
         math.floor((now - since) / 1000) .. ' s (' .. fails .. ' in a row, the last: ' ..
-        (last[3] ~= '' and last[3] or ('HTTP ' .. last[2])) .. ')', now)
+        (last[3] ~= '' and last[3] or ('HTTP ' .. last[2])) .. ')', now, ttl)
     end
   end
 end

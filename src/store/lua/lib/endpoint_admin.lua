@@ -2,8 +2,10 @@
 -- lib/event.lua includes, says what they hold): the account's field fanout rebuilt,
 -- endpoints disabled and enabled again, deliveries dead without an attempt. Kept apart
 -- from lib/endpoint.lua so that the scripts that only write events (every charge's change,
--- ingest, a bank's Pix) do not define these functions at each call.
+-- ingest, a bank's Pix) do not define these functions at each call. Disabling and enabling
+-- an endpoint write their operational events (lib/operational.lua).
 --@include event
+--@include operational
 
 -- fanout_rebuild: write the field fanout of account `account` of `env` from its endpoints
 local function fanout_rebuild(p, env, account)
@@ -20,6 +22,10 @@ local function fanout_rebuild(p, env, account)
   else
     redis.call('HDEL', ak, 'fanout')
   end
+  -- what event_write remembered of the account in this call is stale now
+  local ea = env .. '\n' .. account
+  acct_known[p .. ea] = nil
+  for _, by_url in pairs(dest_known) do by_url[ea] = nil end
 end
 
 -- an endpoint's queue names the endpoint where a postback's names its host
@@ -41,26 +47,45 @@ end
 -- endpoint_hold: endpoint `ep` (its record's env and account) is disabled, `state` held (by
 -- pixrelay: the events its filter takes are still given to it, kept) or off (by request: no
 -- new ones); its queue leaves p hosts (what it holds waits in its due set and lanes) for p
--- held. The one place an endpoint is disabled.
--- (Operational events, issue 30: "an endpoint disabled" is written from here.)
-local function endpoint_hold(p, ep, env, account, state, why, now)
+-- held. The one place an endpoint is disabled, and so the one that writes
+-- EVENT:OPERATIONAL_ENDPOINT_DISABLED (kept `ttl` seconds), after the change: an endpoint
+-- held that takes operational events keeps its own for when it is enabled again; one
+-- disabled by request is given none.
+local function endpoint_hold(p, ep, env, account, state, why, now, ttl)
   local q = ep_lib().queue(env, account, ep)
-  redis.call('HSET', p .. 'ep:' .. ep, 'state', state, 'disabled_ms', now, 'disabled_why', why,
+  local k = p .. 'ep:' .. ep
+  redis.call('HSET', k, 'state', state, 'disabled_ms', now, 'disabled_why', why,
     'updated_ms', now)
   redis.call('ZREM', p .. 'hosts', q)
   redis.call('ZADD', p .. 'held', 'NX', now, q)
   fanout_rebuild(p, env, account)
+  local O = op_lib()
+  local r = redis.call('HMGET', k, 'url', 'fails', 'failing_ms', 'last_status', 'last_error')
+  O.write(p, env, account, 'EVENT:OPERATIONAL_ENDPOINT_DISABLED', ep, '{"endpoint":"' .. ep ..
+    '","url":' .. O.str(r[1]) .. ',"by":"' .. (state == 'held' and 'pixrelay' or 'request') ..
+    '","reason":' .. O.str(why) .. ',"disabledAt":' .. O.time(now) .. ',"failuresInARow":' ..
+    (tonumber(r[2]) or 0) .. ',"failingSince":' .. O.time(r[3]) .. ',"lastStatus":' ..
+    (tonumber(r[4] or '') or 'null') .. ',"lastError":' .. O.str(r[5]) .. '}', now, ttl)
 end
 
 -- endpoint_resume: endpoint `ep` is enabled again: its failures forgotten, its queue back
 -- in p hosts from its earliest due delivery (those made before now get a fresh retry
--- budget when leased: enabled_ms). (Operational events: "an endpoint re-enabled".)
-local function endpoint_resume(p, ep, env, account, now)
+-- budget when leased: enabled_ms); then EVENT:OPERATIONAL_ENDPOINT_ENABLED (kept `ttl`
+-- seconds), with how many of its lanes hold deliveries it kept (the heads in its due set).
+local function endpoint_resume(p, ep, env, account, now, ttl)
   local q = ep_lib().queue(env, account, ep)
-  redis.call('HSET', p .. 'ep:' .. ep, 'state', 'on', 'enabled_ms', now, 'fails', 0,
+  local k = p .. 'ep:' .. ep
+  local was = redis.call('HMGET', k, 'state', 'disabled_ms', 'url')
+  redis.call('HSET', k, 'state', 'on', 'enabled_ms', now, 'fails', 0,
     'failing_ms', '', 'disabled_ms', '', 'disabled_why', '', 'updated_ms', now)
   redis.call('ZREM', p .. 'held', q)
   local first = redis.call('ZRANGE', p .. 'due:' .. q, 0, 0, 'WITHSCORES')
   if first[2] then redis.call('ZADD', p .. 'hosts', 'LT', first[2], q) end
   fanout_rebuild(p, env, account)
+  local O = op_lib()
+  O.write(p, env, account, 'EVENT:OPERATIONAL_ENDPOINT_ENABLED', ep, '{"endpoint":"' .. ep ..
+    '","url":' .. O.str(was[3]) .. ',"by":"request","enabledAt":' .. O.time(now) ..
+    ',"disabledAt":' .. O.time(was[2]) .. ',"disabledBy":"' ..
+    (was[1] == 'held' and 'pixrelay' or 'request') .. '","lanesWaiting":' ..
+    redis.call('ZCARD', p .. 'due:' .. q) .. '}', now, ttl)
 end
