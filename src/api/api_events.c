@@ -198,7 +198,7 @@ void api_handle_events_list(struct http_req *req)
 	}
 	req->state = q;
 	for (int i = 0; i < 6; i++) {
-		char err[256];
+		char err[512];
 
 		if (reqbody_filter_field(names[i], q->values[i], &f, 100, err, sizeof(err)) < 0) {
 			/* the reply ends req: state first */

@@ -353,14 +353,10 @@ int cli_cmd_events(const struct config *cfg, int argc, char **argv)
 			"dead\n");
 		return 2;
 	}
-	if (type) {
-		int known = 0;
-		for (int i = 0; i < EVENT_NTYPES; i++)
-			known |= strcmp(type, event_types[i]) == 0;
-		if (!known) {
-			fprintf(stderr, "pixrelay events: --type must be " EVENT_TYPES_TEXT "\n");
-			return 2;
-		}
+	if (type && !event_type_named(type)) {
+		fprintf(stderr, "pixrelay events: --type must be " EVENT_TYPES_TEXT
+				", or an operational one: " EVENT_OPERATIONAL_TYPES_TEXT "\n");
+		return 2;
 	}
 	id = optind + 1 < argc ? argv[optind + 1] : NULL;
 	if (id && optind + 2 < argc)

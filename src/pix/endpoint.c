@@ -112,18 +112,6 @@ static int text_field(yajl_val v, const char *name, size_t max_chars, char **out
 	return 0;
 }
 
-/* Whether `type` is one pixrelay makes, operational or not. */
-static bool type_known(const char *type)
-{
-	for (int i = 0; i < EVENT_NTYPES; i++)
-		if (strcmp(type, event_types[i]) == 0)
-			return true;
-	for (int i = 0; i < EVENT_NOPERATIONAL; i++)
-		if (strcmp(type, event_operational_types[i]) == 0)
-			return true;
-	return false;
-}
-
 /* Whether a wildcard's prefix (pre, n bytes) takes any type: a type
  * pixrelay makes starts with it, or, when it names operational types (an
  * operational type is taken only by such a prefix), an operational one
@@ -189,7 +177,7 @@ static int types_field(yajl_val v, char **out, char *err, size_t errlen)
 					 i, json_echo(echo, s));
 				goto fail;
 			}
-		if (wild ? !prefix_takes_any(s, body) : !type_known(s)) {
+		if (wild ? !prefix_takes_any(s, body) : !event_type_named(s)) {
 			snprintf(err, errlen,
 				 wild
 				     ? "eventTypes[%zu]: %s matches no event type"

@@ -18,6 +18,17 @@ const char *const event_operational_types[EVENT_NOPERATIONAL] = {
     "EVENT:OPERATIONAL_RECONCILIATION_RECOVERED",
     "EVENT:OPERATIONAL_PIX_RECOVERED"};
 
+const char *event_type_named(const char *type)
+{
+	for (int i = 0; type && i < EVENT_NTYPES; i++)
+		if (strcmp(type, event_types[i]) == 0)
+			return event_types[i];
+	for (int i = 0; type && i < EVENT_NOPERATIONAL; i++)
+		if (strcmp(type, event_operational_types[i]) == 0)
+			return event_operational_types[i];
+	return NULL;
+}
+
 int event_parse_cursor(const char *s, long long *ms, const char **id)
 {
 	char *end = NULL;

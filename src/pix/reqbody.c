@@ -154,11 +154,12 @@ int reqbody_filter_field(const char *name, const char *value, struct event_filte
 		}
 		f->state = event_states[i];
 	} else if (strcmp(name, "type") == 0) {
-		if ((i = index_of(value, event_types, EVENT_NTYPES)) < 0) {
-			snprintf(err, errlen, "type: must be " EVENT_TYPES_TEXT);
+		if (!(f->type = event_type_named(value))) {
+			snprintf(err, errlen,
+				 "type: must be " EVENT_TYPES_TEXT
+				 ", or an operational one: " EVENT_OPERATIONAL_TYPES_TEXT);
 			return -1;
 		}
-		f->type = event_types[i];
 	} else if (strcmp(name, "since") == 0 || strcmp(name, "until") == 0) {
 		if (timefmt_parse(value, &ms) < 0) {
 			snprintf(

@@ -86,7 +86,10 @@ class Events(unittest.TestCase):
                 ("?state=lost", "state: must be pending, delivering, delivered or dead"),
                 ("?type=PAID", "type: must be EVENT:CHARGE_PAID, EVENT:CHARGE_EXPIRED, EVENT:CHARGE_REFUND, "
                  "EVENT:PIX_UNMATCHED, EVENT:PIX_REFUND, EVENT:PIX_MED_REFUND, "
-                 "EVENT:PIX_REFUSED or EVENT:TRANSFER_DONE"),
+                 "EVENT:PIX_REFUSED or EVENT:TRANSFER_DONE, or an operational one: "
+                 "EVENT:OPERATIONAL_ followed by ENDPOINT_DISABLED, ENDPOINT_ENABLED, "
+                 "DELIVERY_DEAD, DELIVERIES_EXPIRED, RECONCILIATION_FAILING, "
+                 "RECONCILIATION_LATE, RECONCILIATION_RECOVERED or PIX_RECOVERED"),
                 ("?limit=0", "limit: must be an integer from 1 to 100"),
                 ("?limit=101", "limit: must be an integer from 1 to 100"),
                 ("?limit=x", "limit: must be an integer from 1 to 100"),

@@ -233,6 +233,9 @@ class Deliveries(Base):
         # the deaf endpoint was tried for both, twice each, and is not told of its own deaths
         self.assertEqual(self.sink.count("/od/deaf"), 4)
         self.assertEqual(len(self.listed(key, "EVENT:OPERATIONAL_DELIVERY_DEAD")), 2)
+        # the listing's type filter takes an operational type
+        only = self.get(key, "/v1/events?type=EVENT:OPERATIONAL_DELIVERY_DEAD")["events"]
+        self.assertEqual(sorted(x["id"] for x in only), sorted(x["id"] for x in got))
         for x in got:
             [dl] = [y for y in self.get(key, "/v1/events/" + x["id"])["endpoints"]
                     if y["endpoint"] == deaf["id"]]

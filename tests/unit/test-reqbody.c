@@ -170,7 +170,15 @@ static void test_filters(void)
 	    err,
 	    "type: must be EVENT:CHARGE_PAID, EVENT:CHARGE_EXPIRED, EVENT:CHARGE_REFUND, "
 	    "EVENT:PIX_UNMATCHED, EVENT:PIX_REFUND, EVENT:PIX_MED_REFUND, EVENT:PIX_REFUSED or "
-	    "EVENT:TRANSFER_DONE");
+	    "EVENT:TRANSFER_DONE, or an operational one: EVENT:OPERATIONAL_ followed by "
+	    "ENDPOINT_DISABLED, ENDPOINT_ENABLED, DELIVERY_DEAD, DELIVERIES_EXPIRED, "
+	    "RECONCILIATION_FAILING, RECONCILIATION_LATE, RECONCILIATION_RECOVERED or "
+	    "PIX_RECOVERED");
+	CHECK_INT(reqbody_filter_field("type", "EVENT:OPERATIONAL_DELIVERY_DEAD", &f, 100, err,
+				       sizeof(err)),
+		  0);
+	CHECK_STR(f.type, "EVENT:OPERATIONAL_DELIVERY_DEAD");
+	f = before;
 	CHECK_INT(reqbody_filter_field("until", "yesterday", &f, 100, err, sizeof(err)), -1);
 	CHECK_STR(err, "until: must be Unix seconds, 'YYYY-MM-DD HH:MM:SS' (UTC) or RFC 3339");
 	CHECK_INT(reqbody_filter_field("limit", "101", &f, 100, err, sizeof(err)), -1);

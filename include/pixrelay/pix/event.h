@@ -37,6 +37,10 @@ extern const char *const event_operational_types[EVENT_NOPERATIONAL];
 	"DELIVERIES_EXPIRED, RECONCILIATION_FAILING, RECONCILIATION_LATE, "                        \
 	"RECONCILIATION_RECOVERED or PIX_RECOVERED"
 
+/* The type named `type` as its static string (of event_types or
+ * event_operational_types), or NULL when pixrelay makes no such type. */
+const char *event_type_named(const char *type);
+
 /* Which events to list. Strings borrowed; "" = any. */
 struct event_filter {
 	const char *state;   /* pending, delivering, delivered, dead */

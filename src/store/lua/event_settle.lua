@@ -347,7 +347,8 @@ due_flush(p)
 for _, d in ipairs(deads or {}) do
   local id, q = d[1], d[2]
   local env, account, host = string.match(q, '^([^:]*):([^:]*):(.*)$')
-  if env then
+  -- (an account without endpoints has no operational event: nothing is read for it)
+  if env and account_info(p, env, account).fan then
     local O = op_lib()
     local slash = string.find(id, '/', 1, true)
     local evt = slash and string.sub(id, 1, slash - 1) or id

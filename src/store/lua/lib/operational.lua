@@ -15,7 +15,9 @@
 --   write(p, env, account, etype, subject, data, now, ttl, at): the event of `etype` about
 --     `subject`, made at `now` (ms), with `data` (its JSON), kept `ttl` seconds; its id's
 --     instant is `at` (default now: a fact of a day has the day's end); returns its id, or
---     nil when it was written already
+--     nil when it was written already or when none of the account's endpoints takes it (an
+--     operational event is made only for an endpoint that names it: an account without one
+--     has none, and its events are what they were)
 --   str(s): s as a JSON string ('' and nil: null); time(ms): RFC 3339 in UTC ('' or nil:
 --     null); date(ms): the day of ms in Brasilia time, "YYYY-MM-DD" (pix/bankday.h)
 --   list(items, most): the JSON array of the first `most` of `items` (JSON values), and
@@ -45,6 +47,8 @@ local function op_lib()
     return 'evt_' .. table.concat(t)
   end
   function O.write(p, env, account, etype, subject, data, now, ttl, at)
+    local fan = account_info(p, env, account).fan
+    if not fan or not ep_lib().taking(fan, etype) then return nil end
     local id = id_of(p, etype, subject, at or now)
     if redis.call('EXISTS', p .. 'e:' .. id) == 1 then return nil end
     event_write_operational(p, id, env, account, etype, data, now, ttl)
