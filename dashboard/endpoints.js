@@ -56,7 +56,7 @@ function headersText(headers) {
 // The fields of a create or an edit form, filled from `e` when given.
 function fields(e) {
   const url = h("input", { id: "ep-url", type: "url", required: true, autocomplete: "off",
-                           placeholder: "https://erp.loja.example/pix", value: e ? e.url : "" });
+                           placeholder: "where to POST the events, e.g. erp.loja.example/pix over HTTPS", value: e ? e.url : "" });
   const description = h("input", { id: "ep-description", maxlength: 200, autocomplete: "off",
                                    placeholder: "What is it for? e.g. ERP", value: e ? e.description : "" });
   const types = h("input", { id: "ep-types", autocomplete: "off", spellcheck: "false",
@@ -210,7 +210,8 @@ async function renderOne(main, id, gen) {
     !e.enabled && e.disabledReason !== BY_REQUEST
       ? h("p", { class: "error", id: "disabled-why" }, "Disabled by pixrelay: " + e.disabledReason +
           ". What it takes is kept and goes out in order when it is enabled again.") : "",
-    h("div", { class: "actions" }, toggle, test, rotate, grace, del),
+    h("div", { class: "actions" }, toggle, test, rotate,
+      h("label", { class: "grace" }, grace, " s of grace"), del),
     slot,
     dl([
       ["Id", h("code", {}, e.id)],

@@ -102,6 +102,13 @@ export async function render(main, where, gen) {
     ]);
     if (!session.current(gen)) return;
     const byId = new Map(((eps && eps.endpoints) || []).map((e) => [e.id, e]));
+    if (envScope) {
+      // the endpoints named, of each account they belong to (their URL and why disabled)
+      const owners = new Set([...o.failing, ...o.disabledEndpoints].filter((r) => r.endpoint).map((r) => r.account));
+      const lists = await Promise.all([...owners].map((a) => api.request("GET", "/webhook-endpoints", { account: a })));
+      if (!session.current(gen)) return;
+      for (const l of lists) for (const e of l.endpoints) byId.set(e.id, e);
+    }
     const where = (r) => r.endpoint
       ? h("a", { href: "#/endpoints/" + r.endpoint }, byId.has(r.endpoint) ? byId.get(r.endpoint).url : r.endpoint)
       : r.host;

@@ -280,7 +280,9 @@ try {
   // the overview lists it as disabled, and warns
   await page.goto(base + "/dashboard/#/overview");
   await page.locator("#money-warning").waitFor();
-  await page.locator("#ov-disabled tr", { hasText: made.id }).waitFor();
+  // (named by its URL, with why it is disabled)
+  const disabledRow = page.locator("#ov-disabled tr", { hasText: cfg.sinkUrl + "/ep-page" });
+  await disabledRow.getByText("disabled by request").waitFor();
   await shot("overview");
   // enabled again: no warning
   await page.goto(base + "/dashboard/#/endpoints/" + made.id);
