@@ -209,6 +209,21 @@ try {
   const platformWarning = warning.locator("li[data-account='" + cfg.platform + "'] code");
   assert.deepEqual(await platformWarning.allInnerTexts(), ["EVENT:CHARGE_PAID", "EVENT:CHARGE_REFUND",
     "EVENT:PIX_MED_REFUND", "EVENT:PIX_UNMATCHED", "EVENT:PIX_REFUSED"], await warning.innerHTML());
+  // acting as the shop: the shop's numbers, as the API gives them for it
+  await page.evaluate((id) => sessionStorage.setItem("pixrelay.acting", JSON.stringify({ id, name: "Shop" })), cfg.shop);
+  await page.reload();
+  await page.locator("#acting", { hasText: "Acting as Shop" }).waitFor();
+  await page.locator("#ov-chart").waitFor();
+  const shopOv = (await (await fetch(base + "/v1/overview", { headers: { Authorization: "Bearer " + cfg.master,
+    "X-Account-ID": cfg.shop } })).json()).data;
+  assert.equal(shopOv.account, cfg.shop);
+  assert.deepEqual([await tileText("ov-day-delivered"), await tileText("ov-day-dead")],
+    [String(shopOv.lastDay.delivered), String(shopOv.lastDay.dead)]);
+  assert.equal(shopOv.lastDay.dead, 0);
+  assert.equal(await page.locator("#money-warning").count(), 0, "the shop has a postbackUrl");
+  await page.evaluate(() => sessionStorage.removeItem("pixrelay.acting"));
+  await page.reload();
+  await page.locator("#ov-chart").waitFor();
   await page.locator("#chart-span").click();
   await page.waitForURL(/#\/overview\?minutes=60/);
   await page.locator("#ov-chart[data-points='60']").waitFor();

@@ -213,7 +213,8 @@ class Dashboard(unittest.TestCase):
                "bankE2E": e2e, "apiConn": api_conn, "apiUrl": bank.url, "clientId": bank.client_id,
                "apiE2E": missed["endToEndId"], "apiAmount": "R$ 1.234,56", "downConn": down_conn,
                "secrets": [bank.client_secret, down.client_secret, private_key.strip()],
-               "sinkUrl": self.sink.url(""), "overviewAtLeast": caused}
+               "sinkUrl": self.sink.url(""), "overviewAtLeast": caused,
+               "shop": shop["id"]}
         p = subprocess.run(["node", os.path.join(HERE, "dashboard.mjs")], cwd=HERE,
                            env=dict(os.environ, DASHBOARD_TEST=json.dumps(cfg)),
                            capture_output=True, text=True, timeout=240)

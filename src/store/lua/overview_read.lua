@@ -8,8 +8,8 @@
 -- 10,000 queues, as shard_stats), their due sets p due:<queue>, p qn, the stream p s after
 -- the cursor p cur (at most 100 entries), the disabled endpoints' queues p held (at most
 -- 1,000). Work: O(queues + 204 buckets), no event read.
--- Returns {waiting (due or retrying, and stream entries not yet leased), held (deliveries
---   of disabled endpoints, kept), the earliest time a waiting one was due ('' = none; of
+-- Returns {waiting (due or retrying, and stream entries not yet leased), held (the deliveries
+--   disabled endpoints keep), the earliest time a waiting one was due ('' = none; of
 --   the stream entries, the oldest of the scope among the first 100 after the cursor, else
 --   the 100th's), then 180 times 3 (delivered, failed attempts, dead) per minute, oldest
 --   first, the current minute last, then the same 3 summed over the last 24 hours (the

@@ -1,13 +1,16 @@
 -- The counters of the dashboard's overview (GET /v1/overview, overview_read.lua), kept by
 -- event_settle per call, never per event: the outcomes of one call are added up here
 -- (ov_add, a table write each) and written at the end of the call (ov_flush), one
--- HINCRBY per field that changed, in two hashes of the shard:
+-- HINCRBY per field that changed in each of two hashes of the shard:
 --   p ovm:<minute>  hash (minute = ms / 60,000), expires 3 h 1 min after it is written
 --   p ovh:<hour>    hash (hour = ms / 3,600,000), expires 25 h after it is written
 -- Their fields: d (attempts delivered), f (attempts failed: retried or dead) and x (events
 -- dead), each per environment "<kind>:<env>" and per account "<kind>:<env>:<account>";
 -- p ovh:<hour> also per postback host or endpoint that failed, "F|<queue>" (attempts
 -- failed) and "X|<queue>" (dead), the queue being "<env>:<account>:<host or endpoint id>".
+-- Cost per call: two HINCRBY per field that changed (of the 3 kinds, for the environment and
+-- each account with outcomes in the call; a kind with no outcome writes nothing), one per
+-- queue with failed attempts or dead, and two EXPIRE; nothing when the call recorded none.
 local ov_q = {}   -- queue -> {delivered, failed, dead} of this call
 local ov_qs = {}  -- the queues, in the order met
 local function ov_add(q, outcome)
