@@ -246,7 +246,8 @@ for i = 0, tonumber(ARGV[15]) - 1 do
   local sid, id = ARGV[a], ARGV[a + 2]
   if batch_holds(ARGV[a + 1], sid) then
     nrecorded = nrecorded + 1
-    ov_add(ARGV[a + 5], 'delivered')
+    local q = ARGV[a + 5]
+    ov_done[q] = (ov_done[q] or 0) + 1
     done_add(sid, id, ARGV[a + 3], ARGV[a + 4])
   end
 end

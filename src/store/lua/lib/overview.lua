@@ -2,17 +2,20 @@
 -- event_settle per call, never per event: the outcomes of one call are added up here
 -- (ov_add, a table write each) and written at the end of the call (ov_flush), one
 -- HINCRBY per field that changed in each of two hashes of the shard:
---   p ovm:<minute>  hash (minute = ms / 60,000), expires 3 h 1 min after it is written
---   p ovh:<hour>    hash (hour = ms / 3,600,000), expires 25 h after it is written
+--   p ovm:<minute>  hash (minute = ms / 60,000), expires 3 h 1 min after a field was made
+--   p ovh:<hour>    hash (hour = ms / 3,600,000), expires 25 h after a field was made
 -- Their fields: d (attempts delivered), f (attempts failed: retried or dead) and x (events
 -- dead), each per environment "<kind>:<env>" and per account "<kind>:<env>:<account>";
 -- p ovh:<hour> also per postback host or endpoint that failed, "F|<queue>" (attempts
 -- failed) and "X|<queue>" (dead), the queue being "<env>:<account>:<host or endpoint id>".
 -- Cost per call: two HINCRBY per field that changed (of the 3 kinds, for the environment and
 -- each account with outcomes in the call; a kind with no outcome writes nothing), one per
--- queue with failed attempts or dead, and two EXPIRE; nothing when the call recorded none.
-local ov_q = {}   -- queue -> {delivered, failed, dead} of this call
-local ov_qs = {}  -- the queues, in the order met
+-- queue with failed attempts or dead, and an EXPIRE of a hash only when one of its fields
+-- was made by the call; nothing when the call recorded no outcome.
+local ov_q = {}    -- queue -> {delivered, failed, dead} of this call
+local ov_qs = {}   -- the queues, in the order met
+local ov_done = {} -- queue -> stream events delivered at their first attempt (the hot path
+                   -- adds to it inline: ov_done[q] = (ov_done[q] or 0) + 1)
 local function ov_add(q, outcome)
   local c = ov_q[q]
   if not c then
@@ -29,6 +32,13 @@ local function ov_add(q, outcome)
 end
 
 local function ov_flush(p, now)
+  for q, n in pairs(ov_done) do
+    if not ov_q[q] then
+      ov_q[q] = {0, 0, 0}
+      ov_qs[#ov_qs + 1] = q
+    end
+    ov_q[q][1] = ov_q[q][1] + n
+  end
   if #ov_qs == 0 then return end
   local fields, names = {}, {}
   local function add(name, n)
@@ -60,11 +70,17 @@ local function ov_flush(p, now)
   if #names == 0 then return end
   local mk = p .. 'ovm:' .. math.floor(now / 60000)
   local hk = p .. 'ovh:' .. math.floor(now / 3600000)
+  -- a field made now (its count is this call's) may be the key's first: the key's expiry is
+  -- set then only, so a minute's key is given one about once per field, not at every call
+  local mnew, hnew = false, false
   for _, name in ipairs(names) do
-    redis.call('HINCRBY', mk, name, fields[name])
-    redis.call('HINCRBY', hk, name, fields[name])
+    local n = fields[name]
+    if redis.call('HINCRBY', mk, name, n) == n then mnew = true end
+    if redis.call('HINCRBY', hk, name, n) == n then hnew = true end
   end
-  for j = 1, #hourly, 2 do redis.call('HINCRBY', hk, hourly[j], hourly[j + 1]) end
-  redis.call('EXPIRE', mk, 3 * 3600 + 60)
-  redis.call('EXPIRE', hk, 25 * 3600)
+  for j = 1, #hourly, 2 do
+    if redis.call('HINCRBY', hk, hourly[j], hourly[j + 1]) == hourly[j + 1] then hnew = true end
+  end
+  if mnew then redis.call('EXPIRE', mk, 3 * 3600 + 60) end
+  if hnew then redis.call('EXPIRE', hk, 25 * 3600) end
 end
