@@ -66,13 +66,15 @@ function query(params) {
 }
 
 // One call: resolves to the envelope's data, or throws ApiError with the
-// server's message. A 401 signs the user out (unless quiet).
+// server's message. A 401 signs the user out (unless quiet). opts.account:
+// act for that account in this call only (a master key's X-Account-ID).
 export async function request(method, path, opts = {}) {
   const key = sessionStorage.getItem(KEY);
   if (!key) throw new ApiError(401, "not signed in");
   const headers = { Authorization: "Bearer " + key, Accept: "application/json" };
   const act = acting();
-  if (act && !opts.noActing) headers["X-Account-ID"] = act.id;
+  if (opts.account) headers["X-Account-ID"] = opts.account;
+  else if (act && !opts.noActing) headers["X-Account-ID"] = act.id;
   const init = { method, headers, cache: "no-store", credentials: "omit",
                  referrerPolicy: "no-referrer", redirect: "error" };
   if (opts.body !== undefined) {

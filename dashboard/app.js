@@ -9,15 +9,17 @@ import * as events from "./events.js";
 import * as charges from "./charges.js";
 import * as accounts from "./accounts.js";
 import * as banks from "./banks.js";
+import * as overview from "./overview.js";
+import * as endpoints from "./endpoints.js";
 
-const pages = { keys, events, charges, accounts, banks };
+const pages = { overview, keys, events, endpoints, charges, accounts, banks };
 const main = document.getElementById("main");
 
 function parseHash() {
   const raw = location.hash.replace(/^#\/?/, "");
   const [path, q] = raw.split("?");
   const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
-  return { page: parts[0] || "events", id: parts[1] || null,
+  return { page: parts[0] || "overview", id: parts[1] || null,
            query: Object.fromEntries(new URLSearchParams(q || "")) };
 }
 
@@ -75,7 +77,7 @@ function signInView(message) {
     }
     try {
       setMe(await api.signIn(key));
-      if (!location.hash || location.hash === "#" || location.hash === "#/") location.hash = "#/events";
+      if (!location.hash || location.hash === "#" || location.hash === "#/") location.hash = "#/overview";
       route();
     } catch (e) {
       err.textContent = "Signing in failed: " + e.message;

@@ -61,6 +61,7 @@ const struct http_route api_routes[] = {
      HTTP_AUTH | HTTP_ENVELOPE},
     {HTTP_POST, "/v1/webhook-endpoints/{id}/test", api_handle_endpoint_test,
      HTTP_AUTH | HTTP_ENVELOPE},
+    {HTTP_GET, "/v1/overview", api_handle_overview, HTTP_AUTH | HTTP_ENVELOPE},
     {HTTP_POST, "/v1/webhooks/ingest/{id}", api_handle_ingest, HTTP_JSON_BODY | HTTP_ENVELOPE},
     {HTTP_POST, "/v1/webhooks/bank/{id}", api_handle_bank_webhook, HTTP_ENVELOPE},
     {HTTP_POST, "/v1/webhooks/bank/{id}/pix", api_handle_bank_webhook, HTTP_ENVELOPE},

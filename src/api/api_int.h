@@ -106,6 +106,7 @@ void api_handle_endpoint_update(struct http_req *req);
 void api_handle_endpoint_delete(struct http_req *req);
 void api_handle_endpoint_rotate(struct http_req *req);
 void api_handle_endpoint_test(struct http_req *req);
+void api_handle_overview(struct http_req *req);
 
 /* api_ingest.c: a payment provider's notifications */
 void api_handle_ingest(struct http_req *req);

@@ -73,6 +73,7 @@ static const char *const names[SCRIPT_COUNT] = {
 	[SCRIPT_ENDPOINT_ROTATE] = "endpoint_rotate",
 	[SCRIPT_ENDPOINT_LIST] = "endpoint_list",
 	[SCRIPT_ENDPOINT_EXPIRE] = "endpoint_expire",
+	[SCRIPT_OVERVIEW_READ] = "overview_read",
 };
 /* clang-format on */
 

@@ -722,7 +722,7 @@ static void settle_send(struct settle *c)
 	}
 	for (o = outcomes; o; o = o->next)
 		if (o->done)
-			lease_args_done(&a, o->sid, o->token, o->id, o->order, o->entry);
+			lease_args_done(&a, o->sid, o->token, o->id, o->order, o->entry, o->queue);
 	if (lease) {
 		/* the entries read (each with the head of its meta: on_entries) */
 		lease_args_given(&a, c->from, c->ngiven);

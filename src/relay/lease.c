@@ -64,13 +64,14 @@ void lease_args_outcome(struct rargs *a, const struct lease_outcome *o)
 }
 
 void lease_args_done(struct rargs *a, const char *sid, const char *token, const char *id,
-		     const char *order, const char *record)
+		     const char *order, const char *record, const char *queue)
 {
 	rargs_str(a, sid);
 	rargs_str(a, token);
 	rargs_str(a, id);
 	rargs_str(a, order);
 	rargs_str(a, record);
+	rargs_str(a, queue);
 }
 
 void lease_args_endpoints(struct rargs *a, long long disable_after_ms, long disable_min)

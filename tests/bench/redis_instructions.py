@@ -184,7 +184,7 @@ def main():
                     meta = (meta.decode() if isinstance(meta, bytes) else meta) or given[sids[(k - 2) // 5]]
                     meta = meta.split("\n")
                     outs.append([sids[(k - 2) // 5], batch, meta[2], meta[0],
-                                 "%d\t1\t200\t%s\t" % (t, entry)])
+                                 "%d\t1\t200\t%s\t" % (t, entry), meta[1]])
                 done += len(outs)
                 if not outs and (not settle_too or res[0] == 0):
                     return done

@@ -158,6 +158,178 @@ try {
   await api("DELETE", "/webhook-endpoints/" + ep.id, cfg.master);
   out.endpointEvent = fannedEvent;
 
+  // ---- the overview: its numbers are the API's, its chart one bar a minute ----
+  // (events may still settle meanwhile: compared when the API said the same before and after)
+  const tileText = async (id) => (await page.locator("#" + id).innerText()).trim();
+  const overviewMatches = async (key) => {
+    for (let i = 0; ; i++) {
+      const before = (await api("GET", "/overview", key)).json.data;
+      await page.goto(base + "/dashboard/#/overview");
+      await page.reload();
+      await page.locator("#ov-chart").waitFor();
+      const shown = {};
+      for (const id of ["ov-waiting", "ov-held", "ov-hour-delivered", "ov-hour-failed", "ov-hour-dead",
+                        "ov-day-delivered", "ov-day-failed", "ov-day-dead"]) shown[id] = await tileText(id);
+      const after = (await api("GET", "/overview", key)).json.data;
+      const same = (a, b) => JSON.stringify([a.waiting, a.held, a.lastHour, a.lastDay, a.failing]) ===
+        JSON.stringify([b.waiting, b.held, b.lastHour, b.lastDay, b.failing]);
+      if (!same(before, after)) {
+        assert.ok(i < 10, "the overview never held still");
+        await new Promise((r) => setTimeout(r, 1000));
+        continue;
+      }
+      assert.deepEqual(shown, {
+        "ov-waiting": String(after.waiting), "ov-held": String(after.held),
+        "ov-hour-delivered": String(after.lastHour.delivered), "ov-hour-failed": String(after.lastHour.failedAttempts),
+        "ov-hour-dead": String(after.lastHour.dead), "ov-day-delivered": String(after.lastDay.delivered),
+        "ov-day-failed": String(after.lastDay.failedAttempts), "ov-day-dead": String(after.lastDay.dead) });
+      return after;
+    }
+  };
+  await page.getByRole("link", { name: "Overview" }).click();
+  const ov = await overviewMatches(cfg.master);
+  assert.ok(ov.lastHour.delivered >= cfg.overviewAtLeast.delivered && ov.lastHour.dead >= cfg.overviewAtLeast.dead,
+    JSON.stringify(ov.lastHour));
+  assert.equal(await page.locator("#ov-chart").getAttribute("data-points"), "180");
+  assert.equal(await page.locator("#ov-chart rect.bar.delivered").count(), 180);
+  // the bars' titles add up to the API's series
+  const titled = await page.locator("#ov-chart g.minute title").allTextContents();
+  assert.equal(titled.reduce((n, t) => n + Number(/: (\d+) delivered/.exec(t)[1]), 0),
+    ov.perMinute.delivered.reduce((a, b) => a + b, 0));
+  // the host that answered 410 is failing, with its dead
+  const goneHost = new URL(cfg.sinkUrl).host;
+  const failingRow = page.locator("#ov-failing tr", { hasText: goneHost });
+  assert.match(await failingRow.innerText(), /\b2\s+2\s+0$/);
+  // each bank connection's reconciliation
+  await page.locator("#ov-banks tr", { hasText: "caixa@loja.example" }).locator(".badge", { hasText: "failing" }).waitFor();
+  await page.locator("#ov-banks tr", { hasText: "recebimentos@loja.example" }).locator(".badge", { hasText: "ok" }).waitFor();
+  // the platform account has no postbackUrl and no endpoint: its money events have no destination
+  const warning = page.locator("#money-warning");
+  await warning.waitFor();
+  const platformWarning = warning.locator("li[data-account='" + cfg.platform + "'] code");
+  assert.deepEqual(await platformWarning.allInnerTexts(), ["EVENT:CHARGE_PAID", "EVENT:CHARGE_REFUND",
+    "EVENT:PIX_MED_REFUND", "EVENT:PIX_UNMATCHED", "EVENT:PIX_REFUSED"], await warning.innerHTML());
+  // acting as the shop: the shop's numbers, as the API gives them for it
+  await page.evaluate((id) => sessionStorage.setItem("pixrelay.acting", JSON.stringify({ id, name: "Shop" })), cfg.shop);
+  await page.reload();
+  await page.locator("#acting", { hasText: "Acting as Shop" }).waitFor();
+  await page.locator("#ov-chart").waitFor();
+  const shopOv = (await (await fetch(base + "/v1/overview", { headers: { Authorization: "Bearer " + cfg.master,
+    "X-Account-ID": cfg.shop } })).json()).data;
+  assert.equal(shopOv.account, cfg.shop);
+  assert.deepEqual([await tileText("ov-day-delivered"), await tileText("ov-day-dead")],
+    [String(shopOv.lastDay.delivered), String(shopOv.lastDay.dead)]);
+  assert.equal(shopOv.lastDay.dead, 0);
+  assert.equal(await page.locator("#money-warning").count(), 0, "the shop has a postbackUrl");
+  await page.evaluate(() => sessionStorage.removeItem("pixrelay.acting"));
+  await page.reload();
+  await page.locator("#ov-chart").waitFor();
+  await page.locator("#chart-span").click();
+  await page.waitForURL(/#\/overview\?minutes=60/);
+  await page.locator("#ov-chart[data-points='60']").waitFor();
+  assert.equal(await page.locator("#ov-chart rect.bar.delivered").count(), 60);
+
+  // ---- endpoints: create (its secret once), edit, test, see it fail, disable, enable, delete ----
+  await page.getByRole("link", { name: "Endpoints" }).click();
+  await page.locator("#money-warning").waitFor();
+  await page.locator("#ep-url").fill(cfg.sinkUrl + "/ep-page");
+  await page.locator("#ep-description").fill("ERP");
+  await page.locator("#ep-types").fill("EVENT:CHARGE_* EVENT:PIX_*");
+  await page.getByRole("button", { name: "Create endpoint" }).click();
+  const epSecret = (await page.locator("#new-secret-text").innerText()).trim();
+  assert.match(epSecret, /^whsec_/);
+  await page.getByRole("button", { name: "Copy secret" }).click();
+  await page.getByRole("button", { name: "Copied" }).waitFor();
+  assert.equal(await page.evaluate(() => navigator.clipboard.readText()), epSecret);
+  // its filter takes every money event: no warning now
+  await page.locator("#money-warning").waitFor({ state: "detached" });
+  await page.getByRole("button", { name: "Done, I have stored it" }).click();
+  assert.equal(await page.locator("#new-secret-text").count(), 0, "the secret is gone from the page");
+  const made = (await api("GET", "/webhook-endpoints", cfg.master)).json.data.endpoints
+    .find((e) => e.url === cfg.sinkUrl + "/ep-page");
+  assert.deepEqual([made.description, made.eventTypes, made.enabled], ["ERP", ["EVENT:CHARGE_*", "EVENT:PIX_*"], true]);
+  out.pageEndpoint = made.id;
+  out.pageEndpointSecret = epSecret;
+  await page.locator("table.endpoints tr", { hasText: "/ep-page" }).locator("a").click();
+  await page.waitForURL(new RegExp("#/endpoints/" + made.id));
+  // edit
+  await page.locator("#ep-description").fill("ERP (orders)");
+  await page.locator("#ep-headers").fill("X-Team: erp");
+  await page.getByRole("button", { name: "Save" }).click();
+  await page.locator("h1", { hasText: "ERP (orders)" }).waitFor();
+  const edited = (await api("GET", "/webhook-endpoints/" + made.id, cfg.master)).json.data;
+  assert.deepEqual([edited.description, edited.headers], ["ERP (orders)", { "X-Team": "erp" }]);
+  // a test ping, its outcome shown
+  await page.locator("#test-endpoint").click();
+  await page.locator("#test-outcome").getByText(/HTTP 200 in \d+ ms/).waitFor();
+  assert.match(await page.locator("#test-outcome .badge").innerText(), /delivered/);
+  // deliveries: one delivered, then one the endpoint refuses (503, as test_dashboard.py
+  // scripted the sink: the ping, one delivery, then 503s) and retries
+  for (let i = 0; i < 2; i++) {
+    const c = (await api("POST", "/charge/pix/create", cfg.master, { amount: 2100 + i, postbackUrl: cfg.sinkUrl + "/ok" })).json.data;
+    await api("POST", "/charge/pix/" + c.id + "/simulate-payment", cfg.master);
+    await new Promise((r) => setTimeout(r, 300));
+  }
+  let stats = null;
+  for (let i = 0; i < 60; i++) {
+    stats = (await api("GET", "/webhook-endpoints/" + made.id, cfg.master)).json.data.stats;
+    if (stats.delivered >= 1 && stats.failedAttempts >= 1) break;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  assert.ok(stats.delivered >= 1 && stats.failedAttempts >= 1, JSON.stringify(stats));
+  // disabled by request: it keeps its retry, attempts nothing more
+  await page.locator("#toggle-endpoint", { hasText: "Disable" }).click();
+  await page.getByText("Endpoint disabled: it takes no new event until enabled.").waitFor();
+  await page.locator("h1 .badge", { hasText: "disabled by request" }).waitFor();
+  await new Promise((r) => setTimeout(r, 500));
+  await page.goto(base + "/dashboard/#/endpoints");
+  const pageEp = (await api("GET", "/webhook-endpoints/" + made.id, cfg.master)).json.data;
+  const rate = (Math.round((pageEp.stats.delivered * 1000) / (pageEp.stats.delivered + pageEp.stats.failedAttempts)) / 10) + "%";
+  const epRowList = page.locator("table.endpoints tr", { hasText: "/ep-page" });
+  await epRowList.locator(".badge", { hasText: "disabled by request" }).waitFor();
+  assert.equal(await epRowList.locator("td.rate").innerText(), rate);
+  assert.equal(await epRowList.locator("td.last-error").innerText(), pageEp.stats.lastError);
+  assert.ok(pageEp.stats.lastError, "a last error");
+  await page.locator("#money-warning").waitFor(); // disabled: no destination again
+  await shot("endpoints");
+  // the overview lists it as disabled, and warns
+  await page.goto(base + "/dashboard/#/overview");
+  await page.locator("#money-warning").waitFor();
+  // (named by its URL, with why it is disabled)
+  const disabledRow = page.locator("#ov-disabled tr", { hasText: cfg.sinkUrl + "/ep-page" });
+  await disabledRow.getByText("disabled by request").waitFor();
+  await shot("overview");
+  // enabled again: no warning
+  await page.goto(base + "/dashboard/#/endpoints/" + made.id);
+  assert.equal(await page.locator("#success-rate").innerText(), rate);
+  assert.equal(await page.locator("#last-error").innerText(), pageEp.stats.lastError);
+  await page.locator("#test-endpoint").click();
+  await page.locator("#test-outcome").waitFor();
+  await shot("endpoint");
+  await page.locator("#toggle-endpoint", { hasText: "Enable" }).click();
+  await page.locator("h1 .badge", { hasText: "enabled" }).waitFor();
+  await page.goto(base + "/dashboard/#/overview");
+  await page.locator("#ov-chart").waitFor();
+  await page.locator("#ov-at").waitFor();
+  await page.waitForTimeout(500);
+  assert.equal(await page.locator("#money-warning").count(), 0, "no warning once enabled");
+  // rotate: the new secret shown once
+  await page.goto(base + "/dashboard/#/endpoints/" + made.id);
+  await page.locator("#rotate-grace").fill("60");
+  await page.locator("#rotate-secret").click();
+  await page.locator("#confirm-ok").click();
+  const rotated = (await page.locator("#new-secret-text").innerText()).trim();
+  assert.match(rotated, /^whsec_/);
+  assert.notEqual(rotated, epSecret);
+  await page.locator("dl").getByText("Previous secret signs until").waitFor();
+  // delete, after a confirmation
+  await page.locator("#delete-endpoint").click();
+  await page.locator("#confirm-text").getByText(cfg.sinkUrl + "/ep-page").waitFor();
+  await page.locator("#confirm-ok").click();
+  await page.waitForURL(/#\/endpoints$/);
+  await page.getByText("No webhook endpoints").waitFor();
+  assert.equal((await api("GET", "/webhook-endpoints/" + made.id, cfg.master)).status, 404);
+
   // ---- charges: list, one with its QR image and BR Code ----
   await page.getByRole("link", { name: "Charges" }).click();
   await page.locator("tr", { hasText: cfg.charge }).waitFor();

@@ -38,6 +38,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "e2e"))
 import certs  # noqa: E402
 from harness import Pixrelay, Redis, Workdir, auth, wait_for  # noqa: E402
 from sink import Sink  # noqa: E402
+import sse  # noqa: E402
 from test_keys_api import _account_body  # noqa: E402
 from testbank import TestBank  # noqa: E402
 
@@ -141,7 +142,7 @@ class Dashboard(unittest.TestCase):
         # what the pages show
         shop = self.call("POST", "/v1/baas/account/create",
                          dict(_account_body(), postbackUrl=self.sink.url("/shop")), self.platform)
-        self.paid_charge(self.sink.url("/shop"), 15000, shop["id"])
+        shop_paid = self.paid_charge(self.sink.url("/shop"), 15000, shop["id"])
         self.sink.script("/gone", [410, 410])
         dead = self.event_of(self.paid_charge(self.sink.url("/gone"), 2500), "dead")
         bulk = self.event_of(self.paid_charge(self.sink.url("/gone"), 3100), "dead")
@@ -191,6 +192,16 @@ class Dashboard(unittest.TestCase):
         with open(merchant.key) as f:
             private_key = f.read()
 
+        # the overview's numbers: what the test caused so far (the environment's, the
+        # API's): the shop's and /ok's delivered, the two 410s dead at their first attempt
+        self.event_of(shop_paid, "delivered", shop["id"])
+        caused = {"delivered": 2, "failedAttempts": 2, "dead": 2}
+        wait_for(lambda: self.call("GET", "/v1/overview")["lastHour"] == caused, timeout=20,
+                 what="the overview to count what the test caused")
+        self.assertEqual(self.call("GET", "/v1/overview")["lastDay"], caused)
+        # the endpoint the browser makes: the test ping and one delivery answered, then 503s
+        self.sink.script("/ep-page", [200, 200] + [503] * 40)
+
         shots = os.environ.get("PIXRELAY_SCREENSHOTS") or tempfile.mkdtemp(prefix="pixrelay-shots-")
         os.makedirs(shots, exist_ok=True)
         cfg = {"url": "http://127.0.0.1:%d" % self.px.port, "screenshots": shots,
@@ -202,7 +213,8 @@ class Dashboard(unittest.TestCase):
                "bankE2E": e2e, "apiConn": api_conn, "apiUrl": bank.url, "clientId": bank.client_id,
                "apiE2E": missed["endToEndId"], "apiAmount": "R$ 1.234,56", "downConn": down_conn,
                "secrets": [bank.client_secret, down.client_secret, private_key.strip()],
-               "sinkUrl": self.sink.url("")}
+               "sinkUrl": self.sink.url(""), "overviewAtLeast": caused,
+               "shop": shop["id"]}
         p = subprocess.run(["node", os.path.join(HERE, "dashboard.mjs")], cwd=HERE,
                            env=dict(os.environ, DASHBOARD_TEST=json.dumps(cfg)),
                            capture_output=True, text=True, timeout=240)
@@ -212,6 +224,13 @@ class Dashboard(unittest.TestCase):
         print("dashboard: first load of /dashboard/ in chromium: %(files)d files, %(bytes)d bytes, "
               "DOMContentLoaded at %(domContentLoadedMs)d ms, load at %(loadMs)d ms" % out["figures"])
 
+        # the endpoint made in the browser: its ping and deliveries signed with its secret
+        got = self.sink.requests(path="/ep-page")
+        self.assertGreaterEqual(len(got), 3)
+        self.assertEqual(got[0].json["event"], "EVENT:ENDPOINT_TEST")
+        self.assertEqual([r.header("X-Team") for r in got[:2]], ["erp", "erp"])
+        headers = {k.lower(): v for k, v in got[1].header_list}
+        self.assertTrue(sse.verify(out["pageEndpointSecret"], headers, got[1].body))
         # the event of the webhook endpoint's page reached it, besides its postbackUrl
         self.assertEqual(len(self.sink.requests(path="/endpoint", webhook_id=out["endpointEvent"])), 1)
         self.assertEqual(len(self.sink.requests(path="/ok", webhook_id=out["endpointEvent"])), 1)
@@ -230,7 +249,8 @@ class Dashboard(unittest.TestCase):
         self.assertIsNotNone(made[0]["revokedAt"])
         self.assertIsNotNone(made[0]["lastUsedAt"])
         # every page has its screenshot
-        for name in ("signin", "keys", "events", "event", "event-delivered", "charges", "charge",
+        for name in ("signin", "overview", "endpoints", "endpoint", "keys", "events", "event",
+                     "event-delivered", "charges", "charge",
                      "banks", "bank", "bank-failing", "charge-pix", "accounts", "account",
                      "production"):
             with open(os.path.join(shots, name + ".png"), "rb") as f:

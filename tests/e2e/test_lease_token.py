@@ -61,7 +61,7 @@ class LeaseToken(unittest.TestCase):
         """One event_settle call as dispatch.c makes it at `now`: outcomes
         are (id, token, outcome, next ms, status, error, attempt entry,
         attempt number, order, queue[, stream entry]); done are stream
-        events delivered (stream entry, token, id, order, record); hosts are
+        events delivered (stream entry, token, id, order, record[, queue]); hosts are
         (host, how many of its events at most). Returns (recorded, [leased
         rows]), each row as lease_decode (lease.c) reads it: id, url, body,
         attempts, budget_base, created_ms, account, env, 3 secrets, order,
@@ -73,7 +73,7 @@ class LeaseToken(unittest.TestCase):
         for o in outcomes:
             argv += list(o) + ([""] if len(o) == 10 else [])
         for o in done:
-            argv += list(o)
+            argv += list(o) + ([QUEUE] if len(o) == 5 else [])
         res = self.cmd("EVALSHA", self.sha, 3, P + "hosts", P + "lease", P + "dead", *argv)
         rows = []
         for i in range(2, len(res), 5):

@@ -19,9 +19,10 @@
  *   (delivered | retry | dead | release), next attempt (ms), HTTP status ('' = none),
  *   error text, attempt log entry (JSON), and
  *   what its lease answered: the attempt's number, the order key, the queue, the stream
- *   entry ('' = an event with a hash of its own); then k times 5, the outcome of a stream
+ *   entry ('' = an event with a hash of its own); then k times 6, the outcome of a stream
  *   event delivered at its first attempt: stream entry, its batch, event id, order key,
- *   and its record ("<when>\t<attempts>\t<status>\t<attempt json>\t<error>");
+ *   its record ("<when>\t<attempts>\t<status>\t<attempt json>\t<error>") and its
+ *   queue;
  *   then, optionally, the stream entries the dispatcher read itself
  *   (lease_args_given): the entry it read after ("" = the stream's start), e,
  *   and e times 4: entry, order key, queue, event id. The script takes them
@@ -124,9 +125,10 @@ struct lease_outcome {
 void lease_args_outcome(struct rargs *a, const struct lease_outcome *o);
 /* Append one of the k outcomes of a stream event delivered at its first
  * attempt: its stream entry, the token of its lease, its id, its order key,
- * and its record (lease_done_record). Strings borrowed. */
+ * its record (lease_done_record) and its queue (for the overview's counters,
+ * lib/overview.lua). Strings borrowed. */
 void lease_args_done(struct rargs *a, const char *sid, const char *token, const char *id,
-		     const char *order, const char *record);
+		     const char *order, const char *record, const char *queue);
 /* Append the settings of webhook endpoints: how long (ms) an endpoint must
  * have failed every attempt, and how many attempts in a row at least, to be
  * disabled. Last, after everything else. */

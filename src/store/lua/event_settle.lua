@@ -16,10 +16,10 @@
 --   (delivered | retry | dead | release), next attempt (ms), HTTP status ('' = none),
 --   error text, attempt log entry (JSON), and
 --   what its lease answered: the attempt's number, the order key, the queue, the stream
---   entry ('' = an event of its own hash); then k times 5, the outcome of a stream event
---   delivered at its first attempt: stream entry, its batch, event id, order key, and its
+--   entry ('' = an event of its own hash); then k times 6, the outcome of a stream event
+--   delivered at its first attempt: stream entry, its batch, event id, order key, its
 --   record in p done:<day> ("<when>\t<attempts>\t<status>\t<attempt json>\t<error>")
---   and optionally, the stream entries the dispatcher read itself (XRANGE from `from`,
+--   and its queue (the overview's counters: lib/overview.lua); and optionally, the stream entries the dispatcher read itself (XRANGE from `from`,
 --   outside the script, so that their bodies never cross into Lua): `from` (the entry it
 --   read after, exclusive; '' = the stream's start), e, then e times 4: entry, order key,
 --   queue, event id (the head of its meta). They are taken when `from` is at or before
@@ -49,8 +49,9 @@
 -- long an endpoint must have failed every attempt to be disabled (ms), and how many attempts
 -- in a row at least (defaults 432000000 and 10).
 --@include endpoint_admin
+--@include overview
 local fixed = #ARGV >= 15 and 15 + 2 * tonumber(ARGV[9]) + 2 * tonumber(ARGV[12]) +
-  11 * tonumber(ARGV[10]) + 5 * tonumber(ARGV[15])
+  11 * tonumber(ARGV[10]) + 6 * tonumber(ARGV[15])
 local nargs = #ARGV
 local disable_after, disable_min = 432000000, 10
 if fixed and nargs >= fixed + 3 and ARGV[nargs - 2] == 'endpoints' then
@@ -59,7 +60,7 @@ if fixed and nargs >= fixed + 3 and ARGV[nargs - 2] == 'endpoints' then
 end
 if #KEYS ~= 3 or not fixed or not disable_after or not disable_min or not (nargs == fixed or
     (nargs >= fixed + 2 and nargs == fixed + 2 + 4 * (tonumber(ARGV[fixed + 2]) or -1))) then
-  return redis.error_reply('ERR event_settle: wants 3 keys and 15 + 2h + 2a + 11n + 5k (+ 2 + 4e) (+ 3) arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+  return redis.error_reply('ERR event_settle: wants 3 keys and 15 + 2h + 2a + 11n + 6k (+ 2 + 4e) (+ 3) arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 -- the entries the dispatcher read (nil: none sent)
 local given_from = nargs > fixed and ARGV[fixed + 1] or nil
@@ -184,6 +185,7 @@ for i = 0, tonumber(ARGV[10]) - 1 do
     local ek = p .. 'e:' .. id
     local attempts, order, q = ARGV[a + 7], ARGV[a + 8], ARGV[a + 9]
     nrecorded = nrecorded + 1
+    ov_add(q, outcome)
     if sid == '' and outcome ~= 'release' and string.find(id, '/', 1, true) then
       ep_outcome(q, outcome, ARGV[a + 4], ARGV[a + 5])
     end
@@ -249,10 +251,12 @@ for i = 0, tonumber(ARGV[10]) - 1 do
 end
 -- stream events delivered at their first attempt, as the dispatcher sends them
 for i = 0, tonumber(ARGV[15]) - 1 do
-  local a = first_done + 5 * i
+  local a = first_done + 6 * i
   local sid, id = ARGV[a], ARGV[a + 2]
   if batch_holds(ARGV[a + 1], sid) then
     nrecorded = nrecorded + 1
+    local q = ARGV[a + 5]
+    ov_done[q] = (ov_done[q] or 0) + 1
     done_add(sid, id, ARGV[a + 3], ARGV[a + 4])
   end
 end
@@ -409,6 +413,9 @@ for _, ep in ipairs(ep_order) do
     end
   end
 end
+
+-- the overview's counters: this call's outcomes, per minute and hour (lib/overview.lua)
+ov_flush(p, now)
 
 local out = {nrecorded, ''}
 local left = tonumber(ARGV[4])
