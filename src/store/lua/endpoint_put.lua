@@ -6,7 +6,8 @@
 --   to set: url, description, types, headers, enabled ('1' | '0'), and on create secret.
 -- An update that enables an endpoint forgets its failures and puts its queue back in p
 -- hosts (its deliveries kept while it was disabled go out, in order); one that disables it
--- (by request) keeps what it holds and gives it no new event (endpoint_hold).
+-- (by request) keeps what it holds and gives it no new event (endpoint_hold); one created
+-- disabled has its queue in p held too.
 -- Returns {'ok', the record's HGETALL} | {'not_found'} (no such endpoint of the account)
 --   | {'no_account'} | {'too_many', how many the account has}.
 --@include endpoint_admin
@@ -36,6 +37,8 @@ if create then
     'updated_ms', now, 'state', 'on', 'fails', 0, unpack(set))
   if enabled == false then
     redis.call('HSET', k, 'state', 'off', 'disabled_ms', now, 'disabled_why', 'disabled by request')
+    -- in p held as every disabled endpoint's (counted there by shard_stats)
+    redis.call('ZADD', p .. 'held', 'NX', now, ep_lib().queue(env, account, id))
   end
   redis.call('ZADD', idx, now, id)
   fanout_rebuild(p, env, account)
