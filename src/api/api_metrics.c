@@ -20,6 +20,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 void api_handle_healthz(struct http_req *req)
 {
@@ -71,6 +72,65 @@ static void primary_label(char *out, size_t size, const char *name)
 		(g)++;                                                                             \
 	} while (0)
 
+/* The figures of the shards that answered summed by environment, into g
+ * (10 at most); returns the next free gauge. None when no shard answered. */
+static struct metrics_gauge *env_gauges(const struct scrape *sc, struct metrics_gauge *g)
+{
+	static const char *const pb[] = {"env=\"sandbox\",destination=\"postback\"",
+					 "env=\"production\",destination=\"postback\""};
+	static const char *const ep[] = {"env=\"sandbox\",destination=\"endpoint\"",
+					 "env=\"production\",destination=\"endpoint\""};
+	static const char *const en[] = {"env=\"sandbox\"", "env=\"production\""};
+	static const char *const bp[] = {"env=\"sandbox\",by=\"pixrelay\"",
+					 "env=\"production\",by=\"pixrelay\""};
+	static const char *const br[] = {"env=\"sandbox\",by=\"request\"",
+					 "env=\"production\",by=\"request\""};
+	struct events_stats sum;
+	int any = 0;
+
+	memset(&sum, 0, sizeof(sum));
+	for (int i = 0; i < sc->nshards; i++) {
+		const struct events_stats *e = &sc->stats[i];
+		if (!sc->answered[i])
+			continue;
+		any = 1;
+		for (int env = 0; env < 2; env++) {
+			sum.to_postback[env] += e->to_postback[env];
+			sum.to_endpoint[env] += e->to_endpoint[env];
+			sum.held[env] += e->held[env];
+			sum.disabled[env] += e->disabled[env];
+			sum.disabled_by_req[env] += e->disabled_by_req[env];
+		}
+	}
+	if (!any)
+		return g;
+	for (int env = 0; env < 2; env++) {
+		static const char pending[] =
+		    "Deliveries due or waiting for their next attempt, by environment and "
+		    "destination (postback URL or webhook endpoint; one waiting behind an earlier "
+		    "one of its lane is not counted).";
+		GAUGE(g, "pixrelay_deliveries_pending", pending, pb[env],
+		      (double)sum.to_postback[env]);
+		GAUGE(g, "pixrelay_deliveries_pending", pending, ep[env],
+		      (double)sum.to_endpoint[env]);
+	}
+	for (int env = 0; env < 2; env++)
+		GAUGE(g, "pixrelay_deliveries_held",
+		      "Deliveries kept for disabled webhook endpoints, by environment (sent when "
+		      "the endpoint is enabled again).",
+		      en[env], (double)sum.held[env]);
+	for (int env = 0; env < 2; env++) {
+		static const char disabled[] =
+		    "Webhook endpoints disabled, by environment and by whom (pixrelay: failing "
+		    "or gone; request: the merchant).";
+		GAUGE(g, "pixrelay_endpoints_disabled", disabled, bp[env],
+		      (double)sum.disabled[env]);
+		GAUGE(g, "pixrelay_endpoints_disabled", disabled, br[env],
+		      (double)sum.disabled_by_req[env]);
+	}
+	return g;
+}
+
 static void scrape_done(struct scrape *sc)
 {
 	struct app *app = app_of(sc->req);
@@ -78,7 +138,7 @@ static void scrape_done(struct scrape *sc)
 	unsigned long long hits, misses;
 	struct rds_primary *prim = NULL;
 	int nprim = primaries_of(app->rds, &prim);
-	size_t n = 15 + (size_t)sc->nshards * 5 + (size_t)nprim * 2, len;
+	size_t n = 25 + (size_t)sc->nshards * 5 + (size_t)nprim * 2, len;
 	struct metrics_gauge *gauges = mem_calloc(n, sizeof(*gauges)), *g = gauges;
 	char(*labels)[48] = mem_calloc((size_t)sc->nshards * 4 + 1, sizeof(*labels));
 	char(*plabels)[320] = mem_calloc((size_t)nprim + 1, sizeof(*plabels));
@@ -160,6 +220,7 @@ static void scrape_done(struct scrape *sc)
 			  ? (double)(now - (uint64_t)e->earliest_due_ms) / 1000.0
 			  : 0);
 	}
+	g = env_gauges(sc, g);
 	text = metrics_render(gauges, (size_t)(g - gauges), &len);
 	http_reply_bytes(sc->req, 200, "text/plain; version=0.0.4; charset=utf-8", "no-store", text,
 			 len);

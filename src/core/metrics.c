@@ -40,11 +40,11 @@ static const struct {
     [F_HTTP_DURATION] = {"pixrelay_http_request_duration_seconds",
 			 "Time from reading an HTTP request to answering it.", 1},
     [F_DELIVERIES] = {"pixrelay_deliveries_total",
-		      "Postback delivery attempts, by environment and outcome (a release "
-		      "made no attempt: its destination was busy).",
+		      "Delivery attempts, by environment, destination (postback, endpoint) "
+		      "and outcome (a release made no attempt: its destination was busy).",
 		      0},
-    [F_DELIVERY_DURATION] = {"pixrelay_delivery_duration_seconds",
-			     "Duration of postback delivery attempts.", 1},
+    [F_DELIVERY_DURATION] = {"pixrelay_delivery_duration_seconds", "Duration of delivery attempts.",
+			     1},
     [F_INGEST] = {"pixrelay_ingest_total", "Upstream notifications answered, by result.", 0},
     [F_BANK_PIX] = {"pixrelay_bank_pix_total",
 		    "Pix and refused items that banks reported, by source and outcome "
@@ -162,11 +162,12 @@ void metrics_http(const char *route, const char *method, int status, double seco
 	series_of(F_HTTP_REQUESTS, lt)->count += 1;
 }
 
-void metrics_delivery(const char *env, const char *outcome, double seconds)
+void metrics_delivery(const char *env, const char *destination, const char *outcome, double seconds)
 {
-	char l[128] = "";
+	char l[160] = "";
 
 	label(l, sizeof(l), "env", env, 1);
+	label(l, sizeof(l), "destination", destination, 1);
 	label(l, sizeof(l), "outcome", outcome, 0);
 	series_of(F_DELIVERIES, l)->count += 1;
 	if (strcmp(outcome, "release") != 0)

@@ -226,7 +226,8 @@ void dispatch_complete(struct delivery *dl, const char *what, long long next_ms,
 		s->outcomes = o;
 	s->outcomes_tail = o;
 	s->noutcomes++;
-	metrics_delivery(dl->env, what, (double)(now - dl->start_ms) / 1000.0);
+	metrics_delivery(dl->env, dl->endpoint[0] ? "endpoint" : "postback", what,
+			 (double)(now - dl->start_ms) / 1000.0);
 	d->queued++;
 	d->held--;
 	budget_release(&d->budget, dl->tenant, delivery_env(dl));

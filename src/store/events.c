@@ -633,15 +633,23 @@ static void on_stats(void *ud, redisReply *reply, const char *err)
 	memset(&st, 0, sizeof(st));
 	if (err) {
 		c->cb(c->ud, -1, NULL, err);
-	} else if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 4 ||
+	} else if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 14 ||
 		   reply->element[3]->type != REDIS_REPLY_STRING) {
 		c->cb(c->ud, -1, NULL, "unexpected reply from shard_stats");
 	} else {
-		st.pending = reply->element[0]->integer;
-		st.delivering = reply->element[1]->integer;
-		st.dead = reply->element[2]->integer;
-		st.earliest_due_ms =
-		    reply->element[3]->len ? strtoll(reply->element[3]->str, NULL, 10) : 0;
+		redisReply **e = reply->element;
+		st.pending = e[0]->integer;
+		st.delivering = e[1]->integer;
+		st.dead = e[2]->integer;
+		st.earliest_due_ms = e[3]->len ? strtoll(e[3]->str, NULL, 10) : 0;
+		/* then 5 per environment, sandbox first (shard_stats.lua) */
+		for (int env = 0; env < 2; env++, e += 5) {
+			st.to_postback[env] = e[4]->integer;
+			st.to_endpoint[env] = e[5]->integer;
+			st.held[env] = e[6]->integer;
+			st.disabled[env] = e[7]->integer;
+			st.disabled_by_req[env] = e[8]->integer;
+		}
 		c->cb(c->ud, 0, &st, NULL);
 	}
 	free(c);

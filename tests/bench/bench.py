@@ -29,6 +29,11 @@ For 1 and then 2 pixrelay processes on one Redis (unix socket, AOF
            end-to-end rate to the same processes, and the time from each
            acknowledgement to the sink's receipt of its postback is taken
            (latency.py);
+  endpoints  with BENCH_ENDPOINTS (3) webhook endpoints per account, each
+           taking every event (sink paths /ep1, /ep2, ...): the ingest and the
+           drain again, each event now 1 + BENCH_ENDPOINTS deliveries; rates,
+           Redis commands and CPU per delivery, and their ratios to the
+           phases without endpoints above (0 skips them);
 and, once, the resident memory of one process holding 10,000 deliveries in
 flight (100 destinations that answer after 4 s); then the same phases for a
 relay written on BullMQ (peer.py; BENCH_PEER=0 skips it), printed beside
@@ -82,6 +87,9 @@ REDIS_CONF = "".join(l.strip() + "\n" for l in os.environ.get("BENCH_REDIS_CONF"
 STREAM = os.environ.get("BENCH_STREAM", "0") == "1"  # a live stream open during ingest
 PEER = os.environ.get("BENCH_PEER", "1") != "0"  # the BullMQ relay's phases (peer.py)
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))  # alternating rounds (alternate.py), with the peer
+# webhook endpoints per account, each taking every event, in the phases after the main
+# ones (run_endpoints); 0 skips them
+ENDPOINTS = int(os.environ.get("BENCH_ENDPOINTS", "3"))
 PREFIX = "pixrelay:"
 LIVE = []
 
@@ -830,6 +838,7 @@ def run_config(binary, sink_bin, work, nproc, secs, results):
                               (info_sum(redis, "persistence", "aof_current_size") - aof0) / max(1, delivered)),
                    drain_mem=(info_sum(redis, "memory", "used_memory") - mem0) / max(1, delivered),
                    drain_redis_us=1e6 * (cpu1[-2] - cpu0[-2]) / max(1, delivered),
+                   drain_px_us=1e6 * sum(b - a for a, b in zip(cpu0[:-2], cpu1[:-2])) / max(1, delivered),
                    drain_rss_mb=max(rss_kb(p.proc.pid, "VmHWM") for p in disp) / 1024.0,
                    drain_cpu=[(b - a) / max(1e-9, time.time() - t0) for a, b in zip(cpu0, cpu1)])
         log("drain: %d of %d delivered in %.1f s (%.0f/s)" % (delivered, n_events, t1 - t0, res["drain_rps"]))
@@ -868,6 +877,8 @@ def run_config(binary, sink_bin, work, nproc, secs, results):
         res["mismatch"] = sink.stats()["mismatch"]
         for p in disp:
             p.stop()
+        if ENDPOINTS:
+            run_endpoints(binary, d, redis, sink, accounts, account, secret, nproc, secs, res)
         # the raw RPUSH again, at the end: this machine's CPU time per command moves by a
         # fifth within minutes, so the ratios use the mean of both, and both are printed
         first = (res["raw_rps"], res["raw_p99"], res["raw_cpu"])
@@ -880,6 +891,78 @@ def run_config(binary, sink_bin, work, nproc, secs, results):
         sink.stop()
         redis.stop()
     results.append(res)
+
+
+def run_endpoints(binary, d, redis, sink, accounts, account, secret, nproc, secs, res):
+    """The phases with ENDPOINTS webhook endpoints per account, each taking every event
+    (no filter) at its own path of the sink: ingest for `secs` by API-only processes,
+    then the backlog delivered by dispatching processes started afterwards, every
+    delivery checked (each event at its postbackUrl and at each endpoint, with the body
+    stored). Adds to `res` the figures with the prefix ep_."""
+    for a in accounts:
+        for k in range(1, ENDPOINTS + 1):
+            cli(binary, redis, "endpoints", "create", "--account", a, "--url",
+                "http://127.0.0.1:%d/ep%d" % (sink.ports[0], k), "--json")
+    per = 1 + ENDPOINTS  # deliveries per event
+    listed = lambda: sum(int(redis.cmd("ZCARD", "%s{s%d}:a:%s" % (PREFIX, shard_of(a), a)))
+                         for a in accounts)
+    events0 = listed()
+    api = [Pix(binary, d, redis, "ep-api%d" % i, ["--dispatch", "0"]) for i in range(nproc)]
+    before, rcpu0 = cmdstats(redis), sum(cpu_s(pid) for pid in redis.pids())
+    prof0 = (cmdstats(redis, "usec"), before)
+    ing = wrk(api, account, secret, secs, "n", d)
+    time.sleep(0.5)  # answers in flight when wrk stopped
+    rcpu1 = sum(cpu_s(pid) for pid in redis.pids())
+    diff = cmddiff(before, cmdstats(redis))
+    redis_profile(redis, prof0, ing["ok"], "endpoints ingest")
+    for p in api:
+        p.stop()
+    res.update(ep_ingest_rps=ing["rate"], ep_ingest_p99=ing["p99"],
+               ep_ingest_redis_us=1e6 * (rcpu1 - rcpu0) / max(1, ing["ok"]),
+               ep_ingest_cmds=sum(diff.values()) / max(1, ing["ok"]))
+    log("endpoints ingest: %d acked (%.0f/s, p99 %.2f ms), %d endpoints per account"
+        % (ing["ok"], ing["rate"], ing["p99"], ENDPOINTS))
+    base = sink.stats()["unique"]
+    # the events written: those acknowledged, and those answered after wrk stopped
+    n_events = listed() - events0
+    want = base + n_events * per
+    before = cmdstats(redis)
+    prof0 = (cmdstats(redis, "usec"), before)
+    t0 = time.time()
+    disp = [Pix(binary, d, redis, "ep-disp%d" % i) for i in range(nproc)]
+    cpu0 = [cpu_s(p.proc.pid) for p in disp] + [sum(cpu_s(pid) for pid in redis.pids())]
+    st, complete = wait_delivered(sink, want)
+    cpu1 = [cpu_s(p.proc.pid) for p in disp] + [sum(cpu_s(pid) for pid in redis.pids())]
+    t1 = st["last_ms"] / 1000.0
+    delivered = st["unique"] - base
+    diff = cmddiff(before, cmdstats(redis))
+    res.update(ep_backlog=n_events * per, ep_delivered=delivered, ep_complete=complete,
+               ep_drain_s=t1 - t0, ep_drain_rps=delivered / max(1e-9, t1 - t0),
+               ep_drain_cmds=sum(diff.values()) / max(1, delivered),
+               ep_drain_evalsha=diff.get("evalsha", 0) / max(1, delivered),
+               ep_drain_redis_us=1e6 * (cpu1[-1] - cpu0[-1]) / max(1, delivered),
+               ep_drain_px_us=1e6 * sum(b - a for a, b in zip(cpu0[:-1], cpu1[:-1])) / max(1, delivered),
+               ep_drain_rss_mb=max(rss_kb(p.proc.pid, "VmHWM") for p in disp) / 1024.0)
+    log("endpoints drain: %d of %d deliveries in %.1f s (%.0f/s)"
+        % (delivered, n_events * per, t1 - t0, res["ep_drain_rps"]))
+    profile(disp, "endpoints drain")
+    redis_profile(redis, prof0, delivered, "endpoints drain")
+    for p in disp:
+        p.stop()
+    # every delivery made once, with the body stored: at the postbackUrl and each endpoint
+    got, held = sink.dump(), stored(redis, ing["acked"])
+    missing = differ = 0
+    for e in ing["acked"]:
+        body = held.get(e, (None, None))[1]
+        h = fnv(body if isinstance(body, bytes) else body.encode()) if body is not None else None
+        for k in [e] + ["%s@/ep%d" % (e, i) for i in range(1, ENDPOINTS + 1)]:
+            if k not in got:
+                missing += 1
+            elif got[k] != h:
+                differ += 1
+    res["lost"] += missing
+    res["differ"] += differ
+    res["ep_lost"], res["ep_differ"] = missing, differ
 
 
 def run_inflight(binary, sink_bin, work):
@@ -1091,6 +1174,32 @@ def main():
         bull_row("latency p99 at %s / BullMQ's at %s of its own" % (what, what),
                  lambda r, b, i=i: "%.2g×" % (r["latency"][i]["p99"] / b["latency"][i]["p99"])
                  if r["latency"][i]["p99"] and b["latency"][i]["p99"] else "–")
+    if ENDPOINTS:
+        n = ENDPOINTS
+        row("**with %d endpoints per account**, each taking every event: ingest; / without" % n,
+            lambda r: "%.0f/s, p99 %.2f ms; %.2f×" % (r["ep_ingest_rps"], r["ep_ingest_p99"],
+                                                    r["ep_ingest_rps"] / r["ingest_rps"]))
+        row("with %d endpoints: Redis CPU per ingested event; / without; Redis commands per event" % n,
+            lambda r: "%.1f µs; %.2f×; %.2f" % (r["ep_ingest_redis_us"], r["ep_ingest_redis_us"]
+                                               / r["ingest_redis_us"], r["ep_ingest_cmds"]))
+        row("**with %d endpoints: deliveries drained** (%d per event); / without" % (n, n + 1),
+            lambda r: "**%d of %d in %.1f s: %.0f/s; %.2f×**" % (
+                r["ep_delivered"], r["ep_backlog"], r["ep_drain_s"], r["ep_drain_rps"],
+                r["ep_drain_rps"] / r["drain_rps"]))
+        row("with %d endpoints: events delivered everywhere per second; / without" % n,
+            lambda r: "%.0f/s; %.2f×" % (r["ep_drain_rps"] / (n + 1),
+                                          r["ep_drain_rps"] / (n + 1) / r["drain_rps"]))
+        row("with %d endpoints: Redis CPU per delivery; / without; / raw RPUSH's" % n,
+            lambda r: "%.1f µs; %.2f×; %.1f×" % (r["ep_drain_redis_us"], r["ep_drain_redis_us"]
+                                                / r["drain_redis_us"], r["ep_drain_redis_us"] / raw_us(r)))
+        row("with %d endpoints: Redis commands / EVALSHA per delivery; without" % n,
+            lambda r: "%.2f / %.3f; %.2f / %.3f" % (r["ep_drain_cmds"], r["ep_drain_evalsha"],
+                                                    r["drain_cmds"], r["drain_evalsha"]))
+        row("with %d endpoints: pixrelay CPU per delivery; / without; peak RSS" % n,
+            lambda r: "%.1f µs; %.2f×; %.1f MiB" % (r["ep_drain_px_us"], r["ep_drain_px_us"]
+                                                   / r["drain_px_us"], r["ep_drain_rss_mb"]))
+        row("with %d endpoints: deliveries lost / with another body" % n,
+            lambda r: "%d / %d" % (r["ep_lost"], r["ep_differ"]), "0 / 0")
     row("acknowledged events lost / delivered with another body", lambda r: "%d / %d" % (r["lost"], r["differ"] + r["mismatch"]), "0 / 0")
     if mem:
         print()

@@ -6,7 +6,10 @@
  * POST with 200 {"received":true} (keep-alive), at once or after D ms. It
  * records each delivery's webhook-id with a 64-bit hash (FNV-1a) of its
  * body, and counts deliveries, distinct webhook-ids, and bodies that differ
- * from an earlier delivery of the same id.
+ * from an earlier delivery of the same id. A delivery to a path that begins
+ * with /ep (the benchmark's webhook endpoints, which get the webhook-id of
+ * the event's postback) is recorded as "<webhook-id>@<path>": one id per
+ * destination.
  *
  *   GET /stats -> {"count":N,"unique":U,"mismatch":M,"inflight":I,
  *                  "first_ms":T0,"last_ms":T1}
@@ -41,7 +44,7 @@
 struct entry {
 	uint64_t key; /* hash of the webhook-id; 0 = empty slot */
 	uint64_t body;
-	char id[40];
+	char id[64];
 };
 
 struct mark {
@@ -214,7 +217,13 @@ static void on_request(struct evhttp_request *req, void *arg)
 		struct evbuffer *in = evhttp_request_get_input_buffer(req);
 		size_t len = evbuffer_get_length(in);
 		long long t = now_ms();
+		char key[64];
+
 		count++;
+		if (id && strncmp(uri, "/ep", 3) == 0) {
+			snprintf(key, sizeof(key), "%s@%s", id, uri);
+			id = key;
+		}
 		if (id)
 			record(id, evbuffer_pullup(in, (ssize_t)len), len);
 		if (first_ms < 0)

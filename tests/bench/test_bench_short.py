@@ -5,12 +5,14 @@ tests/bench/bench.py with 2 s phases, one pixrelay process and 1,000 postbacks i
 flight, against its own redis-server, wrk and sink, as `bash tests/bench/run.sh`
 runs it, with its latency phase (1 s at each offered load) but not the BullMQ
 peer (it needs npm's registry and takes half a minute more) nor the ceilings of a
-stream per shard (BENCH_NEXT=0: about 10 s more). A benchmark cannot
+stream per shard (BENCH_NEXT=0: about 10 s more); with its phases of 3 webhook
+endpoints per account (BENCH_ENDPOINTS' default). A benchmark cannot
 fail on a rate (the machine's speed is not pixrelay's), so this asserts what
 every long run relies on and a user would see: the benchmark runs to its end,
 every notification pixrelay acknowledged was stored and delivered with exactly
-the body stored (and every one of the latency phase delivered), nothing was
-answered other than 200, and the report prints every figure.
+the body stored (and every one of the latency phase delivered; with endpoints,
+at the postbackUrl and at each endpoint), nothing was answered other than 200,
+and the report prints every figure.
 """
 import os
 import re
@@ -55,6 +57,11 @@ def main():
     assert bad == 0 and acked > 0 and stored == acked, (bad, stored, acked)
     m = re.fullmatch(r"(\d+) of (\d+) in .*", rows.get("backlog drained to one host", ""))
     assert m and m.group(1) == m.group(2) and int(m.group(2)) >= acked, rows.get("backlog drained to one host")
+    # with 3 endpoints: every event 4 deliveries, each made, with the body stored
+    assert rows.get("with 3 endpoints: deliveries lost / with another body") == "0 / 0", rows
+    drained = [v for k, v in rows.items() if k.startswith("**with 3 endpoints: deliveries drained** (4 per event)")]
+    m = re.fullmatch(r"\*\*(\d+) of (\d+) in [0-9.]+ s: \d+/s; [0-9.]+×\*\*", drained[0] if drained else "")
+    assert m and m.group(1) == m.group(2) and int(m.group(2)) % 4 == 0, drained
     alone = [name for name in rows if name.startswith("Redis alone")]
     assert len(alone) == 3, alone
     for name in alone:
@@ -78,7 +85,11 @@ def main():
               "drain: Redis commands / EVALSHA (round trips) per delivered event",
               "drain: AOF bytes per delivered event", "drain CPU",
               "end to end (ingest and delivery at once)", "end to end / raw HTTP",
-              "**end to end / raw**", "end to end CPU", "peak RSS per process"]
+              "**end to end / raw**", "end to end CPU", "peak RSS per process",
+              "**with 3 endpoints per account**", "with 3 endpoints: Redis CPU per ingested event",
+              "with 3 endpoints: events delivered everywhere", "with 3 endpoints: Redis CPU per delivery",
+              "with 3 endpoints: Redis commands / EVALSHA per delivery",
+              "with 3 endpoints: pixrelay CPU per delivery"]
     missing = [n for n in needed if not any(k.startswith(n) for k in rows)]
     assert not missing, missing
     empty = [k for k, v in rows.items() if k not in ("figure", "---") and not re.search(r"\d", v)]

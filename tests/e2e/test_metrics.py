@@ -1,5 +1,8 @@
 """GET /metrics: the Prometheus text format, checked by promtool (Debian's
-prometheus package), with figures that follow what the process did."""
+prometheus package), with figures that follow what the process did: its
+deliveries by destination (postback URL or webhook endpoint), the deliveries
+pending and held and the endpoints disabled, per environment, as Redis holds
+them at the scrape."""
 import http.client
 import json
 import os
@@ -8,7 +11,8 @@ import socket
 import subprocess
 import unittest
 
-from harness import BIN, Pixrelay, Redis, Workdir, auth, start_stack, stop_stack, wait_for
+from harness import (BIN, Pixrelay, Redis, Workdir, auth, start_stack, stop_stack,
+                     store_account, wait_for)
 
 
 def value(text, name, **labels):
@@ -53,8 +57,9 @@ class Metrics(unittest.TestCase):
 
     def test_deliveries_and_events_are_counted(self):
         before = self.scrape()
-        ok = value(before, "pixrelay_deliveries_total", env="sandbox", outcome="delivered") or 0
-        dead = value(before, "pixrelay_deliveries_total", env="sandbox", outcome="dead") or 0
+        pb = {"env": "sandbox", "destination": "postback"}
+        ok = value(before, "pixrelay_deliveries_total", outcome="delivered", **pb) or 0
+        dead = value(before, "pixrelay_deliveries_total", outcome="dead", **pb) or 0
         for url in (self.sink.url("/m"), "http://127.0.0.1:1/none"):
             r = self.px.request("POST", "/v1/charge/pix/create",
                                 body={"amount": 900, "postbackUrl": url}, headers=auth(self.key))
@@ -69,12 +74,12 @@ class Metrics(unittest.TestCase):
         def counted():
             # counted when the attempt ends; in the dead set once recorded in Redis
             t = self.scrape()
-            return t if (value(t, "pixrelay_deliveries_total", env="sandbox", outcome="delivered") == ok + 1
-                         and value(t, "pixrelay_deliveries_total", env="sandbox", outcome="dead") == dead + 1
+            return t if (value(t, "pixrelay_deliveries_total", outcome="delivered", **pb) == ok + 1
+                         and value(t, "pixrelay_deliveries_total", outcome="dead", **pb) == dead + 1
                          and dead_events(t) >= 1) else None
         text = wait_for(counted, what="the two attempts counted")
         self.assertGreaterEqual(value(text, "pixrelay_delivery_duration_seconds_count",
-                                      env="sandbox", outcome="delivered"), 1)
+                                      outcome="delivered", **pb), 1)
         self.assertIsNotNone(value(text, "pixrelay_delivery_lag_seconds", shard="0"))
         # requests by route pattern (never the path the client sent), Redis round trips
         self.assertGreaterEqual(value(text, "pixrelay_http_requests_total",
@@ -102,6 +107,104 @@ class Metrics(unittest.TestCase):
         text = self.scrape()
         self.assertEqual(value(text, "pixrelay_ingest_total", result="relayed"), before + 3)
         self.assertGreaterEqual(value(text, "pixrelay_ingest_total", result="duplicate"), 1)
+
+
+class EndpointMetrics(unittest.TestCase):
+    """Endpoint deliveries counted apart from postbacks, and what Redis holds at
+    the scrape per environment: deliveries pending by destination, those held
+    for disabled endpoints, the endpoints disabled by pixrelay and by request.
+    Retries every second; an endpoint disabled after failing every attempt for
+    4 s and 3 in a row (test_endpoints.py's settings)."""
+
+    @classmethod
+    def setUpClass(cls):
+        start_stack(cls, sink=True, args=[
+            "--retry-base-ms", "1000", "--retry-factor-pct", "100",
+            "--endpoint-disable-after", "4", "--endpoint-disable-min-failures", "3"])
+        cls.px.cli("init")
+
+    @classmethod
+    def tearDownClass(cls):
+        stop_stack(cls)
+
+    def scrape(self):
+        r = self.px.request("GET", "/metrics")
+        self.assertEqual(r.status, 200)
+        text = r.body.decode()
+        p = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True,
+                           text=True, timeout=30)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        return text
+
+    def endpoint(self, key, url, **fields):
+        r = self.px.request("POST", "/v1/webhook-endpoints", body=dict(url=url, **fields),
+                            headers=auth(key))
+        self.assertEqual(r.status, 200, r)
+        return r.json["data"]["id"]
+
+    def pay(self, key):
+        r = self.px.request("POST", "/v1/charge/pix/create", body={"amount": 700},
+                            headers=auth(key))
+        self.assertEqual(r.status, 200, r)
+        r = self.px.request("POST", "/v1/charge/pix/%s/simulate-payment" % r.json["data"]["id"],
+                            headers=auth(key))
+        self.assertEqual(r.status, 200, r)
+
+    def test_endpoint_deliveries_pending_held_and_disabled_move(self):
+        sb = {"env": "sandbox"}
+        ep = dict(sb, destination="endpoint")
+        pb = dict(sb, destination="postback")
+        t = self.scrape()
+        # a fresh Redis: every figure is there, at 0, for both environments
+        for env in ("sandbox", "production"):
+            for dest in ("postback", "endpoint"):
+                self.assertEqual(value(t, "pixrelay_deliveries_pending", env=env,
+                                       destination=dest), 0)
+            self.assertEqual(value(t, "pixrelay_deliveries_held", env=env), 0)
+            for by in ("pixrelay", "request"):
+                self.assertEqual(value(t, "pixrelay_endpoints_disabled", env=env, by=by), 0)
+        account, key = store_account(self.redis, self.px, "Metricas")
+        self.endpoint(key, self.sink.url("/mx/ok"))
+        gone = self.endpoint(key, self.sink.url("/mx/gone"))
+        self.sink.script("/mx/gone", [410])
+        self.endpoint(key, self.sink.url("/mx/paused"), enabled=False)
+        # nothing listens on port 1: refused at every attempt, retried every second
+        self.endpoint(key, "http://127.0.0.1:1/down")
+        t = self.scrape()
+        self.assertEqual(value(t, "pixrelay_endpoints_disabled", by="request", **sb), 1)
+        self.assertEqual(value(t, "pixrelay_endpoints_disabled", by="pixrelay", **sb), 0)
+        self.pay(key)
+        self.sink.wait_count(1, path="/mx/ok")
+        # the endpoint down waits for its next attempt: pending, at an endpoint
+        wait_for(lambda: value(self.scrape(), "pixrelay_deliveries_pending", **ep) == 1,
+                 interval=0.1, what="the delivery to the endpoint down pending")
+        # 410 disables at once; the endpoint down after 4 s and 3 failures: both
+        # disabled by pixrelay, their deliveries held, none pending
+        t = wait_for(lambda: (lambda t: t if value(t, "pixrelay_endpoints_disabled", by="pixrelay",
+                                                   **sb) == 2 else None)(self.scrape()),
+                     timeout=20, interval=0.2, what="two endpoints disabled")
+        self.assertEqual(value(t, "pixrelay_deliveries_held", **sb), 2)
+        self.assertEqual(value(t, "pixrelay_deliveries_pending", **ep), 0)
+        self.assertEqual(value(t, "pixrelay_deliveries_pending", **pb), 0)
+        self.assertEqual(value(t, "pixrelay_endpoints_disabled", by="request", **sb), 1)
+        self.assertEqual(value(t, "pixrelay_endpoints_disabled", by="pixrelay",
+                               env="production"), 0)
+        self.assertEqual(value(t, "pixrelay_deliveries_total", outcome="delivered", **ep), 1)
+        failed = sum(value(t, "pixrelay_deliveries_total", outcome=o, **ep) or 0
+                     for o in ("retry", "dead"))
+        self.assertGreaterEqual(failed, 4)  # the 410 and at least 3 refused
+        # no postbackUrl: no postback attempt counted
+        self.assertIsNone(value(t, "pixrelay_deliveries_total", outcome="delivered", **pb))
+        # the 410 endpoint enabled again: its delivery goes, no longer held nor disabled
+        r = self.px.request("PATCH", "/v1/webhook-endpoints/" + gone, body={"enabled": True},
+                            headers=auth(key))
+        self.assertEqual(r.status, 200, r)
+        self.sink.wait_count(2, path="/mx/gone")
+        t = wait_for(lambda: (lambda t: t if value(t, "pixrelay_deliveries_total",
+                                                   outcome="delivered", **ep) == 2
+                              else None)(self.scrape()), what="the held delivery delivered")
+        self.assertEqual(value(t, "pixrelay_endpoints_disabled", by="pixrelay", **sb), 1)
+        self.assertEqual(value(t, "pixrelay_deliveries_held", **sb), 1)
 
 
 class MetricsListen(unittest.TestCase):

@@ -17,9 +17,11 @@
  * status and duration. */
 void metrics_http(const char *route, const char *method, int status, double seconds);
 
-/* A delivery attempt ended: environment ("sandbox"/"production"), outcome
- * ("delivered", "retry", "dead", "release") and duration. */
-void metrics_delivery(const char *env, const char *outcome, double seconds);
+/* A delivery attempt ended: environment ("sandbox"/"production"),
+ * destination ("postback": a postbackUrl, "endpoint": a webhook endpoint),
+ * outcome ("delivered", "retry", "dead", "release") and duration. */
+void metrics_delivery(const char *env, const char *destination, const char *outcome,
+		      double seconds);
 
 /* An upstream notification acknowledged (or not): "accepted", "relayed",
  * "duplicate", "ignored", "failed". */

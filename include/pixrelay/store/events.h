@@ -89,6 +89,12 @@ struct events_stats {
 	long long delivering;	   /* leased to a dispatcher now */
 	long long dead;		   /* dead and still kept */
 	long long earliest_due_ms; /* when the earliest pending event is due (0 = none) */
+	/* by environment (enum env): */
+	long long to_postback[2];     /* of pending: deliveries to postback URLs */
+	long long to_endpoint[2];     /* and to webhook endpoints */
+	long long held[2];	      /* deliveries waiting for a disabled endpoint */
+	long long disabled[2];	      /* endpoints disabled by pixrelay (failing, 410) */
+	long long disabled_by_req[2]; /* endpoints disabled by request */
 };
 
 /* Read how `shard`'s queue stands; cb runs once, later: 0 with st

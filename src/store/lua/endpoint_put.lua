@@ -9,7 +9,7 @@
 -- hosts (its deliveries kept while it was disabled go out, in order); one that disables it
 -- (by request) keeps what it holds and gives it no new event (endpoint_hold). Each writes
 -- its operational event (EVENT:OPERATIONAL_ENDPOINT_ENABLED or _DISABLED, "by":"request");
--- an endpoint created disabled writes none.
+-- an endpoint created disabled writes none, and has its queue in p held too.
 -- Returns {'ok', the record's HGETALL} | {'not_found'} (no such endpoint of the account)
 --   | {'no_account'} | {'too_many', how many the account has}.
 --@include endpoint_admin
@@ -39,6 +39,8 @@ if create then
     'updated_ms', now, 'state', 'on', 'fails', 0, unpack(set))
   if enabled == false then
     redis.call('HSET', k, 'state', 'off', 'disabled_ms', now, 'disabled_why', 'disabled by request')
+    -- in p held as every disabled endpoint's (counted there by shard_stats)
+    redis.call('ZADD', p .. 'held', 'NX', now, ep_lib().queue(env, account, id))
   end
   redis.call('ZADD', idx, now, id)
   fanout_rebuild(p, env, account)
