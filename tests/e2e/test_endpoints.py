@@ -444,6 +444,35 @@ class AutoDisable(Base):
         self.assertEqual(self.redis.cmd("EVALSHA", sha, 1, sp + "held", sp, now,
                                         now + 86400000, 86400), 0)
 
+    def test_the_retention_reaches_every_disabled_endpoint(self):
+        # 1,000 endpoints of the shard disabled before this one (by request: they stay
+        # disabled, holding nothing): what this one keeps still dies at the retention, in
+        # a few of the janitor's calls
+        account, key = self.account("Muitas")
+        ep = self.endpoint(key, "/many-held")
+        sp = rkey("", account)[:-len(account)]
+        older = int(time.time() * 1000) - 3600000
+        for first in range(0, 1000, 250):
+            args = []
+            for i in range(first, first + 250):
+                args += [older + i, "sandbox:%026d:wep_%026d" % (i, i)]
+            self.redis.cmd("ZADD", sp + "held", *args)
+        try:
+            self.sink.script("/many-held", [410])
+            e = self.act(key, self.charge(key), "simulate-payment")
+            self.wait_endpoint(key, ep["id"], lambda d: not d["enabled"], "disabled by 410")
+            sha = self.redis.cmd("SCRIPT", "LOAD",
+                                 expand(os.path.join(TOP, "src", "store", "lua",
+                                                     "endpoint_expire.lua")))
+            now = int(time.time() * 1000)
+            died = sum(self.redis.cmd("EVALSHA", sha, 1, sp + "held", sp, now, now + 86400000,
+                                      86400) for _ in range(3))
+            self.assertEqual(died, 1)
+            [dl] = self.get(key, "/v1/events/" + e)["endpoints"]
+            self.assertEqual(dl["state"], "dead")
+        finally:
+            self.redis.cmd("ZREMRANGEBYSCORE", sp + "held", older, older + 999)
+
 
 class Replay(Base):
     def test_replay_goes_where_it_is_dead_or_where_it_is_asked(self):
