@@ -229,7 +229,7 @@ static void on_target(void *ud, int result, const struct endpoint_target *t, con
 	else if (result != 0)
 		http_reply_error(req, 404, "webhook endpoint not found: %s", req->params[0]);
 	else
-		ping_send(app->base, app->cfg, t, c->account, on_pinged, req);
+		ping_send(app->pings, t, c->account, on_pinged, req);
 }
 
 /* POST /v1/webhook-endpoints/{id}/test: a signed EVENT:ENDPOINT_TEST sent

@@ -20,6 +20,7 @@
 #include "pixrelay/store/banks_recon.h"
 #include "pixrelay/core/seal.h"
 #include "pixrelay/relay/bankapi.h"
+#include "pixrelay/relay/ping.h"
 #include "pixrelay/store/keys.h"
 #include "pixrelay/pix/keyspace.h"
 #include "pixrelay/core/log.h"
@@ -378,6 +379,7 @@ int server_run(struct config *cfg)
 	s.app.ingest = ingest_queue_new(s.app.base, s.app.rds, cfg);
 	s.app.banks = banks_queue_new(s.app.base, s.app.rds, cfg);
 	s.app.bankapi = bankapi_new(s.app.base, cfg->bank_timeout_ms);
+	s.app.pings = ping_pool_new(s.app.base, cfg);
 	bankapi_on_health(s.app.bankapi, on_bank_health, &s);
 	s.app.bankcharges =
 	    (struct bankcharges){s.app.rds, s.app.cache, cfg, s.app.bankapi, s.app.credentials_key};
@@ -467,6 +469,7 @@ done:
 	ingest_queue_free(s.app.ingest);
 	banks_queue_free(s.app.banks);
 	bankapi_free(s.app.bankapi);
+	ping_pool_free(s.app.pings); /* its pings answer their requests */
 	rds_free(s.app.rds);
 	cache_watch(s.app.cache, NULL, NULL);
 	evstream_free(s.app.streams);

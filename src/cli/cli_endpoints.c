@@ -233,6 +233,7 @@ struct test_run {
 	const struct config *cfg;
 	const char *account;
 	int as_json, delivered;
+	struct ping_pool *pings; /* made for the test */
 };
 
 static void on_pinged(void *ud, const struct ping_result *r)
@@ -287,7 +288,8 @@ static void on_target(void *ud, int result, const struct endpoint_target *target
 		event_base_loopbreak(t->k->base);
 		return;
 	}
-	ping_send(t->k->base, t->cfg, target, t->account, on_pinged, t);
+	t->pings = ping_pool_new(t->k->base, t->cfg);
+	ping_send(t->pings, target, t->account, on_pinged, t);
 }
 
 /* ---- the command ---- */
@@ -428,7 +430,7 @@ int cli_cmd_endpoints(const struct config *cfg, int argc, char **argv)
 	if (cli_open_account(cfg, env, a.account, &cr, acct) < 0)
 		goto out;
 	if (cli_call_open(&call, cfg, &cr) == 0) {
-		struct test_run t = {&call, cfg, acct, a.json, 0};
+		struct test_run t = {&call, cfg, acct, a.json, 0, NULL};
 		if (strcmp(verb, "create") == 0)
 			endpoints_create(call.r, cfg, env, acct, &spec, cli_call_done, &call);
 		else if (strcmp(verb, "list") == 0)
@@ -446,6 +448,7 @@ int cli_cmd_endpoints(const struct config *cfg, int argc, char **argv)
 		else
 			endpoints_target(call.r, cfg, env, acct, id, on_target, &t);
 		cli_call_wait(&call);
+		ping_pool_free(t.pings);
 		if (call.result < 0)
 			fprintf(stderr, "pixrelay endpoints %s: %s\n", verb, call.err);
 		else if (call.result == ENDPOINTS_NOT_FOUND)

@@ -187,6 +187,33 @@ class Overview(unittest.TestCase):
         self.assertGreaterEqual(env["waiting"], 2)
         self.assertGreaterEqual(env["oldestWaitingSeconds"], 2)
 
+    def test_the_cost_is_of_the_scope_not_of_the_shard(self):
+        # 30,000 other accounts of the shard had outcomes in this hour and the one before
+        # (their counters, as the settle writes them): an account's overview, and the
+        # environment's, read buckets and what failed, never every account's counters
+        shop, key = self.account("Vizinha", self.sink.url("/ok"))
+        p = "pixrelay:{s%d}:" % shard_of(shop)
+        hour = int(time.time() * 1000) // 3600000
+        for h in (hour - 1, hour):
+            k = "%sovh:%d" % (p, h)
+            for first in range(0, 30000, 2000):
+                args = []
+                for i in range(first, first + 2000):
+                    args += ["d:sandbox:%026d" % i, 1, "f:sandbox:%026d" % i, 1,
+                             "x:sandbox:%026d" % i, 1]
+                self.redis.cmd("HSET", k, *args)
+        try:
+            for who in (key, self.master):
+                took = []
+                for _ in range(3):
+                    begun = time.monotonic()
+                    got = self.overview(who)
+                    took.append(time.monotonic() - begun)
+                self.assertLess(min(took), 0.05, "GET /v1/overview took %s" % took)
+            self.assertEqual(self.overview(key)["failing"], [])
+        finally:
+            self.redis.cmd("DEL", "%sovh:%d" % (p, hour - 1), "%sovh:%d" % (p, hour))
+
     def test_bad_queries_are_refused(self):
         for query, message in (
                 ("?minutes=0", "minutes: must be an integer from 1 to 180"),

@@ -25,6 +25,7 @@ struct app {
 	struct ingest_queue *ingest;	      /* notifications waiting for their write */
 	struct banks_queue *banks;	      /* banks' Pix waiting for their write */
 	struct bankapi *bankapi;	      /* calls to merchants' banks (API Pix) */
+	struct ping_pool *pings;	      /* tests of webhook endpoints */
 	struct bankrecon *bankrecon;	      /* their reconciliation (with the dispatcher) */
 	struct seal_keyfile *credentials_key; /* opens banks' API credentials */
 	struct bankcharges bankcharges;	      /* charges created at accounts' banks */

@@ -70,8 +70,8 @@ int ks_random_shard(long nshards);
  * "due:<queue>" (due events of one delivery queue), an event's delivery to a
  * webhook endpoint "e:<event id>/<endpoint id>" with its attempt log
  * "log:<event id>/<endpoint id>" (the lane "o:<endpoint id>:<order key>"),
- * the overview's counters per minute and hour "ovm:<minute>", "ovh:<hour>",
- * and what bank
+ * the overview's counters per minute and hour "ovm:<minute>", "ovh:<hour>"
+ * and what failed per scope "ovf:<hour>:<env>[:<account>]", and what bank
  * connections heard (bank_pix): "bown:<env>:<account>:<endToEndId>",
  * "brefused:<env>:<account>:<endToEndId or SHA-256>",
  * "bdev:<connection>:<endToEndId>:<refund id>:<status>",

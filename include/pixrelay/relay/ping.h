@@ -2,9 +2,10 @@
  * with its outcome (POST /v1/webhook-endpoints/{id}/test, `pixrelay
  * endpoints test`). It is signed and sent as the endpoint's deliveries are
  * (its secrets, both during a rotation's grace; its static headers; the
- * address checks of production requests: relay/post.c), on a connection of
- * its own, and stored nowhere: its body is an EVENT:ENDPOINT_TEST with a
- * fresh event id.
+ * address checks of production requests: relay/post.c), on the ping pool
+ * of its environment (kept for the process's life, apart from the
+ * deliveries'), and stored nowhere: its body is an EVENT:ENDPOINT_TEST with
+ * a fresh event id.
  */
 #ifndef PIXRELAY_PING_H
 #define PIXRELAY_PING_H
@@ -25,11 +26,22 @@ struct ping_result {
 };
 typedef void (*ping_fn)(void *ud, const struct ping_result *r);
 
-/* Send a test event to endpoint t of `account` on `base`; cb runs once,
- * later (never before this returns), when it is answered, fails or times
- * out (delivery-timeout-ms). Borrowed: base and cfg (alive until cb), t and
- * account (copied). Out of memory aborts. */
-void ping_send(struct event_base *base, const struct config *cfg, const struct endpoint_target *t,
-	       const char *account, ping_fn cb, void *ud);
+struct ping_pool;
+
+/* The pings of a process: a curl pool per environment, kept for its life
+ * (their connections, and the CA store loaded once, not at each ping).
+ * Borrowed: base and cfg, alive until ping_pool_free. Out of memory
+ * aborts. */
+struct ping_pool *ping_pool_new(struct event_base *base, const struct config *cfg);
+/* Answer the pings still in flight (not delivered: "pixrelay stopped before
+ * the endpoint answered"), then free pp (NULL: nothing). */
+void ping_pool_free(struct ping_pool *pp);
+
+/* Send a test event to endpoint t of `account` on pp; cb runs once, later
+ * (never before this returns), when it is answered, fails or times out
+ * (delivery-timeout-ms), or pp is freed. Borrowed: t and account (copied).
+ * Out of memory aborts. */
+void ping_send(struct ping_pool *pp, const struct endpoint_target *t, const char *account,
+	       ping_fn cb, void *ud);
 
 #endif

@@ -2,7 +2,10 @@
 -- queue in p held, not leased) are dead once their event is older than the retention: its
 -- body is gone with it (the stream is trimmed from then, stream_trim.lua; a hash expires).
 -- A lane's next delivery is due since its own event was made (lib/event.lua, next_of), so
--- one call takes a lane's old ones in turn. At most 256 a call, run by the janitor.
+-- one call takes a lane's old ones in turn. At most 256 a call, run by the janitor, over at
+-- most 1,000 of the queues in p held a call: p held_at (string) is the rank the next call
+-- starts at, so that calls go round them all however many endpoints are disabled (those
+-- disabled by request stay there, holding nothing, until they are enabled or deleted).
 -- Each endpoint whose deliveries died in a call gets one EVENT:OPERATIONAL_DELIVERIES_EXPIRED
 -- (lib/operational.lua): how many, and the first 100 events' ids. Deliveries of operational
 -- events (lane <endpoint id>:op:<account>) die too but are neither counted nor listed: no
@@ -17,8 +20,16 @@ if #KEYS ~= 1 or #ARGV ~= 4 then
 end
 local p, now, oldest, ttl = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local WHY = 'kept event-retention-days while its webhook endpoint was disabled'
-local n, MOST = 0, 256
-for _, q in ipairs(redis.call('ZRANGE', KEYS[1], 0, 999)) do
+local n, MOST, SPAN = 0, 256, 1000
+local at = tonumber(redis.call('GET', p .. 'held_at') or '') or 0
+local held = redis.call('ZRANGE', KEYS[1], at, at + SPAN - 1)
+if #held == 0 and at > 0 then
+  at = 0
+  held = redis.call('ZRANGE', KEYS[1], 0, SPAN - 1)
+end
+-- the next call: after these, or from the first when these were the last
+local next_at = #held == SPAN and at + SPAN or 0
+for i, q in ipairs(held) do
   local dk = p .. 'due:' .. q
   local before = n
   local told = {}
@@ -49,6 +60,15 @@ for _, q in ipairs(redis.call('ZRANGE', KEYS[1], 0, 999)) do
       ',"reason":"' .. WHY .. '","count":' .. #told .. ',"events":' .. events ..
       ',"truncated":' .. tostring(cut) .. ',"expiredAt":' .. O.time(now) .. '}', now, ttl)
   end
-  if n >= MOST then break end
+  if n >= MOST then
+    -- this queue may hold more: the next call starts with it
+    next_at = at + i - 1
+    break
+  end
+end
+if next_at > 0 then
+  redis.call('SET', p .. 'held_at', next_at)
+else
+  redis.call('DEL', p .. 'held_at')
 end
 return n

@@ -4,10 +4,12 @@
 -- ARGV[1] = shard key prefix p, [2] = now (ms), [3] = environment, [4] = account ('' = every
 --   account of the environment)
 -- Reads the counters event_settle keeps per call (lib/overview.lua): p ovm:<minute> of the
--- last 180 minutes and p ovh:<hour> of the last 24 hours; and the queues: p hosts (at most
--- 10,000 queues, as shard_stats), their due sets p due:<queue>, p qn, the stream p s after
--- the cursor p cur (at most 100 entries), the disabled endpoints' queues p held (at most
--- 1,000). Work: O(queues + 204 buckets), no event read.
+-- last 180 minutes and p ovh:<hour> of the last 24 hours (only the scope's fields), what
+-- failed in the scope in the current and the previous hour, p ovf:<hour>:<scope>; and the
+-- queues: p hosts (at most 10,000 queues, as shard_stats), their due sets p due:<queue>,
+-- p qn, the stream p s after the cursor p cur (at most 100 entries), the disabled
+-- endpoints' queues p held (at most 1,000). Work: O(queues + 204 buckets + the scope's
+-- failing queues), no event read, nothing of the other accounts' counters.
 -- Returns {waiting (due or retrying, and stream entries not yet leased), held (the deliveries
 --   disabled endpoints keep), the earliest time a waiting one was due ('' = none; of
 --   the stream entries, the oldest of the scope among the first 100 after the cursor, else
@@ -97,10 +99,10 @@ out[#out + 1], out[#out + 2], out[#out + 3] = dd, df, dx
 -- what failed in the current and the previous hour, per queue
 local failed, dead, order = {}, {}, {}
 for h = hour - 1, hour do
-  local f = redis.call('HGETALL', p .. 'ovh:' .. h)
+  local f = redis.call('HGETALL', p .. 'ovf:' .. h .. ':' .. scope)
   for j = 1, #f, 2 do
     local kind, q = string.sub(f[j], 1, 2), string.sub(f[j], 3)
-    if (kind == 'F|' or kind == 'X|') and mine(q) then
+    if kind == 'F|' or kind == 'X|' then
       if not failed[q] then
         failed[q], dead[q] = 0, 0
         order[#order + 1] = q

@@ -5,11 +5,14 @@
 --   p ovm:<minute>  hash (minute = ms / 60,000), expires 3 h 1 min after a field was made
 --   p ovh:<hour>    hash (hour = ms / 3,600,000), expires 25 h after a field was made
 -- Their fields: d (attempts delivered), f (attempts failed: retried or dead) and x (events
--- dead), each per environment "<kind>:<env>" and per account "<kind>:<env>:<account>";
--- p ovh:<hour> also per postback host or endpoint that failed, "F|<queue>" (attempts
--- failed) and "X|<queue>" (dead), the queue being "<env>:<account>:<host or endpoint id>".
+-- dead), each per environment "<kind>:<env>" and per account "<kind>:<env>:<account>".
+-- What failed per postback host or endpoint is kept apart, per scope, so that an overview
+-- reads its scope's and never every account's of the shard:
+--   p ovf:<hour>:<env>, p ovf:<hour>:<env>:<account>  hash, expires 25 h after a field was
+--     made: "F|<queue>" (attempts failed) and "X|<queue>" (dead), the queue being
+--     "<env>:<account>:<host or endpoint id>"
 -- Cost per call: two HINCRBY per field that changed (of the 3 kinds, for the environment and
--- each account with outcomes in the call; a kind with no outcome writes nothing), one per
+-- each account with outcomes in the call; a kind with no outcome writes nothing), two per
 -- queue with failed attempts or dead, and an EXPIRE of a hash only when one of its fields
 -- was made by the call; nothing when the call recorded no outcome.
 local ov_q = {}    -- queue -> {delivered, failed, dead} of this call
@@ -57,13 +60,13 @@ local function ov_flush(p, now)
         add(kind .. ':' .. env, c[i])
         add(kind .. ':' .. ea, c[i])
       end
-      if c[2] > 0 then
-        hourly[#hourly + 1] = 'F|' .. q
-        hourly[#hourly + 1] = c[2]
-      end
-      if c[3] > 0 then
-        hourly[#hourly + 1] = 'X|' .. q
-        hourly[#hourly + 1] = c[3]
+      for _, scope in ipairs({env, ea}) do
+        if c[2] > 0 then
+          hourly[#hourly + 1] = {scope, 'F|' .. q, c[2]}
+        end
+        if c[3] > 0 then
+          hourly[#hourly + 1] = {scope, 'X|' .. q, c[3]}
+        end
       end
     end
   end
@@ -78,9 +81,12 @@ local function ov_flush(p, now)
     if redis.call('HINCRBY', mk, name, n) == n then mnew = true end
     if redis.call('HINCRBY', hk, name, n) == n then hnew = true end
   end
-  for j = 1, #hourly, 2 do
-    if redis.call('HINCRBY', hk, hourly[j], hourly[j + 1]) == hourly[j + 1] then hnew = true end
-  end
   if mnew then redis.call('EXPIRE', mk, 3 * 3600 + 60) end
   if hnew then redis.call('EXPIRE', hk, 25 * 3600) end
+  local fk = p .. 'ovf:' .. math.floor(now / 3600000) .. ':'
+  for _, f in ipairs(hourly) do
+    if redis.call('HINCRBY', fk .. f[1], f[2], f[3]) == f[3] then
+      redis.call('EXPIRE', fk .. f[1], 25 * 3600)
+    end
+  end
 end
