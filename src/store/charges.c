@@ -138,10 +138,13 @@ static void store(struct create *c, const char *pix_key)
 	v.image_url = image_url;
 	v.amount = c->in.amount;
 	v.comment = c->in.comment;
-	v.expiration = c->in.expiration;
 	v.fee = fee;
 	v.created_ms = now;
-	v.expires_ms = now + (uint64_t)c->in.expiration * 1000u;
+	v.expires_ms = charge_expires_ms(&c->in, now);
+	/* a due-date charge's: the seconds from its creation to its end */
+	v.expiration =
+	    charge_has_due(&c->in) ? (int64_t)((v.expires_ms - now) / 1000u) : c->in.expiration;
+	v.due = charge_has_due(&c->in) ? &c->in.due : NULL;
 	if (c->in.name || c->in.email || c->in.phone || c->in.document) {
 		v.customer_id = cus;
 		v.name = c->in.name;
@@ -212,6 +215,7 @@ static struct create *create_new(struct rds *r, const struct config *cfg, enum e
 	c->in.phone = mem_strdup_or_null(in->phone);
 	c->in.document = mem_strdup_or_null(in->document);
 	c->in.postback_url = mem_strdup_or_null(in->postback_url);
+	c->in.due = in->due;
 	c->cb = cb;
 	c->ud = ud;
 	return c;
@@ -299,8 +303,7 @@ void charges_reserve(struct rds *r, const struct config *cfg, enum env env, cons
 	ks_charge_key_prefix(kp, sizeof(kp), cfg->prefix, shard);
 	snprintf(now_s, sizeof(now_s), "%llu", (unsigned long long)now);
 	/* a retry is useful while the charge could still be paid */
-	snprintf(until_s, sizeof(until_s), "%llu",
-		 (unsigned long long)(now + (uint64_t)in->expiration * 1000u));
+	snprintf(until_s, sizeof(until_s), "%llu", (unsigned long long)charge_expires_ms(in, now));
 	{
 		const char *argv[] = {k1, k2, in->external_id, fp, id, now_s, until_s, kp};
 		rds_script(r, on_reserved, v, SCRIPT_CHARGE_RESERVE, 2, 8, argv, NULL);
