@@ -90,13 +90,14 @@ static void store(struct create *c, const char *pix_key)
 	char id[IDS_ULID_LEN + 1], code[BRCODE_ENCODE_BUF], err[256], fp[65];
 	char cus[41], created_txt[TIMEFMT_LEN + 1], k1[KS_KEY_MAX], k2[KS_KEY_MAX], k3[KS_KEY_MAX];
 	char k4[KS_KEY_MAX], kp[KS_KEY_MAX], kr[KS_KEY_MAX] = "";
-	char created_ms[32], expires_ms[32], amount[32], fee_s[32];
+	char created_ms[32], expires_ms[32], amount[32], fee_s[32], due_min[32] = "",
+								    due_max[32] = "";
 	char *image_url, *head = NULL, *mid = NULL, desc[CHARGE_COMMENT_MAX + 1] = "";
 	uint64_t now = ids_now_ms();
 	struct brcode_input bi;
 	struct charge_view v;
 	int64_t fee = charge_fee(c->in.amount, cfg->fee_fixed, cfg->fee_bps);
-	const char *argv[20];
+	const char *argv[22];
 	size_t room;
 	int shard;
 
@@ -189,7 +190,16 @@ static void store(struct create *c, const char *pix_key)
 	argv[17] = code;
 	argv[18] = kp;
 	argv[19] = kr;
-	rds_script(c->r, on_created, c, SCRIPT_CHARGE_CREATE, 4, 20, argv, NULL);
+	if (charge_has_due(&c->in)) {
+		int64_t lo, hi;
+
+		chargedue_bounds(&c->in.due, c->in.amount, &lo, &hi);
+		snprintf(due_min, sizeof(due_min), "%lld", (long long)lo);
+		snprintf(due_max, sizeof(due_max), "%lld", (long long)hi);
+	}
+	argv[20] = due_min;
+	argv[21] = due_max;
+	rds_script(c->r, on_created, c, SCRIPT_CHARGE_CREATE, 4, 22, argv, NULL);
 	free(image_url);
 	free(head);
 	free(mid);

@@ -15,7 +15,7 @@
 #define KEY "pagamentos@loja.example"
 #define LOC "qr.banco.example/qr/v2/cob/9d36b84fc70b478fb95c12729b90ca25"
 
-static const struct cobcheck_asked asked = {TXID, KEY, 1000, 3600};
+static const struct cobcheck_asked asked = {TXID, KEY, 1000, 3600, NULL};
 
 static void tlv(char *out, size_t size, const char *id, const char *v)
 {
