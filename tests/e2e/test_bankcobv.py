@@ -14,12 +14,13 @@ come from the standard's modalidades, not from pixrelay's own computation.
 import datetime
 import json
 import os
+import subprocess
 import unittest
 
 import bcb
 import certs
 from bankcase import CREATE, BankCase, unique
-from harness import ModuleStack, auth, free_port, init_platforms, start_stack, wait_for
+from harness import BIN, ModuleStack, auth, free_port, init_platforms, start_stack
 from testbank import BRASILIA, TestBank
 
 CPF = "529.982.247-25"
@@ -233,6 +234,41 @@ class DueDates(BankCase):
         self.assertEqual((got["outcome"], got["reason"]), ("paid", "heard_late"))
         self.assertEqual(self.events(path, 2)[1]["event"], "EVENT:CHARGE_PAID")
         self.assertEqual(self.get_charge(ch["id"])["status"], "PAID")
+
+    def test_trigger_cobv_paid_on_a_date_and_listen_forwards_it(self):
+        path = unique("listen")
+        env = dict(os.environ, PIXRELAY_API_KEY=self.key)
+        base = ["--base-url", "http://127.0.0.1:%d/v1" % self.px.port]
+        out = open(os.path.join(self.wd.path, "listen-cobv.out"), "w+")
+        p = subprocess.Popen([BIN] + base + ["listen", "--forward-to", self.sink.url(path)],
+                             stdout=out, stderr=subprocess.PIPE, text=True, env=env)
+        self.addCleanup(lambda: (p.poll() is None and p.kill(), p.wait(), out.close()))
+        self.assertIn("connected", p.stderr.readline())
+        day = (today() + datetime.timedelta(days=3)).isoformat()
+        r = subprocess.run([BIN] + base + ["trigger", "cobv.paid", "--date", day, "--amount", "10000",
+                                           "--json"], capture_output=True, text=True, env=env, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        got = json.loads(r.stdout)
+        self.assertEqual((got["outcome"], got["reason"]), ("paid", None))
+        # 3 days late: fine 2 % = 200, interest 1 % a month for 3 days = 10
+        c = self.get_charge(got["charge"])
+        self.assertEqual((c["status"], c["dueDate"], c["pix"]["valor"], c["pix"]["componentesValor"]),
+                         ("PAID", today().isoformat(), "102.10",
+                          {"original": {"valor": "100.00"}, "multa": {"valor": "2.00"},
+                           "juros": {"valor": "0.10"}}))
+        fwd = self.sink.wait_count(1, path=path, webhook_id=got["event"])[0]
+        self.assertEqual((fwd.json["event"], fwd.json["data"]["pix"]["componentesValor"]),
+                         ("EVENT:CHARGE_PAID", c["pix"]["componentesValor"]))
+        # today: the discount (5 %)
+        r = subprocess.run([BIN] + base + ["trigger", "cobv.paid", "--amount", "10000"],
+                           capture_output=True, text=True, env=env, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("9500 cents (fine 0, interest 0, discount 500)", r.stdout)
+        self.assertIn(": paid", r.stdout)
+        r = subprocess.run([BIN] + base + ["trigger", "cobv.paid", "--date", "2020-01-01"],
+                           capture_output=True, text=True, env=env, timeout=60)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--date must be a day from today", r.stderr)
 
     def test_production_without_api_credentials_is_409(self):
         r = self.px.request("POST", CREATE, headers=auth(self.prod_key),
