@@ -22,6 +22,7 @@ export async function render(main, where, gen) {
       { title: "Status", cell: (c) => badge(c.status) },
       { title: "External id", cell: (c) => c.externalID || "—" },
       { title: "Expires", cell: (c) => when(c.expiresAt) },
+      { title: "Due", cell: (c) => c.dueDate || "—" },
       { title: "Id", cell: (c) => h("a", { href: "#/charges/" + c.id }, c.id) },
     ],
     href: (c) => "#/charges/" + c.id,
@@ -34,6 +35,25 @@ export async function render(main, where, gen) {
   if (session.current(gen)) main.append(view);
 }
 
+// A charge with a due date: its terms (docs/due-dates.md); undefined (no
+// row) for an immediate charge.
+function dueTerms(c) {
+  if (!c.dueDate) return undefined;
+  const terms = [c.dueDate + ", payable " + c.daysAfterDue + " days after it"];
+  if (c.fine) terms.push("fine " + c.fine + " %");
+  if (c.interest) terms.push("interest " + c.interest + " % a month");
+  if (c.discount) terms.push(money(c.discount.amount) + " off until " + c.discount.until);
+  return h("span", { id: "due" }, terms.join(" · "));
+}
+
+// The parts of a Pix's valor (componentesValor), as its bank sent them.
+function parts(p) {
+  const names = { original: "original", multa: "fine", juros: "interest", abatimento: "abatement", desconto: "discount" };
+  const comp = p.componentesValor || {};
+  const out = Object.keys(names).filter((k) => comp[k]).map((k) => names[k] + " " + comp[k].valor);
+  return out.length ? out.join(" · ") : null;
+}
+
 // The Pix a bank reported for this charge (docs/banks.md).
 function pixBlock(p) {
   const refunds = (p.devolucoes || []).map((d) => d.id + " " + d.status + " " + d.valor).join(" · ");
@@ -42,6 +62,7 @@ function pixBlock(p) {
     ["Payer", p.infoPagador || null],
     ["Paid at (bank)", p.horario],
     ["Amount (bank)", p.valor],
+    ["Parts", parts(p)],
     ["Bank connection", h("a", { href: "#/banks/" + p.connection }, p.connection)],
     ["Heard by", p.source],
     ["Refunds", refunds || null],
@@ -69,6 +90,7 @@ async function renderOne(main, id, gen) {
           ["Created", when(c.createdAt)],
           ["Updated", when(c.updatedAt)],
           ["Expires", when(c.expiresAt)],
+          ["Due", dueTerms(c)],
           ["Customer", c.customer ? [cus.name, cus.document, cus.email, cus.phone].filter(Boolean).join(" · ") : null],
         ]),
         c.pix ? pixBlock(c.pix) : "",

@@ -11,6 +11,7 @@
 #include "pixrelay/store/charges.h"
 #include "pixrelay/pix/qrpng.h"
 #include "pixrelay/pix/reqbody.h"
+#include "pixrelay/core/ids.h"
 #include "pixrelay/core/json.h"
 #include "pixrelay/core/mem.h"
 
@@ -47,7 +48,8 @@ void api_handle_charge_create(struct http_req *req)
 {
 	struct app *app = app_of(req);
 	struct api_caller *c = req->auth;
-	struct charge_limits lim = {app->cfg->default_expiration, app->cfg->max_expiration};
+	struct charge_limits lim = {app->cfg->default_expiration, app->cfg->max_expiration,
+				    chargedue_day_of_ms((int64_t)ids_now_ms())};
 	struct charge_input in;
 	yajl_val body = NULL;
 	char err[512];

@@ -15,6 +15,7 @@
 #include "pixrelay/core/mem.h"
 #include "pixrelay/core/validate.h"
 #include "pixrelay/pix/bankpix.h"
+#include "pixrelay/pix/chargedue.h"
 #include "pixrelay/pix/event.h"
 #include "pixrelay/store/charges.h"
 
@@ -25,6 +26,9 @@
 static const char usage_trigger[] =
     "usage: pixrelay trigger charge.paid|charge.expired|charge.refunded|charge.failed\n"
     "                        [--postback-url URL] [--amount CENTS] [--api-key KEY]\n"
+    "                        [--account ID] [--json]\n"
+    "       pixrelay trigger cobv.paid [--date YYYY-MM-DD] [--amount CENTS]\n"
+    "                        [--postback-url URL] [--connection ID] [--api-key KEY]\n"
     "                        [--account ID] [--json]\n"
     "       pixrelay trigger pix [--txid TXID] [--amount CENTS] [--e2e ID] [--payer TEXT]\n"
     "                        [--connection ID] [--api-key KEY] [--account ID] [--json]\n\n"
@@ -43,6 +47,11 @@ static const char usage_trigger[] =
     "                   --e2e again is a duplicate. Uses the account's first bank\n"
     "                   connection (--connection to choose), making a sandbox one\n"
     "                   when it has none.\n"
+    "  cobv.paid        a charge with a due date (due today, 30 days after it, fine\n"
+    "                   2.00 %, interest 1.00 % a month, 5 % off today) paid on\n"
+    "                   --date (default today) by a bank's Pix of the amount due\n"
+    "                   that day with its parts, through the path of trigger pix:\n"
+    "                   EVENT:CHARGE_PAID (docs/due-dates.md).\n"
     "Needs a sandbox key (--api-key or $PIXRELAY_API_KEY).\n";
 
 /* One step of trigger: `method path` with body; prints the server's message
@@ -138,9 +147,26 @@ done:
 }
 
 /* trigger pix: one standard notification through simulate-pix. */
+/* A part of componentesValor: "name": {"valor": "x.yy"}. */
+static void part(yajl_gen g, const char *name, int64_t cents)
+{
+	char valor[32];
+
+	snprintf(valor, sizeof(valor), "%lld.%02lld", (long long)(cents / 100),
+		 (long long)(cents % 100));
+	json_str(g, name);
+	json_open(g);
+	json_str(g, "valor");
+	json_str(g, valor);
+	json_close(g);
+}
+
+/* One standard notification through simulate-pix; at `at` (RFC 3339; NULL:
+ * now), with componentesValor `parts` when not NULL. */
 static int trigger_pix(const struct config *cfg, const struct cli_args *a, const char *key,
 		       const char *txid, long amount, const char *e2e, const char *payer,
-		       const char *connection)
+		       const char *connection, const char *when,
+		       const struct chargedue_parts *parts)
 {
 	char base[512], conn[64], id[BANKPIX_E2E_LEN + 1], valor[32], at[32];
 	char *path = NULL, *body = NULL;
@@ -155,7 +181,10 @@ static int trigger_pix(const struct config *cfg, const struct cli_args *a, const
 	else
 		new_e2e(id);
 	snprintf(valor, sizeof(valor), "%ld.%02ld", amount / 100, amount % 100);
-	timefmt_rfc3339(at, ids_now_ms());
+	if (when)
+		snprintf(at, sizeof(at), "%s", when);
+	else
+		timefmt_rfc3339(at, ids_now_ms());
 	{
 		yajl_gen g = json_gen_new();
 		json_open(g);
@@ -170,6 +199,18 @@ static int trigger_pix(const struct config *cfg, const struct cli_args *a, const
 		}
 		json_str(g, "valor");
 		json_str(g, valor);
+		if (parts) {
+			json_str(g, "componentesValor");
+			json_open(g);
+			part(g, "original", parts->original);
+			if (parts->fine)
+				part(g, "multa", parts->fine);
+			if (parts->interest)
+				part(g, "juros", parts->interest);
+			if (parts->discount)
+				part(g, "desconto", parts->discount);
+			json_close(g);
+		}
 		json_str(g, "horario");
 		json_str(g, at);
 		if (payer) {
@@ -234,6 +275,104 @@ done:
 	return rc;
 }
 
+/* trigger cobv.paid: a sandbox charge with a due date (today, 30 days
+ * after it, fine 2.00 %, interest 1.00 % a month, 5 % off today), paid by a
+ * bank's Pix on `date` (default today) of the amount pixrelay computes as
+ * due that day, with its parts (docs/due-dates.md). */
+static int trigger_cobv(const struct config *cfg, const struct cli_args *a, const char *key,
+			long amount, const char *date, const char *url, const char *connection)
+{
+	struct charge_due due = {"", 30, 200, 100, amount / 20, ""};
+	struct chargedue_parts parts;
+	long long today = chargedue_day_of_ms((int64_t)ids_now_ms()), day = today;
+	char base[512], conn[64], at[40], t[TIMEFMT_LEN + 1], *body = NULL;
+	char charge[64] = "";
+	yajl_val data = NULL;
+	int rc = 1;
+
+	timefmt_format(t, (uint64_t)(today * 86400000LL));
+	snprintf(due.date, sizeof(due.date), "%.10s", t);
+	memcpy(due.discount_until, due.date, sizeof(due.date));
+	if (date) {
+		if (validate_date(date, NULL, NULL, NULL) < 0 ||
+		    (day = chargedue_day(date)) < today || day > today + due.days_after) {
+			fprintf(stderr,
+				"pixrelay trigger: --date must be a day from today (%s, "
+				"Brasilia) to 30 days after it, written YYYY-MM-DD\n",
+				due.date);
+			return 2;
+		}
+	}
+	if (chargedue_amount_on(&due, amount, day, &parts) != 0)
+		return 2;
+	cli_base_url(cfg, base, sizeof(base));
+	if (pix_connection(base, key, a->account, connection, conn) < 0)
+		return 1;
+	{
+		yajl_gen g = json_gen_new();
+		char pct[32];
+
+		json_open(g);
+		json_str(g, "amount");
+		json_int(g, amount);
+		json_str(g, "comment");
+		json_str(g, "pixrelay trigger cobv.paid");
+		json_str(g, "dueDate");
+		json_str(g, due.date);
+		json_str(g, "daysAfterDue");
+		json_int(g, due.days_after);
+		json_str(g, "fine");
+		chargedue_percent_text(pct, due.fine);
+		json_str(g, pct);
+		json_str(g, "interest");
+		chargedue_percent_text(pct, due.interest);
+		json_str(g, pct);
+		json_str(g, "discount");
+		json_open(g);
+		json_str(g, "amount");
+		json_int(g, due.discount);
+		json_str(g, "until");
+		json_str(g, due.discount_until);
+		json_close(g);
+		json_str(g, "name");
+		json_str(g, "Pagador Sandbox");
+		json_str(g, "document");
+		json_str(g, "52998224725");
+		if (url) {
+			json_str(g, "postbackUrl");
+			json_str(g, url);
+		}
+		json_close(g);
+		body = json_take(g);
+	}
+	if (trigger_step(base, key, a->account, "POST", "/charge/pix/create", body, NULL, &data) <
+	    0)
+		goto done;
+	snprintf(charge, sizeof(charge), "%s",
+		 YAJL_GET_STRING(json_get(data, "id")) ? YAJL_GET_STRING(json_get(data, "id"))
+						       : "");
+	if (!charges_valid_id(charge)) {
+		fprintf(stderr, "pixrelay trigger: the server made no charge id\n");
+		goto done;
+	}
+	if (!a->json)
+		printf("charge %s (%ld cents) due %s; paid on %s: %lld cents (fine %lld, "
+		       "interest %lld, discount %lld)\n",
+		       charge, amount, due.date, date ? date : due.date, (long long)parts.total,
+		       (long long)parts.fine, (long long)parts.interest, (long long)parts.discount);
+	/* noon in Brasilia of that day, or now when it is today */
+	if (day != today) {
+		timefmt_format(t, (uint64_t)(day * 86400000LL));
+		snprintf(at, sizeof(at), "%.10sT15:00:00.000Z", t);
+	}
+	rc = trigger_pix(cfg, a, key, charge, (long)parts.total, NULL, NULL, conn,
+			 day != today ? at : NULL, &parts);
+done:
+	yajl_tree_free(data);
+	free(body);
+	return rc;
+}
+
 int cli_cmd_trigger(const struct config *cfg, int argc, char **argv)
 {
 	static const struct option lo[] = {{"postback-url", required_argument, NULL, 'p'},
@@ -242,6 +381,7 @@ int cli_cmd_trigger(const struct config *cfg, int argc, char **argv)
 					   {"e2e", required_argument, NULL, 'E'},
 					   {"payer", required_argument, NULL, 'P'},
 					   {"connection", required_argument, NULL, 'c'},
+					   {"date", required_argument, NULL, 'D'},
 					   CLI_OPT_API_KEY,
 					   CLI_OPT_ACCOUNT,
 					   CLI_OPT_JSON,
@@ -250,7 +390,7 @@ int cli_cmd_trigger(const struct config *cfg, int argc, char **argv)
 					    "charge.failed"};
 	struct cli_args a;
 	const char *what = NULL, *url = NULL, *key, *txid = NULL, *e2e = NULL, *payer = NULL;
-	const char *connection = NULL;
+	const char *connection = NULL, *date = NULL;
 	long amount = 1000;
 	int opt, kind = -1, rc = 1;
 	char base[512], *end = NULL, *body, *path = NULL, charge[64] = "";
@@ -287,6 +427,9 @@ int cli_cmd_trigger(const struct config *cfg, int argc, char **argv)
 		case 'c':
 			connection = optarg;
 			break;
+		case 'D':
+			date = optarg;
+			break;
 		}
 	}
 	if (opt == CLI_ARGS_EXIT)
@@ -308,7 +451,24 @@ int cli_cmd_trigger(const struct config *cfg, int argc, char **argv)
 		key = cli_api_key("trigger", a.api_key);
 		if (!key)
 			return 2;
-		return trigger_pix(cfg, &a, key, txid, amount, e2e, payer, connection);
+		return trigger_pix(cfg, &a, key, txid, amount, e2e, payer, connection, NULL, NULL);
+	}
+	if (strcmp(what, "cobv.paid") == 0) {
+		if (optind + 1 < argc)
+			return cli_unexpected("trigger", NULL, argv[optind + 1]);
+		if (txid || e2e || payer || (url && !validate_is_http_url(url))) {
+			fprintf(stderr, "pixrelay trigger: cobv.paid takes --date, --amount, "
+					"--postback-url (an http or https URL) and --connection\n");
+			return 2;
+		}
+		key = cli_api_key("trigger", a.api_key);
+		if (!key)
+			return 2;
+		return trigger_cobv(cfg, &a, key, amount, date, url, connection);
+	}
+	if (date) {
+		fprintf(stderr, "pixrelay trigger: --date is for trigger cobv.paid\n");
+		return 2;
 	}
 	if (txid || e2e || payer || connection) {
 		fprintf(stderr, "pixrelay trigger: --txid, --e2e, --payer and --connection are for "
@@ -321,7 +481,7 @@ int cli_cmd_trigger(const struct config *cfg, int argc, char **argv)
 	if (kind < 0) {
 		fprintf(stderr,
 			"pixrelay trigger: unknown event '%s': charge.paid, charge.expired, "
-			"charge.refunded, charge.failed or pix\n",
+			"charge.refunded, charge.failed, cobv.paid or pix\n",
 			what);
 		return 2;
 	}

@@ -301,6 +301,34 @@ static void refunds_free(struct bankpix_refund *r, size_t n)
 	free(r);
 }
 
+/* Whether componentesValor `comp` adds up to `cents` (enum bankpix_parts),
+ * its original then in p->parts_original. Parts of other names are not
+ * the standard's: left aside. */
+static int parts_of(yajl_val comp, int64_t cents, struct bankpix *p)
+{
+	static const char *const names[] = {"original", "saque",      "troco",	 "multa",
+					    "juros",	"abatimento", "desconto"};
+	int64_t sum = 0, original = -1;
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++) {
+		yajl_val part = json_get(comp, names[i]);
+		const char *valor = YAJL_GET_STRING(json_get(part, "valor"));
+		int64_t c = 0;
+
+		if (!part)
+			continue;
+		if (!valor || bankpix_valor_cents(valor, &c) < 0)
+			return BANKPIX_PARTS_WRONG;
+		if (i == 0)
+			original = c;
+		sum += i < 5 ? c : -c;
+	}
+	if (original < 0 || sum != cents)
+		return BANKPIX_PARTS_WRONG;
+	p->parts_original = original;
+	return BANKPIX_PARTS_ADD_UP;
+}
+
 /* Check item `v` into *p (its strings owned), or -1 with the reasons in w
  * and nothing owned in *p. Every field is checked, so that a refusal names
  * all that is wrong; what was readable stays in *p all the same: e2e when
@@ -398,6 +426,8 @@ static int item_parse(struct where *w, yajl_val v, struct bankpix *p)
 	else
 		p->txid[0] = '\0';
 	p->chave = chave ? mem_strdup(chave) : NULL;
+	p->parts_original = 0;
+	p->parts = comp ? parts_of(comp, cents, p) : BANKPIX_PARTS_NONE;
 	p->json = json_take(g);
 	g = NULL;
 	p->refunds = refunds;

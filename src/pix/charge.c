@@ -19,9 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const known_fields[] = {"amount",  "externalID", "expiration",
-					   "comment", "name",	    "email",
-					   "phone",   "document",   "postbackUrl"};
+static const char *const known_fields[] = {
+    "amount",	"externalID",  "expiration", "comment",	     "name", "email",	 "phone",
+    "document", "postbackUrl", "dueDate",    "daysAfterDue", "fine", "interest", "discount"};
 
 #define NKNOWN (sizeof(known_fields) / sizeof(known_fields[0]))
 
@@ -76,7 +76,8 @@ int charge_parse_create(yajl_val body, const struct charge_limits *lim, struct c
 			char echo[JSON_ECHO_MAX + 1];
 			snprintf(err, errlen,
 				 "unknown field '%s'; allowed: amount, externalID, "
-				 "expiration, comment, name, email, phone, document, postbackUrl",
+				 "expiration, comment, name, email, phone, document, postbackUrl, "
+				 "dueDate, daysAfterDue, fine, interest, discount",
 				 json_echo(echo, body->u.object.keys[i]));
 			goto fail;
 		}
@@ -164,6 +165,25 @@ int charge_parse_create(yajl_val body, const struct charge_limits *lim, struct c
 		snprintf(err, errlen, "postbackUrl: must be an absolute http or https URL");
 		goto fail;
 	}
+	if (chargedue_parse(body, in.amount, lim->today, &in.due, err, errlen) < 0)
+		goto fail;
+	if (charge_has_due(&in) && (v = json_get(body, "expiration")) && !YAJL_IS_NULL(v)) {
+		snprintf(err, errlen,
+			 "expiration: not with dueDate (a charge with a due date is payable until "
+			 "dueDate + daysAfterDue)");
+		goto fail;
+	}
+	if (charge_has_due(&in) && (!in.name || validate_is_blank(in.name))) {
+		snprintf(err, errlen, "name: is required with dueDate (the payer's name)");
+		goto fail;
+	}
+	if (charge_has_due(&in) && !in.document) {
+		snprintf(err, errlen,
+			 "document: is required with dueDate (the payer's CPF or CNPJ)");
+		goto fail;
+	}
+	if (charge_has_due(&in))
+		in.expiration = 0;
 	free(document);
 	*out = in;
 	return 0;
@@ -183,6 +203,13 @@ void charge_input_deinit(struct charge_input *in)
 	free(in->document);
 	free(in->postback_url);
 	memset(in, 0, sizeof(*in));
+}
+
+uint64_t charge_expires_ms(const struct charge_input *in, uint64_t now_ms)
+{
+	if (charge_has_due(in))
+		return (uint64_t)chargedue_end_ms(&in->due);
+	return now_ms + (uint64_t)in->expiration * 1000u;
 }
 
 int64_t charge_fee(int64_t amount, long fixed, long bps)
@@ -209,6 +236,16 @@ void charge_fingerprint(const struct charge_input *in, char out[65])
 	json_str_or_null(g, in->phone);
 	json_str_or_null(g, in->document);
 	json_str_or_null(g, in->postback_url);
+	if (charge_has_due(in)) {
+		/* the terms of a due-date charge; an immediate charge's
+		 * fingerprint stays what it always was */
+		json_str(g, in->due.date);
+		json_int(g, in->due.days_after);
+		json_int(g, in->due.fine);
+		json_int(g, in->due.interest);
+		json_int(g, in->due.discount);
+		json_str(g, in->due.discount_until);
+	}
 	json_close_array(g);
 	s = json_buf(g, &len);
 	ids_sha256_hex(out, s, len);
@@ -248,6 +285,34 @@ static char *open_copy(yajl_gen g, size_t skip_front, const char *tail)
 	return mem_printf("%.*s%s", (int)(len - 1 - skip_front), s + skip_front, tail);
 }
 
+/* A due-date charge's terms, after expiresAt. */
+static void due_render(yajl_gen g, const struct charge_due *d)
+{
+	char pct[32];
+
+	json_str(g, "dueDate");
+	json_str(g, d->date);
+	json_str(g, "daysAfterDue");
+	json_int(g, d->days_after);
+	json_str(g, "fine");
+	chargedue_percent_text(pct, d->fine);
+	json_str_or_null(g, d->fine ? pct : NULL);
+	json_str(g, "interest");
+	chargedue_percent_text(pct, d->interest);
+	json_str_or_null(g, d->interest ? pct : NULL);
+	json_str(g, "discount");
+	if (d->discount) {
+		json_open(g);
+		json_str(g, "amount");
+		json_int(g, d->discount);
+		json_str(g, "until");
+		json_str(g, d->discount_until);
+		json_close(g);
+	} else {
+		json_null(g);
+	}
+}
+
 void charge_render_parts(const struct charge_view *v, char **head, char **mid)
 {
 	yajl_gen g = json_gen_new();
@@ -273,6 +338,8 @@ void charge_render_parts(const struct charge_view *v, char **head, char **mid)
 	json_str(g, "expiresAt");
 	timefmt_format(t, v->expires_ms);
 	json_str(g, t);
+	if (v->due)
+		due_render(g, v->due);
 	json_close(g);
 	*head = open_copy(g, 0, ",\"status\":\"");
 	yajl_gen_free(g);

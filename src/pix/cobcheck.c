@@ -63,6 +63,7 @@ static int check_code(const struct cobcheck_asked *asked, yajl_val answer, const
 {
 	struct brcode_decoded d;
 	char err[160], a[32], b[32];
+	const char *tipo;
 	int rc;
 
 	if (brcode_decode(code, &d, err, sizeof(err)) < 0)
@@ -73,17 +74,88 @@ static int check_code(const struct cobcheck_asked *asked, yajl_val answer, const
 			      "carries only its location");
 	if (!d.location.ptr)
 		return refuse(why, whylen, "pixCopiaECola: it has no location (26.25)");
-	if (d.amount_cents >= 0 && d.amount_cents != asked->amount) {
+	if (!asked->due && d.amount_cents >= 0 && d.amount_cents != asked->amount) {
 		cents_text(a, d.amount_cents);
 		cents_text(b, asked->amount);
 		return refuse(why, whylen, "pixCopiaECola: its amount (54) is %s, the charge's %s",
 			      a, b);
 	}
+	tipo = YAJL_GET_STRING(json_get(json_get(answer, "loc"), "tipoCob"));
+	if (asked->due && tipo && strcmp(tipo, "cobv") != 0)
+		return refuse(why, whylen, "loc.tipoCob: not cobv");
 	if ((rc = same_location(json_get(json_get(answer, "loc"), "location"), "loc.location",
 				d.location, why, whylen)) != 0 ||
 	    (rc = same_location(json_get(answer, "location"), "location", d.location, why,
 				whylen)) != 0)
 		return rc;
+	return 0;
+}
+
+/* valor.<name>.valorPerc of a cobv's answer against `want` ("" when none
+ * was sent), with its modalidade. */
+static int same_term(yajl_val valor, const char *name, int modalidade, const char *want, char *why,
+		     size_t whylen)
+{
+	yajl_val t = json_get(valor, name);
+	const char *got;
+	char e[JSON_ECHO_MAX + 1];
+	int64_t m = 0;
+
+	if (!t && !*want)
+		return 0;
+	if (!t)
+		return refuse(why, whylen, "valor.%s: missing, not the charge's %s", name, want);
+	if (!*want)
+		return refuse(why, whylen, "valor.%s: the charge has none", name);
+	got = YAJL_GET_STRING(json_get(t, "valorPerc"));
+	if (!json_is_int64(json_get(t, "modalidade"), &m) || m != modalidade)
+		return refuse(why, whylen, "valor.%s.modalidade: not %d", name, modalidade);
+	if (!got || strcmp(got, want) != 0)
+		return refuse(why, whylen, "valor.%s.valorPerc: %s, not the charge's %s", name,
+			      got ? json_echo(e, got) : "missing", want);
+	return 0;
+}
+
+/* A cobv's calendario and terms against what was sent. */
+static int check_due(const struct charge_due *d, yajl_val answer, char *why, size_t whylen)
+{
+	yajl_val cal = json_get(answer, "calendario"), valor = json_get(answer, "valor");
+	yajl_val desc = json_get(valor, "desconto"), first;
+	const char *date = YAJL_GET_STRING(json_get(cal, "dataDeVencimento")), *fdate, *fval;
+	char e[JSON_ECHO_MAX + 1], fine[32] = "", interest[32] = "", off[32];
+	int64_t days = 0, m = 0;
+	int rc;
+
+	if (!date || strcmp(date, d->date) != 0)
+		return refuse(why, whylen, "calendario.dataDeVencimento: %s, not the charge's %s",
+			      date ? json_echo(e, date) : "missing", d->date);
+	if (!json_is_int64(json_get(cal, "validadeAposVencimento"), &days) || days != d->days_after)
+		return refuse(why, whylen,
+			      "calendario.validadeAposVencimento: missing or not the charge's %lld",
+			      (long long)d->days_after);
+	if (d->fine)
+		chargedue_percent_text(fine, d->fine);
+	if (d->interest)
+		chargedue_percent_text(interest, d->interest);
+	if ((rc = same_term(valor, "multa", 2, fine, why, whylen)) != 0 ||
+	    (rc = same_term(valor, "juros", 3, interest, why, whylen)) != 0)
+		return rc;
+	if (json_get(valor, "abatimento"))
+		return refuse(why, whylen, "valor.abatimento: the charge has none");
+	if (!desc && !d->discount)
+		return 0;
+	if (!desc || !d->discount)
+		return refuse(why, whylen, "valor.desconto: not the charge's");
+	first = json_get(desc, "descontoDataFixa");
+	first = YAJL_IS_ARRAY(first) && first->u.array.len == 1 ? first->u.array.values[0] : NULL;
+	cents_text(off, d->discount);
+	fdate = first ? YAJL_GET_STRING(json_get(first, "data")) : NULL;
+	fval = first ? YAJL_GET_STRING(json_get(first, "valorPerc")) : NULL;
+	if (!json_is_int64(json_get(desc, "modalidade"), &m) || m != 1 || !fdate || !fval ||
+	    strcmp(fdate, d->discount_until) != 0 || strcmp(fval, off) != 0)
+		return refuse(why, whylen,
+			      "valor.desconto: not the charge's (%s until %s, modalidade 1)", off,
+			      d->discount_until);
 	return 0;
 }
 
@@ -115,6 +187,8 @@ static int check_cob(const struct cobcheck_asked *asked, yajl_val answer, char *
 		cents_text(b, asked->amount);
 		return refuse(why, whylen, "valor.original: %s, not the charge's %s", a, b);
 	}
+	if (asked->due)
+		return check_due(asked->due, answer, why, whylen);
 	if (!json_is_int64(exp, &secs))
 		return refuse(why, whylen, "calendario.expiracao: missing or not an integer");
 	if (secs != asked->expiration)

@@ -88,6 +88,81 @@ char *bankcharges_cob_body(const struct charge_input *in, const char *pix_key)
 	return json_take(g);
 }
 
+/* valor's percentage object {"modalidade": m, "valorPerc": "x.yy"}. */
+static void perc_object(yajl_gen g, const char *name, int modalidade, int64_t hundredths)
+{
+	char pct[32];
+
+	chargedue_percent_text(pct, hundredths);
+	json_str(g, name);
+	json_open(g);
+	json_str(g, "modalidade");
+	json_int(g, modalidade);
+	json_str(g, "valorPerc");
+	json_str(g, pct);
+	json_close(g);
+}
+
+char *bankcharges_cobv_body(const struct charge_input *in, const char *pix_key)
+{
+	const struct charge_due *d = &in->due;
+	yajl_gen g = json_gen_new();
+	char valor[32];
+
+	json_open(g);
+	json_str(g, "calendario");
+	json_open(g);
+	json_str(g, "dataDeVencimento");
+	json_str(g, d->date);
+	json_str(g, "validadeAposVencimento");
+	json_int(g, d->days_after);
+	json_close(g);
+	json_str(g, "devedor");
+	json_open(g);
+	json_str(g, strlen(in->document) == 11 ? "cpf" : "cnpj");
+	json_str(g, in->document);
+	json_str(g, "nome");
+	json_str(g, in->name);
+	json_close(g);
+	json_str(g, "valor");
+	json_open(g);
+	json_str(g, "original");
+	snprintf(valor, sizeof(valor), "%lld.%02lld", (long long)(in->amount / 100),
+		 (long long)(in->amount % 100));
+	json_str(g, valor);
+	if (d->fine)
+		perc_object(g, "multa", COBV_MULTA_PERCENTUAL, d->fine);
+	if (d->interest)
+		perc_object(g, "juros", COBV_JUROS_PERCENTUAL_MES, d->interest);
+	if (d->discount) {
+		json_str(g, "desconto");
+		json_open(g);
+		json_str(g, "modalidade");
+		json_int(g, COBV_DESCONTO_VALOR_FIXO);
+		json_str(g, "descontoDataFixa");
+		json_open_array(g);
+		json_open(g);
+		json_str(g, "data");
+		json_str(g, d->discount_until);
+		json_str(g, "valorPerc");
+		snprintf(valor, sizeof(valor), "%lld.%02lld", (long long)(d->discount / 100),
+			 (long long)(d->discount % 100));
+		json_str(g, valor);
+		json_close(g);
+		json_close_array(g);
+		json_close(g);
+	}
+	json_close(g);
+	json_str(g, "chave");
+	json_str(g, pix_key);
+	if (in->comment) {
+		json_str(g, "solicitacaoPagador");
+		json_str(g, in->comment);
+	}
+	json_close(g);
+	return json_take(g);
+}
+
 /* What the merchant reads when the bank refuses pixrelay's own credentials
  * (401 after a fresh token, or 403): `why` holds the bank's refusal and gets
  * what to do appended, cut to `size`. */
@@ -111,7 +186,8 @@ static void on_cob(void *ud, long status, const char *body, const char *err)
 {
 	struct job *j = ud;
 	const struct bankcharges *b = j->b;
-	struct cobcheck_asked asked = {j->id, j->pix_key, j->in.amount, j->in.expiration};
+	struct cobcheck_asked asked = {j->id, j->pix_key, j->in.amount, j->in.expiration,
+				       charge_has_due(&j->in) ? &j->in.due : NULL};
 	char why[1024], *code = NULL;
 	size_t n;
 
@@ -169,8 +245,14 @@ static void on_reserved(void *ud, int result, const char *json, const char *err)
 		return;
 	}
 	snprintf(j->id, sizeof(j->id), "%s", json);
-	body = bankcharges_cob_body(&j->in, j->pix_key);
-	path = mem_printf("/cob/%s", j->id);
+	if (charge_has_due(&j->in)) {
+		/* a charge with a due date: the standard's cobv */
+		body = bankcharges_cobv_body(&j->in, j->pix_key);
+		path = mem_printf("/cobv/%s", j->id);
+	} else {
+		body = bankcharges_cob_body(&j->in, j->pix_key);
+		path = mem_printf("/cob/%s", j->id);
+	}
 	bankapi_call(j->b->bankapi, &j->creds, "PUT", path, body, on_cob, j);
 	free(path);
 	free(body);
@@ -230,6 +312,15 @@ static void charge_by(struct job *j, const char *via, const char *key, const cha
 			 "default: mark the one its charges go to (pixrelay bank update ID "
 			 "--default; pixrelay bank list --env %s --account %s lists them)",
 			 env_name(j->env), env_name(j->env), j->account);
+		answer(j, BANKCHARGES_NO_CHARGING, why, NULL);
+		return;
+	}
+	if (j->env == ENV_PRODUCTION && charge_has_due(&j->in)) {
+		snprintf(why, sizeof(why),
+			 "a charge with a due date is created at the bank (PUT /cobv), and the "
+			 "account's charging connection has no API credentials: a static BR Code "
+			 "carries no due date; give the connection the bank's API credentials "
+			 "(pixrelay bank credentials ID ...; docs/due-dates.md)");
 		answer(j, BANKCHARGES_NO_CHARGING, why, NULL);
 		return;
 	}
@@ -304,6 +395,7 @@ void bankcharges_create(const struct bankcharges *b, enum env env, const char *a
 	j->in.phone = mem_strdup_or_null(in->phone);
 	j->in.document = mem_strdup_or_null(in->document);
 	j->in.postback_url = mem_strdup_or_null(in->postback_url);
+	j->in.due = in->due;
 	j->cb = cb;
 	j->ud = ud;
 	accounts_lookup(b->r, b->cache, b->cfg, account, on_account, j);

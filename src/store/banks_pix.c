@@ -44,6 +44,11 @@ void banks_pix_args_pix(struct rargs *a, const struct banks_pix_who *w,
 	rargs_str(a, it->event);
 	rargs_ll(a, it->refunded);
 	rargs_ll(a, (long long)p->nrefunds);
+	/* componentesValor: '' none, '-' not adding up, else its original */
+	if (p->parts == BANKPIX_PARTS_ADD_UP)
+		rargs_ll(a, (long long)p->parts_original);
+	else
+		rargs_str(a, p->parts == BANKPIX_PARTS_NONE ? "" : "-");
 	for (size_t j = 0; j < p->nrefunds; j++) {
 		const struct bankpix_refund *f = &p->refunds[j];
 

@@ -214,6 +214,15 @@ static void on_report(void *ud, redisReply *reply, const char *err)
 		json_int(g, day_count(day, reasons[i]));
 	}
 	json_close(g);
+	/* the Pix that paid charges with a due date (counted among the paid
+	 * too), and what they brought */
+	json_str(g, "dueDate");
+	json_open(g);
+	json_str(g, "paid");
+	json_int(g, day_count(day, "due_paid"));
+	json_str(g, "cents");
+	json_int(g, day_count(day, "due_paid_cents"));
+	json_close(g);
 	json_str(g, "refunds");
 	json_open(g);
 	render_statuses(g, day, "refund_");

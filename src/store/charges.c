@@ -90,13 +90,14 @@ static void store(struct create *c, const char *pix_key)
 	char id[IDS_ULID_LEN + 1], code[BRCODE_ENCODE_BUF], err[256], fp[65];
 	char cus[41], created_txt[TIMEFMT_LEN + 1], k1[KS_KEY_MAX], k2[KS_KEY_MAX], k3[KS_KEY_MAX];
 	char k4[KS_KEY_MAX], kp[KS_KEY_MAX], kr[KS_KEY_MAX] = "";
-	char created_ms[32], expires_ms[32], amount[32], fee_s[32];
+	char created_ms[32], expires_ms[32], amount[32], fee_s[32], due_min[32] = "",
+								    due_max[32] = "";
 	char *image_url, *head = NULL, *mid = NULL, desc[CHARGE_COMMENT_MAX + 1] = "";
 	uint64_t now = ids_now_ms();
 	struct brcode_input bi;
 	struct charge_view v;
 	int64_t fee = charge_fee(c->in.amount, cfg->fee_fixed, cfg->fee_bps);
-	const char *argv[20];
+	const char *argv[22];
 	size_t room;
 	int shard;
 
@@ -138,10 +139,13 @@ static void store(struct create *c, const char *pix_key)
 	v.image_url = image_url;
 	v.amount = c->in.amount;
 	v.comment = c->in.comment;
-	v.expiration = c->in.expiration;
 	v.fee = fee;
 	v.created_ms = now;
-	v.expires_ms = now + (uint64_t)c->in.expiration * 1000u;
+	v.expires_ms = charge_expires_ms(&c->in, now);
+	/* a due-date charge's: the seconds from its creation to its end */
+	v.expiration =
+	    charge_has_due(&c->in) ? (int64_t)((v.expires_ms - now) / 1000u) : c->in.expiration;
+	v.due = charge_has_due(&c->in) ? &c->in.due : NULL;
 	if (c->in.name || c->in.email || c->in.phone || c->in.document) {
 		v.customer_id = cus;
 		v.name = c->in.name;
@@ -186,7 +190,16 @@ static void store(struct create *c, const char *pix_key)
 	argv[17] = code;
 	argv[18] = kp;
 	argv[19] = kr;
-	rds_script(c->r, on_created, c, SCRIPT_CHARGE_CREATE, 4, 20, argv, NULL);
+	if (charge_has_due(&c->in)) {
+		int64_t lo, hi;
+
+		chargedue_bounds(&c->in.due, c->in.amount, &lo, &hi);
+		snprintf(due_min, sizeof(due_min), "%lld", (long long)lo);
+		snprintf(due_max, sizeof(due_max), "%lld", (long long)hi);
+	}
+	argv[20] = due_min;
+	argv[21] = due_max;
+	rds_script(c->r, on_created, c, SCRIPT_CHARGE_CREATE, 4, 22, argv, NULL);
 	free(image_url);
 	free(head);
 	free(mid);
@@ -212,6 +225,7 @@ static struct create *create_new(struct rds *r, const struct config *cfg, enum e
 	c->in.phone = mem_strdup_or_null(in->phone);
 	c->in.document = mem_strdup_or_null(in->document);
 	c->in.postback_url = mem_strdup_or_null(in->postback_url);
+	c->in.due = in->due;
 	c->cb = cb;
 	c->ud = ud;
 	return c;
@@ -299,8 +313,7 @@ void charges_reserve(struct rds *r, const struct config *cfg, enum env env, cons
 	ks_charge_key_prefix(kp, sizeof(kp), cfg->prefix, shard);
 	snprintf(now_s, sizeof(now_s), "%llu", (unsigned long long)now);
 	/* a retry is useful while the charge could still be paid */
-	snprintf(until_s, sizeof(until_s), "%llu",
-		 (unsigned long long)(now + (uint64_t)in->expiration * 1000u));
+	snprintf(until_s, sizeof(until_s), "%llu", (unsigned long long)charge_expires_ms(in, now));
 	{
 		const char *argv[] = {k1, k2, in->external_id, fp, id, now_s, until_s, kp};
 		rds_script(r, on_reserved, v, SCRIPT_CHARGE_RESERVE, 2, 8, argv, NULL);

@@ -121,7 +121,7 @@ static void p_json(const char *in, size_t len, char *out, size_t outlen)
 
 static void p_charge(const char *in, size_t len, char *out, size_t outlen)
 {
-	struct charge_limits lim = {86400, 2592000};
+	struct charge_limits lim = {86400, 2592000, 0};
 	struct charge_input ci;
 	yajl_val v = NULL;
 

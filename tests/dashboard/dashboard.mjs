@@ -344,6 +344,14 @@ try {
   assert.match(await page.locator("dl").first().innerText(), new RegExp("Created\\s+" + brt));
   await page.waitForFunction(() => document.getElementById("qr").complete && document.getElementById("qr").naturalWidth > 0);
   await shot("charge");
+  // a charge with a due date shows its terms (docs/due-dates.md)
+  const dueDay = new Date(Date.now() - 3 * 3600 * 1000 + 5 * 86400 * 1000).toISOString().slice(0, 10);
+  const dueCharge = (await api("POST", "/charge/pix/create", cfg.master, { amount: 10000, dueDate: dueDay,
+    daysAfterDue: 10, fine: "2.00", interest: "1.00", discount: { amount: 500, until: dueDay },
+    name: "Maria Souza", document: "52998224725" })).json.data;
+  await page.evaluate((id) => { location.hash = "#/charges/" + id; }, dueCharge.id);
+  assert.equal(await page.locator("#due").innerText(),
+    dueDay + ", payable 10 days after it · fine 2.00 % · interest 1.00 % a month · R$ 5,00 off until " + dueDay);
 
   // ---- banks: the connection, what its bank reported, the charge it paid ----
   await page.getByRole("link", { name: "Banks" }).click();

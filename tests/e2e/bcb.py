@@ -244,6 +244,24 @@ def _fix_cob_gerada_loc(spec):
     _replace(spec, ptr, ["id", "txid", "tipoCob", "criacao"], ["id", "tipoCob", "criacao"])
 
 
+@_erratum("CobVGerada.loc: `required` lists `txid`, which PayloadLocation does not define, as CobGerada.loc",
+          "the same fault as CobGerada's; the example cobResponse4's loc lacks it")
+def _fix_cobv_gerada_loc(spec):
+    ptr = "/components/schemas/CobVGerada/allOf/3/properties/loc/required"
+    _replace(spec, ptr, ["id", "txid", "tipoCob", "criacao"], ["id", "tipoCob", "criacao"])
+
+
+@_erratum("DadosRecebedor: `required` (logradouro, cidade, uf, cep) at the level of the charge, beside "
+          "`recebedor`, where it does not define them; recebedor's own allOf requires them already",
+          "a CobVGerada (cobResponse4) would need an address of its own beside recebedor's")
+def _fix_dados_recebedor(spec):
+    ptr = "/components/schemas/DadosRecebedor"
+    node = _pointer(spec, ptr)
+    if node.get("required") != ["logradouro", "cidade", "uf", "cep"] or "logradouro" in node["properties"]:
+        raise ErratumGone("erratum DadosRecebedor: required is no longer the address beside recebedor")
+    del node["required"]
+
+
 @_erratum("CobGerada.location and PayloadLocation.location: `format: uri` is not checked (maxLength 77 "
           "still is)",
           "a location is the BR Code's URL without a scheme (pix.example.com/qr/v2/...), as every "

@@ -648,7 +648,7 @@ class AsBanksAre(Base):
     """Banks that bend the standard: OAuth2 scopes, an application key on
     every call, credentials tried before they are kept."""
 
-    SCOPES = "cob.write pix.read pix.write webhook.read webhook.write"
+    SCOPES = "cob.write cobv.write pix.read pix.write webhook.read webhook.write"
 
     def gateway_account(self, *extras):
         """A new account connected to the bank with the API options and

@@ -29,7 +29,7 @@ TS_RE = re.compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$")
 CUS_RE = re.compile(r"^cus_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 ULID_RE = re.compile(r"^[0-7][0-9A-HJKMNP-TV-Z]{25}$")
 ALLOWED = ("allowed: amount, externalID, expiration, comment, name, email, phone, document, "
-           "postbackUrl")
+           "postbackUrl, dueDate, daysAfterDue, fine, interest, discount")
 SIZE_MSG = "size: must be an integer from 1 to 20 (pixels per module)"
 CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 ZBARIMG = shutil.which("zbarimg")

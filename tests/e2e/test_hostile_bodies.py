@@ -25,7 +25,7 @@ CPFS = ["52998224725", "12345678909", "98765432100", "11122233396", "44455566619
         "77788899941", "13579246828", "24681357928", "31415926590", "27182818205"]
 HEALTHZ_BOUND_S = 1.0
 CHARGE_FIELDS = ("allowed: amount, externalID, expiration, comment, name, email, phone, "
-                 "document, postbackUrl")
+                 "document, postbackUrl, dueDate, daysAfterDue, fine, interest, discount")
 TIME_RULE = "must be Unix seconds, 'YYYY-MM-DD HH:MM:SS' (UTC) or RFC 3339"
 
 

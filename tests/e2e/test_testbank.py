@@ -255,7 +255,8 @@ class Tokens(BankCase):
         self.assertEqual(body["token_type"], "Bearer")
         self.assertEqual(body["expires_in"], 3600)
         self.assertEqual(body["scope"].split(), sorted(
-            ["cob.write", "cob.read", "pix.write", "pix.read", "webhook.write", "webhook.read"]))
+            ["cob.write", "cob.read", "cobv.write", "cobv.read", "pix.write", "pix.read", "webhook.write",
+             "webhook.read"]))
         self.assertEqual(hdrs["Cache-Control"], "no-store")
         status, _, cob = self.client.call("PUT", "/cob/" + TXID + "tok", cob_body(), token=body["access_token"])
         self.assertEqual(status, 201, cob)
@@ -399,7 +400,9 @@ class Cob(BankCase):
 
     def test_method_and_path_not_in_the_api(self):
         self.assert_problem(self.client.call("POST", "/cob/" + TXID, cob_body()), 405, "RequisicaoInvalida")
-        self.assert_problem(self.client.call("GET", "/cobv/" + TXID), 404, "NaoEncontrado")
+        self.assert_problem(self.client.call("GET", "/lotecobv/1"), 404, "NaoEncontrado")
+        # a cobv the bank does not know: the standard's own 404
+        self.assert_problem(self.client.call("GET", "/cobv/" + TXID), 404, "CobVNaoEncontrada")
 
 
 class Pix(BankCase):

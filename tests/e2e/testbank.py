@@ -16,7 +16,7 @@ their refunds, and sends the standard's webhook over mutual TLS.
     bank.key                            the merchant account's Pix key (bank.keys: all)
     bank.webhook_ca                     the CA of the certificate the webhook calls present
 
-  API (under bank.url): PUT/GET /cob/{txid}, GET /pix, GET /pix/{e2eid},
+  API (under bank.url): PUT/GET /cob/{txid}, PUT/GET /cobv/{txid}, GET /pix, GET /pix/{e2eid},
   PUT/GET /pix/{e2eid}/devolucao/{id}, PUT/GET/DELETE /webhook/{chave}; and
   POST /oauth/token (form grant_type=client_credentials[&scope=...]).
 
@@ -35,6 +35,11 @@ their refunds, and sends the standard's webhook over mutual TLS.
   The money side, as the tests drive it:
     pix = bank.pay(txid, valor=None, info=None, when=None)   settle a cob
     pix = bank.pay_key("5.00", chave=None, txid=None, ...)   a Pix to the key itself
+    pix = bank.pay_cobv(txid, when=None, valor=None, parts=True)
+                              settle a cobv (charge with a due date) with
+                              the amount due on when's day (Brasilia) as
+                              the bank computes it, with componentesValor
+                              unless parts=False; bank.cobv_due(txid, day)
     dev = bank.settle_refund(e2e, id, status="DEVOLVIDO")    EM_PROCESSAMENTO -> ...
     sent = bank.notify([e2e or Pix, ...])     POST {webhookUrl}/pix, {"pix": [...]}
     bank.webhook_faults(drop=0.2, twice=0.1, delay=0.1, delay_seconds=1, seed=7)
@@ -65,6 +70,7 @@ long); a 404 (a txid it does not know) is an ordinary answer.
 import base64
 import collections
 import datetime
+import decimal
 import functools
 import hmac
 import json
@@ -89,12 +95,13 @@ from bankhook import WebhookSender
 from bankspec import OPERATIONS, Refusal, Violation, check_request, check_response, not_found, problem_body
 from bankspec import methods, route, rule, spec_operation
 
-SCOPES = ("cob.write", "cob.read", "pix.write", "pix.read", "webhook.write", "webhook.read")
+SCOPES = ("cob.write", "cob.read", "cobv.write", "cobv.read", "pix.write", "pix.read", "webhook.write", "webhook.read")
 TOKEN_PATH = "/oauth/token"
 MAX_BODY = 1 << 20
 
 _ALNUM = string.ascii_letters + string.digits
 _TXID = re.compile(r"[a-zA-Z0-9]{26,35}")
+BRASILIA = datetime.timezone(datetime.timedelta(hours=-3))
 
 
 # ---------------------------------------------------------------------------
@@ -268,6 +275,7 @@ class TestBank:
         self.tokens_issued = 0
 
         self._cobs = {}            # txid -> cob record (see _cob_view)
+        self._cobvs = {}           # txid -> cobv record (see _cobv_view)
         self._next_loc = 1
         self._pix = {}             # e2eid -> Pix (devolucoes kept in it)
         self._pix_meta = {}        # e2eid -> {"pagador": {...}, "horario": datetime}
@@ -805,6 +813,170 @@ class TestBank:
                 cob["revisao"] += 1
             return 201, self._forged(self._cob_view(cob, with_pix=False))
 
+    # ---- charges with a due date (cobv) ----
+
+    RECEBEDOR = {"cnpj": "11222333000181", "logradouro": "Rua do Teste, 100", "uf": "SP", "cep": "01001000"}
+
+    def _op_put_cobv(self, params, values, body):
+        """PUT /cobv/{txid}: the standard's rules beyond the schema (the
+        catalogue of CobVOperacaoInvalida), then the cobv kept: a location of
+        tipoCob cobv and a dynamic code without an amount (54), the amount
+        due depending on the day paid."""
+        txid = params["txid"]
+        refuse = functools.partial(rule, "PUT", "/cobv/{txid}")
+        if not _TXID.fullmatch(txid):
+            raise refuse("O campo txid deve ter de 26 a 35 caracteres alfanuméricos.", "{txid}")
+        cal, valor = body["calendario"], body["valor"]
+        today = _now().astimezone(BRASILIA).date()
+        due = datetime.date.fromisoformat(cal["dataDeVencimento"])
+        if due < today:
+            raise refuse("O campo cobv.calendario.dataDeVencimento é anterior à data de criação da cobrança.",
+                         "$.calendario.dataDeVencimento")
+        if cal.get("validadeAposVencimento", 30) < 0:
+            raise refuse("O campo cobv.calendario.validadeAposVencimento é menor do que zero.",
+                         "$.calendario.validadeAposVencimento")
+        original = valor["original"]
+        if not re.fullmatch(r"\d{1,10}\.\d{2}", original):
+            raise refuse("O campo cobv.valor.original não respeita o _schema_.", "$.valor.original")
+        if _cents(original) == 0:
+            raise refuse("O campo cobv.valor.original apresenta o valor zero.", "$.valor.original")
+        for name in ("multa", "juros", "abatimento"):
+            if name in valor and not re.fullmatch(r"\d{1,10}\.\d{2}", valor[name]["valorPerc"]):
+                raise refuse("O objeto cobv.valor.%s não respeita o _schema_." % name, "$.valor." + name)
+        desconto = valor.get("desconto")
+        if desconto is not None:
+            fixed = desconto.get("descontoDataFixa")
+            if desconto["modalidade"] in (1, 2) and not fixed:
+                raise refuse("O objeto cobv.valor.desconto apresenta modalidade no valor 1 ou 2, porém o array "
+                             "cobv.valor.desconto.descontoDataFixa está vazio ou nulo.", "$.valor.desconto")
+            for item in fixed or []:
+                if datetime.date.fromisoformat(item["data"]) > due:
+                    raise refuse("O objeto cobv.valor.desconto apresenta algum elemento cuja data seja posterior "
+                                 "à data de vencimento representada por calendario.dataDeVencimento.",
+                                 "$.valor.desconto")
+                limit = 10000 if desconto["modalidade"] == 2 else _cents(original)
+                if _cents(item["valorPerc"]) >= limit:
+                    raise refuse("O objeto cobv.valor.desconto apresenta algum elemento de desconto que "
+                                 "representa um valor maior ou igual ao valor da cobrança original ou maior "
+                                 "ou igual a 100%.", "$.valor.desconto")
+        if body["chave"] not in self.keys:
+            raise refuse("O campo cobv.chave corresponde a uma conta que não pertence a este usuário recebedor.",
+                         "$.chave")
+        if "loc" in body:
+            raise refuse("O location referenciado por cobv.loc.id inexiste.", "$.loc.id")
+        asked = {k: _copy(body[k]) for k in ("valor", "chave", "devedor", "solicitacaoPagador", "infoAdicionais")
+                 if k in body}
+        asked["calendario"] = {"dataDeVencimento": cal["dataDeVencimento"],
+                               "validadeAposVencimento": cal.get("validadeAposVencimento", 30)}
+        with self._lock:
+            cobv = self._cobvs.get(txid)
+            if cobv is None:
+                now = _now()
+                loc_id, self._next_loc = self._next_loc, self._next_loc + 1
+                location = "%s/qr/v2/cobv/%s" % (self.location_host, uuid.UUID(
+                    int=self._rng.getrandbits(128), version=4).hex)
+                cobv = {"txid": txid, "criacao": now, "status": "ATIVA", "revisao": 0, "asked": asked,
+                        "loc": {"id": loc_id, "location": location, "tipoCob": "cobv", "criacao": rfc3339(now)},
+                        "pix": []}
+                self._cobvs[txid] = cobv
+            elif asked != cobv["asked"]:
+                if cobv["status"] != "ATIVA":
+                    raise refuse("A cobrança já existe, não está ATIVA, e a presente requisição busca alterá-la")
+                cobv["asked"] = asked
+                cobv["revisao"] += 1
+            return 201, self._cobv_view(cobv, with_pix=False)
+
+    def _op_get_cobv(self, params, values, body):
+        with self._lock:
+            cobv = self._cobvs.get(params["txid"])
+            if cobv is None:
+                raise not_found("GET", "/cobv/{txid}", "Cobrança não encontrada para o txid informado.")
+            return 200, self._cobv_view(cobv)
+
+    def _cobv_view(self, cobv, with_pix=True):
+        asked = cobv["asked"]
+        cal = dict(asked["calendario"], criacao=rfc3339(cobv["criacao"]))
+        out = {"calendario": cal, "txid": cobv["txid"], "revisao": cobv["revisao"], "loc": dict(cobv["loc"]),
+               "location": cobv["loc"]["location"], "status": cobv["status"],
+               "recebedor": dict(self.RECEBEDOR, nome=self.merchant_name, cidade=self.merchant_city)}
+        for k in ("devedor", "valor", "chave", "solicitacaoPagador", "infoAdicionais"):
+            if k in asked:
+                out[k] = _copy(asked[k])
+        out["pixCopiaECola"] = br_code_dynamic(cobv["loc"]["location"], "0.00", self.merchant_name,
+                                               self.merchant_city)
+        if with_pix and cobv["pix"]:
+            out["pix"] = [self._pix_view(e2e) for e2e in cobv["pix"]]
+        return out
+
+    def cobv(self, txid):
+        """The cobv as GET /cobv/{txid} shows it (None if unknown)."""
+        with self._lock:
+            return self._cobv_view(self._cobvs[txid]) if txid in self._cobvs else None
+
+    def cobv_due(self, txid, day):
+        """What the payer owes on `day` (a date) for cobv `txid`, as the bank
+        computes it from the standard's modalidades (calendar days; each
+        part rounded half up to a cent): {"original", "multa", "juros",
+        "abatimento", "desconto", "valor"} as Decimal; None after the last
+        payable day. No holiday calendar: a due date is never moved."""
+        with self._lock:
+            asked = _copy(self._cobvs[txid]["asked"])
+        cent = decimal.Decimal("0.01")
+        valor, cal = asked["valor"], asked["calendario"]
+        due = datetime.date.fromisoformat(cal["dataDeVencimento"])
+        late = (day - due).days
+        if late > cal["validadeAposVencimento"]:
+            return None
+        o = decimal.Decimal(valor["original"])
+        out = {"original": o, "multa": decimal.Decimal(0), "juros": decimal.Decimal(0),
+               "abatimento": decimal.Decimal(0), "desconto": decimal.Decimal(0)}
+        if late > 0 and "multa" in valor:
+            x = decimal.Decimal(valor["multa"]["valorPerc"])
+            out["multa"] = x if valor["multa"]["modalidade"] == 1 else o * x / 100
+        if late > 0 and "juros" in valor:
+            x, m = decimal.Decimal(valor["juros"]["valorPerc"]), valor["juros"]["modalidade"]
+            per_day = {1: x, 2: o * x / 100, 3: o * x / 100 / 30, 4: o * x / 100 / 365}[m]
+            out["juros"] = per_day * late
+        if "abatimento" in valor:
+            x = decimal.Decimal(valor["abatimento"]["valorPerc"])
+            out["abatimento"] = x if valor["abatimento"]["modalidade"] == 1 else o * x / 100
+        d = valor.get("desconto")
+        if d and d["modalidade"] in (1, 2):
+            for item in sorted(d["descontoDataFixa"], key=lambda i: i["data"]):
+                if day <= datetime.date.fromisoformat(item["data"]):
+                    x = decimal.Decimal(item["valorPerc"])
+                    out["desconto"] = x if d["modalidade"] == 1 else o * x / 100
+                    break
+        out = {k: v.quantize(cent, rounding=decimal.ROUND_HALF_UP) for k, v in out.items()}
+        out["valor"] = out["original"] + out["multa"] + out["juros"] - out["abatimento"] - out["desconto"]
+        return out
+
+    def pay_cobv(self, txid, when=None, valor=None, parts=True, info=None, payer_ispb=None, pagador=None):
+        """A payer settles cobv `txid` at `when` (default now): a Pix of the
+        amount due on that day in Brasilia (cobv_due), or `valor` (then the
+        parts are not adjusted: they no longer add up, as a wrong bank's
+        would not), with componentesValor (its non-zero parts) unless
+        parts=False. ValueError for an unknown cobv, one not ATIVA or past
+        its last payable day. Returns the Pix (a copy)."""
+        moment = parse_time(when) if when is not None else _now()
+        with self._lock:
+            cobv = self._cobvs.get(txid)
+            if cobv is None:
+                raise ValueError("no cobv with txid %s" % txid)
+            if cobv["status"] != "ATIVA":
+                raise ValueError("cobv %s is %s" % (txid, cobv["status"]))
+            due = self.cobv_due(txid, moment.astimezone(BRASILIA).date())
+            if due is None:
+                raise ValueError("cobv %s is past its last payable day" % txid)
+            comp = {k: {"valor": str(v)} for k, v in due.items() if k != "valor" and (v or k == "original")}
+            pix = self._settle(cobv["asked"]["chave"], valor or str(due["valor"]), txid, info, moment,
+                               payer_ispb, pagador, componentes=comp if parts else None)
+            cobv["pix"].append(pix["endToEndId"])
+            cobv["status"] = "CONCLUIDA"
+        if self.auto_notify:
+            self.notify([pix["endToEndId"]], wait=False)
+        return _copy(pix)
+
     def _forged(self, view):
         """The cob as forge_cob alters it in PUT /cob's answer."""
         kind = self.forge_cob
@@ -1009,13 +1181,19 @@ class TestBank:
         stamp = moment.astimezone(datetime.timezone.utc).strftime("%Y%m%d%H%M")
         return letter + ispb + stamp + "".join(self._rng.choice(_ALNUM) for _ in range(11))
 
-    def _settle(self, chave, valor, txid, info, when, payer_ispb, pagador):
+    def _settle(self, chave, valor, txid, info, when, payer_ispb, pagador, componentes=False):
+        """componentes: the Pix's componentesValor (False: {"original": valor};
+        None: none)."""
         moment = parse_time(when) if when is not None else _now()
         pix = {"endToEndId": self._e2e("E", payer_ispb or self.payer_ispb, moment)}
         if txid is not None:
             pix["txid"] = txid
-        pix.update({"valor": valor, "componentesValor": {"original": {"valor": valor}}, "chave": chave,
-                    "horario": rfc3339(moment)})
+        pix["valor"] = valor
+        if componentes is False:
+            pix["componentesValor"] = {"original": {"valor": valor}}
+        elif componentes is not None:
+            pix["componentesValor"] = componentes
+        pix.update({"chave": chave, "horario": rfc3339(moment)})
         if info is not None:
             pix["infoPagador"] = info
         bcb.validate("Pix", pix)

@@ -25,7 +25,7 @@ static void check_text(const char *s, long max)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct charge_limits lim = {86400, 2592000};
+	struct charge_limits lim = {86400, 2592000, 0};
 	struct charge_input in;
 	char err[512] = "", fp[65];
 	yajl_val v = NULL;

@@ -16,7 +16,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const struct cobcheck_asked asked = {"01HZY8K3M4N5P6Q7R8S9T0V1WX",
-						    "pagamentos@loja.example", 1000, 3600};
+						    "pagamentos@loja.example", 1000, 3600, NULL};
+	static const struct charge_due due = {"2026-12-10", 30, 200, 100, 50, "2026-12-05"};
+	static const struct cobcheck_asked asked_v = {"01HZY8K3M4N5P6Q7R8S9T0V1WX",
+						      "pagamentos@loja.example", 1000, 0, &due};
 	char *body = malloc(size + 1), why[200], *code = NULL;
 	struct brcode_decoded d;
 	int rc;
@@ -37,6 +40,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if ((unsigned char)*p < ' ' || *p == 0x7f)
 				__builtin_trap();
 	}
+	/* the same answer as a cobv's (a due-date charge): refused or taken,
+	 * never a crash */
+	code = NULL;
+	rc = cobcheck_answer(&asked_v, body, size, &code, why, sizeof(why));
+	if ((rc == 0) != (code != NULL))
+		__builtin_trap();
+	free(code);
 	free(body);
 	return 0;
 }

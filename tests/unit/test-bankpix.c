@@ -239,6 +239,50 @@ static void test_tolerance(void)
 	bankpix_batch_deinit(&b);
 }
 
+/* componentesValor read for matching a charge with a due date: whether its
+ * parts add up to valor, and its original. */
+static int parts(const char *valor, const char *comp, int64_t *original)
+{
+	struct bankpix_batch b;
+	char text[512];
+	int rc = -1;
+
+	snprintf(text, sizeof(text), "{\"pix\":[{" E2E ",\"valor\":\"%s\"," HOR "%s%s}]}", valor,
+		 comp ? ",\"componentesValor\":" : "", comp ? comp : "");
+	if (parse(text, &b) == BANKPIX_OK && b.n == 1) {
+		rc = b.items[0].parts;
+		*original = b.items[0].parts_original;
+	}
+	bankpix_batch_deinit(&b);
+	return rc;
+}
+
+static void test_parts(void)
+{
+	int64_t o = -1;
+
+	CHECK_INT(parts("102.33", NULL, &o), BANKPIX_PARTS_NONE);
+	CHECK_INT(parts("102.33",
+			"{\"original\":{\"valor\":\"100.00\"},\"multa\":{\"valor\":\"2.00\"},"
+			"\"juros\":{\"valor\":\"0.33\"}}",
+			&o),
+		  BANKPIX_PARTS_ADD_UP);
+	CHECK_INT(o, 10000);
+	CHECK_INT(parts("92.50",
+			"{\"original\":{\"valor\":\"100.00\"},\"desconto\":{\"valor\":\"5.00\"},"
+			"\"abatimento\":{\"valor\":\"2.50\"},\"outro\":1}",
+			&o),
+		  BANKPIX_PARTS_ADD_UP);
+	CHECK_INT(o, 10000);
+	/* one cent off, no original, an unreadable part */
+	CHECK_INT(parts("102.34",
+			"{\"original\":{\"valor\":\"100.00\"},\"multa\":{\"valor\":\"2.33\"}}", &o),
+		  BANKPIX_PARTS_WRONG);
+	CHECK_INT(parts("2.00", "{\"multa\":{\"valor\":\"2.00\"}}", &o), BANKPIX_PARTS_WRONG);
+	CHECK_INT(parts("2.00", "{\"original\":{\"valor\":2}}", &o), BANKPIX_PARTS_WRONG);
+	CHECK_INT(parts("2.00", "{\"original\":{}}", &o), BANKPIX_PARTS_WRONG);
+}
+
 static void test_bodies(void)
 {
 	struct bankpix_batch b;
@@ -502,6 +546,7 @@ static void test_keep_chave(void)
 
 int main(void)
 {
+	test_parts();
 	test_valor();
 	test_txid();
 	test_examples();

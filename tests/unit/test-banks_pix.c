@@ -50,7 +50,7 @@ static void test_call(void)
 	    /* the Pix */
 	    "bnk_X", "ACC", "sandbox", "webhook", "2026-11-18", "E12345678202611181000abcdefghijk",
 	    "", "", "1250", "1795000000000", "{\"valor\":\"12.50\"}", "{\"keep\":1}", "evt_P",
-	    "500", "1",
+	    "500", "1", "",
 	    /* its refund */
 	    "D1", "DEVOLVIDO", "500", "evt_R1", "{\"id\":\"D1\"}", "MED_OPERACIONAL", "1", "evt_R2",
 	    /* the refused item */

@@ -15,7 +15,7 @@
 #define KEY "pagamentos@loja.example"
 #define LOC "qr.banco.example/qr/v2/cob/9d36b84fc70b478fb95c12729b90ca25"
 
-static const struct cobcheck_asked asked = {TXID, KEY, 1000, 3600};
+static const struct cobcheck_asked asked = {TXID, KEY, 1000, 3600, NULL};
 
 static void tlv(char *out, size_t size, const char *id, const char *v)
 {
@@ -234,8 +234,92 @@ static void test_small_buffer(void)
 	free(a);
 }
 
+/* A CobVGerada: the calendario and valor given whole. */
+static char *answer_v(const char *brcode, const char *cal, const char *valor, const char *tipo)
+{
+	char *out = malloc(4096);
+
+	snprintf(out, 4096,
+		 "{\"calendario\":{\"criacao\":\"2026-01-01T00:00:00Z\",%s},\"txid\":\"" TXID
+		 "\",\"revisao\":0,\"loc\":{\"id\":7,\"location\":\"" LOC
+		 "\",\"tipoCob\":\"%s\"},\"location\":\"" LOC
+		 "\",\"status\":\"ATIVA\",\"valor\":%s,\"chave\":\"" KEY
+		 "\",\"pixCopiaECola\":\"%s\"}",
+		 cal, tipo, valor, brcode);
+	return out;
+}
+
+static void expect_v(const char *body, const char *want_why, int line)
+{
+	static const struct charge_due due = {"2026-12-10", 30, 200, 100, 500, "2026-12-05"};
+	static const struct cobcheck_asked asked_v = {TXID, KEY, 1000, 0, &due};
+	char why[256] = "", *got = NULL;
+	int rc = cobcheck_answer(&asked_v, body, strlen(body), &got, why, sizeof(why));
+
+	if (want_why ? strcmp(why, want_why) != 0 : rc != 0)
+		fprintf(stderr, "line %d: %s\n", line, why);
+	CHECK_INT(rc, want_why ? COBCHECK_REFUSED : 0);
+	CHECK_STR(why, want_why ? want_why : "");
+	free(got);
+}
+
+#define CAL "\"dataDeVencimento\":\"2026-12-10\",\"validadeAposVencimento\":30"
+#define VALOR_V                                                                                    \
+	"{\"original\":\"10.00\",\"multa\":{\"modalidade\":2,\"valorPerc\":\"2.00\"},"             \
+	"\"juros\":{\"modalidade\":3,\"valorPerc\":\"1.00\"},\"desconto\":{\"modalidade\":1,"      \
+	"\"descontoDataFixa\":[{\"data\":\"2026-12-05\",\"valorPerc\":\"5.00\"}]}}"
+
+/* A cobv's answer: no amount compared in the code, its calendario and
+ * terms as sent. */
+static void test_cobv(void)
+{
+	char c[512], *a;
+
+	code(c, sizeof(c), NULL, LOC, NULL, "***");
+	a = answer_v(c, CAL, VALOR_V, "cobv");
+	expect_v(a, NULL, __LINE__);
+	free(a);
+	/* an amount in field 54 is not the amount due of any one day: not compared */
+	code(c, sizeof(c), NULL, LOC, "9.50", "***");
+	a = answer_v(c, CAL, VALOR_V, "cobv");
+	expect_v(a, NULL, __LINE__);
+	free(a);
+	code(c, sizeof(c), NULL, LOC, NULL, "***");
+	a = answer_v(c, CAL, VALOR_V, "cob");
+	expect_v(a, "loc.tipoCob: not cobv", __LINE__);
+	free(a);
+	a = answer_v(c, "\"dataDeVencimento\":\"2026-12-11\",\"validadeAposVencimento\":30",
+		     VALOR_V, "cobv");
+	expect_v(a, "calendario.dataDeVencimento: 2026-12-11, not the charge's 2026-12-10",
+		 __LINE__);
+	free(a);
+	a = answer_v(c, "\"dataDeVencimento\":\"2026-12-10\"", VALOR_V, "cobv");
+	expect_v(a, "calendario.validadeAposVencimento: missing or not the charge's 30", __LINE__);
+	free(a);
+	a = answer_v(c, CAL,
+		     "{\"original\":\"10.00\",\"juros\":{\"modalidade\":3,\"valorPerc\":\"1.00\"}}",
+		     "cobv");
+	expect_v(a, "valor.multa: missing, not the charge's 2.00", __LINE__);
+	free(a);
+	a = answer_v(c, CAL,
+		     "{\"original\":\"10.00\",\"multa\":{\"modalidade\":1,\"valorPerc\":\"2.00\"}}",
+		     "cobv");
+	expect_v(a, "valor.multa.modalidade: not 2", __LINE__);
+	free(a);
+	a = answer_v(c, CAL,
+		     "{\"original\":\"10.00\",\"multa\":{\"modalidade\":2,\"valorPerc\":\"2.00\"},"
+		     "\"juros\":{\"modalidade\":3,\"valorPerc\":\"1.00\"}}",
+		     "cobv");
+	expect_v(a, "valor.desconto: not the charge's", __LINE__);
+	free(a);
+	a = answer_v(c, CAL, "{\"original\":\"9.00\"}", "cobv");
+	expect_v(a, "valor.original: 9.00, not the charge's 10.00", __LINE__);
+	free(a);
+}
+
 int main(void)
 {
+	test_cobv();
 	test_good();
 	test_the_code();
 	test_the_cob();

@@ -18,7 +18,7 @@
 /* The standard's scopes of the calls pixrelay makes: PUT /cob (charges),
  * GET /pix and /pix/{e2eid} (the reconciliation), PUT /pix/{e2eid}/
  * devolucao/{id} (refunds), PUT and GET /webhook/{chave}. */
-#define BANK_CREDS_SCOPES "cob.write pix.read pix.write webhook.read webhook.write"
+#define BANK_CREDS_SCOPES "cob.write cobv.write pix.read pix.write webhook.read webhook.write"
 #define BANK_CREDS_EXTRA_MAX 8		/* extra headers; extra query parameters */
 #define BANK_CREDS_EXTRA_NAME_MAX 64	/* characters of a header name or query key */
 #define BANK_CREDS_EXTRA_VALUE_MAX 1024 /* characters of a value */

@@ -53,11 +53,20 @@ struct bankpix_refund {
  * form: the schema's fields only, in the schema's order, `devolucoes`
  * always an array, `componentesValor` as received; it is what the
  * merchant's event carries. Strings owned. */
+enum bankpix_parts { BANKPIX_PARTS_NONE, BANKPIX_PARTS_ADD_UP, BANKPIX_PARTS_WRONG };
+
 struct bankpix {
 	char e2e[BANKPIX_E2E_LEN + 1];
 	char txid[BANKPIX_TXID_MAX + 1]; /* "" when the Pix carries none */
 	char *chave;			 /* the Pix key paid; NULL when the Pix names none */
 	int64_t cents;
+	/* componentesValor: BANKPIX_PARTS_NONE without it; BANKPIX_PARTS_ADD_UP
+	 * when its parts add up to valor (original + saque + troco + multa +
+	 * juros - abatimento - desconto, each that is there), its original
+	 * (cents) then in parts_original; BANKPIX_PARTS_WRONG when they do not
+	 * or cannot be read */
+	int parts;
+	int64_t parts_original;
 	long long horario_ms;
 	struct bankpix_refund *refunds;
 	size_t nrefunds;

@@ -12,6 +12,8 @@
 #ifndef PIXRELAY_CHARGE_H
 #define PIXRELAY_CHARGE_H
 
+#include "pixrelay/pix/chargedue.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include <yajl/yajl_tree.h>
@@ -27,6 +29,7 @@
 struct charge_limits {
 	long default_expiration;
 	long max_expiration;
+	long long today; /* days since 1970-01-01 in Brasilia: due dates are not before it */
 };
 
 /* A validated create request. Strings are owned (NULL when not given). */
@@ -40,6 +43,8 @@ struct charge_input {
 	char *phone;
 	char *document; /* normalised CPF (11) or CNPJ (14) */
 	char *postback_url;
+	struct charge_due due; /* a due-date charge's terms (due.date[0] == '\0': none);
+				* expiration is then 0 */
 };
 
 /* Validate `body` (a JSON object) against the rules of 4.1. Returns 0 and
@@ -48,6 +53,12 @@ struct charge_input {
 int charge_parse_create(yajl_val body, const struct charge_limits *lim, struct charge_input *out,
 			char *err, size_t errlen);
 void charge_input_deinit(struct charge_input *in);
+
+/* Whether the request is a due-date charge's. */
+#define charge_has_due(in) ((in)->due.date[0] != '\0')
+
+/* The moment a charge of `in` created at `now_ms` stops being payable. */
+uint64_t charge_expires_ms(const struct charge_input *in, uint64_t now_ms);
 
 /* The fee: fixed + amount * bps / 10000 rounded half up, never above amount. */
 int64_t charge_fee(int64_t amount, long fixed, long bps);
@@ -75,6 +86,7 @@ struct charge_view {
 	uint64_t expires_ms;
 	const char *customer_id; /* NULL: "customer": null */
 	const char *name, *document, *email, *phone;
+	const struct charge_due *due; /* NULL: an immediate charge */
 };
 
 /* Render the fixed parts; *head and *mid are malloc'ed (caller frees). */

@@ -13,6 +13,13 @@
  * - its location is the cob's: loc.location and location, each one the
  *   answer gives (a leading "https://" of theirs is not compared);
  * - txid, chave, valor.original and calendario.expiracao are those sent.
+ * The answer to PUT /cobv/{txid} (CobVGerada, a due-date charge) is held
+ * the same way, but: its amount (54), written or not, is not compared (the
+ * amount due depends on the day paid: the payer's app reads it from the
+ * payload at the location); loc.tipoCob, when given, must be "cobv";
+ * calendario.dataDeVencimento and validadeAposVencimento replace
+ * expiracao; valor.multa, juros and desconto must be those sent (or
+ * absent when none was).
  * Field 62.05 is not judged: the standard writes "***" there, some PSPs a
  * txid of their own, and the payer's app takes the txid from the payload.
  *
@@ -21,6 +28,8 @@
 #ifndef PIXRELAY_COBCHECK_H
 #define PIXRELAY_COBCHECK_H
 
+#include "pixrelay/pix/chargedue.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,8 +37,9 @@
 struct cobcheck_asked {
 	const char *txid;
 	const char *chave;
-	int64_t amount;	    /* valor.original, cents */
-	int64_t expiration; /* calendario.expiracao, seconds */
+	int64_t amount;		      /* valor.original, cents */
+	int64_t expiration;	      /* calendario.expiracao, seconds (a cob's) */
+	const struct charge_due *due; /* a cobv's terms; NULL: a cob */
 };
 
 enum cobcheck_result {

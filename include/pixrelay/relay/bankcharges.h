@@ -69,6 +69,21 @@ void bankcharges_create(const struct bankcharges *b, enum env env, const char *a
 void bankcharges_refund(const struct bankcharges *b, enum env env, const char *account,
 			const char *id, int64_t amount, char *event_out, store_fn cb, void *ud);
 
+/* The modalidades of a cobv's valor that pixrelay sends (the standard's
+ * tables): the fine a percentage, the interest a percentage a month in
+ * calendar days, the discount a fixed value until a date. */
+enum {
+	COBV_MULTA_PERCENTUAL = 2,
+	COBV_JUROS_PERCENTUAL_MES = 3,
+	COBV_DESCONTO_VALOR_FIXO = 1,
+};
+
+/* The body of PUT /cobv/{txid} for a due-date charge (CobVSolicitada):
+ * calendario (dataDeVencimento, validadeAposVencimento, always sent),
+ * devedor, valor (original, multa, juros, desconto) and chave: malloc'd
+ * JSON. */
+char *bankcharges_cobv_body(const struct charge_input *in, const char *pix_key);
+
 /* The body of PUT /cob/{txid} for a charge (CobSolicitada): malloc'd JSON. */
 char *bankcharges_cob_body(const struct charge_input *in, const char *pix_key);
 

@@ -12,7 +12,8 @@
  *   (Brasilia), endToEndId, txid ('' = none), charge id the txid names ('' =
  *   none), cents, horario (ms), Pix as JSON, what a charge it pays keeps
  *   (JSON), event id, cents refunded (DEVOLVIDO, all refunds of the Pix),
- *   number r of refunds, then r times: refund id, status, cents, event id,
+ *   number r of refunds, componentesValor ('' = none, '-' = its parts do not
+ *   add up to valor, else its original in cents), then r times: refund id, status, cents, event id,
  *   refund as JSON, natureza ('' = none), MED (1 | 0), a second event id
  *   (the charge's refund, when a MED refund makes the Pix whole);
  *   then m refused items, each BANKS_PIX_REFUSAL_ARGS: connection, account,
@@ -41,7 +42,7 @@
 #include "pixrelay/store/banks_conn.h"
 
 #define BANKS_PIX_NKEYS 1
-#define BANKS_PIX_ARGS 15	   /* arguments of a Pix, before its refunds' */
+#define BANKS_PIX_ARGS 16	   /* arguments of a Pix, before its refunds' */
 #define BANKS_PIX_REFUND_ARGS 8	   /* arguments of one refund */
 #define BANKS_PIX_REFUSAL_ARGS 12  /* arguments of a refused item */
 #define BANKS_PIX_FIELDS 5	   /* answer fields of a Pix, before its refunds' */

@@ -25,8 +25,9 @@
 --   p bday:<conn>:<YYYY-MM-DD>   hash: counts per day of horario (Brasilia time; a refused
 --                               item without a readable horario: the day it came): by source
 --                               (webhook, reconciliation) and outcome, duplicate, elsewhere,
---                               refused, refund_<status>, med_<status>, nature_<natureza of a MED refund>; cents:
---                               <source>_cents, refused_cents, med_cents (MED refunds DEVOLVIDO).
+--                               refused, refund_<status>, med_<status>, nature_<natureza of a MED refund>,
+--                               due_paid (charges with a due date paid); cents: <source>_cents,
+--                               refused_cents, med_cents (MED refunds DEVOLVIDO), due_paid_cents.
 --                               A reconciliation reading again what was taken is neither
 --                               counted nor logged (its windows overlap).
 --   p brec:<conn>:<YYYY-MM-DD>   list: the Pix a reconciliation took first (the webhook had
@@ -39,11 +40,12 @@
 -- all kept for the retention; a charge paid by a Pix keeps it in fields pix (JSON) and pix_e2e.
 -- KEYS[1] = <prefix>{s<k>}:bank   (names the shard; not written)
 -- ARGV = shard key prefix, now (ms), now as text, retention (seconds), number n of Pix,
---        number m of refused items, then n Pix, each 15 + 8r:
+--        number m of refused items, then n Pix, each 16 + 8r:
 --          connection, account, env, source (webhook | reconciliation), day, endToEndId,
 --          txid ('' = none), charge id the txid names ('' = none), cents, horario (ms),
 --          Pix as JSON, what a charge it pays keeps (JSON), event id, cents refunded
---          (DEVOLVIDO, all refunds of the Pix), number r of refunds, then r times: refund id,
+--          (DEVOLVIDO, all refunds of the Pix), number r of refunds, componentesValor ('' =
+--          none, '-' = not adding up to valor, else its original), then r times: refund id,
 --          status, cents, event id, refund as JSON, natureza ('' = none), MED (1 | 0), a
 --          second event id (the charge's refund, when a MED refund makes the Pix whole);
 --        then m refused items, each 12: connection, account, env, source, day, index, id,
@@ -129,6 +131,14 @@ local function pix_event(etype, evt, env, account, c, cid, order, data)
   event_write(p, evt, env, account, etype, url, body, c and cid or order, now, ttl)
 end
 
+-- Whether a Pix of `cents` pays the due-date charge c: its componentesValor (`parts`: its
+-- original, '' none, '-' not adding up) add up and their original is the charge's amount;
+-- without parts, cents lies between the least and the most the charge may be paid with.
+local function due_paid(c, cents, parts)
+  if parts == '' then return cents >= tonumber(c[13]) and cents <= tonumber(c[14]) end
+  return parts ~= '-' and tonumber(parts) == tonumber(c[6])
+end
+
 -- Who holds what `key` ("<fields> <conn> [<conn> ...]", `nf` fields before the
 -- connections) says, and whether `conn` is among them. When it is not, it is added.
 local function holders(key, value, nf, conn)
@@ -200,12 +210,12 @@ for _ = 1, n do
   local conn, account, env, source, day = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
   local e2e, txid, cid, cents = ARGV[i + 5], ARGV[i + 6], ARGV[i + 7], tonumber(ARGV[i + 8])
   local horario, pix, keep, evt = tonumber(ARGV[i + 9]), ARGV[i + 10], ARGV[i + 11], ARGV[i + 12]
-  local refunded, r = tonumber(ARGV[i + 13]), tonumber(ARGV[i + 14])
+  local refunded, r, parts = tonumber(ARGV[i + 13]), tonumber(ARGV[i + 14]), ARGV[i + 15]
   local ck = p .. 'ch:' .. cid
   local c = nil
   if cid ~= '' then
     c = redis.call('HMGET', ck, 'status', 'account', 'expires_ms', 'head', 'mid', 'amount', 'fee',
-      'postback_url', 'env', 'pix', 'updated_at', 'pix_e2e')
+      'postback_url', 'env', 'pix', 'updated_at', 'pix_e2e', 'due_min', 'due_max')
     if not c[1] or c[2] ~= account or c[9] ~= env then c = nil end
   end
 
@@ -238,6 +248,19 @@ for _ = 1, n do
   else
     if not c then
       reason = (txid == '') and 'no_txid' or 'unknown_txid'
+    elseif (c[1] == 'PENDING' or c[1] == 'EXPIRED') and c[14] then
+      -- a charge with a due date: the bank computed what was due on the day paid, and took
+      -- the Pix by its own calendar (an EXPIRED one included)
+      if not due_paid(c, cents, parts) then
+        reason = 'amount_mismatch'
+      else
+        if c[1] == 'EXPIRED' then reason = 'heard_late' end
+        charge_apply(p, cid, c, 'PAID', 'EVENT:CHARGE_PAID', now, now_txt, evt, ttl, keep, e2e)
+        outcome, event = 'paid', evt
+        c[1], c[10], c[11], c[12] = 'PAID', keep, now_txt, e2e
+        count(conn, day, 'due_paid')
+        count(conn, day, 'due_paid_cents', cents)
+      end
     elseif c[1] == 'PENDING' or c[1] == 'EXPIRED' then
       if tonumber(c[6]) ~= cents then
         reason = 'amount_mismatch'
@@ -289,7 +312,7 @@ for _ = 1, n do
       if w ~= conn then before[#before + 1] = w end
     end
   end
-  i = i + 15
+  i = i + 16
   for _ = 1, r do
     local rid, status, rcents, revt, rjson = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2]),
       ARGV[i + 3], ARGV[i + 4]

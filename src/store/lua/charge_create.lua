@@ -7,11 +7,13 @@
 --        created_ms, expires_ms, updated_at (text), amount, fee, postbackUrl, brCode,
 --        charge key prefix (<prefix>{s<k>}:ch:, same hash tag, to read an earlier charge),
 --        the account's reservations (<prefix>{s<k>}:cres:<account>, '' = none: a charge
---        created at the bank clears its externalID's reservation)
+--        created at the bank clears its externalID's reservation), and for a charge with a
+--        due date the least and the most cents a Pix may pay it with ('' '' otherwise: kept
+--        as due_min and due_max, which bank_pix reads)
 -- Returns {'created'}, {'existing', head, status, mid, updated_at, pix ('' = none)} for the same
 -- request again, or {'conflict', id} for another request with a used externalID.
-if #KEYS ~= 4 or #ARGV ~= 16 then
-  return redis.error_reply('ERR charge_create: wants 4 keys and 16 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 4 or #ARGV ~= 18 then
+  return redis.error_reply('ERR charge_create: wants 4 keys and 18 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 if ARGV[4] ~= '' then
   local prior = redis.call('HGET', KEYS[2], ARGV[4])
@@ -32,6 +34,7 @@ redis.call('HSET', KEYS[1], 'id', ARGV[1], 'account', ARGV[2], 'env', ARGV[3],
   'created_ms', ARGV[8], 'expires_ms', ARGV[9], 'updated_at', ARGV[10],
   'updated_ms', ARGV[8], 'amount', ARGV[11], 'fee', ARGV[12], 'postback_url', ARGV[13],
   'br_code', ARGV[14])
+if ARGV[18] ~= '' then redis.call('HSET', KEYS[1], 'due_min', ARGV[17], 'due_max', ARGV[18]) end
 redis.call('ZADD', KEYS[3], ARGV[9], ARGV[1])
 redis.call('ZADD', KEYS[4], ARGV[8], ARGV[1])
 return {'created'}
