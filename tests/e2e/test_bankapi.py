@@ -256,8 +256,9 @@ class Charges(Base):
         self.assertEqual((c["status"], c["amount"], c["expiration"]), ("PENDING", 2590, 3600))
         r = self.px.request("GET", "/v1/qrcode/" + c["id"])
         self.assertEqual((r.status, r.header("Content-Type")), (200, "image/png"))
-        # one token, one cob: the calls the bank saw
-        self.assertEqual(self.calls_since(mark)[-1], (PUT_COB, 201))
+        # one cob, created: the calls the bank saw (a token the background
+        # reconciliation asks for may come after it)
+        self.assertEqual([x for x in self.calls_since(mark) if x[0] == PUT_COB], [(PUT_COB, 201)])
         self.assertEqual(self.bank.violations, [])
 
     def test_a_charge_without_payer_or_comment(self):
