@@ -341,3 +341,123 @@ void bankrec_cancel(const struct bankcharges *b, enum env env, const char *accou
 	j->cancel = 1;
 	recurrences_read(b->r, b->cfg, env, account, id, on_record, j);
 }
+
+/* ---- reconciliation ---- */
+
+/* One connection's recurrences asked about, one after the other. */
+struct recon {
+	const struct bankcharges *b;
+	const struct bank_creds *creds;
+	struct banks_ref conn;
+	void (*step)(void *ud);
+	bankrec_recon_fn cb;
+	void *ud;
+	char *idrecs; /* space-separated, from recurrences_open */
+	char *next;
+	int asked, recovered;
+};
+
+static void recon_done(struct recon *r, const char *err)
+{
+	r->cb(r->ud, r->asked, r->recovered, err);
+	free(r->idrecs);
+	free(r);
+}
+
+static void recon_next(struct recon *r);
+
+static void on_recon_heard(void *ud, int result, const char *json, const char *err)
+{
+	struct recon *r = ud;
+
+	(void)json;
+	if (result < 0) {
+		recon_done(r, err ? err : "writing what the bank said failed");
+		return;
+	}
+	if (result == 0) {
+		r->recovered++;
+		log_info(
+		    "bank connection %s: a recurrence's change the bank's callback never brought, "
+		    "taken by the reconciliation",
+		    r->conn.id);
+	}
+	recon_next(r);
+}
+
+static void on_recon_rec(void *ud, long status, const char *body, const char *err)
+{
+	struct recon *r = ud;
+	struct recurrence_heard h;
+	char idrec[RECURRENCE_IDREC_LEN + 1], why[256];
+	size_t n = strcspn(r->next, " ");
+
+	snprintf(idrec, sizeof(idrec), "%.*s", (int)n, r->next);
+	r->next += n;
+	while (*r->next == ' ')
+		r->next++;
+	if (status != 200) {
+		char msg[512];
+		if (status == 0)
+			snprintf(msg, sizeof(msg), "GET /rec/%s: %s", idrec,
+				 err ? err : "no answer");
+		else
+			bankapi_problem(msg, sizeof(msg), status, body);
+		recon_done(r, msg);
+		return;
+	}
+	if (recurrence_read_one(body, body ? strlen(body) : 0, idrec, &h, why, sizeof(why)) != 0) {
+		log_warn("bank connection %s: GET /rec/%s: the answer is no recurrence: %s",
+			 r->conn.id, idrec, why);
+		recon_next(r);
+		return;
+	}
+	recurrences_heard(r->b->r, r->b->cfg, r->conn.env, r->conn.account, &h,
+			  RECURRENCES_RECONCILIATION, on_recon_heard, r);
+}
+
+static void recon_next(struct recon *r)
+{
+	char *path;
+	size_t n;
+
+	if (!*r->next) {
+		recon_done(r, NULL);
+		return;
+	}
+	n = strcspn(r->next, " ");
+	r->asked++;
+	if (r->step)
+		r->step(r->ud);
+	path = mem_printf("/rec/%.*s", (int)n, r->next);
+	bankapi_call(r->b->bankapi, r->creds, "GET", path, NULL, on_recon_rec, r);
+	free(path);
+}
+
+static void on_open(void *ud, int result, const char *json, const char *err)
+{
+	struct recon *r = ud;
+
+	if (result != 0) {
+		recon_done(r, err ? err : "reading the recurrences not final failed");
+		return;
+	}
+	r->idrecs = mem_strdup(json);
+	r->next = r->idrecs;
+	recon_next(r);
+}
+
+void bankrec_reconcile(const struct bankcharges *b, const struct bank_creds *creds,
+		       const struct banks_ref *conn, void (*step)(void *ud), bankrec_recon_fn cb,
+		       void *ud)
+{
+	struct recon *r = mem_new(struct recon);
+
+	r->b = b;
+	r->creds = creds;
+	r->conn = *conn;
+	r->step = step;
+	r->cb = cb;
+	r->ud = ud;
+	recurrences_open(b->r, b->cfg, conn->account, conn->id, RECURRENCES_OPEN_MAX, on_open, r);
+}

@@ -9,6 +9,7 @@
 #include "pixrelay/core/json.h"
 #include "pixrelay/core/mem.h"
 #include "pixrelay/core/timefmt.h"
+#include "pixrelay/pix/bankday.h"
 #include "pixrelay/pix/keyspace.h"
 #include "pixrelay/redis/rargs.h"
 #include "pixrelay/redis/scripts.h"
@@ -87,7 +88,7 @@ void recurrences_create(struct rds *r, const struct config *cfg, enum env env, c
 {
 	int shard = ks_shard_of(account);
 	uint64_t now = ids_now_ms();
-	char k[4][KS_KEY_MAX], created[24], at[TIMEFMT_LEN + 1], *image, *head;
+	char k[5][KS_KEY_MAX], day[11], created[24], at[TIMEFMT_LEN + 1], *image, *head;
 	struct recurrence_view v;
 	struct call *c;
 	struct rargs a;
@@ -114,8 +115,10 @@ void recurrences_create(struct rds *r, const struct config *cfg, enum env env, c
 	ks_recurrence_index_key(k[1], sizeof(k[1]), cfg->prefix, shard, account);
 	ks_recurrence_idrec_key(k[2], sizeof(k[2]), cfg->prefix, shard, account);
 	ks_recurrence_open_key(k[3], sizeof(k[3]), cfg->prefix, shard, n->connection);
+	bankday_date(day, (long long)now);
+	ks_bank_day_key(k[4], sizeof(k[4]), cfg->prefix, shard, n->connection, day);
 	rargs_init(&a);
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 5; i++)
 		rargs_str(&a, k[i]);
 	rargs_str(&a, n->id);
 	rargs_str(&a, account);
@@ -127,7 +130,8 @@ void recurrences_create(struct rds *r, const struct config *cfg, enum env env, c
 	rargs_str(&a, at);
 	rargs_str(&a, n->in->postback_url ? n->in->postback_url : "");
 	rargs_str(&a, n->br_code);
-	rds_script(r, on_created, c, SCRIPT_REC_CREATE, 4, a.argc, a.argv, a.lens);
+	rargs_ll(&a, (long long)cfg->event_retention_days * 86400);
+	rds_script(r, on_created, c, SCRIPT_REC_CREATE, 5, a.argc, a.argv, a.lens);
 	rargs_deinit(&a);
 	free(head);
 	free(image);
@@ -315,7 +319,7 @@ void recurrences_heard(struct rds *r, const struct config *cfg, enum env env, co
 		       store_fn cb, void *ud)
 {
 	int shard = ks_shard_of(account);
-	char k[KS_KEY_MAX], sp[KS_PREFIX_MAX], evt[KS_EVENT_ID_MAX], at[TIMEFMT_LEN + 1];
+	char k[KS_KEY_MAX], sp[KS_PREFIX_MAX], evt[KS_EVENT_ID_MAX], at[TIMEFMT_LEN + 1], day[11];
 	long long now = (long long)ids_now_ms();
 	char *closing = NULL;
 	struct rargs a;
@@ -346,6 +350,8 @@ void recurrences_heard(struct rds *r, const struct config *cfg, enum env env, co
 	rargs_str(&a, source_names[source]);
 	rargs_ll(&a, (long long)cfg->event_retention_days * 86400);
 	rargs_str(&a, source == RECURRENCES_RECONCILIATION ? "1" : "0");
+	bankday_date(day, now);
+	rargs_str(&a, day);
 	rds_script(r, on_heard, call_new(cb, ud), SCRIPT_REC_STATUS, 1, (int)a.argc, a.argv,
 		   a.lens);
 	rargs_deinit(&a);

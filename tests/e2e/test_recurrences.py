@@ -284,5 +284,39 @@ class Callbacks(Base):
                             headers={"Content-Type": "application/json"})
         self.assertEqual((r.status, r.json["data"]["recs"]), (200, [{"idRec": d["idRec"], "outcome": "taken"}]))
 
+class Reconciliation(Base):
+    def report(self):
+        r = self.px.request("GET", "/v1/bank/reconciliation?connection=" + self.conn["id"],
+                            headers=auth(self.key))
+        self.assertEqual(r.status, 200, r)
+        return r.json["data"]["recurrences"]
+
+    def test_a_missed_callback_is_recovered_and_marked(self):
+        path = unique("rec")
+        before = self.report()
+        d = self.rec(postbackUrl=self.sink.url(path))
+        # the payer approves; the bank's callback never comes
+        self.bank.rec_status(d["idRec"], "APROVADA", notify=False)
+        mark = len(self.bank.log)
+        r = self.px.request("POST", "/v1/bank/connections/%s/reconcile" % self.conn["id"],
+                            headers=auth(self.key))
+        self.assertEqual(r.status, 202, r)
+        evs = self.events(path, 1)
+        self.assertEqual([(e["event"], e["data"]["id"], e["data"]["status"], e["data"]["source"])
+                          for e in evs],
+                         [("EVENT:RECURRENCE_APPROVED", d["id"], "APPROVED", "reconciliation")])
+        self.assertIn("GET /rec/{idRec}", [c.endpoint for c in self.bank.log[mark:]])
+        got = self.px.request("GET", RECS + "/" + d["id"], headers=auth(self.key)).json["data"]
+        self.assertEqual(got["status"], "APPROVED")
+        # the callback that comes late brings nothing new
+        self.assertEqual(self.callback(d["idRec"])["recs"][0]["outcome"], "duplicate")
+        self.quiet_after(path, 1)
+        # the day's report counts it (today, Brasilia time; the other tests' too)
+        after = self.report()
+        self.assertEqual({k: after[k] - before[k] for k in after},
+                         {"CREATED": 1, "APPROVED": 1, "REJECTED": 0, "EXPIRED": 0, "CANCELLED": 0,
+                          "recovered": 1})
+
+
 if __name__ == "__main__":
     unittest.main()

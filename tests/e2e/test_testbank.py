@@ -255,7 +255,9 @@ class Tokens(BankCase):
         self.assertEqual(body["token_type"], "Bearer")
         self.assertEqual(body["expires_in"], 3600)
         self.assertEqual(body["scope"].split(), sorted(
-            ["cob.write", "cob.read", "pix.write", "pix.read", "webhook.write", "webhook.read"]))
+            ["cob.write", "cob.read", "pix.write", "pix.read", "webhook.write", "webhook.read",
+             "payloadlocationrec.write", "payloadlocationrec.read", "rec.write", "rec.read",
+             "webhookrec.write", "webhookrec.read"]))
         self.assertEqual(hdrs["Cache-Control"], "no-store")
         status, _, cob = self.client.call("PUT", "/cob/" + TXID + "tok", cob_body(), token=body["access_token"])
         self.assertEqual(status, 201, cob)

@@ -43,4 +43,25 @@ void bankrec_create(const struct bankcharges *b, enum env env, const char *accou
 void bankrec_cancel(const struct bankcharges *b, enum env env, const char *account, const char *id,
 		    store_fn cb, void *ud);
 
+struct bankapi;
+struct bank_creds;
+struct banks_ref;
+
+/* What bankrec_reconcile found: how many recurrences it asked the bank
+ * about, and how many had changed there without a callback (each now
+ * written with its event, source reconciliation); err when it stopped
+ * short (the bank or Redis failing: the rest wait for the next run). */
+typedef void (*bankrec_recon_fn)(void *ud, int asked, int recovered, const char *err);
+
+/* Ask the bank of connection `conn` (its API credentials `creds`, both
+ * borrowed until cb) about its recurrences that are not final, at most
+ * RECURRENCES_OPEN_MAX, those asked longest ago first: GET /rec/{idRec}
+ * each, and what it says written as a callback's would be
+ * (recurrences_heard, source reconciliation), the recurrence marked asked.
+ * `step` (may be NULL) runs before each call to the bank (a run renews its
+ * lease). cb runs once, later. */
+void bankrec_reconcile(const struct bankcharges *b, const struct bank_creds *creds,
+		       const struct banks_ref *conn, void (*step)(void *ud), bankrec_recon_fn cb,
+		       void *ud);
+
 #endif

@@ -3,11 +3,12 @@
 -- KEYS[2] = <prefix>{s<k>}:recs:<account>        zset id -> created ms
 -- KEYS[3] = <prefix>{s<k>}:recx:<account>        hash idRec -> id
 -- KEYS[4] = <prefix>{s<k>}:recopen:<connection>  zset id -> when last asked (ms)
+-- KEYS[5] = <prefix>{s<k>}:bday:<connection>:<day>  the day's counts: rec_CREATED
 -- ARGV = id, account, env, connection, idRec, head (the JSON's fixed part), created ms,
---        created at (text), postbackUrl ('' = none), BR Code (its QR image's)
+--        created at (text), postbackUrl ('' = none), BR Code (its QR image's), retention (s)
 -- Returns {'created'}, or {'existing', id} when the bank's idRec is another recurrence's.
-if #KEYS ~= 4 or #ARGV ~= 10 then
-  return redis.error_reply('ERR rec_create: wants 4 keys and 10 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 5 or #ARGV ~= 11 then
+  return redis.error_reply('ERR rec_create: wants 5 keys and 11 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local prior = redis.call('HGET', KEYS[3], ARGV[5])
 if prior and prior ~= ARGV[1] then
@@ -19,4 +20,6 @@ redis.call('HSET', KEYS[1], 'id', ARGV[1], 'account', ARGV[2], 'env', ARGV[3], '
 redis.call('ZADD', KEYS[2], ARGV[7], ARGV[1])
 redis.call('HSET', KEYS[3], ARGV[5], ARGV[1])
 redis.call('ZADD', KEYS[4], ARGV[7], ARGV[1])
+redis.call('HINCRBY', KEYS[5], 'rec_CREATED', 1)
+redis.call('EXPIRE', KEYS[5], tonumber(ARGV[11]))
 return {'created'}

@@ -7,17 +7,20 @@
 --   p rec:<id>                 hash: the recurrence (status, updated_at, closing)
 --   p recopen:<connection>     zset: left once the recurrence is final; its score is when
 --                              the reconciliation last asked about it (touch = 1)
+--   p bday:<connection>:<day>  hash: the day's report counts each status taken, rec_<status>,
+--                              and those the reconciliation took first, rec_recovered
 -- and the event (lib/event.lua) to the recurrence's postbackUrl, else the account's.
 -- KEYS[1] = <prefix>{s<k>}:recx:<account>   hash idRec -> id
 -- ARGV = shard key prefix, account, env, idRec, status (CREATED | APPROVED | ...), updated at
 --        (text), now (ms), closing (JSON, '' = none), event id, source (webhook |
---        reconciliation | request), retention (seconds), touch (1: the reconciliation asked)
+--        reconciliation | request), retention (seconds), touch (1: the reconciliation asked),
+--        day (YYYY-MM-DD, Brasilia time, of now)
 -- Returns {'changed', event id, status, head, updated_at, closing}, {'duplicate', '', status,
 -- head, updated_at, closing} (the recurrence as it stands), or {'unknown'} (no recurrence of
 -- the account has that idRec).
 --@include event
-if #KEYS ~= 1 or #ARGV ~= 12 then
-  return redis.error_reply('ERR rec_status: wants 1 keys and 12 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+if #KEYS ~= 1 or #ARGV ~= 13 then
+  return redis.error_reply('ERR rec_status: wants 1 keys and 13 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
 end
 local p, account, env, idrec, status = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local at, now, closing, evt, source, ttl = ARGV[6], tonumber(ARGV[7]), ARGV[8], ARGV[9], ARGV[10],
@@ -39,6 +42,10 @@ if RANK[status] <= RANK[r[1]] then
 end
 redis.call('HSET', rk, 'status', status, 'updated_at', at, 'closing', closing)
 if RANK[status] == 2 then redis.call('ZREM', p .. 'recopen:' .. r[6], id) end
+local dk = p .. 'bday:' .. r[6] .. ':' .. ARGV[13]
+redis.call('HINCRBY', dk, 'rec_' .. status, 1)
+if source == 'reconciliation' then redis.call('HINCRBY', dk, 'rec_recovered', 1) end
+redis.call('EXPIRE', dk, ttl)
 local data = r[2] .. '"status":"' .. status .. '","updatedAt":"' .. at .. '"'
 if closing ~= '' then data = data .. ',"closing":' .. closing end
 data = data .. ',"source":"' .. source .. '"}'
