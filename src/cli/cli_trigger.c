@@ -27,7 +27,9 @@ static const char usage_trigger[] =
     "                        [--postback-url URL] [--amount CENTS] [--api-key KEY]\n"
     "                        [--account ID] [--json]\n"
     "       pixrelay trigger pix [--txid TXID] [--amount CENTS] [--e2e ID] [--payer TEXT]\n"
-    "                        [--connection ID] [--api-key KEY] [--account ID] [--json]\n\n"
+    "                        [--connection ID] [--api-key KEY] [--account ID] [--json]\n"
+    "       pixrelay trigger rec.approved|rec.rejected|rec.cancelled [--recurrence ID]\n"
+    "                        [--api-key KEY] [--account ID] [--json]\n\n"
     "Create a sandbox charge through the API of --base-url (local or remote) and\n"
     "drive it to that state, printing the event it made:\n"
     "  charge.paid      simulate-payment            EVENT:CHARGE_PAID\n"
@@ -43,13 +45,14 @@ static const char usage_trigger[] =
     "                   --e2e again is a duplicate. Uses the account's first bank\n"
     "                   connection (--connection to choose), making a sandbox one\n"
     "                   when it has none.\n"
+    "  rec.approved     the bank's /rec callback of a recurrence (Pix Automático,\n"
+    "  rec.rejected     docs/recurrences.md) through the same path, from its\n"
+    "  rec.cancelled    connection: EVENT:RECURRENCE_APPROVED, _REJECTED or\n"
+    "                   _CANCELLED; --recurrence (else the newest of the account).\n"
     "Needs a sandbox key (--api-key or $PIXRELAY_API_KEY).\n";
 
-/* One step of trigger: `method path` with body; prints the server's message
- * and returns -1 unless it answered 200. data (the envelope's) is written
- * when asked (caller frees with yajl_tree_free). */
-static int trigger_step(const char *base, const char *key, const char *account, const char *method,
-			const char *path, const char *body, char *event_id, yajl_val *data)
+int cli_trigger_step(const char *base, const char *key, const char *account, const char *method,
+		     const char *path, const char *body, char *event_id, yajl_val *data)
 {
 	char err[512], perr[128], *out = NULL;
 	long status = listen_api(base, key, account, method, path, body, 30000, &out, event_id, err,
@@ -112,7 +115,7 @@ static int pix_connection(const char *base, const char *key, const char *account
 		snprintf(out, 64, "%s", given);
 		return 0;
 	}
-	if (trigger_step(base, key, account, "GET", "/bank/connections", NULL, NULL, &data) < 0)
+	if (cli_trigger_step(base, key, account, "GET", "/bank/connections", NULL, NULL, &data) < 0)
 		return -1;
 	list = json_get(data, "connections");
 	first = YAJL_IS_ARRAY(list) && list->u.array.len ? list->u.array.values[0] : NULL;
@@ -123,9 +126,9 @@ static int pix_connection(const char *base, const char *key, const char *account
 	}
 	yajl_tree_free(data);
 	data = NULL;
-	if (trigger_step(base, key, account, "POST", "/bank/connections",
-			 "{\"pixKey\":\"sandbox@pixrelay.invalid\",\"auth\":\"url-token\"}", NULL,
-			 &data) < 0)
+	if (cli_trigger_step(base, key, account, "POST", "/bank/connections",
+			     "{\"pixKey\":\"sandbox@pixrelay.invalid\",\"auth\":\"url-token\"}",
+			     NULL, &data) < 0)
 		goto done;
 	if (YAJL_GET_STRING(json_get(data, "id"))) {
 		snprintf(out, 64, "%s", YAJL_GET_STRING(json_get(data, "id")));
@@ -182,7 +185,7 @@ static int trigger_pix(const struct config *cfg, const struct cli_args *a, const
 		body = json_take(g);
 	}
 	path = mem_printf("/bank/connections/%s/simulate-pix", conn);
-	if (trigger_step(base, key, a->account, "POST", path, body, NULL, &data) < 0)
+	if (cli_trigger_step(base, key, a->account, "POST", path, body, NULL, &data) < 0)
 		goto done;
 	pix = json_get(data, "pix");
 	one = YAJL_IS_ARRAY(pix) && pix->u.array.len == 1 ? pix->u.array.values[0] : NULL;
@@ -242,6 +245,7 @@ int cli_cmd_trigger(const struct config *cfg, int argc, char **argv)
 					   {"e2e", required_argument, NULL, 'E'},
 					   {"payer", required_argument, NULL, 'P'},
 					   {"connection", required_argument, NULL, 'c'},
+					   {"recurrence", required_argument, NULL, 'R'},
 					   CLI_OPT_API_KEY,
 					   CLI_OPT_ACCOUNT,
 					   CLI_OPT_JSON,
@@ -250,7 +254,7 @@ int cli_cmd_trigger(const struct config *cfg, int argc, char **argv)
 					    "charge.failed"};
 	struct cli_args a;
 	const char *what = NULL, *url = NULL, *key, *txid = NULL, *e2e = NULL, *payer = NULL;
-	const char *connection = NULL;
+	const char *connection = NULL, *recurrence = NULL;
 	long amount = 1000;
 	int opt, kind = -1, rc = 1;
 	char base[512], *end = NULL, *body, *path = NULL, charge[64] = "";
@@ -287,10 +291,29 @@ int cli_cmd_trigger(const struct config *cfg, int argc, char **argv)
 		case 'c':
 			connection = optarg;
 			break;
+		case 'R':
+			recurrence = optarg;
+			break;
 		}
 	}
 	if (opt == CLI_ARGS_EXIT)
 		return a.exit_code;
+	if (strncmp(what, "rec.", 4) == 0) {
+		if (optind + 1 < argc)
+			return cli_unexpected("trigger", NULL, argv[optind + 1]);
+		if (url || txid || e2e || payer || connection) {
+			fprintf(stderr, "pixrelay trigger: %s takes --recurrence only\n", what);
+			return 2;
+		}
+		key = cli_api_key("trigger", a.api_key);
+		if (!key)
+			return 2;
+		return cli_trigger_rec(cfg, &a, key, what + 4, recurrence);
+	}
+	if (recurrence) {
+		fprintf(stderr, "pixrelay trigger: --recurrence is for rec.*\n");
+		return 2;
+	}
 	if (strcmp(what, "pix") == 0) {
 		if (optind + 1 < argc)
 			return cli_unexpected("trigger", NULL, argv[optind + 1]);
@@ -321,7 +344,8 @@ int cli_cmd_trigger(const struct config *cfg, int argc, char **argv)
 	if (kind < 0) {
 		fprintf(stderr,
 			"pixrelay trigger: unknown event '%s': charge.paid, charge.expired, "
-			"charge.refunded, charge.failed or pix\n",
+			"charge.refunded, charge.failed, pix, rec.approved, rec.rejected or "
+			"rec.cancelled\n",
 			what);
 		return 2;
 	}
@@ -352,7 +376,8 @@ int cli_cmd_trigger(const struct config *cfg, int argc, char **argv)
 		json_close(g);
 		body = json_take(g);
 	}
-	if (trigger_step(base, key, a.account, "POST", "/charge/pix/create", body, NULL, &data) < 0)
+	if (cli_trigger_step(base, key, a.account, "POST", "/charge/pix/create", body, NULL,
+			     &data) < 0)
 		goto done;
 	snprintf(charge, sizeof(charge), "%s",
 		 YAJL_GET_STRING(json_get(data, "id")) ? YAJL_GET_STRING(json_get(data, "id"))
@@ -367,7 +392,7 @@ int cli_cmd_trigger(const struct config *cfg, int argc, char **argv)
 		static const char *const steps[] = {"simulate-payment", "simulate-expiry",
 						    "simulate-payment", "simulate-failure"};
 		path = mem_printf("/charge/pix/%s/%s", charge, steps[kind]);
-		if (trigger_step(base, key, a.account, "POST", path, NULL, ev1, &data) < 0)
+		if (cli_trigger_step(base, key, a.account, "POST", path, NULL, ev1, &data) < 0)
 			goto done;
 		free(path);
 		path = NULL;
@@ -376,7 +401,7 @@ int cli_cmd_trigger(const struct config *cfg, int argc, char **argv)
 		yajl_tree_free(data);
 		data = NULL;
 		path = mem_printf("/charge/%s/refund", charge);
-		if (trigger_step(base, key, a.account, "POST", path, NULL, ev2, &data) < 0)
+		if (cli_trigger_step(base, key, a.account, "POST", path, NULL, ev2, &data) < 0)
 			goto done;
 	}
 	snprintf(status, sizeof(status), "%s",

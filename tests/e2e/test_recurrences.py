@@ -12,6 +12,7 @@ callback itself over plain HTTP to the connection's URL-token URL + /rec.
 import datetime
 import json
 import os
+import subprocess
 import unittest
 import urllib.parse
 
@@ -316,6 +317,39 @@ class Reconciliation(Base):
         self.assertEqual({k: after[k] - before[k] for k in after},
                          {"CREATED": 1, "APPROVED": 1, "REJECTED": 0, "EXPIRED": 0, "CANCELLED": 0,
                           "recovered": 1})
+
+
+class Trigger(Base):
+    def run_cli(self, *args):
+        e = dict(os.environ, PIXRELAY_API_KEY=self.key)
+        return subprocess.run([os.environ["PIXRELAY_BIN"], "--base-url",
+                               "http://127.0.0.1:%d/v1" % self.px.port] + list(args),
+                              capture_output=True, text=True, env=e, timeout=60)
+
+    def test_trigger_rec_through_the_callbacks_path(self):
+        path = unique("rec")
+        d = self.rec(postbackUrl=self.sink.url(path))
+        r = self.run_cli("trigger", "rec.approved", "--recurrence", d["id"], "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(json.loads(r.stdout), {"recurrence": d["id"], "idRec": d["idRec"],
+                                                "connection": self.conn["id"], "outcome": "taken",
+                                                "event": "EVENT:RECURRENCE_APPROVED"})
+        # the newest recurrence of the account, without --recurrence
+        r = self.run_cli("trigger", "rec.cancelled")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout, "recurrence %s (%s) through %s: CANCELADA\nevent "
+                                   "EVENT:RECURRENCE_CANCELLED\n" % (d["id"], d["idRec"], self.conn["id"]))
+        r = self.run_cli("trigger", "rec.rejected", "--recurrence", d["id"])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn(": duplicate, no event", r.stdout)
+        evs = self.events(path, 2)
+        self.assertEqual([(e["event"], e["data"]["source"]) for e in evs],
+                         [("EVENT:RECURRENCE_APPROVED", "webhook"), ("EVENT:RECURRENCE_CANCELLED", "webhook")])
+        self.quiet_after(path, 2)
+        r = self.run_cli("trigger", "rec.paid")
+        self.assertEqual((r.returncode, r.stderr.strip().splitlines()[-1]),
+                         (2, "pixrelay trigger: unknown event 'rec.paid': rec.approved, rec.rejected "
+                             "or rec.cancelled"))
 
 
 if __name__ == "__main__":
