@@ -188,8 +188,9 @@ static void heard_next(struct http_req *req)
 	dispatch_kick(app->dispatch, h->conn.account);
 	metrics_bank_call("accepted");
 	text = json_buf(h->g, &len);
-	http_reply_data(req, 200, text, len);
+	/* the answer may end the request: nothing of it is touched after */
 	req->state = NULL;
+	http_reply_data(req, 200, text, len);
 	heard_free(h);
 }
 
