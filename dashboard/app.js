@@ -11,8 +11,9 @@ import * as accounts from "./accounts.js";
 import * as banks from "./banks.js";
 import * as overview from "./overview.js";
 import * as endpoints from "./endpoints.js";
+import * as recurrences from "./recurrences.js";
 
-const pages = { overview, keys, events, endpoints, charges, accounts, banks };
+const pages = { overview, keys, events, endpoints, charges, recurrences, accounts, banks };
 const main = document.getElementById("main");
 
 function parseHash() {

@@ -7,7 +7,8 @@ import { h, badge, when, listView, confirmDialog, toast, errorBox, dl, table, pr
 const STATES = ["pending", "delivering", "delivered", "dead"];
 const TYPES = ["EVENT:CHARGE_PAID", "EVENT:CHARGE_EXPIRED", "EVENT:CHARGE_REFUND",
                "EVENT:PIX_UNMATCHED", "EVENT:PIX_REFUND", "EVENT:PIX_MED_REFUND",
-               "EVENT:PIX_REFUSED", "EVENT:TRANSFER_DONE"];
+               "EVENT:PIX_REFUSED", "EVENT:TRANSFER_DONE", "EVENT:RECURRENCE_APPROVED",
+               "EVENT:RECURRENCE_REJECTED", "EVENT:RECURRENCE_EXPIRED", "EVENT:RECURRENCE_CANCELLED"];
 
 function select(id, label, options, value) {
   return h("label", { for: id }, label,

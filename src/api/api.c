@@ -65,6 +65,13 @@ const struct http_route api_routes[] = {
     {HTTP_POST, "/v1/webhooks/ingest/{id}", api_handle_ingest, HTTP_JSON_BODY | HTTP_ENVELOPE},
     {HTTP_POST, "/v1/webhooks/bank/{id}", api_handle_bank_webhook, HTTP_ENVELOPE},
     {HTTP_POST, "/v1/webhooks/bank/{id}/pix", api_handle_bank_webhook, HTTP_ENVELOPE},
+    {HTTP_POST, "/v1/webhooks/bank/{id}/rec", api_handle_bank_webhook, HTTP_ENVELOPE},
+    {HTTP_GET, "/v1/recurrences", api_handle_recurrences_list, HTTP_AUTH | HTTP_ENVELOPE},
+    {HTTP_POST, "/v1/recurrences", api_handle_recurrence_create,
+     HTTP_AUTH | HTTP_JSON_BODY | HTTP_ENVELOPE},
+    {HTTP_GET, "/v1/recurrences/{id}", api_handle_recurrence_get, HTTP_AUTH | HTTP_ENVELOPE},
+    {HTTP_POST, "/v1/recurrences/{id}/cancel", api_handle_recurrence_cancel,
+     HTTP_AUTH | HTTP_ENVELOPE},
     {HTTP_GET, "/v1/bank/connections", api_handle_banks_list, HTTP_AUTH | HTTP_ENVELOPE},
     {HTTP_POST, "/v1/bank/connections", api_handle_bank_connect,
      HTTP_AUTH | HTTP_ACTS_AS | HTTP_JSON_BODY | HTTP_ENVELOPE},
@@ -109,5 +116,6 @@ const size_t api_metrics_nroutes = sizeof(api_metrics_routes) / sizeof(api_metri
 const struct http_route api_bank_routes[] = {
     {HTTP_POST, "/v1/webhooks/bank/{id}", api_handle_bank_webhook, HTTP_ENVELOPE},
     {HTTP_POST, "/v1/webhooks/bank/{id}/pix", api_handle_bank_webhook, HTTP_ENVELOPE},
+    {HTTP_POST, "/v1/webhooks/bank/{id}/rec", api_handle_bank_webhook, HTTP_ENVELOPE},
 };
 const size_t api_bank_nroutes = sizeof(api_bank_routes) / sizeof(api_bank_routes[0]);

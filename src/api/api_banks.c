@@ -29,6 +29,7 @@
 #include "pixrelay/core/metrics.h"
 #include "pixrelay/pix/bankpix.h"
 #include "pixrelay/pix/keyspace.h"
+#include "pixrelay/pix/recurrence.h"
 #include "pixrelay/redis/cache.h"
 #include "pixrelay/store/banks.h"
 #include "pixrelay/store/banks_door.h"
@@ -156,8 +157,15 @@ static void receive(struct http_req *req, const struct banks_ref *c)
 	struct app *app = app_of(req);
 	struct hook *h = req->state;
 	char err[256];
-	int rc = bankpix_parse(req->body, req->body_len, &h->batch, err, sizeof(err));
+	int rc;
 
+	if (recurrence_is_callback(req->body, req->body_len)) {
+		/* Pix Automático's /rec callback: the body's top key says so */
+		hook_free(req);
+		api_bank_rec_receive(req, c);
+		return;
+	}
+	rc = bankpix_parse(req->body, req->body_len, &h->batch, err, sizeof(err));
 	if (rc != BANKPIX_OK) {
 		if (!h->simulated)
 			metrics_bank_call("malformed");

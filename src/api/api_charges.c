@@ -9,6 +9,7 @@
 
 #include "pixrelay/relay/bankcharges.h"
 #include "pixrelay/store/charges.h"
+#include "pixrelay/store/recurrences.h"
 #include "pixrelay/pix/qrpng.h"
 #include "pixrelay/pix/reqbody.h"
 #include "pixrelay/core/ids.h"
@@ -102,7 +103,7 @@ static void on_qr_brcode(void *ud, int result, const char *brcode, const char *e
 		api_reply_failure(req, err);
 		return;
 	}
-	if (result == CHARGES_NOT_FOUND) {
+	if (result == CHARGES_NOT_FOUND || result == RECURRENCES_NOT_FOUND) {
 		http_reply_error(req, 404, "QR code not found: %s", req->params[0]);
 		return;
 	}
@@ -144,6 +145,16 @@ void api_handle_qrcode(struct http_req *req)
 	if (n < sizeof(id)) {
 		memcpy(id, req->params[0], n);
 		id[n] = '\0';
+	}
+	if (n < sizeof(id) && recurrences_valid_id(id)) {
+		/* a recurrence's QR (Pix Automático), by its id alike */
+		if (!rds_serving(app->rds)) {
+			api_reply_unavailable(req);
+			return;
+		}
+		req->state = (void *)(intptr_t)scale;
+		recurrences_find_brcode(app->rds, app->cfg, id, on_qr_brcode, req);
+		return;
 	}
 	if (n >= sizeof(id) || !charges_valid_id(id)) {
 		http_reply_error(req, 404, "QR code not found: %.40s", req->params[0]);

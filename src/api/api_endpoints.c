@@ -54,7 +54,7 @@ static int read_spec(struct http_req *req, int create, struct endpoint_spec *spe
 	struct api_caller *c = req->auth;
 	yajl_val body = NULL;
 	struct netaddr_list allow = {0, NULL};
-	char err[512];
+	char err[1024];
 	int rc = -1;
 
 	if (json_parse_object(req->body, req->body_len, &body, err, sizeof(err)) < 0) {
@@ -172,7 +172,7 @@ void api_handle_endpoint_rotate(struct http_req *req)
 	struct app *app = app_of(req);
 	struct api_caller *c = req->auth;
 	yajl_val body = NULL;
-	char err[512];
+	char err[1024];
 	long grace;
 
 	if (!endpoint_id_ok(req))

@@ -140,7 +140,7 @@ void api_handle_event_replay(struct http_req *req)
 	struct api_caller *c = req->auth;
 	yajl_val body = NULL;
 	const char *destination = NULL;
-	char err[512];
+	char err[1024];
 
 	if (!event_id_ok(req))
 		return;
@@ -198,7 +198,7 @@ void api_handle_events_list(struct http_req *req)
 	}
 	req->state = q;
 	for (int i = 0; i < 6; i++) {
-		char err[512];
+		char err[1024];
 
 		if (reqbody_filter_field(names[i], q->values[i], &f, 100, err, sizeof(err)) < 0) {
 			/* the reply ends req: state first */
@@ -235,7 +235,7 @@ void api_handle_events_replay(struct http_req *req)
 	struct api_caller *c = req->auth;
 	struct event_filter f;
 	yajl_val body = NULL;
-	char err[512];
+	char err[1024];
 
 	memset(&f, 0, sizeof(f));
 	f.limit = 100;

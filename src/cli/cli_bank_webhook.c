@@ -81,8 +81,10 @@ static void on_answer(void *ud, long status, const char *body, const char *err)
 
 /* `method` /webhook/{chave} at t's bank, with `body` (or NULL), on the
  * command's loop; the answer in a (free a->body). */
-static void call_bank(struct cli_call *k, const struct config *cfg, struct cli_bank_conn *t,
-		      const char *method, const char *body, struct answer *a)
+/* Call `method` on t's webhook at its bank: /webhook/{chave}, or `at`
+ * when given (/webhookrec: one per API client, not per key). */
+static void call_bank_at(struct cli_call *k, const struct config *cfg, struct cli_bank_conn *t,
+			 const char *at, const char *method, const char *body, struct answer *a)
 {
 	struct bankapi *b = bankapi_new(k->base, cfg->bank_timeout_ms);
 	char path[16 + 3 * BANKPIX_CHAVE_MAX + 1] = "/webhook/";
@@ -97,6 +99,8 @@ static void call_bank(struct cli_call *k, const struct config *cfg, struct cli_b
 			n += (size_t)snprintf(path + n, sizeof(path) - n, "%%%02X", *p);
 	}
 	path[n] = '\0';
+	if (at)
+		snprintf(path, sizeof(path), "%s", at);
 	memset(a, 0, sizeof(*a));
 	a->base = k->base;
 	bankapi_call(b, &t->creds, method, path, body, on_answer, a);
@@ -105,10 +109,12 @@ static void call_bank(struct cli_call *k, const struct config *cfg, struct cli_b
 	bankapi_free(b);
 }
 
-/* Put `url` as t's webhook at its bank. 0, or -1 with why in err: `sent`
- * set when the bank may have taken it all the same (no answer). */
-static int put_webhook(struct cli_call *k, const struct config *cfg, struct cli_bank_conn *t,
-		       const char *url, int *sent, char *err, size_t errlen)
+/* Put `url` as t's webhook at its bank (at `at`, NULL: /webhook/{chave}).
+ * 0, or -1 with why in err: `sent` set when the bank may have taken it all
+ * the same (no answer); `status` the bank's answer (0 none). */
+static int put_webhook_at(struct cli_call *k, const struct config *cfg, struct cli_bank_conn *t,
+			  const char *at, const char *url, int *sent, long *status, char *err,
+			  size_t errlen)
 {
 	yajl_gen g = json_gen_new();
 	struct answer a;
@@ -121,7 +127,7 @@ static int put_webhook(struct cli_call *k, const struct config *cfg, struct cli_
 	json_str(g, url);
 	json_close(g);
 	body = json_take(g);
-	call_bank(k, cfg, t, "PUT", body, &a);
+	call_bank_at(k, cfg, t, at, "PUT", body, &a);
 	mem_wipe(body, strlen(body));
 	free(body);
 	*sent = 0;
@@ -137,8 +143,34 @@ static int put_webhook(struct cli_call *k, const struct config *cfg, struct cli_
 		bankapi_problem(problem, sizeof(problem), a.status, a.body);
 		snprintf(err, errlen, "the bank refused the webhook: %s", problem);
 	}
+	*status = a.status;
 	free(a.body);
 	return rc;
+}
+
+static int put_webhook(struct cli_call *k, const struct config *cfg, struct cli_bank_conn *t,
+		       const char *url, int *sent, char *err, size_t errlen)
+{
+	long status;
+
+	return put_webhook_at(k, cfg, t, NULL, url, sent, &status, err, errlen);
+}
+
+/* Pix Automático's callback (docs/recurrences.md): the same URL put as
+ * the API client's /webhookrec. "registered"; "not_enabled" when the bank
+ * refuses the client (403: its credentials lack webhookrec.write) or knows
+ * no such route (404): the bank or the client has no Pix Automático, and
+ * nothing is wrong with the Pix webhook; else "error" with why in err. */
+static const char *put_webhook_rec(struct cli_call *k, const struct config *cfg,
+				   struct cli_bank_conn *t, const char *url, char *err,
+				   size_t errlen)
+{
+	long status = 0;
+	int sent;
+
+	if (put_webhook_at(k, cfg, t, "/webhookrec", url, &sent, &status, err, errlen) == 0)
+		return "registered";
+	return status == 403 || status == 404 ? "not_enabled" : "error";
 }
 
 /* What read_target found, for a command that needs the bank's API: 0, or
@@ -178,13 +210,19 @@ int cli_bank_register_url(struct cli_call *k, const struct config *cfg, enum env
 	    put_webhook(k, cfg, &t, url, &sent, err, sizeof(err)) < 0) {
 		fprintf(stderr, "pixrelay bank connect: %s\n", err);
 		rc = 1;
+	} else if (rc == 0 &&
+		   strcmp(put_webhook_rec(k, cfg, &t, url, err, sizeof(err)), "error") == 0) {
+		fprintf(stderr,
+			"pixrelay bank connect: Pix Automático's webhook (PUT /webhookrec): %s\n",
+			err);
+		rc = 1;
 	}
 	target_wipe(&t);
 	return rc ? -1 : 0;
 }
 
 static void print_registered(const char *id, const char *pix_key, const char *url, int new_token,
-			     int json)
+			     const char *rec, int json)
 {
 	if (json) {
 		yajl_gen g = json_gen_new();
@@ -199,6 +237,8 @@ static void print_registered(const char *id, const char *pix_key, const char *ur
 		json_str(g, url);
 		json_str(g, "newToken");
 		json_bool(g, new_token);
+		json_str(g, "webhookRec");
+		json_str(g, rec);
 		json_close(g);
 		out = json_take(g);
 		printf("%s\n", out);
@@ -210,6 +250,9 @@ static void print_registered(const char *id, const char *pix_key, const char *ur
 	if (new_token)
 		printf("It carries a new token, shown only this once; the connection's previous "
 		       "token is refused from now on.\n");
+	if (strcmp(rec, "registered") == 0)
+		printf("The same URL is the API client's webhook of Pix Automático "
+		       "(/webhookrec).\n");
 }
 
 int cli_bank_register_webhook(struct cli_call *k, const struct config *cfg, enum env env,
@@ -217,7 +260,8 @@ int cli_bank_register_webhook(struct cli_call *k, const struct config *cfg, enum
 {
 	static const char cmd[] = "bank register-webhook";
 	struct cli_bank_conn t;
-	char url[URL_MAX], err[700], token[BANKS_TOKEN_LEN + 1] = "";
+	char url[URL_MAX], err[700], rec_err[700] = "", token[BANKS_TOKEN_LEN + 1] = "";
+	const char *rec;
 	int found, rc, sent;
 
 	if (banks_webhook_https(cfg, err, sizeof(err)) < 0) {
@@ -248,6 +292,7 @@ int cli_bank_register_webhook(struct cli_call *k, const struct config *cfg, enum
 			    cmd, id);
 		goto done;
 	}
+	rec = put_webhook_rec(k, cfg, &t, url, rec_err, sizeof(rec_err));
 	if (token[0]) {
 		k->done = 0;
 		banks_set_token(k->r, cfg, env, id, token, t.token_sha, cli_call_done, k);
@@ -266,8 +311,16 @@ int cli_bank_register_webhook(struct cli_call *k, const struct config *cfg, enum
 			goto done;
 		}
 	}
-	print_registered(id, t.pix_key, url, token[0] != '\0', json);
+	print_registered(id, t.pix_key, url, token[0] != '\0', rec, json);
 	rc = 0;
+	if (strcmp(rec, "error") == 0) {
+		/* the Pix webhook is registered; recurrences' callbacks are not */
+		fprintf(stderr,
+			"pixrelay %s: Pix Automático's webhook (PUT /webhookrec): %s; run "
+			"the command again\n",
+			cmd, rec_err);
+		rc = 1;
+	}
 done:
 	mem_wipe(url, sizeof(url));
 	mem_wipe(token, sizeof(token));
@@ -277,13 +330,13 @@ done:
 
 /* ---- what the bank holds ---- */
 
-enum held { HELD_NONE = BANKS_HOOK_BAD + 1, HELD_ERROR, HELD_UNKNOWN };
+enum held { HELD_NONE = BANKS_HOOK_BAD + 1, HELD_ERROR, HELD_UNKNOWN, HELD_NOT_ENABLED };
 
 /* What the bank holds as connection id's webhook: a banks_hook or a held
  * (HELD_UNKNOWN: no API credentials, nothing asked), with seen filled and,
  * for BANKS_HOOK_BAD and HELD_ERROR, why in err. */
 static int ask_bank(struct cli_call *k, const struct config *cfg, enum env env, const char *id,
-		    struct banks_hook_seen *seen, char *err, size_t errlen)
+		    const char *at, struct banks_hook_seen *seen, char *err, size_t errlen)
 {
 	struct cli_bank_conn t;
 	struct answer a = {0};
@@ -302,7 +355,7 @@ static int ask_bank(struct cli_call *k, const struct config *cfg, enum env env, 
 		held = HELD_ERROR;
 		goto done;
 	}
-	call_bank(k, cfg, &t, "GET", NULL, &a);
+	call_bank_at(k, cfg, &t, at, "GET", NULL, &a);
 	if (a.status == 200) {
 		struct banks_conn c = {0};
 
@@ -315,6 +368,9 @@ static int ask_bank(struct cli_call *k, const struct config *cfg, enum env env, 
 		snprintf(err, errlen, "%s", seen->err);
 	} else if (a.status == 404) {
 		held = HELD_NONE;
+	} else if (at && a.status == 403) {
+		/* /webhookrec refused to the client: no Pix Automático for it */
+		held = HELD_NOT_ENABLED;
 	} else if (a.status == 0) {
 		snprintf(err, errlen, "could not call the bank: %s", a.err);
 		held = HELD_ERROR;
@@ -340,6 +396,8 @@ static const char *held_name(int held)
 		return "other";
 	case HELD_NONE:
 		return "none";
+	case HELD_NOT_ENABLED:
+		return "not_enabled";
 	default:
 		return "error";
 	}
@@ -440,27 +498,69 @@ static void print_held(const char *id, int held, const struct banks_hook_seen *s
 	}
 }
 
+/* The line of what the bank holds as the API client's /webhookrec. */
+static void print_held_rec(const char *id, int held, const struct banks_hook_seen *s,
+			   const char *err)
+{
+	switch (held) {
+	case BANKS_HOOK_THIS:
+		printf("  recurrences  the bank's /rec callback: this connection's webhook URL\n");
+		break;
+	case BANKS_HOOK_OLD_TOKEN:
+		printf("  recurrences  the bank's /rec callback: this connection's URL with a "
+		       "token it "
+		       "no longer takes (pixrelay bank register-webhook %s)\n",
+		       id);
+		break;
+	case BANKS_HOOK_OTHER:
+		printf(
+		    "  recurrences  the bank's /rec callback goes to another URL, on host %s%s%s: "
+		    "not this connection's (pixrelay bank register-webhook %s)\n",
+		    s->host[0] ? s->host : "-", s->conn[0] ? ", connection " : "", s->conn, id);
+		break;
+	case HELD_NONE:
+		printf("  recurrences  no /rec callback registered (pixrelay bank register-webhook "
+		       "%s)\n",
+		       id);
+		break;
+	case HELD_UNKNOWN:
+	case HELD_NOT_ENABLED:
+		break;
+	default:
+		printf("  recurrences  cannot tell: %s\n", err);
+	}
+}
+
 int cli_bank_show(struct cli_call *k, const struct config *cfg, enum env env, const char *id,
 		  int json)
 {
-	struct banks_hook_seen seen;
-	char *conn = k->json, *out, why[700] = "", err[128];
-	int held;
+	struct banks_hook_seen seen, seen_rec;
+	char *conn = k->json, *out, why[700] = "", why_rec[700] = "", err[128];
+	int held, held_rec;
 	yajl_val v = NULL;
 	const char *last;
 
 	k->json = NULL;
-	held = ask_bank(k, cfg, env, id, &seen, why, sizeof(why));
+	held = ask_bank(k, cfg, env, id, NULL, &seen, why, sizeof(why));
+	/* Pix Automático's callback, one per API client (docs/recurrences.md) */
+	held_rec = held == HELD_UNKNOWN ? HELD_UNKNOWN
+					: ask_bank(k, cfg, env, id, "/webhookrec", &seen_rec,
+						   why_rec, sizeof(why_rec));
 	if (json) {
-		char *value = held_json(held, &seen, why);
+		char *value = held_json(held, &seen, why), *with;
+		char *rec = held_json(held_rec, &seen_rec, why_rec);
 
-		out = cli_json_with(conn, "bankWebhook", value);
+		with = cli_json_with(conn, "bankWebhook", value);
+		out = cli_json_with(with, "bankWebhookRec", rec);
 		printf("%s\n", out);
 		free(out);
+		free(with);
 		free(value);
+		free(rec);
 	} else {
 		cli_bank_print("show", conn);
 		print_held(id, held, &seen, why);
+		print_held_rec(id, held_rec, &seen_rec, why_rec);
 		if (json_parse_object(conn, strlen(conn), &v, err, sizeof(err)) == 0 &&
 		    (last = YAJL_GET_STRING(json_get(v, "lastCallAt"))))
 			printf("  last call    %s (the bank's last webhook call answered 200)\n",

@@ -29,7 +29,9 @@ static const char usage_events[] =
     "FILTERS: --state pending|delivering|delivered|dead (bulk replay: default dead)\n"
     "         --type EVENT:CHARGE_PAID|EVENT:CHARGE_EXPIRED|EVENT:CHARGE_REFUND|\n"
     "                EVENT:PIX_UNMATCHED|EVENT:PIX_REFUND|EVENT:PIX_MED_REFUND|\n"
-    "                EVENT:PIX_REFUSED|EVENT:TRANSFER_DONE\n"
+    "                EVENT:PIX_REFUSED|EVENT:TRANSFER_DONE|EVENT:RECURRENCE_APPROVED|\n"
+    "                EVENT:RECURRENCE_REJECTED|EVENT:RECURRENCE_EXPIRED|\n"
+    "                EVENT:RECURRENCE_CANCELLED\n"
     "         --since T, --until T: Unix seconds, 'YYYY-MM-DD HH:MM:SS' (UTC),\n"
     "         RFC 3339, or a duration ago (90s, 15m, 1h, 2d, 1w)\n";
 

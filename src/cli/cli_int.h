@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <yajl/yajl_tree.h>
 
 /* ---- arguments (cli_args.c) ---- */
 
@@ -258,6 +259,17 @@ int cli_cmd_endpoints(const struct config *cfg, int argc, char **argv);
 int cli_cmd_tail(const struct config *cfg, int argc, char **argv);
 int cli_cmd_listen(const struct config *cfg, int argc, char **argv);
 int cli_cmd_trigger(const struct config *cfg, int argc, char **argv);
+/* One step of trigger: `method path` (under the API's base URL `base`)
+ * with body; prints the server's message and returns -1 unless it answered
+ * 200, else 0. event_id (may be NULL) gets the event the answer names; data
+ * (the envelope's, may be NULL) is written when asked (the caller frees it
+ * with yajl_tree_free). */
+int cli_trigger_step(const char *base, const char *key, const char *account, const char *method,
+		     const char *path, const char *body, char *event_id, yajl_val *data);
+/* cli_trigger_rec.c: trigger rec.<what> (approved, rejected, cancelled) of
+ * recurrence `id` (NULL: the account's newest): the exit code. */
+int cli_trigger_rec(const struct config *cfg, const struct cli_args *a, const char *key,
+		    const char *what, const char *id);
 int cli_cmd_brcode(const struct config *cfg, int argc, char **argv);
 int cli_cmd_bank(const struct config *cfg, int argc, char **argv);
 

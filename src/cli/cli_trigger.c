@@ -31,7 +31,9 @@ static const char usage_trigger[] =
     "                        [--postback-url URL] [--connection ID] [--api-key KEY]\n"
     "                        [--account ID] [--json]\n"
     "       pixrelay trigger pix [--txid TXID] [--amount CENTS] [--e2e ID] [--payer TEXT]\n"
-    "                        [--connection ID] [--api-key KEY] [--account ID] [--json]\n\n"
+    "                        [--connection ID] [--api-key KEY] [--account ID] [--json]\n"
+    "       pixrelay trigger rec.approved|rec.rejected|rec.cancelled [--recurrence ID]\n"
+    "                        [--api-key KEY] [--account ID] [--json]\n\n"
     "Create a sandbox charge through the API of --base-url (local or remote) and\n"
     "drive it to that state, printing the event it made:\n"
     "  charge.paid      simulate-payment            EVENT:CHARGE_PAID\n"
@@ -52,13 +54,14 @@ static const char usage_trigger[] =
     "                   --date (default today) by a bank's Pix of the amount due\n"
     "                   that day with its parts, through the path of trigger pix:\n"
     "                   EVENT:CHARGE_PAID (docs/due-dates.md).\n"
+    "  rec.approved     the bank's /rec callback of a recurrence (Pix Automático,\n"
+    "  rec.rejected     docs/recurrences.md) through the same path, from its\n"
+    "  rec.cancelled    connection: EVENT:RECURRENCE_APPROVED, _REJECTED or\n"
+    "                   _CANCELLED; --recurrence (else the newest of the account).\n"
     "Needs a sandbox key (--api-key or $PIXRELAY_API_KEY).\n";
 
-/* One step of trigger: `method path` with body; prints the server's message
- * and returns -1 unless it answered 200. data (the envelope's) is written
- * when asked (caller frees with yajl_tree_free). */
-static int trigger_step(const char *base, const char *key, const char *account, const char *method,
-			const char *path, const char *body, char *event_id, yajl_val *data)
+int cli_trigger_step(const char *base, const char *key, const char *account, const char *method,
+		     const char *path, const char *body, char *event_id, yajl_val *data)
 {
 	char err[512], perr[128], *out = NULL;
 	long status = listen_api(base, key, account, method, path, body, 30000, &out, event_id, err,
@@ -121,7 +124,7 @@ static int pix_connection(const char *base, const char *key, const char *account
 		snprintf(out, 64, "%s", given);
 		return 0;
 	}
-	if (trigger_step(base, key, account, "GET", "/bank/connections", NULL, NULL, &data) < 0)
+	if (cli_trigger_step(base, key, account, "GET", "/bank/connections", NULL, NULL, &data) < 0)
 		return -1;
 	list = json_get(data, "connections");
 	first = YAJL_IS_ARRAY(list) && list->u.array.len ? list->u.array.values[0] : NULL;
@@ -132,9 +135,9 @@ static int pix_connection(const char *base, const char *key, const char *account
 	}
 	yajl_tree_free(data);
 	data = NULL;
-	if (trigger_step(base, key, account, "POST", "/bank/connections",
-			 "{\"pixKey\":\"sandbox@pixrelay.invalid\",\"auth\":\"url-token\"}", NULL,
-			 &data) < 0)
+	if (cli_trigger_step(base, key, account, "POST", "/bank/connections",
+			     "{\"pixKey\":\"sandbox@pixrelay.invalid\",\"auth\":\"url-token\"}",
+			     NULL, &data) < 0)
 		goto done;
 	if (YAJL_GET_STRING(json_get(data, "id"))) {
 		snprintf(out, 64, "%s", YAJL_GET_STRING(json_get(data, "id")));
@@ -223,7 +226,7 @@ static int trigger_pix(const struct config *cfg, const struct cli_args *a, const
 		body = json_take(g);
 	}
 	path = mem_printf("/bank/connections/%s/simulate-pix", conn);
-	if (trigger_step(base, key, a->account, "POST", path, body, NULL, &data) < 0)
+	if (cli_trigger_step(base, key, a->account, "POST", path, body, NULL, &data) < 0)
 		goto done;
 	pix = json_get(data, "pix");
 	one = YAJL_IS_ARRAY(pix) && pix->u.array.len == 1 ? pix->u.array.values[0] : NULL;
@@ -345,8 +348,8 @@ static int trigger_cobv(const struct config *cfg, const struct cli_args *a, cons
 		json_close(g);
 		body = json_take(g);
 	}
-	if (trigger_step(base, key, a->account, "POST", "/charge/pix/create", body, NULL, &data) <
-	    0)
+	if (cli_trigger_step(base, key, a->account, "POST", "/charge/pix/create", body, NULL,
+			     &data) < 0)
 		goto done;
 	snprintf(charge, sizeof(charge), "%s",
 		 YAJL_GET_STRING(json_get(data, "id")) ? YAJL_GET_STRING(json_get(data, "id"))
@@ -382,6 +385,7 @@ int cli_cmd_trigger(const struct config *cfg, int argc, char **argv)
 					   {"payer", required_argument, NULL, 'P'},
 					   {"connection", required_argument, NULL, 'c'},
 					   {"date", required_argument, NULL, 'D'},
+					   {"recurrence", required_argument, NULL, 'R'},
 					   CLI_OPT_API_KEY,
 					   CLI_OPT_ACCOUNT,
 					   CLI_OPT_JSON,
@@ -390,7 +394,7 @@ int cli_cmd_trigger(const struct config *cfg, int argc, char **argv)
 					    "charge.failed"};
 	struct cli_args a;
 	const char *what = NULL, *url = NULL, *key, *txid = NULL, *e2e = NULL, *payer = NULL;
-	const char *connection = NULL, *date = NULL;
+	const char *connection = NULL, *date = NULL, *recurrence = NULL;
 	long amount = 1000;
 	int opt, kind = -1, rc = 1;
 	char base[512], *end = NULL, *body, *path = NULL, charge[64] = "";
@@ -430,10 +434,29 @@ int cli_cmd_trigger(const struct config *cfg, int argc, char **argv)
 		case 'D':
 			date = optarg;
 			break;
+		case 'R':
+			recurrence = optarg;
+			break;
 		}
 	}
 	if (opt == CLI_ARGS_EXIT)
 		return a.exit_code;
+	if (strncmp(what, "rec.", 4) == 0) {
+		if (optind + 1 < argc)
+			return cli_unexpected("trigger", NULL, argv[optind + 1]);
+		if (url || txid || e2e || payer || connection || date) {
+			fprintf(stderr, "pixrelay trigger: %s takes --recurrence only\n", what);
+			return 2;
+		}
+		key = cli_api_key("trigger", a.api_key);
+		if (!key)
+			return 2;
+		return cli_trigger_rec(cfg, &a, key, what + 4, recurrence);
+	}
+	if (recurrence) {
+		fprintf(stderr, "pixrelay trigger: --recurrence is for rec.*\n");
+		return 2;
+	}
 	if (strcmp(what, "pix") == 0) {
 		if (optind + 1 < argc)
 			return cli_unexpected("trigger", NULL, argv[optind + 1]);
@@ -479,10 +502,12 @@ int cli_cmd_trigger(const struct config *cfg, int argc, char **argv)
 		if (strcmp(what, kinds[i]) == 0)
 			kind = i;
 	if (kind < 0) {
-		fprintf(stderr,
-			"pixrelay trigger: unknown event '%s': charge.paid, charge.expired, "
-			"charge.refunded, charge.failed, cobv.paid or pix\n",
-			what);
+		fprintf(
+		    stderr,
+		    "pixrelay trigger: unknown event '%s': charge.paid, charge.expired, "
+		    "charge.refunded, charge.failed, cobv.paid, pix, rec.approved, rec.rejected or "
+		    "rec.cancelled\n",
+		    what);
 		return 2;
 	}
 	if (optind + 1 < argc)
@@ -512,7 +537,8 @@ int cli_cmd_trigger(const struct config *cfg, int argc, char **argv)
 		json_close(g);
 		body = json_take(g);
 	}
-	if (trigger_step(base, key, a.account, "POST", "/charge/pix/create", body, NULL, &data) < 0)
+	if (cli_trigger_step(base, key, a.account, "POST", "/charge/pix/create", body, NULL,
+			     &data) < 0)
 		goto done;
 	snprintf(charge, sizeof(charge), "%s",
 		 YAJL_GET_STRING(json_get(data, "id")) ? YAJL_GET_STRING(json_get(data, "id"))
@@ -527,7 +553,7 @@ int cli_cmd_trigger(const struct config *cfg, int argc, char **argv)
 		static const char *const steps[] = {"simulate-payment", "simulate-expiry",
 						    "simulate-payment", "simulate-failure"};
 		path = mem_printf("/charge/pix/%s/%s", charge, steps[kind]);
-		if (trigger_step(base, key, a.account, "POST", path, NULL, ev1, &data) < 0)
+		if (cli_trigger_step(base, key, a.account, "POST", path, NULL, ev1, &data) < 0)
 			goto done;
 		free(path);
 		path = NULL;
@@ -536,7 +562,7 @@ int cli_cmd_trigger(const struct config *cfg, int argc, char **argv)
 		yajl_tree_free(data);
 		data = NULL;
 		path = mem_printf("/charge/%s/refund", charge);
-		if (trigger_step(base, key, a.account, "POST", path, NULL, ev2, &data) < 0)
+		if (cli_trigger_step(base, key, a.account, "POST", path, NULL, ev2, &data) < 0)
 			goto done;
 	}
 	snprintf(status, sizeof(status), "%s",

@@ -362,6 +362,29 @@ int ks_bank_elsewhere_key(char *out, size_t size, const char *prefix, int shard,
 	return in_shard(out, size, prefix, shard, "bels:%s:%s", id, day);
 }
 
+int ks_recurrence_key(char *out, size_t size, const char *prefix, int shard, const char *id)
+{
+	return in_shard(out, size, prefix, shard, "rec:%s", id);
+}
+
+int ks_recurrence_index_key(char *out, size_t size, const char *prefix, int shard,
+			    const char *account)
+{
+	return in_shard(out, size, prefix, shard, "recs:%s", account);
+}
+
+int ks_recurrence_idrec_key(char *out, size_t size, const char *prefix, int shard,
+			    const char *account)
+{
+	return in_shard(out, size, prefix, shard, "recx:%s", account);
+}
+
+int ks_recurrence_open_key(char *out, size_t size, const char *prefix, int shard,
+			   const char *connection)
+{
+	return in_shard(out, size, prefix, shard, "recopen:%s", connection);
+}
+
 /* ---- {<env>}: one environment ---- */
 
 void ks_env_taxids_key(char *out, size_t size, const char *prefix, enum env env)

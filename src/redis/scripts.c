@@ -74,6 +74,10 @@ static const char *const names[SCRIPT_COUNT] = {
 	[SCRIPT_ENDPOINT_LIST] = "endpoint_list",
 	[SCRIPT_ENDPOINT_EXPIRE] = "endpoint_expire",
 	[SCRIPT_OVERVIEW_READ] = "overview_read",
+	[SCRIPT_REC_CREATE] = "rec_create",
+	[SCRIPT_REC_STATUS] = "rec_status",
+	[SCRIPT_REC_LIST] = "rec_list",
+	[SCRIPT_REC_OPEN] = "rec_open",
 };
 /* clang-format on */
 

@@ -27,6 +27,7 @@
 #include "pixrelay/pix/bankcreds.h"
 #include "pixrelay/pix/bankday.h"
 #include "pixrelay/pix/bankpix.h"
+#include "pixrelay/relay/bankrec.h"
 #include "pixrelay/store/banks_recon.h"
 
 #include <stdio.h>
@@ -66,6 +67,7 @@ struct bankrecon {
 	struct seal_keyfile *keys;
 	struct banks_queue *q;
 	struct dispatch *d;
+	struct bankcharges recs; /* what asking about recurrences needs (bankrec.h) */
 	struct event *tick;
 	int stopped, freed;
 	unsigned running;
@@ -95,6 +97,7 @@ struct run {
 	int refund_final;		      /* it is settled at the bank */
 	const char *settled[REFUNDS_PER_RUN]; /* those heard settled (conn's) */
 	size_t nsettled;
+	int recs_asked, recs_recovered; /* recurrences asked about, changed at the bank */
 	/* a run asked for (bankrecon_run): its environment and window, and
 	 * who waits */
 	enum env env;
@@ -200,6 +203,10 @@ static char *run_json(const struct run *u)
 	json_int(g, u->stats.refused);
 	json_str(g, "refundsAsked");
 	json_int(g, u->stats.refunds);
+	json_str(g, "recurrencesAsked");
+	json_int(g, u->recs_asked);
+	json_str(g, "recurrencesRecovered");
+	json_int(g, u->recs_recovered);
 	json_str(g, "reconciledUntil");
 	json_str_or_null(g, u->stats.upto_ms ? to : NULL);
 	json_close(g);
@@ -385,12 +392,34 @@ static void on_refund_pix(void *ud, long status, const char *body, const char *e
 	banks_receive(u->rc->q, &u->conn->ref, BANKS_RECONCILIATION, &b, on_refund_taken, u);
 }
 
+/* ---- recurrences not final (Pix Automático) ---- */
+
+static void on_recs_step(void *ud)
+{
+	renew(ud);
+}
+
+static void on_recs_asked(void *ud, int asked, int recovered, const char *err)
+{
+	struct run *u = ud;
+
+	u->recs_asked = asked;
+	u->recs_recovered = recovered;
+	/* the Pix were read whole: a recurrence the bank did not answer about
+	 * is asked again at the next run (the oldest asked first), and fails
+	 * nothing of this one's */
+	if (err)
+		log_warn("bank connection %s: reconciliation: recurrences: %s", u->id, err);
+	succeed(u);
+}
+
 static void next_refund(struct run *u)
 {
 	char e2e[40], rid[40], *path;
 
 	if (u->refund >= u->conn->nrefunds) {
-		succeed(u);
+		bankrec_reconcile(&u->rc->recs, &u->creds, &u->conn->ref, on_recs_step,
+				  on_recs_asked, u);
 		return;
 	}
 	u->stats.refunds++;
@@ -682,6 +711,10 @@ struct bankrecon *bankrecon_new(struct event_base *base, struct rds *r, const st
 	rc->keys = keys;
 	rc->q = q;
 	rc->d = d;
+	rc->recs.r = r;
+	rc->recs.cfg = cfg;
+	rc->recs.bankapi = api;
+	rc->recs.keys = keys;
 	rc->nshards = (int)cfg->shards;
 	rc->oldest_ok_ms = mem_calloc((size_t)rc->nshards, sizeof(*rc->oldest_ok_ms));
 	rc->tick = event_new(base, -1, EV_PERSIST, on_tick, rc);

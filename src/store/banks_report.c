@@ -13,6 +13,7 @@
 #include "pixrelay/core/timefmt.h"
 #include "pixrelay/pix/bankday.h"
 #include "pixrelay/pix/keyspace.h"
+#include "pixrelay/pix/recurrence.h"
 #include "pixrelay/redis/scripts.h"
 
 #include <stdio.h>
@@ -244,6 +245,19 @@ static void on_report(void *ud, redisReply *reply, const char *err)
 	}
 	json_close(g);
 	json_close(g);
+	json_close(g);
+	/* Pix Automático (docs/recurrences.md): the recurrences' statuses
+	 * taken that day, those the reconciliation took first */
+	json_str(g, "recurrences");
+	json_open(g);
+	for (int s = RECURRENCE_CREATED; s <= RECURRENCE_CANCELLED; s++) {
+		char f[32];
+		snprintf(f, sizeof(f), "rec_%s", recurrence_status_name(s));
+		json_str(g, recurrence_status_name(s));
+		json_int(g, day_count(day, f));
+	}
+	json_str(g, "recovered");
+	json_int(g, day_count(day, "rec_recovered"));
 	json_close(g);
 	json_str(g, "recoveredEndToEndIds");
 	json_open_array(g);

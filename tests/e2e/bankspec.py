@@ -55,6 +55,23 @@ OPERATIONS = {
                                            "WebhookNaoEncontrado", "get_webhook"),
     ("DELETE", "/webhook/{chave}"): Operation("RequisicaoInvalida", "Requisição inválida.", "webhook",
                                               "WebhookNaoEncontrado", "delete_webhook"),
+    # Pix Automático (testbank_rec.py)
+    ("POST", "/locrec"): Operation("PayloadLocationOperacaoInvalida", "Location inválida.", "loc",
+                                   "PayloadLocationNaoEncontrado", "post_locrec"),
+    ("POST", "/rec"): Operation("RecOperacaoInvalida", "Operação inválida.", "rec", "RecNaoEncontrada",
+                                "post_rec"),
+    ("GET", "/rec"): Operation("RecConsultaInvalida", "Consulta inválida.", "rec", "RecNaoEncontrada",
+                               "get_rec_list"),
+    ("GET", "/rec/{idRec}"): Operation("RecConsultaInvalida", "Consulta inválida.", "rec",
+                                       "RecNaoEncontrada", "get_rec"),
+    ("PATCH", "/rec/{idRec}"): Operation("RecOperacaoInvalida", "Operação inválida.", "rec",
+                                         "RecNaoEncontrada", "patch_rec"),
+    ("PUT", "/webhookrec"): Operation("WebhookRecOperacaoInvalida", "Webhook inválido.", "webhook",
+                                      "WebhookNaoEncontrado", "put_webhookrec"),
+    ("GET", "/webhookrec"): Operation("WebhookRecConsultaInvalida", "Consulta inválida.", "webhook",
+                                      "WebhookNaoEncontrado", "get_webhookrec"),
+    ("DELETE", "/webhookrec"): Operation("RequisicaoInvalida", "Requisição inválida.", "webhook",
+                                         "WebhookNaoEncontrado", "delete_webhookrec"),
 }
 
 

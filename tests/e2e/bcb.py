@@ -288,6 +288,77 @@ def _fix_webhook_completo(spec):
     props["chave"] = {"type": "string", "title": "Chave DICT do recebedor", "maxLength": 77}
 
 
+# The errata of Pix Automático's schemas (recurrences), found validating the requests and
+# answers of POST /locrec, POST /rec, GET /rec/{idRec} and the /rec callback.
+
+@_erratum("RecBase: `required` lists `idRec` and `retentativa`; only `calendario` and `vinculo` are "
+          "required",
+          "`idRec` is not a property of RecBase (a request, RecSolicitada, has none: the bank makes "
+          "it) and `retentativa` is no property at all (the policy is RecConfiguracao's "
+          "`politicaRetentativa`); examples recBody1 and recBody2 have neither")
+def _fix_rec_base(spec):
+    _replace(spec, "/components/schemas/RecBase/required", ["idRec", "calendario", "vinculo", "retentativa"],
+             ["calendario", "vinculo"])
+
+
+@_erratum("PessoaFisicaRecorrencia.cpf and CPF.cpf (a recurrence's devedor and pagador): the pattern "
+          "/^\\d{11}$/ is read ^\\d{11}$",
+          "the same regex literal as GET /pix's cpf: no payer with a CPF validates (example recBody1)")
+def _fix_cpf_recurrence(spec):
+    for ptr in ("/components/schemas/PessoaFisicaRecorrencia/properties/cpf/pattern",
+                "/components/schemas/CPF/properties/cpf/pattern"):
+        _replace(spec, ptr, _CPF_SLASHES, _CPF)
+
+
+@_erratum("PayloadLocationRecGerada: `required` lists `tipo`, which it does not define; the list is id, "
+          "location, criacao; and its location's `format: uri` is not checked (maxLength 77 still is)",
+          "example payloadLocationRecResponse2 has no tipo; a location is a URL without its scheme "
+          "(pix.example.com/qr/v2/rec/...), as the schema's own example writes it")
+def _fix_payload_location_rec(spec):
+    ptr = "/components/schemas/PayloadLocationRecGerada"
+    _replace(spec, ptr + "/required", ["id", "location", "tipo", "criacao"], ["id", "location", "criacao"])
+    node = _pointer(spec, ptr + "/properties/location")
+    if node.get("format") != "uri" or "://" in node.get("example", "://"):
+        raise ErratumGone("erratum PayloadLocationRecGerada.location: no longer format uri")
+    del node["format"]
+
+
+@_erratum("DadosPagadorRec (RecCompleta's pagador): `required: [ispbParticipante]` at its top level is "
+          "read inside `pagador`, where ispbParticipante is defined",
+          "at the top level it makes every recurrence, also one no payer approved yet, need a field "
+          "that belongs to the payer (examples recResponse3-8 carry it in pagador)")
+def _fix_dados_pagador_rec(spec):
+    ptr = "/components/schemas/DadosPagadorRec"
+    _replace(spec, ptr + "/required", ["ispbParticipante"], [])
+    del _pointer(spec, ptr)["required"]
+    first = _pointer(spec, ptr + "/properties/pagador/allOf/0")
+    if "ispbParticipante" not in first.get("properties", {}):
+        raise ErratumGone("erratum DadosPagadorRec: pagador no longer defines ispbParticipante")
+    first["required"] = ["ispbParticipante"]
+
+
+@_erratum("RecEncerramento.encerramento: oneOf [{rejeicao}, {cancelamento}] with each branch requiring "
+          "its own key",
+          "neither branch requires its key, so every encerramento matches both and oneOf refuses them "
+          "all (as CobValor.retirada)")
+def _fix_rec_encerramento(spec):
+    branches = _pointer(spec, "/components/schemas/RecEncerramento/properties/encerramento/oneOf")
+    keys = [list(b.get("properties", {})) for b in branches]
+    if keys != [["rejeicao"], ["cancelamento"]] or any("required" in b for b in branches):
+        raise ErratumGone("erratum RecEncerramento: the oneOf is no longer [rejeicao, cancelamento] "
+                          "without required")
+    for b, k in zip(branches, keys):
+        b["required"] = k
+
+
+@_erratum("RecNotification: `required` lists `atualizacao\"` (a stray quote of the YAML); it is "
+          "`atualizacao`",
+          "no object has a key with a quote in it: taken literally no /rec callback validates")
+def _fix_rec_notification(spec):
+    _replace(spec, "/components/schemas/RecNotification/required", ["idRec", "status", 'atualizacao"'],
+             ["idRec", "status", "atualizacao"])
+
+
 # Examples: example() gives them as the spec has them, example_fixed() with
 # these fixes. The schemas are the contract; an example that contradicts a
 # coherent schema is what is fixed.

@@ -94,8 +94,13 @@ import certs
 from bankhook import WebhookSender
 from bankspec import OPERATIONS, Refusal, Violation, check_request, check_response, not_found, problem_body
 from bankspec import methods, route, rule, spec_operation
+from testbank_rec import RecurrenceOps
 
-SCOPES = ("cob.write", "cob.read", "cobv.write", "cobv.read", "pix.write", "pix.read", "webhook.write", "webhook.read")
+SCOPES = ("cob.write", "cob.read", "cobv.write", "cobv.read", "pix.write", "pix.read", "webhook.write",
+          "webhook.read",
+          # Pix Automático (testbank_rec.py)
+          "payloadlocationrec.write", "payloadlocationrec.read", "rec.write", "rec.read",
+          "webhookrec.write", "webhookrec.read")
 TOKEN_PATH = "/oauth/token"
 MAX_BODY = 1 << 20
 
@@ -230,7 +235,7 @@ class _Server(ThreadingHTTPServer):
                 pass
 
 
-class TestBank:
+class TestBank(RecurrenceOps):
     __test__ = False   # not a unittest class, whatever a collector thinks
 
     def __init__(self, client_ca, directory=None, server_cert=None, server_ca=None,
@@ -281,6 +286,7 @@ class TestBank:
         self._pix_meta = {}        # e2eid -> {"pagador": {...}, "horario": datetime}
         self._garbled = {}         # e2eid -> fields shown instead (garble)
         self._webhooks = {}        # chave -> {"webhookUrl", "chave", "criacao"}
+        self._rec_init()           # Pix Automático (testbank_rec.py)
 
         self.violations = []
         self.log = []

@@ -191,6 +191,14 @@ static void test_shard_keys(void)
 	check_name(k, P "{s37}:brec:" BNK ":2026-11-26", SHARD, "brec:<connection>:<day>");
 	ks_bank_elsewhere_key(k, sizeof(k), P, 37, BNK, "2026-11-26");
 	check_name(k, P "{s37}:bels:" BNK ":2026-11-26", SHARD, "bels:<connection>:<day>");
+	CHECK_INT(ks_recurrence_key(k, sizeof(k), P, 37, "rec_" CHARGE), 0);
+	check_name(k, P "{s37}:rec:rec_" CHARGE, SHARD, "rec:<id>");
+	ks_recurrence_index_key(k, sizeof(k), P, 37, ACCT);
+	check_name(k, P "{s37}:recs:" ACCT, SHARD, "recs:<account>");
+	ks_recurrence_idrec_key(k, sizeof(k), P, 37, ACCT);
+	check_name(k, P "{s37}:recx:" ACCT, SHARD, "recx:<account>");
+	ks_recurrence_open_key(k, sizeof(k), P, 37, BNK);
+	check_name(k, P "{s37}:recopen:" BNK, SHARD, "recopen:<connection>");
 
 	/* the first and last shards, another prefix */
 	ks_hosts_key(k, sizeof(k), "px/", 0);

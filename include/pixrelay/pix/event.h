@@ -11,15 +11,17 @@
 /* The types of event pixrelay makes (docs/postbacks.md, docs/banks.md): a
  * charge paid, expired or refunded, a Pix a bank reported that paid no
  * charge, a refund of one that changed none, a refund of the MED, an item
- * a bank reported that the standard's schema refused, and an internal
- * transfer. */
-#define EVENT_NTYPES 8
+ * a bank reported that the standard's schema refused, an internal
+ * transfer, and a recurrence of Pix Automático approved, rejected, expired
+ * or cancelled. */
+#define EVENT_NTYPES 12
 extern const char *const event_types[EVENT_NTYPES];
 /* "EVENT:CHARGE_PAID, EVENT:CHARGE_EXPIRED, ... or EVENT:PIX_REFUND", for
  * messages. */
 #define EVENT_TYPES_TEXT                                                                           \
 	"EVENT:CHARGE_PAID, EVENT:CHARGE_EXPIRED, EVENT:CHARGE_REFUND, EVENT:PIX_UNMATCHED, "      \
-	"EVENT:PIX_REFUND, EVENT:PIX_MED_REFUND, EVENT:PIX_REFUSED or EVENT:TRANSFER_DONE"
+	"EVENT:PIX_REFUND, EVENT:PIX_MED_REFUND, EVENT:PIX_REFUSED, EVENT:TRANSFER_DONE or "       \
+	"EVENT:RECURRENCE_ followed by APPROVED, REJECTED, EXPIRED or CANCELLED"
 
 /* The operational types (docs/postbacks.md, "Operational events"): what
  * pixrelay tells an account about its own delivery and reconciliation, an
@@ -31,7 +33,7 @@ extern const char *const event_types[EVENT_NTYPES];
 #define EVENT_NOPERATIONAL 8
 extern const char *const event_operational_types[EVENT_NOPERATIONAL];
 /* "EVENT:OPERATIONAL_ followed by ENDPOINT_DISABLED, ... or PIX_RECOVERED",
- * for messages (short enough for one of 512 bytes with EVENT_TYPES_TEXT). */
+ * for messages (short enough for one of 1024 bytes with EVENT_TYPES_TEXT). */
 #define EVENT_OPERATIONAL_TYPES_TEXT                                                               \
 	"EVENT:OPERATIONAL_ followed by ENDPOINT_DISABLED, ENDPOINT_ENABLED, DELIVERY_DEAD, "      \
 	"DELIVERIES_EXPIRED, RECONCILIATION_FAILING, RECONCILIATION_LATE, "                        \

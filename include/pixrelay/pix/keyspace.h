@@ -210,6 +210,23 @@ int ks_bank_recovered_key(char *out, size_t size, const char *prefix, int shard,
 int ks_bank_elsewhere_key(char *out, size_t size, const char *prefix, int shard, const char *id,
 			  const char *day);
 
+/* Pix Automático (docs/recurrences.md): "<prefix>{s<k>}:rec:<id>", a
+ * recurrence (hash; its id "rec_" + ULID of its account's shard). */
+int ks_recurrence_key(char *out, size_t size, const char *prefix, int shard, const char *id);
+/* "<prefix>{s<k>}:recs:<account>", the account's recurrences by creation
+ * time (zset). */
+int ks_recurrence_index_key(char *out, size_t size, const char *prefix, int shard,
+			    const char *account);
+/* "<prefix>{s<k>}:recx:<account>", the bank's idRec -> the recurrence's id
+ * (hash). */
+int ks_recurrence_idrec_key(char *out, size_t size, const char *prefix, int shard,
+			    const char *account);
+/* "<prefix>{s<k>}:recopen:<connection id>", the connection's recurrences
+ * not final -> when the reconciliation last asked the bank of each (ms,
+ * their creation at first; zset). */
+int ks_recurrence_open_key(char *out, size_t size, const char *prefix, int shard,
+			   const char *connection);
+
 /* ---- {<env>}: one environment ----
  *
  * In the scripts: "members:<account>" and "member:<cpf>" (the CPFs each

@@ -1,0 +1,221 @@
+/* api_recurrences: the handlers of Pix Automático's recurrences
+ * (docs/recurrences.md): POST /v1/recurrences (made at the account's bank,
+ * relay/bankrec.c), GET /v1/recurrences and /v1/recurrences/{id}, POST
+ * /v1/recurrences/{id}/cancel; and the bank's /rec callback, which the bank
+ * door's route hands here once api_banks.c has authenticated the bank
+ * (api_bank_rec_receive). */
+#include "api_int.h"
+
+#include "pixrelay/core/json.h"
+#include "pixrelay/core/log.h"
+#include "pixrelay/core/mem.h"
+#include "pixrelay/core/metrics.h"
+#include "pixrelay/relay/bankrec.h"
+#include "pixrelay/relay/dispatch.h"
+#include "pixrelay/store/recurrences.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void on_rec_answer(void *ud, int result, const char *json, const char *err)
+{
+	struct http_req *req = ud;
+	struct app *app = app_of(req);
+	struct api_caller *c = req->auth;
+
+	if (result < 0) {
+		api_reply_failure(req, err);
+	} else if (result == BANKREC_REFUSED) {
+		http_reply_error(req, 400, "%s", json);
+	} else if (result == BANKREC_UNAVAILABLE) {
+		http_add_header(req, "Retry-After", "5");
+		http_reply_error(req, 503, "%s", json);
+	} else if (result == BANKREC_NO_BANK) {
+		http_reply_error(req, 409, "%s", json);
+	} else if (result == BANKREC_FINAL) {
+		http_reply_error(req, 409, "the recurrence is final already: nothing was done");
+	} else if (result == RECURRENCES_NOT_FOUND) {
+		http_reply_error(req, 404, "recurrence not found: %.40s", req->params[0]);
+	} else {
+		if (c)
+			dispatch_kick(app->dispatch, c->account);
+		http_reply_data(req, 200, json, strlen(json));
+	}
+}
+
+/* POST /v1/recurrences */
+void api_handle_recurrence_create(struct http_req *req)
+{
+	struct app *app = app_of(req);
+	struct api_caller *c = req->auth;
+	struct recurrence_input in;
+	yajl_val body = NULL;
+	char err[512];
+
+	if (json_parse_object(req->body, req->body_len, &body, err, sizeof(err)) < 0) {
+		http_reply_error(req, 400, "%s", err);
+		return;
+	}
+	if (recurrence_parse_create(body, &in, err, sizeof(err)) < 0) {
+		yajl_tree_free(body);
+		http_reply_error(req, 400, "%s", err);
+		return;
+	}
+	yajl_tree_free(body);
+	bankrec_create(&app->bankcharges, c->key.env, c->account, &in, on_rec_answer, req);
+	recurrence_input_deinit(&in);
+}
+
+static void on_read(void *ud, int result, const char *json, const char *err)
+{
+	api_reply_read(ud, result, RECURRENCES_NOT_FOUND, "recurrence", json, err);
+}
+
+/* GET /v1/recurrences/{id} */
+void api_handle_recurrence_get(struct http_req *req)
+{
+	struct app *app = app_of(req);
+	struct api_caller *c = req->auth;
+
+	recurrences_get(app->rds, app->cfg, c->key.env, c->account, req->params[0], on_read, req);
+}
+
+/* POST /v1/recurrences/{id}/cancel */
+void api_handle_recurrence_cancel(struct http_req *req)
+{
+	struct app *app = app_of(req);
+	struct api_caller *c = req->auth;
+
+	bankrec_cancel(&app->bankcharges, c->key.env, c->account, req->params[0], on_rec_answer,
+		       req);
+}
+
+/* GET /v1/recurrences[?status=&limit=&cursor=] */
+void api_handle_recurrences_list(struct http_req *req)
+{
+	static const char *const names[] = {"status", "limit", "cursor"};
+	struct app *app = app_of(req);
+	struct api_caller *c = req->auth;
+	struct page_cursor from;
+	int limit = 0;
+	char *v[3];
+	bool known = false;
+
+	if (api_query_params(req, names, 3, v) < 0)
+		return;
+	for (int s = RECURRENCE_CREATED; v[0] && s <= RECURRENCE_CANCELLED; s++)
+		known = known || strcmp(v[0], recurrence_status_name(s)) == 0;
+	if (v[0] && !known)
+		http_reply_error(
+		    req, 400, "status: must be CREATED, APPROVED, REJECTED, EXPIRED or CANCELLED");
+	else if (api_query_limit(req, v[1], API_LIST_DEFAULT, RECURRENCES_LIST_MAX, &limit) == 0 &&
+		 api_query_cursor(req, v[2], "rec_", &from) == 0)
+		recurrences_list(app->rds, app->cfg, c->key.env, c->account, v[0], limit, &from,
+				 api_on_json, req);
+	api_query_free(v, 3);
+}
+
+/* ---- the bank's /rec callback ---- */
+
+/* One callback, item after item (each one write with its event), then
+ * the answer: a 200 means every item is durable. */
+struct heard {
+	struct recurrence_batch batch;
+	struct banks_ref conn;
+	size_t next;
+	yajl_gen g; /* the answer: {"recs": [{"idRec", "outcome"}...], "refused": [...]} */
+};
+
+static void heard_free(struct heard *h)
+{
+	recurrence_batch_deinit(&h->batch);
+	if (h->g)
+		yajl_gen_free(h->g);
+	free(h);
+}
+
+static void heard_next(struct http_req *req);
+
+static void on_item(void *ud, int result, const char *json, const char *err)
+{
+	struct http_req *req = ud;
+	struct heard *h = req->state;
+	const struct recurrence_heard *it = &h->batch.items[h->next];
+
+	(void)json;
+	if (result < 0) {
+		req->state = NULL;
+		heard_free(h);
+		metrics_bank_call("unavailable");
+		api_reply_failure(req, err ? err : "recurrence notification failed");
+		return;
+	}
+	if (result == RECURRENCES_UNKNOWN)
+		log_warn("bank webhook %s: connection %s: /rec: idRec %s is no recurrence of "
+			 "account %s",
+			 req->request_id, h->conn.id, it->idrec, h->conn.account);
+	json_open(h->g);
+	json_str(h->g, "idRec");
+	json_str(h->g, it->idrec);
+	json_str(h->g, "outcome");
+	json_str(h->g, result == 0			 ? "taken"
+		       : result == RECURRENCES_DUPLICATE ? "duplicate"
+							 : "unknown");
+	json_close(h->g);
+	h->next++;
+	heard_next(req);
+}
+
+static void heard_next(struct http_req *req)
+{
+	struct app *app = app_of(req);
+	struct heard *h = req->state;
+	const char *text;
+	size_t len;
+
+	if (h->next < h->batch.n) {
+		recurrences_heard(app->rds, app->cfg, h->conn.env, h->conn.account,
+				  &h->batch.items[h->next], RECURRENCES_WEBHOOK, on_item, req);
+		return;
+	}
+	json_close_array(h->g);
+	json_str(h->g, "refused");
+	json_open_array(h->g);
+	for (size_t i = 0; i < h->batch.nrefused; i++)
+		json_str(h->g, h->batch.refused[i]);
+	json_close_array(h->g);
+	json_close(h->g);
+	dispatch_kick(app->dispatch, h->conn.account);
+	metrics_bank_call("accepted");
+	text = json_buf(h->g, &len);
+	/* the answer may end the request: nothing of it is touched after */
+	req->state = NULL;
+	http_reply_data(req, 200, text, len);
+	heard_free(h);
+}
+
+void api_bank_rec_receive(struct http_req *req, const struct banks_ref *c)
+{
+	struct heard *h = mem_new(struct heard);
+	char err[256];
+	int rc =
+	    recurrence_parse_notification(req->body, req->body_len, &h->batch, err, sizeof(err));
+
+	if (rc != RECURRENCE_PARSE_OK) {
+		metrics_bank_call("malformed");
+		log_warn("bank webhook %s: connection %s: /rec: %s", req->request_id, c->id, err);
+		heard_free(h);
+		http_reply_error(req, rc == RECURRENCE_PARSE_TOO_MANY ? 413 : 400, "%s", err);
+		return;
+	}
+	for (size_t i = 0; i < h->batch.nrefused; i++)
+		log_warn("bank webhook %s: connection %s: /rec: refused %s", req->request_id, c->id,
+			 h->batch.refused[i]);
+	h->conn = *c;
+	h->g = json_gen_new();
+	json_open(h->g);
+	json_str(h->g, "recs");
+	json_open_array(h->g);
+	req->state = h;
+	heard_next(req);
+}

@@ -1,0 +1,18 @@
+-- rec_list: a page of an account's recurrences, newest first, optionally of one status.
+-- KEYS[1] = <prefix>{s<k>}:recs:<account>   zset id -> created ms
+-- ARGV = recurrence key prefix (<prefix>{s<k>}:rec:), max created ms ('+inf' = from the
+--        newest), id to start below at exactly that time ('' = none), status ('' = any),
+--        limit, how many recurrences to look at at most
+-- Returns head, status, updated_at, closing for each recurrence of the page (the parts
+-- recurrence_assemble joins), then the resume point (page_desc).
+--@include page
+if #KEYS ~= 1 or #ARGV ~= 6 then
+  return redis.error_reply('ERR rec_list: wants 1 keys and 6 arguments, got ' .. #KEYS .. ' and ' .. #ARGV)
+end
+local p, want = ARGV[1], ARGV[4]
+return page_desc(KEYS[1], ARGV[2], ARGV[3], tonumber(ARGV[5]), tonumber(ARGV[6]), function(id)
+  local c = redis.call('HMGET', p .. id, 'head', 'status', 'updated_at', 'closing')
+  if not c[1] or not c[2] or not c[3] then return nil end
+  if want ~= '' and c[2] ~= want then return nil end
+  return {c[1], c[2], c[3], c[4] or ''}
+end)
