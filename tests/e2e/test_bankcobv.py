@@ -224,6 +224,38 @@ class DueDates(BankCase):
         self.bank._cobvs[ch["id"]]["status"] = "ATIVA"
         self.assertEqual(self.deliver(self.bank.pay_cobv(ch["id"]))["outcome"], "paid")
 
+    def refund_of(self, path, ch, pix, n):
+        """Refund the charge a delivered Pix paid; the bank settles it and says so. Returns
+        the refund the API answered with."""
+        r = self.px.request("POST", "/v1/charge/%s/refund" % ch["id"], headers=auth(self.key))
+        self.assertEqual(r.status, 202, r)
+        self.bank.settle_refund(pix["endToEndId"], "D" + ch["id"])
+        self.deliver(self.bank.pix(pix["endToEndId"]))
+        ev = self.events(path, n)[-1]
+        self.assertEqual((ev["event"], ev["data"]["status"]), ("EVENT:CHARGE_REFUND", "REFUNDED"))
+        return r.json["data"]["refund"]
+
+    def test_a_refund_gives_back_what_was_paid_not_the_amount(self):
+        # paid late: the fine and the interest go back too
+        path = unique("refund-late")
+        ch = self.due_charge(path, amount=10000, dueDate=today().isoformat(), fine="2.00", interest="1.00")
+        # (11 days late, a day no other test pays on: test_paid_late counts its day)
+        pix = self.bank.pay_cobv(ch["id"], when=noon(today() + datetime.timedelta(days=11)))
+        self.assertEqual(self.deliver(pix)["outcome"], "paid")
+        self.assertEqual(self.refund_of(path, ch, pix, 2)["valor"], "102.37")
+        [dev] = self.bank.pix(pix["endToEndId"])["devolucoes"]
+        self.assertEqual((dev["valor"], dev["status"]), ("102.37", "DEVOLVIDO"))
+        self.assertEqual(self.get_charge(ch["id"])["status"], "REFUNDED")
+        # paid early: the bank cannot give back more than it received
+        path = unique("refund-early")
+        until = today() + datetime.timedelta(days=1)
+        ch = self.due_charge(path, amount=10000, dueDate=until.isoformat(),
+                             discount={"amount": 750, "until": until.isoformat()})
+        pix = self.bank.pay_cobv(ch["id"], parts=False)
+        self.assertEqual(self.deliver(pix)["outcome"], "paid")
+        self.assertEqual(self.refund_of(path, ch, pix, 2)["valor"], "92.50")
+        self.assertEqual(self.get_charge(ch["id"])["status"], "REFUNDED")
+
     def test_an_expired_charge_is_paid_heard_late(self):
         path = unique("expired")
         ch = self.due_charge(path, amount=5000, dueDate=today().isoformat(), daysAfterDue=0)
