@@ -256,6 +256,26 @@ class DueDates(BankCase):
         self.assertEqual(self.refund_of(path, ch, pix, 2)["valor"], "92.50")
         self.assertEqual(self.get_charge(ch["id"])["status"], "REFUNDED")
 
+    def test_parts_that_take_off_more_than_the_terms_are_unmatched(self):
+        path = unique("underpaid")
+        due = today() + datetime.timedelta(days=3)
+        ch = self.due_charge(path, amount=10000, dueDate=due.isoformat(),
+                             discount={"amount": 500, "until": due.isoformat()})
+        # the parts add up and their original is the amount, but the discount is not the
+        # charge's (5.00), and the charge has no abatement: 1.00 is not what is owed
+        for comp, valor in [({"original": {"valor": "100.00"}, "desconto": {"valor": "99.00"}}, "1.00"),
+                            ({"original": {"valor": "100.00"}, "abatimento": {"valor": "50.00"}}, "50.00")]:
+            self.bank._cobvs[ch["id"]]["status"] = "ATIVA"
+            pix = self.bank.pay_cobv(ch["id"], valor=valor)
+            self.bank._pix[pix["endToEndId"]]["componentesValor"] = comp
+            pix["componentesValor"] = comp
+            got = self.deliver(pix)
+            self.assertEqual((got["outcome"], got["reason"]), ("unmatched", "amount_mismatch"))
+        evs = self.events(path, 2)
+        self.assertEqual([(e["event"], e["data"]["reason"]) for e in evs],
+                         [("EVENT:PIX_UNMATCHED", "amount_mismatch")] * 2)
+        self.assertEqual(self.get_charge(ch["id"])["status"], "PENDING")
+
     def test_an_expired_charge_is_paid_heard_late(self):
         path = unique("expired")
         ch = self.due_charge(path, amount=5000, dueDate=today().isoformat(), daysAfterDue=0)
