@@ -4,8 +4,11 @@ cobv at the bank (PUT /cobv/{txid}, each field as the standard says, the
 request and the answer checked by the tests' bank against the official
 schema); the bank's Pix pays it late with fine and interest, or early with
 the discount, and the PAID event carries the parts; a wrong amount is
-EVENT:PIX_UNMATCHED; an EXPIRED one is still paid (heard late); the day's
-report counts them; production without API credentials answers 409.
+EVENT:PIX_UNMATCHED, and so are parts that take off more than the terms; it
+expires at the end of its last payable day, and is still paid after (heard
+late); a Pix the webhook never brought is recovered by the reconciliation with
+its parts; a refund gives back what was paid; the day's report counts them;
+production without API credentials answers 409.
 
 The bank is tests/e2e/testbank.py, which computes the amount due itself
 (tests/e2e/testbank.py: cobv_due, in Decimal), so the cents asserted here
@@ -15,15 +18,18 @@ import datetime
 import json
 import os
 import subprocess
+import time
 import unittest
 
 import bcb
 import certs
 from bankcase import CREATE, BankCase, unique
-from harness import BIN, ModuleStack, auth, free_port, init_platforms, start_stack
+from harness import (BIN, ModuleStack, auth, free_port, init_platforms, rkey, shard_of, start_stack,
+                     wait_for)
 from testbank import BRASILIA, TestBank
 
 CPF = "529.982.247-25"
+CONNECTIONS = "/v1/bank/connections"
 
 
 def today():
@@ -275,6 +281,65 @@ class DueDates(BankCase):
         self.assertEqual([(e["event"], e["data"]["reason"]) for e in evs],
                          [("EVENT:PIX_UNMATCHED", "amount_mismatch")] * 2)
         self.assertEqual(self.get_charge(ch["id"])["status"], "PENDING")
+
+    def test_it_expires_at_the_end_of_its_last_payable_day_and_is_paid_heard_late(self):
+        path = unique("ends")
+        ch = self.due_charge(path, amount=5000, dueDate=today().isoformat(), daysAfterDue=0, fine="2.00")
+        # payable all of today in Brasilia: it ends at 00:00 there tomorrow, and the expiry
+        # that moves every charge is told so
+        end = datetime.datetime.combine(today() + datetime.timedelta(days=1), datetime.time(0),
+                                        tzinfo=BRASILIA)
+        end_ms = int(end.timestamp() * 1000)
+        self.assertEqual(ch["expiresAt"], end.astimezone(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S"))
+        expiry = "pixrelay:{s%d}:expiry" % shard_of(ch["id"])
+        self.assertEqual(int(float(self.redis.cmd("ZSCORE", expiry, ch["id"]))), end_ms)
+        self.assertEqual(int(self.redis.cmd("HGET", rkey("ch:", ch["id"]), "expires_ms")), end_ms)
+        # not before: the expiry runs each second per shard; the charge stays PENDING
+        time.sleep(1.5)
+        self.assertEqual(self.get_charge(ch["id"])["status"], "PENDING")
+        self.quiet_after(path, 0)
+        # that moment comes (the clock cannot be moved: the charge's time is)
+        past = int(time.time() * 1000) - 1000
+        self.redis.cmd("HSET", rkey("ch:", ch["id"]), "expires_ms", past)
+        self.redis.cmd("ZADD", expiry, past, ch["id"])
+        [ev] = self.events(path, 1)
+        self.assertEqual((ev["event"], ev["data"]["status"], ev["data"]["dueDate"]),
+                         ("EVENT:CHARGE_EXPIRED", "EXPIRED", today().isoformat()))
+        # the bank took a Pix on the last payable day, heard after: PAID, heard late
+        pix = self.bank.pay_cobv(ch["id"], when=noon(today()))
+        got = self.deliver(pix)
+        self.assertEqual((got["outcome"], got["reason"], got["charge"]), ("paid", "heard_late", ch["id"]))
+        ev = self.events(path, 2)[1]
+        self.assertEqual((ev["event"], ev["data"]["status"], ev["data"]["pix"]["valor"]),
+                         ("EVENT:CHARGE_PAID", "PAID", "50.00"))
+        self.assertEqual(self.get_charge(ch["id"])["status"], "PAID")
+
+    def test_a_pix_the_webhook_never_brought_is_recovered_with_its_parts(self):
+        path = unique("recovered")
+        due = today() + datetime.timedelta(days=1)
+        ch = self.due_charge(path, amount=10000, dueDate=due.isoformat(),
+                             discount={"amount": 500, "until": today().isoformat()})
+        pix = self.bank.pay_cobv(ch["id"])  # settled at the bank; its webhook never comes
+        self.assertEqual((pix["valor"], pix["componentesValor"]),
+                         ("95.00", {"original": {"valor": "100.00"}, "desconto": {"valor": "5.00"}}))
+        conn = lambda: self.px.request("GET", "%s/%s" % (CONNECTIONS, self.conn["id"]),  # noqa: E731
+                                       headers=auth(self.key)).json["data"]["api"]["reconciliation"]
+        before, calls = conn()["lastSuccessAt"], self.bank.calls["GET /pix"]
+        r = self.px.request("POST", "%s/%s/reconcile" % (CONNECTIONS, self.conn["id"]), headers=auth(self.key))
+        self.assertEqual(r.status, 202, r)
+        wait_for(lambda: self.bank.calls["GET /pix"] > calls and conn()["lastSuccessAt"] != before,
+                 timeout=15, what="a reconciliation")
+        [ev] = self.events(path, 1)
+        self.assertEqual((ev["event"], ev["data"]["id"], ev["data"]["status"]),
+                         ("EVENT:CHARGE_PAID", ch["id"], "PAID"))
+        got = self.get_charge(ch["id"])
+        self.assertEqual((got["status"], got["pix"]["source"], got["pix"]["endToEndId"], got["pix"]["valor"],
+                          got["pix"]["componentesValor"]),
+                         ("PAID", "reconciliation", pix["endToEndId"], "95.00", pix["componentesValor"]))
+        self.assertEqual(ev["data"]["pix"], got["pix"])
+        # the webhook that comes after all is a duplicate: no second event
+        self.assertEqual(self.deliver(pix)["outcome"], "duplicate")
+        self.quiet_after(path, 1)
 
     def test_an_expired_charge_is_paid_heard_late(self):
         path = unique("expired")
