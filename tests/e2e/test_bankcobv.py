@@ -154,6 +154,58 @@ class DueDates(BankCase):
             r = self.px.request("POST", CREATE, body=dict(body, amount=5000), headers=auth(self.key))
             self.assertEqual((r.status, r.json["error"]), (400, msg), body)
 
+    def test_hostile_terms_are_refused_with_their_field(self):
+        due = (today() + datetime.timedelta(days=3)).isoformat()
+        base = {"amount": 5000, "dueDate": due, "name": "Maria", "document": CPF}
+        DATE = "dueDate: must be a date written YYYY-MM-DD"
+        DAYS = "daysAfterDue: must be an integer from 0 to 3650 (days)"
+        FINE = 'fine: must be a string with two decimals, e.g. "2.00" (percent of the amount)'
+        RATE = 'interest: must be a string with two decimals, e.g. "2.00" (percent a month)'
+        POS = "discount.amount: must be a positive integer number of cents"
+        far = (today() + datetime.timedelta(days=3651)).isoformat()
+        for terms, msg in [
+            ({"dueDate": 20261210}, DATE), ({"dueDate": "2026-02-29"}, DATE), ({"dueDate": "2026-13-01"}, DATE),
+            ({"dueDate": "10/12/2026"}, DATE), ({"dueDate": "2026-12-1"}, DATE), ({"dueDate": ["2026-12-10"]}, DATE),
+            ({"dueDate": "2" * 100000}, DATE),
+            ({"dueDate": far}, "dueDate: must be at most 3650 days from today"),
+            ({"dueDate": "9999-12-31"}, "dueDate: must be at most 3650 days from today"),
+            ({"dueDate": "1900-01-01"}, "dueDate: must not be in the past (Brasilia time)"),
+            ({"daysAfterDue": -1}, DAYS), ({"daysAfterDue": 3651}, DAYS), ({"daysAfterDue": "30"}, DAYS),
+            ({"daysAfterDue": 30.5}, DAYS), ({"daysAfterDue": 1e2}, DAYS), ({"daysAfterDue": True}, DAYS),
+            ({"daysAfterDue": 10 ** 30}, DAYS), ({"daysAfterDue": {}}, DAYS),
+            ({"fine": "2.5"}, FINE), ({"fine": "-1.00"}, FINE), ({"fine": "1e2"}, FINE), ({"fine": 2.5}, FINE),
+            ({"fine": " 2.00"}, FINE), ({"fine": "2,00"}, FINE), ({"fine": "1000.00"}, FINE), ({"fine": ""}, FINE),
+            ({"fine": "+2.00"}, FINE), ({"fine": "2.00%"}, FINE),
+            ({"fine": "0.00"}, "fine: must be more than 0.00 and at most 100.00 (percent of the amount)"),
+            ({"fine": "100.01"}, "fine: must be more than 0.00 and at most 100.00 (percent of the amount)"),
+            ({"interest": "1"}, RATE), ({"interest": 1}, RATE),
+            ({"discount": 500}, 'discount: must be an object {"amount": cents, "until": "YYYY-MM-DD"}'),
+            ({"discount": [500, due]}, 'discount: must be an object {"amount": cents, "until": "YYYY-MM-DD"}'),
+            ({"discount": {"amount": 500, "until": due, "percent": "5.00"}},
+             "discount: unknown field 'percent'; allowed: amount, until"),
+            ({"discount": {"until": due}}, "discount.amount: is required (an integer number of cents)"),
+            ({"discount": {"amount": "500", "until": due}}, POS), ({"discount": {"amount": 5e2, "until": due}}, POS),
+            ({"discount": {"amount": 0, "until": due}}, POS), ({"discount": {"amount": -1, "until": due}}, POS),
+            ({"discount": {"amount": 5000, "until": due}}, "discount.amount: must be less than amount (5000 cents)"),
+            ({"discount": {"amount": 10 ** 12, "until": due}},
+             "discount.amount: must be less than amount (5000 cents)"),
+            ({"discount": {"amount": 500}}, "discount.until: is required (the last day of the discount)"),
+            ({"discount": {"amount": 500, "until": "2026-02-29"}},
+             "discount.until: must be a date written YYYY-MM-DD"),
+            ({"name": "   "}, "name: is required with dueDate (the payer's name)"),
+            ({"document": "111.111.111-11"}, "document: not a valid CPF or CNPJ"),
+            ({"expiration": 3600}, "expiration: not with dueDate (a charge with a due date is payable until "
+                                   "dueDate + daysAfterDue)"),
+        ]:
+            r = self.px.request("POST", CREATE, body=dict(base, **terms), headers=auth(self.key))
+            self.assertEqual((r.status, r.json and r.json.get("error")), (400, msg), terms)
+        # the bounds themselves are taken
+        for terms in [{"daysAfterDue": 0}, {"daysAfterDue": 3650, "fine": "100.00", "interest": "100.00"},
+                      {"dueDate": (today() + datetime.timedelta(days=3650)).isoformat()},
+                      {"discount": {"amount": 4999, "until": today().isoformat()}}]:
+            r = self.px.request("POST", CREATE, body=dict(base, **terms), headers=auth(self.key))
+            self.assertEqual(r.status, 200, (terms, r))
+
     def test_paid_late_with_fine_and_interest(self):
         path = unique("late")
         due = today()
@@ -261,6 +313,11 @@ class DueDates(BankCase):
         self.assertEqual(self.deliver(pix)["outcome"], "paid")
         self.assertEqual(self.refund_of(path, ch, pix, 2)["valor"], "92.50")
         self.assertEqual(self.get_charge(ch["id"])["status"], "REFUNDED")
+        # a second Pix for it pays nothing, as for any charge
+        self.bank._cobvs[ch["id"]]["status"] = "ATIVA"
+        got = self.deliver(self.bank.pay_cobv(ch["id"], parts=False))
+        self.assertEqual((got["outcome"], got["reason"]), ("unmatched", "charge_refunded"))
+        self.assertEqual(self.events(path, 3)[2]["event"], "EVENT:PIX_UNMATCHED")
 
     def test_parts_that_take_off_more_than_the_terms_are_unmatched(self):
         path = unique("underpaid")
