@@ -257,6 +257,23 @@ class DueDates(BankCase):
         [ev] = self.events(path, 1)
         self.assertEqual(ev["data"]["pix"]["componentesValor"]["desconto"], {"valor": "19.99"})
 
+    def test_a_last_day_moved_past_a_weekend_is_paid_without_parts(self):
+        # the standard (CobVCalendario.validadeAposVencimento): a date that falls on a weekend
+        # or a holiday for the payer moves to the next business day, and the interest with it.
+        # This charge's last payable day (5 days late) is taken to be a Saturday: the payer
+        # pays on the Monday after, 7 days late, through a bank that sends no parts
+        path = unique("moved")
+        due = today()
+        ch = self.due_charge(path, amount=10000, dueDate=due.isoformat(), daysAfterDue=5, fine="2.00",
+                             interest="1.00")
+        monday = noon(due + datetime.timedelta(days=7))
+        # fine 200; interest 10000 x 1 % / 30 x 7 = 23.33
+        pix = self.bank._settle(self.bank.key, "102.23", ch["id"], None, monday, None, None, componentes=None)
+        got = self.deliver(pix)
+        self.assertEqual((got["outcome"], got["reason"]), ("paid", None))
+        [ev] = self.events(path, 1)
+        self.assertEqual((ev["event"], ev["data"]["pix"]["valor"]), ("EVENT:CHARGE_PAID", "102.23"))
+
     def test_a_wrong_amount_is_unmatched(self):
         path = unique("wrong")
         due = today() + datetime.timedelta(days=3)
