@@ -237,11 +237,17 @@ int chargedue_amount_on(const struct charge_due *d, int64_t amount, long long da
 
 void chargedue_bounds(const struct charge_due *d, int64_t amount, int64_t *min, int64_t *max)
 {
-	struct chargedue_parts last;
+	/* the most days late a bank may count: its dates moved twice, the
+	 * due date and then the last payable day */
+	int64_t late = d->days_after + 2 * CHARGEDUE_MOVED_MAX;
 
 	*min = amount - d->discount;
 	*max = amount;
-	if (chargedue_amount_on(d, amount, chargedue_day(d->date) + d->days_after, &last) == 0 &&
-	    last.total > amount)
-		*max = last.total;
+	if (d->days_after == 0)
+		return; /* nothing late is payable: a moved due date moves the fine too */
+	/* each part rounded up, for a bank that does (the standard names no
+	 * rounding); amount <= 1e11, a percentage <= 1e4 hundredths and
+	 * late <= 3660: every product fits in 63 bits */
+	*max += (amount * d->fine + 9999) / 10000;
+	*max += (amount * d->interest * late + 299999) / 300000;
 }

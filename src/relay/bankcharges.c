@@ -11,6 +11,7 @@
 #include "pixrelay/core/metrics.h"
 #include "pixrelay/core/seal.h"
 #include "pixrelay/pix/bankcreds.h"
+#include "pixrelay/pix/bankpix.h"
 #include "pixrelay/pix/cobcheck.h"
 #include "pixrelay/relay/bankapi.h"
 #include "pixrelay/store/accounts.h"
@@ -524,8 +525,8 @@ static void on_refund_charge(void *ud, int result, const char *json, const char 
 	struct refund *f = ud;
 	yajl_val v = NULL, pix;
 	char perr[64], amount[32] = "";
-	const char *status, *e2e, *conn;
-	int64_t cents = 0;
+	const char *status, *e2e, *conn, *valor;
+	int64_t cents = 0, paid = 0;
 
 	if (result != 0 || json_parse_object(json, strlen(json), &v, perr, sizeof(perr)) < 0) {
 		if (result == 0)
@@ -552,8 +553,13 @@ static void on_refund_charge(void *ud, int result, const char *json, const char 
 	}
 	snprintf(f->e2e, sizeof(f->e2e), "%s", e2e);
 	snprintf(f->conn, sizeof(f->conn), "%s", conn);
-	snprintf(f->valor, sizeof(f->valor), "%lld.%02lld", (long long)(cents / 100),
-		 (long long)(cents % 100));
+	/* what the Pix carried goes back: a charge with a due date was paid
+	 * its fine and interest, or less its discount */
+	valor = YAJL_GET_STRING(json_get(pix, "valor"));
+	if (!valor || bankpix_valor_cents(valor, &paid) < 0 || paid < 1)
+		paid = cents;
+	snprintf(f->valor, sizeof(f->valor), "%lld.%02lld", (long long)(paid / 100),
+		 (long long)(paid % 100));
 	f->charge = mem_strdup(json);
 	yajl_tree_free(v);
 	banks_get(f->b->r, f->b->cfg, f->conn, on_refund_connection, f);

@@ -4,8 +4,11 @@ cobv at the bank (PUT /cobv/{txid}, each field as the standard says, the
 request and the answer checked by the tests' bank against the official
 schema); the bank's Pix pays it late with fine and interest, or early with
 the discount, and the PAID event carries the parts; a wrong amount is
-EVENT:PIX_UNMATCHED; an EXPIRED one is still paid (heard late); the day's
-report counts them; production without API credentials answers 409.
+EVENT:PIX_UNMATCHED, and so are parts that take off more than the terms; it
+expires at the end of its last payable day, and is still paid after (heard
+late); a Pix the webhook never brought is recovered by the reconciliation with
+its parts; a refund gives back what was paid; the day's report counts them;
+production without API credentials answers 409.
 
 The bank is tests/e2e/testbank.py, which computes the amount due itself
 (tests/e2e/testbank.py: cobv_due, in Decimal), so the cents asserted here
@@ -15,15 +18,18 @@ import datetime
 import json
 import os
 import subprocess
+import time
 import unittest
 
 import bcb
 import certs
 from bankcase import CREATE, BankCase, unique
-from harness import BIN, ModuleStack, auth, free_port, init_platforms, start_stack
+from harness import (BIN, ModuleStack, auth, free_port, init_platforms, rkey, shard_of, start_stack,
+                     wait_for)
 from testbank import BRASILIA, TestBank
 
 CPF = "529.982.247-25"
+CONNECTIONS = "/v1/bank/connections"
 
 
 def today():
@@ -148,6 +154,58 @@ class DueDates(BankCase):
             r = self.px.request("POST", CREATE, body=dict(body, amount=5000), headers=auth(self.key))
             self.assertEqual((r.status, r.json["error"]), (400, msg), body)
 
+    def test_hostile_terms_are_refused_with_their_field(self):
+        due = (today() + datetime.timedelta(days=3)).isoformat()
+        base = {"amount": 5000, "dueDate": due, "name": "Maria", "document": CPF}
+        DATE = "dueDate: must be a date written YYYY-MM-DD"
+        DAYS = "daysAfterDue: must be an integer from 0 to 3650 (days)"
+        FINE = 'fine: must be a string with two decimals, e.g. "2.00" (percent of the amount)'
+        RATE = 'interest: must be a string with two decimals, e.g. "2.00" (percent a month)'
+        POS = "discount.amount: must be a positive integer number of cents"
+        far = (today() + datetime.timedelta(days=3651)).isoformat()
+        for terms, msg in [
+            ({"dueDate": 20261210}, DATE), ({"dueDate": "2026-02-29"}, DATE), ({"dueDate": "2026-13-01"}, DATE),
+            ({"dueDate": "10/12/2026"}, DATE), ({"dueDate": "2026-12-1"}, DATE), ({"dueDate": ["2026-12-10"]}, DATE),
+            ({"dueDate": "2" * 100000}, DATE),
+            ({"dueDate": far}, "dueDate: must be at most 3650 days from today"),
+            ({"dueDate": "9999-12-31"}, "dueDate: must be at most 3650 days from today"),
+            ({"dueDate": "1900-01-01"}, "dueDate: must not be in the past (Brasilia time)"),
+            ({"daysAfterDue": -1}, DAYS), ({"daysAfterDue": 3651}, DAYS), ({"daysAfterDue": "30"}, DAYS),
+            ({"daysAfterDue": 30.5}, DAYS), ({"daysAfterDue": 1e2}, DAYS), ({"daysAfterDue": True}, DAYS),
+            ({"daysAfterDue": 10 ** 30}, DAYS), ({"daysAfterDue": {}}, DAYS),
+            ({"fine": "2.5"}, FINE), ({"fine": "-1.00"}, FINE), ({"fine": "1e2"}, FINE), ({"fine": 2.5}, FINE),
+            ({"fine": " 2.00"}, FINE), ({"fine": "2,00"}, FINE), ({"fine": "1000.00"}, FINE), ({"fine": ""}, FINE),
+            ({"fine": "+2.00"}, FINE), ({"fine": "2.00%"}, FINE),
+            ({"fine": "0.00"}, "fine: must be more than 0.00 and at most 100.00 (percent of the amount)"),
+            ({"fine": "100.01"}, "fine: must be more than 0.00 and at most 100.00 (percent of the amount)"),
+            ({"interest": "1"}, RATE), ({"interest": 1}, RATE),
+            ({"discount": 500}, 'discount: must be an object {"amount": cents, "until": "YYYY-MM-DD"}'),
+            ({"discount": [500, due]}, 'discount: must be an object {"amount": cents, "until": "YYYY-MM-DD"}'),
+            ({"discount": {"amount": 500, "until": due, "percent": "5.00"}},
+             "discount: unknown field 'percent'; allowed: amount, until"),
+            ({"discount": {"until": due}}, "discount.amount: is required (an integer number of cents)"),
+            ({"discount": {"amount": "500", "until": due}}, POS), ({"discount": {"amount": 5e2, "until": due}}, POS),
+            ({"discount": {"amount": 0, "until": due}}, POS), ({"discount": {"amount": -1, "until": due}}, POS),
+            ({"discount": {"amount": 5000, "until": due}}, "discount.amount: must be less than amount (5000 cents)"),
+            ({"discount": {"amount": 10 ** 12, "until": due}},
+             "discount.amount: must be less than amount (5000 cents)"),
+            ({"discount": {"amount": 500}}, "discount.until: is required (the last day of the discount)"),
+            ({"discount": {"amount": 500, "until": "2026-02-29"}},
+             "discount.until: must be a date written YYYY-MM-DD"),
+            ({"name": "   "}, "name: is required with dueDate (the payer's name)"),
+            ({"document": "111.111.111-11"}, "document: not a valid CPF or CNPJ"),
+            ({"expiration": 3600}, "expiration: not with dueDate (a charge with a due date is payable until "
+                                   "dueDate + daysAfterDue)"),
+        ]:
+            r = self.px.request("POST", CREATE, body=dict(base, **terms), headers=auth(self.key))
+            self.assertEqual((r.status, r.json and r.json.get("error")), (400, msg), terms)
+        # the bounds themselves are taken
+        for terms in [{"daysAfterDue": 0}, {"daysAfterDue": 3650, "fine": "100.00", "interest": "100.00"},
+                      {"dueDate": (today() + datetime.timedelta(days=3650)).isoformat()},
+                      {"discount": {"amount": 4999, "until": today().isoformat()}}]:
+            r = self.px.request("POST", CREATE, body=dict(base, **terms), headers=auth(self.key))
+            self.assertEqual(r.status, 200, (terms, r))
+
     def test_paid_late_with_fine_and_interest(self):
         path = unique("late")
         due = today()
@@ -199,6 +257,23 @@ class DueDates(BankCase):
         [ev] = self.events(path, 1)
         self.assertEqual(ev["data"]["pix"]["componentesValor"]["desconto"], {"valor": "19.99"})
 
+    def test_a_last_day_moved_past_a_weekend_is_paid_without_parts(self):
+        # the standard (CobVCalendario.validadeAposVencimento): a date that falls on a weekend
+        # or a holiday for the payer moves to the next business day, and the interest with it.
+        # This charge's last payable day (5 days late) is taken to be a Saturday: the payer
+        # pays on the Monday after, 7 days late, through a bank that sends no parts
+        path = unique("moved")
+        due = today()
+        ch = self.due_charge(path, amount=10000, dueDate=due.isoformat(), daysAfterDue=5, fine="2.00",
+                             interest="1.00")
+        monday = noon(due + datetime.timedelta(days=7))
+        # fine 200; interest 10000 x 1 % / 30 x 7 = 23.33
+        pix = self.bank._settle(self.bank.key, "102.23", ch["id"], None, monday, None, None, componentes=None)
+        got = self.deliver(pix)
+        self.assertEqual((got["outcome"], got["reason"]), ("paid", None))
+        [ev] = self.events(path, 1)
+        self.assertEqual((ev["event"], ev["data"]["pix"]["valor"]), ("EVENT:CHARGE_PAID", "102.23"))
+
     def test_a_wrong_amount_is_unmatched(self):
         path = unique("wrong")
         due = today() + datetime.timedelta(days=3)
@@ -223,6 +298,122 @@ class DueDates(BankCase):
         # the right amount then pays it
         self.bank._cobvs[ch["id"]]["status"] = "ATIVA"
         self.assertEqual(self.deliver(self.bank.pay_cobv(ch["id"]))["outcome"], "paid")
+
+    def refund_of(self, path, ch, pix, n):
+        """Refund the charge a delivered Pix paid; the bank settles it and says so. Returns
+        the refund the API answered with."""
+        r = self.px.request("POST", "/v1/charge/%s/refund" % ch["id"], headers=auth(self.key))
+        self.assertEqual(r.status, 202, r)
+        self.bank.settle_refund(pix["endToEndId"], "D" + ch["id"])
+        self.deliver(self.bank.pix(pix["endToEndId"]))
+        ev = self.events(path, n)[-1]
+        self.assertEqual((ev["event"], ev["data"]["status"]), ("EVENT:CHARGE_REFUND", "REFUNDED"))
+        return r.json["data"]["refund"]
+
+    def test_a_refund_gives_back_what_was_paid_not_the_amount(self):
+        # paid late: the fine and the interest go back too
+        path = unique("refund-late")
+        ch = self.due_charge(path, amount=10000, dueDate=today().isoformat(), fine="2.00", interest="1.00")
+        # (11 days late, a day no other test pays on: test_paid_late counts its day)
+        pix = self.bank.pay_cobv(ch["id"], when=noon(today() + datetime.timedelta(days=11)))
+        self.assertEqual(self.deliver(pix)["outcome"], "paid")
+        self.assertEqual(self.refund_of(path, ch, pix, 2)["valor"], "102.37")
+        [dev] = self.bank.pix(pix["endToEndId"])["devolucoes"]
+        self.assertEqual((dev["valor"], dev["status"]), ("102.37", "DEVOLVIDO"))
+        self.assertEqual(self.get_charge(ch["id"])["status"], "REFUNDED")
+        # paid early: the bank cannot give back more than it received
+        path = unique("refund-early")
+        until = today() + datetime.timedelta(days=1)
+        ch = self.due_charge(path, amount=10000, dueDate=until.isoformat(),
+                             discount={"amount": 750, "until": until.isoformat()})
+        pix = self.bank.pay_cobv(ch["id"], parts=False)
+        self.assertEqual(self.deliver(pix)["outcome"], "paid")
+        self.assertEqual(self.refund_of(path, ch, pix, 2)["valor"], "92.50")
+        self.assertEqual(self.get_charge(ch["id"])["status"], "REFUNDED")
+        # a second Pix for it pays nothing, as for any charge
+        self.bank._cobvs[ch["id"]]["status"] = "ATIVA"
+        got = self.deliver(self.bank.pay_cobv(ch["id"], parts=False))
+        self.assertEqual((got["outcome"], got["reason"]), ("unmatched", "charge_refunded"))
+        self.assertEqual(self.events(path, 3)[2]["event"], "EVENT:PIX_UNMATCHED")
+
+    def test_parts_that_take_off_more_than_the_terms_are_unmatched(self):
+        path = unique("underpaid")
+        due = today() + datetime.timedelta(days=3)
+        ch = self.due_charge(path, amount=10000, dueDate=due.isoformat(),
+                             discount={"amount": 500, "until": due.isoformat()})
+        # the parts add up and their original is the amount, but the discount is not the
+        # charge's (5.00), and the charge has no abatement: 1.00 is not what is owed
+        for comp, valor in [({"original": {"valor": "100.00"}, "desconto": {"valor": "99.00"}}, "1.00"),
+                            ({"original": {"valor": "100.00"}, "abatimento": {"valor": "50.00"}}, "50.00")]:
+            self.bank._cobvs[ch["id"]]["status"] = "ATIVA"
+            pix = self.bank.pay_cobv(ch["id"], valor=valor)
+            self.bank._pix[pix["endToEndId"]]["componentesValor"] = comp
+            pix["componentesValor"] = comp
+            got = self.deliver(pix)
+            self.assertEqual((got["outcome"], got["reason"]), ("unmatched", "amount_mismatch"))
+        evs = self.events(path, 2)
+        self.assertEqual([(e["event"], e["data"]["reason"]) for e in evs],
+                         [("EVENT:PIX_UNMATCHED", "amount_mismatch")] * 2)
+        self.assertEqual(self.get_charge(ch["id"])["status"], "PENDING")
+
+    def test_it_expires_at_the_end_of_its_last_payable_day_and_is_paid_heard_late(self):
+        path = unique("ends")
+        ch = self.due_charge(path, amount=5000, dueDate=today().isoformat(), daysAfterDue=0, fine="2.00")
+        # payable all of today in Brasilia: it ends at 00:00 there tomorrow, and the expiry
+        # that moves every charge is told so
+        end = datetime.datetime.combine(today() + datetime.timedelta(days=1), datetime.time(0),
+                                        tzinfo=BRASILIA)
+        end_ms = int(end.timestamp() * 1000)
+        self.assertEqual(ch["expiresAt"], end.astimezone(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S"))
+        expiry = "pixrelay:{s%d}:expiry" % shard_of(ch["id"])
+        self.assertEqual(int(float(self.redis.cmd("ZSCORE", expiry, ch["id"]))), end_ms)
+        self.assertEqual(int(self.redis.cmd("HGET", rkey("ch:", ch["id"]), "expires_ms")), end_ms)
+        # not before: the expiry runs each second per shard; the charge stays PENDING
+        time.sleep(1.5)
+        self.assertEqual(self.get_charge(ch["id"])["status"], "PENDING")
+        self.quiet_after(path, 0)
+        # that moment comes (the clock cannot be moved: the charge's time is)
+        past = int(time.time() * 1000) - 1000
+        self.redis.cmd("HSET", rkey("ch:", ch["id"]), "expires_ms", past)
+        self.redis.cmd("ZADD", expiry, past, ch["id"])
+        [ev] = self.events(path, 1)
+        self.assertEqual((ev["event"], ev["data"]["status"], ev["data"]["dueDate"]),
+                         ("EVENT:CHARGE_EXPIRED", "EXPIRED", today().isoformat()))
+        # the bank took a Pix on the last payable day, heard after: PAID, heard late
+        pix = self.bank.pay_cobv(ch["id"], when=noon(today()))
+        got = self.deliver(pix)
+        self.assertEqual((got["outcome"], got["reason"], got["charge"]), ("paid", "heard_late", ch["id"]))
+        ev = self.events(path, 2)[1]
+        self.assertEqual((ev["event"], ev["data"]["status"], ev["data"]["pix"]["valor"]),
+                         ("EVENT:CHARGE_PAID", "PAID", "50.00"))
+        self.assertEqual(self.get_charge(ch["id"])["status"], "PAID")
+
+    def test_a_pix_the_webhook_never_brought_is_recovered_with_its_parts(self):
+        path = unique("recovered")
+        due = today() + datetime.timedelta(days=1)
+        ch = self.due_charge(path, amount=10000, dueDate=due.isoformat(),
+                             discount={"amount": 500, "until": today().isoformat()})
+        pix = self.bank.pay_cobv(ch["id"])  # settled at the bank; its webhook never comes
+        self.assertEqual((pix["valor"], pix["componentesValor"]),
+                         ("95.00", {"original": {"valor": "100.00"}, "desconto": {"valor": "5.00"}}))
+        conn = lambda: self.px.request("GET", "%s/%s" % (CONNECTIONS, self.conn["id"]),  # noqa: E731
+                                       headers=auth(self.key)).json["data"]["api"]["reconciliation"]
+        before, calls = conn()["lastSuccessAt"], self.bank.calls["GET /pix"]
+        r = self.px.request("POST", "%s/%s/reconcile" % (CONNECTIONS, self.conn["id"]), headers=auth(self.key))
+        self.assertEqual(r.status, 202, r)
+        wait_for(lambda: self.bank.calls["GET /pix"] > calls and conn()["lastSuccessAt"] != before,
+                 timeout=15, what="a reconciliation")
+        [ev] = self.events(path, 1)
+        self.assertEqual((ev["event"], ev["data"]["id"], ev["data"]["status"]),
+                         ("EVENT:CHARGE_PAID", ch["id"], "PAID"))
+        got = self.get_charge(ch["id"])
+        self.assertEqual((got["status"], got["pix"]["source"], got["pix"]["endToEndId"], got["pix"]["valor"],
+                          got["pix"]["componentesValor"]),
+                         ("PAID", "reconciliation", pix["endToEndId"], "95.00", pix["componentesValor"]))
+        self.assertEqual(ev["data"]["pix"], got["pix"])
+        # the webhook that comes after all is a duplicate: no second event
+        self.assertEqual(self.deliver(pix)["outcome"], "duplicate")
+        self.quiet_after(path, 1)
 
     def test_an_expired_charge_is_paid_heard_late(self):
         path = unique("expired")

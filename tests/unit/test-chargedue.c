@@ -204,9 +204,20 @@ static void test_amounts(void)
 	CHECK_INT(p.total, 10300);
 	CHECK_INT(chargedue_amount_on(&d, 10000, chargedue_day("2027-01-10"), &p),
 		  CHARGEDUE_NOT_PAYABLE);
+	/* the most: a bank may move the due date and then the last payable day
+	 * past days that are not business days (10 days more: 40 days, 133.33),
+	 * and round each part up (134; the fine is exact) */
 	chargedue_bounds(&d, 10000, &lo, &hi);
 	CHECK_INT(lo, 9500);
-	CHECK_INT(hi, 10300);
+	CHECK_INT(hi, 10000 + 200 + 134);
+	d.interest = 0;
+	chargedue_bounds(&d, 12345, &lo, &hi);
+	CHECK_INT(hi, 12345 + 247); /* 246.9 up */
+	chargedue_bounds(&d, 10000, &lo, &hi);
+	CHECK_INT(hi, 10200);
+	d.fine = 0;
+	chargedue_bounds(&d, 10000, &lo, &hi);
+	CHECK_INT(hi, 10000);
 
 	/* rounding half up, once, from the exact product */
 	d = (struct charge_due){"2026-12-10", 30, 250, 100, 0, ""};
@@ -231,7 +242,7 @@ static void test_amounts(void)
 	/* the largest: R$ 999,999,999.99, 100 % a month, 3650 days late */
 	d = (struct charge_due){"2026-12-10", 3650, 10000, 10000, 0, ""};
 	chargedue_bounds(&d, 99999999999LL, &lo, &hi);
-	CHECK_INT(hi, 99999999999LL * 2 + 99999999999LL * 3650 / 30);
+	CHECK_INT(hi, 99999999999LL * 2 + 99999999999LL * 3660 / 30);
 }
 
 static void test_days(void)

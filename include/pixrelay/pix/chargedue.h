@@ -20,6 +20,10 @@
 #define CHARGEDUE_DAYS_AFTER_MAX 3650
 #define CHARGEDUE_AHEAD_MAX 3650    /* dueDate at most this many days after today */
 #define CHARGEDUE_PERCENT_MAX 10000 /* fine and interest: at most 100.00 % */
+/* The most calendar days a bank moves a date that falls on days that are not
+ * business days for the payer (the standard's CobVCalendario: Carnival is
+ * Saturday to Tuesday, 4; one more for a local holiday next to them). */
+#define CHARGEDUE_MOVED_MAX 5
 
 /* A due-date charge's terms; date[0] == '\0' for an immediate charge. */
 struct charge_due {
@@ -66,7 +70,9 @@ int chargedue_amount_on(const struct charge_due *d, int64_t amount, long long da
 
 /* The least and the most a Pix may carry to pay the charge: the amount
  * less the discount; the amount plus the fine and the interest of the last
- * payable day. */
+ * payable day as a bank may count it, its dates moved past days that are
+ * not business days (twice CHARGEDUE_MOVED_MAX days more) and each part
+ * rounded up; the amount when no day after the due date is payable. */
 void chargedue_bounds(const struct charge_due *d, int64_t amount, int64_t *min, int64_t *max);
 
 /* "2.00" from hundredths: out has 32 bytes. */

@@ -131,11 +131,14 @@ local function pix_event(etype, evt, env, account, c, cid, order, data)
   event_write(p, evt, env, account, etype, url, body, c and cid or order, now, ttl)
 end
 
--- Whether a Pix of `cents` pays the due-date charge c: its componentesValor (`parts`: its
--- original, '' none, '-' not adding up) add up and their original is the charge's amount;
--- without parts, cents lies between the least and the most the charge may be paid with.
+-- Whether a Pix of `cents` pays the due-date charge c: never below the least it may be paid
+-- with (the amount less its discount: parts that take off more, or an abatimento it does not
+-- have, are not its terms); then its componentesValor (`parts`: its original, '' none, '-' not
+-- adding up) add up and their original is the charge's amount, or without parts cents is at
+-- most the most it may be paid with.
 local function due_paid(c, cents, parts)
-  if parts == '' then return cents >= tonumber(c[13]) and cents <= tonumber(c[14]) end
+  if cents < tonumber(c[13]) then return false end
+  if parts == '' then return cents <= tonumber(c[14]) end
   return parts ~= '-' and tonumber(parts) == tonumber(c[6])
 end
 
