@@ -93,6 +93,11 @@ class DueDates(BankCase):
         self.assertEqual(r.status, 200, r)
         return r.json["data"]
 
+    def balance(self):
+        r = self.px.request("GET", "/v1/baas/balance", headers=auth(self.key))
+        self.assertEqual(r.status, 200, r)
+        return r.json["data"]
+
     def deliver(self, pix):
         body = {"pix": [pix]}
         bcb.validate_webhook_body(body)
@@ -216,8 +221,14 @@ class DueDates(BankCase):
         self.assertEqual((pix["valor"], pix["componentesValor"]),
                          ("102.33", {"original": {"valor": "100.00"}, "multa": {"valor": "2.00"},
                                      "juros": {"valor": "0.33"}}))
+        before = self.balance()
         got = self.deliver(pix)
         self.assertEqual((got["outcome"], got["charge"]), ("paid", ch["id"]))
+        # the balance is credited what arrived, less the fee
+        after = self.balance()
+        self.assertEqual(after["balance"], before["balance"] + 10233 - ch["fee"])
+        self.assertEqual((after["entries"][0]["amount"], after["entries"][0]["charge"]),
+                         (10233 - ch["fee"], ch["id"]))
         [ev] = self.events(path, 1)
         self.assertEqual((ev["event"], ev["data"]["status"], ev["data"]["amount"]),
                          ("EVENT:CHARGE_PAID", "PAID", 10000))
@@ -317,10 +328,13 @@ class DueDates(BankCase):
         # (11 days late, a day no other test pays on: test_paid_late counts its day)
         pix = self.bank.pay_cobv(ch["id"], when=noon(today() + datetime.timedelta(days=11)))
         self.assertEqual(self.deliver(pix)["outcome"], "paid")
+        before = self.balance()
         self.assertEqual(self.refund_of(path, ch, pix, 2)["valor"], "102.37")
         [dev] = self.bank.pix(pix["endToEndId"])["devolucoes"]
         self.assertEqual((dev["valor"], dev["status"]), ("102.37", "DEVOLVIDO"))
         self.assertEqual(self.get_charge(ch["id"])["status"], "REFUNDED")
+        # the refund debits what the payment credited
+        self.assertEqual(self.balance()["balance"], before["balance"] - (10237 - ch["fee"]))
         # paid early: the bank cannot give back more than it received
         path = unique("refund-early")
         until = today() + datetime.timedelta(days=1)

@@ -258,6 +258,7 @@ for _ = 1, n do
         reason = 'amount_mismatch'
       else
         if c[1] == 'EXPIRED' then reason = 'heard_late' end
+        c.paid = cents
         charge_apply(p, cid, c, 'PAID', 'EVENT:CHARGE_PAID', now, now_txt, evt, ttl, keep, e2e)
         outcome, event = 'paid', evt
         c[1], c[10], c[11], c[12] = 'PAID', keep, now_txt, e2e

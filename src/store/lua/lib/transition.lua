@@ -2,13 +2,24 @@
 -- status, account, expires_ms, head, mid, amount, fee, postback_url, env, pix, and for
 -- the bank's Pix updated_at) becomes `to`,
 -- out of the expiry set, its net amount credited (PAID) or debited (REFUNDED) with a
--- ledger entry, and its event `event` (nil: none) with id `evt` written. `pix` (nil or a
+-- ledger entry (net: its amount less its fee; for a charge with a due date, `c.paid`, what
+-- the bank received, less its fee, kept as the charge's paid_cents for its refund), and its
+-- event `event` (nil: none) with id `evt` written. `pix` (nil or a
 -- JSON object) is what a bank reported of the Pix that paid it, `e2e` its endToEndId:
 -- kept on the charge and shown in its JSON (`"pix": {...}`). Returns the charge's JSON.
 local function charge_apply(p, cid, c, to, event, now, now_txt, evt, ttl, pix, e2e)
   local ck = p .. 'ch:' .. cid
   local owner, env = c[2], c[9]
   local net = tonumber(c[6]) - tonumber(c[7])
+  if to == 'PAID' and c.paid then
+    -- a charge with a due date: what the bank received (fine and interest in, discount
+    -- off), kept so that its refund takes back the same
+    net = c.paid - tonumber(c[7])
+    redis.call('HSET', ck, 'paid_cents', c.paid)
+  elseif to == 'REFUNDED' then
+    local paid = tonumber(redis.call('HGET', ck, 'paid_cents') or '')
+    if paid then net = paid - tonumber(c[7]) end
+  end
   local acct_key = p .. 'acct:' .. env .. ':' .. owner
   if pix then
     redis.call('HSET', ck, 'status', to, 'updated_at', now_txt, 'updated_ms', now, 'pix', pix,
@@ -55,7 +66,7 @@ end
 local function charge_move(p, cid, action, account, now, now_txt, evt, amount, ttl)
   local ck = p .. 'ch:' .. cid
   local c = redis.call('HMGET', ck, 'status', 'account', 'expires_ms', 'head', 'mid',
-    'amount', 'fee', 'postback_url', 'env', 'pix')
+    'amount', 'fee', 'postback_url', 'env', 'pix', 'paid_cents')
   if not c[1] then return {'not_found'} end
   local status, owner, env = c[1], c[2], c[9]
   if account ~= '' and account ~= owner then return {'not_found'} end
@@ -79,7 +90,7 @@ local function charge_move(p, cid, action, account, now, now_txt, evt, amount, t
   if status ~= from then return {'refused', status} end
 
   if amount ~= '' and amount ~= c[6] then return {'amount_mismatch', c[6]} end
-  local net = tonumber(c[6]) - tonumber(c[7])
+  local net = tonumber(c[11] or c[6]) - tonumber(c[7])
   local acct_key = p .. 'acct:' .. env .. ':' .. owner
   if to == 'REFUNDED' then
     local bal = tonumber(redis.call('HGET', acct_key, 'balance') or '0')
