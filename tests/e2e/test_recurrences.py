@@ -302,8 +302,7 @@ class Callbacks(Base):
         self.assertEqual(r.status, 200, r)
         conn = r.json["data"]
         self.assertIsNone(conn["lastCallAt"])
-        d = self.rec()
-        self.bank.rec_status(d["idRec"], "APROVADA", notify=False)
+        d = self.rec()  # (a recurrence's item, of an idRec no recurrence has)
         item = {k: v for k, v in self.bank.rec(d["idRec"]).items() if k in ("idRec", "status", "atualizacao")}
         item["idRec"] = "RN9999999920260101yyyyyyyyyyy"
         u = urllib.parse.urlsplit(conn["webhookUrl"] + "/rec")
