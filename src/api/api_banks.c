@@ -161,8 +161,10 @@ static void receive(struct http_req *req, const struct banks_ref *c)
 
 	if (recurrence_is_callback(req->body, req->body_len)) {
 		/* Pix Automático's /rec callback: the body's top key says so */
+		int simulated = h->simulated;
+
 		hook_free(req);
-		api_bank_rec_receive(req, c);
+		api_bank_rec_receive(req, c, simulated);
 		return;
 	}
 	rc = bankpix_parse(req->body, req->body_len, &h->batch, err, sizeof(err));

@@ -124,13 +124,14 @@ void api_handle_bank_update(struct http_req *req);
 void api_handle_bank_notifications(struct http_req *req);
 
 /* api_recurrences.c: Pix Automático's recurrences, and the bank's /rec
- * callback once api_banks.c authenticated the bank of connection `c` */
+ * callback once api_banks.c authenticated the bank of connection `c`
+ * (simulated: it came by simulate-pix, not counted as a bank call) */
 void api_handle_recurrence_create(struct http_req *req);
 void api_handle_recurrence_get(struct http_req *req);
 void api_handle_recurrence_cancel(struct http_req *req);
 void api_handle_recurrences_list(struct http_req *req);
 struct banks_ref;
-void api_bank_rec_receive(struct http_req *req, const struct banks_ref *c);
+void api_bank_rec_receive(struct http_req *req, const struct banks_ref *c, int simulated);
 
 /* api_accounts.c: banking as a service: accounts, transfers, balances */
 void api_handle_account_create(struct http_req *req);

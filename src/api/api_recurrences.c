@@ -12,6 +12,7 @@
 #include "pixrelay/core/metrics.h"
 #include "pixrelay/relay/bankrec.h"
 #include "pixrelay/relay/dispatch.h"
+#include "pixrelay/store/banks_receive.h"
 #include "pixrelay/store/recurrences.h"
 
 #include <stdlib.h>
@@ -122,6 +123,7 @@ void api_handle_recurrences_list(struct http_req *req)
 struct heard {
 	struct recurrence_batch batch;
 	struct banks_ref conn;
+	int simulated; /* simulate-pix: not counted as the bank's call */
 	size_t next;
 	yajl_gen g; /* the answer: {"recs": [{"idRec", "outcome"}...], "refused": [...]} */
 };
@@ -145,8 +147,9 @@ static void on_item(void *ud, int result, const char *json, const char *err)
 	(void)json;
 	if (result < 0) {
 		req->state = NULL;
+		if (!h->simulated)
+			metrics_bank_call("unavailable");
 		heard_free(h);
-		metrics_bank_call("unavailable");
 		api_reply_failure(req, err ? err : "recurrence notification failed");
 		return;
 	}
@@ -186,7 +189,10 @@ static void heard_next(struct http_req *req)
 	json_close_array(h->g);
 	json_close(h->g);
 	dispatch_kick(app->dispatch, h->conn.account);
-	metrics_bank_call("accepted");
+	/* answered 200: the connection's last call, as a /pix call is */
+	banks_note_call(app->banks, h->conn.id);
+	if (!h->simulated)
+		metrics_bank_call("accepted");
 	text = json_buf(h->g, &len);
 	/* the answer may end the request: nothing of it is touched after */
 	req->state = NULL;
@@ -194,7 +200,7 @@ static void heard_next(struct http_req *req)
 	heard_free(h);
 }
 
-void api_bank_rec_receive(struct http_req *req, const struct banks_ref *c)
+void api_bank_rec_receive(struct http_req *req, const struct banks_ref *c, int simulated)
 {
 	struct heard *h = mem_new(struct heard);
 	char err[256];
@@ -202,7 +208,8 @@ void api_bank_rec_receive(struct http_req *req, const struct banks_ref *c)
 	    recurrence_parse_notification(req->body, req->body_len, &h->batch, err, sizeof(err));
 
 	if (rc != RECURRENCE_PARSE_OK) {
-		metrics_bank_call("malformed");
+		if (!simulated)
+			metrics_bank_call("malformed");
 		log_warn("bank webhook %s: connection %s: /rec: %s", req->request_id, c->id, err);
 		heard_free(h);
 		http_reply_error(req, rc == RECURRENCE_PARSE_TOO_MANY ? 413 : 400, "%s", err);
@@ -212,6 +219,7 @@ void api_bank_rec_receive(struct http_req *req, const struct banks_ref *c)
 		log_warn("bank webhook %s: connection %s: /rec: refused %s", req->request_id, c->id,
 			 h->batch.refused[i]);
 	h->conn = *c;
+	h->simulated = simulated;
 	h->g = json_gen_new();
 	json_open(h->g);
 	json_str(h->g, "recs");

@@ -70,10 +70,12 @@ static int print_run(const char *json, int as_json)
 		return rc;
 	}
 	printf("%s  %s .. %s  %lld Pix listed in %lld page(s): %lld new (missed by the "
-	       "webhook), %lld refused by the standard's schema; %lld refund(s) asked about\n",
+	       "webhook), %lld refused by the standard's schema; %lld refund(s) asked about; "
+	       "%lld recurrence(s) asked about, %lld recovered\n",
 	       YAJL_GET_STRING(json_get(v, "connection")), YAJL_GET_STRING(json_get(v, "from")),
 	       YAJL_GET_STRING(json_get(v, "to")), num(v, "listed", NULL), num(v, "pages", NULL),
-	       num(v, "new", NULL), num(v, "refused", NULL), num(v, "refundsAsked", NULL));
+	       num(v, "new", NULL), num(v, "refused", NULL), num(v, "refundsAsked", NULL),
+	       num(v, "recurrencesAsked", NULL), num(v, "recurrencesRecovered", NULL));
 	if (num(v, "windows", NULL) > 1 || stopped)
 		printf("read back to %s in %lld window(s) of at most a day\n", back ? back : "-",
 		       num(v, "windows", NULL));

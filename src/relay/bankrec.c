@@ -349,6 +349,7 @@ struct recon {
 	const struct bankcharges *b;
 	const struct bank_creds *creds;
 	struct banks_ref conn;
+	const int *stopped; /* the caller's: nonzero once its process stops */
 	void (*step)(void *ud);
 	bankrec_recon_fn cb;
 	void *ud;
@@ -396,6 +397,11 @@ static void on_recon_rec(void *ud, long status, const char *body, const char *er
 	r->next += n;
 	while (*r->next == ' ')
 		r->next++;
+	if (*r->stopped) {
+		/* as a refund's answer is: dropped, asked again at the next run */
+		recon_done(r, "stopped");
+		return;
+	}
 	if (status != 200) {
 		char msg[512];
 		if (status == 0)
@@ -421,8 +427,8 @@ static void recon_next(struct recon *r)
 	char *path;
 	size_t n;
 
-	if (!*r->next) {
-		recon_done(r, NULL);
+	if (!*r->next || *r->stopped) {
+		recon_done(r, *r->stopped ? "stopped" : NULL);
 		return;
 	}
 	n = strcspn(r->next, " ");
@@ -448,14 +454,15 @@ static void on_open(void *ud, int result, const char *json, const char *err)
 }
 
 void bankrec_reconcile(const struct bankcharges *b, const struct bank_creds *creds,
-		       const struct banks_ref *conn, void (*step)(void *ud), bankrec_recon_fn cb,
-		       void *ud)
+		       const struct banks_ref *conn, const int *stopped, void (*step)(void *ud),
+		       bankrec_recon_fn cb, void *ud)
 {
 	struct recon *r = mem_new(struct recon);
 
 	r->b = b;
 	r->creds = creds;
 	r->conn = *conn;
+	r->stopped = stopped;
 	r->step = step;
 	r->cb = cb;
 	r->ud = ud;

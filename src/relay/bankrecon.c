@@ -403,6 +403,8 @@ static void on_recs_asked(void *ud, int asked, int recovered, const char *err)
 {
 	struct run *u = ud;
 
+	if (gone(u))
+		return; /* stopping: the recurrences not asked wait for the next run */
 	u->recs_asked = asked;
 	u->recs_recovered = recovered;
 	/* the Pix were read whole: a recurrence the bank did not answer about
@@ -418,8 +420,8 @@ static void next_refund(struct run *u)
 	char e2e[40], rid[40], *path;
 
 	if (u->refund >= u->conn->nrefunds) {
-		bankrec_reconcile(&u->rc->recs, &u->creds, &u->conn->ref, on_recs_step,
-				  on_recs_asked, u);
+		bankrec_reconcile(&u->rc->recs, &u->creds, &u->conn->ref, &u->rc->stopped,
+				  on_recs_step, on_recs_asked, u);
 		return;
 	}
 	u->stats.refunds++;

@@ -88,7 +88,7 @@ static void request_free(struct request *rq)
 /* Write that the bank of connection `id` called now, unless this process
  * did less than CALL_NOTE_MS ago: one command, not waited for, that leaves
  * a connection removed meanwhile removed. */
-static void note_call(struct banks_queue *q, const char *id)
+void banks_note_call(struct banks_queue *q, const char *id)
 {
 	long long now = (long long)ids_now_ms();
 	uint32_t h = hash_fnv1a(id, HASH_FNV1A_INIT) % CALL_NOTES;
@@ -182,7 +182,7 @@ static void request_finish(struct request *rq)
 	rq->counts.received = rq->batch.n + rq->batch.nrefused;
 	/* every item is recorded, the refused ones too: the call is answered 200 */
 	if (rq->source == BANKS_WEBHOOK) {
-		note_call(rq->q, rq->who.id);
+		banks_note_call(rq->q, rq->who.id);
 		json = answer_json(rq);
 	}
 	rq->counts.json = json;

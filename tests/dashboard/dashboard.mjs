@@ -353,6 +353,41 @@ try {
   assert.equal(await page.locator("#due").innerText(),
     dueDay + ", payable 10 days after it · fine 2.00 % · interest 1.00 % a month · R$ 5,00 off until " + dueDay);
 
+  // ---- recurrences: the list, one with its QR; the bank's /rec callback approves it; cancel at the bank ----
+  await page.getByRole("link", { name: "Recurrences" }).click();
+  await page.waitForURL(/#\/recurrences$/);
+  const recRow = page.locator("tr", { hasText: cfg.recurrence });
+  await recRow.locator(".badge", { hasText: "CREATED" }).waitFor();
+  assert.match(await recRow.innerText(), /Fulano de Tal\s+Academia: plano mensal\s+MONTHLY\s+R\$ 99,90\s+CREATED/);
+  assert.match(await page.locator("tr", { hasText: cfg.otherRecurrence }).innerText(), /ANNUAL\s+at least R\$ 500,00/);
+  await shot("recurrences");
+  await recRow.click();
+  await page.waitForURL(new RegExp("#/recurrences/" + cfg.recurrence));
+  const rec = (await api("GET", "/recurrences/" + cfg.recurrence, cfg.master)).json.data;
+  await page.locator("h1 .badge", { hasText: "CREATED" }).waitFor();
+  assert.equal(await page.locator("#brcode").innerText(), rec.brCode);
+  assert.match(await page.locator("dl").first().innerText(), new RegExp("idRec \\(the bank's\\)\\s+" + rec.idRec));
+  await page.waitForFunction(() => document.getElementById("qr").complete && document.getElementById("qr").naturalWidth > 0);
+  assert.ok(await page.locator("#cancel").isVisible(), "Cancel at the bank while not final");
+  await shot("recurrence");
+  // the payer approved it: the bank's /rec callback, as the bank posts it
+  const heard = await fetch(base + cfg.recHook, { method: "POST", headers: { "Content-Type": "application/json" },
+    body: JSON.stringify(cfg.recCallback) });
+  assert.equal(heard.status, 200);
+  assert.deepEqual((await heard.json()).data.recs, [{ idRec: rec.idRec, outcome: "taken" }]);
+  await page.reload();
+  await page.locator("h1 .badge", { hasText: "APPROVED" }).waitFor();
+  // cancelled at the bank, after a confirmation
+  await page.locator("#cancel").click();
+  await page.locator("#confirm-text").getByText(rec.id).waitFor();
+  await page.locator("#confirm-ok").click();
+  await page.locator("h1 .badge", { hasText: "CANCELLED" }).waitFor();
+  assert.match(await page.locator("dl").first().innerText(), /Closed\s+SLCR · USUARIO_RECEBEDOR/);
+  assert.ok(await page.locator("#cancel").isHidden(), "no Cancel once final");
+  await page.goto(base + "/dashboard/#/recurrences?status=CANCELLED");
+  await page.locator("tr", { hasText: cfg.recurrence }).locator(".badge", { hasText: "CANCELLED" }).waitFor();
+  assert.equal(await page.locator("tr", { hasText: cfg.otherRecurrence }).count(), 0, "the filter shows CANCELLED only");
+
   // ---- banks: the connection, what its bank reported, the charge it paid ----
   await page.getByRole("link", { name: "Banks" }).click();
   await page.locator("tr", { hasText: "pagamentos@loja.example" }).waitFor();

@@ -2,14 +2,15 @@
 """The dashboard in a real browser: Debian's chromium driven by playwright-core.
 
 It starts a real redis-server, the real pixrelay binary and a real postback
-sink (tests/e2e), makes what the pages show (keys, charges, a business
+sink (tests/e2e), makes what the pages show (keys, charges, recurrences, a business
 account, events that died at once because the sink answered 410 Gone, bank
 connections: one heard only by webhook, one with API credentials at the test
 bank (tests/e2e/testbank.py) and a Pix settled there that its webhook never
 brought, one whose bank is down), then runs dashboard.mjs: sign in, create a
 key and copy it, use it, revoke it and see it refused, open a dead event,
 replay it and see it delivered, bulk replay, an event delivered to a webhook
-endpoint besides its postbackUrl (its badge and table), a charge with its QR image, the
+endpoint besides its postbackUrl (its badge and table), a charge with its QR image, a
+recurrence with its QR, approved by the bank's /rec callback, cancelled at the bank, the
 banks (reconcile now, the recovered Pix in the day's report, the failing
 bank), accounts with their secrets on request, production marked. Then it
 checks at the sink that the replayed events arrived, that the recovered Pix
@@ -21,6 +22,7 @@ with `npm ci --ignore-scripts` (it downloads no browser) into node_modules
 each page go to $PIXRELAY_SCREENSHOTS when set (update_screenshots.sh points
 it at docs/screenshots), else to a temporary directory.
 """
+import datetime
 import fcntl
 import hashlib
 import json
@@ -31,6 +33,7 @@ import sys
 import tempfile
 import time
 import unittest
+import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "e2e"))
@@ -40,7 +43,7 @@ from harness import Pixrelay, Redis, Workdir, auth, wait_for  # noqa: E402
 from sink import Sink  # noqa: E402
 import sse  # noqa: E402
 from test_keys_api import _account_body  # noqa: E402
-from testbank import TestBank  # noqa: E402
+from testbank import SCOPES, TestBank  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 
@@ -175,13 +178,33 @@ class Dashboard(unittest.TestCase):
         down = TestBank(client_ca=merchant_ca.cert, keys=["caixa@loja.example"]).start()
         self.addCleanup(down.close)
         down.down(mode="503")
-        api_conn = self.connect_api(bank, merchant, self.platform)["id"]
-        # a run now, whenever the first was
+        # (with Pix Automático's scopes: its recurrences are made there, docs/recurrences.md)
+        api_made = self.connect_api(bank, merchant, self.platform, "--scope", " ".join(SCOPES))
+        api_conn = api_made["id"]
+        # a run now, whenever the first was (done once its success is new:
+        # nothing made after it is taken before the browser asks)
+        first = self.reconciliation(api_conn, self.platform)["lastSuccessAt"]
         r = self.px.request("POST", "/v1/bank/connections/%s/reconcile" % api_conn,
                             headers=auth(self.master, self.platform))
         self.assertEqual(r.status, 202, r)
-        wait_for(lambda: self.reconciliation(api_conn, self.platform)["lastSuccessAt"],
-                 timeout=20, what="the first reconciliation")
+        wait_for(lambda: self.reconciliation(api_conn, self.platform)["lastSuccessAt"] not in (None, first),
+                 timeout=20, what="the reconciliation asked now")
+        # two recurrences made at that bank (docs/recurrences.md); the payer
+        # approves the first at the bank, whose /rec callback the browser's
+        # side posts as the bank would (its URL token)
+        start = (datetime.date.today() + datetime.timedelta(days=7)).isoformat()
+        rec = self.call("POST", "/v1/recurrences", {
+            "payer": {"name": "Fulano de Tal", "document": "529.982.247-25"}, "contract": "CT-2026-0001",
+            "object": "Academia: plano mensal", "periodicity": "MONTHLY", "startDate": start,
+            "amount": 9990, "retryPolicy": "NONE"}, self.platform)
+        other_rec = self.call("POST", "/v1/recurrences", {
+            "payer": {"name": "Empresa X", "document": "11.222.333/0001-81"}, "contract": "CT-2026-0002",
+            "object": "Software: licença anual", "periodicity": "ANNUAL", "startDate": start,
+            "minimumAmount": 50000, "retryPolicy": "THREE_IN_SEVEN_DAYS"}, self.platform)
+        bank.rec_status(rec["idRec"], "APROVADA", notify=False)
+        rec_callback = {"recs": [{k: v for k, v in bank.rec(rec["idRec"]).items()
+                                  if k in ("idRec", "status", "atualizacao", "ativacao")}]}
+        hook = urllib.parse.urlsplit(api_made["webhookUrl"] + "/rec")
         at_bank = self.call("POST", "/v1/charge/pix/create", {"amount": 123456}, self.platform)
         self.assertIsNotNone(bank.cob(at_bank["id"]), "the charge is created at the bank")
         missed = bank.pay(at_bank["id"])  # settled at the bank; no webhook
@@ -214,7 +237,8 @@ class Dashboard(unittest.TestCase):
                "apiE2E": missed["endToEndId"], "apiAmount": "R$ 1.234,56", "downConn": down_conn,
                "secrets": [bank.client_secret, down.client_secret, private_key.strip()],
                "sinkUrl": self.sink.url(""), "overviewAtLeast": caused,
-               "shop": shop["id"]}
+               "shop": shop["id"], "recurrence": rec["id"], "otherRecurrence": other_rec["id"],
+               "recHook": hook.path + "?" + hook.query, "recCallback": rec_callback}
         p = subprocess.run(["node", os.path.join(HERE, "dashboard.mjs")], cwd=HERE,
                            env=dict(os.environ, DASHBOARD_TEST=json.dumps(cfg)),
                            capture_output=True, text=True, timeout=240)
@@ -250,7 +274,7 @@ class Dashboard(unittest.TestCase):
         self.assertIsNotNone(made[0]["lastUsedAt"])
         # every page has its screenshot
         for name in ("signin", "overview", "endpoints", "endpoint", "keys", "events", "event",
-                     "event-delivered", "charges", "charge",
+                     "event-delivered", "charges", "charge", "recurrences", "recurrence",
                      "banks", "bank", "bank-failing", "charge-pix", "accounts", "account",
                      "production"):
             with open(os.path.join(shots, name + ".png"), "rb") as f:
@@ -267,6 +291,12 @@ class Dashboard(unittest.TestCase):
                          ("PAID", missed["endToEndId"], "reconciliation"))
         self.assertEqual(self.reconciliation(down_conn, shop["id"])["failures"], out["downFailures"])
         self.assertGreaterEqual(out["downFailures"], 2)
+        # the recurrence approved by its callback, then cancelled at the bank in the browser
+        got = self.call("GET", "/v1/recurrences/" + rec["id"], account=self.platform)
+        self.assertEqual((got["status"], got["closing"]), ("CANCELLED", {"code": "SLCR", "reason": None,
+                                                                        "by": "USUARIO_RECEBEDOR"}))
+        self.assertEqual(bank.rec(rec["idRec"])["status"], "CANCELADA")
+        self.assertEqual(bank.rec(other_rec["idRec"])["status"], "CRIADA")
         self.assertEqual(bank.take_violations(), [])
         # no key's text in the server's log
         time.sleep(0.2)  # the log is flushed every 100 ms

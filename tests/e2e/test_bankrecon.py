@@ -17,15 +17,17 @@ import json
 import os
 import re
 import time
+import types
 import unittest
 import urllib.parse
 
 import bcb
 import certs
-from harness import (Pixrelay, auth, free_port, init_platforms, shard_of, start_stack, stop_stack,
-                     store_account, wait_for)
+from harness import (Pixrelay, auth, check_exit, free_port, init_platforms, shard_of, start_stack,
+                     stop_stack, store_account, wait_for)
 from sse import verify
-from testbank import TestBank
+from sink import Reply
+from testbank import SCOPES, TestBank
 
 CREATE = "/v1/charge/pix/create"
 CONNECTIONS = "/v1/bank/connections"
@@ -75,7 +77,8 @@ class Reconciliation(unittest.TestCase):
         cls.bank = TestBank(client_ca=merchant_ca.cert,
                             keys=["pagamentos@loja.example", "outra@loja.example",
                                   "primeiro@loja.example", "antigo@loja.example",
-                                  "limite@loja.example", "operacional@loja.example"]).start()
+                                  "limite@loja.example", "operacional@loja.example",
+                                  "recorrente@loja.example"]).start()
         init = init_platforms(cls.px)
         cls.account = init["sandbox"]
         cls.key = cls.px.create_key("sandbox")["key"]
@@ -289,6 +292,73 @@ class Reconciliation(unittest.TestCase):
         self.assertEqual(ev["event"], "EVENT:CHARGE_REFUND")
         self.assertEqual(self.get_charge(ch["id"])["status"], "REFUNDED")
         self.quiet(path, 3)
+
+    def test_stopping_while_recurrences_are_asked_about(self):
+        """The process stops (SIGTERM) while its reconciliation asks the bank
+        about recurrences (GET /rec/{idRec}, docs/recurrences.md), and a
+        delivery in flight keeps it draining: as for refunds, nothing more
+        is asked nor written after the stop, it exits cleanly, and the next
+        run asks about them all."""
+        h = types.SimpleNamespace()
+        start_stack(h, name="recstop", args=["--bank-timeout-ms", "5000", "--shutdown-grace", "4"])
+        try:
+            account = init_platforms(h.px)["sandbox"]
+            key = h.px.create_key("sandbox")["key"]
+            conn = json.loads(h.px.cli(
+                "bank", "connect", "--env", "sandbox", "--account", account, "--chave", "recorrente@loja.example",
+                "--url-token", "--api-url", self.bank.url, "--token-url", self.bank.token_url,
+                "--client-id", self.bank.client_id, "--client-secret-file", self.secret,
+                "--cert", self.merchant.cert, "--key", self.merchant.key, "--bank-ca", self.bank.server_ca,
+                "--scope", " ".join(SCOPES), "--default", "--json").stdout)
+            wait_for(lambda: "loaded: bank connections' API calls are on" in h.px.log(),
+                     what="the credentials key taken by the server")
+            start = (datetime.date.today() + datetime.timedelta(days=7)).isoformat()
+            recs = []
+            for n in range(3):
+                r = h.px.request("POST", "/v1/recurrences", headers=auth(key), body={
+                    "payer": {"name": "Fulano de Tal", "document": "52998224725"},
+                    "contract": "CT-%d" % n, "object": "Plano", "periodicity": "MONTHLY",
+                    "startDate": start, "amount": 1000, "retryPolicy": "NONE"})
+                self.assertEqual(r.status, 200, r)
+                recs.append(r.json["data"])
+                self.bank.rec_status(recs[-1]["idRec"], "APROVADA", notify=False)  # no callback
+            # a delivery held 10 s at its destination: the stop drains 4 s
+            path = "/recstop-%d" % time.time_ns()
+            self.sink.script(path, [Reply(200, delay=10)])
+            c = h.px.request("POST", CREATE, headers=auth(key),
+                             body={"amount": 500, "postbackUrl": self.sink.url(path)}).json["data"]
+            self.assertEqual(h.px.request("POST", "/v1/charge/pix/%s/simulate-payment" % c["id"],
+                                          headers=auth(key)).status, 200)
+            self.sink.wait_count(1, path=path)
+            # each answer of the bank takes a second; stopped while the first GET /rec waits
+            asked = self.bank.calls["GET /rec/{idRec}"]
+            self.bank.slow(1.0, duration=15)
+            r = h.px.request("POST", "%s/%s/reconcile" % (CONNECTIONS, conn["id"]), headers=auth(key))
+            self.assertEqual(r.status, 202, r)
+            wait_for(lambda: self.bank.calls["GET /rec/{idRec}"] > asked, interval=0.02, timeout=15,
+                     what="the first GET /rec/{idRec}")
+            t0 = time.time()
+            code = h.px.stop()
+            self.assertGreater(time.time() - t0, 3.5, "the delivery in flight kept it draining")
+            check_exit(code, h.px.log())
+            self.assertEqual(self.bank.calls["GET /rec/{idRec}"], asked + 1, "asked after the stop")
+            self.bank.slow(0)
+            # nothing was written: the next run (here the operator's) takes all three
+            h.px.start()
+            h.px.wait_ready()
+            out = h.px.cli("bank", "reconcile", conn["id"], "--env", "sandbox").stdout
+            self.assertRegex(out, r"; 3 recurrence\(s\) asked about, 3 recovered\n")
+            for rec in recs:
+                got = h.px.request("GET", "/v1/recurrences/" + rec["id"], headers=auth(key)).json["data"]
+                self.assertEqual(got["status"], "APPROVED")
+        finally:
+            self.bank.slow(0)
+            running = h.px.proc is not None
+            code = h.px.stop()
+            log = h.px.log()
+            stop_stack(h)
+        if running:
+            check_exit(code, log)
 
     def test_reconcile_now_and_its_refusals(self):
         r = self.px.request("POST", "%s/%s/reconcile" % (CONNECTIONS, self.conn["id"]),

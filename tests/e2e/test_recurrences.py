@@ -12,18 +12,27 @@ callback itself over plain HTTP to the connection's URL-token URL + /rec.
 import datetime
 import json
 import os
+import re
 import subprocess
+import time
 import unittest
 import urllib.parse
 
 import certs
 from bankcase import BankCase, unique
-from harness import ModuleStack, auth, free_port, init_platforms, start_stack
+from harness import ModuleStack, auth, free_port, init_platforms, start_stack, wait_for
 from testbank import SCOPES, TestBank
 from testbank_rec import br_code_rec
 
 RECS = "/v1/recurrences"
 CPF = "529.982.247-25"
+
+
+def accepted_calls(px):
+    """pixrelay_bank_calls_total{result="accepted"} of /metrics."""
+    text = px.request("GET", "/metrics").body.decode()
+    m = re.search(r'^pixrelay_bank_calls_total\{result="accepted"\} (\S+)$', text, re.M)
+    return float(m.group(1)) if m else 0.0
 
 
 def in_days(n):
@@ -285,6 +294,37 @@ class Callbacks(Base):
                             headers={"Content-Type": "application/json"})
         self.assertEqual((r.status, r.json["data"]["recs"]), (200, [{"idRec": d["idRec"], "outcome": "taken"}]))
 
+    def test_a_rec_call_is_the_banks_last_call_and_counted_unless_simulated(self):
+        # a connection its bank never called: a /rec call answered 200 is its
+        # last call, as a /pix call is, and one bank call in the metric
+        r = self.px.request("POST", "/v1/bank/connections", headers=auth(self.key),
+                            body={"pixKey": "rec-%d@loja.example" % time.time_ns(), "auth": "url-token"})
+        self.assertEqual(r.status, 200, r)
+        conn = r.json["data"]
+        self.assertIsNone(conn["lastCallAt"])
+        d = self.rec()  # (a recurrence's item, of an idRec no recurrence has)
+        item = {k: v for k, v in self.bank.rec(d["idRec"]).items() if k in ("idRec", "status", "atualizacao")}
+        item["idRec"] = "RN9999999920260101yyyyyyyyyyy"
+        u = urllib.parse.urlsplit(conn["webhookUrl"] + "/rec")
+        before = accepted_calls(self.px)
+        r = self.px.request("POST", u.path + "?" + u.query, raw=json.dumps({"recs": [item]}).encode(),
+                            headers={"Content-Type": "application/json"})
+        self.assertEqual((r.status, r.json["data"]["recs"]), (200, [{"idRec": item["idRec"], "outcome": "unknown"}]))
+        self.assertEqual(accepted_calls(self.px), before + 1)
+
+        def last_call():
+            r = self.px.request("GET", "/v1/bank/connections/" + conn["id"], headers=auth(self.key))
+            return r.json["data"]["lastCallAt"]
+        at = wait_for(last_call, timeout=10, what="the /rec call as the connection's last call")
+        shown = self.px.cli("bank", "show", conn["id"], "--env", "sandbox").stdout
+        self.assertIn("  last call    %s (the bank's last webhook call answered 200)\n" % at, shown)
+        # the sandbox's simulate-pix (what trigger rec.* uses) is no bank call
+        r = self.px.request("POST", "/v1/bank/connections/%s/simulate-pix" % conn["id"], headers=auth(self.key),
+                            body={"recs": [item]})
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(accepted_calls(self.px), before + 1)
+
+
 class Reconciliation(Base):
     def report(self):
         r = self.px.request("GET", "/v1/bank/reconciliation?connection=" + self.conn["id"],
@@ -317,6 +357,21 @@ class Reconciliation(Base):
         self.assertEqual({k: after[k] - before[k] for k in after},
                          {"CREATED": 1, "APPROVED": 1, "REJECTED": 0, "EXPIRED": 0, "CANCELLED": 0,
                           "recovered": 1})
+
+
+    def test_bank_reconcile_says_the_recurrences_asked_and_recovered(self):
+        d = self.rec()
+        self.bank.rec_status(d["idRec"], "APROVADA", notify=False)  # no callback
+        said = []
+        for _ in range(10):  # at most 16 a run, those asked longest ago first
+            r = self.px.cli("bank", "reconcile", self.conn["id"], "--env", "sandbox")
+            said.append(r.stdout.splitlines()[0])
+            got = self.px.request("GET", RECS + "/" + d["id"], headers=auth(self.key)).json["data"]
+            if got["status"] == "APPROVED":
+                break
+        self.assertEqual(got["status"], "APPROVED", said)
+        self.assertRegex(said[-1], r" 0 refund\(s\) asked about; [1-9]\d* recurrence\(s\) asked about, "
+                                   r"[1-9]\d* recovered$")
 
 
 class Trigger(Base):

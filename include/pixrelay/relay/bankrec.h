@@ -59,9 +59,12 @@ typedef void (*bankrec_recon_fn)(void *ud, int asked, int recovered, const char 
  * each, and what it says written as a callback's would be
  * (recurrences_heard, source reconciliation), the recurrence marked asked.
  * `step` (may be NULL) runs before each call to the bank (a run renews its
- * lease). cb runs once, later. */
+ * lease). Once `*stopped` (borrowed until cb) is nonzero, nothing more is
+ * asked or written, an answer that comes is dropped, and cb gets err
+ * "stopped" (the process is stopping: the next run asks again). cb runs
+ * once, later. */
 void bankrec_reconcile(const struct bankcharges *b, const struct bank_creds *creds,
-		       const struct banks_ref *conn, void (*step)(void *ud), bankrec_recon_fn cb,
-		       void *ud);
+		       const struct banks_ref *conn, const int *stopped, void (*step)(void *ud),
+		       bankrec_recon_fn cb, void *ud);
 
 #endif

@@ -53,4 +53,10 @@ typedef void (*banks_received_fn)(void *ud, int result, const struct banks_recei
 void banks_receive(struct banks_queue *q, const struct banks_ref *who, enum banks_source source,
 		   struct bankpix_batch *b, banks_received_fn cb, void *ud);
 
+/* Note that the bank of connection `id` called and was answered 200 (its
+ * last call, last_call_ms), as banks_receive does for a webhook call: for
+ * the bank's other callbacks (/rec). At most once a minute per connection
+ * and process; not waited for, cannot fail. */
+void banks_note_call(struct banks_queue *q, const char *id);
+
 #endif
