@@ -72,6 +72,8 @@ const struct http_route api_routes[] = {
     {HTTP_GET, "/v1/recurrences/{id}", api_handle_recurrence_get, HTTP_AUTH | HTTP_ENVELOPE},
     {HTTP_POST, "/v1/recurrences/{id}/cancel", api_handle_recurrence_cancel,
      HTTP_AUTH | HTTP_ENVELOPE},
+    {HTTP_POST, "/v1/recurrences/{id}/charges", api_handle_recurrence_charge,
+     HTTP_AUTH | HTTP_JSON_BODY | HTTP_ENVELOPE},
     {HTTP_GET, "/v1/bank/connections", api_handle_banks_list, HTTP_AUTH | HTTP_ENVELOPE},
     {HTTP_POST, "/v1/bank/connections", api_handle_bank_connect,
      HTTP_AUTH | HTTP_ACTS_AS | HTTP_JSON_BODY | HTTP_ENVELOPE},

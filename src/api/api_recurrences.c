@@ -10,6 +10,7 @@
 #include "pixrelay/core/log.h"
 #include "pixrelay/core/mem.h"
 #include "pixrelay/core/metrics.h"
+#include "pixrelay/relay/bankcobr.h"
 #include "pixrelay/relay/bankrec.h"
 #include "pixrelay/relay/dispatch.h"
 #include "pixrelay/store/recurrences.h"
@@ -88,6 +89,41 @@ void api_handle_recurrence_cancel(struct http_req *req)
 
 	bankrec_cancel(&app->bankcharges, c->key.env, c->account, req->params[0], on_rec_answer,
 		       req);
+}
+
+static void on_cobr_answer(void *ud, int result, const char *json, const char *err)
+{
+	struct http_req *req = ud;
+
+	if (result == BANKCOBR_NOT_APPROVED || result == BANKCOBR_NO_RECEBEDOR)
+		http_reply_error(req, 409, "%s", json);
+	else if (result == BANKCOBR_INVALID)
+		http_reply_error(req, 400, "%s", json);
+	else
+		on_rec_answer(ud, result, json, err);
+}
+
+/* POST /v1/recurrences/{id}/charges */
+void api_handle_recurrence_charge(struct http_req *req)
+{
+	struct app *app = app_of(req);
+	struct api_caller *c = req->auth;
+	struct cobr_input in;
+	yajl_val body = NULL;
+	char err[512];
+
+	if (json_parse_object(req->body, req->body_len, &body, err, sizeof(err)) < 0) {
+		http_reply_error(req, 400, "%s", err);
+		return;
+	}
+	if (cobr_parse_create(body, &in, err, sizeof(err)) < 0) {
+		yajl_tree_free(body);
+		http_reply_error(req, 400, "%s", err);
+		return;
+	}
+	yajl_tree_free(body);
+	bankcobr_create(&app->bankcharges, c->key.env, c->account, req->params[0], &in,
+			on_cobr_answer, req);
 }
 
 /* GET /v1/recurrences[?status=&limit=&cursor=] */

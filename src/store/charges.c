@@ -146,6 +146,7 @@ static void store(struct create *c, const char *pix_key)
 	v.expiration =
 	    charge_has_due(&c->in) ? (int64_t)((v.expires_ms - now) / 1000u) : c->in.expiration;
 	v.due = charge_has_due(&c->in) ? &c->in.due : NULL;
+	v.recurrence = c->in.recurrence[0] ? c->in.recurrence : NULL;
 	if (c->in.name || c->in.email || c->in.phone || c->in.document) {
 		v.customer_id = cus;
 		v.name = c->in.name;
@@ -226,6 +227,7 @@ static struct create *create_new(struct rds *r, const struct config *cfg, enum e
 	c->in.document = mem_strdup_or_null(in->document);
 	c->in.postback_url = mem_strdup_or_null(in->postback_url);
 	c->in.due = in->due;
+	memcpy(c->in.recurrence, in->recurrence, sizeof(c->in.recurrence));
 	c->cb = cb;
 	c->ud = ud;
 	return c;

@@ -70,6 +70,11 @@ OPERATIONS = {
                                       "WebhookNaoEncontrado", "put_webhookrec"),
     ("GET", "/webhookrec"): Operation("WebhookRecConsultaInvalida", "Consulta inválida.", "webhook",
                                       "WebhookNaoEncontrado", "get_webhookrec"),
+    # Pix Automático's recurring charges (testbank_cobr.py)
+    ("PUT", "/cobr/{txid}"): Operation("CobROperacaoInvalida", "Cobrança inválida.", "cobr",
+                                       "CobRNaoEncontrado", "put_cobr"),
+    ("GET", "/cobr/{txid}"): Operation("CobRConsultaInvalida", "Consulta inválida.", "cobr",
+                                       "CobRNaoEncontrado", "get_cobr"),
     ("DELETE", "/webhookrec"): Operation("RequisicaoInvalida", "Requisição inválida.", "webhook",
                                          "WebhookNaoEncontrado", "delete_webhookrec"),
 }

@@ -75,6 +75,122 @@ class Base(BankCase):
         self.assertEqual(self.bank.take_violations(), [])
 
 
+class Charges(Base):
+    """Helpers: a recurrence approved by its payer, its recurring charges."""
+
+    def approved(self, **over):
+        body = {"payer": {"name": "Fulano de Tal", "document": CPF}, "contract": "CT-2026-0001",
+                "object": "Academia: plano mensal", "periodicity": "MONTHLY", "startDate": in_days(2),
+                "amount": 9990, "retryPolicy": "THREE_IN_SEVEN_DAYS"}
+        body.update(over)
+        body = {k: v for k, v in body.items() if v is not None}
+        r = self.px.request("POST", RECS, body=body, headers=auth(self.key))
+        self.assertEqual(r.status, 200, r)
+        d = r.json["data"]
+        self.bank.rec_status(d["idRec"], "APROVADA", notify=False)
+        item = {k: v for k, v in self.bank.rec(d["idRec"]).items()
+                if k in ("idRec", "status", "atualizacao", "encerramento", "ativacao")}
+        r = self.px.request("POST", self.rec_hook, raw=json.dumps({"recs": [item]}).encode(),
+                            headers={"Content-Type": "application/json"})
+        self.assertEqual(r.status, 200, r)
+        return d
+
+    def charge(self, rec, **body):
+        return self.px.request("POST", RECS + "/" + rec["id"] + "/charges", body=body,
+                               headers=auth(self.key))
+
+
+class Create(Charges):
+    def test_each_field_reaches_the_bank_as_the_standard_says(self):
+        rec = self.approved()
+        r = self.charge(rec, amount=9990, dueDate=in_days(5))
+        self.assertEqual(r.status, 200, r)
+        c = r.json["data"]
+        self.assertEqual(self.bank.cobr_bodies[-1], {
+            "idRec": rec["idRec"], "calendario": {"dataDeVencimento": in_days(5)},
+            "valor": {"original": "99.90"}, "ajusteDiaUtil": True,
+            "recebedor": {"agencia": "9708", "conta": "012682", "tipoConta": "CORRENTE"}})
+        at_bank = self.bank.cobr(c["id"])
+        self.assertEqual((at_bank["txid"], at_bank["status"]), (c["id"], "CRIADA"))
+        self.assertEqual((c["status"], c["recurrence"], c["amount"], c["dueDate"], c["daysAfterDue"],
+                          c["brCode"], c["brCodeImageUrl"], c["customer"]["document"]),
+                         ("PENDING", rec["id"], 9990, in_days(5), 7, None, None, "52998224725"))
+        self.assertEqual(self.get_charge(c["id"]), c)
+        # a recurrence without retries: the charge ends with its due date
+        rec = self.approved(retryPolicy="NONE", amount=None, minimumAmount=5000)
+        r = self.charge(rec, amount=12345, dueDate=in_days(10))
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual((r.json["data"]["daysAfterDue"], r.json["data"]["amount"]), (0, 12345))
+        self.assertEqual(self.bank.cobr_bodies[-1]["valor"], {"original": "123.45"})
+
+    def test_refused_field_by_field(self):
+        rec = self.approved(endDate=in_days(6))
+        before = len(self.bank.cobr_bodies)
+        for body, message in (
+                ({"dueDate": in_days(5)}, "amount: required (cents)"),
+                ({"amount": "99.90", "dueDate": in_days(5)}, "amount: must be an integer number of cents"),
+                ({"amount": 9990}, "dueDate: required (YYYY-MM-DD)"),
+                ({"amount": 9990, "dueDate": "05/12/2026"}, "dueDate: must be a date written YYYY-MM-DD"),
+                ({"amount": 9990, "dueDate": in_days(5), "txid": "x"},
+                 "txid: unknown field; allowed: amount, dueDate"),
+                ({"amount": 9991, "dueDate": in_days(5)},
+                 "amount: must be the recurrence's fixed amount, 9990 (99.90)"),
+                ({"amount": 9990, "dueDate": in_days(1)},
+                 "dueDate: a recurring charge is sent 2 to 10 days before its due date: from today "
+                 "that is a date from 2 to 10 days ahead"),
+                ({"amount": 9990, "dueDate": in_days(11)},
+                 "dueDate: a recurring charge is sent 2 to 10 days before its due date: from today "
+                 "that is a date from 2 to 10 days ahead"),
+                ({"amount": 9990, "dueDate": in_days(7)},
+                 "dueDate: after the recurrence's endDate, " + in_days(6))):
+            r = self.charge(rec, **body)
+            self.assertEqual((r.status, r.json["error"]), (400, message), body)
+        rec2 = self.approved(startDate=in_days(6), amount=None, minimumAmount=5000)
+        for body, message in (
+                ({"amount": 9990, "dueDate": in_days(5)},
+                 "dueDate: before the recurrence's startDate, " + in_days(6)),
+                ({"amount": 4999, "dueDate": in_days(6)},
+                 "amount: must be at least the recurrence's minimum amount, 5000 (50.00)")):
+            r = self.charge(rec2, **body)
+            self.assertEqual((r.status, r.json["error"]), (400, message), body)
+        self.assertEqual(len(self.bank.cobr_bodies), before)
+        r = self.px.request("POST", RECS + "/rec_01M8C0C5SXF1HDHDYQV5PETZ0C/charges",
+                            body={"amount": 9990, "dueDate": in_days(5)}, headers=auth(self.key))
+        self.assertEqual((r.status, r.json["error"]),
+                         (404, "recurrence not found: rec_01M8C0C5SXF1HDHDYQV5PETZ0C"))
+
+    def test_only_an_approved_recurrence_and_one_charge_a_cycle(self):
+        r = self.px.request("POST", RECS, headers=auth(self.key), body={
+            "payer": {"name": "Fulano de Tal", "document": CPF}, "contract": "CT-1",
+            "object": "Plano", "periodicity": "MONTHLY", "startDate": in_days(2), "amount": 9990,
+            "retryPolicy": "NONE"})
+        created = r.json["data"]
+        r = self.charge(created, amount=9990, dueDate=in_days(5))
+        self.assertEqual((r.status, r.json["error"]),
+                         (409, "the recurrence is CREATED: a recurring charge needs it APPROVED by "
+                          "the payer; nothing was done"))
+        rec = self.approved(periodicity="ANNUAL")
+        self.assertEqual(self.charge(rec, amount=9990, dueDate=in_days(5)).status, 200)
+        # the bank refuses a second charge of the cycle, and says why
+        r = self.charge(rec, amount=9990, dueDate=in_days(6))
+        self.assertEqual(r.status, 400, r)
+        self.assertIn("mesmo ciclo", r.json["error"])
+        self.assertEqual(len(self.bank.take_violations()), 1)
+
+    def test_a_connection_without_recebedor_409(self):
+        rec = self.approved()
+        self.px.cli("bank", "update", self.conn["id"], "--conta", "")
+        try:
+            r = self.charge(rec, amount=9990, dueDate=in_days(5))
+            self.assertEqual((r.status, r.json["error"]), (409, (
+                "a recurring charge names the receiving account at the bank (recebedor), and bank "
+                "connection {0} has none: give it (pixrelay bank update {0} --conta DIGITS "
+                "--tipo-conta CORRENTE|POUPANCA|PAGAMENTO [--agencia DIGITS]; "
+                "docs/recurrences.md)").format(self.conn["id"])))
+        finally:
+            self.px.cli("bank", "update", self.conn["id"], *RCV)
+
+
 class Recebedor(Base):
     def test_connect_update_show_and_the_api(self):
         self.assertEqual(self.conn["recebedor"],

@@ -1,0 +1,38 @@
+/* bankcobr: Pix Automático's recurring charges at the recurrence's bank
+ * (docs/recurrences.md, "Recurring charges").
+ *
+ * Creating one is: the recurrence read (it must be APPROVED), the request
+ * checked against it (pix/cobr.h: its fixed or minimum amount, its dates,
+ * the standard's window for sending a cobr), the recurrence's connection
+ * with API credentials and a recebedor, a new charge id (the cobr's txid),
+ * PUT /cobr/{txid} (CobRSolicitada), the bank's answer held against what
+ * was asked, and the charge stored (store/charges.h) with `recurrence` set,
+ * PENDING, its dueDate the cobr's, still payable for the retries of its
+ * recurrence's policy. Nothing is stored unless the bank answered the
+ * charge asked.
+ */
+#ifndef PIXRELAY_BANKCOBR_H
+#define PIXRELAY_BANKCOBR_H
+
+#include "pixrelay/pix/cobr.h"
+#include "pixrelay/pix/env.h"
+#include "pixrelay/relay/bankcharges.h"
+#include "pixrelay/relay/bankrec.h"
+#include "pixrelay/store/store.h"
+
+/* Outcomes besides 0 (json the charge), -1 (err), RECURRENCES_NOT_FOUND,
+ * and bankrec.h's BANKREC_REFUSED, BANKREC_UNAVAILABLE (json says what). */
+enum bankcobr_result {
+	BANKCOBR_NOT_APPROVED = 40, /* the recurrence is not APPROVED: json says (409) */
+	BANKCOBR_INVALID = 41,	    /* the request breaks its recurrence's terms or the
+				     * standard's dates: json is "field: rule" (400) */
+	BANKCOBR_NO_RECEBEDOR = 42, /* the connection has no recebedor: json says what to
+				     * run (409) */
+};
+
+/* Create a recurring charge of recurrence `rec_id` of `account` from a
+ * validated request (copied). cb runs once, later. */
+void bankcobr_create(const struct bankcharges *b, enum env env, const char *account,
+		     const char *rec_id, const struct cobr_input *in, store_fn cb, void *ud);
+
+#endif

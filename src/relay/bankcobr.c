@@ -1,0 +1,235 @@
+/* bankcobr: a recurring charge created at its recurrence's bank (PUT
+ * /cobr/{txid}); include/pixrelay/relay/bankcobr.h says what each step
+ * checks. The values are pix/cobr.c's, the store store/charges.c's, the HTTP
+ * shape api/api_recurrences.c's. */
+#include "pixrelay/relay/bankcobr.h"
+
+#include "pixrelay/core/ids.h"
+#include "pixrelay/core/json.h"
+#include "pixrelay/core/log.h"
+#include "pixrelay/core/mem.h"
+#include "pixrelay/core/metrics.h"
+#include "pixrelay/core/seal.h"
+#include "pixrelay/pix/bankcreds.h"
+#include "pixrelay/pix/chargedue.h"
+#include "pixrelay/pix/keyspace.h"
+#include "pixrelay/relay/bankapi.h"
+#include "pixrelay/store/banks_conn.h"
+#include "pixrelay/store/charges.h"
+#include "pixrelay/store/recurrences.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One creation, from the recurrence's read to the answer. */
+struct job {
+	const struct bankcharges *b;
+	enum env env;
+	char account[32];
+	struct cobr_input cobr;
+	struct charge_input in; /* the charge as stored */
+	store_fn cb;
+	void *ud;
+	struct bank_creds creds;
+	char conn[BANKS_ID_MAX];
+	char idrec[RECURRENCE_IDREC_LEN + 1];
+	char id[32]; /* the charge's id, the cobr's txid */
+	char agencia[BANKS_AGENCIA_MAX + 1], conta[BANKS_CONTA_MAX + 1], tipo[12];
+};
+
+static void job_free(struct job *j)
+{
+	charge_input_deinit(&j->in);
+	bank_creds_wipe(&j->creds);
+	free(j);
+}
+
+static void answer(struct job *j, int result, const char *json, const char *err)
+{
+	j->cb(j->ud, result, json, err);
+	job_free(j);
+}
+
+static struct cobr_recebedor recebedor_of(const struct job *j)
+{
+	return (struct cobr_recebedor){j->agencia, j->conta, j->tipo};
+}
+
+static void on_stored(void *ud, int result, const char *json, const char *err)
+{
+	answer(ud, result, json, err);
+}
+
+static void on_put(void *ud, long status, const char *body, const char *err)
+{
+	struct job *j = ud;
+	struct cobr_recebedor rcv = recebedor_of(j);
+	char why[1024];
+	size_t n;
+
+	if (status == 0 || status >= 500 || status == 429) {
+		log_warn("recurring charge %s at the bank of %s: %s", j->id, j->conn,
+			 err ? err : "the bank is unavailable");
+		metrics_bank_charge("unavailable");
+		answer(j, BANKREC_UNAVAILABLE,
+		       "the bank did not answer (PUT /cobr): nothing was stored; retry", NULL);
+		return;
+	}
+	if (status != 200 && status != 201) {
+		bankapi_refusal(why, sizeof(why), "recurring charge", status, body);
+		if (status == 401 || status == 403) {
+			log_error("recurring charge %s at the bank of %s: %s", j->id, j->conn, why);
+			n = strlen(why);
+			snprintf(why + n, sizeof(why) - n,
+				 "; the bank does not accept pixrelay's credentials for bank "
+				 "connection %s (they need the scope cobr.write): nothing was "
+				 "stored; see pixrelay bank show %s",
+				 j->conn, j->conn);
+			metrics_bank_charge("unavailable");
+			answer(j, BANKREC_UNAVAILABLE, why, NULL);
+			return;
+		}
+		metrics_bank_charge("refused");
+		answer(j, BANKREC_REFUSED, why, NULL);
+		return;
+	}
+	n = (size_t)snprintf(why, sizeof(why),
+			     "the bank's answer does not match the recurring charge (PUT /cobr): ");
+	if (cobr_read_answer(body, body ? strlen(body) : 0, j->id, j->idrec, &j->cobr, &rcv,
+			     why + n, sizeof(why) - n) != 0) {
+		log_error("recurring charge %s at the bank of %s: %s", j->id, j->conn, why);
+		metrics_bank_charge("mismatch");
+		snprintf(why + strlen(why), sizeof(why) - strlen(why), "; nothing was stored");
+		answer(j, BANKREC_UNAVAILABLE, why, NULL);
+		return;
+	}
+	metrics_bank_charge("created");
+	charges_create_at(j->b->r, j->b->cfg, j->env, j->account, &j->in, j->id, "", on_stored, j);
+}
+
+static void on_connection(void *ud, int result, const struct banks_conn *c, const char *err)
+{
+	struct job *j = ud;
+	struct cobr_recebedor rcv;
+	char why[640], *body, *path;
+
+	if (result < 0) {
+		answer(j, -1, NULL, err);
+		return;
+	}
+	if (result != 0 || c->env != j->env || strcmp(c->account, j->account) != 0 ||
+	    !c->api.api_url ||
+	    banks_open_credentials(c->id, &c->api, seal_keyfile_get(j->b->keys), &j->creds, why,
+				   sizeof(why)) != 0) {
+		if (result != 0 || c->env != j->env || strcmp(c->account, j->account) != 0)
+			snprintf(why, sizeof(why), "no such connection");
+		else if (!c->api.api_url)
+			snprintf(why, sizeof(why), "no API credentials");
+		log_error("recurring charges of account %s: bank connection %s: %s", j->account,
+			  j->conn, why);
+		answer(j, BANKREC_UNAVAILABLE,
+		       "the recurrence's bank connection cannot be used now (see pixrelay bank "
+		       "show)",
+		       NULL);
+		return;
+	}
+	if (!c->rcv.conta[0]) {
+		snprintf(
+		    why, sizeof(why),
+		    "a recurring charge names the receiving account at the bank (recebedor), "
+		    "and bank connection %s has none: give it (pixrelay bank update %s --conta "
+		    "DIGITS --tipo-conta CORRENTE|POUPANCA|PAGAMENTO [--agencia DIGITS]; "
+		    "docs/recurrences.md)",
+		    j->conn, j->conn);
+		answer(j, BANKCOBR_NO_RECEBEDOR, why, NULL);
+		return;
+	}
+	snprintf(j->agencia, sizeof(j->agencia), "%s", c->rcv.agencia);
+	snprintf(j->conta, sizeof(j->conta), "%s", c->rcv.conta);
+	snprintf(j->tipo, sizeof(j->tipo), "%s", c->rcv.tipo_conta);
+	rcv = recebedor_of(j);
+	/* a new txid each time: the standard refuses a second cobr of a cycle,
+	 * so a retry after a lost answer is refused rather than doubled */
+	ks_ulid_at(ks_shard_of(j->account), ids_now_ms(), j->id);
+	body = cobr_body(j->idrec, &j->cobr, &rcv);
+	path = mem_printf("/cobr/%s", j->id);
+	bankapi_call(j->b->bankapi, &j->creds, "PUT", path, body, on_put, j);
+	free(path);
+	free(body);
+}
+
+/* The int64 at obj.name, 0 when null or absent. */
+static int64_t cents_of(yajl_val obj, const char *name)
+{
+	int64_t n = 0;
+
+	return json_is_int64(json_get(obj, name), &n) ? n : 0;
+}
+
+static void on_record(void *ud, int result, const struct recurrences_record *rec, const char *err)
+{
+	struct job *j = ud;
+	yajl_val v = NULL, payer;
+	struct cobr_terms t;
+	const char *policy, *url;
+	char why[512];
+	int rc;
+
+	if (result != 0) {
+		answer(j, result, NULL, err);
+		return;
+	}
+	if (json_parse_object(rec->json, strlen(rec->json), &v, why, sizeof(why)) < 0) {
+		answer(j, -1, NULL, "a stored recurrence does not read");
+		return;
+	}
+	t.status = rec->status;
+	t.amount = cents_of(v, "amount");
+	t.minimum = cents_of(v, "minimumAmount");
+	t.start = YAJL_GET_STRING(json_get(v, "startDate"));
+	t.end = YAJL_GET_STRING(json_get(v, "endDate"));
+	if (!t.start) {
+		yajl_tree_free(v);
+		answer(j, -1, NULL, "a stored recurrence has no startDate");
+		return;
+	}
+	rc = cobr_check(&j->cobr, &t, chargedue_day_of_ms((int64_t)ids_now_ms()), why, sizeof(why));
+	if (rc != 0) {
+		yajl_tree_free(v);
+		answer(j, rc == COBR_NOT_APPROVED ? BANKCOBR_NOT_APPROVED : BANKCOBR_INVALID, why,
+		       NULL);
+		return;
+	}
+	/* the charge as stored: the cobr's due date, payable through the
+	 * retries its recurrence's policy allows; the payer, the destination */
+	policy = YAJL_GET_STRING(json_get(v, "retryPolicy"));
+	url = YAJL_GET_STRING(json_get(v, "postbackUrl"));
+	payer = json_get(v, "payer");
+	j->in.amount = j->cobr.amount;
+	memcpy(j->in.due.date, j->cobr.due, sizeof(j->in.due.date));
+	j->in.due.days_after =
+	    policy && strcmp(policy, "THREE_IN_SEVEN_DAYS") == 0 ? COBR_RETRY_DAYS : 0;
+	snprintf(j->in.recurrence, sizeof(j->in.recurrence), "%s", rec->id);
+	j->in.postback_url = mem_strdup_or_null(url);
+	j->in.name = mem_strdup_or_null(YAJL_GET_STRING(json_get(payer, "name")));
+	j->in.document = mem_strdup_or_null(YAJL_GET_STRING(json_get(payer, "document")));
+	yajl_tree_free(v);
+	snprintf(j->idrec, sizeof(j->idrec), "%s", rec->idrec);
+	snprintf(j->conn, sizeof(j->conn), "%s", rec->connection);
+	banks_get(j->b->r, j->b->cfg, j->conn, on_connection, j);
+}
+
+void bankcobr_create(const struct bankcharges *b, enum env env, const char *account,
+		     const char *rec_id, const struct cobr_input *in, store_fn cb, void *ud)
+{
+	struct job *j = mem_new(struct job);
+
+	j->b = b;
+	j->env = env;
+	snprintf(j->account, sizeof(j->account), "%s", account);
+	j->cobr = *in;
+	j->cb = cb;
+	j->ud = ud;
+	recurrences_read(b->r, b->cfg, env, account, rec_id, on_record, j);
+}

@@ -1,0 +1,89 @@
+"""Pix Automático's recurring charges at the test bank (testbank.py):
+cobr as the API Pix 2.9.0 says, every request and answer checked against
+the official schema by testbank's dispatcher (bankspec.OPERATIONS names
+these operations).
+
+    PUT /cobr/{txid}    a recurring charge (CobRSolicitada) of an approved
+                        recurrence, CRIADA; refused as the standard says: a
+                        due date before today, a txid in use, a second
+                        charge of the recurrence's cycle, a recurrence not
+                        APROVADA
+    GET /cobr/{txid}    CobRCompleta
+
+The tests read what pixrelay sent:
+
+    bank.cobr(txid)         the recurring charge as the bank keeps it
+    bank.cobr_bodies        the PUT /cobr bodies received
+"""
+import datetime
+import functools
+import json
+
+from bankspec import not_found, rule
+
+
+def _rfc3339(moment):
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + "%03dZ" % (moment.microsecond // 1000)
+
+
+def _cycle(periodicidade, date):
+    """The recurrence's cycle a due date falls in: a week, else a month
+    counted in the period's months."""
+    d = datetime.date.fromisoformat(date)
+    if periodicidade == "SEMANAL":
+        return d.isocalendar()[:2]
+    months = {"MENSAL": 1, "TRIMESTRAL": 3, "SEMESTRAL": 6, "ANUAL": 12}[periodicidade]
+    return (d.year, (d.month - 1) // months)
+
+
+class RecurringChargeOps:
+    def _cobr_init(self):
+        self._cobrs = {}        # txid -> CobRCompleta as the bank keeps it
+        self.cobr_bodies = []   # the PUT /cobr bodies received
+
+    def _op_put_cobr(self, params, values, body):
+        refuse = functools.partial(rule, "PUT", "/cobr/{txid}")
+        self.cobr_bodies.append(json.loads(json.dumps(body)))
+        now = self._now_rec()
+        due = body["calendario"]["dataDeVencimento"]
+        if due < now.date().isoformat():
+            raise refuse("O campo cobr.calendario.dataDeVencimento é anterior à data de criação da "
+                         "cobrança.", "$.calendario.dataDeVencimento")
+        with self._lock:
+            txid = params["txid"]
+            if txid in self._cobrs:
+                raise refuse("O campo cobr.txid encontra-se em uso.", "{txid}")
+            rec = self._recs.get(body["idRec"])
+            if rec is None or rec["status"] != "APROVADA":
+                raise refuse("A recorrência referenciada por cobr.idRec inexiste ou não está "
+                             "aprovada.", "$.idRec")
+            per = rec["calendario"]["periodicidade"]
+            for c in self._cobrs.values():
+                if (c["idRec"] == body["idRec"] and c["status"] not in ("REJEITADA", "CANCELADA")
+                        and _cycle(per, c["calendario"]["dataDeVencimento"]) == _cycle(per, due)):
+                    raise refuse("Existe uma CobR com status diferente de REJEITADA e CANCELADA "
+                                 "referente ao mesmo cobr.idRec com calendario.dataDeVencimento no "
+                                 "mesmo ciclo.", "$.calendario.dataDeVencimento")
+            cobr = {"idRec": body["idRec"], "txid": txid,
+                    "calendario": {"criacao": now.date().isoformat(), "dataDeVencimento": due},
+                    "valor": dict(body["valor"]), "ajusteDiaUtil": body["ajusteDiaUtil"],
+                    "recebedor": dict(self.recebedor, **body["recebedor"]),
+                    "politicaRetentativa": rec["politicaRetentativa"], "status": "CRIADA",
+                    "atualizacao": [{"status": "CRIADA", "data": _rfc3339(now)}]}
+            for k in ("infoAdicional", "devedor"):
+                if k in body:
+                    cobr[k] = json.loads(json.dumps(body[k]))
+            self._cobrs[txid] = cobr
+            view = json.loads(json.dumps(cobr))
+            del view["politicaRetentativa"]
+            return 201, view
+
+    def _op_get_cobr(self, params, values, body):
+        with self._lock:
+            if params["txid"] not in self._cobrs:
+                raise not_found("GET", "/cobr/{txid}", "Cobrança não encontrada para o txid informado.")
+            return 200, json.loads(json.dumps(self._cobrs[params["txid"]]))
+
+    def cobr(self, txid):
+        with self._lock:
+            return json.loads(json.dumps(self._cobrs[txid]))
