@@ -66,6 +66,7 @@ const struct http_route api_routes[] = {
     {HTTP_POST, "/v1/webhooks/bank/{id}", api_handle_bank_webhook, HTTP_ENVELOPE},
     {HTTP_POST, "/v1/webhooks/bank/{id}/pix", api_handle_bank_webhook, HTTP_ENVELOPE},
     {HTTP_POST, "/v1/webhooks/bank/{id}/rec", api_handle_bank_webhook, HTTP_ENVELOPE},
+    {HTTP_POST, "/v1/webhooks/bank/{id}/cobr", api_handle_bank_webhook, HTTP_ENVELOPE},
     {HTTP_GET, "/v1/recurrences", api_handle_recurrences_list, HTTP_AUTH | HTTP_ENVELOPE},
     {HTTP_POST, "/v1/recurrences", api_handle_recurrence_create,
      HTTP_AUTH | HTTP_JSON_BODY | HTTP_ENVELOPE},

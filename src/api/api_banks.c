@@ -28,6 +28,7 @@
 #include "pixrelay/core/mem.h"
 #include "pixrelay/core/metrics.h"
 #include "pixrelay/pix/bankpix.h"
+#include "pixrelay/pix/cobr.h"
 #include "pixrelay/pix/keyspace.h"
 #include "pixrelay/pix/recurrence.h"
 #include "pixrelay/redis/cache.h"
@@ -163,6 +164,12 @@ static void receive(struct http_req *req, const struct banks_ref *c)
 		/* Pix Automático's /rec callback: the body's top key says so */
 		hook_free(req);
 		api_bank_rec_receive(req, c);
+		return;
+	}
+	if (cobr_is_callback(req->body, req->body_len)) {
+		/* Pix Automático's /cobr callback: {"cobsr": [...]} */
+		hook_free(req);
+		api_bank_cobr_receive(req, c);
 		return;
 	}
 	rc = bankpix_parse(req->body, req->body_len, &h->batch, err, sizeof(err));

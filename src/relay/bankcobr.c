@@ -217,6 +217,8 @@ static void on_record(void *ud, int result, const struct recurrences_record *rec
 	yajl_tree_free(v);
 	snprintf(j->idrec, sizeof(j->idrec), "%s", rec->idrec);
 	snprintf(j->conn, sizeof(j->conn), "%s", rec->connection);
+	snprintf(j->in.idrec, sizeof(j->in.idrec), "%s", rec->idrec);
+	snprintf(j->in.connection, sizeof(j->in.connection), "%s", rec->connection);
 	banks_get(j->b->r, j->b->cfg, j->conn, on_connection, j);
 }
 

@@ -97,7 +97,7 @@ static void store(struct create *c, const char *pix_key)
 	struct brcode_input bi;
 	struct charge_view v;
 	int64_t fee = charge_fee(c->in.amount, cfg->fee_fixed, cfg->fee_bps);
-	const char *argv[22];
+	const char *argv[25];
 	size_t room;
 	int shard;
 
@@ -200,7 +200,13 @@ static void store(struct create *c, const char *pix_key)
 	}
 	argv[20] = due_min;
 	argv[21] = due_max;
-	rds_script(c->r, on_created, c, SCRIPT_CHARGE_CREATE, 4, 22, argv, NULL);
+	/* a recurring charge: what its bank's callbacks and the reconciliation
+	 * find it by */
+	argv[22] = c->in.recurrence;
+	argv[23] = c->in.idrec;
+	argv[24] = c->in.connection;
+	rds_script(c->r, on_created, c, SCRIPT_CHARGE_CREATE, 4, c->in.recurrence[0] ? 25 : 22,
+		   argv, NULL);
 	free(image_url);
 	free(head);
 	free(mid);
@@ -228,6 +234,8 @@ static struct create *create_new(struct rds *r, const struct config *cfg, enum e
 	c->in.postback_url = mem_strdup_or_null(in->postback_url);
 	c->in.due = in->due;
 	memcpy(c->in.recurrence, in->recurrence, sizeof(c->in.recurrence));
+	memcpy(c->in.idrec, in->idrec, sizeof(c->in.idrec));
+	memcpy(c->in.connection, in->connection, sizeof(c->in.connection));
 	c->cb = cb;
 	c->ud = ud;
 	return c;

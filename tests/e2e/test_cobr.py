@@ -13,7 +13,7 @@ import unittest
 import urllib.parse
 
 import certs
-from bankcase import BankCase
+from bankcase import BankCase, unique
 from harness import ModuleStack, auth, free_port, init_platforms, start_stack
 from testbank import SCOPES, TestBank
 
@@ -189,6 +189,102 @@ class Create(Charges):
                 "docs/recurrences.md)").format(self.conn["id"])))
         finally:
             self.px.cli("bank", "update", self.conn["id"], *RCV)
+
+
+class Callback(Charges):
+    """The bank's /cobr callback: each attempt, retry and status once."""
+
+    def cobr_callback(self, *txids):
+        r = self.px.request("POST", self.cobr_hook, raw=self.bank.cobr_notification(txids),
+                            headers={"Content-Type": "application/json"})
+        self.assertEqual(r.status, 200, r)
+        return r.json["data"]
+
+    def new_charge(self, path, **over):
+        rec = self.approved(postbackUrl=self.sink.url(path), **over)
+        r = self.charge(rec, amount=9990, dueDate=in_days(3))
+        self.assertEqual(r.status, 200, r)
+        # the recurrence's own event goes there first
+        self.assertEqual(self.events(path, 1)[0]["event"], "EVENT:RECURRENCE_APPROVED")
+        return rec, r.json["data"]
+
+    def charge_events(self, path, n):
+        """The first n events of the charge at path (after the approval)."""
+        return self.events(path, n + 1)[1:]
+
+    def test_a_rejected_attempt_a_retry_then_paid_each_event_once_in_order(self):
+        path = unique("cobr")
+        rec, c = self.new_charge(path)
+        self.bank.cobr_move(c["id"], "ATIVA", {"dataLiquidacao": in_days(3), "tipo": "AGND",
+                                               "status": "AGENDADA"})
+        d = self.cobr_callback(c["id"])
+        self.assertEqual(d["cobsr"], [{"txid": c["id"], "outcome": "taken"}])
+        self.quiet_after(path, 1)
+        # the payer's bank rejects the first attempt and schedules a retry
+        self.bank.cobr_move(c["id"], attempt={"dataLiquidacao": in_days(3), "tipo": "AGND",
+                                              "status": "REJEITADA",
+                                              "rejeicao": {"codigo": "AM02", "descricao": "Saldo"}})
+        self.bank.cobr_move(c["id"], attempt={"dataLiquidacao": in_days(5), "tipo": "NTAG",
+                                              "status": "AGENDADA"})
+        d = self.cobr_callback(c["id"])
+        self.assertEqual(d["cobsr"], [{"txid": c["id"], "outcome": "taken"}])
+        failed, retry = self.charge_events(path, 2)
+        self.assertEqual((failed["event"], failed["data"]["status"], failed["data"]["attempt"],
+                          failed["data"]["source"], failed["data"]["recurrence"]),
+                         ("EVENT:CHARGE_FAILED", "PENDING",
+                          {"date": in_days(3), "type": "AGND", "status": "REJEITADA", "code": "AM02"},
+                          "webhook", rec["id"]))
+        self.assertEqual((retry["event"], retry["data"]["status"], retry["data"]["attempt"]["date"]),
+                         ("EVENT:CHARGE_RETRY_SCHEDULED", "PENDING", in_days(5)))
+        # the same callback again: nothing new
+        d = self.cobr_callback(c["id"])
+        self.assertEqual(d["cobsr"], [{"txid": c["id"], "outcome": "duplicate"}])
+        self.quiet_after(path, 3)
+        self.assertEqual(self.get_charge(c["id"])["status"], "PENDING")
+        # the retry pays: CONCLUIDA with its Pix
+        self.bank.cobr_move(c["id"], attempt={"dataLiquidacao": in_days(5), "tipo": "NTAG",
+                                              "status": "PAGA"}, paid=True)
+        d = self.cobr_callback(c["id"])
+        self.assertEqual(d["cobsr"], [{"txid": c["id"], "outcome": "taken"}])
+        self.assertEqual(d["pix"]["accepted"], 1, d)
+        paid = self.charge_events(path, 3)[2]
+        self.assertEqual((paid["event"], paid["data"]["id"], paid["data"]["status"]),
+                         ("EVENT:CHARGE_PAID", c["id"], "PAID"))
+        d = self.cobr_callback(c["id"])
+        self.assertEqual(d["cobsr"], [{"txid": c["id"], "outcome": "duplicate"}])
+        self.quiet_after(path, 4)
+
+    def test_rejected_cancelled_expired(self):
+        for status, closing, want, event in (
+                ("REJEITADA", {"rejeicao": {"codigo": "AC05", "descricao": "x"}}, "FAILED",
+                 "EVENT:CHARGE_FAILED"),
+                ("CANCELADA", {"cancelamento": {"solicitante": "USUARIO_PAGADOR", "codigo": "ACCT",
+                                                "descricao": "Cancelada pelo pagador"}}, "FAILED",
+                 "EVENT:CHARGE_FAILED"),
+                ("EXPIRADA", None, "EXPIRED", "EVENT:CHARGE_EXPIRED")):
+            path = unique("cobr")
+            _, c = self.new_charge(path, retryPolicy="NONE")
+            self.bank.cobr_move(c["id"], status, closing=closing)
+            self.cobr_callback(c["id"])
+            (e,) = self.charge_events(path, 1)
+            self.assertEqual((e["event"], e["data"]["status"], e["data"]["closing"]["status"]),
+                             (event, want, status), status)
+            self.assertEqual(self.get_charge(c["id"])["status"], want)
+            self.assertEqual(self.cobr_callback(c["id"])["cobsr"][0]["outcome"], "duplicate")
+            self.quiet_after(path, 2)
+
+    def test_unknown_and_refused_items(self):
+        _, c = self.new_charge(unique("cobr"))
+        body = json.loads(self.bank.cobr_notification([c["id"]]))
+        item = body["cobsr"][0]
+        other = dict(item, txid="0" * 26)
+        bad = {k: v for k, v in item.items() if k != "status"}
+        r = self.px.request("POST", self.cobr_hook, raw=json.dumps({"cobsr": [other, bad]}).encode(),
+                            headers={"Content-Type": "application/json"})
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(r.json["data"]["cobsr"], [{"txid": "0" * 26, "outcome": "unknown"}])
+        self.assertEqual(r.json["data"]["refused"],
+                         ["cobsr[1]: status: missing or not the standard's"])
 
 
 class Recebedor(Base):

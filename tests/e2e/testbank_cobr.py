@@ -19,6 +19,7 @@ import datetime
 import functools
 import json
 
+import bcb
 from bankspec import not_found, rule
 
 
@@ -87,3 +88,58 @@ class RecurringChargeOps:
     def cobr(self, txid):
         with self._lock:
             return json.loads(json.dumps(self._cobrs[txid]))
+
+    # ---- the payer's side ----
+
+    def cobr_move(self, txid, status=None, attempt=None, paid=False, closing=None):
+        """The payer's bank acts on recurring charge txid: `attempt` (a dict
+        {dataLiquidacao, tipo, status, rejeicao?}) is added to its
+        tentativas or, with the same date and tipo, replaces that one's
+        status; `status` moves the cobr; `paid` adds the Pix of its amount
+        (CONCLUIDA). Returns the Pix's endToEndId, or None."""
+        e2e = None
+        with self._lock:
+            c = self._cobrs[txid]
+            now = _rfc3339(self._now_rec())
+            if attempt:
+                tries = c.setdefault("tentativas", [])
+                same = [t for t in tries if t["dataLiquidacao"] == attempt["dataLiquidacao"]
+                        and t["tipo"] == attempt["tipo"]]
+                if same:
+                    t = same[0]
+                    t["status"] = attempt["status"]
+                    t["atualizacao"].append({"status": attempt["status"], "data": now})
+                else:
+                    t = {"dataLiquidacao": attempt["dataLiquidacao"], "tipo": attempt["tipo"],
+                         "endToEndId": "E%s%s%s" % (self.payer_ispb, attempt["dataLiquidacao"].replace("-", ""),
+                                                     "".join(self._rng.choice("abcdef0123456789") for _ in range(15))),
+                         "status": attempt["status"], "atualizacao": [{"status": attempt["status"], "data": now}]}
+                    tries.append(t)
+                if "rejeicao" in attempt:
+                    t["rejeicao"] = dict(attempt["rejeicao"])
+            if paid:
+                e2e = "E%s%s%s" % (self.payer_ispb, self._now_rec().strftime("%Y%m%d%H%M"),
+                                   "".join(self._rng.choice("abcdefghijk0123456789") for _ in range(11)))
+                c["pix"] = [{"endToEndId": e2e, "txid": txid, "valor": c["valor"]["original"],
+                             "horario": now}]
+                status = status or "CONCLUIDA"
+            if status:
+                c["status"] = status
+                c["atualizacao"].append({"status": status, "data": now})
+            if closing:
+                c["encerramento"] = json.loads(json.dumps(closing))
+        return e2e
+
+    def cobr_notification(self, txids):
+        """The body of a /cobr callback for the charges as they are,
+        {"cobsr": [CobRNotification, ...]}, each item checked against the
+        schema first."""
+        with self._lock:
+            items = []
+            for txid in txids:
+                c = self._cobrs[txid]
+                item = {k: json.loads(json.dumps(c[k])) for k in (
+                    "idRec", "txid", "status", "atualizacao", "tentativas", "encerramento", "pix") if k in c}
+                bcb.validate("CobRNotification", item)
+                items.append(item)
+            return json.dumps({"cobsr": items}, ensure_ascii=False).encode()

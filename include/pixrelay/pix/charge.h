@@ -47,6 +47,8 @@ struct charge_input {
 				* expiration is then 0 */
 	char recurrence[40];   /* a recurring charge's recurrence (rec_...), "" none: it
 				* has no BR Code (its payer's bank pays it) */
+	char idrec[30];	       /* its idRec, and the bank connection of its cobr */
+	char connection[32];
 };
 
 /* Validate `body` (a JSON object) against the rules of 4.1. Returns 0 and

@@ -11,6 +11,7 @@
 #ifndef PIXRELAY_COBR_H
 #define PIXRELAY_COBR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <yajl/yajl_tree.h>
@@ -70,5 +71,70 @@ char *cobr_body(const char *idrec, const struct cobr_input *in, const struct cob
 int cobr_read_answer(const char *body, size_t len, const char *txid, const char *idrec,
 		     const struct cobr_input *in, const struct cobr_recebedor *rcv, char *why,
 		     size_t whylen);
+
+/* ---- what the bank says of a recurring charge ---- */
+
+#define COBR_BATCH_MAX 1000  /* items of one /cobr callback */
+#define COBR_ATTEMPTS_MAX 16 /* tentativas of one item read */
+
+/* One tentativa (an attempt of the payer's bank to pay), as the bank
+ * reports it. */
+struct cobr_attempt {
+	char date[11];	 /* dataLiquidacao */
+	char tipo[5];	 /* AGND, NTAG, RIFL */
+	char status[12]; /* SOLICITADA, AGENDADA, PAGA, CANCELADA, REJEITADA, EXPIRADA */
+	char code[5];	 /* rejeicao.codigo, "" none */
+};
+
+/* One item of a /cobr callback or of GET /cobr/{txid}. */
+struct cobr_heard {
+	char idrec[30];
+	char txid[36];
+	char status[12]; /* CRIADA, ATIVA, CONCLUIDA, EXPIRADA, REJEITADA, CANCELADA */
+	char code[5];	 /* encerramento's rejeicao or cancelamento codigo, "" none */
+	struct cobr_attempt attempts[COBR_ATTEMPTS_MAX];
+	size_t nattempts;
+};
+
+/* A /cobr callback's items, each read or refused, and the Pix they carry. */
+struct cobr_batch {
+	struct cobr_heard *items;
+	size_t n;
+	size_t nrefused;
+	char **refused; /* "cobsr[i]: <field>: <fault>" for each refused item */
+	char *pix;	/* {"pix": [...]}: every item's pix[] (a /pix callback's body,
+			 * read by bankpix), NULL when none carries one */
+};
+
+enum cobr_parse_result {
+	COBR_PARSE_OK = 0,
+	COBR_PARSE_BAD = 1,	 /* not {"cobsr": [...]}: err says why (400) */
+	COBR_PARSE_TOO_MANY = 2, /* more than COBR_BATCH_MAX items (413) */
+};
+
+/* Read a /cobr callback body ({"cobsr": [CobRNotification, ...]}): each
+ * item needs idRec (29 letters and digits), txid (26 to 35), status (the
+ * standard's enum) and atualizacao (an array); its tentativas are read
+ * (dataLiquidacao, tipo, status, rejeicao.codigo), at most
+ * COBR_ATTEMPTS_MAX. A refused item is listed with its reason, the others
+ * taken. COBR_PARSE_OK with *out (free with cobr_batch_deinit), or another
+ * code with err. */
+int cobr_parse_notification(const char *body, size_t len, struct cobr_batch *out, char *err,
+			    size_t errlen);
+void cobr_batch_deinit(struct cobr_batch *b);
+
+/* Read one CobRCompleta (GET /cobr/{txid}) of charge `txid`: 0 with *out,
+ * and the Pix it carries as {"pix": [...]} in *pix (malloc'd, NULL none), or
+ * COBR_MISMATCH with why (out untouched). */
+int cobr_read_one(const char *body, size_t len, const char *txid, struct cobr_heard *out,
+		  char **pix, char *why, size_t whylen);
+
+/* True when `body` is a JSON object whose first key is "cobsr": the bank
+ * door's route reads the callback's kind by it. */
+bool cobr_is_callback(const char *body, size_t len);
+
+/* The attempts of h as lines "date tipo status code" (code "-" none),
+ * joined by '\n' (malloc'd; "" when none): what the store's script reads. */
+char *cobr_attempt_lines(const struct cobr_heard *h);
 
 #endif
