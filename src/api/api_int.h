@@ -129,6 +129,8 @@ void api_handle_recurrence_create(struct http_req *req);
 void api_handle_recurrence_get(struct http_req *req);
 void api_handle_recurrence_cancel(struct http_req *req);
 void api_handle_recurrence_charge(struct http_req *req);
+void api_handle_charge_retry(struct http_req *req);
+void api_handle_charge_cancel(struct http_req *req);
 void api_handle_recurrences_list(struct http_req *req);
 struct banks_ref;
 void api_bank_rec_receive(struct http_req *req, const struct banks_ref *c);

@@ -13,8 +13,10 @@
 #include "pixrelay/relay/bankcobr.h"
 #include "pixrelay/relay/bankrec.h"
 #include "pixrelay/relay/dispatch.h"
+#include "pixrelay/core/validate.h"
 #include "pixrelay/pix/bankpix.h"
 #include "pixrelay/store/banks_receive.h"
+#include "pixrelay/store/charges.h"
 #include "pixrelay/store/cobrs.h"
 #include "pixrelay/store/recurrences.h"
 
@@ -127,6 +129,60 @@ void api_handle_recurrence_charge(struct http_req *req)
 	yajl_tree_free(body);
 	bankcobr_create(&app->bankcharges, c->key.env, c->account, req->params[0], &in,
 			on_cobr_answer, req);
+}
+
+static void on_cobr_act(void *ud, int result, const char *json, const char *err)
+{
+	struct http_req *req = ud;
+
+	if (result == BANKCOBR_CONFLICT)
+		http_reply_error(req, 409, "%s", json);
+	else if (result == CHARGES_NOT_FOUND)
+		http_reply_error(req, 404, "charge not found: %.40s", req->params[0]);
+	else
+		on_cobr_answer(ud, result, json, err);
+}
+
+/* POST /v1/charge/pix/{id}/retry {"date"} */
+void api_handle_charge_retry(struct http_req *req)
+{
+	struct app *app = app_of(req);
+	struct api_caller *c = req->auth;
+	yajl_val body = NULL, date;
+	char err[256];
+
+	if (json_parse_object(req->body, req->body_len, &body, err, sizeof(err)) < 0) {
+		http_reply_error(req, 400, "%s", err);
+		return;
+	}
+	for (size_t i = 0; i < body->u.object.len; i++)
+		if (strcmp(body->u.object.keys[i], "date") != 0) {
+			http_reply_error(req, 400, "%.40s: unknown field; allowed: date",
+					 body->u.object.keys[i]);
+			goto done;
+		}
+	date = json_get(body, "date");
+	if (!YAJL_IS_STRING(date) || strlen(date->u.string) != 10 ||
+	    validate_date(date->u.string, NULL, NULL, NULL) < 0) {
+		http_reply_error(req, 400, "date: %s",
+				 date ? "must be a date written YYYY-MM-DD"
+				      : "required (YYYY-MM-DD, the retry's day)");
+		goto done;
+	}
+	bankcobr_retry(&app->bankcharges, c->key.env, c->account, req->params[0], date->u.string,
+		       on_cobr_act, req);
+done:
+	yajl_tree_free(body);
+}
+
+/* POST /v1/charge/pix/{id}/cancel */
+void api_handle_charge_cancel(struct http_req *req)
+{
+	struct app *app = app_of(req);
+	struct api_caller *c = req->auth;
+
+	bankcobr_cancel(&app->bankcharges, c->key.env, c->account, req->params[0], on_cobr_act,
+			req);
 }
 
 /* GET /v1/recurrences[?status=&limit=&cursor=] */

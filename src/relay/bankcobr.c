@@ -16,6 +16,7 @@
 #include "pixrelay/relay/bankapi.h"
 #include "pixrelay/store/banks_conn.h"
 #include "pixrelay/store/charges.h"
+#include "pixrelay/store/cobrs.h"
 #include "pixrelay/store/recurrences.h"
 
 #include <stdio.h>
@@ -234,4 +235,245 @@ void bankcobr_create(const struct bankcharges *b, enum env env, const char *acco
 	j->cb = cb;
 	j->ud = ud;
 	recurrences_read(b->r, b->cfg, env, account, rec_id, on_record, j);
+}
+
+/* ---- a retry, a cancel ---- */
+
+/* One retry or cancel, from the charge's read to the answer. */
+struct act {
+	const struct bankcharges *b;
+	enum env env;
+	char account[32];
+	char id[36];   /* the charge, the cobr's txid */
+	char date[11]; /* the retry's day; "" for a cancel */
+	char due[11];
+	char idrec[RECURRENCE_IDREC_LEN + 1];
+	char conn[BANKS_ID_MAX];
+	store_fn cb;
+	void *ud;
+	struct bank_creds creds;
+};
+
+static void act_answer(struct act *a, int result, const char *json, const char *err)
+{
+	a->cb(a->ud, result, json, err);
+	bank_creds_wipe(&a->creds);
+	free(a);
+}
+
+static void on_act_charge(void *ud, int result, const char *json, const char *err)
+{
+	act_answer(ud, result, json, err);
+}
+
+static void on_act_heard(void *ud, int result, const char *json, const char *err)
+{
+	struct act *a = ud;
+
+	(void)json;
+	if (result < 0) {
+		act_answer(a, -1, NULL, err);
+		return;
+	}
+	charges_get(a->b->r, a->b->cfg, a->env, a->account, a->id, on_act_charge, a);
+}
+
+static void on_act_bank(void *ud, long status, const char *body, const char *err)
+{
+	struct act *a = ud;
+	const char *step = a->date[0] ? "POST /cobr/{txid}/retentativa" : "PATCH /cobr";
+	struct cobr_heard h;
+	yajl_val v = NULL;
+	char why[1024], *pix = NULL;
+	const char *st, *txid;
+
+	if (status == 0 || status >= 500 || status == 429) {
+		log_warn("recurring charge %s at the bank of %s: %s: %s", a->id, a->conn, step,
+			 err ? err : "the bank is unavailable");
+		snprintf(why, sizeof(why), "the bank did not answer (%s): nothing changed; retry",
+			 step);
+		act_answer(a, BANKREC_UNAVAILABLE, why, NULL);
+		return;
+	}
+	if (status != 200 && status != 201) {
+		bankapi_refusal(why, sizeof(why), "recurring charge", status, body);
+		act_answer(a,
+			   status == 401 || status == 403 ? BANKREC_UNAVAILABLE : BANKREC_REFUSED,
+			   why, NULL);
+		return;
+	}
+	if (a->date[0]) {
+		/* CobRCompleta with its tentativas: written as a callback's */
+		if (cobr_read_one(body, body ? strlen(body) : 0, a->id, &h, &pix, why,
+				  sizeof(why)) != 0) {
+			log_error("recurring charge %s at the bank of %s: %s: %s", a->id, a->conn,
+				  step, why);
+			act_answer(a, BANKREC_UNAVAILABLE,
+				   "the bank's answer to the retry is not the recurring charge",
+				   NULL);
+			return;
+		}
+		free(pix);
+	} else {
+		/* CobRGerada, CANCELADA */
+		if (body)
+			json_parse_object(body, strlen(body), &v, why, sizeof(why));
+		st = YAJL_GET_STRING(json_get(v, "status"));
+		txid = YAJL_GET_STRING(json_get(v, "txid"));
+		if (!st || strcmp(st, "CANCELADA") != 0 || !txid || strcmp(txid, a->id) != 0) {
+			yajl_tree_free(v);
+			act_answer(a, BANKREC_UNAVAILABLE,
+				   "the bank's answer to the cancel is not the recurring charge "
+				   "CANCELADA",
+				   NULL);
+			return;
+		}
+		yajl_tree_free(v);
+		memset(&h, 0, sizeof(h));
+		snprintf(h.txid, sizeof(h.txid), "%s", a->id);
+		snprintf(h.status, sizeof(h.status), "CANCELADA");
+		snprintf(h.code, sizeof(h.code), "SLCR");
+	}
+	snprintf(h.idrec, sizeof(h.idrec), "%s", a->idrec);
+	cobrs_heard(a->b->r, a->b->cfg, a->env, a->account, &h, COBRS_REQUEST, on_act_heard, a);
+}
+
+static void on_act_connection(void *ud, int result, const struct banks_conn *c, const char *err)
+{
+	struct act *a = ud;
+	char why[256], *path;
+
+	if (result < 0) {
+		act_answer(a, -1, NULL, err);
+		return;
+	}
+	if (result != 0 || c->env != a->env || strcmp(c->account, a->account) != 0 ||
+	    !c->api.api_url ||
+	    banks_open_credentials(c->id, &c->api, seal_keyfile_get(a->b->keys), &a->creds, why,
+				   sizeof(why)) != 0) {
+		log_error("recurring charge %s: bank connection %s cannot be used", a->id, a->conn);
+		act_answer(a, BANKREC_UNAVAILABLE,
+			   "the recurrence's bank connection cannot be used now (see pixrelay bank "
+			   "show)",
+			   NULL);
+		return;
+	}
+	if (a->date[0]) {
+		path = mem_printf("/cobr/%s/retentativa/%s", a->id, a->date);
+		bankapi_call(a->b->bankapi, &a->creds, "POST", path, NULL, on_act_bank, a);
+	} else {
+		path = mem_printf("/cobr/%s", a->id);
+		bankapi_call(a->b->bankapi, &a->creds, "PATCH", path, "{\"status\":\"CANCELADA\"}",
+			     on_act_bank, a);
+	}
+	free(path);
+}
+
+static void on_act_rec(void *ud, int result, const struct recurrences_record *rec, const char *err)
+{
+	struct act *a = ud;
+	yajl_val v = NULL;
+	const char *policy;
+	char why[512];
+	long long today = chargedue_day_of_ms((int64_t)ids_now_ms());
+
+	if (result != 0) {
+		act_answer(a, result < 0 ? -1 : BANKCOBR_CONFLICT,
+			   result < 0 ? NULL : "the charge's recurrence is gone", err);
+		return;
+	}
+	json_parse_object(rec->json, strlen(rec->json), &v, why, sizeof(why));
+	policy = YAJL_GET_STRING(json_get(v, "retryPolicy"));
+	if (a->date[0] && (!policy || strcmp(policy, "THREE_IN_SEVEN_DAYS") != 0)) {
+		yajl_tree_free(v);
+		act_answer(a, BANKCOBR_CONFLICT,
+			   "the recurrence's retryPolicy is NONE: its charges are not retried; "
+			   "nothing was done",
+			   NULL);
+		return;
+	}
+	yajl_tree_free(v);
+	if (a->date[0] && (chargedue_day(a->date) <= today ||
+			   chargedue_day(a->date) > chargedue_day(a->due) + COBR_RETRY_DAYS)) {
+		snprintf(why, sizeof(why),
+			 "date: must be after today and at most %d days after the charge's due "
+			 "date, %s",
+			 COBR_RETRY_DAYS, a->due);
+		act_answer(a, BANKCOBR_INVALID, why, NULL);
+		return;
+	}
+	if (!a->date[0] && chargedue_day(a->due) <= today) {
+		snprintf(
+		    why, sizeof(why),
+		    "a recurring charge is cancelled before its due date, %s: the payer's bank "
+		    "is paying it; nothing was done",
+		    a->due);
+		act_answer(a, BANKCOBR_CONFLICT, why, NULL);
+		return;
+	}
+	snprintf(a->idrec, sizeof(a->idrec), "%s", rec->idrec);
+	snprintf(a->conn, sizeof(a->conn), "%s", rec->connection);
+	banks_get(a->b->r, a->b->cfg, a->conn, on_act_connection, a);
+}
+
+static void on_act_read(void *ud, int result, const char *json, const char *err)
+{
+	struct act *a = ud;
+	yajl_val v = NULL;
+	const char *rec, *status, *due;
+	char why[256];
+
+	if (result != 0) {
+		act_answer(a, result, json, err);
+		return;
+	}
+	json_parse_object(json, strlen(json), &v, why, sizeof(why));
+	rec = YAJL_GET_STRING(json_get(v, "recurrence"));
+	status = YAJL_GET_STRING(json_get(v, "status"));
+	due = YAJL_GET_STRING(json_get(v, "dueDate"));
+	if (!rec || !status || !due || strlen(due) != 10) {
+		yajl_tree_free(v);
+		act_answer(
+		    a, BANKCOBR_CONFLICT,
+		    "the charge is not a recurring charge of Pix Automatico: nothing was done",
+		    NULL);
+		return;
+	}
+	if (strcmp(status, "PENDING") != 0) {
+		snprintf(why, sizeof(why), "the charge is %s: nothing was done", status);
+		yajl_tree_free(v);
+		act_answer(a, BANKCOBR_CONFLICT, why, NULL);
+		return;
+	}
+	memcpy(a->due, due, 11);
+	snprintf(why, sizeof(why), "%s", rec);
+	yajl_tree_free(v);
+	recurrences_read(a->b->r, a->b->cfg, a->env, a->account, why, on_act_rec, a);
+}
+
+static void act_start(const struct bankcharges *b, enum env env, const char *account,
+		      const char *id, const char *date, store_fn cb, void *ud)
+{
+	struct act *a = mem_new(struct act);
+
+	a->b = b;
+	a->env = env;
+	snprintf(a->account, sizeof(a->account), "%s", account);
+	snprintf(a->id, sizeof(a->id), "%s", id);
+	snprintf(a->date, sizeof(a->date), "%s", date ? date : "");
+	a->cb = cb;
+	a->ud = ud;
+	charges_get(b->r, b->cfg, env, account, id, on_act_read, a);
+}
+
+void bankcobr_retry(const struct bankcharges *b, enum env env, const char *account, const char *id,
+		    const char *date, store_fn cb, void *ud)
+{
+	act_start(b, env, account, id, date, cb, ud);
+}
+
+void bankcobr_cancel(const struct bankcharges *b, enum env env, const char *account, const char *id,
+		     store_fn cb, void *ud)
+{
+	act_start(b, env, account, id, NULL, cb, ud);
 }

@@ -80,7 +80,9 @@ void cobrs_heard(struct rds *r, const struct config *cfg, enum env env, const ch
 	rargs_str(&a, h->code);
 	rargs_ll(&a, now);
 	rargs_str(&a, at);
-	rargs_str(&a, source == COBRS_RECONCILIATION ? "reconciliation" : "webhook");
+	rargs_str(&a, source == COBRS_RECONCILIATION ? "reconciliation"
+		      : source == COBRS_REQUEST	     ? "request"
+						     : "webhook");
 	rargs_ll(&a, (long long)cfg->event_retention_days * 86400);
 	rargs_str(&a, source == COBRS_RECONCILIATION ? "1" : "0");
 	rargs_str(&a, day);

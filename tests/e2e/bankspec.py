@@ -75,6 +75,10 @@ OPERATIONS = {
                                        "CobRNaoEncontrado", "put_cobr"),
     ("GET", "/cobr/{txid}"): Operation("CobRConsultaInvalida", "Consulta inválida.", "cobr",
                                        "CobRNaoEncontrado", "get_cobr"),
+    ("PATCH", "/cobr/{txid}"): Operation("CobROperacaoInvalida", "Cobrança inválida.", "cobr",
+                                         "CobRNaoEncontrado", "patch_cobr"),
+    ("POST", "/cobr/{txid}/retentativa/{data}"): Operation(
+        "CobROperacaoInvalida", "Cobrança inválida.", "cobr", "CobRNaoEncontrado", "post_retentativa"),
     ("DELETE", "/webhookrec"): Operation("RequisicaoInvalida", "Requisição inválida.", "webhook",
                                          "WebhookNaoEncontrado", "delete_webhookrec"),
 }

@@ -99,6 +99,24 @@ class Charges(Base):
         return self.px.request("POST", RECS + "/" + rec["id"] + "/charges", body=body,
                                headers=auth(self.key))
 
+    def cobr_callback(self, *txids):
+        r = self.px.request("POST", self.cobr_hook, raw=self.bank.cobr_notification(txids),
+                            headers={"Content-Type": "application/json"})
+        self.assertEqual(r.status, 200, r)
+        return r.json["data"]
+
+    def new_charge(self, path, **over):
+        rec = self.approved(postbackUrl=self.sink.url(path), **over)
+        r = self.charge(rec, amount=9990, dueDate=in_days(3))
+        self.assertEqual(r.status, 200, r)
+        # the recurrence's own event goes there first
+        self.assertEqual(self.events(path, 1)[0]["event"], "EVENT:RECURRENCE_APPROVED")
+        return rec, r.json["data"]
+
+    def charge_events(self, path, n):
+        """The first n events of the charge at path (after the approval)."""
+        return self.events(path, n + 1)[1:]
+
 
 class Create(Charges):
     def test_each_field_reaches_the_bank_as_the_standard_says(self):
@@ -194,24 +212,6 @@ class Create(Charges):
 class Callback(Charges):
     """The bank's /cobr callback: each attempt, retry and status once."""
 
-    def cobr_callback(self, *txids):
-        r = self.px.request("POST", self.cobr_hook, raw=self.bank.cobr_notification(txids),
-                            headers={"Content-Type": "application/json"})
-        self.assertEqual(r.status, 200, r)
-        return r.json["data"]
-
-    def new_charge(self, path, **over):
-        rec = self.approved(postbackUrl=self.sink.url(path), **over)
-        r = self.charge(rec, amount=9990, dueDate=in_days(3))
-        self.assertEqual(r.status, 200, r)
-        # the recurrence's own event goes there first
-        self.assertEqual(self.events(path, 1)[0]["event"], "EVENT:RECURRENCE_APPROVED")
-        return rec, r.json["data"]
-
-    def charge_events(self, path, n):
-        """The first n events of the charge at path (after the approval)."""
-        return self.events(path, n + 1)[1:]
-
     def test_a_rejected_attempt_a_retry_then_paid_each_event_once_in_order(self):
         path = unique("cobr")
         rec, c = self.new_charge(path)
@@ -285,6 +285,79 @@ class Callback(Charges):
         self.assertEqual(r.json["data"]["cobsr"], [{"txid": "0" * 26, "outcome": "unknown"}])
         self.assertEqual(r.json["data"]["refused"],
                          ["cobsr[1]: status: missing or not the standard's"])
+
+
+class RetryAndCancel(Charges):
+    def post(self, cid, verb, body=None):
+        return self.px.request("POST", "/v1/charge/pix/%s/%s" % (cid, verb), body=body,
+                               headers=auth(self.key))
+
+    def test_a_retry_within_the_policy(self):
+        path = unique("cobr")
+        _, c = self.new_charge(path)
+        self.bank.cobr_move(c["id"], "ATIVA", {"dataLiquidacao": in_days(3), "tipo": "AGND",
+                                               "status": "REJEITADA",
+                                               "rejeicao": {"codigo": "AM02", "descricao": "Saldo"}})
+        for body, status, message in (
+                ({}, 400, "date: required (YYYY-MM-DD, the retry's day)"),
+                ({"date": "amanha"}, 400, "date: must be a date written YYYY-MM-DD"),
+                ({"date": in_days(4), "x": 1}, 400, "x: unknown field; allowed: date"),
+                ({"date": in_days(0)}, 400,
+                 "date: must be after today and at most 7 days after the charge's due date, " + in_days(3)),
+                ({"date": in_days(11)}, 400,
+                 "date: must be after today and at most 7 days after the charge's due date, " + in_days(3))):
+            r = self.post(c["id"], "retry", body)
+            self.assertEqual((r.status, r.json["error"]), (status, message), body)
+        self.assertEqual(self.bank.retry_requests, [])
+        r = self.post(c["id"], "retry", {"date": in_days(4)})
+        self.assertEqual((r.status, r.json["data"]["status"]), (200, "PENDING"), r)
+        self.assertEqual(self.bank.retry_requests, [(c["id"], in_days(4))])
+        failed, retry = self.charge_events(path, 2)
+        self.assertEqual((failed["event"], failed["data"]["attempt"]["code"]), ("EVENT:CHARGE_FAILED", "AM02"))
+        self.assertEqual((retry["event"], retry["data"]["attempt"]["date"], retry["data"]["source"]),
+                         ("EVENT:CHARGE_RETRY_SCHEDULED", in_days(4), "request"))
+        # the bank's callback after it says nothing new of them
+        self.assertEqual(self.cobr_callback(c["id"])["cobsr"][0]["outcome"], "duplicate")
+        self.quiet_after(path, 3)
+        # a second while one is scheduled: the bank refuses, and says why
+        r = self.post(c["id"], "retry", {"date": in_days(5)})
+        self.assertEqual(r.status, 400, r)
+        self.assertIn("SOLICITADA ou AGENDADA", r.json["error"])
+        self.assertEqual(len(self.bank.take_violations()), 1)
+
+    def test_no_retry_without_the_policy_nor_of_another_charge(self):
+        _, c = self.new_charge(unique("cobr"), retryPolicy="NONE")
+        r = self.post(c["id"], "retry", {"date": in_days(4)})
+        self.assertEqual((r.status, r.json["error"]), (409, "the recurrence's retryPolicy is NONE: its "
+                                                       "charges are not retried; nothing was done"))
+        for verb, body in (("retry", {"date": in_days(4)}), ("cancel", None)):
+            r = self.post(self.plain_id(), verb, body)
+            self.assertEqual((r.status, r.json["error"]),
+                             (409, "the charge is not a recurring charge of Pix Automatico: nothing "
+                              "was done"), verb)
+        r = self.post("01M8C0C5SXF1HDHDYQV5PETZ0C", "cancel")
+        self.assertEqual((r.status, r.json["error"]), (404, "charge not found: 01M8C0C5SXF1HDHDYQV5PETZ0C"))
+
+    def plain_id(self):
+        r = self.px.request("POST", "/v1/charge/pix/create", body={"amount": 1000},
+                            headers=auth(self.key))
+        self.assertEqual(r.status, 200, r)
+        return r.json["data"]["id"]
+
+    def test_cancel_before_the_due_date(self):
+        path = unique("cobr")
+        _, c = self.new_charge(path)
+        r = self.post(c["id"], "cancel")
+        self.assertEqual((r.status, r.json["data"]["status"]), (200, "FAILED"), r)
+        self.assertEqual(self.bank.cobr(c["id"])["status"], "CANCELADA")
+        (e,) = self.charge_events(path, 1)
+        self.assertEqual((e["event"], e["data"]["status"], e["data"]["closing"], e["data"]["source"]),
+                         ("EVENT:CHARGE_FAILED", "FAILED", {"status": "CANCELADA", "code": "SLCR"},
+                          "request"))
+        self.assertEqual(self.cobr_callback(c["id"])["cobsr"][0]["outcome"], "duplicate")
+        r = self.post(c["id"], "cancel")
+        self.assertEqual((r.status, r.json["error"]), (409, "the charge is FAILED: nothing was done"))
+        self.quiet_after(path, 2)
 
 
 class Recebedor(Base):

@@ -9,6 +9,10 @@ these operations).
                         charge of the recurrence's cycle, a recurrence not
                         APROVADA
     GET /cobr/{txid}    CobRCompleta
+    PATCH /cobr/{txid}  {"status": "CANCELADA"}, before the first attempt's date
+    POST /cobr/{txid}/retentativa/{data}
+                        a retry on a future date, when the recurrence's policy
+                        allows and no attempt is SOLICITADA or AGENDADA
 
 The tests read what pixrelay sent:
 
@@ -41,6 +45,7 @@ class RecurringChargeOps:
     def _cobr_init(self):
         self._cobrs = {}        # txid -> CobRCompleta as the bank keeps it
         self.cobr_bodies = []   # the PUT /cobr bodies received
+        self.retry_requests = []  # (txid, data) of each POST /cobr/{txid}/retentativa/{data}
 
     def _op_put_cobr(self, params, values, body):
         refuse = functools.partial(rule, "PUT", "/cobr/{txid}")
@@ -84,6 +89,46 @@ class RecurringChargeOps:
             if params["txid"] not in self._cobrs:
                 raise not_found("GET", "/cobr/{txid}", "Cobrança não encontrada para o txid informado.")
             return 200, json.loads(json.dumps(self._cobrs[params["txid"]]))
+
+    def _op_patch_cobr(self, params, values, body):
+        refuse = functools.partial(rule, "PATCH", "/cobr/{txid}")
+        with self._lock:
+            c = self._cobrs.get(params["txid"])
+            if c is None:
+                raise not_found("PATCH", "/cobr/{txid}", "Cobrança não encontrada para o txid informado.")
+            if self._now_rec().date().isoformat() >= c["calendario"]["dataDeVencimento"]:
+                raise refuse("Não é possível cancelar uma cobrança em uma data igual ou maior que a data "
+                             "prevista da primeira tentativa de liquidação.", "$.status")
+            if c["status"] in ("CONCLUIDA", "EXPIRADA", "REJEITADA", "CANCELADA"):
+                raise refuse("A cobrança não pode ser cancelada: status %s." % c["status"], "$.status")
+            if body.get("status") == "CANCELADA":
+                self.cobr_move(params["txid"], "CANCELADA", closing={"cancelamento": {
+                    "solicitante": "USUARIO_RECEBEDOR", "codigo": "SLCR",
+                    "descricao": "Cancelamento solicitado pelo usuário recebedor"}})
+            view = json.loads(json.dumps(c))
+            for k in ("politicaRetentativa", "tentativas", "encerramento", "atualizacao", "pix"):
+                view.pop(k, None)
+            return 200, view
+
+    def _op_post_retentativa(self, params, values, body):
+        refuse = functools.partial(rule, "POST", "/cobr/{txid}/retentativa/{data}")
+        with self._lock:
+            c = self._cobrs.get(params["txid"])
+            if c is None:
+                raise not_found("POST", "/cobr/{txid}/retentativa/{data}",
+                                "Cobrança não encontrada para o txid informado.")
+            self.retry_requests.append((params["txid"], params["data"]))
+            if c["politicaRetentativa"] != "PERMITE_3R_7D":
+                raise refuse("A política configurada na recorrência não permite retentativa de "
+                             "cobrança.", "{data}")
+            if params["data"] <= self._now_rec().date().isoformat():
+                raise refuse("O parâmetro data não corresponde a uma data futura.", "{data}")
+            tries = c.get("tentativas", [])
+            if any(t["status"] in ("SOLICITADA", "AGENDADA") for t in tries):
+                raise refuse("Existe uma tentativa com status SOLICITADA ou AGENDADA.", "{data}")
+            self.cobr_move(params["txid"], attempt={"dataLiquidacao": params["data"], "tipo": "NTAG",
+                                                    "status": "SOLICITADA"})
+            return 201, json.loads(json.dumps(c))
 
     def cobr(self, txid):
         with self._lock:

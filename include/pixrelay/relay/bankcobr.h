@@ -28,11 +28,30 @@ enum bankcobr_result {
 				     * standard's dates: json is "field: rule" (400) */
 	BANKCOBR_NO_RECEBEDOR = 42, /* the connection has no recebedor: json says what to
 				     * run (409) */
+	BANKCOBR_CONFLICT = 43,	    /* the charge is not a recurring charge, not PENDING,
+				     * its recurrence allows no retry, or its due date has
+				     * come (a cancel): json says which (409) */
 };
 
 /* Create a recurring charge of recurrence `rec_id` of `account` from a
  * validated request (copied). cb runs once, later. */
 void bankcobr_create(const struct bankcharges *b, enum env env, const char *account,
 		     const char *rec_id, const struct cobr_input *in, store_fn cb, void *ud);
+
+/* Ask the bank for a retry of recurring charge `id` of `account` on `date`
+ * (YYYY-MM-DD, after today and at most COBR_RETRY_DAYS after its due
+ * date; its recurrence must allow retries): POST
+ * /cobr/{txid}/retentativa/{date}, the bank's answer written as a
+ * callback's (EVENT:CHARGE_RETRY_SCHEDULED once, source request). cb gets 0
+ * with the charge, CHARGES_NOT_FOUND, BANKCOBR_CONFLICT, BANKCOBR_INVALID,
+ * BANKREC_REFUSED, BANKREC_UNAVAILABLE (json says what), or -1 with err. */
+void bankcobr_retry(const struct bankcharges *b, enum env env, const char *account, const char *id,
+		    const char *date, store_fn cb, void *ud);
+
+/* Cancel recurring charge `id` of `account` at the bank before its due
+ * date: PATCH /cobr/{txid} {"status": "CANCELADA"}, then the charge FAILED
+ * with its EVENT:CHARGE_FAILED (source request). cb as bankcobr_retry's. */
+void bankcobr_cancel(const struct bankcharges *b, enum env env, const char *account, const char *id,
+		     store_fn cb, void *ud);
 
 #endif

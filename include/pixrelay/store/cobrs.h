@@ -26,6 +26,7 @@ enum cobrs_result {
 enum cobrs_source {
 	COBRS_WEBHOOK,
 	COBRS_RECONCILIATION,
+	COBRS_REQUEST, /* the bank's answer to the merchant's retry or cancel */
 };
 
 /* What the bank said of recurring charge h->txid of `account` in `env` (h

@@ -20,7 +20,7 @@
 -- KEYS[1] = <prefix>{s<k>}:ch:<txid>
 -- ARGV = shard key prefix, account, env, idRec, status (the bank's), the attempts (lines
 --        "date tipo status code", code '-' none), closing code ('' none), now (ms), now
---        (text, RFC 3339), source (webhook | reconciliation), retention (seconds), touch (1:
+--        (text, RFC 3339), source (webhook | reconciliation | request), retention (seconds), touch (1:
 --        the reconciliation asked), day (YYYY-MM-DD, Brasilia time, of now), then event ids
 -- Returns {'changed', events written, charge status}, {'duplicate', '', charge status} or
 -- {'unknown'} (no recurring charge of the account with that txid and idRec).
