@@ -99,7 +99,8 @@ static const char usage_bank[] =
     "               recovered by reconciliation, the spans of the bank's list read,\n"
     "               and whether they cover the day (complete), or why not.\n"
     "register-webhook  registers the connection's webhookUrl at the bank through its\n"
-    "               API (PUT /webhook/{chave}); it must be https (set\n"
+    "               API (PUT /webhook/{chave}, and for Pix Automatico PUT\n"
+    "               /webhookrec and /webhookcobr); it must be https (set\n"
     "               bank-webhook-base-url). A URL-token connection's URL gets a new\n"
     "               token, printed this once; the old one is refused once the bank\n"
     "               took the new URL.\n";

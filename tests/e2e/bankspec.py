@@ -79,6 +79,12 @@ OPERATIONS = {
                                          "CobRNaoEncontrado", "patch_cobr"),
     ("POST", "/cobr/{txid}/retentativa/{data}"): Operation(
         "CobROperacaoInvalida", "Cobrança inválida.", "cobr", "CobRNaoEncontrado", "post_retentativa"),
+    ("PUT", "/webhookcobr"): Operation("WebhookCobROperacaoInvalida", "Webhook inválido.", "webhook",
+                                       "WebhookNaoEncontrado", "put_webhookcobr"),
+    ("GET", "/webhookcobr"): Operation("WebhookCobRConsultaInvalida", "Consulta inválida.", "webhook",
+                                       "WebhookNaoEncontrado", "get_webhookcobr"),
+    ("DELETE", "/webhookcobr"): Operation("RequisicaoInvalida", "Requisição inválida.", "webhook",
+                                          "WebhookNaoEncontrado", "delete_webhookcobr"),
     ("DELETE", "/webhookrec"): Operation("RequisicaoInvalida", "Requisição inválida.", "webhook",
                                          "WebhookNaoEncontrado", "delete_webhookrec"),
 }

@@ -103,7 +103,7 @@ SCOPES = ("cob.write", "cob.read", "cobv.write", "cobv.read", "pix.write", "pix.
           "payloadlocationrec.write", "payloadlocationrec.read", "rec.write", "rec.read",
           "webhookrec.write", "webhookrec.read",
           # Pix Automático's recurring charges (testbank_cobr.py)
-          "cobr.write", "cobr.read")
+          "cobr.write", "cobr.read", "webhookcobr.write", "webhookcobr.read")
 TOKEN_PATH = "/oauth/token"
 MAX_BODY = 1 << 20
 

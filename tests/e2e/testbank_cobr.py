@@ -10,6 +10,7 @@ these operations).
                         APROVADA
     GET /cobr/{txid}    CobRCompleta
     PATCH /cobr/{txid}  {"status": "CANCELADA"}, before the first attempt's date
+    PUT/GET/DELETE /webhookcobr   one URL per API client
     POST /cobr/{txid}/retentativa/{data}
                         a retry on a future date, when the recurrence's policy
                         allows and no attempt is SOLICITADA or AGENDADA
@@ -22,6 +23,7 @@ The tests read what pixrelay sent:
 import datetime
 import functools
 import json
+import re
 
 import bcb
 from bankspec import not_found, rule
@@ -46,6 +48,7 @@ class RecurringChargeOps:
         self._cobrs = {}        # txid -> CobRCompleta as the bank keeps it
         self.cobr_bodies = []   # the PUT /cobr bodies received
         self.retry_requests = []  # (txid, data) of each POST /cobr/{txid}/retentativa/{data}
+        self._webhookcobr = None
 
     def _op_put_cobr(self, params, values, body):
         refuse = functools.partial(rule, "PUT", "/cobr/{txid}")
@@ -129,6 +132,36 @@ class RecurringChargeOps:
             self.cobr_move(params["txid"], attempt={"dataLiquidacao": params["data"], "tipo": "NTAG",
                                                     "status": "SOLICITADA"})
             return 201, json.loads(json.dumps(c))
+
+    def _op_put_webhookcobr(self, params, values, body):
+        if not re.match(r"https://[^/\s]+", body["webhookUrl"]):
+            raise rule("PUT", "/webhookcobr", "o campo webhookUrl não respeita o _schema_: an https URL "
+                       "is required.", "$.webhookUrl")
+        with self._lock:
+            self._webhookcobr = {"webhookUrl": body["webhookUrl"], "criacao": _rfc3339(self._now_rec())}
+        return 200, None
+
+    def _op_get_webhookcobr(self, params, values, body):
+        with self._lock:
+            if self._webhookcobr is None:
+                raise not_found("GET", "/webhookcobr", "Webhook não encontrado.")
+            return 200, dict(self._webhookcobr)
+
+    def _op_delete_webhookcobr(self, params, values, body):
+        with self._lock:
+            if self._webhookcobr is None:
+                raise not_found("DELETE", "/webhookcobr", "Webhook não encontrado.")
+            self._webhookcobr = None
+        return 204, None
+
+    def notify_cobr(self, txids, wait=True, timeout=10.0):
+        """POST the /cobr callback of the charges as they are to
+        {webhookcobr}/cobr."""
+        with self._lock:
+            if self._webhookcobr is None:
+                raise ValueError("no webhookcobr registered")
+            url = self._webhookcobr["webhookUrl"] + "/cobr"
+        return self._sender.send([(url, None, self.cobr_notification(txids))], wait, timeout)
 
     def cobr(self, txid):
         with self._lock:
