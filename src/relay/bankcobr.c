@@ -11,10 +11,12 @@
 #include "pixrelay/core/metrics.h"
 #include "pixrelay/core/seal.h"
 #include "pixrelay/pix/bankcreds.h"
+#include "pixrelay/pix/bankpix.h"
 #include "pixrelay/pix/chargedue.h"
 #include "pixrelay/pix/keyspace.h"
 #include "pixrelay/relay/bankapi.h"
 #include "pixrelay/store/banks_conn.h"
+#include "pixrelay/store/banks_receive.h"
 #include "pixrelay/store/charges.h"
 #include "pixrelay/store/cobrs.h"
 #include "pixrelay/store/recurrences.h"
@@ -476,4 +478,158 @@ void bankcobr_cancel(const struct bankcharges *b, enum env env, const char *acco
 		     store_fn cb, void *ud)
 {
 	act_start(b, env, account, id, NULL, cb, ud);
+}
+
+/* ---- reconciliation ---- */
+
+/* One connection's recurring charges asked about, one after the other. */
+struct recon {
+	const struct bankcharges *b;
+	struct banks_queue *q;
+	const struct bank_creds *creds;
+	struct banks_ref conn;
+	void (*step)(void *ud);
+	bankcobr_recon_fn cb;
+	void *ud;
+	char *txids; /* space-separated, from cobrs_open */
+	char *next;
+	char txid[36];
+	char *pix; /* the asked charge's Pix, {"pix": [...]}, NULL none */
+	struct bankpix_batch batch;
+	int asked, recovered;
+};
+
+static void recon_done(struct recon *r, const char *err)
+{
+	r->cb(r->ud, r->asked, r->recovered, err);
+	free(r->txids);
+	free(r->pix);
+	bankpix_batch_deinit(&r->batch);
+	free(r);
+}
+
+static void recon_next(struct recon *r);
+
+static void on_recon_pix(void *ud, int result, const struct banks_received *got, const char *err)
+{
+	struct recon *r = ud;
+
+	(void)got;
+	if (result < 0) {
+		recon_done(r, err ? err : "taking a recurring charge's Pix failed");
+		return;
+	}
+	recon_next(r);
+}
+
+static void on_recon_heard(void *ud, int result, const char *json, const char *err)
+{
+	struct recon *r = ud;
+	char why[256];
+
+	(void)json;
+	if (result < 0) {
+		recon_done(r, err ? err : "writing what the bank said failed");
+		return;
+	}
+	if (result == 0) {
+		r->recovered++;
+		log_info(
+		    "bank connection %s: a recurring charge's change the bank's callback never "
+		    "brought, taken by the reconciliation",
+		    r->conn.id);
+	}
+	if (r->pix) {
+		bankpix_batch_deinit(&r->batch);
+		if (bankpix_parse(r->pix, strlen(r->pix), &r->batch, why, sizeof(why)) ==
+		    BANKPIX_OK) {
+			free(r->pix);
+			r->pix = NULL;
+			banks_receive(r->q, &r->conn, BANKS_RECONCILIATION, &r->batch, on_recon_pix,
+				      r);
+			return;
+		}
+		log_warn("bank connection %s: GET /cobr/%s: its pix: %s", r->conn.id, r->txid, why);
+		free(r->pix);
+		r->pix = NULL;
+	}
+	recon_next(r);
+}
+
+static void on_recon_cobr(void *ud, long status, const char *body, const char *err)
+{
+	struct recon *r = ud;
+	struct cobr_heard h;
+	char why[256];
+
+	if (status != 200) {
+		char msg[512];
+		if (status == 0)
+			snprintf(msg, sizeof(msg), "GET /cobr/%s: %s", r->txid,
+				 err ? err : "no answer");
+		else
+			bankapi_problem(msg, sizeof(msg), status, body);
+		recon_done(r, msg);
+		return;
+	}
+	if (cobr_read_one(body, body ? strlen(body) : 0, r->txid, &h, &r->pix, why, sizeof(why)) !=
+	    0) {
+		log_warn("bank connection %s: GET /cobr/%s: the answer is no recurring charge: %s",
+			 r->conn.id, r->txid, why);
+		recon_next(r);
+		return;
+	}
+	cobrs_heard(r->b->r, r->b->cfg, r->conn.env, r->conn.account, &h, COBRS_RECONCILIATION,
+		    on_recon_heard, r);
+}
+
+static void recon_next(struct recon *r)
+{
+	char *path;
+	size_t n;
+
+	while (*r->next == ' ')
+		r->next++;
+	if (!*r->next) {
+		recon_done(r, NULL);
+		return;
+	}
+	n = strcspn(r->next, " ");
+	snprintf(r->txid, sizeof(r->txid), "%.*s", (int)(n < 35 ? n : 35), r->next);
+	r->next += n;
+	r->asked++;
+	if (r->step)
+		r->step(r->ud);
+	path = mem_printf("/cobr/%s", r->txid);
+	bankapi_call(r->b->bankapi, r->creds, "GET", path, NULL, on_recon_cobr, r);
+	free(path);
+}
+
+static void on_open(void *ud, int result, const char *json, const char *err)
+{
+	struct recon *r = ud;
+
+	if (result != 0) {
+		recon_done(r, err ? err : "reading the recurring charges not final failed");
+		return;
+	}
+	r->txids = mem_strdup(json);
+	r->next = r->txids;
+	recon_next(r);
+}
+
+void bankcobr_reconcile(const struct bankcharges *b, struct banks_queue *q,
+			const struct bank_creds *creds, const struct banks_ref *conn,
+			void (*step)(void *ud), bankcobr_recon_fn cb, void *ud)
+{
+	struct recon *r = mem_new(struct recon);
+
+	r->b = b;
+	r->q = q;
+	r->creds = creds;
+	r->conn = *conn;
+	r->step = step;
+	r->cb = cb;
+	r->ud = ud;
+	cobrs_open(b->r, b->cfg, conn->account, conn->id, COBRS_OPEN_MAX, on_open, r);
 }

@@ -95,3 +95,48 @@ void cobrs_heard(struct rds *r, const struct config *cfg, enum env env, const ch
 	rargs_deinit(&a);
 	free(lines);
 }
+
+static void on_open(void *ud, redisReply *reply, const char *err)
+{
+	struct call *c = ud;
+	size_t size = 1, n = 0;
+	char *out;
+
+	if (err || reply->type != REDIS_REPLY_ARRAY) {
+		c->cb(c->ud, -1, NULL, err ? err : "unexpected reply reading cobropen");
+		free(c);
+		return;
+	}
+	for (size_t i = 0; i < reply->elements; i++)
+		if (reply->element[i]->type == REDIS_REPLY_STRING)
+			size += reply->element[i]->len + 1;
+	out = mem_alloc(size);
+	out[0] = '\0';
+	for (size_t i = 0; i < reply->elements; i++)
+		if (reply->element[i]->type == REDIS_REPLY_STRING)
+			n += (size_t)snprintf(out + n, size - n, "%s%s", n ? " " : "",
+					      reply->element[i]->str);
+	c->cb(c->ud, 0, out, NULL);
+	free(out);
+	free(c);
+}
+
+void cobrs_open(struct rds *r, const struct config *cfg, const char *account, const char *conn,
+		int max, store_fn cb, void *ud)
+{
+	int shard = ks_shard_of(account);
+	char k[KS_KEY_MAX], to[16];
+	const char *argv[4] = {"ZRANGE", k, "0", to};
+	struct call *c;
+
+	if (shard < 0) {
+		cb(ud, -1, NULL, "the account id names no shard");
+		return;
+	}
+	c = mem_new(struct call);
+	c->cb = cb;
+	c->ud = ud;
+	ks_cobr_open_key(k, sizeof(k), cfg->prefix, shard, conn);
+	snprintf(to, sizeof(to), "%d", max - 1);
+	rds_cmd_argv(r, on_open, c, 4, argv, NULL);
+}

@@ -360,6 +360,53 @@ class RetryAndCancel(Charges):
         self.quiet_after(path, 2)
 
 
+class Reconciliation(Charges):
+    def report(self):
+        r = self.px.request("GET", "/v1/bank/reconciliation?connection=" + self.conn["id"],
+                            headers=auth(self.key))
+        self.assertEqual(r.status, 200, r)
+        return r.json["data"]["recurringCharges"]
+
+    def reconcile(self):
+        r = self.px.cli("bank", "reconcile", self.conn["id"], "--json")
+        return json.loads(r.stdout)
+
+    def test_a_missed_callback_is_recovered_and_marked(self):
+        path = unique("cobr")
+        _, c = self.new_charge(path)
+        before = self.report()
+        # the payer's bank rejects the first attempt, then pays a retry; no callback comes
+        self.bank.cobr_move(c["id"], "ATIVA", {"dataLiquidacao": in_days(3), "tipo": "AGND",
+                                               "status": "REJEITADA",
+                                               "rejeicao": {"codigo": "AM02", "descricao": "Saldo"}})
+        mark = len(self.bank.log)
+        run = self.reconcile()
+        self.assertGreaterEqual(run["recurringChargesAsked"], 1)
+        self.assertEqual(run["recurringChargesRecovered"], 1, run)
+        self.assertIn("GET /cobr/{txid}", [x.endpoint for x in self.bank.log[mark:]])
+        (failed,) = self.charge_events(path, 1)
+        self.assertEqual((failed["event"], failed["data"]["attempt"]["code"], failed["data"]["source"]),
+                         ("EVENT:CHARGE_FAILED", "AM02", "reconciliation"))
+        self.bank.cobr_move(c["id"], attempt={"dataLiquidacao": in_days(5), "tipo": "NTAG",
+                                              "status": "PAGA"}, paid=True)
+        run = self.reconcile()
+        self.assertEqual(run["recurringChargesRecovered"], 1, run)
+        paid = self.charge_events(path, 2)[1]
+        self.assertEqual((paid["event"], paid["data"]["status"]), ("EVENT:CHARGE_PAID", "PAID"))
+        self.assertEqual(self.get_charge(c["id"])["status"], "PAID")
+        # the callbacks that come late bring nothing new, nor does the next run
+        self.assertEqual(self.cobr_callback(c["id"])["cobsr"][0]["outcome"], "duplicate")
+        self.assertEqual(self.reconcile()["recurringChargesRecovered"], 0)
+        self.quiet_after(path, 3)
+        # the day's report counts them, with cents
+        after = self.report()
+        diff = {k: (after[k]["count"] - before[k]["count"], after[k]["cents"] - before[k]["cents"])
+                for k in after if k != "recovered"}
+        self.assertEqual(diff["ATIVA"], (1, 9990))
+        self.assertEqual(diff["CONCLUIDA"], (1, 9990))
+        self.assertEqual(after["recovered"] - before["recovered"], 2)
+
+
 class Recebedor(Base):
     def test_connect_update_show_and_the_api(self):
         self.assertEqual(self.conn["recebedor"],

@@ -54,4 +54,24 @@ void bankcobr_retry(const struct bankcharges *b, enum env env, const char *accou
 void bankcobr_cancel(const struct bankcharges *b, enum env env, const char *account, const char *id,
 		     store_fn cb, void *ud);
 
+struct bank_creds;
+struct banks_ref;
+struct banks_queue;
+
+/* What bankcobr_reconcile found: how many recurring charges it asked the
+ * bank about, and how many had changed there without a callback; err when
+ * it stopped short (the rest wait for the next run). */
+typedef void (*bankcobr_recon_fn)(void *ud, int asked, int recovered, const char *err);
+
+/* Ask the bank of connection `conn` (its API credentials `creds`, both
+ * borrowed until cb) about its recurring charges not final, at most
+ * COBRS_OPEN_MAX, those asked longest ago first: GET /cobr/{txid} each,
+ * what it says written as a callback's would be (cobrs_heard, source
+ * reconciliation; the charge marked asked), its Pix taken through `q` as
+ * the reconciliation's. `step` (may be NULL) runs before each call to the
+ * bank. cb runs once, later. */
+void bankcobr_reconcile(const struct bankcharges *b, struct banks_queue *q,
+			const struct bank_creds *creds, const struct banks_ref *conn,
+			void (*step)(void *ud), bankcobr_recon_fn cb, void *ud);
+
 #endif

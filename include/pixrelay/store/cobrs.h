@@ -36,4 +36,13 @@ enum cobrs_source {
 void cobrs_heard(struct rds *r, const struct config *cfg, enum env env, const char *account,
 		 const struct cobr_heard *h, enum cobrs_source source, store_fn cb, void *ud);
 
+#define COBRS_OPEN_MAX 16 /* recurring charges a reconciliation run asks about */
+
+/* The txids of connection `conn`'s recurring charges not final (of
+ * `account`'s shard), those the reconciliation asked about longest ago
+ * first, at most `max`: cb gets 0 with them space-separated ("" none), or
+ * -1 with err. */
+void cobrs_open(struct rds *r, const struct config *cfg, const char *account, const char *conn,
+		int max, store_fn cb, void *ud);
+
 #endif
