@@ -9,6 +9,7 @@ answer checked against the Central Bank's OpenAPI (bank.violations).
 import datetime
 import json
 import os
+import subprocess
 import unittest
 import urllib.parse
 
@@ -405,6 +406,42 @@ class Reconciliation(Charges):
         self.assertEqual(diff["ATIVA"], (1, 9990))
         self.assertEqual(diff["CONCLUIDA"], (1, 9990))
         self.assertEqual(after["recovered"] - before["recovered"], 2)
+
+
+class Trigger(Charges):
+    def run_cli(self, *args):
+        e = dict(os.environ, PIXRELAY_API_KEY=self.key)
+        return subprocess.run([os.environ["PIXRELAY_BIN"], "--base-url",
+                               "http://127.0.0.1:%d/v1" % self.px.port] + list(args),
+                              capture_output=True, text=True, env=e, timeout=60)
+
+    def test_trigger_cobr_through_the_callbacks_path(self):
+        path = unique("cobr")
+        rec, c = self.new_charge(path)
+        r = self.run_cli("trigger", "cobr.failed", "--charge", c["id"], "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(json.loads(r.stdout), {"charge": c["id"], "idRec": rec["idRec"],
+                                                "connection": self.conn["id"], "outcome": "taken",
+                                                "event": "EVENT:CHARGE_FAILED"})
+        # the account's newest recurring charge, without --charge
+        r = self.run_cli("trigger", "cobr.retry", "--date", in_days(6))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout, "recurring charge %s (%s) through %s: retry\nevent "
+                                   "EVENT:CHARGE_RETRY_SCHEDULED\n" % (c["id"], rec["idRec"], self.conn["id"]))
+        r = self.run_cli("trigger", "cobr.failed")
+        self.assertIn(": duplicate, no event", r.stdout)
+        r = self.run_cli("trigger", "cobr.paid", "--json")
+        self.assertEqual((r.returncode, json.loads(r.stdout)["event"]), (0, "EVENT:CHARGE_PAID"), r.stderr)
+        evs = self.charge_events(path, 3)
+        self.assertEqual([(e["event"], e["data"]["status"]) for e in evs],
+                         [("EVENT:CHARGE_FAILED", "PENDING"), ("EVENT:CHARGE_RETRY_SCHEDULED", "PENDING"),
+                          ("EVENT:CHARGE_PAID", "PAID")])
+        self.assertEqual(evs[1]["data"]["attempt"]["date"], in_days(6))
+        self.quiet_after(path, 4)
+        r = self.run_cli("trigger", "cobr.refunded")
+        self.assertEqual((r.returncode, r.stderr.strip().splitlines()[-1]),
+                         (2, "pixrelay trigger: unknown event 'cobr.refunded': cobr.paid, cobr.failed "
+                             "or cobr.retry"))
 
 
 class Recebedor(Base):
