@@ -196,6 +196,23 @@ class Create(Charges):
         self.assertIn("mesmo ciclo", r.json["error"])
         self.assertEqual(len(self.bank.take_violations()), 1)
 
+    def test_an_answer_that_is_not_the_charge_stores_nothing(self):
+        rec = self.approved(periodicity="WEEKLY")
+        before = self.px.request("GET", "/v1/charges?limit=100", headers=auth(self.key)).json["data"]
+        for forge, why in (("valor", "valor.original: 1.00, not the amount asked"),
+                           ("idrec", "idRec: ")):
+            self.bank.forge_cobr = forge
+            try:
+                r = self.charge(rec, amount=9990, dueDate=in_days(3 if forge == "valor" else 10))
+            finally:
+                self.bank.forge_cobr = None
+            self.assertEqual(r.status, 503, r)
+            self.assertTrue(r.json["error"].startswith(
+                "the bank's answer does not match the recurring charge (PUT /cobr): " + why), r.json)
+            self.assertTrue(r.json["error"].endswith("; nothing was stored"), r.json)
+        after = self.px.request("GET", "/v1/charges?limit=100", headers=auth(self.key)).json["data"]
+        self.assertEqual(after["charges"][:1], before["charges"][:1])
+
     def test_a_connection_without_recebedor_409(self):
         rec = self.approved()
         self.px.cli("bank", "update", self.conn["id"], "--conta", "")
@@ -254,6 +271,22 @@ class Callback(Charges):
         d = self.cobr_callback(c["id"])
         self.assertEqual(d["cobsr"], [{"txid": c["id"], "outcome": "duplicate"}])
         self.quiet_after(path, 4)
+
+    def test_a_refund_in_its_pix_as_a_pix_refund(self):
+        path = unique("cobr")
+        _, c = self.new_charge(path, retryPolicy="NONE")
+        self.bank.cobr_move(c["id"], attempt={"dataLiquidacao": in_days(3), "tipo": "AGND",
+                                              "status": "PAGA"}, paid=True)
+        self.cobr_callback(c["id"])
+        self.bank.cobr_refund(c["id"])
+        d = self.cobr_callback(c["id"])
+        self.assertEqual(d["cobsr"][0]["outcome"], "duplicate")
+        paid, refund = self.charge_events(path, 2)
+        self.assertEqual((paid["event"], refund["event"], refund["data"]["status"]),
+                         ("EVENT:CHARGE_PAID", "EVENT:CHARGE_REFUND", "REFUNDED"))
+        self.assertEqual(self.get_charge(c["id"])["status"], "REFUNDED")
+        self.cobr_callback(c["id"])
+        self.quiet_after(path, 3)
 
     def test_rejected_cancelled_expired(self):
         for status, closing, want, event in (

@@ -49,6 +49,7 @@ class RecurringChargeOps:
         self.cobr_bodies = []   # the PUT /cobr bodies received
         self.retry_requests = []  # (txid, data) of each POST /cobr/{txid}/retentativa/{data}
         self._webhookcobr = None
+        self.forge_cobr = None  # "valor" | "idrec": PUT /cobr answers another charge
 
     def _op_put_cobr(self, params, values, body):
         refuse = functools.partial(rule, "PUT", "/cobr/{txid}")
@@ -85,6 +86,10 @@ class RecurringChargeOps:
             self._cobrs[txid] = cobr
             view = json.loads(json.dumps(cobr))
             del view["politicaRetentativa"]
+            if self.forge_cobr == "valor":
+                view["valor"]["original"] = "1.00"
+            elif self.forge_cobr == "idrec":
+                view["idRec"] = view["idRec"][:-1] + ("a" if view["idRec"][-1] != "a" else "b")
             return 201, view
 
     def _op_get_cobr(self, params, values, body):
@@ -207,6 +212,20 @@ class RecurringChargeOps:
             if closing:
                 c["encerramento"] = json.loads(json.dumps(closing))
         return e2e
+
+    def cobr_refund(self, txid, status="DEVOLVIDO", natureza="ORIGINAL"):
+        """A refund of the whole Pix that paid txid, as its bank reports it in
+        pix[].devolucoes."""
+        with self._lock:
+            c = self._cobrs[txid]
+            pix = c["pix"][0]
+            now = _rfc3339(self._now_rec())
+            dev = {"id": "D" + pix["endToEndId"][1:26], "rtrId": "D" + pix["endToEndId"][1:],
+                   "valor": pix["valor"], "natureza": natureza, "status": status,
+                   "horario": {"solicitacao": now}}
+            if status == "DEVOLVIDO":
+                dev["horario"]["liquidacao"] = now
+            pix["devolucoes"] = [dev]
 
     def cobr_notification(self, txids):
         """The body of a /cobr callback for the charges as they are,
