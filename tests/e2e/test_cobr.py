@@ -319,6 +319,12 @@ class Callback(Charges):
         self.assertEqual(r.json["data"]["cobsr"], [{"txid": "0" * 26, "outcome": "unknown"}])
         self.assertEqual(r.json["data"]["refused"],
                          ["cobsr[1]: status: missing or not the standard's"])
+        # a body that is no /cobr callback at all, one too large
+        for raw, status, message in (
+                (b'{"cobsr": 5}', 400, 'cobsr: missing or not an array (the body is {"cobsr": [...]})'),
+                (json.dumps({"cobsr": [bad] * 1001}).encode(), 413, "cobsr: more than 1000 items")):
+            r = self.px.request("POST", self.cobr_hook, raw=raw, headers={"Content-Type": "application/json"})
+            self.assertEqual((r.status, r.json["error"]), (status, message))
 
 
 class RetryAndCancel(Charges):
