@@ -28,6 +28,7 @@
 #include "pixrelay/core/mem.h"
 #include "pixrelay/core/metrics.h"
 #include "pixrelay/pix/bankpix.h"
+#include "pixrelay/pix/cobr.h"
 #include "pixrelay/pix/keyspace.h"
 #include "pixrelay/pix/recurrence.h"
 #include "pixrelay/redis/cache.h"
@@ -165,6 +166,14 @@ static void receive(struct http_req *req, const struct banks_ref *c)
 
 		hook_free(req);
 		api_bank_rec_receive(req, c, simulated);
+		return;
+	}
+	if (cobr_is_callback(req->body, req->body_len)) {
+		/* Pix Automático's /cobr callback: {"cobsr": [...]} */
+		int simulated = h->simulated;
+
+		hook_free(req);
+		api_bank_cobr_receive(req, c, simulated);
 		return;
 	}
 	rc = bankpix_parse(req->body, req->body_len, &h->batch, err, sizeof(err));
@@ -596,6 +605,62 @@ static int read_default(struct http_req *req, yajl_val body, int *out)
 	return 0;
 }
 
+/* "recebedor" of a body into *out (borrowed from body; conta "" for null,
+ * a removal; out untouched and *given 0 when absent): 0, or -1 after
+ * answering 400. */
+static int read_recebedor(struct http_req *req, yajl_val body, struct banks_recebedor *out,
+			  int *given)
+{
+	static const char *const names[] = {"agencia", "conta", "tipoConta"};
+	yajl_val v = json_get(body, "recebedor");
+	const char *f[3] = {NULL, NULL, NULL};
+	struct banks_recebedor r;
+	char err[256];
+
+	if (!v)
+		return 0;
+	if (YAJL_IS_NULL(v)) {
+		*out = (struct banks_recebedor){NULL, "", NULL};
+		*given = 1;
+		return 0;
+	}
+	if (!YAJL_IS_OBJECT(v)) {
+		http_reply_error(
+		    req, 400, "recebedor: must be an object {agencia, conta, tipoConta} or null");
+		return -1;
+	}
+	for (size_t i = 0; i < v->u.object.len; i++) {
+		size_t k = 0;
+
+		while (k < 3 && strcmp(v->u.object.keys[i], names[k]) != 0)
+			k++;
+		if (k == 3) {
+			http_reply_error(req, 400, "recebedor.%.40s: unknown field",
+					 v->u.object.keys[i]);
+			return -1;
+		}
+		if (!YAJL_IS_STRING(v->u.object.values[i]) &&
+		    !(k == 0 && YAJL_IS_NULL(v->u.object.values[i]))) {
+			http_reply_error(req, 400, "recebedor.%s: must be a string", names[k]);
+			return -1;
+		}
+		f[k] = YAJL_GET_STRING(v->u.object.values[i]);
+	}
+	r = (struct banks_recebedor){f[0], f[1] ? f[1] : "", f[2]};
+	if (!f[1] || !f[1][0]) {
+		http_reply_error(req, 400, "recebedor.conta: is required (1 to %d digits)",
+				 BANKS_CONTA_MAX);
+		return -1;
+	}
+	if (banks_check_recebedor(&r, err, sizeof(err)) < 0) {
+		http_reply_error(req, 400, "recebedor.%s", err);
+		return -1;
+	}
+	*out = r;
+	*given = 1;
+	return 0;
+}
+
 void api_handle_bank_connect(struct http_req *req)
 {
 	struct app *app = app_of(req);
@@ -603,8 +668,9 @@ void api_handle_bank_connect(struct http_req *req)
 	yajl_val body = NULL, key, auth, ca;
 	enum banks_auth mode;
 	char err[512], *subject = NULL, *pins = NULL;
-	int make_default = 0;
+	int make_default = 0, rcv_given = 0;
 	struct banks_trust trust = {NULL, NULL, NULL};
+	struct banks_recebedor rcv;
 
 	if (may_change(req, "made", "connect") < 0)
 		return;
@@ -614,7 +680,7 @@ void api_handle_bank_connect(struct http_req *req)
 	}
 	if (known_fields(req, body,
 			 (const char *const[]){"pixKey", "auth", "clientCa", "clientCertSubject",
-					       "clientCertPins", "default", NULL}) < 0)
+					       "clientCertPins", "default", "recebedor", NULL}) < 0)
 		goto done;
 	key = json_get(body, "pixKey");
 	auth = json_get(body, "auth");
@@ -663,10 +729,12 @@ void api_handle_bank_connect(struct http_req *req)
 				goto done;
 			}
 	}
-	if (read_default(req, body, &make_default) < 0)
+	if (read_default(req, body, &make_default) < 0 ||
+	    read_recebedor(req, body, &rcv, &rcv_given) < 0)
 		goto done;
 	banks_connect(app->rds, app->cfg, c->key.env, c->account, key->u.string, mode,
-		      mode == BANKS_MTLS ? &trust : NULL, make_default, on_connected, req);
+		      mode == BANKS_MTLS ? &trust : NULL, rcv_given ? &rcv : NULL, make_default,
+		      on_connected, req);
 done:
 	free(subject);
 	free(pins);
@@ -706,12 +774,14 @@ static void on_updated(void *ud, int result, const char *json, const char *err)
 void api_handle_bank_update(struct http_req *req)
 {
 	static const char *const names[] = {"clientCa", "clientCertSubject", "clientCertPins",
-					    "default", NULL};
+					    "default",	"recebedor",	     NULL};
 	struct app *app = app_of(req);
 	struct api_caller *c = req->auth;
 	yajl_val body = NULL, ca;
 	char err[512], *subject = NULL, *pins = NULL;
-	struct banks_change change = {NULL, NULL, NULL, -1};
+	struct banks_change change = {NULL, NULL, NULL, -1, NULL};
+	struct banks_recebedor rcv;
+	int rcv_given = 0;
 
 	if (may_change(req, "changed", "update") < 0)
 		return;
@@ -724,15 +794,17 @@ void api_handle_bank_update(struct http_req *req)
 	if (body->u.object.len == 0) {
 		http_reply_error(req, 400,
 				 "nothing to change; fields: clientCa, clientCertSubject, "
-				 "clientCertPins, default");
+				 "clientCertPins, default, recebedor");
 		goto done;
 	}
 	ca = json_get(body, "clientCa");
 	if (ca && read_client_ca(req, ca) < 0)
 		goto done;
 	if (read_pins(req, body, &subject, &pins) < 0 ||
-	    read_default(req, body, &change.is_default) < 0)
+	    read_default(req, body, &change.is_default) < 0 ||
+	    read_recebedor(req, body, &rcv, &rcv_given) < 0)
 		goto done;
+	change.recebedor = rcv_given ? &rcv : NULL;
 	change.client_ca = ca ? ca->u.string : NULL;
 	change.subject = subject;
 	change.pins = pins;

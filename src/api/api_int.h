@@ -129,9 +129,14 @@ void api_handle_bank_notifications(struct http_req *req);
 void api_handle_recurrence_create(struct http_req *req);
 void api_handle_recurrence_get(struct http_req *req);
 void api_handle_recurrence_cancel(struct http_req *req);
+void api_handle_recurrence_charge(struct http_req *req);
+void api_handle_charge_retry(struct http_req *req);
+void api_handle_charge_cancel(struct http_req *req);
 void api_handle_recurrences_list(struct http_req *req);
 struct banks_ref;
 void api_bank_rec_receive(struct http_req *req, const struct banks_ref *c, int simulated);
+/* ... and its /cobr callback ({"cobsr": [...]}: recurring charges) */
+void api_bank_cobr_receive(struct http_req *req, const struct banks_ref *c, int simulated);
 
 /* api_accounts.c: banking as a service: accounts, transfers, balances */
 void api_handle_account_create(struct http_req *req);

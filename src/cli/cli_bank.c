@@ -25,10 +25,11 @@
 static const char usage_bank[] =
     "usage: pixrelay bank connect --env ENV [--account ID] --chave KEY\n"
     "                             (--client-ca FILE [PINS] | --url-token) [--default]\n"
-    "                             [--json] [API options of credentials\n"
+    "                             [RECEBEDOR] [--json] [API options of credentials\n"
     "                             [--register-webhook]]\n"
     "       pixrelay bank update ID [--client-ca FILE] [PINS] [--default | --no-default]\n"
-    "                             [--scope SCOPES] [EXTRAS] [--no-check] [--json]\n"
+    "                             [RECEBEDOR] [--scope SCOPES] [EXTRAS] [--no-check]\n"
+    "                             [--json]\n"
     "       pixrelay bank list --env ENV [--account ID] [--json]\n"
     "       pixrelay bank show ID [--json]\n"
     "       pixrelay bank disconnect ID [--json]\n"
@@ -42,6 +43,7 @@ static const char usage_bank[] =
     "       pixrelay bank register-webhook ID [--json]\n"
     "PINS: [--client-cert-subject DN] [--client-cert-pin PIN]...\n"
     "EXTRAS: [--api-header 'NAME: VALUE']... [--api-query KEY=VALUE]...\n"
+    "RECEBEDOR: --conta DIGITS --tipo-conta CORRENTE|POUPANCA|PAGAMENTO [--agencia DIGITS]\n"
     "A connection ID names its environment: --env is not needed with one (a\n"
     "contradicting --env is refused).\n\n"
     "connect        connects the bank of Pix key KEY (the chave its payers pay)\n"
@@ -62,14 +64,16 @@ static const char usage_bank[] =
     "               account's default charging connection. The account's charges go\n"
     "               to its only connection in ENV, or to the one marked default: its\n"
     "               Pix key on their BR Code, or its bank's API when it has\n"
-    "               credentials.\n"
+    "               credentials. RECEBEDOR: the receiving account at the bank that\n"
+    "               recurring charges of Pix Automatico name (PUT /cobr's recebedor).\n"
     "update         changes a connection without reconnecting: its trust list,\n"
     "               its pins (--client-cert-pin replaces them all; an empty\n"
     "               --client-cert-subject or --client-cert-pin removes them),\n"
     "               --default / --no-default, and of its API credentials the\n"
     "               scopes and extras (--api-header replaces them all, an empty\n"
     "               one removes them; likewise --api-query), tried at the bank\n"
-    "               first unless --no-check. The next call is judged by it.\n"
+    "               first unless --no-check; the RECEBEDOR (an empty --conta\n"
+    "               removes it). The next call is judged by it.\n"
     "list           the connections of the account, or of the environment.\n"
     "show           one connection (never a secret); with API credentials, what\n"
     "               the bank holds as its webhook; its last call from the bank.\n"
@@ -95,7 +99,8 @@ static const char usage_bank[] =
     "               recovered by reconciliation, the spans of the bank's list read,\n"
     "               and whether they cover the day (complete), or why not.\n"
     "register-webhook  registers the connection's webhookUrl at the bank through its\n"
-    "               API (PUT /webhook/{chave}); it must be https (set\n"
+    "               API (PUT /webhook/{chave}, and for Pix Automatico PUT\n"
+    "               /webhookrec and /webhookcobr); it must be https (set\n"
     "               bank-webhook-base-url). A URL-token connection's URL gets a new\n"
     "               token, printed this once; the old one is refused once the bank\n"
     "               took the new URL.\n";
@@ -183,6 +188,13 @@ static void print_connection(yajl_val c)
 	printf("  webhook URL  %s\n", str(c, "webhookUrl"));
 	if (YAJL_IS_TRUE(json_get(c, "default")))
 		printf("  default      the account's default charging connection\n");
+	if (YAJL_IS_OBJECT(json_get(c, "recebedor"))) {
+		yajl_val r = json_get(c, "recebedor");
+		printf("  recebedor    conta %s (%s)", str(r, "conta"), str(r, "tipoConta"));
+		if (YAJL_GET_STRING(json_get(r, "agencia")))
+			printf(", agencia %s", str(r, "agencia"));
+		putchar('\n');
+	}
 	if (YAJL_IS_OBJECT(json_get(c, "api"))) {
 		yajl_val api = json_get(c, "api"), cert = json_get(api, "certificate");
 		printf("  bank API     %s (client %s, token %s)\n", str(api, "apiUrl"),
@@ -513,6 +525,9 @@ int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 					   {"client-cert-pin", required_argument, NULL, 'P'},
 					   {"default", no_argument, NULL, 'D'},
 					   {"no-default", no_argument, NULL, 'N'},
+					   {"agencia", required_argument, NULL, 'g'},
+					   {"conta", required_argument, NULL, 'o'},
+					   {"tipo-conta", required_argument, NULL, 'y'},
 					   CLI_OPT_JSON,
 					   CLI_OPT_END};
 	struct cli_args a;
@@ -520,6 +535,7 @@ int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 	int opt, rc, url_token = 0, register_hook = 0, registered = 0, is_default = -1;
 	int api_update = 0; /* update's --scope, --api-header, --api-query */
 	int pins_given = 0, pins_none = 0;
+	struct banks_recebedor rcv = {NULL, NULL, NULL};
 	char pins[CERTCHECK_PINS_TEXT] = "", subject[CERTCHECK_DN_MAX + 1] = "";
 	long limit = 20;
 	char *end = NULL, *pem = NULL, acct[32] = "", err[256];
@@ -592,6 +608,15 @@ int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 			}
 			is_default = opt == 'D';
 			break;
+		case 'g':
+			rcv.agencia = optarg;
+			break;
+		case 'o':
+			rcv.conta = optarg;
+			break;
+		case 'y':
+			rcv.tipo_conta = optarg;
+			break;
 		case 'l':
 			limit = strtol(optarg, &end, 10);
 			if (!*optarg || *end || limit < 1 || limit > BANKS_LOG_MAX) {
@@ -636,11 +661,28 @@ int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 		return 2;
 	}
 	if (strcmp(verb, "connect") != 0 && strcmp(verb, "update") != 0 &&
-	    (ca_path || subject_arg || pins_given || is_default >= 0)) {
+	    (ca_path || subject_arg || pins_given || is_default >= 0 || rcv.agencia || rcv.conta ||
+	     rcv.tipo_conta)) {
 		fprintf(stderr,
-			"pixrelay bank %s: --client-ca, --client-cert-subject, --client-cert-pin "
-			"and --default are for connect and update\n",
+			"pixrelay bank %s: --client-ca, --client-cert-subject, --client-cert-pin, "
+			"--default, --agencia, --conta and --tipo-conta are for connect and "
+			"update\n",
 			verb);
+		return 2;
+	}
+	if ((rcv.agencia || rcv.tipo_conta) && !rcv.conta) {
+		fprintf(stderr,
+			"pixrelay bank %s: --agencia and --tipo-conta go with --conta "
+			"(the receiving account of recurring charges)\n",
+			verb);
+		return 2;
+	}
+	if (rcv.conta && banks_check_recebedor(&rcv, err, sizeof(err)) < 0) {
+		/* the standard's names, as the options write them */
+		if (strncmp(err, "tipoConta", 9) == 0)
+			fprintf(stderr, "pixrelay bank %s: --tipo-conta%s\n", verb, err + 9);
+		else
+			fprintf(stderr, "pixrelay bank %s: --%s\n", verb, err);
 		return 2;
 	}
 	if (subject_arg && (*subject_arg || strcmp(verb, "connect") == 0) &&
@@ -670,11 +712,12 @@ int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 					"--api-header or --api-query\n");
 			return 2;
 		}
-		if (!ca_path && !subject_arg && !pins_given && is_default < 0 && !api_update) {
+		if (!ca_path && !subject_arg && !pins_given && is_default < 0 && !api_update &&
+		    !rcv.conta) {
 			fprintf(stderr,
 				"pixrelay bank update: nothing to change: give --client-ca FILE, "
 				"--client-cert-subject DN, --client-cert-pin PIN, --default, "
-				"--scope, --api-header or --api-query\n");
+				"--conta, --scope, --api-header or --api-query\n");
 			return 2;
 		}
 		if (ca_path && !(pem = read_trust_list(verb, ca_path)))
@@ -798,13 +841,14 @@ int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 		if (strcmp(verb, "connect") == 0) {
 			struct banks_trust trust = {pem, subject, pins};
 
-			banks_connect(call.r, cfg, env, acct, pix_key,
-				      ca_path ? BANKS_MTLS : BANKS_URL_TOKEN, &trust,
-				      is_default == 1, cli_call_done, &call);
+			banks_connect(
+			    call.r, cfg, env, acct, pix_key, ca_path ? BANKS_MTLS : BANKS_URL_TOKEN,
+			    &trust, rcv.conta ? &rcv : NULL, is_default == 1, cli_call_done, &call);
 		} else if (strcmp(verb, "update") == 0 &&
-			   (pem || subject_arg || pins_given || is_default >= 0)) {
+			   (pem || subject_arg || pins_given || is_default >= 0 || rcv.conta)) {
 			struct banks_change change = {pem, subject_arg ? subject : NULL,
-						      pins_given ? pins : NULL, is_default};
+						      pins_given ? pins : NULL, is_default,
+						      rcv.conta ? &rcv : NULL};
 
 			banks_update(call.r, cfg, env, "", id, &change, cli_call_done, &call);
 		} else if (strcmp(verb, "update") == 0) {

@@ -156,19 +156,21 @@ static int put_webhook(struct cli_call *k, const struct config *cfg, struct cli_
 	return put_webhook_at(k, cfg, t, NULL, url, sent, &status, err, errlen);
 }
 
-/* Pix Automático's callback (docs/recurrences.md): the same URL put as
- * the API client's /webhookrec. "registered"; "not_enabled" when the bank
- * refuses the client (403: its credentials lack webhookrec.write) or knows
- * no such route (404): the bank or the client has no Pix Automático, and
- * nothing is wrong with the Pix webhook; else "error" with why in err. */
-static const char *put_webhook_rec(struct cli_call *k, const struct config *cfg,
-				   struct cli_bank_conn *t, const char *url, char *err,
-				   size_t errlen)
+/* Pix Automático's callbacks (docs/recurrences.md): the same URL put as
+ * the API client's `at`, /webhookrec (recurrences) or /webhookcobr
+ * (recurring charges). "registered"; "not_enabled" when the bank refuses
+ * the client (403: its credentials lack webhookrec.write or
+ * webhookcobr.write) or knows no such route (404): the bank or the client
+ * has no Pix Automático, and nothing is wrong with the Pix webhook; else
+ * "error" with why in err. */
+static const char *put_webhook_also(struct cli_call *k, const struct config *cfg,
+				    struct cli_bank_conn *t, const char *at, const char *url,
+				    char *err, size_t errlen)
 {
 	long status = 0;
 	int sent;
 
-	if (put_webhook_at(k, cfg, t, "/webhookrec", url, &sent, &status, err, errlen) == 0)
+	if (put_webhook_at(k, cfg, t, at, url, &sent, &status, err, errlen) == 0)
 		return "registered";
 	return status == 403 || status == 404 ? "not_enabled" : "error";
 }
@@ -210,19 +212,25 @@ int cli_bank_register_url(struct cli_call *k, const struct config *cfg, enum env
 	    put_webhook(k, cfg, &t, url, &sent, err, sizeof(err)) < 0) {
 		fprintf(stderr, "pixrelay bank connect: %s\n", err);
 		rc = 1;
-	} else if (rc == 0 &&
-		   strcmp(put_webhook_rec(k, cfg, &t, url, err, sizeof(err)), "error") == 0) {
-		fprintf(stderr,
-			"pixrelay bank connect: Pix Automático's webhook (PUT /webhookrec): %s\n",
-			err);
-		rc = 1;
+	} else if (rc == 0) {
+		static const char *const also[] = {"/webhookrec", "/webhookcobr"};
+
+		for (size_t i = 0; i < 2 && rc == 0; i++)
+			if (strcmp(put_webhook_also(k, cfg, &t, also[i], url, err, sizeof(err)),
+				   "error") == 0) {
+				fprintf(stderr,
+					"pixrelay bank connect: Pix Automático's webhook (PUT "
+					"%s): %s\n",
+					also[i], err);
+				rc = 1;
+			}
 	}
 	target_wipe(&t);
 	return rc ? -1 : 0;
 }
 
 static void print_registered(const char *id, const char *pix_key, const char *url, int new_token,
-			     const char *rec, int json)
+			     const char *rec, const char *cobr, int json)
 {
 	if (json) {
 		yajl_gen g = json_gen_new();
@@ -239,6 +247,8 @@ static void print_registered(const char *id, const char *pix_key, const char *ur
 		json_bool(g, new_token);
 		json_str(g, "webhookRec");
 		json_str(g, rec);
+		json_str(g, "webhookCobr");
+		json_str(g, cobr);
 		json_close(g);
 		out = json_take(g);
 		printf("%s\n", out);
@@ -253,6 +263,9 @@ static void print_registered(const char *id, const char *pix_key, const char *ur
 	if (strcmp(rec, "registered") == 0)
 		printf("The same URL is the API client's webhook of Pix Automático "
 		       "(/webhookrec).\n");
+	if (strcmp(cobr, "registered") == 0)
+		printf("The same URL is the API client's webhook of its recurring charges "
+		       "(/webhookcobr).\n");
 }
 
 int cli_bank_register_webhook(struct cli_call *k, const struct config *cfg, enum env env,
@@ -260,8 +273,9 @@ int cli_bank_register_webhook(struct cli_call *k, const struct config *cfg, enum
 {
 	static const char cmd[] = "bank register-webhook";
 	struct cli_bank_conn t;
-	char url[URL_MAX], err[700], rec_err[700] = "", token[BANKS_TOKEN_LEN + 1] = "";
-	const char *rec;
+	char url[URL_MAX], err[700], rec_err[700] = "", cobr_err[700] = "";
+	char token[BANKS_TOKEN_LEN + 1] = "";
+	const char *rec, *cobr;
 	int found, rc, sent;
 
 	if (banks_webhook_https(cfg, err, sizeof(err)) < 0) {
@@ -292,7 +306,8 @@ int cli_bank_register_webhook(struct cli_call *k, const struct config *cfg, enum
 			    cmd, id);
 		goto done;
 	}
-	rec = put_webhook_rec(k, cfg, &t, url, rec_err, sizeof(rec_err));
+	rec = put_webhook_also(k, cfg, &t, "/webhookrec", url, rec_err, sizeof(rec_err));
+	cobr = put_webhook_also(k, cfg, &t, "/webhookcobr", url, cobr_err, sizeof(cobr_err));
 	if (token[0]) {
 		k->done = 0;
 		banks_set_token(k->r, cfg, env, id, token, t.token_sha, cli_call_done, k);
@@ -311,7 +326,7 @@ int cli_bank_register_webhook(struct cli_call *k, const struct config *cfg, enum
 			goto done;
 		}
 	}
-	print_registered(id, t.pix_key, url, token[0] != '\0', rec, json);
+	print_registered(id, t.pix_key, url, token[0] != '\0', rec, cobr, json);
 	rc = 0;
 	if (strcmp(rec, "error") == 0) {
 		/* the Pix webhook is registered; recurrences' callbacks are not */
@@ -319,6 +334,13 @@ int cli_bank_register_webhook(struct cli_call *k, const struct config *cfg, enum
 			"pixrelay %s: Pix Automático's webhook (PUT /webhookrec): %s; run "
 			"the command again\n",
 			cmd, rec_err);
+		rc = 1;
+	}
+	if (strcmp(cobr, "error") == 0) {
+		fprintf(stderr,
+			"pixrelay %s: Pix Automático's webhook (PUT /webhookcobr): %s; run "
+			"the command again\n",
+			cmd, cobr_err);
 		rc = 1;
 	}
 done:
@@ -498,45 +520,45 @@ static void print_held(const char *id, int held, const struct banks_hook_seen *s
 	}
 }
 
-/* The line of what the bank holds as the API client's /webhookrec. */
-static void print_held_rec(const char *id, int held, const struct banks_hook_seen *s,
-			   const char *err)
+/* The line of what the bank holds as the API client's /webhookrec or
+ * /webhookcobr: `label` the line's name, `cb` the callback ("/rec"). */
+static void print_held_also(const char *id, const char *label, const char *cb, int held,
+			    const struct banks_hook_seen *s, const char *err)
 {
 	switch (held) {
 	case BANKS_HOOK_THIS:
-		printf("  recurrences  the bank's /rec callback: this connection's webhook URL\n");
+		printf("  %-11s  the bank's %s callback: this connection's webhook URL\n", label,
+		       cb);
 		break;
 	case BANKS_HOOK_OLD_TOKEN:
-		printf("  recurrences  the bank's /rec callback: this connection's URL with a "
-		       "token it "
-		       "no longer takes (pixrelay bank register-webhook %s)\n",
-		       id);
+		printf("  %-11s  the bank's %s callback: this connection's URL with a token it no "
+		       "longer takes (pixrelay bank register-webhook %s)\n",
+		       label, cb, id);
 		break;
 	case BANKS_HOOK_OTHER:
-		printf(
-		    "  recurrences  the bank's /rec callback goes to another URL, on host %s%s%s: "
-		    "not this connection's (pixrelay bank register-webhook %s)\n",
-		    s->host[0] ? s->host : "-", s->conn[0] ? ", connection " : "", s->conn, id);
+		printf("  %-11s  the bank's %s callback goes to another URL, on host %s%s%s: not "
+		       "this connection's (pixrelay bank register-webhook %s)\n",
+		       label, cb, s->host[0] ? s->host : "-", s->conn[0] ? ", connection " : "",
+		       s->conn, id);
 		break;
 	case HELD_NONE:
-		printf("  recurrences  no /rec callback registered (pixrelay bank register-webhook "
-		       "%s)\n",
-		       id);
+		printf("  %-11s  no %s callback registered (pixrelay bank register-webhook %s)\n",
+		       label, cb, id);
 		break;
 	case HELD_UNKNOWN:
 	case HELD_NOT_ENABLED:
 		break;
 	default:
-		printf("  recurrences  cannot tell: %s\n", err);
+		printf("  %-11s  cannot tell: %s\n", label, err);
 	}
 }
 
 int cli_bank_show(struct cli_call *k, const struct config *cfg, enum env env, const char *id,
 		  int json)
 {
-	struct banks_hook_seen seen, seen_rec;
-	char *conn = k->json, *out, why[700] = "", why_rec[700] = "", err[128];
-	int held, held_rec;
+	struct banks_hook_seen seen, seen_rec, seen_cobr;
+	char *conn = k->json, *out, why[700] = "", why_rec[700] = "", why_cobr[700] = "", err[128];
+	int held, held_rec, held_cobr;
 	yajl_val v = NULL;
 	const char *last;
 
@@ -546,21 +568,29 @@ int cli_bank_show(struct cli_call *k, const struct config *cfg, enum env env, co
 	held_rec = held == HELD_UNKNOWN ? HELD_UNKNOWN
 					: ask_bank(k, cfg, env, id, "/webhookrec", &seen_rec,
 						   why_rec, sizeof(why_rec));
+	held_cobr = held == HELD_UNKNOWN ? HELD_UNKNOWN
+					 : ask_bank(k, cfg, env, id, "/webhookcobr", &seen_cobr,
+						    why_cobr, sizeof(why_cobr));
 	if (json) {
 		char *value = held_json(held, &seen, why), *with;
-		char *rec = held_json(held_rec, &seen_rec, why_rec);
+		char *rec = held_json(held_rec, &seen_rec, why_rec), *with_rec;
+		char *cobr = held_json(held_cobr, &seen_cobr, why_cobr);
 
 		with = cli_json_with(conn, "bankWebhook", value);
-		out = cli_json_with(with, "bankWebhookRec", rec);
+		with_rec = cli_json_with(with, "bankWebhookRec", rec);
+		out = cli_json_with(with_rec, "bankWebhookCobr", cobr);
 		printf("%s\n", out);
 		free(out);
 		free(with);
+		free(with_rec);
 		free(value);
 		free(rec);
+		free(cobr);
 	} else {
 		cli_bank_print("show", conn);
 		print_held(id, held, &seen, why);
-		print_held_rec(id, held_rec, &seen_rec, why_rec);
+		print_held_also(id, "recurrences", "/rec", held_rec, &seen_rec, why_rec);
+		print_held_also(id, "cobr", "/cobr", held_cobr, &seen_cobr, why_cobr);
 		if (json_parse_object(conn, strlen(conn), &v, err, sizeof(err)) == 0 &&
 		    (last = YAJL_GET_STRING(json_get(v, "lastCallAt"))))
 			printf("  last call    %s (the bank's last webhook call answered 200)\n",

@@ -270,6 +270,11 @@ int cli_trigger_step(const char *base, const char *key, const char *account, con
  * recurrence `id` (NULL: the account's newest): the exit code. */
 int cli_trigger_rec(const struct config *cfg, const struct cli_args *a, const char *key,
 		    const char *what, const char *id);
+/* cli_trigger_cobr.c: trigger cobr.<what> (paid, failed, retry) of
+ * recurring charge `id` (NULL: the account's newest), a retry on `date`
+ * (NULL: two days after its due date): the exit code. */
+int cli_trigger_cobr(const struct config *cfg, const struct cli_args *a, const char *key,
+		     const char *what, const char *id, const char *date);
 int cli_cmd_brcode(const struct config *cfg, int argc, char **argv);
 int cli_cmd_bank(const struct config *cfg, int argc, char **argv);
 

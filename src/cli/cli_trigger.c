@@ -33,7 +33,9 @@ static const char usage_trigger[] =
     "       pixrelay trigger pix [--txid TXID] [--amount CENTS] [--e2e ID] [--payer TEXT]\n"
     "                        [--connection ID] [--api-key KEY] [--account ID] [--json]\n"
     "       pixrelay trigger rec.approved|rec.rejected|rec.cancelled [--recurrence ID]\n"
-    "                        [--api-key KEY] [--account ID] [--json]\n\n"
+    "                        [--api-key KEY] [--account ID] [--json]\n"
+    "       pixrelay trigger cobr.paid|cobr.failed|cobr.retry [--charge ID]\n"
+    "                        [--date YYYY-MM-DD] [--api-key KEY] [--account ID] [--json]\n\n"
     "Create a sandbox charge through the API of --base-url (local or remote) and\n"
     "drive it to that state, printing the event it made:\n"
     "  charge.paid      simulate-payment            EVENT:CHARGE_PAID\n"
@@ -58,6 +60,11 @@ static const char usage_trigger[] =
     "  rec.rejected     docs/recurrences.md) through the same path, from its\n"
     "  rec.cancelled    connection: EVENT:RECURRENCE_APPROVED, _REJECTED or\n"
     "                   _CANCELLED; --recurrence (else the newest of the account).\n"
+    "  cobr.paid        the bank's /cobr callback of a recurring charge (--charge,\n"
+    "  cobr.failed      else the account's newest) through the same path: CONCLUIDA\n"
+    "  cobr.retry       with its Pix, EVENT:CHARGE_PAID; its first attempt rejected,\n"
+    "                   EVENT:CHARGE_FAILED; a retry scheduled on --date (default\n"
+    "                   two days after its due date), EVENT:CHARGE_RETRY_SCHEDULED.\n"
     "Needs a sandbox key (--api-key or $PIXRELAY_API_KEY).\n";
 
 int cli_trigger_step(const char *base, const char *key, const char *account, const char *method,
@@ -386,6 +393,7 @@ int cli_cmd_trigger(const struct config *cfg, int argc, char **argv)
 					   {"connection", required_argument, NULL, 'c'},
 					   {"date", required_argument, NULL, 'D'},
 					   {"recurrence", required_argument, NULL, 'R'},
+					   {"charge", required_argument, NULL, 'C'},
 					   CLI_OPT_API_KEY,
 					   CLI_OPT_ACCOUNT,
 					   CLI_OPT_JSON,
@@ -394,7 +402,7 @@ int cli_cmd_trigger(const struct config *cfg, int argc, char **argv)
 					    "charge.failed"};
 	struct cli_args a;
 	const char *what = NULL, *url = NULL, *key, *txid = NULL, *e2e = NULL, *payer = NULL;
-	const char *connection = NULL, *date = NULL, *recurrence = NULL;
+	const char *connection = NULL, *date = NULL, *recurrence = NULL, *charge_id = NULL;
 	long amount = 1000;
 	int opt, kind = -1, rc = 1;
 	char base[512], *end = NULL, *body, *path = NULL, charge[64] = "";
@@ -437,10 +445,32 @@ int cli_cmd_trigger(const struct config *cfg, int argc, char **argv)
 		case 'R':
 			recurrence = optarg;
 			break;
+		case 'C':
+			charge_id = optarg;
+			break;
 		}
 	}
 	if (opt == CLI_ARGS_EXIT)
 		return a.exit_code;
+	if (strncmp(what, "cobr.", 5) == 0) {
+		if (optind + 1 < argc)
+			return cli_unexpected("trigger", NULL, argv[optind + 1]);
+		if (url || txid || e2e || payer || connection || recurrence) {
+			fprintf(stderr,
+				"pixrelay trigger: %s takes --charge (and --date for "
+				"cobr.retry)\n",
+				what);
+			return 2;
+		}
+		key = cli_api_key("trigger", a.api_key);
+		if (!key)
+			return 2;
+		return cli_trigger_cobr(cfg, &a, key, what + 5, charge_id, date);
+	}
+	if (charge_id) {
+		fprintf(stderr, "pixrelay trigger: --charge is for cobr.*\n");
+		return 2;
+	}
 	if (strncmp(what, "rec.", 4) == 0) {
 		if (optind + 1 < argc)
 			return cli_unexpected("trigger", NULL, argv[optind + 1]);
@@ -505,8 +535,8 @@ int cli_cmd_trigger(const struct config *cfg, int argc, char **argv)
 		fprintf(
 		    stderr,
 		    "pixrelay trigger: unknown event '%s': charge.paid, charge.expired, "
-		    "charge.refunded, charge.failed, cobv.paid, pix, rec.approved, rec.rejected or "
-		    "rec.cancelled\n",
+		    "charge.refunded, charge.failed, cobv.paid, pix, rec.approved, rec.rejected, "
+		    "rec.cancelled, cobr.paid, cobr.failed or cobr.retry\n",
 		    what);
 		return 2;
 	}

@@ -323,10 +323,11 @@ void charge_render_parts(const struct charge_view *v, char **head, char **mid)
 	json_str(g, v->id);
 	json_str(g, "externalID");
 	json_str_or_null(g, v->external_id);
+	/* a recurring charge has no code: its payer's bank pays it */
 	json_str(g, "brCode");
-	json_str(g, v->br_code);
+	json_str_or_null(g, v->recurrence ? NULL : v->br_code);
 	json_str(g, "brCodeImageUrl");
-	json_str(g, v->image_url);
+	json_str_or_null(g, v->recurrence ? NULL : v->image_url);
 	json_str(g, "amount");
 	json_int(g, v->amount);
 	json_str(g, "comment");
@@ -340,6 +341,10 @@ void charge_render_parts(const struct charge_view *v, char **head, char **mid)
 	json_str(g, t);
 	if (v->due)
 		due_render(g, v->due);
+	if (v->recurrence) {
+		json_str(g, "recurrence");
+		json_str(g, v->recurrence);
+	}
 	json_close(g);
 	*head = open_copy(g, 0, ",\"status\":\"");
 	yajl_gen_free(g);

@@ -9,7 +9,10 @@ const char *const event_types[EVENT_NTYPES] = {
     "EVENT:PIX_REFUND", "EVENT:PIX_MED_REFUND", "EVENT:PIX_REFUSED", "EVENT:TRANSFER_DONE",
     /* Pix Automático (docs/recurrences.md) */
     "EVENT:RECURRENCE_APPROVED", "EVENT:RECURRENCE_REJECTED", "EVENT:RECURRENCE_EXPIRED",
-    "EVENT:RECURRENCE_CANCELLED"};
+    "EVENT:RECURRENCE_CANCELLED",
+    /* its recurring charges: an attempt failed, a retry scheduled (and a
+     * recurring charge rejected or cancelled) */
+    "EVENT:CHARGE_FAILED", "EVENT:CHARGE_RETRY_SCHEDULED"};
 
 const char *const event_operational_types[EVENT_NOPERATIONAL] = {
     "EVENT:OPERATIONAL_ENDPOINT_DISABLED",

@@ -385,6 +385,11 @@ int ks_recurrence_open_key(char *out, size_t size, const char *prefix, int shard
 	return in_shard(out, size, prefix, shard, "recopen:%s", connection);
 }
 
+int ks_cobr_open_key(char *out, size_t size, const char *prefix, int shard, const char *connection)
+{
+	return in_shard(out, size, prefix, shard, "cobropen:%s", connection);
+}
+
 /* ---- {<env>}: one environment ---- */
 
 void ks_env_taxids_key(char *out, size_t size, const char *prefix, enum env env)

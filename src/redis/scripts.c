@@ -78,6 +78,7 @@ static const char *const names[SCRIPT_COUNT] = {
 	[SCRIPT_REC_STATUS] = "rec_status",
 	[SCRIPT_REC_LIST] = "rec_list",
 	[SCRIPT_REC_OPEN] = "rec_open",
+	[SCRIPT_COBR_HEARD] = "cobr_heard",
 };
 /* clang-format on */
 

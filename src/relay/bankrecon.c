@@ -27,6 +27,7 @@
 #include "pixrelay/pix/bankcreds.h"
 #include "pixrelay/pix/bankday.h"
 #include "pixrelay/pix/bankpix.h"
+#include "pixrelay/relay/bankcobr.h"
 #include "pixrelay/relay/bankrec.h"
 #include "pixrelay/store/banks_recon.h"
 
@@ -97,7 +98,8 @@ struct run {
 	int refund_final;		      /* it is settled at the bank */
 	const char *settled[REFUNDS_PER_RUN]; /* those heard settled (conn's) */
 	size_t nsettled;
-	int recs_asked, recs_recovered; /* recurrences asked about, changed at the bank */
+	int recs_asked, recs_recovered;	  /* recurrences asked about, changed at the bank */
+	int cobrs_asked, cobrs_recovered; /* recurring charges asked about, changed there */
 	/* a run asked for (bankrecon_run): its environment and window, and
 	 * who waits */
 	enum env env;
@@ -207,6 +209,10 @@ static char *run_json(const struct run *u)
 	json_int(g, u->recs_asked);
 	json_str(g, "recurrencesRecovered");
 	json_int(g, u->recs_recovered);
+	json_str(g, "recurringChargesAsked");
+	json_int(g, u->cobrs_asked);
+	json_str(g, "recurringChargesRecovered");
+	json_int(g, u->cobrs_recovered);
 	json_str(g, "reconciledUntil");
 	json_str_or_null(g, u->stats.upto_ms ? to : NULL);
 	json_close(g);
@@ -399,6 +405,18 @@ static void on_recs_step(void *ud)
 	renew(ud);
 }
 
+static void on_cobrs_asked(void *ud, int asked, int recovered, const char *err)
+{
+	struct run *u = ud;
+
+	u->cobrs_asked = asked;
+	u->cobrs_recovered = recovered;
+	/* as the recurrences: the rest are asked at the next run */
+	if (err)
+		log_warn("bank connection %s: reconciliation: recurring charges: %s", u->id, err);
+	succeed(u);
+}
+
 static void on_recs_asked(void *ud, int asked, int recovered, const char *err)
 {
 	struct run *u = ud;
@@ -412,7 +430,9 @@ static void on_recs_asked(void *ud, int asked, int recovered, const char *err)
 	 * nothing of this one's */
 	if (err)
 		log_warn("bank connection %s: reconciliation: recurrences: %s", u->id, err);
-	succeed(u);
+	/* then its recurring charges not final (Pix Automático) */
+	bankcobr_reconcile(&u->rc->recs, u->rc->q, &u->creds, &u->conn->ref, on_recs_step,
+			   on_cobrs_asked, u);
 }
 
 static void next_refund(struct run *u)

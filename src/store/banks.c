@@ -56,6 +56,51 @@ int banks_check_pix_key(const char *key, char *err, size_t errlen)
 	return 0;
 }
 
+/* True when s is 1..max ASCII digits. */
+static bool digits(const char *s, size_t max)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > max)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+	return true;
+}
+
+int banks_check_recebedor(const struct banks_recebedor *r, char *err, size_t errlen)
+{
+	static const char *const types[] = {"CORRENTE", "POUPANCA", "PAGAMENTO"};
+	bool typed = false;
+
+	if (!r->conta || !r->conta[0]) {
+		if ((r->agencia && r->agencia[0]) || (r->tipo_conta && r->tipo_conta[0])) {
+			snprintf(err, errlen, "conta: is required with agencia and tipoConta");
+			return -1;
+		}
+		return 0;
+	}
+	if (!digits(r->conta, BANKS_CONTA_MAX)) {
+		snprintf(err, errlen,
+			 "conta: must be 1 to %d digits (the account with its check "
+			 "digit, as the bank writes it)",
+			 BANKS_CONTA_MAX);
+		return -1;
+	}
+	if (r->agencia && r->agencia[0] && !digits(r->agencia, BANKS_AGENCIA_MAX)) {
+		snprintf(err, errlen, "agencia: must be 1 to %d digits", BANKS_AGENCIA_MAX);
+		return -1;
+	}
+	for (size_t i = 0; r->tipo_conta && i < 3; i++)
+		typed = typed || strcmp(r->tipo_conta, types[i]) == 0;
+	if (!typed) {
+		snprintf(err, errlen, "tipoConta: must be CORRENTE, POUPANCA or PAGAMENTO");
+		return -1;
+	}
+	return 0;
+}
+
 /* ---- calls ---- */
 
 /* One asynchronous call of this module and what it needs to answer. */
@@ -171,7 +216,7 @@ static void on_connected(void *ud, redisReply *reply, const char *err)
 
 void banks_connect(struct rds *r, const struct config *cfg, enum env env, const char *account,
 		   const char *pix_key, enum banks_auth auth, const struct banks_trust *trust,
-		   int make_default, store_fn cb, void *ud)
+		   const struct banks_recebedor *rcv, int make_default, store_fn cb, void *ud)
 {
 	const struct banks_trust none = {NULL, NULL, NULL};
 	struct call *c = call_new(r, cfg, env, account, NULL, cb, ud);
@@ -211,7 +256,10 @@ void banks_connect(struct rds *r, const struct config *cfg, enum env env, const 
 				  .is_default = make_default ? "1" : "",
 				  .created_ms = created,
 				  .last_call_ms = "",
-				  .api_url = ""};
+				  .api_url = "",
+				  .rcv_agencia = rcv ? banks_or_empty(rcv->agencia) : "",
+				  .rcv_conta = rcv ? banks_or_empty(rcv->conta) : "",
+				  .rcv_tipo = rcv ? banks_or_empty(rcv->tipo_conta) : ""};
 	g = json_gen_new();
 	banks_render(g, cfg, &f, auth == BANKS_URL_TOKEN ? token : NULL);
 	c->json = json_take(g);
@@ -219,7 +267,7 @@ void banks_connect(struct rds *r, const struct config *cfg, enum env env, const 
 	ks_shard_prefix(sp, sizeof(sp), cfg->prefix, shard);
 	ks_invalidation_channel(channel, sizeof(channel), cfg->prefix);
 	{
-		const char *argv[18] = {c->key,
+		const char *argv[24] = {c->key,
 					idx,
 					acct,
 					c->id,
@@ -236,8 +284,14 @@ void banks_connect(struct rds *r, const struct config *cfg, enum env env, const 
 					f.client_pins,
 					f.is_default,
 					sp,
-					channel};
-		rds_script(r, on_connected, c, SCRIPT_BANK_CONNECT, 3, 18, argv, NULL);
+					channel,
+					"rcv_agencia",
+					f.rcv_agencia,
+					"rcv_conta",
+					f.rcv_conta,
+					"rcv_tipo",
+					f.rcv_tipo};
+		rds_script(r, on_connected, c, SCRIPT_BANK_CONNECT, 3, 24, argv, NULL);
 	}
 }
 
@@ -285,6 +339,9 @@ static void on_conn(void *ud, redisReply *reply, const char *err)
 	conn.api_at_ms = strtoll(banks_or_empty(rds_hash_field(reply, "api_at")), NULL, 10);
 	conn.rec_at_ms = strtoll(banks_or_empty(rds_hash_field(reply, "rec_at")), NULL, 10);
 	conn.last_call_ms = strtoll(f.last_call_ms, NULL, 10);
+	snprintf(conn.rcv.agencia, sizeof(conn.rcv.agencia), "%s", f.rcv_agencia);
+	snprintf(conn.rcv.conta, sizeof(conn.rcv.conta), "%s", f.rcv_conta);
+	snprintf(conn.rcv.tipo_conta, sizeof(conn.rcv.tipo_conta), "%s", f.rcv_tipo);
 	if (f.api_url[0]) {
 		conn.api.api_url = mem_strdup(f.api_url);
 		conn.api.token_url = mem_strdup(f.token_url);
@@ -530,6 +587,11 @@ void banks_update(struct rds *r, const struct config *cfg, enum env env, const c
 	    {"client_ca", change->client_ca, 1},
 	    {"client_subject", change->subject, 1},
 	    {"client_pins", change->pins, 1},
+	    {"rcv_conta", change->recebedor ? change->recebedor->conta : NULL, 0},
+	    {"rcv_agencia", change->recebedor ? banks_or_empty(change->recebedor->agencia) : NULL,
+	     0},
+	    {"rcv_tipo", change->recebedor ? banks_or_empty(change->recebedor->tipo_conta) : NULL,
+	     0},
 	};
 	const char *argv[7 + 2 * sizeof(pairs) / sizeof(pairs[0])];
 	char sp[KS_PREFIX_MAX], channel[KS_KEY_MAX];

@@ -19,6 +19,8 @@ struct banks_fields {
 	    *rec_new_total;
 	/* its bank's API as the processes saw it (banks_note_api) */
 	const char *api_token_ms, *api_call_ms, *api_error, *api_error_ms;
+	/* its receiving account (banks_recebedor) */
+	const char *rcv_agencia, *rcv_conta, *rcv_tipo;
 };
 
 /* s, or "" for NULL. */

@@ -54,6 +54,9 @@ void banks_fields_of(const redisReply *h, struct banks_fields *f)
 	f->api_call_ms = banks_or_empty(rds_hash_field(h, "api_call_ms"));
 	f->api_error = banks_or_empty(rds_hash_field(h, "api_error"));
 	f->api_error_ms = banks_or_empty(rds_hash_field(h, "api_error_ms"));
+	f->rcv_agencia = banks_or_empty(rds_hash_field(h, "rcv_agencia"));
+	f->rcv_conta = banks_or_empty(rds_hash_field(h, "rcv_conta"));
+	f->rcv_tipo = banks_or_empty(rds_hash_field(h, "rcv_tipo"));
 }
 
 /* "reconciliation": what its runs found ({} fields null before the first). */
@@ -218,6 +221,20 @@ void banks_render(yajl_gen g, const struct config *cfg, const struct banks_field
 	}
 	json_str(g, "trust");
 	render_trust(g, f);
+	/* the receiving account of its recurring charges (PUT /cobr) */
+	json_str(g, "recebedor");
+	if (f->rcv_conta && f->rcv_conta[0]) {
+		json_open(g);
+		json_str(g, "agencia");
+		json_str_or_null(g, f->rcv_agencia[0] ? f->rcv_agencia : NULL);
+		json_str(g, "conta");
+		json_str(g, f->rcv_conta);
+		json_str(g, "tipoConta");
+		json_str(g, f->rcv_tipo);
+		json_close(g);
+	} else {
+		json_null(g);
+	}
 	json_str(g, "createdAt");
 	timefmt_rfc3339(at, strtoull(f->created_ms, NULL, 10));
 	json_str(g, at);

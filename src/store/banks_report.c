@@ -259,6 +259,31 @@ static void on_report(void *ud, redisReply *reply, const char *err)
 	json_str(g, "recovered");
 	json_int(g, day_count(day, "rec_recovered"));
 	json_close(g);
+	/* and their recurring charges: each status the bank said that day
+	 * (the standard's names), with their cents (cobr_heard.lua) */
+	json_str(g, "recurringCharges");
+	json_open(g);
+	{
+		static const char *const st[] = {"CRIADA",   "ATIVA",	  "CONCLUIDA",
+						 "EXPIRADA", "REJEITADA", "CANCELADA"};
+
+		for (size_t i = 0; i < sizeof(st) / sizeof(st[0]); i++) {
+			char f[40];
+
+			json_str(g, st[i]);
+			json_open(g);
+			snprintf(f, sizeof(f), "cobr_%s", st[i]);
+			json_str(g, "count");
+			json_int(g, day_count(day, f));
+			snprintf(f, sizeof(f), "cobr_%s_cents", st[i]);
+			json_str(g, "cents");
+			json_int(g, day_count(day, f));
+			json_close(g);
+		}
+	}
+	json_str(g, "recovered");
+	json_int(g, day_count(day, "cobr_recovered"));
+	json_close(g);
 	json_str(g, "recoveredEndToEndIds");
 	json_open_array(g);
 	/* each entry begins with its endToEndId (lib bank_pix.lua) */

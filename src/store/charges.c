@@ -97,7 +97,7 @@ static void store(struct create *c, const char *pix_key)
 	struct brcode_input bi;
 	struct charge_view v;
 	int64_t fee = charge_fee(c->in.amount, cfg->fee_fixed, cfg->fee_bps);
-	const char *argv[22];
+	const char *argv[25];
 	size_t room;
 	int shard;
 
@@ -146,6 +146,7 @@ static void store(struct create *c, const char *pix_key)
 	v.expiration =
 	    charge_has_due(&c->in) ? (int64_t)((v.expires_ms - now) / 1000u) : c->in.expiration;
 	v.due = charge_has_due(&c->in) ? &c->in.due : NULL;
+	v.recurrence = c->in.recurrence[0] ? c->in.recurrence : NULL;
 	if (c->in.name || c->in.email || c->in.phone || c->in.document) {
 		v.customer_id = cus;
 		v.name = c->in.name;
@@ -199,7 +200,13 @@ static void store(struct create *c, const char *pix_key)
 	}
 	argv[20] = due_min;
 	argv[21] = due_max;
-	rds_script(c->r, on_created, c, SCRIPT_CHARGE_CREATE, 4, 22, argv, NULL);
+	/* a recurring charge: what its bank's callbacks and the reconciliation
+	 * find it by */
+	argv[22] = c->in.recurrence;
+	argv[23] = c->in.idrec;
+	argv[24] = c->in.connection;
+	rds_script(c->r, on_created, c, SCRIPT_CHARGE_CREATE, 4, c->in.recurrence[0] ? 25 : 22,
+		   argv, NULL);
 	free(image_url);
 	free(head);
 	free(mid);
@@ -226,6 +233,9 @@ static struct create *create_new(struct rds *r, const struct config *cfg, enum e
 	c->in.document = mem_strdup_or_null(in->document);
 	c->in.postback_url = mem_strdup_or_null(in->postback_url);
 	c->in.due = in->due;
+	memcpy(c->in.recurrence, in->recurrence, sizeof(c->in.recurrence));
+	memcpy(c->in.idrec, in->idrec, sizeof(c->in.idrec));
+	memcpy(c->in.connection, in->connection, sizeof(c->in.connection));
 	c->cb = cb;
 	c->ud = ud;
 	return c;

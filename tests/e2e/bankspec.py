@@ -70,6 +70,21 @@ OPERATIONS = {
                                       "WebhookNaoEncontrado", "put_webhookrec"),
     ("GET", "/webhookrec"): Operation("WebhookRecConsultaInvalida", "Consulta inválida.", "webhook",
                                       "WebhookNaoEncontrado", "get_webhookrec"),
+    # Pix Automático's recurring charges (testbank_cobr.py)
+    ("PUT", "/cobr/{txid}"): Operation("CobROperacaoInvalida", "Cobrança inválida.", "cobr",
+                                       "CobRNaoEncontrado", "put_cobr"),
+    ("GET", "/cobr/{txid}"): Operation("CobRConsultaInvalida", "Consulta inválida.", "cobr",
+                                       "CobRNaoEncontrado", "get_cobr"),
+    ("PATCH", "/cobr/{txid}"): Operation("CobROperacaoInvalida", "Cobrança inválida.", "cobr",
+                                         "CobRNaoEncontrado", "patch_cobr"),
+    ("POST", "/cobr/{txid}/retentativa/{data}"): Operation(
+        "CobROperacaoInvalida", "Cobrança inválida.", "cobr", "CobRNaoEncontrado", "post_retentativa"),
+    ("PUT", "/webhookcobr"): Operation("WebhookCobROperacaoInvalida", "Webhook inválido.", "webhook",
+                                       "WebhookNaoEncontrado", "put_webhookcobr"),
+    ("GET", "/webhookcobr"): Operation("WebhookCobRConsultaInvalida", "Consulta inválida.", "webhook",
+                                       "WebhookNaoEncontrado", "get_webhookcobr"),
+    ("DELETE", "/webhookcobr"): Operation("RequisicaoInvalida", "Requisição inválida.", "webhook",
+                                          "WebhookNaoEncontrado", "delete_webhookcobr"),
     ("DELETE", "/webhookrec"): Operation("RequisicaoInvalida", "Requisição inválida.", "webhook",
                                          "WebhookNaoEncontrado", "delete_webhookrec"),
 }

@@ -359,6 +359,31 @@ def _fix_rec_notification(spec):
              ["idRec", "status", "atualizacao"])
 
 
+@_erratum("CobRAtualizacao.encerramento: oneOf [{cancelamento}, {rejeicao}] with each branch requiring "
+          "its own key",
+          "neither branch requires its key, so every encerramento of a recurring charge matches both and "
+          "oneOf refuses them all (as RecEncerramento.encerramento)")
+def _fix_cobr_encerramento(spec):
+    branches = _pointer(spec, "/components/schemas/CobRAtualizacao/properties/encerramento/oneOf")
+    keys = [list(b.get("properties", {})) for b in branches]
+    if keys != [["cancelamento"], ["rejeicao"]] or any("required" in b for b in branches):
+        raise ErratumGone("erratum CobRAtualizacao: the oneOf is no longer [cancelamento, rejeicao] "
+                          "without required")
+    for b, k in zip(branches, keys):
+        b["required"] = k
+
+
+@_erratum("PixAutomatico.valor: a string (`\\d{1,10}\\.\\d{2}`) that must also match anyOf five object "
+          "schemas (PixValorOriginal, ...Juros, ...Multa, ...Abatimento, ...Desconto); the anyOf is dropped",
+          "no value is both a string and an object: taken literally no Pix of a recurring charge (a /cobr "
+          "callback's pix[], GET /cobr's) validates; the parts are Pix.componentesValor's")
+def _fix_pix_automatico_valor(spec):
+    valor = _pointer(spec, "/components/schemas/PixAutomatico/properties/valor")
+    if valor.get("type") != "string" or len(valor.get("anyOf", [])) != 5:
+        raise ErratumGone("erratum PixAutomatico.valor: no longer a string with an anyOf of five")
+    del valor["anyOf"]
+
+
 # Examples: example() gives them as the spec has them, example_fixed() with
 # these fixes. The schemas are the contract; an example that contradicts a
 # coherent schema is what is fixed.

@@ -24,8 +24,8 @@ from harness import BIN, Pixrelay, Redis, UnixHTTPConnection, Workdir, wait_for
 import certs
 from testbank import SCOPES, TestBank
 
-KEYS = ["mtls@loja.example", "rec@loja.example", "token@loja.example", "show@loja.example", "plain@loja.example",
-        "renew@loja.example", "made@loja.example"]
+KEYS = ["mtls@loja.example", "rec@loja.example", "cobr@loja.example", "token@loja.example",
+        "show@loja.example", "plain@loja.example", "renew@loja.example", "made@loja.example"]
 NOT_AT_THE_BANK = "elsewhere@loja.example"
 
 
@@ -223,7 +223,8 @@ class Register(unittest.TestCase):
         r = self.bankcli("register-webhook", conn_id, "--env", "sandbox", "--json")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(json.loads(r.stdout), {"id": conn_id, "pixKey": chave, "webhookUrl": url,
-                                                "newToken": False, "webhookRec": "not_enabled"})
+                                                "newToken": False, "webhookRec": "not_enabled",
+                                                "webhookCobr": "not_enabled"})
 
     def test_register_webhook_registers_the_rec_callback_too(self):
         """Pix Automático (docs/recurrences.md): register-webhook puts the same URL as the
@@ -255,6 +256,38 @@ class Register(unittest.TestCase):
         self.assertEqual((held["status"], held["host"]), ("other", "elsewhere.example"))
         out = self.bankcli("show", conn["id"], "--env", "sandbox").stdout
         self.assertIn("  recurrences  the bank's /rec callback goes to another URL, on host "
+                      "elsewhere.example: not this connection's (pixrelay bank register-webhook %s)\n"
+                      % conn["id"], out)
+
+    def test_register_webhook_registers_the_cobr_callback_too(self):
+        """Pix Automático's recurring charges (docs/recurrences.md): register-webhook puts
+        the same URL as the API client's /webhookcobr, show reads it back and flags another
+        URL, and the bank's /cobr callback through the proxy reaches the bank door."""
+        chave = "cobr@loja.example"
+        conn = self.connect(chave, "--url-token", *self.api, "--scope", " ".join(SCOPES))
+        r = self.bankcli("register-webhook", conn["id"], "--env", "sandbox", "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        got = json.loads(r.stdout)
+        self.assertEqual(got["webhookCobr"], "registered")
+        self.assertEqual(self.bank._webhookcobr["webhookUrl"], got["webhookUrl"])
+        self.assertEqual(self.show(conn["id"])["bankWebhookCobr"]["status"], "registered")
+        out = self.bankcli("show", conn["id"], "--env", "sandbox").stdout
+        self.assertIn("\n  cobr         the bank's /cobr callback: this connection's webhook URL\n", out)
+        # the bank's /cobr callback, through the proxy: the body's top key routes it
+        body = json.dumps({"cobsr": [{"idRec": "RN9999999920260101zzzzzzzzzzz",
+                                      "txid": "0" * 26, "status": "ATIVA",
+                                      "atualizacao": [{"status": "ATIVA",
+                                                       "data": "2026-12-02T10:00:00Z"}]}]}).encode()
+        d = self.bank._sender.send([(self.bank._webhookcobr["webhookUrl"] + "/cobr", None, body)])[0]
+        self.assertEqual(d.status, 200, (d.error, d.answer))
+        self.assertEqual(json.loads(d.answer)["data"]["cobsr"], [{"txid": "0" * 26, "outcome": "unknown"}])
+        # another URL at the bank: flagged
+        self.bank._webhookcobr = {"webhookUrl": "https://elsewhere.example/hook",
+                                  "criacao": "2026-12-02T10:00:00.000Z"}
+        held = self.show(conn["id"])["bankWebhookCobr"]
+        self.assertEqual((held["status"], held["host"]), ("other", "elsewhere.example"))
+        out = self.bankcli("show", conn["id"], "--env", "sandbox").stdout
+        self.assertIn("  cobr         the bank's /cobr callback goes to another URL, on host "
                       "elsewhere.example: not this connection's (pixrelay bank register-webhook %s)\n"
                       % conn["id"], out)
 

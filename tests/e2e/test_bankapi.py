@@ -543,9 +543,11 @@ class Tokens(Base):
                               "%s" % self.conn["id"], message)
                 self.assertTrue(message.endswith("retry with the same externalID"), message)
             self.assertEqual(self.charge_ids(), before)
-            # the id stays reserved: both tries asked for the same txid
-            self.assertEqual(self.calls_since(mark),
-                             [(TOKEN, 200), (PUT_COB, 403), (PUT_COB, 403)])
+            # the id stays reserved: both tries asked for the same txid (the new
+            # credentials' token may have been asked for by the background
+            # reconciliation before the mark: it is not counted here)
+            self.assertEqual([x for x in self.calls_since(mark) if x[0] != TOKEN],
+                             [(PUT_COB, 403), (PUT_COB, 403)])
             self.assertEqual(self.bank.token_requests[-1]["scope"], scoped)
             tried = self.cob_txids(mark)
             self.assertEqual(len(set(tried)), 1, tried)

@@ -1478,7 +1478,7 @@ class MutualTls(Base):
                 ({"pixKey": "a@b.co"}, 400, 'auth: must be "mtls" or "url-token"'),
                 ({"pixKey": "a@b.co", "auth": "url-token", "hmac": "x"}, 400,
                  "unknown field 'hmac'; allowed: pixKey, auth, clientCa, clientCertSubject, "
-                 "clientCertPins, default"),
+                 "clientCertPins, default, recebedor"),
                 ({"pixKey": "mtls@loja.com.br", "auth": "url-token"}, 409,
                  "pixKey: connected already by " + self.conn["id"])]:
             r = self.px.request("POST", CONNECTIONS, body=body, headers=auth(self.key))
@@ -1611,9 +1611,11 @@ class Pins(Base):
         token = self.connect()
         pin = certs.key_pin(self.bank.cert)
         for body, status, msg in [
-                ({}, 400, "nothing to change; fields: clientCa, clientCertSubject, clientCertPins, default"),
+                ({}, 400, "nothing to change; fields: clientCa, clientCertSubject, clientCertPins, default, "
+                 "recebedor"),
                 ({"pixKey": "x@y.co"}, 400,
-                 "unknown field 'pixKey'; allowed: clientCa, clientCertSubject, clientCertPins, default"),
+                 "unknown field 'pixKey'; allowed: clientCa, clientCertSubject, clientCertPins, default, "
+                 "recebedor"),
                 ({"clientCertSubject": "/C=BR/CN=x"}, 400,
                  "clientCertSubject: an RFC 4514 name is written CN=...,O=...,C=..., the most specific first, "
                  "not /C=.../CN=... (openssl x509 -noout -subject -nameopt RFC2253 writes it) (at character 1)"),

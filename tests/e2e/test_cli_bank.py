@@ -151,12 +151,12 @@ class BankCli(unittest.TestCase):
                 (("list", "--env", "sandbox", "--url-token"),
                  "--chave and --url-token are for connect"),
                 (("show", "bnk_x", "--env", "sandbox", "--default"),
-                 "--client-ca, --client-cert-subject, --client-cert-pin and --default are for "
-                 "connect and update"),
+                 "--client-ca, --client-cert-subject, --client-cert-pin, --default, --agencia, "
+                 "--conta and --tipo-conta are for connect and update"),
                 (("update", "--env", "sandbox"), "the connection ID is required"),
                 (("update", "bnk_x", "--env", "sandbox"),
                  "nothing to change: give --client-ca FILE, --client-cert-subject DN, "
-                 "--client-cert-pin PIN, --default, --scope, --api-header or --api-query"),
+                 "--client-cert-pin PIN, --default, --conta, --scope, --api-header or --api-query"),
                 (("update", "bnk_x", "--env", "sandbox", "--chave", "a@b.example"),
                  "--chave and --url-token are for connect"),
                 (("update", "bnk_x", "--env", "sandbox", "--default", "--no-default"),

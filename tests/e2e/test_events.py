@@ -86,7 +86,7 @@ class Events(unittest.TestCase):
                 ("?state=lost", "state: must be pending, delivering, delivered or dead"),
                 ("?type=PAID", "type: must be EVENT:CHARGE_PAID, EVENT:CHARGE_EXPIRED, EVENT:CHARGE_REFUND, "
                  "EVENT:PIX_UNMATCHED, EVENT:PIX_REFUND, EVENT:PIX_MED_REFUND, "
-                 "EVENT:PIX_REFUSED, EVENT:TRANSFER_DONE or EVENT:RECURRENCE_ followed by "
+                 "EVENT:PIX_REFUSED, EVENT:TRANSFER_DONE, EVENT:CHARGE_FAILED, EVENT:CHARGE_RETRY_SCHEDULED or EVENT:RECURRENCE_ followed by "
                  "APPROVED, REJECTED, EXPIRED or CANCELLED, or an operational one: "
                  "EVENT:OPERATIONAL_ followed by ENDPOINT_DISABLED, ENDPOINT_ENABLED, "
                  "DELIVERY_DEAD, DELIVERIES_EXPIRED, RECONCILIATION_FAILING, "

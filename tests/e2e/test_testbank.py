@@ -257,7 +257,8 @@ class Tokens(BankCase):
         self.assertEqual(body["scope"].split(), sorted(
             ["cob.write", "cob.read", "cobv.write", "cobv.read", "pix.write", "pix.read", "webhook.write",
              "webhook.read", "payloadlocationrec.write", "payloadlocationrec.read", "rec.write",
-             "rec.read", "webhookrec.write", "webhookrec.read"]))
+             "rec.read", "webhookrec.write", "webhookrec.read", "cobr.write", "cobr.read",
+             "webhookcobr.write", "webhookcobr.read"]))
         self.assertEqual(hdrs["Cache-Control"], "no-store")
         status, _, cob = self.client.call("PUT", "/cob/" + TXID + "tok", cob_body(), token=body["access_token"])
         self.assertEqual(status, 201, cob)

@@ -94,13 +94,16 @@ import certs
 from bankhook import WebhookSender
 from bankspec import OPERATIONS, Refusal, Violation, check_request, check_response, not_found, problem_body
 from bankspec import methods, route, rule, spec_operation
+from testbank_cobr import RecurringChargeOps
 from testbank_rec import RecurrenceOps
 
 SCOPES = ("cob.write", "cob.read", "cobv.write", "cobv.read", "pix.write", "pix.read", "webhook.write",
           "webhook.read",
           # Pix Automático (testbank_rec.py)
           "payloadlocationrec.write", "payloadlocationrec.read", "rec.write", "rec.read",
-          "webhookrec.write", "webhookrec.read")
+          "webhookrec.write", "webhookrec.read",
+          # Pix Automático's recurring charges (testbank_cobr.py)
+          "cobr.write", "cobr.read", "webhookcobr.write", "webhookcobr.read")
 TOKEN_PATH = "/oauth/token"
 MAX_BODY = 1 << 20
 
@@ -235,7 +238,7 @@ class _Server(ThreadingHTTPServer):
                 pass
 
 
-class TestBank(RecurrenceOps):
+class TestBank(RecurrenceOps, RecurringChargeOps):
     __test__ = False   # not a unittest class, whatever a collector thinks
 
     def __init__(self, client_ca, directory=None, server_cert=None, server_ca=None,
@@ -287,6 +290,7 @@ class TestBank(RecurrenceOps):
         self._garbled = {}         # e2eid -> fields shown instead (garble)
         self._webhooks = {}        # chave -> {"webhookUrl", "chave", "criacao"}
         self._rec_init()           # Pix Automático (testbank_rec.py)
+        self._cobr_init()          # its recurring charges (testbank_cobr.py)
 
         self.violations = []
         self.log = []

@@ -11,7 +11,7 @@
 
 #include <stdlib.h>
 
-static char err[512];
+static char err[1024];
 
 /* endpoint_parse of a JSON text; 0 or -1 (err has the message). */
 static int parse(const char *text, int create, struct endpoint_spec *out)

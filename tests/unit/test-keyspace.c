@@ -199,6 +199,8 @@ static void test_shard_keys(void)
 	check_name(k, P "{s37}:recx:" ACCT, SHARD, "recx:<account>");
 	ks_recurrence_open_key(k, sizeof(k), P, 37, BNK);
 	check_name(k, P "{s37}:recopen:" BNK, SHARD, "recopen:<connection>");
+	ks_cobr_open_key(k, sizeof(k), P, 37, BNK);
+	check_name(k, P "{s37}:cobropen:" BNK, SHARD, "cobropen:<connection>");
 
 	/* the first and last shards, another prefix */
 	ks_hosts_key(k, sizeof(k), "px/", 0);

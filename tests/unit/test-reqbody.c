@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static char err[512];
+static char err[1024];
 
 /* Parse `text` (must be a JSON object) or abort the test. */
 static yajl_val parse(const char *text)
@@ -166,15 +166,15 @@ static void test_filters(void)
 	CHECK_INT(reqbody_filter_field("state", "DEAD", &f, 100, err, sizeof(err)), -1);
 	CHECK_STR(err, "state: must be pending, delivering, delivered or dead");
 	CHECK_INT(reqbody_filter_field("type", "paid", &f, 100, err, sizeof(err)), -1);
-	CHECK_STR(
-	    err,
-	    "type: must be EVENT:CHARGE_PAID, EVENT:CHARGE_EXPIRED, EVENT:CHARGE_REFUND, "
-	    "EVENT:PIX_UNMATCHED, EVENT:PIX_REFUND, EVENT:PIX_MED_REFUND, EVENT:PIX_REFUSED, "
-	    "EVENT:TRANSFER_DONE or EVENT:RECURRENCE_ followed by APPROVED, REJECTED, EXPIRED or "
-	    "CANCELLED, or an operational one: EVENT:OPERATIONAL_ followed by "
-	    "ENDPOINT_DISABLED, ENDPOINT_ENABLED, DELIVERY_DEAD, DELIVERIES_EXPIRED, "
-	    "RECONCILIATION_FAILING, RECONCILIATION_LATE, RECONCILIATION_RECOVERED or "
-	    "PIX_RECOVERED");
+	CHECK_STR(err,
+		  "type: must be EVENT:CHARGE_PAID, EVENT:CHARGE_EXPIRED, EVENT:CHARGE_REFUND, "
+		  "EVENT:PIX_UNMATCHED, EVENT:PIX_REFUND, EVENT:PIX_MED_REFUND, EVENT:PIX_REFUSED, "
+		  "EVENT:TRANSFER_DONE, EVENT:CHARGE_FAILED, EVENT:CHARGE_RETRY_SCHEDULED or "
+		  "EVENT:RECURRENCE_ followed by APPROVED, REJECTED, EXPIRED or "
+		  "CANCELLED, or an operational one: EVENT:OPERATIONAL_ followed by "
+		  "ENDPOINT_DISABLED, ENDPOINT_ENABLED, DELIVERY_DEAD, DELIVERIES_EXPIRED, "
+		  "RECONCILIATION_FAILING, RECONCILIATION_LATE, RECONCILIATION_RECOVERED or "
+		  "PIX_RECOVERED");
 	CHECK_INT(reqbody_filter_field("type", "EVENT:OPERATIONAL_DELIVERY_DEAD", &f, 100, err,
 				       sizeof(err)),
 		  0);

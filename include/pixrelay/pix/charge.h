@@ -45,6 +45,10 @@ struct charge_input {
 	char *postback_url;
 	struct charge_due due; /* a due-date charge's terms (due.date[0] == '\0': none);
 				* expiration is then 0 */
+	char recurrence[40];   /* a recurring charge's recurrence (rec_...), "" none: it
+				* has no BR Code (its payer's bank pays it) */
+	char idrec[30];	       /* its idRec, and the bank connection of its cobr */
+	char connection[32];
 };
 
 /* Validate `body` (a JSON object) against the rules of 4.1. Returns 0 and
@@ -87,6 +91,7 @@ struct charge_view {
 	const char *customer_id; /* NULL: "customer": null */
 	const char *name, *document, *email, *phone;
 	const struct charge_due *due; /* NULL: an immediate charge */
+	const char *recurrence;	      /* a recurring charge's recurrence; NULL: none */
 };
 
 /* Render the fixed parts; *head and *mid are malloc'ed (caller frees). */

@@ -12,15 +12,17 @@
  * charge paid, expired or refunded, a Pix a bank reported that paid no
  * charge, a refund of one that changed none, a refund of the MED, an item
  * a bank reported that the standard's schema refused, an internal
- * transfer, and a recurrence of Pix Automático approved, rejected, expired
- * or cancelled. */
-#define EVENT_NTYPES 12
+ * transfer, a recurrence of Pix Automático approved, rejected, expired
+ * or cancelled, and of its recurring charges an attempt that failed (or
+ * the charge failed) and a retry scheduled. */
+#define EVENT_NTYPES 14
 extern const char *const event_types[EVENT_NTYPES];
 /* "EVENT:CHARGE_PAID, EVENT:CHARGE_EXPIRED, ... or EVENT:PIX_REFUND", for
  * messages. */
 #define EVENT_TYPES_TEXT                                                                           \
 	"EVENT:CHARGE_PAID, EVENT:CHARGE_EXPIRED, EVENT:CHARGE_REFUND, EVENT:PIX_UNMATCHED, "      \
-	"EVENT:PIX_REFUND, EVENT:PIX_MED_REFUND, EVENT:PIX_REFUSED, EVENT:TRANSFER_DONE or "       \
+	"EVENT:PIX_REFUND, EVENT:PIX_MED_REFUND, EVENT:PIX_REFUSED, EVENT:TRANSFER_DONE, "         \
+	"EVENT:CHARGE_FAILED, EVENT:CHARGE_RETRY_SCHEDULED or "                                    \
 	"EVENT:RECURRENCE_ followed by APPROVED, REJECTED, EXPIRED or CANCELLED"
 
 /* The operational types (docs/postbacks.md, "Operational events"): what

@@ -226,6 +226,10 @@ int ks_recurrence_idrec_key(char *out, size_t size, const char *prefix, int shar
  * their creation at first; zset). */
 int ks_recurrence_open_key(char *out, size_t size, const char *prefix, int shard,
 			   const char *connection);
+/* "<prefix>{s<k>}:cobropen:<connection id>", the connection's recurring
+ * charges not final -> when the reconciliation last asked the bank of each
+ * (ms, their creation at first; zset). */
+int ks_cobr_open_key(char *out, size_t size, const char *prefix, int shard, const char *connection);
 
 /* ---- {<env>}: one environment ----
  *

@@ -22,6 +22,21 @@
  * -1 with the rule in err. */
 int banks_check_pix_key(const char *key, char *err, size_t errlen);
 
+/* The receiving account at the bank, as Pix Automático's recurring charges
+ * name it (PUT /cobr's `recebedor`, DadosBancariosRecebedor): the agency
+ * (agencia, optional), the account (conta) and its type (tipoConta).
+ * Borrowed. */
+struct banks_recebedor {
+	const char *agencia;	/* 1..4 digits; NULL or "": none */
+	const char *conta;	/* 1..20 digits; "" (in a change): remove the recebedor */
+	const char *tipo_conta; /* CORRENTE, POUPANCA or PAGAMENTO */
+};
+
+/* Check a recebedor as a connection takes it (above): 0, or -1 with
+ * "field: rule" in err, the field named as the standard names it. A
+ * recebedor whose conta is "" is a removal and passes. */
+int banks_check_recebedor(const struct banks_recebedor *r, char *err, size_t errlen);
+
 /* What an mTLS connection takes of its bank's client certificate: a chain
  * to its trust list and, when given, the pins on the leaf (certcheck).
  * Borrowed. */
@@ -33,14 +48,13 @@ struct banks_trust {
 
 /* Connect a bank to `account` of `env` for Pix key `pix_key`: with `trust`
  * for BANKS_MTLS, or with a new random URL token for BANKS_URL_TOKEN (trust
- * NULL). make_default: it becomes the account's default charging
- * connection in env (no other is then). The account's charging connection
- * is derived again (below). json is the connection with its
- * "webhookUrl" to register at the bank, the token in it (shown this once).
- * cb runs once, later. */
+ * NULL); `rcv` its receiving account (checked; NULL: none). make_default: it becomes the account's
+ * default charging connection in env (no other is then). The account's charging connection is
+ * derived again (below). json is the connection with its "webhookUrl" to register at the bank, the
+ * token in it (shown this once). cb runs once, later. */
 void banks_connect(struct rds *r, const struct config *cfg, enum env env, const char *account,
 		   const char *pix_key, enum banks_auth auth, const struct banks_trust *trust,
-		   int make_default, store_fn cb, void *ud);
+		   const struct banks_recebedor *rcv, int make_default, store_fn cb, void *ud);
 
 /* A change to a connection: each field NULL (or -1) is left as it is. More
  * may be added; each is one field of the record. Borrowed. */
@@ -50,6 +64,7 @@ struct banks_change {
 	const char *pins;      /* the key pins, a list that replaces the old; "": none */
 	int is_default;	       /* 1: the account's default charging connection in its
 				* environment (no other is then); 0: not; -1: as is */
+	const struct banks_recebedor *recebedor; /* checked; conta "": removed */
 };
 
 /* Change connection `id` of `account` ("" = any of env) as `change` says,

@@ -35,6 +35,9 @@
 #define BANKS_ID_MAX 32	   /* "bnk_" + ULID + NUL */
 #define BANKS_TOKEN_LEN 43 /* random base62 characters of a URL token (about 256 bits) */
 
+#define BANKS_CONTA_MAX 20  /* a recebedor's conta, digits (DadosBancariosRecebedor) */
+#define BANKS_AGENCIA_MAX 4 /* its agencia, digits */
+
 enum banks_auth { BANKS_MTLS = 0, BANKS_URL_TOKEN = 1 };
 
 /* What names a connection where it acts (the account its Pix credit, the
@@ -73,6 +76,13 @@ struct banks_conn {
 	long long api_at_ms;	/* when it was first given API credentials (0: never) */
 	long long rec_at_ms;	/* the bank's Pix are reconciled up to here (0: not yet) */
 	long long last_call_ms; /* the bank's last accepted webhook call (0: none recorded) */
+	/* the receiving account at the bank (banks.h's banks_recebedor); conta
+	 * "": none given */
+	struct {
+		char agencia[BANKS_AGENCIA_MAX + 1];
+		char conta[BANKS_CONTA_MAX + 1];
+		char tipo_conta[12];
+	} rcv;
 	/* the bank's API credentials as stored (NULL: none): the client secret
 	 * and the private key sealed (core/seal.h), banks_open_credentials
 	 * opens them */
