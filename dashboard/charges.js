@@ -73,8 +73,9 @@ async function renderOne(main, id, gen) {
   const c = await api.request("GET", "/charge/pix/" + encodeURIComponent(id));
   if (!session.current(gen)) return;
   // the image from this server (the page may not reach base-url's host)
-  const img = h("img", { class: "qr", id: "qr", alt: "QR code of the charge",
-                         src: new URL("../v1/qrcode/" + encodeURIComponent(c.id) + "?size=6", document.baseURI).pathname });
+  // (none for a recurring charge of Pix Automático: it has no code)
+  const img = c.brCode ? h("img", { class: "qr", id: "qr", alt: "QR code of the charge",
+                         src: new URL("../v1/qrcode/" + encodeURIComponent(c.id) + "?size=6", document.baseURI).pathname }) : "";
   const cus = c.customer || {};
   main.append(h("p", { class: "crumbs" }, h("a", { href: "#/charges" }, "Charges"), " / ", c.id),
     h("h1", {}, money(c.amount), " ", badge(c.status)),
@@ -94,7 +95,11 @@ async function renderOne(main, id, gen) {
           ["Customer", c.customer ? [cus.name, cus.document, cus.email, cus.phone].filter(Boolean).join(" · ") : null],
         ]),
         c.pix ? pixBlock(c.pix) : "",
-        h("h2", {}, "BR Code ", copyButton(() => c.brCode)),
-        h("pre", { class: "code brcode", id: "brcode" }, c.brCode)),
-      h("figure", {}, img, h("figcaption", {}, "Scan with a bank app"))));
+        // a recurring charge of Pix Automático has no code: the payer's bank pays it
+        c.brCode ? [h("h2", {}, "BR Code ", copyButton(() => c.brCode)),
+                    h("pre", { class: "code brcode", id: "brcode" }, c.brCode)] : ""),
+      c.brCode ? h("figure", {}, img, h("figcaption", {}, "Scan with a bank app"))
+               : h("p", { id: "no-brcode" }, "No QR code: the payer's bank pays this recurring charge ",
+                   c.recurrence ? h("a", { href: "#/recurrences/" + c.recurrence }, "of its recurrence") : "",
+                   " on its due date.")));
 }

@@ -107,6 +107,15 @@ static void on_qr_brcode(void *ud, int result, const char *brcode, const char *e
 		http_reply_error(req, 404, "QR code not found: %s", req->params[0]);
 		return;
 	}
+	if (!brcode || !*brcode) {
+		/* a recurring charge of Pix Automático: the payer's bank pays it */
+		http_reply_error(
+		    req, 404,
+		    "QR code not found: %s has no BR Code (a recurring charge is paid by "
+		    "the payer's bank on its due date; its recurrence has the QR)",
+		    req->params[0]);
+		return;
+	}
 	if (qrpng_render(brcode, (int)scale, &png, &len) < 0) {
 		http_reply_error(req, 500, "cannot render the QR code");
 		return;

@@ -384,6 +384,12 @@ try {
   await page.locator("h1 .badge", { hasText: "CANCELLED" }).waitFor();
   assert.match(await page.locator("dl").first().innerText(), /Closed\s+SLCR · USUARIO_RECEBEDOR/);
   assert.ok(await page.locator("#cancel").isHidden(), "no Cancel once final");
+  // a recurring charge of a recurrence: no BR Code, no QR; a link to its recurrence
+  await page.evaluate((id) => { location.hash = "#/charges/" + id; }, cfg.recurringCharge);
+  await page.locator("#no-brcode").waitFor();
+  assert.equal(await page.locator("#qr").count(), 0);
+  assert.equal(await page.locator("#brcode").count(), 0);
+  assert.equal(await page.locator("#no-brcode a").getAttribute("href"), "#/recurrences/" + cfg.cycleRecurrence);
   await page.goto(base + "/dashboard/#/recurrences?status=CANCELLED");
   await page.locator("tr", { hasText: cfg.recurrence }).locator(".badge", { hasText: "CANCELLED" }).waitFor();
   assert.equal(await page.locator("tr", { hasText: cfg.otherRecurrence }).count(), 0, "the filter shows CANCELLED only");

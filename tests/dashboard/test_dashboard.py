@@ -205,6 +205,26 @@ class Dashboard(unittest.TestCase):
         rec_callback = {"recs": [{k: v for k, v in bank.rec(rec["idRec"]).items()
                                   if k in ("idRec", "status", "atualizacao", "ativacao")}]}
         hook = urllib.parse.urlsplit(api_made["webhookUrl"] + "/rec")
+        # a third, approved (its /rec callback, as the bank posts it), charged for its
+        # first cycle: a recurring charge, which the payer's bank pays with no QR code
+        cycle = self.call("POST", "/v1/recurrences", {
+            "payer": {"name": "Beltrana Souza", "document": "529.982.247-25"}, "contract": "CT-2026-0003",
+            "object": "Escola: mensalidade", "periodicity": "MONTHLY", "startDate": start,
+            "amount": 4990, "retryPolicy": "NONE"}, self.platform)
+        bank.rec_status(cycle["idRec"], "APROVADA", notify=False)
+        approved = {"recs": [{k: v for k, v in bank.rec(cycle["idRec"]).items()
+                              if k in ("idRec", "status", "atualizacao", "ativacao")}]}
+        r = self.px.request("POST", hook.path + "?" + hook.query, raw=json.dumps(approved).encode(),
+                            headers={"Content-Type": "application/json"})
+        self.assertEqual(r.status, 200, r)
+        r = self.px.request("PATCH", "/v1/bank/connections/" + api_conn,
+                            body={"recebedor": {"agencia": "9708", "conta": "012682", "tipoConta": "CORRENTE"}},
+                            headers=auth(self.master, self.platform))
+        self.assertEqual(r.status, 200, r)
+        recurring = self.call("POST", "/v1/recurrences/%s/charges" % cycle["id"], {
+            "amount": 4990, "dueDate": (datetime.date.today() + datetime.timedelta(days=8)).isoformat()},
+            self.platform)
+        self.assertEqual((recurring["brCode"], recurring["recurrence"]), (None, cycle["id"]))
         at_bank = self.call("POST", "/v1/charge/pix/create", {"amount": 123456}, self.platform)
         self.assertIsNotNone(bank.cob(at_bank["id"]), "the charge is created at the bank")
         missed = bank.pay(at_bank["id"])  # settled at the bank; no webhook
@@ -238,7 +258,8 @@ class Dashboard(unittest.TestCase):
                "secrets": [bank.client_secret, down.client_secret, private_key.strip()],
                "sinkUrl": self.sink.url(""), "overviewAtLeast": caused,
                "shop": shop["id"], "recurrence": rec["id"], "otherRecurrence": other_rec["id"],
-               "recHook": hook.path + "?" + hook.query, "recCallback": rec_callback}
+               "recHook": hook.path + "?" + hook.query, "recCallback": rec_callback,
+               "recurringCharge": recurring["id"], "cycleRecurrence": cycle["id"]}
         p = subprocess.run(["node", os.path.join(HERE, "dashboard.mjs")], cwd=HERE,
                            env=dict(os.environ, DASHBOARD_TEST=json.dumps(cfg)),
                            capture_output=True, text=True, timeout=240)

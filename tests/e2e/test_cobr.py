@@ -135,6 +135,11 @@ class Create(Charges):
                           c["brCode"], c["brCodeImageUrl"], c["customer"]["document"]),
                          ("PENDING", rec["id"], 9990, in_days(5), 7, None, None, "52998224725"))
         self.assertEqual(self.get_charge(c["id"]), c)
+        # no QR code: the payer's bank pays it (its recurrence has the QR)
+        q = self.px.request("GET", "/v1/qrcode/" + c["id"])
+        self.assertEqual((q.status, q.json["error"]),
+                         (404, "QR code not found: %s has no BR Code (a recurring charge is paid by "
+                               "the payer's bank on its due date; its recurrence has the QR)" % c["id"]))
         # a recurrence without retries: the charge ends with its due date
         rec = self.approved(retryPolicy="NONE", amount=None, minimumAmount=5000)
         r = self.charge(rec, amount=12345, dueDate=in_days(10))
