@@ -111,10 +111,9 @@ struct charges_filter {
 /* A page of the charges of `account` (or of its recurrence f->recurrence,
  * from recch:<account>:<id>; none when it is another account's), newest
  * first, as {"charges": [...], "nextCursor": ...} (each charge as GET
- * /v1/charge/pix/{id} shows it). With
- * a status filter at most CHARGES_SCAN_CAP charges are looked at per page, so
- * a page may be short (even empty) with a cursor to go on. cb runs exactly
- * once, later. */
+ * /v1/charge/pix/{id} shows it). With a status filter at most
+ * CHARGES_SCAN_CAP charges are looked at per page, so a page may be short
+ * (even empty) with a cursor to go on. cb runs exactly once, later. */
 void charges_list(struct rds *r, const struct config *cfg, enum env env, const char *account,
 		  const struct charges_filter *f, store_fn cb, void *ud);
 
