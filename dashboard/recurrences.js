@@ -1,5 +1,6 @@
 // Recurrences (Pix Automático, docs/recurrences.md): the list (by status),
-// and one recurrence with its QR, what the bank said of it, and a cancel.
+// and one recurrence with its QR, what the bank said of it, a cancel, and its
+// recurring charges (GET /v1/charges?recurrence=).
 import * as api from "./api.js";
 import { session } from "./session.js";
 import { h, badge, when, money, listView, dl, copyButton, confirmDialog, toast, errorBox } from "./ui.js";
@@ -87,4 +88,21 @@ async function renderOne(main, id, gen) {
         h("h2", {}, "BR Code ", copyButton(() => r.brCode)),
         h("pre", { class: "code brcode", id: "brcode" }, r.brCode)),
       h("figure", {}, img, h("figcaption", {}, "The payer scans it to approve the recurrence"))));
+  const charges = await listView({
+    columns: [
+      { title: "Due", cell: (c) => c.dueDate },
+      { title: "Amount", class: "num", cell: (c) => money(c.amount) },
+      { title: "Status", cell: (c) => badge(c.status) },
+      { title: "Created", cell: (c) => when(c.createdAt) },
+      { title: "Id", cell: (c) => h("a", { href: "#/charges/" + c.id }, c.id) },
+    ],
+    href: (c) => "#/charges/" + c.id,
+    empty: "No charges yet: charge each cycle with POST /v1/recurrences/" + r.id + "/charges.",
+    load: async (cursor) => {
+      const d = await api.request("GET", "/charges", { query: { recurrence: r.id, limit: 50, cursor } });
+      return { rows: d.charges, next: d.nextCursor };
+    },
+  });
+  if (session.current(gen))
+    main.append(h("section", { id: "charges" }, h("h2", {}, "Charges, newest first"), charges));
 }

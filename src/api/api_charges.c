@@ -368,24 +368,28 @@ static bool one_of(const char *s, const char *const *list)
 	return false;
 }
 
-/* GET /v1/charges?status=&limit=&cursor= : the acting account's charges, newest first. */
+/* GET /v1/charges?status=&recurrence=&limit=&cursor= : the acting account's
+ * charges (or its recurrence's), newest first. */
 void api_handle_charges_list(struct http_req *req)
 {
-	static const char *const names[] = {"status", "limit", "cursor"};
+	static const char *const names[] = {"status", "limit", "cursor", "recurrence"};
 	struct app *app = app_of(req);
 	struct api_caller *c = req->auth;
 	struct charges_filter f;
-	char *v[3];
+	char *v[4];
 
-	if (api_query_params(req, names, 3, v) < 0)
+	if (api_query_params(req, names, 4, v) < 0)
 		return;
 	memset(&f, 0, sizeof(f));
 	f.status = v[0];
+	f.recurrence = v[3];
 	if (v[0] && !one_of(v[0], charge_states))
 		http_reply_error(req, 400,
 				 "status: must be PENDING, PAID, EXPIRED, REFUNDED or FAILED");
+	else if (v[3] && !recurrences_valid_id(v[3]))
+		http_reply_error(req, 400, "recurrence: must be a recurrence's id (rec_ + ULID)");
 	else if (api_query_limit(req, v[1], API_LIST_DEFAULT, CHARGES_LIST_MAX, &f.limit) == 0 &&
 		 api_query_cursor(req, v[2], "", &f.from) == 0)
 		charges_list(app->rds, app->cfg, c->key.env, c->account, &f, api_on_json, req);
-	api_query_free(v, 3);
+	api_query_free(v, 4);
 }

@@ -390,6 +390,12 @@ int ks_cobr_open_key(char *out, size_t size, const char *prefix, int shard, cons
 	return in_shard(out, size, prefix, shard, "cobropen:%s", connection);
 }
 
+int ks_recurrence_charges_key(char *out, size_t size, const char *prefix, int shard,
+			      const char *account, const char *id)
+{
+	return in_shard(out, size, prefix, shard, "recch:%s:%s", account, id);
+}
+
 /* ---- {<env>}: one environment ---- */
 
 void ks_env_taxids_key(char *out, size_t size, const char *prefix, enum env env)

@@ -675,7 +675,11 @@ void charges_list(struct rds *r, const struct config *cfg, enum env env, const c
 	l = mem_new(struct list);
 	l->cb = cb;
 	l->ud = ud;
-	ks_charge_index_key(idx, sizeof(idx), cfg->prefix, shard, account);
+	if (f->recurrence)
+		ks_recurrence_charges_key(idx, sizeof(idx), cfg->prefix, shard, account,
+					  f->recurrence);
+	else
+		ks_charge_index_key(idx, sizeof(idx), cfg->prefix, shard, account);
 	ks_charge_key_prefix(kp, sizeof(kp), cfg->prefix, shard);
 	snprintf(lim, sizeof(lim), "%d", f->limit);
 	snprintf(cap, sizeof(cap), "%d", CHARGES_SCAN_CAP);

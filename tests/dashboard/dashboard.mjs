@@ -390,6 +390,17 @@ try {
   assert.equal(await page.locator("#qr").count(), 0);
   assert.equal(await page.locator("#brcode").count(), 0);
   assert.equal(await page.locator("#no-brcode a").getAttribute("href"), "#/recurrences/" + cfg.cycleRecurrence);
+  // its recurrence's page lists its charges; the link opens the charge's page
+  const recurring = (await api("GET", "/charge/pix/" + cfg.recurringCharge, cfg.master)).json.data;
+  await page.locator("#no-brcode a").click();
+  await page.waitForURL(new RegExp("#/recurrences/" + cfg.cycleRecurrence + "$"));
+  const chargeRow = page.locator("#charges tr", { hasText: cfg.recurringCharge });
+  await chargeRow.locator(".badge", { hasText: "PENDING" }).waitFor();
+  assert.equal(await page.locator("#charges tbody tr").count(), 1, "the recurrence's one charge only");
+  assert.match(await chargeRow.innerText(), new RegExp(recurring.dueDate + "\\s+R\\$ 49,90\\s+PENDING"));
+  await chargeRow.getByRole("link", { name: cfg.recurringCharge }).click();
+  await page.waitForURL(new RegExp("#/charges/" + cfg.recurringCharge + "$"));
+  await page.locator("#no-brcode").waitFor();
   await page.goto(base + "/dashboard/#/recurrences?status=CANCELLED");
   await page.locator("tr", { hasText: cfg.recurrence }).locator(".badge", { hasText: "CANCELLED" }).waitFor();
   assert.equal(await page.locator("tr", { hasText: cfg.otherRecurrence }).count(), 0, "the filter shows CANCELLED only");

@@ -201,6 +201,45 @@ class Create(Charges):
         self.assertIn("mesmo ciclo", r.json["error"])
         self.assertEqual(len(self.bank.take_violations()), 1)
 
+    def test_a_recurrences_charges_listed_newest_first(self):
+        rec = self.approved(periodicity="WEEKLY", amount=None, minimumAmount=5000)
+        other = self.approved(periodicity="WEEKLY")
+        made = [self.charge(rec, amount=9990, dueDate=in_days(3)),
+                self.charge(rec, amount=8800, dueDate=in_days(10)),
+                self.charge(other, amount=9990, dueDate=in_days(3))]
+        self.assertEqual([r.status for r in made], [200, 200, 200], made)
+        first, second, elsewhere = (r.json["data"] for r in made)
+        plain = self.px.request("POST", "/v1/charge/pix/create", body={"amount": 500},
+                                headers=auth(self.key))
+        self.assertEqual(plain.status, 200, plain)
+
+        def listed(query):
+            r = self.px.request("GET", "/v1/charges?" + query, headers=auth(self.key))
+            self.assertEqual(r.status, 200, r)
+            return r.json["data"]
+
+        d = listed("recurrence=" + rec["id"])
+        self.assertEqual([(c["id"], c["recurrence"], c["amount"], c["dueDate"]) for c in d["charges"]],
+                         [(second["id"], rec["id"], 8800, in_days(10)),
+                          (first["id"], rec["id"], 9990, in_days(3))])
+        self.assertIsNone(d["nextCursor"])
+        self.assertEqual(d["charges"][0], self.px.request(
+            "GET", "/v1/charge/pix/" + second["id"], headers=auth(self.key)).json["data"])
+        # paged, and with the status filter
+        d = listed("limit=1&recurrence=" + rec["id"])
+        self.assertEqual([c["id"] for c in d["charges"]], [second["id"]])
+        d = listed("limit=1&recurrence=" + rec["id"] + "&cursor=" + d["nextCursor"])
+        self.assertEqual([c["id"] for c in d["charges"]], [first["id"]])
+        self.assertEqual([c["id"] for c in listed("recurrence=" + other["id"])["charges"]],
+                         [elsewhere["id"]])
+        self.assertEqual(listed("status=PAID&recurrence=" + rec["id"])["charges"], [])
+        # a recurrence with no charge, one no account has: none
+        self.assertEqual(listed("recurrence=" + self.approved()["id"])["charges"], [])
+        self.assertEqual(listed("recurrence=rec_01M8C0C5SXF1HDHDYQV5PETZ0C")["charges"], [])
+        r = self.px.request("GET", "/v1/charges?recurrence=" + first["id"], headers=auth(self.key))
+        self.assertEqual((r.status, r.json["error"]),
+                         (400, "recurrence: must be a recurrence's id (rec_ + ULID)"))
+
     def test_an_answer_that_is_not_the_charge_stores_nothing(self):
         rec = self.approved(periodicity="WEEKLY")
         before = self.px.request("GET", "/v1/charges?limit=100", headers=auth(self.key)).json["data"]

@@ -127,7 +127,7 @@ class Listings(unittest.TestCase):
             ("?limit=1e3", "limit: must be an integer from 1 to 100"),
             ("?cursor=" + self.charges[0], "cursor: not a cursor this endpoint returned"),
             ("?cursor=17_evt_" + self.charges[0], "cursor: not a cursor this endpoint returned"),
-            ("?since=1", "unknown query parameter 'since'; allowed: status, limit, cursor"),
+            ("?since=1", "unknown query parameter 'since'; allowed: status, limit, cursor, recurrence"),
             ("?status=PAID&status=PENDING", "status: given more than once"),
         ]
         for q, message in cases:

@@ -201,6 +201,8 @@ static void test_shard_keys(void)
 	check_name(k, P "{s37}:recopen:" BNK, SHARD, "recopen:<connection>");
 	ks_cobr_open_key(k, sizeof(k), P, 37, BNK);
 	check_name(k, P "{s37}:cobropen:" BNK, SHARD, "cobropen:<connection>");
+	ks_recurrence_charges_key(k, sizeof(k), P, 37, ACCT, "rec_X");
+	check_name(k, P "{s37}:recch:" ACCT ":rec_X", SHARD, "recch:<account>:<recurrence>");
 
 	/* the first and last shards, another prefix */
 	ks_hosts_key(k, sizeof(k), "px/", 0);

@@ -230,6 +230,10 @@ int ks_recurrence_open_key(char *out, size_t size, const char *prefix, int shard
  * charges not final -> when the reconciliation last asked the bank of each
  * (ms, their creation at first; zset). */
 int ks_cobr_open_key(char *out, size_t size, const char *prefix, int shard, const char *connection);
+/* "<prefix>{s<k>}:recch:<account>:<recurrence id>", the recurring charges
+ * of the account's recurrence by creation (ms; zset; charge_create adds). */
+int ks_recurrence_charges_key(char *out, size_t size, const char *prefix, int shard,
+			      const char *account, const char *id);
 
 /* ---- {<env>}: one environment ----
  *

@@ -100,18 +100,20 @@ void charges_expire_due(struct rds *r, const struct config *cfg, int shard,
 
 /* Which charges to list. */
 struct charges_filter {
-	const char *status; /* PENDING, PAID, ...; NULL = any */
-	int limit;	    /* 1 .. CHARGES_LIST_MAX */
+	const char *status;	/* PENDING, PAID, ...; NULL = any */
+	const char *recurrence; /* a recurrence's id: only its charges; NULL = any */
+	int limit;		/* 1 .. CHARGES_LIST_MAX */
 	struct page_cursor from;
 };
 
 #define CHARGES_LIST_MAX 100
 
-/* A page of the charges of `account`, newest first, as {"charges": [...],
- * "nextCursor": ...} (each charge as GET /v1/charge/pix/{id} shows it). With
- * a status filter at most CHARGES_SCAN_CAP charges are looked at per page, so
- * a page may be short (even empty) with a cursor to go on. cb runs exactly
- * once, later. */
+/* A page of the charges of `account` (or of its recurrence f->recurrence,
+ * from recch:<account>:<id>; none when it is another account's), newest
+ * first, as {"charges": [...], "nextCursor": ...} (each charge as GET
+ * /v1/charge/pix/{id} shows it). With a status filter at most
+ * CHARGES_SCAN_CAP charges are looked at per page, so a page may be short
+ * (even empty) with a cursor to go on. cb runs exactly once, later. */
 void charges_list(struct rds *r, const struct config *cfg, enum env env, const char *account,
 		  const struct charges_filter *f, store_fn cb, void *ud);
 

@@ -13,7 +13,8 @@
 --        Automático only, its recurrence's id, its idRec and its bank connection: kept on the
 --        charge (recurrence, idrec, cobr_conn) and the charge put in the connection's
 --        p cobropen:<connection> (zset: recurring charges not final, scored by when the
---        reconciliation last asked about them; p the shard key prefix, ARGV[15] less 'ch:')
+--        reconciliation last asked about them; p the shard key prefix, ARGV[15] less 'ch:'),
+--        and in p recch:<account>:<recurrence> (zset: the recurrence's charges by creation)
 -- Returns {'created'}, {'existing', head, status, mid, updated_at, pix ('' = none)} for the same
 -- request again, or {'conflict', id} for another request with a used externalID.
 if #KEYS ~= 4 or (#ARGV ~= 18 and #ARGV ~= 21) then
@@ -44,6 +45,7 @@ if #ARGV == 21 then
     'cobr_status', 'CRIADA')
   local p = string.sub(ARGV[15], 1, -4)
   redis.call('ZADD', p .. 'cobropen:' .. ARGV[21], ARGV[8], ARGV[1])
+  redis.call('ZADD', p .. 'recch:' .. ARGV[2] .. ':' .. ARGV[19], ARGV[8], ARGV[1])
 end
 redis.call('ZADD', KEYS[3], ARGV[9], ARGV[1])
 redis.call('ZADD', KEYS[4], ARGV[8], ARGV[1])

@@ -1,5 +1,6 @@
 -- charge_list: a page of an account's charges, newest first, optionally of one status.
--- KEYS[1] = <prefix>{s<k>}:charges:<account>   zset charge id -> created ms
+-- KEYS[1] = <prefix>{s<k>}:charges:<account>   zset charge id -> created ms (or
+--           <prefix>{s<k>}:recch:<account>:<recurrence>, the charges of one recurrence)
 -- ARGV = charge key prefix (<prefix>{s<k>}:ch:), max created ms ('+inf' = from the
 --        newest), id to start below at exactly that time ('' = none), status ('' = any),
 --        limit, how many charges to look at at most
