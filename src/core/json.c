@@ -9,6 +9,7 @@
 
 #include "pixrelay/core/mem.h"
 #include "pixrelay/core/timefmt.h"
+#include "pixrelay/core/validate.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -745,4 +746,35 @@ void json_time_ms(yajl_gen g, const char *ms)
 	}
 	timefmt_rfc3339(t, strtoull(ms, NULL, 10));
 	json_str(g, t);
+}
+
+int json_opt_text(yajl_val v, const char *name, size_t max_chars, char **out, char *err,
+		  size_t errlen)
+{
+	const char *s;
+	long chars;
+
+	if (!v || YAJL_IS_NULL(v))
+		return 0;
+	if (!YAJL_IS_STRING(v)) {
+		snprintf(err, errlen, "%s: must be a string", name);
+		return -1;
+	}
+	s = YAJL_GET_STRING(v);
+	chars = validate_utf8_chars(s, strlen(s));
+	if (chars < 0) {
+		snprintf(err, errlen, "%s: must be valid UTF-8", name);
+		return -1;
+	}
+	if (validate_has_control(s)) {
+		snprintf(err, errlen, "%s: must not contain control characters", name);
+		return -1;
+	}
+	if ((size_t)chars > max_chars) {
+		snprintf(err, errlen, "%s: must be at most %zu characters (got %ld)", name,
+			 max_chars, chars);
+		return -1;
+	}
+	*out = mem_strdup(s);
+	return 0;
 }

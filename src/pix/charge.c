@@ -25,40 +25,6 @@ static const char *const known_fields[] = {
 
 #define NKNOWN (sizeof(known_fields) / sizeof(known_fields[0]))
 
-/* An optional string field: absent or null leaves *out NULL. Returns -1 on
- * a wrong type or invalid UTF-8 / control characters, with the message. */
-static int opt_string(yajl_val body, const char *name, size_t max_chars, char **out, char *err,
-		      size_t errlen)
-{
-	yajl_val v = json_get(body, name);
-	const char *s;
-	long chars;
-
-	if (!v || YAJL_IS_NULL(v))
-		return 0;
-	if (!YAJL_IS_STRING(v)) {
-		snprintf(err, errlen, "%s: must be a string", name);
-		return -1;
-	}
-	s = YAJL_GET_STRING(v);
-	chars = validate_utf8_chars(s, strlen(s));
-	if (chars < 0) {
-		snprintf(err, errlen, "%s: must be valid UTF-8", name);
-		return -1;
-	}
-	if (validate_has_control(s)) {
-		snprintf(err, errlen, "%s: must not contain control characters", name);
-		return -1;
-	}
-	if ((size_t)chars > max_chars) {
-		snprintf(err, errlen, "%s: must be at most %zu characters (got %ld)", name,
-			 max_chars, chars);
-		return -1;
-	}
-	*out = mem_strdup(s);
-	return 0;
-}
-
 int charge_parse_create(yajl_val body, const struct charge_limits *lim, struct charge_input *out,
 			char *err, size_t errlen)
 {
@@ -103,8 +69,8 @@ int charge_parse_create(yajl_val body, const struct charge_limits *lim, struct c
 		snprintf(err, errlen, "amount: must be at most %lld (cents)", CHARGE_MAX_AMOUNT);
 		goto fail;
 	}
-	if (opt_string(body, "externalID", CHARGE_EXTERNAL_ID_MAX, &in.external_id, err, errlen) <
-	    0)
+	if (json_opt_text(json_get(body, "externalID"), "externalID", CHARGE_EXTERNAL_ID_MAX,
+			  &in.external_id, err, errlen) < 0)
 		goto fail;
 	if (in.external_id && validate_is_blank(in.external_id)) {
 		snprintf(err, errlen, "externalID: must not be empty");
@@ -132,24 +98,28 @@ int charge_parse_create(yajl_val body, const struct charge_limits *lim, struct c
 			goto fail;
 		}
 	}
-	if (opt_string(body, "comment", CHARGE_COMMENT_MAX, &in.comment, err, errlen) < 0)
+	if (json_opt_text(json_get(body, "comment"), "comment", CHARGE_COMMENT_MAX, &in.comment,
+			  err, errlen) < 0)
 		goto fail;
-	if (opt_string(body, "name", CHARGE_NAME_MAX, &in.name, err, errlen) < 0)
+	if (json_opt_text(json_get(body, "name"), "name", CHARGE_NAME_MAX, &in.name, err, errlen) <
+	    0)
 		goto fail;
-	if (opt_string(body, "email", VALIDATE_EMAIL_MAX, &in.email, err, errlen) < 0)
+	if (json_opt_text(json_get(body, "email"), "email", VALIDATE_EMAIL_MAX, &in.email, err,
+			  errlen) < 0)
 		goto fail;
 	if (in.email && !validate_is_email(in.email)) {
 		snprintf(err, errlen, "email: not a valid e-mail address");
 		goto fail;
 	}
-	if (opt_string(body, "phone", CHARGE_PHONE_MAX, &in.phone, err, errlen) < 0)
+	if (json_opt_text(json_get(body, "phone"), "phone", CHARGE_PHONE_MAX, &in.phone, err,
+			  errlen) < 0)
 		goto fail;
 	if (in.phone && !validate_is_phone(in.phone)) {
 		snprintf(err, errlen,
 			 "phone: not a valid phone number (8 to 15 digits, optional +)");
 		goto fail;
 	}
-	if (opt_string(body, "document", 32, &document, err, errlen) < 0)
+	if (json_opt_text(json_get(body, "document"), "document", 32, &document, err, errlen) < 0)
 		goto fail;
 	if (document) {
 		char norm[15];
@@ -159,7 +129,8 @@ int charge_parse_create(yajl_val body, const struct charge_limits *lim, struct c
 		}
 		in.document = mem_strdup(norm);
 	}
-	if (opt_string(body, "postbackUrl", VALIDATE_URL_MAX, &in.postback_url, err, errlen) < 0)
+	if (json_opt_text(json_get(body, "postbackUrl"), "postbackUrl", VALIDATE_URL_MAX,
+			  &in.postback_url, err, errlen) < 0)
 		goto fail;
 	if (in.postback_url && !validate_is_http_url(in.postback_url)) {
 		snprintf(err, errlen, "postbackUrl: must be an absolute http or https URL");

@@ -80,38 +80,6 @@ bool endpoint_types_match(const char *types, const char *type)
 	return false;
 }
 
-/* An optional text field: absent or null leaves *out NULL. */
-static int text_field(yajl_val v, const char *name, size_t max_chars, char **out, char *err,
-		      size_t errlen)
-{
-	const char *s;
-	long chars;
-
-	if (!v || YAJL_IS_NULL(v))
-		return 0;
-	if (!YAJL_IS_STRING(v)) {
-		snprintf(err, errlen, "%s: must be a string", name);
-		return -1;
-	}
-	s = YAJL_GET_STRING(v);
-	chars = validate_utf8_chars(s, strlen(s));
-	if (chars < 0) {
-		snprintf(err, errlen, "%s: must be valid UTF-8", name);
-		return -1;
-	}
-	if (validate_has_control(s)) {
-		snprintf(err, errlen, "%s: must not contain control characters", name);
-		return -1;
-	}
-	if ((size_t)chars > max_chars) {
-		snprintf(err, errlen, "%s: must be at most %zu characters (got %ld)", name,
-			 max_chars, chars);
-		return -1;
-	}
-	*out = mem_strdup(s);
-	return 0;
-}
-
 /* Whether a wildcard's prefix (pre, n bytes) takes any type: a type
  * pixrelay makes starts with it, or, when it names operational types (an
  * operational type is taken only by such a prefix), an operational one
@@ -306,7 +274,7 @@ int endpoint_parse(yajl_val body, int create, struct endpoint_spec *out, char *e
 				 "url: must be an absolute http or https URL, not null");
 			goto fail;
 		}
-		if (text_field(v, "url", VALIDATE_URL_MAX, &s.url, err, errlen) < 0)
+		if (json_opt_text(v, "url", VALIDATE_URL_MAX, &s.url, err, errlen) < 0)
 			goto fail;
 		if (!validate_is_http_url(s.url)) {
 			snprintf(err, errlen,
@@ -322,8 +290,8 @@ int endpoint_parse(yajl_val body, int create, struct endpoint_spec *out, char *e
 	}
 	v = json_get(body, "description");
 	if (v || create) {
-		if (text_field(v, "description", ENDPOINT_DESCRIPTION_MAX, &s.description, err,
-			       errlen) < 0)
+		if (json_opt_text(v, "description", ENDPOINT_DESCRIPTION_MAX, &s.description, err,
+				  errlen) < 0)
 			goto fail;
 		if (!s.description)
 			s.description = mem_strdup("");

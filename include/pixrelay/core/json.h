@@ -92,4 +92,12 @@ const char *json_buf(yajl_gen g, size_t *len);
  * freed; its buffer is wiped first, as it may have held a secret. */
 char *json_take(yajl_gen g);
 
+/* An optional text field `v` (the value of `name`, NULL when absent):
+ * absent or null leaves *out NULL and returns 0; a string of valid UTF-8
+ * without control characters and of at most max_chars characters is
+ * copied to *out (caller frees); anything else returns -1 with err saying
+ * "name: rule". */
+int json_opt_text(yajl_val v, const char *name, size_t max_chars, char **out, char *err,
+		  size_t errlen);
+
 #endif
