@@ -344,6 +344,7 @@ static int item_parse(struct where *w, yajl_val v, struct bankpix *p)
 	int64_t cents = -1;
 	int rc = -1;
 
+	p->id[0] = '\0'; /* a bank's Pix is once by its endToEndId */
 	p->cents = -1;
 	p->horario_ms = 0;
 	if (!YAJL_IS_OBJECT(v))

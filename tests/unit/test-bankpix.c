@@ -90,6 +90,9 @@ static void test_examples(void)
 	CHECK_INT(b.n, 2);
 	CHECK_INT(b.nrefused, 0);
 	CHECK_STR(b.items[0].e2e, "E12345678202009091221kkkkkkkkkkk");
+	/* a bank's Pix is once by its endToEndId: no provider id */
+	CHECK_STR(b.items[0].id, "");
+	CHECK_STR(b.items[1].id, "");
 	CHECK_STR(b.items[0].txid, "c3e0e7a4e7f1469a9f782d3d4999343c");
 	CHECK_INT(b.items[0].cents, 11000);
 	CHECK_INT(b.items[0].horario_ms, 1599682500358LL);

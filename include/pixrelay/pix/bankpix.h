@@ -19,6 +19,7 @@
 #define BANKPIX_REFUNDS_MAX 100 /* devolucoes of one Pix */
 #define BANKPIX_E2E_LEN 32	/* endToEndId: [a-zA-Z0-9]{32} */
 #define BANKPIX_TXID_MAX 35	/* txid: [a-zA-Z0-9]{1,35} */
+#define BANKPIX_ID_MAX 48	/* id: "<provider>:<payment id>" */
 #define BANKPIX_REFUND_ID_MAX 35
 #define BANKPIX_CHAVE_MAX 77 /* characters */
 #define BANKPIX_TEXT_MAX 140 /* infoPagador, motivo, descricao: characters */
@@ -52,10 +53,17 @@ struct bankpix_refund {
 /* One Pix as the bank reported it. `json` is the Pix again in a canonical
  * form: the schema's fields only, in the schema's order, `devolucoes`
  * always an array, `componentesValor` as received; it is what the
- * merchant's event carries. Strings owned. */
+ * merchant's event carries. Strings owned.
+ *
+ * `id` is what makes the Pix once when its endToEndId cannot: "" for a
+ * bank's Pix (bankpix_parse leaves it so: the endToEndId does), and for a
+ * payment provider's "<short>:<the provider's payment id>" (Woovi:
+ * "wv:<transactionID>", pix/woovi.h), whose `e2e` is then the Pix's
+ * endToEndId when it has the standard's 32 letters or digits, else "". */
 enum bankpix_parts { BANKPIX_PARTS_NONE, BANKPIX_PARTS_ADD_UP, BANKPIX_PARTS_WRONG };
 
 struct bankpix {
+	char id[BANKPIX_ID_MAX + 1];
 	char e2e[BANKPIX_E2E_LEN + 1];
 	char txid[BANKPIX_TXID_MAX + 1]; /* "" when the Pix carries none */
 	char *chave;			 /* the Pix key paid; NULL when the Pix names none */
