@@ -6,6 +6,7 @@
  * module stamps with; the same moments as text are timefmt.c's. */
 #include "pixrelay/core/ids.h"
 
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <pthread.h>
@@ -190,4 +191,17 @@ void ids_sha256_hex(char out[65], const void *data, size_t len)
 		abort();
 	}
 	ids_hex(out, md, 32);
+}
+
+bool ids_sha256_matches(const void *token, size_t len, const char *sha_hex)
+{
+	char sha[65];
+	bool same;
+
+	if (!token || len == 0 || !sha_hex || strlen(sha_hex) != 64)
+		return false;
+	ids_sha256_hex(sha, token, len);
+	same = CRYPTO_memcmp(sha, sha_hex, 64) == 0;
+	OPENSSL_cleanse(sha, sizeof(sha));
+	return same;
 }

@@ -78,6 +78,13 @@ int main(void)
 
 	ids_sha256_hex(hex, "abc", 3);
 	CHECK_STR(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+	CHECK(ids_sha256_matches("abc", 3, hex));
+	CHECK(!ids_sha256_matches("abd", 3, hex));
+	CHECK(!ids_sha256_matches("abc", 2, hex));
+	CHECK(!ids_sha256_matches(
+	    "", 0, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"));
+	CHECK(!ids_sha256_matches("abc", 3, ""));	  /* no secret stored */
+	CHECK(!ids_sha256_matches("abc", 3, "ba7816bf")); /* not a digest */
 
 	timefmt_format(t, 1614265330123ull);
 	CHECK_STR(t, "2021-02-25 15:02:10");

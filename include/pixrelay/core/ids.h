@@ -47,6 +47,11 @@ int ids_hexval(char c);
 
 /* SHA-256 of `len` bytes as 64 lower-case hex characters + NUL. */
 void ids_sha256_hex(char out[65], const void *data, size_t len);
+/* Whether the secret `token` (len bytes) is the one whose SHA-256 is
+ * `sha_hex` (64 lower-case hex, as a secret is stored): the digests are
+ * compared in constant time. False for an empty token and for a sha_hex
+ * that is not 64 characters (no secret stored). Nothing is retained. */
+bool ids_sha256_matches(const void *token, size_t len, const char *sha_hex);
 
 /* Milliseconds since the Unix epoch (wall clock). */
 uint64_t ids_now_ms(void);
