@@ -36,7 +36,7 @@ const char *bankpix_refund_status_name(enum bankpix_refund_status s)
 	return (unsigned)s < 3 ? refund_status_names[s] : "?";
 }
 
-static bool alnum_run(const char *s, size_t min, size_t max)
+bool bankpix_is_alnum(const char *s, size_t min, size_t max)
 {
 	size_t n = 0;
 
@@ -168,22 +168,27 @@ static int valor_field(struct where *w, yajl_val obj, const char *field, int64_t
 	return 0;
 }
 
-/* RFC 3339 with a time zone (the schema's date-time): a moment without one
- * would be read 3 hours off in Brazil. */
+int bankpix_time_ms(const char *s, long long *ms)
+{
+	size_t n = strlen(s);
+
+	if (n < 20 || s[10] != 'T' || !(s[n - 1] == 'Z' || s[n - 6] == '+' || s[n - 6] == '-'))
+		return -1;
+	return timefmt_parse(s, ms) < 0 ? -1 : 0;
+}
+
+/* RFC 3339 with a time zone (the schema's date-time), bankpix_time_ms. */
 static int time_field(struct where *w, yajl_val obj, const char *key, const char *field,
 		      int required, long long *ms, const char **text)
 {
 	const char *s;
-	size_t n;
 
 	if (string_field(w, obj, key, field, required, 0, &s) < 0)
 		return -1;
 	*text = s;
 	if (!s)
 		return 0;
-	n = strlen(s);
-	if (n < 20 || s[10] != 'T' || !(s[n - 1] == 'Z' || s[n - 6] == '+' || s[n - 6] == '-') ||
-	    timefmt_parse(s, ms) < 0)
+	if (bankpix_time_ms(s, ms) < 0)
 		return refuse(w, field,
 			      "must be an RFC 3339 date-time with a time zone, like "
 			      "\"2020-09-09T20:15:00.358Z\"");
@@ -218,11 +223,11 @@ static int refund_parse(struct where *w, yajl_val v, size_t j, struct bankpix_re
 		return refuse(w, FIELD(""), "must be an object");
 	if (string_field(w, v, "id", FIELD("id"), 1, 0, &id) < 0)
 		return -1;
-	if (!alnum_run(id, 1, BANKPIX_REFUND_ID_MAX))
+	if (!bankpix_is_alnum(id, 1, BANKPIX_REFUND_ID_MAX))
 		return refuse(w, FIELD("id"), "must be 1 to 35 letters or digits");
 	if (string_field(w, v, "rtrId", FIELD("rtrId"), 1, 0, &rtr) < 0)
 		return -1;
-	if (!alnum_run(rtr, BANKPIX_E2E_LEN, BANKPIX_E2E_LEN))
+	if (!bankpix_is_alnum(rtr, BANKPIX_E2E_LEN, BANKPIX_E2E_LEN))
 		return refuse(w, FIELD("rtrId"), "must be 32 letters or digits");
 	if (valor_field(w, v, FIELD("valor"), &r->cents, &valor) < 0)
 		return -1;
@@ -350,13 +355,13 @@ static int item_parse(struct where *w, yajl_val v, struct bankpix *p)
 	if (!YAJL_IS_OBJECT(v))
 		return refuse(w, "", "must be an object");
 	if (string_field(w, v, "endToEndId", "endToEndId", 1, 0, &e2e) == 0) {
-		if (alnum_run(e2e, BANKPIX_E2E_LEN, BANKPIX_E2E_LEN))
+		if (bankpix_is_alnum(e2e, BANKPIX_E2E_LEN, BANKPIX_E2E_LEN))
 			memcpy(p->e2e, e2e, BANKPIX_E2E_LEN + 1);
 		else
 			refuse(w, "endToEndId", "must be 32 letters or digits");
 	}
 	if (string_field(w, v, "txid", "txid", 0, 0, &txid) == 0 && txid &&
-	    !alnum_run(txid, 1, BANKPIX_TXID_MAX))
+	    !bankpix_is_alnum(txid, 1, BANKPIX_TXID_MAX))
 		refuse(w, "txid", "must be 1 to 35 letters or digits");
 	if (valor_field(w, v, "valor", &cents, &valor) == 0)
 		p->cents = cents;

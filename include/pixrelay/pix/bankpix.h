@@ -12,6 +12,7 @@
 #ifndef PIXRELAY_BANKPIX_H
 #define PIXRELAY_BANKPIX_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -153,6 +154,16 @@ int bankpix_valor_cents(const char *s, int64_t *cents);
  * (the 25 characters its static BR Code carries in field 62-05). Writes the
  * charge id and returns 0, or returns -1 when the txid can name no charge. */
 int bankpix_charge_of_txid(const char *txid, char out[27]);
+
+/* Whether `s` is `min` to `max` ASCII letters or digits (the standard's
+ * [a-zA-Z0-9]{min,max}: endToEndId, txid, a refund's id). */
+bool bankpix_is_alnum(const char *s, size_t min, size_t max);
+
+/* A moment with a time zone ("2020-09-09T20:15:00.358Z", "...00-03:00",
+ * milliseconds optional) as milliseconds since the epoch: 0, or -1 for
+ * anything else (a moment without a zone would be read 3 hours off in
+ * Brazil). */
+int bankpix_time_ms(const char *s, long long *ms);
 
 /* The standard's name of a refund status ("DEVOLVIDO", ...). */
 const char *bankpix_refund_status_name(enum bankpix_refund_status s);

@@ -1,0 +1,857 @@
+/* woovi: Woovi's (OpenPix's) JSON read as hostile input, no I/O: a
+ * notification's event and ids, transactions as struct bankpix (refunds
+ * linked to their payments by sorting, so a page costs n log n), and the
+ * answers to creating a charge and a refund. What is done with them is the
+ * bank store's (src/store/banks_receive.c), as for a bank's Pix; the
+ * signature of a notification is pix/provsig.c's.
+ */
+#include "pixrelay/pix/woovi.h"
+
+#include "pixrelay/core/ids.h"
+#include "pixrelay/core/json.h"
+#include "pixrelay/core/mem.h"
+#include "pixrelay/core/validate.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Values one transaction may bring at most (itself, its customer, payer,
+ * charge with its own customer and payer, webhookSent...): Woovi's own
+ * examples hold about 120. The tree of a page is capped at this times
+ * WOOVI_PAGE_MAX. */
+#define VALUES_PER_TX 512
+#define PAGE_VALUES (WOOVI_PAGE_MAX * VALUES_PER_TX + 16)
+#define CORRELATION_MAX 140 /* characters of a correlationID the merchant's event shows */
+#define STATUS_MAX 23
+
+static int fail(char *err, size_t errlen, const char *path, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+/* "<path>.<field>: <rule>" into err; always -1. */
+static int fail(char *err, size_t errlen, const char *path, const char *field, const char *fmt, ...)
+{
+	va_list ap;
+	int n = snprintf(err, errlen, "%s%s%s: ", path, path[0] && field[0] ? "." : "", field);
+
+	if (n < 0 || (size_t)n >= errlen)
+		return -1;
+	va_start(ap, fmt);
+	vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* A member that may be absent: NULL for absent and for null. */
+static yajl_val optional(yajl_val obj, const char *key)
+{
+	yajl_val v = json_get(obj, key);
+
+	return v && !YAJL_IS_NULL(v) ? v : NULL;
+}
+
+/* Whether `s` is 1 to `max` printable ASCII characters without spaces. */
+static bool id_text(const char *s, size_t max)
+{
+	size_t n = 0;
+
+	for (; s[n]; n++)
+		if (n >= max || (unsigned char)s[n] <= ' ' || (unsigned char)s[n] >= 0x7f)
+			return false;
+	return n > 0;
+}
+
+/* A Woovi id (correlationID, transactionID, endToEndId) into out, or "". */
+static void id_copy(yajl_val v, char out[WOOVI_ID_MAX + 1])
+{
+	out[0] = '\0';
+	if (YAJL_IS_STRING(v) && id_text(v->u.string, WOOVI_ID_MAX))
+		snprintf(out, WOOVI_ID_MAX + 1, "%s", v->u.string);
+}
+
+/* A transactionID that makes an id "wv:<it>": 1 to 45 of A-Z, a-z, 0-9,
+ * '-' and '_'. */
+static bool transaction_id(const char *s)
+{
+	size_t n = 0;
+
+	for (; s[n]; n++) {
+		char c = s[n];
+		if (n >= WOOVI_TRANSACTION_ID_MAX ||
+		    !((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      c == '-' || c == '_'))
+			return false;
+	}
+	return n > 0;
+}
+
+/* A string member, `max` characters at most when max is not 0. 0 with *out
+ * (NULL when optional and absent), or -1 with err. */
+static int string_at(yajl_val obj, const char *key, const char *path, const char *field,
+		     bool required, long max, const char **out, char *err, size_t errlen)
+{
+	yajl_val v = required ? json_get(obj, key) : optional(obj, key);
+	long chars;
+
+	*out = NULL;
+	if (!v)
+		return required ? fail(err, errlen, path, field, "is required") : 0;
+	if (!YAJL_IS_STRING(v))
+		return fail(err, errlen, path, field, "must be a string");
+	if (max) {
+		chars = validate_utf8_chars(v->u.string, strlen(v->u.string));
+		if (chars < 0 || chars > max || validate_has_control(v->u.string))
+			return fail(err, errlen, path, field,
+				    "must be at most %ld characters, no control characters", max);
+	}
+	*out = v->u.string;
+	return 0;
+}
+
+/* Woovi's value: integer cents, 1 to WOOVI_VALUE_MAX, never a float. */
+static int cents_at(yajl_val obj, const char *key, const char *path, const char *field,
+		    int64_t *cents, char *err, size_t errlen)
+{
+	yajl_val v = json_get(obj, key);
+	int64_t c = 0;
+
+	if (!v)
+		return fail(err, errlen, path, field, "is required");
+	if (!json_is_int64(v, &c) || c < 1 || c > WOOVI_VALUE_MAX)
+		return fail(err, errlen, path, field,
+			    "must be a whole number of cents from 1 to %lld", WOOVI_VALUE_MAX);
+	*cents = c;
+	return 0;
+}
+
+static int time_at(yajl_val obj, const char *key, const char *path, const char *field,
+		   const char **text, long long *ms, char *err, size_t errlen)
+{
+	if (string_at(obj, key, path, field, true, 0, text, err, errlen) < 0)
+		return -1;
+	if (bankpix_time_ms(*text, ms) < 0)
+		return fail(err, errlen, path, field,
+			    "must be an ISO 8601 date-time with a time zone, like "
+			    "\"2021-03-03T12:33:00.536Z\"");
+	return 0;
+}
+
+static void valor_text(int64_t cents, char out[24])
+{
+	snprintf(out, 24, "%lld.%02lld", (long long)(cents / 100), (long long)(cents % 100));
+}
+
+int woovi_refund_id(const char *e2e, const char *correlation, const char *transaction,
+		    char out[BANKPIX_REFUND_ID_MAX + 1])
+{
+	const char *s = e2e && *e2e ? e2e : correlation && *correlation ? correlation : transaction;
+	char sha[65];
+
+	if (!s || !*s)
+		return -1;
+	if (bankpix_is_alnum(s, 1, BANKPIX_REFUND_ID_MAX)) {
+		snprintf(out, BANKPIX_REFUND_ID_MAX + 1, "%s", s);
+		return 0;
+	}
+	ids_sha256_hex(sha, s, strlen(s));
+	memcpy(out, sha, BANKPIX_REFUND_ID_MAX);
+	out[BANKPIX_REFUND_ID_MAX] = '\0';
+	return 0;
+}
+
+/* ---- a payment ---- */
+
+/* What a payment gives, its strings borrowed from the tree. */
+struct pay {
+	const char *transaction, *e2e, *time, *correlation, *chave, *info;
+	int64_t cents;
+	long long ms;
+	size_t index; /* in the page; orphans: their first refund's */
+	struct bankpix_refund *refunds;
+	size_t nrefunds;
+};
+
+/* The payment `tx` (a transaction, or a charge when `charge_only`: a
+ * refund's payment that is not on the page, its time then the charge's
+ * paidAt) into *p, or -1 with err. */
+static int pay_read(yajl_val tx, const char *path, bool charge_only, struct pay *p, char *err,
+		    size_t errlen)
+{
+	yajl_val charge, corr;
+	const char *chave = NULL;
+
+	memset(p, 0, sizeof(*p));
+	if (!YAJL_IS_OBJECT(tx))
+		return fail(err, errlen, path, "", "must be an object");
+	if (string_at(tx, "transactionID", path, "transactionID", true, 0, &p->transaction, err,
+		      errlen) < 0)
+		return -1;
+	if (!transaction_id(p->transaction))
+		return fail(err, errlen, path, "transactionID",
+			    "must be 1 to %d letters, digits, '-' or '_'",
+			    WOOVI_TRANSACTION_ID_MAX);
+	if (cents_at(tx, "value", path, "value", &p->cents, err, errlen) < 0)
+		return -1;
+	if (time_at(tx, charge_only ? "paidAt" : "time", path, charge_only ? "paidAt" : "time",
+		    &p->time, &p->ms, err, errlen) < 0)
+		return -1;
+	if (!charge_only) {
+		const char *key = optional(tx, "endToEndId") ? "endToEndId" : "endToEndID";
+
+		if (string_at(tx, key, path, key, false, 0, &p->e2e, err, errlen) < 0)
+			return -1;
+		if (p->e2e && !id_text(p->e2e, WOOVI_ID_MAX))
+			return fail(err, errlen, path, key, "must be 1 to %d printable characters",
+				    WOOVI_ID_MAX);
+		if (string_at(tx, "infoPagador", path, "infoPagador", false, BANKPIX_TEXT_MAX,
+			      &p->info, err, errlen) < 0 ||
+		    string_at(tx, "pixKey", path, "pixKey", false, BANKPIX_CHAVE_MAX, &chave, err,
+			      errlen) < 0)
+			return -1;
+		charge = optional(tx, "charge");
+		if (charge && !YAJL_IS_OBJECT(charge))
+			return fail(err, errlen, path, "charge", "must be an object");
+	} else {
+		charge = tx;
+	}
+	if (charge && !chave) {
+		char field[64];
+
+		snprintf(field, sizeof(field), "%spixKey", charge_only ? "" : "charge.");
+		if (string_at(charge, "pixKey", path, field, false, BANKPIX_CHAVE_MAX, &chave, err,
+			      errlen) < 0)
+			return -1;
+	}
+	p->chave = chave;
+	/* the charge's reference, shown to the merchant when it is text of a
+	 * sensible length (a charge of pixrelay's: its id, the txid) */
+	corr = charge ? json_get(charge, "correlationID") : NULL;
+	if (YAJL_IS_STRING(corr) && !validate_has_control(corr->u.string)) {
+		long chars = validate_utf8_chars(corr->u.string, strlen(corr->u.string));
+		if (chars > 0 && chars <= CORRELATION_MAX)
+			p->correlation = corr->u.string;
+	}
+	return 0;
+}
+
+/* *p as a bankpix in out (strings owned; p's refunds taken). */
+static void pay_item(struct pay *p, struct bankpix *out)
+{
+	yajl_gen g = json_gen_new();
+	char valor[24];
+	bool std_e2e = p->e2e && bankpix_is_alnum(p->e2e, BANKPIX_E2E_LEN, BANKPIX_E2E_LEN);
+	bool txid = p->correlation && bankpix_is_alnum(p->correlation, 1, BANKPIX_TXID_MAX);
+
+	memset(out, 0, sizeof(*out));
+	snprintf(out->id, sizeof(out->id), WOOVI_ID_PREFIX "%s", p->transaction);
+	if (std_e2e)
+		snprintf(out->e2e, sizeof(out->e2e), "%s", p->e2e);
+	if (txid)
+		snprintf(out->txid, sizeof(out->txid), "%s", p->correlation);
+	out->chave = p->chave ? mem_strdup(p->chave) : NULL;
+	out->cents = p->cents;
+	out->parts = BANKPIX_PARTS_NONE;
+	out->horario_ms = p->ms;
+
+	valor_text(p->cents, valor);
+	json_open(g);
+	if (std_e2e) {
+		json_str(g, "endToEndId");
+		json_str(g, p->e2e);
+	}
+	if (txid) {
+		json_str(g, "txid");
+		json_str(g, p->correlation);
+	}
+	json_str(g, "valor");
+	json_str(g, valor);
+	if (p->chave) {
+		json_str(g, "chave");
+		json_str(g, p->chave);
+	}
+	json_str(g, "horario");
+	json_str(g, p->time);
+	if (p->info) {
+		json_str(g, "infoPagador");
+		json_str(g, p->info);
+	}
+	json_str(g, "devolucoes");
+	json_open_array(g);
+	for (size_t j = 0; j < p->nrefunds; j++)
+		json_raw(g, p->refunds[j].json, strlen(p->refunds[j].json));
+	json_close_array(g);
+	json_str(g, "provider");
+	json_open(g);
+	json_str(g, "name");
+	json_str(g, "woovi");
+	json_str(g, "transactionID");
+	json_str(g, p->transaction);
+	if (p->correlation) {
+		json_str(g, "correlationID");
+		json_str(g, p->correlation);
+	}
+	if (p->e2e && !std_e2e) {
+		/* Woovi's sandbox endToEndIds are not the standard's */
+		json_str(g, "endToEndId");
+		json_str(g, p->e2e);
+	}
+	json_close(g);
+	json_close(g);
+	out->json = json_take(g);
+	out->refunds = p->refunds;
+	out->nrefunds = p->nrefunds;
+	p->refunds = NULL;
+	p->nrefunds = 0;
+}
+
+int woovi_transaction_pix(yajl_val tx, const char *path, struct bankpix *out, char *err,
+			  size_t errlen)
+{
+	struct pay p;
+
+	if (pay_read(tx, path, false, &p, err, errlen) < 0)
+		return -1;
+	pay_item(&p, out);
+	return 0;
+}
+
+/* ---- a refund ---- */
+
+struct refund {
+	const char *payment; /* its charge's transactionID */
+	yajl_val charge;
+	size_t index;
+	struct bankpix_refund r;
+};
+
+/* The REFUND transaction `tx` into *rf (its json owned), or -1 with err. */
+static int refund_read(yajl_val tx, const char *path, size_t index, struct refund *rf, char *err,
+		       size_t errlen)
+{
+	const char *e2e = NULL, *corr = NULL, *own = NULL, *time;
+	char valor[24];
+	long long ms;
+	yajl_gen g;
+
+	memset(rf, 0, sizeof(*rf));
+	rf->index = index;
+	rf->charge = json_get(tx, "charge");
+	if (!rf->charge)
+		return fail(err, errlen, path, "charge",
+			    "is required (the charge of the payment refunded)");
+	if (!YAJL_IS_OBJECT(rf->charge))
+		return fail(err, errlen, path, "charge", "must be an object");
+	if (string_at(rf->charge, "transactionID", path, "charge.transactionID", true, 0,
+		      &rf->payment, err, errlen) < 0)
+		return -1;
+	if (!transaction_id(rf->payment))
+		return fail(err, errlen, path, "charge.transactionID",
+			    "must be 1 to %d letters, digits, '-' or '_'",
+			    WOOVI_TRANSACTION_ID_MAX);
+	if (cents_at(tx, "value", path, "value", &rf->r.cents, err, errlen) < 0 ||
+	    time_at(tx, "time", path, "time", &time, &ms, err, errlen) < 0 ||
+	    string_at(tx, "endToEndId", path, "endToEndId", false, 0, &e2e, err, errlen) < 0 ||
+	    string_at(tx, "correlationID", path, "correlationID", false, 0, &corr, err, errlen) <
+		0 ||
+	    string_at(tx, "transactionID", path, "transactionID", false, 0, &own, err, errlen) < 0)
+		return -1;
+	if (woovi_refund_id(e2e, corr, own, rf->r.id) < 0)
+		return fail(err, errlen, path, "endToEndId",
+			    "is required (or a correlationID or transactionID: a refund's id)");
+	if (e2e && bankpix_is_alnum(e2e, BANKPIX_E2E_LEN, BANKPIX_E2E_LEN))
+		snprintf(rf->r.rtr_id, sizeof(rf->r.rtr_id), "%s", e2e);
+	rf->r.status = BANKPIX_DEVOLVIDO; /* a REFUND transaction: the money went back */
+
+	valor_text(rf->r.cents, valor);
+	g = json_gen_new();
+	json_open(g);
+	json_str(g, "id");
+	json_str(g, rf->r.id);
+	if (rf->r.rtr_id[0]) {
+		json_str(g, "rtrId");
+		json_str(g, rf->r.rtr_id);
+	}
+	json_str(g, "valor");
+	json_str(g, valor);
+	json_str(g, "horario");
+	json_open(g);
+	json_str(g, "solicitacao");
+	json_str(g, time);
+	json_close(g);
+	json_str(g, "status");
+	json_str(g, bankpix_refund_status_name(BANKPIX_DEVOLVIDO));
+	json_close(g);
+	rf->r.json = json_take(g);
+	return 0;
+}
+
+/* ---- a page ---- */
+
+/* A refused transaction: what the merchant gets of it (bankpix.h). */
+static void refusal_make(yajl_val tx, size_t index, const char *err, struct bankpix_refusal *r)
+{
+	yajl_gen g = json_gen_new();
+	yajl_val v;
+	const char *buf;
+	size_t len;
+	int64_t c;
+
+	memset(r, 0, sizeof(*r));
+	r->index = index;
+	snprintf(r->err, sizeof(r->err), "%s", err);
+	json_open_array(g);
+	json_str(g, r->err);
+	json_close_array(g);
+	r->reasons = json_take(g);
+	g = json_gen_new();
+	json_write_value(g, tx);
+	r->item = json_take(g);
+	r->cents = json_is_int64(json_get(tx, "value"), &c) && c >= 0 ? c : -1;
+	v = json_get(tx, "time");
+	if (!YAJL_IS_STRING(v) || bankpix_time_ms(v->u.string, &r->horario_ms) < 0)
+		r->horario_ms = 0;
+	v = json_get(tx, "endToEndId");
+	if (YAJL_IS_STRING(v) && bankpix_is_alnum(v->u.string, BANKPIX_E2E_LEN, BANKPIX_E2E_LEN))
+		snprintf(r->e2e, sizeof(r->e2e), "%s", v->u.string);
+	v = json_get(tx, "pixKey");
+	if (YAJL_IS_STRING(v))
+		r->chave = mem_strdup(v->u.string);
+	v = json_get(tx, "transactionID");
+	if (YAJL_IS_STRING(v) && transaction_id(v->u.string)) {
+		snprintf(r->id, sizeof(r->id), WOOVI_ID_PREFIX "%s", v->u.string);
+	} else {
+		/* the same transaction sent again, its members in another
+		 * order, is the same transaction */
+		g = json_gen_new();
+		json_write_canonical(g, tx);
+		buf = json_buf(g, &len);
+		ids_sha256_hex(r->id, buf, len);
+		yajl_gen_free(g);
+	}
+}
+
+static int pay_cmp(const void *a, const void *b)
+{
+	const struct pay *x = *(const struct pay *const *)a, *y = *(const struct pay *const *)b;
+	int c = strcmp(x->transaction, y->transaction);
+
+	return c ? c : (x->index > y->index) - (x->index < y->index);
+}
+
+static int refund_cmp(const void *a, const void *b)
+{
+	const struct refund *x = a, *y = b;
+	int c = strcmp(x->payment, y->payment);
+
+	return c ? c : (x->index > y->index) - (x->index < y->index);
+}
+
+static int pay_index_cmp(const void *a, const void *b)
+{
+	const struct pay *x = a, *y = b;
+
+	return (x->index > y->index) - (x->index < y->index);
+}
+
+static int refusal_cmp(const void *a, const void *b)
+{
+	const struct bankpix_refusal *x = a, *y = b;
+
+	return (x->index > y->index) - (x->index < y->index);
+}
+
+/* The payment of `sorted` (n, by transactionID) whose id is `id`: the
+ * first of the page when several are. */
+static struct pay *pay_find(struct pay **sorted, size_t n, const char *id)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (strcmp(sorted[mid]->transaction, id) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && strcmp(sorted[lo]->transaction, id) == 0 ? sorted[lo] : NULL;
+}
+
+static void tx_path(char *path, size_t size, const char *one, size_t index)
+{
+	if (one)
+		snprintf(path, size, "%s", one);
+	else
+		snprintf(path, size, "transactions[%zu]", index);
+}
+
+/* Give the refunds rfs[0..n) (of one payment) to p, refusing those past
+ * what a Pix may have. */
+static void refunds_give(struct pay *p, struct refund *rfs, size_t n, yajl_val *txs,
+			 const char *one, struct bankpix_batch *b)
+{
+	char path[48], err[BANKPIX_ERR_MAX];
+
+	p->refunds =
+	    mem_calloc(n < BANKPIX_REFUNDS_MAX ? n : BANKPIX_REFUNDS_MAX, sizeof(*p->refunds));
+	for (size_t k = 0; k < n; k++) {
+		if (p->nrefunds == BANKPIX_REFUNDS_MAX) {
+			tx_path(path, sizeof(path), one, rfs[k].index);
+			fail(err, sizeof(err), path, "", "more than %d refunds of one payment",
+			     BANKPIX_REFUNDS_MAX);
+			refusal_make(txs[rfs[k].index], rfs[k].index, err,
+				     &b->refused[b->nrefused++]);
+			free(rfs[k].r.json);
+		} else {
+			p->refunds[p->nrefunds++] = rfs[k].r;
+		}
+		rfs[k].r.json = NULL;
+	}
+}
+
+/* Refunds rfs[0..n) of a payment not on the page: the payment read from
+ * the charge of the first of them whose charge can be read, into *p; those
+ * before it are refused, with why. Returns how many were refused (n: no
+ * payment). */
+static size_t orphan_read(struct refund *rfs, size_t n, yajl_val *txs, const char *one,
+			  struct pay *p, struct bankpix_batch *b)
+{
+	char path[48], cpath[64], err[BANKPIX_ERR_MAX];
+	size_t k = 0;
+
+	for (; k < n; k++) {
+		tx_path(path, sizeof(path), one, rfs[k].index);
+		snprintf(cpath, sizeof(cpath), "%s.charge", path);
+		if (pay_read(rfs[k].charge, cpath, true, p, err, sizeof(err)) == 0) {
+			p->index = rfs[k].index;
+			break;
+		}
+		refusal_make(txs[rfs[k].index], rfs[k].index, err, &b->refused[b->nrefused++]);
+		free(rfs[k].r.json);
+		rfs[k].r.json = NULL;
+	}
+	return k;
+}
+
+/* The transactions txs[0..n) (one page, or the one transaction of GET
+ * /transaction/{id} when `one` names it) into *out. */
+static void page_read(yajl_val *txs, size_t n, const char *one, struct bankpix_batch *out)
+{
+	struct bankpix_batch b = {0};
+	struct pay *pays = NULL, **sorted = NULL;
+	struct refund *refunds = NULL;
+	size_t npays = 0, nrefunds = 0, norphans = 0;
+	char path[48], err[BANKPIX_ERR_MAX];
+
+	if (n) {
+		b.items = mem_calloc(n, sizeof(*b.items));
+		b.refused = mem_calloc(n, sizeof(*b.refused));
+		pays = mem_calloc(n, sizeof(*pays));
+		refunds = mem_calloc(n, sizeof(*refunds));
+		sorted = mem_calloc(n, sizeof(*sorted));
+	}
+	for (size_t i = 0; i < n; i++) {
+		yajl_val tx = txs[i], type = json_get(tx, "type");
+		int rc = 0;
+
+		tx_path(path, sizeof(path), one, i);
+		if (!YAJL_IS_OBJECT(tx))
+			rc = fail(err, sizeof(err), path, "", "must be an object");
+		else if (!type)
+			rc = fail(err, sizeof(err), path, "type", "is required");
+		else if (!YAJL_IS_STRING(type))
+			rc = fail(err, sizeof(err), path, "type", "must be a string");
+		else if (strcmp(type->u.string, "PAYMENT") == 0) {
+			rc = pay_read(tx, path, false, &pays[npays], err, sizeof(err));
+			if (rc == 0)
+				pays[npays++].index = i;
+		} else if (strcmp(type->u.string, "REFUND") == 0) {
+			rc = refund_read(tx, path, i, &refunds[nrefunds], err, sizeof(err));
+			if (rc == 0)
+				nrefunds++;
+		}
+		if (rc < 0)
+			refusal_make(tx, i, err, &b.refused[b.nrefused++]);
+	}
+
+	/* each refund to its payment, by the payment's transactionID: the
+	 * refunds of one payment are one run of the sorted refunds */
+	for (size_t i = 0; i < npays; i++)
+		sorted[i] = &pays[i];
+	if (npays)
+		qsort(sorted, npays, sizeof(*sorted), pay_cmp);
+	if (nrefunds)
+		qsort(refunds, nrefunds, sizeof(*refunds), refund_cmp);
+	for (size_t i = 0, j; i < nrefunds; i = j) {
+		struct pay *p = pay_find(sorted, npays, refunds[i].payment);
+
+		for (j = i + 1; j < nrefunds && strcmp(refunds[j].payment, refunds[i].payment) == 0;
+		     j++)
+			;
+		if (!p) {
+			size_t k =
+			    orphan_read(refunds + i, j - i, txs, one, &pays[npays + norphans], &b);
+
+			if (k == j - i)
+				continue;
+			p = &pays[npays + norphans++];
+			i += k;
+		}
+		refunds_give(p, refunds + i, j - i, txs, one, &b);
+	}
+
+	/* the items: the page's payments in its order, then the orphans in
+	 * the order of their first refund */
+	if (norphans > 1)
+		qsort(pays + npays, norphans, sizeof(*pays), pay_index_cmp);
+	for (size_t i = 0; i < npays + norphans; i++)
+		pay_item(&pays[i], &b.items[b.n++]);
+	if (b.nrefused > 1)
+		qsort(b.refused, b.nrefused, sizeof(*b.refused), refusal_cmp);
+	free(pays);
+	free(sorted);
+	free(refunds);
+	*out = b;
+}
+
+int woovi_transactions_parse(const char *body, size_t len, struct bankpix_batch *out,
+			     bool *has_next, char *err, size_t errlen)
+{
+	yajl_val root = NULL, list, next;
+	int rc = WOOVI_MALFORMED;
+
+	if (json_parse_object_max(body, len, PAGE_VALUES, &root, err, errlen) < 0)
+		goto done;
+	list = json_get(root, "transactions");
+	if (!list) {
+		snprintf(err, errlen, "transactions: is required");
+		goto done;
+	}
+	if (!YAJL_IS_ARRAY(list)) {
+		snprintf(err, errlen, "transactions: must be an array");
+		goto done;
+	}
+	if (list->u.array.len > WOOVI_PAGE_MAX) {
+		snprintf(err, errlen, "transactions: more than %d in one page", WOOVI_PAGE_MAX);
+		rc = WOOVI_TOO_MANY;
+		goto done;
+	}
+	next = json_get(json_get(root, "pageInfo"), "hasNextPage");
+	if (!YAJL_IS_TRUE(next) && !YAJL_IS_FALSE(next)) {
+		snprintf(err, errlen, "pageInfo.hasNextPage: %s",
+			 next ? "must be true or false" : "is required");
+		goto done;
+	}
+	page_read(list->u.array.values, list->u.array.len, NULL, out);
+	*has_next = YAJL_IS_TRUE(next);
+	rc = WOOVI_OK;
+done:
+	yajl_tree_free(root);
+	return rc;
+}
+
+int woovi_transaction_parse(const char *body, size_t len, struct bankpix_batch *out, char *err,
+			    size_t errlen)
+{
+	yajl_val root = NULL, tx;
+	int rc = WOOVI_MALFORMED;
+
+	if (json_parse_object(body, len, &root, err, errlen) < 0)
+		goto done;
+	tx = json_get(root, "transaction");
+	if (!tx || !YAJL_IS_OBJECT(tx)) {
+		snprintf(err, errlen, "transaction: %s", tx ? "must be an object" : "is required");
+		goto done;
+	}
+	page_read(&tx, 1, "transaction", out);
+	rc = WOOVI_OK;
+done:
+	yajl_tree_free(root);
+	return rc;
+}
+
+/* ---- a notification ---- */
+
+static const struct {
+	const char *name;
+	enum woovi_event kind;
+} events[] = {
+    {"OPENPIX:CHARGE_COMPLETED", WOOVI_CHARGE_COMPLETED},
+    {"OPENPIX:TRANSACTION_RECEIVED", WOOVI_TRANSACTION_RECEIVED},
+    {"OPENPIX:TRANSACTION_REFUND_RECEIVED", WOOVI_REFUND_RECEIVED},
+    {"OPENPIX:CHARGE_EXPIRED", WOOVI_CHARGE_EXPIRED},
+};
+
+#define DISPUTE_PREFIX "OPENPIX:DISPUTE_"
+
+int woovi_notice_parse(const char *body, size_t len, struct woovi_notice *out, char *err,
+		       size_t errlen)
+{
+	yajl_val root = NULL, event, pix, charge;
+	struct woovi_notice n = {0};
+	int rc = WOOVI_MALFORMED;
+
+	if (json_parse_object(body, len, &root, err, errlen) < 0)
+		goto done;
+	event = json_get(root, "event");
+	if (!YAJL_IS_STRING(event)) {
+		snprintf(err, errlen, "event: %s", event ? "must be a string" : "is required");
+		goto done;
+	}
+	n.kind = WOOVI_OTHER;
+	for (size_t i = 0; i < sizeof(events) / sizeof(*events); i++)
+		if (strcmp(event->u.string, events[i].name) == 0)
+			n.kind = events[i].kind;
+	if (strncmp(event->u.string, DISPUTE_PREFIX, sizeof(DISPUTE_PREFIX) - 1) == 0)
+		n.kind = WOOVI_DISPUTE;
+	pix = json_get(root, "pix");
+	if (!YAJL_IS_OBJECT(pix))
+		pix = NULL;
+	charge = json_get(root, "charge");
+	if (!YAJL_IS_OBJECT(charge))
+		charge = pix ? json_get(pix, "charge") : NULL;
+	if (YAJL_IS_OBJECT(charge)) {
+		id_copy(json_get(charge, "correlationID"), n.charge_correlation);
+		id_copy(json_get(charge, "transactionID"), n.charge_transaction);
+	}
+	if (pix) {
+		id_copy(json_get(pix, "transactionID"), n.pix_transaction);
+		id_copy(json_get(pix, "endToEndId"), n.pix_e2e);
+	}
+	n.event = mem_strdup(event->u.string);
+	*out = n;
+	rc = WOOVI_OK;
+done:
+	yajl_tree_free(root);
+	return rc;
+}
+
+void woovi_notice_deinit(struct woovi_notice *n)
+{
+	free(n->event);
+	memset(n, 0, sizeof(*n));
+}
+
+/* ---- answers ---- */
+
+/* A status: 1 to STATUS_MAX of A-Z and _. */
+static int status_at(yajl_val obj, const char *path, const char **out, char *err, size_t errlen)
+{
+	const char *s;
+	size_t n = 0;
+
+	if (string_at(obj, "status", path, "status", true, 0, &s, err, errlen) < 0)
+		return -1;
+	for (; s[n]; n++)
+		if (n >= STATUS_MAX || !((s[n] >= 'A' && s[n] <= 'Z') || s[n] == '_'))
+			break;
+	if (n == 0 || s[n])
+		return fail(err, errlen, path, "status", "must be 1 to %d of A-Z and _",
+			    STATUS_MAX);
+	*out = s;
+	return 0;
+}
+
+int woovi_charge_created(const char *body, size_t len, struct woovi_created *out, char *err,
+			 size_t errlen)
+{
+	yajl_val root = NULL, charge, corr;
+	struct woovi_created c = {0};
+	const char *status, *br = NULL;
+	int rc = WOOVI_MALFORMED;
+
+	if (json_parse_object(body, len, &root, err, errlen) < 0)
+		goto done;
+	charge = json_get(root, "charge");
+	if (!charge || !YAJL_IS_OBJECT(charge)) {
+		snprintf(err, errlen, "charge: %s", charge ? "must be an object" : "is required");
+		goto done;
+	}
+	corr = optional(charge, "correlationID") ? json_get(charge, "correlationID")
+						 : json_get(root, "correlationID");
+	id_copy(corr, c.correlation);
+	if (!c.correlation[0]) {
+		fail(err, errlen, "charge", "correlationID",
+		     "must be 1 to %d printable characters without spaces", WOOVI_ID_MAX);
+		goto done;
+	}
+	if (cents_at(charge, "value", "charge", "value", &c.cents, err, errlen) < 0 ||
+	    status_at(charge, "charge", &status, err, errlen) < 0)
+		goto done;
+	if (optional(root, "brCode")) {
+		if (string_at(root, "brCode", "", "brCode", true, 512, &br, err, errlen) < 0)
+			goto done;
+	} else if (string_at(charge, "brCode", "charge", "brCode", true, 512, &br, err, errlen) <
+		   0) {
+		goto done;
+	}
+	if (!*br) {
+		fail(err, errlen, "charge", "brCode", "must not be empty");
+		goto done;
+	}
+	id_copy(json_get(charge, "transactionID"), c.transaction);
+	snprintf(c.status, sizeof(c.status), "%s", status);
+	c.br_code = mem_strdup(br);
+	*out = c;
+	rc = WOOVI_OK;
+done:
+	yajl_tree_free(root);
+	return rc;
+}
+
+void woovi_created_deinit(struct woovi_created *c)
+{
+	free(c->br_code);
+	memset(c, 0, sizeof(*c));
+}
+
+int woovi_refund_created(const char *body, size_t len, struct woovi_refund_created *out, char *err,
+			 size_t errlen)
+{
+	static const struct {
+		const char *name;
+		enum bankpix_refund_status status;
+	} statuses[] = {
+	    {"IN_PROCESSING", BANKPIX_EM_PROCESSAMENTO},
+	    {"CONFIRMED", BANKPIX_DEVOLVIDO},
+	    {"REJECTED", BANKPIX_NAO_REALIZADO},
+	};
+	yajl_val root = NULL, refund;
+	struct woovi_refund_created r = {0};
+	const char *status;
+	int rc = WOOVI_MALFORMED, st = -1;
+
+	if (json_parse_object(body, len, &root, err, errlen) < 0)
+		goto done;
+	refund = json_get(root, "refund");
+	if (!refund || !YAJL_IS_OBJECT(refund)) {
+		snprintf(err, errlen, "refund: %s", refund ? "must be an object" : "is required");
+		goto done;
+	}
+	if (status_at(refund, "refund", &status, err, errlen) < 0)
+		goto done;
+	for (size_t i = 0; i < sizeof(statuses) / sizeof(*statuses); i++)
+		if (strcmp(status, statuses[i].name) == 0)
+			st = (int)statuses[i].status;
+	if (st < 0) {
+		fail(err, errlen, "refund", "status",
+		     "must be IN_PROCESSING, CONFIRMED or REJECTED");
+		goto done;
+	}
+	if (cents_at(refund, "value", "refund", "value", &r.cents, err, errlen) < 0)
+		goto done;
+	id_copy(json_get(refund, "correlationID"), r.correlation);
+	if (!r.correlation[0]) {
+		fail(err, errlen, "refund", "correlationID",
+		     "must be 1 to %d printable characters without spaces", WOOVI_ID_MAX);
+		goto done;
+	}
+	id_copy(json_get(refund, "endToEndId"), r.e2e);
+	woovi_refund_id(r.e2e, r.correlation, NULL, r.id);
+	r.status = (enum bankpix_refund_status)st;
+	*out = r;
+	rc = WOOVI_OK;
+done:
+	yajl_tree_free(root);
+	return rc;
+}
