@@ -207,6 +207,12 @@ static void on_hook_view(void *ud, int result, const struct banks_view *v, const
 		refuse_unauthenticated(req, req->params[0], "no such connection");
 		return;
 	}
+	if (v->auth == BANKS_PROVIDER) {
+		/* a payment provider's notification, in its own format */
+		hook_free(req);
+		api_provider_hook(req, v);
+		return;
+	}
 	if (!authentic(req, v, why, sizeof(why))) {
 		refuse_unauthenticated(req, v->ref.id, why);
 		return;
@@ -734,7 +740,7 @@ void api_handle_bank_connect(struct http_req *req)
 		goto done;
 	banks_connect(app->rds, app->cfg, c->key.env, c->account, key->u.string, mode,
 		      mode == BANKS_MTLS ? &trust : NULL, rcv_given ? &rcv : NULL, make_default,
-		      on_connected, req);
+		      NULL, on_connected, req);
 done:
 	free(subject);
 	free(pins);

@@ -134,6 +134,10 @@ void api_handle_charge_retry(struct http_req *req);
 void api_handle_charge_cancel(struct http_req *req);
 void api_handle_recurrences_list(struct http_req *req);
 struct banks_ref;
+/* A payment provider's notification on connection v's webhook URL
+ * (api_provhook.c): authenticated, read at the provider, written, answered. */
+struct banks_view;
+void api_provider_hook(struct http_req *req, const struct banks_view *v);
 void api_bank_rec_receive(struct http_req *req, const struct banks_ref *c, int simulated);
 /* ... and its /cobr callback ({"cobsr": [...]}: recurring charges) */
 void api_bank_cobr_receive(struct http_req *req, const struct banks_ref *c, int simulated);

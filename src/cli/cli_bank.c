@@ -501,6 +501,25 @@ done:
 	return rc;
 }
 
+/* True when argv names a provider other than api-pix (--provider NAME or
+ * --provider=NAME): its connect is cli_bank_provider.c's. */
+static bool provider_given(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *v = NULL;
+
+		if (strcmp(argv[i], "--") == 0)
+			break;
+		if (strcmp(argv[i], "--provider") == 0 && i + 1 < argc)
+			v = argv[i + 1];
+		else if (strncmp(argv[i], "--provider=", 11) == 0)
+			v = argv[i] + 11;
+		if (v && strcmp(v, "api-pix") != 0)
+			return true;
+	}
+	return false;
+}
+
 int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 {
 	static const struct option lo[] = {CLI_OPT_ENV,
@@ -528,6 +547,7 @@ int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 					   {"agencia", required_argument, NULL, 'g'},
 					   {"conta", required_argument, NULL, 'o'},
 					   {"tipo-conta", required_argument, NULL, 'y'},
+					   {"provider", required_argument, NULL, 'v'},
 					   CLI_OPT_JSON,
 					   CLI_OPT_END};
 	struct cli_args a;
@@ -553,6 +573,8 @@ int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 		return rc;
 	if (strcmp(verb, "reconcile") == 0 || strcmp(verb, "report") == 0)
 		return cli_bank_recon(cfg, argc - 1, argv + 1);
+	if (strcmp(verb, "connect") == 0 && provider_given(argc, argv))
+		return cli_bank_provider_connect(cfg, argc - 1, argv + 1);
 	cli_args_init(&a, argc - 1, argv + 1, lo, NULL, usage_bank);
 	while ((opt = cli_args_next(&a)) >= 0) {
 		switch (opt) {
@@ -616,6 +638,14 @@ int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 			break;
 		case 'y':
 			rcv.tipo_conta = optarg;
+			break;
+		case 'v':
+			/* another provider went to cli_bank_provider.c */
+			if (strcmp(verb, "connect") != 0) {
+				fprintf(stderr, "pixrelay bank %s: --provider is for connect\n",
+					verb);
+				return 2;
+			}
 			break;
 		case 'l':
 			limit = strtol(optarg, &end, 10);
@@ -841,9 +871,10 @@ int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 		if (strcmp(verb, "connect") == 0) {
 			struct banks_trust trust = {pem, subject, pins};
 
-			banks_connect(
-			    call.r, cfg, env, acct, pix_key, ca_path ? BANKS_MTLS : BANKS_URL_TOKEN,
-			    &trust, rcv.conta ? &rcv : NULL, is_default == 1, cli_call_done, &call);
+			banks_connect(call.r, cfg, env, acct, pix_key,
+				      ca_path ? BANKS_MTLS : BANKS_URL_TOKEN, &trust,
+				      rcv.conta ? &rcv : NULL, is_default == 1, NULL, cli_call_done,
+				      &call);
 		} else if (strcmp(verb, "update") == 0 &&
 			   (pem || subject_arg || pins_given || is_default >= 0 || rcv.conta)) {
 			struct banks_change change = {pem, subject_arg ? subject : NULL,

@@ -23,9 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* The whole file at `path`, at most `max` bytes, NUL-terminated, trailing
- * newlines removed when `trim`; NULL with the problem printed. */
-static char *read_file(const char *cmd, const char *opt, const char *path, size_t max, int trim)
+char *cli_read_file(const char *cmd, const char *opt, const char *path, size_t max, int trim)
 {
 	FILE *f = fopen(path, "rb");
 	char *buf;
@@ -116,11 +114,11 @@ int cli_bank_api_read(const char *cmd, const struct cli_bank_api *o, struct bank
 	out->token_url = mem_strdup(o->token_url);
 	out->client_id = mem_strdup(o->client_id);
 	if (!(out->client_secret =
-		  read_file(cmd, "client-secret-file", o->secret_file, BANK_CREDS_ID_MAX, 1)) ||
-	    !(out->cert_pem = read_file(cmd, "cert", o->cert_file, BANK_CREDS_PEM_MAX, 0)) ||
-	    !(out->key_pem = read_file(cmd, "key", o->key_file, BANK_CREDS_PEM_MAX, 0)) ||
-	    (o->bank_ca_file && !(out->bank_ca_pem = read_file(cmd, "bank-ca", o->bank_ca_file,
-							       BANK_CREDS_PEM_MAX, 0))))
+		  cli_read_file(cmd, "client-secret-file", o->secret_file, BANK_CREDS_ID_MAX, 1)) ||
+	    !(out->cert_pem = cli_read_file(cmd, "cert", o->cert_file, BANK_CREDS_PEM_MAX, 0)) ||
+	    !(out->key_pem = cli_read_file(cmd, "key", o->key_file, BANK_CREDS_PEM_MAX, 0)) ||
+	    (o->bank_ca_file && !(out->bank_ca_pem = cli_read_file(cmd, "bank-ca", o->bank_ca_file,
+								   BANK_CREDS_PEM_MAX, 0))))
 		goto fail;
 	/* the standard's scopes of pixrelay's calls, unless told otherwise
 	 * (--scope "" asks for none: the bank's default) */
@@ -184,6 +182,46 @@ int cli_bank_api_try(const char *cmd, const struct config *cfg, const struct cli
 		"keeps them untried)\n",
 		cmd, t.err, then);
 	return -1;
+}
+
+/* What cli_bank_api_get learns on its loop. */
+struct got {
+	int done;
+	long status;
+	char *body;
+	char err[320];
+};
+
+static void on_got(void *ud, long status, const char *body, const char *err)
+{
+	struct got *g = ud;
+
+	g->done = 1;
+	g->status = status;
+	g->body = body ? mem_strdup(body) : NULL;
+	if (err)
+		snprintf(g->err, sizeof(g->err), "%s", err);
+}
+
+long cli_bank_api_get(const struct config *cfg, const struct bank_creds *creds, const char *path,
+		      char **body, char *err, size_t errlen)
+{
+	struct got g = {0};
+	struct event_base *base = event_base_new();
+	struct bankapi *b;
+
+	if (!base)
+		mem_oom(__FILE__, __LINE__);
+	b = bankapi_new(base, cfg->bank_timeout_ms);
+	bankapi_call(b, creds, "GET", path, NULL, on_got, &g);
+	while (!g.done)
+		event_base_loop(base, EVLOOP_ONCE);
+	bankapi_free(b);
+	event_base_free(base);
+	if (g.status == 0)
+		snprintf(err, errlen, "%s", g.err);
+	*body = g.body;
+	return g.status;
 }
 
 void cli_credentials_key_path(const struct config *cfg, char *out, size_t size)

@@ -182,6 +182,21 @@ int cli_bank_api_try(const char *cmd, const struct config *cfg, const struct cli
 		     const struct bank_creds *creds, const char *then);
 /* The credentials key's file: the credentials-key-file setting, else
  * <data-dir>/credentials.key. */
+/* The whole file at `path`, at most `max` bytes, NUL-terminated, trailing
+ * newlines removed when `trim`; NULL with the problem printed ("pixrelay
+ * <cmd>: --<opt> <path>: ..."). The caller frees it (wiped: it may be a
+ * secret). */
+char *cli_read_file(const char *cmd, const char *opt, const char *path, size_t max, int trim);
+
+/* GET `path` of a connection's API with `creds` on a loop of its own: the
+ * HTTP status with *body (malloc'd, NULL when none), or 0 with why in err. */
+long cli_bank_api_get(const struct config *cfg, const struct bank_creds *creds, const char *path,
+		      char **body, char *err, size_t errlen);
+
+/* The bank connect of a payment provider (`--provider`, not api-pix):
+ * cli_bank_provider.c. argv starts at "connect". */
+int cli_bank_provider_connect(const struct config *cfg, int argc, char **argv);
+
 void cli_credentials_key_path(const struct config *cfg, char *out, size_t size);
 /* Load the credentials key; with create, make it first when the file does
  * not exist (and say so). 0, or -1 with the problem printed. */

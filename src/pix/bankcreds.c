@@ -33,6 +33,7 @@ void bank_creds_wipe(struct bank_creds *c)
 	mem_free_wiped(c->scope);
 	mem_free_wiped(c->headers);
 	mem_free_wiped(c->query);
+	mem_free_wiped(c->key_header);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -49,6 +50,7 @@ void bank_creds_copy(struct bank_creds *to, const struct bank_creds *from)
 	to->scope = mem_strdup_or_null(from->scope);
 	to->headers = mem_strdup_or_null(from->headers);
 	to->query = mem_strdup_or_null(from->query);
+	to->key_header = mem_strdup_or_null(from->key_header);
 }
 
 bool bank_creds_present(const struct bank_creds *c)
@@ -187,6 +189,25 @@ int bank_creds_check(struct bank_creds *c, char *err, size_t errlen)
 		cc = certcheck_new(c->bank_ca_pem, strlen(c->bank_ca_pem), why, sizeof(why));
 		if (!cc) {
 			snprintf(err, errlen, "bank-ca: %s", why);
+			return -1;
+		}
+		certcheck_free(cc);
+	}
+	return 0;
+}
+
+int bank_creds_check_provider(struct bank_creds *c, const char *token, char *err, size_t errlen)
+{
+	if (check_url(c->api_url, "api-url", err, errlen) < 0 ||
+	    (token && check_text(token, "api-token", err, errlen) < 0))
+		return -1;
+	if (c->bank_ca_pem) {
+		char why[128];
+		struct certcheck *cc =
+		    certcheck_new(c->bank_ca_pem, strlen(c->bank_ca_pem), why, sizeof(why));
+
+		if (!cc) {
+			snprintf(err, errlen, "api-ca: %s", why);
 			return -1;
 		}
 		certcheck_free(cc);

@@ -94,6 +94,18 @@ static bool rsa_sha256_verify(EVP_PKEY *k, const char *body, size_t len, const u
 	return ok;
 }
 
+int provsig_public_keys_check(const char *pem, char *why, size_t whylen)
+{
+	EVP_PKEY *keys[PROVSIG_WOOVI_KEYS_MAX];
+	int n = keys_read(pem, keys, why, whylen);
+
+	if (n < 0)
+		return -1;
+	while (n > 0)
+		EVP_PKEY_free(keys[--n]);
+	return 0;
+}
+
 bool provsig_woovi_verify(const char *pem_keys, const char *body, size_t len, const char *sig_b64,
 			  char *why, size_t whylen)
 {

@@ -732,6 +732,145 @@ void woovi_notice_deinit(struct woovi_notice *n)
 	memset(n, 0, sizeof(*n));
 }
 
+int woovi_notice_batch(const char *body, size_t len, struct bankpix_batch *out, char *err,
+		       size_t errlen)
+{
+	struct woovi_notice n;
+	yajl_val root = NULL, pix, charge;
+	yajl_gen g;
+	bool more = false;
+	int rc = WOOVI_MALFORMED;
+
+	if (woovi_notice_parse(body, len, &n, err, errlen) < 0)
+		return WOOVI_MALFORMED;
+	if (json_parse_object(body, len, &root, err, errlen) < 0)
+		goto done;
+	pix = json_get(root, "pix");
+	if (!YAJL_IS_OBJECT(pix)) {
+		snprintf(err, errlen, "pix: %s", pix ? "must be an object" : "is required");
+		goto done;
+	}
+	charge = json_get(root, "charge");
+	if (!YAJL_IS_OBJECT(charge))
+		charge = json_get(pix, "charge");
+	/* the notification's pix as the transaction it is, read as a page */
+	g = json_gen_new();
+	json_open(g);
+	json_str(g, "transactions");
+	json_open_array(g);
+	json_open(g);
+	for (size_t i = 0; i < pix->u.object.len; i++) {
+		const char *k = pix->u.object.keys[i];
+
+		if (strcmp(k, "type") == 0 || strcmp(k, "charge") == 0)
+			continue;
+		json_str(g, k);
+		json_write_value(g, pix->u.object.values[i]);
+	}
+	json_str(g, "type");
+	json_str(g, n.kind == WOOVI_REFUND_RECEIVED ? "REFUND" : "PAYMENT");
+	if (YAJL_IS_OBJECT(charge)) {
+		json_str(g, "charge");
+		json_write_value(g, charge);
+	}
+	json_close(g);
+	json_close_array(g);
+	json_str(g, "pageInfo");
+	json_open(g);
+	json_str(g, "hasNextPage");
+	json_bool(g, 0);
+	json_close(g);
+	json_close(g);
+	{
+		size_t glen;
+		const char *text = json_buf(g, &glen);
+
+		rc = woovi_transactions_parse(text, glen, out, &more, err, errlen);
+	}
+	yajl_gen_free(g);
+done:
+	yajl_tree_free(root);
+	woovi_notice_deinit(&n);
+	return rc;
+}
+
+char *woovi_charge_body(const char *correlation, int64_t cents, long long expires_s,
+			const char *comment)
+{
+	yajl_gen g = json_gen_new();
+
+	json_open(g);
+	json_str(g, "correlationID");
+	json_str(g, correlation);
+	json_str(g, "value");
+	json_int(g, (long long)cents);
+	if (expires_s > 0) {
+		json_str(g, "expiresIn");
+		json_int(g, expires_s);
+	}
+	if (comment && *comment) {
+		json_str(g, "comment");
+		json_str(g, comment);
+	}
+	json_close(g);
+	return json_take(g);
+}
+
+char *woovi_refund_body(const char *correlation, int64_t cents)
+{
+	yajl_gen g = json_gen_new();
+
+	json_open(g);
+	json_str(g, "correlationID");
+	json_str(g, correlation);
+	json_str(g, "value");
+	json_int(g, (long long)cents);
+	json_close(g);
+	return json_take(g);
+}
+
+int woovi_public_keys(const char *body, size_t len, char **pem, char *err, size_t errlen)
+{
+	yajl_val root = NULL, list;
+	size_t total = 0, n = 0;
+	char *out = NULL;
+	int rc = -1;
+
+	if (json_parse_object(body, len, &root, err, errlen) < 0)
+		goto done;
+	list = json_get(root, "public_keys");
+	if (!YAJL_IS_ARRAY(list) || list->u.array.len == 0) {
+		snprintf(err, errlen, "public_keys: must be a non-empty array");
+		goto done;
+	}
+	out = mem_strdup("");
+	for (size_t i = 0; i < list->u.array.len && n < 8; i++) {
+		const char *k = YAJL_GET_STRING(json_get(list->u.array.values[i], "key"));
+		char *more;
+
+		if (!k) {
+			snprintf(err, errlen, "public_keys[%zu].key: must be a string", i);
+			goto done;
+		}
+		total += strlen(k) + 1;
+		if (total > 65536) {
+			snprintf(err, errlen, "public_keys: more than 64 KiB of keys");
+			goto done;
+		}
+		more = mem_printf("%s%s\n", out, k);
+		free(out);
+		out = more;
+		n++;
+	}
+	*pem = out;
+	out = NULL;
+	rc = 0;
+done:
+	free(out);
+	yajl_tree_free(root);
+	return rc;
+}
+
 /* ---- answers ---- */
 
 /* A status: 1 to STATUS_MAX of A-Z and _. */

@@ -374,7 +374,9 @@ static void send_call(struct call *k, const char *url, const char *token)
 		free(form);
 		free(scope);
 	} else {
-		char *auth = mem_printf("Authorization: Bearer %s", token);
+		/* a provider's fixed header, or the bank's OAuth2 token */
+		char *auth = k->c.key_header ? mem_strdup(k->c.key_header)
+					     : mem_printf("Authorization: Bearer %s", token);
 		k->headers = curl_slist_append(k->headers, auth);
 		mem_wipe(auth, strlen(auth));
 		free(auth);
@@ -524,7 +526,7 @@ static void api_done(struct call *k, long status, CURLcode result)
 		finish(k, 0, NULL, err);
 		return;
 	}
-	if (status == 401 && !k->retried) {
+	if (status == 401 && !k->retried && !k->c.key_header) {
 		/* a token the bank dropped before its time: one more, once */
 		k->retried = 1;
 		mem_free_wiped(c->token);
@@ -574,6 +576,13 @@ static void start(struct call *k)
 	unsigned char print[32];
 	char *url;
 
+	if (k->c.key_header) {
+		/* a provider's connection: no token to wait for */
+		url = mem_printf("%s%s", k->c.api_url, k->path);
+		send_call(k, url, NULL);
+		free(url);
+		return;
+	}
 	creds_print(&k->c, print);
 	if (c->token && CRYPTO_memcmp(print, c->creds, sizeof(print)) != 0) {
 		/* not the credentials its token was got with */
@@ -666,7 +675,7 @@ void bankapi_call(struct bankapi *b, const struct bank_creds *c, const char *met
 	k->body = mem_strdup_or_null(body);
 	k->cb = cb;
 	k->ud = ud;
-	if (!k->c.api_url || !k->c.token_url) {
+	if (!k->c.api_url || (!k->c.token_url && !k->c.key_header)) {
 		finish(k, 0, NULL, "bank: the connection has no API credentials");
 		return;
 	}

@@ -12,7 +12,10 @@
 #include "pixrelay/core/seal.h"
 #include "pixrelay/pix/bankcreds.h"
 #include "pixrelay/pix/bankpix.h"
+#include "pixrelay/pix/brcode.h"
 #include "pixrelay/pix/cobcheck.h"
+#include "pixrelay/pix/provider.h"
+#include "pixrelay/pix/woovi.h"
 #include "pixrelay/relay/bankapi.h"
 #include "pixrelay/store/accounts.h"
 #include "pixrelay/store/banks_charging.h"
@@ -35,8 +38,9 @@ struct job {
 	struct bank_creds creds;
 	char pix_key[80];
 	char id[32];
-	int platform;	  /* the environment's platform account */
-	char own_key[80]; /* the account's own (random) key */
+	int platform;		/* the environment's platform account */
+	char own_key[80];	/* the account's own (random) key */
+	enum provider provider; /* the charging connection's */
 };
 
 static void job_free(struct job *j)
@@ -236,6 +240,65 @@ static void on_cob(void *ud, long status, const char *body, const char *err)
 	free(code);
 }
 
+/* Woovi's answer to POST /api/v1/charge: the charge it made (or had made
+ * for this correlationID: return_existing), its brCode checked to decode and
+ * to carry the amount before it is stored. */
+static void on_woovi_charge(void *ud, long status, const char *body, const char *err)
+{
+	struct job *j = ud;
+	struct woovi_created made = {0};
+	struct brcode_decoded d;
+	char why[1024] = "";
+
+	if (status == 0 || status >= 500 || status == 429 || status == 401 || status == 403) {
+		if (status)
+			bankapi_refusal(why, sizeof(why), "charge", status, body);
+		log_warn("charge %s at Woovi for %s: %s", j->id, j->creds.conn,
+			 status ? why
+			 : err	? err
+				: "Woovi is unavailable");
+		metrics_bank_charge("unavailable");
+		snprintf(why, sizeof(why),
+			 status == 401 || status == 403
+			     ? "Woovi refuses the connection's AppID: nothing was created; once an "
+			       "operator has fixed it (pixrelay bank show), retry with the same "
+			       "externalID"
+			     : "Woovi did not answer: retry with the same externalID");
+		answer(j, BANKCHARGES_UNAVAILABLE, why, NULL);
+		return;
+	}
+	if (status != 200 && status != 201) {
+		bankapi_refusal(why, sizeof(why), "charge", status, body);
+		metrics_bank_charge("refused");
+		charges_unreserve(j->b->r, j->b->cfg, j->account, j->in.external_id);
+		answer(j, BANKCHARGES_REFUSED, why, NULL);
+		return;
+	}
+	if (woovi_charge_created(body, body ? strlen(body) : 0, &made, why, sizeof(why)) == 0) {
+		if (strcmp(made.correlation, j->id) != 0 || made.cents != j->in.amount)
+			snprintf(why, sizeof(why),
+				 "Woovi's answer is not the charge asked for (correlationID %s, "
+				 "value %lld)",
+				 j->id, (long long)j->in.amount);
+		else if (brcode_decode(made.br_code, &d, why, sizeof(why)) == 0 &&
+			 d.amount_cents != j->in.amount)
+			snprintf(why, sizeof(why), "Woovi's brCode carries another amount");
+		else if (why[0] == '\0')
+			goto good;
+	}
+	snprintf(why + strlen(why), sizeof(why) - strlen(why), "; nothing was stored");
+	log_error("charge %s at Woovi for %s: %s", j->id, j->creds.conn, why);
+	metrics_bank_charge("mismatch");
+	woovi_created_deinit(&made);
+	answer(j, BANKCHARGES_UNAVAILABLE, why, NULL);
+	return;
+good:
+	metrics_bank_charge("created");
+	charges_create_at(j->b->r, j->b->cfg, j->env, j->account, &j->in, j->id, made.br_code,
+			  on_stored, j);
+	woovi_created_deinit(&made);
+}
+
 static void on_reserved(void *ud, int result, const char *json, const char *err)
 {
 	struct job *j = ud;
@@ -246,6 +309,14 @@ static void on_reserved(void *ud, int result, const char *json, const char *err)
 		return;
 	}
 	snprintf(j->id, sizeof(j->id), "%s", json);
+	if (j->provider == PROVIDER_WOOVI) {
+		/* idempotent on the correlationID: a retry gets the same charge */
+		body = woovi_charge_body(j->id, j->in.amount, j->in.expiration, j->in.comment);
+		bankapi_call(j->b->bankapi, &j->creds, "POST",
+			     "/api/v1/charge?return_existing=true", body, on_woovi_charge, j);
+		free(body);
+		return;
+	}
 	if (charge_has_due(&j->in)) {
 		/* a charge with a due date: the standard's cobv */
 		body = bankcharges_cobv_body(&j->in, j->pix_key);
@@ -281,6 +352,16 @@ static void on_connection(void *ud, int result, const struct banks_conn *c, cons
 		return;
 	}
 	snprintf(j->pix_key, sizeof(j->pix_key), "%s", c->pix_key);
+	j->provider = c->provider;
+	if (j->provider != PROVIDER_API_PIX && charge_has_due(&j->in)) {
+		snprintf(why, sizeof(why),
+			 "the account's charges go to %s, which pixrelay creates charges without a "
+			 "due date at; a charge with a due date needs a bank connection "
+			 "(docs/providers.md)",
+			 provider_name(j->provider));
+		answer(j, BANKCHARGES_REFUSED, why, NULL);
+		return;
+	}
 	charges_reserve(j->b->r, j->b->cfg, j->env, j->account, &j->in, on_reserved, j);
 }
 
@@ -417,6 +498,8 @@ struct refund {
 	char e2e[40];
 	char conn[40];
 	char valor[32];
+	int64_t cents;		/* what goes back */
+	enum provider provider; /* the connection's */
 	struct bank_creds creds;
 };
 
@@ -466,9 +549,14 @@ static void on_devolucao(void *ud, long status, const char *body, const char *er
 	if (body && json_parse_object(body, strlen(body), &v, perr, sizeof(perr)) == 0)
 		st = YAJL_GET_STRING(json_get(v, "status"));
 	snprintf(rid, sizeof(rid), "D%s", f->id);
-	/* until the bank reports it settled, the reconciliation asks about it */
-	if (!st || strcmp(st, "EM_PROCESSAMENTO") == 0)
+	if (f->provider != PROVIDER_API_PIX) {
+		/* Woovi's refund is IN_PROCESSING until its notification (or the
+		 * reconciliation's list) says it went back */
+		st = NULL;
+	} else if (!st || strcmp(st, "EM_PROCESSAMENTO") == 0) {
+		/* until the bank reports it settled, the reconciliation asks about it */
 		banks_refund_asked(f->b->r, f->b->cfg, f->conn, f->e2e, rid, NULL, NULL);
+	}
 	g = json_gen_new();
 	json_open(g);
 	json_str(g, "charge");
@@ -511,6 +599,19 @@ static void on_refund_connection(void *ud, int result, const struct banks_conn *
 			      "the charge's bank connection cannot be used now (see pixrelay bank "
 			      "show)",
 			      NULL);
+		return;
+	}
+	if (c->provider == PROVIDER_WOOVI) {
+		/* idempotent on the refund's own correlationID, D + the charge's id */
+		char rid[40];
+
+		snprintf(rid, sizeof(rid), "D%s", f->id);
+		body = woovi_refund_body(rid, f->cents);
+		path = mem_printf("/api/v1/charge/%s/refund", f->id);
+		f->provider = c->provider;
+		bankapi_call(f->b->bankapi, &f->creds, "POST", path, body, on_devolucao, f);
+		free(path);
+		free(body);
 		return;
 	}
 	body = mem_printf("{\"valor\":\"%s\"}", f->valor);
@@ -560,6 +661,7 @@ static void on_refund_charge(void *ud, int result, const char *json, const char 
 		paid = cents;
 	snprintf(f->valor, sizeof(f->valor), "%lld.%02lld", (long long)(paid / 100),
 		 (long long)(paid % 100));
+	f->cents = paid;
 	f->charge = mem_strdup(json);
 	yajl_tree_free(v);
 	banks_get(f->b->r, f->b->cfg, f->conn, on_refund_connection, f);

@@ -27,6 +27,7 @@
 #include "pixrelay/pix/bankcreds.h"
 #include "pixrelay/pix/bankday.h"
 #include "pixrelay/pix/bankpix.h"
+#include "pixrelay/pix/woovi.h"
 #include "pixrelay/relay/bankcobr.h"
 #include "pixrelay/relay/bankrec.h"
 #include "pixrelay/store/banks_recon.h"
@@ -39,6 +40,7 @@
 #define RUNS_MAX 4		      /* runs of one process at once */
 #define PAGE_ITEMS 1000		      /* Pix per page asked of the bank (the most it must give) */
 #define PAGES_MAX 1000		      /* pages of one window: a million Pix */
+#define WOOVI_PAGE_ITEMS 100	      /* transactions per page asked of Woovi (its size) */
 #define WINDOW_MAX_MS BANKDAY_MS      /* one window at most */
 #define OVERLAP_MS BANKDAY_OVERLAP_MS /* each window starts this long before the last end */
 #define FIRST_BEFORE_MS BANKDAY_FIRST_BEFORE_MS /* the first, before the credentials */
@@ -439,6 +441,11 @@ static void next_refund(struct run *u)
 {
 	char e2e[40], rid[40], *path;
 
+	if (u->conn->api.provider != PROVIDER_API_PIX) {
+		/* a provider's list carries its refunds too; no recurrences */
+		succeed(u);
+		return;
+	}
 	if (u->refund >= u->conn->nrefunds) {
 		bankrec_reconcile(&u->rc->recs, &u->creds, &u->conn->ref, &u->rc->stopped,
 				  on_recs_step, on_recs_asked, u);
@@ -522,7 +529,18 @@ static void on_page(void *ud, long status, const char *body, const char *err)
 		fail(u, why);
 		return;
 	}
-	if (bankpix_parse_page(body, strlen(body), &b, &pages, perr, sizeof(perr)) != BANKPIX_OK) {
+	if (u->conn->api.provider == PROVIDER_WOOVI) {
+		bool more = false;
+
+		if (woovi_transactions_parse(body, strlen(body), &b, &more, perr, sizeof(perr)) <
+		    0) {
+			snprintf(why, sizeof(why), "Woovi's list of transactions: %s", perr);
+			fail(u, why);
+			return;
+		}
+		pages = u->page + (more ? 2 : 1);
+	} else if (bankpix_parse_page(body, strlen(body), &b, &pages, perr, sizeof(perr)) !=
+		   BANKPIX_OK) {
 		snprintf(why, sizeof(why), "GET /pix: the bank's answer: %s", perr);
 		fail(u, why);
 		return;
@@ -538,7 +556,8 @@ static void on_page(void *ud, long status, const char *body, const char *err)
 		fail(u, why);
 		return;
 	}
-	bankpix_batch_keep_chave(&b, u->conn->pix_key);
+	if (u->conn->api.provider == PROVIDER_API_PIX)
+		bankpix_batch_keep_chave(&b, u->conn->pix_key);
 	u->stats.listed += (long)(b.n + b.nrefused);
 	u->stats.refused += (long)b.nrefused;
 	banks_receive(u->rc->q, &u->conn->ref, BANKS_RECONCILIATION, &b, on_page_taken, u);
@@ -550,9 +569,15 @@ static void ask_page(struct run *u)
 
 	timefmt_rfc3339(from, (uint64_t)u->win_from);
 	timefmt_rfc3339(to, (uint64_t)u->win_to);
-	path = mem_printf("/pix?inicio=%s&fim=%s&paginacao.paginaAtual=%ld"
-			  "&paginacao.itensPorPagina=%d",
-			  from, to, u->page, PAGE_ITEMS);
+	if (u->conn->api.provider == PROVIDER_WOOVI)
+		/* every transaction of the window, payments and refunds, 100 a
+		 * page (openpix-developers: transaction-how-to-paginate-api.md) */
+		path = mem_printf("/api/v1/transaction?start=%s&end=%s&skip=%ld&limit=%d", from, to,
+				  u->page * WOOVI_PAGE_ITEMS, WOOVI_PAGE_ITEMS);
+	else
+		path = mem_printf("/pix?inicio=%s&fim=%s&paginacao.paginaAtual=%ld"
+				  "&paginacao.itensPorPagina=%d",
+				  from, to, u->page, PAGE_ITEMS);
 	bankapi_call(u->rc->api, &u->creds, "GET", path, NULL, on_page, u);
 	free(path);
 }

@@ -38,6 +38,15 @@ static const char *auth_name(enum banks_auth a)
 	return a == BANKS_URL_TOKEN ? "url-token" : "mtls";
 }
 
+enum banks_auth banks_auth_of(const char *name)
+{
+	if (strcmp(name, "url-token") == 0)
+		return BANKS_URL_TOKEN;
+	if (strcmp(name, "mtls") == 0 || !name[0])
+		return BANKS_MTLS;
+	return BANKS_PROVIDER;
+}
+
 int banks_check_pix_key(const char *key, char *err, size_t errlen)
 {
 	size_t n = strlen(key);
@@ -216,14 +225,17 @@ static void on_connected(void *ud, redisReply *reply, const char *err)
 
 void banks_connect(struct rds *r, const struct config *cfg, enum env env, const char *account,
 		   const char *pix_key, enum banks_auth auth, const struct banks_trust *trust,
-		   const struct banks_recebedor *rcv, int make_default, store_fn cb, void *ud)
+		   const struct banks_recebedor *rcv, int make_default,
+		   const struct banks_provider_conn *prov, store_fn cb, void *ud)
 {
 	const struct banks_trust none = {NULL, NULL, NULL};
 	struct call *c = call_new(r, cfg, env, account, NULL, cb, ud);
 	int shard = ks_shard_of(account);
 	char idx[KS_KEY_MAX], acct[KS_KEY_MAX], kp[KS_KEY_MAX], created[32];
-	char sp[KS_PREFIX_MAX], channel[KS_KEY_MAX];
+	char sp[KS_PREFIX_MAX], channel[KS_KEY_MAX], name[80];
 	char max[16], token[BANKS_TOKEN_LEN + 1] = "", sha[65] = "";
+	char *token_sealed = NULL, *priv_sealed = NULL;
+	const char *api_url = "", *api_at = "";
 	struct banks_fields f;
 	yajl_gen g;
 
@@ -240,7 +252,24 @@ void banks_connect(struct rds *r, const struct config *cfg, enum env env, const 
 	ks_bank_key_prefix(kp, sizeof(kp), cfg->prefix, shard);
 	snprintf(created, sizeof(created), "%llu", (unsigned long long)ids_now_ms());
 	snprintf(max, sizeof(max), "%d", BANKS_PER_ACCOUNT);
-	if (auth == BANKS_URL_TOKEN) {
+	if (prov) {
+		/* a provider's own scheme; its API token and sandbox key sealed
+		 * to this connection's fields */
+		auth = BANKS_PROVIDER;
+		trust = &none;
+		if (prov->api_token) {
+			banks_sealed_name(name, sizeof(name), c->id, "api_token");
+			token_sealed =
+			    seal(prov->key, name, prov->api_token, strlen(prov->api_token));
+			api_url = prov->api_url;
+			api_at = created;
+		}
+		if (prov->private_key) {
+			banks_sealed_name(name, sizeof(name), c->id, "prov_priv");
+			priv_sealed =
+			    seal(prov->key, name, prov->private_key, strlen(prov->private_key));
+		}
+	} else if (auth == BANKS_URL_TOKEN) {
 		banks_make_token(token);
 		ids_sha256_hex(sha, token, BANKS_TOKEN_LEN);
 		trust = &none;
@@ -248,15 +277,25 @@ void banks_connect(struct rds *r, const struct config *cfg, enum env env, const 
 	f = (struct banks_fields){.id = c->id,
 				  .account = account,
 				  .env = env_name(env),
+				  .provider =
+				      provider_name(prov ? prov->provider : PROVIDER_API_PIX),
 				  .pix_key = pix_key,
-				  .auth = auth_name(auth),
+				  .auth = prov ? provider_auth(prov->provider) : auth_name(auth),
 				  .client_ca = banks_or_empty(trust->client_ca),
 				  .client_subject = banks_or_empty(trust->subject),
 				  .client_pins = banks_or_empty(trust->pins),
 				  .is_default = make_default ? "1" : "",
 				  .created_ms = created,
 				  .last_call_ms = "",
-				  .api_url = "",
+				  .api_url = api_url,
+				  .token_url = "",
+				  .client_id = "",
+				  .cert = "",
+				  .bank_ca = prov ? banks_or_empty(prov->server_ca) : "",
+				  .api_header_names = "",
+				  .api_query_names = "",
+				  .prov_keys = prov ? banks_or_empty(prov->public_keys) : "",
+				  .prov_own = prov ? banks_or_empty(prov->own_public_key) : "",
 				  .rcv_agencia = rcv ? banks_or_empty(rcv->agencia) : "",
 				  .rcv_conta = rcv ? banks_or_empty(rcv->conta) : "",
 				  .rcv_tipo = rcv ? banks_or_empty(rcv->tipo_conta) : ""};
@@ -267,32 +306,52 @@ void banks_connect(struct rds *r, const struct config *cfg, enum env env, const 
 	ks_shard_prefix(sp, sizeof(sp), cfg->prefix, shard);
 	ks_invalidation_channel(channel, sizeof(channel), cfg->prefix);
 	{
-		const char *argv[24] = {c->key,
-					idx,
-					acct,
-					c->id,
-					account,
-					env_name(env),
-					pix_key,
-					auth_name(auth),
-					f.client_ca,
-					sha,
-					created,
-					max,
-					kp,
-					f.client_subject,
-					f.client_pins,
-					f.is_default,
-					sp,
-					channel,
-					"rcv_agencia",
-					f.rcv_agencia,
-					"rcv_conta",
-					f.rcv_conta,
-					"rcv_tipo",
-					f.rcv_tipo};
-		rds_script(r, on_connected, c, SCRIPT_BANK_CONNECT, 3, 24, argv, NULL);
+		const char *argv[] = {c->key,
+				      idx,
+				      acct,
+				      c->id,
+				      account,
+				      env_name(env),
+				      pix_key,
+				      f.auth,
+				      f.client_ca,
+				      sha,
+				      created,
+				      max,
+				      kp,
+				      f.client_subject,
+				      f.client_pins,
+				      f.is_default,
+				      sp,
+				      channel,
+				      "rcv_agencia",
+				      f.rcv_agencia,
+				      "rcv_conta",
+				      f.rcv_conta,
+				      "rcv_tipo",
+				      f.rcv_tipo,
+				      "provider",
+				      prov ? f.provider : "",
+				      "api_url",
+				      api_url,
+				      "api_at",
+				      api_at,
+				      "api_token",
+				      token_sealed ? token_sealed : "",
+				      "bank_ca",
+				      f.bank_ca,
+				      "prov_keys",
+				      f.prov_keys,
+				      "prov_priv",
+				      priv_sealed ? priv_sealed : "",
+				      "prov_own",
+				      prov ? banks_or_empty(prov->own_public_key) : ""};
+
+		rds_script(r, on_connected, c, SCRIPT_BANK_CONNECT, 3,
+			   (int)(sizeof(argv) / sizeof(argv[0])), argv, NULL);
 	}
+	free(token_sealed);
+	free(priv_sealed);
 }
 
 /* ---- read ---- */
@@ -327,7 +386,14 @@ static void on_conn(void *ud, redisReply *reply, const char *err)
 	}
 	snprintf(conn.id, sizeof(conn.id), "%s", f.id);
 	snprintf(conn.account, sizeof(conn.account), "%s", f.account);
-	conn.auth = strcmp(f.auth, "url-token") == 0 ? BANKS_URL_TOKEN : BANKS_MTLS;
+	conn.auth = banks_auth_of(f.auth);
+	if (provider_parse(f.provider, &conn.provider) < 0) {
+		/* a provider this version does not know: not a connection it can serve */
+		c->conn_cb(c->ud, BANKS_NOT_FOUND, NULL, NULL);
+		goto done;
+	}
+	conn.prov_keys = dup_field(reply, "prov_keys");
+	conn.prov_priv = dup_field(reply, "prov_priv");
 	conn.pix_key = mem_strdup(f.pix_key);
 	conn.client_ca = f.client_ca[0] ? mem_strdup(f.client_ca) : NULL;
 	conn.client_subject = f.client_subject[0] ? mem_strdup(f.client_subject) : NULL;
@@ -354,6 +420,8 @@ static void on_conn(void *ud, redisReply *reply, const char *err)
 		conn.api.scope = f.api_scope && f.api_scope[0] ? mem_strdup(f.api_scope) : NULL;
 		conn.api.headers = dup_field(reply, "api_headers");
 		conn.api.query = dup_field(reply, "api_query");
+		conn.api.api_token = dup_field(reply, "api_token");
+		conn.api.provider = conn.provider;
 	}
 	c->conn_cb(c->ud, 0, &conn, NULL);
 	banks_conn_deinit(&conn);

@@ -20,6 +20,8 @@ void banks_conn_deinit(struct banks_conn *c)
 	free(c->client_ca);
 	free(c->client_subject);
 	free(c->client_pins);
+	free(c->prov_keys);
+	free(c->prov_priv);
 	banks_stored_creds_deinit(&c->api);
 	memset(c, 0, sizeof(*c));
 }
@@ -36,12 +38,50 @@ void banks_stored_creds_deinit(struct banks_stored_creds *s)
 	free(s->scope);
 	free(s->headers);
 	free(s->query);
+	free(s->api_token);
 	memset(s, 0, sizeof(*s));
 }
 
 void banks_sealed_name(char *out, size_t size, const char *conn, const char *field)
 {
 	snprintf(out, size, "%s:%s", conn, field);
+}
+
+/* A provider's API token opened into the header it goes in. */
+static int open_provider(const char *id, const struct banks_stored_creds *c,
+			 const struct seal_key *key, struct bank_creds *out, char *err,
+			 size_t errlen)
+{
+	unsigned char *token;
+	size_t n;
+
+	if (!c->api_token)
+		return BANKS_NO_API;
+	token = banks_open_sealed(id, "api_token", c->api_token, key, &n);
+	if (!token) {
+		snprintf(err, errlen,
+			 "the credentials key does not open this connection's API token "
+			 "(another key, or altered)");
+		return -1;
+	}
+	memset(out, 0, sizeof(*out));
+	snprintf(out->conn, sizeof(out->conn), "%s", id);
+	out->api_url = mem_strdup(c->api_url);
+	out->bank_ca_pem = mem_strdup_or_null(c->bank_ca);
+	/* Woovi: "Authorization: <AppID>", no Bearer (openpix-developers,
+	 * docs/apis/start-api-integration.md) */
+	out->key_header = mem_printf("Authorization: %s", (const char *)token);
+	mem_free_wiped((char *)token);
+	return 0;
+}
+
+unsigned char *banks_open_sealed(const char *id, const char *field, const char *sealed,
+				 const struct seal_key *key, size_t *len)
+{
+	char name[80];
+
+	banks_sealed_name(name, sizeof(name), id, field);
+	return seal_open(key, name, sealed, len);
 }
 
 int banks_open_credentials(const char *id, const struct banks_stored_creds *c,
@@ -59,6 +99,8 @@ int banks_open_credentials(const char *id, const struct banks_stored_creds *c,
 			 "no credentials key: set credentials-key-file (docs/banks.md)");
 		return -1;
 	}
+	if (c->provider != PROVIDER_API_PIX)
+		return open_provider(id, c, key, out, err, errlen);
 	banks_sealed_name(name, sizeof(name), id, "client_secret");
 	secret = seal_open(key, name, c->client_secret, &n);
 	banks_sealed_name(name, sizeof(name), id, "key");

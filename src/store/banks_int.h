@@ -10,7 +10,8 @@
 
 /* A connection's stored fields, borrowed. */
 struct banks_fields {
-	const char *id, *account, *env, *pix_key, *auth, *client_ca, *created_ms, *last_call_ms;
+	const char *id, *account, *env, *provider, *pix_key, *auth, *client_ca, *created_ms,
+	    *last_call_ms;
 	const char *client_subject, *client_pins, *is_default;
 	const char *api_url, *token_url, *client_id, *cert, *bank_ca;
 	const char *api_scope, *api_header_names, *api_query_names;
@@ -19,9 +20,16 @@ struct banks_fields {
 	    *rec_new_total;
 	/* its bank's API as the processes saw it (banks_note_api) */
 	const char *api_token_ms, *api_call_ms, *api_error, *api_error_ms;
+	/* a provider's connection: the public keys of its signatures, and the
+	 * public half of pixrelay's own sandbox pair */
+	const char *prov_keys, *prov_own;
 	/* its receiving account (banks_recebedor) */
 	const char *rcv_agencia, *rcv_conta, *rcv_tipo;
 };
+
+/* The auth of a record's `auth` field: "url-token", "mtls" ("" too, as an
+ * early record has it), or a provider's scheme (BANKS_PROVIDER). */
+enum banks_auth banks_auth_of(const char *name);
 
 /* s, or "" for NULL. */
 static inline const char *banks_or_empty(const char *s)

@@ -34,7 +34,8 @@ void banks_pix_args_pix(struct rargs *a, const struct banks_pix_who *w,
 	const struct bankpix *p = it->pix;
 
 	who_args(a, w);
-	rargs_str(a, p->e2e);
+	/* what makes the Pix once: a provider's payment id, or the endToEndId */
+	rargs_str(a, p->id[0] ? p->id : p->e2e);
 	rargs_str(a, p->txid);
 	rargs_str(a, it->charge);
 	rargs_ll(a, (long long)p->cents);

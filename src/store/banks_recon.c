@@ -40,6 +40,8 @@ enum {
 	R_SCOPE,
 	R_HEADERS,
 	R_QUERY,
+	R_PROVIDER,
+	R_API_TOKEN,
 	R_REFUNDS,
 	R_COUNT
 };
@@ -109,6 +111,9 @@ static struct banks_run *run_of(redisReply *const *f)
 		run->api.scope = text_or_null(f[R_SCOPE]);
 		run->api.headers = text_or_null(f[R_HEADERS]);
 		run->api.query = text_or_null(f[R_QUERY]);
+		run->api.api_token = text_or_null(f[R_API_TOKEN]);
+		if (provider_parse(f[R_PROVIDER]->str, &run->api.provider) < 0)
+			goto bad;
 	}
 	return run;
 bad:

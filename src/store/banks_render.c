@@ -14,6 +14,7 @@
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
+#include <openssl/sha.h>
 #include <openssl/x509.h>
 
 #include <stdio.h>
@@ -26,6 +27,11 @@ void banks_fields_of(const redisReply *h, struct banks_fields *f)
 	f->id = banks_or_empty(rds_hash_field(h, "id"));
 	f->account = banks_or_empty(rds_hash_field(h, "account"));
 	f->env = banks_or_empty(rds_hash_field(h, "env"));
+	f->provider = banks_or_empty(rds_hash_field(h, "provider"));
+	if (!f->provider[0])
+		f->provider = "api-pix";
+	f->prov_keys = banks_or_empty(rds_hash_field(h, "prov_keys"));
+	f->prov_own = banks_or_empty(rds_hash_field(h, "prov_own"));
 	f->pix_key = banks_or_empty(rds_hash_field(h, "pix_key"));
 	f->auth = banks_or_empty(rds_hash_field(h, "auth"));
 	f->client_ca = banks_or_empty(rds_hash_field(h, "client_ca"));
@@ -135,6 +141,56 @@ static void render_names(yajl_gen g, const char *names)
 	json_close_array(g);
 }
 
+/* {"sha256", "own"} of each PEM public key in `pem` (the SHA-256 of its
+ * DER, as Woovi's key_identifier is). */
+static void render_key_list(yajl_gen g, const char *pem, int own)
+{
+	BIO *b;
+	EVP_PKEY *k;
+	int n = 0;
+
+	if (!pem[0])
+		return;
+	b = BIO_new_mem_buf(pem, (int)strlen(pem));
+	if (!b)
+		mem_oom(__FILE__, __LINE__);
+	while (n < 16 && (k = PEM_read_bio_PUBKEY(b, NULL, NULL, NULL))) {
+		unsigned char *der = NULL, md[32];
+		int len = i2d_PUBKEY(k, &der);
+		char hex[65];
+
+		if (len > 0) {
+			SHA256(der, (size_t)len, md);
+			ids_hex(hex, md, sizeof(md));
+			json_open(g);
+			json_str(g, "sha256");
+			json_str(g, hex);
+			json_str(g, "own");
+			json_bool(g, own);
+			json_close(g);
+		}
+		OPENSSL_free(der);
+		EVP_PKEY_free(k);
+		n++;
+	}
+	BIO_free(b);
+	ERR_clear_error();
+}
+
+/* "signatureKeys": the provider's keys, then pixrelay's own sandbox key
+ * ("own": true), or null when the connection has none (a bank's). */
+static void render_keys(yajl_gen g, const char *provider, const char *own)
+{
+	if (!provider[0] && !own[0]) {
+		json_null(g);
+		return;
+	}
+	json_open_array(g);
+	render_key_list(g, provider, 0);
+	render_key_list(g, own, 1);
+	json_close_array(g);
+}
+
 /* "trust": what an mTLS connection takes of its bank's certificate beyond
  * its trust list (null for a URL token): the pinned subject, the key pins,
  * and in production, while neither pins it, a warning that says what the
@@ -195,8 +251,10 @@ void banks_render(yajl_gen g, const struct config *cfg, const struct banks_field
 	json_str(g, f->account);
 	json_str(g, "environment");
 	json_str(g, f->env);
+	json_str(g, "provider");
+	json_str(g, f->provider);
 	json_str(g, "pixKey");
-	json_str(g, f->pix_key);
+	json_str_or_null(g, f->pix_key[0] ? f->pix_key : NULL);
 	json_str(g, "default");
 	json_bool(g, strcmp(f->is_default, "1") == 0);
 	json_str(g, "auth");
@@ -221,6 +279,9 @@ void banks_render(yajl_gen g, const struct config *cfg, const struct banks_field
 	}
 	json_str(g, "trust");
 	render_trust(g, f);
+	/* a provider's connection: the keys its notifications are checked with */
+	json_str(g, "signatureKeys");
+	render_keys(g, f->prov_keys, f->prov_own);
 	/* the receiving account of its recurring charges (PUT /cobr) */
 	json_str(g, "recebedor");
 	if (f->rcv_conta && f->rcv_conta[0]) {
@@ -247,21 +308,25 @@ void banks_render(yajl_gen g, const struct config *cfg, const struct banks_field
 		json_open(g);
 		json_str(g, "apiUrl");
 		json_str(g, f->api_url);
-		json_str(g, "tokenUrl");
-		json_str(g, f->token_url);
-		json_str(g, "clientId");
-		json_str(g, f->client_id);
-		json_str(g, "certificate");
-		render_cert(g, f->cert);
+		if (strcmp(f->provider, "api-pix") == 0) {
+			json_str(g, "tokenUrl");
+			json_str(g, f->token_url);
+			json_str(g, "clientId");
+			json_str(g, f->client_id);
+			json_str(g, "certificate");
+			render_cert(g, f->cert);
+		}
 		json_str(g, "bankCa");
 		render_cert(g, f->bank_ca);
-		/* what is asked and added, never the extras' values */
-		json_str(g, "scope");
-		json_str_or_null(g, f->api_scope && f->api_scope[0] ? f->api_scope : NULL);
-		json_str(g, "extraHeaders");
-		render_names(g, f->api_header_names);
-		json_str(g, "extraQuery");
-		render_names(g, f->api_query_names);
+		if (strcmp(f->provider, "api-pix") == 0) {
+			/* what is asked and added, never the extras' values */
+			json_str(g, "scope");
+			json_str_or_null(g, f->api_scope && f->api_scope[0] ? f->api_scope : NULL);
+			json_str(g, "extraHeaders");
+			render_names(g, f->api_header_names);
+			json_str(g, "extraQuery");
+			render_names(g, f->api_query_names);
+		}
 		json_str(g, "health");
 		json_open(g);
 		json_str(g, "lastTokenAt");

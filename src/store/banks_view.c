@@ -5,6 +5,8 @@
  * judging itself is the API's (api/api_banks.c). */
 #include "pixrelay/store/banks_view.h"
 
+#include "banks_int.h"
+
 #include "pixrelay/core/certcheck.h"
 #include "pixrelay/core/mem.h"
 #include "pixrelay/pix/keyspace.h"
@@ -17,15 +19,31 @@
 #define VIEW_CACHE_MS 300000 /* as long as an account's facts */
 
 /* The record's fields a view is built from, in the order asked. */
-enum { F_ID, F_ACCOUNT, F_ENV, F_AUTH, F_TOKEN, F_CA, F_SUBJECT, F_PINS, F_COUNT };
+enum {
+	F_ID,
+	F_ACCOUNT,
+	F_ENV,
+	F_AUTH,
+	F_TOKEN,
+	F_CA,
+	F_SUBJECT,
+	F_PINS,
+	F_PROVIDER,
+	F_PROV_KEYS,
+	F_PROV_OWN,
+	F_COUNT
+};
 static const char *const fields[F_COUNT] = {
-    "id", "account", "env", "auth", "token_sha", "client_ca", "client_subject", "client_pins"};
+    "id",	   "account",  "env",	    "auth",    "token_sha", "client_ca", "client_subject",
+    "client_pins", "provider", "prov_keys", "prov_own"};
 
 static void view_free(void *p)
 {
 	struct banks_view *v = p;
 
 	certcheck_free(v->trust);
+	free(v->prov_keys);
+	free(v->prov_own);
 	free(v);
 }
 
@@ -55,7 +73,17 @@ static struct banks_view *view_of(const redisReply *h, const char *id)
 	}
 	snprintf(v->ref.id, sizeof(v->ref.id), "%s", id);
 	snprintf(v->ref.account, sizeof(v->ref.account), "%s", field(h, F_ACCOUNT));
-	v->auth = strcmp(field(h, F_AUTH), "url-token") == 0 ? BANKS_URL_TOKEN : BANKS_MTLS;
+	if (provider_parse(field(h, F_PROVIDER), &v->provider) < 0) {
+		free(v);
+		return NULL;
+	}
+	v->auth = banks_auth_of(field(h, F_AUTH));
+	if (v->auth == BANKS_PROVIDER) {
+		v->prov_keys = mem_strdup(field(h, F_PROV_KEYS));
+		/* pixrelay's own key is believed in the sandbox only */
+		v->prov_own = mem_strdup(v->ref.env == ENV_SANDBOX ? field(h, F_PROV_OWN) : "");
+		return v;
+	}
 	if (v->auth == BANKS_URL_TOKEN) {
 		snprintf(v->token_sha, sizeof(v->token_sha), "%s", field(h, F_TOKEN));
 		return v;

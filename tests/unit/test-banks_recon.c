@@ -1,5 +1,5 @@
 /* banks_recon_decode_claim (banks_recon.h): bank_recon's answer to a claim
- * (the oldest successes of each environment, then 19 fields per leased
+ * (the oldest successes of each environment, then 21 fields per leased
  * connection) read into struct banks_claim, each run with what it needs:
  * its connection, its sealed credentials, its pending refunds; every answer
  * of another shape refused, leaving no run behind. */
@@ -33,6 +33,8 @@ static const char *const RUN[BANKS_RECON_RUN_FIELDS] = {ID,
 							"",
 							"cob.read pix.read",
 							"sealed-headers",
+							"",
+							"",
 							"",
 							"E123 D1\nE456 D2"};
 
@@ -150,13 +152,14 @@ static void test_bad_answers(void)
 	refused(2, "staging");
 	refused(4, "12a");
 	refused(7, "-1");
-	refused(18, "E123 D1\n\nE456 D2");
+	refused(18, "stripe"); /* a provider this version does not know */
+	refused(20, "E123 D1\n\nE456 D2");
 	for (int i = 0; i <= BANKS_RECON_REFUNDS_MAX; i++)
 		strcat(many, i ? "\nE1 D1" : "E1 D1");
-	refused(18, many);
+	refused(20, many);
 	memset(long_refund, 'x', sizeof(long_refund) - 1);
 	long_refund[sizeof(long_refund) - 1] = '\0';
-	refused(18, long_refund);
+	refused(20, long_refund);
 	/* not a string */
 	replies_set(&a, f, 2);
 	a.r[1].type = REDIS_REPLY_NIL;

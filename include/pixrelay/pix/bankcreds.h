@@ -39,6 +39,10 @@ struct bank_creds {
 			    * "Name: value" lines, each ended by '\n'; NULL: none */
 	char *query;	   /* extra query parameters of every API call (not of the
 			    * token's): "k=v&k2=v2", escaped; NULL: none */
+	char *key_header;  /* a provider's connection: the header its API token
+			    * goes in, "Name: value" (Woovi: "Authorization:
+			    * <AppID>"); every call carries it, no OAuth2 token
+			    * nor client certificate is used. NULL: a bank's */
 };
 
 /* Wipe and free every string; the struct is zeroed. */
@@ -53,6 +57,13 @@ void bank_creds_copy(struct bank_creds *to, const struct bank_creds *from);
  * certificates when given, scopes (when given) of RFC 6749 scope tokens
  * (runs of spaces made one). 0, or -1 with "field: rule" in err. */
 int bank_creds_check(struct bank_creds *c, char *err, size_t errlen);
+
+/* Check what a provider's connection takes: an https api_url of at most
+ * 512 bytes (a trailing slash removed), `token` (NULL: none) of 1 to 256
+ * printable characters, and bank_ca_pem (the CA of the provider's server)
+ * of PEM certificates when given. 0, or -1 with "field: rule" in err (the
+ * token is never quoted). */
+int bank_creds_check_provider(struct bank_creds *c, const char *token, char *err, size_t errlen);
 
 /* True when the connection has API credentials at all. */
 bool bank_creds_present(const struct bank_creds *c);

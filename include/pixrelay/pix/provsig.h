@@ -40,6 +40,11 @@
 bool provsig_woovi_verify(const char *pem_keys, const char *body, size_t len, const char *sig_b64,
 			  char *why, size_t whylen);
 
+/* Whether `pem` holds 1 to PROVSIG_WOOVI_KEYS_MAX PEM RSA public keys and
+ * nothing that fails to read as one: 0, or -1 with why (a connection takes
+ * its provider's keys only when they read). */
+int provsig_public_keys_check(const char *pem, char *why, size_t whylen);
+
 /* Sign `len` bytes of `body` as Woovi does, with the PEM private key
  * `pem_private` (RSA, no passphrase): pixrelay's own sandbox key, so that
  * `trigger` sends notifications the connection verifies. 0 with a new

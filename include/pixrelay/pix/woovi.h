@@ -85,6 +85,26 @@ int woovi_notice_parse(const char *body, size_t len, struct woovi_notice *out, c
 		       size_t errlen);
 void woovi_notice_deinit(struct woovi_notice *n);
 
+/* A notification's own body as the batch woovi_transactions_parse makes of
+ * a page: its `pix` as a transaction (PAYMENT, or REFUND of a
+ * TRANSACTION_REFUND_RECEIVED, with the body's `charge`). For a body whose
+ * signature is pixrelay's own (the sandbox): Woovi's are read back from its
+ * API instead. WOOVI_OK with *out, or WOOVI_MALFORMED with err. */
+int woovi_notice_batch(const char *body, size_t len, struct bankpix_batch *out, char *err,
+		       size_t errlen);
+
+/* The body of POST /api/v1/charge: {"correlationID", "value" (cents),
+ * "expiresIn" (seconds, when above 0), "comment" (when given)}. malloc'd. */
+char *woovi_charge_body(const char *correlation, int64_t cents, long long expires_s,
+			const char *comment);
+/* The body of POST /api/v1/charge/{id}/refund: {"correlationID", "value"}. */
+char *woovi_refund_body(const char *correlation, int64_t cents);
+
+/* GET /api/v1/webhook/public-keys's answer ({"public_keys": [{"key":
+ * PEM}, ...]}): the keys one after the other (at most 8, 64 KiB) in *pem
+ * (malloc'd), or -1 with "public_keys...: rule" in err. */
+int woovi_public_keys(const char *body, size_t len, char **pem, char *err, size_t errlen);
+
 /* One PAYMENT transaction `tx` (a Transaction of GET /api/v1/transaction,
  * or the `pix` of a CHARGE_COMPLETED notification: the same fields) as a
  * bankpix without refunds, as the header above says. 0 with *out filled
@@ -95,7 +115,7 @@ int woovi_transaction_pix(yajl_val tx, const char *path, struct bankpix *out, ch
 			  size_t errlen);
 
 /* A page of GET /api/v1/transaction ({"transactions": [...], "pageInfo":
- * {..., "hasNextPage"}}) as a batch, and whether another page follows.
+ * {..., "hasNextPage"}}) as a batch; *has_next is set when another page follows.
  * PAYMENT transactions become items, in the page's order. A REFUND
  * transaction becomes a refund (status DEVOLVIDO: the money went back) of
  * the item whose transactionID is its charge.transactionID. A refund whose

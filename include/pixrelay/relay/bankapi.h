@@ -13,6 +13,10 @@
  * share one fetch. Bodies are JSON; answers are capped (BANKAPI_BODY_MAX).
  * The curl multi interface runs on the loop (relay/curlev.c), so a bank
  * that is slow or down delays only its own calls.
+ *
+ * A payment provider's connection (docs/providers.md) uses the same client
+ * with its credentials' key_header instead: that header on every call, no
+ * token, no client certificate.
  */
 #ifndef PIXRELAY_BANKAPI_H
 #define PIXRELAY_BANKAPI_H

@@ -46,15 +46,36 @@ struct banks_trust {
 	const char *pins;      /* as certcheck_pins_add makes them; NULL or "": none */
 };
 
-/* Connect a bank to `account` of `env` for Pix key `pix_key`: with `trust`
- * for BANKS_MTLS, or with a new random URL token for BANKS_URL_TOKEN (trust
- * NULL); `rcv` its receiving account (checked; NULL: none). make_default: it becomes the account's
- * default charging connection in env (no other is then). The account's charging connection is
- * derived again (below). json is the connection with its "webhookUrl" to register at the bank, the
- * token in it (shown this once). cb runs once, later. */
+/* What a provider's connection (docs/providers.md) takes when it is made,
+ * checked by the caller (bank_creds_check_provider; the keys read as PEM
+ * public keys). Secrets in the clear, sealed with `key` as they are
+ * written. Borrowed. */
+struct seal_key;
+struct banks_provider_conn {
+	enum provider provider;	    /* not PROVIDER_API_PIX */
+	const char *api_url;	    /* its API's base URL, no trailing slash */
+	const char *api_token;	    /* its API token (Woovi's AppID); NULL: none (sandbox
+				     * only: nothing is called, charges are made here) */
+	const char *server_ca;	    /* PEM of the CA of its server; NULL: the system's */
+	const char *public_keys;    /* PEM public keys its notifications are signed with */
+	const char *private_key;    /* sandbox: pixrelay's own pair (trigger signs with it) */
+	const char *own_public_key; /* and its public half; NULL both in production */
+	const struct seal_key *key; /* the credentials key (needed with a secret) */
+};
+
+/* Connect a bank to `account` of `env` for Pix key `pix_key` ("" allowed
+ * for a provider's): with `trust` for BANKS_MTLS, or with a new random URL
+ * token for BANKS_URL_TOKEN (trust NULL), or (prov not NULL: a provider's
+ * connection, auth and trust ignored) with the provider's own scheme; `rcv`
+ * its receiving account (checked; NULL: none). make_default: it becomes the
+ * account's default charging connection in env (no other is then). The
+ * account's charging connection is derived again (below). json is the
+ * connection with its "webhookUrl" to register at the bank, the token in it
+ * (shown this once). cb runs once, later. */
 void banks_connect(struct rds *r, const struct config *cfg, enum env env, const char *account,
 		   const char *pix_key, enum banks_auth auth, const struct banks_trust *trust,
-		   const struct banks_recebedor *rcv, int make_default, store_fn cb, void *ud);
+		   const struct banks_recebedor *rcv, int make_default,
+		   const struct banks_provider_conn *prov, store_fn cb, void *ud);
 
 /* A change to a connection: each field NULL (or -1) is left as it is. More
  * may be added; each is one field of the record. Borrowed. */

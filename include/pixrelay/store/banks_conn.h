@@ -26,6 +26,7 @@
 
 #include "pixrelay/core/config.h"
 #include "pixrelay/pix/env.h"
+#include "pixrelay/pix/provider.h"
 #include "pixrelay/redis/redis.h"
 #include "pixrelay/store/store.h"
 
@@ -38,7 +39,10 @@
 #define BANKS_CONTA_MAX 20  /* a recebedor's conta, digits (DadosBancariosRecebedor) */
 #define BANKS_AGENCIA_MAX 4 /* its agencia, digits */
 
-enum banks_auth { BANKS_MTLS = 0, BANKS_URL_TOKEN = 1 };
+/* How a connection's caller is authenticated: the bank's client
+ * certificate, a token in the URL, or (a provider's connection) the
+ * provider's own scheme (provider_auth: Woovi's RSA signature). */
+enum banks_auth { BANKS_MTLS = 0, BANKS_URL_TOKEN = 1, BANKS_PROVIDER = 2 };
 
 /* What names a connection where it acts (the account its Pix credit, the
  * shard of its id): copied by value. */
@@ -65,8 +69,9 @@ struct banks_conn {
 	char id[BANKS_ID_MAX];
 	char account[32];
 	enum env env;
+	enum provider provider; /* api-pix: a bank in the standard */
 	enum banks_auth auth;
-	char *pix_key;
+	char *pix_key;	      /* "" for a provider's connection made without one */
 	char *client_ca;      /* PEM of the trust list (mTLS); NULL for a URL token */
 	char *client_subject; /* the leaf's pinned subject (certcheck_subject_normal); NULL: any */
 	char *client_pins;    /* its key pins (certcheck_pins_add); NULL: any key */
@@ -90,7 +95,16 @@ struct banks_conn {
 		char *api_url, *token_url, *client_id, *client_secret, *cert, *key, *bank_ca;
 		char *scope;	       /* NULL: none asked */
 		char *headers, *query; /* sealed; NULL: none */
+		/* a provider's connection: its API token (sealed; NULL: none,
+		 * then no call is made), the provider it is for */
+		char *api_token;
+		enum provider provider;
 	} api;
+	/* a provider's connection: the PEM public keys its notifications are
+	 * signed with (NULL: none), and in the sandbox the private half of
+	 * pixrelay's own pair (sealed; NULL: none), which trigger signs with */
+	char *prov_keys;
+	char *prov_priv;
 };
 void banks_conn_deinit(struct banks_conn *c);
 /* Free the strings of s (the struct itself is the caller's) and zero it. */
@@ -114,6 +128,12 @@ struct bank_creds;
 int banks_open_credentials(const char *id, const struct banks_stored_creds *stored,
 			   const struct seal_key *key, struct bank_creds *out, char *err,
 			   size_t errlen);
+
+/* The sealed field `field` of connection `id` (its API token, its sandbox
+ * private key) in the clear, NUL-terminated, *len its length: malloc'd,
+ * the caller frees it wiped (mem_free_wiped); NULL when it does not open. */
+unsigned char *banks_open_sealed(const char *id, const char *field, const char *sealed,
+				 const struct seal_key *key, size_t *len);
 
 /* result 0 with the connection (borrowed for the call), BANKS_NOT_FOUND, or
  * -1 with err. */

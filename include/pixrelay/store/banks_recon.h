@@ -24,7 +24,7 @@
 
 #define BANKS_RECON_CLAIM_MAX 16   /* connections leased by one claim */
 #define BANKS_RECON_REFUNDS_MAX 16 /* pending refunds a run is given */
-#define BANKS_RECON_RUN_FIELDS 19  /* answer fields of one run (bank_recon.lua) */
+#define BANKS_RECON_RUN_FIELDS 21  /* answer fields of one run (bank_recon.lua) */
 #define BANKS_RECON_REFUND_MAX 96  /* "<endToEndId> <refund id>" and its NUL */
 
 /* One connection's run, with all it needs of the connection. Owned

@@ -24,7 +24,8 @@
 -- The RUN fields of a connection (19; '' where the record has none): id, account, env,
 -- Pix key, created (ms), API credentials given (ms), reconciled up to (ms), consecutive
 -- failures, API URL, token URL, client id, sealed client secret, certificate, sealed
--- private key, the bank's CA, scopes, sealed extra headers, sealed extra query, and its
+-- private key, the bank's CA, scopes, sealed extra headers, sealed extra query, its
+-- provider ('' api-pix) and sealed API token (a provider's connection), and its
 -- oldest `refunds` pending refunds ("<endToEndId> <refund id>", joined by newlines).
 if #KEYS ~= 3 or #ARGV < 4 then
   return redis.error_reply('ERR bank_recon: wants 3 keys and 4 + ... arguments')
@@ -34,9 +35,10 @@ local action, now, p = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 local function run_fields(out, id, refunds)
   local f = redis.call('HMGET', p .. 'bank:' .. id, 'id', 'account', 'env', 'pix_key',
     'created_ms', 'api_at', 'rec_at', 'rec_fail', 'api_url', 'token_url', 'client_id',
-    'client_secret', 'cert', 'key', 'bank_ca', 'api_scope', 'api_headers', 'api_query')
+    'client_secret', 'cert', 'key', 'bank_ca', 'api_scope', 'api_headers', 'api_query',
+    'provider', 'api_token')
   if f[1] ~= id then return false end
-  for j = 1, 18 do out[#out + 1] = f[j] or '' end
+  for j = 1, 20 do out[#out + 1] = f[j] or '' end
   local pending = {}
   if refunds > 0 then pending = redis.call('ZRANGE', p .. 'bref:' .. id, 0, refunds - 1) end
   out[#out + 1] = table.concat(pending, '\n')

@@ -1,0 +1,255 @@
+/* cli_bank_provider: `pixrelay bank connect --provider woovi ...`, a
+ * connection to a payment provider (docs/providers.md): its API token read
+ * from a file and tried at the provider, its base URL (the provider's own
+ * by default), the public keys its notifications are signed with (the
+ * provider's, fetched from its API or given as a file) and, in the sandbox,
+ * a key pair of pixrelay's own so that `pixrelay trigger` can sign. The
+ * other bank verbs are cli_bank.c's, for every provider. */
+#include "cli_int.h"
+
+#include "pixrelay/core/json.h"
+#include "pixrelay/core/mem.h"
+#include "pixrelay/core/seal.h"
+#include "pixrelay/pix/bankcreds.h"
+#include "pixrelay/pix/provider.h"
+#include "pixrelay/pix/provsig.h"
+#include "pixrelay/pix/woovi.h"
+#include "pixrelay/store/banks.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define KEYS_FILE_MAX 65536 /* bytes of a --webhook-public-key file */
+
+/* The provider's published public keys: Woovi's GET
+ * /api/v1/webhook/public-keys. 0 with *pem, or -1 with why printed. */
+static int fetch_keys(const struct config *cfg, const struct bank_creds *creds, char **pem)
+{
+	char *body = NULL, err[320];
+	long status =
+	    cli_bank_api_get(cfg, creds, "/api/v1/webhook/public-keys", &body, err, sizeof(err));
+	int rc = -1;
+
+	if (status != 200) {
+		if (status)
+			fprintf(stderr,
+				"pixrelay bank connect: Woovi's public keys: HTTP %ld; give them "
+				"with --webhook-public-key FILE\n",
+				status);
+		else
+			fprintf(stderr,
+				"pixrelay bank connect: Woovi's public keys: %s; give them with "
+				"--webhook-public-key FILE\n",
+				err);
+	} else if (woovi_public_keys(body, strlen(body), pem, err, sizeof(err)) < 0) {
+		fprintf(stderr, "pixrelay bank connect: Woovi's public keys: %s\n", err);
+	} else {
+		rc = 0;
+	}
+	free(body);
+	return rc;
+}
+
+/* The API token tried at the provider: one page of one transaction. 0, or
+ * -1 with why printed. */
+static int try_token(const struct config *cfg, const struct bank_creds *creds)
+{
+	char *body = NULL, err[320], why[400];
+	long status = cli_bank_api_get(cfg, creds, "/api/v1/transaction?skip=0&limit=1", &body, err,
+				       sizeof(err));
+
+	free(body);
+	if (status == 200)
+		return 0;
+	if (status)
+		snprintf(why, sizeof(why), "HTTP %ld", status);
+	else
+		snprintf(why, sizeof(why), "%s", err);
+	fprintf(stderr,
+		"pixrelay bank connect: Woovi refused the API token (%s); nothing was connected "
+		"(--no-check keeps it untried)\n",
+		why);
+	return -1;
+}
+
+int cli_bank_provider_connect(const struct config *cfg, int argc, char **argv)
+{
+	static const struct option lo[] = {CLI_OPT_ENV,
+					   CLI_OPT_ACCOUNT,
+					   {"provider", required_argument, NULL, 'v'},
+					   {"chave", required_argument, NULL, 'p'},
+					   {"default", no_argument, NULL, 'D'},
+					   {"api-token-file", required_argument, NULL, 'T'},
+					   {"api-url", required_argument, NULL, 'A'},
+					   {"api-ca", required_argument, NULL, 'B'},
+					   {"webhook-public-key", required_argument, NULL, 'W'},
+					   {"no-check", no_argument, NULL, 'n'},
+					   CLI_OPT_JSON,
+					   CLI_OPT_END};
+	struct cli_args a;
+	const char *name = NULL, *pix_key = "", *token_file = NULL, *url = NULL;
+	const char *ca_file = NULL, *keys_file = NULL;
+	int opt, rc = 2, no_check = 0, is_default = 0;
+	enum provider prov;
+	enum env env;
+	char err[320], acct[32] = "", *token = NULL, *keys = NULL, *priv = NULL, *pub = NULL;
+	struct bank_creds creds = {0};
+	struct seal_key skey;
+	int have_key = 0;
+	struct cli_redis cr;
+	struct cli_call call;
+	struct banks_provider_conn pc;
+
+	cli_args_init(&a, argc, argv, lo, NULL, NULL);
+	while ((opt = cli_args_next(&a)) >= 0) {
+		switch (opt) {
+		case 'v':
+			name = optarg;
+			break;
+		case 'p':
+			pix_key = optarg;
+			break;
+		case 'D':
+			is_default = 1;
+			break;
+		case 'T':
+			token_file = optarg;
+			break;
+		case 'A':
+			url = optarg;
+			break;
+		case 'B':
+			ca_file = optarg;
+			break;
+		case 'W':
+			keys_file = optarg;
+			break;
+		case 'n':
+			no_check = 1;
+			break;
+		}
+	}
+	if (opt == CLI_ARGS_EXIT)
+		return a.exit_code;
+	if (optind + 1 < argc)
+		return cli_unexpected("bank", "connect", argv[optind + 1]);
+	if (cli_env_required("bank", a.env, &env) < 0)
+		return 2;
+	if (!name || provider_parse(name, &prov) < 0 || prov == PROVIDER_API_PIX) {
+		fprintf(stderr, "pixrelay bank connect: --provider must be one of %s\n",
+			provider_names());
+		return 2;
+	}
+	if (*pix_key && banks_check_pix_key(pix_key, err, sizeof(err)) < 0) {
+		fprintf(stderr, "pixrelay bank connect: the Pix key %s\n", err);
+		return 2;
+	}
+	if (!token_file && env == ENV_PRODUCTION) {
+		fprintf(stderr, "pixrelay bank connect: --api-token-file FILE is required in "
+				"production (the provider's API token: Woovi's AppID)\n");
+		return 2;
+	}
+	if (!token_file && !*pix_key) {
+		fprintf(stderr,
+			"pixrelay bank connect: without --api-token-file (sandbox only) nothing is "
+			"created at the provider: give --chave KEY, the key of the account's QR "
+			"codes\n");
+		return 2;
+	}
+	if (token_file && !(token = cli_read_file("bank connect", "api-token-file", token_file,
+						  BANK_CREDS_ID_MAX, 1)))
+		return 1;
+	creds.api_url = mem_strdup(url ? url : provider_default_url(prov, env));
+	if (ca_file && !(creds.bank_ca_pem = cli_read_file("bank connect", "api-ca", ca_file,
+							   BANK_CREDS_PEM_MAX, 0))) {
+		rc = 1;
+		goto done;
+	}
+	if (bank_creds_check_provider(&creds, token, err, sizeof(err)) < 0) {
+		fprintf(stderr, "pixrelay bank connect: --%s\n", err);
+		goto done;
+	}
+	if (token)
+		creds.key_header = mem_printf("Authorization: %s", token);
+	snprintf(creds.conn, sizeof(creds.conn), "new");
+	rc = 1;
+	if (keys_file) {
+		if (!(keys = cli_read_file("bank connect", "webhook-public-key", keys_file,
+					   KEYS_FILE_MAX, 0)))
+			goto done;
+		if (provsig_public_keys_check(keys, err, sizeof(err)) < 0) {
+			fprintf(stderr, "pixrelay bank connect: --webhook-public-key %s: %s\n",
+				keys_file, err);
+			rc = 2;
+			goto done;
+		}
+	} else if (token && fetch_keys(cfg, &creds, &keys) < 0) {
+		goto done;
+	}
+	if (token && !no_check && try_token(cfg, &creds) < 0)
+		goto done;
+	if (env == ENV_SANDBOX)
+		/* pixrelay's own pair: trigger signs what the provider would */
+		provsig_woovi_keypair(&priv, &pub);
+	if ((token || priv) && cli_credentials_key("bank connect", cfg, 1, &skey) < 0)
+		goto done;
+	have_key = token || priv;
+	if (cli_open_account(cfg, env, a.account, &cr, acct) < 0)
+		goto done;
+	if (cli_call_open(&call, cfg, &cr) == 0) {
+		pc = (struct banks_provider_conn){.provider = prov,
+						  .api_url = creds.api_url,
+						  .api_token = token,
+						  .server_ca = creds.bank_ca_pem,
+						  .public_keys = keys,
+						  .private_key = priv,
+						  .own_public_key = pub,
+						  .key = have_key ? &skey : NULL};
+		banks_connect(call.r, cfg, env, acct, pix_key, BANKS_PROVIDER, NULL, NULL,
+			      is_default, &pc, cli_call_done, &call);
+		cli_call_wait(&call);
+		switch (call.result) {
+		case 0:
+			if (a.json)
+				printf("%s\n", call.json);
+			else
+				cli_bank_print("connect", call.json);
+			if (!a.json)
+				printf("\nAdd the webhook URL above in Woovi (API/Plugins > "
+				       "Webhooks) for the events OPENPIX:CHARGE_COMPLETED, "
+				       "OPENPIX:TRANSACTION_RECEIVED and "
+				       "OPENPIX:TRANSACTION_REFUND_RECEIVED.\n");
+			rc = 0;
+			break;
+		case BANKS_NO_ACCOUNT:
+			fprintf(stderr, "pixrelay bank connect: no account %s in %s\n", acct,
+				env_name(env));
+			break;
+		case BANKS_LIMIT:
+			fprintf(stderr,
+				"pixrelay bank connect: the account has %d connections already\n",
+				BANKS_PER_ACCOUNT);
+			break;
+		case BANKS_KEY_TAKEN:
+			fprintf(stderr,
+				"pixrelay bank connect: the Pix key %s is connected already (%s)\n",
+				pix_key, call.json ? call.json : "");
+			break;
+		default:
+			fprintf(stderr, "pixrelay bank connect: %s\n", call.err);
+		}
+	}
+	cli_call_close(&call);
+	cli_redis_close(&cr);
+done:
+	if (have_key)
+		seal_key_wipe(&skey);
+	mem_free_wiped(token);
+	mem_free_wiped(priv);
+	free(pub);
+	free(keys);
+	bank_creds_wipe(&creds);
+	return rc;
+}

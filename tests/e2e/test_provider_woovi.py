@@ -1,0 +1,271 @@
+"""A Woovi (OpenPix) connection (docs/providers.md), as a merchant sees it,
+through the real binary against the tests' Woovi (testwoovi.py: every call
+checked against Woovi's published swagger; notifications in the shapes of
+its published examples, signed as Woovi signs them: base64 RSA PKCS#1 v1.5
+SHA-256 of the raw body in x-webhook-signature, openpix-developers
+docs/webhook/seguranca/weebhook-signature-validation.mdx).
+
+A charge is created at Woovi once however often it is asked for; a signed
+notification pays it once, after pixrelay has read the payment back with
+the connection's own AppID; a forged, unsigned, or validly signed
+notification of a payment this account does not hold is 401 and moves
+nothing; a notification Woovi never delivered is recovered by the
+reconciliation (GET /api/v1/transaction) and marked so; a refund reaches
+Woovi and comes back as the charge's one refund event; the day's report
+equals Woovi's list.
+"""
+import json
+import os
+import time
+import unittest
+import urllib.parse
+
+from harness import (auth, free_port, init_platforms, start_stack, stop_stack, store_account,
+                     wait_for)
+from sse import verify
+from testwoovi import TestWoovi
+
+CREATE = "/v1/charge/pix/create"
+CONNECTIONS = "/v1/bank/connections"
+QUIET = 1.0
+
+
+class WooviConnection(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        start_stack(cls, sink=True, port=free_port(),
+                    args=["--bank-reconcile-interval", "3600", "--bank-timeout-ms", "2000"])
+        cls.wv = TestWoovi().start()
+        init_platforms(cls.px)
+        cls.account, cls.key = store_account(cls.redis, cls.px, "Loja Woovi")
+        cls.px.cli("account", "set", "--env", "sandbox", "--account", cls.account,
+                   "--postback-url", cls.sink.url("/account"))
+        cls.signing = json.loads(cls.px.cli("secrets", "--env", "sandbox", "--json").stdout)[
+            "signingSecret"]
+        cls.token = os.path.join(cls.wd.path, "woovi-appid.txt")
+        with open(cls.token, "w") as f:
+            f.write(cls.wv.app_id + "\n")
+        os.chmod(cls.token, 0o600)
+        r = cls.px.cli("bank", "connect", "--provider", "woovi", "--env", "sandbox",
+                       "--account", cls.account, "--api-token-file", cls.token,
+                       "--api-url", cls.wv.url, "--api-ca", cls.wv.server_ca, "--json")
+        cls.connect_out = r.stdout + r.stderr
+        cls.conn = json.loads(r.stdout)
+        wait_for(lambda: "loaded: bank connections' API calls are on" in cls.px.log(),
+                 what="the credentials key taken by the server")
+        cls.hook = urllib.parse.urlsplit(cls.conn["webhookUrl"]).path
+        cls.wv.webhook_url = "http://127.0.0.1:%d%s" % (cls.px.port, cls.hook)
+
+    @classmethod
+    def tearDownClass(cls):
+        code = cls.px.stop()
+        log = cls.px.log()
+        cls.wv.close()
+        stop_stack(cls)
+        if code != 0 or "Sanitizer" in log:
+            raise AssertionError("pixrelay exited %s:\n%s" % (code, log[-3000:]))
+
+    def setUp(self):
+        self.wv.take_violations()
+        self.wv.sign = "good"
+        self.wv.auto_notify = True
+
+    def tearDown(self):
+        self.assertEqual(self.wv.take_violations(), [])
+
+    # ---- helpers ----
+
+    def charge(self, amount, path, external=None):
+        body = {"amount": amount, "postbackUrl": self.sink.url(path)}
+        if external:
+            body["externalID"] = external
+        r = self.px.request("POST", CREATE, headers=auth(self.key), body=body)
+        self.assertEqual(r.status, 200, r)
+        return r.json["data"]
+
+    def get_charge(self, cid):
+        r = self.px.request("GET", "/v1/charge/pix/" + cid, headers=auth(self.key))
+        self.assertEqual(r.status, 200, r)
+        return r.json["data"]
+
+    def connection(self):
+        r = self.px.request("GET", "%s/%s" % (CONNECTIONS, self.conn["id"]),
+                            headers=auth(self.key))
+        self.assertEqual(r.status, 200, r)
+        return r.json["data"]
+
+    def events(self, path, n):
+        reqs = self.sink.wait_count(n, path=path, timeout=15)
+        for q in reqs:
+            self.assertTrue(verify(self.signing, {k.lower(): v for k, v in q.header_list}, q.body))
+        return [q.json for q in reqs]
+
+    def reconcile_now(self):
+        before = self.connection()["api"]["reconciliation"]["lastSuccessAt"]
+        r = self.px.request("POST", "%s/%s/reconcile" % (CONNECTIONS, self.conn["id"]),
+                            headers=auth(self.key))
+        self.assertEqual(r.status, 202, r)
+        wait_for(lambda: self.connection()["api"]["reconciliation"]["lastSuccessAt"] != before,
+                 timeout=15, what="a reconciliation")
+
+    def hook_post(self, body, signature=None):
+        headers = {"Content-Type": "application/json"}
+        if signature is not None:
+            headers["x-webhook-signature"] = signature
+        raw = body if isinstance(body, bytes) else json.dumps(body).encode()
+        return self.px.request("POST", self.hook, raw=raw, headers=headers)
+
+    # ---- tests ----
+
+    def test_connect_keeps_the_provider_and_never_shows_the_appid(self):
+        self.assertEqual(self.conn["provider"], "woovi")
+        self.assertEqual(self.conn["auth"], "woovi-rsa")
+        self.assertEqual(self.conn["api"]["apiUrl"], self.wv.url)
+        # Woovi's published key, and pixrelay's own sandbox key (trigger)
+        self.assertEqual(len(self.conn["signatureKeys"]), 2, self.conn)
+        self.assertNotIn(self.wv.app_id, self.connect_out)
+        self.assertNotIn(self.wv.app_id, self.px.log())
+        listed = json.loads(self.px.cli("bank", "list", "--env", "sandbox", "--account",
+                                        self.account, "--json").stdout)
+        self.assertEqual([c["provider"] for c in listed["connections"]], ["woovi"])
+
+    def test_an_appid_woovi_refuses_connects_nothing(self):
+        bad = os.path.join(self.wd.path, "bad-appid.txt")
+        with open(bad, "w") as f:
+            f.write("not-the-app-id")
+        r = self.px.cli("bank", "connect", "--provider", "woovi", "--env", "sandbox",
+                        "--account", self.account, "--api-token-file", bad, "--api-url",
+                        self.wv.url, "--api-ca", self.wv.server_ca, check=False)
+        self.assertEqual(r.returncode, 1, r)
+        self.assertIn("Woovi refused the API token (HTTP 401); nothing was connected", r.stderr)
+        self.assertNotIn("not-the-app-id", r.stderr)
+        listed = json.loads(self.px.cli("bank", "list", "--env", "sandbox", "--account",
+                                        self.account, "--json").stdout)
+        self.assertEqual(len(listed["connections"]), 1)
+
+    def test_a_charge_is_created_at_woovi_once(self):
+        ext = "pedido-%d" % time.time_ns()
+        ch = self.charge(1990, "/once", external=ext)
+        again = self.charge(1990, "/once", external=ext)
+        self.assertEqual(again["id"], ch["id"])
+        at = self.wv.charge(ch["id"])
+        self.assertEqual(at["correlationID"], ch["id"])
+        self.assertEqual(at["value"], 1990)
+        # the code the payer scans is Woovi's
+        self.assertEqual(ch["brCode"], at["brCode"])
+        self.assertEqual(len([c for c in self.wv.charges() if c["correlationID"] == ch["id"]]),
+                         1)
+
+    def test_a_signed_notification_pays_once(self):
+        path = "/paid-%d" % time.time_ns()
+        ch = self.charge(2500, path)
+        tx = self.wv.pay(ch["id"])  # CHARGE_COMPLETED and TRANSACTION_RECEIVED, signed
+        ev = self.events(path, 1)[0]
+        self.assertEqual(ev["event"], "EVENT:CHARGE_PAID")
+        got = self.get_charge(ch["id"])
+        self.assertEqual(got["status"], "PAID")
+        self.assertEqual(got["pix"]["source"], "webhook")
+        self.assertEqual(got["pix"]["endToEndId"], tx["endToEndId"])
+        self.assertEqual(got["pix"]["provider"]["transactionID"], tx["transactionID"])
+        # Woovi sends it again: nothing more
+        notes = self.wv.notify("OPENPIX:CHARGE_COMPLETED", charge=ch["id"])
+        self.assertEqual([n.status for n in notes], [200])
+        time.sleep(QUIET)
+        self.assertEqual(self.sink.count(path), 1)
+
+    def test_forged_and_unsigned_notifications_move_nothing(self):
+        path = "/forged-%d" % time.time_ns()
+        ch = self.charge(3100, path)
+        self.wv.auto_notify = False
+        self.wv.pay(ch["id"])
+        for sign in ("none", "bad", "other-key"):
+            self.wv.sign = sign
+            notes = self.wv.notify("OPENPIX:CHARGE_COMPLETED", charge=ch["id"])
+            self.assertEqual(notes[0].status, 401, (sign, notes))
+        self.assertEqual(self.get_charge(ch["id"])["status"], "PENDING")
+        time.sleep(QUIET)
+        self.assertEqual(self.sink.count(path), 0)
+
+    def test_a_signed_notification_of_another_account_moves_nothing(self):
+        # Woovi signs every merchant's notifications with one key: a
+        # notification of a payment this AppID does not see is refused
+        path = "/other-%d" % time.time_ns()
+        ch = self.charge(4200, path)
+        self.wv.auto_notify = False
+        tx = self.wv.pay(ch["id"])
+        body = json.loads(self.wv.notification_body("OPENPIX:CHARGE_COMPLETED", charge=ch["id"]))
+        body["pix"]["transactionID"] = "f" * 32
+        notes = self.wv.send_raw(json.dumps(body).encode(), event="OPENPIX:CHARGE_COMPLETED")
+        self.assertEqual(notes[0].status, 401)
+        self.assertEqual(self.get_charge(ch["id"])["status"], "PENDING")
+        time.sleep(QUIET)
+        self.assertEqual(self.sink.count(path), 0)
+        self.assertTrue(tx["transactionID"])
+
+    def test_a_notification_woovi_never_delivered_is_recovered(self):
+        path = "/missed-%d" % time.time_ns()
+        ch = self.charge(5150, path)
+        self.wv.auto_notify = False
+        tx = self.wv.pay(ch["id"])
+        self.reconcile_now()
+        ev = self.events(path, 1)[0]
+        self.assertEqual(ev["event"], "EVENT:CHARGE_PAID")
+        got = self.get_charge(ch["id"])
+        self.assertEqual((got["status"], got["pix"]["source"]), ("PAID", "reconciliation"))
+        self.assertEqual(got["pix"]["endToEndId"], tx["endToEndId"])
+        # the notification after all: a duplicate
+        self.wv.auto_notify = True
+        notes = self.wv.notify("OPENPIX:CHARGE_COMPLETED", charge=ch["id"])
+        self.assertEqual(notes[0].status, 200)
+        self.reconcile_now()
+        time.sleep(QUIET)
+        self.assertEqual(self.sink.count(path), 1)
+
+    def test_a_refund_reaches_woovi_and_comes_back_once(self):
+        path = "/refund-%d" % time.time_ns()
+        ch = self.charge(2750, path)
+        self.wv.pay(ch["id"])
+        self.events(path, 1)
+        r = self.px.request("POST", "/v1/charge/%s/refund" % ch["id"], headers=auth(self.key))
+        self.assertEqual(r.status, 202, r)
+        refund = r.json["data"]["refund"]
+        self.assertEqual(refund["id"], "D" + ch["id"])
+        at = self.wv.refunds(ch["id"])
+        self.assertEqual([(f["correlationID"], f["value"]) for f in at],
+                         [("D" + ch["id"], 2750)])
+        # asked again: Woovi keeps one refund (its correlationID)
+        r = self.px.request("POST", "/v1/charge/%s/refund" % ch["id"], headers=auth(self.key))
+        self.assertEqual(r.status, 202, r)
+        self.assertEqual(len(self.wv.refunds(ch["id"])), 1)
+        self.assertEqual(self.get_charge(ch["id"])["status"], "PAID")
+        self.wv.confirm_refund("D" + ch["id"])  # TRANSACTION_REFUND_RECEIVED, signed
+        evs = self.events(path, 2)
+        self.assertEqual(evs[1]["event"], "EVENT:CHARGE_REFUND")
+        self.assertEqual(self.get_charge(ch["id"])["status"], "REFUNDED")
+        self.reconcile_now()
+        time.sleep(QUIET)
+        self.assertEqual(self.sink.count(path), 2)
+
+    def test_the_days_report_equals_woovis_list(self):
+        path = "/report-%d" % time.time_ns()
+        self.wv.auto_notify = False
+        a = self.charge(1111, path)
+        b = self.charge(2222, path)
+        self.wv.pay(a["id"])
+        self.wv.auto_notify = True
+        self.wv.pay(b["id"])
+        self.events(path, 1)
+        self.reconcile_now()
+        self.events(path, 2)
+        day = time.strftime("%Y-%m-%d", time.gmtime(time.time() - 3 * 3600))
+        rep = json.loads(self.px.cli("bank", "report", self.conn["id"], "--date", day,
+                                     "--json").stdout)
+        payments = [t for t in self.wv.transactions if t["type"] == "PAYMENT"
+                    and t["time"][:10] <= day <= t["time"][:10]]
+        counted = rep["pix"]["webhook"]["count"] + rep["pix"]["reconciliation"]["count"]
+        self.assertEqual(counted, len(payments), rep)
+        self.assertEqual(rep["pix"]["reconciliation"]["count"] >= 1, True, rep)
+
+
+if __name__ == "__main__":
+    unittest.main()
