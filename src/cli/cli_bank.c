@@ -180,11 +180,15 @@ static void print_trust(yajl_val c)
 
 static void print_connection(yajl_val c)
 {
-	yajl_val ca = json_get(c, "clientCa");
+	yajl_val ca = json_get(c, "clientCa"), keys = json_get(c, "signatureKeys");
+	const char *auth = str(c, "auth"), *provider = str(c, "provider");
+	int bank = strcmp(provider, "woovi") != 0;
 
 	printf("%s  %s  %s  account %s  %s\n", str(c, "id"), str(c, "pixKey"),
-	       strcmp(str(c, "auth"), "mtls") == 0 ? "mutual TLS" : "URL token", str(c, "account"),
-	       str(c, "createdAt"));
+	       strcmp(auth, "mtls") == 0	? "mutual TLS"
+	       : strcmp(auth, "url-token") == 0 ? "URL token"
+						: "Woovi (RSA signature)",
+	       str(c, "account"), str(c, "createdAt"));
 	printf("  webhook URL  %s\n", str(c, "webhookUrl"));
 	if (YAJL_IS_TRUE(json_get(c, "default")))
 		printf("  default      the account's default charging connection\n");
@@ -195,10 +199,18 @@ static void print_connection(yajl_val c)
 			printf(", agencia %s", str(r, "agencia"));
 		putchar('\n');
 	}
+	for (size_t i = 0; YAJL_IS_ARRAY(keys) && i < keys->u.array.len; i++)
+		printf("  signed by    key SHA-256 %s%s\n", str(keys->u.array.values[i], "sha256"),
+		       YAJL_IS_TRUE(json_get(keys->u.array.values[i], "own"))
+			   ? " (pixrelay's own, sandbox: trigger)"
+			   : "");
 	if (YAJL_IS_OBJECT(json_get(c, "api"))) {
 		yajl_val api = json_get(c, "api"), cert = json_get(api, "certificate");
-		printf("  bank API     %s (client %s, token %s)\n", str(api, "apiUrl"),
-		       str(api, "clientId"), str(api, "tokenUrl"));
+		if (bank)
+			printf("  bank API     %s (client %s, token %s)\n", str(api, "apiUrl"),
+			       str(api, "clientId"), str(api, "tokenUrl"));
+		else
+			printf("  Woovi API    %s (AppID sealed)\n", str(api, "apiUrl"));
 		yajl_val health = json_get(api, "health"), rec = json_get(api, "reconciliation");
 		if (YAJL_IS_OBJECT(cert))
 			printf("  certificate  %s, until %s\n", str(cert, "subject"),
@@ -208,8 +220,11 @@ static void print_connection(yajl_val c)
 		print_names("  API headers  ", json_get(api, "extraHeaders"));
 		print_names("  API query    ", json_get(api, "extraQuery"));
 		if (YAJL_IS_OBJECT(health)) {
-			printf("  API health   last token %s, last call %s\n",
-			       str(health, "lastTokenAt"), str(health, "lastCallAt"));
+			if (bank)
+				printf("  API health   last token %s, last call %s\n",
+				       str(health, "lastTokenAt"), str(health, "lastCallAt"));
+			else
+				printf("  API health   last call %s\n", str(health, "lastCallAt"));
 			if (YAJL_GET_STRING(json_get(health, "lastError")))
 				printf("  API error    %s: %s\n", str(health, "lastErrorAt"),
 				       str(health, "lastError"));

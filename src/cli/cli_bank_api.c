@@ -260,6 +260,7 @@ struct probe {
 	struct event_base *base;
 	const struct seal_key *key;
 	struct cli_bank_conn *out;
+	int own; /* open a sandbox provider connection's own key too */
 	int done;
 };
 
@@ -277,6 +278,13 @@ static void on_probe(void *ud, int result, const struct banks_conn *c, const cha
 		snprintf(out->pix_key, sizeof(out->pix_key), "%s", c->pix_key);
 		snprintf(out->token_sha, sizeof(out->token_sha), "%s", c->token_sha);
 		out->has_api = c->api.api_url != NULL;
+		out->provider = c->provider;
+		if (p->own && c->prov_priv && p->key) {
+			size_t n;
+
+			out->own_key =
+			    (char *)banks_open_sealed(c->id, "prov_priv", c->prov_priv, p->key, &n);
+		}
 		if (out->has_api && p->key)
 			out->opened = banks_open_credentials(c->id, &c->api, p->key, &out->creds,
 							     out->why, sizeof(out->why)) == 0;
@@ -285,15 +293,28 @@ static void on_probe(void *ud, int result, const struct banks_conn *c, const cha
 	event_base_loopbreak(p->base);
 }
 
-void cli_bank_read(struct cli_call *k, const struct config *cfg, const char *id,
-		   const struct seal_key *key, struct cli_bank_conn *out)
+/* cli_bank_read, with the own key opened when `own`. */
+static void bank_read(struct cli_call *k, const struct config *cfg, const char *id,
+		      const struct seal_key *key, int own, struct cli_bank_conn *out)
 {
-	struct probe p = {.base = k->base, .key = key, .out = out};
+	struct probe p = {.base = k->base, .key = key, .out = out, .own = own};
 
 	memset(out, 0, sizeof(*out));
 	banks_get(k->r, cfg, id, on_probe, &p);
 	while (!p.done)
 		event_base_dispatch(k->base);
+}
+
+void cli_bank_read(struct cli_call *k, const struct config *cfg, const char *id,
+		   const struct seal_key *key, struct cli_bank_conn *out)
+{
+	bank_read(k, cfg, id, key, 0, out);
+}
+
+void cli_bank_read_own(struct cli_call *k, const struct config *cfg, const char *id,
+		       const struct seal_key *key, struct cli_bank_conn *out)
+{
+	bank_read(k, cfg, id, key, 1, out);
 }
 
 int cli_bank_env(struct cli_call *k, const struct config *cfg, const char *cmd, const char *id,

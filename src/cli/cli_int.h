@@ -219,11 +219,19 @@ struct cli_bank_conn {
 	int opened;		 /* ... and key opened them into creds (wipe it) */
 	struct bank_creds creds; /* zeroed when not opened */
 	char why[512];		 /* why not (Redis, or the credentials not opening) */
+	enum provider provider;
+	char *own_key; /* cli_bank_read_own: a sandbox provider connection's own
+			* private key, opened with `key` (NULL: none, or not
+			* opened); freed wiped by the caller */
 };
 /* Read connection `id` on k's loop into out; with `key` (NULL: not), its
  * API credentials opened too. */
 void cli_bank_read(struct cli_call *k, const struct config *cfg, const char *id,
 		   const struct seal_key *key, struct cli_bank_conn *out);
+/* cli_bank_read, and a sandbox provider connection's own private key (the
+ * one `trigger` signs with) opened with `key` into out->own_key. */
+void cli_bank_read_own(struct cli_call *k, const struct config *cfg, const char *id,
+		       const struct seal_key *key, struct cli_bank_conn *out);
 /* The environment of connection `id` into *env: a connection id names one,
  * so --env (`given`, NULL when not given) is not needed; one that says
  * another is refused. 0; 1 (no such connection, or Redis: said on stderr
@@ -288,6 +296,11 @@ int cli_trigger_rec(const struct config *cfg, const struct cli_args *a, const ch
 /* cli_trigger_cobr.c: trigger cobr.<what> (paid, failed, retry) of
  * recurring charge `id` (NULL: the account's newest), a retry on `date`
  * (NULL: two days after its due date): the exit code. */
+/* cli_trigger_prov.c: trigger woovi.paid of charge `charge_id` (NULL: a
+ * new one of `amount` cents) through Woovi connection `connection` (NULL:
+ * the account's first): the exit code. */
+int cli_trigger_woovi(const struct config *cfg, const struct cli_args *a, const char *key,
+		      const char *charge_id, long amount, const char *connection);
 int cli_trigger_cobr(const struct config *cfg, const struct cli_args *a, const char *key,
 		     const char *what, const char *id, const char *date);
 int cli_cmd_brcode(const struct config *cfg, int argc, char **argv);

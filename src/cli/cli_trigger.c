@@ -35,7 +35,9 @@ static const char usage_trigger[] =
     "       pixrelay trigger rec.approved|rec.rejected|rec.cancelled [--recurrence ID]\n"
     "                        [--api-key KEY] [--account ID] [--json]\n"
     "       pixrelay trigger cobr.paid|cobr.failed|cobr.retry [--charge ID]\n"
-    "                        [--date YYYY-MM-DD] [--api-key KEY] [--account ID] [--json]\n\n"
+    "                        [--date YYYY-MM-DD] [--api-key KEY] [--account ID] [--json]\n"
+    "       pixrelay trigger woovi.paid [--charge ID] [--amount CENTS] [--connection ID]\n"
+    "                        [--api-key KEY] [--account ID] [--json]\n\n"
     "Create a sandbox charge through the API of --base-url (local or remote) and\n"
     "drive it to that state, printing the event it made:\n"
     "  charge.paid      simulate-payment            EVENT:CHARGE_PAID\n"
@@ -65,6 +67,11 @@ static const char usage_trigger[] =
     "  cobr.retry       with its Pix, EVENT:CHARGE_PAID; its first attempt rejected,\n"
     "                   EVENT:CHARGE_FAILED; a retry scheduled on --date (default\n"
     "                   two days after its due date), EVENT:CHARGE_RETRY_SCHEDULED.\n"
+    "  woovi.paid       Woovi's OPENPIX:CHARGE_COMPLETED of a charge (--charge, else\n"
+    "                   a new one of --amount) signed with the sandbox key of the\n"
+    "                   account's Woovi connection (--connection to choose) and\n"
+    "                   POSTed to its webhook URL: EVENT:CHARGE_PAID\n"
+    "                   (docs/providers.md).\n"
     "Needs a sandbox key (--api-key or $PIXRELAY_API_KEY).\n";
 
 int cli_trigger_step(const char *base, const char *key, const char *account, const char *method,
@@ -467,8 +474,21 @@ int cli_cmd_trigger(const struct config *cfg, int argc, char **argv)
 			return 2;
 		return cli_trigger_cobr(cfg, &a, key, what + 5, charge_id, date);
 	}
+	if (strcmp(what, "woovi.paid") == 0) {
+		if (optind + 1 < argc)
+			return cli_unexpected("trigger", NULL, argv[optind + 1]);
+		if (url || txid || e2e || payer || date || recurrence) {
+			fprintf(stderr, "pixrelay trigger: woovi.paid takes --charge, --amount and "
+					"--connection\n");
+			return 2;
+		}
+		key = cli_api_key("trigger", a.api_key);
+		if (!key)
+			return 2;
+		return cli_trigger_woovi(cfg, &a, key, charge_id, amount, connection);
+	}
 	if (charge_id) {
-		fprintf(stderr, "pixrelay trigger: --charge is for cobr.*\n");
+		fprintf(stderr, "pixrelay trigger: --charge is for cobr.* and woovi.paid\n");
 		return 2;
 	}
 	if (strncmp(what, "rec.", 4) == 0) {

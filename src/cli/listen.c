@@ -241,15 +241,14 @@ static struct curl_slist *auth_headers(struct curl_slist *l, const char *key, co
 	return l;
 }
 
-long listen_api(const char *base_url, const char *api_key, const char *account, const char *method,
-		const char *path, const char *body, long timeout_ms, char **out, char *event_id,
-		char *err, size_t errlen)
+/* One request with the headers h (taken: freed here). */
+static long perform(const char *url, struct curl_slist *h, const char *method, const char *body,
+		    long timeout_ms, char **out, char *event_id, char *err, size_t errlen)
 {
 	CURL *c = curl_easy_init();
-	struct curl_slist *h = NULL;
 	struct body b = {NULL, 0, 0, API_BODY_MAX, 0};
 	struct head_grab hg = {event_id};
-	char *url = mem_printf("%s%s", base_url, path), cerr[CURL_ERROR_SIZE] = "";
+	char cerr[CURL_ERROR_SIZE] = "";
 	long status = 0;
 	CURLcode rc;
 
@@ -258,7 +257,6 @@ long listen_api(const char *base_url, const char *api_key, const char *account, 
 	if (event_id)
 		event_id[0] = '\0';
 	*out = NULL;
-	h = auth_headers(h, api_key, account);
 	if (body) {
 		h = add_header(h, "Content-Type", "application/json");
 		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
@@ -292,8 +290,26 @@ long listen_api(const char *base_url, const char *api_key, const char *account, 
 	}
 	curl_slist_free_all(h);
 	curl_easy_cleanup(c);
+	return status;
+}
+
+long listen_api(const char *base_url, const char *api_key, const char *account, const char *method,
+		const char *path, const char *body, long timeout_ms, char **out, char *event_id,
+		char *err, size_t errlen)
+{
+	char *url = mem_printf("%s%s", base_url, path);
+	long status = perform(url, auth_headers(NULL, api_key, account), method, body, timeout_ms,
+			      out, event_id, err, errlen);
+
 	free(url);
 	return status;
+}
+
+long listen_post_signed(const char *url, const char *body, const char *name, const char *value,
+			long timeout_ms, char **out, char *err, size_t errlen)
+{
+	return perform(url, add_header(NULL, name, value), "POST", body, timeout_ms, out, NULL, err,
+		       errlen);
 }
 
 /* ---- listen ---- */

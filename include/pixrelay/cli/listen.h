@@ -86,4 +86,10 @@ long listen_api(const char *base_url, const char *api_key, const char *account, 
 		const char *path, const char *body, long timeout_ms, char **out, char *event_id,
 		char *err, size_t errlen);
 
+/* One blocking POST of `body` (JSON) to `url` with the header `name`:
+ * `value` and no key: a provider's notification, signed, as `pixrelay
+ * trigger` sends it. Returns as listen_api. */
+long listen_post_signed(const char *url, const char *body, const char *name, const char *value,
+			long timeout_ms, char **out, char *err, size_t errlen);
+
 #endif
