@@ -115,7 +115,8 @@ int woovi_transaction_pix(yajl_val tx, const char *path, struct bankpix *out, ch
 			  size_t errlen);
 
 /* A page of GET /api/v1/transaction ({"transactions": [...], "pageInfo":
- * {..., "hasNextPage"}}) as a batch; *has_next is set when another page follows.
+ * {..., "hasNextPage"}}) as a batch (a woovi_result), and its pageInfo.hasNextPage
+ * in *has_next.
  * PAYMENT transactions become items, in the page's order. A REFUND
  * transaction becomes a refund (status DEVOLVIDO: the money went back) of
  * the item whose transactionID is its charge.transactionID. A refund whose
