@@ -78,7 +78,7 @@ static void refuse_unauthenticated(struct http_req *req, const char *id, const c
 static bool authentic(struct http_req *req, const struct banks_view *c, char *why, size_t whylen)
 {
 	if (c->auth == BANKS_URL_TOKEN) {
-		char *token = http_query(req, "hmac"), sha[65];
+		char *token = http_query(req, "hmac");
 		int ok;
 
 		if (!token || !*token) {
@@ -86,8 +86,7 @@ static bool authentic(struct http_req *req, const struct banks_view *c, char *wh
 			free(token);
 			return false;
 		}
-		ids_sha256_hex(sha, token, strlen(token));
-		ok = strlen(c->token_sha) == 64 && CRYPTO_memcmp(sha, c->token_sha, 64) == 0;
+		ok = ids_sha256_matches(token, strlen(token), c->token_sha);
 		mem_wipe(token, strlen(token));
 		free(token);
 		if (!ok)

@@ -586,7 +586,7 @@ static void on_refund_connection(void *ud, int result, const struct banks_conn *
 		refund_answer(f, -1, NULL, err);
 		return;
 	}
-	if (result != 0 || !c->api.api_url) {
+	if (result != 0 || !c->api.api_url || (c->provider == PROVIDER_API_PIX && !f->e2e[0])) {
 		/* paid at a bank pixrelay has no API credentials for (or a
 		 * connection gone): the money is at the bank */
 		refund_answer(f, BANKCHARGES_AT_BANK_ONLY, f->conn, NULL);
@@ -640,6 +640,10 @@ static void on_refund_charge(void *ud, int result, const char *json, const char 
 	e2e = YAJL_GET_STRING(json_get(pix, "endToEndId"));
 	conn = YAJL_GET_STRING(json_get(pix, "connection"));
 	json_is_int64(json_get(v, "amount"), &cents);
+	/* a provider's Pix may have no standard endToEndId: its connection
+	 * refunds it by the charge */
+	if (!e2e && YAJL_IS_OBJECT(json_get(pix, "provider")))
+		e2e = "";
 	if (!YAJL_IS_OBJECT(pix) || !e2e || !conn || !status || strcmp(status, "PAID") != 0 ||
 	    (f->amount && f->amount != cents)) {
 		/* not paid through a bank (or no longer PAID, or another amount):

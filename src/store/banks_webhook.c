@@ -182,14 +182,12 @@ void banks_webhook_judge(const struct banks_conn *c, const struct config *cfg, c
 		/* ours (a bank may keep /pix in the path): the token decides,
 		 * compared as its SHA-256 in constant time */
 		const char *query = strchr(u + mlen, '?');
-		char token[URL_MAX], sha[65];
+		char token[URL_MAX];
 		int same = 0;
 
 		if (query && query_param(query + 1, "hmac", token, sizeof(token)) == 0 &&
 		    token[0]) {
-			ids_sha256_hex(sha, token, strlen(token));
-			same =
-			    strlen(c->token_sha) == 64 && CRYPTO_memcmp(sha, c->token_sha, 64) == 0;
+			same = ids_sha256_matches(token, strlen(token), c->token_sha);
 			OPENSSL_cleanse(token, sizeof(token));
 		}
 		out->hook = same ? BANKS_HOOK_THIS : BANKS_HOOK_OLD_TOKEN;
