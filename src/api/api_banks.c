@@ -670,7 +670,7 @@ void api_handle_bank_connect(struct http_req *req)
 {
 	struct app *app = app_of(req);
 	struct api_caller *c = req->auth;
-	yajl_val body = NULL, key, auth, ca;
+	yajl_val body = NULL, key, auth, ca, prov;
 	enum banks_auth mode;
 	char err[512], *subject = NULL, *pins = NULL;
 	int make_default = 0, rcv_given = 0;
@@ -685,8 +685,20 @@ void api_handle_bank_connect(struct http_req *req)
 	}
 	if (known_fields(req, body,
 			 (const char *const[]){"pixKey", "auth", "clientCa", "clientCertSubject",
-					       "clientCertPins", "default", "recebedor", NULL}) < 0)
+					       "clientCertPins", "default", "recebedor", "provider",
+					       NULL}) < 0)
 		goto done;
+	prov = json_get(body, "provider");
+	if (prov && (!YAJL_IS_STRING(prov) || strcmp(prov->u.string, "api-pix") != 0)) {
+		/* its API token is a secret kept on the host, as a bank's
+		 * credentials are: the CLI makes it */
+		http_reply_error(req, 400,
+				 "provider: only \"api-pix\" here; a payment provider's connection "
+				 "is made with pixrelay bank connect --provider NAME "
+				 "--api-token-file FILE on a host with the credentials key "
+				 "(docs/providers.md)");
+		goto done;
+	}
 	key = json_get(body, "pixKey");
 	auth = json_get(body, "auth");
 	ca = json_get(body, "clientCa");
