@@ -96,6 +96,16 @@ def _fix_refund_comment(spec):
     node["maxLength"] = 140
 
 
+@_erratum("CustomerPayload: a oneOf of name+taxID, name+email, name+phone",
+          "its description says at least one of the combinations, and the swagger's own example "
+          "(POST /api/v1/charge: name, taxID, email, phone) matches all three: anyOf")
+def _fix_customer_payload(spec):
+    node = bcb._pointer(spec, "/components/schemas/CustomerPayload")
+    if "oneOf" not in node or "anyOf" in node:
+        raise bcb.ErratumGone("erratum: CustomerPayload is no longer a oneOf")
+    node["anyOf"] = node.pop("oneOf")
+
+
 _PAGING = [{"in": "query", "name": "skip", "schema": {"type": "integer", "minimum": 0}},
            {"in": "query", "name": "limit", "schema": {"type": "integer", "minimum": 1}}]
 

@@ -600,6 +600,7 @@ class TestWoovi:
             out["customer"] = self._customer_view(ch["customer"])
         if ch["paidAt"] is not None:
             out["paidAt"] = iso(ch["paidAt"])
+            out["payer"] = ch["payer"]
         link = ch["paymentLinkID"]
         out.update({"brCode": ch["brCode"], "expiresIn": ch["expiresIn"], "pixKey": self.pix_key,
                     "paymentLinkID": link, "paymentLinkUrl": "https://woovi.test/pay/" + link,
@@ -614,7 +615,10 @@ class TestWoovi:
     def _tx_view(self, tx):
         out = {}
         if tx["charge"] is not None:
-            out["charge"] = self._charge_view(self._charges[tx["charge"]])
+            ch = self._charges[tx["charge"]]
+            if ch["customer"] is not None:
+                out["customer"] = self._customer_view(ch["customer"])
+            out["charge"] = self._charge_view(ch)
         out.update({"value": tx["value"], "time": iso(tx["time"]), "endToEndId": tx["endToEndId"],
                     "transactionID": tx["transactionID"]})
         if tx["infoPagador"]:
@@ -847,6 +851,7 @@ class TestWoovi:
             tx = self._add_tx("PAYMENT", ch["value"] if value is None else value, when, ch["correlationID"],
                               ch["transactionID"], None, info)
             ch["status"], ch["paidAt"], ch["updatedAt"] = "COMPLETED", tx["time"], _now()
+            ch["payer"] = tx["payer"]
             view = self._tx_view(tx)
         if self.auto_notify:
             for event in ("OPENPIX:CHARGE_COMPLETED", "OPENPIX:TRANSACTION_RECEIVED"):
