@@ -349,6 +349,21 @@ class TestNotifications(Base):
             _, headers, body = got[mode]
             self.assertFalse(self.verify(body, headers["x-webhook-signature"], published), mode)
 
+    def test_a_new_key_is_published_beside_the_old(self):
+        r = self.receiver()
+        self.wv.webhook_url = r.url()
+        old = self.published_key()
+        self.wv.rotate_key()
+        status, out = self.call("GET", "/api/v1/webhook/public-keys", auth=None)
+        self.assertEqual([(k["key"], k["is_current"]) for k in out["public_keys"]],
+                         [(old, False), (self.wv.public_key_pem, True)])
+        self.assertNotEqual(old, self.wv.public_key_pem)
+        self.wv.pay_static(100)
+        self.wv.wait_settled()
+        [(_, headers, body)] = r.got
+        self.assertTrue(self.verify(body, headers["x-webhook-signature"], self.wv.public_key_pem))
+        self.assertFalse(self.verify(body, headers["x-webhook-signature"], old))
+
     def test_the_shapes_of_the_docs(self):
         r = self.receiver()
         self.wv.webhook_url = r.url()

@@ -14,7 +14,9 @@ Woovi does.
     wv.url                  https://127.0.0.1:PORT (paths /api/v1/... go after it)
     wv.server_ca            the CA file a client trusts for wv.url's certificate
     wv.app_id               the AppID (random); Authorization: <app_id>
-    wv.public_key_pem       the notifications' public key (PEM text, RSA 2048)
+    wv.public_key_pem       the notifications' public key (PEM text, RSA 2048);
+                            wv.rotate_key(): a new current key, the old one
+                            still published (is_current false)
     wv.pix_key              the account's Pix key (26.01 of every BR Code)
 
   API (under wv.url):
@@ -44,8 +46,9 @@ Woovi does.
     ch = wv.expire(correlation_id)      ACTIVE -> EXPIRED
     wv.charge(id), wv.transaction(id), wv.transactions (all, oldest first)
 
-  Notifications (docs/webhook/examples' shapes), to wv.webhook_url and to the
-  webhooks registered with POST /api/v1/webhook for that event:
+  Notifications (docs/webhook/examples' shapes, sent by wooviwebhook.py), to
+  wv.webhook_url and to the webhooks registered with POST /api/v1/webhook for
+  that event (with their `authorization` as the Authorization header):
     wv.webhook_url = "https://host:port/path" | "http://..." |
                      "unix:/path/door.sock:/v1/webhooks/..."  (nginx's form;
                      "http://unix:PATH:/uri" too)   wv.receiver_ca for https
@@ -107,16 +110,13 @@ import base64
 import collections
 import datetime
 import hashlib
-import http.client
 import json
 import math
-import os
 import random
 import shutil
 import socket
 import ssl
 import string
-import subprocess
 import tempfile
 import threading
 import time
@@ -126,14 +126,13 @@ import uuid
 import certs
 import openpix
 from bankspec import Violation
-from harness import UnixHTTPConnection
 from testbank import _Handler, _Server, _ascii, _same, _tlv, crc16_ccitt
+from wooviwebhook import WooviSender, make_rsa_key, public_key_pem
 
 MAX_BODY = 1 << 20
 PAGE = 100
 EVENTS = ("OPENPIX:CHARGE_COMPLETED", "OPENPIX:TRANSACTION_RECEIVED", "OPENPIX:TRANSACTION_REFUND_RECEIVED",
           "OPENPIX:CHARGE_EXPIRED")
-RETRY_INTERVALS = tuple(10 * 2 ** n for n in range(8))
 UNAUTHORIZED = {"data": None, "errors": [{"message": "appID inválido"}]}
 _ALNUM = string.ascii_letters + string.digits
 
@@ -196,35 +195,6 @@ def _rule(message, where="$"):
     return Refusal(400, message, "rule", [(where, message)])
 
 
-class Delivery:
-    """One notification call (or one that a fault knob dropped). note: the
-    notification's number (its calls share it); attempt: 1 for the first
-    call, 2.. for retries; copy 2 for the second sending of a doubled call;
-    signature: the x-webhook-signature sent (None: none); status and answer
-    (bytes) the receiver's; error the reason when there is none."""
-
-    def __init__(self, note, event, url, body, signature, attempt, copy=1):
-        self.note, self.event, self.url, self.body = note, event, url, body
-        self.signature, self.attempt, self.copy = signature, attempt, copy
-        self.dropped = False
-        self.delay = 0.0
-        self.status = self.answer = self.error = self.sent_at = None
-        self.done = threading.Event()
-
-    @property
-    def ok(self):
-        return self.status is not None and 200 <= self.status < 300
-
-    @property
-    def json(self):
-        return json.loads(self.body)
-
-    def __repr__(self):
-        what = ("dropped" if self.dropped else self.error if self.error
-                else self.status if self.done.is_set() else "pending")
-        return "<Delivery #%d %s try %d to %s: %s>" % (self.note, self.event, self.attempt, self.url, what)
-
-
 class _WooviHandler(_Handler):
     server_version = "pixrelay-testwoovi"
 
@@ -249,14 +219,11 @@ class TestWoovi:
         self.merchant_name, self.merchant_city = merchant_name, merchant_city
         self.ispb, self.payer_ispb = ispb, payer_ispb
         self.host, self._port = host, port
-        self.retry_factor = retry_factor
-        self.retry_intervals = RETRY_INTERVALS
         self.auto_notify = auto_notify
         self.notify_events = set(EVENTS)
         self.webhook_url = webhook_url
-        self.receiver_ca = receiver_ca
-        self.sign = "good"
         self.not_found_status = 404
+        self._sender = WooviSender(None, self.directory, retry_factor, receiver_ca)
 
         self._lock = threading.RLock()
         self._charges = {}        # correlationID -> charge record
@@ -270,23 +237,14 @@ class TestWoovi:
         self.log = []
         self.calls = collections.Counter()
         self.handshake_failures = []
-        self.deliveries = []
-        self._cond = threading.Condition(self._lock)
-        self._notes = 0
-        self._pending = 0
-        self._faults = {"drop": 0.0, "twice": 0.0, "delay": 0.0, "delay_seconds": 0.5}
-        self._fault_rng = random.Random(0)
         self._down_until = self._down_mode = None
         self._slow = 0.0
         self._timers = []
-        self._threads = []
         self._stopping = threading.Event()
         self._conns = set()
         self._server = self._thread = self._server_ctx = None
         self.server_cert = self.server_ca = None
-        self._key = self._other_key = None
-        self.public_key_pem = None
-        self.key_identifier = None
+        self._keys = []           # [(key file, public key PEM, key_identifier)], the current one last
 
     # ---- life cycle ----
 
@@ -294,9 +252,7 @@ class TestWoovi:
         """Make the certificates and the signing key, listen, serve."""
         ca = certs.make_ca(self.directory, "testwoovi-ca", "Test Woovi CA")
         self.server_cert, self.server_ca = certs.make_server(self.directory, ca, "testwoovi-server"), ca.cert
-        self._key = self._rsa_key("testwoovi-signing")
-        self.public_key_pem = certs._run("pkey", "-in", self._key, "-pubout")
-        self.key_identifier = hashlib.sha256(self.public_key_pem.encode()).hexdigest()[:32]
+        self.rotate_key(keep_old=False)
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.minimum_version = ssl.TLSVersion.TLSv1_2
         ctx.load_cert_chain(self.server_cert.cert, self.server_cert.key)
@@ -316,20 +272,27 @@ class TestWoovi:
         self._stopping.set()
         with self._lock:
             timers, self._timers = self._timers, []
-            threads = list(self._threads)
         for t in timers:
             t.cancel()
         self._unlisten()
-        for t in threads:
-            t.join(5)
+        self._sender.close()
         if self._own_dir:
             shutil.rmtree(self.directory, ignore_errors=True)
 
-    def _rsa_key(self, name):
-        path = os.path.join(self.directory, name + ".key")
-        certs._run("genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", path)
-        os.chmod(path, 0o600)
-        return path
+    def rotate_key(self, keep_old=True):
+        """A new signing key (RSA 2048), current from now on; the old ones
+        stay published, not current, unless keep_old is False."""
+        with self._lock:
+            key = make_rsa_key(self.directory, "testwoovi-signing-%d" % len(self._keys))
+            pem = public_key_pem(key)
+            entry = (key, pem, hashlib.sha256(pem.encode()).hexdigest()[:32])
+            self._keys = (self._keys if keep_old else []) + [entry]
+            self._sender.key = key
+
+    @property
+    def public_key_pem(self):
+        """The current signing key's public key (PEM text)."""
+        return self._keys[-1][1]
 
     def _listen(self):
         with self._lock:
@@ -417,14 +380,28 @@ class TestWoovi:
             self._slow = seconds
 
     def webhook_faults(self, drop=0.0, twice=0.0, delay=0.0, delay_seconds=0.5, seed=0):
-        """Each notification from now on is, by three draws of a random
-        seeded with `seed`: never sent (one Delivery, dropped) with
-        probability `drop`; else its first call is sent twice with
-        probability `twice`; and held `delay_seconds` first with probability
-        `delay`. No arguments: no faults."""
-        with self._lock:
-            self._faults = {"drop": drop, "twice": twice, "delay": delay, "delay_seconds": delay_seconds}
-            self._fault_rng = random.Random(seed)
+        """Per notification from now on (wooviwebhook.WooviSender.faults):
+        never sent, its first call sent twice, its first call held."""
+        self._sender.faults(drop, twice, delay, delay_seconds, seed)
+
+    def _knob(name, doc):
+        return property(lambda self: getattr(self._sender, name),
+                        lambda self, value: setattr(self._sender, name, value), doc=doc)
+
+    sign = _knob("sign", "good, none, bad or other-key (wooviwebhook.py)")
+    retry_factor = _knob("retry_factor", "the retries' intervals are multiplied by it")
+    retry_intervals = _knob("retry_intervals", "seconds before each retry, before the factor")
+    receiver_ca = _knob("receiver_ca", "the CA file trusted for an https webhook_url")
+    deliveries = _knob("deliveries", "every notification call (wooviwebhook.Delivery)")
+    del _knob
+
+    def wait_deliveries(self, n, timeout=10.0):
+        """Wait until at least n calls are over; return every Delivery."""
+        return self._sender.wait(n, timeout)
+
+    def wait_settled(self, timeout=30.0):
+        """Wait until no notification is being sent or waits for a retry."""
+        return self._sender.wait_settled(timeout)
 
     def take_violations(self):
         """The violations so far, and forget them."""
@@ -785,8 +762,10 @@ class TestWoovi:
             return 200, {"refunds": [self._refund_view(r) for r in self._find_charge(params["id"])["refunds"]]}
 
     def _op_public_keys(self, params, q, body):
-        return 200, {"public_keys": [{"key_identifier": self.key_identifier, "is_current": True,
-                                      "key": self.public_key_pem}]}
+        with self._lock:
+            keys = list(self._keys)
+        return 200, {"public_keys": [{"key_identifier": ident, "is_current": i == len(keys) - 1, "key": pem}
+                                     for i, (_, pem, ident) in enumerate(keys)]}
 
     def _webhook_view(self, w):
         return dict(w)
@@ -853,10 +832,9 @@ class TestWoovi:
             ch["status"], ch["paidAt"], ch["updatedAt"] = "COMPLETED", tx["time"], _now()
             ch["payer"] = tx["payer"]
             view = self._tx_view(tx)
-        if self.auto_notify:
-            for event in ("OPENPIX:CHARGE_COMPLETED", "OPENPIX:TRANSACTION_RECEIVED"):
-                if event in self.notify_events:
-                    self.notify(event, transaction=tx["transactionID"], wait=False)
+            out = [self._auto(e, transaction=tx["transactionID"])
+                   for e in ("OPENPIX:CHARGE_COMPLETED", "OPENPIX:TRANSACTION_RECEIVED")]
+        self._send_auto(out)
         return view
 
     def pay_static(self, value, when=None, info=None):
@@ -864,8 +842,8 @@ class TestWoovi:
         with self._lock:
             tx = self._add_tx("PAYMENT", value, when, None, None, None, info)
             view = self._tx_view(tx)
-        if self.auto_notify and "OPENPIX:TRANSACTION_RECEIVED" in self.notify_events:
-            self.notify("OPENPIX:TRANSACTION_RECEIVED", transaction=tx["transactionID"], wait=False)
+            out = [self._auto("OPENPIX:TRANSACTION_RECEIVED", transaction=tx["transactionID"])]
+        self._send_auto(out)
         return view
 
     def refund(self, charge_id, value=None, correlation_id=None, comment=""):
@@ -890,8 +868,9 @@ class TestWoovi:
                                   rf["endToEndId"], None)
                 rf["transaction"] = tx["transactionID"]
             view = self._refund_view(rf)
-        if status == "CONFIRMED" and self.auto_notify and "OPENPIX:TRANSACTION_REFUND_RECEIVED" in self.notify_events:
-            self.notify("OPENPIX:TRANSACTION_REFUND_RECEIVED", refund=correlation_id, wait=False)
+            out = [self._auto("OPENPIX:TRANSACTION_REFUND_RECEIVED", refund=correlation_id)] \
+                if status == "CONFIRMED" else []
+        self._send_auto(out)
         return view
 
     def expire(self, correlation_id):
@@ -902,8 +881,8 @@ class TestWoovi:
                 raise ValueError("the charge is %s" % ch["status"])
             ch["status"], ch["updatedAt"] = "EXPIRED", _now()
             view = self._charge_view(ch)
-        if self.auto_notify and "OPENPIX:CHARGE_EXPIRED" in self.notify_events:
-            self.notify("OPENPIX:CHARGE_EXPIRED", charge=correlation_id, wait=False)
+            out = [self._auto("OPENPIX:CHARGE_EXPIRED", charge=correlation_id)]
+        self._send_auto(out)
         return view
 
     # ---- notifications ----
@@ -954,156 +933,33 @@ class TestWoovi:
                     if w["isActive"] and w["event"] == event]
         return out
 
+    @staticmethod
+    def _encode(body):
+        return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+
+    def _auto(self, event, **subject):
+        """(event, body bytes, targets) of an automatic notification, made
+        now (under the lock, so the body shows the state of the moment);
+        None when auto_notify is off or the event is not notified."""
+        if not self.auto_notify or event not in self.notify_events:
+            return None
+        return event, self._encode(self.notification_body(event, **subject)), self._targets(event, None)
+
+    def _send_auto(self, notes):
+        for note in notes:
+            if note is not None:
+                self._sender.send(note[0], note[2], note[1], wait=False)
+
     def notify(self, event, charge=None, transaction=None, refund=None, url=None, wait=True):
         """POST the event's notification to `url`, else to wv.webhook_url
         and the registered webhooks of the event; retried as Woovi does.
         wait: return once each first call is over. Returns the first calls'
         Delivery records."""
-        body = json.dumps(self.notification_body(event, charge, transaction, refund),
-                          ensure_ascii=False, separators=(",", ":")).encode()
-        return self.send_raw(body, event, url, wait)
+        body = self._encode(self.notification_body(event, charge, transaction, refund))
+        return self._sender.send(event, self._targets(event, url), body, wait)
 
     def send_raw(self, body, event="custom", url=None, wait=True):
-        """POST `body` (bytes, as is) as a notification, signed per wv.sign."""
-        out = []
-        for target, auth in self._targets(event, url):
-            out.extend(self._start_note(event, target, auth, body))
-        if wait:
-            for d in out:
-                d.done.wait(30 + d.delay)
-        return out
+        """POST `body` (bytes, as is) as a notification of `event` (the
+        registered webhooks of that event get it too), signed per wv.sign."""
+        return self._sender.send(event, self._targets(event, url), body, wait)
 
-    def _signature(self, body):
-        mode = self.sign
-        if mode == "none":
-            return None
-        if mode not in ("good", "bad", "other-key"):
-            raise ValueError("sign is good, none, bad or other-key")
-        key = self._key
-        if mode == "other-key":
-            with self._lock:
-                if self._other_key is None:
-                    self._other_key = self._rsa_key("testwoovi-other")
-                key = self._other_key
-        data = body + b" " if mode == "bad" else body
-        p = subprocess.run([certs.OPENSSL, "dgst", "-sha256", "-sign", key], input=data, capture_output=True,
-                           check=True, timeout=60)
-        return base64.b64encode(p.stdout).decode()
-
-    def _start_note(self, event, url, auth, body):
-        signature = self._signature(body)
-        with self._cond:
-            self._notes += 1
-            note = self._notes
-            r_drop, r_twice, r_delay = (self._fault_rng.random() for _ in range(3))
-            f = self._faults
-            first = Delivery(note, event, url, body, signature, 1)
-            first.delay = f["delay_seconds"] if r_delay < f["delay"] else 0.0
-            self.deliveries.append(first)
-            if r_drop < f["drop"]:
-                first.dropped = True
-                first.done.set()
-                self._cond.notify_all()
-                return [first]
-            twice = r_twice < f["twice"]
-            self._pending += 1
-            t = threading.Thread(target=self._run_note, args=(first, auth, twice), daemon=True)
-            self._threads = [x for x in self._threads if x.is_alive()] + [t]
-        t.start()
-        return [first]
-
-    def _run_note(self, first, auth, twice):
-        try:
-            if first.delay and self._stopping.wait(first.delay):
-                first.error = "testwoovi closed"
-                return self._finish(first)
-            d = first
-            for attempt in range(1, len(self.retry_intervals) + 2):
-                if attempt > 1:
-                    if self._stopping.wait(self.retry_intervals[attempt - 2] * self.retry_factor):
-                        return
-                    d = Delivery(first.note, first.event, first.url, first.body, first.signature, attempt)
-                    with self._cond:
-                        self.deliveries.append(d)
-                copies = [d]
-                if attempt == 1 and twice:
-                    second = Delivery(first.note, first.event, first.url, first.body, first.signature, 1, 2)
-                    with self._cond:
-                        self.deliveries.append(second)
-                    copies.append(second)
-                for c in copies:
-                    self._post(c, auth)
-                if d.status is not None and d.status <= 400:
-                    return   # answered: docs/webhook/webhook-retry.md retries only above 400
-        finally:
-            with self._cond:
-                self._pending -= 1
-                self._cond.notify_all()
-
-    def _post(self, d, auth):
-        headers = {"Content-Type": "application/json", "User-Agent": "pixrelay-testwoovi"}
-        if d.signature is not None:
-            headers["x-webhook-signature"] = d.signature
-        if auth:
-            headers["Authorization"] = auth
-        try:
-            conn, target = self._connection(d.url)
-            d.sent_at = time.time()
-            try:
-                conn.request("POST", target, d.body, headers)
-                resp = conn.getresponse()
-                d.answer = resp.read()
-                d.status = resp.status
-            finally:
-                conn.close()
-        except (OSError, http.client.HTTPException, ValueError) as e:
-            d.error = "%s: %s" % (type(e).__name__, e)
-        self._finish(d)
-
-    def _connection(self, url):
-        """(connection, request target) for an http(s) URL or unix:PATH:/uri."""
-        rest = url[len("http://"):] if url.startswith("http://unix:") else url
-        if rest.startswith("unix:"):
-            path, sep, uri = rest[len("unix:"):].partition(":")
-            if not sep or not uri.startswith("/"):
-                raise ValueError("expected unix:/path/to.sock:/uri, got %r" % url)
-            return UnixHTTPConnection(path, timeout=10), uri
-        parts = urllib.parse.urlsplit(url)
-        target = (parts.path or "/") + ("?" + parts.query if parts.query else "")
-        if parts.scheme == "http":
-            return http.client.HTTPConnection(parts.hostname, parts.port or 80, timeout=10), target
-        if parts.scheme == "https":
-            ctx = ssl.create_default_context(cafile=self.receiver_ca)
-            return http.client.HTTPSConnection(parts.hostname, parts.port or 443, timeout=10, context=ctx), target
-        raise ValueError("not an http, https or unix: URL: %r" % url)
-
-    def _finish(self, d):
-        with self._cond:
-            d.done.set()
-            self._cond.notify_all()
-
-    def wait_deliveries(self, n, timeout=10.0):
-        """Wait until at least n calls are over (answered, failed or
-        dropped); return every Delivery. AssertionError on timeout."""
-        deadline = time.monotonic() + timeout
-        with self._cond:
-            while True:
-                done = [d for d in self.deliveries if d.done.is_set()]
-                if len(done) >= n:
-                    return list(self.deliveries)
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise AssertionError("testwoovi: %d of %d calls over: %r" % (len(done), n, self.deliveries[-10:]))
-                self._cond.wait(min(left, 0.2))
-
-    def wait_settled(self, timeout=30.0):
-        """Wait until no notification is being sent or waiting for a retry;
-        return every Delivery. AssertionError on timeout."""
-        deadline = time.monotonic() + timeout
-        with self._cond:
-            while self._pending:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise AssertionError("testwoovi: %d notifications still retrying" % self._pending)
-                self._cond.wait(min(left, 0.2))
-            return list(self.deliveries)
