@@ -245,6 +245,7 @@ class TestWoovi:
         self._server = self._thread = self._server_ctx = None
         self.server_cert = self.server_ca = None
         self._keys = []           # [(key file, public key PEM, key_identifier)], the current one last
+        self._key_count = 0
 
     # ---- life cycle ----
 
@@ -283,7 +284,8 @@ class TestWoovi:
         """A new signing key (RSA 2048), current from now on; the old ones
         stay published, not current, unless keep_old is False."""
         with self._lock:
-            key = make_rsa_key(self.directory, "testwoovi-signing-%d" % len(self._keys))
+            self._key_count += 1
+            key = make_rsa_key(self.directory, "testwoovi-signing-%d" % self._key_count)
             pem = public_key_pem(key)
             entry = (key, pem, hashlib.sha256(pem.encode()).hexdigest()[:32])
             self._keys = (self._keys if keep_old else []) + [entry]
