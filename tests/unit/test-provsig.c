@@ -61,7 +61,7 @@ struct vector {
  * payload and the signature as its code gives them. */
 static void vector_read(const char *dir, struct vector *v)
 {
-	char *page = slurp(dir, "weebhook-signature-validation.mdx");
+	char *page = slurp(dir, "docs/webhook/seguranca/weebhook-signature-validation.mdx");
 	const char *js = strstr(page, "<TabItem value=\"JavaScript\">");
 	char *key_b64;
 	size_t n = 0;

@@ -65,7 +65,7 @@ static void test_notices(void)
 	struct woovi_notice n;
 	char *body;
 
-	body = example("charge-payload.mdx");
+	body = example("docs/webhook/examples/charge-payload.mdx");
 	CHECK_INT(notice(body, &n), WOOVI_OK);
 	CHECK_INT(n.kind, WOOVI_CHARGE_COMPLETED);
 	CHECK_STR(n.event, "OPENPIX:CHARGE_COMPLETED");
@@ -77,7 +77,7 @@ static void test_notices(void)
 	free(body);
 
 	/* a refund: pix is the refund, charge the charge refunded */
-	body = example("refund-payload.mdx");
+	body = example("docs/webhook/examples/refund-payload.mdx");
 	CHECK_INT(notice(body, &n), WOOVI_OK);
 	CHECK_INT(n.kind, WOOVI_REFUND_RECEIVED);
 	CHECK_STR(n.charge_correlation, "5e1f0740-4a18-4030-a5a7-686d3d8ec419");
@@ -87,7 +87,7 @@ static void test_notices(void)
 	woovi_notice_deinit(&n);
 	free(body);
 
-	body = example("charge-expired-payload.mdx");
+	body = example("docs/webhook/examples/charge-expired-payload.mdx");
 	CHECK_INT(notice(body, &n), WOOVI_OK);
 	CHECK_INT(n.kind, WOOVI_CHARGE_EXPIRED);
 	CHECK_STR(n.charge_correlation, "0ac9e5a0-04f3-4879-85bf-8be34f16a1fa");
@@ -96,7 +96,7 @@ static void test_notices(void)
 	woovi_notice_deinit(&n);
 	free(body);
 
-	body = example("transaction-received-payload.mdx");
+	body = example("docs/webhook/examples/transaction-received-payload.mdx");
 	CHECK_INT(notice(body, &n), WOOVI_OK);
 	CHECK_INT(n.kind, WOOVI_TRANSACTION_RECEIVED);
 	CHECK_STR(n.pix_e2e, "E0430759820241011183203018680116");
@@ -170,7 +170,7 @@ static void pix_free(struct bankpix *p)
 static void test_pix(void)
 {
 	struct bankpix p;
-	char *body = example("charge-payload.mdx");
+	char *body = example("docs/webhook/examples/charge-payload.mdx");
 
 	CHECK_INT(pix_of(body, &p), 0);
 	CHECK_STR(p.id, "wv:79a955477ca34fffae213363d5c34070");
@@ -190,7 +190,7 @@ static void test_pix(void)
 	pix_free(&p);
 	free(body);
 
-	body = example("transaction-received-payload.mdx");
+	body = example("docs/webhook/examples/transaction-received-payload.mdx");
 	CHECK_INT(pix_of(body, &p), 0);
 	CHECK_STR(p.id, "wv:faff1a2ed1f44195a236402bbf85bce6");
 	CHECK_STR(p.e2e, "E0430759820241011183203018680116");
