@@ -299,6 +299,7 @@ void banks_connect(struct rds *r, const struct config *cfg, enum env env, const 
 				  .rcv_agencia = rcv ? banks_or_empty(rcv->agencia) : "",
 				  .rcv_conta = rcv ? banks_or_empty(rcv->conta) : "",
 				  .rcv_tipo = rcv ? banks_or_empty(rcv->tipo_conta) : ""};
+	banks_fields_blank(&f);
 	g = json_gen_new();
 	banks_render(g, cfg, &f, auth == BANKS_URL_TOKEN ? token : NULL);
 	c->json = json_take(g);

@@ -41,6 +41,11 @@ static inline const char *banks_or_empty(const char *s)
  * api_scope NULL). */
 void banks_fields_of(const redisReply *h, struct banks_fields *f);
 
+/* Every field of f not set (NULL) made "": a record made now, before any
+ * field of its life (reconciliation, health) was written. f holds only
+ * `const char *` fields. */
+void banks_fields_blank(struct banks_fields *f);
+
 /* A connection as JSON into g, never with a secret: `token` (NULL: none),
  * only when the connection is made, goes into its webhookUrl that once. */
 void banks_render(yajl_gen g, const struct config *cfg, const struct banks_fields *f,

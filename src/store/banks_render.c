@@ -65,6 +65,15 @@ void banks_fields_of(const redisReply *h, struct banks_fields *f)
 	f->rcv_tipo = banks_or_empty(rds_hash_field(h, "rcv_tipo"));
 }
 
+void banks_fields_blank(struct banks_fields *f)
+{
+	const char **p = (const char **)f;
+
+	for (size_t i = 0; i < sizeof(*f) / sizeof(*p); i++)
+		if (!p[i])
+			p[i] = "";
+}
+
 /* "reconciliation": what its runs found ({} fields null before the first). */
 static void render_reconciliation(yajl_gen g, const struct config *cfg,
 				  const struct banks_fields *f)
