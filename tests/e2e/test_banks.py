@@ -1478,7 +1478,13 @@ class MutualTls(Base):
                 ({"pixKey": "a@b.co"}, 400, 'auth: must be "mtls" or "url-token"'),
                 ({"pixKey": "a@b.co", "auth": "url-token", "hmac": "x"}, 400,
                  "unknown field 'hmac'; allowed: pixKey, auth, clientCa, clientCertSubject, "
-                 "clientCertPins, default, recebedor"),
+                 "clientCertPins, default, recebedor, provider"),
+                # a provider's connection takes its API token from a file on
+                # the host: the CLI makes it (docs/providers.md)
+                ({"pixKey": "a@b.co", "auth": "url-token", "provider": "woovi"}, 400,
+                 'provider: only "api-pix" here; a payment provider\'s connection is made '
+                 "with pixrelay bank connect --provider NAME --api-token-file FILE on a "
+                 "host with the credentials key (docs/providers.md)"),
                 ({"pixKey": "mtls@loja.com.br", "auth": "url-token"}, 409,
                  "pixKey: connected already by " + self.conn["id"])]:
             r = self.px.request("POST", CONNECTIONS, body=body, headers=auth(self.key))

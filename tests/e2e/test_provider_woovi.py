@@ -137,6 +137,34 @@ class WooviConnection(unittest.TestCase):
                                         self.account, "--json").stdout)
         self.assertEqual(len(listed["connections"]), 1)
 
+    def test_connect_refuses_what_it_cannot_use(self):
+        garbage = os.path.join(self.wd.path, "not-a-key.pem")
+        with open(garbage, "w") as f:
+            f.write("-----BEGIN PUBLIC KEY-----\nnope\n-----END PUBLIC KEY-----\n")
+        for args, code, msg in [
+                (["--provider", "stripe"], 2,
+                 "pixrelay bank connect: --provider must be one of api-pix, woovi\n"),
+                (["--provider", "woovi", "--env", "production"], 2,
+                 "pixrelay bank connect: --api-token-file FILE is required in production "
+                 "(the provider's API token: Woovi's AppID)\n"),
+                (["--provider", "woovi"], 2,
+                 "pixrelay bank connect: without --api-token-file (sandbox only) nothing is "
+                 "created at the provider: give --chave KEY, the key of the account's QR "
+                 "codes\n"),
+                (["--provider", "woovi", "--api-token-file", self.token, "--api-url",
+                  "http://127.0.0.1:1"], 2,
+                 "pixrelay bank connect: --api-url: must be an https:// URL of at most 512 "
+                 "bytes\n"),
+                (["--provider", "woovi", "--api-token-file", self.token, "--api-url",
+                  self.wv.url, "--api-ca", self.wv.server_ca, "--webhook-public-key", garbage],
+                 2, "pixrelay bank connect: --webhook-public-key %s: keys: key 1 is not a PEM "
+                 "public key\n" % garbage)]:
+            env = [] if "--env" in args else ["--env", "sandbox"]
+            r = self.px.cli("bank", "connect", *(args + env), check=False)
+            self.assertEqual((r.returncode, r.stderr), (code, msg), args)
+        listed = json.loads(self.px.cli("bank", "list", "--env", "sandbox", "--json").stdout)
+        self.assertEqual(len(listed["connections"]), 1)
+
     def test_a_charge_is_created_at_woovi_once(self):
         ext = "pedido-%d" % time.time_ns()
         calls = self.wv.calls["POST /api/v1/charge"]
