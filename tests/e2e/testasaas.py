@@ -32,7 +32,8 @@ failures.
   is 404 {"errors": [{"code": "not_found", ...}]}, not a violation.
 
   The money side, as the tests drive it (each returns the payment's view,
-  values as Decimal):
+  values as Decimal; KeyError for a payment it does not hold or that was
+  deleted, ValueError for a change its status does not allow):
     asa.pay(external_reference or payment id, value=None, when=None)
                             PENDING or OVERDUE -> RECEIVED: paymentDate,
                             clientPaymentDate, confirmedDate (Brasilia date
@@ -739,6 +740,14 @@ class TestAsaas:
         return {"dateCreated": brasilia_datetime(r["created"]), "status": r["status"], "value": Reais(r["value"]),
                 "description": r["description"], "transactionReceiptUrl": None}
 
+    def _held(self, ident):
+        """The payment the money side acts on (by id or externalReference,
+        not deleted); KeyError when there is none."""
+        try:
+            return self._find_payment(ident, deleted_ok=False)
+        except Refusal:
+            raise KeyError(ident) from None
+
     def _find_payment(self, ident, deleted_ok=True):
         """By id (pay_...) or externalReference (the newest not deleted)."""
         p = self._payments.get(ident)
@@ -994,7 +1003,7 @@ class TestAsaas:
         PAYMENT_RECEIVED."""
         moment = _aware(when)
         with self._lock:
-            p = self._find_payment(ident, deleted_ok=False)
+            p = self._held(ident)
             if p["status"] not in ("PENDING", "OVERDUE"):
                 raise ValueError("the payment is %s" % p["status"])
             if value is not None and value != p["value"]:
@@ -1011,7 +1020,7 @@ class TestAsaas:
         """PENDING -> OVERDUE (past its dueDate; the Pix code stays
         payable). Notifies PAYMENT_OVERDUE."""
         with self._lock:
-            p = self._find_payment(ident, deleted_ok=False)
+            p = self._held(ident)
             if p["status"] != "PENDING":
                 raise ValueError("the payment is %s" % p["status"])
             p["status"] = "OVERDUE"
@@ -1047,7 +1056,7 @@ class TestAsaas:
         """A refund of `value` cents (default what remains) made elsewhere
         (Asaas's dashboard). ValueError when it cannot be."""
         with self._lock:
-            pid = self._find_payment(ident, deleted_ok=False)["id"]
+            pid = self._held(ident)["id"]
         try:
             self._refund(pid, value, description, in_progress)
         except Refusal as r:
@@ -1059,7 +1068,7 @@ class TestAsaas:
         refund was partial). Notifies PAYMENT_REFUNDED or
         PAYMENT_PARTIALLY_REFUNDED."""
         with self._lock:
-            p = self._find_payment(ident, deleted_ok=False)
+            p = self._held(ident)
             if p["status"] != "REFUND_IN_PROGRESS":
                 raise ValueError("the payment is %s" % p["status"])
             for r in p["refunds"]:
@@ -1074,7 +1083,7 @@ class TestAsaas:
         """The payment removed (deleted: true, PAYMENT_DELETED); GET by id
         still answers it, lists leave it out."""
         with self._lock:
-            p = self._find_payment(ident, deleted_ok=False)
+            p = self._held(ident)
             p["deleted"] = True
             out = [self._event("PAYMENT_DELETED", p)]
         self._queue(out)
