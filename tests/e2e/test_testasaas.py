@@ -11,7 +11,6 @@ import datetime
 import http.client
 import json
 import os
-import re
 import shutil
 import socketserver
 import ssl

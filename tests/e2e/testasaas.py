@@ -31,6 +31,9 @@ failures.
   "data"}, newest first, limit 10 by default and at most 100. An unknown id
   is 404 {"errors": [{"code": "not_found", ...}]}, not a violation.
 
+  (The queues, the token, the retries and the interruption are
+  asaaswebhook.py's.)
+
   The money side, as the tests drive it (each returns the payment's view,
   values as Decimal; KeyError for a payment it does not hold or that was
   deleted, ValueError for a change its status does not allow):
@@ -67,7 +70,7 @@ failures.
     asa.webhook_faults(drop=0.2, twice=0.1, seed=7)   per event: never sent;
                             delivered a second time after its first 200
     asa.retry_seconds = 30.0  the wait before a failed event is tried again
-    asa.deliveries          every call (Delivery: webhook, event, event_id,
+    asa.deliveries          every call (asaaswebhook.Delivery: webhook, event, event_id,
                             url, body, token, attempt, copy, status, answer,
                             error, dropped)
     asa.wait_deliveries(n), asa.wait_settled()
@@ -127,8 +130,6 @@ says hasAuthToken rather than echoing the token.
 import base64
 import collections
 import datetime
-import decimal
-import http.client
 import json
 import math
 import random
@@ -148,12 +149,11 @@ import zlib
 import asaasapi
 import certs
 from bankspec import Violation
-from harness import UnixHTTPConnection
+from asaaswebhook import AsaasWebhooks
 from testbank import BRASILIA, _Handler, _Server, _same, br_code_dynamic
 
 MAX_BODY = 1 << 20
 PAGE, MAX_PAGE = 10, 100
-FAILURES_BEFORE_INTERRUPT = 15
 _ALNUM = string.ascii_letters + string.digits
 
 AUTH_ERRORS = {
@@ -280,34 +280,6 @@ def _rule(description, code="invalid_action", where="$"):
     return Refusal(400, code, description, "rule", [(where, description)])
 
 
-class Delivery:
-    """One notification call (or one a fault dropped). webhook: its id;
-    event_id the evt_...; attempt 1, 2.. for the same event tried again;
-    copy 2 for the second delivery of a doubled event; token the
-    asaas-access-token sent (None: none); status and answer (bytes) the
-    receiver's, error the reason when there is none."""
-
-    def __init__(self, webhook, event, event_id, url, body, token, attempt, copy=1):
-        self.webhook, self.event, self.event_id, self.url, self.body = webhook, event, event_id, url, body
-        self.token, self.attempt, self.copy = token, attempt, copy
-        self.dropped = False
-        self.status = self.answer = self.error = self.sent_at = None
-        self.done = threading.Event()
-
-    @property
-    def ok(self):
-        return self.status == 200
-
-    @property
-    def json(self):
-        return json.loads(self.body)
-
-    def __repr__(self):
-        what = ("dropped" if self.dropped else self.error if self.error
-                else self.status if self.done.is_set() else "pending")
-        return "<Delivery %s %s try %d to %s: %s>" % (self.event_id, self.event, self.attempt, self.url, what)
-
-
 class _AsaasHandler(_Handler):
     server_version = "pixrelay-testasaas"
 
@@ -331,18 +303,10 @@ class TestAsaas:
         self.auto_notify = auto_notify
         self.notify_events = set(asaasapi.PAYMENT_EVENTS)
         self.refund_in_progress = False
-        self.token = "good"
-        self.retry_seconds = retry_seconds
-        self.receiver_ca = receiver_ca
-
         self._lock = threading.RLock()
-        self._cond = threading.Condition(self._lock)
+        self._hooks = AsaasWebhooks(retry_seconds, receiver_ca, seed)
         self._customers = {}      # id -> record
         self._payments = {}       # id -> record (insertion order = creation order)
-        self._webhooks = {}       # id -> webhook record (its queue inside)
-        self.deliveries = []
-        self._fault = {"drop": 0.0, "twice": 0.0}
-        self._fault_rng = random.Random(0)
         self._events = 0
 
         self.violations = []
@@ -356,7 +320,7 @@ class TestAsaas:
         self._conns = set()
         self._server = self._thread = self._server_ctx = None
         self.server_cert = self.server_ca = None
-        self._default = self._add_webhook({
+        self._default = self._hooks.add({
             "name": "Web application", "url": webhook_url, "email": "loja@example.com", "enabled": True,
             "interrupted": False, "authToken": auth_token, "sendType": "SEQUENTIALLY",
             "events": list(asaasapi.PAYMENT_EVENTS)})
@@ -384,15 +348,12 @@ class TestAsaas:
         """Stop serving and notifying (events waiting for a retry are
         abandoned); the temporary directory is removed."""
         self._stopping.set()
-        with self._cond:
+        with self._lock:
             timers, self._timers = self._timers, []
-            self._cond.notify_all()
-            workers = [w["worker"] for w in self._webhooks.values() if w["worker"] is not None]
         for t in timers:
             t.cancel()
         self._unlisten()
-        for t in workers:
-            t.join(12)
+        self._hooks.close()
         if self._own_dir:
             shutil.rmtree(self.directory, ignore_errors=True)
 
@@ -487,9 +448,7 @@ class TestAsaas:
 
     @webhook_url.setter
     def webhook_url(self, url):
-        with self._cond:
-            self._default["url"] = url
-            self._cond.notify_all()
+        self._hooks.update(self._default, {"url": url})
 
     @property
     def auth_token(self):
@@ -497,17 +456,23 @@ class TestAsaas:
 
     @auth_token.setter
     def auth_token(self, token):
-        with self._lock:
-            self._default["authToken"] = token
+        self._hooks.update(self._default, {"authToken": token})
 
     def webhook_faults(self, drop=0.0, twice=0.0, seed=0):
-        """Per event from now on, by two draws of a random seeded with
-        `seed`: never sent (one Delivery, dropped) with probability `drop`;
-        else delivered once more after its first 200 with probability
-        `twice`. No arguments: no faults."""
-        with self._lock:
-            self._fault = {"drop": drop, "twice": twice}
-            self._fault_rng = random.Random(seed)
+        """Per event and webhook from now on (asaaswebhook.py): never sent
+        with probability `drop`; else delivered once more after its first
+        200 with probability `twice`."""
+        self._hooks.faults(drop, twice, seed)
+
+    def _knob(name, doc):
+        return property(lambda self: getattr(self._hooks, name),
+                        lambda self, value: setattr(self._hooks, name, value), doc=doc)
+
+    token = _knob("token", "good, none or bad (asaaswebhook.py)")
+    retry_seconds = _knob("retry_seconds", "the wait before a failed event is tried again")
+    receiver_ca = _knob("receiver_ca", "the CA file trusted for an https receiver")
+    deliveries = _knob("deliveries", "every notification call (asaaswebhook.Delivery)")
+    del _knob
 
     def take_violations(self):
         """The violations so far, and forget them."""
@@ -920,79 +885,46 @@ class TestAsaas:
 
     # ---- webhooks ----
 
-    def _add_webhook(self, body):
-        with self._lock:
-            wid = str(uuid.UUID(int=self._rng.getrandbits(128), version=4))
-            w = {"id": wid, "name": body["name"], "url": body["url"], "email": body["email"],
-                 "enabled": body.get("enabled", True), "interrupted": body.get("interrupted", False),
-                 "authToken": body.get("authToken"), "sendType": body["sendType"], "events": list(body["events"]),
-                 "apiVersion": int(body.get("apiVersion", 3)),
-                 "queue": collections.deque(), "failures": 0, "worker": None}
-            self._webhooks[wid] = w
-            return w
-
-    @staticmethod
-    def _webhook_view(w):
-        return {"object": "webhook", "id": w["id"], "name": w["name"], "url": w["url"], "email": w["email"],
-                "enabled": w["enabled"], "interrupted": w["interrupted"], "apiVersion": w["apiVersion"],
-                "hasAuthToken": w["authToken"] is not None, "sendType": w["sendType"], "events": list(w["events"])}
-
     def _op_post_webhook(self, params, q, body):
-        with self._lock:
-            if len(self._webhooks) >= 10:
-                raise _rule("at most 10 webhooks per account (AS-WH)")
-            return 200, self._webhook_view(self._add_webhook(body))
+        try:
+            w = self._hooks.add(body)
+        except ValueError as e:
+            raise _rule(str(e) + " (AS-WH)") from None
+        return 200, self._hooks.view(w)
 
     def _op_list_webhooks(self, params, q, body):
-        with self._lock:
-            return 200, self._page([self._webhook_view(w) for w in self._webhooks.values()], q)
+        return 200, self._page([self._hooks.view(w) for w in self._hooks.records()], q)
 
     def _find_webhook(self, wid):
-        w = self._webhooks.get(wid)
+        w = self._hooks.find(wid)
         if w is None:
             raise self._not_found("webhook")
         return w
 
     def _op_get_webhook(self, params, q, body):
-        with self._lock:
-            return 200, self._webhook_view(self._find_webhook(params["id"]))
+        return 200, self._hooks.view(self._find_webhook(params["id"]))
 
     def _op_put_webhook(self, params, q, body):
-        with self._cond:
-            w = self._find_webhook(params["id"])
-            for k in ("name", "url", "email", "enabled", "interrupted", "authToken", "sendType", "events"):
-                if k in body:
-                    w[k] = list(body[k]) if k == "events" else body[k]
-            if not w["interrupted"]:
-                w["failures"] = 0
-            self._cond.notify_all()
-            self._kick(w)
-            return 200, self._webhook_view(w)
+        w = self._find_webhook(params["id"])
+        self._hooks.update(w, body)
+        return 200, self._hooks.view(w)
 
     def _op_delete_webhook(self, params, q, body):
-        with self._cond:
-            w = self._find_webhook(params["id"])
-            if w is self._default:
-                raise _rule("the web application's webhook is removed there")
-            del self._webhooks[params["id"]]
-            w["queue"].clear()
-            self._cond.notify_all()
+        w = self._find_webhook(params["id"])
+        if w is self._default:
+            raise _rule("the web application's webhook is removed there")
+        self._hooks.remove(w)
         return 200, {"deleted": True, "id": params["id"]}
 
     def interrupted(self, webhook_id=None):
         """Whether the webhook's queue (default: asa.webhook_url's) is
         interrupted."""
-        with self._lock:
-            return (self._webhooks[webhook_id] if webhook_id else self._default)["interrupted"]
+        return (self._find_webhook(webhook_id) if webhook_id else self._default)["interrupted"]
 
     def resume(self, webhook_id=None):
         """Reactivate an interrupted queue (the panel's or the API's
         "interrupted": false): its kept events are sent in order."""
-        with self._cond:
-            w = self._webhooks[webhook_id] if webhook_id else self._default
-            w["interrupted"], w["failures"] = False, 0
-            self._cond.notify_all()
-            self._kick(w)
+        self._hooks.resume(self._find_webhook(webhook_id) if webhook_id else self._default)
 
     # ---- the money side, driven by the test ----
 
@@ -1119,153 +1051,15 @@ class TestAsaas:
         return firsts
 
     def _queue(self, notes):
-        """Put each note in the queue of each webhook of its event; returns
-        the first Delivery of each (made now, pending)."""
-        out = []
-        with self._cond:
-            for note in notes:
-                if note is None:
-                    continue
-                event, eid, body = note
-                for w in self._webhooks.values():
-                    if event not in w["events"] or not w["url"]:
-                        continue
-                    d = Delivery(w["id"], event, eid, w["url"], body, None, 1)
-                    drop = self._fault_rng.random() < self._fault["drop"]
-                    twice = self._fault_rng.random() < self._fault["twice"]
-                    self.deliveries.append(d)
-                    out.append(d)
-                    if drop:
-                        d.dropped = True
-                        d.done.set()
-                        continue
-                    w["queue"].append((d, twice))
-                    self._kick(w)
-            self._cond.notify_all()
-        return out
-
-    def _kick(self, w):
-        """Start the webhook's worker when it has none (under the lock)."""
-        if w["worker"] is None or not w["worker"].is_alive():
-            t = threading.Thread(target=self._work, args=(w,), daemon=True, name="testasaas-hook")
-            w["worker"] = t
-            t.start()
-
-    def _token(self, w):
-        mode = self.token
-        if mode not in ("good", "none", "bad"):
-            raise ValueError("token is good, none or bad")
-        if mode == "none" or w["authToken"] is None:
-            return None
-        if mode == "bad":
-            t = w["authToken"]
-            return t[:-1] + ("y" if t.endswith("x") else "x")
-        return w["authToken"]
-
-    def _work(self, w):
-        """Deliver the webhook's queue in order: an event is tried until a
-        200 (every retry_seconds); 15 failures in a row interrupt the queue
-        until resume(). Ends when the queue is empty."""
-        while not self._stopping.is_set():
-            with self._cond:
-                while (w["interrupted"] or not w["enabled"]) and w["queue"] and not self._stopping.is_set():
-                    self._cond.wait(0.2)
-                if not w["queue"] or self._stopping.is_set() or w["id"] not in self._webhooks:
-                    w["worker"] = None
-                    self._cond.notify_all()
-                    return
-                d, twice = w["queue"][0]
-                if d.done.is_set():   # tried before: a new attempt of the same event
-                    d = Delivery(w["id"], d.event, d.event_id, w["url"], d.body, None, d.attempt + 1)
-                    self.deliveries.append(d)
-                    w["queue"][0] = (d, twice)
-                d.url, d.token = w["url"], self._token(w)
-            self._post(d)
-            with self._cond:
-                if d.ok:
-                    w["failures"] = 0
-                    if w["queue"] and w["queue"][0][0] is d:
-                        w["queue"].popleft()
-                    if twice:
-                        second = Delivery(w["id"], d.event, d.event_id, d.url, d.body, None, d.attempt, copy=2)
-                        second.token = d.token
-                        self.deliveries.append(second)
-                        self._cond.notify_all()
-                else:
-                    w["failures"] += 1
-                    if w["failures"] >= FAILURES_BEFORE_INTERRUPT:
-                        w["interrupted"] = True
-                self._cond.notify_all()
-            if d.ok and twice:
-                self._post(second)
-            elif not d.ok and not w["interrupted"]:
-                self._stopping.wait(self.retry_seconds)
-
-    def _post(self, d):
-        headers = {"Content-Type": "application/json", "User-Agent": "Asaas_Hmlg/3.0 (pixrelay-testasaas)"}
-        if d.token is not None:
-            headers["asaas-access-token"] = d.token
-        try:
-            conn, target = self._connection(d.url)
-            d.sent_at = time.time()
-            try:
-                conn.request("POST", target, d.body, headers)
-                resp = conn.getresponse()
-                d.answer = resp.read()
-                d.status = resp.status
-            finally:
-                conn.close()
-        except (OSError, http.client.HTTPException, ValueError) as e:
-            d.error = "%s: %s" % (type(e).__name__, e)
-        with self._cond:
-            d.done.set()
-            self._cond.notify_all()
-
-    def _connection(self, url):
-        """(connection, request target) for an http(s) URL or unix:PATH:/uri
-        (nginx's form; http://unix:PATH:/uri too). Asaas waits 10 s."""
-        rest = url[len("http://"):] if url.startswith("http://unix:") else url
-        if rest.startswith("unix:"):
-            path, sep, uri = rest[len("unix:"):].partition(":")
-            if not sep or not uri.startswith("/"):
-                raise ValueError("expected unix:/path/to.sock:/uri, got %r" % url)
-            return UnixHTTPConnection(path, timeout=10), uri
-        parts = urllib.parse.urlsplit(url)
-        target = (parts.path or "/") + ("?" + parts.query if parts.query else "")
-        if parts.scheme == "http":
-            return http.client.HTTPConnection(parts.hostname, parts.port or 80, timeout=10), target
-        if parts.scheme == "https":
-            ctx = ssl.create_default_context(cafile=self.receiver_ca)
-            return http.client.HTTPSConnection(parts.hostname, parts.port or 443, timeout=10, context=ctx), target
-        raise ValueError("not an http, https or unix: URL: %r" % url)
+        return self._hooks.queue(notes)
 
     def wait_deliveries(self, n, timeout=10.0):
         """Wait until at least n calls are over (answered, failed or
         dropped); return every Delivery. AssertionError on timeout."""
-        deadline = time.monotonic() + timeout
-        with self._cond:
-            while True:
-                done = [d for d in self.deliveries if d.done.is_set()]
-                if len(done) >= n:
-                    return list(self.deliveries)
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise AssertionError("testasaas: %d of %d calls over: %r" % (len(done), n, self.deliveries[-10:]))
-                self._cond.wait(min(left, 0.2))
+        return self._hooks.wait(n, timeout)
 
     def wait_settled(self, timeout=30.0):
         """Wait until every queue that is not interrupted is empty and no
         call is under way; return every Delivery. AssertionError on
         timeout."""
-        deadline = time.monotonic() + timeout
-        with self._cond:
-            while True:
-                busy = [w for w in self._webhooks.values()
-                        if w["queue"] and not w["interrupted"] and w["enabled"]]
-                busy += [d for d in self.deliveries if not d.done.is_set()]
-                if not busy:
-                    return list(self.deliveries)
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise AssertionError("testasaas: still delivering: %r" % busy[:5])
-                self._cond.wait(min(left, 0.2))
+        return self._hooks.wait_settled(timeout)
