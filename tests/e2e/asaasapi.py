@@ -29,6 +29,7 @@ Each check returns [(place, reason)]: places such as $.value, ?limit.
 """
 import datetime
 import decimal
+import json
 import re
 
 DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
@@ -58,7 +59,6 @@ SEND_TYPES = ("SEQUENTIALLY", "NON_SEQUENTIALLY")
 def decimal_json(raw):
     """A JSON text read with every number as a Decimal (ValueError when it
     is not JSON)."""
-    import json
     return json.loads(raw, parse_float=decimal.Decimal, parse_int=decimal.Decimal)
 
 
@@ -151,8 +151,8 @@ CUSTOMER_FIELDS["foreignCustomer"] = "bool"
 
 
 def check_customer(body):
-    """POST /v3/customers: name and cpfCnpj (AS-GO; Asaas needs the payer's
-    CPF/CNPJ for a Pix charge, AS-PIX), cpfCnpj 11 or 14 digits with right
+    """POST /v3/customers: name and cpfCnpj required (AS-GO
+    CreateCustomerRequest's comments), cpfCnpj 11 or 14 digits with right
     check digits (punctuation allowed)."""
     out = _fields(body, CUSTOMER_FIELDS, ("name", "cpfCnpj"))
     if not out:
@@ -169,23 +169,26 @@ def check_customer(body):
 PAYMENT_FIELDS = {"customer": "str", "billingType": "str", "value": "number", "dueDate": "date",
                   "description": "str?", "externalReference": "str?", "discount": "object", "interest": "object",
                   "fine": "object", "postalService": "bool", "split": "list", "callback": "object",
-                  "installmentCount": "int", "installmentValue": "number", "daysAfterDueDateToRegistrationCancellation": "int"}
+                  "installmentCount": "int", "installmentValue": "number"}
 
 
 def check_payment(body):
-    """POST /v3/payments: customer (cus_...), billingType, value (> 0, in
-    reais, at most 2 decimal places), dueDate (yyyy-MM-dd) are required
-    (AS-PIX; AS-GO)."""
-    out = _fields(body, PAYMENT_FIELDS, ("customer", "billingType", "value", "dueDate"))
+    """POST /v3/payments: customer, value (> 0, in reais, at most 2
+    decimal places) and dueDate (yyyy-MM-dd) are required; billingType
+    defaults to UNDEFINED; description at most 500 characters (AS-GO
+    CreateChargeRequest's comments; AS-PIX)."""
+    out = _fields(body, PAYMENT_FIELDS, ("customer", "value", "dueDate"))
     if out:
         return out
-    if body["billingType"] not in BILLING_TYPES:
+    if "billingType" in body and body["billingType"] not in BILLING_TYPES:
         out.append(("$.billingType", "one of " + ", ".join(BILLING_TYPES)))
     c = cents_of(body["value"])
     if c is None:
         out.append(("$.value", "reais with at most 2 decimal places"))
     elif c < 1:
         out.append(("$.value", "above zero"))
+    if len(body.get("description") or "") > 500:
+        out.append(("$.description", "at most 500 characters"))
     return out
 
 

@@ -248,7 +248,11 @@ class TestCustomersAndPayments(Base):
             ('{"customer":"cus_000000000000","billingType":"PIX","value":1,"dueDate":"2026-12-31"}',
              "invalid_customer", "customer: no customer cus_000000000000 in this account"),
             ('{"customer":"%s","billingType":"BOLETO","value":1,"dueDate":"2026-12-31"}' % cus,
-             "invalid_billingType", "billingType: this server plays Pix charges only"),
+             "invalid_billingType", "billingType: this server plays Pix charges only (absent is UNDEFINED)"),
+            ('{"customer":"%s","value":1,"dueDate":"2026-12-31"}' % cus,
+             "invalid_billingType", "billingType: this server plays Pix charges only (absent is UNDEFINED)"),
+            ('{%s,"value":1,"description":"%s"}' % (base, "x" * 501), "invalid_description",
+             "$.description: at most 500 characters"),
             ('{%s,"value":1' % base, "invalid_request", None),
         ]
         for body, code, description in cases:
@@ -345,7 +349,8 @@ class TestRefunds(Base):
         status, raw = self.raw("POST", "/payments/%s/refund" % p["id"], '{"value":3.5,"description":"troca"}')
         out = json.loads(raw)
         self.assertEqual((status, out["status"]), (200, "RECEIVED"))
-        self.assertEqual([(r["status"], r["value"], r["description"]) for r in out["refunds"]], [("DONE", 3.5, "troca")])
+        self.assertEqual([(r["status"], r["value"], r["description"]) for r in out["refunds"]],
+                         [("DONE", 3.5, "troca")])
         status, out = self.raw("POST", "/payments/%s/refund" % p["id"], '{"value":6.51}')
         self.assertEqual((status, self.errors(json.loads(out))),
                          (400, [("invalid_value", "the value to refund (6.51) is above what remains (6.5)")]))
@@ -417,7 +422,8 @@ class TestNotifications(Base):
         self.assertEqual(len(ids), 4)
         self.assertEqual((ids[0] == ids[1], ids[2] == ids[3], ids[1] == ids[2]), (True, True, False))
         self.assertEqual(sorted((d.event, d.copy) for d in self.asa.deliveries),
-                         [("PAYMENT_CREATED", 1), ("PAYMENT_CREATED", 2), ("PAYMENT_RECEIVED", 1), ("PAYMENT_RECEIVED", 2)])
+                         [("PAYMENT_CREATED", 1), ("PAYMENT_CREATED", 2), ("PAYMENT_RECEIVED", 1),
+                          ("PAYMENT_RECEIVED", 2)])
         self.asa.webhook_faults(drop=1.0)
         self.asa.refund("n-1")
         self.asa.wait_settled()
@@ -471,7 +477,8 @@ class TestNotifications(Base):
                 "interrupted": False, "authToken": "short", "sendType": "SEQUENTIALLY",
                 "events": ["PAYMENT_RECEIVED"]}
         status, out = self.call("POST", "/webhooks", hook)
-        self.assertEqual((status, self.errors(out)), (400, [("invalid_authToken", "$.authToken: 32 to 255 characters")]))
+        self.assertEqual((status, self.errors(out)),
+                         (400, [("invalid_authToken", "$.authToken: 32 to 255 characters")]))
         self.assertEqual(len(self.asa.take_violations()), 1)
         hook["authToken"] = TOKEN
         status, out = self.call("POST", "/webhooks", hook)

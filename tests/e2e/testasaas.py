@@ -25,7 +25,7 @@ failures.
     POST /payments   GET /payments?externalReference&billingType&status&customer
                      &paymentDate[ge]&paymentDate[le]&dateCreated[ge]&dateCreated[le]&offset&limit
     GET, DELETE /payments/{id}    GET /payments/{id}/pixQrCode
-    POST /payments/{id}/refund {value?, description?}
+    POST /payments/{id}/refund {value?, description?}   (answers the payment)
     POST, GET /webhooks   GET, PUT, DELETE /webhooks/{id}
   Lists are {"object": "list", "hasMore", "totalCount", "limit", "offset",
   "data"}, newest first, limit 10 by default and at most 100. An unknown id
@@ -116,16 +116,20 @@ Behaviours and their sources (asaasapi.py's short names):
 
 Money: a payment's value is integer cents inside; the JSON writes it as
 Asaas does, a number in reais with no trailing zeros (1050 -> 10.5, 1000
--> 10, 1 -> 0.01), never through a float; requests are read with
-Decimals (asaasapi.decimal_json), so pixrelay must write the same.
+-> 10, 1 -> 0.01), never through a float; requests are read with Decimals
+(asaasapi.decimal_json) and a value must be a JSON number with at most two
+decimal places: pixrelay, which keeps cents, writes "10.5" from 1050 as
+text, never from a double.
 
 Choices of this server where the sources say nothing: lists are newest
-first; an unknown id is 404 with code not_found; a refund larger than what
-remains, or of a payment not received, is 400 invalid_action (recorded as a
-"rule" violation); a partial refund leaves the status RECEIVED; netValue
-equals value (no fee); both sendTypes deliver in order, one event at a
-time; the default webhook lists as "Web application"; a webhook's view
-says hasAuthToken rather than echoing the token.
+first, 10 a page unless ?limit says; an unknown id is 404 (AS-GO reads a
+404 as "no content"; the body {"errors": [{"code": "not_found", ...}]} is
+this server's); a refund of a payment not received is 400 invalid_action,
+one larger than what remains 400 invalid_value (both recorded as "rule"
+violations); a partial refund leaves the status RECEIVED; netValue equals
+value (no fee); both sendTypes deliver in order, one event at a time; the
+default webhook lists as "Web application"; a webhook's view says
+hasAuthToken rather than echoing the token; encodedImage is a 1x1 PNG.
 """
 import base64
 import collections
@@ -148,8 +152,8 @@ import zlib
 
 import asaasapi
 import certs
-from bankspec import Violation
 from asaaswebhook import AsaasWebhooks
+from bankspec import Violation
 from testbank import BRASILIA, _Handler, _Server, _same, br_code_dynamic
 
 MAX_BODY = 1 << 20
@@ -786,8 +790,9 @@ class TestAsaas:
             if body["customer"] not in self._customers:
                 raise _rule("customer: no customer %s in this account" % body["customer"], "invalid_customer",
                             "$.customer")
-            if body["billingType"] != "PIX":
-                raise _rule("billingType: this server plays Pix charges only", "invalid_billingType",
+            if body.get("billingType", "UNDEFINED") != "PIX":
+                raise _rule("billingType: this server plays Pix charges only (absent is UNDEFINED)",
+                            "invalid_billingType",
                             "$.billingType")
             now = _now()
             pid = self._id("pay_")
