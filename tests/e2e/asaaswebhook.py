@@ -25,13 +25,11 @@ import collections
 import http.client
 import json
 import random
-import ssl
 import threading
 import time
-import urllib.parse
 import uuid
 
-from harness import UnixHTTPConnection
+from harness import http_connection
 
 FAILURES_BEFORE_INTERRUPT = 15
 MAX_WEBHOOKS = 10   # AS-WH: up to 10 webhooks per account
@@ -262,22 +260,8 @@ class AsaasWebhooks:
             self._cond.notify_all()
 
     def _connection(self, url):
-        """(connection, request target) for an http(s) URL or unix:PATH:/uri.
-        Asaas waits 10 s for an answer."""
-        rest = url[len("http://"):] if url.startswith("http://unix:") else url
-        if rest.startswith("unix:"):
-            path, sep, uri = rest[len("unix:"):].partition(":")
-            if not sep or not uri.startswith("/"):
-                raise ValueError("expected unix:/path/to.sock:/uri, got %r" % url)
-            return UnixHTTPConnection(path, timeout=10), uri
-        parts = urllib.parse.urlsplit(url)
-        target = (parts.path or "/") + ("?" + parts.query if parts.query else "")
-        if parts.scheme == "http":
-            return http.client.HTTPConnection(parts.hostname, parts.port or 80, timeout=10), target
-        if parts.scheme == "https":
-            ctx = ssl.create_default_context(cafile=self.receiver_ca)
-            return http.client.HTTPSConnection(parts.hostname, parts.port or 443, timeout=10, context=ctx), target
-        raise ValueError("not an http, https or unix: URL: %r" % url)
+        """(connection, request target) for an http(s) URL or unix:PATH:/uri."""
+        return http_connection(url, self.receiver_ca)
 
     def wait(self, n, timeout=10.0):
         """Wait until at least n calls are over (answered, failed or

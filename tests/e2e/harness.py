@@ -13,11 +13,13 @@ import os
 import re
 import shutil
 import signal
+import ssl
 import socket
 import subprocess
 import tempfile
 import time
 import unittest
+import urllib.parse
 
 from sink import Sink
 
@@ -483,6 +485,28 @@ def _send(conn, method, path, body=None, headers=None, raw=None):
         return Response(r.status, r.getheaders(), r.read())
     finally:
         conn.close()
+
+
+def http_connection(url, ca=None, timeout=10):
+    """(connection, request target) for an http(s) URL, or unix:PATH:/uri
+    (nginx's form; http://unix:PATH:/uri too): where the tests' providers
+    send their notifications. `ca`: the CA file an https URL is checked
+    against."""
+    rest = url[len("http://"):] if url.startswith("http://unix:") else url
+    if rest.startswith("unix:"):
+        path, sep, uri = rest[len("unix:"):].partition(":")
+        if not sep or not uri.startswith("/"):
+            raise ValueError("expected unix:/path/to.sock:/uri, got %r" % url)
+        return UnixHTTPConnection(path, timeout=timeout), uri
+    parts = urllib.parse.urlsplit(url)
+    target = (parts.path or "/") + ("?" + parts.query if parts.query else "")
+    if parts.scheme == "http":
+        return http.client.HTTPConnection(parts.hostname, parts.port or 80, timeout=timeout), target
+    if parts.scheme == "https":
+        ctx = ssl.create_default_context(cafile=ca)
+        return (http.client.HTTPSConnection(parts.hostname, parts.port or 443, timeout=timeout,
+                                            context=ctx), target)
+    raise ValueError("not an http, https or unix: URL: %r" % url)
 
 
 class Pixrelay:

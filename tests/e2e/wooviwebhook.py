@@ -20,14 +20,12 @@ import http.client
 import json
 import os
 import random
-import ssl
 import subprocess
 import threading
 import time
-import urllib.parse
 
 import certs
-from harness import UnixHTTPConnection
+from harness import http_connection
 
 RETRY_INTERVALS = tuple(10 * 2 ** n for n in range(8))
 
@@ -215,20 +213,7 @@ class WooviSender:
 
     def _connection(self, url):
         """(connection, request target) for an http(s) URL or unix:PATH:/uri."""
-        rest = url[len("http://"):] if url.startswith("http://unix:") else url
-        if rest.startswith("unix:"):
-            path, sep, uri = rest[len("unix:"):].partition(":")
-            if not sep or not uri.startswith("/"):
-                raise ValueError("expected unix:/path/to.sock:/uri, got %r" % url)
-            return UnixHTTPConnection(path, timeout=10), uri
-        parts = urllib.parse.urlsplit(url)
-        target = (parts.path or "/") + ("?" + parts.query if parts.query else "")
-        if parts.scheme == "http":
-            return http.client.HTTPConnection(parts.hostname, parts.port or 80, timeout=10), target
-        if parts.scheme == "https":
-            ctx = ssl.create_default_context(cafile=self.receiver_ca)
-            return http.client.HTTPSConnection(parts.hostname, parts.port or 443, timeout=10, context=ctx), target
-        raise ValueError("not an http, https or unix: URL: %r" % url)
+        return http_connection(url, self.receiver_ca)
 
     def _finish(self, d):
         with self._cond:
