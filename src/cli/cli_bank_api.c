@@ -206,6 +206,12 @@ static void on_got(void *ud, long status, const char *body, const char *err)
 long cli_bank_api_get(const struct config *cfg, const struct bank_creds *creds, const char *path,
 		      char **body, char *err, size_t errlen)
 {
+	return cli_bank_api_call(cfg, creds, "GET", path, NULL, body, err, errlen);
+}
+
+long cli_bank_api_call(const struct config *cfg, const struct bank_creds *creds, const char *method,
+		       const char *path, const char *req, char **body, char *err, size_t errlen)
+{
 	struct got g = {0};
 	struct event_base *base = event_base_new();
 	struct bankapi *b;
@@ -213,7 +219,7 @@ long cli_bank_api_get(const struct config *cfg, const struct bank_creds *creds, 
 	if (!base)
 		mem_oom(__FILE__, __LINE__);
 	b = bankapi_new(base, cfg->bank_timeout_ms);
-	bankapi_call(b, creds, "GET", path, NULL, on_got, &g);
+	bankapi_call(b, creds, method, path, req, on_got, &g);
 	while (!g.done)
 		event_base_loop(base, EVLOOP_ONCE);
 	bankapi_free(b);

@@ -74,6 +74,102 @@ static int try_token(const struct config *cfg, const struct bank_creds *creds)
 	return -1;
 }
 
+/* Woovi's events that pixrelay takes (docs/providers.md). */
+static const char *const woovi_events[] = {"OPENPIX:CHARGE_COMPLETED",
+					   "OPENPIX:TRANSACTION_RECEIVED",
+					   "OPENPIX:TRANSACTION_REFUND_RECEIVED"};
+
+int cli_bank_provider_register(const struct config *cfg, const char *id,
+			       const struct cli_bank_conn *t, const char *url, int json)
+{
+	static const char cmd[] = "pixrelay bank register-webhook";
+	char *esc = bank_creds_escape(url), *path = mem_printf("/api/v1/webhook?url=%s", esc);
+	char *body = NULL, err[320];
+	yajl_val v = NULL, list;
+	long status;
+	int have[3] = {0, 0, 0}, made = 0, rc = 1;
+
+	/* what Woovi holds for this URL already: registered once per event */
+	status = cli_bank_api_get(cfg, &t->creds, path, &body, err, sizeof(err));
+	if (status != 200 || json_parse_object(body, strlen(body), &v, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s: Woovi's webhooks: %s\n", cmd,
+			status == 200 ? err
+			: status      ? "refused"
+				      : err);
+		goto done;
+	}
+	list = json_get(v, "webhooks");
+	for (size_t i = 0; YAJL_IS_ARRAY(list) && i < list->u.array.len; i++) {
+		yajl_val w = list->u.array.values[i];
+		const char *u = YAJL_GET_STRING(json_get(w, "url"));
+		const char *e = YAJL_GET_STRING(json_get(w, "event"));
+
+		for (int k = 0; k < 3; k++)
+			if (u && e && strcmp(u, url) == 0 && strcmp(e, woovi_events[k]) == 0 &&
+			    !YAJL_IS_FALSE(json_get(w, "isActive")))
+				have[k] = 1;
+	}
+	for (int k = 0; k < 3; k++) {
+		yajl_gen g;
+		char *req, *out = NULL;
+
+		if (have[k])
+			continue;
+		g = json_gen_new();
+		json_open(g);
+		json_str(g, "webhook");
+		json_open(g);
+		json_str(g, "name");
+		json_str(g, id);
+		json_str(g, "event");
+		json_str(g, woovi_events[k]);
+		json_str(g, "url");
+		json_str(g, url);
+		json_str(g, "isActive");
+		json_bool(g, 1);
+		json_close(g);
+		json_close(g);
+		req = json_take(g);
+		status = cli_bank_api_call(cfg, &t->creds, "POST", "/api/v1/webhook", req, &out,
+					   err, sizeof(err));
+		free(req);
+		free(out);
+		if (status != 200 && status != 201) {
+			fprintf(stderr, "%s: Woovi refused the webhook of %s: %s\n", cmd,
+				woovi_events[k], status ? "HTTP error" : err);
+			if (status)
+				fprintf(stderr, "%s: HTTP %ld\n", cmd, status);
+			goto done;
+		}
+		made++;
+	}
+	if (json) {
+		yajl_gen g = json_gen_new();
+		size_t len;
+
+		json_open(g);
+		json_str(g, "webhookUrl");
+		json_str(g, url);
+		json_str(g, "registered");
+		json_int(g, made);
+		json_str(g, "already");
+		json_int(g, 3 - made);
+		json_close(g);
+		printf("%s\n", json_buf(g, &len));
+		yajl_gen_free(g);
+	} else {
+		printf("Registered %s at Woovi for %d event(s) (%d there already): %s, %s, %s\n",
+		       url, made, 3 - made, woovi_events[0], woovi_events[1], woovi_events[2]);
+	}
+	rc = 0;
+done:
+	yajl_tree_free(v);
+	free(body);
+	free(path);
+	free(esc);
+	return rc;
+}
+
 int cli_bank_provider_connect(const struct config *cfg, int argc, char **argv)
 {
 	static const struct option lo[] = {CLI_OPT_ENV,

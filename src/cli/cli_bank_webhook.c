@@ -186,6 +186,13 @@ static int usable(const char *cmd, int found, const struct cli_bank_conn *t, con
 		fprintf(stderr, "pixrelay %s: no connection %s in %s\n", cmd, id, env_name(env));
 		return 1;
 	}
+	if (!t->has_api && t->provider != PROVIDER_API_PIX) {
+		fprintf(stderr,
+			"pixrelay %s: %s has no API token of its provider: register its webhookUrl "
+			"in the provider's dashboard (docs/providers.md)\n",
+			cmd, id);
+		return 1;
+	}
 	if (!t->has_api) {
 		fprintf(stderr,
 			"pixrelay %s: %s has no API credentials of the bank: give them with "
@@ -285,6 +292,12 @@ int cli_bank_register_webhook(struct cli_call *k, const struct config *cfg, enum
 	found = read_target(cmd, k, cfg, env, id, &t);
 	if ((rc = usable(cmd, found, &t, id, env)) != 0)
 		goto done;
+	if (t.provider != PROVIDER_API_PIX) {
+		/* a payment provider's own webhook API */
+		banks_webhook_url(url, sizeof(url), cfg, id, NULL);
+		rc = cli_bank_provider_register(cfg, id, &t, url, json);
+		goto done;
+	}
 	rc = 1;
 	/* a URL token is kept only as its SHA-256: the URL takes a new one */
 	if (t.auth == BANKS_URL_TOKEN)

@@ -165,6 +165,22 @@ class WooviConnection(unittest.TestCase):
         listed = json.loads(self.px.cli("bank", "list", "--env", "sandbox", "--json").stdout)
         self.assertEqual(len(listed["connections"]), 1)
 
+    def test_register_webhook_registers_each_event_once(self):
+        base = "https://hooks.loja.example/v1"
+        url = "%s/webhooks/bank/%s" % (base, self.conn["id"])
+        r = self.px.cli("bank", "register-webhook", self.conn["id"], "--json",
+                        "--bank-webhook-base-url", base)
+        self.assertEqual(json.loads(r.stdout), {"webhookUrl": url, "registered": 3, "already": 0})
+        hooks = sorted(w["event"] for w in self.wv._webhooks.values() if w["url"] == url)
+        self.assertEqual(hooks, ["OPENPIX:CHARGE_COMPLETED", "OPENPIX:TRANSACTION_RECEIVED",
+                                 "OPENPIX:TRANSACTION_REFUND_RECEIVED"])
+        r = self.px.cli("bank", "register-webhook", self.conn["id"], "--bank-webhook-base-url",
+                        base)
+        self.assertIn("for 0 event(s) (3 there already)", r.stdout)
+        self.assertEqual(len([w for w in self.wv._webhooks.values() if w["url"] == url]), 3)
+        for w in list(self.wv._webhooks):
+            del self.wv._webhooks[w]
+
     def test_a_charge_is_created_at_woovi_once(self):
         ext = "pedido-%d" % time.time_ns()
         calls = self.wv.calls["POST /api/v1/charge"]
