@@ -15,8 +15,8 @@
 #include "pixrelay/pix/brcode.h"
 #include "pixrelay/pix/cobcheck.h"
 #include "pixrelay/pix/provider.h"
-#include "pixrelay/pix/woovi.h"
 #include "pixrelay/relay/bankapi.h"
+#include "pixrelay/relay/provcharges.h"
 #include "pixrelay/store/accounts.h"
 #include "pixrelay/store/banks_charging.h"
 #include "pixrelay/store/banks_conn.h"
@@ -240,63 +240,19 @@ static void on_cob(void *ud, long status, const char *body, const char *err)
 	free(code);
 }
 
-/* Woovi's answer to POST /api/v1/charge: the charge it made (or had made
- * for this correlationID: return_existing), its brCode checked to decode and
- * to carry the amount before it is stored. */
-static void on_woovi_charge(void *ud, long status, const char *body, const char *err)
+/* The provider's answer to a charge created there (provcharges.c). */
+static void on_provider_charge(void *ud, int result, const char *text)
 {
 	struct job *j = ud;
-	struct woovi_created made = {0};
-	struct brcode_decoded d;
-	char why[1024] = "";
 
-	if (status == 0 || status >= 500 || status == 429 || status == 401 || status == 403) {
-		if (status)
-			bankapi_refusal(why, sizeof(why), "charge", status, body);
-		log_warn("charge %s at Woovi for %s: %s", j->id, j->creds.conn,
-			 status ? why
-			 : err	? err
-				: "Woovi is unavailable");
-		metrics_bank_charge("unavailable");
-		snprintf(why, sizeof(why),
-			 status == 401 || status == 403
-			     ? "Woovi refuses the connection's AppID: nothing was created; once an "
-			       "operator has fixed it (pixrelay bank show), retry with the same "
-			       "externalID"
-			     : "Woovi did not answer: retry with the same externalID");
-		answer(j, BANKCHARGES_UNAVAILABLE, why, NULL);
+	if (result != 0) {
+		if (result == BANKCHARGES_REFUSED)
+			charges_unreserve(j->b->r, j->b->cfg, j->account, j->in.external_id);
+		answer(j, result, text, NULL);
 		return;
 	}
-	if (status != 200 && status != 201) {
-		bankapi_refusal(why, sizeof(why), "charge", status, body);
-		metrics_bank_charge("refused");
-		charges_unreserve(j->b->r, j->b->cfg, j->account, j->in.external_id);
-		answer(j, BANKCHARGES_REFUSED, why, NULL);
-		return;
-	}
-	if (woovi_charge_created(body, body ? strlen(body) : 0, &made, why, sizeof(why)) == 0) {
-		if (strcmp(made.correlation, j->id) != 0 || made.cents != j->in.amount)
-			snprintf(why, sizeof(why),
-				 "Woovi's answer is not the charge asked for (correlationID %s, "
-				 "value %lld)",
-				 j->id, (long long)j->in.amount);
-		else if (brcode_decode(made.br_code, &d, why, sizeof(why)) == 0 &&
-			 d.amount_cents != j->in.amount)
-			snprintf(why, sizeof(why), "Woovi's brCode carries another amount");
-		else if (why[0] == '\0')
-			goto good;
-	}
-	snprintf(why + strlen(why), sizeof(why) - strlen(why), "; nothing was stored");
-	log_error("charge %s at Woovi for %s: %s", j->id, j->creds.conn, why);
-	metrics_bank_charge("mismatch");
-	woovi_created_deinit(&made);
-	answer(j, BANKCHARGES_UNAVAILABLE, why, NULL);
-	return;
-good:
-	metrics_bank_charge("created");
-	charges_create_at(j->b->r, j->b->cfg, j->env, j->account, &j->in, j->id, made.br_code,
-			  on_stored, j);
-	woovi_created_deinit(&made);
+	charges_create_at(j->b->r, j->b->cfg, j->env, j->account, &j->in, j->id, text, on_stored,
+			  j);
 }
 
 static void on_reserved(void *ud, int result, const char *json, const char *err)
@@ -309,12 +265,9 @@ static void on_reserved(void *ud, int result, const char *json, const char *err)
 		return;
 	}
 	snprintf(j->id, sizeof(j->id), "%s", json);
-	if (j->provider == PROVIDER_WOOVI) {
-		/* idempotent on the correlationID: a retry gets the same charge */
-		body = woovi_charge_body(j->id, j->in.amount, j->in.expiration, j->in.comment);
-		bankapi_call(j->b->bankapi, &j->creds, "POST",
-			     "/api/v1/charge?return_existing=true", body, on_woovi_charge, j);
-		free(body);
+	if (j->provider != PROVIDER_API_PIX) {
+		provcharges_create(j->b->bankapi, &j->creds, j->provider, j->id, &j->in,
+				   on_provider_charge, j);
 		return;
 	}
 	if (charge_has_due(&j->in)) {
@@ -500,6 +453,7 @@ struct refund {
 	char valor[32];
 	int64_t cents;		/* what goes back */
 	enum provider provider; /* the connection's */
+	char payment[72];	/* a provider's payment id ("" none) */
 	struct bank_creds creds;
 };
 
@@ -516,12 +470,37 @@ static void refund_answer(struct refund *f, int result, const char *json, const 
 	refund_free(f);
 }
 
+/* The answer to a refund asked: {"charge", "refund": {"id", "status",
+ * "valor"}} (status: the bank's, or EM_PROCESSAMENTO). */
+static void refund_requested(struct refund *f, const char *st)
+{
+	yajl_gen g = json_gen_new();
+	char rid[40], *out;
+
+	snprintf(rid, sizeof(rid), "D%s", f->id);
+	json_open(g);
+	json_str(g, "charge");
+	json_raw(g, f->charge, strlen(f->charge));
+	json_str(g, "refund");
+	json_open(g);
+	json_str(g, "id");
+	json_str(g, rid);
+	json_str(g, "status");
+	json_str(g, st ? st : "EM_PROCESSAMENTO");
+	json_str(g, "valor");
+	json_str(g, f->valor);
+	json_close(g);
+	json_close(g);
+	out = json_take(g);
+	refund_answer(f, BANKCHARGES_REQUESTED, out, NULL);
+	free(out);
+}
+
 static void on_devolucao(void *ud, long status, const char *body, const char *err)
 {
 	struct refund *f = ud;
 	yajl_val v = NULL;
-	yajl_gen g;
-	char why[1024], perr[64], rid[40], *out;
+	char why[1024], perr[64], rid[40];
 	const char *st = NULL;
 
 	if (status == 0 || status >= 500 || status == 429) {
@@ -549,32 +528,24 @@ static void on_devolucao(void *ud, long status, const char *body, const char *er
 	if (body && json_parse_object(body, strlen(body), &v, perr, sizeof(perr)) == 0)
 		st = YAJL_GET_STRING(json_get(v, "status"));
 	snprintf(rid, sizeof(rid), "D%s", f->id);
-	if (f->provider != PROVIDER_API_PIX) {
-		/* Woovi's refund is IN_PROCESSING until its notification (or the
-		 * reconciliation's list) says it went back */
-		st = NULL;
-	} else if (!st || strcmp(st, "EM_PROCESSAMENTO") == 0) {
-		/* until the bank reports it settled, the reconciliation asks about it */
+	/* until the bank reports it settled, the reconciliation asks about it */
+	if (!st || strcmp(st, "EM_PROCESSAMENTO") == 0)
 		banks_refund_asked(f->b->r, f->b->cfg, f->conn, f->e2e, rid, NULL, NULL);
-	}
-	g = json_gen_new();
-	json_open(g);
-	json_str(g, "charge");
-	json_raw(g, f->charge, strlen(f->charge));
-	json_str(g, "refund");
-	json_open(g);
-	json_str(g, "id");
-	json_str(g, rid);
-	json_str(g, "status");
-	json_str(g, st ? st : "EM_PROCESSAMENTO");
-	json_str(g, "valor");
-	json_str(g, f->valor);
-	json_close(g);
-	json_close(g);
+	refund_requested(f, st);
 	yajl_tree_free(v);
-	out = json_take(g);
-	refund_answer(f, BANKCHARGES_REQUESTED, out, NULL);
-	free(out);
+}
+
+/* A provider took the refund (provcharges.c): in process until its
+ * notification or the reconciliation's list says it went back. */
+static void on_provider_refund(void *ud, int result, const char *text)
+{
+	struct refund *f = ud;
+
+	if (result != 0) {
+		refund_answer(f, result, text, NULL);
+		return;
+	}
+	refund_requested(f, NULL);
 }
 
 static void on_refund_connection(void *ud, int result, const struct banks_conn *c, const char *err)
@@ -601,17 +572,10 @@ static void on_refund_connection(void *ud, int result, const struct banks_conn *
 			      NULL);
 		return;
 	}
-	if (c->provider == PROVIDER_WOOVI) {
-		/* idempotent on the refund's own correlationID, D + the charge's id */
-		char rid[40];
-
-		snprintf(rid, sizeof(rid), "D%s", f->id);
-		body = woovi_refund_body(rid, f->cents);
-		path = mem_printf("/api/v1/charge/%s/refund", f->id);
+	if (c->provider != PROVIDER_API_PIX) {
 		f->provider = c->provider;
-		bankapi_call(f->b->bankapi, &f->creds, "POST", path, body, on_devolucao, f);
-		free(path);
-		free(body);
+		provcharges_refund(f->b->bankapi, &f->creds, c->provider, f->id, f->payment,
+				   f->cents, on_provider_refund, f);
 		return;
 	}
 	body = mem_printf("{\"valor\":\"%s\"}", f->valor);
