@@ -20,6 +20,8 @@
 #include "pixrelay/core/log.h"
 #include "pixrelay/core/mem.h"
 #include "pixrelay/core/metrics.h"
+#include "pixrelay/core/ids.h"
+#include "pixrelay/pix/asaas.h"
 #include "pixrelay/pix/provsig.h"
 #include "pixrelay/pix/woovi.h"
 #include "pixrelay/relay/dispatch.h"
@@ -30,12 +32,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MSG_NOT_WOOVI "not authenticated as Woovi for this connection"
-
+/* A provider's call, from its authentication to its answer. */
 struct provhook {
 	struct banks_ref ref;
-	struct woovi_notice notice;
-	int simulated;
+	enum provider provider;
+	struct woovi_notice notice;    /* Woovi's */
+	struct asaas_notice as_notice; /* Asaas's */
 };
 
 static void provhook_free(struct http_req *req)
@@ -45,16 +47,31 @@ static void provhook_free(struct http_req *req)
 	if (!h)
 		return;
 	woovi_notice_deinit(&h->notice);
+	asaas_notice_deinit(&h->as_notice);
 	free(h);
 	req->state = NULL;
 }
 
-static void refuse(struct http_req *req, const char *conn, const char *why)
+/* 401, nothing stored: "not authenticated as <provider> for this
+ * connection", the reason logged. */
+static void refuse(struct http_req *req, enum provider p, const char *conn, const char *why)
 {
 	log_warn("provider webhook %s: connection %s: refused: %s", req->request_id, conn, why);
 	metrics_bank_call("unauthenticated");
 	provhook_free(req);
-	http_reply_error(req, 401, "%s", MSG_NOT_WOOVI);
+	http_reply_error(req, 401, "not authenticated as %s for this connection",
+			 p == PROVIDER_ASAAS ? "Asaas" : "Woovi");
+}
+
+/* An event that moves no money here: 200, so that the provider goes on
+ * (Asaas stops its queue after 15 failures, Woovi retries 8 times). */
+static void taken(struct http_req *req, const char *conn, const char *event)
+{
+	log_info("provider webhook %s: connection %s: %s taken, nothing to do", req->request_id,
+		 conn, event);
+	metrics_bank_call("accepted");
+	provhook_free(req);
+	http_reply_data(req, 200, "{\"received\":0,\"accepted\":0}", 28);
 }
 
 static void on_received(void *ud, int result, const struct banks_received *got, const char *err)
@@ -91,25 +108,30 @@ static void on_fetched(void *ud, int result, struct bankpix_batch *b, const char
 	struct http_req *req = ud;
 	struct provhook *h = req->state;
 	struct bankpix_batch own = {0};
+	const char *name = h->provider == PROVIDER_ASAAS ? "Asaas" : "Woovi";
 	char why[256];
+	int rc;
 
 	if (result == PROVFETCH_NOT_THEIRS) {
-		refuse(req, h->ref.id, "the payment is not this connection's at Woovi");
+		refuse(req, h->provider, h->ref.id, "the payment is not this connection's there");
 		return;
 	}
 	if (result < 0) {
-		log_warn("provider webhook %s: connection %s: reading it at Woovi: %s",
-			 req->request_id, h->ref.id, err);
+		log_warn("provider webhook %s: connection %s: reading it at %s: %s",
+			 req->request_id, h->ref.id, name, err);
 		metrics_bank_call("unavailable");
 		provhook_free(req);
-		http_reply_error(req, 503,
-				 "Woovi could not be asked about this payment now: "
-				 "send it again");
+		http_reply_error(
+		    req, 503, "%s could not be asked about this payment now: send it again", name);
 		return;
 	}
 	if (result == PROVFETCH_NO_API) {
-		/* a sandbox connection without an AppID: the signed body */
-		if (woovi_notice_batch(req->body, req->body_len, &own, why, sizeof(why)) < 0) {
+		/* a sandbox connection without an API token, or a body signed
+		 * by pixrelay's own key: the authenticated body itself */
+		rc = h->provider == PROVIDER_ASAAS
+			 ? asaas_notice_batch(req->body, req->body_len, &own, why, sizeof(why))
+			 : woovi_notice_batch(req->body, req->body_len, &own, why, sizeof(why));
+		if (rc < 0) {
 			provhook_free(req);
 			http_reply_error(req, 400, "%s", why);
 			return;
@@ -122,7 +144,8 @@ static void on_fetched(void *ud, int result, struct bankpix_batch *b, const char
 	take(req, &own);
 }
 
-void api_provider_hook(struct http_req *req, const struct banks_view *v)
+/* Woovi: its RSA signature, then the payment read back with the AppID. */
+static void woovi_hook(struct http_req *req, const struct banks_view *v)
 {
 	struct app *app = app_of(req);
 	struct provhook *h;
@@ -131,7 +154,7 @@ void api_provider_hook(struct http_req *req, const struct banks_view *v)
 	int own;
 
 	if (!sig || !*sig) {
-		refuse(req, v->ref.id, "no x-webhook-signature");
+		refuse(req, v->provider, v->ref.id, "no x-webhook-signature");
 		return;
 	}
 	if (provsig_woovi_verify(v->prov_keys, req->body, req->body_len, sig, why, sizeof(why))) {
@@ -141,11 +164,12 @@ void api_provider_hook(struct http_req *req, const struct banks_view *v)
 		/* signed by pixrelay's own sandbox key (trigger): its body */
 		own = 1;
 	} else {
-		refuse(req, v->ref.id, why);
+		refuse(req, v->provider, v->ref.id, why);
 		return;
 	}
 	h = mem_new(struct provhook);
 	h->ref = v->ref;
+	h->provider = v->provider;
 	req->state = h;
 	if (woovi_notice_parse(req->body, req->body_len, &h->notice, why, sizeof(why)) < 0) {
 		metrics_bank_call("malformed");
@@ -180,11 +204,61 @@ void api_provider_hook(struct http_req *req, const struct banks_view *v)
 				on_fetched, req);
 		return;
 	default:
-		/* moves no money here: taken, so that Woovi goes on */
-		log_info("provider webhook %s: connection %s: %s taken, nothing to do",
-			 req->request_id, v->ref.id, h->notice.event);
-		metrics_bank_call("accepted");
-		provhook_free(req);
-		http_reply_data(req, 200, "{\"received\":0,\"accepted\":0}", 28);
+		taken(req, v->ref.id, h->notice.event);
 	}
+}
+
+/* Asaas: the token the merchant set on the webhook (asaas-access-token),
+ * compared as its SHA-256 in constant time; then the payment read back
+ * with the API key. */
+static void asaas_hook(struct http_req *req, const struct banks_view *v)
+{
+	struct app *app = app_of(req);
+	struct provhook *h;
+	const char *tok = http_header(req, "asaas-access-token");
+	char why[256];
+
+	if (!tok || !*tok) {
+		refuse(req, v->provider, v->ref.id, "no asaas-access-token");
+		return;
+	}
+	if (!ids_sha256_matches(tok, strlen(tok), v->token_sha)) {
+		refuse(req, v->provider, v->ref.id, "wrong asaas-access-token");
+		return;
+	}
+	h = mem_new(struct provhook);
+	h->ref = v->ref;
+	h->provider = v->provider;
+	req->state = h;
+	if (asaas_notice_parse(req->body, req->body_len, &h->as_notice, why, sizeof(why)) < 0) {
+		metrics_bank_call("malformed");
+		provhook_free(req);
+		http_reply_error(req, 400, "%s", why);
+		return;
+	}
+	switch (h->as_notice.kind) {
+	case ASAAS_PAYMENT_RECEIVED:
+	case ASAAS_PAYMENT_CONFIRMED:
+	case ASAAS_PAYMENT_REFUNDED:
+	case ASAAS_PAYMENT_PARTIALLY_REFUNDED:
+	case ASAAS_PAYMENT_REFUND_IN_PROGRESS:
+		if (!h->as_notice.payment[0]) {
+			provhook_free(req);
+			http_reply_error(req, 400, "payment.id: required");
+			return;
+		}
+		provfetch_asaas(&app->bankcharges, v->ref.id, h->as_notice.payment, on_fetched,
+				req);
+		return;
+	default:
+		taken(req, v->ref.id, h->as_notice.event);
+	}
+}
+
+void api_provider_hook(struct http_req *req, const struct banks_view *v)
+{
+	if (v->provider == PROVIDER_ASAAS)
+		asaas_hook(req, v);
+	else
+		woovi_hook(req, v);
 }

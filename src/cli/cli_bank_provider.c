@@ -15,6 +15,7 @@
 #include "pixrelay/pix/provsig.h"
 #include "pixrelay/pix/woovi.h"
 #include "pixrelay/store/banks.h"
+#include "pixrelay/store/banks_webhook.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -52,13 +53,15 @@ static int fetch_keys(const struct config *cfg, const struct bank_creds *creds, 
 	return rc;
 }
 
-/* The API token tried at the provider: one page of one transaction. 0, or
- * -1 with why printed. */
-static int try_token(const struct config *cfg, const struct bank_creds *creds)
+/* The API token tried at the provider: one page of one transaction (or
+ * payment). 0, or -1 with why printed. */
+static int try_token(const struct config *cfg, enum provider p, const struct bank_creds *creds)
 {
 	char *body = NULL, err[320], why[400];
-	long status = cli_bank_api_get(cfg, creds, "/api/v1/transaction?skip=0&limit=1", &body, err,
-				       sizeof(err));
+	long status = cli_bank_api_get(cfg, creds,
+				       p == PROVIDER_ASAAS ? "/payments?limit=1"
+							   : "/api/v1/transaction?skip=0&limit=1",
+				       &body, err, sizeof(err));
 
 	free(body);
 	if (status == 200)
@@ -68,10 +71,48 @@ static int try_token(const struct config *cfg, const struct bank_creds *creds)
 	else
 		snprintf(why, sizeof(why), "%s", err);
 	fprintf(stderr,
-		"pixrelay bank connect: Woovi refused the API token (%s); nothing was connected "
+		"pixrelay bank connect: %s refused the API token (%s); nothing was connected "
 		"(--no-check keeps it untried)\n",
-		why);
+		p == PROVIDER_ASAAS ? "Asaas" : "Woovi", why);
 	return -1;
+}
+
+/* Asaas's webhook token (authToken: 32 to 255 printable characters, no
+ * spaces; docs.asaas.com's webhook configuration) from --webhook-secret-file,
+ * or, in the sandbox without one, a new random one. NULL with why printed. */
+static char *webhook_secret(const char *file, enum env env, int *made)
+{
+	char *s;
+	size_t n;
+
+	*made = 0;
+	if (!file) {
+		if (env == ENV_PRODUCTION) {
+			fprintf(stderr,
+				"pixrelay bank connect: --webhook-secret-file FILE is required "
+				"in production (the token Asaas sends in asaas-access-token)\n");
+			return NULL;
+		}
+		s = mem_alloc(BANKS_TOKEN_LEN + 1);
+		banks_make_token(s);
+		*made = 1;
+		return s;
+	}
+	if (!(s = cli_read_file("bank connect", "webhook-secret-file", file, 255, 1)))
+		return NULL;
+	n = strlen(s);
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] <= ' ' || (unsigned char)s[i] >= 0x7f)
+			n = 0;
+	if (n < 32) {
+		fprintf(stderr,
+			"pixrelay bank connect: --webhook-secret-file %s: must be 32 to 255 "
+			"printable characters without spaces (Asaas's authToken)\n",
+			file);
+		mem_free_wiped(s);
+		return NULL;
+	}
+	return s;
 }
 
 /* Woovi's events that pixrelay takes (docs/providers.md). */
@@ -170,6 +211,38 @@ done:
 	return rc;
 }
 
+/* What connect prints: the connection, and what to do at the provider; a
+ * webhook token pixrelay made (`made`, the sandbox's) shown this once. */
+static void say_connected(const char *json, enum provider p, const char *made, int as_json)
+{
+	if (as_json) {
+		if (made) {
+			char *quoted = mem_printf("\"%s\"", made), *out;
+
+			out = cli_json_with(json, "webhookToken", quoted);
+			printf("%s\n", out);
+			mem_free_wiped(out);
+			mem_free_wiped(quoted);
+		} else {
+			printf("%s\n", json);
+		}
+		return;
+	}
+	cli_bank_print("connect", json);
+	if (p == PROVIDER_ASAAS)
+		printf("\nRegister the webhook URL above in Asaas (Integrations > Webhooks, or "
+		       "pixrelay "
+		       "bank register-webhook ID) for the payment events, with the webhook "
+		       "token%s%s.\n",
+		       made ? " (shown this once): " : " of --webhook-secret-file",
+		       made ? made : "");
+	else
+		printf("\nAdd the webhook URL above in Woovi (API/Plugins > Webhooks, or pixrelay "
+		       "bank "
+		       "register-webhook ID) for the events OPENPIX:CHARGE_COMPLETED, "
+		       "OPENPIX:TRANSACTION_RECEIVED and OPENPIX:TRANSACTION_REFUND_RECEIVED.\n");
+}
+
 int cli_bank_provider_connect(const struct config *cfg, int argc, char **argv)
 {
 	static const struct option lo[] = {CLI_OPT_ENV,
@@ -181,13 +254,15 @@ int cli_bank_provider_connect(const struct config *cfg, int argc, char **argv)
 					   {"api-url", required_argument, NULL, 'A'},
 					   {"api-ca", required_argument, NULL, 'B'},
 					   {"webhook-public-key", required_argument, NULL, 'W'},
+					   {"webhook-secret-file", required_argument, NULL, 'S'},
 					   {"no-check", no_argument, NULL, 'n'},
 					   CLI_OPT_JSON,
 					   CLI_OPT_END};
 	struct cli_args a;
 	const char *name = NULL, *pix_key = "", *token_file = NULL, *url = NULL;
-	const char *ca_file = NULL, *keys_file = NULL;
-	int opt, rc = 2, no_check = 0, is_default = 0;
+	const char *ca_file = NULL, *keys_file = NULL, *secret_file = NULL;
+	int opt, rc = 2, no_check = 0, is_default = 0, secret_made = 0;
+	char *secret = NULL;
 	enum provider prov;
 	enum env env;
 	char err[320], acct[32] = "", *token = NULL, *keys = NULL, *priv = NULL, *pub = NULL;
@@ -222,6 +297,9 @@ int cli_bank_provider_connect(const struct config *cfg, int argc, char **argv)
 		case 'W':
 			keys_file = optarg;
 			break;
+		case 'S':
+			secret_file = optarg;
+			break;
 		case 'n':
 			no_check = 1;
 			break;
@@ -244,7 +322,13 @@ int cli_bank_provider_connect(const struct config *cfg, int argc, char **argv)
 	}
 	if (!token_file && env == ENV_PRODUCTION) {
 		fprintf(stderr, "pixrelay bank connect: --api-token-file FILE is required in "
-				"production (the provider's API token: Woovi's AppID)\n");
+				"production (the provider's API token: Woovi's AppID, Asaas's API "
+				"key)\n");
+		return 2;
+	}
+	if ((prov == PROVIDER_ASAAS && keys_file) || (prov != PROVIDER_ASAAS && secret_file)) {
+		fprintf(stderr, "pixrelay bank connect: --webhook-public-key is Woovi's, "
+				"--webhook-secret-file Asaas's\n");
 		return 2;
 	}
 	if (!token_file && !*pix_key) {
@@ -268,10 +352,15 @@ int cli_bank_provider_connect(const struct config *cfg, int argc, char **argv)
 		goto done;
 	}
 	if (token)
-		creds.key_header = mem_printf("Authorization: %s", token);
+		creds.key_header = provider_key_header(prov, token);
 	snprintf(creds.conn, sizeof(creds.conn), "new");
 	rc = 1;
-	if (keys_file) {
+	if (prov == PROVIDER_ASAAS) {
+		if (!(secret = webhook_secret(secret_file, env, &secret_made))) {
+			rc = 2;
+			goto done;
+		}
+	} else if (keys_file) {
 		if (!(keys = cli_read_file("bank connect", "webhook-public-key", keys_file,
 					   KEYS_FILE_MAX, 0)))
 			goto done;
@@ -284,14 +373,14 @@ int cli_bank_provider_connect(const struct config *cfg, int argc, char **argv)
 	} else if (token && fetch_keys(cfg, &creds, &keys) < 0) {
 		goto done;
 	}
-	if (token && !no_check && try_token(cfg, &creds) < 0)
+	if (token && !no_check && try_token(cfg, prov, &creds) < 0)
 		goto done;
-	if (env == ENV_SANDBOX)
+	if (env == ENV_SANDBOX && prov == PROVIDER_WOOVI)
 		/* pixrelay's own pair: trigger signs what the provider would */
 		provsig_woovi_keypair(&priv, &pub);
-	if ((token || priv) && cli_credentials_key("bank connect", cfg, 1, &skey) < 0)
+	if ((token || priv || secret) && cli_credentials_key("bank connect", cfg, 1, &skey) < 0)
 		goto done;
-	have_key = token || priv;
+	have_key = token || priv || secret;
 	if (cli_open_account(cfg, env, a.account, &cr, acct) < 0)
 		goto done;
 	if (cli_call_open(&call, cfg, &cr) == 0) {
@@ -302,21 +391,14 @@ int cli_bank_provider_connect(const struct config *cfg, int argc, char **argv)
 						  .public_keys = keys,
 						  .private_key = priv,
 						  .own_public_key = pub,
+						  .webhook_secret = secret,
 						  .key = have_key ? &skey : NULL};
 		banks_connect(call.r, cfg, env, acct, pix_key, BANKS_PROVIDER, NULL, NULL,
 			      is_default, &pc, cli_call_done, &call);
 		cli_call_wait(&call);
 		switch (call.result) {
 		case 0:
-			if (a.json)
-				printf("%s\n", call.json);
-			else
-				cli_bank_print("connect", call.json);
-			if (!a.json)
-				printf("\nAdd the webhook URL above in Woovi (API/Plugins > "
-				       "Webhooks) for the events OPENPIX:CHARGE_COMPLETED, "
-				       "OPENPIX:TRANSACTION_RECEIVED and "
-				       "OPENPIX:TRANSACTION_REFUND_RECEIVED.\n");
+			say_connected(call.json, prov, secret_made ? secret : NULL, a.json);
 			rc = 0;
 			break;
 		case BANKS_NO_ACCOUNT:
@@ -344,6 +426,7 @@ done:
 		seal_key_wipe(&skey);
 	mem_free_wiped(token);
 	mem_free_wiped(priv);
+	mem_free_wiped(secret);
 	free(pub);
 	free(keys);
 	bank_creds_wipe(&creds);

@@ -622,6 +622,10 @@ static void on_refund_charge(void *ud, int result, const char *json, const char 
 	}
 	snprintf(f->e2e, sizeof(f->e2e), "%s", e2e);
 	snprintf(f->conn, sizeof(f->conn), "%s", conn);
+	/* a provider's payment there (Asaas refunds by it) */
+	if (YAJL_GET_STRING(json_get(json_get(pix, "provider"), "paymentId")))
+		snprintf(f->payment, sizeof(f->payment), "%s",
+			 YAJL_GET_STRING(json_get(json_get(pix, "provider"), "paymentId")));
 	/* what the Pix carried goes back: a charge with a due date was paid
 	 * its fine and interest, or less its discount */
 	valor = YAJL_GET_STRING(json_get(pix, "valor"));

@@ -27,6 +27,7 @@
 #include "pixrelay/pix/bankcreds.h"
 #include "pixrelay/pix/bankday.h"
 #include "pixrelay/pix/bankpix.h"
+#include "pixrelay/pix/asaas.h"
 #include "pixrelay/pix/woovi.h"
 #include "pixrelay/relay/bankcobr.h"
 #include "pixrelay/relay/bankrec.h"
@@ -41,6 +42,7 @@
 #define PAGE_ITEMS 1000		      /* Pix per page asked of the bank (the most it must give) */
 #define PAGES_MAX 1000		      /* pages of one window: a million Pix */
 #define WOOVI_PAGE_ITEMS 100	      /* transactions per page asked of Woovi (its size) */
+#define ASAAS_PAGE_ITEMS 100	      /* payments per page asked of Asaas (its most) */
 #define WINDOW_MAX_MS BANKDAY_MS      /* one window at most */
 #define OVERLAP_MS BANKDAY_OVERLAP_MS /* each window starts this long before the last end */
 #define FIRST_BEFORE_MS BANKDAY_FIRST_BEFORE_MS /* the first, before the credentials */
@@ -539,6 +541,15 @@ static void on_page(void *ud, long status, const char *body, const char *err)
 			return;
 		}
 		pages = u->page + (more ? 2 : 1);
+	} else if (u->conn->api.provider == PROVIDER_ASAAS) {
+		bool more = false;
+
+		if (asaas_payments_parse(body, strlen(body), &b, &more, perr, sizeof(perr)) < 0) {
+			snprintf(why, sizeof(why), "Asaas's list of payments: %s", perr);
+			fail(u, why);
+			return;
+		}
+		pages = u->page + (more ? 2 : 1);
 	} else if (bankpix_parse_page(body, strlen(body), &b, &pages, perr, sizeof(perr)) !=
 		   BANKPIX_OK) {
 		snprintf(why, sizeof(why), "GET /pix: the bank's answer: %s", perr);
@@ -569,12 +580,22 @@ static void ask_page(struct run *u)
 
 	timefmt_rfc3339(from, (uint64_t)u->win_from);
 	timefmt_rfc3339(to, (uint64_t)u->win_to);
-	if (u->conn->api.provider == PROVIDER_WOOVI)
+	if (u->conn->api.provider == PROVIDER_WOOVI) {
 		/* every transaction of the window, payments and refunds, 100 a
 		 * page (openpix-developers: transaction-how-to-paginate-api.md) */
 		path = mem_printf("/api/v1/transaction?start=%s&end=%s&skip=%ld&limit=%d", from, to,
 				  u->page * WOOVI_PAGE_ITEMS, WOOVI_PAGE_ITEMS);
-	else
+	} else if (u->conn->api.provider == PROVIDER_ASAAS) {
+		/* Asaas filters by whole dates: the Brasilia days the window
+		 * touches, read whole (100 a page, its most) */
+		char d1[11], d2[11];
+
+		bankday_date(d1, u->win_from);
+		bankday_date(d2, u->win_to);
+		path = mem_printf("/payments?billingType=PIX&paymentDate%%5Bge%%5D=%s"
+				  "&paymentDate%%5Ble%%5D=%s&offset=%ld&limit=%d",
+				  d1, d2, u->page * ASAAS_PAGE_ITEMS, ASAAS_PAGE_ITEMS);
+	} else
 		path = mem_printf("/pix?inicio=%s&fim=%s&paginacao.paginaAtual=%ld"
 				  "&paginacao.itensPorPagina=%d",
 				  from, to, u->page, PAGE_ITEMS);

@@ -5,6 +5,7 @@
 #include "pixrelay/core/log.h"
 #include "pixrelay/core/mem.h"
 #include "pixrelay/core/seal.h"
+#include "pixrelay/pix/asaas.h"
 #include "pixrelay/pix/woovi.h"
 #include "pixrelay/relay/bankapi.h"
 #include "pixrelay/store/banks_conn.h"
@@ -15,6 +16,7 @@
 
 struct fetch {
 	const struct bankcharges *b;
+	enum provider provider;
 	char *transaction, *charge;
 	struct bank_creds creds;
 	provfetch_fn cb;
@@ -50,7 +52,9 @@ static void on_answer(void *ud, long status, const char *body, const char *err)
 		fetch_done(f, -1, NULL, why);
 		return;
 	}
-	if (f->charge)
+	if (f->provider == PROVIDER_ASAAS)
+		rc = asaas_payment_parse(body, strlen(body), &batch, why, sizeof(why));
+	else if (f->charge)
 		rc = woovi_transactions_parse(body, strlen(body), &batch, &more, why, sizeof(why));
 	else
 		rc = woovi_transaction_parse(body, strlen(body), &batch, why, sizeof(why));
@@ -85,22 +89,39 @@ static void on_conn(void *ud, int result, const struct banks_conn *c, const char
 		return;
 	}
 	esc = bank_creds_escape(f->charge ? f->charge : f->transaction);
-	path = f->charge ? mem_printf("/api/v1/transaction?charge=%s&skip=0&limit=100", esc)
-			 : mem_printf("/api/v1/transaction/%s", esc);
+	if (f->provider == PROVIDER_ASAAS)
+		path = mem_printf("/payments/%s", esc);
+	else if (f->charge)
+		path = mem_printf("/api/v1/transaction?charge=%s&skip=0&limit=100", esc);
+	else
+		path = mem_printf("/api/v1/transaction/%s", esc);
 	bankapi_call(f->b->bankapi, &f->creds, "GET", path, NULL, on_answer, f);
 	free(path);
 	free(esc);
 }
 
-void provfetch_woovi(const struct bankcharges *b, const char *conn, const char *transaction,
-		     const char *charge, provfetch_fn cb, void *ud)
+static void fetch(const struct bankcharges *b, enum provider p, const char *conn,
+		  const char *transaction, const char *charge, provfetch_fn cb, void *ud)
 {
 	struct fetch *f = mem_new(struct fetch);
 
 	f->b = b;
+	f->provider = p;
 	f->transaction = mem_strdup_or_null(transaction);
 	f->charge = mem_strdup_or_null(charge);
 	f->cb = cb;
 	f->ud = ud;
 	banks_get(b->r, b->cfg, conn, on_conn, f);
+}
+
+void provfetch_woovi(const struct bankcharges *b, const char *conn, const char *transaction,
+		     const char *charge, provfetch_fn cb, void *ud)
+{
+	fetch(b, PROVIDER_WOOVI, conn, transaction, charge, cb, ud);
+}
+
+void provfetch_asaas(const struct bankcharges *b, const char *conn, const char *payment,
+		     provfetch_fn cb, void *ud)
+{
+	fetch(b, PROVIDER_ASAAS, conn, payment, NULL, cb, ud);
 }

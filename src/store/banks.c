@@ -234,7 +234,7 @@ void banks_connect(struct rds *r, const struct config *cfg, enum env env, const 
 	char idx[KS_KEY_MAX], acct[KS_KEY_MAX], kp[KS_KEY_MAX], created[32];
 	char sp[KS_PREFIX_MAX], channel[KS_KEY_MAX], name[80];
 	char max[16], token[BANKS_TOKEN_LEN + 1] = "", sha[65] = "";
-	char *token_sealed = NULL, *priv_sealed = NULL;
+	char *token_sealed = NULL, *priv_sealed = NULL, *secret_sealed = NULL;
 	const char *api_url = "", *api_at = "";
 	struct banks_fields f;
 	yajl_gen g;
@@ -268,6 +268,14 @@ void banks_connect(struct rds *r, const struct config *cfg, enum env env, const 
 			banks_sealed_name(name, sizeof(name), c->id, "prov_priv");
 			priv_sealed =
 			    seal(prov->key, name, prov->private_key, strlen(prov->private_key));
+		}
+		if (prov->webhook_secret) {
+			/* checked as its digest, as a URL token is; sealed for
+			 * register-webhook and trigger */
+			ids_sha256_hex(sha, prov->webhook_secret, strlen(prov->webhook_secret));
+			banks_sealed_name(name, sizeof(name), c->id, "webhook_secret");
+			secret_sealed = seal(prov->key, name, prov->webhook_secret,
+					     strlen(prov->webhook_secret));
 		}
 	} else if (auth == BANKS_URL_TOKEN) {
 		banks_make_token(token);
@@ -346,13 +354,16 @@ void banks_connect(struct rds *r, const struct config *cfg, enum env env, const 
 				      "prov_priv",
 				      priv_sealed ? priv_sealed : "",
 				      "prov_own",
-				      prov ? banks_or_empty(prov->own_public_key) : ""};
+				      prov ? banks_or_empty(prov->own_public_key) : "",
+				      "webhook_secret",
+				      secret_sealed ? secret_sealed : ""};
 
 		rds_script(r, on_connected, c, SCRIPT_BANK_CONNECT, 3,
 			   (int)(sizeof(argv) / sizeof(argv[0])), argv, NULL);
 	}
 	free(token_sealed);
 	free(priv_sealed);
+	free(secret_sealed);
 }
 
 /* ---- read ---- */
@@ -395,6 +406,7 @@ static void on_conn(void *ud, redisReply *reply, const char *err)
 	}
 	conn.prov_keys = dup_field(reply, "prov_keys");
 	conn.prov_priv = dup_field(reply, "prov_priv");
+	conn.webhook_secret = dup_field(reply, "webhook_secret");
 	conn.pix_key = mem_strdup(f.pix_key);
 	conn.client_ca = f.client_ca[0] ? mem_strdup(f.client_ca) : NULL;
 	conn.client_subject = f.client_subject[0] ? mem_strdup(f.client_subject) : NULL;

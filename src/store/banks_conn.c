@@ -22,6 +22,7 @@ void banks_conn_deinit(struct banks_conn *c)
 	free(c->client_pins);
 	free(c->prov_keys);
 	free(c->prov_priv);
+	free(c->webhook_secret);
 	banks_stored_creds_deinit(&c->api);
 	memset(c, 0, sizeof(*c));
 }
@@ -68,9 +69,7 @@ static int open_provider(const char *id, const struct banks_stored_creds *c,
 	snprintf(out->conn, sizeof(out->conn), "%s", id);
 	out->api_url = mem_strdup(c->api_url);
 	out->bank_ca_pem = mem_strdup_or_null(c->bank_ca);
-	/* Woovi: "Authorization: <AppID>", no Bearer (openpix-developers,
-	 * docs/apis/start-api-integration.md) */
-	out->key_header = mem_printf("Authorization: %s", (const char *)token);
+	out->key_header = provider_key_header(c->provider, (const char *)token);
 	mem_free_wiped((char *)token);
 	return 0;
 }

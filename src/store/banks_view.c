@@ -79,6 +79,8 @@ static struct banks_view *view_of(const redisReply *h, const char *id)
 	}
 	v->auth = banks_auth_of(field(h, F_AUTH));
 	if (v->auth == BANKS_PROVIDER) {
+		/* Asaas: its token's SHA-256; Woovi: its keys */
+		snprintf(v->token_sha, sizeof(v->token_sha), "%s", field(h, F_TOKEN));
 		v->prov_keys = mem_strdup(field(h, F_PROV_KEYS));
 		/* pixrelay's own key is believed in the sandbox only */
 		v->prov_own = mem_strdup(v->ref.env == ENV_SANDBOX ? field(h, F_PROV_OWN) : "");

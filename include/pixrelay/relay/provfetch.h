@@ -3,7 +3,9 @@
  * is believed only once this read agrees: a signature proves the provider,
  * not the merchant (Woovi signs every merchant's notifications with one
  * key), so a payment another account of the provider holds is not found
- * with this connection's token and moves nothing.
+ * with this connection's token and moves nothing. Asaas's token is the
+ * merchant's own; its notification's payment is read back all the same,
+ * so that what moves is what Asaas holds now.
  */
 #ifndef PIXRELAY_PROVFETCH_H
 #define PIXRELAY_PROVFETCH_H
@@ -29,5 +31,11 @@ typedef void (*provfetch_fn)(void *ud, int result, struct bankpix_batch *b, cons
  * refunds). cb runs once, later. */
 void provfetch_woovi(const struct bankcharges *b, const char *conn, const char *transaction,
 		     const char *charge, provfetch_fn cb, void *ud);
+
+/* Asaas, with connection `conn`'s API key: payment `payment` (GET
+ * /v3/payments/{id}; a batch of one Pix when it is money received, else
+ * none). cb runs once, later. */
+void provfetch_asaas(const struct bankcharges *b, const char *conn, const char *payment,
+		     provfetch_fn cb, void *ud);
 
 #endif

@@ -60,6 +60,8 @@ struct banks_provider_conn {
 	const char *public_keys;    /* PEM public keys its notifications are signed with */
 	const char *private_key;    /* sandbox: pixrelay's own pair (trigger signs with it) */
 	const char *own_public_key; /* and its public half; NULL both in production */
+	const char *webhook_secret; /* the token its notifications carry (Asaas's authToken):
+				     * kept as its SHA-256 (token_sha), and sealed */
 	const struct seal_key *key; /* the credentials key (needed with a secret) */
 };
 

@@ -76,7 +76,8 @@ struct banks_conn {
 	char *client_subject; /* the leaf's pinned subject (certcheck_subject_normal); NULL: any */
 	char *client_pins;    /* its key pins (certcheck_pins_add); NULL: any key */
 	int is_default;	      /* the account's default charging connection in its environment */
-	char token_sha[65];   /* SHA-256 of the URL token, hex; "" for mTLS */
+	char token_sha[65];   /* SHA-256 of the URL token (or of a provider's webhook
+			       * token), hex; "" for mTLS */
 	long long created_ms;
 	long long api_at_ms;	/* when it was first given API credentials (0: never) */
 	long long rec_at_ms;	/* the bank's Pix are reconciled up to here (0: not yet) */
@@ -105,6 +106,9 @@ struct banks_conn {
 	 * pixrelay's own pair (sealed; NULL: none), which trigger signs with */
 	char *prov_keys;
 	char *prov_priv;
+	/* a provider's connection whose notifications carry a token (Asaas):
+	 * that token sealed (its SHA-256 is token_sha); NULL: none */
+	char *webhook_secret;
 };
 void banks_conn_deinit(struct banks_conn *c);
 /* Free the strings of s (the struct itself is the caller's) and zero it. */
