@@ -193,9 +193,8 @@ char *cli_read_file(const char *cmd, const char *opt, const char *path, size_t m
 long cli_bank_api_get(const struct config *cfg, const struct bank_creds *creds, const char *path,
 		      char **body, char *err, size_t errlen);
 /* The same with any method and a JSON body `req` (NULL: none). */
-long cli_bank_api_call(const struct config *cfg, const struct bank_creds *creds,
-		       const char *method, const char *path, const char *req, char **body,
-		       char *err, size_t errlen);
+long cli_bank_api_call(const struct config *cfg, const struct bank_creds *creds, const char *method,
+		       const char *path, const char *req, char **body, char *err, size_t errlen);
 /* bank register-webhook of a payment provider's connection (its creds
  * opened in t): the webhook URL registered for each event pixrelay takes
  * (cli_bank_provider.c). The exit code. */
