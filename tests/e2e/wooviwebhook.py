@@ -184,17 +184,27 @@ class WooviSender:
                     copies.append(second)
                 for c in copies:
                     self._post(c, auth)
-                if d.status is not None and d.status <= 400:
-                    return   # answered: docs/webhook/webhook-retry.md retries only above 400
+                if self._answered(d):
+                    return
         finally:
             with self._cond:
                 self._pending -= 1
                 self._cond.notify_all()
 
-    def _post(self, d, auth):
+    def _answered(self, d):
+        """Whether the call ends the notification's retries:
+        docs/webhook/webhook-retry.md retries only above 400."""
+        return d.status is not None and d.status <= 400
+
+    def _headers(self, d):
+        """The call's headers (a sender of another provider overrides it)."""
         headers = {"Content-Type": "application/json", "User-Agent": self.user_agent}
         if d.signature is not None:
             headers["x-webhook-signature"] = d.signature
+        return headers
+
+    def _post(self, d, auth):
+        headers = self._headers(d)
         if auth:
             headers["Authorization"] = auth
         try:
