@@ -190,16 +190,25 @@ static void print_trust(yajl_val c)
 		printf("  WARNING      %s\n", warning);
 }
 
+/* How a connection's caller is authenticated, in words. */
+static const char *auth_text(const char *auth)
+{
+	if (strcmp(auth, "mtls") == 0)
+		return "mutual TLS";
+	if (strcmp(auth, "url-token") == 0)
+		return "URL token";
+	if (strcmp(auth, "asaas-token") == 0)
+		return "Asaas (webhook token)";
+	return "Woovi (RSA signature)";
+}
+
 static void print_connection(yajl_val c)
 {
 	yajl_val ca = json_get(c, "clientCa"), keys = json_get(c, "signatureKeys");
 	const char *auth = str(c, "auth"), *provider = str(c, "provider");
-	int bank = strcmp(provider, "woovi") != 0;
+	int bank = strcmp(provider, "woovi") != 0 && strcmp(provider, "asaas") != 0;
 
-	printf("%s  %s  %s  account %s  %s\n", str(c, "id"), str(c, "pixKey"),
-	       strcmp(auth, "mtls") == 0	? "mutual TLS"
-	       : strcmp(auth, "url-token") == 0 ? "URL token"
-						: "Woovi (RSA signature)",
+	printf("%s  %s  %s  account %s  %s\n", str(c, "id"), str(c, "pixKey"), auth_text(auth),
 	       str(c, "account"), str(c, "createdAt"));
 	printf("  webhook URL  %s\n", str(c, "webhookUrl"));
 	if (YAJL_IS_TRUE(json_get(c, "default")))
@@ -222,7 +231,9 @@ static void print_connection(yajl_val c)
 			printf("  bank API     %s (client %s, token %s)\n", str(api, "apiUrl"),
 			       str(api, "clientId"), str(api, "tokenUrl"));
 		else
-			printf("  Woovi API    %s (AppID sealed)\n", str(api, "apiUrl"));
+			printf("  %-12s %s (API token sealed)\n",
+			       strcmp(provider, "asaas") == 0 ? "Asaas API" : "Woovi API",
+			       str(api, "apiUrl"));
 		yajl_val health = json_get(api, "health"), rec = json_get(api, "reconciliation");
 		if (YAJL_IS_OBJECT(cert))
 			printf("  certificate  %s, until %s\n", str(cert, "subject"),

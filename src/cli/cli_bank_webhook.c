@@ -573,9 +573,22 @@ int cli_bank_show(struct cli_call *k, const struct config *cfg, enum env env, co
 	char *conn = k->json, *out, why[700] = "", why_rec[700] = "", why_cobr[700] = "", err[128];
 	int held, held_rec, held_cobr;
 	yajl_val v = NULL;
-	const char *last;
+	const char *last, *prov;
 
 	k->json = NULL;
+	if (json_parse_object(conn, strlen(conn), &v, err, sizeof(err)) == 0 &&
+	    (prov = YAJL_GET_STRING(json_get(v, "provider"))) && strcmp(prov, "api-pix") != 0) {
+		/* a payment provider's: no API Pix webhook to ask about */
+		yajl_tree_free(v);
+		if (json)
+			printf("%s\n", conn);
+		else
+			cli_bank_print("show", conn);
+		free(conn);
+		return 0;
+	}
+	yajl_tree_free(v);
+	v = NULL;
 	held = ask_bank(k, cfg, env, id, NULL, &seen, why, sizeof(why));
 	/* Pix Automático's callback, one per API client (docs/recurrences.md) */
 	held_rec = held == HELD_UNKNOWN ? HELD_UNKNOWN

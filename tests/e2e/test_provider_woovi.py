@@ -143,7 +143,7 @@ class WooviConnection(unittest.TestCase):
             f.write("-----BEGIN PUBLIC KEY-----\nnope\n-----END PUBLIC KEY-----\n")
         for args, code, msg in [
                 (["--provider", "stripe"], 2,
-                 "pixrelay bank connect: --provider must be one of api-pix, woovi\n"),
+                 "pixrelay bank connect: --provider must be one of api-pix, woovi, asaas\n"),
                 (["--provider", "woovi", "--env", "production"], 2,
                  "pixrelay bank connect: --api-token-file FILE is required in production "
                  "(the provider's API token: Woovi's AppID)\n"),
