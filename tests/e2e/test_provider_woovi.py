@@ -146,7 +146,7 @@ class WooviConnection(unittest.TestCase):
                  "pixrelay bank connect: --provider must be one of api-pix, woovi, asaas\n"),
                 (["--provider", "woovi", "--env", "production"], 2,
                  "pixrelay bank connect: --api-token-file FILE is required in production "
-                 "(the provider's API token: Woovi's AppID)\n"),
+                 "(the provider's API token: Woovi's AppID, Asaas's API key)\n"),
                 (["--provider", "woovi"], 2,
                  "pixrelay bank connect: without --api-token-file (sandbox only) nothing is "
                  "created at the provider: give --chave KEY, the key of the account's QR "
