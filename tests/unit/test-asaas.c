@@ -322,6 +322,11 @@ static void test_payments(void)
 	CHECK_STR(one(PAGE(PAY("\"value\":7"))), "data[0].status: is required");
 	CHECK_STR(one(PAGE("{\"id\":\"pay_r1\",\"status\":\"RECEIVED\"}")),
 		  "data[0].billingType: is required");
+	CHECK_STR(one(PAGE("{\"id\":\"pay_r1\",\"billingType\":\"BOLETO\",\"status\":"
+			   "\"DUNNING_SOMETHING_NEW\"}")),
+		  "(none)");
+	CHECK_STR(one(PAGE("{\"id\":\"pay_r1\",\"billingType\":5,\"status\":\"RECEIVED\"}")),
+		  "data[0].billingType: must be a string");
 	CHECK_STR(one(PAGE("{\"status\":\"RECEIVED\"}")), "data[0].id: is required");
 	CHECK_STR(one(PAGE("{\"id\":\"pay r1\",\"status\":\"RECEIVED\"}")),
 		  "data[0].id: must be 1 to 45 letters, digits, '-' or '_'");
