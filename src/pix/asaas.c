@@ -404,8 +404,12 @@ int asaas_payment_pix(yajl_val pay, const char *path, struct bankpix *out, char 
 	if (!YAJL_IS_OBJECT(pay))
 		return fail(err, errlen, path, "", "must be an object");
 	if (id_at(pay, path, ASAAS_PAYMENT_ID_MAX, &id, err, errlen) < 0 ||
-	    status_at(pay, path, &status, err, errlen) < 0 ||
 	    string_at(pay, "billingType", path, true, 0, &billing, err, errlen) < 0)
+		return -1;
+	/* a boleto's or a card's statuses are none of a Pix's business */
+	if (strcmp(billing, "PIX") != 0)
+		return ASAAS_NOT_RECEIVED;
+	if (status_at(pay, path, &status, err, errlen) < 0)
 		return -1;
 	switch (status_kind(status)) {
 	case NOT_ITEM:
@@ -415,8 +419,6 @@ int asaas_payment_pix(yajl_val pay, const char *path, struct bankpix *out, char 
 	case ITEM:
 		break;
 	}
-	if (strcmp(billing, "PIX") != 0)
-		return ASAAS_NOT_RECEIVED;
 	if (cents_at(pay, "value", path, &cents, err, errlen) < 0)
 		return -1;
 	for (size_t i = 0; i < sizeof(dates) / sizeof(*dates) && !date; i++) {

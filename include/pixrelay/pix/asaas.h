@@ -46,8 +46,8 @@
  * and the chargeback statuses, which come after it). PENDING, OVERDUE
  * (still payable), AWAITING_RISK_ANALYSIS, RECEIVED_IN_CASH (marked paid by
  * the merchant: no Pix moved), DUNNING_* and any other billingType make no
- * item; a status that is none of Asaas's makes a refusal (never silently
- * dropped). Its
+ * item; a Pix payment whose status is none of Asaas's makes a refusal
+ * (never silently dropped). Its
  * - id is "as:<payment id>" (1 to 45 of A-Z, a-z, 0-9, '_', '-');
  * - e2e the payment's endToEndIdentifier (or its pixTransaction's, when
  *   that is an object) when it is 32 letters or digits, else "" (Asaas's
