@@ -586,10 +586,12 @@ int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 					   {"conta", required_argument, NULL, 'o'},
 					   {"tipo-conta", required_argument, NULL, 'y'},
 					   {"provider", required_argument, NULL, 'v'},
+					   {"email", required_argument, NULL, 'M'},
 					   CLI_OPT_JSON,
 					   CLI_OPT_END};
 	struct cli_args a;
 	const char *verb, *pix_key = NULL, *ca_path = NULL, *id, *subject_arg = NULL;
+	const char *email = NULL;
 	int opt, rc, url_token = 0, register_hook = 0, registered = 0, is_default = -1;
 	int api_update = 0; /* update's --scope, --api-header, --api-query */
 	int pins_given = 0, pins_none = 0;
@@ -676,6 +678,10 @@ int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 			break;
 		case 'y':
 			rcv.tipo_conta = optarg;
+			break;
+		case 'M':
+			/* register-webhook of an Asaas connection: who Asaas warns */
+			email = optarg;
 			break;
 		case 'v':
 			/* another provider went to cli_bank_provider.c */
@@ -903,7 +909,7 @@ int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 			goto closed;
 		rc = 1;
 		if (strcmp(verb, "register-webhook") == 0) {
-			rc = cli_bank_register_webhook(&call, cfg, env, id, a.json);
+			rc = cli_bank_register_webhook(&call, cfg, env, id, email, a.json);
 			goto closed;
 		}
 		if (strcmp(verb, "connect") == 0) {

@@ -291,6 +291,12 @@ static void on_probe(void *ud, int result, const struct banks_conn *c, const cha
 			out->own_key =
 			    (char *)banks_open_sealed(c->id, "prov_priv", c->prov_priv, p->key, &n);
 		}
+		if (p->own && c->webhook_secret && p->key) {
+			size_t n;
+
+			out->own_secret = (char *)banks_open_sealed(c->id, "webhook_secret",
+								    c->webhook_secret, p->key, &n);
+		}
 		if (out->has_api && p->key)
 			out->opened = banks_open_credentials(c->id, &c->api, p->key, &out->creds,
 							     out->why, sizeof(out->why)) == 0;

@@ -120,16 +120,142 @@ static const char *const woovi_events[] = {"OPENPIX:CHARGE_COMPLETED",
 					   "OPENPIX:TRANSACTION_RECEIVED",
 					   "OPENPIX:TRANSACTION_REFUND_RECEIVED"};
 
-int cli_bank_provider_register(const struct config *cfg, const char *id,
-			       const struct cli_bank_conn *t, const char *url, int json)
+/* Asaas's payment events that pixrelay takes (docs/providers.md). */
+static const char *const asaas_events[] = {"PAYMENT_RECEIVED",
+					   "PAYMENT_CONFIRMED",
+					   "PAYMENT_REFUNDED",
+					   "PAYMENT_PARTIALLY_REFUNDED",
+					   "PAYMENT_REFUND_IN_PROGRESS",
+					   "PAYMENT_OVERDUE",
+					   "PAYMENT_DELETED"};
+
+/* What register-webhook prints: the URL and what was made. */
+static void say_registered(const char *who, const char *url, int made, int already, int json)
+{
+	if (json) {
+		yajl_gen g = json_gen_new();
+		size_t len;
+
+		json_open(g);
+		json_str(g, "webhookUrl");
+		json_str(g, url);
+		json_str(g, "registered");
+		json_int(g, made);
+		json_str(g, "already");
+		json_int(g, already);
+		json_close(g);
+		printf("%s\n", json_buf(g, &len));
+		yajl_gen_free(g);
+	} else {
+		printf("Registered %s at %s: %d webhook(s) made, %d there already\n", url, who,
+		       made, already);
+	}
+}
+
+/* Asaas: one webhook for the URL (POST /v3/webhooks) with the payment
+ * events, its token the connection's, sent in sequence; one Asaas holds
+ * for that URL already is left as it is. */
+static int asaas_register(const struct config *cfg, const char *id, const struct cli_bank_conn *t,
+			  const char *url, const char *email, int json)
 {
 	static const char cmd[] = "pixrelay bank register-webhook";
-	char *esc = bank_creds_escape(url), *path = mem_printf("/api/v1/webhook?url=%s", esc);
+	char *body = NULL, err[320], *req, *out = NULL;
+	yajl_val v = NULL, list;
+	yajl_gen g;
+	long status;
+	int rc = 1;
+
+	if (!t->own_secret) {
+		fprintf(stderr,
+			"%s: the connection's webhook token does not open here (the "
+			"credentials key)\n",
+			cmd);
+		return 1;
+	}
+	status = cli_bank_api_get(cfg, &t->creds, "/webhooks?limit=100", &body, err, sizeof(err));
+	if (status != 200 || json_parse_object(body, strlen(body), &v, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s: Asaas's webhooks: %s\n", cmd,
+			status == 200 ? err
+			: status      ? "refused"
+				      : err);
+		goto done;
+	}
+	list = json_get(v, "data");
+	for (size_t i = 0; YAJL_IS_ARRAY(list) && i < list->u.array.len; i++) {
+		const char *u = YAJL_GET_STRING(json_get(list->u.array.values[i], "url"));
+
+		if (u && strcmp(u, url) == 0) {
+			say_registered("Asaas", url, 0, 1, json);
+			rc = 0;
+			goto done;
+		}
+	}
+	if (!email) {
+		fprintf(stderr,
+			"%s: Asaas asks for the e-mail it warns when it pauses the queue: "
+			"--email ADDRESS\n",
+			cmd);
+		rc = 2;
+		goto done;
+	}
+	g = json_gen_new();
+	json_open(g);
+	json_str(g, "name");
+	json_str(g, id);
+	json_str(g, "url");
+	json_str(g, url);
+	json_str(g, "email");
+	json_str(g, email);
+	json_str(g, "enabled");
+	json_bool(g, 1);
+	json_str(g, "interrupted");
+	json_bool(g, 0);
+	json_str(g, "authToken");
+	json_str(g, t->own_secret);
+	/* in order per charge: Asaas sends one at a time */
+	json_str(g, "sendType");
+	json_str(g, "SEQUENTIALLY");
+	json_str(g, "events");
+	json_open_array(g);
+	for (size_t k = 0; k < sizeof(asaas_events) / sizeof(*asaas_events); k++)
+		json_str(g, asaas_events[k]);
+	json_close_array(g);
+	json_close(g);
+	req = json_take(g);
+	status =
+	    cli_bank_api_call(cfg, &t->creds, "POST", "/webhooks", req, &out, err, sizeof(err));
+	mem_free_wiped(req);
+	free(out);
+	if (status != 200 && status != 201) {
+		if (status)
+			fprintf(stderr, "%s: Asaas refused the webhook: HTTP %ld\n", cmd, status);
+		else
+			fprintf(stderr, "%s: Asaas: %s\n", cmd, err);
+		goto done;
+	}
+	say_registered("Asaas", url, 1, 0, json);
+	rc = 0;
+done:
+	yajl_tree_free(v);
+	free(body);
+	return rc;
+}
+
+int cli_bank_provider_register(const struct config *cfg, const char *id,
+			       const struct cli_bank_conn *t, const char *url, const char *email,
+			       int json)
+{
+	static const char cmd[] = "pixrelay bank register-webhook";
+	char *esc, *path;
 	char *body = NULL, err[320];
 	yajl_val v = NULL, list;
 	long status;
 	int have[3] = {0, 0, 0}, made = 0, rc = 1;
 
+	if (t->provider == PROVIDER_ASAAS)
+		return asaas_register(cfg, id, t, url, email, json);
+	esc = bank_creds_escape(url);
+	path = mem_printf("/api/v1/webhook?url=%s", esc);
 	/* what Woovi holds for this URL already: registered once per event */
 	status = cli_bank_api_get(cfg, &t->creds, path, &body, err, sizeof(err));
 	if (status != 200 || json_parse_object(body, strlen(body), &v, err, sizeof(err)) < 0) {
@@ -184,24 +310,7 @@ int cli_bank_provider_register(const struct config *cfg, const char *id,
 		}
 		made++;
 	}
-	if (json) {
-		yajl_gen g = json_gen_new();
-		size_t len;
-
-		json_open(g);
-		json_str(g, "webhookUrl");
-		json_str(g, url);
-		json_str(g, "registered");
-		json_int(g, made);
-		json_str(g, "already");
-		json_int(g, 3 - made);
-		json_close(g);
-		printf("%s\n", json_buf(g, &len));
-		yajl_gen_free(g);
-	} else {
-		printf("Registered %s at Woovi for %d event(s) (%d there already): %s, %s, %s\n",
-		       url, made, 3 - made, woovi_events[0], woovi_events[1], woovi_events[2]);
-	}
+	say_registered("Woovi", url, made, 3 - made, json);
 	rc = 0;
 done:
 	yajl_tree_free(v);

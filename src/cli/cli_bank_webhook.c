@@ -48,7 +48,7 @@ static int read_target(const char *cmd, struct cli_call *k, const struct config 
 
 	cli_credentials_key_path(cfg, path, sizeof(path));
 	have = seal_key_load(path, &key, key_err, sizeof(key_err)) == 0;
-	cli_bank_read(k, cfg, id, have ? &key : NULL, t);
+	cli_bank_read_own(k, cfg, id, have ? &key : NULL, t);
 	if (have)
 		seal_key_wipe(&key);
 	if (t->result < 0) {
@@ -64,6 +64,9 @@ static int read_target(const char *cmd, struct cli_call *k, const struct config 
 
 static void target_wipe(struct cli_bank_conn *t)
 {
+	mem_free_wiped(t->own_key);
+	mem_free_wiped(t->own_secret);
+	t->own_key = t->own_secret = NULL;
 	bank_creds_wipe(&t->creds);
 	mem_wipe(t->token_sha, sizeof(t->token_sha));
 }
@@ -276,7 +279,7 @@ static void print_registered(const char *id, const char *pix_key, const char *ur
 }
 
 int cli_bank_register_webhook(struct cli_call *k, const struct config *cfg, enum env env,
-			      const char *id, int json)
+			      const char *id, const char *email, int json)
 {
 	static const char cmd[] = "bank register-webhook";
 	struct cli_bank_conn t;
@@ -295,7 +298,7 @@ int cli_bank_register_webhook(struct cli_call *k, const struct config *cfg, enum
 	if (t.provider != PROVIDER_API_PIX) {
 		/* a payment provider's own webhook API */
 		banks_webhook_url(url, sizeof(url), cfg, id, NULL);
-		rc = cli_bank_provider_register(cfg, id, &t, url, json);
+		rc = cli_bank_provider_register(cfg, id, &t, url, email, json);
 		goto done;
 	}
 	rc = 1;

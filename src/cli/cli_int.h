@@ -200,7 +200,8 @@ long cli_bank_api_call(const struct config *cfg, const struct bank_creds *creds,
  * (cli_bank_provider.c). The exit code. */
 struct cli_bank_conn;
 int cli_bank_provider_register(const struct config *cfg, const char *id,
-			       const struct cli_bank_conn *t, const char *url, int json);
+			       const struct cli_bank_conn *t, const char *url, const char *email,
+			       int json);
 
 /* The bank connect of a payment provider (`--provider`, not api-pix):
  * cli_bank_provider.c. argv starts at "connect". */
@@ -229,9 +230,11 @@ struct cli_bank_conn {
 	struct bank_creds creds; /* zeroed when not opened */
 	char why[512];		 /* why not (Redis, or the credentials not opening) */
 	enum provider provider;
-	char *own_key; /* cli_bank_read_own: a sandbox provider connection's own
-			* private key, opened with `key` (NULL: none, or not
-			* opened); freed wiped by the caller */
+	char *own_key;	  /* cli_bank_read_own: a sandbox provider connection's own
+			   * private key, opened with `key` (NULL: none, or not
+			   * opened); freed wiped by the caller */
+	char *own_secret; /* cli_bank_read_own: the webhook token a provider's
+			   * notifications carry (Asaas's), opened likewise */
 };
 /* Read connection `id` on k's loop into out; with `key` (NULL: not), its
  * API credentials opened too. */
@@ -262,7 +265,7 @@ void cli_bank_print(const char *verb, const char *json);
  * bank accepted it. Prints what was registered (json: as JSON) or what went
  * wrong; returns the exit code. */
 int cli_bank_register_webhook(struct cli_call *k, const struct config *cfg, enum env env,
-			      const char *id, int json);
+			      const char *id, const char *email, int json);
 /* After `bank connect --register-webhook`: register `url` (the webhookUrl
  * connect made, its token in it) at the bank of the connection `id` just
  * made. 0, or -1 with the problem printed as "pixrelay bank connect: ...". */

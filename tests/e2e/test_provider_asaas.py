@@ -162,6 +162,27 @@ class AsaasConnection(unittest.TestCase):
         listed = json.loads(self.px.cli("bank", "list", "--env", "sandbox", "--json").stdout)
         self.assertEqual(len(listed["connections"]), 1)
 
+    def test_register_webhook_registers_once_with_the_token(self):
+        base = "https://hooks.loja.example/v1"
+        url = "%s/webhooks/bank/%s" % (base, self.conn["id"])
+        args = ["bank", "register-webhook", self.conn["id"], "--bank-webhook-base-url", base]
+        r = self.px.cli(*args, check=False)
+        self.assertEqual((r.returncode, r.stderr),
+                         (2, "pixrelay bank register-webhook: Asaas asks for the e-mail it warns "
+                             "when it pauses the queue: --email ADDRESS\n"))
+        r = self.px.cli(*(args + ["--email", "ti@loja.example", "--json"]))
+        self.assertEqual(json.loads(r.stdout), {"webhookUrl": url, "registered": 1, "already": 0})
+        made = [w for w in self.asa._hooks.records() if w["url"] == url]
+        self.assertEqual(len(made), 1)
+        self.assertEqual(made[0]["authToken"], SECRET)
+        self.assertEqual(made[0]["sendType"], "SEQUENTIALLY")
+        self.assertIn("PAYMENT_RECEIVED", made[0]["events"])
+        r = self.px.cli(*(args + ["--email", "ti@loja.example"]))
+        self.assertEqual(r.stdout, "Registered %s at Asaas: 0 webhook(s) made, 1 there "
+                                   "already\n" % url)
+        for w in [w for w in self.asa._hooks.records() if w["url"] == url]:
+            self.asa._hooks.remove(w)
+
     def test_a_charge_is_created_at_asaas_once(self):
         ext = "pedido-%d" % time.time_ns()
         ch = self.charge(1990, "/once", external=ext)

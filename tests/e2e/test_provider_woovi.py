@@ -176,7 +176,8 @@ class WooviConnection(unittest.TestCase):
                                  "OPENPIX:TRANSACTION_REFUND_RECEIVED"])
         r = self.px.cli("bank", "register-webhook", self.conn["id"], "--bank-webhook-base-url",
                         base)
-        self.assertIn("for 0 event(s) (3 there already)", r.stdout)
+        self.assertEqual(r.stdout, "Registered %s at Woovi: 0 webhook(s) made, 3 there "
+                                   "already\n" % url)
         self.assertEqual(len([w for w in self.wv._webhooks.values() if w["url"] == url]), 3)
         for w in list(self.wv._webhooks):
             del self.wv._webhooks[w]
