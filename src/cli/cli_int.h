@@ -308,11 +308,12 @@ int cli_trigger_rec(const struct config *cfg, const struct cli_args *a, const ch
 /* cli_trigger_cobr.c: trigger cobr.<what> (paid, failed, retry) of
  * recurring charge `id` (NULL: the account's newest), a retry on `date`
  * (NULL: two days after its due date): the exit code. */
-/* cli_trigger_prov.c: trigger woovi.paid of charge `charge_id` (NULL: a
- * new one of `amount` cents) through Woovi connection `connection` (NULL:
- * the account's first): the exit code. */
-int cli_trigger_woovi(const struct config *cfg, const struct cli_args *a, const char *key,
-		      const char *charge_id, long amount, const char *connection);
+/* cli_trigger_prov.c: trigger woovi.paid or asaas.paid of charge
+ * `charge_id` (NULL: a new one of `amount` cents) through a connection to
+ * `prov` (`connection`, NULL: the account's first): the exit code. */
+int cli_trigger_provider(const struct config *cfg, const struct cli_args *a, const char *key,
+			 enum provider prov, const char *charge_id, long amount,
+			 const char *connection);
 int cli_trigger_cobr(const struct config *cfg, const struct cli_args *a, const char *key,
 		     const char *what, const char *id, const char *date);
 int cli_cmd_brcode(const struct config *cfg, int argc, char **argv);

@@ -36,7 +36,8 @@ static const char usage_trigger[] =
     "                        [--api-key KEY] [--account ID] [--json]\n"
     "       pixrelay trigger cobr.paid|cobr.failed|cobr.retry [--charge ID]\n"
     "                        [--date YYYY-MM-DD] [--api-key KEY] [--account ID] [--json]\n"
-    "       pixrelay trigger woovi.paid [--charge ID] [--amount CENTS] [--connection ID]\n"
+    "       pixrelay trigger woovi.paid|asaas.paid [--charge ID] [--amount CENTS]\n"
+    "                        [--connection ID]\n"
     "                        [--api-key KEY] [--account ID] [--json]\n\n"
     "Create a sandbox charge through the API of --base-url (local or remote) and\n"
     "drive it to that state, printing the event it made:\n"
@@ -72,6 +73,9 @@ static const char usage_trigger[] =
     "                   account's Woovi connection (--connection to choose) and\n"
     "                   POSTed to its webhook URL: EVENT:CHARGE_PAID\n"
     "                   (docs/providers.md).\n"
+    "  asaas.paid       Asaas's PAYMENT_RECEIVED of such a charge with the webhook\n"
+    "                   token of the account's sandbox Asaas connection without an\n"
+    "                   API key: EVENT:CHARGE_PAID.\n"
     "Needs a sandbox key (--api-key or $PIXRELAY_API_KEY).\n";
 
 int cli_trigger_step(const char *base, const char *key, const char *account, const char *method,
@@ -474,21 +478,26 @@ int cli_cmd_trigger(const struct config *cfg, int argc, char **argv)
 			return 2;
 		return cli_trigger_cobr(cfg, &a, key, what + 5, charge_id, date);
 	}
-	if (strcmp(what, "woovi.paid") == 0) {
+	if (strcmp(what, "woovi.paid") == 0 || strcmp(what, "asaas.paid") == 0) {
 		if (optind + 1 < argc)
 			return cli_unexpected("trigger", NULL, argv[optind + 1]);
 		if (url || txid || e2e || payer || date || recurrence) {
-			fprintf(stderr, "pixrelay trigger: woovi.paid takes --charge, --amount and "
-					"--connection\n");
+			fprintf(stderr,
+				"pixrelay trigger: %s takes --charge, --amount and "
+				"--connection\n",
+				what);
 			return 2;
 		}
 		key = cli_api_key("trigger", a.api_key);
 		if (!key)
 			return 2;
-		return cli_trigger_woovi(cfg, &a, key, charge_id, amount, connection);
+		return cli_trigger_provider(cfg, &a, key,
+					    what[0] == 'a' ? PROVIDER_ASAAS : PROVIDER_WOOVI,
+					    charge_id, amount, connection);
 	}
 	if (charge_id) {
-		fprintf(stderr, "pixrelay trigger: --charge is for cobr.* and woovi.paid\n");
+		fprintf(stderr,
+			"pixrelay trigger: --charge is for cobr.*, woovi.paid and asaas.paid\n");
 		return 2;
 	}
 	if (strncmp(what, "rec.", 4) == 0) {

@@ -1,12 +1,15 @@
-/* cli_trigger_prov: `pixrelay trigger woovi.paid` (docs/providers.md): a
+/* cli_trigger_prov: `pixrelay trigger woovi.paid|asaas.paid`
+ * (docs/providers.md). Woovi: a
  * sandbox charge of the account (--charge, else a new one made through the
  * API of --base-url), then Woovi's OPENPIX:CHARGE_COMPLETED notification of
  * its payment, in the shape of Woovi's published example, signed as Woovi
  * signs (RSA-SHA256 of the raw body, base64, x-webhook-signature) with the
  * connection's own sandbox key, POSTed to the connection's webhook URL on
  * that server: the provider receiver's own path, so that its one event
- * reaches the postbackUrl and every `pixrelay listen`. The rest of
- * `trigger` is cli_trigger.c. */
+ * reaches the postbackUrl and every `pixrelay listen`. Asaas: its
+ * PAYMENT_RECEIVED with the connection's webhook token, for a sandbox
+ * connection without an API key (one with a key reads the payment back at
+ * Asaas). The rest of `trigger` is cli_trigger.c. */
 #include "cli_int.h"
 
 #include "pixrelay/cli/listen.h"
@@ -15,15 +18,18 @@
 #include "pixrelay/core/mem.h"
 #include "pixrelay/core/seal.h"
 #include "pixrelay/core/timefmt.h"
+#include "pixrelay/pix/asaas.h"
+#include "pixrelay/pix/bankday.h"
 #include "pixrelay/pix/provsig.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The account's first Woovi connection (--connection given: that one). */
-static int woovi_connection(const char *base, const char *key, const char *account,
-			    const char *given, char out[64])
+/* The account's first connection to provider `name` (--connection given:
+ * that one). */
+static int provider_connection(const char *base, const char *key, const char *account,
+			       const char *name, const char *given, char out[64])
 {
 	yajl_val data = NULL, list;
 	int rc = -1;
@@ -39,7 +45,7 @@ static int woovi_connection(const char *base, const char *key, const char *accou
 		yajl_val c = list->u.array.values[i];
 		const char *p = YAJL_GET_STRING(json_get(c, "provider"));
 
-		if (p && strcmp(p, "woovi") == 0 && YAJL_GET_STRING(json_get(c, "id"))) {
+		if (p && strcmp(p, name) == 0 && YAJL_GET_STRING(json_get(c, "id"))) {
 			snprintf(out, 64, "%s", YAJL_GET_STRING(json_get(c, "id")));
 			rc = 0;
 			break;
@@ -107,8 +113,57 @@ static char *completed_body(const char *cid, long cents)
 	return json_take(g);
 }
 
+/* Asaas's PAYMENT_RECEIVED of charge `cid` paid `cents` today, in the shape
+ * of docs.asaas.com's webhook example (a Pix payment). */
+static char *received_body(const char *cid, long cents)
+{
+	char pay[24], evt[24], reais[24], day[11], at[24];
+	long long now = (long long)ids_now_ms();
+	yajl_gen g = json_gen_new();
+
+	memcpy(pay, "pay_", 4);
+	ids_base62(pay + 4, 16);
+	pay[20] = '\0';
+	memcpy(evt, "evt_", 4);
+	ids_base62(evt + 4, 16);
+	evt[20] = '\0';
+	asaas_cents_text(cents, reais);
+	bankday_date(day, now);
+	snprintf(at, sizeof(at), "%s 12:00:00", day);
+	json_open(g);
+	json_str(g, "id");
+	json_str(g, evt);
+	json_str(g, "event");
+	json_str(g, "PAYMENT_RECEIVED");
+	json_str(g, "dateCreated");
+	json_str(g, at);
+	json_str(g, "payment");
+	json_open(g);
+	json_str(g, "object");
+	json_str(g, "payment");
+	json_str(g, "id");
+	json_str(g, pay);
+	json_str(g, "dateCreated");
+	json_str(g, day);
+	json_str(g, "value");
+	json_raw(g, reais, strlen(reais));
+	json_str(g, "billingType");
+	json_str(g, "PIX");
+	json_str(g, "status");
+	json_str(g, "RECEIVED");
+	json_str(g, "paymentDate");
+	json_str(g, day);
+	json_str(g, "clientPaymentDate");
+	json_str(g, day);
+	json_str(g, "externalReference");
+	json_str(g, cid);
+	json_close(g);
+	json_close(g);
+	return json_take(g);
+}
+
 /* The connection's own sandbox key, read from Redis and opened. */
-static char *own_key(const struct config *cfg, const char *conn)
+static char *own_key(const struct config *cfg, const char *conn, enum provider want)
 {
 	struct cli_redis cr;
 	struct cli_call call;
@@ -126,18 +181,32 @@ static char *own_key(const struct config *cfg, const char *conn)
 		cli_bank_read_own(&call, cfg, conn, &key, &c);
 		if (c.result < 0)
 			fprintf(stderr, "pixrelay trigger: %s\n", c.why);
-		else if (c.result != 0 || c.provider != PROVIDER_WOOVI)
-			fprintf(stderr, "pixrelay trigger: no Woovi connection %s\n", conn);
-		else if (c.env != ENV_SANDBOX || !c.own_key)
+		else if (c.result != 0 || c.provider != want)
+			fprintf(stderr, "pixrelay trigger: no %s connection %s\n",
+				provider_name(want), conn);
+		else if (c.env != ENV_SANDBOX)
+			fprintf(stderr, "pixrelay trigger: connection %s is of production\n", conn);
+		else if (want == PROVIDER_ASAAS && c.has_api)
+			/* Asaas's token is Asaas's too: a notification with it is
+			 * read back at Asaas, which does not know this payment */
+			fprintf(stderr,
+				"pixrelay trigger: connection %s has an API key: its notifications "
+				"are read back at Asaas; use asaas.paid on a sandbox connection "
+				"without one (docs/providers.md)\n",
+				conn);
+		else if (want == PROVIDER_ASAAS && c.own_secret)
+			out = c.own_secret, c.own_secret = NULL;
+		else if (want == PROVIDER_WOOVI && c.own_key)
+			out = c.own_key, c.own_key = NULL;
+		else
 			fprintf(stderr,
 				"pixrelay trigger: connection %s has no sandbox key of pixrelay's "
-				"own (production connections have none)\n",
+				"own\n",
 				conn);
-		else
-			out = c.own_key, c.own_key = NULL;
 		if (c.opened)
 			bank_creds_wipe(&c.creds);
 		mem_free_wiped(c.own_key);
+		mem_free_wiped(c.own_secret);
 	}
 	cli_call_close(&call);
 	cli_redis_close(&cr);
@@ -145,8 +214,9 @@ static char *own_key(const struct config *cfg, const char *conn)
 	return out;
 }
 
-int cli_trigger_woovi(const struct config *cfg, const struct cli_args *a, const char *key,
-		      const char *charge_id, long amount, const char *connection)
+int cli_trigger_provider(const struct config *cfg, const struct cli_args *a, const char *key,
+			 enum provider prov, const char *charge_id, long amount,
+			 const char *connection)
 {
 	char base[512], conn[64], cid[64], err[512], *priv = NULL, *body = NULL, *sig = NULL;
 	char *url = NULL, *out = NULL;
@@ -155,7 +225,11 @@ int cli_trigger_woovi(const struct config *cfg, const struct cli_args *a, const 
 	int rc = 1;
 
 	cli_base_url(cfg, base, sizeof(base));
-	if (woovi_connection(base, key, a->account, connection, conn) < 0)
+	if (provider_connection(base, key, a->account, provider_name(prov), connection, conn) < 0)
+		return 1;
+	/* the key it signs with first: nothing is made for a connection that
+	 * cannot be triggered */
+	if (!(priv = own_key(cfg, conn, prov)))
 		return 1;
 	if (charge_id) {
 		char *path = mem_printf("/charge/pix/%s", charge_id);
@@ -163,7 +237,7 @@ int cli_trigger_woovi(const struct config *cfg, const struct cli_args *a, const 
 
 		free(path);
 		if (got < 0)
-			return 1;
+			goto done;
 		if (json_get(data, "amount") && YAJL_IS_INTEGER(json_get(data, "amount")))
 			amount = (long)YAJL_GET_INTEGER(json_get(data, "amount"));
 	} else {
@@ -173,23 +247,28 @@ int cli_trigger_woovi(const struct config *cfg, const struct cli_args *a, const 
 
 		free(req);
 		if (made < 0)
-			return 1;
+			goto done;
 	}
 	if (!YAJL_GET_STRING(json_get(data, "id"))) {
 		fprintf(stderr, "pixrelay trigger: the charge has no id\n");
 		goto done;
 	}
 	snprintf(cid, sizeof(cid), "%s", YAJL_GET_STRING(json_get(data, "id")));
-	if (!(priv = own_key(cfg, conn)))
-		goto done;
-	body = completed_body(cid, amount);
-	if (provsig_woovi_sign(priv, body, strlen(body), &sig) < 0) {
-		fprintf(stderr, "pixrelay trigger: the sandbox key does not sign\n");
-		goto done;
+	if (prov == PROVIDER_ASAAS) {
+		/* the webhook token, as Asaas sends it */
+		body = received_body(cid, amount);
+		sig = mem_strdup(priv);
+	} else {
+		body = completed_body(cid, amount);
+		if (provsig_woovi_sign(priv, body, strlen(body), &sig) < 0) {
+			fprintf(stderr, "pixrelay trigger: the sandbox key does not sign\n");
+			goto done;
+		}
 	}
 	url = mem_printf("%s/webhooks/bank/%s", base, conn);
-	status = listen_post_signed(url, body, "x-webhook-signature", sig, 30000, &out, err,
-				    sizeof(err));
+	status = listen_post_signed(
+	    url, body, prov == PROVIDER_ASAAS ? "asaas-access-token" : "x-webhook-signature", sig,
+	    30000, &out, err, sizeof(err));
 	if (status != 200) {
 		fprintf(stderr, "pixrelay trigger: POST %s answered %ld: %s\n", url, status,
 			status ? (out ? out : "") : err);
@@ -222,8 +301,10 @@ int cli_trigger_woovi(const struct config *cfg, const struct cli_args *a, const 
 		const char *outcome = one ? YAJL_GET_STRING(json_get(one, "outcome")) : NULL;
 		const char *event = one ? YAJL_GET_STRING(json_get(one, "event")) : NULL;
 
-		printf("Woovi OPENPIX:CHARGE_COMPLETED of charge %s through %s: %s\n", cid, conn,
-		       outcome ? outcome : "?");
+		printf("%s of charge %s through %s: %s\n",
+		       prov == PROVIDER_ASAAS ? "Asaas PAYMENT_RECEIVED"
+					      : "Woovi OPENPIX:CHARGE_COMPLETED",
+		       cid, conn, outcome ? outcome : "?");
 		if (event)
 			printf("event %s\n", event);
 	}
@@ -233,7 +314,7 @@ done:
 	yajl_tree_free(v);
 	mem_free_wiped(priv);
 	free(body);
-	free(sig);
+	mem_free_wiped(sig);
 	free(url);
 	free(out);
 	return rc;

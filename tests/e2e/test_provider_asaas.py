@@ -159,7 +159,8 @@ class AsaasConnection(unittest.TestCase):
                  "connected (--no-check keeps it untried)\n")]:
             r = self.px.cli(*(base + args), check=False)
             self.assertEqual((r.returncode, r.stderr), (code, msg), args)
-        listed = json.loads(self.px.cli("bank", "list", "--env", "sandbox", "--json").stdout)
+        listed = json.loads(self.px.cli("bank", "list", "--env", "sandbox", "--account",
+                                        self.account, "--json").stdout)
         self.assertEqual(len(listed["connections"]), 1)
 
     def test_register_webhook_registers_once_with_the_token(self):
@@ -182,6 +183,31 @@ class AsaasConnection(unittest.TestCase):
                                    "already\n" % url)
         for w in [w for w in self.asa._hooks.records() if w["url"] == url]:
             self.asa._hooks.remove(w)
+
+    def test_a_sandbox_connection_without_a_key_and_trigger(self):
+        # a sandbox connection without an API key: pixrelay makes the
+        # webhook token (shown once), charges are made here with the key, and
+        # trigger sends Asaas's PAYMENT_RECEIVED with that token
+        from harness import store_account
+        acct, key = store_account(self.redis, self.px, "Loja Sem Chave")
+        r = self.px.cli("bank", "connect", "--provider", "asaas", "--env", "sandbox",
+                        "--account", acct, "--chave", "pix@semchave.example", "--json")
+        conn = json.loads(r.stdout)
+        self.assertEqual(len(conn["webhookToken"]), 43)
+        self.assertIsNone(conn["api"])
+        shown = self.px.cli("bank", "show", conn["id"], "--json").stdout
+        self.assertNotIn(conn["webhookToken"], shown)
+        r = self.px.cli("trigger", "asaas.paid", "--api-key", key, "--amount", "4321", "--json")
+        out = json.loads(r.stdout)
+        self.assertEqual((out["connection"], out["outcome"]), (conn["id"], "paid"), out)
+        r = self.px.request("GET", "/v1/charge/pix/" + out["charge"], headers=auth(key))
+        self.assertEqual((r.json["data"]["status"], r.json["data"]["pix"]["source"]),
+                         ("PAID", "webhook"))
+        # the same with this (Asaas-keyed) connection: refused, it would be
+        # read back at Asaas
+        r = self.px.cli("trigger", "asaas.paid", "--api-key", self.key, check=False)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("has an API key: its notifications are read back at Asaas", r.stderr)
 
     def test_a_charge_is_created_at_asaas_once(self):
         ext = "pedido-%d" % time.time_ns()

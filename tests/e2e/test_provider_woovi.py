@@ -182,6 +182,17 @@ class WooviConnection(unittest.TestCase):
         for w in list(self.wv._webhooks):
             del self.wv._webhooks[w]
 
+    def test_trigger_signs_with_pixrelays_own_sandbox_key(self):
+        r = self.px.cli("trigger", "woovi.paid", "--api-key", self.key, "--amount", "1234",
+                        "--json")
+        out = json.loads(r.stdout)
+        self.assertEqual((out["connection"], out["outcome"]), (self.conn["id"], "paid"), out)
+        # the charge was made at Woovi (the account's charging connection);
+        # the notification, signed by pixrelay's own key, was taken from its body
+        self.assertEqual(self.wv.charge(out["charge"])["value"], 1234)
+        got = self.get_charge(out["charge"])
+        self.assertEqual((got["status"], got["pix"]["source"]), ("PAID", "webhook"))
+
     def test_a_charge_is_created_at_woovi_once(self):
         ext = "pedido-%d" % time.time_ns()
         calls = self.wv.calls["POST /api/v1/charge"]
