@@ -49,6 +49,7 @@ struct call {
 	enum kind kind;
 	struct bank_creds c;
 	char *method, *path, *body;
+	char *extra; /* one more header of this call ("Name: value"), or NULL */
 	bankapi_fn cb;
 	void *ud;
 	int retried;
@@ -126,6 +127,7 @@ static void call_free(struct call *k)
 	bank_creds_wipe(&k->c);
 	free(k->method);
 	free(k->path);
+	free(k->extra);
 	mem_free_wiped(k->body);
 	free(k->resp);
 	free(k);
@@ -390,6 +392,8 @@ static void send_call(struct call *k, const char *url, const char *token)
 			free(one);
 			h = end ? end + 1 : h + strlen(h);
 		}
+		if (k->extra)
+			k->headers = curl_slist_append(k->headers, k->extra);
 		if (k->body) {
 			k->headers =
 			    curl_slist_append(k->headers, "Content-Type: application/json");
@@ -665,8 +669,16 @@ void bankapi_free(struct bankapi *b)
 void bankapi_call(struct bankapi *b, const struct bank_creds *c, const char *method,
 		  const char *path, const char *body, bankapi_fn cb, void *ud)
 {
+	bankapi_call_with(b, c, method, path, body, NULL, cb, ud);
+}
+
+void bankapi_call_with(struct bankapi *b, const struct bank_creds *c, const char *method,
+		       const char *path, const char *body, const char *header, bankapi_fn cb,
+		       void *ud)
+{
 	struct call *k = mem_new(struct call);
 
+	k->extra = mem_strdup_or_null(header);
 	k->b = b;
 	k->kind = CALL_API;
 	bank_creds_copy(&k->c, c);

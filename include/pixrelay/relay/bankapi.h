@@ -46,6 +46,11 @@ void bankapi_free(struct bankapi *b);
  * later. */
 void bankapi_call(struct bankapi *b, const struct bank_creds *c, const char *method,
 		  const char *path, const char *body, bankapi_fn cb, void *ud);
+/* bankapi_call with one more header on this call only, "Name: value" (NULL:
+ * none): a provider's idempotency key (Mercado Pago's X-Idempotency-Key). */
+void bankapi_call_with(struct bankapi *b, const struct bank_creds *c, const char *method,
+		       const char *path, const char *body, const char *header, bankapi_fn cb,
+		       void *ud);
 
 /* A bank's error answer (`status`, `body` as bankapi_fn got them) in one
  * line for a person, into out (always NUL-terminated): of a Problema (the
