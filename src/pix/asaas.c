@@ -24,7 +24,6 @@
 #define VALUES_PER_PAYMENT 1024
 #define PAGE_VALUES (ASAAS_PAGE_MAX * VALUES_PER_PAYMENT + 16)
 #define REFERENCE_MAX 140 /* characters of an externalReference the merchant's event shows */
-#define REAIS_TEXT_MAX 40 /* characters of a value's text */
 
 static int fail(char *err, size_t errlen, const char *path, const char *field, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
@@ -138,38 +137,6 @@ static int status_at(yajl_val obj, const char *path, const char **out, char *err
 	return 0;
 }
 
-int asaas_reais_cents(const char *s, int64_t *cents)
-{
-	int64_t c = 0;
-	size_t i = 0, frac = 0;
-
-	if (strlen(s) > REAIS_TEXT_MAX || !(s[0] >= '0' && s[0] <= '9'))
-		return -1;
-	for (; s[i] >= '0' && s[i] <= '9'; i++) {
-		if (c > ASAAS_VALUE_MAX / 10)
-			return -1;
-		c = c * 10 + (s[i] - '0');
-	}
-	if (s[i] == '.') {
-		i++;
-		if (!(s[i] >= '0' && s[i] <= '9'))
-			return -1;
-		for (; s[i] >= '0' && s[i] <= '9'; i++, frac++)
-			if (frac < 2)
-				c = c * 10 + (s[i] - '0');
-			else if (s[i] != '0')
-				return -1; /* a fraction of a cent */
-	}
-	if (s[i])
-		return -1; /* an exponent, a sign, anything else */
-	for (; frac < 2; frac++)
-		c *= 10;
-	if (c < 1 || c > ASAAS_VALUE_MAX)
-		return -1;
-	*cents = c;
-	return 0;
-}
-
 /* A value in reais: a JSON number, read from its text. */
 static int cents_at(yajl_val obj, const char *key, const char *path, int64_t *cents, char *err,
 		    size_t errlen)
@@ -178,17 +145,11 @@ static int cents_at(yajl_val obj, const char *key, const char *path, int64_t *ce
 
 	if (!v || YAJL_IS_NULL(v))
 		return fail(err, errlen, path, key, "is required");
-	if (!YAJL_IS_NUMBER(v) || asaas_reais_cents(v->u.number.r, cents) < 0)
+	if (!YAJL_IS_NUMBER(v) || bankpix_reais_cents(v->u.number.r, cents) < 0)
 		return fail(err, errlen, path, key,
 			    "must be a number of reais from 0.01 to 9999999999.99 with at most 2 "
 			    "decimal places, like 10.5");
 	return 0;
-}
-
-char *asaas_cents_text(int64_t cents, char out[24])
-{
-	snprintf(out, 24, "%lld.%02lld", (long long)(cents / 100), (long long)(cents % 100));
-	return out;
 }
 
 /* Whether s[0..n) are digits. */
@@ -339,7 +300,7 @@ static int refunds_read(yajl_val *rs, size_t n, const char *pay_id, const char *
 		if (e2e && bankpix_is_alnum(e2e, BANKPIX_E2E_LEN, BANKPIX_E2E_LEN))
 			snprintf(r->rtr_id, sizeof(r->rtr_id), "%s", e2e);
 
-		asaas_cents_text(r->cents, valor);
+		bankpix_cents_text(r->cents, valor);
 		timefmt_rfc3339(when, (uint64_t)ms);
 		g = json_gen_new();
 		json_open(g);
@@ -466,7 +427,7 @@ int asaas_payment_pix(yajl_val pay, const char *path, struct bankpix *out, char 
 	out->parts = BANKPIX_PARTS_NONE;
 	out->horario_ms = ms;
 
-	asaas_cents_text(cents, valor);
+	bankpix_cents_text(cents, valor);
 	timefmt_rfc3339(when, (uint64_t)ms);
 	g = json_gen_new();
 	json_open(g);
@@ -532,7 +493,7 @@ static void refusal_make(yajl_val pay, size_t index, const char *err, struct ban
 	json_write_value(g, pay);
 	r->item = json_take(g);
 	v = json_get(pay, "value");
-	if (!YAJL_IS_NUMBER(v) || asaas_reais_cents(v->u.number.r, &r->cents) < 0)
+	if (!YAJL_IS_NUMBER(v) || bankpix_reais_cents(v->u.number.r, &r->cents) < 0)
 		r->cents = -1;
 	r->horario_ms = 0;
 	v = json_get(pay, "paymentDate");
@@ -890,7 +851,7 @@ static void reais(yajl_gen g, int64_t cents)
 {
 	char text[24];
 
-	asaas_cents_text(cents, text);
+	bankpix_cents_text(cents, text);
 	json_raw(g, text, strlen(text));
 }
 

@@ -68,6 +68,49 @@ int bankpix_valor_cents(const char *s, int64_t *cents)
 	return 0;
 }
 
+/* Characters of a JSON number of reais read at most. */
+#define REAIS_TEXT_MAX 40
+
+int bankpix_reais_cents(const char *s, int64_t *cents)
+{
+	int64_t c = 0;
+	size_t i = 0, frac = 0;
+
+	if (strlen(s) > REAIS_TEXT_MAX || !(s[0] >= '0' && s[0] <= '9'))
+		return -1;
+	if (s[0] == '0' && s[1] >= '0' && s[1] <= '9')
+		return -1; /* JSON has no leading zeros */
+	for (; s[i] >= '0' && s[i] <= '9'; i++) {
+		if (c > BANKPIX_CENTS_MAX / 10)
+			return -1;
+		c = c * 10 + (s[i] - '0');
+	}
+	if (s[i] == '.') {
+		i++;
+		if (!(s[i] >= '0' && s[i] <= '9'))
+			return -1;
+		for (; s[i] >= '0' && s[i] <= '9'; i++, frac++)
+			if (frac < 2)
+				c = c * 10 + (s[i] - '0');
+			else if (s[i] != '0')
+				return -1; /* a fraction of a cent */
+	}
+	if (s[i])
+		return -1; /* an exponent, a sign, anything else */
+	for (; frac < 2; frac++)
+		c *= 10;
+	if (c < 1 || c > BANKPIX_CENTS_MAX)
+		return -1;
+	*cents = c;
+	return 0;
+}
+
+char *bankpix_cents_text(int64_t cents, char out[24])
+{
+	snprintf(out, 24, "%lld.%02lld", (long long)(cents / 100), (long long)(cents % 100));
+	return out;
+}
+
 int bankpix_charge_of_txid(const char *txid, char out[27])
 {
 	char id[IDS_ULID_LEN + 2];

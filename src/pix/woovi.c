@@ -137,11 +137,6 @@ static int time_at(yajl_val obj, const char *key, const char *path, const char *
 	return 0;
 }
 
-static void valor_text(int64_t cents, char out[24])
-{
-	snprintf(out, 24, "%lld.%02lld", (long long)(cents / 100), (long long)(cents % 100));
-}
-
 int woovi_refund_id(const char *e2e, const char *correlation, const char *transaction,
 		    char out[BANKPIX_REFUND_ID_MAX + 1])
 {
@@ -254,7 +249,7 @@ static void pay_item(struct pay *p, struct bankpix *out)
 	out->parts = BANKPIX_PARTS_NONE;
 	out->horario_ms = p->ms;
 
-	valor_text(p->cents, valor);
+	bankpix_cents_text(p->cents, valor);
 	json_open(g);
 	if (std_e2e) {
 		json_str(g, "endToEndId");
@@ -363,7 +358,7 @@ static int refund_read(yajl_val tx, const char *path, size_t index, struct refun
 		snprintf(rf->r.rtr_id, sizeof(rf->r.rtr_id), "%s", e2e);
 	rf->r.status = BANKPIX_DEVOLVIDO; /* a REFUND transaction: the money went back */
 
-	valor_text(rf->r.cents, valor);
+	bankpix_cents_text(rf->r.cents, valor);
 	g = json_gen_new();
 	json_open(g);
 	json_str(g, "id");

@@ -47,6 +47,44 @@ static void test_valor(void)
 	CHECK_INT(cents(""), -1);
 }
 
+static long long reais(const char *s)
+{
+	int64_t v = -7;
+
+	return bankpix_reais_cents(s, &v) < 0 ? -1 : v;
+}
+
+/* A provider's JSON number of reais, read from its text. */
+static void test_reais(void)
+{
+	char text[24];
+
+	CHECK_INT(reais("10.5"), 1050);
+	CHECK_INT(reais("100"), 10000);
+	CHECK_INT(reais("94.51"), 9451);
+	CHECK_INT(reais("0.01"), 1);
+	CHECK_INT(reais("10.500"), 1050); /* more places, zeros only */
+	CHECK_INT(reais("12345678.91"), 1234567891LL);
+	CHECK_INT(reais("9999999999.99"), 999999999999LL);
+	CHECK_INT(reais("10000000000"), -1); /* above the standard's largest valor */
+	CHECK_INT(reais("99999999999999999999999"), -1);
+	CHECK_INT(reais("10.505"), -1); /* a fraction of a cent */
+	CHECK_INT(reais("1e2"), -1);
+	CHECK_INT(reais("1E2"), -1);
+	CHECK_INT(reais("1.0e2"), -1);
+	CHECK_INT(reais("-1"), -1);
+	CHECK_INT(reais("0"), -1);
+	CHECK_INT(reais("0.00"), -1);
+	CHECK_INT(reais("01"), -1);
+	CHECK_INT(reais("1."), -1);
+	CHECK_INT(reais(".5"), -1);
+	CHECK_INT(reais(""), -1);
+	CHECK_STR(bankpix_cents_text(1234, text), "12.34");
+	CHECK_STR(bankpix_cents_text(1050, text), "10.50");
+	CHECK_STR(bankpix_cents_text(5, text), "0.05");
+	CHECK_STR(bankpix_cents_text(999999999999LL, text), "9999999999.99");
+}
+
 static void test_txid(void)
 {
 	char id[27] = "unchanged";
@@ -551,6 +589,7 @@ int main(void)
 {
 	test_parts();
 	test_valor();
+	test_reais();
 	test_txid();
 	test_examples();
 	test_refusals();

@@ -38,7 +38,7 @@
  * 94.51). It is read from the number's text, never through a double: at
  * most two decimal places (more only when they are zeros: "10.500"), no
  * exponent, from 0.01 to ASAAS_VALUE_MAX cents (the API Pix's largest
- * valor); "10.505", 1e2, -1 and 0 are refused.
+ * valor; bankpix_reais_cents); "10.505", 1e2, -1 and 0 are refused.
  *
  * A payment becomes a bankpix when it is money received by Pix: billingType
  * PIX and a status of money received (RECEIVED, CONFIRMED: a Pix is
@@ -89,9 +89,9 @@
 #define ASAAS_PAYMENT_ID_MAX 45 /* BANKPIX_ID_MAX less "as:" */
 #define ASAAS_ID_MAX 64		/* event, payment and customer ids kept */
 #define ASAAS_STATUS_MAX 31
-#define ASAAS_PAGE_MAX 1000	       /* payments of one page (Asaas sends 100 at most) */
-#define ASAAS_VALUE_MAX 999999999999LL /* cents: R$ 9,999,999,999.99 */
-#define ASAAS_BRCODE_MAX 512	       /* characters of pixQrCode's payload */
+#define ASAAS_PAGE_MAX 1000		  /* payments of one page (Asaas sends 100 at most) */
+#define ASAAS_VALUE_MAX BANKPIX_CENTS_MAX /* cents: R$ 9,999,999,999.99 */
+#define ASAAS_BRCODE_MAX 512		  /* characters of pixQrCode's payload */
 
 /* What the asaas_* readers say of a body as a whole (the negative numbers
  * of enum bankpix_result). */
@@ -226,20 +226,12 @@ int asaas_refund_answer(const char *body, size_t len, char status[ASAAS_STATUS_M
  * "externalReference"}. */
 char *asaas_customer_body(const char *name, const char *cpf_cnpj, const char *external_reference);
 /* POST /v3/payments: {"customer", "billingType": "PIX", "value" (reais,
- * exact: asaas_cents_text), "dueDate" ("yyyy-MM-dd"), "externalReference",
+ * exact: bankpix_cents_text), "dueDate" ("yyyy-MM-dd"), "externalReference",
  * "description" (when not NULL or "")}. */
 char *asaas_payment_body(const char *customer, int64_t cents, const char *due_date,
 			 const char *external_reference, const char *description);
 /* POST /v3/payments/{id}/refund: {"value" (when cents > 0; without it Asaas
  * refunds the whole payment), "description" (when not NULL or "")}. */
 char *asaas_refund_body(int64_t cents, const char *description);
-
-/* cents (>= 0) as the decimal text of reais with two places: 1234 is
- * "12.34", 1050 "10.50", 5 "0.05". Returns out. */
-char *asaas_cents_text(int64_t cents, char out[24]);
-
-/* The text of a JSON number in reais (yajl's own text of it) as cents, as
- * the header says: 0, or -1 for anything else. */
-int asaas_reais_cents(const char *text, int64_t *cents);
 
 #endif

@@ -22,9 +22,10 @@
 #define BANKPIX_TXID_MAX 35	/* txid: [a-zA-Z0-9]{1,35} */
 #define BANKPIX_ID_MAX 48	/* id: "<provider>:<payment id>" */
 #define BANKPIX_REFUND_ID_MAX 35
-#define BANKPIX_CHAVE_MAX 77 /* characters */
-#define BANKPIX_TEXT_MAX 140 /* infoPagador, motivo, descricao: characters */
-#define BANKPIX_VALOR_MAX 13 /* "9999999999.99" */
+#define BANKPIX_CHAVE_MAX 77		 /* characters */
+#define BANKPIX_TEXT_MAX 140		 /* infoPagador, motivo, descricao: characters */
+#define BANKPIX_VALOR_MAX 13		 /* "9999999999.99" */
+#define BANKPIX_CENTS_MAX 999999999999LL /* cents of "9999999999.99" */
 #define BANKPIX_ERR_MAX 192
 #define BANKPIX_REASONS_MAX 8 /* reasons a refused item is given at most */
 
@@ -148,6 +149,18 @@ size_t bankpix_batch_keep_chave(struct bankpix_batch *b, const char *chave);
 /* "123.45" (the standard's \d{1,10}\.\d{2}, whole string) as cents: 0, or
  * -1 for anything else ("1.5", "01.00" is fine, "+1.00", "1e2", " 1.00"). */
 int bankpix_valor_cents(const char *s, int64_t *cents);
+
+/* The text of a JSON number of reais, as a payment provider writes an
+ * amount (Asaas's value, Mercado Pago's transaction_amount: 10.5, 100,
+ * 94.51; the number's own text from the parsed tree, never a double) as
+ * cents: at most two decimal places (more only when they are zeros:
+ * "10.500"), no exponent, no sign, from 0.01 to BANKPIX_CENTS_MAX. 0, or
+ * -1 for anything else ("10.505", "1e2", "-1", "0", "01"). */
+int bankpix_reais_cents(const char *text, int64_t *cents);
+
+/* cents (>= 0) as the decimal text of reais with two places, the
+ * standard's valor: 1234 is "12.34", 1050 "10.50", 5 "0.05". Returns out. */
+char *bankpix_cents_text(int64_t cents, char out[24]);
 
 /* The pixrelay charge a txid names: its 26-character id (what pixrelay
  * creates at a bank as the cob's txid), or its id without the leading '0'
