@@ -21,7 +21,10 @@
 #include "pixrelay/core/mem.h"
 #include "pixrelay/core/metrics.h"
 #include "pixrelay/core/ids.h"
+#include "pixrelay/core/seal.h"
 #include "pixrelay/pix/asaas.h"
+#include "pixrelay/pix/mercadopago.h"
+#include "pixrelay/store/banks_conn.h"
 #include "pixrelay/pix/provsig.h"
 #include "pixrelay/pix/woovi.h"
 #include "pixrelay/relay/dispatch.h"
@@ -38,6 +41,8 @@ struct provhook {
 	enum provider provider;
 	struct woovi_notice notice;    /* Woovi's */
 	struct asaas_notice as_notice; /* Asaas's */
+	struct mp_notice mp_notice;    /* Mercado Pago's */
+	char *data_id;		       /* Mercado Pago's: the query's data.id */
 };
 
 static void provhook_free(struct http_req *req)
@@ -48,8 +53,15 @@ static void provhook_free(struct http_req *req)
 		return;
 	woovi_notice_deinit(&h->notice);
 	asaas_notice_deinit(&h->as_notice);
+	free(h->data_id);
 	free(h);
 	req->state = NULL;
+}
+
+/* The provider's name as its merchants write it. */
+static const char *title(enum provider p)
+{
+	return p == PROVIDER_ASAAS ? "Asaas" : p == PROVIDER_MERCADOPAGO ? "Mercado Pago" : "Woovi";
 }
 
 /* 401, nothing stored: "not authenticated as <provider> for this
@@ -59,8 +71,7 @@ static void refuse(struct http_req *req, enum provider p, const char *conn, cons
 	log_warn("provider webhook %s: connection %s: refused: %s", req->request_id, conn, why);
 	metrics_bank_call("unauthenticated");
 	provhook_free(req);
-	http_reply_error(req, 401, "not authenticated as %s for this connection",
-			 p == PROVIDER_ASAAS ? "Asaas" : "Woovi");
+	http_reply_error(req, 401, "not authenticated as %s for this connection", title(p));
 }
 
 /* An event that moves no money here: 200, so that the provider goes on
@@ -108,7 +119,7 @@ static void on_fetched(void *ud, int result, struct bankpix_batch *b, const char
 	struct http_req *req = ud;
 	struct provhook *h = req->state;
 	struct bankpix_batch own = {0};
-	const char *name = h->provider == PROVIDER_ASAAS ? "Asaas" : "Woovi";
+	const char *name = title(h->provider);
 	char why[256];
 	int rc;
 
@@ -222,8 +233,8 @@ static void asaas_hook(struct http_req *req, const struct banks_view *v)
 		refuse(req, v->provider, v->ref.id, "no asaas-access-token");
 		return;
 	}
-	if (!ids_sha256_matches(tok, strlen(tok), v->token_sha)) {
-		refuse(req, v->provider, v->ref.id, "wrong asaas-access-token");
+	if (!provsig_asaas_verify(v->token_sha, tok, why, sizeof(why))) {
+		refuse(req, v->provider, v->ref.id, why);
 		return;
 	}
 	h = mem_new(struct provhook);
@@ -255,10 +266,91 @@ static void asaas_hook(struct http_req *req, const struct banks_view *v)
 	}
 }
 
+/* Mercado Pago: the notification is only a pointer; the payment is read
+ * back with the access token whatever the signature says. */
+static void mp_fetch(struct http_req *req)
+{
+	struct provhook *h = req->state;
+
+	if (h->mp_notice.kind != MP_NOTICE_PAYMENT) {
+		taken(req, h->ref.id, "a notification of another topic");
+		return;
+	}
+	if (!h->mp_notice.payment[0]) {
+		provhook_free(req);
+		http_reply_error(req, 400, "data.id: required (the payment's id)");
+		return;
+	}
+	provfetch_mp(&app_of(req)->bankcharges, h->ref.id, h->mp_notice.payment, on_fetched, req);
+}
+
+/* Its secret key opened, the x-signature checked (MP-SDK's manifest). */
+static void on_mp_conn(void *ud, int result, const struct banks_conn *c, const char *err)
+{
+	struct http_req *req = ud;
+	struct provhook *h = req->state;
+	const struct seal_key *key = seal_keyfile_get(app_of(req)->credentials_key);
+	unsigned char *secret = NULL;
+	char why[256];
+	size_t n;
+	bool ok;
+
+	if (result != 0 || !c->webhook_secret || !key ||
+	    !(secret = banks_open_sealed(c->id, "webhook_secret", c->webhook_secret, key, &n))) {
+		log_warn(
+		    "provider webhook %s: connection %s: its secret key does not open here: %s",
+		    req->request_id, h->ref.id, err ? err : "the credentials key");
+		metrics_bank_call("unavailable");
+		provhook_free(req);
+		http_reply_error(req, 503, "the notification cannot be checked now: send it again");
+		return;
+	}
+	ok =
+	    provsig_mp_verify((const char *)secret, http_header(req, "x-signature"),
+			      http_header(req, "x-request-id"), h->data_id, NULL, why, sizeof(why));
+	mem_free_wiped((char *)secret);
+	if (!ok) {
+		refuse(req, h->provider, h->ref.id, why);
+		return;
+	}
+	mp_fetch(req);
+}
+
+static void mp_hook(struct http_req *req, const struct banks_view *v)
+{
+	struct provhook *h = mem_new(struct provhook);
+	char why[256];
+
+	h->ref = v->ref;
+	h->provider = v->provider;
+	h->data_id = http_query(req, "data.id");
+	req->state = h;
+	if (mp_notice_parse(req->body, req->body_len, h->data_id, &h->mp_notice, why, sizeof(why)) <
+	    0) {
+		metrics_bank_call("malformed");
+		provhook_free(req);
+		http_reply_error(req, 400, "%s", why);
+		return;
+	}
+	if (!v->token_sha[0]) {
+		/* no secret (QR-code integrations, whose notifications are
+		 * unsigned): the fetch is the guard */
+		mp_fetch(req);
+		return;
+	}
+	if (!http_header(req, "x-signature")) {
+		refuse(req, v->provider, v->ref.id, "no x-signature");
+		return;
+	}
+	banks_get(app_of(req)->rds, app_of(req)->cfg, v->ref.id, on_mp_conn, req);
+}
+
 void api_provider_hook(struct http_req *req, const struct banks_view *v)
 {
 	if (v->provider == PROVIDER_ASAAS)
 		asaas_hook(req, v);
+	else if (v->provider == PROVIDER_MERCADOPAGO)
+		mp_hook(req, v);
 	else
 		woovi_hook(req, v);
 }

@@ -203,6 +203,10 @@ static const char *auth_text(const char *auth)
 		return "URL token";
 	if (strcmp(auth, "asaas-token") == 0)
 		return "Asaas (webhook token)";
+	if (strcmp(auth, "mp-signature") == 0)
+		return "Mercado Pago (x-signature, read back)";
+	if (strcmp(auth, "mp-fetch") == 0)
+		return "Mercado Pago (unsigned, read back)";
 	return "Woovi (RSA signature)";
 }
 
@@ -210,7 +214,7 @@ static void print_connection(yajl_val c)
 {
 	yajl_val ca = json_get(c, "clientCa"), keys = json_get(c, "signatureKeys");
 	const char *auth = str(c, "auth"), *provider = str(c, "provider");
-	int bank = strcmp(provider, "woovi") != 0 && strcmp(provider, "asaas") != 0;
+	int bank = strcmp(provider, "api-pix") == 0 || strcmp(provider, "-") == 0;
 
 	printf("%s  %s  %s  account %s  %s\n", str(c, "id"), str(c, "pixKey"), auth_text(auth),
 	       str(c, "account"), str(c, "createdAt"));
@@ -236,7 +240,9 @@ static void print_connection(yajl_val c)
 			       str(api, "clientId"), str(api, "tokenUrl"));
 		else
 			printf("  %-12s %s (API token sealed)\n",
-			       strcmp(provider, "asaas") == 0 ? "Asaas API" : "Woovi API",
+			       strcmp(provider, "asaas") == 0	      ? "Asaas API"
+			       : strcmp(provider, "mercadopago") == 0 ? "MP API"
+								      : "Woovi API",
 			       str(api, "apiUrl"));
 		yajl_val health = json_get(api, "health"), rec = json_get(api, "reconciliation");
 		if (YAJL_IS_OBJECT(cert))

@@ -53,15 +53,23 @@ static int fetch_keys(const struct config *cfg, const struct bank_creds *creds, 
 	return rc;
 }
 
+/* The provider's name as its merchants write it. */
+static const char *provider_title(enum provider p)
+{
+	return p == PROVIDER_ASAAS ? "Asaas" : p == PROVIDER_MERCADOPAGO ? "Mercado Pago" : "Woovi";
+}
+
 /* The API token tried at the provider: one page of one transaction (or
  * payment). 0, or -1 with why printed. */
 static int try_token(const struct config *cfg, enum provider p, const struct bank_creds *creds)
 {
 	char *body = NULL, err[320], why[400];
-	long status = cli_bank_api_get(cfg, creds,
-				       p == PROVIDER_ASAAS ? "/payments?limit=1"
-							   : "/api/v1/transaction?skip=0&limit=1",
-				       &body, err, sizeof(err));
+	long status =
+	    cli_bank_api_get(cfg, creds,
+			     p == PROVIDER_ASAAS	 ? "/payments?limit=1"
+			     : p == PROVIDER_MERCADOPAGO ? "/v1/payments/search?limit=1"
+							 : "/api/v1/transaction?skip=0&limit=1",
+			     &body, err, sizeof(err));
 
 	free(body);
 	if (status == 200)
@@ -73,7 +81,7 @@ static int try_token(const struct config *cfg, enum provider p, const struct ban
 	fprintf(stderr,
 		"pixrelay bank connect: %s refused the API token (%s); nothing was connected "
 		"(--no-check keeps it untried)\n",
-		p == PROVIDER_ASAAS ? "Asaas" : "Woovi", why);
+		provider_title(p), why);
 	return -1;
 }
 
@@ -254,6 +262,14 @@ int cli_bank_provider_register(const struct config *cfg, const char *id,
 
 	if (t->provider == PROVIDER_ASAAS)
 		return asaas_register(cfg, id, t, url, email, json);
+	if (t->provider == PROVIDER_MERCADOPAGO) {
+		/* Mercado Pago takes webhooks in its panel only */
+		fprintf(stderr,
+			"%s: Mercado Pago has no API for webhooks: paste %s in Your integrations > "
+			"your application > Webhooks, topic Payments\n",
+			cmd, url);
+		return 1;
+	}
 	esc = bank_creds_escape(url);
 	path = mem_printf("/api/v1/webhook?url=%s", esc);
 	/* what Woovi holds for this URL already: registered once per event */
@@ -338,7 +354,14 @@ static void say_connected(const char *json, enum provider p, const char *made, i
 		return;
 	}
 	cli_bank_print("connect", json);
-	if (p == PROVIDER_ASAAS)
+	if (p == PROVIDER_MERCADOPAGO)
+		printf("\nPaste the webhook URL above in Mercado Pago (Your integrations > your "
+		       "application > Webhooks) for the Payments topic%s.\n",
+		       strstr(json, "\"mp-fetch\"") ? "; without --webhook-secret-file its "
+						      "notifications are taken unsigned, read back "
+						      "with the access token"
+						    : ", with the secret key it shows there");
+	else if (p == PROVIDER_ASAAS)
 		printf("\nRegister the webhook URL above in Asaas (Integrations > Webhooks, or "
 		       "pixrelay "
 		       "bank register-webhook ID) for the payment events, with the webhook "
@@ -435,9 +458,15 @@ int cli_bank_provider_connect(const struct config *cfg, int argc, char **argv)
 				"key)\n");
 		return 2;
 	}
-	if ((prov == PROVIDER_ASAAS && keys_file) || (prov != PROVIDER_ASAAS && secret_file)) {
+	if ((prov != PROVIDER_WOOVI && keys_file) || (prov == PROVIDER_WOOVI && secret_file)) {
 		fprintf(stderr, "pixrelay bank connect: --webhook-public-key is Woovi's, "
-				"--webhook-secret-file Asaas's\n");
+				"--webhook-secret-file Asaas's and Mercado Pago's\n");
+		return 2;
+	}
+	if (prov == PROVIDER_MERCADOPAGO && !token_file) {
+		fprintf(stderr, "pixrelay bank connect: --api-token-file FILE is required: Mercado "
+				"Pago's notification is only a pointer, read back with the access "
+				"token\n");
 		return 2;
 	}
 	if (!token_file && !*pix_key) {
@@ -467,6 +496,14 @@ int cli_bank_provider_connect(const struct config *cfg, int argc, char **argv)
 	if (prov == PROVIDER_ASAAS) {
 		if (!(secret = webhook_secret(secret_file, env, &secret_made))) {
 			rc = 2;
+			goto done;
+		}
+	} else if (prov == PROVIDER_MERCADOPAGO) {
+		/* the secret key of Your integrations > Webhooks; without it
+		 * (QR-code integrations: unsigned) the fetch is the only guard */
+		if (secret_file && !(secret = cli_read_file("bank connect", "webhook-secret-file",
+							    secret_file, 255, 1))) {
+			rc = 1;
 			goto done;
 		}
 	} else if (keys_file) {

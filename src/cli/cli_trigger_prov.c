@@ -127,7 +127,7 @@ static char *received_body(const char *cid, long cents)
 	memcpy(evt, "evt_", 4);
 	ids_base62(evt + 4, 16);
 	evt[20] = '\0';
-	asaas_cents_text(cents, reais);
+	bankpix_cents_text(cents, reais);
 	bankday_date(day, now);
 	snprintf(at, sizeof(at), "%s 12:00:00", day);
 	json_open(g);

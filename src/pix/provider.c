@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-static const char *const names[] = {"api-pix", "woovi", "asaas"};
+static const char *const names[] = {"api-pix", "woovi", "asaas", "mercadopago"};
 
 const char *provider_name(enum provider p)
 {
@@ -29,7 +29,7 @@ int provider_parse(const char *name, enum provider *out)
 
 const char *provider_names(void)
 {
-	return "api-pix, woovi, asaas";
+	return "api-pix, woovi, asaas, mercadopago";
 }
 
 const char *provider_default_url(enum provider p, enum env env)
@@ -45,18 +45,34 @@ const char *provider_default_url(enum provider p, enum env env)
 	if (p == PROVIDER_ASAAS)
 		return env == ENV_PRODUCTION ? "https://api.asaas.com/v3"
 					     : "https://api-sandbox.asaas.com/v3";
+	/* Mercado Pago's one host: sandbox is test credentials (MP-REF) */
+	if (p == PROVIDER_MERCADOPAGO)
+		return "https://api.mercadopago.com";
 	return NULL;
 }
 
 const char *provider_auth(enum provider p)
 {
-	return p == PROVIDER_WOOVI ? "woovi-rsa" : p == PROVIDER_ASAAS ? "asaas-token" : NULL;
+	switch (p) {
+	case PROVIDER_WOOVI:
+		return "woovi-rsa";
+	case PROVIDER_ASAAS:
+		return "asaas-token";
+	case PROVIDER_MERCADOPAGO:
+		return "mp-signature";
+	default:
+		return NULL;
+	}
 }
 
 char *provider_key_header(enum provider p, const char *token)
 {
 	/* Woovi: openpix-developers docs/apis/start-api-integration.md; Asaas:
 	 * docs.asaas.com/docs/authentication-2 */
-	return p == PROVIDER_ASAAS ? mem_printf("access_token: %s", token)
-				   : mem_printf("Authorization: %s", token);
+	if (p == PROVIDER_ASAAS)
+		return mem_printf("access_token: %s", token);
+	if (p == PROVIDER_MERCADOPAGO)
+		/* MP-REF: Authorization: Bearer <access token> */
+		return mem_printf("Authorization: Bearer %s", token);
+	return mem_printf("Authorization: %s", token);
 }

@@ -28,6 +28,7 @@
 #include "pixrelay/pix/bankday.h"
 #include "pixrelay/pix/bankpix.h"
 #include "pixrelay/pix/asaas.h"
+#include "pixrelay/pix/mercadopago.h"
 #include "pixrelay/pix/woovi.h"
 #include "pixrelay/relay/bankcobr.h"
 #include "pixrelay/relay/bankrec.h"
@@ -43,6 +44,7 @@
 #define PAGES_MAX 1000		      /* pages of one window: a million Pix */
 #define WOOVI_PAGE_ITEMS 100	      /* transactions per page asked of Woovi (its size) */
 #define ASAAS_PAGE_ITEMS 100	      /* payments per page asked of Asaas (its most) */
+#define MP_PAGE_ITEMS 100	      /* payments per page asked of Mercado Pago */
 #define WINDOW_MAX_MS BANKDAY_MS      /* one window at most */
 #define OVERLAP_MS BANKDAY_OVERLAP_MS /* each window starts this long before the last end */
 #define FIRST_BEFORE_MS BANKDAY_FIRST_BEFORE_MS /* the first, before the credentials */
@@ -541,6 +543,15 @@ static void on_page(void *ud, long status, const char *body, const char *err)
 			return;
 		}
 		pages = u->page + (more ? 2 : 1);
+	} else if (u->conn->api.provider == PROVIDER_MERCADOPAGO) {
+		bool more = false;
+
+		if (mp_search_parse(body, strlen(body), &b, &more, perr, sizeof(perr)) < 0) {
+			snprintf(why, sizeof(why), "Mercado Pago's search of payments: %s", perr);
+			fail(u, why);
+			return;
+		}
+		pages = u->page + (more ? 2 : 1);
 	} else if (u->conn->api.provider == PROVIDER_ASAAS) {
 		bool more = false;
 
@@ -585,6 +596,14 @@ static void ask_page(struct run *u)
 		 * page (openpix-developers: transaction-how-to-paginate-api.md) */
 		path = mem_printf("/api/v1/transaction?start=%s&end=%s&skip=%ld&limit=%d", from, to,
 				  u->page * WOOVI_PAGE_ITEMS, WOOVI_PAGE_ITEMS);
+	} else if (u->conn->api.provider == PROVIDER_MERCADOPAGO) {
+		/* every payment updated in the window (a refund after it too),
+		 * oldest first, by offset (MP-SDK search; dates as
+		 * yyyy-MM-dd'T'HH:mm:ss.SSSZ) */
+		path = mem_printf("/v1/payments/search?sort=date_created&criteria=asc"
+				  "&range=date_last_updated&begin_date=%s&end_date=%s"
+				  "&limit=%d&offset=%ld",
+				  from, to, MP_PAGE_ITEMS, u->page * MP_PAGE_ITEMS);
 	} else if (u->conn->api.provider == PROVIDER_ASAAS) {
 		/* Asaas filters by whole dates: the Brasilia days the window
 		 * touches, read whole (100 a page, its most) */

@@ -8,6 +8,7 @@
 #include "pixrelay/pix/asaas.h"
 #include "pixrelay/pix/bankday.h"
 #include "pixrelay/pix/brcode.h"
+#include "pixrelay/pix/mercadopago.h"
 #include "pixrelay/pix/woovi.h"
 #include "pixrelay/relay/bankapi.h"
 #include "pixrelay/relay/bankcharges.h"
@@ -155,6 +156,66 @@ static void on_woovi_charge(void *ud, long status, const char *body, const char 
 	j->cb(j->ud, 0, made.br_code);
 	woovi_created_deinit(&made);
 	job_free(j);
+}
+
+/* ---- Mercado Pago: the payment, with X-Idempotency-Key ---- */
+
+static void on_mp_payment(void *ud, long status, const char *body, const char *err)
+{
+	struct job *j = ud;
+	struct mp_created made = {0};
+	char why[1024] = "";
+
+	if (unavailable(j, "charge", status, body, err))
+		return;
+	if (status != 200 && status != 201) {
+		bankapi_refusal(why, sizeof(why), "charge", status, body);
+		metrics_bank_charge("refused");
+		done(j, BANKCHARGES_REFUSED, why);
+		return;
+	}
+	if (mp_payment_created(body, body ? strlen(body) : 0, &made, why, sizeof(why)) < 0) {
+		mismatch(j, why);
+		return;
+	}
+	if (strcmp(made.external_reference, j->id) != 0 || made.cents != j->cents ||
+	    !made.qr_code) {
+		snprintf(why, sizeof(why),
+			 "another external_reference or transaction_amount than %s, %lld, or no "
+			 "qr_code",
+			 j->id, (long long)j->cents);
+		mp_created_deinit(&made);
+		mismatch(j, why);
+		return;
+	}
+	if (code_matches(made.qr_code, j->cents, why, sizeof(why)) < 0) {
+		mp_created_deinit(&made);
+		mismatch(j, why);
+		return;
+	}
+	metrics_bank_charge("created");
+	j->cb(j->ud, 0, made.qr_code);
+	mp_created_deinit(&made);
+	job_free(j);
+}
+
+static void mp_create(struct job *j, const struct charge_input *in)
+{
+	char exp[32], header[80], *body;
+
+	if (!in->email) {
+		done(j, BANKCHARGES_REFUSED,
+		     "email: required for a charge made at Mercado Pago (its payer's e-mail)");
+		return;
+	}
+	mp_expiration((long long)ids_now_ms() + (long long)in->expiration * 1000, exp);
+	body = mp_payment_body(j->cents, in->comment ? in->comment : "Pix", in->email, j->id,
+			       in->expiration > 0 ? exp : NULL);
+	/* MP-PIX: mandatory; the same key again gets the same payment */
+	snprintf(header, sizeof(header), "X-Idempotency-Key: %s", j->id);
+	bankapi_call_with(j->api, &j->creds, "POST", "/v1/payments", body, header, on_mp_payment,
+			  j);
+	free(body);
 }
 
 /* ---- Asaas: the payment found or made, then its QR code ---- */
@@ -340,6 +401,9 @@ void provcharges_create(struct bankapi *api, const struct bank_creds *creds, enu
 	case PROVIDER_ASAAS:
 		asaas_create(j, in);
 		return;
+	case PROVIDER_MERCADOPAGO:
+		mp_create(j, in);
+		return;
 	default:
 		done(j, BANKCHARGES_UNAVAILABLE, "no charges are made at this provider");
 	}
@@ -402,9 +466,23 @@ void provcharges_refund(struct bankapi *api, const struct bank_creds *creds, enu
 			void *ud)
 {
 	struct job *j = job_new(api, creds, p, id, cents, cb, ud);
-	char rid[40], *body, *path;
+	char rid[80], *body, *path;
 
 	switch (p) {
+	case PROVIDER_MERCADOPAGO:
+		if (!payment || !*payment) {
+			done(j, BANKCHARGES_UNAVAILABLE,
+			     "the charge's Mercado Pago payment is not known: refund it there");
+			return;
+		}
+		/* its idempotency key: the refund's own id, D + the charge's */
+		snprintf(rid, sizeof(rid), "X-Idempotency-Key: D%s", id);
+		body = mp_refund_body(cents);
+		path = mem_printf("/v1/payments/%s/refunds", payment);
+		bankapi_call_with(api, &j->creds, "POST", path, body, rid, on_refund, j);
+		free(path);
+		free(body);
+		return;
 	case PROVIDER_ASAAS:
 		if (!payment || !*payment) {
 			done(j, BANKCHARGES_UNAVAILABLE,

@@ -6,6 +6,7 @@
 #include "pixrelay/core/mem.h"
 #include "pixrelay/core/seal.h"
 #include "pixrelay/pix/asaas.h"
+#include "pixrelay/pix/mercadopago.h"
 #include "pixrelay/pix/woovi.h"
 #include "pixrelay/relay/bankapi.h"
 #include "pixrelay/store/banks_conn.h"
@@ -54,6 +55,8 @@ static void on_answer(void *ud, long status, const char *body, const char *err)
 	}
 	if (f->provider == PROVIDER_ASAAS)
 		rc = asaas_payment_parse(body, strlen(body), &batch, why, sizeof(why));
+	else if (f->provider == PROVIDER_MERCADOPAGO)
+		rc = mp_payment_parse(body, strlen(body), &batch, why, sizeof(why));
 	else if (f->charge)
 		rc = woovi_transactions_parse(body, strlen(body), &batch, &more, why, sizeof(why));
 	else
@@ -91,6 +94,8 @@ static void on_conn(void *ud, int result, const struct banks_conn *c, const char
 	esc = bank_creds_escape(f->charge ? f->charge : f->transaction);
 	if (f->provider == PROVIDER_ASAAS)
 		path = mem_printf("/payments/%s", esc);
+	else if (f->provider == PROVIDER_MERCADOPAGO)
+		path = mem_printf("/v1/payments/%s", esc);
 	else if (f->charge)
 		path = mem_printf("/api/v1/transaction?charge=%s&skip=0&limit=100", esc);
 	else
@@ -124,4 +129,10 @@ void provfetch_asaas(const struct bankcharges *b, const char *conn, const char *
 		     provfetch_fn cb, void *ud)
 {
 	fetch(b, PROVIDER_ASAAS, conn, payment, NULL, cb, ud);
+}
+
+void provfetch_mp(const struct bankcharges *b, const char *conn, const char *payment,
+		  provfetch_fn cb, void *ud)
+{
+	fetch(b, PROVIDER_MERCADOPAGO, conn, payment, NULL, cb, ud);
 }

@@ -282,31 +282,35 @@ void banks_connect(struct rds *r, const struct config *cfg, enum env env, const 
 		ids_sha256_hex(sha, token, BANKS_TOKEN_LEN);
 		trust = &none;
 	}
-	f = (struct banks_fields){.id = c->id,
-				  .account = account,
-				  .env = env_name(env),
-				  .provider =
-				      provider_name(prov ? prov->provider : PROVIDER_API_PIX),
-				  .pix_key = pix_key,
-				  .auth = prov ? provider_auth(prov->provider) : auth_name(auth),
-				  .client_ca = banks_or_empty(trust->client_ca),
-				  .client_subject = banks_or_empty(trust->subject),
-				  .client_pins = banks_or_empty(trust->pins),
-				  .is_default = make_default ? "1" : "",
-				  .created_ms = created,
-				  .last_call_ms = "",
-				  .api_url = api_url,
-				  .token_url = "",
-				  .client_id = "",
-				  .cert = "",
-				  .bank_ca = prov ? banks_or_empty(prov->server_ca) : "",
-				  .api_header_names = "",
-				  .api_query_names = "",
-				  .prov_keys = prov ? banks_or_empty(prov->public_keys) : "",
-				  .prov_own = prov ? banks_or_empty(prov->own_public_key) : "",
-				  .rcv_agencia = rcv ? banks_or_empty(rcv->agencia) : "",
-				  .rcv_conta = rcv ? banks_or_empty(rcv->conta) : "",
-				  .rcv_tipo = rcv ? banks_or_empty(rcv->tipo_conta) : ""};
+	f = (struct banks_fields){
+	    .id = c->id,
+	    .account = account,
+	    .env = env_name(env),
+	    .provider = provider_name(prov ? prov->provider : PROVIDER_API_PIX),
+	    .pix_key = pix_key,
+	    .auth = !prov ? auth_name(auth)
+		    : prov->provider == PROVIDER_MERCADOPAGO && !prov->webhook_secret
+			/* QR-code integrations: unsigned, the fetch only */
+			? "mp-fetch"
+			: provider_auth(prov->provider),
+	    .client_ca = banks_or_empty(trust->client_ca),
+	    .client_subject = banks_or_empty(trust->subject),
+	    .client_pins = banks_or_empty(trust->pins),
+	    .is_default = make_default ? "1" : "",
+	    .created_ms = created,
+	    .last_call_ms = "",
+	    .api_url = api_url,
+	    .token_url = "",
+	    .client_id = "",
+	    .cert = "",
+	    .bank_ca = prov ? banks_or_empty(prov->server_ca) : "",
+	    .api_header_names = "",
+	    .api_query_names = "",
+	    .prov_keys = prov ? banks_or_empty(prov->public_keys) : "",
+	    .prov_own = prov ? banks_or_empty(prov->own_public_key) : "",
+	    .rcv_agencia = rcv ? banks_or_empty(rcv->agencia) : "",
+	    .rcv_conta = rcv ? banks_or_empty(rcv->conta) : "",
+	    .rcv_tipo = rcv ? banks_or_empty(rcv->tipo_conta) : ""};
 	banks_fields_blank(&f);
 	g = json_gen_new();
 	banks_render(g, cfg, &f, auth == BANKS_URL_TOKEN ? token : NULL);

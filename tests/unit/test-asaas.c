@@ -268,14 +268,14 @@ static void test_values(void)
 	CHECK_STR(one("{\"hasMore\":false,\"data\":[" PAID("10.") "]}"), "(page refused)");
 
 	/* the reader itself, on text yajl would not give */
-	CHECK_INT(asaas_reais_cents("1.", &c), -1);
-	CHECK_INT(asaas_reais_cents(".5", &c), -1);
-	CHECK_INT(asaas_reais_cents("+1", &c), -1);
-	CHECK_INT(asaas_reais_cents("", &c), -1);
-	CHECK_INT(asaas_reais_cents("1.5.0", &c), -1);
-	CHECK_INT(asaas_reais_cents("00000000000000000000000000000000000000001", &c), -1);
+	CHECK_INT(bankpix_reais_cents("1.", &c), -1);
+	CHECK_INT(bankpix_reais_cents(".5", &c), -1);
+	CHECK_INT(bankpix_reais_cents("+1", &c), -1);
+	CHECK_INT(bankpix_reais_cents("", &c), -1);
+	CHECK_INT(bankpix_reais_cents("1.5.0", &c), -1);
+	CHECK_INT(bankpix_reais_cents("00000000000000000000000000000000000000001", &c), -1);
 	CHECK_INT(c, 77);
-	CHECK_INT(asaas_reais_cents("007.1", &c), 0);
+	CHECK_INT(bankpix_reais_cents("007.1", &c), 0);
 	CHECK_INT(c, 710);
 }
 
@@ -731,11 +731,11 @@ static void test_bodies(void)
 {
 	char text[24], *s;
 
-	CHECK_STR(asaas_cents_text(1234, text), "12.34");
-	CHECK_STR(asaas_cents_text(1050, text), "10.50");
-	CHECK_STR(asaas_cents_text(5, text), "0.05");
-	CHECK_STR(asaas_cents_text(0, text), "0.00");
-	CHECK_STR(asaas_cents_text(999999999999LL, text), "9999999999.99");
+	CHECK_STR(bankpix_cents_text(1234, text), "12.34");
+	CHECK_STR(bankpix_cents_text(1050, text), "10.50");
+	CHECK_STR(bankpix_cents_text(5, text), "0.05");
+	CHECK_STR(bankpix_cents_text(0, text), "0.00");
+	CHECK_STR(bankpix_cents_text(999999999999LL, text), "9999999999.99");
 
 	s = asaas_customer_body("Loja \"A\"", "24971563792", "01KAR5Z3W6D2PJ8V2Q1M7XTB0F");
 	CHECK_STR(s,
@@ -767,8 +767,8 @@ static void test_bodies(void)
 		int64_t c = 0;
 
 		for (int64_t v = 1; v < 100000; v += 37) {
-			asaas_cents_text(v, text);
-			CHECK(asaas_reais_cents(text, &c) == 0 && c == v);
+			bankpix_cents_text(v, text);
+			CHECK(bankpix_reais_cents(text, &c) == 0 && c == v);
 		}
 	}
 }

@@ -38,4 +38,10 @@ void provfetch_woovi(const struct bankcharges *b, const char *conn, const char *
 void provfetch_asaas(const struct bankcharges *b, const char *conn, const char *payment,
 		     provfetch_fn cb, void *ud);
 
+/* Mercado Pago, with connection `conn`'s access token: payment `payment`
+ * (GET /v1/payments/{id}: its notification is only this pointer). cb runs
+ * once, later. */
+void provfetch_mp(const struct bankcharges *b, const char *conn, const char *payment,
+		  provfetch_fn cb, void *ud);
+
 #endif
