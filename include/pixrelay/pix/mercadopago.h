@@ -42,7 +42,8 @@
  * A payment becomes a bankpix when it is a Pix (payment_method_id "pix")
  * whose money was received (MP-ST): approved (accredited, or
  * partially_refunded after a partial refund), refunded, charged_back and
- * in_mediation (a dispute of money received). pending (the Pix not paid
+ * in_mediation (a dispute of money received). Another payment_method_id
+ * (a card, a boleto) makes no item whatever its status. pending (the Pix not paid
  * yet: pending_waiting_transfer), in_process and authorized (nothing
  * credited), cancelled (expired or cancelled unpaid) and rejected make no
  * item; a status that is none of MP-ST's is a refusal (never silently
@@ -198,7 +199,7 @@ char *mp_refund_body(int64_t cents);
 
 /* A moment (ms since the epoch) as date_of_expiration wants it: Brasilia
  * time (UTC-3, no summer time since 2019), "2026-12-02T07:00:00.000-03:00"
- * (the milliseconds kept). Returns out. */
+ * (the milliseconds kept); ms at least 3 hours. Returns out. */
 char *mp_expiration(long long ms, char out[32]);
 
 #endif
