@@ -19,100 +19,38 @@ import json
 import os
 import time
 import unittest
-import urllib.parse
 
 import accountdata
-from harness import auth, free_port, init_platforms, start_stack, stop_stack, wait_for
-from sse import verify
+from harness import auth
+from provcase import CREATE, QUIET, ProviderCase
 from testasaas import TestAsaas
 
-CREATE = "/v1/charge/pix/create"
-CONNECTIONS = "/v1/bank/connections"
-QUIET = 1.0
 SECRET = "asaas-webhook-token-" + "x7" * 10  # 40 characters (Asaas: 32 to 255)
 
 
-class AsaasConnection(unittest.TestCase):
+class AsaasConnection(ProviderCase):
     @classmethod
     def setUpClass(cls):
-        start_stack(cls, sink=True, port=free_port(),
-                    args=["--bank-reconcile-interval", "3600", "--bank-timeout-ms", "2000"])
-        cls.asa = TestAsaas(retry_seconds=0.2).start()
-        cls.account = init_platforms(cls.px)["sandbox"]
-        cls.key = cls.px.create_key("sandbox")["key"]
-        cls.px.cli("account", "set", "--env", "sandbox", "--postback-url", cls.sink.url("/account"))
-        cls.signing = json.loads(cls.px.cli("secrets", "--env", "sandbox", "--json").stdout)[
-            "signingSecret"]
-        cls.token = os.path.join(cls.wd.path, "asaas-key.txt")
-        cls.secret = os.path.join(cls.wd.path, "asaas-webhook-token.txt")
-        for path, text in ((cls.token, cls.asa.api_key), (cls.secret, SECRET)):
-            with open(path, "w") as f:
-                f.write(text + "\n")
-            os.chmod(path, 0o600)
-        r = cls.px.cli("bank", "connect", "--provider", "asaas", "--env", "sandbox",
-                       "--account", cls.account, "--api-token-file", cls.token,
-                       "--webhook-secret-file", cls.secret, "--api-url", cls.asa.url,
-                       "--api-ca", cls.asa.server_ca, "--json")
-        cls.connect_out = r.stdout + r.stderr
-        cls.conn = json.loads(r.stdout)
-        cls.hook = urllib.parse.urlsplit(cls.conn["webhookUrl"]).path
-        cls.asa.webhook_url = "http://127.0.0.1:%d%s" % (cls.px.port, cls.hook)
+        cls.start()
+        cls.server = cls.asa = TestAsaas(retry_seconds=0.2).start()
+        cls.token = cls.secret_file("asaas-key.txt", cls.asa.api_key)
+        cls.secret = cls.secret_file("asaas-webhook-token.txt", SECRET)
+        cls.connect("asaas", "--api-token-file", cls.token, "--webhook-secret-file", cls.secret,
+                    "--api-url", cls.asa.url, "--api-ca", cls.asa.server_ca)
+        cls.asa.webhook_url = cls.hook_url()
         cls.asa.auth_token = SECRET
         cls.payer = accountdata.cpf()
 
-    @classmethod
-    def tearDownClass(cls):
-        code = cls.px.stop()
-        log = cls.px.log()
-        cls.asa.close()
-        stop_stack(cls)
-        if code != 0 or "Sanitizer" in log:
-            raise AssertionError("pixrelay exited %s:\n%s" % (code, log[-3000:]))
-
     def setUp(self):
-        self.asa.take_violations()
+        super().setUp()
         self.asa.token = "good"
         self.asa.auto_notify = True
 
-    def tearDown(self):
-        self.assertEqual(self.asa.take_violations(), [])
-
-    # ---- helpers ----
-
     def charge(self, amount, path, external=None, document=True):
-        body = {"amount": amount, "postbackUrl": self.sink.url(path), "name": "Maria Pagadora"}
+        fields = {"name": "Maria Pagadora"}
         if document:
-            body["document"] = self.payer
-        if external:
-            body["externalID"] = external
-        r = self.px.request("POST", CREATE, headers=auth(self.key), body=body)
-        self.assertEqual(r.status, 200, r)
-        return r.json["data"]
-
-    def get_charge(self, cid):
-        r = self.px.request("GET", "/v1/charge/pix/" + cid, headers=auth(self.key))
-        self.assertEqual(r.status, 200, r)
-        return r.json["data"]
-
-    def connection(self):
-        r = self.px.request("GET", "%s/%s" % (CONNECTIONS, self.conn["id"]),
-                            headers=auth(self.key))
-        self.assertEqual(r.status, 200, r)
-        return r.json["data"]
-
-    def events(self, path, n):
-        reqs = self.sink.wait_count(n, path=path, timeout=15)
-        for q in reqs:
-            self.assertTrue(verify(self.signing, {k.lower(): v for k, v in q.header_list}, q.body))
-        return [q.json for q in reqs]
-
-    def reconcile_now(self):
-        before = self.connection()["api"]["reconciliation"]["lastSuccessAt"]
-        r = self.px.request("POST", "%s/%s/reconcile" % (CONNECTIONS, self.conn["id"]),
-                            headers=auth(self.key))
-        self.assertEqual(r.status, 202, r)
-        wait_for(lambda: self.connection()["api"]["reconciliation"]["lastSuccessAt"] != before,
-                 timeout=15, what="a reconciliation")
+            fields["document"] = self.payer
+        return super().charge(amount, path, external, **fields)
 
     def payment_of(self, charge_id):
         return [p for p in self.asa.payments if p.get("externalReference") == charge_id]
@@ -319,8 +257,7 @@ class AsaasConnection(unittest.TestCase):
         self.events(path, 2)
         day = (datetime.datetime.now(datetime.timezone.utc)
                - datetime.timedelta(hours=3)).strftime("%Y-%m-%d")
-        rep = json.loads(self.px.cli("bank", "report", self.conn["id"], "--date", day,
-                                     "--json").stdout)
+        rep = self.report(day)
         received = [p for p in self.asa.payments
                     if p["status"] in ("RECEIVED", "REFUNDED", "REFUND_IN_PROGRESS")
                     and p.get("paymentDate") == day]

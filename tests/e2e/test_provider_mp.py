@@ -19,99 +19,34 @@ equals its list.
 import datetime
 import http.client
 import json
-import os
 import ssl
 import time
 import unittest
 import urllib.parse
 
-from harness import auth, free_port, init_platforms, start_stack, stop_stack, wait_for
-from sse import verify
+from harness import auth
+from provcase import CREATE, QUIET, ProviderCase
 from testmp import TestMP
 
-CREATE = "/v1/charge/pix/create"
-CONNECTIONS = "/v1/bank/connections"
-QUIET = 1.0
 
-
-class MercadoPagoConnection(unittest.TestCase):
+class MercadoPagoConnection(ProviderCase):
     @classmethod
     def setUpClass(cls):
-        start_stack(cls, sink=True, port=free_port(),
-                    args=["--bank-reconcile-interval", "3600", "--bank-timeout-ms", "2000"])
-        cls.mp = TestMP(retry_factor=0.0001).start()
-        cls.account = init_platforms(cls.px)["sandbox"]
-        cls.key = cls.px.create_key("sandbox")["key"]
-        cls.px.cli("account", "set", "--env", "sandbox", "--postback-url", cls.sink.url("/account"))
-        cls.signing = json.loads(cls.px.cli("secrets", "--env", "sandbox", "--json").stdout)[
-            "signingSecret"]
-        cls.token = os.path.join(cls.wd.path, "mp-token.txt")
-        cls.secret = os.path.join(cls.wd.path, "mp-secret.txt")
-        for path, text in ((cls.token, cls.mp.access_token), (cls.secret, cls.mp.secret)):
-            with open(path, "w") as f:
-                f.write(text + "\n")
-            os.chmod(path, 0o600)
-        r = cls.px.cli("bank", "connect", "--provider", "mercadopago", "--env", "sandbox",
-                       "--account", cls.account, "--api-token-file", cls.token,
-                       "--webhook-secret-file", cls.secret, "--api-url", cls.mp.url,
-                       "--api-ca", cls.mp.server_ca, "--json")
-        cls.connect_out = r.stdout + r.stderr
-        cls.conn = json.loads(r.stdout)
-        cls.hook = urllib.parse.urlsplit(cls.conn["webhookUrl"]).path
-        cls.mp.webhook_url = "http://127.0.0.1:%d%s" % (cls.px.port, cls.hook)
-
-    @classmethod
-    def tearDownClass(cls):
-        code = cls.px.stop()
-        log = cls.px.log()
-        cls.mp.close()
-        stop_stack(cls)
-        if code != 0 or "Sanitizer" in log:
-            raise AssertionError("pixrelay exited %s:\n%s" % (code, log[-3000:]))
+        cls.start()
+        cls.server = cls.mp = TestMP(retry_factor=0.0001).start()
+        cls.token = cls.secret_file("mp-token.txt", cls.mp.access_token)
+        cls.secret = cls.secret_file("mp-secret.txt", cls.mp.secret)
+        cls.connect("mercadopago", "--api-token-file", cls.token, "--webhook-secret-file",
+                    cls.secret, "--api-url", cls.mp.url, "--api-ca", cls.mp.server_ca)
+        cls.mp.webhook_url = cls.hook_url()
 
     def setUp(self):
-        self.mp.take_violations()
+        super().setUp()
         self.mp.sign = "good"
         self.mp.auto_notify = True
 
-    def tearDown(self):
-        self.assertEqual(self.mp.take_violations(), [])
-
-    # ---- helpers ----
-
     def charge(self, amount, path, external=None):
-        body = {"amount": amount, "postbackUrl": self.sink.url(path),
-                "email": "maria@pagadora.example"}
-        if external:
-            body["externalID"] = external
-        r = self.px.request("POST", CREATE, headers=auth(self.key), body=body)
-        self.assertEqual(r.status, 200, r)
-        return r.json["data"]
-
-    def get_charge(self, cid):
-        r = self.px.request("GET", "/v1/charge/pix/" + cid, headers=auth(self.key))
-        self.assertEqual(r.status, 200, r)
-        return r.json["data"]
-
-    def connection(self):
-        r = self.px.request("GET", "%s/%s" % (CONNECTIONS, self.conn["id"]),
-                            headers=auth(self.key))
-        self.assertEqual(r.status, 200, r)
-        return r.json["data"]
-
-    def events(self, path, n):
-        reqs = self.sink.wait_count(n, path=path, timeout=15)
-        for q in reqs:
-            self.assertTrue(verify(self.signing, {k.lower(): v for k, v in q.header_list}, q.body))
-        return [q.json for q in reqs]
-
-    def reconcile_now(self):
-        before = self.connection()["api"]["reconciliation"]["lastSuccessAt"]
-        r = self.px.request("POST", "%s/%s/reconcile" % (CONNECTIONS, self.conn["id"]),
-                            headers=auth(self.key))
-        self.assertEqual(r.status, 202, r)
-        wait_for(lambda: self.connection()["api"]["reconciliation"]["lastSuccessAt"] != before,
-                 timeout=15, what="a reconciliation")
+        return super().charge(amount, path, external, email="maria@pagadora.example")
 
     def payment_of(self, charge_id):
         return [p for p in self.mp.payments if p.get("external_reference") == charge_id]
@@ -257,50 +192,31 @@ class MercadoPagoConnection(unittest.TestCase):
         self.events(path, 2)
         day = (datetime.datetime.now(datetime.timezone.utc)
                - datetime.timedelta(hours=3)).strftime("%Y-%m-%d")
-        rep = json.loads(self.px.cli("bank", "report", self.conn["id"], "--date", day,
-                                     "--json").stdout)
+        rep = self.report(day)
         received = [p for p in self.mp.payments if p["status"] in ("approved", "refunded")]
         self.assertEqual(rep["pix"]["received"], len(received), rep)
         self.assertEqual(rep["pix"]["received"], rep["pix"]["byWebhook"] + rep["pix"]["recovered"])
         self.assertGreaterEqual(rep["pix"]["recovered"], 1)
 
 
-class MercadoPagoWithoutSecret(unittest.TestCase):
+class MercadoPagoWithoutSecret(ProviderCase):
     """A QR-code integration: no secret key, unsigned notifications; the
     payment read back with the access token is the only guard."""
 
     @classmethod
     def setUpClass(cls):
-        start_stack(cls, sink=True, port=free_port())
-        cls.mp = TestMP(retry_factor=0.0001).start()
-        cls.account = init_platforms(cls.px)["sandbox"]
-        cls.key = cls.px.create_key("sandbox")["key"]
-        cls.px.cli("account", "set", "--env", "sandbox", "--postback-url", cls.sink.url("/account"))
-        cls.token = os.path.join(cls.wd.path, "mp-token.txt")
-        with open(cls.token, "w") as f:
-            f.write(cls.mp.access_token)
-        r = cls.px.cli("bank", "connect", "--provider", "mercadopago", "--env", "sandbox",
-                       "--account", cls.account, "--api-token-file", cls.token,
-                       "--api-url", cls.mp.url, "--api-ca", cls.mp.server_ca, "--json")
-        cls.conn = json.loads(r.stdout)
-        cls.mp.webhook_url = "http://127.0.0.1:%d%s" % (
-            cls.px.port, urllib.parse.urlsplit(cls.conn["webhookUrl"]).path)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.px.stop()
-        cls.mp.close()
-        stop_stack(cls)
+        cls.start(args=())
+        cls.server = cls.mp = TestMP(retry_factor=0.0001).start()
+        cls.token = cls.secret_file("mp-token.txt", cls.mp.access_token)
+        cls.connect("mercadopago", "--api-token-file", cls.token, "--api-url", cls.mp.url,
+                    "--api-ca", cls.mp.server_ca)
+        cls.mp.webhook_url = cls.hook_url()
 
     def test_unsigned_notifications_pay_once_read_back(self):
         self.assertEqual(self.conn["auth"], "mp-fetch")
         self.mp.sign = "qr"
         path = "/qr-%d" % time.time_ns()
-        r = self.px.request("POST", CREATE, headers=auth(self.key),
-                            body={"amount": 990, "postbackUrl": self.sink.url(path),
-                                  "email": "joao@pagador.example"})
-        self.assertEqual(r.status, 200, r)
-        cid = r.json["data"]["id"]
+        cid = self.charge(990, path, email="joao@pagador.example")["id"]
         pay = [p for p in self.mp.payments if p.get("external_reference") == cid][0]
         self.mp.pay(pay["id"])
         self.sink.wait_count(1, path=path, timeout=15)
@@ -310,7 +226,6 @@ class MercadoPagoWithoutSecret(unittest.TestCase):
         self.assertEqual(self.mp.send_raw(body, "123456789")[0].status, 401)
         time.sleep(QUIET)
         self.assertEqual(self.sink.count(path), 1)
-        self.assertEqual(self.mp.take_violations(), [])
 
 
 if __name__ == "__main__":

@@ -19,91 +19,26 @@ import json
 import os
 import time
 import unittest
-import urllib.parse
 
-from harness import auth, free_port, init_platforms, start_stack, stop_stack, wait_for
-from sse import verify
+from harness import auth
+from provcase import QUIET, ProviderCase
 from testwoovi import TestWoovi
 
-CREATE = "/v1/charge/pix/create"
-CONNECTIONS = "/v1/bank/connections"
-QUIET = 1.0
 
-
-class WooviConnection(unittest.TestCase):
+class WooviConnection(ProviderCase):
     @classmethod
     def setUpClass(cls):
-        start_stack(cls, sink=True, port=free_port(),
-                    args=["--bank-reconcile-interval", "3600", "--bank-timeout-ms", "2000"])
-        cls.wv = TestWoovi().start()
-        cls.account = init_platforms(cls.px)["sandbox"]
-        cls.key = cls.px.create_key("sandbox")["key"]
-        cls.px.cli("account", "set", "--env", "sandbox", "--postback-url", cls.sink.url("/account"))
-        cls.signing = json.loads(cls.px.cli("secrets", "--env", "sandbox", "--json").stdout)[
-            "signingSecret"]
-        cls.token = os.path.join(cls.wd.path, "woovi-appid.txt")
-        with open(cls.token, "w") as f:
-            f.write(cls.wv.app_id + "\n")
-        os.chmod(cls.token, 0o600)
-        r = cls.px.cli("bank", "connect", "--provider", "woovi", "--env", "sandbox",
-                       "--account", cls.account, "--api-token-file", cls.token,
-                       "--api-url", cls.wv.url, "--api-ca", cls.wv.server_ca, "--json")
-        cls.connect_out = r.stdout + r.stderr
-        cls.conn = json.loads(r.stdout)
-        cls.hook = urllib.parse.urlsplit(cls.conn["webhookUrl"]).path
-        cls.wv.webhook_url = "http://127.0.0.1:%d%s" % (cls.px.port, cls.hook)
-
-    @classmethod
-    def tearDownClass(cls):
-        code = cls.px.stop()
-        log = cls.px.log()
-        cls.wv.close()
-        stop_stack(cls)
-        if code != 0 or "Sanitizer" in log:
-            raise AssertionError("pixrelay exited %s:\n%s" % (code, log[-3000:]))
+        cls.start()
+        cls.server = cls.wv = TestWoovi().start()
+        cls.token = cls.secret_file("woovi-appid.txt", cls.wv.app_id)
+        cls.connect("woovi", "--api-token-file", cls.token, "--api-url", cls.wv.url,
+                    "--api-ca", cls.wv.server_ca)
+        cls.wv.webhook_url = cls.hook_url()
 
     def setUp(self):
-        self.wv.take_violations()
+        super().setUp()
         self.wv.sign = "good"
         self.wv.auto_notify = True
-
-    def tearDown(self):
-        self.assertEqual(self.wv.take_violations(), [])
-
-    # ---- helpers ----
-
-    def charge(self, amount, path, external=None):
-        body = {"amount": amount, "postbackUrl": self.sink.url(path)}
-        if external:
-            body["externalID"] = external
-        r = self.px.request("POST", CREATE, headers=auth(self.key), body=body)
-        self.assertEqual(r.status, 200, r)
-        return r.json["data"]
-
-    def get_charge(self, cid):
-        r = self.px.request("GET", "/v1/charge/pix/" + cid, headers=auth(self.key))
-        self.assertEqual(r.status, 200, r)
-        return r.json["data"]
-
-    def connection(self):
-        r = self.px.request("GET", "%s/%s" % (CONNECTIONS, self.conn["id"]),
-                            headers=auth(self.key))
-        self.assertEqual(r.status, 200, r)
-        return r.json["data"]
-
-    def events(self, path, n):
-        reqs = self.sink.wait_count(n, path=path, timeout=15)
-        for q in reqs:
-            self.assertTrue(verify(self.signing, {k.lower(): v for k, v in q.header_list}, q.body))
-        return [q.json for q in reqs]
-
-    def reconcile_now(self):
-        before = self.connection()["api"]["reconciliation"]["lastSuccessAt"]
-        r = self.px.request("POST", "%s/%s/reconcile" % (CONNECTIONS, self.conn["id"]),
-                            headers=auth(self.key))
-        self.assertEqual(r.status, 202, r)
-        wait_for(lambda: self.connection()["api"]["reconciliation"]["lastSuccessAt"] != before,
-                 timeout=15, what="a reconciliation")
 
     def refunds_at_woovi(self, charge_id):
         """The refunds Woovi holds of the charge (its GET .../refund)."""
@@ -143,7 +78,8 @@ class WooviConnection(unittest.TestCase):
             f.write("-----BEGIN PUBLIC KEY-----\nnope\n-----END PUBLIC KEY-----\n")
         for args, code, msg in [
                 (["--provider", "stripe"], 2,
-                 "pixrelay bank connect: --provider must be one of api-pix, woovi, asaas\n"),
+                 "pixrelay bank connect: --provider must be one of api-pix, woovi, asaas, "
+                 "mercadopago\n"),
                 (["--provider", "woovi", "--env", "production"], 2,
                  "pixrelay bank connect: --api-token-file FILE is required in production "
                  "(the provider's API token: Woovi's AppID, Asaas's API key)\n"),
@@ -309,8 +245,7 @@ class WooviConnection(unittest.TestCase):
         self.reconcile_now()
         self.events(path, 2)
         day = brasilia_day(time.time())
-        rep = json.loads(self.px.cli("bank", "report", self.conn["id"], "--date", day,
-                                     "--json").stdout)
+        rep = self.report(day)
         payments = [t for t in self.wv.transactions if t["type"] == "PAYMENT"
                     and brasilia_day(parse_utc(t["time"])) == day]
         self.assertEqual(rep["pix"]["received"], len(payments), rep)
