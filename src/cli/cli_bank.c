@@ -920,6 +920,22 @@ int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 		if (id && (rc = cli_bank_env(&call, cfg, cmd, id, a.env, &env)) != 0)
 			goto closed;
 		rc = 1;
+		if (id && (api_update || strcmp(verb, "credentials") == 0)) {
+			/* a bank's OAuth2 credentials: a provider's token is given
+			 * at connect */
+			struct cli_bank_conn c;
+
+			cli_bank_read(&call, cfg, id, NULL, &c);
+			if (c.result == 0 && c.provider != PROVIDER_API_PIX) {
+				fprintf(stderr,
+					"pixrelay bank %s: %s is a %s connection: its API token is "
+					"given at connect (disconnect it and connect again with the "
+					"new one; docs/providers.md)\n",
+					verb, id, provider_name(c.provider));
+				rc = 2;
+				goto closed;
+			}
+		}
 		if (api_update && (rc = update_api(&call, cfg, env, id, &api)) != 0)
 			goto closed;
 		rc = 1;
