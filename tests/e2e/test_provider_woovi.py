@@ -100,6 +100,12 @@ class WooviConnection(ProviderCase):
             self.assertEqual((r.returncode, r.stderr), (code, msg), args)
         listed = json.loads(self.px.cli("bank", "list", "--env", "sandbox", "--json").stdout)
         self.assertEqual(len(listed["connections"]), 1)
+        # a bank's OAuth2 credentials are not a provider's token
+        r = self.px.cli("bank", "update", self.conn["id"], "--scope", "pix.read", check=False)
+        self.assertEqual((r.returncode, r.stderr), (
+            2, "pixrelay bank update: %s is a woovi connection: its API token is given at "
+               "connect (disconnect it and connect again with the new one; "
+               "docs/providers.md)\n" % self.conn["id"]))
 
     def test_register_webhook_registers_each_event_once(self):
         base = "https://hooks.loja.example/v1"
