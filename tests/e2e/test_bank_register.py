@@ -498,7 +498,7 @@ class Register(unittest.TestCase):
                          (1, "pixrelay bank register-webhook: no connection bnk_01M8C0C563ET99G3XMMMT3BH0C "
                              "in sandbox\n"))
         r = self.bankcli("--help")
-        self.assertIn("pixrelay bank register-webhook ID [--json]", r.stdout + r.stderr)
+        self.assertIn("pixrelay bank register-webhook ID [--email ADDRESS] [--json]", r.stdout + r.stderr)
 
 
 if __name__ == "__main__":
