@@ -168,10 +168,12 @@ static void woovi_hook(struct http_req *req, const struct banks_view *v)
 		refuse(req, v->provider, v->ref.id, "no x-webhook-signature");
 		return;
 	}
-	if (provsig_woovi_verify(v->prov_keys, req->body, req->body_len, sig, why, sizeof(why))) {
+	snprintf(why, sizeof(why), "no key to check the signature with: %s", v->why);
+	if (v->prov_keys &&
+	    provsig_keys_verify(v->prov_keys, req->body, req->body_len, sig, why, sizeof(why))) {
 		own = 0;
-	} else if (v->prov_own[0] && provsig_woovi_verify(v->prov_own, req->body, req->body_len,
-							  sig, why, sizeof(why))) {
+	} else if (v->prov_own && provsig_keys_verify(v->prov_own, req->body, req->body_len, sig,
+						      why, sizeof(why))) {
 		/* signed by pixrelay's own sandbox key (trigger): its body */
 		own = 1;
 	} else {

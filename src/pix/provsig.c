@@ -106,13 +106,37 @@ int provsig_public_keys_check(const char *pem, char *why, size_t whylen)
 	return 0;
 }
 
-bool provsig_woovi_verify(const char *pem_keys, const char *body, size_t len, const char *sig_b64,
-			  char *why, size_t whylen)
+struct provsig_keys {
+	EVP_PKEY *k[PROVSIG_WOOVI_KEYS_MAX];
+	int n;
+};
+
+struct provsig_keys *provsig_keys_new(const char *pem, char *why, size_t whylen)
 {
-	EVP_PKEY *keys[PROVSIG_WOOVI_KEYS_MAX];
+	struct provsig_keys *ks = mem_new(struct provsig_keys);
+
+	ks->n = keys_read(pem, ks->k, why, whylen);
+	if (ks->n < 0) {
+		free(ks);
+		return NULL;
+	}
+	return ks;
+}
+
+void provsig_keys_free(struct provsig_keys *ks)
+{
+	if (!ks)
+		return;
+	for (int i = 0; i < ks->n; i++)
+		EVP_PKEY_free(ks->k[i]);
+	free(ks);
+}
+
+bool provsig_keys_verify(const struct provsig_keys *ks, const char *body, size_t len,
+			 const char *sig_b64, char *why, size_t whylen)
+{
 	unsigned char *sig = NULL;
 	size_t siglen = 0, b64len = sig_b64 ? strlen(sig_b64) : 0;
-	int n = 0;
 	bool ok = false;
 
 	if (b64len == 0) {
@@ -134,20 +158,30 @@ bool provsig_woovi_verify(const char *pem_keys, const char *body, size_t len, co
 			 PROVSIG_WOOVI_SIG_MAX);
 		goto done;
 	}
-	n = keys_read(pem_keys, keys, why, whylen);
-	if (n < 0) {
-		n = 0;
-		goto done;
-	}
-	for (int i = 0; i < n && !ok; i++)
-		ok = rsa_sha256_verify(keys[i], body, len, sig, siglen);
+	for (int i = 0; i < ks->n && !ok; i++)
+		ok = rsa_sha256_verify(ks->k[i], body, len, sig, siglen);
 	if (!ok)
-		snprintf(why, whylen, "x-webhook-signature: made by none of the %d key%s", n,
-			 n == 1 ? "" : "s");
+		snprintf(why, whylen, "x-webhook-signature: made by none of the %d key%s", ks->n,
+			 ks->n == 1 ? "" : "s");
 done:
-	for (int i = 0; i < n; i++)
-		EVP_PKEY_free(keys[i]);
 	free(sig);
+	return ok;
+}
+
+bool provsig_woovi_verify(const char *pem_keys, const char *body, size_t len, const char *sig_b64,
+			  char *why, size_t whylen)
+{
+	struct provsig_keys *ks;
+	bool ok;
+
+	if (!sig_b64 || !*sig_b64) {
+		snprintf(why, whylen, "no x-webhook-signature");
+		return false;
+	}
+	if (!(ks = provsig_keys_new(pem_keys, why, whylen)))
+		return false;
+	ok = provsig_keys_verify(ks, body, len, sig_b64, why, whylen);
+	provsig_keys_free(ks);
 	return ok;
 }
 

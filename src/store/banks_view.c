@@ -8,6 +8,7 @@
 #include "banks_int.h"
 
 #include "pixrelay/core/certcheck.h"
+#include "pixrelay/pix/provsig.h"
 #include "pixrelay/core/mem.h"
 #include "pixrelay/pix/keyspace.h"
 #include "pixrelay/redis/cache.h"
@@ -42,8 +43,8 @@ static void view_free(void *p)
 	struct banks_view *v = p;
 
 	certcheck_free(v->trust);
-	free(v->prov_keys);
-	free(v->prov_own);
+	provsig_keys_free(v->prov_keys);
+	provsig_keys_free(v->prov_own);
 	free(v);
 }
 
@@ -81,9 +82,14 @@ static struct banks_view *view_of(const redisReply *h, const char *id)
 	if (v->auth == BANKS_PROVIDER) {
 		/* Asaas: its token's SHA-256; Woovi: its keys */
 		snprintf(v->token_sha, sizeof(v->token_sha), "%s", field(h, F_TOKEN));
-		v->prov_keys = mem_strdup(field(h, F_PROV_KEYS));
-		/* pixrelay's own key is believed in the sandbox only */
-		v->prov_own = mem_strdup(v->ref.env == ENV_SANDBOX ? field(h, F_PROV_OWN) : "");
+		/* read once here, judged on every call; pixrelay's own key is
+		 * believed in the sandbox only */
+		if (field(h, F_PROV_KEYS)[0])
+			v->prov_keys =
+			    provsig_keys_new(field(h, F_PROV_KEYS), v->why, sizeof(v->why));
+		if (v->ref.env == ENV_SANDBOX && field(h, F_PROV_OWN)[0])
+			v->prov_own =
+			    provsig_keys_new(field(h, F_PROV_OWN), v->why, sizeof(v->why));
 		return v;
 	}
 	if (v->auth == BANKS_URL_TOKEN) {

@@ -45,6 +45,16 @@ bool provsig_woovi_verify(const char *pem_keys, const char *body, size_t len, co
  * its provider's keys only when they read). */
 int provsig_public_keys_check(const char *pem, char *why, size_t whylen);
 
+/* The keys of `pem` read once (as provsig_woovi_verify reads them), for
+ * a connection's view that judges many calls: NULL with why when they do
+ * not read. provsig_keys_free frees (NULL is fine). */
+struct provsig_keys;
+struct provsig_keys *provsig_keys_new(const char *pem, char *why, size_t whylen);
+void provsig_keys_free(struct provsig_keys *ks);
+/* provsig_woovi_verify against keys read once. */
+bool provsig_keys_verify(const struct provsig_keys *ks, const char *body, size_t len,
+			 const char *sig_b64, char *why, size_t whylen);
+
 /* Sign `len` bytes of `body` as Woovi does, with the PEM private key
  * `pem_private` (RSA, no passphrase): pixrelay's own sandbox key, so that
  * `trigger` sends notifications the connection verifies. 0 with a new

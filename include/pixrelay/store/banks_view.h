@@ -18,13 +18,16 @@
 
 struct cache;
 struct certcheck;
+struct provsig_keys;
 
 struct banks_view {
 	struct banks_ref ref; /* id, account, environment */
 	enum provider provider;
 	enum banks_auth auth;
-	char *prov_keys;    /* BANKS_PROVIDER: the PEM public keys of its signatures ("" none) */
-	char *prov_own;	    /* and (sandbox) the public half of pixrelay's own pair ("" none) */
+	/* BANKS_PROVIDER: the public keys of its signatures, read once (NULL:
+	 * none, or they do not read: why says why), and (sandbox) the public
+	 * half of pixrelay's own pair (NULL: none) */
+	struct provsig_keys *prov_keys, *prov_own;
 	char token_sha[65]; /* BANKS_URL_TOKEN: the SHA-256 of its token, hex ("" none) */
 	/* BANKS_MTLS: the trust list with the leaf's pins, or NULL with why in
 	 * `why` (a list or a pin that does not read) */
