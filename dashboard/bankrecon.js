@@ -156,17 +156,23 @@ export function apiSection(c, gen, afterRun) {
       button.disabled = false;
     }
   });
+  const bank = !c.provider || c.provider === "api-pix";
   return h("div", {},
     h("section", { class: "panel", id: "bank-api" },
-      h("h2", {}, "The bank's API"),
-      dl([
+      h("h2", {}, bank ? "The bank's API" : "The provider's API"),
+      dl(bank ? [
         ["API URL", h("code", {}, a.apiUrl)],
         ["Token URL", h("code", {}, a.tokenUrl)],
         ["Client id", h("code", {}, a.clientId)],
         ["Certificate", certificate(a.certificate)],
         ["Bank's CA", a.bankCa ? certificate(a.bankCa) : "the system's trust store"],
+      ] : [
+        ["API URL", h("code", {}, a.apiUrl)],
+        ["Server's CA", a.bankCa ? certificate(a.bankCa) : "the system's trust store"],
       ]),
-      h("p", { class: "hint" }, "The client secret and the private key are kept sealed; no page shows them.")),
+      h("p", { class: "hint" }, bank
+        ? "The client secret and the private key are kept sealed; no page shows them."
+        : "The API token is kept sealed; no page shows it (docs/providers.md).")),
     h("section", { class: "panel", id: "bank-reconciliation" },
       h("h2", {}, "Reconciliation"),
       h("p", { class: "hint" }, "pixrelay asks the bank for the Pix it received (GET /pix) and takes " +
@@ -178,6 +184,14 @@ export function apiSection(c, gen, afterRun) {
 
 // What a connection without API credentials needs, and who gives it.
 export function noCredentials(c) {
+  if (c.provider && c.provider !== "api-pix") {
+    return h("section", { class: "panel", id: "no-credentials" },
+      h("h2", {}, "No API token"),
+      h("p", {}, "A sandbox connection without the provider's API token: its notifications are " +
+        "taken from their authenticated bodies and nothing is asked of the provider. Connect it " +
+        "again with --api-token-file to have pixrelay read each payment back and reconcile " +
+        "(docs/providers.md)."));
+  }
   const cmd = "pixrelay bank credentials " + c.id + " --env " + c.environment + " \\\n" +
     "    --api-url API_URL --token-url TOKEN_URL --client-id CLIENT_ID \\\n" +
     "    --client-secret-file secret.txt --cert company.crt --key company.key \\\n" +

@@ -74,8 +74,9 @@ export async function render(main, where, gen) {
   const listBox = h("div");
   main.append(listBox);
   const columns = [
-    { title: "Pix key", class: "wrap", cell: (c) => c.pixKey },
-    { title: "Authentication", cell: (c) => c.auth === "mtls" ? "mutual TLS" : "URL token" },
+    { title: "Pix key", class: "wrap", cell: (c) => c.pixKey || "—" },
+    { title: "Provider", cell: (c) => PROVIDER_NAME[c.provider] || c.provider },
+    { title: "Authentication", cell: (c) => authText(c.auth) },
     { title: "Reconciliation", cell: reconciliationBadge },
   ];
   if (session.master && !session.acting) {
@@ -92,6 +93,25 @@ export async function render(main, where, gen) {
       : h("p", { class: "empty" }, "No bank connections."));
   }
   await refresh();
+}
+
+// Who a connection speaks to, and how its calls are authenticated
+// (docs/providers.md).
+const PROVIDER_NAME = { "api-pix": "bank (API Pix)", woovi: "Woovi", asaas: "Asaas", mercadopago: "Mercado Pago" };
+const AUTH_TEXT = {
+  mtls: "mutual TLS",
+  "url-token": "URL token",
+  "woovi-rsa": "Woovi's RSA signature, read back",
+  "asaas-token": "Asaas's webhook token, read back",
+  "mp-signature": "Mercado Pago's x-signature, read back",
+  "mp-fetch": "unsigned (QR-code integration), read back",
+};
+function authText(auth) {
+  return AUTH_TEXT[auth] || auth;
+}
+// A connection's name on the page: its Pix key, else its provider.
+function label(c) {
+  return c.pixKey || (PROVIDER_NAME[c.provider] || c.provider) + " connection";
 }
 
 // What the bank reported, newest first (the last 200).
@@ -114,12 +134,12 @@ async function renderOne(main, id, gen) {
   const [c, log] = await Promise.all([api.request("GET", path), logOf()]);
   if (!session.current(gen)) return;
   const disconnect = h("button", { type: "button", class: "danger", id: "disconnect", on: { click: async () => {
-    const ok = await confirmDialog("Disconnect the bank of " + c.pixKey + "? Its webhook URL will be " +
+    const ok = await confirmDialog("Disconnect " + label(c) + "? Its webhook URL will be " +
       "refused from now on; what it reported stays.", "Disconnect");
     if (!ok) return;
     try {
       await api.request("POST", path + "/disconnect");
-      toast("Bank connection of " + c.pixKey + " disconnected.");
+      toast("Connection " + label(c) + " disconnected.");
       location.hash = "#/banks";
     } catch (e) {
       toast(e.message, "bad");
@@ -136,11 +156,12 @@ async function renderOne(main, id, gen) {
     await Promise.all([report.refresh(), logNow]);
   };
   main.append(h("p", { class: "crumbs" }, h("a", { href: "#/banks" }, "Banks"), " / ", c.id),
-    h("h1", {}, c.pixKey),
+    h("h1", {}, label(c)),
     dl([
       ["Id", h("code", {}, c.id)],
+      ["Provider", PROVIDER_NAME[c.provider] || c.provider],
       ["Pix key", c.pixKey],
-      ["Authentication", c.auth === "mtls" ? "mutual TLS" : "URL token (shown once, when connected)"],
+      ["Authentication", c.auth === "url-token" ? "URL token (shown once, when connected)" : authText(c.auth)],
       ["Client CA", c.clientCa ? c.clientCa.certificates + " certificate(s), SHA-256 " + c.clientCa.sha256 : null],
       ["Pinned subject", c.trust ? (c.trust.subject ? h("code", {}, c.trust.subject) : "any") : undefined],
       ["Pinned keys", c.trust ? (c.trust.pins.length
