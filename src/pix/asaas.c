@@ -238,6 +238,11 @@ int asaas_payment_pix(yajl_val pay, const char *path, struct bankpix *out, char 
 	return 0;
 }
 
+/* A page's results are provjson_page_parse's as they come. */
+_Static_assert((int)ASAAS_MALFORMED == (int)PROVJSON_MALFORMED &&
+		   (int)ASAAS_TOO_MANY == (int)PROVJSON_TOO_MANY,
+	       "the results of a page are provjson's numbers");
+
 /* ---- a page ---- */
 
 /* A refused payment: what the merchant gets of it (bankpix.h). */
@@ -258,7 +263,7 @@ static void refusal_make(yajl_val pay, size_t index, const char *err, struct ban
 }
 
 /* The payments ps[0..n) (a page's data, or the one payment of a
- * notification or of GET /payments/{id}, whose path is `one`) into *out. */
+ * notification, whose path is `one`) into *out. */
 static void page_read(yajl_val *ps, size_t n, const char *one, struct bankpix_batch *out)
 {
 	provjson_items_read(ps, n, "data", one, asaas_payment_pix, refusal_make, out);
@@ -269,19 +274,13 @@ int asaas_payments_parse(const char *body, size_t len, struct bankpix_batch *out
 {
 	yajl_val root = NULL, list;
 	bool more;
-	int rc = ASAAS_MALFORMED;
+	int rc;
 
-	if (json_parse_object_max(body, len, PAGE_VALUES, &root, err, errlen) < 0)
-		goto done;
-	switch (provjson_page_at(root, "data", ASAAS_PAGE_MAX, &list, err, errlen)) {
-	case PROVJSON_OK:
-		break;
-	case PROVJSON_TOO_MANY:
-		rc = ASAAS_TOO_MANY;
-		goto done;
-	default:
-		goto done;
-	}
+	rc = provjson_page_parse(body, len, PAGE_VALUES, "data", ASAAS_PAGE_MAX, &root, &list, err,
+				 errlen);
+	if (rc != PROVJSON_OK)
+		goto done; /* ASAAS_MALFORMED, ASAAS_TOO_MANY: the same numbers */
+	rc = ASAAS_MALFORMED;
 	if (provjson_bool_at(root, "hasMore", "", &more, err, errlen) < 0)
 		goto done;
 	page_read(list->u.array.values, list->u.array.len, NULL, out);
@@ -295,16 +294,7 @@ done:
 int asaas_payment_parse(const char *body, size_t len, struct bankpix_batch *out, char *err,
 			size_t errlen)
 {
-	yajl_val root = NULL;
-	int rc = ASAAS_MALFORMED;
-
-	if (json_parse_object(body, len, &root, err, errlen) < 0)
-		goto done;
-	page_read(&root, 1, "", out);
-	rc = ASAAS_OK;
-done:
-	yajl_tree_free(root);
-	return rc;
+	return provjson_item_parse(body, len, asaas_payment_pix, refusal_make, out, err, errlen);
 }
 
 /* ---- a notification ---- */

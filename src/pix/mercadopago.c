@@ -246,6 +246,11 @@ int mp_payment_pix(yajl_val pay, const char *path, struct bankpix *out, char *er
 	return 0;
 }
 
+/* A page's results are provjson_page_parse's as they come. */
+_Static_assert((int)MP_MALFORMED == (int)PROVJSON_MALFORMED &&
+		   (int)MP_TOO_MANY == (int)PROVJSON_TOO_MANY,
+	       "the results of a page are provjson's numbers");
+
 /* ---- a page ---- */
 
 /* A refused payment: what the merchant gets of it (bankpix.h). */
@@ -256,26 +261,10 @@ static void refusal_make(yajl_val pay, size_t index, const char *err, struct ban
 	r->horario_ms = provjson_time_peek(json_get(pay, "date_approved"), moment_ms);
 }
 
-/* The payments ps[0..n) (a page's results, or the one payment of GET
- * /v1/payments/{id}: `one`, "") into *out. */
-static void page_read(yajl_val *ps, size_t n, const char *one, struct bankpix_batch *out)
-{
-	provjson_items_read(ps, n, "results", one, mp_payment_pix, refusal_make, out);
-}
-
 int mp_payment_parse(const char *body, size_t len, struct bankpix_batch *out, char *err,
 		     size_t errlen)
 {
-	yajl_val root = NULL;
-	int rc = MP_MALFORMED;
-
-	if (json_parse_object(body, len, &root, err, errlen) < 0)
-		goto done;
-	page_read(&root, 1, "", out);
-	rc = MP_OK;
-done:
-	yajl_tree_free(root);
-	return rc;
+	return provjson_item_parse(body, len, mp_payment_pix, refusal_make, out, err, errlen);
 }
 
 /* paging.<key>: a whole number from 0 to PAGING_MAX. */
@@ -298,23 +287,18 @@ int mp_search_parse(const char *body, size_t len, struct bankpix_batch *out, boo
 	int64_t total, limit, offset;
 	int rc = MP_MALFORMED;
 
-	if (json_parse_object_max(body, len, PAGE_VALUES, &root, err, errlen) < 0)
-		goto done;
-	switch (provjson_page_at(root, "results", MP_PAGE_MAX, &list, err, errlen)) {
-	case PROVJSON_OK:
-		break;
-	case PROVJSON_TOO_MANY:
-		rc = MP_TOO_MANY;
-		goto done;
-	default:
-		goto done;
-	}
+	rc = provjson_page_parse(body, len, PAGE_VALUES, "results", MP_PAGE_MAX, &root, &list, err,
+				 errlen);
+	if (rc != PROVJSON_OK)
+		goto done; /* MP_MALFORMED, MP_TOO_MANY: the same numbers */
+	rc = MP_MALFORMED;
 	if (provjson_object_at(root, "paging", "", &paging, err, errlen) < 0 ||
 	    paging_at(paging, "total", &total, err, errlen) < 0 ||
 	    paging_at(paging, "limit", &limit, err, errlen) < 0 ||
 	    paging_at(paging, "offset", &offset, err, errlen) < 0)
 		goto done;
-	page_read(list->u.array.values, list->u.array.len, NULL, out);
+	provjson_items_read(list->u.array.values, list->u.array.len, "results", NULL,
+			    mp_payment_pix, refusal_make, out);
 	*has_more = list->u.array.len > 0 && offset + (int64_t)list->u.array.len < total;
 	rc = MP_OK;
 done:

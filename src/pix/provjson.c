@@ -468,3 +468,38 @@ void provjson_items_read(yajl_val *vs, size_t n, const char *list, const char *o
 	}
 	*out = b;
 }
+
+int provjson_item_parse(const char *body, size_t len, provjson_item_fn item,
+			provjson_refuse_fn refuse, struct bankpix_batch *out, char *err,
+			size_t errlen)
+{
+	yajl_val root = NULL;
+	int rc = PROVJSON_MALFORMED;
+
+	if (json_parse_object(body, len, &root, err, errlen) < 0)
+		goto done;
+	provjson_items_read(&root, 1, "", "", item, refuse, out);
+	rc = PROVJSON_OK;
+done:
+	yajl_tree_free(root);
+	return rc;
+}
+
+int provjson_page_parse(const char *body, size_t len, size_t max_values, const char *key,
+			size_t max, yajl_val *root, yajl_val *list, char *err, size_t errlen)
+{
+	yajl_val tree = NULL, v;
+	int rc = PROVJSON_MALFORMED;
+
+	if (json_parse_object_max(body, len, max_values, &tree, err, errlen) < 0)
+		goto done;
+	rc = provjson_page_at(tree, key, max, &v, err, errlen);
+	if (rc != PROVJSON_OK)
+		goto done;
+	*root = tree;
+	*list = v;
+	tree = NULL;
+done:
+	yajl_tree_free(tree);
+	return rc;
+}

@@ -213,6 +213,11 @@ static int refund_read(yajl_val tx, const char *path, size_t index, struct refun
 	return 0;
 }
 
+/* A page's results are provjson_page_parse's as they come. */
+_Static_assert((int)WOOVI_MALFORMED == (int)PROVJSON_MALFORMED &&
+		   (int)WOOVI_TOO_MANY == (int)PROVJSON_TOO_MANY,
+	       "the results of a page are provjson's numbers");
+
 /* ---- a page ---- */
 
 /* A refused transaction: what the merchant gets of it (bankpix.h). */
@@ -426,17 +431,11 @@ int woovi_transactions_parse(const char *body, size_t len, struct bankpix_batch 
 	bool next;
 	int rc = WOOVI_MALFORMED;
 
-	if (json_parse_object_max(body, len, PAGE_VALUES, &root, err, errlen) < 0)
-		goto done;
-	switch (provjson_page_at(root, "transactions", WOOVI_PAGE_MAX, &list, err, errlen)) {
-	case PROVJSON_OK:
-		break;
-	case PROVJSON_TOO_MANY:
-		rc = WOOVI_TOO_MANY;
-		goto done;
-	default:
-		goto done;
-	}
+	rc = provjson_page_parse(body, len, PAGE_VALUES, "transactions", WOOVI_PAGE_MAX, &root,
+				 &list, err, errlen);
+	if (rc != PROVJSON_OK)
+		goto done; /* WOOVI_MALFORMED, WOOVI_TOO_MANY: the same numbers */
+	rc = WOOVI_MALFORMED;
 	if (provjson_bool_at(json_get(root, "pageInfo"), "hasNextPage", "pageInfo", &next, err,
 			     errlen) < 0)
 		goto done;

@@ -235,4 +235,21 @@ void provjson_items_read(yajl_val *vs, size_t n, const char *list, const char *o
 			 provjson_item_fn item, provjson_refuse_fn refuse,
 			 struct bankpix_batch *out);
 
+/* A body of `len` bytes that is one payment (GET /payments/{id}'s answer)
+ * as a batch of what it gives: an item, a refusal (its reason "<field>:
+ * rule") or nothing, as provjson_items_read makes them. PROVJSON_OK with
+ * *out (bankpix_batch_deinit frees), or PROVJSON_MALFORMED with err when
+ * the body is not a JSON object (*out untouched). */
+int provjson_item_parse(const char *body, size_t len, provjson_item_fn item,
+			provjson_refuse_fn refuse, struct bankpix_batch *out, char *err,
+			size_t errlen);
+
+/* A page's body of `len` bytes: a JSON object of at most `max_values`
+ * values whose member `key` is an array of at most `max` elements.
+ * PROVJSON_OK with *root (the caller frees it with yajl_tree_free) and
+ * *list (borrowed from it), or PROVJSON_MALFORMED / PROVJSON_TOO_MANY with
+ * err and nothing written (the tree freed). */
+int provjson_page_parse(const char *body, size_t len, size_t max_values, const char *key,
+			size_t max, yajl_val *root, yajl_val *list, char *err, size_t errlen);
+
 #endif
