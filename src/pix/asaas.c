@@ -222,14 +222,7 @@ int asaas_payment_pix(yajl_val pay, const char *path, struct bankpix *out, char 
 	json_str(g, "horario");
 	json_str(g, when);
 	provjson_pix_provider(g, refunds, nrefunds, "asaas");
-	json_str(g, "paymentId");
-	json_str(g, id);
-	if (ref) {
-		json_str(g, "externalReference");
-		json_str(g, ref);
-	}
-	json_str(g, "status");
-	json_str(g, status);
+	provjson_pix_payment(g, id, ref, status);
 	if (pixtx) {
 		json_str(g, "pixTransaction");
 		json_str(g, pixtx);
@@ -237,11 +230,6 @@ int asaas_payment_pix(yajl_val pay, const char *path, struct bankpix *out, char 
 	provjson_pix_end(g, out, refunds, nrefunds);
 	return 0;
 }
-
-/* A page's results are provjson_page_parse's as they come. */
-_Static_assert((int)ASAAS_MALFORMED == (int)PROVJSON_MALFORMED &&
-		   (int)ASAAS_TOO_MANY == (int)PROVJSON_TOO_MANY,
-	       "the results of a page are provjson's numbers");
 
 /* ---- a page ---- */
 
@@ -278,8 +266,10 @@ int asaas_payments_parse(const char *body, size_t len, struct bankpix_batch *out
 
 	rc = provjson_page_parse(body, len, PAGE_VALUES, "data", ASAAS_PAGE_MAX, &root, &list, err,
 				 errlen);
-	if (rc != PROVJSON_OK)
-		goto done; /* ASAAS_MALFORMED, ASAAS_TOO_MANY: the same numbers */
+	if (rc != PROVJSON_OK) {
+		rc = rc == PROVJSON_TOO_MANY ? ASAAS_TOO_MANY : ASAAS_MALFORMED;
+		goto done;
+	}
 	rc = ASAAS_MALFORMED;
 	if (provjson_bool_at(root, "hasMore", "", &more, err, errlen) < 0)
 		goto done;

@@ -232,24 +232,12 @@ int mp_payment_pix(yajl_val pay, const char *path, struct bankpix *out, char *er
 	json_str(g, "horario");
 	json_str(g, when);
 	provjson_pix_provider(g, refunds, nrefunds, "mercadopago");
-	json_str(g, "paymentId");
-	json_str(g, id);
-	if (ref) {
-		json_str(g, "externalReference");
-		json_str(g, ref);
-	}
-	json_str(g, "status");
-	json_str(g, status);
+	provjson_pix_payment(g, id, ref, status);
 	json_str(g, "statusDetail");
 	json_str_or_null(g, detail);
 	provjson_pix_end(g, out, refunds, nrefunds);
 	return 0;
 }
-
-/* A page's results are provjson_page_parse's as they come. */
-_Static_assert((int)MP_MALFORMED == (int)PROVJSON_MALFORMED &&
-		   (int)MP_TOO_MANY == (int)PROVJSON_TOO_MANY,
-	       "the results of a page are provjson's numbers");
 
 /* ---- a page ---- */
 
@@ -289,8 +277,10 @@ int mp_search_parse(const char *body, size_t len, struct bankpix_batch *out, boo
 
 	rc = provjson_page_parse(body, len, PAGE_VALUES, "results", MP_PAGE_MAX, &root, &list, err,
 				 errlen);
-	if (rc != PROVJSON_OK)
-		goto done; /* MP_MALFORMED, MP_TOO_MANY: the same numbers */
+	if (rc != PROVJSON_OK) {
+		rc = rc == PROVJSON_TOO_MANY ? MP_TOO_MANY : MP_MALFORMED;
+		goto done;
+	}
 	rc = MP_MALFORMED;
 	if (provjson_object_at(root, "paging", "", &paging, err, errlen) < 0 ||
 	    paging_at(paging, "total", &total, err, errlen) < 0 ||

@@ -391,6 +391,18 @@ void provjson_pix_provider(yajl_gen g, const struct bankpix_refund *refunds, siz
 	json_str(g, name);
 }
 
+void provjson_pix_payment(yajl_gen g, const char *id, const char *ref, const char *status)
+{
+	json_str(g, "paymentId");
+	json_str(g, id);
+	if (ref) {
+		json_str(g, "externalReference");
+		json_str(g, ref);
+	}
+	json_str(g, "status");
+	json_str(g, status);
+}
+
 void provjson_pix_end(yajl_gen g, struct bankpix *out, struct bankpix_refund *refunds, size_t n)
 {
 	json_close(g);

@@ -213,11 +213,6 @@ static int refund_read(yajl_val tx, const char *path, size_t index, struct refun
 	return 0;
 }
 
-/* A page's results are provjson_page_parse's as they come. */
-_Static_assert((int)WOOVI_MALFORMED == (int)PROVJSON_MALFORMED &&
-		   (int)WOOVI_TOO_MANY == (int)PROVJSON_TOO_MANY,
-	       "the results of a page are provjson's numbers");
-
 /* ---- a page ---- */
 
 /* A refused transaction: what the merchant gets of it (bankpix.h). */
@@ -433,8 +428,10 @@ int woovi_transactions_parse(const char *body, size_t len, struct bankpix_batch 
 
 	rc = provjson_page_parse(body, len, PAGE_VALUES, "transactions", WOOVI_PAGE_MAX, &root,
 				 &list, err, errlen);
-	if (rc != PROVJSON_OK)
-		goto done; /* WOOVI_MALFORMED, WOOVI_TOO_MANY: the same numbers */
+	if (rc != PROVJSON_OK) {
+		rc = rc == PROVJSON_TOO_MANY ? WOOVI_TOO_MANY : WOOVI_MALFORMED;
+		goto done;
+	}
 	rc = WOOVI_MALFORMED;
 	if (provjson_bool_at(json_get(root, "pageInfo"), "hasNextPage", "pageInfo", &next, err,
 			     errlen) < 0)

@@ -200,6 +200,10 @@ yajl_gen provjson_pix_begin(struct bankpix *out, const char *prefix, const char 
 void provjson_pix_provider(yajl_gen g, const struct bankpix_refund *refunds, size_t n,
 			   const char *name);
 
+/* Write the provider's "paymentId": id, "externalReference": ref (when not
+ * NULL) and "status" (Asaas's and Mercado Pago's names of them). */
+void provjson_pix_payment(yajl_gen g, const char *id, const char *ref, const char *status);
+
 /* Close the provider and the Pix, and end *out: its json (g freed) and the
  * refunds[0..n) (taken). */
 void provjson_pix_end(yajl_gen g, struct bankpix *out, struct bankpix_refund *refunds, size_t n);
