@@ -187,17 +187,30 @@ int provjson_time_at(yajl_val obj, const char *key, const char *path, bool requi
 	return 0;
 }
 
-int provjson_object_at(yajl_val obj, const char *key, const char *path, yajl_val *out, char *err,
-		       size_t errlen)
+/* The required member `key` of the yajl type `type` (`rule` names it). */
+static int typed_at(yajl_val obj, const char *key, const char *path, yajl_type type,
+		    const char *rule, yajl_val *out, char *err, size_t errlen)
 {
 	yajl_val v = provjson_optional(obj, key);
 
 	if (!v)
 		return provjson_fail(err, errlen, path, key, "is required");
-	if (!YAJL_IS_OBJECT(v))
-		return provjson_fail(err, errlen, path, key, "must be an object");
+	if (v->type != type)
+		return provjson_fail(err, errlen, path, key, "%s", rule);
 	*out = v;
 	return 0;
+}
+
+int provjson_object_at(yajl_val obj, const char *key, const char *path, yajl_val *out, char *err,
+		       size_t errlen)
+{
+	return typed_at(obj, key, path, yajl_t_object, "must be an object", out, err, errlen);
+}
+
+int provjson_array_at(yajl_val obj, const char *key, const char *path, yajl_val *out, char *err,
+		      size_t errlen)
+{
+	return typed_at(obj, key, path, yajl_t_array, "must be an array", out, err, errlen);
 }
 
 int provjson_bool_at(yajl_val obj, const char *key, const char *path, bool *out, char *err,
@@ -210,19 +223,6 @@ int provjson_bool_at(yajl_val obj, const char *key, const char *path, bool *out,
 	if (!YAJL_IS_TRUE(v) && !YAJL_IS_FALSE(v))
 		return provjson_fail(err, errlen, path, key, "must be true or false");
 	*out = YAJL_IS_TRUE(v);
-	return 0;
-}
-
-int provjson_array_at(yajl_val obj, const char *key, const char *path, yajl_val *out, char *err,
-		      size_t errlen)
-{
-	yajl_val v = provjson_optional(obj, key);
-
-	if (!v)
-		return provjson_fail(err, errlen, path, key, "is required");
-	if (!YAJL_IS_ARRAY(v))
-		return provjson_fail(err, errlen, path, key, "must be an array");
-	*out = v;
 	return 0;
 }
 
