@@ -7,13 +7,12 @@
  */
 #include "pixrelay/pix/asaas.h"
 
-#include "pixrelay/core/ids.h"
+#include "pixrelay/pix/provjson.h"
+
 #include "pixrelay/core/json.h"
 #include "pixrelay/core/mem.h"
 #include "pixrelay/core/timefmt.h"
-#include "pixrelay/core/validate.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,133 +23,6 @@
 #define VALUES_PER_PAYMENT 1024
 #define PAGE_VALUES (ASAAS_PAGE_MAX * VALUES_PER_PAYMENT + 16)
 #define REFERENCE_MAX 140 /* characters of an externalReference the merchant's event shows */
-
-static int fail(char *err, size_t errlen, const char *path, const char *field, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
-
-/* "<path>.<field>: <rule>" into err; always -1. */
-static int fail(char *err, size_t errlen, const char *path, const char *field, const char *fmt, ...)
-{
-	va_list ap;
-	int n = snprintf(err, errlen, "%s%s%s: ", path, path[0] && field[0] ? "." : "", field);
-
-	if (n < 0 || (size_t)n >= errlen)
-		return -1;
-	va_start(ap, fmt);
-	vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
-/* A member that may be absent: NULL for absent and for null. */
-static yajl_val optional(yajl_val obj, const char *key)
-{
-	yajl_val v = json_get(obj, key);
-
-	return v && !YAJL_IS_NULL(v) ? v : NULL;
-}
-
-/* Whether `s` is 1 to `max` printable ASCII characters without spaces. */
-static bool id_text(const char *s, size_t max)
-{
-	size_t n = 0;
-
-	for (; s[n]; n++)
-		if (n >= max || (unsigned char)s[n] <= ' ' || (unsigned char)s[n] >= 0x7f)
-			return false;
-	return n > 0;
-}
-
-/* An id of a notification into out, or "". */
-static void id_copy(yajl_val v, char out[ASAAS_ID_MAX + 1])
-{
-	out[0] = '\0';
-	if (YAJL_IS_STRING(v) && id_text(v->u.string, ASAAS_ID_MAX))
-		snprintf(out, ASAAS_ID_MAX + 1, "%s", v->u.string);
-}
-
-/* Whether `s` is 1 to `max` of A-Z, a-z, 0-9, '-' and '_' (pay_...,
- * cus_...). */
-static bool asaas_id(const char *s, size_t max)
-{
-	size_t n = 0;
-
-	for (; s[n]; n++) {
-		char c = s[n];
-		if (n >= max || !((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
-				  (c >= 'A' && c <= 'Z') || c == '-' || c == '_'))
-			return false;
-	}
-	return n > 0;
-}
-
-/* A string member, `max` characters at most when max is not 0. 0 with *out
- * (NULL when optional and absent), or -1 with err. */
-static int string_at(yajl_val obj, const char *key, const char *path, bool required, long max,
-		     const char **out, char *err, size_t errlen)
-{
-	yajl_val v = required ? json_get(obj, key) : optional(obj, key);
-	long chars;
-
-	*out = NULL;
-	if (!v)
-		return required ? fail(err, errlen, path, key, "is required") : 0;
-	if (!YAJL_IS_STRING(v))
-		return fail(err, errlen, path, key, "must be a string");
-	if (max) {
-		chars = validate_utf8_chars(v->u.string, strlen(v->u.string));
-		if (chars < 0 || chars > max || validate_has_control(v->u.string))
-			return fail(err, errlen, path, key,
-				    "must be at most %ld characters, no control characters", max);
-	}
-	*out = v->u.string;
-	return 0;
-}
-
-/* An id member (pay_..., cus_...): 1 to `max` of A-Z, a-z, 0-9, '-', '_'. */
-static int id_at(yajl_val obj, const char *path, size_t max, const char **out, char *err,
-		 size_t errlen)
-{
-	if (string_at(obj, "id", path, true, 0, out, err, errlen) < 0)
-		return -1;
-	if (!asaas_id(*out, max))
-		return fail(err, errlen, path, "id", "must be 1 to %zu letters, digits, '-' or '_'",
-			    max);
-	return 0;
-}
-
-/* A status: 1 to ASAAS_STATUS_MAX of A-Z and _. */
-static int status_at(yajl_val obj, const char *path, const char **out, char *err, size_t errlen)
-{
-	const char *s;
-	size_t n = 0;
-
-	if (string_at(obj, "status", path, true, 0, &s, err, errlen) < 0)
-		return -1;
-	for (; s[n]; n++)
-		if (n >= ASAAS_STATUS_MAX || !((s[n] >= 'A' && s[n] <= 'Z') || s[n] == '_'))
-			break;
-	if (n == 0 || s[n])
-		return fail(err, errlen, path, "status", "must be 1 to %d of A-Z and _",
-			    ASAAS_STATUS_MAX);
-	*out = s;
-	return 0;
-}
-
-/* A value in reais: a JSON number, read from its text. */
-static int cents_at(yajl_val obj, const char *key, const char *path, int64_t *cents, char *err,
-		    size_t errlen)
-{
-	yajl_val v = json_get(obj, key);
-
-	if (!v || YAJL_IS_NULL(v))
-		return fail(err, errlen, path, key, "is required");
-	if (!YAJL_IS_NUMBER(v) || bankpix_reais_cents(v->u.number.r, cents) < 0)
-		return fail(err, errlen, path, key,
-			    "must be a number of reais from 0.01 to 9999999999.99 with at most 2 "
-			    "decimal places, like 10.5");
-	return 0;
-}
 
 /* Whether s[0..n) are digits. */
 static bool digits(const char *s, size_t n)
@@ -187,10 +59,8 @@ static int moment_ms(const char *s, long long *ms)
 
 /* ---- a payment ---- */
 
-enum kind { NOT_ITEM, ITEM, UNKNOWN };
-
 /* What Asaas's payment status says of the money (the header). */
-static enum kind status_kind(const char *s)
+static enum provjson_kind status_kind(const char *s)
 {
 	static const char *const items[] = {
 	    "RECEIVED",		  "CONFIRMED",
@@ -203,38 +73,8 @@ static enum kind status_kind(const char *s)
 	    "RECEIVED_IN_CASH", "DUNNING_REQUESTED", "DUNNING_RECEIVED",
 	};
 
-	for (size_t i = 0; i < sizeof(items) / sizeof(*items); i++)
-		if (strcmp(s, items[i]) == 0)
-			return ITEM;
-	for (size_t i = 0; i < sizeof(others) / sizeof(*others); i++)
-		if (strcmp(s, others[i]) == 0)
-			return NOT_ITEM;
-	return UNKNOWN;
-}
-
-static void refunds_free(struct bankpix_refund *r, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(r[i].json);
-	free(r);
-}
-
-/* A refund's own id (id, else endToEndIdentifier) as the header says, into
- * out; false when it has neither. */
-static bool refund_own_id(const char *own, char out[BANKPIX_REFUND_ID_MAX + 1])
-{
-	char sha[65];
-
-	if (!own || !*own)
-		return false;
-	if (bankpix_is_alnum(own, 1, BANKPIX_REFUND_ID_MAX)) {
-		snprintf(out, BANKPIX_REFUND_ID_MAX + 1, "%s", own);
-		return true;
-	}
-	ids_sha256_hex(sha, own, strlen(own));
-	memcpy(out, sha, BANKPIX_REFUND_ID_MAX);
-	out[BANKPIX_REFUND_ID_MAX] = '\0';
-	return true;
+	return provjson_status_kind(s, items, sizeof(items) / sizeof(*items), others,
+				    sizeof(others) / sizeof(*others));
 }
 
 /* The refunds of the payment `pay_id` (rs[0..n), already checked to be
@@ -244,7 +84,7 @@ static int refunds_read(yajl_val *rs, size_t n, const char *pay_id, const char *
 {
 	struct bankpix_refund *list = n ? mem_calloc(n, sizeof(*list)) : NULL;
 	const char **dates = n ? mem_calloc(n, sizeof(*dates)) : NULL;
-	char rpath[64], valor[24], when[25];
+	char rpath[64], when[25];
 	int rc = -1;
 
 	for (size_t j = 0; j < n; j++) {
@@ -252,14 +92,13 @@ static int refunds_read(yajl_val *rs, size_t n, const char *pay_id, const char *
 		yajl_val v = rs[j];
 		const char *status, *date, *own = NULL, *e2e = NULL, *motivo = NULL;
 		long long ms;
-		yajl_gen g;
 
-		snprintf(rpath, sizeof(rpath), "%s%srefunds[%zu]", path, path[0] ? "." : "", j);
+		provjson_path(rpath, sizeof(rpath), path, "refunds[%zu]", j);
 		if (!YAJL_IS_OBJECT(v)) {
-			fail(err, errlen, rpath, "", "must be an object");
+			provjson_fail(err, errlen, rpath, "", "must be an object");
 			goto done;
 		}
-		if (status_at(v, rpath, &status, err, errlen) < 0)
+		if (provjson_status_at(v, rpath, ASAAS_STATUS_MAX, &status, err, errlen) < 0)
 			goto done;
 		if (strcmp(status, "DONE") == 0)
 			r->status = BANKPIX_DEVOLVIDO;
@@ -268,70 +107,46 @@ static int refunds_read(yajl_val *rs, size_t n, const char *pay_id, const char *
 		else if (strcmp(status, "CANCELLED") == 0)
 			r->status = BANKPIX_NAO_REALIZADO;
 		else {
-			fail(err, errlen, rpath, "status", "must be PENDING, DONE or CANCELLED");
+			provjson_fail(err, errlen, rpath, "status",
+				      "must be PENDING, DONE or CANCELLED");
 			goto done;
 		}
-		if (cents_at(v, "value", rpath, &r->cents, err, errlen) < 0 ||
-		    string_at(v, "dateCreated", rpath, true, 0, &date, err, errlen) < 0 ||
-		    string_at(v, "id", rpath, false, 0, &own, err, errlen) < 0 ||
-		    string_at(v, "endToEndIdentifier", rpath, false, 0, &e2e, err, errlen) < 0 ||
-		    string_at(v, "description", rpath, false, BANKPIX_TEXT_MAX, &motivo, err,
-			      errlen) < 0)
+		if (provjson_reais_at(v, "value", rpath, &r->cents, err, errlen) < 0 ||
+		    provjson_string_at(v, "dateCreated", rpath, true, 0, &date, err, errlen) < 0 ||
+		    provjson_string_at(v, "id", rpath, false, 0, &own, err, errlen) < 0 ||
+		    provjson_string_at(v, "endToEndIdentifier", rpath, false, 0, &e2e, err,
+				       errlen) < 0 ||
+		    provjson_string_at(v, "description", rpath, false, BANKPIX_TEXT_MAX, &motivo,
+				       err, errlen) < 0)
 			goto done;
 		if (moment_ms(date, &ms) < 0) {
-			fail(err, errlen, rpath, "dateCreated", MOMENT_RULE);
+			provjson_fail(err, errlen, rpath, "dateCreated", MOMENT_RULE);
 			goto done;
 		}
 		dates[j] = date;
-		if (!refund_own_id(own, r->id) && !refund_own_id(e2e, r->id)) {
+		if (provjson_refund_id(own, r->id) < 0 && provjson_refund_id(e2e, r->id) < 0) {
 			/* no id of its own (AS-REF): its payment, date, value and
 			 * how many alike came before it */
-			char sha[65], *key;
+			char *key;
 			size_t same = 0;
 
 			for (size_t k = 0; k < j; k++)
 				same += list[k].cents == r->cents && strcmp(dates[k], date) == 0;
 			key = mem_printf("%s|%s|%lld|%zu", pay_id, date, (long long)r->cents, same);
-			ids_sha256_hex(sha, key, strlen(key));
+			provjson_hash_id(key, strlen(key), r->id);
 			free(key);
-			memcpy(r->id, sha, BANKPIX_REFUND_ID_MAX);
-			r->id[BANKPIX_REFUND_ID_MAX] = '\0';
 		}
-		if (e2e && bankpix_is_alnum(e2e, BANKPIX_E2E_LEN, BANKPIX_E2E_LEN))
+		if (provjson_is_e2e(e2e))
 			snprintf(r->rtr_id, sizeof(r->rtr_id), "%s", e2e);
-
-		bankpix_cents_text(r->cents, valor);
 		timefmt_rfc3339(when, (uint64_t)ms);
-		g = json_gen_new();
-		json_open(g);
-		json_str(g, "id");
-		json_str(g, r->id);
-		if (r->rtr_id[0]) {
-			json_str(g, "rtrId");
-			json_str(g, r->rtr_id);
-		}
-		json_str(g, "valor");
-		json_str(g, valor);
-		json_str(g, "horario");
-		json_open(g);
-		json_str(g, "solicitacao");
-		json_str(g, when);
-		json_close(g);
-		if (motivo && *motivo) {
-			json_str(g, "motivo");
-			json_str(g, motivo);
-		}
-		json_str(g, "status");
-		json_str(g, bankpix_refund_status_name(r->status));
-		json_close(g);
-		r->json = json_take(g);
+		r->json = provjson_refund_json(r, when, motivo);
 	}
 	*out = list;
 	list = NULL;
 	rc = 0;
 done:
 	if (list)
-		refunds_free(list, n);
+		provjson_refunds_free(list, n);
 	free(dates);
 	return rc;
 }
@@ -352,123 +167,67 @@ static const char *payment_e2e(yajl_val pay)
 int asaas_payment_pix(yajl_val pay, const char *path, struct bankpix *out, char *err, size_t errlen)
 {
 	static const char *const dates[] = {"paymentDate", "clientPaymentDate", "confirmedDate"};
-	const char *id, *status, *billing, *date = NULL, *ref = NULL, *pixtx = NULL, *e2e;
+	const char *id, *status, *billing, *date = NULL, *ref, *pixtx = NULL;
 	struct bankpix_refund *refunds = NULL;
 	size_t nrefunds = 0;
-	yajl_val rs, ext, ptx;
+	yajl_val rs, ptx;
 	int64_t cents;
 	long long ms = 0;
-	char valor[24], when[25];
-	bool std_e2e, txid;
+	char when[25];
 	yajl_gen g;
 
 	if (!YAJL_IS_OBJECT(pay))
-		return fail(err, errlen, path, "", "must be an object");
-	if (id_at(pay, path, ASAAS_PAYMENT_ID_MAX, &id, err, errlen) < 0 ||
-	    string_at(pay, "billingType", path, true, 0, &billing, err, errlen) < 0)
+		return provjson_fail(err, errlen, path, "", "must be an object");
+	if (provjson_id_at(pay, "id", path, ASAAS_PAYMENT_ID_MAX, &id, err, errlen) < 0 ||
+	    provjson_string_at(pay, "billingType", path, true, 0, &billing, err, errlen) < 0)
 		return -1;
 	/* a boleto's or a card's statuses are none of a Pix's business */
 	if (strcmp(billing, "PIX") != 0)
 		return ASAAS_NOT_RECEIVED;
-	if (status_at(pay, path, &status, err, errlen) < 0)
+	if (provjson_status_at(pay, path, ASAAS_STATUS_MAX, &status, err, errlen) < 0)
 		return -1;
 	switch (status_kind(status)) {
-	case NOT_ITEM:
+	case PROVJSON_NOT_ITEM:
 		return ASAAS_NOT_RECEIVED;
-	case UNKNOWN:
-		return fail(err, errlen, path, "status", "is not one of Asaas's payment statuses");
-	case ITEM:
+	case PROVJSON_UNKNOWN:
+		return provjson_fail(err, errlen, path, "status",
+				     "is not one of Asaas's payment statuses");
+	case PROVJSON_ITEM:
 		break;
 	}
-	if (cents_at(pay, "value", path, &cents, err, errlen) < 0)
+	if (provjson_reais_at(pay, "value", path, &cents, err, errlen) < 0)
 		return -1;
-	for (size_t i = 0; i < sizeof(dates) / sizeof(*dates) && !date; i++) {
-		if (string_at(pay, dates[i], path, false, 0, &date, err, errlen) < 0)
+	for (size_t i = 0; i < sizeof(dates) / sizeof(*dates) && !date; i++)
+		if (provjson_time_at(pay, dates[i], path, false, moment_ms, MOMENT_RULE, &date, &ms,
+				     err, errlen) < 0)
 			return -1;
-		if (date && moment_ms(date, &ms) < 0)
-			return fail(err, errlen, path, dates[i], MOMENT_RULE);
-	}
 	if (!date)
-		return fail(err, errlen, path, "paymentDate",
-			    "is required (or clientPaymentDate, confirmedDate) for a payment "
-			    "received");
-	ext = json_get(pay, "externalReference");
-	if (YAJL_IS_STRING(ext) && !validate_has_control(ext->u.string)) {
-		long chars = validate_utf8_chars(ext->u.string, strlen(ext->u.string));
-		if (chars > 0 && chars <= REFERENCE_MAX)
-			ref = ext->u.string;
-	}
+		return provjson_fail(err, errlen, path, "paymentDate",
+				     "is required (or clientPaymentDate, confirmedDate) for a "
+				     "payment received");
+	ref = provjson_text(json_get(pay, "externalReference"), REFERENCE_MAX);
 	ptx = json_get(pay, "pixTransaction");
-	if (YAJL_IS_STRING(ptx) && id_text(ptx->u.string, ASAAS_ID_MAX))
+	if (YAJL_IS_STRING(ptx) && provjson_is_token(ptx->u.string, ASAAS_ID_MAX))
 		pixtx = ptx->u.string;
-	e2e = payment_e2e(pay);
-	rs = optional(pay, "refunds");
-	if (rs && !YAJL_IS_ARRAY(rs))
-		return fail(err, errlen, path, "refunds", "must be an array");
-	if (rs && rs->u.array.len > BANKPIX_REFUNDS_MAX)
-		return fail(err, errlen, path, "refunds", "more than %d refunds of one payment",
-			    BANKPIX_REFUNDS_MAX);
+	if (provjson_refunds_at(pay, path, &rs, err, errlen) < 0)
+		return -1;
 	if (rs) {
 		nrefunds = rs->u.array.len;
 		if (refunds_read(rs->u.array.values, nrefunds, id, path, &refunds, err, errlen) < 0)
 			return -1;
 	}
 
-	std_e2e = e2e && bankpix_is_alnum(e2e, BANKPIX_E2E_LEN, BANKPIX_E2E_LEN);
-	txid = ref && bankpix_is_alnum(ref, 1, BANKPIX_TXID_MAX);
-	memset(out, 0, sizeof(*out));
-	snprintf(out->id, sizeof(out->id), ASAAS_ID_PREFIX "%s", id);
-	if (std_e2e)
-		snprintf(out->e2e, sizeof(out->e2e), "%s", e2e);
-	if (txid)
-		snprintf(out->txid, sizeof(out->txid), "%s", ref);
-	out->chave = NULL;
-	out->cents = cents;
-	out->parts = BANKPIX_PARTS_NONE;
-	out->horario_ms = ms;
-
-	bankpix_cents_text(cents, valor);
 	timefmt_rfc3339(when, (uint64_t)ms);
-	g = json_gen_new();
-	json_open(g);
-	if (std_e2e) {
-		json_str(g, "endToEndId");
-		json_str(g, e2e);
-	}
-	if (txid) {
-		json_str(g, "txid");
-		json_str(g, ref);
-	}
-	json_str(g, "valor");
-	json_str(g, valor);
+	g = provjson_pix_begin(out, ASAAS_ID_PREFIX, id, payment_e2e(pay), ref, cents, ms);
 	json_str(g, "horario");
 	json_str(g, when);
-	json_str(g, "devolucoes");
-	json_open_array(g);
-	for (size_t j = 0; j < nrefunds; j++)
-		json_raw(g, refunds[j].json, strlen(refunds[j].json));
-	json_close_array(g);
-	json_str(g, "provider");
-	json_open(g);
-	json_str(g, "name");
-	json_str(g, "asaas");
-	json_str(g, "paymentId");
-	json_str(g, id);
-	if (ref) {
-		json_str(g, "externalReference");
-		json_str(g, ref);
-	}
-	json_str(g, "status");
-	json_str(g, status);
+	provjson_pix_provider(g, refunds, nrefunds, "asaas");
+	provjson_pix_payment(g, id, ref, status);
 	if (pixtx) {
 		json_str(g, "pixTransaction");
 		json_str(g, pixtx);
 	}
-	json_close(g);
-	json_close(g);
-	out->json = json_take(g);
-	out->refunds = refunds;
-	out->nrefunds = nrefunds;
+	provjson_pix_end(g, out, refunds, nrefunds);
 	return 0;
 }
 
@@ -477,109 +236,45 @@ int asaas_payment_pix(yajl_val pay, const char *path, struct bankpix *out, char 
 /* A refused payment: what the merchant gets of it (bankpix.h). */
 static void refusal_make(yajl_val pay, size_t index, const char *err, struct bankpix_refusal *r)
 {
-	yajl_gen g = json_gen_new();
-	yajl_val v;
-	const char *buf, *e2e;
-	size_t len;
+	yajl_val v = json_get(pay, "id");
+	const char *e2e = payment_e2e(pay);
 
-	memset(r, 0, sizeof(*r));
-	r->index = index;
-	snprintf(r->err, sizeof(r->err), "%s", err);
-	json_open_array(g);
-	json_str(g, r->err);
-	json_close_array(g);
-	r->reasons = json_take(g);
-	g = json_gen_new();
-	json_write_value(g, pay);
-	r->item = json_take(g);
-	v = json_get(pay, "value");
-	if (!YAJL_IS_NUMBER(v) || bankpix_reais_cents(v->u.number.r, &r->cents) < 0)
-		r->cents = -1;
-	r->horario_ms = 0;
-	v = json_get(pay, "paymentDate");
-	if (!YAJL_IS_STRING(v) || moment_ms(v->u.string, &r->horario_ms) < 0)
-		r->horario_ms = 0;
-	e2e = payment_e2e(pay);
-	if (e2e && bankpix_is_alnum(e2e, BANKPIX_E2E_LEN, BANKPIX_E2E_LEN))
+	provjson_refusal_make(pay, index, err, ASAAS_ID_PREFIX,
+			      YAJL_IS_STRING(v) && provjson_is_id(v->u.string, ASAAS_PAYMENT_ID_MAX)
+				  ? v->u.string
+				  : NULL,
+			      r);
+	r->cents = provjson_reais_peek(json_get(pay, "value"));
+	r->horario_ms = provjson_time_peek(json_get(pay, "paymentDate"), moment_ms);
+	if (provjson_is_e2e(e2e))
 		snprintf(r->e2e, sizeof(r->e2e), "%s", e2e);
-	v = json_get(pay, "id");
-	if (YAJL_IS_STRING(v) && asaas_id(v->u.string, ASAAS_PAYMENT_ID_MAX)) {
-		snprintf(r->id, sizeof(r->id), ASAAS_ID_PREFIX "%s", v->u.string);
-	} else {
-		/* the same payment sent again, its members in another order,
-		 * is the same payment */
-		g = json_gen_new();
-		json_write_canonical(g, pay);
-		buf = json_buf(g, &len);
-		ids_sha256_hex(r->id, buf, len);
-		yajl_gen_free(g);
-	}
 }
 
 /* The payments ps[0..n) (a page's data, or the one payment of a
- * notification or of GET /payments/{id}, whose path is `one`) into *out. */
+ * notification, whose path is `one`) into *out. */
 static void page_read(yajl_val *ps, size_t n, const char *one, struct bankpix_batch *out)
 {
-	struct bankpix_batch b = {0};
-	char path[48], err[BANKPIX_ERR_MAX];
-
-	if (n) {
-		b.items = mem_calloc(n, sizeof(*b.items));
-		b.refused = mem_calloc(n, sizeof(*b.refused));
-	}
-	for (size_t i = 0; i < n; i++) {
-		int rc;
-
-		if (one)
-			snprintf(path, sizeof(path), "%s", one);
-		else
-			snprintf(path, sizeof(path), "data[%zu]", i);
-		rc = asaas_payment_pix(ps[i], path, &b.items[b.n], err, sizeof(err));
-		if (rc == 0)
-			b.n++;
-		else if (rc < 0)
-			refusal_make(ps[i], i, err, &b.refused[b.nrefused++]);
-	}
-	*out = b;
-}
-
-/* The `data` array of a list, or NULL with err. */
-static yajl_val list_data(yajl_val root, char *err, size_t errlen)
-{
-	yajl_val list = json_get(root, "data");
-
-	if (!list)
-		snprintf(err, errlen, "data: is required");
-	else if (!YAJL_IS_ARRAY(list))
-		snprintf(err, errlen, "data: must be an array");
-	else
-		return list;
-	return NULL;
+	provjson_items_read(ps, n, "data", one, asaas_payment_pix, refusal_make, out);
 }
 
 int asaas_payments_parse(const char *body, size_t len, struct bankpix_batch *out, bool *has_more,
 			 char *err, size_t errlen)
 {
-	yajl_val root = NULL, list, more;
-	int rc = ASAAS_MALFORMED;
+	yajl_val root = NULL, list;
+	bool more;
+	int rc;
 
-	if (json_parse_object_max(body, len, PAGE_VALUES, &root, err, errlen) < 0)
-		goto done;
-	if (!(list = list_data(root, err, errlen)))
-		goto done;
-	if (list->u.array.len > ASAAS_PAGE_MAX) {
-		snprintf(err, errlen, "data: more than %d in one page", ASAAS_PAGE_MAX);
-		rc = ASAAS_TOO_MANY;
+	rc = provjson_page_parse(body, len, PAGE_VALUES, "data", ASAAS_PAGE_MAX, &root, &list, err,
+				 errlen);
+	if (rc != PROVJSON_OK) {
+		rc = rc == PROVJSON_TOO_MANY ? ASAAS_TOO_MANY : ASAAS_MALFORMED;
 		goto done;
 	}
-	more = json_get(root, "hasMore");
-	if (!YAJL_IS_TRUE(more) && !YAJL_IS_FALSE(more)) {
-		snprintf(err, errlen, "hasMore: %s",
-			 more ? "must be true or false" : "is required");
+	rc = ASAAS_MALFORMED;
+	if (provjson_bool_at(root, "hasMore", "", &more, err, errlen) < 0)
 		goto done;
-	}
 	page_read(list->u.array.values, list->u.array.len, NULL, out);
-	*has_more = YAJL_IS_TRUE(more);
+	*has_more = more;
 	rc = ASAAS_OK;
 done:
 	yajl_tree_free(root);
@@ -589,16 +284,7 @@ done:
 int asaas_payment_parse(const char *body, size_t len, struct bankpix_batch *out, char *err,
 			size_t errlen)
 {
-	yajl_val root = NULL;
-	int rc = ASAAS_MALFORMED;
-
-	if (json_parse_object(body, len, &root, err, errlen) < 0)
-		goto done;
-	page_read(&root, 1, "", out);
-	rc = ASAAS_OK;
-done:
-	yajl_tree_free(root);
-	return rc;
+	return provjson_item_parse(body, len, asaas_payment_pix, refusal_make, out, err, errlen);
 }
 
 /* ---- a notification ---- */
@@ -623,24 +309,23 @@ static const struct {
  * err. */
 static int notice_read(yajl_val root, struct asaas_notice *out, char *err, size_t errlen)
 {
-	yajl_val event = json_get(root, "event"), pay;
 	struct asaas_notice n = {0};
+	const char *event;
+	yajl_val pay;
 
-	if (!YAJL_IS_STRING(event)) {
-		snprintf(err, errlen, "event: %s", event ? "must be a string" : "is required");
+	if (provjson_string_at(root, "event", "", true, 0, &event, err, errlen) < 0)
 		return -1;
-	}
 	n.kind = ASAAS_EVENT_OTHER;
 	for (size_t i = 0; i < sizeof(events) / sizeof(*events); i++)
-		if (strcmp(event->u.string, events[i].name) == 0)
+		if (strcmp(event, events[i].name) == 0)
 			n.kind = events[i].kind;
-	if (strncmp(event->u.string, CHARGEBACK_PREFIX, sizeof(CHARGEBACK_PREFIX) - 1) == 0)
+	if (strncmp(event, CHARGEBACK_PREFIX, sizeof(CHARGEBACK_PREFIX) - 1) == 0)
 		n.kind = ASAAS_PAYMENT_CHARGEBACK;
-	id_copy(json_get(root, "id"), n.id);
+	provjson_token_copy(json_get(root, "id"), n.id, ASAAS_ID_MAX);
 	pay = json_get(root, "payment");
 	if (YAJL_IS_OBJECT(pay))
-		id_copy(json_get(pay, "id"), n.payment);
-	n.event = mem_strdup(event->u.string);
+		provjson_token_copy(json_get(pay, "id"), n.payment, ASAAS_ID_MAX);
+	n.event = mem_strdup(event);
 	*out = n;
 	return 0;
 }
@@ -679,11 +364,8 @@ int asaas_notice_batch(const char *body, size_t len, struct bankpix_batch *out, 
 	if (notice_read(root, &n, err, errlen) < 0)
 		goto done;
 	asaas_notice_deinit(&n);
-	pay = json_get(root, "payment");
-	if (!YAJL_IS_OBJECT(pay)) {
-		snprintf(err, errlen, "payment: %s", pay ? "must be an object" : "is required");
+	if (provjson_object_at(root, "payment", "", &pay, err, errlen) < 0)
 		goto done;
-	}
 	page_read(&pay, 1, "payment", out);
 	rc = ASAAS_OK;
 done:
@@ -702,7 +384,7 @@ int asaas_customer_created(const char *body, size_t len, char id[ASAAS_ID_MAX + 
 
 	if (json_parse_object(body, len, &root, err, errlen) < 0)
 		goto done;
-	if (id_at(root, "", ASAAS_ID_MAX, &s, err, errlen) < 0)
+	if (provjson_id_at(root, "id", "", ASAAS_ID_MAX, &s, err, errlen) < 0)
 		goto done;
 	snprintf(id, ASAAS_ID_MAX + 1, "%s", s);
 	rc = ASAAS_OK;
@@ -715,9 +397,9 @@ done:
  * ASAAS_NONE, or ASAAS_MALFORMED with err. */
 static int list_first(yajl_val root, yajl_val *first, char *err, size_t errlen)
 {
-	yajl_val list = list_data(root, err, errlen);
+	yajl_val list;
 
-	if (!list)
+	if (provjson_array_at(root, "data", "", &list, err, errlen) < 0)
 		return ASAAS_MALFORMED;
 	if (list->u.array.len == 0)
 		return ASAAS_NONE;
@@ -742,7 +424,7 @@ int asaas_customers_found(const char *body, size_t len, char id[ASAAS_ID_MAX + 1
 	if (rc != ASAAS_OK)
 		goto done;
 	rc = ASAAS_MALFORMED;
-	if (id_at(first, "data[0]", ASAAS_ID_MAX, &s, err, errlen) < 0)
+	if (provjson_id_at(first, "id", "data[0]", ASAAS_ID_MAX, &s, err, errlen) < 0)
 		goto done;
 	snprintf(id, ASAAS_ID_MAX + 1, "%s", s);
 	rc = ASAAS_OK;
@@ -758,13 +440,13 @@ static int created_read(yajl_val pay, const char *path, struct asaas_created *ou
 	struct asaas_created c = {0};
 	const char *id, *status;
 
-	if (id_at(pay, path, ASAAS_ID_MAX, &id, err, errlen) < 0 ||
-	    status_at(pay, path, &status, err, errlen) < 0 ||
-	    cents_at(pay, "value", path, &c.cents, err, errlen) < 0)
+	if (provjson_id_at(pay, "id", path, ASAAS_ID_MAX, &id, err, errlen) < 0 ||
+	    provjson_status_at(pay, path, ASAAS_STATUS_MAX, &status, err, errlen) < 0 ||
+	    provjson_reais_at(pay, "value", path, &c.cents, err, errlen) < 0)
 		return -1;
 	snprintf(c.id, sizeof(c.id), "%s", id);
 	snprintf(c.status, sizeof(c.status), "%s", status);
-	id_copy(json_get(pay, "externalReference"), c.external_reference);
+	provjson_token_copy(json_get(pay, "externalReference"), c.external_reference, ASAAS_ID_MAX);
 	*out = c;
 	return 0;
 }
@@ -813,10 +495,10 @@ int asaas_qrcode(const char *body, size_t len, char **payload, char *err, size_t
 
 	if (json_parse_object(body, len, &root, err, errlen) < 0)
 		goto done;
-	if (string_at(root, "payload", "", true, ASAAS_BRCODE_MAX, &s, err, errlen) < 0)
+	if (provjson_string_at(root, "payload", "", true, ASAAS_BRCODE_MAX, &s, err, errlen) < 0)
 		goto done;
 	if (!*s) {
-		fail(err, errlen, "", "payload", "must not be empty");
+		provjson_fail(err, errlen, "", "payload", "must not be empty");
 		goto done;
 	}
 	*payload = mem_strdup(s);
@@ -835,7 +517,7 @@ int asaas_refund_answer(const char *body, size_t len, char status[ASAAS_STATUS_M
 
 	if (json_parse_object(body, len, &root, err, errlen) < 0)
 		goto done;
-	if (status_at(root, "", &s, err, errlen) < 0)
+	if (provjson_status_at(root, "", ASAAS_STATUS_MAX, &s, err, errlen) < 0)
 		goto done;
 	snprintf(status, ASAAS_STATUS_MAX + 1, "%s", s);
 	rc = ASAAS_OK;
@@ -845,15 +527,6 @@ done:
 }
 
 /* ---- bodies ---- */
-
-/* `cents` as a JSON number of reais, written as exact text. */
-static void reais(yajl_gen g, int64_t cents)
-{
-	char text[24];
-
-	bankpix_cents_text(cents, text);
-	json_raw(g, text, strlen(text));
-}
 
 char *asaas_customer_body(const char *name, const char *cpf_cnpj, const char *external_reference)
 {
@@ -883,7 +556,7 @@ char *asaas_payment_body(const char *customer, int64_t cents, const char *due_da
 	json_str(g, "billingType");
 	json_str(g, "PIX");
 	json_str(g, "value");
-	reais(g, cents);
+	provjson_gen_reais(g, cents);
 	json_str(g, "dueDate");
 	json_str(g, due_date);
 	json_str(g, "externalReference");
@@ -903,7 +576,7 @@ char *asaas_refund_body(int64_t cents, const char *description)
 	json_open(g);
 	if (cents > 0) {
 		json_str(g, "value");
-		reais(g, cents);
+		provjson_gen_reais(g, cents);
 	}
 	if (description && *description) {
 		json_str(g, "description");

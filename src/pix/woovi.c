@@ -7,12 +7,11 @@
  */
 #include "pixrelay/pix/woovi.h"
 
-#include "pixrelay/core/ids.h"
+#include "pixrelay/pix/provjson.h"
+
 #include "pixrelay/core/json.h"
 #include "pixrelay/core/mem.h"
-#include "pixrelay/core/validate.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,134 +24,41 @@
 #define PAGE_VALUES (WOOVI_PAGE_MAX * VALUES_PER_TX + 16)
 #define CORRELATION_MAX 140 /* characters of a correlationID the merchant's event shows */
 #define STATUS_MAX 23
+#define BRCODE_MAX 512 /* characters of a charge's brCode */
 
-static int fail(char *err, size_t errlen, const char *path, const char *field, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
-
-/* "<path>.<field>: <rule>" into err; always -1. */
-static int fail(char *err, size_t errlen, const char *path, const char *field, const char *fmt, ...)
-{
-	va_list ap;
-	int n = snprintf(err, errlen, "%s%s%s: ", path, path[0] && field[0] ? "." : "", field);
-
-	if (n < 0 || (size_t)n >= errlen)
-		return -1;
-	va_start(ap, fmt);
-	vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
-/* A member that may be absent: NULL for absent and for null. */
-static yajl_val optional(yajl_val obj, const char *key)
-{
-	yajl_val v = json_get(obj, key);
-
-	return v && !YAJL_IS_NULL(v) ? v : NULL;
-}
-
-/* Whether `s` is 1 to `max` printable ASCII characters without spaces. */
-static bool id_text(const char *s, size_t max)
-{
-	size_t n = 0;
-
-	for (; s[n]; n++)
-		if (n >= max || (unsigned char)s[n] <= ' ' || (unsigned char)s[n] >= 0x7f)
-			return false;
-	return n > 0;
-}
-
-/* A Woovi id (correlationID, transactionID, endToEndId) into out, or "". */
-static void id_copy(yajl_val v, char out[WOOVI_ID_MAX + 1])
-{
-	out[0] = '\0';
-	if (YAJL_IS_STRING(v) && id_text(v->u.string, WOOVI_ID_MAX))
-		snprintf(out, WOOVI_ID_MAX + 1, "%s", v->u.string);
-}
-
-/* A transactionID that makes an id "wv:<it>": 1 to 45 of A-Z, a-z, 0-9,
- * '-' and '_'. */
-static bool transaction_id(const char *s)
-{
-	size_t n = 0;
-
-	for (; s[n]; n++) {
-		char c = s[n];
-		if (n >= WOOVI_TRANSACTION_ID_MAX ||
-		    !((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		      c == '-' || c == '_'))
-			return false;
-	}
-	return n > 0;
-}
-
-/* A string member, `max` characters at most when max is not 0. 0 with *out
- * (NULL when optional and absent), or -1 with err. */
-static int string_at(yajl_val obj, const char *key, const char *path, const char *field,
-		     bool required, long max, const char **out, char *err, size_t errlen)
-{
-	yajl_val v = required ? json_get(obj, key) : optional(obj, key);
-	long chars;
-
-	*out = NULL;
-	if (!v)
-		return required ? fail(err, errlen, path, field, "is required") : 0;
-	if (!YAJL_IS_STRING(v))
-		return fail(err, errlen, path, field, "must be a string");
-	if (max) {
-		chars = validate_utf8_chars(v->u.string, strlen(v->u.string));
-		if (chars < 0 || chars > max || validate_has_control(v->u.string))
-			return fail(err, errlen, path, field,
-				    "must be at most %ld characters, no control characters", max);
-	}
-	*out = v->u.string;
-	return 0;
-}
+#define TIME_RULE                                                                                  \
+	"must be an ISO 8601 date-time with a time zone, like \"2021-03-03T12:33:00.536Z\""
 
 /* Woovi's value: integer cents, 1 to WOOVI_VALUE_MAX, never a float. */
-static int cents_at(yajl_val obj, const char *key, const char *path, const char *field,
-		    int64_t *cents, char *err, size_t errlen)
+static int cents_at(yajl_val obj, const char *key, const char *path, int64_t *cents, char *err,
+		    size_t errlen)
 {
-	yajl_val v = json_get(obj, key);
+	yajl_val v = provjson_optional(obj, key);
 	int64_t c = 0;
 
 	if (!v)
-		return fail(err, errlen, path, field, "is required");
+		return provjson_fail(err, errlen, path, key, "is required");
 	if (!json_is_int64(v, &c) || c < 1 || c > WOOVI_VALUE_MAX)
-		return fail(err, errlen, path, field,
-			    "must be a whole number of cents from 1 to %lld", WOOVI_VALUE_MAX);
+		return provjson_fail(err, errlen, path, key,
+				     "must be a whole number of cents from 1 to %lld",
+				     WOOVI_VALUE_MAX);
 	*cents = c;
 	return 0;
 }
 
-static int time_at(yajl_val obj, const char *key, const char *path, const char *field,
-		   const char **text, long long *ms, char *err, size_t errlen)
+/* A transactionID (`key`) that makes an id "wv:<it>". */
+static int transaction_at(yajl_val obj, const char *key, const char *path, const char **out,
+			  char *err, size_t errlen)
 {
-	if (string_at(obj, key, path, field, true, 0, text, err, errlen) < 0)
-		return -1;
-	if (bankpix_time_ms(*text, ms) < 0)
-		return fail(err, errlen, path, field,
-			    "must be an ISO 8601 date-time with a time zone, like "
-			    "\"2021-03-03T12:33:00.536Z\"");
-	return 0;
+	return provjson_id_at(obj, key, path, WOOVI_TRANSACTION_ID_MAX, out, err, errlen);
 }
 
 int woovi_refund_id(const char *e2e, const char *correlation, const char *transaction,
 		    char out[BANKPIX_REFUND_ID_MAX + 1])
 {
 	const char *s = e2e && *e2e ? e2e : correlation && *correlation ? correlation : transaction;
-	char sha[65];
 
-	if (!s || !*s)
-		return -1;
-	if (bankpix_is_alnum(s, 1, BANKPIX_REFUND_ID_MAX)) {
-		snprintf(out, BANKPIX_REFUND_ID_MAX + 1, "%s", s);
-		return 0;
-	}
-	ids_sha256_hex(sha, s, strlen(s));
-	memcpy(out, sha, BANKPIX_REFUND_ID_MAX);
-	out[BANKPIX_REFUND_ID_MAX] = '\0';
-	return 0;
+	return provjson_refund_id(s, out);
 }
 
 /* ---- a payment ---- */
@@ -173,94 +79,57 @@ struct pay {
 static int pay_read(yajl_val tx, const char *path, bool charge_only, struct pay *p, char *err,
 		    size_t errlen)
 {
-	yajl_val charge, corr;
+	yajl_val charge;
 	const char *chave = NULL;
+	char cpath[64];
 
 	memset(p, 0, sizeof(*p));
 	if (!YAJL_IS_OBJECT(tx))
-		return fail(err, errlen, path, "", "must be an object");
-	if (string_at(tx, "transactionID", path, "transactionID", true, 0, &p->transaction, err,
-		      errlen) < 0)
-		return -1;
-	if (!transaction_id(p->transaction))
-		return fail(err, errlen, path, "transactionID",
-			    "must be 1 to %d letters, digits, '-' or '_'",
-			    WOOVI_TRANSACTION_ID_MAX);
-	if (cents_at(tx, "value", path, "value", &p->cents, err, errlen) < 0)
-		return -1;
-	if (time_at(tx, charge_only ? "paidAt" : "time", path, charge_only ? "paidAt" : "time",
-		    &p->time, &p->ms, err, errlen) < 0)
+		return provjson_fail(err, errlen, path, "", "must be an object");
+	if (transaction_at(tx, "transactionID", path, &p->transaction, err, errlen) < 0 ||
+	    cents_at(tx, "value", path, &p->cents, err, errlen) < 0 ||
+	    provjson_time_at(tx, charge_only ? "paidAt" : "time", path, true, bankpix_time_ms,
+			     TIME_RULE, &p->time, &p->ms, err, errlen) < 0)
 		return -1;
 	if (!charge_only) {
-		const char *key = optional(tx, "endToEndId") ? "endToEndId" : "endToEndID";
+		const char *key = provjson_optional(tx, "endToEndId") ? "endToEndId" : "endToEndID";
 
-		if (string_at(tx, key, path, key, false, 0, &p->e2e, err, errlen) < 0)
+		if (provjson_string_at(tx, key, path, false, 0, &p->e2e, err, errlen) < 0)
 			return -1;
-		if (p->e2e && !id_text(p->e2e, WOOVI_ID_MAX))
-			return fail(err, errlen, path, key, "must be 1 to %d printable characters",
-				    WOOVI_ID_MAX);
-		if (string_at(tx, "infoPagador", path, "infoPagador", false, BANKPIX_TEXT_MAX,
-			      &p->info, err, errlen) < 0 ||
-		    string_at(tx, "pixKey", path, "pixKey", false, BANKPIX_CHAVE_MAX, &chave, err,
-			      errlen) < 0)
+		if (p->e2e && !provjson_is_token(p->e2e, WOOVI_ID_MAX))
+			return provjson_fail(err, errlen, path, key,
+					     "must be 1 to %d printable characters", WOOVI_ID_MAX);
+		if (provjson_string_at(tx, "infoPagador", path, false, BANKPIX_TEXT_MAX, &p->info,
+				       err, errlen) < 0 ||
+		    provjson_string_at(tx, "pixKey", path, false, BANKPIX_CHAVE_MAX, &chave, err,
+				       errlen) < 0)
 			return -1;
-		charge = optional(tx, "charge");
+		charge = provjson_optional(tx, "charge");
 		if (charge && !YAJL_IS_OBJECT(charge))
-			return fail(err, errlen, path, "charge", "must be an object");
+			return provjson_fail(err, errlen, path, "charge", "must be an object");
+		provjson_path(cpath, sizeof(cpath), path, "charge");
 	} else {
 		charge = tx;
+		snprintf(cpath, sizeof(cpath), "%s", path);
 	}
-	if (charge && !chave) {
-		char field[64];
-
-		snprintf(field, sizeof(field), "%spixKey", charge_only ? "" : "charge.");
-		if (string_at(charge, "pixKey", path, field, false, BANKPIX_CHAVE_MAX, &chave, err,
-			      errlen) < 0)
-			return -1;
-	}
+	if (charge && !chave &&
+	    provjson_string_at(charge, "pixKey", cpath, false, BANKPIX_CHAVE_MAX, &chave, err,
+			       errlen) < 0)
+		return -1;
 	p->chave = chave;
 	/* the charge's reference, shown to the merchant when it is text of a
 	 * sensible length (a charge of pixrelay's: its id, the txid) */
-	corr = charge ? json_get(charge, "correlationID") : NULL;
-	if (YAJL_IS_STRING(corr) && !validate_has_control(corr->u.string)) {
-		long chars = validate_utf8_chars(corr->u.string, strlen(corr->u.string));
-		if (chars > 0 && chars <= CORRELATION_MAX)
-			p->correlation = corr->u.string;
-	}
+	p->correlation = provjson_text(json_get(charge, "correlationID"), CORRELATION_MAX);
 	return 0;
 }
 
 /* *p as a bankpix in out (strings owned; p's refunds taken). */
 static void pay_item(struct pay *p, struct bankpix *out)
 {
-	yajl_gen g = json_gen_new();
-	char valor[24];
-	bool std_e2e = p->e2e && bankpix_is_alnum(p->e2e, BANKPIX_E2E_LEN, BANKPIX_E2E_LEN);
-	bool txid = p->correlation && bankpix_is_alnum(p->correlation, 1, BANKPIX_TXID_MAX);
+	yajl_gen g = provjson_pix_begin(out, WOOVI_ID_PREFIX, p->transaction, p->e2e,
+					p->correlation, p->cents, p->ms);
 
-	memset(out, 0, sizeof(*out));
-	snprintf(out->id, sizeof(out->id), WOOVI_ID_PREFIX "%s", p->transaction);
-	if (std_e2e)
-		snprintf(out->e2e, sizeof(out->e2e), "%s", p->e2e);
-	if (txid)
-		snprintf(out->txid, sizeof(out->txid), "%s", p->correlation);
 	out->chave = p->chave ? mem_strdup(p->chave) : NULL;
-	out->cents = p->cents;
-	out->parts = BANKPIX_PARTS_NONE;
-	out->horario_ms = p->ms;
-
-	bankpix_cents_text(p->cents, valor);
-	json_open(g);
-	if (std_e2e) {
-		json_str(g, "endToEndId");
-		json_str(g, p->e2e);
-	}
-	if (txid) {
-		json_str(g, "txid");
-		json_str(g, p->correlation);
-	}
-	json_str(g, "valor");
-	json_str(g, valor);
 	if (p->chave) {
 		json_str(g, "chave");
 		json_str(g, p->chave);
@@ -271,31 +140,19 @@ static void pay_item(struct pay *p, struct bankpix *out)
 		json_str(g, "infoPagador");
 		json_str(g, p->info);
 	}
-	json_str(g, "devolucoes");
-	json_open_array(g);
-	for (size_t j = 0; j < p->nrefunds; j++)
-		json_raw(g, p->refunds[j].json, strlen(p->refunds[j].json));
-	json_close_array(g);
-	json_str(g, "provider");
-	json_open(g);
-	json_str(g, "name");
-	json_str(g, "woovi");
+	provjson_pix_provider(g, p->refunds, p->nrefunds, "woovi");
 	json_str(g, "transactionID");
 	json_str(g, p->transaction);
 	if (p->correlation) {
 		json_str(g, "correlationID");
 		json_str(g, p->correlation);
 	}
-	if (p->e2e && !std_e2e) {
+	if (p->e2e && !provjson_is_e2e(p->e2e)) {
 		/* Woovi's sandbox endToEndIds are not the standard's */
 		json_str(g, "endToEndId");
 		json_str(g, p->e2e);
 	}
-	json_close(g);
-	json_close(g);
-	out->json = json_take(g);
-	out->refunds = p->refunds;
-	out->nrefunds = p->nrefunds;
+	provjson_pix_end(g, out, p->refunds, p->nrefunds);
 	p->refunds = NULL;
 	p->nrefunds = 0;
 }
@@ -325,59 +182,34 @@ static int refund_read(yajl_val tx, const char *path, size_t index, struct refun
 		       size_t errlen)
 {
 	const char *e2e = NULL, *corr = NULL, *own = NULL, *time;
-	char valor[24];
+	char cpath[64];
 	long long ms;
-	yajl_gen g;
 
 	memset(rf, 0, sizeof(*rf));
 	rf->index = index;
-	rf->charge = json_get(tx, "charge");
+	rf->charge = provjson_optional(tx, "charge");
 	if (!rf->charge)
-		return fail(err, errlen, path, "charge",
-			    "is required (the charge of the payment refunded)");
+		return provjson_fail(err, errlen, path, "charge",
+				     "is required (the charge of the payment refunded)");
 	if (!YAJL_IS_OBJECT(rf->charge))
-		return fail(err, errlen, path, "charge", "must be an object");
-	if (string_at(rf->charge, "transactionID", path, "charge.transactionID", true, 0,
-		      &rf->payment, err, errlen) < 0)
-		return -1;
-	if (!transaction_id(rf->payment))
-		return fail(err, errlen, path, "charge.transactionID",
-			    "must be 1 to %d letters, digits, '-' or '_'",
-			    WOOVI_TRANSACTION_ID_MAX);
-	if (cents_at(tx, "value", path, "value", &rf->r.cents, err, errlen) < 0 ||
-	    time_at(tx, "time", path, "time", &time, &ms, err, errlen) < 0 ||
-	    string_at(tx, "endToEndId", path, "endToEndId", false, 0, &e2e, err, errlen) < 0 ||
-	    string_at(tx, "correlationID", path, "correlationID", false, 0, &corr, err, errlen) <
-		0 ||
-	    string_at(tx, "transactionID", path, "transactionID", false, 0, &own, err, errlen) < 0)
+		return provjson_fail(err, errlen, path, "charge", "must be an object");
+	provjson_path(cpath, sizeof(cpath), path, "charge");
+	if (transaction_at(rf->charge, "transactionID", cpath, &rf->payment, err, errlen) < 0 ||
+	    cents_at(tx, "value", path, &rf->r.cents, err, errlen) < 0 ||
+	    provjson_time_at(tx, "time", path, true, bankpix_time_ms, TIME_RULE, &time, &ms, err,
+			     errlen) < 0 ||
+	    provjson_string_at(tx, "endToEndId", path, false, 0, &e2e, err, errlen) < 0 ||
+	    provjson_string_at(tx, "correlationID", path, false, 0, &corr, err, errlen) < 0 ||
+	    provjson_string_at(tx, "transactionID", path, false, 0, &own, err, errlen) < 0)
 		return -1;
 	if (woovi_refund_id(e2e, corr, own, rf->r.id) < 0)
-		return fail(err, errlen, path, "endToEndId",
-			    "is required (or a correlationID or transactionID: a refund's id)");
-	if (e2e && bankpix_is_alnum(e2e, BANKPIX_E2E_LEN, BANKPIX_E2E_LEN))
+		return provjson_fail(
+		    err, errlen, path, "endToEndId",
+		    "is required (or a correlationID or transactionID: a refund's id)");
+	if (provjson_is_e2e(e2e))
 		snprintf(rf->r.rtr_id, sizeof(rf->r.rtr_id), "%s", e2e);
 	rf->r.status = BANKPIX_DEVOLVIDO; /* a REFUND transaction: the money went back */
-
-	bankpix_cents_text(rf->r.cents, valor);
-	g = json_gen_new();
-	json_open(g);
-	json_str(g, "id");
-	json_str(g, rf->r.id);
-	if (rf->r.rtr_id[0]) {
-		json_str(g, "rtrId");
-		json_str(g, rf->r.rtr_id);
-	}
-	json_str(g, "valor");
-	json_str(g, valor);
-	json_str(g, "horario");
-	json_open(g);
-	json_str(g, "solicitacao");
-	json_str(g, time);
-	json_close(g);
-	json_str(g, "status");
-	json_str(g, bankpix_refund_status_name(BANKPIX_DEVOLVIDO));
-	json_close(g);
-	rf->r.json = json_take(g);
+	rf->r.json = provjson_refund_json(&rf->r, time, NULL);
 	return 0;
 }
 
@@ -386,44 +218,22 @@ static int refund_read(yajl_val tx, const char *path, size_t index, struct refun
 /* A refused transaction: what the merchant gets of it (bankpix.h). */
 static void refusal_make(yajl_val tx, size_t index, const char *err, struct bankpix_refusal *r)
 {
-	yajl_gen g = json_gen_new();
-	yajl_val v;
-	const char *buf;
-	size_t len;
+	yajl_val v = json_get(tx, "transactionID");
 	int64_t c;
 
-	memset(r, 0, sizeof(*r));
-	r->index = index;
-	snprintf(r->err, sizeof(r->err), "%s", err);
-	json_open_array(g);
-	json_str(g, r->err);
-	json_close_array(g);
-	r->reasons = json_take(g);
-	g = json_gen_new();
-	json_write_value(g, tx);
-	r->item = json_take(g);
+	provjson_refusal_make(
+	    tx, index, err, WOOVI_ID_PREFIX,
+	    YAJL_IS_STRING(v) && provjson_is_id(v->u.string, WOOVI_TRANSACTION_ID_MAX) ? v->u.string
+										       : NULL,
+	    r);
 	r->cents = json_is_int64(json_get(tx, "value"), &c) && c >= 0 ? c : -1;
-	v = json_get(tx, "time");
-	if (!YAJL_IS_STRING(v) || bankpix_time_ms(v->u.string, &r->horario_ms) < 0)
-		r->horario_ms = 0;
+	r->horario_ms = provjson_time_peek(json_get(tx, "time"), bankpix_time_ms);
 	v = json_get(tx, "endToEndId");
-	if (YAJL_IS_STRING(v) && bankpix_is_alnum(v->u.string, BANKPIX_E2E_LEN, BANKPIX_E2E_LEN))
+	if (YAJL_IS_STRING(v) && provjson_is_e2e(v->u.string))
 		snprintf(r->e2e, sizeof(r->e2e), "%s", v->u.string);
 	v = json_get(tx, "pixKey");
 	if (YAJL_IS_STRING(v))
 		r->chave = mem_strdup(v->u.string);
-	v = json_get(tx, "transactionID");
-	if (YAJL_IS_STRING(v) && transaction_id(v->u.string)) {
-		snprintf(r->id, sizeof(r->id), WOOVI_ID_PREFIX "%s", v->u.string);
-	} else {
-		/* the same transaction sent again, its members in another
-		 * order, is the same transaction */
-		g = json_gen_new();
-		json_write_canonical(g, tx);
-		buf = json_buf(g, &len);
-		ids_sha256_hex(r->id, buf, len);
-		yajl_gen_free(g);
-	}
 }
 
 static int pay_cmp(const void *a, const void *b)
@@ -492,8 +302,8 @@ static void refunds_give(struct pay *p, struct refund *rfs, size_t n, yajl_val *
 	for (size_t k = 0; k < n; k++) {
 		if (p->nrefunds == BANKPIX_REFUNDS_MAX) {
 			tx_path(path, sizeof(path), one, rfs[k].index);
-			fail(err, sizeof(err), path, "", "more than %d refunds of one payment",
-			     BANKPIX_REFUNDS_MAX);
+			provjson_fail(err, sizeof(err), path, "",
+				      "more than %d refunds of one payment", BANKPIX_REFUNDS_MAX);
 			refusal_make(txs[rfs[k].index], rfs[k].index, err,
 				     &b->refused[b->nrefused++]);
 			free(rfs[k].r.json);
@@ -546,21 +356,21 @@ static void page_read(yajl_val *txs, size_t n, const char *one, struct bankpix_b
 		sorted = mem_calloc(n, sizeof(*sorted));
 	}
 	for (size_t i = 0; i < n; i++) {
-		yajl_val tx = txs[i], type = json_get(tx, "type");
+		yajl_val tx = txs[i];
+		const char *type;
 		int rc = 0;
 
 		tx_path(path, sizeof(path), one, i);
 		if (!YAJL_IS_OBJECT(tx))
-			rc = fail(err, sizeof(err), path, "", "must be an object");
-		else if (!type)
-			rc = fail(err, sizeof(err), path, "type", "is required");
-		else if (!YAJL_IS_STRING(type))
-			rc = fail(err, sizeof(err), path, "type", "must be a string");
-		else if (strcmp(type->u.string, "PAYMENT") == 0) {
+			rc = provjson_fail(err, sizeof(err), path, "", "must be an object");
+		else if ((rc = provjson_string_at(tx, "type", path, true, 0, &type, err,
+						  sizeof(err))) < 0)
+			;
+		else if (strcmp(type, "PAYMENT") == 0) {
 			rc = pay_read(tx, path, false, &pays[npays], err, sizeof(err));
 			if (rc == 0)
 				pays[npays++].index = i;
-		} else if (strcmp(type->u.string, "REFUND") == 0) {
+		} else if (strcmp(type, "REFUND") == 0) {
 			rc = refund_read(tx, path, i, &refunds[nrefunds], err, sizeof(err));
 			if (rc == 0)
 				nrefunds++;
@@ -612,33 +422,22 @@ static void page_read(yajl_val *txs, size_t n, const char *one, struct bankpix_b
 int woovi_transactions_parse(const char *body, size_t len, struct bankpix_batch *out,
 			     bool *has_next, char *err, size_t errlen)
 {
-	yajl_val root = NULL, list, next;
+	yajl_val root = NULL, list;
+	bool next;
 	int rc = WOOVI_MALFORMED;
 
-	if (json_parse_object_max(body, len, PAGE_VALUES, &root, err, errlen) < 0)
-		goto done;
-	list = json_get(root, "transactions");
-	if (!list) {
-		snprintf(err, errlen, "transactions: is required");
-		goto done;
-	}
-	if (!YAJL_IS_ARRAY(list)) {
-		snprintf(err, errlen, "transactions: must be an array");
+	rc = provjson_page_parse(body, len, PAGE_VALUES, "transactions", WOOVI_PAGE_MAX, &root,
+				 &list, err, errlen);
+	if (rc != PROVJSON_OK) {
+		rc = rc == PROVJSON_TOO_MANY ? WOOVI_TOO_MANY : WOOVI_MALFORMED;
 		goto done;
 	}
-	if (list->u.array.len > WOOVI_PAGE_MAX) {
-		snprintf(err, errlen, "transactions: more than %d in one page", WOOVI_PAGE_MAX);
-		rc = WOOVI_TOO_MANY;
+	rc = WOOVI_MALFORMED;
+	if (provjson_bool_at(json_get(root, "pageInfo"), "hasNextPage", "pageInfo", &next, err,
+			     errlen) < 0)
 		goto done;
-	}
-	next = json_get(json_get(root, "pageInfo"), "hasNextPage");
-	if (!YAJL_IS_TRUE(next) && !YAJL_IS_FALSE(next)) {
-		snprintf(err, errlen, "pageInfo.hasNextPage: %s",
-			 next ? "must be true or false" : "is required");
-		goto done;
-	}
 	page_read(list->u.array.values, list->u.array.len, NULL, out);
-	*has_next = YAJL_IS_TRUE(next);
+	*has_next = next;
 	rc = WOOVI_OK;
 done:
 	yajl_tree_free(root);
@@ -653,11 +452,8 @@ int woovi_transaction_parse(const char *body, size_t len, struct bankpix_batch *
 
 	if (json_parse_object(body, len, &root, err, errlen) < 0)
 		goto done;
-	tx = json_get(root, "transaction");
-	if (!tx || !YAJL_IS_OBJECT(tx)) {
-		snprintf(err, errlen, "transaction: %s", tx ? "must be an object" : "is required");
+	if (provjson_object_at(root, "transaction", "", &tx, err, errlen) < 0)
 		goto done;
-	}
 	page_read(&tx, 1, "transaction", out);
 	rc = WOOVI_OK;
 done:
@@ -682,22 +478,20 @@ static const struct {
 int woovi_notice_parse(const char *body, size_t len, struct woovi_notice *out, char *err,
 		       size_t errlen)
 {
-	yajl_val root = NULL, event, pix, charge;
+	yajl_val root = NULL, pix, charge;
 	struct woovi_notice n = {0};
+	const char *event;
 	int rc = WOOVI_MALFORMED;
 
 	if (json_parse_object(body, len, &root, err, errlen) < 0)
 		goto done;
-	event = json_get(root, "event");
-	if (!YAJL_IS_STRING(event)) {
-		snprintf(err, errlen, "event: %s", event ? "must be a string" : "is required");
+	if (provjson_string_at(root, "event", "", true, 0, &event, err, errlen) < 0)
 		goto done;
-	}
 	n.kind = WOOVI_OTHER;
 	for (size_t i = 0; i < sizeof(events) / sizeof(*events); i++)
-		if (strcmp(event->u.string, events[i].name) == 0)
+		if (strcmp(event, events[i].name) == 0)
 			n.kind = events[i].kind;
-	if (strncmp(event->u.string, DISPUTE_PREFIX, sizeof(DISPUTE_PREFIX) - 1) == 0)
+	if (strncmp(event, DISPUTE_PREFIX, sizeof(DISPUTE_PREFIX) - 1) == 0)
 		n.kind = WOOVI_DISPUTE;
 	pix = json_get(root, "pix");
 	if (!YAJL_IS_OBJECT(pix))
@@ -706,14 +500,17 @@ int woovi_notice_parse(const char *body, size_t len, struct woovi_notice *out, c
 	if (!YAJL_IS_OBJECT(charge))
 		charge = pix ? json_get(pix, "charge") : NULL;
 	if (YAJL_IS_OBJECT(charge)) {
-		id_copy(json_get(charge, "correlationID"), n.charge_correlation);
-		id_copy(json_get(charge, "transactionID"), n.charge_transaction);
+		provjson_token_copy(json_get(charge, "correlationID"), n.charge_correlation,
+				    WOOVI_ID_MAX);
+		provjson_token_copy(json_get(charge, "transactionID"), n.charge_transaction,
+				    WOOVI_ID_MAX);
 	}
 	if (pix) {
-		id_copy(json_get(pix, "transactionID"), n.pix_transaction);
-		id_copy(json_get(pix, "endToEndId"), n.pix_e2e);
+		provjson_token_copy(json_get(pix, "transactionID"), n.pix_transaction,
+				    WOOVI_ID_MAX);
+		provjson_token_copy(json_get(pix, "endToEndId"), n.pix_e2e, WOOVI_ID_MAX);
 	}
-	n.event = mem_strdup(event->u.string);
+	n.event = mem_strdup(event);
 	*out = n;
 	rc = WOOVI_OK;
 done:
@@ -740,11 +537,8 @@ int woovi_notice_batch(const char *body, size_t len, struct bankpix_batch *out, 
 		return WOOVI_MALFORMED;
 	if (json_parse_object(body, len, &root, err, errlen) < 0)
 		goto done;
-	pix = json_get(root, "pix");
-	if (!YAJL_IS_OBJECT(pix)) {
-		snprintf(err, errlen, "pix: %s", pix ? "must be an object" : "is required");
+	if (provjson_object_at(root, "pix", "", &pix, err, errlen) < 0)
 		goto done;
-	}
 	charge = json_get(root, "charge");
 	if (!YAJL_IS_OBJECT(charge))
 		charge = json_get(pix, "charge");
@@ -868,24 +662,6 @@ done:
 
 /* ---- answers ---- */
 
-/* A status: 1 to STATUS_MAX of A-Z and _. */
-static int status_at(yajl_val obj, const char *path, const char **out, char *err, size_t errlen)
-{
-	const char *s;
-	size_t n = 0;
-
-	if (string_at(obj, "status", path, "status", true, 0, &s, err, errlen) < 0)
-		return -1;
-	for (; s[n]; n++)
-		if (n >= STATUS_MAX || !((s[n] >= 'A' && s[n] <= 'Z') || s[n] == '_'))
-			break;
-	if (n == 0 || s[n])
-		return fail(err, errlen, path, "status", "must be 1 to %d of A-Z and _",
-			    STATUS_MAX);
-	*out = s;
-	return 0;
-}
-
 int woovi_charge_created(const char *body, size_t len, struct woovi_created *out, char *err,
 			 size_t errlen)
 {
@@ -896,34 +672,31 @@ int woovi_charge_created(const char *body, size_t len, struct woovi_created *out
 
 	if (json_parse_object(body, len, &root, err, errlen) < 0)
 		goto done;
-	charge = json_get(root, "charge");
-	if (!charge || !YAJL_IS_OBJECT(charge)) {
-		snprintf(err, errlen, "charge: %s", charge ? "must be an object" : "is required");
+	if (provjson_object_at(root, "charge", "", &charge, err, errlen) < 0)
 		goto done;
-	}
-	corr = optional(charge, "correlationID") ? json_get(charge, "correlationID")
-						 : json_get(root, "correlationID");
-	id_copy(corr, c.correlation);
+	corr = provjson_optional(charge, "correlationID") ? json_get(charge, "correlationID")
+							  : json_get(root, "correlationID");
+	provjson_token_copy(corr, c.correlation, WOOVI_ID_MAX);
 	if (!c.correlation[0]) {
-		fail(err, errlen, "charge", "correlationID",
-		     "must be 1 to %d printable characters without spaces", WOOVI_ID_MAX);
+		provjson_fail(err, errlen, "charge", "correlationID",
+			      "must be 1 to %d printable characters without spaces", WOOVI_ID_MAX);
 		goto done;
 	}
-	if (cents_at(charge, "value", "charge", "value", &c.cents, err, errlen) < 0 ||
-	    status_at(charge, "charge", &status, err, errlen) < 0)
+	if (cents_at(charge, "value", "charge", &c.cents, err, errlen) < 0 ||
+	    provjson_status_at(charge, "charge", STATUS_MAX, &status, err, errlen) < 0)
 		goto done;
-	if (optional(root, "brCode")) {
-		if (string_at(root, "brCode", "", "brCode", true, 512, &br, err, errlen) < 0)
+	if (provjson_optional(root, "brCode")) {
+		if (provjson_string_at(root, "brCode", "", true, BRCODE_MAX, &br, err, errlen) < 0)
 			goto done;
-	} else if (string_at(charge, "brCode", "charge", "brCode", true, 512, &br, err, errlen) <
-		   0) {
+	} else if (provjson_string_at(charge, "brCode", "charge", true, BRCODE_MAX, &br, err,
+				      errlen) < 0) {
 		goto done;
 	}
 	if (!*br) {
-		fail(err, errlen, "charge", "brCode", "must not be empty");
+		provjson_fail(err, errlen, "charge", "brCode", "must not be empty");
 		goto done;
 	}
-	id_copy(json_get(charge, "transactionID"), c.transaction);
+	provjson_token_copy(json_get(charge, "transactionID"), c.transaction, WOOVI_ID_MAX);
 	snprintf(c.status, sizeof(c.status), "%s", status);
 	c.br_code = mem_strdup(br);
 	*out = c;
@@ -957,30 +730,26 @@ int woovi_refund_created(const char *body, size_t len, struct woovi_refund_creat
 
 	if (json_parse_object(body, len, &root, err, errlen) < 0)
 		goto done;
-	refund = json_get(root, "refund");
-	if (!refund || !YAJL_IS_OBJECT(refund)) {
-		snprintf(err, errlen, "refund: %s", refund ? "must be an object" : "is required");
-		goto done;
-	}
-	if (status_at(refund, "refund", &status, err, errlen) < 0)
+	if (provjson_object_at(root, "refund", "", &refund, err, errlen) < 0 ||
+	    provjson_status_at(refund, "refund", STATUS_MAX, &status, err, errlen) < 0)
 		goto done;
 	for (size_t i = 0; i < sizeof(statuses) / sizeof(*statuses); i++)
 		if (strcmp(status, statuses[i].name) == 0)
 			st = (int)statuses[i].status;
 	if (st < 0) {
-		fail(err, errlen, "refund", "status",
-		     "must be IN_PROCESSING, CONFIRMED or REJECTED");
+		provjson_fail(err, errlen, "refund", "status",
+			      "must be IN_PROCESSING, CONFIRMED or REJECTED");
 		goto done;
 	}
-	if (cents_at(refund, "value", "refund", "value", &r.cents, err, errlen) < 0)
+	if (cents_at(refund, "value", "refund", &r.cents, err, errlen) < 0)
 		goto done;
-	id_copy(json_get(refund, "correlationID"), r.correlation);
+	provjson_token_copy(json_get(refund, "correlationID"), r.correlation, WOOVI_ID_MAX);
 	if (!r.correlation[0]) {
-		fail(err, errlen, "refund", "correlationID",
-		     "must be 1 to %d printable characters without spaces", WOOVI_ID_MAX);
+		provjson_fail(err, errlen, "refund", "correlationID",
+			      "must be 1 to %d printable characters without spaces", WOOVI_ID_MAX);
 		goto done;
 	}
-	id_copy(json_get(refund, "endToEndId"), r.e2e);
+	provjson_token_copy(json_get(refund, "endToEndId"), r.e2e, WOOVI_ID_MAX);
 	woovi_refund_id(r.e2e, r.correlation, NULL, r.id);
 	r.status = (enum bankpix_refund_status)st;
 	*out = r;
