@@ -927,11 +927,12 @@ int cli_cmd_bank(const struct config *cfg, int argc, char **argv)
 
 			cli_bank_read(&call, cfg, id, NULL, &c);
 			if (c.result == 0 && c.provider != PROVIDER_API_PIX) {
-				fprintf(stderr,
-					"pixrelay bank %s: %s is a %s connection: its API token is "
-					"given at connect (disconnect it and connect again with the "
-					"new one; docs/providers.md)\n",
-					verb, id, provider_name(c.provider));
+				fprintf(
+				    stderr,
+				    "pixrelay bank %s: %s is a %s connection: its API token is "
+				    "given at connect (disconnect it and connect again with the "
+				    "new one; docs/providers.md)\n",
+				    verb, id, provider_name(c.provider));
 				rc = 2;
 				goto closed;
 			}
