@@ -42,6 +42,7 @@ struct provhook {
 	struct woovi_notice notice;    /* Woovi's */
 	struct asaas_notice as_notice; /* Asaas's */
 	struct mp_notice mp_notice;    /* Mercado Pago's */
+	struct woovi_dispute dispute;  /* Woovi's dispute, when dispute.status is set */
 	char *data_id;		       /* Mercado Pago's: the query's data.id */
 };
 
@@ -152,6 +153,16 @@ static void on_fetched(void *ud, int result, struct bankpix_batch *b, const char
 	}
 	own = *b;
 	memset(b, 0, sizeof(*b));
+	if (h->dispute.status[0]) {
+		/* the Pix disputed, as Woovi holds it: the dispute on it */
+		if (own.n != 1) {
+			bankpix_batch_deinit(&own);
+			refuse(req, h->provider, h->ref.id,
+			       "the disputed Pix is not a payment here");
+			return;
+		}
+		woovi_dispute_apply(&own.items[0], &h->dispute);
+	}
 	take(req, &own);
 }
 
@@ -215,6 +226,18 @@ static void woovi_hook(struct http_req *req, const struct banks_view *v)
 		}
 		provfetch_woovi(&app->bankcharges, v->ref.id, NULL, h->notice.charge_transaction,
 				on_fetched, req);
+		return;
+	case WOOVI_DISPUTE:
+		/* the Pix disputed, read back by its endToEndId (the guard),
+		 * then the dispute on it: a MED refund */
+		if (woovi_dispute_parse(req->body, req->body_len, &h->dispute, why, sizeof(why)) <
+		    0) {
+			provhook_free(req);
+			http_reply_error(req, 400, "%s", why);
+			return;
+		}
+		provfetch_woovi(&app->bankcharges, v->ref.id, h->dispute.e2e, NULL, on_fetched,
+				req);
 		return;
 	default:
 		taken(req, v->ref.id, h->notice.event);

@@ -218,6 +218,14 @@ int asaas_payment_pix(yajl_val pay, const char *path, struct bankpix *out, char 
 	}
 
 	timefmt_rfc3339(when, (uint64_t)ms);
+	/* a chargeback: the Pix's dispute, a MED refund of the whole, in
+	 * process while requested or disputed, not made once its reversal is
+	 * awaited (AS-WH's chargeback events) */
+	if (strncmp(status, "CHARGEBACK_", 11) == 0 ||
+	    strcmp(status, "AWAITING_CHARGEBACK_REVERSAL") == 0)
+		provjson_med_add(
+		    &refunds, &nrefunds, id, cents,
+		    status[0] == 'A' ? BANKPIX_NAO_REALIZADO : BANKPIX_EM_PROCESSAMENTO, when);
 	g = provjson_pix_begin(out, ASAAS_ID_PREFIX, id, payment_e2e(pay), ref, cents, ms);
 	json_str(g, "horario");
 	json_str(g, when);

@@ -228,6 +228,17 @@ int mp_payment_pix(yajl_val pay, const char *path, struct bankpix *out, char *er
 	ref = provjson_text(provjson_optional(pay, "external_reference"), REFERENCE_MAX);
 
 	timefmt_rfc3339(when, (uint64_t)ms);
+	/* a chargeback or a mediation: the Pix's dispute, a MED refund of the
+	 * whole (MP-ST: charged_back settled, reimbursed or in_process) */
+	if (strcmp(status, "charged_back") == 0 || strcmp(status, "in_mediation") == 0)
+		provjson_med_add(&refunds, &nrefunds, id, cents,
+				 strcmp(status, "in_mediation") == 0 ||
+					 (detail && strcmp(detail, "in_process") == 0)
+				     ? BANKPIX_EM_PROCESSAMENTO
+				 : detail && strcmp(detail, "reimbursed") == 0
+				     ? BANKPIX_NAO_REALIZADO
+				     : BANKPIX_DEVOLVIDO,
+				 when);
 	g = provjson_pix_begin(out, MP_ID_PREFIX, id, NULL, ref, cents, ms);
 	json_str(g, "horario");
 	json_str(g, when);

@@ -324,6 +324,10 @@ char *provjson_refund_json(const struct bankpix_refund *r, const char *when, con
 	json_str(g, "solicitacao");
 	json_str(g, when);
 	json_close(g);
+	if (r->natureza[0]) {
+		json_str(g, "natureza");
+		json_str(g, r->natureza);
+	}
 	if (motivo && *motivo) {
 		json_str(g, "motivo");
 		json_str(g, motivo);
@@ -332,6 +336,27 @@ char *provjson_refund_json(const struct bankpix_refund *r, const char *when, con
 	json_str(g, bankpix_refund_status_name(r->status));
 	json_close(g);
 	return json_take(g);
+}
+
+void provjson_med_add(struct bankpix_refund **refunds, size_t *n, const char *payment,
+		      int64_t cents, enum bankpix_refund_status status, const char *when)
+{
+	struct bankpix_refund *r;
+	char seed[128];
+
+	if (*n >= BANKPIX_REFUNDS_MAX)
+		return;
+	*refunds = mem_realloc(*refunds, (*n + 1) * sizeof(**refunds));
+	r = &(*refunds)[(*n)++];
+	memset(r, 0, sizeof(*r));
+	/* one per payment: each of its statuses is then one event */
+	snprintf(seed, sizeof(seed), "med|%s", payment);
+	provjson_hash_id(seed, strlen(seed), r->id);
+	r->cents = cents;
+	r->status = status;
+	r->med = 1;
+	snprintf(r->natureza, sizeof(r->natureza), "%s", PROVJSON_MED_NATURE);
+	r->json = provjson_refund_json(r, when, NULL);
 }
 
 void provjson_refunds_free(struct bankpix_refund *r, size_t n)

@@ -7,6 +7,9 @@
  */
 #include "pixrelay/pix/woovi.h"
 
+#include "pixrelay/core/ids.h"
+#include "pixrelay/core/timefmt.h"
+
 #include "pixrelay/pix/provjson.h"
 
 #include "pixrelay/core/json.h"
@@ -474,6 +477,53 @@ static const struct {
 };
 
 #define DISPUTE_PREFIX "OPENPIX:DISPUTE_"
+
+int woovi_dispute_parse(const char *body, size_t len, struct woovi_dispute *out, char *err,
+			size_t errlen)
+{
+	yajl_val root = NULL, d;
+	struct woovi_dispute w = {0};
+	const char *status, *e2e;
+	int rc = WOOVI_MALFORMED;
+
+	if (json_parse_object(body, len, &root, err, errlen) < 0)
+		goto done;
+	if (provjson_object_at(root, "dispute", "", &d, err, errlen) < 0 ||
+	    provjson_string_at(d, "status", "dispute", true, 23, &status, err, errlen) < 0 ||
+	    provjson_string_at(d, "endToEndId", "dispute", true, WOOVI_ID_MAX, &e2e, err, errlen) <
+		0)
+		goto done;
+	if (!provjson_is_token(e2e, WOOVI_ID_MAX)) {
+		provjson_fail(err, errlen, "dispute", "endToEndId", "must be an id");
+		goto done;
+	}
+	if (!json_is_int64(json_get(d, "value"), &w.cents) || w.cents < 1 ||
+	    w.cents > WOOVI_VALUE_MAX) {
+		provjson_fail(err, errlen, "dispute", "value", "must be cents from 1 to %lld",
+			      WOOVI_VALUE_MAX);
+		goto done;
+	}
+	snprintf(w.status, sizeof(w.status), "%s", status);
+	snprintf(w.e2e, sizeof(w.e2e), "%s", e2e);
+	*out = w;
+	rc = WOOVI_OK;
+done:
+	yajl_tree_free(root);
+	return rc;
+}
+
+void woovi_dispute_apply(struct bankpix *pix, const struct woovi_dispute *d)
+{
+	enum bankpix_refund_status st = BANKPIX_EM_PROCESSAMENTO;
+	char when[32];
+
+	if (strcmp(d->status, "ACCEPTED") == 0)
+		st = BANKPIX_DEVOLVIDO;
+	else if (strcmp(d->status, "REJECTED") == 0 || strcmp(d->status, "CANCELED") == 0)
+		st = BANKPIX_NAO_REALIZADO;
+	timefmt_rfc3339(when, ids_now_ms());
+	provjson_med_add(&pix->refunds, &pix->nrefunds, pix->id, d->cents, st, when);
+}
 
 int woovi_notice_parse(const char *body, size_t len, struct woovi_notice *out, char *err,
 		       size_t errlen)

@@ -179,6 +179,29 @@ class MercadoPagoConnection(ProviderCase):
         self.assertEqual(evs[1]["event"], "EVENT:CHARGE_REFUND")
         self.assertEqual(self.get_charge(ch["id"])["status"], "REFUNDED")
 
+    def test_a_chargeback_is_the_pix_dispute_med_refund(self):
+        path = "/chargeback-%d" % time.time_ns()
+        ch = self.charge(3300, path)
+        pay = self.payment_of(ch["id"])[0]
+        self.mp.pay(pay["id"])
+        self.events(path, 1)
+        # in mediation: the dispute opened, in process; the charge stays PAID
+        self.mp.mediation(pay["id"])
+        ev = self.events(path, 2)[1]
+        self.assertEqual((ev["event"], ev["data"]["status"], ev["data"]["nature"]),
+                         ("EVENT:PIX_MED_REFUND", "EM_PROCESSAMENTO", "MED_CONTESTACAO"))
+        self.assertEqual(self.get_charge(ch["id"])["status"], "PAID")
+        # charged back (settled): the money taken back, the charge REFUNDED
+        self.mp.chargeback(pay["id"])
+        evs = self.events(path, 4)
+        self.assertEqual([(e["event"], e["data"].get("status")) for e in evs[2:]],
+                         [("EVENT:PIX_MED_REFUND", "DEVOLVIDO"), ("EVENT:CHARGE_REFUND", "REFUNDED")])
+        self.assertEqual(self.get_charge(ch["id"])["status"], "REFUNDED")
+        # Mercado Pago says it again: nothing more
+        self.mp.notify(pay["id"])
+        time.sleep(QUIET)
+        self.assertEqual(self.sink.count(path), 4)
+
     def test_the_days_report_equals_mercado_pagos_list(self):
         path = "/report-%d" % time.time_ns()
         self.mp.auto_notify = False
@@ -193,7 +216,10 @@ class MercadoPagoConnection(ProviderCase):
         day = (datetime.datetime.now(datetime.timezone.utc)
                - datetime.timedelta(hours=3)).strftime("%Y-%m-%d")
         rep = self.report(day)
-        received = [p for p in self.mp.payments if p["status"] in ("approved", "refunded")]
+        # this account's Pix that were received (a chargeback or a mediation
+        # came after the money did)
+        received = [p for p in self.mp.payments if p["collector_id"] == self.mp.collector_id
+                    and p["status"] in ("approved", "refunded", "charged_back", "in_mediation")]
         self.assertEqual(rep["pix"]["received"], len(received), rep)
         self.assertEqual(rep["pix"]["received"], rep["pix"]["byWebhook"] + rep["pix"]["recovered"])
         self.assertGreaterEqual(rep["pix"]["recovered"], 1)

@@ -239,6 +239,41 @@ class WooviConnection(ProviderCase):
         time.sleep(QUIET)
         self.assertEqual(self.sink.count(path), 2)
 
+    def test_a_dispute_is_the_pix_med_refund(self):
+        path = "/dispute-%d" % time.time_ns()
+        ch = self.charge(4400, path)
+        tx = self.wv.pay(ch["id"])
+        self.events(path, 1)
+
+        def dispute(status):
+            # docs/webhook/examples/dispute-payload.mdx's shape, signed
+            body = {"event": "OPENPIX:DISPUTE_" + ("CREATED" if status == "OPENED" else status),
+                    "dispute": {"status": status, "endToEndId": tx["endToEndId"],
+                                "name": "Seu jorge", "email": "test@email.com.br",
+                                "phoneNumber": "+5519989673846", "value": 4400,
+                                "disputeReason": "Golpe"}}
+            notes = self.wv.send_raw(json.dumps(body).encode(), event=body["event"])
+            self.assertEqual(notes[0].status, 200, notes)
+
+        dispute("OPENED")
+        ev = self.events(path, 2)[1]
+        self.assertEqual((ev["event"], ev["data"]["status"], ev["data"]["nature"]),
+                         ("EVENT:PIX_MED_REFUND", "EM_PROCESSAMENTO", "MED_CONTESTACAO"))
+        self.assertEqual(self.get_charge(ch["id"])["status"], "PAID")
+        dispute("OPENED")  # again: nothing new
+        dispute("ACCEPTED")
+        evs = self.events(path, 4)
+        self.assertEqual([(e["event"], e["data"].get("status")) for e in evs[2:]],
+                         [("EVENT:PIX_MED_REFUND", "DEVOLVIDO"), ("EVENT:CHARGE_REFUND", "REFUNDED")])
+        self.assertEqual(self.get_charge(ch["id"])["status"], "REFUNDED")
+        time.sleep(QUIET)
+        self.assertEqual(self.sink.count(path), 4)
+        # a dispute of a Pix this AppID does not see: refused
+        body = {"event": "OPENPIX:DISPUTE_CREATED",
+                "dispute": {"status": "OPENED", "endToEndId": "E" + "1" * 31, "value": 100}}
+        self.assertEqual(self.wv.send_raw(json.dumps(body).encode(),
+                                          event=body["event"])[0].status, 401)
+
     def test_the_days_report_equals_woovis_list(self):
         path = "/report-%d" % time.time_ns()
         self.wv.auto_notify = False

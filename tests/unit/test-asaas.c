@@ -235,6 +235,37 @@ static const char *one(const char *body)
 	return msg;
 }
 
+/* A chargeback is the Pix's dispute: a MED refund of the whole, in
+ * process while requested or disputed, not made once its reversal is
+ * awaited; one id for all its statuses. */
+static void test_chargebacks(void)
+{
+	static const char *const open[] = {"CHARGEBACK_REQUESTED", "CHARGEBACK_DISPUTE"};
+	char body[512], first[BANKPIX_REFUND_ID_MAX + 1] = "";
+	struct bankpix_batch b;
+	bool more;
+
+	for (size_t i = 0; i < 3; i++) {
+		const char *st = i < 2 ? open[i] : "AWAITING_CHARGEBACK_REVERSAL";
+
+		snprintf(
+		    body, sizeof(body),
+		    PAGE(PAY("\"status\":\"%s\",\"value\":12.5,\"paymentDate\":\"2024-11-06\"")),
+		    st);
+		CHECK_INT(page(body, &b, &more), ASAAS_OK);
+		CHECK_INT(b.n, 1);
+		CHECK_INT(b.items[0].nrefunds, 1);
+		CHECK(b.items[0].refunds[0].med && b.items[0].refunds[0].cents == 1250);
+		CHECK(b.items[0].refunds[0].status ==
+		      (i < 2 ? BANKPIX_EM_PROCESSAMENTO : BANKPIX_NAO_REALIZADO));
+		CHECK_STR(b.items[0].refunds[0].natureza, "MED_CONTESTACAO");
+		if (!first[0])
+			snprintf(first, sizeof(first), "%s", b.items[0].refunds[0].id);
+		CHECK_STR(b.items[0].refunds[0].id, first);
+		bankpix_batch_deinit(&b);
+	}
+}
+
 static void test_values(void)
 {
 	static const char *const rule = "data[0].value: must be a number of reais from 0.01 to "
@@ -779,6 +810,7 @@ int main(void)
 	test_notices();
 	test_notice_batch();
 	test_values();
+	test_chargebacks();
 	test_payments();
 	test_refunds();
 	test_pages();

@@ -179,6 +179,21 @@ static void test_statuses(void)
 		CHECK_INT(with_status(none[i], &p), MP_NOT_RECEIVED);
 		CHECK(memcmp(&p, &untouched, sizeof(p)) == 0);
 	}
+	/* a chargeback or a mediation is the Pix's dispute: a MED refund of
+	 * the whole, in process, given back when settled */
+	CHECK_INT(with_status("in_mediation", &p), 0);
+	CHECK_INT(p.nrefunds, 1);
+	CHECK(p.refunds[0].med && p.refunds[0].status == BANKPIX_EM_PROCESSAMENTO);
+	CHECK_STR(p.refunds[0].natureza, "MED_CONTESTACAO");
+	CHECK(strstr(p.refunds[0].json, "\"natureza\":\"MED_CONTESTACAO\"") != NULL);
+	pix_free(&p);
+	CHECK_INT(with_status("charged_back", &p), 0);
+	CHECK_INT(p.nrefunds, 1);
+	CHECK(p.refunds[0].status == BANKPIX_DEVOLVIDO && p.refunds[0].cents == p.cents);
+	pix_free(&p);
+	CHECK_INT(with_status("approved", &p), 0);
+	CHECK_INT(p.nrefunds, 0);
+	pix_free(&p);
 	CHECK_INT(with_status("paid", &p), -1);
 	CHECK_STR(err, "status: is not one of Mercado Pago's payment statuses");
 	CHECK_INT(with_status("APPROVED", &p), -1);

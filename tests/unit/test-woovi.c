@@ -611,10 +611,46 @@ static void test_answers(void)
 	CHECK_STR(id, "same");
 }
 
+#define DISPUTE_BODY(s) (s), (sizeof(s) - 1)
+
+/* A dispute notification (docs/webhook/examples/dispute-*.mdx's shape):
+ * read, then put on the Pix it disputes as a MED refund. */
+static void test_dispute(void)
+{
+	static const char body[] =
+	    "{\"event\":\"OPENPIX:DISPUTE_ACCEPTED\",\"dispute\":{\"status\":\"ACCEPTED\","
+	    "\"endToEndId\":\"E3524a995bbd54034b6d07c1c36014557\",\"name\":\"Seu jorge\","
+	    "\"value\":1000,\"disputeReason\":\"Golpe\"}}";
+	struct woovi_dispute d;
+	struct bankpix p;
+
+	CHECK_INT(woovi_dispute_parse(body, strlen(body), &d, err, sizeof(err)), WOOVI_OK);
+	CHECK_STR(d.status, "ACCEPTED");
+	CHECK_STR(d.e2e, "E3524a995bbd54034b6d07c1c36014557");
+	CHECK_INT(d.cents, 1000);
+	memset(&p, 0, sizeof(p));
+	snprintf(p.id, sizeof(p.id), "wv:tx1");
+	woovi_dispute_apply(&p, &d);
+	CHECK_INT(p.nrefunds, 1);
+	CHECK(p.refunds[0].med && p.refunds[0].status == BANKPIX_DEVOLVIDO &&
+	      p.refunds[0].cents == 1000);
+	free(p.refunds[0].json);
+	free(p.refunds);
+	CHECK_INT(woovi_dispute_parse(DISPUTE_BODY("{\"dispute\":{\"status\":\"OPENED\","
+						   "\"endToEndId\":\"E1\",\"value\":1.5}}"),
+				      &d, err, sizeof(err)),
+		  WOOVI_MALFORMED);
+	CHECK_STR(err, "dispute.value: must be cents from 1 to 9999999999999");
+	CHECK_INT(woovi_dispute_parse(DISPUTE_BODY("{\"event\":\"OPENPIX:DISPUTE_CREATED\"}"), &d,
+				      err, sizeof(err)),
+		  WOOVI_MALFORMED);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
 		fprintf(stderr, "usage: test-woovi VENDOR_OPENPIX_DIR\n");
+		test_dispute();
 		return 2;
 	}
 	dir = argv[1];

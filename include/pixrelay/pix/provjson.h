@@ -182,6 +182,14 @@ void provjson_hash_id(const char *s, size_t len, char out[BANKPIX_REFUND_ID_MAX 
 char *provjson_refund_json(const struct bankpix_refund *r, const char *when, const char *motivo);
 
 /* Free the n refunds at r, their json and r itself (r may be NULL). */
+/* A provider's chargeback or dispute of a Pix, a MED refund (the Pix's
+ * dispute mechanism: docs/providers.md) of nature PROVJSON_MED_NATURE:
+ * appended to *refunds (*n one more; nothing past BANKPIX_REFUNDS_MAX),
+ * its id the same for every status of the payment's dispute, so that each
+ * status it goes through is one EVENT:PIX_MED_REFUND. */
+#define PROVJSON_MED_NATURE "MED_CONTESTACAO"
+void provjson_med_add(struct bankpix_refund **refunds, size_t *n, const char *payment,
+		      int64_t cents, enum bankpix_refund_status status, const char *when);
 void provjson_refunds_free(struct bankpix_refund *r, size_t n);
 
 /* ---- a payment as a bankpix ---- */

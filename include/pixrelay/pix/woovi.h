@@ -85,6 +85,26 @@ int woovi_notice_parse(const char *body, size_t len, struct woovi_notice *out, c
 		       size_t errlen);
 void woovi_notice_deinit(struct woovi_notice *n);
 
+/* An OPENPIX:DISPUTE_* notification's dispute (docs/webhook/examples/
+ * dispute-*.mdx): {"status": "OPENED" | "IN_REVIEW" | "ACCEPTED" |
+ * "REJECTED" | "CANCELED", "endToEndId" of the Pix disputed, "value"
+ * (cents), ...}. */
+struct woovi_dispute {
+	char status[24];
+	char e2e[WOOVI_ID_MAX + 1];
+	int64_t cents;
+};
+
+/* Read a dispute notification's `dispute`: WOOVI_OK with *out, or
+ * WOOVI_MALFORMED with "dispute.field: rule" in err and *out untouched. */
+int woovi_dispute_parse(const char *body, size_t len, struct woovi_dispute *out, char *err,
+			size_t errlen);
+
+/* The dispute on the Pix it disputes (read back from Woovi): a MED refund
+ * of its value (provjson_med_add), in process while OPENED or IN_REVIEW,
+ * given back once ACCEPTED, not made once REJECTED or CANCELED. */
+void woovi_dispute_apply(struct bankpix *pix, const struct woovi_dispute *d);
+
 /* A notification's own body as the batch woovi_transactions_parse makes of
  * a page: its `pix` as a transaction (PAYMENT, or REFUND of a
  * TRANSACTION_REFUND_RECEIVED, with the body's `charge`). For a body whose
