@@ -22,20 +22,19 @@ A URL is http(s)://... or unix:/path.sock:/uri (nginx's form; http://unix:
 too), as testwoovi's and testbank's senders reach pixrelay's bank door.
 """
 import collections
-import json
 import random
 import threading
 import time
 import uuid
 
-from fakeserver import SenderRecords
+from fakeserver import CallRecord, SenderRecords
 
 FAILURES_BEFORE_INTERRUPT = 15
 MAX_WEBHOOKS = 10   # AS-WH: up to 10 webhooks per account
 USER_AGENT = "Asaas_Hmlg/3.0 (pixrelay-testasaas)"
 
 
-class Delivery:
+class Delivery(CallRecord):
     """One notification call (or one a fault dropped). webhook: its id;
     event_id the evt_...; attempt 1, 2.. for the same event tried again;
     copy 2 for the second delivery of a doubled event; token the
@@ -43,24 +42,17 @@ class Delivery:
     receiver's, error the reason when there is none."""
 
     def __init__(self, webhook, event, event_id, url, body, token, attempt, copy=1):
+        super().__init__()
         self.webhook, self.event, self.event_id, self.url, self.body = webhook, event, event_id, url, body
         self.token, self.attempt, self.copy = token, attempt, copy
-        self.dropped = False
-        self.status = self.answer = self.error = self.sent_at = None
-        self.done = threading.Event()
 
     @property
     def ok(self):
         return self.status == 200
 
-    @property
-    def json(self):
-        return json.loads(self.body)
-
     def __repr__(self):
-        what = ("dropped" if self.dropped else self.error if self.error
-                else self.status if self.done.is_set() else "pending")
-        return "<Delivery %s %s try %d to %s: %s>" % (self.event_id, self.event, self.attempt, self.url, what)
+        return "<Delivery %s %s try %d to %s: %s>" % (self.event_id, self.event, self.attempt, self.url,
+                                                       self._state())
 
 
 class AsaasWebhooks(SenderRecords):

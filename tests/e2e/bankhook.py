@@ -18,10 +18,10 @@ import ssl
 import threading
 import urllib.parse
 
-from fakeserver import SenderRecords
+from fakeserver import CallRecord, SenderRecords
 
 
-class Delivery:
+class Delivery(CallRecord):
     """One webhook POST (or one that a knob dropped). copy is 1, or 2 for
     the second sending of a doubled one; delay the seconds it was held;
     status and answer (bytes) are the receiver's; error the reason when
@@ -29,26 +29,15 @@ class Delivery:
     sent_at time.time() of the sending; done is set when it is over."""
 
     def __init__(self, url, chave, body, copy, delay):
+        super().__init__()
         self.url, self.chave, self.body, self.copy, self.delay = url, chave, body, copy, delay
         try:
             self.e2eids = [p.get("endToEndId") for p in json.loads(body)["pix"]]
         except (ValueError, KeyError, TypeError, AttributeError):
             self.e2eids = []
-        self.dropped = False
-        self.status = None
-        self.answer = None
-        self.error = None
-        self.sent_at = None
-        self.done = threading.Event()
-
-    @property
-    def ok(self):
-        return self.status is not None and 200 <= self.status < 300
 
     def __repr__(self):
-        what = ("dropped" if self.dropped else self.error if self.error
-                else self.status if self.done.is_set() else "pending")
-        return "<Delivery %s copy %d %s: %s>" % (self.url, self.copy, self.e2eids, what)
+        return "<Delivery %s copy %d %s: %s>" % (self.url, self.copy, self.e2eids, self._state())
 
 
 class WebhookSender(SenderRecords):

@@ -33,9 +33,12 @@ RoutedServer; its errors are shaped by _error(status, code, message).
     srv.wait_deliveries(n)   (the server's notification sender, _sender)
 
 The notification senders (bankhook.py, wooviwebhook.py, asaaswebhook.py)
-share SenderRecords: the wait for n calls and one POST with its record.
+share SenderRecords (the wait for n calls, one POST with its record) and
+CallRecord (what each of their Delivery records holds). And the servers
+share the times: utc_now(), rfc3339(moment), parse_time(value).
 """
 import collections
+import datetime
 import hmac
 import http.client
 import json
@@ -56,6 +59,27 @@ MAX_BODY = 1 << 20
 
 Call = collections.namedtuple("Call", "time method path endpoint status")
 Call.__doc__ = """One request a server answered (or dropped: status None)."""
+
+
+def utc_now():
+    return datetime.datetime.now(datetime.timezone.utc)
+
+
+def rfc3339(moment):
+    """2020-09-09T20:15:00.358Z: UTC, milliseconds (as the API Pix and
+    Woovi write times)."""
+    moment = moment.astimezone(datetime.timezone.utc)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + "%03dZ" % (moment.microsecond // 1000)
+
+
+def parse_time(value):
+    """An aware datetime from an RFC 3339 (ISO 8601) text, Z, z or an
+    offset, or a datetime (naive = UTC)."""
+    if isinstance(value, str):
+        value = datetime.datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=datetime.timezone.utc)
+    return value
 
 
 def same(a, b):
@@ -494,6 +518,31 @@ class RoutedServer(FakeServer):
 
 # ---------------------------------------------------------------------------
 # The notification senders' common part
+
+class CallRecord:
+    """What a sender's Delivery holds besides its own fields: dropped (a
+    fault knob's), status and answer (bytes) the receiver's, error the
+    reason when there is none, sent_at time.time() of the sending, done
+    set when it is over."""
+
+    def __init__(self):
+        self.dropped = False
+        self.status = self.answer = self.error = self.sent_at = None
+        self.done = threading.Event()
+
+    @property
+    def ok(self):
+        return self.status is not None and 200 <= self.status < 300
+
+    @property
+    def json(self):
+        return json.loads(self.body)
+
+    def _state(self):
+        """For a repr: dropped, the error, the status, or pending."""
+        return ("dropped" if self.dropped else self.error if self.error
+                else self.status if self.done.is_set() else "pending")
+
 
 class SenderRecords:
     """For a sender with self.deliveries (each with .done, an Event) and

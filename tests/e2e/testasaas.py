@@ -146,7 +146,8 @@ import zlib
 import asaasapi
 import certs
 from asaaswebhook import AsaasWebhooks
-from fakeserver import RoutedServer, knob
+from fakeserver import RoutedServer, knob, parse_time
+from fakeserver import utc_now as _now
 from fakeserver import same as _same
 from testbank import BRASILIA, br_code_dynamic
 
@@ -182,18 +183,8 @@ ROUTES = [
 ]
 
 
-def _now():
-    return datetime.datetime.now(datetime.timezone.utc)
-
-
 def _aware(when):
-    if when is None:
-        return _now()
-    if isinstance(when, str):
-        when = datetime.datetime.fromisoformat(when.replace("Z", "+00:00"))
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=datetime.timezone.utc)
-    return when
+    return _now() if when is None else parse_time(when)
 
 
 def brasilia_date(moment):

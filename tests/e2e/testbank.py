@@ -87,7 +87,8 @@ import certs
 from bankhook import WebhookSender
 from bankspec import OPERATIONS, Refusal, check_request, check_response, not_found, problem_body
 from bankspec import methods, route, rule, spec_operation
-from fakeserver import MAX_BODY, FakeServer
+from fakeserver import MAX_BODY, FakeServer, parse_time, rfc3339
+from fakeserver import utc_now as _now
 from fakeserver import same as _same
 from testbank_cobr import RecurringChargeOps
 from testbank_rec import RecurrenceOps
@@ -133,46 +134,34 @@ def _tlv(tag, value):
     return "%s%02d%s" % (tag, len(value), value)
 
 
-def br_code_dynamic(location, valor, name, city, key=None):
-    """The pixCopiaECola of an immediate charge: a dynamic BR Code, single
-    use (01 = 12), whose field 26 holds the GUI br.gov.bcb.pix and, in 25,
-    the location URL without its scheme; 62/05 is "***"; the amount (54)
-    is written unless it is zero. key: a Pix key in 26.01 as well (no
-    charge's code has one: a forgery). ValueError when a field does not
-    fit."""
-    if "://" in location or len(location) > 77:
+def emv_br_code(valor, name, city, key=None, location=None, reference="***", single_use=True):
+    """A BR Code: 01 = 12 (single use) when single_use; field 26 holds the
+    GUI br.gov.bcb.pix, the Pix key in 26.01 when given and the location
+    URL (without its scheme) in 26.25 when given; the amount valor
+    ("10.50") in 54 unless it is zero; 62.05 the reference (its first 25
+    characters); the CRC-16 in 63. ValueError when a field does not fit."""
+    if location is not None and ("://" in location or len(location) > 77):
         raise ValueError("a BR Code location is a URL without a scheme of at most 77 characters")
-    account = _tlv("00", "br.gov.bcb.pix") + (_tlv("01", key) if key else "") + _tlv("25", location)
-    text = (_tlv("00", "01") + _tlv("01", "12")
+    account = (_tlv("00", "br.gov.bcb.pix") + (_tlv("01", key) if key else "")
+               + (_tlv("25", location) if location is not None else ""))
+    text = (_tlv("00", "01") + (_tlv("01", "12") if single_use else "")
             + _tlv("26", account)
             + _tlv("52", "0000") + _tlv("53", "986")
             + (_tlv("54", valor) if float(valor) > 0 else "")
             + _tlv("58", "BR") + _tlv("59", _ascii(name, 25)) + _tlv("60", _ascii(city, 15))
-            + _tlv("62", _tlv("05", "***")) + "6304")
+            + _tlv("62", _tlv("05", reference[:25])) + "6304")
     return text + crc16_ccitt(text)
+
+
+def br_code_dynamic(location, valor, name, city, key=None):
+    """The pixCopiaECola of an immediate charge: a dynamic BR Code, single
+    use, the location in 26.25, 62.05 "***". key: a Pix key in 26.01 as
+    well (no charge's code has one: a forgery)."""
+    return emv_br_code(valor, name, city, key, location)
 
 
 # ---------------------------------------------------------------------------
 # Times and identifiers
-
-def _now():
-    return datetime.datetime.now(datetime.timezone.utc)
-
-
-def rfc3339(moment):
-    """2020-09-09T20:15:00.358Z: UTC, milliseconds."""
-    moment = moment.astimezone(datetime.timezone.utc)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + "%03dZ" % (moment.microsecond // 1000)
-
-
-def parse_time(value):
-    """An aware datetime from an RFC 3339 text or a datetime (naive = UTC)."""
-    if isinstance(value, str):
-        value = datetime.datetime.fromisoformat(value.replace("z", "Z"))
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=datetime.timezone.utc)
-    return value
-
 
 def _cents(valor):
     whole, _, frac = valor.partition(".")

@@ -124,8 +124,9 @@ import certs
 import mpapi
 from bankspec import Violation
 from fakeserver import Call, RoutedServer, knob
+from fakeserver import utc_now as _now
 from fakeserver import same as _same
-from testbank import _ascii, _tlv, crc16_ccitt
+from testbank import emv_br_code
 from wooviwebhook import WooviSender
 
 BRT = datetime.timezone(datetime.timedelta(hours=-3))
@@ -152,10 +153,6 @@ SHAPES = {
     ("GET", "/v1/payments/search"): (None, "PaymentSearch"),
     ("POST", "/v1/payments/{id}/refunds"): ("CreateRefundBody", "RefundResponse"),
 }
-
-
-def _now():
-    return datetime.datetime.now(datetime.timezone.utc)
 
 
 def mp_time(moment):
@@ -387,12 +384,8 @@ class TestMP(RoutedServer):
     def br_code(self, cents, payment_id):
         """The payment's BR Code: 26.01 the account's key, 54 the amount in
         reais, 62.05 mpqrinter<payment id>, CRC-16 in 63."""
-        account = _tlv("00", "br.gov.bcb.pix") + _tlv("01", self.pix_key)
-        text = (_tlv("00", "01") + _tlv("26", account) + _tlv("52", "0000") + _tlv("53", "986")
-                + _tlv("54", "%d.%02d" % divmod(cents, 100)) + _tlv("58", "BR")
-                + _tlv("59", _ascii(self.merchant_name, 25)) + _tlv("60", _ascii(self.merchant_city, 15))
-                + _tlv("62", _tlv("05", ("mpqrinter%d" % payment_id)[:25])) + "6304")
-        return text + crc16_ccitt(text)
+        return emv_br_code("%d.%02d" % divmod(cents, 100), self.merchant_name, self.merchant_city,
+                           key=self.pix_key, reference="mpqrinter%d" % payment_id, single_use=False)
 
     def _view(self, p):
         refunded = sum(r["cents"] for r in p["refunds"])

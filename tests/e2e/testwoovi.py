@@ -117,9 +117,11 @@ import uuid
 
 import certs
 import openpix
-from fakeserver import RoutedServer, knob
+from fakeserver import RoutedServer, knob, parse_time
+from fakeserver import rfc3339 as iso   # as Woovi writes times: 2024-01-25T09:46:14.824Z
+from fakeserver import utc_now as _now
 from fakeserver import same as _same
-from testbank import _ascii, _tlv, crc16_ccitt
+from testbank import emv_br_code
 from wooviwebhook import WooviSender, make_rsa_key, public_key_pem
 
 PAGE = 100
@@ -145,26 +147,6 @@ ROUTES = [
 ]
 NO_AUTH = {"/api/v1/webhook/public-keys"}
 NOT_IN_SWAGGER = {"/api/v1/webhook/public-keys"}
-
-
-def _now():
-    return datetime.datetime.now(datetime.timezone.utc)
-
-
-def iso(moment):
-    """2024-01-25T09:46:14.824Z: UTC, milliseconds, as Woovi writes times."""
-    moment = moment.astimezone(datetime.timezone.utc)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + "%03dZ" % (moment.microsecond // 1000)
-
-
-def parse_time(value):
-    """An aware datetime from an ISO 8601 text (Z or offset) or a datetime
-    (naive = UTC)."""
-    if isinstance(value, str):
-        value = datetime.datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=datetime.timezone.utc)
-    return value
 
 
 def _cents(value):
@@ -305,12 +287,8 @@ class TestWoovi(RoutedServer):
     def br_code(self, value, txid):
         """The charge's BR Code: 26.01 the account's key, 54 the value in
         reais, 62.05 the first 25 characters of txid, CRC-16 in 63."""
-        account = _tlv("00", "br.gov.bcb.pix") + _tlv("01", self.pix_key)
-        text = (_tlv("00", "01") + _tlv("01", "12") + _tlv("26", account) + _tlv("52", "0000")
-                + _tlv("53", "986") + _tlv("54", "%d.%02d" % divmod(value, 100)) + _tlv("58", "BR")
-                + _tlv("59", _ascii(self.merchant_name, 25)) + _tlv("60", _ascii(self.merchant_city, 15))
-                + _tlv("62", _tlv("05", txid[:25])) + "6304")
-        return text + crc16_ccitt(text)
+        return emv_br_code("%d.%02d" % divmod(value, 100), self.merchant_name, self.merchant_city,
+                           key=self.pix_key, reference=txid)
 
     @staticmethod
     def _customer_view(c):

@@ -16,7 +16,6 @@ It knows nothing of charges: testwoovi.py composes the bodies and the targets.
     sender.deliveries, sender.wait(n), sender.wait_settled(), sender.close()
 """
 import base64
-import json
 import os
 import random
 import subprocess
@@ -24,7 +23,7 @@ import threading
 import time
 
 import certs
-from fakeserver import SenderRecords
+from fakeserver import CallRecord, SenderRecords
 
 RETRY_INTERVALS = tuple(10 * 2 ** n for n in range(8))
 
@@ -42,7 +41,7 @@ def public_key_pem(key):
     return certs._run("pkey", "-in", key, "-pubout")
 
 
-class Delivery:
+class Delivery(CallRecord):
     """One notification call (or one that a fault knob dropped). note: the
     notification's number (its calls share it); attempt: 1 for the first
     call, 2.. for retries; copy 2 for the second sending of a doubled call;
@@ -50,27 +49,13 @@ class Delivery:
     (bytes) the receiver's; error the reason when there is none."""
 
     def __init__(self, note, event, url, body, signature, attempt, copy=1):
+        super().__init__()
         self.note, self.event, self.url, self.body = note, event, url, body
         self.signature, self.attempt, self.copy = signature, attempt, copy
-        self.dropped = False
         self.delay = 0.0
-        self.status = self.answer = self.error = self.sent_at = None
-        self.done = threading.Event()
-
-    @property
-    def ok(self):
-        return self.status is not None and 200 <= self.status < 300
-
-    @property
-    def json(self):
-        return json.loads(self.body)
 
     def __repr__(self):
-        what = ("dropped" if self.dropped else self.error if self.error
-                else self.status if self.done.is_set() else "pending")
-        return "<Delivery #%d %s try %d to %s: %s>" % (self.note, self.event, self.attempt, self.url, what)
-
-
+        return "<Delivery #%d %s try %d to %s: %s>" % (self.note, self.event, self.attempt, self.url, self._state())
 
 class WooviSender(SenderRecords):
     label = "testwoovi"
