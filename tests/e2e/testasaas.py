@@ -287,12 +287,12 @@ class TestAsaas(RoutedServer):
         self.auto_notify = auto_notify
         self.notify_events = set(asaasapi.PAYMENT_EVENTS)
         self.refund_in_progress = False
-        self._sender = AsaasWebhooks(retry_seconds, receiver_ca, seed)
+        self._hooks = AsaasWebhooks(retry_seconds, receiver_ca, seed)
         self._customers = {}      # id -> record
         self._payments = {}       # id -> record (insertion order = creation order)
         self._events = 0
         self.server_cert = self.server_ca = None
-        self._default = self._sender.add({
+        self._default = self._hooks.add({
             "name": "Web application", "url": webhook_url, "email": "loja@example.com", "enabled": True,
             "interrupted": False, "authToken": auth_token, "sendType": "SEQUENTIALLY",
             "events": list(asaasapi.PAYMENT_EVENTS)})
@@ -314,7 +314,7 @@ class TestAsaas(RoutedServer):
 
     @webhook_url.setter
     def webhook_url(self, url):
-        self._sender.update(self._default, {"url": url})
+        self._hooks.update(self._default, {"url": url})
 
     @property
     def auth_token(self):
@@ -322,16 +322,22 @@ class TestAsaas(RoutedServer):
 
     @auth_token.setter
     def auth_token(self, token):
-        self._sender.update(self._default, {"authToken": token})
+        self._hooks.update(self._default, {"authToken": token})
 
     def webhook_faults(self, drop=0.0, twice=0.0, seed=0):
         """Per event and webhook from now on (asaaswebhook.py): never sent
         with probability `drop`; else delivered once more after its first
         200 with probability `twice`."""
-        self._sender.faults(drop, twice, seed)
+        self._hooks.faults(drop, twice, seed)
 
-    token = knob("_sender", "token", "good, none or bad (asaaswebhook.py)")
-    retry_seconds = knob("_sender", "retry_seconds", "the wait before a failed event is tried again")
+    token = knob("_hooks", "token", "good, none or bad (asaaswebhook.py)")
+    retry_seconds = knob("_hooks", "retry_seconds", "the wait before a failed event is tried again")
+
+    @property
+    def _sender(self):
+        """The notification sender fakeserver.py's knobs and close() use:
+        the webhooks' queues."""
+        return self._hooks
 
     # ---- serving (the request loop and the routing are fakeserver.py's) ----
 
@@ -652,33 +658,33 @@ class TestAsaas(RoutedServer):
 
     def _op_post_webhook(self, params, q, body):
         try:
-            w = self._sender.add(body)
+            w = self._hooks.add(body)
         except ValueError as e:
             raise _rule(str(e) + " (AS-WH)") from None
-        return 200, self._sender.view(w)
+        return 200, self._hooks.view(w)
 
     def _op_list_webhooks(self, params, q, body):
-        return 200, self._page([self._sender.view(w) for w in self._sender.records()], q)
+        return 200, self._page([self._hooks.view(w) for w in self._hooks.records()], q)
 
     def _find_webhook(self, wid):
-        w = self._sender.find(wid)
+        w = self._hooks.find(wid)
         if w is None:
             raise self._not_found("webhook")
         return w
 
     def _op_get_webhook(self, params, q, body):
-        return 200, self._sender.view(self._find_webhook(params["id"]))
+        return 200, self._hooks.view(self._find_webhook(params["id"]))
 
     def _op_put_webhook(self, params, q, body):
         w = self._find_webhook(params["id"])
-        self._sender.update(w, body)
-        return 200, self._sender.view(w)
+        self._hooks.update(w, body)
+        return 200, self._hooks.view(w)
 
     def _op_delete_webhook(self, params, q, body):
         w = self._find_webhook(params["id"])
         if w is self._default:
             raise _rule("the web application's webhook is removed there")
-        self._sender.remove(w)
+        self._hooks.remove(w)
         return 200, {"deleted": True, "id": params["id"]}
 
     def interrupted(self, webhook_id=None):
@@ -689,7 +695,7 @@ class TestAsaas(RoutedServer):
     def resume(self, webhook_id=None):
         """Reactivate an interrupted queue (the panel's or the API's
         "interrupted": false): its kept events are sent in order."""
-        self._sender.resume(self._find_webhook(webhook_id) if webhook_id else self._default)
+        self._hooks.resume(self._find_webhook(webhook_id) if webhook_id else self._default)
 
     # ---- the money side, driven by the test ----
 
@@ -816,4 +822,4 @@ class TestAsaas(RoutedServer):
         return firsts
 
     def _queue(self, notes):
-        return self._sender.queue(notes)
+        return self._hooks.queue(notes)
