@@ -128,7 +128,7 @@ class _Handler(BaseHTTPRequestHandler):
     timeout = 30
 
     def version_string(self):
-        return self.server.owner.server_version
+        return self.server.owner.server_version + " " + self.sys_version
 
     def log_message(self, *args):
         pass
@@ -401,6 +401,27 @@ class FakeServer:
                                 self.bug_detail or "%s failed" % self.name)
                 self._answer_bug(h, e)
                 h.close_connection = True
+
+    # the subclass's part of the loop
+
+    def _resolve(self, method, path):
+        """(what _dispatch is given as found, the endpoint: "GET /pix")."""
+        raise NotImplementedError
+
+    def _dispatch(self, h, method, path, query, body, found, endpoint):
+        """Answer the request (every answer through _send)."""
+        raise NotImplementedError
+
+    def _answer_unavailable(self, h, path):
+        raise NotImplementedError
+
+    def _answer_early(self, h, early):
+        """Answer the refusal _read_body kept."""
+        raise NotImplementedError
+
+    def _answer_bug(self, h, e):
+        """Answer 500 for the exception e of _dispatch."""
+        raise NotImplementedError
 
     def _call_extra(self, h):
         """The fields of the call's Call after its status (none here)."""
