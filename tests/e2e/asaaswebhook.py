@@ -22,21 +22,19 @@ A URL is http(s)://... or unix:/path.sock:/uri (nginx's form; http://unix:
 too), as testwoovi's and testbank's senders reach pixrelay's bank door.
 """
 import collections
-import http.client
-import json
 import random
 import threading
 import time
 import uuid
 
-from harness import http_connection
+from fakeserver import CallRecord, SenderRecords
 
 FAILURES_BEFORE_INTERRUPT = 15
 MAX_WEBHOOKS = 10   # AS-WH: up to 10 webhooks per account
 USER_AGENT = "Asaas_Hmlg/3.0 (pixrelay-testasaas)"
 
 
-class Delivery:
+class Delivery(CallRecord):
     """One notification call (or one a fault dropped). webhook: its id;
     event_id the evt_...; attempt 1, 2.. for the same event tried again;
     copy 2 for the second delivery of a doubled event; token the
@@ -44,27 +42,22 @@ class Delivery:
     receiver's, error the reason when there is none."""
 
     def __init__(self, webhook, event, event_id, url, body, token, attempt, copy=1):
+        super().__init__()
         self.webhook, self.event, self.event_id, self.url, self.body = webhook, event, event_id, url, body
         self.token, self.attempt, self.copy = token, attempt, copy
-        self.dropped = False
-        self.status = self.answer = self.error = self.sent_at = None
-        self.done = threading.Event()
 
     @property
     def ok(self):
         return self.status == 200
 
-    @property
-    def json(self):
-        return json.loads(self.body)
-
     def __repr__(self):
-        what = ("dropped" if self.dropped else self.error if self.error
-                else self.status if self.done.is_set() else "pending")
-        return "<Delivery %s %s try %d to %s: %s>" % (self.event_id, self.event, self.attempt, self.url, what)
+        return "<Delivery %s %s try %d to %s: %s>" % (self.event_id, self.event, self.attempt, self.url,
+                                                       self._state())
 
 
-class AsaasWebhooks:
+class AsaasWebhooks(SenderRecords):
+    label = "testasaas"
+
     def __init__(self, retry_seconds=30.0, receiver_ca=None, seed=None):
         self.retry_seconds = retry_seconds
         self.receiver_ca = receiver_ca
@@ -243,39 +236,7 @@ class AsaasWebhooks:
         headers = {"Content-Type": "application/json", "User-Agent": USER_AGENT}
         if d.token is not None:
             headers["asaas-access-token"] = d.token
-        try:
-            conn, target = self._connection(d.url)
-            d.sent_at = time.time()
-            try:
-                conn.request("POST", target, d.body, headers)
-                resp = conn.getresponse()
-                d.answer = resp.read()
-                d.status = resp.status
-            finally:
-                conn.close()
-        except (OSError, http.client.HTTPException, ValueError) as e:
-            d.error = "%s: %s" % (type(e).__name__, e)
-        with self._cond:
-            d.done.set()
-            self._cond.notify_all()
-
-    def _connection(self, url):
-        """(connection, request target) for an http(s) URL or unix:PATH:/uri."""
-        return http_connection(url, self.receiver_ca)
-
-    def wait(self, n, timeout=10.0):
-        """Wait until at least n calls are over (answered, failed or
-        dropped); return every Delivery. AssertionError on timeout."""
-        deadline = time.monotonic() + timeout
-        with self._cond:
-            while True:
-                done = [d for d in self.deliveries if d.done.is_set()]
-                if len(done) >= n:
-                    return list(self.deliveries)
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise AssertionError("testasaas: %d of %d calls over: %r" % (len(done), n, self.deliveries[-10:]))
-                self._cond.wait(min(left, 0.2))
+        self._post_call(d, headers)
 
     def wait_settled(self, timeout=30.0):
         """Wait until every queue that is not interrupted is empty and no

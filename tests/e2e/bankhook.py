@@ -16,11 +16,12 @@ import json
 import random
 import ssl
 import threading
-import time
 import urllib.parse
 
+from fakeserver import CallRecord, SenderRecords
 
-class Delivery:
+
+class Delivery(CallRecord):
     """One webhook POST (or one that a knob dropped). copy is 1, or 2 for
     the second sending of a doubled one; delay the seconds it was held;
     status and answer (bytes) are the receiver's; error the reason when
@@ -28,29 +29,20 @@ class Delivery:
     sent_at time.time() of the sending; done is set when it is over."""
 
     def __init__(self, url, chave, body, copy, delay):
+        super().__init__()
         self.url, self.chave, self.body, self.copy, self.delay = url, chave, body, copy, delay
         try:
             self.e2eids = [p.get("endToEndId") for p in json.loads(body)["pix"]]
         except (ValueError, KeyError, TypeError, AttributeError):
             self.e2eids = []
-        self.dropped = False
-        self.status = None
-        self.answer = None
-        self.error = None
-        self.sent_at = None
-        self.done = threading.Event()
-
-    @property
-    def ok(self):
-        return self.status is not None and 200 <= self.status < 300
 
     def __repr__(self):
-        what = ("dropped" if self.dropped else self.error if self.error
-                else self.status if self.done.is_set() else "pending")
-        return "<Delivery %s copy %d %s: %s>" % (self.url, self.copy, self.e2eids, what)
+        return "<Delivery %s copy %d %s: %s>" % (self.url, self.copy, self.e2eids, self._state())
 
 
-class WebhookSender:
+class WebhookSender(SenderRecords):
+    label, noun = "webhook sender", "deliveries"
+
     def __init__(self, cert, receiver_ca, user_agent="pixrelay-testbank"):
         """cert: the certs.Cert presented to the receiver; receiver_ca: the
         CA file its server certificate must verify against (None: sending
@@ -106,51 +98,23 @@ class WebhookSender:
                 d.done.wait(timeout * 2 + 5 + d.delay)
         return out
 
-    def _finish(self, d):
-        with self._cond:
-            d.done.set()
-            self._cond.notify_all()
-
     def _deliver(self, copies, timeout):
         if copies[0].delay and self._stopping.wait(copies[0].delay):
             for d in copies:
                 d.error = "the bank closed"
                 self._finish(d)
             return
+        for d in copies:
+            self._post_call(d, {"Content-Type": "application/json", "User-Agent": self.user_agent}, timeout)
+
+    def _connection(self, url, timeout):
+        """Over HTTPS only, presenting the bank's certificate."""
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
         ctx.load_verify_locations(self.receiver_ca)
         ctx.load_cert_chain(self.cert.cert, self.cert.key)
-        for d in copies:
-            parts = urllib.parse.urlsplit(d.url)
-            target = (parts.path or "/") + ("?" + parts.query if parts.query else "")
-            conn = http.client.HTTPSConnection(parts.hostname, parts.port or 443, timeout=timeout, context=ctx)
-            d.sent_at = time.time()
-            try:
-                conn.request("POST", target, d.body, {"Content-Type": "application/json",
-                                                      "User-Agent": self.user_agent})
-                resp = conn.getresponse()
-                d.answer = resp.read()
-                d.status = resp.status
-            except (OSError, http.client.HTTPException) as e:
-                d.error = "%s: %s" % (type(e).__name__, e)
-            finally:
-                conn.close()
-                self._finish(d)
-
-    def wait(self, n, timeout=10.0):
-        """Wait until at least n deliveries are over (answered, failed or
-        dropped); return them all. AssertionError on timeout."""
-        deadline = time.monotonic() + timeout
-        with self._cond:
-            while True:
-                done = [d for d in self.deliveries if d.done.is_set()]
-                if len(done) >= n:
-                    return list(self.deliveries)
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise AssertionError("webhook sender: %d of %d deliveries over: %r"
-                                         % (len(done), n, self.deliveries[-10:]))
-                self._cond.wait(min(left, 0.2))
+        parts = urllib.parse.urlsplit(url)
+        target = (parts.path or "/") + ("?" + parts.query if parts.query else "")
+        return http.client.HTTPSConnection(parts.hostname, parts.port or 443, timeout=timeout, context=ctx), target
 
     def close(self):
         """Held POSTs are dropped (error "the bank closed"); the others are

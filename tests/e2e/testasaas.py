@@ -132,19 +132,12 @@ default webhook lists as "Web application"; a webhook's view says
 hasAuthToken rather than echoing the token; encodedImage is a 1x1 PNG.
 """
 import base64
-import collections
 import datetime
 import json
-import math
 import random
 import re
-import shutil
-import socket
-import ssl
 import string
 import struct
-import tempfile
-import threading
 import time
 import urllib.parse
 import uuid
@@ -153,10 +146,11 @@ import zlib
 import asaasapi
 import certs
 from asaaswebhook import AsaasWebhooks
-from bankspec import Violation
-from testbank import BRASILIA, _Handler, _Server, _same, br_code_dynamic
+from fakeserver import RoutedServer, knob, parse_time
+from fakeserver import utc_now as _now
+from fakeserver import same as _same
+from testbank import BRASILIA, br_code_dynamic
 
-MAX_BODY = 1 << 20
 PAGE, MAX_PAGE = 10, 100
 _ALNUM = string.ascii_letters + string.digits
 
@@ -188,21 +182,9 @@ ROUTES = [
     ("DELETE", "/v3/webhooks/{id}", "delete_webhook", None, None),
 ]
 
-Call = collections.namedtuple("Call", "time method path endpoint status")
-
-
-def _now():
-    return datetime.datetime.now(datetime.timezone.utc)
-
 
 def _aware(when):
-    if when is None:
-        return _now()
-    if isinstance(when, str):
-        when = datetime.datetime.fromisoformat(when.replace("Z", "+00:00"))
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=datetime.timezone.utc)
-    return when
+    return _now() if when is None else parse_time(when)
 
 
 def brasilia_date(moment):
@@ -284,45 +266,31 @@ def _rule(description, code="invalid_action", where="$"):
     return Refusal(400, code, description, "rule", [(where, description)])
 
 
-class _AsaasHandler(_Handler):
+class TestAsaas(RoutedServer):
+    name = "testasaas"
     server_version = "pixrelay-testasaas"
-
-
-class TestAsaas:
-    __test__ = False   # not a unittest class, whatever a collector thinks
+    prefix = "/v3"
+    ROUTES = ROUTES
+    too_large_code = "invalid_request"
 
     def __init__(self, directory=None, api_key=None, seed=None, auto_notify=True, webhook_url=None,
                  auth_token=None, receiver_ca=None, retry_seconds=30.0, merchant_name="LOJA ASAAS TESTE",
                  merchant_city="JOINVILLE", host="127.0.0.1", port=0):
         """Not yet listening (start() does). The certificates are made in
         `directory` (a temporary one, removed by close(), when None)."""
-        self._own_dir = directory is None
-        self.directory = directory or tempfile.mkdtemp(prefix="pixrelay-testasaas-")
+        self._init_server(directory, host, port)
         self._rng = random.Random(seed)
         self.api_key = api_key or "$aact_hmlg_000" + base64.b64encode(
             bytes(self._rng.getrandbits(8) for _ in range(90))).decode()
         self.user_agent_required = True
         self.merchant_name, self.merchant_city = merchant_name, merchant_city
-        self.host, self._port = host, port
         self.auto_notify = auto_notify
         self.notify_events = set(asaasapi.PAYMENT_EVENTS)
         self.refund_in_progress = False
-        self._lock = threading.RLock()
         self._hooks = AsaasWebhooks(retry_seconds, receiver_ca, seed)
         self._customers = {}      # id -> record
         self._payments = {}       # id -> record (insertion order = creation order)
         self._events = 0
-
-        self.violations = []
-        self.log = []
-        self.calls = collections.Counter()
-        self.handshake_failures = []
-        self._down_until = self._down_mode = None
-        self._slow = 0.0
-        self._timers = []
-        self._stopping = threading.Event()
-        self._conns = set()
-        self._server = self._thread = self._server_ctx = None
         self.server_cert = self.server_ca = None
         self._default = self._hooks.add({
             "name": "Web application", "url": webhook_url, "email": "loja@example.com", "enabled": True,
@@ -335,116 +303,10 @@ class TestAsaas:
         """Make the certificates, listen, serve."""
         ca = certs.make_ca(self.directory, "testasaas-ca", "Test Asaas CA")
         self.server_cert, self.server_ca = certs.make_server(self.directory, ca, "testasaas-server"), ca.cert
-        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        ctx.minimum_version = ssl.TLSVersion.TLSv1_2
-        ctx.load_cert_chain(self.server_cert.cert, self.server_cert.key)
-        self._server_ctx = ctx
-        self._listen()
+        self._serve_tls(self.server_cert)
         return self
 
-    def __enter__(self):
-        return self.start()
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def close(self):
-        """Stop serving and notifying (events waiting for a retry are
-        abandoned); the temporary directory is removed."""
-        self._stopping.set()
-        with self._lock:
-            timers, self._timers = self._timers, []
-        for t in timers:
-            t.cancel()
-        self._unlisten()
-        self._hooks.close()
-        if self._own_dir:
-            shutil.rmtree(self.directory, ignore_errors=True)
-
-    def _listen(self):
-        with self._lock:
-            if self._server is not None or self._stopping.is_set():
-                return
-            srv = _Server((self.host, self._port), _AsaasHandler)
-            srv.bank = self   # testbank's server calls back _serve, _track, _handshake_failed
-            self._port = srv.server_address[1]
-            self._server = srv
-            self._thread = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05},
-                                            daemon=True, name="testasaas-%d" % self._port)
-            self._thread.start()
-
-    def _unlisten(self):
-        with self._lock:
-            srv, thread, self._server = self._server, self._thread, None
-            conns = list(self._conns)
-        if srv is None:
-            return
-        srv.shutdown()
-        srv.server_close()
-        for c in conns:
-            try:
-                c.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-        thread.join(5)
-
-    def _track(self, conn, alive):
-        with self._lock:
-            (self._conns.add if alive else self._conns.discard)(conn)
-
-    def _handshake_failed(self, err):
-        with self._lock:
-            self.handshake_failures.append(str(err))
-
-    @property
-    def port(self):
-        return self._port
-
-    @property
-    def url(self):
-        return "https://%s:%d/v3" % (self.host, self._port)
-
-    # ---- knobs ----
-
-    def down(self, seconds=None, mode="refuse"):
-        """Out of service for `seconds` (None: until up()). refuse: the port
-        is closed; 503: every call is answered 503; close: the request is
-        read and the connection closed unanswered."""
-        if mode not in ("refuse", "503", "close"):
-            raise ValueError("mode is refuse, 503 or close")
-        with self._lock:
-            self._down_mode = mode
-            self._down_until = math.inf if seconds is None else time.monotonic() + seconds
-        if mode == "refuse":
-            self._unlisten()
-        if seconds is not None:
-            t = threading.Timer(seconds, self._up_if_due)
-            t.daemon = True
-            with self._lock:
-                self._timers.append(t)
-            t.start()
-
-    def up(self):
-        with self._lock:
-            self._down_until = self._down_mode = None
-        self._listen()
-
-    def _up_if_due(self):
-        with self._lock:
-            due = self._down_until is not None and time.monotonic() >= self._down_until - 0.001
-        if due:
-            self.up()
-
-    def _down_now(self):
-        with self._lock:
-            if self._down_until is not None and time.monotonic() >= self._down_until:
-                self._down_until = self._down_mode = None
-            return self._down_mode
-
-    def slow(self, seconds):
-        """Every answer waits `seconds` first (0: no more)."""
-        with self._lock:
-            self._slow = seconds
+    # ---- knobs (down, up, slow, wait_deliveries, wait_settled: fakeserver.py's) ----
 
     @property
     def webhook_url(self):
@@ -468,83 +330,28 @@ class TestAsaas:
         200 with probability `twice`."""
         self._hooks.faults(drop, twice, seed)
 
-    def _knob(name, doc):
-        return property(lambda self: getattr(self._hooks, name),
-                        lambda self, value: setattr(self._hooks, name, value), doc=doc)
+    token = knob("_hooks", "token", "good, none or bad (asaaswebhook.py)")
+    retry_seconds = knob("_hooks", "retry_seconds", "the wait before a failed event is tried again")
 
-    token = _knob("token", "good, none or bad (asaaswebhook.py)")
-    retry_seconds = _knob("retry_seconds", "the wait before a failed event is tried again")
-    receiver_ca = _knob("receiver_ca", "the CA file trusted for an https receiver")
-    deliveries = _knob("deliveries", "every notification call (asaaswebhook.Delivery)")
-    del _knob
+    @property
+    def _sender(self):
+        """The notification sender fakeserver.py's knobs and close() use:
+        the webhooks' queues."""
+        return self._hooks
 
-    def take_violations(self):
-        """The violations so far, and forget them."""
-        with self._lock:
-            out, self.violations = self.violations, []
-            return out
+    # ---- serving (the request loop and the routing are fakeserver.py's) ----
 
-    # ---- serving ----
+    def _error(self, status, code, message):
+        return {"errors": [{"code": code, "description": message}]}
 
-    def _serve(self, h):
-        method, target = h.command, h.path
-        path, _, query = target.partition("?")
-        found = self._route(method, path)
-        endpoint = "%s %s" % (method, found[0] if found else path)
-        h.testasaas_call = (method, target, endpoint)
-        body, early = None, None
-        n = int(h.headers.get("Content-Length") or 0)
-        if n > MAX_BODY or h.headers.get("Transfer-Encoding"):
-            h.close_connection = True
-            early = Refusal(413, "invalid_request", "body too large or chunked")
-        elif n > 0:
-            body = h.rfile.read(n)
-        with self._lock:
-            self.calls[endpoint] += 1
-            delay = self._slow
-        if delay:
-            self._stopping.wait(delay)
-        mode = self._down_now()
-        if self._stopping.is_set() or mode == "close":
-            h.close_connection = True
-            self._log(h, None)
-        elif mode in ("503", "refuse"):
-            self._send(h, 503, {"errors": [{"code": "service_unavailable", "description": "Service Unavailable"}]},
-                       {"Retry-After": "1"})
-        elif early is not None:
-            self._send(h, early.status, early.body())
-        else:
-            try:
-                self._api(h, method, path, query, body, found, endpoint)
-            except Exception as e:   # a bug of this server's: recorded, so no test passes on it
-                self._violation("server", "error", endpoint, target, 500, [("$", repr(e))], "testasaas failed")
-                self._send(h, 500, {"errors": [{"code": "internal_error", "description": repr(e)}]})
-                h.close_connection = True
+    def _schema_refusal(self, message):
+        return Refusal(400, "invalid_request", message, "schema")
 
-    @staticmethod
-    def _route(method, path):
-        """(template, route, {param: value}) or None; a path that matches a
-        template with another method gives (template, None, params)."""
-        parts = path.split("/")
-        hit = None
-        for route in ROUTES:
-            m, template = route[0], route[1]
-            tparts = template.split("/")
-            if len(tparts) != len(parts):
-                continue
-            params = {}
-            for t, p in zip(tparts, parts):
-                if t.startswith("{"):
-                    if not p:
-                        break
-                    params[t[1:-1]] = urllib.parse.unquote(p)
-                elif t != p:
-                    break
-            else:
-                if m == method:
-                    return template, route, params
-                hit = hit or (template, None, params)
-        return hit
+    def _bug_message(self, e):
+        return repr(e)
+
+    def _encode(self, body):
+        return encode(body)
 
     def _authenticate(self, h):
         """The code of AUTH_ERRORS that refuses the call, or None."""
@@ -561,17 +368,10 @@ class TestAsaas:
             return "user_agent_not_found"
         return None
 
-    def _api(self, h, method, path, query, raw, found, endpoint):
-        if found is None:
-            return self._send(h, 404, {"errors": [{"code": "not_found", "description": "Not Found"}]})
-        template, route, params = found
-        if route is None:
-            allow = ", ".join(r[0] for r in ROUTES if r[1] == template)
-            return self._send(h, 405, {"errors": [{"code": "method_not_allowed", "description": "Method Not Allowed"}]},
-                              {"Allow": allow})
+    def _api(self, h, method, query, raw, template, route, params, endpoint):
         refused = self._authenticate(h)
         if refused:
-            return self._send(h, 401, {"errors": [{"code": refused, "description": AUTH_ERRORS[refused]}]})
+            return self._send(h, 401, self._error(401, refused, AUTH_ERRORS[refused]))
         _, _, name, check_body, check_query = route
         try:
             q = {}
@@ -579,15 +379,7 @@ class TestAsaas:
                 if k in q:
                     raise Refusal(400, "invalid_" + k, "%s: given twice" % k, "schema", [("?" + k, "given twice")])
                 q[k] = v
-            obj = None
-            if raw:
-                ctype = h.headers.get("Content-Type", "").split(";")[0].strip().lower()
-                if ctype != "application/json":
-                    raise Refusal(400, "invalid_request", "Content-Type: application/json expected", "schema")
-                try:
-                    obj = asaasapi.decimal_json(raw)
-                except ValueError as e:
-                    raise Refusal(400, "invalid_request", "body: not JSON (%s)" % e, "schema") from None
+            obj = self._read_json(h, raw, asaasapi.decimal_json)
             errors = []
             if check_query is not None:
                 errors += check_query(q)
@@ -613,8 +405,7 @@ class TestAsaas:
         errors = self._check_answer(answer, data)
         if errors:
             self._violation("response", "schema", endpoint, h.path, status, errors, "testasaas's own answer")
-            status, data = 500, encode({"errors": [{"code": "internal_error", "description": "; ".join(
-                "%s: %s" % e for e in errors)}]})
+            status, data = 500, encode(self._error(500, "internal_error", "; ".join("%s: %s" % e for e in errors)))
         return self._send(h, status, data)
 
     @staticmethod
@@ -630,31 +421,6 @@ class TestAsaas:
         for i, v in enumerate(views):
             errors += [("data[%d]%s" % (i, p[1:]), r) for p, r in asaasapi.check_payment_view(v)]
         return errors
-
-    def _log(self, h, status):
-        method, target, endpoint = h.testasaas_call
-        with self._lock:
-            self.log.append(Call(time.time(), method, target, endpoint, status))
-
-    def _send(self, h, status, body, headers=None):
-        data = body if isinstance(body, bytes) else encode(body)
-        self._log(h, status)
-        try:
-            h.send_response(status)
-            for k, v in (headers or {}).items():
-                h.send_header(k, v)
-            h.send_header("Content-Type", "application/json")
-            h.send_header("Content-Length", str(len(data)))
-            h.end_headers()
-            h.wfile.write(data)
-            h.wfile.flush()
-        except OSError:
-            h.close_connection = True
-        return status
-
-    def _violation(self, where, kind, endpoint, path, status, errors, detail):
-        with self._lock:
-            self.violations.append(Violation(where, kind, endpoint, path, status, errors, detail))
 
     @staticmethod
     def _not_found(what):
@@ -1057,14 +823,3 @@ class TestAsaas:
 
     def _queue(self, notes):
         return self._hooks.queue(notes)
-
-    def wait_deliveries(self, n, timeout=10.0):
-        """Wait until at least n calls are over (answered, failed or
-        dropped); return every Delivery. AssertionError on timeout."""
-        return self._hooks.wait(n, timeout)
-
-    def wait_settled(self, timeout=30.0):
-        """Wait until every queue that is not interrupted is empty and no
-        call is under way; return every Delivery. AssertionError on
-        timeout."""
-        return self._hooks.wait_settled(timeout)

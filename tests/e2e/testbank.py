@@ -72,28 +72,24 @@ import collections
 import datetime
 import decimal
 import functools
-import hmac
 import json
 import math
 import random
 import re
-import shutil
-import socket
-import ssl
 import string
-import tempfile
-import threading
 import time
 import unicodedata
 import urllib.parse
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import bcb
 import certs
 from bankhook import WebhookSender
-from bankspec import OPERATIONS, Refusal, Violation, check_request, check_response, not_found, problem_body
+from bankspec import OPERATIONS, Refusal, check_request, check_response, not_found, problem_body
 from bankspec import methods, route, rule, spec_operation
+from fakeserver import MAX_BODY, FakeServer, parse_time, rfc3339
+from fakeserver import utc_now as _now
+from fakeserver import same as _same
 from testbank_cobr import RecurringChargeOps
 from testbank_rec import RecurrenceOps
 
@@ -105,7 +101,6 @@ SCOPES = ("cob.write", "cob.read", "cobv.write", "cobv.read", "pix.write", "pix.
           # Pix Automático's recurring charges (testbank_cobr.py)
           "cobr.write", "cobr.read", "webhookcobr.write", "webhookcobr.read")
 TOKEN_PATH = "/oauth/token"
-MAX_BODY = 1 << 20
 
 _ALNUM = string.ascii_letters + string.digits
 _TXID = re.compile(r"[a-zA-Z0-9]{26,35}")
@@ -139,46 +134,34 @@ def _tlv(tag, value):
     return "%s%02d%s" % (tag, len(value), value)
 
 
-def br_code_dynamic(location, valor, name, city, key=None):
-    """The pixCopiaECola of an immediate charge: a dynamic BR Code, single
-    use (01 = 12), whose field 26 holds the GUI br.gov.bcb.pix and, in 25,
-    the location URL without its scheme; 62/05 is "***"; the amount (54)
-    is written unless it is zero. key: a Pix key in 26.01 as well (no
-    charge's code has one: a forgery). ValueError when a field does not
-    fit."""
-    if "://" in location or len(location) > 77:
+def emv_br_code(valor, name, city, key=None, location=None, reference="***", single_use=True):
+    """A BR Code: 01 = 12 (single use) when single_use; field 26 holds the
+    GUI br.gov.bcb.pix, the Pix key in 26.01 when given and the location
+    URL (without its scheme) in 26.25 when given; the amount valor
+    ("10.50") in 54 unless it is zero; 62.05 the reference (its first 25
+    characters); the CRC-16 in 63. ValueError when a field does not fit."""
+    if location is not None and ("://" in location or len(location) > 77):
         raise ValueError("a BR Code location is a URL without a scheme of at most 77 characters")
-    account = _tlv("00", "br.gov.bcb.pix") + (_tlv("01", key) if key else "") + _tlv("25", location)
-    text = (_tlv("00", "01") + _tlv("01", "12")
+    account = (_tlv("00", "br.gov.bcb.pix") + (_tlv("01", key) if key else "")
+               + (_tlv("25", location) if location is not None else ""))
+    text = (_tlv("00", "01") + (_tlv("01", "12") if single_use else "")
             + _tlv("26", account)
             + _tlv("52", "0000") + _tlv("53", "986")
             + (_tlv("54", valor) if float(valor) > 0 else "")
             + _tlv("58", "BR") + _tlv("59", _ascii(name, 25)) + _tlv("60", _ascii(city, 15))
-            + _tlv("62", _tlv("05", "***")) + "6304")
+            + _tlv("62", _tlv("05", reference[:25])) + "6304")
     return text + crc16_ccitt(text)
+
+
+def br_code_dynamic(location, valor, name, city, key=None):
+    """The pixCopiaECola of an immediate charge: a dynamic BR Code, single
+    use, the location in 26.25, 62.05 "***". key: a Pix key in 26.01 as
+    well (no charge's code has one: a forgery)."""
+    return emv_br_code(valor, name, city, key, location)
 
 
 # ---------------------------------------------------------------------------
 # Times and identifiers
-
-def _now():
-    return datetime.datetime.now(datetime.timezone.utc)
-
-
-def rfc3339(moment):
-    """2020-09-09T20:15:00.358Z: UTC, milliseconds."""
-    moment = moment.astimezone(datetime.timezone.utc)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + "%03dZ" % (moment.microsecond // 1000)
-
-
-def parse_time(value):
-    """An aware datetime from an RFC 3339 text or a datetime (naive = UTC)."""
-    if isinstance(value, str):
-        value = datetime.datetime.fromisoformat(value.replace("z", "Z"))
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=datetime.timezone.utc)
-    return value
-
 
 def _cents(valor):
     whole, _, frac = valor.partition(".")
@@ -190,56 +173,12 @@ Call.__doc__ = """One request the bank answered (or dropped: status None);
 client is the CN of the certificate it came with."""
 
 
-# ---------------------------------------------------------------------------
-# The HTTP side
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class TestBank(FakeServer, RecurrenceOps, RecurringChargeOps):
+    name = "testbank"
     server_version = "pixrelay-testbank"
-    timeout = 30
-
-    def log_message(self, *args):
-        pass
-
-    def _handle(self):
-        self.server.bank._serve(self)
-
-    do_GET = do_PUT = do_POST = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = _handle
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-    request_queue_size = 128
-
-    def finish_request(self, request, client_address):
-        """The TLS handshake in the connection's own thread (a client that
-        stalls holds up nobody else), then HTTP over it."""
-        bank = self.bank
-        request.settimeout(10)
-        # headers and body leave in two writes: without this, Nagle and the
-        # client's delayed ACK hold every answer ~40 ms
-        request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        try:
-            conn = bank._server_ctx.wrap_socket(request, server_side=True)
-        except (ssl.SSLError, OSError) as e:
-            bank._handshake_failed(e)
-            return
-        bank._track(conn, True)
-        try:
-            self.RequestHandlerClass(conn, client_address, self)
-        except OSError:
-            pass
-        finally:
-            bank._track(conn, False)
-            try:
-                conn.close()
-            except OSError:
-                pass
-
-
-class TestBank(RecurrenceOps, RecurringChargeOps):
-    __test__ = False   # not a unittest class, whatever a collector thinks
+    handshake_reasons = True
+    bug_where, bug_detail = "bank", "the test bank failed"
+    Call = Call
 
     def __init__(self, client_ca, directory=None, server_cert=None, server_ca=None,
                  webhook_cert=None, webhook_ca=None, receiver_ca=None, keys=None,
@@ -257,9 +196,8 @@ class TestBank(RecurrenceOps, RecurringChargeOps):
         certificate (needed by notify). keys: the Pix keys of the merchant's
         account (default: one random key). token_ttl: seconds a token lives
         (a float below 1 is allowed; expires_in says at least 1)."""
+        self._init_server(directory, host, port)
         self.client_ca = client_ca
-        self._own_dir = directory is None
-        self.directory = directory or tempfile.mkdtemp(prefix="pixrelay-testbank-")
         self.server_cert, self.server_ca = server_cert, server_ca
         self.webhook_cert, self.webhook_ca = webhook_cert, webhook_ca
         self._sender = WebhookSender(webhook_cert, receiver_ca)
@@ -271,9 +209,7 @@ class TestBank(RecurrenceOps, RecurringChargeOps):
         self.token_ttl = token_ttl
         self.auto_notify = auto_notify
         self.history_days = None   # GET /pix answers for any inicio
-        self.host, self._port = host, port
 
-        self._lock = threading.RLock()
         self._rng = random.Random(seed)
         self._clients = {}
         self.client_id = client_id
@@ -292,25 +228,10 @@ class TestBank(RecurrenceOps, RecurringChargeOps):
         self._rec_init()           # Pix Automático (testbank_rec.py)
         self._cobr_init()          # its recurring charges (testbank_cobr.py)
 
-        self.violations = []
-        self.log = []
-        self.calls = collections.Counter()
-        self.handshake_failures = []
-
         self.forge_cob = None
         self.require_scope = False
         self.app_key = None
         self.token_requests = []
-        self._down_until = None    # monotonic deadline, math.inf, or None
-        self._down_mode = None
-        self._slow = 0.0
-        self._slow_until = None
-        self._timers = []
-        self._stopping = threading.Event()
-        self._conns = set()
-        self._server = None
-        self._thread = None
-        self._server_ctx = None
 
     # ---- life cycle ----
 
@@ -324,82 +245,8 @@ class TestBank(RecurrenceOps, RecurringChargeOps):
             self.webhook_cert = certs.make_client(self.directory, ca, "testbank-webhook", "testbank webhook")
             self.webhook_ca = ca.cert
         self._sender.cert = self.webhook_cert
-        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        ctx.minimum_version = ssl.TLSVersion.TLSv1_2
-        ctx.load_cert_chain(self.server_cert.cert, self.server_cert.key)
-        ctx.load_verify_locations(self.client_ca)
-        ctx.verify_mode = ssl.CERT_REQUIRED
-        self._server_ctx = ctx
-        self._listen()
+        self._serve_tls(self.server_cert, self.client_ca)
         return self
-
-    def __enter__(self):
-        return self.start()
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def close(self):
-        """Stop serving and sending: open connections are closed, answers
-        being delayed are dropped; the temporary directory is removed."""
-        self._stopping.set()
-        with self._lock:
-            timers, self._timers = self._timers, []
-        for t in timers:
-            t.cancel()
-        self._unlisten()
-        self._sender.close()
-        if self._own_dir:
-            shutil.rmtree(self.directory, ignore_errors=True)
-
-    def _listen(self):
-        with self._lock:
-            if self._server is not None or self._stopping.is_set():
-                return
-            srv = _Server((self.host, self._port), _Handler)
-            srv.bank = self
-            self._port = srv.server_address[1]
-            self._server = srv
-            self._thread = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05},
-                                            daemon=True, name="testbank-%d" % self._port)
-            self._thread.start()
-
-    def _unlisten(self):
-        with self._lock:
-            srv, thread, self._server = self._server, self._thread, None
-            conns = list(self._conns)
-        if srv is None:
-            return
-        srv.shutdown()
-        srv.server_close()
-        for c in conns:
-            try:
-                c.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-        thread.join(5)
-
-    def _track(self, conn, alive):
-        with self._lock:
-            (self._conns.add if alive else self._conns.discard)(conn)
-
-    def _handshake_failed(self, err):
-        reason = getattr(err, "reason", None)
-        with self._lock:
-            self.handshake_failures.append("%s (%s)" % (reason, err) if reason else str(err))
-
-    @property
-    def port(self):
-        return self._port
-
-    @property
-    def origin(self):
-        return "https://%s:%d" % (self.host, self._port)
-
-    @property
-    def url(self):
-        """The API's base URL: paths such as /cob/{txid} go after it."""
-        return self.origin + self.prefix
 
     @property
     def token_url(self):
@@ -408,21 +255,6 @@ class TestBank(RecurrenceOps, RecurringChargeOps):
     @property
     def key(self):
         return self.keys[0]
-
-    @property
-    def receiver_ca(self):
-        """The CA file the webhook receiver's server certificate must verify
-        against (settable)."""
-        return self._sender.receiver_ca
-
-    @receiver_ca.setter
-    def receiver_ca(self, path):
-        self._sender.receiver_ca = path
-
-    @property
-    def deliveries(self):
-        """Every webhook POST so far (bankhook.Delivery), dropped ones too."""
-        return self._sender.deliveries
 
     # ---- clients and tokens ----
 
@@ -436,130 +268,30 @@ class TestBank(RecurrenceOps, RecurringChargeOps):
         with self._lock:
             self._tokens.clear()
 
-    # ---- knobs ----
-
-    def down(self, seconds=None, mode="refuse"):
-        """Out of service for `seconds` (None: until up()). mode "refuse":
-        the port is closed, connections are refused and open ones cut;
-        "503": every call is answered 503 (ServicoIndisponivel, Retry-After);
-        "close": the request is read and the connection closed unanswered."""
-        if mode not in ("refuse", "503", "close"):
-            raise ValueError("mode is refuse, 503 or close")
-        with self._lock:
-            self._down_mode = mode
-            self._down_until = math.inf if seconds is None else time.monotonic() + seconds
-        if mode == "refuse":
-            self._unlisten()
-        if seconds is not None:
-            self._later(seconds, self._up_if_due)
-
-    def up(self):
-        """Back in service now."""
-        with self._lock:
-            self._down_until = self._down_mode = None
-        self._listen()
-
-    def _up_if_due(self):
-        with self._lock:
-            due = self._down_until is not None and time.monotonic() >= self._down_until - 0.001
-        if due:
-            self.up()
-
-    def _later(self, seconds, fn):
-        t = threading.Timer(seconds, fn)
-        t.daemon = True
-        with self._lock:
-            self._timers.append(t)
-        t.start()
-
-    def _down_now(self):
-        with self._lock:
-            if self._down_until is None:
-                return None
-            if time.monotonic() >= self._down_until:
-                self._down_until = self._down_mode = None
-                return None
-            return self._down_mode
-
-    def slow(self, seconds, duration=None):
-        """Every answer waits `seconds` before it is sent, for `duration`
-        seconds (None: until slow(0))."""
-        with self._lock:
-            self._slow = seconds
-            self._slow_until = None if duration is None else time.monotonic() + duration
-
-    def _delay_now(self):
-        with self._lock:
-            if self._slow_until is not None and time.monotonic() >= self._slow_until:
-                self._slow, self._slow_until = 0.0, None
-            return self._slow
-
-    def webhook_faults(self, drop=0.0, twice=0.0, delay=0.0, delay_seconds=0.5, seed=0):
-        """Each webhook POST from now on is, by three draws of a random
-        seeded with `seed`: dropped (not sent, recorded as dropped) with
-        probability `drop`; else sent twice with probability `twice`; and
-        held `delay_seconds` first with probability `delay` (a held POST
-        may arrive after later ones). No arguments: no faults."""
-        self._sender.faults(drop, twice, delay, delay_seconds, seed)
+    # ---- knobs (down, up, slow, webhook_faults: fakeserver.py's) ----
 
     def count(self, endpoint=None):
         """Calls so far to an endpoint ("GET /pix"), or to all."""
         with self._lock:
             return sum(self.calls.values()) if endpoint is None else self.calls[endpoint]
 
-    def take_violations(self):
-        """The violations so far, and forget them (for a test that caused
-        them on purpose)."""
-        with self._lock:
-            out, self.violations = self.violations, []
-            return out
+    # ---- serving (the request loop is fakeserver.py's) ----
 
-    # ---- serving ----
+    def _dispatch(self, h, method, path, query, body, found, endpoint):
+        if path == TOKEN_PATH:
+            return self._token(h, method, body)
+        return self._api(h, method, path, query, body, endpoint)
 
-    def _serve(self, h):
-        method = h.command
-        target = h.path
-        path, _, query = target.partition("?")
-        endpoint = self._endpoint(method, path)
-        h.testbank_call = (method, target, endpoint, self._peer_cn(h.connection))
-        try:
-            body = self._read_body(h)
-        except Refusal as r:
-            body, early = None, r
-        else:
-            early = None
-        with self._lock:
-            self.calls[endpoint] += 1
-        delay = self._delay_now()
-        if delay:
-            self._stopping.wait(delay)
-        mode = self._down_now()
-        if self._stopping.is_set() or mode == "close":
-            h.close_connection = True
-            self._log(h, None)
-        elif mode in ("503", "refuse"):
-            # "refuse" with a connection opened just before the port closed
-            self._answer_unavailable(h, path)
-        elif early is not None:
-            self._send(h, early.status, problem_body(early), problem=True)
-        else:
-            try:
-                if path == TOKEN_PATH:
-                    self._token(h, method, body)
-                else:
-                    self._api(h, method, path, query, body, endpoint)
-            except Exception as e:   # a bug of the bank's: recorded, so no test passes on it
-                self._violation("bank", "error", endpoint, target, 500, [("$", repr(e))], "the test bank failed")
-                r = Refusal(500, "ErroInternoDoServidor", "Erro interno do servidor", repr(e))
-                self._send(h, 500, problem_body(r), problem=True)
-                h.close_connection = True
+    def _answer_early(self, h, early):
+        return self._send(h, early.status, problem_body(early), problem=True)
 
-    def _log(self, h, status):
-        """The call in bank.log, before its answer leaves (a client that
-        has the answer finds it there)."""
-        method, target, endpoint, client = h.testbank_call
-        with self._lock:
-            self.log.append(Call(time.time(), method, target, endpoint, status, client))
+    def _answer_bug(self, h, e):
+        r = Refusal(500, "ErroInternoDoServidor", "Erro interno do servidor", repr(e))
+        return self._send(h, 500, problem_body(r), problem=True)
+
+    def _call_extra(self, h):
+        """The call's client: the CN of its certificate."""
+        return (self._peer_cn(h.connection),)
 
     @staticmethod
     def _peer_cn(conn):
@@ -573,11 +305,11 @@ class TestBank(RecurrenceOps, RecurringChargeOps):
                     return v
         return None
 
-    def _endpoint(self, method, path):
+    def _resolve(self, method, path):
         if path == TOKEN_PATH:
-            return "%s %s" % (method, TOKEN_PATH)
+            return None, "%s %s" % (method, TOKEN_PATH)
         route = self._route(path)
-        return "%s %s" % (method, route[0] if route else path)
+        return None, "%s %s" % (method, route[0] if route else path)
 
     def _route(self, path):
         if not path.startswith(self.prefix + "/"):
@@ -585,6 +317,14 @@ class TestBank(RecurrenceOps, RecurringChargeOps):
         return route(path[len(self.prefix):])
 
     def _read_body(self, h):
+        """(body, None), or (None, Refusal 413) past MAX_BODY; a chunked
+        body is read."""
+        try:
+            return self._read_chunks(h), None
+        except Refusal as r:
+            return None, r
+
+    def _read_chunks(self, h):
         if h.headers.get("Transfer-Encoding", "").lower() == "chunked":
             data = b""
             while True:
@@ -615,29 +355,7 @@ class TestBank(RecurrenceOps, RecurringChargeOps):
             except bcb.SpecViolation as e:
                 self._violation("response", "schema", "%s %s" % (h.command, h.path), h.path, status,
                                 e.errors, "the test bank's own Problema")
-        if isinstance(body, (bytes, bytearray)):
-            data = bytes(body)
-        elif body is None:
-            data = b""
-        else:
-            data = json.dumps(body, ensure_ascii=False).encode()
-        self._log(h, status)
-        try:
-            h.send_response(status)
-            for k, v in (headers or {}).items():
-                h.send_header(k, v)
-            if data or status not in (204, 304):
-                if data:
-                    h.send_header("Content-Type",
-                                  "application/problem+json" if problem else "application/json")
-                h.send_header("Content-Length", str(len(data)))
-            h.end_headers()
-            if data and h.command != "HEAD":
-                h.wfile.write(data)
-            h.wfile.flush()
-        except OSError:
-            h.close_connection = True
-        return status
+        return super()._send(h, status, body, headers, "application/problem+json" if problem else None)
 
     def _answer_unavailable(self, h, path):
         with self._lock:
@@ -775,10 +493,6 @@ class TestBank(RecurrenceOps, RecurringChargeOps):
                         "the test bank's answer broke the spec: " + "; ".join("%s: %s" % e for e in errors))
             status, answer = 500, problem_body(r)
         return self._send(h, status, answer, headers, problem=status >= 400)
-
-    def _violation(self, where, kind, endpoint, path, status, errors, detail):
-        with self._lock:
-            self.violations.append(Violation(where, kind, endpoint, path, status, errors, detail))
 
     # ---- operations: (params, query values, body) -> (status, answer) ----
 
@@ -1321,11 +1035,6 @@ class TestBank(RecurrenceOps, RecurringChargeOps):
                     posts.append((self._webhooks[chave]["webhookUrl"] + "/pix", chave, body))
         return self._sender.send(posts, wait, timeout)
 
-    def wait_deliveries(self, n, timeout=10.0):
-        """Wait until at least n webhook POSTs are over (answered, failed or
-        dropped); return them all. AssertionError on timeout."""
-        return self._sender.wait(n, timeout)
-
 
 class _Garbled(dict):
     """An answer that carries a Pix garble() spoiled on purpose: not checked
@@ -1334,7 +1043,3 @@ class _Garbled(dict):
 
 def _copy(value):
     return json.loads(json.dumps(value))
-
-
-def _same(a, b):
-    return hmac.compare_digest(a.encode(), b.encode())

@@ -107,18 +107,13 @@ qr_code_base64 is a PNG drawn from the code's bytes, not a scannable QR; times
 are written at -03:00 with milliseconds.
 """
 import base64
-import collections
 import datetime
 import hashlib
 import hmac
 import json
 import random
 import re
-import shutil
-import ssl
 import struct
-import tempfile
-import threading
 import time
 import urllib.parse
 import uuid
@@ -128,11 +123,12 @@ from decimal import Decimal, InvalidOperation
 import certs
 import mpapi
 from bankspec import Violation
-from testbank import _Handler, _Server, _ascii, _same, _tlv, crc16_ccitt
-from testwoovi import Call, TestWoovi
+from fakeserver import Call, RoutedServer, knob
+from fakeserver import utc_now as _now
+from fakeserver import same as _same
+from testbank import emv_br_code
 from wooviwebhook import WooviSender
 
-MAX_BODY = 1 << 20
 BRT = datetime.timezone(datetime.timedelta(hours=-3))
 # Seconds after the first call (MP-WH's table), and the gaps between calls.
 RETRY_AFTER_FIRST = (15 * 60, 30 * 60, 6 * 3600, 48 * 3600, 96 * 3600)
@@ -157,10 +153,6 @@ SHAPES = {
     ("GET", "/v1/payments/search"): (None, "PaymentSearch"),
     ("POST", "/v1/payments/{id}/refunds"): ("CreateRefundBody", "RefundResponse"),
 }
-
-
-def _now():
-    return datetime.datetime.now(datetime.timezone.utc)
 
 
 def mp_time(moment):
@@ -263,20 +255,20 @@ class MPSender(WooviSender):
         return headers
 
 
-class _MPHandler(_Handler):
+class TestMP(RoutedServer):
+    name = "testmp"
     server_version = "pixrelay-testmp"
-
-
-class TestMP:
-    __test__ = False
+    json_type = "application/json; charset=utf-8"
+    ROUTES = ROUTES
+    not_found_message = "resource not found"
+    allow_header = False
 
     def __init__(self, directory=None, access_token=None, secret=None, seed=None, retry_factor=1.0,
                  auto_notify=True, webhook_url=None, receiver_ca=None, merchant_name="LOJA MP TESTE",
                  merchant_city="SAO PAULO", host="127.0.0.1", port=0):
         """Not yet listening (start() does). Certificates are made in
         `directory` (a temporary one, removed by close(), when None)."""
-        self._own_dir = directory is None
-        self.directory = directory or tempfile.mkdtemp(prefix="pixrelay-testmp-")
+        self._init_server(directory, host, port)
         self._rng = random.Random(seed)
         self._accounts = {}       # access token -> collector id
         self.access_token = self.add_account(access_token)
@@ -285,28 +277,15 @@ class TestMP:
         self.application_id = self._rng.randrange(10 ** 15, 10 ** 16)
         self.pix_key = str(uuid.UUID(int=self._rng.getrandbits(128), version=4))
         self.merchant_name, self.merchant_city = merchant_name, merchant_city
-        self.host, self._port = host, port
         self.auto_notify = auto_notify
         self.webhook_url = webhook_url
         self._sender = MPSender(self.secret, self.directory, retry_factor, receiver_ca)
 
-        self._lock = threading.RLock()
         self._payments = {}       # id -> record, oldest first
         self._keys = {}           # (token, endpoint, key) -> (body fingerprint, status, kind, ident)
         self._next_id = self._rng.randrange(10 ** 10, 2 * 10 ** 10)
         self._next_refund = self._rng.randrange(10 ** 9, 2 * 10 ** 9)
         self._notes = 0
-
-        self.violations = []
-        self.log = []
-        self.calls = collections.Counter()
-        self.handshake_failures = []
-        self._down_until = self._down_mode = None
-        self._slow = 0.0
-        self._timers = []
-        self._stopping = threading.Event()
-        self._conns = set()
-        self._server = self._thread = self._server_ctx = None
         self.server_cert = self.server_ca = None
 
     def add_account(self, token=None):
@@ -317,130 +296,35 @@ class TestMP:
         self._accounts[token] = collector
         return token
 
-    # ---- life cycle (the knobs are testwoovi's) ----
+    # ---- life cycle (and the knobs: fakeserver.py's) ----
 
     def start(self):
         """Make the certificates, listen, serve."""
         ca = certs.make_ca(self.directory, "testmp-ca", "Test Mercado Pago CA")
         self.server_cert, self.server_ca = certs.make_server(self.directory, ca, "testmp-server"), ca.cert
-        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        ctx.minimum_version = ssl.TLSVersion.TLSv1_2
-        ctx.load_cert_chain(self.server_cert.cert, self.server_cert.key)
-        self._server_ctx = ctx
-        self._listen()
+        self._serve_tls(self.server_cert)
         return self
 
-    def __enter__(self):
-        return self.start()
+    sign = knob("_sender", "sign", "good, none, bad or qr")
+    retry_factor = knob("_sender", "retry_factor", "the retries' times are multiplied by it")
+    retry_intervals = knob("_sender", "retry_intervals", "seconds between calls, before the factor")
 
-    def __exit__(self, *exc):
-        self.close()
+    # ---- serving (the request loop and the routing are fakeserver.py's) ----
 
-    close = TestWoovi.close
+    def _error(self, status, code, message):
+        return error_body(status, code, message)
 
-    def _listen(self):
-        with self._lock:
-            if self._server is not None or self._stopping.is_set():
-                return
-            srv = _Server((self.host, self._port), _MPHandler)
-            srv.bank = self
-            self._port = srv.server_address[1]
-            self._server = srv
-            self._thread = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05},
-                                            daemon=True, name="testmp-%d" % self._port)
-            self._thread.start()
+    def _schema_refusal(self, message):
+        return _bad(message, kind="schema")
 
-    _unlisten, _track, _handshake_failed = TestWoovi._unlisten, TestWoovi._track, TestWoovi._handshake_failed
-    port, url = TestWoovi.port, TestWoovi.url
-    down, up, _up_if_due, _down_now, slow = TestWoovi.down, TestWoovi.up, TestWoovi._up_if_due, \
-        TestWoovi._down_now, TestWoovi.slow
-    webhook_faults, wait_deliveries, wait_settled = TestWoovi.webhook_faults, TestWoovi.wait_deliveries, \
-        TestWoovi.wait_settled
-    take_violations, _violation, _log = TestWoovi.take_violations, TestWoovi._violation, TestWoovi._log
-
-    def _knob(name, doc):
-        return property(lambda self: getattr(self._sender, name),
-                        lambda self, value: setattr(self._sender, name, value), doc=doc)
-
-    sign = _knob("sign", "good, none, bad or qr")
-    retry_factor = _knob("retry_factor", "the retries' times are multiplied by it")
-    retry_intervals = _knob("retry_intervals", "seconds between calls, before the factor")
-    receiver_ca = _knob("receiver_ca", "the CA file trusted for an https webhook_url")
-    deliveries = _knob("deliveries", "every notification call (wooviwebhook.Delivery)")
-    del _knob
-
-    # ---- serving ----
-
-    def _serve(self, h):
-        method, target = h.command, h.path
-        path, _, query = target.partition("?")
-        found = self._route(method, path)
-        endpoint = "%s %s" % (method, found[0] if found else path)
-        h.testwoovi_call = (method, target, endpoint)
-        body, early = None, None
-        n = int(h.headers.get("Content-Length") or 0)
-        if n > MAX_BODY or h.headers.get("Transfer-Encoding"):
-            h.close_connection = True
-            early = Refusal(413, error_body(413, "request_entity_too_large", "body too large or chunked"))
-        elif n > 0:
-            body = h.rfile.read(n)
-        with self._lock:
-            self.calls[endpoint] += 1
-            delay = self._slow
-        if delay:
-            self._stopping.wait(delay)
-        mode = self._down_now()
-        if self._stopping.is_set() or mode == "close":
-            h.close_connection = True
-            self._log(h, None)
-        elif mode in ("503", "refuse"):
-            self._send(h, 503, error_body(503, "service_unavailable", "Service Unavailable"), {"Retry-After": "1"})
-        elif early is not None:
-            self._send(h, early.status, early.body)
-        else:
-            try:
-                self._api(h, method, path, query, body, found, endpoint)
-            except Exception as e:   # a bug of this server's: recorded, so no test passes on it
-                self._violation("server", "error", endpoint, target, 500, [("$", repr(e))], "testmp failed")
-                self._send(h, 500, error_body(500, "internal_error", "internal error: %r" % e))
-                h.close_connection = True
-
-    @staticmethod
-    def _route(method, path):
-        """(template, handler, {param: value}) or None; a path that matches
-        a template with another method gives (template, None, params)."""
-        parts, hit = path.split("/"), None
-        for m, template, name in ROUTES:
-            tparts = template.split("/")
-            if len(tparts) != len(parts):
-                continue
-            params = {t[1:-1]: urllib.parse.unquote(v) for t, v in zip(tparts, parts) if t.startswith("{")}
-            if all(t == v or (t.startswith("{") and v) for t, v in zip(tparts, parts)):
-                if m == method:
-                    return template, name, params
-                hit = hit or (template, None, params)
-        return hit
-
-    def _api(self, h, method, path, query, raw, found, endpoint):
-        if found is None:
-            return self._send(h, 404, error_body(404, "not_found", "resource not found"))
-        template, name, params = found
-        if name is None:
-            return self._send(h, 405, error_body(405, "method_not_allowed", "Method Not Allowed"))
+    def _api(self, h, method, query, raw, template, route, params, endpoint):
+        name = route[2]
         got = h.headers.get("Authorization", "")
         token = next((t for t in self._accounts if _same(got, "Bearer " + t)), None)
         if token is None:
             return self._send(h, 401, UNAUTHORIZED)
         try:
-            obj = None
-            if raw:
-                ctype = h.headers.get("Content-Type", "").split(";")[0].strip().lower()
-                if ctype != "application/json":
-                    raise _bad("Content-Type: application/json expected", kind="schema")
-                try:
-                    obj = json.loads(raw)
-                except ValueError as e:
-                    raise _bad("body: not JSON (%s)" % e, kind="schema") from None
+            obj = self._read_json(h, raw)
             in_type = SHAPES[(method, template)][0]
             if in_type is not None and obj is not None:
                 errors = mpapi.check(in_type, obj)
@@ -472,8 +356,6 @@ class TestMP:
                                                  + "; ".join("%s: %s" % e for e in errors))
         return self._send(h, status, answer)
 
-    _send = TestWoovi._send
-
     def _idempotent(self, token, endpoint, params, key, raw, obj, name, target):
         """The first answer's status and the resource's view again for a
         key seen before (a violation when the body differs)."""
@@ -502,12 +384,8 @@ class TestMP:
     def br_code(self, cents, payment_id):
         """The payment's BR Code: 26.01 the account's key, 54 the amount in
         reais, 62.05 mpqrinter<payment id>, CRC-16 in 63."""
-        account = _tlv("00", "br.gov.bcb.pix") + _tlv("01", self.pix_key)
-        text = (_tlv("00", "01") + _tlv("26", account) + _tlv("52", "0000") + _tlv("53", "986")
-                + _tlv("54", "%d.%02d" % divmod(cents, 100)) + _tlv("58", "BR")
-                + _tlv("59", _ascii(self.merchant_name, 25)) + _tlv("60", _ascii(self.merchant_city, 15))
-                + _tlv("62", _tlv("05", ("mpqrinter%d" % payment_id)[:25])) + "6304")
-        return text + crc16_ccitt(text)
+        return emv_br_code("%d.%02d" % divmod(cents, 100), self.merchant_name, self.merchant_city,
+                           key=self.pix_key, reference="mpqrinter%d" % payment_id, single_use=False)
 
     def _view(self, p):
         refunded = sum(r["cents"] for r in p["refunds"])

@@ -107,29 +107,23 @@ MIT, vendored in tests/vendor/openpix/):
   exists once the refund is confirmed.
 """
 import base64
-import collections
 import datetime
 import hashlib
 import json
-import math
 import random
-import shutil
-import socket
-import ssl
 import string
-import tempfile
-import threading
-import time
 import urllib.parse
 import uuid
 
 import certs
 import openpix
-from bankspec import Violation
-from testbank import _Handler, _Server, _ascii, _same, _tlv, crc16_ccitt
+from fakeserver import RoutedServer, knob, parse_time
+from fakeserver import rfc3339 as iso   # as Woovi writes times: 2024-01-25T09:46:14.824Z
+from fakeserver import utc_now as _now
+from fakeserver import same as _same
+from testbank import emv_br_code
 from wooviwebhook import WooviSender, make_rsa_key, public_key_pem
 
-MAX_BODY = 1 << 20
 PAGE = 100
 EVENTS = ("OPENPIX:CHARGE_COMPLETED", "OPENPIX:TRANSACTION_RECEIVED", "OPENPIX:TRANSACTION_REFUND_RECEIVED",
           "OPENPIX:CHARGE_EXPIRED")
@@ -154,28 +148,6 @@ ROUTES = [
 NO_AUTH = {"/api/v1/webhook/public-keys"}
 NOT_IN_SWAGGER = {"/api/v1/webhook/public-keys"}
 
-Call = collections.namedtuple("Call", "time method path endpoint status")
-
-
-def _now():
-    return datetime.datetime.now(datetime.timezone.utc)
-
-
-def iso(moment):
-    """2024-01-25T09:46:14.824Z: UTC, milliseconds, as Woovi writes times."""
-    moment = moment.astimezone(datetime.timezone.utc)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + "%03dZ" % (moment.microsecond // 1000)
-
-
-def parse_time(value):
-    """An aware datetime from an ISO 8601 text (Z or offset) or a datetime
-    (naive = UTC)."""
-    if isinstance(value, str):
-        value = datetime.datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=datetime.timezone.utc)
-    return value
-
 
 def _cents(value):
     return isinstance(value, int) and not isinstance(value, bool)
@@ -195,12 +167,11 @@ def _rule(message, where="$"):
     return Refusal(400, message, "rule", [(where, message)])
 
 
-class _WooviHandler(_Handler):
+class TestWoovi(RoutedServer):
+    name = "testwoovi"
     server_version = "pixrelay-testwoovi"
-
-
-class TestWoovi:
-    __test__ = False   # not a unittest class, whatever a collector thinks
+    json_type = "application/json; charset=utf-8"
+    ROUTES = ROUTES
 
     def __init__(self, directory=None, app_id=None, pix_key=None, seed=None, retry_factor=1.0,
                  auto_notify=True, webhook_url=None, receiver_ca=None, merchant_name="LOJA WOOVI TESTE",
@@ -208,8 +179,7 @@ class TestWoovi:
         """Not yet listening (start() does). Certificates and the RSA key are
         made in `directory` (a temporary one, removed by close(), when None).
         ispb: the PSP in refunds' endToEndIds; payer_ispb: in payments'."""
-        self._own_dir = directory is None
-        self.directory = directory or tempfile.mkdtemp(prefix="pixrelay-testwoovi-")
+        self._init_server(directory, host, port)
         self._rng = random.Random(seed)
         self.app_id = app_id or "Q2xpZW50X0lkXz" + "".join(self._rng.choice(_ALNUM) for _ in range(40))
         self.pix_key = pix_key or str(uuid.UUID(int=self._rng.getrandbits(128), version=4))
@@ -218,31 +188,18 @@ class TestWoovi:
         self.client_id = str(uuid.UUID(int=self._rng.getrandbits(128), version=4)).upper()
         self.merchant_name, self.merchant_city = merchant_name, merchant_city
         self.ispb, self.payer_ispb = ispb, payer_ispb
-        self.host, self._port = host, port
         self.auto_notify = auto_notify
         self.notify_events = set(EVENTS)
         self.webhook_url = webhook_url
         self.not_found_status = 404
         self._sender = WooviSender(None, self.directory, retry_factor, receiver_ca)
 
-        self._lock = threading.RLock()
         self._charges = {}        # correlationID -> charge record
         self._charge_ids = {}     # correlationID, transactionID, globalID -> correlationID
         self._txs = []            # transaction records, oldest first
         self._tx_ids = {}         # transactionID, endToEndId -> record
         self._refunds = {}        # refund correlationID -> refund record
         self._webhooks = {}       # id -> registered webhook
-
-        self.violations = []
-        self.log = []
-        self.calls = collections.Counter()
-        self.handshake_failures = []
-        self._down_until = self._down_mode = None
-        self._slow = 0.0
-        self._timers = []
-        self._stopping = threading.Event()
-        self._conns = set()
-        self._server = self._thread = self._server_ctx = None
         self.server_cert = self.server_ca = None
         self._keys = []           # [(key file, public key PEM, key_identifier)], the current one last
         self._key_count = 0
@@ -254,31 +211,8 @@ class TestWoovi:
         ca = certs.make_ca(self.directory, "testwoovi-ca", "Test Woovi CA")
         self.server_cert, self.server_ca = certs.make_server(self.directory, ca, "testwoovi-server"), ca.cert
         self.rotate_key(keep_old=False)
-        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        ctx.minimum_version = ssl.TLSVersion.TLSv1_2
-        ctx.load_cert_chain(self.server_cert.cert, self.server_cert.key)
-        self._server_ctx = ctx
-        self._listen()
+        self._serve_tls(self.server_cert)
         return self
-
-    def __enter__(self):
-        return self.start()
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def close(self):
-        """Stop serving and notifying (calls waiting for a retry are
-        abandoned); the temporary directory is removed."""
-        self._stopping.set()
-        with self._lock:
-            timers, self._timers = self._timers, []
-        for t in timers:
-            t.cancel()
-        self._unlisten()
-        self._sender.close()
-        if self._own_dir:
-            shutil.rmtree(self.directory, ignore_errors=True)
 
     def rotate_key(self, keep_old=True):
         """A new signing key (RSA 2048), current from now on; the old ones
@@ -296,207 +230,34 @@ class TestWoovi:
         """The current signing key's public key (PEM text)."""
         return self._keys[-1][1]
 
-    def _listen(self):
-        with self._lock:
-            if self._server is not None or self._stopping.is_set():
-                return
-            srv = _Server((self.host, self._port), _WooviHandler)
-            srv.bank = self   # testbank's server calls back _serve, _track, _handshake_failed
-            self._port = srv.server_address[1]
-            self._server = srv
-            self._thread = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05},
-                                            daemon=True, name="testwoovi-%d" % self._port)
-            self._thread.start()
+    # ---- knobs (down, up, slow, webhook_faults, wait_deliveries, wait_settled:
+    #      fakeserver.py's) ----
 
-    def _unlisten(self):
-        with self._lock:
-            srv, thread, self._server = self._server, self._thread, None
-            conns = list(self._conns)
-        if srv is None:
-            return
-        srv.shutdown()
-        srv.server_close()
-        for c in conns:
-            try:
-                c.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-        thread.join(5)
+    sign = knob("_sender", "sign", "good, none, bad or other-key (wooviwebhook.py)")
+    retry_factor = knob("_sender", "retry_factor", "the retries' intervals are multiplied by it")
+    retry_intervals = knob("_sender", "retry_intervals", "seconds before each retry, before the factor")
 
-    def _track(self, conn, alive):
-        with self._lock:
-            (self._conns.add if alive else self._conns.discard)(conn)
+    # ---- serving (the request loop and the routing are fakeserver.py's) ----
 
-    def _handshake_failed(self, err):
-        with self._lock:
-            self.handshake_failures.append(str(err))
+    def _error(self, status, code, message):
+        return {"error": message}
 
-    @property
-    def port(self):
-        return self._port
+    def _schema_refusal(self, message):
+        return Refusal(400, message, "schema")
 
-    @property
-    def url(self):
-        return "https://%s:%d" % (self.host, self._port)
-
-    # ---- knobs ----
-
-    def down(self, seconds=None, mode="refuse"):
-        """Out of service for `seconds` (None: until up()). refuse: the port
-        is closed; 503: every call is answered 503; close: the request is
-        read and the connection closed unanswered."""
-        if mode not in ("refuse", "503", "close"):
-            raise ValueError("mode is refuse, 503 or close")
-        with self._lock:
-            self._down_mode = mode
-            self._down_until = math.inf if seconds is None else time.monotonic() + seconds
-        if mode == "refuse":
-            self._unlisten()
-        if seconds is not None:
-            t = threading.Timer(seconds, self._up_if_due)
-            t.daemon = True
-            with self._lock:
-                self._timers.append(t)
-            t.start()
-
-    def up(self):
-        with self._lock:
-            self._down_until = self._down_mode = None
-        self._listen()
-
-    def _up_if_due(self):
-        with self._lock:
-            due = self._down_until is not None and time.monotonic() >= self._down_until - 0.001
-        if due:
-            self.up()
-
-    def _down_now(self):
-        with self._lock:
-            if self._down_until is not None and time.monotonic() >= self._down_until:
-                self._down_until = self._down_mode = None
-            return self._down_mode
-
-    def slow(self, seconds):
-        """Every answer waits `seconds` first (0: no more)."""
-        with self._lock:
-            self._slow = seconds
-
-    def webhook_faults(self, drop=0.0, twice=0.0, delay=0.0, delay_seconds=0.5, seed=0):
-        """Per notification from now on (wooviwebhook.WooviSender.faults):
-        never sent, its first call sent twice, its first call held."""
-        self._sender.faults(drop, twice, delay, delay_seconds, seed)
-
-    def _knob(name, doc):
-        return property(lambda self: getattr(self._sender, name),
-                        lambda self, value: setattr(self._sender, name, value), doc=doc)
-
-    sign = _knob("sign", "good, none, bad or other-key (wooviwebhook.py)")
-    retry_factor = _knob("retry_factor", "the retries' intervals are multiplied by it")
-    retry_intervals = _knob("retry_intervals", "seconds before each retry, before the factor")
-    receiver_ca = _knob("receiver_ca", "the CA file trusted for an https webhook_url")
-    deliveries = _knob("deliveries", "every notification call (wooviwebhook.Delivery)")
-    del _knob
-
-    def wait_deliveries(self, n, timeout=10.0):
-        """Wait until at least n calls are over; return every Delivery."""
-        return self._sender.wait(n, timeout)
-
-    def wait_settled(self, timeout=30.0):
-        """Wait until no notification is being sent or waits for a retry."""
-        return self._sender.wait_settled(timeout)
-
-    def take_violations(self):
-        """The violations so far, and forget them."""
-        with self._lock:
-            out, self.violations = self.violations, []
-            return out
-
-    # ---- serving ----
-
-    def _serve(self, h):
-        method, target = h.command, h.path
-        path, _, query = target.partition("?")
-        found = self._route(method, path)
-        endpoint = "%s %s" % (method, found[0] if found else path)
-        h.testwoovi_call = (method, target, endpoint)
-        body, early = None, None
-        n = int(h.headers.get("Content-Length") or 0)
-        if n > MAX_BODY or h.headers.get("Transfer-Encoding"):
-            h.close_connection = True
-            early = Refusal(413, "body too large or chunked")
-        elif n > 0:
-            body = h.rfile.read(n)
-        with self._lock:
-            self.calls[endpoint] += 1
-            delay = self._slow
-        if delay:
-            self._stopping.wait(delay)
-        mode = self._down_now()
-        if self._stopping.is_set() or mode == "close":
-            h.close_connection = True
-            self._log(h, None)
-        elif mode in ("503", "refuse"):
-            self._send(h, 503, {"error": "Service Unavailable"}, {"Retry-After": "1"})
-        elif early is not None:
-            self._send(h, early.status, {"error": early.message})
-        else:
-            try:
-                self._api(h, method, path, query, body, found, endpoint)
-            except Exception as e:   # a bug of this server's: recorded, so no test passes on it
-                self._violation("server", "error", endpoint, target, 500, [("$", repr(e))], "testwoovi failed")
-                self._send(h, 500, {"error": "internal error: %r" % e})
-                h.close_connection = True
-
-    def _route(self, method, path):
-        """(template, handler, {param: value}) or None; a path that matches
-        a template with another method gives (template, None, params)."""
-        parts = path.split("/")
-        hit = None
-        for m, template, name in ROUTES:
-            tparts = template.split("/")
-            if len(tparts) != len(parts):
-                continue
-            params = {}
-            for t, p in zip(tparts, parts):
-                if t.startswith("{"):
-                    if not p:
-                        break
-                    params[t[1:-1]] = urllib.parse.unquote(p)
-                elif t != p:
-                    break
-            else:
-                if m == method:
-                    return template, name, params
-                hit = hit or (template, None, params)
-        return hit
-
-    def _api(self, h, method, path, query, raw, found, endpoint):
-        if found is None:
-            return self._send(h, 404, {"error": "Not Found"})
-        template, name, params = found
-        if name is None:
-            allow = ", ".join(m for m, t, _ in ROUTES if t == template)
-            return self._send(h, 405, {"error": "Method Not Allowed"}, {"Allow": allow})
+    def _api(self, h, method, query, raw, template, route, params, endpoint):
         if template not in NO_AUTH:
             got = h.headers.get("Authorization")
             if got is None or not _same(got, self.app_id):
                 return self._send(h, 401, UNAUTHORIZED)
         q = {k: v[0] for k, v in urllib.parse.parse_qs(query, keep_blank_values=True).items()}
         try:
-            obj = None
-            if raw:
-                ctype = h.headers.get("Content-Type", "").split(";")[0].strip().lower()
-                if ctype != "application/json":
-                    raise Refusal(400, "Content-Type: application/json expected", "schema")
-                try:
-                    obj = json.loads(raw)
-                except ValueError as e:
-                    raise Refusal(400, "body: not JSON (%s)" % e, "schema") from None
+            obj = self._read_json(h, raw)
             if template not in NOT_IN_SWAGGER:
                 errors = openpix.check_request(method, template, query, obj)
                 if errors:
                     raise Refusal(400, "; ".join("%s: %s" % e for e in errors), "schema", errors)
-            status, answer = getattr(self, "_op_" + name)(params, q, obj)
+            status, answer = getattr(self, "_op_" + route[2])(params, q, obj)
         except Refusal as r:
             status, answer = r.status, {"error": r.message}
             if r.kind:
@@ -507,31 +268,6 @@ class TestWoovi:
             status, answer = 500, {"error": "testwoovi's answer broke the swagger: " + "; ".join(
                 "%s: %s" % e for e in errors)}
         return self._send(h, status, answer)
-
-    def _log(self, h, status):
-        method, target, endpoint = h.testwoovi_call
-        with self._lock:
-            self.log.append(Call(time.time(), method, target, endpoint, status))
-
-    def _send(self, h, status, body, headers=None):
-        data = json.dumps(body, ensure_ascii=False).encode()
-        self._log(h, status)
-        try:
-            h.send_response(status)
-            for k, v in (headers or {}).items():
-                h.send_header(k, v)
-            h.send_header("Content-Type", "application/json; charset=utf-8")
-            h.send_header("Content-Length", str(len(data)))
-            h.end_headers()
-            h.wfile.write(data)
-            h.wfile.flush()
-        except OSError:
-            h.close_connection = True
-        return status
-
-    def _violation(self, where, kind, endpoint, path, status, errors, detail):
-        with self._lock:
-            self.violations.append(Violation(where, kind, endpoint, path, status, errors, detail))
 
     def _not_found(self, what):
         return Refusal(self.not_found_status, "%s not found" % what)
@@ -551,12 +287,8 @@ class TestWoovi:
     def br_code(self, value, txid):
         """The charge's BR Code: 26.01 the account's key, 54 the value in
         reais, 62.05 the first 25 characters of txid, CRC-16 in 63."""
-        account = _tlv("00", "br.gov.bcb.pix") + _tlv("01", self.pix_key)
-        text = (_tlv("00", "01") + _tlv("01", "12") + _tlv("26", account) + _tlv("52", "0000")
-                + _tlv("53", "986") + _tlv("54", "%d.%02d" % divmod(value, 100)) + _tlv("58", "BR")
-                + _tlv("59", _ascii(self.merchant_name, 25)) + _tlv("60", _ascii(self.merchant_city, 15))
-                + _tlv("62", _tlv("05", txid[:25])) + "6304")
-        return text + crc16_ccitt(text)
+        return emv_br_code("%d.%02d" % divmod(value, 100), self.merchant_name, self.merchant_city,
+                           key=self.pix_key, reference=txid)
 
     @staticmethod
     def _customer_view(c):

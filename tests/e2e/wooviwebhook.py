@@ -16,8 +16,6 @@ It knows nothing of charges: testwoovi.py composes the bodies and the targets.
     sender.deliveries, sender.wait(n), sender.wait_settled(), sender.close()
 """
 import base64
-import http.client
-import json
 import os
 import random
 import subprocess
@@ -25,7 +23,7 @@ import threading
 import time
 
 import certs
-from harness import http_connection
+from fakeserver import CallRecord, SenderRecords
 
 RETRY_INTERVALS = tuple(10 * 2 ** n for n in range(8))
 
@@ -43,7 +41,7 @@ def public_key_pem(key):
     return certs._run("pkey", "-in", key, "-pubout")
 
 
-class Delivery:
+class Delivery(CallRecord):
     """One notification call (or one that a fault knob dropped). note: the
     notification's number (its calls share it); attempt: 1 for the first
     call, 2.. for retries; copy 2 for the second sending of a doubled call;
@@ -51,29 +49,17 @@ class Delivery:
     (bytes) the receiver's; error the reason when there is none."""
 
     def __init__(self, note, event, url, body, signature, attempt, copy=1):
+        super().__init__()
         self.note, self.event, self.url, self.body = note, event, url, body
         self.signature, self.attempt, self.copy = signature, attempt, copy
-        self.dropped = False
         self.delay = 0.0
-        self.status = self.answer = self.error = self.sent_at = None
-        self.done = threading.Event()
-
-    @property
-    def ok(self):
-        return self.status is not None and 200 <= self.status < 300
-
-    @property
-    def json(self):
-        return json.loads(self.body)
 
     def __repr__(self):
-        what = ("dropped" if self.dropped else self.error if self.error
-                else self.status if self.done.is_set() else "pending")
-        return "<Delivery #%d %s try %d to %s: %s>" % (self.note, self.event, self.attempt, self.url, what)
+        return "<Delivery #%d %s try %d to %s: %s>" % (self.note, self.event, self.attempt, self.url, self._state())
 
+class WooviSender(SenderRecords):
+    label = "testwoovi"
 
-
-class WooviSender:
     def __init__(self, key, directory, retry_factor=1.0, receiver_ca=None, user_agent="pixrelay-testwoovi"):
         """key: the RSA key file that signs; directory: where the key of
         sign = "other-key" is made when first needed; receiver_ca: the CA
@@ -207,42 +193,7 @@ class WooviSender:
         headers = self._headers(d)
         if auth:
             headers["Authorization"] = auth
-        try:
-            conn, target = self._connection(d.url)
-            d.sent_at = time.time()
-            try:
-                conn.request("POST", target, d.body, headers)
-                resp = conn.getresponse()
-                d.answer = resp.read()
-                d.status = resp.status
-            finally:
-                conn.close()
-        except (OSError, http.client.HTTPException, ValueError) as e:
-            d.error = "%s: %s" % (type(e).__name__, e)
-        self._finish(d)
-
-    def _connection(self, url):
-        """(connection, request target) for an http(s) URL or unix:PATH:/uri."""
-        return http_connection(url, self.receiver_ca)
-
-    def _finish(self, d):
-        with self._cond:
-            d.done.set()
-            self._cond.notify_all()
-
-    def wait(self, n, timeout=10.0):
-        """Wait until at least n calls are over (answered, failed or
-        dropped); return every Delivery. AssertionError on timeout."""
-        deadline = time.monotonic() + timeout
-        with self._cond:
-            while True:
-                done = [d for d in self.deliveries if d.done.is_set()]
-                if len(done) >= n:
-                    return list(self.deliveries)
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise AssertionError("testwoovi: %d of %d calls over: %r" % (len(done), n, self.deliveries[-10:]))
-                self._cond.wait(min(left, 0.2))
+        self._post_call(d, headers)
 
     def wait_settled(self, timeout=30.0):
         """Wait until no notification is being sent or waiting for a retry;
