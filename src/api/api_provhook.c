@@ -75,6 +75,25 @@ static void refuse(struct http_req *req, enum provider p, const char *conn, cons
 	http_reply_error(req, 401, "not authenticated as %s for this connection", title(p));
 }
 
+/* The call's state once it is authenticated. */
+static struct provhook *hook_new(struct http_req *req, const struct banks_view *v)
+{
+	struct provhook *h = mem_new(struct provhook);
+
+	h->ref = v->ref;
+	h->provider = v->provider;
+	req->state = h;
+	return h;
+}
+
+/* A body that is not the provider's notification: 400 with why. */
+static void malformed(struct http_req *req, const char *why)
+{
+	metrics_bank_call("malformed");
+	provhook_free(req);
+	http_reply_error(req, 400, "%s", why);
+}
+
 /* An event that moves no money here: 200, so that the provider goes on
  * (Asaas stops its queue after 15 failures, Woovi retries 8 times). */
 static void taken(struct http_req *req, const char *conn, const char *event)
@@ -144,8 +163,7 @@ static void on_fetched(void *ud, int result, struct bankpix_batch *b, const char
 			 ? asaas_notice_batch(req->body, req->body_len, &own, why, sizeof(why))
 			 : woovi_notice_batch(req->body, req->body_len, &own, why, sizeof(why));
 		if (rc < 0) {
-			provhook_free(req);
-			http_reply_error(req, 400, "%s", why);
+			malformed(req, why);
 			return;
 		}
 		take(req, &own);
@@ -191,14 +209,9 @@ static void woovi_hook(struct http_req *req, const struct banks_view *v)
 		refuse(req, v->provider, v->ref.id, why);
 		return;
 	}
-	h = mem_new(struct provhook);
-	h->ref = v->ref;
-	h->provider = v->provider;
-	req->state = h;
+	h = hook_new(req, v);
 	if (woovi_notice_parse(req->body, req->body_len, &h->notice, why, sizeof(why)) < 0) {
-		metrics_bank_call("malformed");
-		provhook_free(req);
-		http_reply_error(req, 400, "%s", why);
+		malformed(req, why);
 		return;
 	}
 	if (own && (h->notice.kind == WOOVI_CHARGE_COMPLETED ||
@@ -211,8 +224,7 @@ static void woovi_hook(struct http_req *req, const struct banks_view *v)
 	case WOOVI_CHARGE_COMPLETED:
 	case WOOVI_TRANSACTION_RECEIVED:
 		if (!h->notice.pix_transaction[0]) {
-			provhook_free(req);
-			http_reply_error(req, 400, "pix.transactionID: required");
+			malformed(req, "pix.transactionID: required");
 			return;
 		}
 		provfetch_woovi(&app->bankcharges, v->ref.id, h->notice.pix_transaction, NULL,
@@ -220,8 +232,7 @@ static void woovi_hook(struct http_req *req, const struct banks_view *v)
 		return;
 	case WOOVI_REFUND_RECEIVED:
 		if (!h->notice.charge_transaction[0]) {
-			provhook_free(req);
-			http_reply_error(req, 400, "charge.transactionID: required");
+			malformed(req, "charge.transactionID: required");
 			return;
 		}
 		provfetch_woovi(&app->bankcharges, v->ref.id, NULL, h->notice.charge_transaction,
@@ -232,8 +243,7 @@ static void woovi_hook(struct http_req *req, const struct banks_view *v)
 		 * then the dispute on it: a MED refund */
 		if (woovi_dispute_parse(req->body, req->body_len, &h->dispute, why, sizeof(why)) <
 		    0) {
-			provhook_free(req);
-			http_reply_error(req, 400, "%s", why);
+			malformed(req, why);
 			return;
 		}
 		provfetch_woovi(&app->bankcharges, v->ref.id, h->dispute.e2e, NULL, on_fetched,
@@ -262,14 +272,9 @@ static void asaas_hook(struct http_req *req, const struct banks_view *v)
 		refuse(req, v->provider, v->ref.id, why);
 		return;
 	}
-	h = mem_new(struct provhook);
-	h->ref = v->ref;
-	h->provider = v->provider;
-	req->state = h;
+	h = hook_new(req, v);
 	if (asaas_notice_parse(req->body, req->body_len, &h->as_notice, why, sizeof(why)) < 0) {
-		metrics_bank_call("malformed");
-		provhook_free(req);
-		http_reply_error(req, 400, "%s", why);
+		malformed(req, why);
 		return;
 	}
 	switch (h->as_notice.kind) {
@@ -279,8 +284,7 @@ static void asaas_hook(struct http_req *req, const struct banks_view *v)
 	case ASAAS_PAYMENT_PARTIALLY_REFUNDED:
 	case ASAAS_PAYMENT_REFUND_IN_PROGRESS:
 		if (!h->as_notice.payment[0]) {
-			provhook_free(req);
-			http_reply_error(req, 400, "payment.id: required");
+			malformed(req, "payment.id: required");
 			return;
 		}
 		provfetch_asaas(&app->bankcharges, v->ref.id, h->as_notice.payment, on_fetched,
@@ -302,8 +306,7 @@ static void mp_fetch(struct http_req *req)
 		return;
 	}
 	if (!h->mp_notice.payment[0]) {
-		provhook_free(req);
-		http_reply_error(req, 400, "data.id: required (the payment's id)");
+		malformed(req, "data.id: required (the payment's id)");
 		return;
 	}
 	provfetch_mp(&app_of(req)->bankcharges, h->ref.id, h->mp_notice.payment, on_fetched, req);
@@ -343,18 +346,13 @@ static void on_mp_conn(void *ud, int result, const struct banks_conn *c, const c
 
 static void mp_hook(struct http_req *req, const struct banks_view *v)
 {
-	struct provhook *h = mem_new(struct provhook);
+	struct provhook *h = hook_new(req, v);
 	char why[256];
 
-	h->ref = v->ref;
-	h->provider = v->provider;
 	h->data_id = http_query(req, "data.id");
-	req->state = h;
 	if (mp_notice_parse(req->body, req->body_len, h->data_id, &h->mp_notice, why, sizeof(why)) <
 	    0) {
-		metrics_bank_call("malformed");
-		provhook_free(req);
-		http_reply_error(req, 400, "%s", why);
+		malformed(req, why);
 		return;
 	}
 	if (!v->token_sha[0]) {

@@ -369,10 +369,10 @@ static void say_connected(const char *json, enum provider p, const char *made, i
 		       made ? " (shown this once): " : " of --webhook-secret-file",
 		       made ? made : "");
 	else
-		printf("\nAdd the webhook URL above in Woovi (API/Plugins > Webhooks, or pixrelay "
-		       "bank "
-		       "register-webhook ID) for the events OPENPIX:CHARGE_COMPLETED, "
-		       "OPENPIX:TRANSACTION_RECEIVED and OPENPIX:TRANSACTION_REFUND_RECEIVED.\n");
+		printf("\nAdd the webhook URL above in Woovi (API/Plugins > Webhooks, or "
+		       "pixrelay bank register-webhook ID) for the events "
+		       "OPENPIX:CHARGE_COMPLETED, OPENPIX:TRANSACTION_RECEIVED and "
+		       "OPENPIX:TRANSACTION_REFUND_RECEIVED.\n");
 }
 
 int cli_bank_provider_connect(const struct config *cfg, int argc, char **argv)

@@ -120,6 +120,28 @@ static void mismatch(struct job *j, const char *why)
 	done(j, BANKCHARGES_UNAVAILABLE, out);
 }
 
+/* A call's answer that is neither no answer nor 2xx: the charge refused
+ * (a 4xx: the merchant's request, as Asaas judged it). */
+static int refused(struct job *j, const char *what, long status, const char *body)
+{
+	char why[1024];
+
+	if (status == 200 || status == 201)
+		return 0;
+	bankapi_refusal(why, sizeof(why), what, status, body);
+	metrics_bank_charge("refused");
+	done(j, BANKCHARGES_REFUSED, why);
+	return 1;
+}
+
+/* The charge made at the provider: its code, to be stored. */
+static void created(struct job *j, const char *code)
+{
+	metrics_bank_charge("created");
+	j->cb(j->ud, 0, code);
+	job_free(j);
+}
+
 /* Woovi's answer to POST /api/v1/charge: the charge it made (or had made
  * for this correlationID). */
 static void on_woovi_charge(void *ud, long status, const char *body, const char *err)
@@ -128,14 +150,8 @@ static void on_woovi_charge(void *ud, long status, const char *body, const char 
 	struct woovi_created made = {0};
 	char why[1024] = "";
 
-	if (unavailable(j, "charge", status, body, err))
+	if (unavailable(j, "charge", status, body, err) || refused(j, "charge", status, body))
 		return;
-	if (status != 200 && status != 201) {
-		bankapi_refusal(why, sizeof(why), "charge", status, body);
-		metrics_bank_charge("refused");
-		done(j, BANKCHARGES_REFUSED, why);
-		return;
-	}
 	if (woovi_charge_created(body, body ? strlen(body) : 0, &made, why, sizeof(why)) < 0) {
 		mismatch(j, why);
 		return;
@@ -152,10 +168,8 @@ static void on_woovi_charge(void *ud, long status, const char *body, const char 
 		mismatch(j, why);
 		return;
 	}
-	metrics_bank_charge("created");
-	j->cb(j->ud, 0, made.br_code);
+	created(j, made.br_code);
 	woovi_created_deinit(&made);
-	job_free(j);
 }
 
 /* ---- Mercado Pago: the payment, with X-Idempotency-Key ---- */
@@ -166,14 +180,8 @@ static void on_mp_payment(void *ud, long status, const char *body, const char *e
 	struct mp_created made = {0};
 	char why[1024] = "";
 
-	if (unavailable(j, "charge", status, body, err))
+	if (unavailable(j, "charge", status, body, err) || refused(j, "charge", status, body))
 		return;
-	if (status != 200 && status != 201) {
-		bankapi_refusal(why, sizeof(why), "charge", status, body);
-		metrics_bank_charge("refused");
-		done(j, BANKCHARGES_REFUSED, why);
-		return;
-	}
 	if (mp_payment_created(body, body ? strlen(body) : 0, &made, why, sizeof(why)) < 0) {
 		mismatch(j, why);
 		return;
@@ -193,10 +201,8 @@ static void on_mp_payment(void *ud, long status, const char *body, const char *e
 		mismatch(j, why);
 		return;
 	}
-	metrics_bank_charge("created");
-	j->cb(j->ud, 0, made.qr_code);
+	created(j, made.qr_code);
 	mp_created_deinit(&made);
-	job_free(j);
 }
 
 static void mp_create(struct job *j, const struct charge_input *in)
@@ -220,20 +226,6 @@ static void mp_create(struct job *j, const struct charge_input *in)
 
 /* ---- Asaas: the payment found or made, then its QR code ---- */
 
-/* A call's answer that is neither no answer nor 2xx: the charge refused
- * (a 4xx: the merchant's request, as Asaas judged it). */
-static int refused(struct job *j, const char *what, long status, const char *body)
-{
-	char why[1024];
-
-	if (status == 200 || status == 201)
-		return 0;
-	bankapi_refusal(why, sizeof(why), what, status, body);
-	metrics_bank_charge("refused");
-	done(j, BANKCHARGES_REFUSED, why);
-	return 1;
-}
-
 static void on_as_qr(void *ud, long status, const char *body, const char *err)
 {
 	struct job *j = ud;
@@ -247,10 +239,8 @@ static void on_as_qr(void *ud, long status, const char *body, const char *err)
 		mismatch(j, why);
 		return;
 	}
-	metrics_bank_charge("created");
-	j->cb(j->ud, 0, code);
+	created(j, code);
 	free(code);
-	job_free(j);
 }
 
 static void as_qr(struct job *j)
