@@ -383,6 +383,12 @@ class BanksDocWalk(unittest.TestCase):
         """The bank pays a charge and its webhook comes, through nginx's
         webhook server with the bank's certificate, to a bank door."""
         w = self.w
+        # the connection's first reconciliation (due as soon as it has API
+        # credentials) over first: else, on a slow machine, it may take the
+        # Pix between the payment and its webhook, which is then a duplicate
+        wait_for(lambda: self.api("GET", "/v1/bank/connections/" + w.connection)["api"]
+                 ["reconciliation"]["lastSuccessAt"], timeout=30,
+                 what="the connection's first reconciliation")
         w.charge_by_webhook = self.charge(CENTS_BY_WEBHOOK)
         pix = w.bank.pay(w.charge_by_webhook)
         w.e2e_by_webhook = pix["endToEndId"]
