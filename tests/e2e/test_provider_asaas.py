@@ -201,6 +201,20 @@ class AsaasConnection(ProviderCase):
         time.sleep(QUIET)
         self.assertEqual(self.sink.count(path), 0)
 
+    def test_hostile_bodies_are_400_and_store_nothing(self):
+        headers = {"Content-Type": "application/json", "asaas-access-token": SECRET}
+        for raw, msg in ((b'{"event":["PAYMENT_RECEIVED"]}', "event: must be a string"),
+                         (b'{"event":"PAYMENT_RECEIVED","payment":{}}', "payment.id: required"),
+                         (b"[]", None), (b"not json", None)):
+            r = self.px.request("POST", self.hook, raw=raw, headers=headers)
+            self.assertEqual(r.status, 400, (raw, r))
+            if msg:
+                self.assertEqual(r.json["error"], msg)
+        # without the token a worst-case body is refused before it is read
+        r = self.px.request("POST", self.hook, raw=b"[" * 100000,
+                            headers={"Content-Type": "application/json"})
+        self.assertEqual(r.status, 401)
+
     def test_events_that_move_no_money_are_taken(self):
         ch = self.charge(1500, "/overdue-%d" % time.time_ns())
         pay = self.payment_of(ch["id"])[0]

@@ -144,6 +144,16 @@ class MercadoPagoConnection(ProviderCase):
         time.sleep(QUIET)
         self.assertEqual(self.sink.count(path), 0)
 
+    def test_hostile_bodies_are_400_and_store_nothing(self):
+        # signed (the signature covers data.id, not the body): the body
+        # judged, the field named
+        for raw, msg in ((b"not json", None), (b"[]", None),
+                         (b'{"type":"payment","data":{}}', "data.id: required (the payment's id)")):
+            notes = self.mp.send_raw(raw, "" if msg else "1")
+            self.assertEqual(notes[0].status, 400, (raw, notes[0].answer))
+            if msg:
+                self.assertEqual(json.loads(notes[0].answer)["error"], msg)
+
     def test_a_notification_never_delivered_is_recovered(self):
         path = "/missed-%d" % time.time_ns()
         self.mp.auto_notify = False

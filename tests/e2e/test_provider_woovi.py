@@ -179,6 +179,21 @@ class WooviConnection(ProviderCase):
         time.sleep(QUIET)
         self.assertEqual(self.sink.count(path), 0)
 
+    def test_hostile_bodies_are_400_or_401_and_store_nothing(self):
+        # signed as Woovi signs, but not its notification: 400, the field named
+        for raw, msg in ((b"not json", None), (b"[1,2]", None),
+                         (b'{"event":7}', "event: must be a string"),
+                         (b'{"event":"OPENPIX:CHARGE_COMPLETED","pix":{}}',
+                          "pix.transactionID: required")):
+            notes = self.wv.send_raw(raw, event="custom")
+            self.assertEqual(notes[0].status, 400, (raw, notes[0].answer))
+            if msg:
+                self.assertEqual(json.loads(notes[0].answer)["error"], msg)
+        # a body of 1 MiB signed by no key Woovi publishes: 401 before it is read
+        self.wv.sign = "other-key"
+        notes = self.wv.send_raw(b'{"event":"' + b"x" * (1 << 20) + b'"}', event="custom")
+        self.assertIn(notes[0].status, (401, 413), notes[0].answer)
+
     def test_a_signed_notification_of_another_account_moves_nothing(self):
         # Woovi signs every merchant's notifications with one key: a
         # notification of a payment this AppID does not see is refused

@@ -6,6 +6,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int check_failures, check_count;
@@ -40,6 +41,30 @@ static int check_failures, check_count;
 				#got, g_ ? g_ : "(null)", w_ ? w_ : "(null)");                     \
 		}                                                                                  \
 	} while (0)
+
+/* The whole file `dir`/`name` (a test's data, as meson passes its
+ * directory), NUL-terminated, malloc'd; exits 2 when it cannot be read. */
+static inline char *check_file(const char *dir, const char *name)
+{
+	char path[4096];
+	FILE *f;
+	char *buf;
+	long n;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "rb");
+	if (!f || fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 ||
+	    fseek(f, 0, SEEK_SET) != 0) {
+		fprintf(stderr, "cannot read %s\n", path);
+		exit(2);
+	}
+	buf = malloc((size_t)n + 1);
+	if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n)
+		exit(2);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
 
 static inline int check_finish(const char *name)
 {

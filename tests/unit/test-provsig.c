@@ -17,29 +17,6 @@
 
 static char why[256];
 
-static char *slurp(const char *dir, const char *name)
-{
-	char path[4096];
-	FILE *f;
-	char *buf;
-	long n;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "rb");
-	if (!f) {
-		fprintf(stderr, "cannot open %s\n", path);
-		exit(2);
-	}
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = mem_alloc((size_t)n + 1);
-	if (fread(buf, 1, (size_t)n, f) != (size_t)n)
-		exit(2);
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
-}
 
 /* The single-quoted text after `marker` in `s` (from `from` on). */
 static char *quoted_after(const char *s, const char *marker)
@@ -61,7 +38,7 @@ struct vector {
  * payload and the signature as its code gives them. */
 static void vector_read(const char *dir, struct vector *v)
 {
-	char *page = slurp(dir, "docs/webhook/seguranca/weebhook-signature-validation.mdx");
+	char *page = check_file(dir, "docs/webhook/seguranca/weebhook-signature-validation.mdx");
 	const char *js = strstr(page, "<TabItem value=\"JavaScript\">");
 	char *key_b64;
 	size_t n = 0;

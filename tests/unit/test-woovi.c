@@ -18,26 +18,7 @@ static const char *dir;
 
 static char *slurp(const char *name)
 {
-	char path[4096];
-	FILE *f;
-	char *buf;
-	long n;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "rb");
-	if (!f) {
-		fprintf(stderr, "cannot open %s\n", path);
-		exit(2);
-	}
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = mem_alloc((size_t)n + 1);
-	if (fread(buf, 1, (size_t)n, f) != (size_t)n)
-		exit(2);
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
+	return check_file(dir, name);
 }
 
 /* The ```json block of a documentation page. */
