@@ -53,8 +53,7 @@ static inline char *check_file(const char *dir, const char *name)
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	f = fopen(path, "rb");
-	if (!f || fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 ||
-	    fseek(f, 0, SEEK_SET) != 0) {
+	if (!f || fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
 		fprintf(stderr, "cannot read %s\n", path);
 		exit(2);
 	}

@@ -17,7 +17,6 @@
 
 static char why[256];
 
-
 /* The single-quoted text after `marker` in `s` (from `from` on). */
 static char *quoted_after(const char *s, const char *marker)
 {
